@@ -1,0 +1,127 @@
+"""Frontmatter: split a note into its YAML block and body, and read YAML safely.
+
+Reading is tolerant of the mistakes people make by hand and hard on hostile input: the block is capped
+in size, aliases are capped in number, only the safe loader runs (no python tags), and the loaded value
+is walked once into plain JSON-compatible data with a node budget, so an alias bomb cannot expand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .errors import YamlRefused
+
+try:  # libyaml ships in the PyPI wheels; the pure-Python loader is the fallback
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Loader = yaml.SafeLoader
+
+MAX_YAML_BYTES = 64 * 1024
+MAX_ALIASES = 64
+MAX_NODES = 20_000
+
+_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+", re.MULTILINE)
+_FENCE_CLOSE = ("---", "...")
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A note cut at its frontmatter fence lines."""
+
+    yaml_text: str | None  # the text between the fences, None when the note has no frontmatter
+    body: str  # everything after the closing fence (the whole text when there is no frontmatter)
+    body_line: int  # 0-based line number of the body's first line within the file
+
+
+def split_frontmatter(text: str) -> Split:
+    """Cut `text` at a leading `---` fence pair; a note without a closed pair is all body."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith("---"):
+        return Split(None, text, 0)
+    first_nl = text.find("\n")
+    if first_nl == -1 or text[:first_nl].rstrip() != "---":
+        return Split(None, text, 0)
+    pos = first_nl + 1
+    line_no = 1
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        end = len(text) if nl == -1 else nl
+        if text[pos:end].rstrip() in _FENCE_CLOSE:
+            body_start = len(text) if nl == -1 else nl + 1
+            return Split(text[first_nl + 1 : pos], text[body_start:], line_no + 1)
+        if nl == -1:
+            break
+        pos = nl + 1
+        line_no += 1
+    return Split(None, text, 0)
+
+
+def load_yaml(text: str, *, what: str = "frontmatter") -> dict[str, Any]:
+    """Load a YAML mapping safely into plain data (str keys, dates as ISO strings).
+
+    Raises `YamlRefused` with a message naming the problem and the fix.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_YAML_BYTES:
+        raise YamlRefused(
+            f"{what} is {size:,} bytes, over the {MAX_YAML_BYTES:,}-byte limit; move long text into the note body"
+        )
+    if len(_ALIAS.findall(text)) > MAX_ALIASES:
+        raise YamlRefused(f"{what} uses more than {MAX_ALIASES} YAML aliases; write the values out instead")
+    if not text.strip():
+        return {}
+    try:
+        value = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise YamlRefused(f"{what} is not valid YAML{where}: {problem}; fix the YAML syntax") from None
+    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        raise YamlRefused(f"{what} could not be read safely ({type(exc).__name__}); simplify it") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise YamlRefused(f"{what} is a YAML {type(value).__name__}, not a mapping; write it as `key: value` lines")
+    budget = [MAX_NODES]
+    try:
+        plain = _plain(value, budget, 0)
+    except RecursionError:
+        raise YamlRefused(f"{what} is nested too deeply; flatten it") from None
+    assert isinstance(plain, dict)
+    return plain
+
+
+def _plain(value: Any, budget: list[int], depth: int) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise YamlRefused(f"YAML expands to more than {MAX_NODES:,} values; write it out plainly")
+    if depth > 64:
+        raise YamlRefused("YAML is nested more than 64 levels deep; flatten it")
+    if isinstance(value, dict):
+        return {_key(k): _plain(v, budget, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_plain(v, budget, depth + 1) for v in value]
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, dt.datetime | dt.date):
+        return key.isoformat()
+    if key is None:
+        return "null"
+    if isinstance(key, list | tuple | dict):
+        return repr(key)
+    return str(key)

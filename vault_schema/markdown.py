@@ -1,0 +1,119 @@
+"""Markdown structure read with a line scanner: fenced code, ATX headings, inline tags.
+
+The scanner follows CommonMark's fence rules (three or more backticks or tildes, closed by a run of the
+same character at least as long) and is fast enough to run on every note of a large vault at index time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_INLINE_CODE = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+_TAG = re.compile(r"(?:(?<=[\s(,;])|^)#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class FencedBlock:
+    info: str  # the info string after the opening fence, e.g. "yaml"
+    content: str  # the text between the fences
+    start_line: int  # 0-based line of the opening fence
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    level: int  # 0 for the text before the first heading
+    heading: str
+    content: str  # the section's own text, up to the next heading of any level
+    start_line: int
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def _scan(text: str) -> Iterator[tuple[int, str, bool, FencedBlock | None]]:
+    """Yield (line number, line, inside_code, finished block) for every line of `text`."""
+    fence: tuple[str, int, str, int] | None = None  # (char, length, info, start)
+    buf: list[str] = []
+    for i, line in enumerate(_lines(text)):
+        if fence is None:
+            m = _FENCE_OPEN.match(line)
+            if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+                fence = (m.group(2)[0], len(m.group(2)), m.group(3).strip(), i)
+                buf = []
+                yield i, line, True, None
+                continue
+            yield i, line, False, None
+        else:
+            stripped = line.strip()
+            ch, n, info, start = fence
+            if stripped and set(stripped) == {ch} and len(stripped) >= n and len(line) - len(line.lstrip()) < 4:
+                yield i, line, True, FencedBlock(info, "\n".join(buf) + ("\n" if buf else ""), start)
+                fence = None
+            else:
+                buf.append(line)
+                yield i, line, True, None
+    if fence is not None:  # an unclosed fence runs to the end of the document (CommonMark)
+        yield -1, "", True, FencedBlock(fence[2], "\n".join(buf) + ("\n" if buf else ""), fence[3])
+
+
+def fenced_blocks(text: str, info: str | None = None) -> list[FencedBlock]:
+    """Every fenced code block, optionally only those whose info string's first word is `info`."""
+    blocks = [b for _, _, _, b in _scan(text) if b is not None]
+    if info is None:
+        return blocks
+    return [b for b in blocks if (b.info.split() or [""])[0].lower() == info.lower()]
+
+
+def strip_code(text: str) -> str:
+    """The text with fenced blocks and inline code spans blanked out (line count kept)."""
+    out = ["" if code else line for i, line, code, _ in _scan(text) if i >= 0]
+    return _INLINE_CODE.sub(" ", "\n".join(out))
+
+
+def sections(text: str) -> list[Section]:
+    """Split at ATX headings outside code. The text before the first heading is a level-0 section."""
+    result: list[Section] = []
+    level, heading, start, buf = 0, "", 0, []
+    for i, line, code, _ in _scan(text):
+        if i < 0:
+            continue
+        m = None if code else _ATX.match(line)
+        if m:
+            if buf or level:
+                result.append(Section(level, heading, "\n".join(buf).strip("\n"), start))
+            level, heading, start, buf = len(m.group(1)), (m.group(2) or "").strip(), i, []
+        else:
+            buf.append(line)
+    if buf or level:
+        result.append(Section(level, heading, "\n".join(buf).strip("\n"), start))
+    return result
+
+
+def section_text(text: str, heading: str) -> str | None:
+    """The text under the first heading named `heading` (case-insensitive), including its subsections."""
+    secs = sections(text)
+    want = heading.strip().lower()
+    for n, sec in enumerate(secs):
+        if sec.level and sec.heading.lower() == want:
+            parts = [sec.content]
+            for sub in secs[n + 1 :]:
+                if sub.level <= sec.level:
+                    break
+                parts.append("#" * sub.level + " " + sub.heading + "\n" + sub.content)
+            return "\n\n".join(p for p in parts if p).strip()
+    return None
+
+
+def inline_tags(text: str) -> list[str]:
+    """Obsidian `#tags` in prose (not in code, not headings, not purely numeric), in first-seen order."""
+    seen: dict[str, None] = {}
+    for m in _TAG.finditer(strip_code(text)):
+        tag = m.group(1).rstrip("/-")
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)

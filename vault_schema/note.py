@@ -1,0 +1,232 @@
+"""The note model: one Markdown file parsed into an immutable value the index and the rules read."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .errors import YamlRefused
+from .frontmatter import load_yaml, split_frontmatter
+from .markdown import inline_tags
+
+PROGRESS_HEAD_BYTES = 88_192
+_PROGRESS = re.compile(r"^progress(?:-[a-z0-9][a-z0-9-]*)?\.md$", re.IGNORECASE)
+_STEM_SPACERS = str.maketrans({"-": " ", "_": " ", ".": " "})
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$")
+
+WALLS = ("archived", "superseded", "staged")
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A parsed note. `body` is what the index searches: the frontmatter's text, then the Markdown body."""
+
+    path: str  # vault-relative, POSIX separators
+    title: str  # display title: frontmatter `title`, else the spaced file stem
+    title_terms: str  # what the title field indexes: frontmatter title plus the spaced stem
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    body: str
+    text: str  # the Markdown body alone, without frontmatter
+    frontmatter: Mapping[str, Any]
+    frontmatter_error: str | None
+    decode_error: bool  # the bytes were not valid UTF-8 and were decoded with replacement characters
+    truncated: bool  # a progress log cut to its head
+    captured: str  # ISO 8601 date or date-time
+    captured_source: str  # "captured", "date" or "mtime"
+    status: str | None = None
+    lifecycle: str | None = None
+    type: str | None = None
+    project: str | None = None
+    superseded_by: str | None = None
+    content_hash: str = ""
+    size: int = 0
+    body_line: int = 0  # 0-based line of the body's first line within the file
+
+    @property
+    def meta(self) -> str:
+        """Aliases and tags as searchable text (nested tags and kebab names spaced out)."""
+        words = list(self.aliases) + [t.replace("/", " ").replace("-", " ") for t in self.tags]
+        return "\n".join(words)
+
+    @property
+    def wall(self) -> str | None:
+        """The wall that hides this note from default searches, if any."""
+        states = {(self.status or "").lower(), (self.lifecycle or "").lower()}
+        if self.superseded_by or "superseded" in states:
+            return "superseded"
+        if "archived" in states:
+            return "archived"
+        if "staged" in states:
+            return "staged"
+        return None
+
+    @property
+    def captured_day(self) -> int:
+        """`captured` as a yyyymmdd integer, for date-range filters."""
+        return int(self.captured[:10].replace("-", ""))
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        out = []
+        if self.frontmatter_error:
+            out.append("frontmatter_error")
+        if self.decode_error:
+            out.append("decode_error")
+        if self.truncated:
+            out.append("truncated")
+        return tuple(out)
+
+
+def is_progress_log(path: str) -> bool:
+    return bool(_PROGRESS.match(path.rsplit("/", 1)[-1]))
+
+
+def spaced_stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    return " ".join(stem.translate(_STEM_SPACERS).split())
+
+
+def parse_date(value: Any) -> str | None:
+    """An ISO date or date-time string from a frontmatter value, or None when it is not a date."""
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        return None
+    m = _DATE.match(value.strip())
+    if not m:
+        return None
+    y, mo, d, hh, mm, ss, tz = m.groups()
+    try:
+        dt.date(int(y), int(mo), int(d))
+        if hh is None:
+            return f"{y}-{mo}-{d}"
+        stamp = dt.datetime(int(y), int(mo), int(d), int(hh), int(mm), int(ss or 0))
+    except ValueError:
+        return None
+    iso = stamp.isoformat()
+    if tz:
+        iso += "Z" if tz == "Z" else (tz if ":" in tz else tz[:3] + ":" + tz[3:])
+    return iso
+
+
+def mtime_iso(mtime_ns: int) -> str:
+    stamp = dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC).replace(microsecond=0)
+    return stamp.isoformat().replace("+00:00", "Z")
+
+
+def _text_list(value: Any) -> list[str]:
+    """Tags/aliases as a list of strings, whether written as a list, a comma list or one word."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",")] if "," in value else [value.strip()]
+        return [p for p in parts if p]
+    if isinstance(value, list):
+        out: list[str] = []
+        for v in value:
+            out.extend(_text_list(v) if isinstance(v, list) else ([str(v).strip()] if v is not None else []))
+        return [v for v in out if v]
+    return [str(value)]
+
+
+def _scalar(value: Any) -> str | None:
+    """A frontmatter field as one string. `[[Note]]` written unquoted (a nested list) becomes `Note`."""
+    while isinstance(value, list) and value:
+        value = value[0]
+    if value is None or isinstance(value, list | dict):
+        return None
+    text = str(value).strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2].split("|", 1)[0]
+    return text or None
+
+
+def _tag_list(value: Any) -> list[str]:
+    out = []
+    for raw in _text_list(value):
+        for word in raw.split() if " " in raw else [raw]:
+            tag = word.lstrip("#").strip()
+            if tag:
+                out.append(tag)
+    return out
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """UTF-8 text and whether replacement was needed."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
+
+
+def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
+    """Parse one note. Never raises on content: problems are recorded on the note instead."""
+    content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+    size = len(data)
+    truncated = False
+    if is_progress_log(path) and len(data) > PROGRESS_HEAD_BYTES:
+        head = data[:PROGRESS_HEAD_BYTES]
+        cut = head.rfind(b"\n")
+        data = head[: cut + 1] if cut >= 0 else head
+        truncated = True
+    text, decode_error = decode(data)
+    split = split_frontmatter(text)
+    fm: dict[str, Any] = {}
+    fm_error: str | None = None
+    if split.yaml_text is not None:
+        try:
+            fm = load_yaml(split.yaml_text)
+        except YamlRefused as exc:
+            fm_error = str(exc)
+
+    stem = spaced_stem(path)
+    fm_title = _scalar(fm.get("title"))
+    title = fm_title or stem
+    title_terms = stem if not fm_title or fm_title.lower() == stem.lower() else f"{fm_title}\n{stem}"
+
+    aliases = _text_list(fm.get("aliases", fm.get("alias")))
+    tags = _tag_list(fm.get("tags", fm.get("tag")))
+    for tag in inline_tags(split.body):
+        if tag not in tags:
+            tags.append(tag)
+
+    captured, source = None, "mtime"
+    for key in ("captured", "date"):
+        captured = parse_date(fm.get(key))
+        if captured:
+            source = key
+            break
+    if not captured:
+        captured = mtime_iso(mtime_ns)
+
+    body = split.body if split.yaml_text is None else split.yaml_text + "\n" + split.body
+    return Note(
+        path=path,
+        title=title,
+        title_terms=title_terms,
+        aliases=tuple(dict.fromkeys(aliases)),
+        tags=tuple(tags),
+        body=body,
+        text=split.body,
+        frontmatter=MappingProxyType(fm),
+        frontmatter_error=fm_error,
+        decode_error=decode_error,
+        truncated=truncated,
+        captured=captured,
+        captured_source=source,
+        status=_scalar(fm.get("status")),
+        lifecycle=_scalar(fm.get("lifecycle")),
+        type=_scalar(fm.get("type")),
+        project=_scalar(fm.get("project")),
+        superseded_by=_scalar(fm.get("superseded_by")),
+        content_hash=content_hash,
+        size=size,
+        body_line=split.body_line,
+    )
