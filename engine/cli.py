@@ -1,0 +1,219 @@
+"""The `agentmd` command line. Settings are resolved here, once, and passed down."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from rules import check_file, load_contract
+
+from . import __version__
+from .errors import AgentmdError, UsageError
+from .reconcile import reconcile
+from .search import MODES, SearchRequest, search
+from .settings import Settings, resolve
+from .store import Store
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
+
+EPILOG = """\
+exit codes:
+  0  success
+  1  failure (the message says what went wrong and how to fix it)
+  2  usage error (bad arguments, no vault configured)
+  3  red: a check found a problem that needs attention
+
+the vault comes from --vault, else $AGENTMD_VAULT, else `vault = "..."` in the config file
+($XDG_CONFIG_HOME/agentmd/config.toml, or --config). The index and catalog live in --index, else
+$XDG_CACHE_HOME/agentmd/<vault-id>/; deleting that folder costs one rebuild, never data.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--vault", help="the vault folder")
+    p.add_argument("--index", help="the cache folder holding the index and catalog")
+    p.add_argument("--config", help="a config file to read instead of the default")
+    p.add_argument("--json", action="store_true", help="print one JSON object for machines")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = _Parser(
+        prog="agentmd",
+        description="Keep an Obsidian vault as searchable, git-backed memory for coding agents and their owner.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"agentmd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("reindex", parents=[common], help="bring the index in line with the vault")
+    p.add_argument("--from-scratch", action="store_true", help="drop the index and catalog and rebuild them")
+    p.add_argument(
+        "--allow-mass-delete", action="store_true", help="allow a pass that removes more than half the index"
+    )
+    p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("search", parents=[common], help="search the vault")
+    p.add_argument("query", nargs="+", help="words to search for")
+    p.add_argument("--limit", type=int, default=10, help="results to return (default 10)")
+    p.add_argument("--mode", default="and", choices=MODES, help="how words combine (default: and)")
+    p.add_argument("--after", help="captured on or after this date (YYYY-MM-DD)")
+    p.add_argument("--before", help="captured on or before this date (YYYY-MM-DD)")
+    p.add_argument("--project", help="the project the search is for (other projects' notes rank lower)")
+    p.add_argument("--include-archived", action="store_true", help="also return archived/superseded/staged notes")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("contract", help="the storage-rules contract")
+    csub = p.add_subparsers(dest="contract_command", metavar="ACTION", parser_class=_Parser)
+    c = csub.add_parser("check", parents=[common], help="validate a contract file (default: the vault's)")
+    c.add_argument("file", nargs="?", help="the contract file to check")
+    c.set_defaults(func=cmd_contract_check)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return resolve(vault=args.vault, index=args.index, config=args.config)
+
+
+def _emit(out: TextIO, args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    if args.json:
+        out.write(json.dumps(payload, ensure_ascii=False, indent=None) + "\n")
+    else:
+        out.write(text + ("\n" if text and not text.endswith("\n") else ""))
+
+
+class _ProgressBar:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if total == 0:
+            return
+        pct = done * 100 // total
+        if pct == self.last and done != total:
+            return
+        self.last = pct
+        filled = pct * 30 // 100
+        self.stream.write(f"\rindexing [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
+        if done == total:
+            self.stream.write("\r" + " " * 60 + "\r")
+        self.stream.flush()
+
+
+def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    progress = _ProgressBar(err) if err.isatty() and not args.json else None
+    with Store(settings.cache_dir, from_scratch=args.from_scratch) as store:
+        for notice in store.notices:
+            err.write(f"agentmd: {notice}\n")
+        report = reconcile(settings.vault, store, allow_mass_delete=args.allow_mass_delete, progress=progress)
+        docs = store.index.doc_count()
+    payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
+    if report.refused:
+        if args.json:
+            _emit(out, args, payload, "")
+        raise AgentmdError(f"reindex refused: {report.refused}")
+    text = (
+        f"{report.added} added, {report.updated} updated, {report.deleted} deleted, {report.unchanged} unchanged, "
+        f"{len(report.errors)} errors in {report.seconds:.2f}s ({docs} notes indexed)"
+    )
+    for e in report.errors:
+        text += f"\n  error: {e['path']}: {e['error']}"
+    for s in report.skipped:
+        text += f"\n  skipped: {s['path']}: {s['reason']}"
+    _emit(out, args, payload, text)
+    return EXIT_FAILURE if report.errors else EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    request = SearchRequest(
+        query=" ".join(args.query),
+        limit=args.limit,
+        mode=args.mode,
+        after=args.after,
+        before=args.before,
+        project=args.project,
+        include_archived=args.include_archived,
+    )
+    with Store(settings.cache_dir) as store:
+        if store.catalog.count() == 0:
+            reconcile(settings.vault, store)
+        response = search(store.index, contract, request)
+    lines = []
+    for n, r in enumerate(response["results"], 1):
+        flag = f"  [{', '.join(r['penalties'])}]" if r["penalties"] else ""
+        lines.append(f"{n:>2}. {r['path']}  score {r['score']:.3f}  captured {r['captured'][:10]}{flag}")
+        if r["snippet"]:
+            lines.append(f"    {r['snippet']}")
+    hidden = {k: response[k] for k in ("archived_hidden", "superseded_hidden", "staged_hidden") if response[k]}
+    if hidden:
+        lines.append("hidden: " + ", ".join(f"{v} {k.replace('_hidden', '')}" for k, v in hidden.items()))
+    if response["note"]:
+        lines.append(f"note: {response['note']}")
+    if not lines:
+        lines.append("no results")
+    _emit(out, args, response, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_contract_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.file:
+        path = Path(args.file)
+        errors = check_file(path)
+        source = str(path)
+    else:
+        settings = _settings(args)
+        state = load_contract(settings.vault, settings.contract_path)
+        errors, source = list(state.errors), state.source
+    payload = {"source": source, "valid": not errors, "errors": errors}
+    if errors:
+        _emit(out, args, payload, f"{source}: invalid\n" + "\n".join(f"  - {e}" for e in errors))
+        return EXIT_FAILURE
+    _emit(out, args, payload, f"{source}: valid")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        logging.basicConfig(
+            level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+            format="agentmd %(levelname)s %(name)s: %(message)s",
+            stream=err,
+        )
+        if not getattr(args, "func", None):
+            parser.print_help(out)
+            return EXIT_USAGE
+        return int(args.func(args, out, err))
+    except AgentmdError as exc:
+        err.write(f"agentmd: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.write("agentmd: interrupted\n")
+        return 130
+    except SystemExit as exc:  # --help and --version
+        return int(exc.code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,309 @@
+"""The Tantivy full-text index. This is the only module that imports tantivy.
+
+One document per note, keyed by its vault-relative path (a `raw` field, so delete-by-term works).
+`title`, `meta` and `body` go through one analyzer: words of letters, marks and digits (each CJK
+ideograph its own token), ASCII folding, lower case and the Snowball English stemmer. Scores are BM25
+with field boosts title 4, meta 3, body 1. A small JSON file beside the segments records the schema
+version and a generation id; the catalog keeps the same id, so a rebuilt index is never paired with a
+catalog that describes the old one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from .errors import IndexBusy, IndexDamaged
+
+log = logging.getLogger("agentmd.index")
+
+SCHEMA_VERSION = 2
+ANALYZER = "agentmd_text"
+FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
+SEARCH_FIELDS = ["title", "meta", "body"]
+NO_WALL = "none"
+WALL_NAMES = ("archived", "superseded", "staged")
+_WORD = re.compile(r"\w")
+_TOKEN_PATTERN = r"\p{Han}|\p{Hiragana}|\p{Katakana}|[\p{L}\p{M}\p{N}_--\p{Han}--\p{Hiragana}--\p{Katakana}]+"
+_MARKER = "agentmd-index.json"
+WRITER_HEAP = 128_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDoc:
+    """What the index stores for one note."""
+
+    path: str
+    title: str  # the text the title field indexes
+    meta: str
+    body: str
+    wall: str | None
+    day: int  # captured date as yyyymmdd
+    facts: dict[str, Any] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    raw_score: float
+    wall: str | None
+    facts: dict[str, Any]
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class HitList:
+    hits: list[Hit]
+    matched: int  # documents matching the query outside the walls
+    hidden: dict[str, int]  # per wall: matching documents the walls left out
+
+
+def _analyzer() -> Any:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_TOKEN_PATTERN))
+        .filter(tantivy.Filter.remove_long(80))
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _schema() -> Any:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("title", stored=False, tokenizer_name=ANALYZER)
+    sb.add_text_field("meta", stored=False, tokenizer_name=ANALYZER)
+    sb.add_text_field("body", stored=True, tokenizer_name=ANALYZER)
+    sb.add_text_field("wall", stored=False, tokenizer_name="raw", index_option="basic")
+    sb.add_integer_field("day", stored=False, indexed=True, fast=True)
+    sb.add_bytes_field("facts", stored=True, indexed=False)
+    return sb.build()
+
+
+def quote_terms(words: Iterable[str]) -> list[str]:
+    """Each user word as a quoted phrase, so no operator, field prefix or wildcard keeps its meaning."""
+    out = []
+    for word in words:
+        if not _WORD.search(word):
+            continue
+        out.append('"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return out
+
+
+class SearchIndex:
+    """A Tantivy index in `directory`, created, upgraded or set aside and rebuilt as needed."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.schema = _schema()
+        self.created = False  # True when this open started an empty index
+        self.set_aside: Path | None = None
+        self._writer: Any = None
+        self._index = self._open()
+        self.generation: str = self._read_marker()["generation"]
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def _open(self) -> Any:
+        d = self.directory
+        if d.exists() and any(d.iterdir()):
+            problem = self._check_existing()
+            if problem is None:
+                try:
+                    index = tantivy.Index(self.schema, path=str(d), reuse=True)
+                    index.register_tokenizer(ANALYZER, _analyzer())
+                    self._health_check(index)
+                    return index
+                except (ValueError, OSError, RuntimeError) as exc:
+                    problem = f"index could not be opened ({exc})"
+            self._set_aside(problem)
+        d.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(self.schema, path=str(d), reuse=False)
+        index.register_tokenizer(ANALYZER, _analyzer())
+        (d / _MARKER).write_text(
+            json.dumps({"schema_version": SCHEMA_VERSION, "generation": uuid.uuid4().hex}), encoding="utf-8"
+        )
+        self.created = True
+        return index
+
+    def _check_existing(self) -> str | None:
+        try:
+            marker = json.loads((self.directory / _MARKER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return "index has no readable version marker"
+        if marker.get("schema_version") != SCHEMA_VERSION:
+            return f"index schema version {marker.get('schema_version')} differs from {SCHEMA_VERSION}"
+        try:
+            if not tantivy.Index.exists(str(self.directory)):
+                return "index metadata is missing"
+        except (ValueError, OSError) as exc:
+            return f"index metadata is unreadable ({exc})"
+        return None
+
+    @staticmethod
+    def _health_check(index: Any) -> None:
+        searcher = index.searcher()
+        result = searcher.search(tantivy.Query.all_query(), 1)
+        for _score, addr in result.hits:
+            searcher.doc(addr)
+
+    def _set_aside(self, problem: str) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        target = self.directory.with_name(f"{self.directory.name}.broken-{stamp}-{uuid.uuid4().hex[:6]}")
+        try:
+            self.directory.rename(target)
+            self.set_aside = target
+            log.warning("%s: set aside as %s and rebuilding", problem, target)
+        except OSError:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            log.warning("%s: removed and rebuilding", problem)
+
+    def _read_marker(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.directory / _MARKER).read_text(encoding="utf-8"))
+        return data
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def _get_writer(self) -> Any:
+        if self._writer is None:
+            try:
+                self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=0)
+            except ValueError as exc:
+                if "LockBusy" in str(exc) or "Lockfile" in str(exc):
+                    raise IndexBusy(
+                        f"another process is writing the index at {self.directory} (is `agentmd serve` "
+                        "running for this vault?); let it do the work or stop it, then retry"
+                    ) from None
+                raise
+        return self._writer
+
+    def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str] = ()) -> None:
+        """Delete and (re)add documents by path in one commit, then make the commit visible."""
+        writer = self._get_writer()
+        try:
+            for path in deletes:
+                writer.delete_documents_by_term("path", path)
+            for doc in upserts:
+                writer.delete_documents_by_term("path", doc.path)
+                writer.add_document(
+                    tantivy.Document(
+                        path=doc.path,
+                        title=doc.title,
+                        meta=doc.meta,
+                        body=doc.body,
+                        wall=doc.wall or NO_WALL,
+                        day=doc.day,
+                        facts=json.dumps(doc.facts, ensure_ascii=False).encode("utf-8"),
+                    )
+                )
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(ValueError):
+                writer.rollback()
+            raise
+        self._index.reload()
+
+    def clear(self) -> None:
+        writer = self._get_writer()
+        writer.delete_all_documents()
+        writer.commit()
+        self._index.reload()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.wait_merging_threads()
+            except (ValueError, RuntimeError) as exc:
+                log.warning("index writer did not close cleanly: %s", exc)
+            self._writer = None
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def doc_count(self) -> int:
+        return int(self._index.searcher().num_docs)
+
+    def paths(self) -> set[str]:
+        searcher = self._index.searcher()
+        n = searcher.num_docs
+        if n == 0:
+            return set()
+        result = searcher.search(tantivy.Query.all_query(), n)
+        return {searcher.doc(addr)["path"][0] for _s, addr in result.hits}
+
+    def _text_query(self, words: Sequence[str], conjunction: bool) -> Any | None:
+        quoted = quote_terms(words)
+        if not quoted:
+            return None
+        try:
+            return self._index.parse_query(
+                " ".join(quoted), SEARCH_FIELDS, field_boosts=FIELD_BOOSTS, conjunction_by_default=conjunction
+            )
+        except ValueError:
+            # Every quoted word analysed to nothing (e.g. only over-long tokens): nothing can match.
+            return None
+
+    def search(
+        self,
+        words: Sequence[str],
+        *,
+        limit: int,
+        include_walled: bool = False,
+        day_range: tuple[int | None, int | None] = (None, None),
+        conjunction: bool = True,
+        snippet_chars: int = 180,
+    ) -> HitList:
+        """Top `limit` matches for the words; each word must match somewhere when `conjunction`."""
+        empty = HitList([], 0, dict.fromkeys(WALL_NAMES, 0))
+        text_q = self._text_query(words, conjunction)
+        if text_q is None or limit <= 0:
+            return empty
+        filters: list[Any] = []
+        lo, hi = day_range
+        if lo is not None or hi is not None:
+            filters.append(
+                tantivy.Query.range_query(self.schema, "day", tantivy.FieldType.Integer, lower_bound=lo, upper_bound=hi)
+            )
+        base = self._must(text_q, *filters)
+        searcher = self._index.searcher()
+        try:
+            hidden = {}
+            for wall in WALL_NAMES:
+                wq = self._must(base, tantivy.Query.term_query(self.schema, "wall", wall))
+                hidden[wall] = int(searcher.search(wq, 1, count=True).count)
+            visible = (
+                base if include_walled else self._must(base, tantivy.Query.term_query(self.schema, "wall", NO_WALL))
+            )
+            result = searcher.search(visible, limit, count=True)
+            generator = tantivy.SnippetGenerator.create(searcher, text_q, self.schema, "body")
+            generator.set_max_num_chars(snippet_chars)
+            hits = []
+            for score, addr in result.hits:
+                doc = searcher.doc(addr)
+                facts = json.loads(bytes(doc["facts"][0]).decode("utf-8")) if doc["facts"] else {}
+                snippet = " ".join(generator.snippet_from_doc(doc).fragment().split())
+                hits.append(Hit(doc["path"][0], float(score), facts.get("wall"), facts, snippet))
+        except ValueError as exc:
+            raise IndexDamaged(
+                f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
+            ) from None
+        if include_walled:
+            hidden = dict.fromkeys(WALL_NAMES, 0)
+        return HitList(hits, int(result.count), hidden)
+
+    @staticmethod
+    def _must(*queries: Any) -> Any:
+        if len(queries) == 1:
+            return queries[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])

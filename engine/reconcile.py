@@ -1,0 +1,245 @@
+"""Reconcile: walk the vault, compare each note's stat key with the catalog, and converge.
+
+This pass is the guarantee that the index matches the vault whatever events were lost. On an unchanged
+vault it is a stat walk and a dictionary compare: no file is opened. A pass that would delete more than
+half of a non-trivial index refuses and says why, because that is what an unmounted drive or a sync
+client in the middle of a delete looks like.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vault_schema import Note, parse_note
+
+from .catalog import NoteRow, StatKey
+from .index import IndexDoc
+from .store import Store
+
+log = logging.getLogger("agentmd.reconcile")
+
+MASS_DELETE_MIN_INDEXED = 20  # below this many indexed notes, any deletion is allowed
+MASS_DELETE_SHARE = 0.5
+BATCH = 2000  # notes per index commit on a large pass
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ReconcileReport:
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    refused: str | None = None
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files not indexed, with the reason
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["seconds"] = round(self.seconds, 4)
+        return out
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.deleted
+
+
+@dataclass(frozen=True, slots=True)
+class WalkResult:
+    files: dict[str, StatKey]
+    skipped: list[dict[str, str]]
+
+
+def walk_vault(vault: Path) -> WalkResult:
+    """Every `*.md` file under `vault` with its stat key; dot directories and dot files are skipped.
+
+    Symbolic links are not followed (a linked folder can loop or lead outside the vault).
+    """
+    files: dict[str, StatKey] = {}
+    skipped: list[dict[str, str]] = []
+    stack: list[tuple[str, str]] = [(str(vault), "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            skipped.append({"path": prefix or ".", "reason": f"folder unreadable: {exc.strerror}"})
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = prefix + name
+            try:
+                if entry.is_symlink():
+                    if name.lower().endswith(".md") or entry.is_dir():
+                        skipped.append({"path": rel, "reason": "symbolic link (not followed)"})
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                    continue
+                if not name.lower().endswith(".md"):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
+                continue
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                skipped.append(
+                    {
+                        "path": rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                        "reason": "file name is not valid UTF-8; rename the file",
+                    }
+                )
+                continue
+            files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    return WalkResult(files, skipped)
+
+
+def index_doc(note: Note) -> IndexDoc:
+    facts = {
+        "title": note.title,
+        "captured": note.captured,
+        "captured_source": note.captured_source,
+        "status": note.status,
+        "lifecycle": note.lifecycle,
+        "type": note.type,
+        "project": note.project,
+        "wall": note.wall,
+    }
+    return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.wall, note.captured_day, facts)
+
+
+def note_row(note: Note, stat: StatKey) -> NoteRow:
+    return NoteRow(
+        path=note.path,
+        stat=stat,
+        hash=note.content_hash,
+        captured=note.captured,
+        captured_source=note.captured_source,
+        title=note.title,
+        status=note.status,
+        lifecycle=note.lifecycle,
+        type=note.type,
+        project=note.project,
+        superseded_by=note.superseded_by,
+        wall=note.wall,
+        flags=note.flags,
+        frontmatter_error=note.frontmatter_error,
+        tags=note.tags,
+        aliases=note.aliases,
+    )
+
+
+def read_note(vault: Path, rel: str, stat: StatKey, previous: tuple[str, str, str] | None) -> Note:
+    """Read and parse one note. A captured date taken from mtime never moves once catalogued."""
+    with open(os.path.join(vault, rel), "rb") as fh:
+        data = fh.read()
+    note = parse_note(rel, data, stat[0])
+    if previous is not None and note.captured_source == "mtime":
+        _hash, captured, source = previous
+        if source == "mtime":
+            note = replace(note, captured=captured)
+    return note
+
+
+def reconcile(
+    vault: Path,
+    store: Store,
+    *,
+    allow_mass_delete: bool = False,
+    progress: Progress | None = None,
+    only: set[str] | None = None,
+) -> ReconcileReport:
+    """Bring the index and catalog in line with the vault. `only` limits the pass to some paths."""
+    start = time.perf_counter()
+    report = ReconcileReport()
+    if not vault.is_dir():
+        report.refused = f"vault {vault} is not a directory (unmounted?); nothing was changed"
+        report.seconds = time.perf_counter() - start
+        return report
+    walk = walk_vault(vault)
+    report.skipped = walk.skipped
+    on_disk = walk.files
+    known = store.catalog.stat_keys()
+    if only is not None:
+        on_disk = {p: s for p, s in on_disk.items() if p in only}
+        known = {p: s for p, s in known.items() if p in only}
+
+    deleted = [p for p in known if p not in on_disk]
+    if (
+        deleted
+        and not allow_mass_delete
+        and only is None
+        and len(known) >= MASS_DELETE_MIN_INDEXED
+        and len(deleted) > MASS_DELETE_SHARE * len(known)
+    ):
+        report.refused = (
+            f"this pass would remove {len(deleted)} of {len(known)} indexed notes, which looks like an unmounted "
+            "or emptied vault; nothing was changed. If the deletion is deliberate, run "
+            "`agentmd reindex --allow-mass-delete`"
+        )
+        report.seconds = time.perf_counter() - start
+        return report
+
+    todo = [p for p, st in on_disk.items() if known.get(p) != st]
+    report.unchanged = len(on_disk) - len(todo)
+    total = len(todo)
+    if progress:
+        progress(0, total)
+    done = 0
+    for i in range(0, max(total, 1), BATCH):
+        batch = todo[i : i + BATCH]
+        previous = store.catalog.hashes(batch)
+        docs: list[IndexDoc] = []
+        rows: list[NoteRow] = []
+        touched: list[tuple[str, StatKey]] = []
+        for rel in batch:
+            stat = on_disk[rel]
+            prev = previous.get(rel)
+            try:
+                note = read_note(vault, rel, stat, prev)
+            except OSError as exc:
+                report.errors.append({"path": rel, "error": f"could not read: {exc.strerror or exc}"})
+                continue
+            if prev is not None and prev[0] == note.content_hash:
+                touched.append((rel, stat))  # same bytes, new stat (touch, copy, sync client)
+                report.unchanged += 1
+                continue
+            docs.append(index_doc(note))
+            rows.append(note_row(note, stat))
+            if prev is None:
+                report.added += 1
+            else:
+                report.updated += 1
+        dels = deleted if i == 0 else []
+        if docs or dels:
+            store.index.apply(docs, dels)
+        if rows or dels or touched:
+            store.catalog.apply(rows, dels, touched)
+        report.deleted += len(dels)
+        done += len(batch)
+        if progress:
+            progress(done, total)
+    store.catalog.sweep_orphans()
+    report.seconds = time.perf_counter() - start
+    if report.changed:
+        log.info(
+            "reconcile: %d added, %d updated, %d deleted, %d unchanged in %.2fs",
+            report.added,
+            report.updated,
+            report.deleted,
+            report.unchanged,
+            report.seconds,
+        )
+    return report

@@ -1,0 +1,122 @@
+"""Settings, resolved once at the entry point and passed down.
+
+The vault comes from `--vault`, else `AGENTMD_VAULT`, else `vault = "..."` in the config file
+(`--config`, else `$XDG_CONFIG_HOME/agentmd/config.toml`). The cache dir (index + catalog) comes from
+`--index`, else `index = "..."` in the config file, else `$XDG_CACHE_HOME/agentmd/<vault-id>/`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    vault: Path
+    cache_dir: Path
+    state_dir: Path
+    config_file: Path | None
+    contract_path: Path | None  # an explicit contract file; None means the vault's or the packaged one
+    daily_write_cap: int | None  # AGENTMD_DAILY_WRITE_CAP when set
+
+    @property
+    def index_dir(self) -> Path:
+        return self.cache_dir / "index"
+
+    @property
+    def catalog_path(self) -> Path:
+        return self.cache_dir / "catalog.sqlite3"
+
+
+def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
+    value = env.get(name)
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path(env.get("HOME", str(Path.home()))) / fallback
+
+
+def vault_id(vault: Path) -> str:
+    """A stable directory name for a vault: its folder name plus a hash of its real path."""
+    real = str(vault.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", vault.resolve().name).strip("-") or "vault"
+    return f"{slug[:40]}-{hashlib.sha256(real.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
+
+
+def _read_config(path: Path, explicit: bool) -> dict[str, Any]:
+    if not path.exists():
+        if explicit:
+            raise ConfigError(f"config file {path} does not exist; check the --config path")
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"config file {path} could not be read: {exc}; fix or remove it") from None
+
+
+def resolve(
+    *,
+    vault: str | None = None,
+    index: str | None = None,
+    config: str | None = None,
+    contract: str | None = None,
+    env: Mapping[str, str] | None = None,
+    require_vault: bool = True,
+) -> Settings:
+    env = os.environ if env is None else env
+    config_file = (
+        Path(config).expanduser() if config else _xdg(env, "XDG_CONFIG_HOME", ".config") / "agentmd/config.toml"
+    )
+    data = _read_config(config_file, explicit=bool(config))
+    vault_text = vault or env.get("AGENTMD_VAULT") or data.get("vault")
+    if not vault_text:
+        raise ConfigError(
+            'no vault given: pass --vault PATH, set AGENTMD_VAULT, or put `vault = "/path"` in ' + str(config_file)
+        )
+    vault_path = Path(str(vault_text)).expanduser()
+    if require_vault and not vault_path.is_dir():
+        raise ConfigError(f"vault {vault_path} is not a directory; check the path (is the drive mounted?)")
+    vault_path = vault_path.resolve()
+    vid = vault_id(vault_path)
+    index_text = index or data.get("index")
+    cache_dir = (
+        Path(str(index_text)).expanduser() if index_text else _xdg(env, "XDG_CACHE_HOME", ".cache") / "agentmd" / vid
+    )
+    cache_dir = cache_dir.resolve()
+    if cache_dir.is_relative_to(vault_path):
+        inner = cache_dir.relative_to(vault_path).parts
+        if not inner or not inner[0].startswith("."):
+            raise ConfigError(
+                f"index dir {cache_dir} is inside the vault, where it would be indexed and committed; "
+                "put it outside the vault (or under a dot folder)"
+            )
+    state_dir = _xdg(env, "XDG_STATE_HOME", ".local/state") / "agentmd" / vid
+    contract_text = contract or data.get("contract")
+    cap_text = env.get("AGENTMD_DAILY_WRITE_CAP")
+    cap: int | None = None
+    if cap_text:
+        try:
+            cap = int(cap_text)
+            if cap < 0:
+                raise ValueError
+        except ValueError:
+            raise ConfigError(
+                f"AGENTMD_DAILY_WRITE_CAP={cap_text!r} is not a whole number ≥ 0; set it to e.g. 200 (0 disables)"
+            ) from None
+    return Settings(
+        vault=vault_path,
+        cache_dir=cache_dir,
+        state_dir=state_dir,
+        config_file=config_file if config_file.exists() else None,
+        contract_path=Path(str(contract_text)).expanduser() if contract_text else None,
+        daily_write_cap=cap,
+    )

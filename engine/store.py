@@ -1,0 +1,50 @@
+"""The index and the catalog opened together and kept consistent.
+
+Write order makes a crash harmless: the index commits first, then the catalog. A crash in between
+leaves the catalog describing the older file, so the next reconcile sees the file as changed and writes
+the same document again (upserts are idempotent). Both carry the index generation id; when they differ
+(a rebuilt index, a deleted catalog) the catalog is cleared and everything is indexed again.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .catalog import Catalog
+from .index import SearchIndex
+
+log = logging.getLogger("agentmd.store")
+
+
+class Store:
+    def __init__(self, cache_dir: Path, *, from_scratch: bool = False) -> None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.cache_dir = cache_dir
+        self.index = SearchIndex(cache_dir / "index")
+        self.catalog = Catalog(cache_dir / "catalog.sqlite3")
+        self.notices: list[str] = []
+        if self.index.set_aside is not None:
+            self.notices.append(f"index was unreadable and was set aside as {self.index.set_aside}; rebuilt")
+        if self.catalog.reset_reason:
+            self.notices.append(self.catalog.reset_reason)
+        if from_scratch:
+            self.index.clear()
+            self.catalog.clear()
+        if self.catalog.get_meta("index_generation") != self.index.generation:
+            if self.catalog.count():
+                log.info("catalog belongs to another index generation; it will be rebuilt")
+            self.catalog.clear()
+            if self.index.doc_count():
+                self.index.clear()
+            self.catalog.set_meta("index_generation", self.index.generation)
+
+    def close(self) -> None:
+        self.index.close()
+        self.catalog.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Agent hooks (prompt-submit recall, session start, worktree guard) and their installer."""

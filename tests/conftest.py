@@ -1,0 +1,100 @@
+"""Shared fixtures: real temporary vaults, real indexes, the real CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPORA = REPO.parent / "shared" / "corpora"
+EXAMPLE_VAULT = REPO / "examples" / "vault"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """Run `agentmd` in-process with its own HOME so no real user config or cache is touched."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in ("AGENTMD_VAULT", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "AGENTMD_DAILY_WRITE_CAP"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+
+    from engine.cli import main
+
+    def run(*argv: str) -> CliResult:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), out=out, err=err)
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    return run
+
+
+class Vault:
+    """A real vault folder with helpers to write notes the way editors do."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    def note(self, rel: str, body: str, **fm: Any) -> Path:
+        if fm:
+            lines = ["---"] + [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fm.items()] + ["---", ""]
+            return self.write(rel, "\n".join(lines) + body)
+        return self.write(rel, body)
+
+    def remove(self, rel: str) -> None:
+        (self.root / rel).unlink()
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    return Vault(tmp_path / "vault")
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+def corpus(name: str) -> Path:
+    path = CORPORA / name
+    if not path.is_dir():
+        pytest.skip(f"corpus {name} not present at {path}")
+    return path
+
+
+def md_files(root: Path) -> set[str]:
+    """Every .md file outside dot folders, walked independently of the engine."""
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for f in filenames:
+            if f.lower().endswith(".md") and not f.startswith("."):
+                found.add(os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/"))
+    return found

@@ -1,0 +1,227 @@
+"""Reconcile against a real vault folder and a real index: every way a vault changes converges."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import Vault
+
+from engine.reconcile import MASS_DELETE_MIN_INDEXED, reconcile, walk_vault
+from engine.store import Store
+
+
+def _paths(store: Store) -> set[str]:
+    assert store.index.paths() == set(store.catalog.stat_keys()), "index and catalog disagree"
+    return store.index.paths()
+
+
+def _search_paths(store: Store, *words: str) -> list[str]:
+    return [h.path for h in store.index.search(list(words), limit=50).hits]
+
+
+def test_add_edit_delete_rename_converge(vault: Vault, cache_dir: Path) -> None:
+    vault.note("a.md", "alpha apples\n", title="First")
+    vault.note("sub/b.md", "bravo bananas\n")
+    with Store(cache_dir) as store:
+        r = reconcile(vault.root, store)
+        assert (r.added, r.updated, r.deleted, r.unchanged) == (2, 0, 0, 0)
+        assert _paths(store) == {"a.md", "sub/b.md"}
+
+        vault.note("a.md", "alpha apricots\n", title="First")
+        r = reconcile(vault.root, store)
+        assert (r.added, r.updated, r.deleted, r.unchanged) == (0, 1, 0, 1)
+        assert _search_paths(store, "apricots") == ["a.md"]
+        assert _search_paths(store, "apples") == []
+
+        os.rename(vault.root / "sub/b.md", vault.root / "sub/c.md")
+        r = reconcile(vault.root, store)
+        assert (r.added, r.deleted) == (1, 1)
+        assert _paths(store) == {"a.md", "sub/c.md"}
+        assert _search_paths(store, "bananas") == ["sub/c.md"]
+
+        vault.remove("a.md")
+        r = reconcile(vault.root, store)
+        assert r.deleted == 1
+        assert _paths(store) == {"sub/c.md"}
+        assert _search_paths(store, "alpha") == []
+
+
+def test_same_size_edit_with_restored_mtime_is_seen(vault: Vault, cache_dir: Path) -> None:
+    path = vault.note("n.md", "the colour is red\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        st = path.stat()
+        path.write_text("the colour is tan\n", encoding="utf-8")  # same length
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime put back, as some sync tools do
+        assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+        r = reconcile(vault.root, store)
+        assert r.updated == 1
+        assert _search_paths(store, "tan") == ["n.md"]
+        assert _search_paths(store, "red") == []
+
+
+def test_touch_without_content_change_reindexes_nothing(vault: Vault, cache_dir: Path) -> None:
+    path = vault.note("n.md", "steady text\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+        r = reconcile(vault.root, store)
+        assert (r.added, r.updated, r.unchanged) == (0, 0, 1)
+        again = reconcile(vault.root, store)
+        assert again.unchanged == 1 and again.changed == 0
+
+
+def _rchar() -> int:
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="needs /proc/self/io")
+def test_unchanged_pass_reads_no_note(vault: Vault, cache_dir: Path) -> None:
+    filler = "lorem ipsum dolor sit amet " * 800  # ~21 KB a note
+    for i in range(150):
+        vault.note(f"d{i % 7}/note-{i}.md", f"note number {i}\n{filler}\n")
+    total = sum(p.stat().st_size for p in vault.root.rglob("*.md"))
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        before = _rchar()
+        r = reconcile(vault.root, store)
+        read = _rchar() - before
+    assert r.unchanged == 150 and r.changed == 0
+    # Reading even one note would cost ~21 KB; the catalog and directory reads are far smaller than the notes.
+    assert read < total * 0.05, f"unchanged pass read {read} bytes of a {total}-byte vault"
+
+
+def test_dot_dirs_and_non_markdown_are_skipped(vault: Vault, cache_dir: Path) -> None:
+    vault.note("keep.md", "visible\n")
+    vault.note(".obsidian/workspace.md", "hidden\n")
+    vault.note(".trash/old.md", "hidden\n")
+    vault.note(".git/x.md", "hidden\n")
+    vault.note("sub/.hidden.md", "hidden\n")
+    vault.write("image.png", b"\x89PNG")
+    vault.write("notes.txt", "hidden\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        assert _paths(store) == {"keep.md"}
+
+
+def test_symlinks_are_reported_not_followed(vault: Vault, cache_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("outside the vault\n")
+    vault.note("real.md", "inside\n")
+    os.symlink(outside, vault.root / "linked")
+    result = walk_vault(vault.root)
+    assert set(result.files) == {"real.md"}
+    assert any(s["path"] == "linked" for s in result.skipped)
+
+
+def test_deleting_cache_and_reindexing_gives_same_results(vault: Vault, tmp_path: Path) -> None:
+    for i in range(40):
+        vault.note(f"n{i}.md", f"topic {i % 5} shared words orchard {'pear ' * (i % 3)}\n", title=f"Note {i}")
+    queries = [["orchard"], ["topic", "3"], ["pear"], ["note"]]
+    cache = tmp_path / "c1"
+    with Store(cache) as store:
+        reconcile(vault.root, store)
+        first = [sorted(_search_paths(store, *q)) for q in queries]
+    shutil.rmtree(cache)
+    with Store(cache) as store:
+        r = reconcile(vault.root, store)
+        assert r.added == 40
+        second = [sorted(_search_paths(store, *q)) for q in queries]
+    assert first == second
+    assert all(first)
+
+
+def test_corrupted_index_is_set_aside_and_rebuilt(vault: Vault, cache_dir: Path) -> None:
+    vault.note("a.md", "resilient content\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+    (cache_dir / "index" / "meta.json").write_text("{ not json")
+    with Store(cache_dir) as store:
+        assert any("set aside" in n for n in store.notices)
+        r = reconcile(vault.root, store)
+        assert r.added == 1
+        assert _search_paths(store, "resilient") == ["a.md"]
+    assert list(cache_dir.glob("index.broken-*")), "the damaged index is kept for inspection"
+
+
+def test_corrupted_catalog_is_recreated(vault: Vault, cache_dir: Path) -> None:
+    vault.note("a.md", "catalog content\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+    (cache_dir / "catalog.sqlite3").write_bytes(b"this is not a database" * 100)
+    for extra in ("catalog.sqlite3-wal", "catalog.sqlite3-shm"):
+        (cache_dir / extra).unlink(missing_ok=True)
+    with Store(cache_dir) as store:
+        r = reconcile(vault.root, store)
+        assert r.added == 1
+        assert _paths(store) == {"a.md"}
+
+
+def test_mass_delete_is_refused_then_allowed(vault: Vault, cache_dir: Path) -> None:
+    n = MASS_DELETE_MIN_INDEXED + 10
+    for i in range(n):
+        vault.note(f"n{i}.md", f"note {i}\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        for i in range(n - 5):
+            vault.remove(f"n{i}.md")
+        r = reconcile(vault.root, store)
+        assert r.refused and "allow-mass-delete" in r.refused
+        assert len(_paths(store)) == n, "a refused pass changes nothing"
+        r = reconcile(vault.root, store, allow_mass_delete=True)
+        assert r.refused is None and r.deleted == n - 5
+        assert len(_paths(store)) == 5
+
+
+def test_small_deletions_are_not_refused(vault: Vault, cache_dir: Path) -> None:
+    for i in range(30):
+        vault.note(f"n{i}.md", f"note {i}\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        for i in range(10):
+            vault.remove(f"n{i}.md")
+        r = reconcile(vault.root, store)
+        assert r.refused is None and r.deleted == 10
+
+
+def test_captured_from_mtime_never_moves(vault: Vault, cache_dir: Path) -> None:
+    path = vault.note("n.md", "first version\n")
+    os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        row = store.catalog.get("n.md")
+        assert row is not None and row.captured_source == "mtime" and row.captured.startswith("2020-09-13")
+        path.write_text("second version, edited later\n", encoding="utf-8")  # mtime is now
+        reconcile(vault.root, store)
+        row = store.catalog.get("n.md")
+        assert row is not None and row.captured.startswith("2020-09-13")
+        path.write_text("---\ncaptured: 2021-01-02\n---\nthird\n", encoding="utf-8")
+        reconcile(vault.root, store)
+        row = store.catalog.get("n.md")
+        assert row is not None and (row.captured, row.captured_source) == ("2021-01-02", "captured")
+
+
+def test_unreadable_vault_folder_refuses(tmp_path: Path, cache_dir: Path) -> None:
+    with Store(cache_dir) as store:
+        r = reconcile(tmp_path / "missing", store)
+        assert r.refused and "not a directory" in r.refused
+
+
+def test_catalog_rows_and_per_document_tables_follow_notes(vault: Vault, cache_dir: Path) -> None:
+    vault.note("t.md", "body with #inline-tag\n", tags=["one", "two/three"], aliases=["Tee"])
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        row = store.catalog.get("t.md")
+        assert row is not None
+        assert set(row.tags) == {"one", "two/three", "inline-tag"} and row.aliases == ("Tee",)
+        vault.remove("t.md")
+        reconcile(vault.root, store)
+        assert store.catalog.get("t.md") is None
+        assert store.catalog.table_counts() == {"notes": 0, "tags": 0, "aliases": 0}
