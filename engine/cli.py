@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -195,7 +196,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     err = err or sys.stderr
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        with contextlib.redirect_stdout(out):
+            args = parser.parse_args(argv)
         logging.basicConfig(
             level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
             format="agentmd %(levelname)s %(name)s: %(message)s",

@@ -1,0 +1,164 @@
+"""Search over a real index: walls, penalties, dates, notes for the caller, and hostile query text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Vault
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.errors import UsageError
+from engine.reconcile import reconcile
+from engine.search import SearchRequest, search
+from engine.store import Store
+from rules import default_contract
+
+CONTRACT = default_contract()
+
+
+@pytest.fixture
+def store(vault: Vault, cache_dir: Path) -> Store:
+    vault.note("current.md", "the deploy pipeline uses blue green switching\n", title="Deploy pipeline", status="active")
+    vault.note("old.md", "the deploy pipeline used a manual checklist\n", lifecycle="archived")
+    vault.note("replaced.md", "deploy pipeline via cron\n", superseded_by="[[current]]")
+    vault.note("draft.md", "deploy pipeline draft\n", status="staged")
+    vault.note("raw.md", "deploy pipeline thought from a chat\n", status="unfiled")
+    vault.note("dated.md", "quarterly budget review\n", captured="2025-03-04")
+    vault.note("later.md", "quarterly budget planning\n", date="2026-06-01")
+    vault.note("proj-a.md", "release checklist for the service\n", project="alpha")
+    vault.note("proj-b.md", "release checklist for the service\n", project="beta")
+    vault.note("empty.md", "")
+    s = Store(cache_dir)
+    reconcile(vault.root, s)
+    yield s
+    s.close()
+
+
+def run(store: Store, query: str, **kw: object) -> dict:
+    return search(store.index, CONTRACT, SearchRequest(query=query, **kw))  # type: ignore[arg-type]
+
+
+def test_response_shape_and_fields(store: Store) -> None:
+    resp = run(store, "blue green")
+    assert set(resp) >= {"results", "note", "matched", "archived_hidden", "superseded_hidden", "staged_hidden"}
+    (r,) = resp["results"]
+    assert r["path"] == "current.md"
+    assert {"path", "score", "raw_score", "penalty", "captured", "captured_source", "snippet"} <= set(r)
+    assert r["penalty"] == 1.0 and r["score"] == r["raw_score"]
+    assert "blue green" in r["snippet"]
+    assert r["captured_source"] == "mtime"
+
+
+def test_walls_hide_and_count_even_at_zero(store: Store) -> None:
+    resp = run(store, "deploy pipeline")
+    paths = [r["path"] for r in resp["results"]]
+    assert set(paths) == {"current.md", "raw.md"}
+    assert (resp["archived_hidden"], resp["superseded_hidden"], resp["staged_hidden"]) == (1, 1, 1)
+    assert "include_archived" in resp["note"]
+    resp = run(store, "blue green")
+    assert (resp["archived_hidden"], resp["superseded_hidden"], resp["staged_hidden"]) == (0, 0, 0)
+
+
+def test_include_archived_returns_walled_notes_demoted(store: Store) -> None:
+    resp = run(store, "deploy pipeline", include_archived=True)
+    by_path = {r["path"]: r for r in resp["results"]}
+    assert set(by_path) == {"current.md", "old.md", "replaced.md", "draft.md", "raw.md"}
+    assert by_path["old.md"]["penalty"] == CONTRACT.multiplier("archived") < 1.0
+    assert by_path["replaced.md"]["penalty"] == CONTRACT.multiplier("superseded") < 1.0
+    assert by_path["raw.md"]["penalties"] == ["unfiled"]
+    assert resp["results"][0]["path"] == "current.md"
+    assert resp["archived_hidden"] == 0
+
+
+def test_penalised_best_match_still_comes_first(vault: Vault, cache_dir: Path) -> None:
+    vault.note("raw.md", "zeppelin zeppelin zeppelin mooring mast\n", title="Zeppelin mooring", status="unfiled")
+    vault.note("other.md", "a passing mention of a zeppelin in a long note about weather and wind and rain\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        resp = search(s.index, CONTRACT, SearchRequest("zeppelin"))
+    assert resp["results"][0]["path"] == "raw.md"
+    assert resp["results"][0]["penalty"] < 1.0
+
+
+def test_project_mismatch_is_demoted(store: Store) -> None:
+    resp = run(store, "release checklist", project="alpha")
+    assert [r["path"] for r in resp["results"]] == ["proj-a.md", "proj-b.md"]
+    assert resp["results"][1]["penalties"] == ["project_mismatch"]
+
+
+def test_date_bounds_use_captured(store: Store) -> None:
+    assert [r["path"] for r in run(store, "quarterly budget", after="2026-01-01")["results"]] == ["later.md"]
+    assert [r["path"] for r in run(store, "quarterly budget", before="2025-12")["results"]] == ["dated.md"]
+    assert [r["path"] for r in run(store, "quarterly budget", after="2025", before="2025")["results"]] == ["dated.md"]
+    resp = run(store, "quarterly budget", after="2027-01-01")
+    assert resp["results"] == [] and "date range" in resp["note"]
+    by_path = {r["path"]: r for r in run(store, "quarterly budget")["results"]}
+    assert by_path["dated.md"]["captured_source"] == "captured"
+    assert by_path["later.md"]["captured_source"] == "date"
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2025-13-01", "2025-02-30", "1-2-3-4"])
+def test_bad_dates_are_usage_errors(store: Store, bad: str) -> None:
+    with pytest.raises(UsageError, match="YYYY-MM-DD"):
+        run(store, "budget", after=bad)
+
+
+def test_and_mode_needs_every_word_and_empty_results_say_what_to_do(store: Store) -> None:
+    resp = run(store, "quarterly zebra")
+    assert resp["results"] == [] and resp["matched"] == 0
+    assert "fewer or different" in resp["note"]
+    assert "different word" in run(store, "zebra")["note"]
+    assert "no searchable words" in run(store, "?? !!")["note"]
+
+
+def test_file_name_finds_note(store: Store) -> None:
+    assert "proj-a.md" in [r["path"] for r in run(store, "proj a")["results"]]
+
+
+def test_limit_and_mode_are_validated(store: Store) -> None:
+    with pytest.raises(UsageError):
+        run(store, "deploy", limit=0)
+    with pytest.raises(UsageError, match="mode"):
+        run(store, "deploy", mode="magic")
+    assert len(run(store, "deploy pipeline", include_archived=True, limit=2)["results"]) == 2
+
+
+HOSTILE = ["foo AND (", "title:", '"unclosed', "a OR", "-", "+", "foo^", "[a TO", "AND", "x:y:z", "\\", "*",
+           "nosuchfield:foo", "foo:*", "path:current.md", "~2", "a" * 500, "\x00", "' OR 1=1 --", "((((", "🙂 ✨"]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(store: Store, query: str) -> None:
+    resp = run(store, query)
+    assert isinstance(resp["results"], list)
+
+
+def test_star_does_not_match_everything(store: Store) -> None:
+    assert run(store, "*")["results"] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_no_text_raises(store_for_fuzz: Store, text: str) -> None:
+    resp = search(store_for_fuzz.index, CONTRACT, SearchRequest(query=text))
+    assert set(resp) >= {"results", "note", "matched"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list('+-^`:{}"\'[]()!\\*~ ANDORTO') + ["foo", "bar", "title:", "AND", "OR"]), max_size=12))
+def test_no_operator_soup_raises(store_for_fuzz: Store, parts: list[str]) -> None:
+    search(store_for_fuzz.index, CONTRACT, SearchRequest(query="".join(parts)))
+
+
+@pytest.fixture(scope="module")
+def store_for_fuzz(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = tmp_path_factory.mktemp("fuzzvault")
+    v = Vault(root)
+    v.note("a.md", "foo bar baz and or not\n", title="Foo")
+    v.note("b.md", "unicode: 教育 café naïve ﬁle\n")
+    s = Store(tmp_path_factory.mktemp("fuzzcache"))
+    reconcile(root, s)
+    yield s
+    s.close()
