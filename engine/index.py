@@ -57,16 +57,47 @@ class IndexDoc:
 class Hit:
     path: str
     raw_score: float
-    wall: str | None
     facts: dict[str, Any]
-    snippet: str
+    doc: Any = field(default=None, repr=False, compare=False)  # the stored document, for snippets
 
 
-@dataclass(frozen=True, slots=True)
 class HitList:
-    hits: list[Hit]
-    matched: int  # documents matching the query outside the walls
-    hidden: dict[str, int]  # per wall: matching documents the walls left out
+    """Matches in raw-score order. Stored fields are loaded on demand (`load`), so a caller that can stop
+    early (multipliers never raise a score) does not pay for documents it never looks at."""
+
+    def __init__(
+        self,
+        scored: list[tuple[float, Any]],
+        matched: int,
+        hidden: dict[str, int],
+        searcher: Any = None,
+        snippets: Any = None,
+    ) -> None:
+        self.scored = scored
+        self.matched = matched  # documents matching the query (outside the walls unless included)
+        self.hidden = hidden  # per wall: matching documents the walls left out
+        self._searcher = searcher
+        self._snippets = snippets
+
+    def __len__(self) -> int:
+        return len(self.scored)
+
+    def load(self, i: int) -> Hit:
+        score, addr = self.scored[i]
+        doc = self._searcher.doc(addr)
+        facts = json.loads(bytes(doc["facts"][0]).decode("utf-8")) if doc["facts"] else {}
+        return Hit(doc["path"][0], float(score), facts, doc)
+
+    @property
+    def hits(self) -> list[Hit]:
+        return [self.load(i) for i in range(len(self.scored))]
+
+    def snippet(self, hit: Hit) -> str:
+        """A short passage of the note's text around the matched words (computed on demand: it is the
+        costly part of a search, so only results that are shown pay for it)."""
+        if self._snippets is None or hit.doc is None:
+            return ""
+        return " ".join(self._snippets.snippet_from_doc(hit.doc).fragment().split())
 
 
 def _analyzer() -> Any:
@@ -288,19 +319,13 @@ class SearchIndex:
             result = searcher.search(visible, limit, count=True)
             generator = tantivy.SnippetGenerator.create(searcher, text_q, self.schema, "body")
             generator.set_max_num_chars(snippet_chars)
-            hits = []
-            for score, addr in result.hits:
-                doc = searcher.doc(addr)
-                facts = json.loads(bytes(doc["facts"][0]).decode("utf-8")) if doc["facts"] else {}
-                snippet = " ".join(generator.snippet_from_doc(doc).fragment().split())
-                hits.append(Hit(doc["path"][0], float(score), facts.get("wall"), facts, snippet))
         except ValueError as exc:
             raise IndexDamaged(
                 f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
             ) from None
         if include_walled:
             hidden = dict.fromkeys(WALL_NAMES, 0)
-        return HitList(hits, int(result.count), hidden)
+        return HitList(list(result.hits), int(result.count), hidden, searcher, generator)
 
     @staticmethod
     def _must(*queries: Any) -> Any:

@@ -26,7 +26,7 @@ log = logging.getLogger("agentmd.reconcile")
 
 MASS_DELETE_MIN_INDEXED = 20  # below this many indexed notes, any deletion is allowed
 MASS_DELETE_SHARE = 0.5
-BATCH = 2000  # notes per index commit on a large pass
+BATCH = 5000  # notes per index commit on a large pass (bounds memory; fewer commits build faster)
 
 Progress = Callable[[int, int], None]
 

@@ -10,13 +10,14 @@ comes back first.
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 from dataclasses import dataclass
 from typing import Any
 
 from rules import Contract
 
 from .errors import UsageError
-from .index import SearchIndex
+from .index import Hit, SearchIndex
 
 OVERFETCH = 200
 MODES = ("and",)
@@ -94,28 +95,37 @@ def search(index: SearchIndex, contract: Contract, request: SearchRequest) -> di
         include_walled=request.include_archived,
         day_range=(lo, hi),
     )
-    results = []
-    for hit in found.hits:
+    ranked: list[tuple[float, float, list[str], Hit]] = []
+    best: list[float] = []  # min-heap of the top `limit` final scores so far
+    for i in range(len(found)):
+        if len(best) >= request.limit and found.scored[i][0] < best[0]:
+            break  # multipliers never raise a score: nothing further down can enter the top
+        hit = found.load(i)
         penalties = _penalties(hit.facts, hit.path, request, contract)
         penalty = 1.0
         for _name, m in penalties:
             penalty *= m
-        results.append(
-            {
-                "path": hit.path,
-                "title": hit.facts.get("title"),
-                "score": round(hit.raw_score * penalty, 6),
-                "raw_score": round(hit.raw_score, 6),
-                "penalty": round(penalty, 6),
-                "penalties": [name for name, _m in penalties],
-                "captured": hit.facts.get("captured"),
-                "captured_source": hit.facts.get("captured_source"),
-                "wall": hit.facts.get("wall"),
-                "snippet": hit.snippet,
-            }
-        )
-    results.sort(key=lambda r: (-r["score"], r["path"]))
-    results = results[: request.limit]
+        ranked.append((hit.raw_score * penalty, penalty, [name for name, _m in penalties], hit))
+        if len(best) < request.limit:
+            heapq.heappush(best, ranked[-1][0])
+        elif ranked[-1][0] > best[0]:
+            heapq.heapreplace(best, ranked[-1][0])
+    ranked.sort(key=lambda r: (-r[0], r[3].path))
+    results = [
+        {
+            "path": hit.path,
+            "title": hit.facts.get("title"),
+            "score": round(score, 6),
+            "raw_score": round(hit.raw_score, 6),
+            "penalty": round(penalty, 6),
+            "penalties": names,
+            "captured": hit.facts.get("captured"),
+            "captured_source": hit.facts.get("captured_source"),
+            "wall": hit.facts.get("wall"),
+            "snippet": found.snippet(hit),
+        }
+        for score, penalty, names, hit in ranked[: request.limit]
+    ]
     hidden = found.hidden
     return {
         "query": request.query,

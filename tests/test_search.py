@@ -20,7 +20,9 @@ CONTRACT = default_contract()
 
 @pytest.fixture
 def store(vault: Vault, cache_dir: Path) -> Store:
-    vault.note("current.md", "the deploy pipeline uses blue green switching\n", title="Deploy pipeline", status="active")
+    vault.note(
+        "current.md", "the deploy pipeline uses blue green switching\n", title="Deploy pipeline", status="active"
+    )
     vault.note("old.md", "the deploy pipeline used a manual checklist\n", lifecycle="archived")
     vault.note("replaced.md", "deploy pipeline via cron\n", superseded_by="[[current]]")
     vault.note("draft.md", "deploy pipeline draft\n", status="staged")
@@ -125,8 +127,29 @@ def test_limit_and_mode_are_validated(store: Store) -> None:
     assert len(run(store, "deploy pipeline", include_archived=True, limit=2)["results"]) == 2
 
 
-HOSTILE = ["foo AND (", "title:", '"unclosed', "a OR", "-", "+", "foo^", "[a TO", "AND", "x:y:z", "\\", "*",
-           "nosuchfield:foo", "foo:*", "path:current.md", "~2", "a" * 500, "\x00", "' OR 1=1 --", "((((", "🙂 ✨"]
+HOSTILE = [
+    "foo AND (",
+    "title:",
+    '"unclosed',
+    "a OR",
+    "-",
+    "+",
+    "foo^",
+    "[a TO",
+    "AND",
+    "x:y:z",
+    "\\",
+    "*",
+    "nosuchfield:foo",
+    "foo:*",
+    "path:current.md",
+    "~2",
+    "a" * 500,
+    "\x00",
+    "' OR 1=1 --",
+    "((((",
+    "🙂 ✨",
+]
 
 
 @pytest.mark.parametrize("query", HOSTILE)
@@ -147,7 +170,9 @@ def test_no_text_raises(store_for_fuzz: Store, text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list('+-^`:{}"\'[]()!\\*~ ANDORTO') + ["foo", "bar", "title:", "AND", "OR"]), max_size=12))
+@given(
+    st.lists(st.sampled_from([*list("+-^`:{}\"'[]()!\\*~ ANDORTO"), "foo", "bar", "title:", "AND", "OR"]), max_size=12)
+)
 def test_no_operator_soup_raises(store_for_fuzz: Store, parts: list[str]) -> None:
     search(store_for_fuzz.index, CONTRACT, SearchRequest(query="".join(parts)))
 

@@ -98,7 +98,15 @@ def load_yaml(text: str, *, what: str = "frontmatter") -> dict[str, Any]:
     return plain
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _plain(value: Any, budget: list[int], depth: int) -> Any:
+    if type(value) in _SCALARS:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise YamlRefused(f"YAML expands to more than {MAX_NODES:,} values; write it out plainly")
+        return value
     budget[0] -= 1
     if budget[0] < 0:
         raise YamlRefused(f"YAML expands to more than {MAX_NODES:,} values; write it out plainly")

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _INLINE_CODE = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
-_TAG = re.compile(r"(?:(?<=[\s(,;])|^)#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)", re.MULTILINE)
+_TAG = re.compile(r"#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)")
+_TAG_BEFORE = frozenset(" \t\r\n(,;")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +72,11 @@ def fenced_blocks(text: str, info: str | None = None) -> list[FencedBlock]:
 
 def strip_code(text: str) -> str:
     """The text with fenced blocks and inline code spans blanked out (line count kept)."""
-    out = ["" if code else line for i, line, code, _ in _scan(text) if i >= 0]
-    return _INLINE_CODE.sub(" ", "\n".join(out))
+    if "```" in text or "~~~" in text:
+        text = "\n".join("" if code else line for i, line, code, _ in _scan(text) if i >= 0)
+    if "`" in text:
+        text = _INLINE_CODE.sub(" ", text)
+    return text
 
 
 def sections(text: str) -> list[Section]:
@@ -112,7 +116,13 @@ def section_text(text: str, heading: str) -> str | None:
 def inline_tags(text: str) -> list[str]:
     """Obsidian `#tags` in prose (not in code, not headings, not purely numeric), in first-seen order."""
     seen: dict[str, None] = {}
-    for m in _TAG.finditer(strip_code(text)):
+    if "#" not in text:
+        return []
+    text = strip_code(text)
+    for m in _TAG.finditer(text):
+        start = m.start()
+        if start and text[start - 1] not in _TAG_BEFORE:
+            continue  # part of a word, a URL fragment or a heading marker run
         tag = m.group(1).rstrip("/-")
         if tag:
             seen.setdefault(tag, None)
