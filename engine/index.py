@@ -28,7 +28,7 @@ from .errors import IndexBusy, IndexDamaged
 
 log = logging.getLogger("agentmd.index")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]
@@ -47,7 +47,8 @@ class IndexDoc:
     path: str
     title: str  # the text the title field indexes
     meta: str
-    body: str
+    body: str  # frontmatter text + Markdown body: what the body field searches
+    text: str  # the Markdown body alone: what snippets are cut from
     wall: str | None
     day: int  # captured date as yyyymmdd
     facts: dict[str, Any] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
@@ -72,12 +73,14 @@ class HitList:
         hidden: dict[str, int],
         searcher: Any = None,
         snippets: Any = None,
+        snippet_chars: int = 180,
     ) -> None:
         self.scored = scored
         self.matched = matched  # documents matching the query (outside the walls unless included)
         self.hidden = hidden  # per wall: matching documents the walls left out
         self._searcher = searcher
         self._snippets = snippets
+        self._snippet_chars = snippet_chars
 
     def __len__(self) -> int:
         return len(self.scored)
@@ -95,9 +98,18 @@ class HitList:
     def snippet(self, hit: Hit) -> str:
         """A short passage of the note's text around the matched words (computed on demand: it is the
         costly part of a search, so only results that are shown pay for it)."""
-        if self._snippets is None or hit.doc is None:
+        if hit.doc is None or not hit.doc["text"]:
             return ""
-        return " ".join(self._snippets.snippet_from_doc(hit.doc).fragment().split())
+        text = bytes(hit.doc["text"][0]).decode("utf-8", "replace")
+        fragment = ""
+        if self._snippets is not None:
+            fragment = self._snippets.snippet_from_doc(tantivy.Document(body=text)).fragment()
+        if not fragment:  # the words matched the title, tags or frontmatter: show the opening lines
+            fragment = text[: self._snippet_chars * 2]
+        words = " ".join(fragment.split())
+        if len(words) > self._snippet_chars:
+            words = words[: self._snippet_chars].rsplit(" ", 1)[0] + " …"
+        return words
 
 
 def _analyzer() -> Any:
@@ -116,7 +128,8 @@ def _schema() -> Any:
     sb.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("title", stored=False, tokenizer_name=ANALYZER)
     sb.add_text_field("meta", stored=False, tokenizer_name=ANALYZER)
-    sb.add_text_field("body", stored=True, tokenizer_name=ANALYZER)
+    sb.add_text_field("body", stored=False, tokenizer_name=ANALYZER)
+    sb.add_bytes_field("text", stored=True, indexed=False)  # the Markdown body alone, for snippets
     sb.add_text_field("wall", stored=False, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("day", stored=False, indexed=True, fast=True)
     sb.add_bytes_field("facts", stored=True, indexed=False)
@@ -234,6 +247,7 @@ class SearchIndex:
                         title=doc.title,
                         meta=doc.meta,
                         body=doc.body,
+                        text=doc.text.encode("utf-8", "replace"),
                         wall=doc.wall or NO_WALL,
                         day=doc.day,
                         facts=json.dumps(doc.facts, ensure_ascii=False).encode("utf-8"),
@@ -325,7 +339,7 @@ class SearchIndex:
             ) from None
         if include_walled:
             hidden = dict.fromkeys(WALL_NAMES, 0)
-        return HitList(list(result.hits), int(result.count), hidden, searcher, generator)
+        return HitList(list(result.hits), int(result.count), hidden, searcher, generator, snippet_chars)
 
     @staticmethod
     def _must(*queries: Any) -> Any:

@@ -117,7 +117,7 @@ def index_doc(note: Note) -> IndexDoc:
         "project": note.project,
         "wall": note.wall,
     }
-    return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.wall, note.captured_day, facts)
+    return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts)
 
 
 def note_row(note: Note, stat: StatKey) -> NoteRow:
