@@ -233,8 +233,10 @@ class SearchIndex:
                 raise
         return self._writer
 
-    def apply(self, upserts: Sequence[IndexDoc], deletes: Iterable[str] = ()) -> None:
-        """Delete and (re)add documents by path in one commit, then make the commit visible."""
+    def apply(self, upserts: Iterable[IndexDoc], deletes: Iterable[str] = ()) -> None:
+        """Delete and (re)add documents by path in one commit, then make the commit visible.
+
+        `upserts` may be a generator: documents are handed to the indexing threads as they come."""
         writer = self._get_writer()
         try:
             for path in deletes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -201,36 +201,47 @@ def reconcile(
     for i in range(0, max(total, 1), BATCH):
         batch = todo[i : i + BATCH]
         previous = store.catalog.hashes(batch)
-        docs: list[IndexDoc] = []
         rows: list[NoteRow] = []
         touched: list[tuple[str, StatKey]] = []
-        for rel in batch:
-            stat = on_disk[rel]
-            prev = previous.get(rel)
-            try:
-                note = read_note(vault, rel, stat, prev)
-            except OSError as exc:
-                report.errors.append({"path": rel, "error": f"could not read: {exc.strerror or exc}"})
-                continue
-            if prev is not None and prev[0] == note.content_hash:
-                touched.append((rel, stat))  # same bytes, new stat (touch, copy, sync client)
-                report.unchanged += 1
-                continue
-            docs.append(index_doc(note))
-            rows.append(note_row(note, stat))
-            if prev is None:
-                report.added += 1
-            else:
-                report.updated += 1
+
+        def documents(
+            batch: list[str] = batch,
+            previous: dict[str, tuple[str, str, str]] = previous,
+            rows: list[NoteRow] = rows,
+            touched: list[tuple[str, StatKey]] = touched,
+        ) -> Iterator[IndexDoc]:
+            # A generator, so the index's threads tokenise each note while the next one is parsed.
+            nonlocal done
+            for rel in batch:
+                stat = on_disk[rel]
+                prev = previous.get(rel)
+                done += 1
+                if progress and done % 200 == 0:
+                    progress(done, total)
+                try:
+                    note = read_note(vault, rel, stat, prev)
+                except OSError as exc:
+                    report.errors.append({"path": rel, "error": f"could not read: {exc.strerror or exc}"})
+                    continue
+                if prev is not None and prev[0] == note.content_hash:
+                    touched.append((rel, stat))  # same bytes, new stat (touch, copy, sync client)
+                    report.unchanged += 1
+                    continue
+                rows.append(note_row(note, stat))
+                if prev is None:
+                    report.added += 1
+                else:
+                    report.updated += 1
+                yield index_doc(note)
+
         dels = deleted if i == 0 else []
-        if docs or dels:
-            store.index.apply(docs, dels)
+        if batch or dels:
+            store.index.apply(documents(), dels)
         if rows or dels or touched:
             store.catalog.apply(rows, dels, touched)
         report.deleted += len(dels)
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    if progress:
+        progress(total, total)
     store.catalog.sweep_orphans()
     report.seconds = time.perf_counter() - start
     if report.changed:
