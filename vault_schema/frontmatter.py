@@ -17,15 +17,29 @@ import yaml
 from .errors import YamlRefused
 
 try:  # libyaml ships in the PyPI wheels; the pure-Python loader is the fallback
-    _Loader: Any = yaml.CSafeLoader
+    _SafeLoader: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+    _SafeLoader = yaml.SafeLoader
+
+
+class _Loader(_SafeLoader):
+    """The safe loader, except that a date that does not exist (`date: 2024-02-30`) stays text."""
+
+
+def _timestamp(loader: Any, node: Any) -> Any:
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except (ValueError, AttributeError):  # impossible date, or `!!timestamp` on text that is no date
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 
 MAX_YAML_BYTES = 64 * 1024
 MAX_ALIASES = 64
 MAX_NODES = 20_000
 
-_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]+", re.MULTILINE)
+_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[A-Za-z0-9_][^\s,\]}*]*(?=[\s,\]}]|$)", re.MULTILINE)
 _FENCE_CLOSE = ("---", "...")
 
 
@@ -62,10 +76,11 @@ def split_frontmatter(text: str) -> Split:
     return Split(None, text, 0)
 
 
-def load_yaml(text: str, *, what: str = "frontmatter") -> dict[str, Any]:
+def load_yaml(text: str, *, what: str = "frontmatter", first_line: int = 1) -> dict[str, Any]:
     """Load a YAML mapping safely into plain data (str keys, dates as ISO strings).
 
-    Raises `YamlRefused` with a message naming the problem and the fix.
+    Raises `YamlRefused` with a message naming the problem and the fix. `first_line` is the 1-based line of
+    the file on which `text` starts, so a syntax error names the line an editor shows.
     """
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_YAML_BYTES:
@@ -80,10 +95,10 @@ def load_yaml(text: str, *, what: str = "frontmatter") -> dict[str, Any]:
         value = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        where = f" at line {mark.line + first_line}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise YamlRefused(f"{what} is not valid YAML{where}: {problem}; fix the YAML syntax") from None
-    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+    except Exception as exc:  # constructors raise more than YAMLError on crafted input (`!!bool maybe`: KeyError)
         raise YamlRefused(f"{what} could not be read safely ({type(exc).__name__}); simplify it") from None
     if value is None:
         return {}
@@ -99,6 +114,12 @@ def load_yaml(text: str, *, what: str = "frontmatter") -> dict[str, Any]:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_MAX_INT_BITS = 1024  # `0xfff…` or `1:2:3…` can build ints too large for str() (ValueError in Python ≥ 3.11)
+
+
+def _check_int(value: Any) -> None:
+    if type(value) is int and value.bit_length() > _MAX_INT_BITS:
+        raise YamlRefused(f"YAML holds a number over {_MAX_INT_BITS} bits long; quote it to keep it as text")
 
 
 def _plain(value: Any, budget: list[int], depth: int) -> Any:
@@ -106,6 +127,7 @@ def _plain(value: Any, budget: list[int], depth: int) -> Any:
         budget[0] -= 1
         if budget[0] < 0:
             raise YamlRefused(f"YAML expands to more than {MAX_NODES:,} values; write it out plainly")
+        _check_int(value)
         return value
     budget[0] -= 1
     if budget[0] < 0:
@@ -132,4 +154,5 @@ def _key(key: Any) -> str:
         return "null"
     if isinstance(key, list | tuple | dict):
         return repr(key)
+    _check_int(key)
     return str(key)

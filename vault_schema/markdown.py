@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_INLINE_CODE = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+_TICKS = re.compile(r"`+")
 _TAG = re.compile(r"#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)")
 _TAG_BEFORE = frozenset(" \t\r\n(,;")
 
@@ -75,14 +75,39 @@ def strip_code(text: str) -> str:
     if "```" in text or "~~~" in text:
         text = "\n".join("" if code else line for i, line, code, _ in _scan(text) if i >= 0)
     if "`" in text:
-        text = _INLINE_CODE.sub(" ", text)
+        text = _blank_code_spans(text)
     return text
+
+
+def _blank_code_spans(text: str) -> str:
+    """Blank each code span: a backtick run closed by the next run of the same length; a run with no partner
+    is literal text. Linear time (a backtracking regex here took seconds on a few KB of backtick runs)."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    partner = [-1] * len(runs)
+    last: dict[int, int] = {}
+    for k in range(len(runs) - 1, -1, -1):
+        width = runs[k][1] - runs[k][0]
+        partner[k] = last.get(width, -1)
+        last[width] = k
+    out: list[str] = []
+    pos = k = 0
+    while k < len(runs):
+        j = partner[k]
+        if j < 0:
+            k += 1
+            continue
+        start, end = runs[k][0], runs[j][1]
+        out.append(text[pos:start] + " " + "\n" * text.count("\n", start, end))
+        pos, k = end, j + 1
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def sections(text: str) -> list[Section]:
     """Split at ATX headings outside code. The text before the first heading is a level-0 section."""
     result: list[Section] = []
-    level, heading, start, buf = 0, "", 0, []
+    level, heading, start = 0, "", 0
+    buf: list[str] = []
     for i, line, code, _ in _scan(text):
         if i < 0:
             continue
@@ -123,6 +148,8 @@ def inline_tags(text: str) -> list[str]:
         start = m.start()
         if start and text[start - 1] not in _TAG_BEFORE:
             continue  # part of a word, a URL fragment or a heading marker run
+        if text[start - 2 : start] == "](":
+            continue  # a Markdown link to a heading: [text](#anchor)
         tag = m.group(1).rstrip("/-")
         if tag:
             seen.setdefault(tag, None)

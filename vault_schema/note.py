@@ -138,13 +138,16 @@ def _text_list(value: Any) -> list[str]:
 
 def _scalar(value: Any) -> str | None:
     """A frontmatter field as one string. `[[Note]]` written unquoted (a nested list) becomes `Note`."""
+    wikilink = isinstance(value, list) and bool(value) and isinstance(value[0], list)  # [[Note|alias]] unquoted
     while isinstance(value, list) and value:
         value = value[0]
     if value is None or isinstance(value, list | dict):
         return None
     text = str(value).strip()
     if text.startswith("[[") and text.endswith("]]"):
-        text = text[2:-2].split("|", 1)[0]
+        text, wikilink = text[2:-2], True
+    if wikilink:
+        text = text.split("|", 1)[0].strip()
     return text or None
 
 
@@ -174,7 +177,12 @@ def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
     if is_progress_log(path) and len(data) > PROGRESS_HEAD_BYTES:
         head = data[:PROGRESS_HEAD_BYTES]
         cut = head.rfind(b"\n")
-        data = head[: cut + 1] if cut >= 0 else head
+        if cut < 0:  # no line break: cut back to a character boundary instead
+            cut = PROGRESS_HEAD_BYTES
+            while cut > PROGRESS_HEAD_BYTES - 3 and data[cut] & 0xC0 == 0x80:
+                cut -= 1
+            cut -= 1
+        data = head[: cut + 1]
         truncated = True
     text, decode_error = decode(data)
     split = split_frontmatter(text)
@@ -182,7 +190,7 @@ def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
     fm_error: str | None = None
     if split.yaml_text is not None:
         try:
-            fm = load_yaml(split.yaml_text)
+            fm = load_yaml(split.yaml_text, first_line=2)  # line 1 is the opening fence
         except YamlRefused as exc:
             fm_error = str(exc)
 
@@ -192,7 +200,7 @@ def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
     title_terms = stem if not fm_title or fm_title.lower() == stem.lower() else f"{fm_title}\n{stem}"
 
     aliases = _text_list(fm.get("aliases", fm.get("alias")))
-    tags = _tag_list(fm.get("tags", fm.get("tag")))
+    tags = list(dict.fromkeys(_tag_list(fm.get("tags", fm.get("tag")))))
     for tag in inline_tags(split.body):
         if tag not in tags:
             tags.append(tag)

@@ -1,0 +1,715 @@
+"""The note model: one Markdown file parsed into an immutable `Note` (SPEC §4 and the foundation issue)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from conftest import CORPORA, md_files
+
+from vault_schema import (
+    WALLS,
+    Note,
+    YamlRefused,
+    fenced_blocks,
+    inline_tags,
+    is_progress_log,
+    load_yaml,
+    parse_date,
+    parse_note,
+    section_text,
+    sections,
+    spaced_stem,
+    split_frontmatter,
+    strip_code,
+)
+from vault_schema.note import PROGRESS_HEAD_BYTES
+
+MTIME_NS = 1_700_000_000 * 10**9  # 2023-11-14T22:13:20Z
+MTIME_ISO = "2023-11-14T22:13:20Z"
+
+
+def parse(data: str | bytes, path: str = "notes/note.md", mtime_ns: int = MTIME_NS) -> Note:
+    return parse_note(path, data.encode("utf-8") if isinstance(data, str) else data, mtime_ns)
+
+
+def fm(yaml_text: str, body: str = "Body.\n") -> str:
+    return f"---\n{yaml_text.strip()}\n---\n{body}"
+
+
+# --- the value itself ----------------------------------------------------------------------------------------
+
+
+def test_note_is_immutable() -> None:
+    note = parse(fm("title: T\ntags: [a]"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        note.title = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        note.frontmatter["title"] = "other"  # type: ignore[index]
+    assert isinstance(note.tags, tuple)
+    assert isinstance(note.aliases, tuple)
+
+
+def test_path_is_kept_vault_relative_and_posix() -> None:
+    note = parse("x", path="Projects/Ünïcödé ノート/2024 plan.md")
+    assert note.path == "Projects/Ünïcödé ノート/2024 plan.md"
+    assert note.title == "2024 plan"
+
+
+def test_hash_and_size_describe_the_bytes_on_disk() -> None:
+    a, b = parse("one"), parse("two")
+    assert a.content_hash != b.content_hash
+    assert parse("one").content_hash == a.content_hash
+    assert a.size == 3
+
+
+# --- title -----------------------------------------------------------------------------------------------------
+
+
+def test_frontmatter_title_and_stem_are_both_indexed() -> None:
+    note = parse(fm("title: Deploy Checklist"), path="ops/release-steps_v2.md")
+    assert note.title == "Deploy Checklist"  # display title is the frontmatter title
+    assert "Deploy Checklist" in note.title_terms
+    assert "release steps v2" in note.title_terms
+
+
+def test_title_falls_back_to_spaced_stem() -> None:
+    note = parse("just text", path="ops/release-steps_v2.md")
+    assert note.title == "release steps v2"
+    assert note.title_terms == "release steps v2"
+
+
+def test_title_equal_to_stem_is_not_indexed_twice() -> None:
+    note = parse(fm("title: Release Steps"), path="release-steps.md")
+    assert note.title == "Release Steps"
+    assert note.title_terms == "release steps"
+
+
+def test_non_string_title_is_text() -> None:
+    assert parse(fm("title: 2024")).title == "2024"
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"),
+    [
+        ("vault/dendron.topic.cli.md", "dendron topic cli"),
+        ("a.b.c.md", "a b c"),
+        ("dir.with.dots/plain.md", "plain"),
+        ("x--y__z..w.md", "x y z w"),
+        ("Mixed Case-Name.MD", "Mixed Case Name"),
+        ("tar 压缩命令.md", "tar 压缩命令"),
+    ],
+)
+def test_spaced_stem(path: str, stem: str) -> None:
+    assert spaced_stem(path) == stem
+    assert parse("", path=path).title == stem
+
+
+# --- tags and aliases ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "tags"),
+    [
+        ("tags: [alpha, beta]", ("alpha", "beta")),
+        ("tags:\n  - alpha\n  - beta", ("alpha", "beta")),
+        ("tags: alpha, beta", ("alpha", "beta")),
+        ("tags: 'alpha, #beta'", ("alpha", "beta")),
+        ("tags: '#alpha'", ("alpha",)),
+        ("tags: alpha beta", ("alpha", "beta")),
+        ("tags: project/sub/leaf", ("project/sub/leaf",)),
+        ("tags: ['#a/b', c-d]", ("a/b", "c-d")),
+        ("tag: solo", ("solo",)),
+        ("tags:", ()),
+        ("tags: []", ()),
+    ],
+)
+def test_frontmatter_tags(yaml_text: str, tags: tuple[str, ...]) -> None:
+    note = parse(fm(yaml_text, body="no inline tags here\n"))
+    assert note.frontmatter_error is None
+    assert note.tags == tags
+
+
+def test_nested_and_kebab_tags_are_spaced_in_meta() -> None:
+    note = parse(fm("tags: [project/agent-memory]\naliases: [AM]"))
+    assert note.tags == ("project/agent-memory",)
+    assert note.meta.split("\n") == ["AM", "project agent memory"]
+
+
+def test_inline_tags_follow_frontmatter_tags_without_duplicates() -> None:
+    note = parse(fm("tags: [alpha]", body="Text #beta and #alpha again, then #gamma/delta.\n"))
+    assert note.tags == ("alpha", "beta", "gamma/delta")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\n#fenced\n```\n",
+        "~~~python\n#fenced\n~~~\n",
+        "````\n```\n#fenced\n```\n````\n",
+        "use `#inline` code\n",
+        "use ``#inline ` code`` spans\n",
+        "# Heading\n",
+        "## Heading two\n",
+        "###### Deep heading ######\n",
+        "see https://example.org/page#anchor for more\n",
+        "see https://example.org/#anchor for more\n",
+        "a [markdown link](#anchor) to a heading\n",
+        "a [[Note#Heading]] link and [[#Local heading]]\n",
+        "the year #2024 and #2024-01-02 and #12_34\n",
+        "an email me#example or C#sharp inside words\n",
+        "an html entity &#8212; here\n",
+        "",
+    ],
+)
+def test_not_inline_tags(body: str) -> None:
+    assert inline_tags(body) == []
+    assert parse(body).tags == ()
+
+
+@pytest.mark.parametrize(
+    ("body", "tags"),
+    [
+        ("#tag at line start\n", ["tag"]),
+        ("word #tag.\n", ["tag"]),
+        ("(#paren) and list, #comma; #semi\n", ["paren", "comma", "semi"]),
+        ("> #quoted in a callout\n", ["quoted"]),
+        ("- [ ] #task do it\n", ["task"]),
+        ("#nested/tag/ and #kebab-tag-\n", ["nested/tag", "kebab-tag"]),
+        ("#y2024 and #2024y and #_private\n", ["y2024", "2024y", "_private"]),
+        ("#Heading without a space is a tag in Obsidian\n", ["Heading"]),
+        ("#标签 and #café\n", ["标签", "café"]),
+        ("#dup #dup #dup\n", ["dup"]),
+        ("tag\tafter\ttab\t#tab\n", ["tab"]),
+        ("after code `x` #real\n", ["real"]),
+        ("```\ncode\n```\n#after-fence\n", ["after-fence"]),
+    ],
+)
+def test_inline_tags(body: str, tags: list[str]) -> None:
+    assert inline_tags(body) == tags
+
+
+def test_inline_tags_are_read_from_the_body_only() -> None:
+    note = parse(fm("summary: 'not #atag'", body="body #btag\n"))
+    assert note.tags == ("btag",)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "aliases"),
+    [
+        ("aliases: [One, Two]", ("One", "Two")),
+        ("aliases:\n  - One\n  - Two", ("One", "Two")),
+        ("aliases: One, Two", ("One", "Two")),
+        ("aliases: Just One", ("Just One",)),
+        ("alias: Singular Key", ("Singular Key",)),
+        ("aliases: [Dup, Dup, Other]", ("Dup", "Other")),
+        ("aliases: [2024, ' padded ']", ("2024", "padded")),
+        ("aliases:", ()),
+    ],
+)
+def test_aliases(yaml_text: str, aliases: tuple[str, ...]) -> None:
+    note = parse(fm(yaml_text))
+    assert note.aliases == aliases
+    for alias in aliases:
+        assert alias in note.meta.split("\n")
+
+
+# --- scalar fields -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "project"),
+    [
+        ("project: [[Proj]]", "Proj"),  # unquoted: YAML reads a nested list
+        ("project: [[Big Project|alias]]", "Big Project"),
+        ('project: "[[Proj]]"', "Proj"),
+        ('project: "[[Proj|alias]]"', "Proj"),
+        ("project: Proj", "Proj"),
+        ("project: [first, second]", "first"),
+        ("project:", None),
+        ("project: {a: 1}", None),
+    ],
+)
+def test_project_from_wikilink(yaml_text: str, project: str | None) -> None:
+    note = parse(fm(yaml_text))
+    assert note.frontmatter_error is None
+    assert note.project == project
+
+
+def test_scalar_fields() -> None:
+    note = parse(
+        fm(
+            "status: active\nlifecycle: pinned\ntype: convention\nsuperseded_by: [[Newer Note]]\n"
+            "project: agentmd\ncustom: [1, 2]"
+        )
+    )
+    assert (note.status, note.lifecycle, note.type, note.project) == ("active", "pinned", "convention", "agentmd")
+    assert note.superseded_by == "Newer Note"
+    assert note.frontmatter["custom"] == [1, 2]
+    assert parse("no frontmatter").status is None
+
+
+def test_body_is_frontmatter_text_then_body() -> None:
+    note = parse(fm("type: convention\ntags: [x]", body="# Rule\nAlways do it.\n"))
+    assert "type: convention" in note.body
+    assert note.body.endswith("# Rule\nAlways do it.\n")
+    assert note.text == "# Rule\nAlways do it.\n"
+    assert "convention" not in note.text
+    assert note.body_line == 4  # 0-based line of "# Rule"
+
+
+# --- captured --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "captured", "source"),
+    [
+        ("captured: 2024-03-05\ndate: 2023-01-01", "2024-03-05", "captured"),
+        ("date: 2023-01-01", "2023-01-01", "date"),
+        ("title: no dates", MTIME_ISO, "mtime"),
+        ("captured: 2024-03-05 10:20:30", "2024-03-05T10:20:30", "captured"),
+        ("captured: 2024-03-05T10:20:30Z", "2024-03-05T10:20:30+00:00", "captured"),
+        ("captured: '2024-03-05T10:20'", "2024-03-05T10:20:00", "captured"),
+        ("captured: '2024-03-05 10:20:30Z'", "2024-03-05T10:20:30Z", "captured"),
+        ("captured: '2024-03-05T10:20:30+0100'", "2024-03-05T10:20:30+01:00", "captured"),
+        ("captured: '2024-03-05T10:20:30.123-05:00'", "2024-03-05T10:20:30-05:00", "captured"),
+        # invalid dates fall through to the next source
+        ("captured: '2024-13-01'\ndate: 2023-01-01", "2023-01-01", "date"),
+        ("captured: 2024-02-30\ndate: 2023-01-01", "2023-01-01", "date"),  # unquoted impossible date
+        ("captured: yesterday\ndate: not a date", MTIME_ISO, "mtime"),
+        ("captured: 20240305", MTIME_ISO, "mtime"),
+        ("captured: '2024-3-5'", MTIME_ISO, "mtime"),
+        ("captured: [2024-03-05]\ndate: 2023-01-01", "2023-01-01", "date"),
+        ("captured:\ndate: 2023-01-01", "2023-01-01", "date"),
+        ("captured: '2024-03-05T25:00'", MTIME_ISO, "mtime"),
+    ],
+)
+def test_captured_precedence(yaml_text: str, captured: str, source: str) -> None:
+    note = parse(fm(yaml_text))
+    assert note.frontmatter_error is None
+    assert (note.captured, note.captured_source) == (captured, source)
+    assert note.captured_day == int(captured[:10].replace("-", ""))
+
+
+def test_impossible_unquoted_date_keeps_the_rest_of_the_frontmatter() -> None:
+    note = parse(fm("title: Kept\ntags: [kept]\ndate: 2024-02-30"))
+    assert note.frontmatter_error is None
+    assert note.title == "Kept"
+    assert note.tags == ("kept",)
+    assert note.frontmatter["date"] == "2024-02-30"
+    assert note.captured_source == "mtime"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (dt.date(2024, 1, 2), "2024-01-02"),
+        (dt.datetime(2024, 1, 2, 3, 4, 5), "2024-01-02T03:04:05"),
+        ("2024-01-02", "2024-01-02"),
+        (" 2024-01-02 ", "2024-01-02"),
+        ("2024-01-02T03:04:05Z", "2024-01-02T03:04:05Z"),
+        ("2024-02-29", "2024-02-29"),
+        ("2023-02-29", None),
+        ("0000-01-01", None),
+        ("2024-01-02T24:00", None),
+        (20240102, None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_parse_date(value: object, expected: str | None) -> None:
+    assert parse_date(value) == expected
+
+
+# --- walls -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "wall"),
+    [
+        ("lifecycle: archived", "archived"),
+        ("status: archived", "archived"),
+        ("status: Archived", "archived"),
+        ("lifecycle: superseded", "superseded"),
+        ("status: superseded", "superseded"),
+        ("superseded_by: [[Newer]]", "superseded"),
+        ("superseded_by: '[[Newer]]'\nlifecycle: active", "superseded"),
+        ("lifecycle: archived\nsuperseded_by: Newer", "superseded"),
+        ("lifecycle: staged", "staged"),
+        ("status: staged", "staged"),
+        ("lifecycle: archived\nstatus: staged", "archived"),
+        ("lifecycle: active", None),
+        ("status: done", None),
+        ("superseded_by:", None),
+        ("title: nothing", None),
+    ],
+)
+def test_wall(yaml_text: str, wall: str | None) -> None:
+    note = parse(fm(yaml_text))
+    assert note.wall == wall
+    assert wall is None or wall in WALLS
+
+
+def test_no_frontmatter_has_no_wall() -> None:
+    assert parse("status: archived\n").wall is None  # not frontmatter, just text
+
+
+# --- progress logs ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("progress.md", True),
+        ("notes/progress.md", True),
+        ("progress-my-thing.md", True),
+        ("notes/progress-report.md", True),  # `progress-<slug>.md` anywhere in the vault
+        ("PROGRESS.md", True),
+        ("progress-2024-q1.md", True),
+        ("my-progress.md", False),
+        ("progress_notes.md", False),
+        ("progress-.md", False),
+        ("progress-my thing.md", False),
+        ("progressive.md", False),
+        ("progress.md.bak", False),
+        ("progress/notes.md", False),
+    ],
+)
+def test_is_progress_log(path: str, expected: bool) -> None:
+    assert is_progress_log(path) is expected
+
+
+def _long_log(total: int) -> bytes:
+    line = b"- 2024-01-01 did a thing, \xc3\xa9t\xc3\xa9 \xe2\x82\xac\n"  # 34 bytes with multi-byte characters
+    data = b"---\ntype: log\n---\n" + line * (total // len(line) + 1)
+    return data[:total]
+
+
+@pytest.mark.parametrize("path", ["progress.md", "progress-my-thing.md", "notes/progress-report.md"])
+def test_progress_log_is_cut_to_its_head_at_a_line_break(path: str) -> None:
+    data = _long_log(200_000)
+    note = parse(data, path=path)
+    assert note.truncated
+    assert "truncated" in note.flags
+    kept = data[: data.rfind(b"\n", 0, PROGRESS_HEAD_BYTES) + 1]
+    assert data[PROGRESS_HEAD_BYTES - 1 : PROGRESS_HEAD_BYTES] != b"\n"  # the cut really falls mid-line
+    assert PROGRESS_HEAD_BYTES - 40 < len(kept) <= PROGRESS_HEAD_BYTES
+    assert note.text.encode("utf-8") == kept.split(b"---\n", 2)[2]
+    assert note.text.endswith("\n")
+    assert not note.decode_error
+    assert note.type == "log"  # frontmatter still read
+    assert note.size == len(data)  # size and hash describe the whole file
+    assert note.content_hash == parse(data, path="other.md").content_hash
+
+
+def test_other_notes_are_not_truncated() -> None:
+    data = _long_log(200_000)
+    note = parse(data, path="my-progress.md")
+    assert not note.truncated
+    assert len(note.body.encode("utf-8")) > 190_000
+
+
+@pytest.mark.parametrize(("size", "truncated"), [(PROGRESS_HEAD_BYTES, False), (PROGRESS_HEAD_BYTES + 1, True)])
+def test_progress_log_limit_is_exact(size: int, truncated: bool) -> None:
+    data = b"first line\n" + b"x" * (size - 12) + b"\n"
+    note = parse(data, path="progress.md")
+    assert note.truncated is truncated
+    assert note.text.encode() == (b"first line\n" if truncated else data)
+
+
+def test_progress_log_with_no_line_break_is_cut_at_a_character_boundary() -> None:
+    data = "€".encode() * 40_000  # 3 bytes each; 88,192 is not a multiple of 3
+    note = parse(data, path="progress.md")
+    assert note.truncated
+    assert not note.decode_error
+    assert set(note.text) == {"€"}
+    assert len(note.text.encode()) == PROGRESS_HEAD_BYTES - PROGRESS_HEAD_BYTES % 3
+
+
+# --- bytes and fences ----------------------------------------------------------------------------------------
+
+
+def test_non_utf8_bytes_are_replaced_and_flagged() -> None:
+    data = "---\ntitle: Café\n---\nLatin-1 text: café #tag\n".encode("latin-1")
+    note = parse(data)
+    assert note.decode_error
+    assert "decode_error" in note.flags
+    assert note.title == "Caf\ufffd"
+    assert "\ufffd" in note.text
+    assert note.tags == ("tag",)
+
+
+@pytest.mark.parametrize("data", [b"\xff\xfe\x00\x00", b"\x80" * 100, b"---\n\xff: \xfe\n---\n\xc3", b"\xed\xa0\x80"])
+def test_garbage_bytes_never_raise(data: bytes) -> None:
+    note = parse(data)
+    assert note.decode_error
+
+
+def test_utf8_bom_is_skipped() -> None:
+    note = parse(b"\xef\xbb\xbf" + fm("title: With BOM\ntags: [b]").encode())
+    assert note.frontmatter_error is None
+    assert note.title == "With BOM"
+    assert note.tags == ("b",)
+    assert not note.decode_error
+    assert not parse(b"\xef\xbb\xbfplain").text.startswith("\ufeff")
+
+
+def test_empty_file() -> None:
+    note = parse(b"", path="inbox/empty-note.md")
+    assert note.title == "empty note"
+    assert (note.body, note.text, note.tags, note.aliases) == ("", "", (), ())
+    assert dict(note.frontmatter) == {}
+    assert note.flags == ()
+    assert (note.captured, note.captured_source) == (MTIME_ISO, "mtime")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "---\ntitle: never closed\n\nBody #tag\n",
+        "---\n",
+        "---",
+        "--- \ntitle: x\n",
+        "----\ntitle: x\n----\nbody\n",
+        "\n---\ntitle: x\n---\nbody\n",
+        "text first\n---\ntitle: x\n---\n",
+    ],
+)
+def test_no_closed_leading_fence_means_all_body(data: str) -> None:
+    note = parse(data)
+    assert dict(note.frontmatter) == {}
+    assert note.frontmatter_error is None
+    assert note.text == data
+    assert note.body == data
+    assert note.title == "note"
+
+
+def test_unclosed_frontmatter_body_is_indexed() -> None:
+    note = parse("---\ntitle: never closed\n\nBody #tag\n")
+    assert note.tags == ("tag",)
+    assert "never closed" in note.body
+
+
+@pytest.mark.parametrize(
+    ("data", "yaml_text", "body"),
+    [
+        ("---\n---\nbody\n", "", "body\n"),
+        ("---\na: 1\n...\nbody\n", "a: 1\n", "body\n"),
+        ("---\na: 1\n---", "a: 1\n", ""),
+        ("---  \na: 1\n---  \nbody", "a: 1\n", "body"),
+        ("---\na: 1\n---\n---\nb: 2\n---\n", "a: 1\n", "---\nb: 2\n---\n"),
+    ],
+)
+def test_split_frontmatter(data: str, yaml_text: str, body: str) -> None:
+    split = split_frontmatter(data)
+    assert (split.yaml_text, split.body) == (yaml_text, body)
+
+
+def test_frontmatter_that_is_a_list_is_an_error() -> None:
+    note = parse("---\n- a\n- b\n---\nBody #tag\n")
+    assert note.frontmatter_error is not None
+    assert "list" in note.frontmatter_error
+    assert "frontmatter_error" in note.flags
+    assert note.tags == ("tag",)
+    assert note.text == "Body #tag\n"
+
+
+@pytest.mark.parametrize("yaml_text", ["just a string", "42", "~", ""])
+def test_scalar_or_empty_frontmatter(yaml_text: str) -> None:
+    note = parse(f"---\n{yaml_text}\n---\nbody\n")
+    assert dict(note.frontmatter) == {}
+    if yaml_text in ("~", ""):
+        assert note.frontmatter_error is None
+    else:
+        assert "not a mapping" in (note.frontmatter_error or "")
+
+
+def test_broken_yaml_still_indexes_the_body() -> None:
+    data = "---\ntitle: Good\ntags: [a, b\nstatus: archived\n---\nThe body stays searchable #inline\n"
+    note = parse(data, path="notes/broken-yaml.md")
+    assert note.frontmatter_error is not None
+    assert "at line 4," in note.frontmatter_error  # the file line where the parser gave up: `status: archived`
+    assert "fix the YAML syntax" in note.frontmatter_error
+    assert dict(note.frontmatter) == {}
+    assert note.title == "broken yaml"
+    assert note.tags == ("inline",)
+    assert note.wall is None
+    assert "The body stays searchable" in note.body
+    assert "title: Good" in note.body  # the frontmatter's text is still searchable
+    assert note.text == "The body stays searchable #inline\n"
+
+
+@pytest.mark.parametrize(
+    "yaml_text",
+    [
+        "title: 'unterminated",
+        "a: b: c",
+        "\tindented: with tab",
+        "key: [1, 2\nother: 3",
+        "x: !!python/object/apply:os.system ['true']",
+        "x: !custom tag",
+        "x: !!bool maybe",
+        "x: !!int notanumber",
+        "x: *undefined_alias",
+        "a: 1\na: 2\n? [x]\n: y",
+        "x: 0x" + "f" * 400,  # a number too large to turn into text
+        "x: \x00",
+    ],
+)
+def test_unreadable_yaml_is_an_error_not_an_exception(yaml_text: str) -> None:
+    note = parse(f"---\n{yaml_text}\n---\nbody\n")
+    assert note.frontmatter_error
+    assert note.text == "body\n"
+
+
+def test_duplicate_keys_keep_the_last() -> None:
+    assert parse(fm("a: 1\na: 2")).frontmatter["a"] == 2
+
+
+def test_crlf_line_endings() -> None:
+    data = "---\r\ntitle: Windows\r\ntags: [win, crlf]\r\nstatus: archived\r\n---\r\n# Heading\r\nText #inline\r\n"
+    note = parse(data)
+    assert note.frontmatter_error is None
+    assert note.title == "Windows"
+    assert note.tags == ("win", "crlf", "inline")
+    assert note.wall == "archived"
+    assert note.text == "# Heading\r\nText #inline\r\n"
+    assert note.body_line == 5
+    assert [(s.level, s.heading) for s in sections(note.text)] == [(1, "Heading")]
+    assert section_text(note.text, "heading") == "Text #inline"
+
+
+def test_crlf_fenced_code() -> None:
+    text = "```yaml\r\nkey: 1\r\n```\r\n#after\r\n"
+    assert [(b.info, b.content) for b in fenced_blocks(text)] == [("yaml", "key: 1\r\n")]
+    assert inline_tags(text) == ["after"]
+
+
+def test_frontmatter_values_are_plain_data() -> None:
+    note = parse(fm("d: 2024-01-02\nt: 2024-01-02 03:04:05\nn: null\nf: 1.5\nb: yes\n2024-01-01: k"))
+    assert dict(note.frontmatter) == {
+        "d": "2024-01-02",
+        "t": "2024-01-02T03:04:05",
+        "n": None,
+        "f": 1.5,
+        "b": True,
+        "2024-01-01": "k",
+    }
+
+
+def test_load_yaml_is_strict_where_parse_note_is_tolerant() -> None:
+    assert load_yaml("") == {}
+    assert load_yaml("a: [1, {b: c}]") == {"a": [1, {"b": "c"}]}
+    with pytest.raises(YamlRefused, match="not valid YAML at line 2, column 1"):
+        load_yaml("a: [")
+    with pytest.raises(YamlRefused, match="not valid YAML at line 11, column 1"):
+        load_yaml("a: [", first_line=10)
+    assert sorted(load_yaml("s: !!set {a, b}")["s"]) == ["a", "b"]
+
+
+# --- markdown helpers ------------------------------------------------------------------------------------------
+
+
+def test_fenced_blocks_backticks_and_tildes() -> None:
+    text = "intro\n```yaml\na: 1\n```\nmiddle\n~~~ Python extra\nprint(1)\n~~~\n```\n\n```\n"
+    blocks = fenced_blocks(text)
+    assert [(b.info, b.content, b.start_line) for b in blocks] == [
+        ("yaml", "a: 1\n", 1),
+        ("Python extra", "print(1)\n", 5),
+        ("", "\n", 8),
+    ]
+    assert [b.content for b in fenced_blocks(text, "python")] == ["print(1)\n"]
+    assert [b.content for b in fenced_blocks(text, "YAML")] == ["a: 1\n"]
+    assert fenced_blocks(text, "json") == []
+
+
+def test_fence_closes_only_with_same_character_at_least_as_long() -> None:
+    text = "````md\n```\ninner\n```\n~~~~\n`````\nafter\n"
+    blocks = fenced_blocks(text)
+    assert len(blocks) == 1
+    assert blocks[0].info == "md"
+    assert blocks[0].content == "```\ninner\n```\n~~~~\n"
+    assert "after" in strip_code(text)
+
+
+def test_unclosed_fence_runs_to_the_end() -> None:
+    text = "before\n~~~\ncode #notatag\n# not a heading\n"
+    blocks = fenced_blocks(text)
+    assert [(b.info, b.content, b.start_line) for b in blocks] == [("", "code #notatag\n# not a heading\n\n", 1)]
+    assert inline_tags(text) == []
+    assert [s.heading for s in sections(text)] == [""]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "``` with ` backtick in info\nnot code\n",  # a backtick fence's info may not contain a backtick
+        "    ```\n    indented four spaces\n    ```\n",  # indented code, not a fence
+        "``\ntwo backticks\n``\n",
+    ],
+)
+def test_not_fences(text: str) -> None:
+    assert fenced_blocks(text) == []
+
+
+def test_strip_code_keeps_line_count() -> None:
+    text = "a\n```\nb\nc\n```\nd `e` f\n"
+    stripped = strip_code(text)
+    assert stripped.count("\n") == text.count("\n")
+    assert "b" not in stripped.split("\n")
+    assert "`e`" not in stripped
+
+
+def test_sections() -> None:
+    text = "preamble\n# One\none text\n## Sub ##\nsub text\n```\n# not a heading\n```\n#nospace is a tag\n# Two\n"
+    secs = sections(text)
+    assert [(s.level, s.heading, s.start_line) for s in secs] == [
+        (0, "", 0),
+        (1, "One", 1),
+        (2, "Sub", 3),
+        (1, "Two", 9),
+    ]
+    assert secs[0].content == "preamble"
+    assert secs[1].content == "one text"
+    assert "# not a heading" in secs[2].content
+    assert secs[3].content == ""
+    assert [(s.level, s.content) for s in sections("")] == [(0, "")]
+    assert [(s.level, s.heading) for s in sections("# Only\n")] == [(1, "Only")]
+
+
+def test_section_text() -> None:
+    text = "# Rules\nintro\n## Importance\nhigh\n### Detail\nmore\n## Other\nx\n# Next\ny\n"
+    assert section_text(text, "importance") == "high\n\n### Detail\nmore"
+    assert section_text(text, " IMPORTANCE ") == "high\n\n### Detail\nmore"
+    assert section_text(text, "Rules").startswith("intro\n\n## Importance\nhigh")
+    assert "y" not in (section_text(text, "Rules") or "").split("\n")
+    assert section_text(text, "Next") == "y"
+    assert section_text(text, "missing") is None
+    assert section_text("```\n# Fenced\n```\n", "Fenced") is None
+    assert section_text("# Empty\n# After\n", "Empty") == ""
+
+
+# --- the real vaults -------------------------------------------------------------------------------------------
+
+
+def test_every_corpus_note_parses() -> None:
+    if not CORPORA.is_dir():
+        pytest.skip(f"corpora not present at {CORPORA}")
+    paths = sorted(md_files(CORPORA))
+    assert len(paths) >= 4265
+    with_frontmatter = errors = non_ascii = 0
+    for rel in paths:
+        file = CORPORA / rel
+        note = parse_note(rel, file.read_bytes(), file.stat().st_mtime_ns)
+        assert note.path == rel
+        assert (CORPORA / Path(note.path)).is_file()  # the path leads back to the file, non-ASCII names too
+        assert note.title
+        assert note.captured_day > 0
+        non_ascii += not rel.isascii()
+        with_frontmatter += bool(note.frontmatter)
+        errors += note.frontmatter_error is not None
+    assert non_ascii > 150
+    assert with_frontmatter > 1200  # SOURCES.md counts 1,248 notes with frontmatter
+    assert errors <= with_frontmatter // 100
