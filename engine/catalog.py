@@ -215,6 +215,11 @@ class Catalog:
             for table in (*PER_DOC_TABLES, "notes"):
                 db.execute(f"DELETE FROM {table}")
 
+    def unfiled(self) -> list[tuple[str, str]]:
+        """(path, captured) of every note whose status is `unfiled`: the queue awaiting judgment."""
+        rows = self._db.execute("SELECT path, captured FROM notes WHERE lower(status) = 'unfiled' ORDER BY captured")
+        return [(p, c) for p, c in rows]
+
     def table_counts(self) -> dict[str, int]:
         """Rows in the notes table and in each per-document table."""
         return {t: int(self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in ("notes", *PER_DOC_TABLES)}

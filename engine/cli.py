@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import sys
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -14,10 +15,14 @@ from typing import Any, TextIO
 from rules import check_file, load_contract
 
 from . import __version__
+from .daemon import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Daemon, running_daemon
 from .errors import AgentmdError, UsageError
+from .gitops import corpus_write_gate, init_git
 from .reconcile import reconcile
 from .search import MODES, SearchRequest, search
+from .server import DEFAULT_PORT
 from .settings import Settings, resolve
+from .status import compute_status, read_json, render
 from .store import Store
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
@@ -77,6 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", help="the project the search is for (other projects' notes rank lower)")
     p.add_argument("--include-archived", action="store_true", help="also return archived/superseded/staged notes")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("serve", parents=[common], help="run the daemon: watch, index, commit, serve on loopback")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback port (default {DEFAULT_PORT})")
+    p.add_argument(
+        "--reconcile-interval", type=float, default=RECONCILE_INTERVAL, help="seconds between full passes (300)"
+    )
+    p.add_argument("--commit-debounce", type=float, default=COMMIT_DEBOUNCE, help="seconds of quiet before a commit")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("status", parents=[common], help="health of the index, git, queue and contract")
+    p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("gate", help="checks that bulk writes must pass")
+    gsub = p.add_subparsers(dest="gate_command", metavar="GATE", parser_class=_Parser)
+    g = gsub.add_parser("corpus-write", parents=[common], help="pass only when git is healthy and the tree clean")
+    g.set_defaults(func=cmd_gate_corpus_write)
+
+    p = sub.add_parser("init-git", parents=[common], help="make the vault a git repository with a first commit")
+    p.set_defaults(func=cmd_init_git)
 
     p = sub.add_parser("contract", help="the storage-rules contract")
     csub = p.add_subparsers(dest="contract_command", metavar="ACTION", parser_class=_Parser)
@@ -171,6 +196,64 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not lines:
         lines.append("no results")
     _emit(out, args, response, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    logging.getLogger("agentmd").setLevel(logging.INFO)
+    daemon = Daemon(
+        settings,
+        port=args.port,
+        reconcile_interval=args.reconcile_interval,
+        commit_debounce=args.commit_debounce,
+    )
+    return daemon.run_forever()
+
+
+def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | None:
+    info = running_daemon(settings.state_dir)
+    if info is None and port is None:
+        return None
+    port = port or (info or {}).get("port")
+    if not port:
+        return None
+    try:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+        with opener.open(f"http://127.0.0.1:{port}/status", timeout=5) as resp:
+            data = json.loads(resp.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    status = _daemon_status(settings, args.port)
+    if status is None:
+        contract = load_contract(settings.vault, settings.contract_path)
+        commit_state = read_json(settings.state_dir / "commit-state.json")
+        with Store(settings.cache_dir) as store:
+            status = compute_status(settings, store, contract, daemon={"running": False}, commit_state=commit_state)
+    _emit(out, args, status, render(status))
+    return EXIT_RED if status.get("red") else EXIT_OK
+
+
+def cmd_gate_corpus_write(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    result = corpus_write_gate(settings.vault)
+    payload = {"gate": "corpus-write", "ok": result.ok, "reason": result.reason, "detail": result.detail}
+    if result.ok:
+        _emit(out, args, payload, "corpus-write gate: pass")
+        return EXIT_OK
+    _emit(out, args, payload, f"corpus-write gate: refused ({result.reason})\n{result.detail}")
+    return EXIT_FAILURE
+
+
+def cmd_init_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    summary = init_git(settings.vault)
+    _emit(out, args, {"vault": str(settings.vault), "summary": summary}, summary)
     return EXIT_OK
 
 

@@ -8,6 +8,8 @@ client in the middle of a delete looks like.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import logging
 import os
 import time
@@ -106,6 +108,19 @@ def walk_vault(vault: Path) -> WalkResult:
     return WalkResult(files, skipped)
 
 
+def record_pass(store: Store, report: ReconcileReport) -> None:
+    """Remember when the last pass ran and what it did, for `agentmd status`."""
+    summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
+    summary["errors"] = len(report.errors)
+    summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    store.catalog.set_meta("last_pass", json.dumps(summary))
+
+
+def last_pass(store: Store) -> dict[str, Any] | None:
+    text = store.catalog.get_meta("last_pass")
+    return None if text is None else dict(json.loads(text))
+
+
 def index_doc(note: Note) -> IndexDoc:
     facts = {
         "title": note.title,
@@ -190,6 +205,7 @@ def reconcile(
             "`agentmd reindex --allow-mass-delete`"
         )
         report.seconds = time.perf_counter() - start
+        record_pass(store, report)
         return report
 
     todo = [p for p, st in on_disk.items() if known.get(p) != st]
@@ -244,6 +260,7 @@ def reconcile(
         progress(total, total)
     store.catalog.sweep_orphans()
     report.seconds = time.perf_counter() - start
+    record_pass(store, report)
     if report.changed:
         log.info(
             "reconcile: %d added, %d updated, %d deleted, %d unchanged in %.2fs",

@@ -1,0 +1,377 @@
+"""`agentmd serve`: the resident process that keeps one vault's index and git history current.
+
+Threads, each with one job:
+- the HTTP listener (started first, so `/health` and `/status` answer while a cold index builds);
+- the watcher, which turns file events into debounced path hints (the speed);
+- the indexer, the only writer of the index and catalog: a reconcile pass on every batch of hints, at
+  start-up and every `reconcile_interval` seconds (the guarantee when events are lost);
+- the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
+  change and after every periodic pass.
+One daemon per vault: an exclusive lock in the state directory refuses a second one, naming the first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rules import ContractCache
+
+from .errors import AgentmdError
+from .gitops import Committer
+from .reconcile import ReconcileReport, reconcile
+from .server import DEFAULT_PORT, HttpServer, build_app
+from .settings import Settings
+from .status import compute_status, read_json, write_json
+from .store import Store
+from .watcher import VaultWatcher
+
+log = logging.getLogger("agentmd.daemon")
+
+RECONCILE_INTERVAL = 300.0
+COMMIT_DEBOUNCE = 1.0
+
+
+class AlreadyRunning(AgentmdError):
+    pass
+
+
+class InstanceLock:
+    """An exclusive flock on `<state>/daemon.lock`; `<state>/daemon.json` says who holds it and where."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self.path = state_dir / "daemon.lock"
+        self.info_path = state_dir / "daemon.json"
+        self._fd: int | None = None
+
+    def acquire(self, info: dict[str, Any]) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            other = read_json(self.info_path) or {}
+            raise AlreadyRunning(
+                f"agentmd serve is already running for this vault (pid {other.get('pid', '?')}, "
+                f"port {other.get('port', '?')}); stop it first or use that one"
+            ) from None
+        self._fd = fd
+        write_json(self.info_path, info)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            self.info_path.unlink(missing_ok=True)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def running_daemon(state_dir: Path) -> dict[str, Any] | None:
+    """The running daemon's info (pid, port) for this state dir, or None when none holds the lock."""
+    lock = state_dir / "daemon.lock"
+    if not lock.exists():
+        return None
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return read_json(state_dir / "daemon.json") or {"pid": None, "port": None}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+class Daemon:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        port: int = DEFAULT_PORT,
+        reconcile_interval: float = RECONCILE_INTERVAL,
+        commit_debounce: float = COMMIT_DEBOUNCE,
+        watch: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.port = port
+        self.reconcile_interval = reconcile_interval
+        self.commit_debounce = commit_debounce
+        self.clock = clock
+        self.contracts = ContractCache(settings.vault, settings.contract_path)
+        self.lock = InstanceLock(settings.state_dir)
+        self.committer = Committer(settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths)
+        self.watcher = VaultWatcher(settings.vault, self._on_change) if watch else None
+        self.store: Store | None = None
+        self.server: HttpServer | None = None
+        self.started_at = dt.datetime.now(dt.UTC)
+
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._hints: set[str] = set()
+        self._pass_due = True  # a full pass at start-up
+        self._commit_due: float | None = None
+        self._stale = True  # until the first pass completes
+        self._refused: str | None = None
+        self._last_report: ReconcileReport | None = None
+        self._status: dict[str, Any] = {}
+        self._status_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self.passes = 0
+        self.commits = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.lock.acquire({"pid": os.getpid(), "port": self.port, "host": socket.gethostname()})
+        try:
+            self._setup_log_file()
+            log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)
+            self.server = HttpServer(build_app(self.health, self.status), self.port)
+            self.server.start()
+            if self.port == 0:
+                self.port = self.server.port
+                write_json(self.lock.info_path, {"pid": os.getpid(), "port": self.port, "host": socket.gethostname()})
+            for line in self.committer.prepare():
+                log.info("%s", line)
+            if self.watcher is not None:
+                self.watcher.start()
+            for name, target in (("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)):
+                t = threading.Thread(target=target, name=name, daemon=True)
+                t.start()
+                self._threads.append(t)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("listening on http://127.0.0.1:%d", self.port)
+
+    def stop(self) -> None:
+        """Stop watching, let the pass and the commit in flight finish, flush the index, release the lock."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self.watcher is not None:
+            self.watcher.stop()
+        for t in self._threads:
+            t.join(timeout=60)
+        if self.store is not None:
+            self.store.close()
+        if self.server is not None:
+            self.server.stop()
+        self.lock.release()
+        log.info("stopped")
+        for handler in list(logging.getLogger("agentmd").handlers):
+            if getattr(handler, "agentmd_daemon_file", False):
+                logging.getLogger("agentmd").removeHandler(handler)
+                handler.close()
+
+    def run_forever(self) -> int:
+        """Foreground: start, wait for SIGINT/SIGTERM, stop cleanly."""
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: Any) -> None:
+            log.info("signal %d: shutting down", signum)
+            stop.set()
+
+        old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.start()
+            while not stop.wait(1.0):
+                if self._stop.is_set():
+                    break
+        finally:
+            self.stop()
+            for s, h in old.items():
+                signal.signal(s, h)
+        return 0
+
+    def _setup_log_file(self) -> None:
+        self.settings.state_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            self.settings.state_dir / "agentmd.log", maxBytes=5 * 2**20, backupCount=3, encoding="utf-8"
+        )
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.agentmd_daemon_file = True  # type: ignore[attr-defined]
+        root = logging.getLogger("agentmd")
+        root.addHandler(handler)
+        if root.level == logging.NOTSET or root.level > logging.INFO:
+            root.setLevel(logging.INFO)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _on_change(self, paths: set[str]) -> None:
+        with self._cond:
+            self._hints |= paths
+            self._commit_due = self.clock() + self.commit_debounce
+            self._cond.notify_all()
+
+    def request_pass(self) -> None:
+        with self._cond:
+            self._pass_due = True
+            self._cond.notify_all()
+
+    def request_commit(self, delay: float = 0.0) -> None:
+        with self._cond:
+            self._commit_due = self.clock() + delay
+            self._cond.notify_all()
+
+    # -- indexer ---------------------------------------------------------------------------------
+
+    def _indexer_loop(self) -> None:
+        try:
+            self.store = Store(self.settings.cache_dir)
+            for notice in self.store.notices:
+                log.warning("%s", notice)
+        except Exception:
+            log.exception("could not open the index at %s", self.settings.cache_dir)
+            self._stop.set()
+            return
+        next_periodic = self.clock()
+        while not self._stop.is_set():
+            with self._cond:
+                while not (self._hints or self._pass_due or self._stop.is_set()):
+                    timeout = next_periodic - self.clock()
+                    if timeout <= 0:
+                        self._pass_due = True
+                        break
+                    self._cond.wait(min(timeout, 5.0))
+                    self._refresh_status_if_old()
+                if self._stop.is_set():
+                    break
+                periodic = self._pass_due
+                self._hints.clear()
+                self._pass_due = False
+            self._run_pass()
+            if periodic:
+                next_periodic = self.clock() + self.reconcile_interval
+                self.request_commit(0.0)
+
+    def _run_pass(self) -> None:
+        assert self.store is not None
+        try:
+            report = reconcile(self.settings.vault, self.store)
+        except AgentmdError as exc:
+            log.error("reconcile failed: %s", exc)
+            return
+        except Exception:
+            log.exception("reconcile failed")
+            return
+        self.passes += 1
+        self._last_report = report
+        if report.refused:
+            if self._refused != report.refused:
+                log.error("reconcile refused: %s", report.refused)
+            self._refused = report.refused
+        else:
+            self._refused = None
+        for err in report.errors:
+            log.warning("could not index %s: %s", err["path"], err["error"])
+        self._refresh_status(first_pass_done=True)
+        self._stale = False
+
+    # -- committer -------------------------------------------------------------------------------
+
+    def _committer_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stop.is_set():
+                    due = self._commit_due
+                    now = self.clock()
+                    if due is not None and now >= due:
+                        break
+                    self._cond.wait(None if due is None else max(0.0, due - now))
+                if self._stop.is_set():
+                    break
+                self._commit_due = None
+            self._run_commit()
+        self._run_commit(final=True)
+
+    def _run_commit(self, final: bool = False) -> None:
+        if self._refused:
+            log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
+            return
+        result = self.committer.commit_cycle()
+        for w in result.warnings:
+            log.warning("%s", w)
+        if result.skipped:
+            log.warning("commit cycle skipped: %s", result.skipped)
+        if result.error:
+            log.error("commit failed: %s", result.error)
+        for c in result.commits:
+            self.commits += 1
+            log.info("committed %s (origin: %s, %d files)", c.sha[:10], c.origin, len(c.paths))
+        if not final:
+            msg = self.committer.repack_if_due()
+            if msg:
+                log.info("%s", msg)
+        write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
+        self._refresh_status()
+
+    # -- status ----------------------------------------------------------------------------------
+
+    def daemon_info(self) -> dict[str, Any]:
+        return {
+            "running": True,
+            "pid": os.getpid(),
+            "port": self.port,
+            "started_at": self.started_at.isoformat(timespec="seconds"),
+            "passes": self.passes,
+            "commits": self.commits,
+            "watcher": self.watcher.stats() if self.watcher is not None else {"running": False},
+        }
+
+    def _refresh_status(self, first_pass_done: bool = False) -> None:
+        if self.store is None or (self._stale and not first_pass_done):
+            return
+        try:
+            status = compute_status(
+                self.settings,
+                self.store,
+                self.contracts.get(),
+                daemon=self.daemon_info(),
+                commit_state=self.committer.state.to_dict(),
+                stale=False,
+            )
+        except Exception:
+            log.exception("status could not be computed")
+            return
+        with self._status_lock:
+            self._status = status
+            self._status_at = self.clock()
+
+    def _refresh_status_if_old(self) -> None:
+        if self.clock() - getattr(self, "_status_at", 0.0) > 10.0:
+            self._refresh_status()
+
+    def health(self) -> dict[str, Any]:
+        return {"ok": True, "index_stale": self._stale, "vault": str(self.settings.vault), "pid": os.getpid()}
+
+    def status(self) -> dict[str, Any]:
+        with self._status_lock:
+            cached = dict(self._status)
+        if not cached:  # the first pass has not finished: answer from what is known without the index
+            cached = {
+                "vault": str(self.settings.vault),
+                "color": "yellow",
+                "red": [],
+                "yellow": ["index-building: the first pass has not finished"],
+                "index": {"index_stale": True},
+            }
+        cached["daemon"] = self.daemon_info()
+        cached.setdefault("index", {})["index_stale"] = self._stale
+        return cached

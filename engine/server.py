@@ -1,0 +1,192 @@
+"""The daemon's HTTP listener: loopback only, JSON only.
+
+Every request passes `LoopbackGuard` first: the peer address must be loopback, the `Host` header must
+name a loopback address, and an `Origin` header, when present, must be a loopback origin; anything else
+gets 403 and nothing is done. This is what stops a web page in the user's browser from reaching the
+daemon through DNS rebinding. Request bodies over `MAX_BODY_BYTES` are refused with 413. No CORS headers
+are ever sent. There is no bearer token: any local process can read the vault files anyway.
+
+Routes are plain functions of the `Daemon` they serve; `build_app` takes extra routes and an optional
+lifespan so further endpoints mount on the same listener.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+log = logging.getLogger("agentmd.server")
+
+DEFAULT_PORT = 7821
+MAX_BODY_BYTES = 1 * 2**20
+
+
+def _is_loopback_host(hostport: str) -> bool:
+    try:
+        host = urlsplit("//" + hostport).hostname
+    except ValueError:
+        return False
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def _deny(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class LoopbackGuard:
+    """Pure ASGI middleware (safe with streaming responses) enforcing loopback peers, hosts and origins."""
+
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        client = scope.get("client")
+        try:
+            peer_ok = client is not None and ipaddress.ip_address(client[0]).is_loopback
+        except ValueError:
+            peer_ok = False
+        origin = headers.get("origin")
+        origin_ok = True
+        if origin is not None:
+            parts = urlsplit(origin)
+            origin_ok = parts.scheme in ("http", "https") and _is_loopback_host(parts.netloc)
+        if not (peer_ok and _is_loopback_host(headers.get("host", "")) and origin_ok):
+            log.warning(
+                "refused a request: peer=%s host=%r origin=%r",
+                client[0] if client else None,
+                headers.get("host"),
+                origin,
+            )
+            await _deny(send, 403, "forbidden: agentmd answers loopback clients only")
+            return
+        if scope["type"] == "websocket":
+            await _deny(send, 403, "forbidden: websockets are not served")
+            return
+        length = headers.get("content-length")
+        if length is not None:
+            try:
+                too_big = int(length) > self.max_body
+            except ValueError:
+                too_big = True
+            if too_big:
+                await _deny(send, 413, f"request body over {self.max_body} bytes")
+                return
+        received = 0
+
+        async def limited_receive() -> Any:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise _BodyTooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited_receive, send)
+        except _BodyTooLarge:
+            await _deny(send, 413, f"request body over {self.max_body} bytes")
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def build_app(
+    health: Callable[[], dict[str, Any]],
+    status: Callable[[], dict[str, Any]],
+    *,
+    extra_routes: Sequence[BaseRoute] = (),
+    lifespan: Any = None,
+) -> ASGIApp:
+    async def health_route(request: Request) -> Response:
+        return JSONResponse(health())
+
+    async def status_route(request: Request) -> Response:
+        return JSONResponse(status())
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": f"no such endpoint: {request.url.path}"}, status_code=404)
+
+    async def method_not_allowed(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": f"{request.method} is not allowed on {request.url.path}"}, status_code=405)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("request to %s failed", request.url.path)
+        return JSONResponse({"error": "internal error; see the agentmd log"}, status_code=500)
+
+    routes: list[BaseRoute] = [
+        Route("/health", health_route, methods=["GET"]),
+        Route("/status", status_route, methods=["GET"]),
+        *extra_routes,
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error, Exception: server_error},
+    )
+    return LoopbackGuard(app)
+
+
+class HttpServer:
+    """uvicorn in a background thread, bound to 127.0.0.1."""
+
+    def __init__(self, app: ASGIApp, port: int, host: str = "127.0.0.1") -> None:
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="auto")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="agentmd-http", daemon=True)
+        self.port = port
+
+    def start(self, timeout: float = 10.0) -> None:
+        self._thread.start()
+        started = threading.Event()
+
+        def check() -> bool:
+            return bool(self._server.started) or not self._thread.is_alive()
+
+        deadline = timeout
+        while not check() and deadline > 0:
+            started.wait(0.02)
+            deadline -= 0.02
+        if not self._server.started:
+            raise OSError(f"could not listen on 127.0.0.1:{self.port} (is the port in use?); pick another with --port")
+        if self.port == 0:
+            sockets = [s for srv in self._server.servers for s in srv.sockets]
+            if sockets:
+                self.port = sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)

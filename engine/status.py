@@ -1,0 +1,198 @@
+"""`agentmd status`: one view of the vault's health, each part green, yellow or red.
+
+The daemon serves this from memory at `/status`; without a daemon it is computed from disk (the catalog,
+the git repository, the contract and the daemon's last saved state). Red means someone should look:
+the CLI exits 3 when any part is red and names each red condition.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rules import ContractState
+
+from .gitops import git_health, worktrees_inside
+from .reconcile import last_pass
+from .settings import Settings
+from .store import Store
+
+INDEX_RED_AGE = dt.timedelta(minutes=15)
+QUEUE_RED_AGE = dt.timedelta(days=3)
+QUEUE_RED_COUNT = 1000
+STALL_RED = dt.timedelta(minutes=30)
+
+
+def _parse_time(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
+    return None if then is None else round((now - then).total_seconds(), 1)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomic replace, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+    """Unfiled notes awaiting judgment. The first run records a baseline: notes already waiting then are
+    the inherited backlog, reported but never red."""
+    unfiled = store.catalog.unfiled()
+    baseline_path = state_dir / "queue-baseline.json"
+    baseline = read_json(baseline_path)
+    if baseline is None:
+        baseline = {"recorded_at": now.isoformat(timespec="seconds"), "paths": sorted(p for p, _c in unfiled)}
+        write_json(baseline_path, baseline)
+    inherited = set(baseline.get("paths", []))
+    new = [(p, c) for p, c in unfiled if p not in inherited]
+    oldest = min((_parse_time(c) for _p, c in new if _parse_time(c)), default=None)
+    oldest_age = now - oldest if oldest else None
+    reasons = []
+    if len(new) >= QUEUE_RED_COUNT:
+        reasons.append(f"queue-size: {len(new)} unfiled notes (red at {QUEUE_RED_COUNT})")
+    if oldest_age is not None and oldest_age > QUEUE_RED_AGE:
+        reasons.append(f"queue-age: oldest unfiled note waits {oldest_age.days} days (red past 3)")
+    return {
+        "count": len(new),
+        "oldest_age_days": round(oldest_age.total_seconds() / 86400, 1) if oldest_age else None,
+        "inherited": len([p for p, _c in unfiled if p in inherited]),
+        "baseline_recorded_at": baseline.get("recorded_at"),
+        "red": reasons,
+    }
+
+
+def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.datetime) -> dict[str, Any]:
+    info = last_pass(store)
+    at = _parse_time(info.get("at")) if info else None
+    reasons = []
+    if info is None:
+        reasons.append("index-never-built: run `agentmd reindex` or start `agentmd serve`")
+    elif info.get("refused"):
+        reasons.append(f"reconcile-refused: {info['refused']}")
+    elif daemon_running and at is not None and now - at > INDEX_RED_AGE:
+        reasons.append(f"index-stale: last pass {int((now - at).total_seconds() // 60)} min ago (red past 15)")
+    return {
+        "documents": store.index.doc_count(),
+        "last_pass_at": info.get("at") if info else None,
+        "last_pass_age_s": _age_s(at, now),
+        "last_pass": info,
+        "index_stale": stale,
+        "flags": store.catalog.flag_counts(),
+        "red": reasons,
+    }
+
+
+def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime) -> dict[str, Any]:
+    health = git_health(vault)
+    state = dict(commit_state or {})
+    failures = int(state.get("commit_failures", 0) or 0)
+    first = _parse_time(state.get("first_commit_failure"))
+    reasons = []
+    if failures and first is not None and now - first >= STALL_RED:
+        reasons.append(
+            f"commit-stalled: {failures} failed commit cycles since {state.get('first_commit_failure')}: "
+            f"{state.get('last_commit_error')}"
+        )
+    worktrees = worktrees_inside(vault) if health.ok else []
+    return {
+        "state": "ok" if health.ok else "degraded",
+        "reason": health.reason,
+        "detail": health.detail,
+        "commit_failures": failures,
+        "first_commit_failure": state.get("first_commit_failure"),
+        "last_commit_error": state.get("last_commit_error"),
+        "last_commit_at": state.get("last_commit_at"),
+        "worktrees_inside_vault": worktrees,
+        "red": reasons,
+    }
+
+
+def contract_section(state: ContractState) -> dict[str, Any]:
+    out = state.to_status()
+    out["red"] = [f"contract-halted: {e}" for e in state.errors] if state.halted else []
+    return out
+
+
+def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, Any]) -> dict[str, Any]:
+    red = [r for part in parts.values() for r in part.get("red", [])]
+    yellow = []
+    if parts["git"]["state"] != "ok":
+        yellow.append(f"git-degraded: {parts['git']['reason']}: {parts['git']['detail']}")
+    if not daemon.get("running"):
+        yellow.append("daemon-not-running: start `agentmd serve` to keep the index and git current")
+    color = "red" if red else ("yellow" if yellow else "green")
+    return {"vault": str(vault), "color": color, "red": red, "yellow": yellow, "daemon": daemon, **parts}
+
+
+def compute_status(
+    settings: Settings,
+    store: Store,
+    contract: ContractState,
+    *,
+    daemon: dict[str, Any],
+    commit_state: dict[str, Any] | None,
+    stale: bool = False,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    now = now or dt.datetime.now(dt.UTC)
+    parts = {
+        "index": index_section(store, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
+        "queue": queue_section(store, settings.state_dir, now),
+        "git": git_section(settings.vault, commit_state, now),
+        "contract": contract_section(contract),
+    }
+    return assemble(parts, settings.vault, daemon)
+
+
+def render(status: dict[str, Any]) -> str:
+    """Readable text for a terminal."""
+    idx, git, queue, contract, daemon = (status[k] for k in ("index", "git", "queue", "contract", "daemon"))
+    lines = [f"agentmd status: {status['color'].upper()}  ({status['vault']})"]
+    if daemon.get("running"):
+        lines.append(f"  daemon    running (pid {daemon.get('pid')}, port {daemon.get('port')})")
+    else:
+        lines.append("  daemon    not running")
+    age = idx["last_pass_age_s"]
+    age_text = "never" if age is None else f"{int(age)}s ago"
+    stale = " (index building)" if idx.get("index_stale") else ""
+    lines.append(f"  index     {idx['documents']} notes, last pass {age_text}{stale}")
+    if git["state"] == "ok":
+        lines.append(f"  git       ok, {git['commit_failures']} failed commit cycles")
+    else:
+        lines.append(f"  git       degraded: {git['reason']} ({git['detail']})")
+    if git["worktrees_inside_vault"]:
+        lines.append("  worktrees inside the vault: " + ", ".join(git["worktrees_inside_vault"]))
+    oldest = queue["oldest_age_days"]
+    lines.append(
+        f"  queue     {queue['count']} unfiled"
+        + (f", oldest {oldest} days" if oldest is not None else "")
+        + (f" (+{queue['inherited']} inherited)" if queue["inherited"] else "")
+    )
+    lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']})")
+    for r in status["red"]:
+        lines.append(f"RED    {r}")
+    for y in status["yellow"]:
+        lines.append(f"yellow {y}")
+    return "\n".join(lines)

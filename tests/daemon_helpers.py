@@ -1,0 +1,78 @@
+"""Helpers for tests that run the real daemon against a real git vault."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test User",
+    "GIT_AUTHOR_EMAIL": "user@example.com",
+    "GIT_COMMITTER_NAME": "Test User",
+    "GIT_COMMITTER_EMAIL": "user@example.com",
+}
+
+
+def git(vault: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(
+        ["git", "-C", str(vault), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+def make_repo(vault: Path, notes: dict[str, str] | None = None) -> Path:
+    vault.mkdir(parents=True, exist_ok=True)
+    git(vault, "init", "-q", "-b", "main")
+    git(vault, "config", "user.name", "Test User")
+    git(vault, "config", "user.email", "user@example.com")
+    for rel, text in (notes or {"README.md": "# Vault\n"}).items():
+        p = vault / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "start")
+    return vault
+
+
+def origins(vault: Path) -> list[str]:
+    """The origin trailer of every commit, newest first."""
+    out = git(vault, "log", "--format=%(trailers:key=origin,valueonly)%x1e")
+    return [chunk.strip() for chunk in out.split("\x1e") if chunk.strip()]
+
+
+def files_in_commit(vault: Path, rev: str = "HEAD") -> set[str]:
+    return set(git(vault, "show", "--name-only", "--format=", rev).split())
+
+
+def is_clean(vault: Path) -> bool:
+    return git(vault, "status", "--porcelain") == ""
+
+
+def wait_until(pred: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """Poll `pred` until it returns something truthy or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        pause.wait(0.02)
+
+
+def http_get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
+    try:
+        with opener.open(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")

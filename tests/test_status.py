@@ -1,0 +1,146 @@
+"""`agentmd status` and `agentmd gate corpus-write` from the command line, computed from disk."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from conftest import Vault
+from daemon_helpers import git, make_repo
+
+
+@pytest.fixture
+def repo_vault(tmp_path: Path) -> Vault:
+    make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/a.md": "alpha\n"})
+    return Vault(tmp_path / "vault")
+
+
+def _args(vault: Vault, tmp_path: Path) -> tuple[str, ...]:
+    return ("--vault", str(vault.root), "--index", str(tmp_path / "idx"))
+
+
+def test_healthy_vault_is_not_red(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    assert cli("reindex", *_args(repo_vault, tmp_path)).code == 0
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 0, r.out
+    status = r.json()
+    assert status["red"] == [] and status["color"] == "yellow"  # yellow: no daemon is running
+    assert status["index"]["documents"] == 2
+    assert status["git"]["state"] == "ok" and status["git"]["commit_failures"] == 0
+    assert status["contract"]["halted"] is False
+    text = cli("status", *_args(repo_vault, tmp_path)).out
+    assert "index     2 notes" in text and "daemon    not running" in text
+
+
+def test_never_indexed_is_red(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    r = cli("status", *_args(repo_vault, tmp_path))
+    assert r.code == 3 and "index-never-built" in r.out
+
+
+def test_halted_contract_is_red(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    repo_vault.write("standards/storage-rules.md", "# Rules\n\n```yaml\nclass_weights:\n  unfiled: 7\n```\n")
+    cli("reindex", *_args(repo_vault, tmp_path))
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 3
+    assert any(x.startswith("contract-halted") and "class_weights" in x for x in r.json()["red"])
+
+
+def test_commit_stall_is_red_after_30_minutes(cli, repo_vault: Vault, tmp_path: Path, monkeypatch) -> None:
+    state_home = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state_home))
+    cli("reindex", *_args(repo_vault, tmp_path))
+    from engine.settings import resolve
+
+    state_dir = resolve(vault=str(repo_vault.root)).state_dir
+    state_dir.mkdir(parents=True, exist_ok=True)
+    now = dt.datetime.now(dt.UTC)
+    stall = {"commit_failures": 4, "last_commit_error": "fatal: cannot lock ref 'HEAD'"}
+    (state_dir / "commit-state.json").write_text(
+        json.dumps(stall | {"first_commit_failure": (now - dt.timedelta(minutes=29)).isoformat()})
+    )
+    assert cli("status", *_args(repo_vault, tmp_path)).code == 0
+    (state_dir / "commit-state.json").write_text(
+        json.dumps(stall | {"first_commit_failure": (now - dt.timedelta(minutes=31)).isoformat()})
+    )
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 3
+    assert any(x.startswith("commit-stalled") and "cannot lock ref" in x for x in r.json()["red"])
+
+
+def test_refused_mass_delete_is_red(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    for i in range(30):
+        repo_vault.note(f"bulk/n{i}.md", f"note {i}\n")
+    cli("reindex", *_args(repo_vault, tmp_path))
+    for i in range(30):
+        repo_vault.remove(f"bulk/n{i}.md")
+    assert cli("reindex", *_args(repo_vault, tmp_path)).code == 1
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 3 and any(x.startswith("reconcile-refused") for x in r.json()["red"])
+
+
+def test_queue_baseline_then_age_and_size(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    old = (dt.date.today() - dt.timedelta(days=10)).isoformat()
+    repo_vault.note("memory/inherited.md", "waiting since long ago\n", status="unfiled", captured=old)
+    cli("reindex", *_args(repo_vault, tmp_path))
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 0, "the backlog present at the first run is inherited, not red"
+    assert r.json()["queue"] == r.json()["queue"] | {"count": 0, "inherited": 1}
+
+    recent = (dt.date.today() - dt.timedelta(days=1)).isoformat()
+    repo_vault.note("memory/fresh.md", "new and waiting\n", status="unfiled", captured=recent)
+    cli("reindex", *_args(repo_vault, tmp_path))
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 0 and r.json()["queue"]["count"] == 1
+
+    stale = (dt.date.today() - dt.timedelta(days=4)).isoformat()
+    repo_vault.note("memory/stale.md", "waiting four days\n", status="unfiled", captured=stale)
+    cli("reindex", *_args(repo_vault, tmp_path))
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 3 and any(x.startswith("queue-age") for x in r.json()["red"])
+
+    repo_vault.remove("memory/stale.md")
+    for i in range(1000):
+        repo_vault.note(f"memory/q/n{i}.md", f"queued {i}\n", status="unfiled", captured=recent)
+    cli("reindex", *_args(repo_vault, tmp_path))
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 3 and any(x.startswith("queue-size") for x in r.json()["red"])
+
+
+def test_worktree_inside_vault_is_named(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    git(repo_vault.root, "worktree", "add", "-q", str(repo_vault.root / "wt"), "-b", "side")
+    cli("reindex", *_args(repo_vault, tmp_path))
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert any(w.endswith("wt") for w in r.json()["git"]["worktrees_inside_vault"])
+    assert "worktrees inside the vault" in cli("status", *_args(repo_vault, tmp_path)).out
+
+
+def test_not_a_repository_is_degraded_not_red(cli, vault: Vault, tmp_path: Path) -> None:
+    vault.note("a.md", "x\n")
+    cli("reindex", *_args(vault, tmp_path))
+    r = cli("status", *_args(vault, tmp_path), "--json")
+    assert r.json()["git"]["state"] == "degraded" and r.json()["git"]["reason"] == "not-a-repository"
+    assert any(y.startswith("git-degraded") for y in r.json()["yellow"])
+
+
+def test_gate_corpus_write(cli, repo_vault: Vault, vault: Vault, tmp_path: Path) -> None:
+    r = cli("gate", "corpus-write", "--vault", str(repo_vault.root))
+    assert r.code == 0 and "pass" in r.out
+    repo_vault.write("notes/a.md", "changed\n")
+    r = cli("gate", "corpus-write", "--vault", str(repo_vault.root), "--json")
+    assert r.code == 1 and r.json()["reason"] == "uncommitted-changes"
+    r = cli("gate", "corpus-write", "--vault", str(tmp_path / "home"))
+    assert r.code == 1 and "git-degraded" in r.out
+    assert cli("gate", "corpus-write", "--force", "--vault", str(repo_vault.root)).code == 2, "no override exists"
+
+
+def test_init_git(cli, vault: Vault) -> None:
+    vault.note("a.md", "x\n")
+    r = cli("init-git", "--vault", str(vault.root))
+    assert r.code == 0, r.err
+    assert (vault.root / ".gitignore").exists()
+    assert git(vault.root, "status", "--porcelain") == ""
+    assert cli("gate", "corpus-write", "--vault", str(vault.root)).code == 0
+    r = cli("init-git", "--vault", str(vault.root))
+    assert r.code != 0 and "already" in r.err
