@@ -62,6 +62,9 @@ def wait_for(pred, timeout: float = 30.0) -> float:  # type: ignore[no-untyped-d
 
 
 def main() -> int:
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--edits", type=int, default=100)
@@ -102,7 +105,7 @@ def main() -> int:
 
     def found(token: str) -> bool:
         assert daemon.store is not None
-        return bool(daemon.store.index.search([token], limit=1).hits)
+        return bool(daemon.store.index.search([token], limit=1, include_walled=True).hits)
 
     searchable = []
     for i in range(args.edits):

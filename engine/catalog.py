@@ -154,13 +154,22 @@ class Catalog:
         tags = tuple(r[0] for r in self._db.execute("SELECT tag FROM tags WHERE path=?", (path,)))
         aliases = tuple(r[0] for r in self._db.execute("SELECT alias FROM aliases WHERE path=?", (path,)))
         return NoteRow(
-            row[0],
-            (row[1], row[2], row[3], row[4]),
-            *row[5:15],
-            tuple(filter(None, row[15].split(","))),
-            row[16],
-            tags,
-            aliases,
+            path=row[0],
+            stat=(row[1], row[2], row[3], row[4]),
+            hash=row[5],
+            captured=row[6],
+            captured_source=row[7],
+            title=row[8],
+            status=row[9],
+            lifecycle=row[10],
+            type=row[11],
+            project=row[12],
+            superseded_by=row[13],
+            wall=row[14],
+            flags=tuple(filter(None, row[15].split(","))),
+            frontmatter_error=row[16],
+            tags=tags,
+            aliases=aliases,
         )
 
     def apply(self, upserts: Iterable[NoteRow], deletes: Iterable[str], touched: Iterable[tuple[str, StatKey]]) -> None:
@@ -215,9 +224,15 @@ class Catalog:
             for table in (*PER_DOC_TABLES, "notes"):
                 db.execute(f"DELETE FROM {table}")
 
+    def paths_with_title(self, title: str) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT path FROM notes WHERE title = ?", (title,))]
+
     def unfiled(self) -> list[tuple[str, str]]:
         """(path, captured) of every note whose status is `unfiled`: the queue awaiting judgment."""
-        rows = self._db.execute("SELECT path, captured FROM notes WHERE lower(status) = 'unfiled' ORDER BY captured")
+        rows = self._db.execute(
+            "SELECT path, captured FROM notes WHERE lower(status) = 'unfiled' AND ',' || flags || ',' NOT LIKE"
+            " '%,probe,%' ORDER BY captured"
+        )
         return [(p, c) for p, c in rows]
 
     def table_counts(self) -> dict[str, int]:

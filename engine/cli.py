@@ -12,12 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from rules import check_file, load_contract
+from rules import check_file, decide, explain, load_contract
 
 from . import __version__
+from .backends import LocalBackend, RemoteBackend, backend_for
+from .capture import CaptureRefused, request_from_cli
+from .capture import field_names as capture_field_names
 from .daemon import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Daemon, running_daemon
 from .errors import AgentmdError, UsageError
 from .gitops import corpus_write_gate, init_git
+from .mcp_server import build_mcp
 from .reconcile import reconcile
 from .search import MODES, SearchRequest, search
 from .server import DEFAULT_PORT
@@ -45,8 +49,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
-def _common() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+def _common() -> _Parser:
+    p = _Parser(add_help=False)
     p.add_argument("--vault", help="the vault folder")
     p.add_argument("--index", help="the cache folder holding the index and catalog")
     p.add_argument("--config", help="a config file to read instead of the default")
@@ -102,6 +106,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init-git", parents=[common], help="make the vault a git repository with a first commit")
     p.set_defaults(func=cmd_init_git)
+
+    p = sub.add_parser("capture", parents=[common], help="save a note through the governed write path")
+    p.add_argument("--title", required=True, help="one line saying what the note is about")
+    body = p.add_mutually_exclusive_group()
+    body.add_argument("--body", help="the note's Markdown body (default: read standard input when piped)")
+    body.add_argument("--body-file", help="read the body from this file")
+    p.add_argument("--type", help="memory type (see the contract's types), e.g. decision")
+    p.add_argument("--summary", help="one-sentence summary")
+    p.add_argument("--why", help="why this is worth keeping (with --type, files the note as active)")
+    p.add_argument("--importance", help="1 (record) to 5 (vital), or low/medium/high/critical")
+    p.add_argument("--related", help="comma-separated note names to link")
+    p.add_argument("--project", help="project slug")
+    p.add_argument("--task", help="the task this came from")
+    p.add_argument("--tags", help="comma-separated tags")
+    p.add_argument("--aliases", help="comma-separated aliases")
+    p.add_argument("--source", help="where this came from (a source tag from the contract)")
+    p.add_argument("--source-url", help="the URL it came from (always untrusted)")
+    p.add_argument("--space", help="a contract space other than memory, e.g. projects")
+    p.add_argument("--instructions", help="your own filing instructions, kept on the note")
+    p.add_argument("--operator", action="store_true", help="write as the vault's owner (alignment-level folders)")
+    p.set_defaults(func=cmd_capture)
+
+    p = sub.add_parser("door", help="who may write where")
+    dsub = p.add_subparsers(dest="door_command", metavar="ACTION", parser_class=_Parser)
+    d = dsub.add_parser("check", parents=[common], help="the door's verdict for a path, and the rule that decided")
+    d.add_argument("path", help="vault-relative path of the note to write")
+    d.add_argument("--actor", default="agent", choices=["agent", "operator", "phone"], help="who writes")
+    d.add_argument("--existing", action="store_true", help="judge an edit of an existing file, not a creation")
+    d.set_defaults(func=cmd_door_check)
+
+    p = sub.add_parser("mcp", parents=[common], help="serve the two MCP tools over stdio")
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("probe", parents=[common], help="run the daemon's self-probe now")
+    p.add_argument("--budget", type=float, default=5.0, help="seconds the round trip may take (default 5)")
+    p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("contract", help="the storage-rules contract")
     csub = p.add_subparsers(dest="contract_command", metavar="ACTION", parser_class=_Parser)
@@ -255,6 +295,80 @@ def cmd_init_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     summary = init_git(settings.vault)
     _emit(out, args, {"vault": str(settings.vault), "summary": summary}, summary)
     return EXIT_OK
+
+
+def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    if args.body is not None:
+        body = args.body
+    elif args.body_file:
+        try:
+            body = Path(args.body_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"could not read --body-file {args.body_file}: {exc}") from None
+    elif not sys.stdin.isatty():
+        body = sys.stdin.read()
+    else:
+        body = ""
+    fields = {name: getattr(args, name) for name in capture_field_names() if name not in ("title", "body")}
+    request = request_from_cli({"title": args.title, "body": body, **fields})
+    backend = backend_for(settings, actor="operator" if args.operator else "agent")
+    try:
+        result = backend.capture(request)
+    except CaptureRefused as exc:
+        if args.json:
+            _emit(out, args, {"refused": True, "code": exc.code, "error": str(exc)}, "")
+        raise
+    finally:
+        if isinstance(backend, LocalBackend):
+            backend.close()
+    verb = "reinforced" if result.get("reinforced") else "captured"
+    text = f"{verb} {result['path']} (status {result['status']}, indexed {str(result['indexed']).lower()})"
+    for w in result.get("warnings", []):
+        text += f"\n  warning: {w}"
+    if result.get("note"):
+        text += f"\n  note: {result['note']}"
+    _emit(out, args, result, text)
+    return EXIT_OK
+
+
+def cmd_door_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    decision = decide(settings.vault, args.path, contract, actor=args.actor, creating=not args.existing)
+    payload = {
+        "path": decision.path,
+        "allowed": decision.allowed,
+        "level": decision.level,
+        "rule": decision.rule,
+        "reason": decision.reason,
+    }
+    _emit(out, args, payload, explain(decision))
+    return EXIT_OK if decision.allowed else EXIT_FAILURE
+
+
+def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    backend = backend_for(settings)
+    try:
+        build_mcp(backend).run("stdio")
+    finally:
+        if isinstance(backend, LocalBackend):
+            backend.close()
+    return EXIT_OK
+
+
+def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    info = running_daemon(settings.state_dir)
+    if not info or not info.get("port"):
+        raise AgentmdError("the self-probe checks the running daemon; start `agentmd serve` first")
+    result = RemoteBackend(int(info["port"])).probe(args.budget)
+    if result.get("ok"):
+        _emit(out, args, result, f"probe ok (round trip {result.get('round_trip_ms')} ms, note {result.get('path')})")
+        return EXIT_OK
+    _emit(out, args, result, f"probe FAILED: {result.get('error')}")
+    return EXIT_RED
 
 
 def cmd_contract_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

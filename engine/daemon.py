@@ -27,10 +27,14 @@ from typing import Any
 
 from rules import ContractCache
 
-from .errors import AgentmdError
+from .capture import Capturer, CaptureRequest, sweep_temp_files
+from .errors import AgentmdError, UsageError
 from .gitops import Committer
+from .mcp_server import mount_mcp
+from .probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
 from .reconcile import ReconcileReport, reconcile
-from .server import DEFAULT_PORT, HttpServer, build_app
+from .search import SearchRequest, search
+from .server import DEFAULT_PORT, HttpServer, build_app, json_routes
 from .settings import Settings
 from .status import compute_status, read_json, write_json
 from .store import Store
@@ -40,6 +44,8 @@ log = logging.getLogger("agentmd.daemon")
 
 RECONCILE_INTERVAL = 300.0
 COMMIT_DEBOUNCE = 1.0
+PROBE_INTERVAL = 24 * 3600.0
+PROBE_FIRST_DELAY = 120.0
 
 
 class AlreadyRunning(AgentmdError):
@@ -104,6 +110,8 @@ class Daemon:
         reconcile_interval: float = RECONCILE_INTERVAL,
         commit_debounce: float = COMMIT_DEBOUNCE,
         watch: bool = True,
+        probe_interval: float = PROBE_INTERVAL,
+        probe_budget: float = DEFAULT_BUDGET,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
@@ -116,6 +124,19 @@ class Daemon:
         self.committer = Committer(settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths)
         self.watcher = VaultWatcher(settings.vault, self._on_change) if watch else None
         self.store: Store | None = None
+        self.capturer = Capturer(
+            settings.vault,
+            settings.state_dir,
+            self.contracts,
+            None,  # set once the first pass has built the index
+            before_write=lambda path, origin: self.committer.note_origin(path, origin),
+            after_write=lambda path, origin: self.request_commit(self.commit_debounce),
+            cap_override=settings.daily_write_cap,
+        )
+        self.probe_interval = probe_interval
+        self.probe_budget = probe_budget
+        self._probe_aliases: set[str] = set()
+        self._probe_lock = threading.Lock()
         self.server: HttpServer | None = None
         self.started_at = dt.datetime.now(dt.UTC)
 
@@ -132,6 +153,7 @@ class Daemon:
         self._threads: list[threading.Thread] = []
         self.passes = 0
         self.commits = 0
+        self.commit_cycles = 0
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -140,7 +162,10 @@ class Daemon:
         try:
             self._setup_log_file()
             log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)
-            self.server = HttpServer(build_app(self.health, self.status), self.port)
+            mcp_routes, lifespan = mount_mcp(self)
+            routes = json_routes(search=self._search_json, capture=self._capture_json, probe=self._probe_json)
+            app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
+            self.server = HttpServer(app, self.port)
             self.server.start()
             if self.port == 0:
                 self.port = self.server.port
@@ -149,7 +174,13 @@ class Daemon:
                 log.info("%s", line)
             if self.watcher is not None:
                 self.watcher.start()
-            for name, target in (("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)):
+            removed = sweep_temp_files(self.settings.vault)
+            if removed:
+                log.info("removed %d capture temp file(s) left by an interrupted write", removed)
+            loops = [("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)]
+            if self.probe_interval > 0:
+                loops.append(("agentmd-probe", self._probe_loop))
+            for name, target in loops:
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
                 self._threads.append(t)
@@ -243,28 +274,37 @@ class Daemon:
             return
         next_periodic = self.clock()
         while not self._stop.is_set():
+            # Never call out (status, watcher stats, git) while holding the condition: the watcher's
+            # flush thread takes it from inside its own lock.
             with self._cond:
-                while not (self._hints or self._pass_due or self._stop.is_set()):
+                if not (self._hints or self._pass_due or self._stop.is_set()):
                     timeout = next_periodic - self.clock()
                     if timeout <= 0:
                         self._pass_due = True
-                        break
-                    self._cond.wait(min(timeout, 5.0))
-                    self._refresh_status_if_old()
+                    else:
+                        self._cond.wait(min(timeout, 5.0))
                 if self._stop.is_set():
                     break
+                ready = bool(self._hints or self._pass_due)
+            if not ready:
+                self._refresh_status_if_old()
+                continue
+            with self._cond:
                 periodic = self._pass_due
+                hints = set(self._hints)
                 self._hints.clear()
                 self._pass_due = False
-            self._run_pass()
+            # file hints are checked one by one; a folder hint or "./" (overflow, vault moved) walks it all
+            full = periodic or any(h.endswith("/") for h in hints)
+            self._run_pass(None if full else hints)
             if periodic:
                 next_periodic = self.clock() + self.reconcile_interval
                 self.request_commit(0.0)
 
-    def _run_pass(self) -> None:
+    def _run_pass(self, only: set[str] | None = None) -> None:
         assert self.store is not None
         try:
-            report = reconcile(self.settings.vault, self.store)
+            report = reconcile(self.settings.vault, self.store, only=only)
         except AgentmdError as exc:
             log.error("reconcile failed: %s", exc)
             return
@@ -277,11 +317,12 @@ class Daemon:
             if self._refused != report.refused:
                 log.error("reconcile refused: %s", report.refused)
             self._refused = report.refused
-        else:
+        elif only is None:  # only a full pass that goes through clears a refusal
             self._refused = None
         for err in report.errors:
             log.warning("could not index %s: %s", err["path"], err["error"])
         self._refresh_status(first_pass_done=True)
+        self.capturer.store = self.store
         self._stale = False
 
     # -- committer -------------------------------------------------------------------------------
@@ -306,6 +347,7 @@ class Daemon:
             log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
             return
         result = self.committer.commit_cycle()
+        self.commit_cycles += 1
         for w in result.warnings:
             log.warning("%s", w)
         if result.skipped:
@@ -322,6 +364,97 @@ class Daemon:
         write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
         self._refresh_status()
 
+    # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        if self.store is None:
+            raise AgentmdError("the index is still opening; try again in a moment")
+        response = search(self.store.index, self.contracts.get().contract, request)
+        if self._stale:
+            response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
+        response["index_stale"] = self._stale
+        return response
+
+    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+        with self._probe_lock:
+            is_probe = bool(self._probe_aliases.intersection(request.aliases))
+        if is_probe:
+            result = self.capturer.capture(
+                request, origin="self-probe", extra_fields={"probe": "self-probe"}, count=False
+            )
+        else:
+            result = self.capturer.capture(request)
+        return result.to_dict()
+
+    def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            request = SearchRequest(**data)
+        except TypeError as exc:
+            raise UsageError(f"bad search request: {exc}") from None
+        return self.search(request)
+
+    def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        actor = data.pop("_actor", "agent")
+        request = CaptureRequest.from_mapping(data)
+        if actor == "operator":
+            return self.capturer.capture(request, actor="operator").to_dict()
+        return self.capture(request)
+
+    def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        budget = float(data.get("budget", self.probe_budget))
+        return self.probe(budget).to_dict()
+
+    # -- self-probe ------------------------------------------------------------------------------
+
+    def probe(self, budget: float | None = None) -> ProbeResult:
+        """Capture and find a synthetic note through the real MCP endpoint; record the result."""
+        budget = self.probe_budget if budget is None else budget
+        alias, body_nonce = new_nonces()
+        with self._probe_lock:
+            self._probe_aliases.add(alias)
+        try:
+            result = run_probe(self.port, alias, body_nonce, budget)
+        finally:
+            with self._probe_lock:
+                self._probe_aliases.discard(alias)
+        previous = load_last(self.settings.state_dir)
+        if result.ok:
+            old = (previous or {}).get("path") if (previous or {}).get("ok") else None
+            if old and old != result.path:
+                self._retire_probe_note(old)
+            log.info("self-probe ok (round trip %.1f ms)", result.round_trip_ms or 0.0)
+        else:
+            log.error("self-probe failed: %s", result.error)
+        write_json(self.settings.state_dir / "probe.json", result.to_dict())
+        self.request_commit(0.0)
+        self._refresh_status()
+        return result
+
+    def _retire_probe_note(self, rel: str) -> None:
+        path = self.settings.vault / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            return
+        if "probe: self-probe" not in text:  # never delete a note that is not a probe note
+            log.warning("previous probe note %s no longer looks like a probe note; left in place", rel)
+            return
+        self.committer.note_origin(rel, "self-probe")
+        path.unlink(missing_ok=True)
+        self._on_change({rel})
+
+    def _probe_loop(self) -> None:
+        wait = PROBE_FIRST_DELAY
+        while not self._stop.wait(wait):
+            if self._stale:
+                wait = 5.0
+                continue
+            try:
+                self.probe()
+            except Exception:
+                log.exception("self-probe crashed")
+            wait = self.probe_interval
+
     # -- status ----------------------------------------------------------------------------------
 
     def daemon_info(self) -> dict[str, Any]:
@@ -332,6 +465,7 @@ class Daemon:
             "started_at": self.started_at.isoformat(timespec="seconds"),
             "passes": self.passes,
             "commits": self.commits,
+            "commit_cycles": self.commit_cycles,
             "watcher": self.watcher.stats() if self.watcher is not None else {"running": False},
         }
 

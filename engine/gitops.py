@@ -15,24 +15,44 @@ The committer's lock protocol
 A commit cycle holds `.git/index.lock` for its whole read-modify-write, as C git does:
 
 1. create `.git/index.lock` exclusively, with the marker `held by agentmd (pid N, host H, boot B)`;
-2. copy `.git/index` to a private index in `.git/` and run `git status`, `git add` and `git commit`
-   with `GIT_INDEX_FILE` pointing at the copy (git then locks `<copy>.lock`, never the real index);
-3. write the resulting index bytes into the lock file, fsync it and rename it over `.git/index`.
+2. copy `.git/index` to a private index in `.git/`; run `git status` and `git add` against the copy
+   (`GIT_INDEX_FILE`, so git locks `<copy>.lock`, never the real index) and build each commit object with
+   `git write-tree` + `git commit-tree` (no ref moves yet);
+3. open a `git update-ref --stdin` transaction and `prepare` it: HEAD and its branch are now locked and
+   their old value verified;
+4. write the new index bytes into the lock file, fsync it and rename it over `.git/index`, the way git
+   publishes an index;
+5. `commit` the ref transaction: HEAD moves.
 
-While the lock is held a user's `git add` or `git commit` fails fast with "index.lock exists" and their
-tool retries, instead of racing us. On any failure the private files and our lock are removed and
-`.git/index` is left untouched. A lock that is not ours is never removed: the cycle waits (with
-backoff) and then skips. Our own lock is removed only when its marker names this host and boot and
-a process that no longer exists (see `Committer.prepare`).
+While index.lock is held a user's `git add` or `git commit` fails fast with "index.lock exists" and their
+tool retries, instead of racing us. On any failure before step 4 the private files, the ref transaction
+and our lock are dropped, and neither `.git/index` nor HEAD has changed. A lock that is not ours is never
+removed: the cycle waits (with backoff) and then skips. Our own lock is removed only when its marker names
+this host and boot and a process that no longer exists (see `Committer.prepare`).
+
+Why HEAD moves last, but is locked first. `git commit` reads HEAD and the index *before* it takes
+index.lock. If HEAD moved first and the index followed a moment later (the order `git commit` itself
+uses), a user's commit starting in between would see the new HEAD with the old index and silently revert
+our commit in history; the concurrency test caught exactly that with the simple order. Here HEAD is locked
+before the index is published and moved right after, so any commit that read the old HEAD fails on the
+ref lock or on its compare-and-swap and its tool retries with fresh state; when that happens to our
+own compare-and-swap (an as-is `git commit` releases index.lock before it moves HEAD), nothing has been
+published yet and the cycle simply starts over.
+
+What no protocol can prevent: an as-is `git commit` that *read* the index while we held the lock and
+takes the lock after we release it writes its stale copy back. That is git's own read-before-lock race
+(two plain git processes have it too). Its cost is history noise, never content: the user's next commit
+may undo a daemon change in history, the file on disk keeps its newest bytes, and the next cycle commits
+it again. agentmd's own commits never go backwards.
 
 Staging decision
 ----------------
 The user's staging is theirs. A path whose index entry differs from HEAD (anything `git add`,
 `git rm --cached` or `git mv` put there, including a partial `git add -p`) is left exactly as staged:
 the cycle neither re-adds nor commits it, and says so once in its warnings. Every other dirty path is
-committed with `git commit --only -- <paths>`, which commits HEAD plus those paths and updates only
-their index entries, so the user's staged entries survive the published index untouched and their own
-`git commit` later commits exactly what they staged.
+committed. When the user has something staged, our commit trees are built in a second private index
+(HEAD plus exactly our entries), so their staged entries never enter our commits, and the published index
+keeps them untouched: their own `git commit` later commits exactly what they staged.
 
 Failure accounting
 ------------------
@@ -56,6 +76,8 @@ import os
 import re
 import secrets
 import socket
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -79,8 +101,7 @@ AGENTMD_EMAIL = "agentmd@localhost"
 LOCK_MARKER_RE = re.compile(r"held by agentmd \(pid (\d+), host (.+), boot ([^()\s]+)\)\n")
 _HEX_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _TEMP_INDEX_PREFIX = "index.agentmd-"
-_TEMP_PATHSPEC_PREFIX = "agentmd-pathspec-"
-_TEMP_NAME_RE = re.compile(r"(?:index\.agentmd-|agentmd-pathspec-)(\d+)-[0-9a-f]+(?:\.lock)?")
+_TEMP_NAME_RE = re.compile(r"index\.agentmd-(\d+)-[0-9a-f]+(?:\.lock)?")
 # Names a sync client gives its copies: Dropbox/Nextcloud "(conflicted copy ...)", Syncthing
 # ".sync-conflict-...", Drive "name (1)", iCloud "name 2". A space is never legal in a ref name.
 _SYNC_JUNK_RE = re.compile(r"conflicted copy|\.sync-conflict-|\s", re.IGNORECASE)
@@ -130,6 +151,11 @@ class _NoGit(Exception):
 
 class _CycleFailure(Exception):
     """A commit cycle failed; the message is what goes into `last_commit_error`."""
+
+
+class _HeadMoved(_CycleFailure):
+    """HEAD changed between our read and our ref lock (a user's `git commit` moves HEAD after it has
+    already released index.lock). Nothing was changed; the cycle starts over."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -206,8 +232,9 @@ class _Run:
     def why(self) -> str:
         """The last lines git printed, for an error message."""
         msg = (self.err or os.fsdecode(self.out)).strip()
-        lines = [ln for ln in msg.splitlines() if ln.strip()]
-        tail = " / ".join(lines[-3:]) if lines else f"exit status {self.code}, no message"
+        lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
+        loud = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+        tail = " / ".join((loud or lines)[-3:]) if lines else f"exit status {self.code}, no message"
         return tail[:500]
 
 
@@ -227,15 +254,16 @@ class _Git:
         self.gitdir = vault / ".git"
         self.index = self.gitdir / "index"
 
-    def run(
+    def command(
         self,
-        *args: str,
+        args: Sequence[str],
+        *,
         index: Path | None = None,
         env: Mapping[str, str] | None = None,
         optional_locks: bool = True,
-        timeout: float = GIT_TIMEOUT_SECONDS,
         repo_options: bool = True,
-    ) -> _Run:
+    ) -> tuple[Any, list[str], dict[str, str]]:
+        """GitPython's module, the hardened argv and the environment for one git command."""
         gitmod = _git_module()
         exe = getattr(gitmod.Git, "GIT_PYTHON_GIT_EXECUTABLE", None) or "git"
         argv = [exe, f"--git-dir={self.gitdir}", f"--work-tree={self.vault}", *_SAFE_CONFIG, *args]
@@ -259,19 +287,122 @@ class _Git:
             for key in ("GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"):
                 full_env.pop(key)
         full_env.update(env or {})
+        return gitmod, argv, full_env
+
+    def run(
+        self,
+        *args: str,
+        index: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        optional_locks: bool = True,
+        timeout: float = GIT_TIMEOUT_SECONDS,
+        repo_options: bool = True,
+        stdin: bytes | None = None,
+    ) -> _Run:
+        gitmod, argv, full_env = self.command(
+            args, index=index, env=env, optional_locks=optional_locks, repo_options=repo_options
+        )
+        with contextlib.ExitStack() as stack:
+            istream = None
+            if stdin is not None:  # a real file, so any size works without a pipe deadlock
+                istream = stack.enter_context(tempfile.TemporaryFile())
+                istream.write(stdin)
+                istream.seek(0)
+            try:
+                code, out, err = gitmod.Git(str(self.vault)).execute(
+                    argv,
+                    istream=istream,
+                    env=full_env,
+                    with_extended_output=True,
+                    with_exceptions=False,
+                    stdout_as_string=False,
+                    strip_newline_in_stdout=False,
+                    kill_after_timeout=timeout,
+                )
+            except gitmod.exc.GitCommandNotFound as exc:
+                raise _NoGit(f"the git executable could not be started ({exc})") from exc
+        return _Run(int(code), out if isinstance(out, bytes) else os.fsencode(str(out)), str(err))
+
+    def popen(self, *args: str) -> Any:
+        """A git process with pipes on stdin/stdout/stderr, for a conversation (`update-ref --stdin`).
+
+        Returns GitPython's handle; keep it referenced while talking: dropping it terminates the process.
+        """
+        gitmod, argv, full_env = self.command(args)
         try:
-            code, out, err = gitmod.Git(str(self.vault)).execute(
-                argv,
-                env=full_env,
-                with_extended_output=True,
-                with_exceptions=False,
-                stdout_as_string=False,
-                strip_newline_in_stdout=False,
-                kill_after_timeout=timeout,
-            )
+            return gitmod.Git(str(self.vault)).execute(argv, istream=subprocess.PIPE, env=full_env, as_process=True)
         except gitmod.exc.GitCommandNotFound as exc:
             raise _NoGit(f"the git executable could not be started ({exc})") from exc
-        return _Run(int(code), out if isinstance(out, bytes) else os.fsencode(str(out)), str(err))
+
+
+class _RefUpdate:
+    """Moving HEAD as a `git update-ref --stdin` transaction held open across the index publish.
+
+    `prepare` locks HEAD (and the branch it names) and checks its old value; from then on no other
+    process can move HEAD until `commit` (or `abort`) ends the transaction.
+    """
+
+    def __init__(self, git: _Git, new: str, old: str | None, reflog: str) -> None:
+        self.git = git
+        self.new = new
+        self.old = old or "0" * len(new)  # the zero id: HEAD's branch must not exist yet
+        self.reflog = reflog
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._handle: Any = None  # GitPython's wrapper: it kills the process when garbage-collected
+
+    def _say(self, text: str) -> str:
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(text.encode())
+            self.proc.stdin.flush()
+        except OSError:
+            return ""
+        return self.proc.stdout.readline().decode("utf-8", "replace").strip()
+
+    def _finish(self) -> str:
+        """Close the conversation, wait for git and return what it printed on stderr."""
+        assert self.proc is not None
+        with contextlib.suppress(OSError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        try:
+            err = self.proc.stderr.read() if self.proc.stderr is not None else b""
+            self.proc.wait(timeout=GIT_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            err = b"git update-ref did not finish in time and was killed"
+        for stream in (self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        return _Run(1, b"", err.decode("utf-8", "replace")).why()
+
+    def prepare(self) -> None:
+        self._handle = self.git.popen("update-ref", "-m", self.reflog, "--stdin")
+        self.proc = self._handle.proc
+        started = self._say("start\n")
+        prepared = self._say(f"update HEAD {self.new} {self.old}\nprepare\n") if started == "start: ok" else ""
+        if prepared != "prepare: ok":
+            problem = self._finish()
+            if "but expected" in problem or "reference already exists" in problem:
+                raise _HeadMoved(f"HEAD changed while agentmd was committing ({problem}); nothing was changed")
+            raise _CycleFailure(
+                f"could not lock HEAD to move it ({problem}); nothing was changed. If another program holds the "
+                "branch's .lock file, the next cycle retries; a stale one must be removed by hand"
+            )
+
+    def commit(self) -> str | None:
+        """Move HEAD; None when done, else git's complaint."""
+        answer = self._say("commit\n")
+        problem = self._finish()
+        assert self.proc is not None
+        return None if answer == "commit: ok" and self.proc.returncode == 0 else problem
+
+    def abort(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self._say("abort\n")
+            self._finish()
 
 
 def _abs(vault: Path) -> Path:
@@ -961,6 +1092,15 @@ class Committer:
 
     def _cycle(self, *, initial: bool = False) -> CycleResult:
         warnings: list[str] = []
+        attempts = 5
+        for attempt in range(attempts):
+            try:
+                return self._attempt(warnings, initial=initial, last=attempt == attempts - 1)
+            except _HeadMoved:
+                self.sleep(0.01 * 2**attempt)
+        raise AssertionError("unreachable: the last attempt never raises _HeadMoved")
+
+    def _attempt(self, warnings: list[str], *, initial: bool, last: bool) -> CycleResult:
         git = self._git
         try:
             health = _inspect(self.vault)
@@ -974,14 +1114,12 @@ class Committer:
         lock = self._acquire(self.lock_wait)
         if isinstance(lock, str):
             return self._skipped(lock, warnings)
-        token = f"{os.getpid()}-{secrets.token_hex(6)}"
-        tmp_index = git.gitdir / f"{_TEMP_INDEX_PREFIX}{token}"
-        pathspec = git.gitdir / f"{_TEMP_PATHSPEC_PREFIX}{token}"
-        commits: list[Commit] = []
-        good_index: bytes | None = None
+        tmp_index = git.gitdir / f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        tree_index = git.gitdir / f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
         try:
             try:
-                self._make_private_index(tmp_index, has_head=health.ok)
+                base = self._head()
+                self._make_private_index(tmp_index, has_head=base is not None)
                 entries = _status(git, tmp_index)
                 unmerged = sorted({e.path for e in entries if e.unmerged})
                 if unmerged:
@@ -993,33 +1131,167 @@ class Committer:
                 groups = self._plan(entries, warnings, initial=initial)
                 if not groups:
                     return self._succeeded([], warnings)
-                identity = self._identity_env()
-                for origin, paths in groups:
-                    commit = self._commit_group(origin, paths, tmp_index, pathspec, identity, warnings, initial)
-                    if commit is None:
-                        continue
-                    commits.append(commit)
-                    good_index = tmp_index.read_bytes()
-                    self._consume_registrations(commit.paths)
+                user_staged = any(e.staged for e in entries)
+                commits = self._make_commits(groups, base, tmp_index, tree_index, user_staged, warnings, initial)
+                if not commits:
+                    return self._succeeded([], warnings)
+                new_index = tmp_index.read_bytes()
+                ref = _RefUpdate(git, commits[-1].sha, base, _reflog(commits, base))
+                ref.prepare()  # HEAD locked and its old value verified, before anything is published
+                try:
+                    lock.publish(new_index, git.index)
+                except BaseException:
+                    ref.abort()
+                    raise
             except (_CycleFailure, OSError) as exc:
+                if isinstance(exc, _HeadMoved) and not last:
+                    raise
                 message = str(exc) if isinstance(exc, _CycleFailure) else f"file system error in .git: {exc}"
-                if good_index is not None:  # HEAD moved: the index must follow it, or it would look reverted
-                    try:
-                        lock.publish(good_index, git.index)
-                    except (_CycleFailure, OSError) as again:
-                        message += f"; and the index could not be updated to the new commit: {again}"
-                return self._failed(message, warnings, commits)
-            try:
-                if good_index is not None:
-                    lock.publish(good_index, git.index)
-            except (_CycleFailure, OSError) as exc:
-                return self._failed(f"committed, but publishing the new index failed: {exc}", warnings, commits)
-            return self._succeeded(commits, warnings)
+                return self._failed(message, warnings)
         finally:
             lock.release()
-            for leftover in (tmp_index, Path(f"{tmp_index}.lock"), pathspec):
+            for leftover in (tmp_index, tree_index):
+                for name in (leftover, Path(f"{leftover}.lock")):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name)
+        # The new index is in place; HEAD, locked since before that, moves now (see "Why HEAD moves last").
+        problem = ref.commit()
+        if problem:
+            return self._head_not_moved(commits, problem, warnings)
+        for commit in commits:
+            self._consume_registrations(commit.paths)
+            warnings.extend(self._large_files(commit.paths))
+        return self._succeeded(commits, warnings)
+
+    def _large_files(self, paths: Iterable[str]) -> list[str]:
+        found = []
+        for path in paths:
+            with contextlib.suppress(OSError):
+                size = os.lstat(self.vault / path).st_size
+                if size > self.large_file_bytes:
+                    found.append(
+                        f"committed a large file: {_printable(path)} ({size} bytes, {size / 2**20:.1f} MiB); "
+                        "big attachments bloat the vault's history, consider keeping them outside the vault"
+                    )
+        return found
+
+    def _head(self) -> str | None:
+        run = self._git.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        return run.text if run.code == 0 and run.text else None
+
+    def _make_commits(
+        self,
+        groups: list[tuple[str, list[str]]],
+        base: str | None,
+        tmp_index: Path,
+        tree_index: Path,
+        user_staged: bool,
+        warnings: list[str],
+        initial: bool,
+    ) -> list[Commit]:
+        """Build one commit object per origin group, chained on `base`; no ref moves here.
+
+        `tmp_index` (a copy of the real index) receives our paths with `git add` and becomes the published
+        index. The commit trees hold HEAD plus our paths only: straight from `tmp_index` when nobody had
+        anything staged, otherwise from `tree_index`, rebuilt from the parent commit and given exactly the
+        entries `git add` produced, so the user's staged entries never reach our commits.
+        """
+        git = self._git
+        identity = self._identity_env()
+        parent = base
+        parent_tree = self._tree_of(base) if base else None
+        if user_staged and base:
+            run = git.run("read-tree", base, index=tree_index)
+            if run.code != 0:
+                raise _CycleFailure(f"`git read-tree HEAD` into a private index failed: {run.why()}")
+        commits: list[Commit] = []
+        for origin, paths in groups:
+            spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
+            run = git.run("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
+            if run.code != 0:
+                raise _CycleFailure(f"`git add` of {_plural(len(paths), 'path')} failed: {run.why()}")
+            if user_staged:
+                self._copy_entries(paths, tmp_index, tree_index, parent)
+            run = git.run("write-tree", index=tree_index if user_staged else tmp_index)
+            if run.code != 0:
+                raise _CycleFailure(f"`git write-tree` failed: {run.why()}")
+            tree = run.text
+            if tree == parent_tree:
+                continue  # the files went back to their committed content before we read them
+            args = ["commit-tree", tree, "--no-gpg-sign", "-F", "-"]
+            if parent:
+                args[2:2] = ["-p", parent]
+            message = _message(origin, paths, initial=initial)
+            run = git.run(*args, env=identity, stdin=message.encode("utf-8"))
+            if run.code != 0 or not _HEX_ID.fullmatch(run.text):
+                raise _CycleFailure(f"`git commit-tree` ({origin}, {_plural(len(paths), 'path')}) failed: {run.why()}")
+            commits.append(Commit(run.text, origin, tuple(paths)))
+            parent, parent_tree = run.text, tree
+        return commits
+
+    def _tree_of(self, commit: str) -> str:
+        run = self._git.run("rev-parse", "--verify", f"{commit}^{{tree}}")
+        if run.code != 0:
+            raise _CycleFailure(f"cannot read the tree of HEAD {commit[:12]}: {run.why()}")
+        return run.text
+
+    def _copy_entries(self, paths: list[str], source: Path, target: Path, parent: str | None) -> None:
+        """Give `target` exactly the entries `source` holds for `paths` (absent there means removed)."""
+        run = self._git.run("ls-files", "--stage", "-z", index=source)
+        if run.code != 0:
+            raise _CycleFailure(f"`git ls-files` of the private index failed: {run.why()}")
+        wanted = set(paths)
+        lines: list[bytes] = []
+        for record in run.out.split(b"\0"):
+            raw_path = record.partition(b"\t")[2]
+            if raw_path and os.fsdecode(raw_path) in wanted:
+                wanted.discard(os.fsdecode(raw_path))
+                lines.append(record)
+        if parent:  # mode 0 removes the entry: the path was deleted in the worktree
+            zero = "0" * len(parent)
+            lines.extend(f"0 {zero}\t".encode() + os.fsencode(p) for p in sorted(wanted))
+        if not lines:
+            return
+        run = self._git.run("update-index", "-z", "--index-info", index=target, stdin=b"\0".join(lines) + b"\0")
+        if run.code != 0:
+            raise _CycleFailure(f"`git update-index --index-info` failed: {run.why()}")
+
+    def _head_not_moved(self, commits: list[Commit], problem: str, warnings: list[str]) -> CycleResult:
+        """The index was published but HEAD could not be moved: put our paths back to unstaged."""
+        paths = sorted({p for c in commits for p in c.paths})
+        message = (
+            f"moving HEAD to the new commit failed after the index was updated ({problem}). Nothing is lost: the "
+            "files are unchanged on disk and the next cycle commits them again"
+        )
+        restored = self._unstage(paths)
+        if restored:
+            message += f"; {restored}"
+        return self._failed(message, warnings)
+
+    def _unstage(self, paths: list[str]) -> str | None:
+        """Reset `paths` in the real index to HEAD, under the lock; None when done, else what went wrong."""
+        git = self._git
+        lock = self._acquire(self.lock_wait)
+        if isinstance(lock, str):
+            return f"could not re-take the index lock to unstage them ({lock}); run `git reset -q -- <paths>`"
+        tmp_index = git.gitdir / f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        try:
+            head = self._head()
+            self._make_private_index(tmp_index, has_head=head is not None)
+            spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
+            how = ["reset", "--quiet", head] if head else ["rm", "--cached", "--quiet", "--ignore-unmatch"]
+            run = git.run(*how, "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
+            if run.code not in (0, 1):
+                return f"unstaging them failed ({run.why()}); run `git reset -q -- <paths>`"
+            lock.publish(tmp_index.read_bytes(), git.index)
+            return None
+        except (_CycleFailure, OSError) as exc:
+            return f"unstaging them failed ({exc}); run `git reset -q -- <paths>`"
+        finally:
+            lock.release()
+            for name in (tmp_index, Path(f"{tmp_index}.lock")):
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(leftover)
+                    os.unlink(name)
 
     def _operation_in_progress(self) -> str | None:
         gitdir = self._git.gitdir
@@ -1134,54 +1406,6 @@ class Committer:
             "GIT_COMMITTER_EMAIL": AGENTMD_EMAIL,
         }
 
-    def _commit_group(
-        self,
-        origin: str,
-        paths: list[str],
-        tmp_index: Path,
-        pathspec: Path,
-        identity: dict[str, str],
-        warnings: list[str],
-        initial: bool,
-    ) -> Commit | None:
-        git = self._git
-        pathspec.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in paths))
-        spec = (f"--pathspec-from-file={pathspec}", "--pathspec-file-nul")
-        run = git.run("add", "--all", *spec, index=tmp_index)
-        if run.code != 0:
-            raise _CycleFailure(f"`git add` of {_plural(len(paths), 'path')} failed: {run.why()}")
-        message = _message(origin, paths, initial=initial)
-        run = git.run(
-            "commit",
-            "--only",
-            "--no-verify",
-            "--no-gpg-sign",
-            "--quiet",
-            "--cleanup=whitespace",
-            "-m",
-            message,
-            *spec,
-            index=tmp_index,
-            env=identity,
-        )
-        if run.code != 0:
-            said = os.fsdecode(run.out) + run.err
-            if "nothing to commit" in said or "no changes added to commit" in said:
-                return None  # the files went back to their committed content before we got to them
-            raise _CycleFailure(f"`git commit` ({origin}, {_plural(len(paths), 'path')}) failed: {run.why()}")
-        head = git.run("rev-parse", "--verify", "HEAD")
-        if head.code != 0:
-            raise _CycleFailure(f"committed, but `git rev-parse HEAD` failed: {head.why()}")
-        for path in paths:
-            with contextlib.suppress(OSError):
-                size = os.lstat(self.vault / path).st_size
-                if size > self.large_file_bytes:
-                    warnings.append(
-                        f"committed a large file: {_printable(path)} ({size} bytes, {size / 2**20:.1f} MiB); "
-                        "big attachments bloat the vault's history, consider keeping them outside the vault"
-                    )
-        return Commit(head.text, origin, tuple(paths))
-
     def _consume_registrations(self, paths: Iterable[str]) -> None:
         with self._reg_mutex:
             for path in paths:
@@ -1213,6 +1437,13 @@ class Committer:
             if run.code != 0:
                 return f"daily repack failed (nothing was deleted): {run.why()}"
             return f"repacked the vault repository (git repack -d, lossless) in {time.perf_counter() - started:.1f} s"
+
+
+def _reflog(commits: Sequence[Commit], base: str | None) -> str:
+    kind = "commit (initial)" if base is None else "commit"
+    if len(commits) == 1:
+        return f"{kind}: {_message(commits[0].origin, commits[0].paths).splitlines()[0]}"
+    return f"{kind}: agentmd, {len(commits)} commits ({', '.join(c.origin for c in commits)})"
 
 
 def _message(origin: str, paths: Sequence[str], *, initial: bool = False) -> str:

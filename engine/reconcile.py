@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import logging
 import os
+import stat as stat_module
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -183,21 +184,51 @@ def reconcile(
         report.refused = f"vault {vault} is not a directory (unmounted?); nothing was changed"
         report.seconds = time.perf_counter() - start
         return report
-    walk = walk_vault(vault)
-    report.skipped = walk.skipped
-    on_disk = walk.files
-    known = store.catalog.stat_keys()
-    if only is not None:
-        on_disk = {p: s for p, s in on_disk.items() if p in only}
-        known = {p: s for p, s in known.items() if p in only}
+    with store.lock:
+        return _reconcile(vault, store, report, start, allow_mass_delete, progress, only)
+
+
+def stat_paths(vault: Path, paths: set[str]) -> dict[str, StatKey]:
+    """Stat keys of the given vault-relative paths that are indexable notes and exist."""
+    out: dict[str, StatKey] = {}
+    for rel in paths:
+        parts = rel.split("/")
+        if not rel.lower().endswith(".md") or any(p.startswith(".") or p in ("", "..") for p in parts):
+            continue
+        try:
+            st = os.stat(os.path.join(vault, rel), follow_symlinks=False)
+        except OSError:
+            continue
+        if stat_module.S_ISREG(st.st_mode):
+            out[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    return out
+
+
+def _reconcile(
+    vault: Path,
+    store: Store,
+    report: ReconcileReport,
+    start: float,
+    allow_mass_delete: bool,
+    progress: Progress | None,
+    only: set[str] | None,
+) -> ReconcileReport:
+    all_known = store.catalog.stat_keys()
+    if only is None:
+        walk = walk_vault(vault)
+        report.skipped = walk.skipped
+        on_disk = walk.files
+        known = all_known
+    else:  # a pass over a few paths named by file events: no walk
+        on_disk = stat_paths(vault, only)
+        known = {p: s for p, s in all_known.items() if p in only}
 
     deleted = [p for p in known if p not in on_disk]
     if (
         deleted
         and not allow_mass_delete
-        and only is None
-        and len(known) >= MASS_DELETE_MIN_INDEXED
-        and len(deleted) > MASS_DELETE_SHARE * len(known)
+        and len(all_known) >= MASS_DELETE_MIN_INDEXED
+        and len(deleted) > MASS_DELETE_SHARE * len(all_known)
     ):
         report.refused = (
             f"this pass would remove {len(deleted)} of {len(known)} indexed notes, which looks like an unmounted "
@@ -205,7 +236,8 @@ def reconcile(
             "`agentmd reindex --allow-mass-delete`"
         )
         report.seconds = time.perf_counter() - start
-        record_pass(store, report)
+        if only is None:
+            record_pass(store, report)
         return report
 
     todo = [p for p, st in on_disk.items() if known.get(p) != st]
@@ -258,9 +290,11 @@ def reconcile(
         report.deleted += len(dels)
     if progress:
         progress(total, total)
-    store.catalog.sweep_orphans()
+    if only is None:
+        store.catalog.sweep_orphans()
     report.seconds = time.perf_counter() - start
-    record_pass(store, report)
+    if only is None:
+        record_pass(store, report)
     if report.changed:
         log.info(
             "reconcile: %d added, %d updated, %d deleted, %d unchanged in %.2fs",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -158,6 +159,37 @@ def build_app(
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error, Exception: server_error},
     )
     return LoopbackGuard(app)
+
+
+JsonHandler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
+    """`POST /v1/<name>` for each handler: a JSON object in, a JSON object out. Refusals are 4xx with
+    `{"error", "code"}`; nothing else about the failure leaves the process."""
+    from .capture import CaptureRefused
+    from .errors import AgentmdError, UsageError
+
+    def make(handler: JsonHandler) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                data = await request.json()
+            except ValueError:
+                return JSONResponse({"error": "the request body is not JSON", "code": "bad-json"}, status_code=400)
+            if not isinstance(data, dict):
+                return JSONResponse({"error": "send a JSON object", "code": "bad-json"}, status_code=400)
+            try:
+                return JSONResponse(await anyio.to_thread.run_sync(handler, data))
+            except CaptureRefused as exc:
+                return JSONResponse({"error": str(exc), "code": exc.code}, status_code=422)
+            except UsageError as exc:
+                return JSONResponse({"error": str(exc), "code": "usage"}, status_code=400)
+            except AgentmdError as exc:
+                return JSONResponse({"error": str(exc), "code": "failed"}, status_code=503)
+
+        return endpoint
+
+    return [Route(f"/v1/{name}", make(h), methods=["POST"]) for name, h in handlers.items()]
 
 
 class HttpServer:

@@ -16,6 +16,7 @@ from typing import Any
 from rules import ContractState
 
 from .gitops import git_health, worktrees_inside
+from .probe import load_last
 from .reconcile import last_pass
 from .settings import Settings
 from .store import Store
@@ -67,7 +68,8 @@ def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, 
         write_json(baseline_path, baseline)
     inherited = set(baseline.get("paths", []))
     new = [(p, c) for p, c in unfiled if p not in inherited]
-    oldest = min((_parse_time(c) for _p, c in new if _parse_time(c)), default=None)
+    times = [t for t in (_parse_time(c) for _p, c in new) if t is not None]
+    oldest = min(times, default=None)
     oldest_age = now - oldest if oldest else None
     reasons = []
     if len(new) >= QUEUE_RED_COUNT:
@@ -135,6 +137,15 @@ def contract_section(state: ContractState) -> dict[str, Any]:
     return out
 
 
+def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+    last = load_last(state_dir)
+    if last is None:
+        return {"last": None, "red": []}
+    at = _parse_time(last.get("at"))
+    red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}"]
+    return {"last": last, "age_s": _age_s(at, now), "red": red}
+
+
 def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, Any]) -> dict[str, Any]:
     red = [r for part in parts.values() for r in part.get("red", [])]
     yellow = []
@@ -162,6 +173,7 @@ def compute_status(
         "queue": queue_section(store, settings.state_dir, now),
         "git": git_section(settings.vault, commit_state, now),
         "contract": contract_section(contract),
+        "probe": probe_section(settings.state_dir, now),
     }
     return assemble(parts, settings.vault, daemon)
 
@@ -191,6 +203,16 @@ def render(status: dict[str, Any]) -> str:
         + (f" (+{queue['inherited']} inherited)" if queue["inherited"] else "")
     )
     lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']})")
+    probe = status.get("probe", {}).get("last")
+    if probe is None:
+        lines.append("  probe     never run")
+    else:
+        age = status["probe"].get("age_s")
+        when = f"{int(age // 3600)}h ago" if age is not None and age >= 3600 else f"{int(age or 0)}s ago"
+        if probe.get("ok"):
+            lines.append(f"  probe     ok {when} (round trip {probe.get('round_trip_ms')} ms)")
+        else:
+            lines.append(f"  probe     FAILED {when}: {probe.get('error')}")
     for r in status["red"]:
         lines.append(f"RED    {r}")
     for y in status["yellow"]:

@@ -9,6 +9,7 @@ the same document again (upserts are idempotent). Both carry the index generatio
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 from .catalog import Catalog
@@ -21,6 +22,7 @@ class Store:
     def __init__(self, cache_dir: Path, *, from_scratch: bool = False) -> None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
+        self.lock = threading.RLock()  # one writer at a time: reconcile passes and captures
         self.index = SearchIndex(cache_dir / "index")
         self.catalog = Catalog(cache_dir / "catalog.sqlite3")
         self.notices: list[str] = []

@@ -40,7 +40,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 log = logging.getLogger("agentmd.watcher")
 
@@ -187,9 +187,9 @@ def _observer_watches(observer: BaseObserver | None) -> int | None:
 def count_dirs(root: str) -> tuple[int, int]:
     """(all, note) directories under `root`, root included, symbolic links not followed.
 
-    "all" is what a recursive watchdog watch costs: it puts one inotify watch on every directory,
-    dot directories such as ``.git/objects/xx`` included. "note" counts only directories with no dot
-    component, the ones notes can live in.
+    "all" is what the watches cost: one inotify watch per directory under each top-level folder (dot
+    directories nested in them included); top-level dot folders such as ``.git`` are not watched.
+    "note" counts only directories with no dot component, the ones notes can live in.
     """
     total = notes = 0
     stack: list[tuple[str, bool]] = [(root, False)]
@@ -201,6 +201,8 @@ def count_dirs(root: str) -> tuple[int, int]:
             with os.scandir(path) as it:
                 for entry in it:
                     try:
+                        if path == root and entry.name.startswith("."):
+                            continue  # top-level dot folders (.git, .obsidian, .trash) are not watched
                         if entry.is_dir(follow_symlinks=False):
                             stack.append((entry.path, dotted or entry.name.startswith(".")))
                     except OSError:
@@ -240,12 +242,17 @@ class _OverflowHook(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.msg
         args = record.args
-        if not (isinstance(msg, str) and msg.startswith(_OVERFLOW_PREFIX) and isinstance(args, tuple) and args):
+        if not (isinstance(msg, str) and msg.startswith(_OVERFLOW_PREFIX)):
+            return
+        if not (isinstance(args, tuple) and args):  # the inotify instance's own notice names no folder
+            self._on_overflow()
             return
         watched = args[0]
         if isinstance(watched, str):
             watched = os.fsencode(watched)
-        if watched == self._root:
+        if isinstance(watched, bytes) and (
+            watched == self._root or watched.startswith(self._root + b"/")
+        ):  # the root or a top-level watch
             self._on_overflow()
 
 
@@ -292,6 +299,8 @@ class VaultWatcher:
         self._last_at = 0.0
         self._dirs_dirty = False
         self._observer: BaseObserver | None = None
+        self._handler: _Handler | None = None
+        self._tops: dict[str, ObservedWatch] = {}  # top-level folder name -> its recursive watch
         self._flusher: threading.Thread | None = None
         self._flusher_stop: threading.Event | None = None
         self._hook: _OverflowHook | None = None
@@ -344,7 +353,16 @@ class VaultWatcher:
             observer: BaseObserver | None = None
             try:
                 observer = Observer()
-                observer.schedule(_Handler(self), root, recursive=True, event_filter=EVENT_FILTER)
+                # The root alone, then each top-level folder recursively: dot folders at the top (.git,
+                # .obsidian, .trash) are never watched, so git's own churn never reaches inotify or us.
+                handler = _Handler(self)
+                self._handler = handler
+                self._tops = {}
+                observer.schedule(handler, root, recursive=False, event_filter=EVENT_FILTER)
+                with os.scandir(root) as entries:
+                    for entry in entries:
+                        if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                            self._watch_top(observer, entry.name)
                 observer.start()
             except BaseException:
                 logging.getLogger(_OVERFLOW_LOGGER).removeHandler(hook)
@@ -444,6 +462,35 @@ class VaultWatcher:
 
     # -- event path (observer thread) -----------------------------------------------------------------
 
+    def _watch_top(self, observer: BaseObserver, name: str) -> None:
+        path = os.path.join(self._root, name)
+        if name in self._tops or self._handler is None or not os.path.isdir(path) or os.path.islink(path):
+            return
+        try:
+            self._tops[name] = observer.schedule(self._handler, path, recursive=True, event_filter=EVENT_FILTER)
+        except OSError as exc:
+            log.warning("could not watch %s (%s); changes there wait for the periodic reconcile", path, exc)
+
+    def _unwatch_top(self, observer: BaseObserver, name: str) -> None:
+        watch = self._tops.pop(name, None)
+        if watch is not None:
+            with contextlib.suppress(Exception):
+                observer.unschedule(watch)
+
+    def _track_top_level(self, event: FileSystemEvent) -> None:
+        """Keep one recursive watch per top-level folder as folders come and go."""
+        observer = self._observer
+        if observer is None or not event.is_directory:
+            return
+        src = self._relative(event.src_path)
+        dest = self._relative(event.dest_path) if isinstance(event, _MOVED) and event.dest_path else None
+        gone = isinstance(event, _MOVED) or getattr(event, "event_type", "") == "deleted"
+        if src and "/" not in src and not src.startswith(".") and gone:
+            self._unwatch_top(observer, src)
+        target = dest if isinstance(event, _MOVED) else (src if getattr(event, "event_type", "") == "created" else None)
+        if target and "/" not in target and not target.startswith("."):
+            self._watch_top(observer, target)
+
     def _relative(self, raw: bytes | str) -> str | None:
         """Vault-relative POSIX path, "" for the root itself, None when outside the vault."""
         path = os.fsdecode(raw)
@@ -459,6 +506,10 @@ class VaultWatcher:
             with self._cond:
                 self._ignored += 1
             return
+        try:
+            self._track_top_level(event)
+        except Exception:
+            log.exception("could not update the folder watches after %r", event)
         raws = [event.src_path]
         if isinstance(event, _MOVED):
             raws.append(event.dest_path)

@@ -19,10 +19,13 @@ from .contract import (
     read_settings,
     validate,
 )
+from .door import Decision, DoorRefused, decide, explain, normalize_path
 from .errors import ContractError, RulesError
+from .prefilter import CODES, Finding, PrefilterRefused, Verdict, check_fields, check_text, require_clean
 
 __all__ = [
     "AUTHORITY_LEVELS",
+    "CODES",
     "KNOWN_KEYS",
     "TRUST_TIERS",
     "VAULT_CONTRACT",
@@ -30,15 +33,26 @@ __all__ = [
     "ContractCache",
     "ContractError",
     "ContractState",
+    "Decision",
+    "DoorRefused",
+    "Finding",
+    "PrefilterRefused",
     "RulesError",
     "Thresholds",
+    "Verdict",
+    "check_fields",
     "check_file",
+    "check_text",
+    "decide",
     "default_contract",
     "default_settings",
     "default_state",
+    "explain",
     "is_url_shaped",
     "load_contract",
     "merge",
+    "normalize_path",
     "read_settings",
+    "require_clean",
     "validate",
 ]

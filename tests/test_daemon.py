@@ -173,6 +173,8 @@ def test_kill_9_before_commit_then_restart_commits_as_local_edit(settings: Setti
     try:
         port = _port(settings, proc)
         wait_until(lambda: http_get(port, "/health")[1].get("index_stale") is False, 20, "first pass")
+        # the start-up commit cycle has run, so the next one is 600 s away
+        wait_until(lambda: http_get(port, "/status")[1]["daemon"]["commit_cycles"] >= 1, 20, "start-up cycle")
         (settings.vault / "notes/unsaved.md").write_text("written just before the crash: narwhals\n")
         wait_until(lambda: http_get(port, "/status")[1]["index"]["documents"] == 3, 10, "indexed, not committed")
         assert not is_clean(settings.vault)
@@ -195,6 +197,7 @@ def test_sigterm_finishes_the_pending_commit(settings: Settings, env: dict[str, 
     proc = _serve(settings, env, "--commit-debounce", "600")
     port = _port(settings, proc)
     wait_until(lambda: http_get(port, "/health")[1].get("index_stale") is False, 20, "first pass")
+    wait_until(lambda: http_get(port, "/status")[1]["daemon"]["commit_cycles"] >= 1, 20, "start-up cycle")
     (settings.vault / "notes/late.md").write_text("written right before shutdown\n")
     wait_until(lambda: http_get(port, "/status")[1]["index"]["documents"] == 3, 10, "indexed")
     proc.send_signal(signal.SIGTERM)

@@ -80,6 +80,8 @@ class Note:
             out.append("decode_error")
         if self.truncated:
             out.append("truncated")
+        if self.frontmatter.get("probe") == "self-probe":
+            out.append("probe")
         return tuple(out)
 
 

@@ -1,0 +1,109 @@
+"""Where a CLI command or the stdio MCP server sends searches and captures.
+
+When `agentmd serve` runs for the vault, it owns the index writer and the git committer, so writes go to
+it over loopback HTTP (`RemoteBackend`). Otherwise the command does the work itself (`LocalBackend`):
+it opens the index, captures, and commits under the same lock protocol the daemon uses.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from rules import ContractCache
+
+from .capture import Capturer, CaptureRefused, CaptureRequest
+from .daemon import running_daemon
+from .errors import AgentmdError, UsageError
+from .gitops import Committer
+from .search import SearchRequest, search
+from .settings import Settings
+from .store import Store
+
+
+class RemoteBackend:
+    def __init__(self, port: int, actor: str = "agent") -> None:
+        self.port = port
+        self.actor = actor
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, never a proxy
+
+    def _post(self, route: str, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+        data = json.dumps(payload).encode("utf-8")
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/v1/{route}", data=data, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with self._opener.open(req, timeout=timeout) as resp:
+                return dict(json.loads(resp.read()))
+        except urllib.error.HTTPError as exc:
+            try:
+                body = json.loads(exc.read() or b"{}")
+            except ValueError:
+                body = {}
+            message = body.get("error") or f"the daemon answered HTTP {exc.code}"
+            if body.get("code") == "usage":
+                raise UsageError(message) from None
+            if exc.code == 422:
+                raise CaptureRefused(str(body.get("code", "refused")), message) from None
+            raise AgentmdError(message) from None
+        except (OSError, ValueError) as exc:
+            raise AgentmdError(
+                f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
+            ) from None
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        return self._post("search", {k: v for k, v in request.__dict__.items()})
+
+    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+        payload = {k: (list(v) if isinstance(v, tuple) else v) for k, v in request.__dict__.items()}
+        payload["_actor"] = self.actor
+        return self._post("capture", payload)
+
+    def probe(self, budget: float) -> dict[str, Any]:
+        return self._post("probe", {"budget": budget}, timeout=budget + 30)
+
+
+class LocalBackend:
+    """Does the work in this process: no daemon is running for the vault."""
+
+    def __init__(self, settings: Settings, actor: str = "agent") -> None:
+        self.settings = settings
+        self.actor = actor
+        self.contracts = ContractCache(settings.vault, settings.contract_path)
+        self.store = Store(settings.cache_dir)
+        self.committer = Committer(settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths)
+        self.committer.prepare()
+        self.capturer = Capturer(
+            settings.vault,
+            settings.state_dir,
+            self.contracts,
+            self.store,
+            before_write=lambda path, origin: self.committer.note_origin(path, origin),
+            cap_override=settings.daily_write_cap,
+        )
+        self.commit_warning: str | None = None
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        return search(self.store.index, self.contracts.get().contract, request)
+
+    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+        result = self.capturer.capture(request, actor=self.actor).to_dict()
+        cycle = self.committer.commit_cycle()
+        problem = cycle.error or cycle.skipped
+        if problem:
+            result.setdefault("warnings", []).append(
+                f"not committed yet ({problem}); the next commit cycle of `agentmd serve` will commit it"
+            )
+        return result
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | LocalBackend:
+    info = running_daemon(settings.state_dir)
+    if info and info.get("port"):
+        return RemoteBackend(int(info["port"]), actor)
+    return LocalBackend(settings, actor)

@@ -1,0 +1,460 @@
+"""Capture: the one function every writer of new notes goes through (MCP, CLI, phone clipper, probe).
+
+Order of work, each step able to refuse before anything touches disk:
+1. validate the fields; run the content prefilters over every string;
+2. derive status and stamps (status is never taken from the caller);
+3. route by type through the contract (untyped, unknown type or halted contract: the dated shard);
+4. ask the door whether this actor may create that path;
+5. a note with the same title and body already in the vault is returned instead of a twin;
+6. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
+   admit exactly one);
+7. write atomically (temp file, fsync, hard link to a name that must not exist, fsync the folder), so a
+   name collision gets a suffix and nothing is ever overwritten;
+8. index the note at once, then have it committed with `origin: capture`.
+If indexing fails the note stays and the response says the next reconcile will index it, so a caller
+never retries into a duplicate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import fcntl
+import json
+import logging
+import os
+import re
+import unicodedata
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rules import ContractCache, ContractState
+from rules.door import decide
+from rules.prefilter import check_fields
+from vault_schema import parse_note, render_note
+
+from .errors import AgentmdError, UsageError
+from .reconcile import reconcile
+from .store import Store
+
+log = logging.getLogger("agentmd.capture")
+
+MAX_TITLE = 200
+MAX_BODY_BYTES = 512 * 1024
+MAX_LIST = 50
+MEMORY_SPACE = "memory"
+_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
+
+
+class CaptureRefused(AgentmdError):
+    """A capture was refused; `code` names the rule, the message says what to change."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    title: str
+    body: str = ""
+    type: str | None = None
+    summary: str | None = None
+    why: str | None = None
+    importance: int | str | None = None
+    related: tuple[str, ...] = ()
+    project: str | None = None
+    task: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    source: str | None = None
+    source_url: str | None = None
+    space: str | None = None
+    instructions: str | None = None  # CLI only: the operator's own instructions, kept on the note
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> CaptureRequest:
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise UsageError(f"unknown capture field(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        values = dict(data)
+        for key in ("related", "tags", "aliases"):
+            if key in values and values[key] is not None:
+                v = values[key]
+                values[key] = tuple(x.strip() for x in (v.split(",") if isinstance(v, str) else v) if str(x).strip())
+        return cls(**values)
+
+
+@dataclass
+class CaptureResult:
+    path: str
+    status: str
+    stamps: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    indexed: bool = False
+    reinforced: bool = False
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "stamps": self.stamps,
+            "warnings": self.warnings,
+            "indexed": self.indexed,
+            "reinforced": self.reinforced,
+            "note": self.note,
+        }
+
+
+def slugify(title: str, limit: int = 80) -> str:
+    """A file-name slug: lower case, letters and digits of any script, words joined by hyphens."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    words = re.findall(r"[^\W_]+", text)
+    slug = "-".join(words)
+    if len(slug.encode("utf-8")) > limit:
+        cut = slug.encode("utf-8")[:limit].decode("utf-8", "ignore")
+        slug = cut.rsplit("-", 1)[0] if "-" in cut else cut
+    return slug.strip("-") or "note"
+
+
+def _importance(value: int | str | None) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in IMPORTANCE_WORDS:
+            return IMPORTANCE_WORDS[word]
+        try:
+            value = int(word)
+        except ValueError:
+            raise CaptureRefused(
+                "invalid-importance", f"importance {value!r} is not 1-5 (or low/medium/high/critical)"
+            ) from None
+    if isinstance(value, bool) or not 1 <= int(value) <= 5:
+        raise CaptureRefused("invalid-importance", f"importance {value!r} is out of range; use 1 (record) to 5 (vital)")
+    return int(value)
+
+
+def validate(req: CaptureRequest) -> None:
+    if not isinstance(req.title, str) or not req.title.strip():
+        raise CaptureRefused("missing-title", "a capture needs a title: one line saying what the note is about")
+    if len(req.title) > MAX_TITLE or "\n" in req.title.strip():
+        raise CaptureRefused("invalid-title", f"the title must be one line of at most {MAX_TITLE} characters")
+    if not isinstance(req.body, str):
+        raise CaptureRefused("invalid-body", "the body must be text")
+    if len(req.body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
+        raise CaptureRefused(
+            "body-too-large", f"the body is over {MAX_BODY_BYTES // 1024} KiB; split it into smaller notes"
+        )
+    if req.type is not None and not _KEBAB.match(req.type):
+        raise CaptureRefused("invalid-type", f"type {req.type!r} must be kebab-case, e.g. decision or how-to")
+    for name in ("related", "tags", "aliases"):
+        items = getattr(req, name)
+        if len(items) > MAX_LIST:
+            raise CaptureRefused("too-many-items", f"{name} has {len(items)} entries; keep it to {MAX_LIST}")
+        if any(not isinstance(x, str) or "\n" in x for x in items):
+            raise CaptureRefused("invalid-list", f"each entry of {name} must be one line of text")
+    for name in ("summary", "why", "project", "task", "source", "source_url", "space", "instructions"):
+        value = getattr(req, name)
+        if value is not None and not isinstance(value, str):
+            raise CaptureRefused("invalid-field", f"{name} must be text")
+    if req.project is not None and not _KEBAB.match(req.project):
+        raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
+
+
+class VolumeGate:
+    """Captures per day into the memory space, counted in the state dir under an exclusive file lock.
+
+    The lock is held from the check through the write, so concurrent captures at cap−1 admit exactly one.
+    """
+
+    def __init__(self, state_dir: Path, cap: Callable[[], int], contract_file: Callable[[], str]) -> None:
+        self.state_dir = state_dir
+        self.cap = cap
+        self.contract_file = contract_file
+
+    def _count_path(self, day: dt.date) -> Path:
+        return self.state_dir / "captures" / f"{day.isoformat()}.count"
+
+    def count(self, day: dt.date) -> int:
+        try:
+            return int(self._count_path(day).read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    @contextlib.contextmanager
+    def admit(self, day: dt.date) -> Iterator[Callable[[], None]]:
+        """Yields `commit()`: call it once the note is on disk to count it."""
+        folder = self.state_dir / "captures"
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / "lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            cap = self.cap()
+            current = self.count(day)
+            if cap > 0 and current >= cap:
+                raise CaptureRefused(
+                    "daily-write-cap",
+                    f"{current} captures today have reached the daily cap of {cap}; raise "
+                    f"thresholds.daily_write_cap in {self.contract_file()} (or AGENTMD_DAILY_WRITE_CAP), "
+                    "or capture again tomorrow",
+                )
+
+            def commit() -> None:
+                path = self._count_path(day)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(str(current + 1))
+                os.replace(tmp, path)
+
+            yield commit
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_new(folder: Path, stem: str, text: str) -> Path:
+    """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites.
+
+    The bytes go to a hidden temp file first (fsynced), which is then hard-linked to the final name: the
+    link fails if the name exists, so the check and the creation are one atomic step.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{stem[:40]}.{uuid.uuid4().hex[:8]}.capture-tmp"
+    data = text.encode("utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        for n in range(1, 1000):
+            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+            try:
+                os.link(tmp, target, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            _fsync_dir(folder)
+            return target
+        raise CaptureRefused(
+            "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
+        )
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def sweep_temp_files(vault: Path) -> int:
+    """Remove capture temp files left by a crash (they are hidden and never indexed)."""
+    removed = 0
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith(".") and name.endswith(".capture-tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(dirpath, name))
+                    removed += 1
+    return removed
+
+
+class Capturer:
+    """Captures into one vault. The daemon holds one; the CLI makes one when no daemon runs."""
+
+    def __init__(
+        self,
+        vault: Path,
+        state_dir: Path,
+        contracts: ContractCache,
+        store: Store | None,
+        *,
+        before_write: Callable[[str, str], None] | None = None,
+        after_write: Callable[[str, str], None] | None = None,
+        cap_override: int | None = None,
+        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    ) -> None:
+        self.vault = vault
+        self.contracts = contracts
+        self.store = store
+        self.before_write = before_write
+        self.after_write = after_write
+        self.now = now
+        self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
+        self.cap_override = cap_override
+
+    def _cap(self) -> int:
+        if self.cap_override is not None:
+            return self.cap_override
+        return int(self.contracts.get().contract.thresholds.daily_write_cap)
+
+    def _contract_file(self) -> str:
+        state = self.contracts.get()
+        if state.source and not state.source.startswith("packaged"):
+            return state.source
+        return str(self.vault / "standards" / "storage-rules.md")
+
+    # -- the pieces --------------------------------------------------------------------------------
+
+    def _fields(self, req: CaptureRequest, state: ContractState, now: dt.datetime, extra: Mapping[str, Any]) -> dict:
+        contract = state.contract
+        typed = bool(req.type)
+        status = "active" if typed and (req.why or "").strip() else "unfiled"
+        trust = contract.trust(req.source_url or req.source)
+        if req.source_url and trust == "trusted":
+            trust = "untrusted"
+        fields: dict[str, Any] = {
+            "title": req.title.strip(),
+            "type": req.type,
+            "status": status,
+            "lifecycle": contract.default_lifecycle,
+            "filing_confidence": "high" if typed else "low",
+            "trust": trust,
+            "captured": now.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "source": req.source,
+            "source_url": req.source_url,
+            "project": req.project,
+            "task": req.task,
+            "importance": _importance(req.importance),
+            "summary": req.summary,
+            "why": req.why,
+            "tags": list(req.tags) or None,
+            "aliases": list(req.aliases) or None,
+            "related": [r if r.startswith("[[") else f"[[{r}]]" for r in req.related] or None,
+            "instructions": req.instructions,
+        }
+        fields.update(extra)
+        return fields
+
+    def _folder(self, req: CaptureRequest, state: ContractState, now: dt.datetime) -> tuple[str, str]:
+        if req.space and req.space != MEMORY_SPACE:
+            spaces = state.contract.spaces
+            if req.space not in spaces:
+                raise CaptureRefused(
+                    "unknown-space", f"space {req.space!r} is not in the contract; use one of: {', '.join(spaces)}"
+                )
+            return str(spaces[req.space]), f"space:{req.space}"
+        return state.route(req.type, now.date())
+
+    def _twin(self, folder: str, title: str, body: str) -> str | None:
+        """An existing note with the same title and the same body text, if any."""
+        if self.store is None:
+            return None
+        want = body.strip()
+        for path in self.store.catalog.paths_with_title(title):
+            try:
+                data = (self.vault / path).read_bytes()
+            except OSError:
+                continue
+            note = parse_note(path, data, 0)
+            if note.text.strip() == want:
+                return path
+        return None
+
+    # -- the whole capture -------------------------------------------------------------------------
+
+    def capture(
+        self,
+        req: CaptureRequest,
+        *,
+        actor: str = "agent",
+        origin: str = "capture",
+        extra_fields: Mapping[str, Any] | None = None,
+        count: bool = True,
+    ) -> CaptureResult:
+        validate(req)
+        strings = {k: v for k, v in req.__dict__.items() if v not in (None, (), "")}
+        verdict = check_fields(strings)
+        if not verdict.ok:
+            raise CaptureRefused(verdict.findings[0].code, verdict.reason())
+        state = self.contracts.get()
+        now = self.now()
+        fields = self._fields(req, state, now, extra_fields or {})
+        folder, route_reason = self._folder(req, state, now)
+        stem = slugify(req.title)
+        rel = f"{folder}/{stem}.md"
+        decision = decide(self.vault, rel, state.contract, actor=actor, creating=True)
+        if not decision.allowed:
+            raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
+        warnings = []
+        if state.halted:
+            warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
+
+        twin = self._twin(folder, fields["title"], req.body)
+        if twin is not None:
+            row = self.store.catalog.get(twin) if self.store is not None else None
+            return CaptureResult(
+                twin,
+                (row.status if row else None) or "unfiled",
+                {"captured": row.captured} if row else {},
+                warnings,
+                indexed=True,
+                reinforced=True,
+                note="an identical note already exists; it was returned instead of writing a twin",
+            )
+
+        text = render_note(fields, req.body)
+        space = state.contract.space_of(rel)
+        gated = count and space == MEMORY_SPACE
+        with self.gate.admit(now.date()) if gated else contextlib.nullcontext(lambda: None) as counted:
+            intended = f"{folder}/{stem}.md"
+            if self.before_write:
+                self.before_write(intended, origin)
+            try:
+                target = write_new(self.vault / folder, stem, text)
+            except OSError as exc:
+                reason = errno.errorcode.get(exc.errno or 0, "") or str(exc)
+                raise CaptureRefused(
+                    "write-failed", f"the note could not be written ({reason}): {exc.strerror}"
+                ) from None
+            counted()
+        path = target.relative_to(self.vault).as_posix()
+        if path != intended and self.before_write:
+            self.before_write(path, origin)
+        result = CaptureResult(
+            path,
+            fields["status"],
+            {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")} | {"route": route_reason},
+            warnings,
+        )
+        result.indexed = self._index(path)
+        if not result.indexed:
+            result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
+        if self.after_write:
+            self.after_write(path, origin)
+        return result
+
+    def _index(self, path: str) -> bool:
+        if self.store is None:
+            return False
+        try:
+            report = reconcile(self.vault, self.store, only={path})
+        except Exception:
+            log.exception("indexing %s failed; the next reconcile will pick it up", path)
+            return False
+        return not report.errors and report.refused is None
+
+
+def request_from_cli(values: Mapping[str, Any]) -> CaptureRequest:
+    data = {k: v for k, v in values.items() if v is not None}
+    return CaptureRequest.from_mapping(data)
+
+
+def result_json(result: CaptureResult) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False)
+
+
+def field_names() -> Sequence[str]:
+    return list(CaptureRequest.__dataclass_fields__)

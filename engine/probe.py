@@ -1,0 +1,89 @@
+"""Self-probe: the daemon checks its own agent door end to end.
+
+A probe captures a synthetic note through the real MCP endpoint, with one nonce only in the frontmatter
+`aliases` and another only in the body, then searches for each nonce through the same endpoint; both
+must find the note within the budget. The daemon recognises the probe's capture by the alias nonce it
+registered (nothing in the published tool schemas says "probe"), marks the note `probe: self-probe`,
+keeps it out of the queue and the daily volume count, and commits it with `origin: self-probe`. On
+success the previous probe note is deleted; a failed probe's note is left as evidence.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+DEFAULT_BUDGET = 5.0
+
+
+@dataclass
+class ProbeResult:
+    ok: bool
+    at: str
+    round_trip_ms: float | None = None
+    path: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def new_nonces() -> tuple[str, str]:
+    return f"probealias{secrets.token_hex(6)}", f"probebody{secrets.token_hex(6)}"
+
+
+def _payload(result: Any) -> dict[str, Any]:
+    if getattr(result, "is_error", False):
+        texts = [getattr(c, "text", "") for c in result.content]
+        raise RuntimeError(" ".join(texts) or "the tool reported an error")
+    data = result.structured_content
+    if data is None:
+        data = json.loads(result.content[0].text)
+    return dict(data)
+
+
+async def _probe(url: str, alias: str, body_nonce: str, budget: float) -> tuple[str, float]:
+    start = time.perf_counter()
+    with anyio.fail_after(budget):
+        async with Client(url) as client:
+            title = f"agentmd self-probe {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M:%S')}"
+            body = f"Synthetic note written by the daemon's self-probe. Marker: {body_nonce}\n"
+            captured = _payload(
+                await client.call_tool("memory_capture", {"title": title, "body": body, "aliases": [alias]})
+            )
+            path = str(captured["path"])
+            for nonce in (alias, body_nonce):
+                found = _payload(await client.call_tool("memory_search", {"query": nonce, "limit": 3}))
+                paths = [r["path"] for r in found.get("results", [])]
+                if path not in paths:
+                    raise RuntimeError(f"search for the {nonce[:9]} nonce did not return {path} (got {paths})")
+    return path, (time.perf_counter() - start) * 1000
+
+
+def run_probe(port: int, alias: str, body_nonce: str, budget: float = DEFAULT_BUDGET) -> ProbeResult:
+    """Run one probe against the daemon on `port`. Never raises."""
+    at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        path, ms = anyio.run(_probe, url, alias, body_nonce, budget)
+    except TimeoutError:
+        return ProbeResult(False, at, error=f"the probe did not finish within its {budget:g} s budget")
+    except Exception as exc:  # a probe reports every failure; it never takes the daemon down
+        return ProbeResult(False, at, error=f"{type(exc).__name__}: {exc}")
+    return ProbeResult(True, at, round_trip_ms=round(ms, 1), path=path)
+
+
+def load_last(state_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((state_dir / "probe.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
