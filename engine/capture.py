@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import signal
 import unicodedata
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -219,6 +220,16 @@ class VolumeGate:
             os.close(fd)
 
 
+CRASH_POINTS = ("after-temp-write", "after-link", "after-index")
+
+
+def crash_point(name: str) -> None:
+    """Fault injection for crash tests: `AGENTMD_CRASH_POINT=<name>` kills the process here with SIGKILL,
+    exactly as a power cut or `kill -9` would. Unset (always, outside tests) it does nothing."""
+    if os.environ.get("AGENTMD_CRASH_POINT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -242,6 +253,7 @@ def write_new(folder: Path, stem: str, text: str) -> Path:
         os.fsync(fd)
     finally:
         os.close(fd)
+    crash_point("after-temp-write")
     try:
         for n in range(1, 1000):
             target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
@@ -250,6 +262,7 @@ def write_new(folder: Path, stem: str, text: str) -> Path:
             except FileExistsError:
                 continue
             _fsync_dir(folder)
+            crash_point("after-link")
             return target
         raise CaptureRefused(
             "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
@@ -430,6 +443,7 @@ class Capturer:
             warnings,
         )
         result.indexed = self._index(path)
+        crash_point("after-index")
         if not result.indexed:
             result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:
