@@ -346,6 +346,11 @@ class Daemon:
         if self._refused:
             log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
             return
+        if not (self.settings.vault / ".git").exists():
+            # not a repository: status reports git as degraded; there is nothing to commit into, and a
+            # vault the owner keeps without git must not turn red as a commit stall
+            self.commit_cycles += 1
+            return
         result = self.committer.commit_cycle()
         self.commit_cycles += 1
         for w in result.warnings:

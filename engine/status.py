@@ -151,6 +151,12 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
     yellow = []
     if parts["git"]["state"] != "ok":
         yellow.append(f"git-degraded: {parts['git']['reason']}: {parts['git']['detail']}")
+    unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
+    if unwatched > 0:
+        yellow.append(
+            f"unwatched-folders: {unwatched} folders exceed the inotify watch limit; their changes wait for "
+            "the periodic reconcile (raise fs.inotify.max_user_watches)"
+        )
     if not daemon.get("running"):
         yellow.append("daemon-not-running: start `agentmd serve` to keep the index and git current")
     color = "red" if red else ("yellow" if yellow else "green")
