@@ -170,6 +170,8 @@ def main() -> int:
     import logging
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for h in logging.getLogger().handlers:  # the daemon turns `agentmd` up to INFO for its own log file
+        h.setLevel(logging.WARNING)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--captures", type=int, default=200)
@@ -220,7 +222,9 @@ def main() -> int:
         wait_for(lambda: git(vault, "status", "--porcelain") == "", 60)
 
         url = f"http://127.0.0.1:{daemon.port}/mcp"
+        passes_before = daemon.passes
         run = anyio.run(mcp_session, url, args)
+        passes_during = daemon.passes - passes_before  # indexer passes the watcher ran beside the captures
 
         t_clean = time.perf_counter()
         wait_for(lambda: git(vault, "status", "--porcelain") == "", 120)
@@ -242,6 +246,7 @@ def main() -> int:
         "capture_mcp_ms": ms(cap, 0.5, 0.95),
         "search_after_capture_mcp_ms": ms(srch, 0.5, 0.95),
         "searchable_on_return": {"n": run["searchable"], "of": len(cap), "misses": run["misses"][:10]},
+        "indexer_passes_during_loop": passes_during,
         "floor": {
             "trivial_mcp_call_ms": ms(triv, 0.5, 0.95),
             "inprocess_capture_ms": ms(inproc, 0.5, 0.95),

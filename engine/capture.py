@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rules import ContractCache, ContractState
+from rules import ContractCache, ContractState, default_state
 from rules.door import decide
 from rules.prefilter import check_fields
 from vault_schema import parse_note, render_note
@@ -261,6 +261,7 @@ def write_new(folder: Path, stem: str, text: str) -> Path:
                 os.link(tmp, target, follow_symlinks=False)
             except FileExistsError:
                 continue
+            tmp.unlink()  # before the folder fsync, so a crash from here on leaves the note and no temp file
             _fsync_dir(folder)
             crash_point("after-link")
             return target
@@ -315,9 +316,10 @@ class Capturer:
 
     def _contract_file(self) -> str:
         state = self.contracts.get()
-        if state.source and not state.source.startswith("packaged"):
+        if state.source and state.source != default_state().source:
             return state.source
-        return str(self.vault / "standards" / "storage-rules.md")
+        # the packaged default is in effect: the file to edit is the vault's copy, not the installed package
+        return str(self.contracts.target or self.vault / "standards" / "storage-rules.md")
 
     # -- the pieces --------------------------------------------------------------------------------
 
@@ -361,12 +363,14 @@ class Capturer:
             return str(spaces[req.space]), f"space:{req.space}"
         return state.route(req.type, now.date())
 
-    def _twin(self, folder: str, title: str, body: str) -> str | None:
+    def _twin(self, title: str, body: str, exclude: Callable[[str], bool] | None) -> str | None:
         """An existing note with the same title and the same body text, if any."""
         if self.store is None:
             return None
         want = body.strip()
         for path in self.store.catalog.paths_with_title(title):
+            if exclude is not None and exclude(path):
+                continue
             try:
                 data = (self.vault / path).read_bytes()
             except OSError:
@@ -386,6 +390,7 @@ class Capturer:
         origin: str = "capture",
         extra_fields: Mapping[str, Any] | None = None,
         count: bool = True,
+        twin_exclude: Callable[[str], bool] | None = None,
     ) -> CaptureResult:
         validate(req)
         strings = {k: v for k, v in req.__dict__.items() if v not in (None, (), "")}
@@ -405,7 +410,7 @@ class Capturer:
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
 
-        twin = self._twin(folder, fields["title"], req.body)
+        twin = self._twin(fields["title"], req.body, twin_exclude)
         if twin is not None:
             row = self.store.catalog.get(twin) if self.store is not None else None
             return CaptureResult(

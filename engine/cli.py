@@ -23,7 +23,7 @@ from .errors import AgentmdError, UsageError
 from .gitops import corpus_write_gate, init_git
 from .mcp_server import build_mcp
 from .reconcile import reconcile
-from .search import MODES, SearchRequest, search
+from .search import DEFAULT_MODE, MODES, SearchRequest, search
 from .server import DEFAULT_PORT
 from .settings import Settings, resolve
 from .status import compute_status, read_json, render
@@ -80,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", parents=[common], help="search the vault")
     p.add_argument("query", nargs="+", help="words to search for")
     p.add_argument("--limit", type=int, default=10, help="results to return (default 10)")
-    p.add_argument("--mode", default="and", choices=MODES, help="how words combine (default: and)")
+    p.add_argument("--mode", default=DEFAULT_MODE, choices=MODES, help=f"how words combine (default: {DEFAULT_MODE})")
+    p.add_argument("--per-note", type=int, default=1, help="sections of one note that may take result slots")
+    p.add_argument("--explain", action="store_true", help="print each result's score trace")
     p.add_argument("--after", help="captured on or after this date (YYYY-MM-DD)")
     p.add_argument("--before", help="captured on or before this date (YYYY-MM-DD)")
     p.add_argument("--project", help="the project the search is for (other projects' notes rank lower)")
@@ -217,6 +219,8 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         before=args.before,
         project=args.project,
         include_archived=args.include_archived,
+        per_note=args.per_note,
+        explain=args.explain,
     )
     with Store(settings.cache_dir) as store:
         if store.catalog.count() == 0:
@@ -228,6 +232,16 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines.append(f"{n:>2}. {r['path']}  score {r['score']:.3f}  captured {r['captured'][:10]}{flag}")
         if r["snippet"]:
             lines.append(f"    {r['snippet']}")
+        if "explain" in r:
+            ex = r["explain"]
+            fields = ", ".join(f"{k} {v:.3f}" for k, v in ex["fields"].items())
+            lines.append(f"    explain: raw {r['raw_score']:.4f} x penalty {r['penalty']:.3f}; BM25 by field: {fields}")
+            if ex["multipliers"]:
+                lines.append("    multipliers: " + ", ".join(f"{k} {v}" for k, v in ex["multipliers"].items()))
+            if ex["fusion_ranks"]:
+                lines.append(
+                    "    fusion ranks: " + "; ".join(f"[{q}] #{rank}" for q, rank in ex["fusion_ranks"].items())
+                )
     hidden = {k: response[k] for k in ("archived_hidden", "superseded_hidden", "staged_hidden") if response[k]}
     if hidden:
         lines.append("hidden: " + ", ".join(f"{v} {k.replace('_hidden', '')}" for k, v in hidden.items()))

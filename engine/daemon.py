@@ -31,6 +31,7 @@ from .capture import Capturer, CaptureRequest, sweep_temp_files
 from .errors import AgentmdError, UsageError
 from .gitops import Committer
 from .mcp_server import mount_mcp
+from .phone import sweep_phone_notes
 from .probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
 from .reconcile import ReconcileReport, reconcile
 from .search import SearchRequest, search
@@ -138,6 +139,7 @@ class Daemon:
         self._probe_aliases: set[str] = set()
         self._probe_lock = threading.Lock()
         self.server: HttpServer | None = None
+        self.app: Any = None  # the ASGI app being served, once started
         self.started_at = dt.datetime.now(dt.UTC)
 
         self._cond = threading.Condition()
@@ -165,6 +167,7 @@ class Daemon:
             mcp_routes, lifespan = mount_mcp(self)
             routes = json_routes(search=self._search_json, capture=self._capture_json, probe=self._probe_json)
             app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
+            self.app = app
             self.server = HttpServer(app, self.port)
             self.server.start()
             if self.port == 0:
@@ -324,6 +327,25 @@ class Daemon:
         self._refresh_status(first_pass_done=True)
         self.capturer.store = self.store
         self._stale = False
+        self._sweep_phone()
+
+    def _sweep_phone(self) -> None:
+        """File phone clips whose operator-typed `instructions` the fixed grammar accepts; flag the rest."""
+        try:
+            actions = sweep_phone_notes(
+                self.settings.vault,
+                self.contracts.get().contract,
+                self.capturer,
+                note_origin=self.committer.note_origin,
+            )
+        except Exception:
+            log.exception("the phone sweep failed; it runs again after the next pass")
+            return
+        acted = [a for a in actions if a.outcome in ("filed", "flagged")]
+        for a in acted:
+            log.info("phone clip %s %s: %s", a.path, a.outcome, a.detail)
+        if acted:
+            self.request_commit(self.commit_debounce)
 
     # -- committer -------------------------------------------------------------------------------
 

@@ -640,6 +640,7 @@ def _is_scratch(path: str) -> bool:
         or (name.startswith(".~lock.") and name.endswith("#"))
         or path.startswith(".tmp.driveupload/")
         or "/.tmp.driveupload/" in path
+        or (name.startswith(".") and name.endswith(".capture-tmp"))  # agentmd's own, mid-capture or crashed
     )
 
 

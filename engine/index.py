@@ -74,6 +74,7 @@ class HitList:
         searcher: Any = None,
         snippets: Any = None,
         snippet_chars: int = 180,
+        details: dict[tuple[int, int], dict[int, int]] | None = None,
     ) -> None:
         self.scored = scored
         self.matched = matched  # documents matching the query (outside the walls unless included)
@@ -81,6 +82,12 @@ class HitList:
         self._searcher = searcher
         self._snippets = snippets
         self._snippet_chars = snippet_chars
+        self._details = details or {}
+
+    def ranks(self, i: int) -> dict[int, int]:
+        """For a fused search: the rank the i-th hit had in each group's list (group index -> rank)."""
+        addr = self.scored[i][1]
+        return dict(self._details.get((addr.segment_ord, addr.doc), {}))
 
     def __len__(self) -> int:
         return len(self.scored)
@@ -95,21 +102,29 @@ class HitList:
     def hits(self) -> list[Hit]:
         return [self.load(i) for i in range(len(self.scored))]
 
-    def snippet(self, hit: Hit) -> str:
-        """A short passage of the note's text around the matched words (computed on demand: it is the
-        costly part of a search, so only results that are shown pay for it)."""
-        if hit.doc is None or not hit.doc["text"]:
-            return ""
-        text = bytes(hit.doc["text"][0]).decode("utf-8", "replace")
+    def snippet_of(self, text: str) -> str:
+        """A passage of `text` around the matched words (or its opening) in at most the snippet size."""
         fragment = ""
-        if self._snippets is not None:
+        if self._snippets is not None and text:
             fragment = self._snippets.snippet_from_doc(tantivy.Document(body=text)).fragment()
-        if not fragment:  # the words matched the title, tags or frontmatter: show the opening lines
+        if not fragment:
             fragment = text[: self._snippet_chars * 2]
         words = " ".join(fragment.split())
         if len(words) > self._snippet_chars:
             words = words[: self._snippet_chars].rsplit(" ", 1)[0] + " …"
         return words
+
+    @staticmethod
+    def text_of(hit: Hit) -> str:
+        """The note's Markdown body as stored in the index."""
+        if hit.doc is None or not hit.doc["text"]:
+            return ""
+        return bytes(hit.doc["text"][0]).decode("utf-8", "replace")
+
+    def snippet(self, hit: Hit) -> str:
+        """A short passage of the note's text around the matched words (computed on demand: it is the
+        costly part of a search, so only results that are shown pay for it)."""
+        return self.snippet_of(self.text_of(hit))
 
 
 def _analyzer() -> Any:
@@ -155,6 +170,7 @@ class SearchIndex:
         self.created = False  # True when this open started an empty index
         self.set_aside: Path | None = None
         self._writer: Any = None
+        self._analyzer = _analyzer()
         self._index = self._open()
         self.generation: str = self._read_marker()["generation"]
 
@@ -289,17 +305,33 @@ class SearchIndex:
         result = searcher.search(tantivy.Query.all_query(), n)
         return {searcher.doc(addr)["path"][0] for _s, addr in result.hits}
 
-    def _text_query(self, words: Sequence[str], conjunction: bool) -> Any | None:
+    def _text_query(
+        self, words: Sequence[str], conjunction: bool, boosts: dict[str, float] | None = None
+    ) -> Any | None:
         quoted = quote_terms(words)
         if not quoted:
             return None
         try:
             return self._index.parse_query(
-                " ".join(quoted), SEARCH_FIELDS, field_boosts=FIELD_BOOSTS, conjunction_by_default=conjunction
+                " ".join(quoted),
+                SEARCH_FIELDS,
+                field_boosts=boosts or FIELD_BOOSTS,
+                conjunction_by_default=conjunction,
             )
         except ValueError:
             # Every quoted word analysed to nothing (e.g. only over-long tokens): nothing can match.
             return None
+
+    def analyze(self, text: str) -> list[str]:
+        """The terms the index makes of `text` (lower-cased, folded, stemmed)."""
+        return list(self._analyzer.analyze(text))
+
+    def doc_freq(self, word: str) -> int:
+        """How many notes contain `word` in any searched field."""
+        q = self._text_query([word], True)
+        if q is None:
+            return 0
+        return int(self._index.searcher().search(q, 1, count=True).count)
 
     def search(
         self,
@@ -310,38 +342,99 @@ class SearchIndex:
         day_range: tuple[int | None, int | None] = (None, None),
         conjunction: bool = True,
         snippet_chars: int = 180,
+        groups: Sequence[Sequence[str]] | None = None,
+        weights: Sequence[float] | None = None,
+        boosts: dict[str, float] | None = None,
+        rrf_k: float = 60.0,
     ) -> HitList:
-        """Top `limit` matches for the words; each word must match somewhere when `conjunction`."""
+        """Top `limit` matches.
+
+        Without `groups`: BM25 over `words`, each word required when `conjunction`. With several `groups`
+        (fusion): each group is a conjunctive query of its own; their rankings are fused by reciprocal rank
+        (sum of weight / (rrf_k + rank)), so a note that satisfies many groups, or ranks high in the strict
+        ones, comes first, and a note matching no group is not returned at all.
+        """
         empty = HitList([], 0, dict.fromkeys(WALL_NAMES, 0))
-        text_q = self._text_query(words, conjunction)
-        if text_q is None or limit <= 0:
+        if limit <= 0:
             return empty
+        subqueries: list[Any] = []
+        if groups and len(groups) > 1:
+            for group in groups:
+                q = self._text_query(group, True, boosts)
+                if q is not None:
+                    subqueries.append(q)
+            if not subqueries:
+                return empty
+            text_q = (
+                subqueries[0]
+                if len(subqueries) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subqueries])
+            )
+        else:
+            text_q = self._text_query(groups[0] if groups else words, conjunction, boosts)
+            if text_q is None:
+                return empty
         filters: list[Any] = []
         lo, hi = day_range
         if lo is not None or hi is not None:
             filters.append(
                 tantivy.Query.range_query(self.schema, "day", tantivy.FieldType.Integer, lower_bound=lo, upper_bound=hi)
             )
-        base = self._must(text_q, *filters)
+        if not include_walled:
+            filters.append(tantivy.Query.term_query(self.schema, "wall", NO_WALL))
         searcher = self._index.searcher()
         try:
-            hidden = {}
-            for wall in WALL_NAMES:
-                wq = self._must(base, tantivy.Query.term_query(self.schema, "wall", wall))
-                hidden[wall] = int(searcher.search(wq, 1, count=True).count)
-            visible = (
-                base if include_walled else self._must(base, tantivy.Query.term_query(self.schema, "wall", NO_WALL))
-            )
-            result = searcher.search(visible, limit, count=True)
+            hidden = dict.fromkeys(WALL_NAMES, 0)
+            if not include_walled:
+                unwalled = self._must(text_q, *filters[:-1])
+                for wall in WALL_NAMES:
+                    wq = self._must(unwalled, tantivy.Query.term_query(self.schema, "wall", wall))
+                    hidden[wall] = int(searcher.search(wq, 1, count=True).count)
+            visible = self._must(text_q, *filters)
             generator = tantivy.SnippetGenerator.create(searcher, text_q, self.schema, "body")
             generator.set_max_num_chars(snippet_chars)
+            if len(subqueries) <= 1:
+                result = searcher.search(visible, limit, count=True)
+                return HitList(list(result.hits), int(result.count), hidden, searcher, generator, snippet_chars)
+            matched = int(searcher.search(visible, 1, count=True).count)
+            fused: dict[tuple[int, int], float] = {}
+            ranks: dict[tuple[int, int], dict[int, int]] = {}
+            addresses: dict[tuple[int, int], Any] = {}
+            w = list(weights or [1.0] * len(subqueries))
+            for i, sub in enumerate(subqueries):
+                res = searcher.search(self._must(sub, *filters), limit)
+                for rank, (_score, addr) in enumerate(res.hits, 1):
+                    key = (addr.segment_ord, addr.doc)
+                    addresses[key] = addr
+                    fused[key] = fused.get(key, 0.0) + w[i] / (rrf_k + rank)
+                    ranks.setdefault(key, {})[i] = rank
+            order = sorted(fused, key=lambda k: (-fused[k], min(ranks[k].values())))[:limit]
+            hits = [(fused[k], addresses[k]) for k in order]
+            details = {k: ranks[k] for k in order}
         except ValueError as exc:
             raise IndexDamaged(
                 f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
             ) from None
-        if include_walled:
-            hidden = dict.fromkeys(WALL_NAMES, 0)
-        return HitList(list(result.hits), int(result.count), hidden, searcher, generator, snippet_chars)
+        return HitList(hits, matched, hidden, searcher, generator, snippet_chars, details)
+
+    def field_scores(self, words: Sequence[str], path: str, boosts: dict[str, float] | None = None) -> dict[str, float]:
+        """BM25 of the words (any of them) in each field of one note, with the field boosts: for --explain."""
+        out: dict[str, float] = {}
+        searcher = self._index.searcher()
+        path_q = tantivy.Query.term_query(self.schema, "path", path)
+        for field_name in SEARCH_FIELDS:
+            quoted = quote_terms(words)
+            if not quoted:
+                break
+            try:
+                q = self._index.parse_query(
+                    " ".join(quoted), [field_name], field_boosts={field_name: (boosts or FIELD_BOOSTS)[field_name]}
+                )
+                res = searcher.search(self._must(q, path_q), 1)
+            except ValueError:
+                continue
+            out[field_name] = round(float(res.hits[0][0]), 4) if res.hits else 0.0
+        return out
 
     @staticmethod
     def _must(*queries: Any) -> Any:

@@ -68,7 +68,7 @@ def build_mcp(backend: Backend) -> MCPServer:
     async def memory_search(
         query: str,
         limit: int = 10,
-        mode: str = "and",
+        mode: str = "fusion",
         after: str | None = None,
         before: str | None = None,
         project: str | None = None,
@@ -76,6 +76,8 @@ def build_mcp(backend: Backend) -> MCPServer:
     ) -> CallToolResult:
         """Search the memory vault (BM25 over titles, aliases, tags and text).
 
+        mode "fusion" (default) ranks notes matching most of the words, dropping stop words; "and" needs
+        every word. Each result points at the note's best section (path#Heading).
         Returns {results, note, matched, archived_hidden, superseded_hidden, staged_hidden}; each result has
         path, score, captured date and a snippet. Archived, superseded and staged notes are hidden unless
         include_archived is true. after/before bound the captured date (YYYY-MM-DD). project ranks notes

@@ -1,38 +1,68 @@
 """Search: the user's words in, ranked notes out, with the walls and penalties made visible.
 
 User text is split on white space and each word quoted before it reaches the query parser, so no input
-raises. Notes behind a wall (archived, superseded, staged) are left out unless asked for, and the
-response counts what each wall hid, zero included. Multipliers from the contract (all ≤ 1.0) are applied
-over an over-fetch of 200 before cutting to the limit, so a demoted note that is still the best match
-comes back first.
+raises. Two modes:
+
+- `and`: every word must match somewhere in the note (title, aliases/tags, body), BM25-ranked.
+- `fusion` (the default): stop words are dropped; the full conjunction of the remaining words and the
+  conjunctions of pairs of them (the rarest words first, capped) are each ranked, and the rankings are
+  fused by reciprocal rank. A note that matches only one word of a long question is never returned, so
+  a question the vault cannot answer still comes back empty; a note that satisfies many pairs rises even
+  when it lacks one word. A query of one or two words is the same as `and`.
+
+Notes behind a wall (archived, superseded, staged) are left out unless asked for, and the response counts
+what each wall hid, zero included. Multipliers from the contract (all ≤ 1.0) are applied over an
+over-fetch of 200 before cutting to the limit, so a demoted note that is still the best match comes back
+first. Each result points at its best section (`path#Heading`) and a note takes one result slot unless
+`per_note` asks for more.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import heapq
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
 from rules import Contract
+from vault_schema import chunk_text
 
 from .errors import UsageError
-from .index import Hit, SearchIndex
+from .index import FIELD_BOOSTS, Hit, HitList, SearchIndex
 
 OVERFETCH = 200
-MODES = ("and",)
+MODES = ("fusion", "and")
+DEFAULT_MODE = "fusion"
 MAX_LIMIT = 200
+MAX_PER_NOTE = 10
+PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
+FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
+
+# Function words that say nothing about which note is wanted. Kept short on purpose: words like "not",
+# "no" or "new" can matter in a note title.
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself of off on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves""".split()  # noqa: SIM905
+)
 
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     query: str
     limit: int = 10
-    mode: str = "and"
+    mode: str = DEFAULT_MODE
     after: str | None = None  # captured on or after this date (YYYY-MM-DD, YYYY-MM or YYYY)
     before: str | None = None  # captured on or before this date
     project: str | None = None
     include_archived: bool = False
+    per_note: int = 1
+    explain: bool = False
 
 
 def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
@@ -65,8 +95,11 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     wall = facts.get("wall")
     if wall:
         out.append((wall, contract.multiplier(wall)))
-    if (facts.get("status") or "").lower() == "unfiled":
+    status = (facts.get("status") or "").lower()
+    if status == "unfiled":
         out.append(("unfiled", contract.multiplier("unfiled")))
+    if "fragment" in ((facts.get("type") or "").lower(), status, (facts.get("lifecycle") or "").lower()):
+        out.append(("fragment", contract.multiplier("fragment")))
     project = facts.get("project")
     if request.project and project and project.lower() != request.project.lower():
         out.append(("project_mismatch", contract.multiplier("project_mismatch")))
@@ -78,24 +111,91 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     return [(name, m) for name, m in out if m < 1.0]
 
 
+def query_terms(query: str) -> list[str]:
+    """The words of a query that carry meaning: white-space split, stop words and bare punctuation out,
+    duplicates (case-insensitive) out, order kept."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in query.split():
+        bare = "".join(ch for ch in word.lower() if ch.isalnum())
+        if not bare or bare in STOP_WORDS or word.lower() in seen:
+            continue
+        seen.add(word.lower())
+        out.append(word)
+    return out
+
+
+def plan(index: SearchIndex, request: SearchRequest) -> tuple[list[list[str]], list[float]]:
+    """The conjunctive groups a search runs, and their fusion weights."""
+    words = request.query.split()
+    if request.mode == "and":
+        return [words], [1.0]
+    terms = query_terms(request.query) or words
+    if len(terms) <= 2:
+        return [terms], [1.0]
+    rare = sorted(terms, key=lambda t: (index.doc_freq(t), terms.index(t)))[:PAIR_TERMS]
+    rare = [t for t in terms if t in rare]  # back to query order
+    groups = [terms] + [list(p) for p in itertools.combinations(rare, 2)]
+    return groups, [FULL_WEIGHT] + [1.0] * (len(groups) - 1)
+
+
+def _boosts(groups: list[list[str]]) -> dict[str, float]:
+    """Field boosts: title 4 / meta 3 / body 1 for the short queries people type; long questions score
+    the title like the body, since a 4x title weight summed per field drowns the body's evidence."""
+    if groups and len(groups[0]) > 4:
+        return {"title": 1.0, "meta": 1.0, "body": 1.0}
+    return FIELD_BOOSTS
+
+
+def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n: int) -> list[tuple[str | None, str]]:
+    """The note's best `n` sections for the words: (heading path, or None for the opening section, and a
+    snippet). The opening section needs no anchor: the note's path already leads there."""
+    text = found.text_of(hit)
+    chunks = chunk_text(text)
+    if len(chunks) <= 1:
+        return [(None, found.snippet_of(text))]
+    wanted = {t for w in words for t in index.analyze(w)}
+    scored = []
+    for c in chunks:
+        terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
+        hits = sum(1 for t in terms if t in wanted)
+        distinct = len(wanted.intersection(terms))
+        scored.append((distinct, hits / (1 + len(terms)) ** 0.5, -c.ordinal, c))
+    scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
+    out = []
+    for distinct, _density, _neg, c in scored[:n]:
+        if distinct == 0 and out:
+            break
+        heading = " > ".join(c.heading_path) if c.heading_path and c.ordinal > 0 else None
+        out.append((heading, found.snippet_of(c.text)))
+    return out
+
+
 def search(index: SearchIndex, contract: Contract, request: SearchRequest) -> dict[str, Any]:
     """Run one search and return the response mapping (SPEC §7)."""
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if not 1 <= request.limit <= MAX_LIMIT:
         raise UsageError(f"limit {request.limit} is out of range; use 1 to {MAX_LIMIT}")
+    if not 1 <= request.per_note <= MAX_PER_NOTE:
+        raise UsageError(f"per_note {request.per_note} is out of range; use 1 to {MAX_PER_NOTE}")
     lo = _day_bound(request.after, upper=False, name="after")
     hi = _day_bound(request.before, upper=True, name="before")
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
     words = request.query.split()
+    groups, weights = plan(index, request)
+    boosts = _boosts(groups)
     found = index.search(
         words,
         limit=max(OVERFETCH, request.limit),
         include_walled=request.include_archived,
         day_range=(lo, hi),
+        groups=groups,
+        weights=weights,
+        boosts=boosts,
     )
-    ranked: list[tuple[float, float, list[str], Hit]] = []
+    ranked: list[tuple[float, float, list[tuple[str, float]], Hit, int]] = []
     best: list[float] = []  # min-heap of the top `limit` final scores so far
     for i in range(len(found)):
         if len(best) >= request.limit and found.scored[i][0] < best[0]:
@@ -105,27 +205,40 @@ def search(index: SearchIndex, contract: Contract, request: SearchRequest) -> di
         penalty = 1.0
         for _name, m in penalties:
             penalty *= m
-        ranked.append((hit.raw_score * penalty, penalty, [name for name, _m in penalties], hit))
+        ranked.append((hit.raw_score * penalty, penalty, penalties, hit, i))
         if len(best) < request.limit:
             heapq.heappush(best, ranked[-1][0])
         elif ranked[-1][0] > best[0]:
             heapq.heapreplace(best, ranked[-1][0])
     ranked.sort(key=lambda r: (-r[0], r[3].path))
-    results = [
-        {
-            "path": hit.path,
-            "title": hit.facts.get("title"),
-            "score": round(score, 6),
-            "raw_score": round(hit.raw_score, 6),
-            "penalty": round(penalty, 6),
-            "penalties": names,
-            "captured": hit.facts.get("captured"),
-            "captured_source": hit.facts.get("captured_source"),
-            "wall": hit.facts.get("wall"),
-            "snippet": found.snippet(hit),
-        }
-        for score, penalty, names, hit in ranked[: request.limit]
-    ]
+    results = []
+    terms = groups[0] if groups else words
+    for score, penalty, penalties, hit, i in ranked[: request.limit]:
+        for heading, snippet in _sections(index, found, hit, terms, request.per_note):
+            row: dict[str, Any] = {
+                "path": hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
+                "note": hit.path,
+                "section": heading,
+                "title": hit.facts.get("title"),
+                "score": round(score, 6),
+                "raw_score": round(hit.raw_score, 6),
+                "penalty": round(penalty, 6),
+                "penalties": [name for name, _m in penalties],
+                "captured": hit.facts.get("captured"),
+                "captured_source": hit.facts.get("captured_source"),
+                "wall": hit.facts.get("wall"),
+                "snippet": snippet,
+            }
+            if request.explain:
+                row["explain"] = {
+                    "mode": request.mode,
+                    "fields": index.field_scores(terms, hit.path, boosts),
+                    "multipliers": {name: m for name, m in penalties},
+                    "fusion_ranks": {" ".join(groups[g]): r for g, r in found.ranks(i).items()}
+                    if len(groups) > 1
+                    else {},
+                }
+            results.append(row)
     hidden = found.hidden
     return {
         "query": request.query,

@@ -104,25 +104,34 @@ class LoopbackGuard:
             if too_big:
                 await _deny(send, 413, f"request body over {self.max_body} bytes")
                 return
+            await self.app(scope, receive, send)  # the server delivers no more than the declared length
+            return
+        # No Content-Length (a chunked body): read it here, up to the limit, before the app sees any of it.
+        # Raising from inside the app instead would reach Starlette's error handler, which answers 500 first.
+        chunks: list[bytes] = []
         received = 0
-
-        async def limited_receive() -> Any:
-            nonlocal received
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body:
-                    raise _BodyTooLarge()
-            return message
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > self.max_body:
+                await _deny(send, 413, f"request body over {self.max_body} bytes")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
 
-        try:
-            await self.app(scope, limited_receive, send)
-        except _BodyTooLarge:
-            await _deny(send, 413, f"request body over {self.max_body} bytes")
+        async def replay_receive() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()  # later calls wait for the disconnect, as streaming responses expect
 
-
-class _BodyTooLarge(Exception):
-    pass
+        await self.app(scope, replay_receive, send)
 
 
 def build_app(

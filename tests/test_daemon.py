@@ -204,3 +204,19 @@ def test_sigterm_finishes_the_pending_commit(settings: Settings, env: dict[str, 
     assert proc.wait(30) == 0
     assert is_clean(settings.vault), "the final commit cycle ran on shutdown"
     assert running_daemon(settings.state_dir) is None
+
+
+def test_phone_clip_with_instructions_is_filed_by_the_daemon(daemon: Daemon, settings: Settings) -> None:
+    vault = settings.vault
+    clip = vault / "inbox/phone/pgbouncer.md"
+    clip.parent.mkdir(parents=True)
+    clip.write_text(
+        "---\ninstructions: file as decision; why pooling limits; tag db\n---\n"
+        "Use transaction pooling in pgbouncer for the API workers.\n"
+    )
+    target = vault / "memory/decisions/pgbouncer.md"
+    wait_until(lambda: target.exists() and not clip.exists(), 10, "clip filed")
+    assert "clipped_from: inbox/phone/pgbouncer.md" in target.read_text()
+    wait_until(lambda: searchable(daemon, "pgbouncer") == ["memory/decisions/pgbouncer.md"], 5, "indexed")
+    wait_until(lambda: is_clean(vault), 10, "committed")
+    assert "phone" in origins(vault)[:3]

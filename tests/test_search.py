@@ -187,3 +187,62 @@ def store_for_fuzz(tmp_path_factory: pytest.TempPathFactory) -> Store:
     reconcile(root, s)
     yield s
     s.close()
+
+
+# -- fusion mode, sections, explain -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def long_store(vault: Vault, cache_dir: Path) -> Store:
+    vault.note(
+        "guide.md",
+        "# Guide\n\nIntro text.\n\n## Install\n\nRun the installer with the offline flag.\n\n"
+        "## Backups\n\nNightly backups go to the cold bucket; restore drills monthly.\n\n"
+        "## Backups for laptops\n\nLaptops back up hourly to the same cold bucket.\n",
+        title="Operations guide",
+    )
+    vault.note("other.md", "Notes on the bucket brigade at the village fair.\n")
+    vault.note("cats.md", "The cat sleeps on the warm laptop.\n")
+    s = Store(cache_dir)
+    reconcile(vault.root, s)
+    yield s
+    s.close()
+
+
+def test_fusion_finds_note_missing_one_word(long_store: Store) -> None:
+    query = "where do the nightly backups of the cold bucket get restored monthly"
+    assert run(long_store, query, mode="and")["results"] == []
+    resp = run(long_store, query)
+    assert resp["mode"] == "fusion"
+    assert resp["results"][0]["note"] == "guide.md"
+
+
+def test_fusion_rejects_questions_no_note_answers(long_store: Store) -> None:
+    # each word occurs somewhere, but no two of them together in one note
+    resp = run(long_store, "village installer kubernetes autoscaling")
+    assert resp["results"] == [] and resp["matched"] == 0
+
+
+def test_short_query_behaves_like_and(long_store: Store) -> None:
+    for q in ("cold bucket", "the cold bucket"):
+        fused = [r["note"] for r in run(long_store, q)["results"]]
+        strict = [r["note"] for r in run(long_store, "cold bucket", mode="and")["results"]]
+        assert fused == strict == ["guide.md"]
+
+
+def test_result_points_at_best_section_and_per_note(long_store: Store) -> None:
+    (r,) = run(long_store, "restore drills")["results"]
+    assert r["path"] == "guide.md#Backups" and r["section"] == "Guide > Backups"
+    assert "restore drills" in r["snippet"]
+    rows = run(long_store, "cold bucket", per_note=2)["results"]
+    assert [x["path"] for x in rows] == ["guide.md#Backups", "guide.md#Backups for laptops"]
+    with pytest.raises(UsageError):
+        run(long_store, "cold bucket", per_note=0)
+
+
+def test_explain_gives_fields_multipliers_and_fusion_ranks(long_store: Store) -> None:
+    (r,) = run(long_store, "nightly backups cold bucket", explain=True)["results"][:1]
+    ex = r["explain"]
+    assert set(ex["fields"]) == {"title", "meta", "body"} and ex["fields"]["body"] > 0
+    assert ex["fusion_ranks"] and all(rank >= 1 for rank in ex["fusion_ranks"].values())
+    assert ex["multipliers"] == {}

@@ -1,25 +1,51 @@
 """The note model: the only package that parses YAML and Markdown."""
 
+from .chunks import Chunk, chunk_text
 from .errors import VaultSchemaError, YamlRefused
 from .frontmatter import Split, load_yaml, split_frontmatter
+from .links import (
+    EntityRef,
+    Link,
+    Structure,
+    derived_aliases,
+    entity_uri,
+    extract_entities,
+    extract_links,
+    query_entity_uris,
+    read_structure,
+    target_key,
+)
 from .markdown import FencedBlock, Section, fenced_blocks, inline_tags, section_text, sections, strip_code
-from .note import WALLS, Note, is_progress_log, parse_date, parse_note, spaced_stem
+from .note import ENTITY_KEY, LINK_CONVENTIONS, WALLS, Note, is_progress_log, parse_date, parse_note, spaced_stem
 from .writer import render_frontmatter, render_note, update_frontmatter
 
 __all__ = [
+    "ENTITY_KEY",
+    "LINK_CONVENTIONS",
     "WALLS",
+    "Chunk",
+    "EntityRef",
     "FencedBlock",
+    "Link",
     "Note",
     "Section",
     "Split",
+    "Structure",
     "VaultSchemaError",
     "YamlRefused",
+    "chunk_text",
+    "derived_aliases",
+    "entity_uri",
+    "extract_entities",
+    "extract_links",
     "fenced_blocks",
     "inline_tags",
     "is_progress_log",
     "load_yaml",
     "parse_date",
     "parse_note",
+    "query_entity_uris",
+    "read_structure",
     "render_frontmatter",
     "render_note",
     "section_text",
@@ -27,5 +53,6 @@ __all__ = [
     "spaced_stem",
     "split_frontmatter",
     "strip_code",
+    "target_key",
     "update_frontmatter",
 ]

@@ -6,12 +6,13 @@ import datetime as dt
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 from .errors import YamlRefused
 from .frontmatter import load_yaml, split_frontmatter
+from .links import EntityRef, Link, entity_uri, extract_entities, extract_links, read_structure
 from .markdown import inline_tags
 
 PROGRESS_HEAD_BYTES = 88_192
@@ -20,6 +21,9 @@ _STEM_SPACERS = str.maketrans({"-": " ", "_": " ", ".": " "})
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$")
 
 WALLS = ("archived", "superseded", "staged")
+ENTITY_KEY = "entity"  # frontmatter key marking a note as the page for an entity: `entity: repo:owner/name`
+LINK_CONVENTIONS = ("obsidian", "dendron")  # `[[note|Label]]` or Dendron's `[[Label|note]]`
+DERIVED_ALIAS_LIMIT = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +51,16 @@ class Note:
     content_hash: str = ""
     size: int = 0
     body_line: int = 0  # 0-based line of the body's first line within the file
+    links: tuple[Link, ...] = ()  # line numbers are 1-based within the file (frontmatter links included)
+    entities: tuple[EntityRef, ...] = ()
+    entity_page: str | None = None  # the entity URI this note is the page for (frontmatter `entity:`)
+    derived_aliases: tuple[str, ...] = ()  # read from the note's own words (vault_schema.links)
 
     @property
     def meta(self) -> str:
-        """Aliases and tags as searchable text (nested tags and kebab names spaced out)."""
+        """Aliases, tags (nested tags and kebab names spaced out) and derived aliases as searchable text."""
         words = list(self.aliases) + [t.replace("/", " ").replace("-", " ") for t in self.tags]
-        return "\n".join(words)
+        return "\n".join(words + list(self.derived_aliases))
 
     @property
     def wall(self) -> str | None:
@@ -171,8 +179,11 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
-def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
-    """Parse one note. Never raises on content: problems are recorded on the note instead."""
+def parse_note(path: str, data: bytes, mtime_ns: int, *, link_convention: str = "obsidian") -> Note:
+    """Parse one note. Never raises on content: problems are recorded on the note instead.
+
+    `link_convention` is "obsidian" (`[[note|Label]]`) or "dendron" (`[[Label|note]]`), a per-vault setting.
+    """
     content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
     size = len(data)
     truncated = False
@@ -216,6 +227,24 @@ def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
     if not captured:
         captured = mtime_iso(mtime_ns)
 
+    structure = read_structure(
+        title,
+        split.body,
+        line_offset=split.body_line,
+        dendron_reverse=link_convention == "dendron",
+        alias_limit=DERIVED_ALIAS_LIMIT,
+    )
+    links, entities = structure.links, structure.entities
+    yaml_text = split.yaml_text or ""
+    if "[" in yaml_text:  # links in properties (`related: "[[Note]]"`); line 1 is the opening fence
+        fm_links = extract_links(yaml_text, dendron_reverse=link_convention == "dendron")
+        links = tuple(replace(link, line=link.line + 1) for link in fm_links) + links
+    if "/" in yaml_text:  # addresses and owner/name references; a bare hex value there is a fingerprint
+        fm_refs = [r for r in extract_entities(yaml_text) if r.kind != "commit" or "/" in r.text]
+        entities = tuple(replace(r, line=r.line + 1) for r in fm_refs) + entities
+    known = {a.casefold() for a in aliases}
+    derived = tuple(a for a in structure.derived_aliases if a.casefold() not in known)
+
     body = split.body if split.yaml_text is None else split.yaml_text + "\n" + split.body
     return Note(
         path=path,
@@ -239,4 +268,8 @@ def parse_note(path: str, data: bytes, mtime_ns: int) -> Note:
         content_hash=content_hash,
         size=size,
         body_line=split.body_line,
+        links=links,
+        entities=entities,
+        entity_page=entity_uri(fm.get(ENTITY_KEY)),
+        derived_aliases=derived,
     )
