@@ -487,7 +487,7 @@ def test_cli_capture_json_indexes_and_commits_without_a_daemon(cli, repo: Path) 
     assert origins(repo)[0] == "capture"
     assert files_in_commit(repo) == {data["path"]}
     found = cli("search", "--vault", str(repo), "toolchain", "--json")
-    assert [r["path"] for r in found.json()["results"]] == [data["path"]]
+    assert [r["path"].split("#")[0] for r in found.json()["results"]] == [data["path"]]
 
 
 def test_cli_capture_refusal_json_and_exit_code(cli, repo: Path) -> None:
@@ -516,7 +516,7 @@ def test_cli_daily_write_cap_from_the_environment(cli, repo: Path, monkeypatch: 
     data = result.json()
     assert data["code"] == "daily-write-cap"
     assert "3 captures" in data["error"] and "cap of 3" in data["error"]
-    assert "storage-rules.md" in data["error"]
+    assert str(repo / "standards" / "storage-rules.md") in data["error"]
     assert len([p for p in md_files(repo) if p.startswith("memory/")]) == 3
 
 

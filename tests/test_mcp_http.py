@@ -180,7 +180,7 @@ def test_capture_round_trip_is_searchable_on_return_and_committed(daemon: Daemon
     captured, found = with_mcp(daemon.port, go)
     assert captured["path"] == "memory/conventions/prefer-uv-for-python-projects.md"
     assert captured["status"] == "active" and captured["indexed"] is True and captured["reinforced"] is False
-    assert [r["path"] for r in found["results"]] == [captured["path"]]
+    assert [r["path"].split("#")[0] for r in found["results"]] == [captured["path"]]
     assert found["index_stale"] is False
     note = parse_note(captured["path"], (vault / captured["path"]).read_bytes(), 0)
     assert note.frontmatter["status"] == "active" and note.frontmatter["tags"] == ["python", "tooling"]
