@@ -1209,6 +1209,23 @@ class Committer:
         for origin, paths in groups:
             spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
             run = git.run("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
+            if run.code != 0 and "did not match any files" in run.why():
+                # A new file vanished between `git status` and `git add` (an editor's temp file, a sync
+                # client's staging copy): leave it out and add the rest; the next cycle sees the new state.
+                present = [p for p in paths if os.path.lexists(os.path.join(self.vault, p))]
+                tracked = git.run("ls-files", "-z", "--", *[p for p in paths if p not in present], index=tmp_index)
+                keep = (
+                    set(present) | {os.fsdecode(x) for x in tracked.out.split(b"\0") if x}
+                    if tracked.code == 0
+                    else set()
+                )
+                paths = [p for p in paths if p in keep]
+                if not paths:
+                    continue
+                spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
+                run = git.run(
+                    "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec
+                )
             if run.code != 0:
                 raise _CycleFailure(f"`git add` of {_plural(len(paths), 'path')} failed: {run.why()}")
             if user_staged:
