@@ -1214,11 +1214,9 @@ class Committer:
                 # client's staging copy): leave it out and add the rest; the next cycle sees the new state.
                 present = [p for p in paths if os.path.lexists(os.path.join(self.vault, p))]
                 tracked = git.run("ls-files", "-z", "--", *[p for p in paths if p not in present], index=tmp_index)
-                keep = (
-                    set(present) | {os.fsdecode(x) for x in tracked.out.split(b"\0") if x}
-                    if tracked.code == 0
-                    else set()
-                )
+                keep = set(present)
+                if tracked.code == 0:
+                    keep |= {os.fsdecode(x) for x in tracked.out.split(b"\0") if x}
                 paths = [p for p in paths if p in keep]
                 if not paths:
                     continue
