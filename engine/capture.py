@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import signal
+import threading
 import unicodedata
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -307,6 +308,7 @@ class Capturer:
         self.after_write = after_write
         self.now = now
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
+        self._serial = threading.Lock()
         self.cap_override = cap_override
 
     def _cap(self) -> int:
@@ -410,47 +412,51 @@ class Capturer:
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
 
-        twin = self._twin(fields["title"], req.body, twin_exclude)
-        if twin is not None:
-            row = self.store.catalog.get(twin) if self.store is not None else None
-            return CaptureResult(
-                twin,
-                (row.status if row else None) or "unfiled",
-                {"captured": row.captured} if row else {},
-                warnings,
-                indexed=True,
-                reinforced=True,
-                note="an identical note already exists; it was returned instead of writing a twin",
-            )
+        # One capture at a time from the twin check to the index update, so two identical captures
+        # arriving together write one note, not a note and its twin.
+        with self._serial:
+            twin = self._twin(fields["title"], req.body, twin_exclude)
+            if twin is not None:
+                row = self.store.catalog.get(twin) if self.store is not None else None
+                return CaptureResult(
+                    twin,
+                    (row.status if row else None) or "unfiled",
+                    {"captured": row.captured} if row else {},
+                    warnings,
+                    indexed=True,
+                    reinforced=True,
+                    note="an identical note already exists; it was returned instead of writing a twin",
+                )
 
-        text = render_note(fields, req.body)
-        space = state.contract.space_of(rel)
-        gated = count and space == MEMORY_SPACE
-        with self.gate.admit(now.date()) if gated else contextlib.nullcontext(lambda: None) as counted:
-            intended = f"{folder}/{stem}.md"
-            if self.before_write:
-                self.before_write(intended, origin)
-            try:
-                target = write_new(self.vault / folder, stem, text)
-            except OSError as exc:
-                reason = errno.errorcode.get(exc.errno or 0, "") or str(exc)
-                raise CaptureRefused(
-                    "write-failed", f"the note could not be written ({reason}): {exc.strerror}"
-                ) from None
-            counted()
-        path = target.relative_to(self.vault).as_posix()
-        if path != intended and self.before_write:
-            self.before_write(path, origin)
-        result = CaptureResult(
-            path,
-            fields["status"],
-            {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")} | {"route": route_reason},
-            warnings,
-        )
-        result.indexed = self._index(path)
-        crash_point("after-index")
-        if not result.indexed:
-            result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
+            text = render_note(fields, req.body)
+            space = state.contract.space_of(rel)
+            gated = count and space == MEMORY_SPACE
+            with self.gate.admit(now.date()) if gated else contextlib.nullcontext(lambda: None) as counted:
+                intended = f"{folder}/{stem}.md"
+                if self.before_write:
+                    self.before_write(intended, origin)
+                try:
+                    target = write_new(self.vault / folder, stem, text)
+                except OSError as exc:
+                    reason = errno.errorcode.get(exc.errno or 0, "") or str(exc)
+                    raise CaptureRefused(
+                        "write-failed", f"the note could not be written ({reason}): {exc.strerror}"
+                    ) from None
+                counted()
+            path = target.relative_to(self.vault).as_posix()
+            if path != intended and self.before_write:
+                self.before_write(path, origin)
+            result = CaptureResult(
+                path,
+                fields["status"],
+                {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")}
+                | {"route": route_reason},
+                warnings,
+            )
+            result.indexed = self._index(path)
+            crash_point("after-index")
+            if not result.indexed:
+                result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:
             self.after_write(path, origin)
         return result

@@ -551,3 +551,24 @@ def test_cli_door_check(cli, repo: Path) -> None:
     data = cli("door", "check", "--vault", str(repo), "standards/x.md", "--json").json()
     assert data["allowed"] is False and data["level"] == "alignment" and data["rule"] == "level:alignment"
     assert cli("door", "check", "--vault", str(repo), "standards/x.md", "--actor", "operator").code == 0
+
+
+def test_identical_captures_arriving_together_write_one_note(capturer: Capturer, repo: Path) -> None:
+    request = CaptureRequest(title="Same thought twice", body="Sent by two agents at the same moment.\n")
+    results: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(8)
+
+    def go() -> None:
+        start.wait()
+        r = capturer.capture(request)
+        with lock:
+            results.append(r.path)
+
+    threads = [threading.Thread(target=go) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(results)) == 1
+    assert [p for p in md_files(repo) if "same-thought" in p] == [results[0]]
