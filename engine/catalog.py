@@ -13,9 +13,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-SCHEMA_VERSION = 1
-PER_DOC_TABLES = ("tags", "aliases")
+from vault_schema import EntityRef, Link
+
+SCHEMA_VERSION = 2  # 2: links and entities tables
+PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")
+# Per-document tables whose rows belong to the path rather than to the note's content: an edit or a
+# rebuild keeps them (the orphan sweep drops them once the note is gone). `usage` holds the recall
+# hook's injection and on-demand recall counts (engine/usage.py).
+KEPT_ON_REWRITE = ("usage",)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,6 +50,37 @@ CREATE INDEX IF NOT EXISTS tags_path ON tags(path);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
 CREATE TABLE IF NOT EXISTS aliases (path TEXT NOT NULL, alias TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
+CREATE TABLE IF NOT EXISTS links (
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    heading TEXT,
+    block TEXT,
+    alias TEXT,
+    embed INTEGER NOT NULL,
+    attachment INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_path ON links(path);
+CREATE INDEX IF NOT EXISTS links_key ON links(target_key);
+CREATE TABLE IF NOT EXISTS entities (
+    path TEXT NOT NULL,
+    uri TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    page INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS entities_path ON entities(path);
+CREATE INDEX IF NOT EXISTS entities_uri ON entities(uri);
+CREATE TABLE IF NOT EXISTS usage (
+    path TEXT PRIMARY KEY,
+    injections INTEGER NOT NULL DEFAULT 0,
+    recalls INTEGER NOT NULL DEFAULT 0,
+    last_injected TEXT,
+    last_recalled TEXT
+);
 """
 
 StatKey = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode
@@ -66,6 +104,18 @@ class NoteRow:
     frontmatter_error: str | None
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    entities: tuple[EntityRef, ...] = ()
+    entity_page: str | None = None  # the entity URI this note is the page for
+
+
+def _link(row: tuple[Any, ...]) -> Link:
+    """A Link from (line, kind, target, heading, block, alias, embed, attachment)."""
+    line, kind, target, heading, block, alias, embed, attachment = row
+    return Link(target, heading, block, alias, bool(embed), kind, line, bool(attachment))
+
+
+_LINK_COLUMNS = "line, kind, target, heading, block, alias, embed, attachment"
 
 
 class Catalog:
@@ -99,6 +149,18 @@ class Catalog:
         db.executescript(_DDL)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         return db
+
+    @classmethod
+    def reader(cls, path: Path, timeout: float = 0.5) -> Catalog:
+        """A read-only handle on an existing catalog: no schema check, no writes, a short lock wait. For
+        readers that must never modify or wait long on the daemon's catalog (the recall hook). Raises
+        `sqlite3.OperationalError` when the file does not exist."""
+        self = cls.__new__(cls)
+        self.path = path
+        self.reset_reason = None
+        uri = path.resolve().as_uri() + "?mode=ro"
+        self._db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None)
+        return self
 
     def close(self) -> None:
         self._db.close()
@@ -170,6 +232,11 @@ class Catalog:
             frontmatter_error=row[16],
             tags=tags,
             aliases=aliases,
+            links=tuple(self.links_from(path)),
+            entities=tuple(self.entities_of(path)),
+            entity_page=next(
+                (r[0] for r in self._db.execute("SELECT uri FROM entities WHERE path=? AND page=1", (path,))), None
+            ),
         )
 
     def apply(self, upserts: Iterable[NoteRow], deletes: Iterable[str], touched: Iterable[tuple[str, StatKey]]) -> None:
@@ -179,7 +246,7 @@ class Catalog:
             ups = list(upserts)
             gone = dels + [(r.path,) for r in ups]
             for table in PER_DOC_TABLES:
-                db.executemany(f"DELETE FROM {table} WHERE path=?", gone)
+                db.executemany(f"DELETE FROM {table} WHERE path=?", dels if table in KEPT_ON_REWRITE else gone)
             db.executemany("DELETE FROM notes WHERE path=?", dels)
             db.executemany(
                 "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -206,6 +273,22 @@ class Catalog:
             db.executemany("INSERT INTO tags VALUES (?, ?)", [(r.path, t) for r in ups for t in r.tags])
             db.executemany("INSERT INTO aliases VALUES (?, ?)", [(r.path, a) for r in ups for a in r.aliases])
             db.executemany(
+                "INSERT INTO links VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (r.path, k.line, k.kind, k.target, k.key, k.heading, k.block, k.alias, k.embed, k.attachment)
+                    for r in ups
+                    for k in r.links
+                ],
+            )
+            db.executemany(
+                "INSERT INTO entities VALUES (?,?,?,?,?,0)",
+                [(r.path, e.uri, e.kind, e.text, e.line) for r in ups for e in r.entities],
+            )
+            db.executemany(
+                "INSERT INTO entities VALUES (?,?,?,?,0,1)",
+                [(r.path, r.entity_page, r.entity_page.split(":", 1)[0], r.entity_page) for r in ups if r.entity_page],
+            )
+            db.executemany(
                 "UPDATE notes SET mtime_ns=?, size=?, ctime_ns=?, inode=? WHERE path=?",
                 [(*stat, p) for p, stat in touched],
             )
@@ -222,7 +305,8 @@ class Catalog:
     def clear(self) -> None:
         with self.transaction() as db:
             for table in (*PER_DOC_TABLES, "notes"):
-                db.execute(f"DELETE FROM {table}")
+                if table not in KEPT_ON_REWRITE:
+                    db.execute(f"DELETE FROM {table}")
 
     def paths_with_title(self, title: str) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT path FROM notes WHERE title = ?", (title,))]
@@ -234,6 +318,56 @@ class Catalog:
             " '%,probe,%' ORDER BY captured"
         )
         return [(p, c) for p, c in rows]
+
+    # -- links and entities ------------------------------------------------------------------------
+
+    def paths(self) -> list[str]:
+        """Every catalogued note path, sorted."""
+        return [r[0] for r in self._db.execute("SELECT path FROM notes ORDER BY path")]
+
+    def links_from(self, path: str) -> list[Link]:
+        """The links written in one note, in text order. Targets are as written; resolve with engine.graph."""
+        q = f"SELECT {_LINK_COLUMNS} FROM links WHERE path=? ORDER BY line, rowid"
+        return [_link(r) for r in self._db.execute(q, (path,))]
+
+    def links_with_keys(self, keys: Iterable[str]) -> list[tuple[str, Link]]:
+        """(source path, link) for every link whose target names one of these lower-cased file names
+        (without `.md`; "" for links to a heading of the same note): the candidates for backlinks."""
+        wanted = sorted(set(keys))
+        out: list[tuple[str, Link]] = []
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            q = f"SELECT path, {_LINK_COLUMNS} FROM links WHERE target_key IN ({marks}) ORDER BY path, line, rowid"
+            out.extend((r[0], _link(r[1:])) for r in self._db.execute(q, chunk))
+        return out
+
+    def all_links(self) -> list[tuple[str, Link]]:
+        """(source path, link) for every link in the vault, by source path and line."""
+        q = f"SELECT path, {_LINK_COLUMNS} FROM links ORDER BY path, line, rowid"
+        return [(r[0], _link(r[1:])) for r in self._db.execute(q)]
+
+    def entities_of(self, path: str) -> list[EntityRef]:
+        """The entity references one note makes, in text order (not its own `entity:` declaration)."""
+        q = "SELECT uri, kind, text, line FROM entities WHERE path=? AND page=0 ORDER BY line, rowid"
+        return [EntityRef(*r) for r in self._db.execute(q, (path,))]
+
+    def notes_mentioning(self, uri: str) -> list[str]:
+        """Paths of the notes that reference an entity (or declare themselves its page), sorted."""
+        q = "SELECT DISTINCT path FROM entities WHERE uri=? ORDER BY path"
+        return [r[0] for r in self._db.execute(q, (uri.lower(),))]
+
+    def entity_page_paths(self, uris: Iterable[str]) -> dict[str, list[str]]:
+        """uri -> the paths of the notes whose frontmatter declares them the page for it (sorted)."""
+        wanted = sorted({u.lower() for u in uris})
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            q = f"SELECT uri, path FROM entities WHERE page=1 AND uri IN ({marks}) ORDER BY uri, path"
+            for uri, path in self._db.execute(q, chunk):
+                out.setdefault(uri, []).append(path)
+        return out
 
     def table_counts(self) -> dict[str, int]:
         """Rows in the notes table and in each per-document table."""

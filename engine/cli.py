@@ -20,6 +20,7 @@ from .capture import CaptureRefused, request_from_cli
 from .capture import field_names as capture_field_names
 from .daemon import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Daemon, running_daemon
 from .errors import AgentmdError, UsageError
+from .evaluate import add_eval_parser
 from .gitops import corpus_write_gate, init_git
 from .mcp_server import build_mcp
 from .reconcile import reconcile
@@ -144,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("probe", parents=[common], help="run the daemon's self-probe now")
     p.add_argument("--budget", type=float, default=5.0, help="seconds the round trip may take (default 5)")
     p.set_defaults(func=cmd_probe)
+
+    add_eval_parser(sub, common)
 
     p = sub.add_parser("contract", help="the storage-rules contract")
     csub = p.add_subparsers(dest="contract_command", metavar="ACTION", parser_class=_Parser)

@@ -393,13 +393,27 @@ class Daemon:
 
     # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
+    def search(self, request: SearchRequest, *, count_usage: bool = True, recall: bool = False) -> dict[str, Any]:
+        """One search for an agent (`memory_search`). With `count_usage` the notes it returns each count a
+        recall (engine/usage.py), written by a background thread so the answer never waits on the catalog;
+        the recall hook's own search and previews pass False. With `recall` the answer also carries the
+        recall hook's candidates (`recall`: walls applied, facts, one hop of links, summaries), so the
+        hook's process needs one HTTP call and none of the engine's imports (hooks/recall.py)."""
         if self.store is None:
             raise AgentmdError("the index is still opening; try again in a moment")
-        response = search(self.store.index, self.contracts.get().contract, request)
+        contract = self.contracts.get().contract
+        response = search(self.store.index, contract, request)
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale
+        if recall:
+            from hooks.recall import daemon_gather
+
+            response["recall"] = daemon_gather(self.settings, contract, response, request)
+        if count_usage and response["results"]:
+            from . import usage
+
+            usage.record_later(self.settings.catalog_path, (r["note"] for r in response["results"]), "recall")
         return response
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:

@@ -322,6 +322,13 @@ class SearchIndex:
             # Every quoted word analysed to nothing (e.g. only over-long tokens): nothing can match.
             return None
 
+    def _at_least(self, words: Sequence[str], n: int, boosts: dict[str, float] | None) -> Any | None:
+        """Notes holding at least `n` of the words (each in any field), scored by BM25 over all of them."""
+        per_word = [q for q in (self._text_query([w], True, boosts) for w in words) if q is not None]
+        if len(per_word) < n:
+            return None
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in per_word], minimum_number_should_match=n)
+
     def analyze(self, text: str) -> list[str]:
         """The terms the index makes of `text` (lower-cased, folded, stemmed)."""
         return list(self._analyzer.analyze(text))
@@ -346,6 +353,8 @@ class SearchIndex:
         weights: Sequence[float] | None = None,
         boosts: dict[str, float] | None = None,
         rrf_k: float = 60.0,
+        evidence_weight: float = 0.0,
+        min_match: int | None = None,
     ) -> HitList:
         """Top `limit` matches.
 
@@ -370,6 +379,10 @@ class SearchIndex:
                 if len(subqueries) == 1
                 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subqueries])
             )
+        elif min_match is not None:
+            text_q = self._at_least(groups[0] if groups else words, min_match, boosts)
+            if text_q is None:
+                return empty
         else:
             text_q = self._text_query(groups[0] if groups else words, conjunction, boosts)
             if text_q is None:
@@ -401,7 +414,21 @@ class SearchIndex:
             ranks: dict[tuple[int, int], dict[int, int]] = {}
             addresses: dict[tuple[int, int], Any] = {}
             w = list(weights or [1.0] * len(subqueries))
-            for i, sub in enumerate(subqueries):
+            lists = list(subqueries)
+            if evidence_weight > 0:
+                # One more ranking: BM25 of every word over the notes that hold at least two of them. It
+                # weighs each word's evidence, which the conjunctions alone do not, and like them it
+                # never returns a note that shares a single word with the question.
+                evidence = self._at_least(groups[0], 2, boosts)
+                if evidence is not None:
+                    lists.append(evidence)
+                    w.append(evidence_weight)
+                    text_q = tantivy.Query.boolean_query(
+                        [(tantivy.Occur.Should, text_q), (tantivy.Occur.Should, evidence)]
+                    )
+                    visible = self._must(text_q, *filters)
+                    matched = int(searcher.search(visible, 1, count=True).count)
+            for i, sub in enumerate(lists):
                 res = searcher.search(self._must(sub, *filters), limit)
                 for rank, (_score, addr) in enumerate(res.hits, 1):
                     key = (addr.segment_ord, addr.doc)

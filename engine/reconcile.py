@@ -154,6 +154,9 @@ def note_row(note: Note, stat: StatKey) -> NoteRow:
         frontmatter_error=note.frontmatter_error,
         tags=note.tags,
         aliases=note.aliases,
+        links=note.links,
+        entities=note.entities,
+        entity_page=note.entity_page,
     )
 
 

@@ -241,8 +241,11 @@ def test_result_points_at_best_section_and_per_note(long_store: Store) -> None:
 
 
 def test_explain_gives_fields_multipliers_and_fusion_ranks(long_store: Store) -> None:
-    (r,) = run(long_store, "nightly backups cold bucket", explain=True)["results"][:1]
+    (r,) = run(long_store, "nightly backups bucket", explain=True)["results"][:1]
     ex = r["explain"]
+    assert ex["plan"] == "fusion"
     assert set(ex["fields"]) == {"title", "meta", "body"} and ex["fields"]["body"] > 0
     assert ex["fusion_ranks"] and all(rank >= 1 for rank in ex["fusion_ranks"].values())
     assert ex["multipliers"] == {}
+    question = run(long_store, "where do nightly backups of the cold bucket go", explain=True)["results"][0]
+    assert question["explain"]["plan"] == "question" and question["note"] == "guide.md"

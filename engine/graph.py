@@ -1,0 +1,326 @@
+"""The link graph: links resolved at query time against the catalog's current paths.
+
+The catalog stores each link as written (`vault_schema.Link`); resolution happens here, when asked, so a
+dangling link resolves as soon as its target note appears, without re-reading the note that links to it,
+and a renamed target shows up as dangling at once.
+
+Resolution (`resolve`):
+  1. A target written relative (`./x`, `../x/y.md`) is first joined to the linking note's folder; an exact
+     match wins.
+  2. A target starting with `/` is a vault path; an exact match wins.
+  3. Otherwise, and as the fallback, every note whose file name is the target's (case-insensitive, `.md`
+     optional, as Obsidian resolves `[[note]]` by name anywhere in the vault) is a candidate, and the one
+     sharing the longest path suffix with the target wins (`[[b/note]]` prefers `a/b/note.md` over
+     `c/note.md`; a target whose folders match no candidate still resolves by name, since agent-written
+     links often carry a stale folder). Ties go to the nearest candidate: same folder first, then the
+     fewest folder steps from the linking note, then the path in lexicographic order, so the answer never
+     depends on the catalog's order.
+  A link with an empty target (`[[#heading]]`) points at its own note. Attachments (images, PDFs...) are
+  not notes: they are listed but never resolved, never dangling, and do not connect notes.
+
+Orphans are notes with no resolved link to or from another note (links to themselves and to attachments
+do not count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from vault_schema import Link, target_key
+
+from .catalog import Catalog
+from .errors import AgentmdError, UsageError
+from .reconcile import reconcile
+from .settings import resolve as resolve_settings
+from .store import Store
+
+StemIndex = dict[str, list[str]]
+
+
+def stem_index(paths: Iterable[str]) -> StemIndex:
+    """Lower-cased file name without `.md` -> the paths that have it (sorted)."""
+    out: StemIndex = {}
+    for p in sorted(paths):
+        out.setdefault(target_key(p), []).append(p)
+    return out
+
+
+def _folder(path: str) -> list[str]:
+    return path.split("/")[:-1]
+
+
+def _join(folder: list[str], parts: list[str]) -> str | None:
+    """`parts` (which may hold `.` and `..`) taken from `folder`; None when it climbs out of the vault."""
+    out = list(folder)
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                return None
+            out.pop()
+        else:
+            out.append(part)
+    return "/".join(out)
+
+
+def _exact(candidates: list[str], want: str) -> str | None:
+    want = want.lower()
+    if not want.endswith(".md"):
+        want += ".md"
+    hits = [c for c in candidates if c.lower() == want]
+    return min(hits) if hits else None
+
+
+def _distance(a: list[str], b: list[str]) -> int:
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return (len(a) - common) + (len(b) - common)
+
+
+def resolve(target: str, source: str, paths: Sequence[str], *, by_stem: StemIndex | None = None) -> str | None:
+    """The note path a link target written in `source` points to, or None when it is dangling.
+
+    `paths` are the vault-relative paths of the notes that exist; pass `by_stem=stem_index(paths)` when
+    resolving many links against the same paths.
+    """
+    written = target.strip().replace("\\", "/")
+    if not written:
+        return source
+    key = target_key(written)
+    if not key:
+        return None
+    candidates = by_stem.get(key, []) if by_stem is not None else [p for p in paths if target_key(p) == key]
+    if not candidates:
+        return None
+    parts = written.split("/")
+    if written.startswith(("./", "../")):
+        joined = _join(_folder(source), parts)
+        hit = _exact(candidates, joined) if joined else None
+        if hit:
+            return hit
+    elif written.startswith("/"):
+        hit = _exact(candidates, written.lstrip("/"))
+        if hit:
+            return hit
+    wanted = [p.lower() for p in parts if p not in ("", ".", "..")]
+    wanted[-1] = key
+    source_folder = [p.lower() for p in _folder(source)]
+
+    def rank(path: str) -> tuple[int, int, str]:
+        have = path.lower()[:-3].split("/") if path.lower().endswith(".md") else path.lower().split("/")
+        matched = 0
+        for x, y in zip(reversed(have), reversed(wanted), strict=False):
+            if x != y:
+                break
+            matched += 1
+        return (-matched, _distance(source_folder, have[:-1]), path)
+
+    return min(candidates, key=rank)
+
+
+def written_form(link: Link) -> str:
+    """The link as it would be written in the note."""
+    frag = f"#^{link.block}" if link.block else (f"#{link.heading}" if link.heading else "")
+    if link.kind == "wiki":
+        alias = f"|{link.alias}" if link.alias else ""
+        return f"{'!' if link.embed else ''}[[{link.target}{frag}{alias}]]"
+    return f"{'!' if link.embed else ''}[{link.alias or ''}]({link.target}{frag})"
+
+
+def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": source} if source is not None else {}
+    out |= {
+        "line": link.line,
+        "kind": link.kind,
+        "target": link.target,
+        "heading": link.heading,
+        "block": link.block,
+        "alias": link.alias,
+        "embed": link.embed,
+        "attachment": link.attachment,
+        "resolved": resolved,
+        "written": written_form(link),
+    }
+    return out
+
+
+class Graph:
+    """The catalog's links resolved against its current paths (one snapshot; cheap to build per command)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.paths = catalog.paths()
+        self.by_stem = stem_index(self.paths)
+
+    def resolve(self, target: str, source: str) -> str | None:
+        return resolve(target, source, self.paths, by_stem=self.by_stem)
+
+    def links_of(self, path: str) -> dict[str, list[dict[str, Any]]]:
+        out, dangling, attachments = [], [], []
+        for link in self.catalog.links_from(path):
+            if link.attachment:
+                attachments.append(_link_dict(link, None))
+                continue
+            resolved = self.resolve(link.target, path)
+            out.append(_link_dict(link, resolved))
+            if resolved is None:
+                dangling.append(out[-1])
+        back = [
+            _link_dict(link, path, source)
+            for source, link in self.catalog.links_with_keys([target_key(path)])
+            if source != path and not link.attachment and self.resolve(link.target, source) == path
+        ]
+        return {"out": out, "back": back, "dangling": dangling, "attachments": attachments}
+
+    def edges(self) -> list[tuple[str, Link, str | None]]:
+        """(source, link, resolved path or None) for every note link (attachments left out)."""
+        return [
+            (source, link, self.resolve(link.target, source))
+            for source, link in self.catalog.all_links()
+            if not link.attachment
+        ]
+
+    def dangling(self) -> list[dict[str, Any]]:
+        rows = [_link_dict(link, None, source) for source, link, to in self.edges() if to is None]
+        return sorted(rows, key=lambda r: (r["target"].lower(), r["path"], r["line"]))
+
+    def orphans(self) -> list[str]:
+        connected: set[str] = set()
+        for source, _link, to in self.edges():
+            if to is not None and to != source:
+                connected.add(source)
+                connected.add(to)
+        return [p for p in self.paths if p not in connected]
+
+    def summary(self) -> dict[str, int]:
+        edges = self.edges()
+        resolved = sum(1 for _s, _l, to in edges if to is not None)
+        return {
+            "notes": len(self.paths),
+            "links": len(edges),
+            "resolved": resolved,
+            "dangling": len(edges) - resolved,
+            "attachments": sum(1 for _s, link in self.catalog.all_links() if link.attachment),
+            "orphans": len(self.orphans()),
+        }
+
+
+def links_of(catalog: Catalog, path: str) -> dict[str, list[dict[str, Any]]]:
+    """A note's links out (each with `resolved`), its backlinks, its dangling links and its attachments."""
+    return Graph(catalog).links_of(path)
+
+
+def dangling(catalog: Catalog) -> list[dict[str, Any]]:
+    """Every link whose target matches no note, sorted by target, then source."""
+    return Graph(catalog).dangling()
+
+
+def orphans(catalog: Catalog) -> list[str]:
+    """Notes with no resolved link to or from another note, sorted."""
+    return Graph(catalog).orphans()
+
+
+def entity_pages(catalog: Catalog, uris: Iterable[str]) -> dict[str, str]:
+    """uri -> the note whose frontmatter (`entity: <uri>`) declares it that entity's page. A URI two notes
+    both declare names neither, so it is left out."""
+    return {uri: paths[0] for uri, paths in catalog.entity_page_paths(uris).items() if len(paths) == 1}
+
+
+# -- command line ----------------------------------------------------------------------------------------------
+
+
+def add_links_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Register `agentmd links PATH | --dangling | --orphans [--json]` on the CLI's subparsers."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "links",
+        parents=[common],
+        help="a note's links and backlinks, or every dangling link, or the orphan notes",
+        description="Links are resolved now, against the notes that exist now: a link whose target appears "
+        "later resolves without reindexing the note that wrote it.",
+    )
+    p.add_argument("path", nargs="?", help="a note: its vault-relative path, or a name as a [[link]] would write it")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--dangling", action="store_true", help="every link whose target matches no note")
+    which.add_argument("--orphans", action="store_true", help="notes with no link to or from another note")
+    p.set_defaults(func=cmd_links)
+    return p
+
+
+def _note_path(graph: Graph, vault: Path, given: str) -> str:
+    text = given.strip()
+    candidate = Path(text).expanduser()
+    if candidate.is_absolute():
+        try:
+            text = candidate.resolve().relative_to(vault).as_posix()
+        except ValueError:
+            raise UsageError(f"{given} is outside the vault {vault}") from None
+    text = text.removeprefix("./")
+    if text in graph.by_stem.get(target_key(text), []):
+        return text
+    found = graph.resolve(text, "")
+    if found is None:
+        raise AgentmdError(
+            f"no indexed note matches {given!r}; give a vault-relative path (see `agentmd links --orphans` "
+            "for the list of notes) or run `agentmd reindex` if the note is new"
+        )
+    return found
+
+
+def _line(entry: dict[str, Any]) -> str:
+    return f"{entry['line']:>5}  {entry['written']}"
+
+
+def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    chosen = sum(bool(x) for x in (args.path, args.dangling, args.orphans))
+    if chosen != 1:
+        raise UsageError("agentmd links: give a note PATH, or --dangling, or --orphans (see `agentmd links --help`)")
+    settings = resolve_settings(vault=args.vault, index=args.index, config=args.config)
+    with Store(settings.cache_dir) as store:
+        for notice in store.notices:
+            err.write(f"agentmd: {notice}\n")
+        if store.catalog.count() == 0:
+            reconcile(settings.vault, store)
+        graph = Graph(store.catalog)
+        if args.dangling:
+            rows = graph.dangling()
+            targets = sorted({r["target"].lower() for r in rows})
+            payload: dict[str, Any] = {"dangling": rows, "count": len(rows), "targets": len(targets)}
+            lines = [f"{len(rows)} dangling links to {len(targets)} missing notes"]
+            last = None
+            for r in rows:
+                if r["target"].lower() != last:
+                    last = r["target"].lower()
+                    lines.append(f"  {r['target']}")
+                lines.append(f"      <- {r['path']}:{r['line']}  {r['written']}")
+            text = "\n".join(lines)
+        elif args.orphans:
+            paths = graph.orphans()
+            payload = {"orphans": paths, "count": len(paths)}
+            text = "\n".join([f"{len(paths)} notes with no link to or from another note", *(f"  {p}" for p in paths)])
+        else:
+            path = _note_path(graph, settings.vault, args.path)
+            result = graph.links_of(path)
+            payload = {"path": path, **result}
+            lines = [path, f"links out ({len(result['out'])}):"]
+            lines += [f"{_line(e)}  ->  {e['resolved'] or '(dangling)'}" for e in result["out"]]
+            lines.append(f"backlinks ({len(result['back'])}):")
+            lines += [f"  {e['path']}:{e['line']}  {e['written']}" for e in result["back"]]
+            lines.append(f"dangling ({len(result['dangling'])}):")
+            lines += [_line(e) for e in result["dangling"]]
+            if result["attachments"]:
+                lines.append(f"attachments ({len(result['attachments'])}):")
+                lines += [_line(e) for e in result["attachments"]]
+            text = "\n".join(lines)
+    if args.json:
+        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    else:
+        out.write(text + "\n")
+    return 0

@@ -1,0 +1,249 @@
+"""Usage counters: how often each note was put in front of an agent, and when.
+
+Two counts per note, kept in the catalog's `usage` table (a cache: deleting the catalog loses the counts
+and nothing else):
+
+- an **injection** is counted for every note the prompt-submit recall hook rendered into a prompt (direct
+  hits and linked notes inside the token-budget cut);
+- a **recall** is counted for every note a caller asked for on demand: the notes `memory_search` returns,
+  and the direct hits of `agentmd recall` without `--preview`.
+
+Previews (`agentmd recall --preview`), the eval harness and the hook's own search never count a recall.
+Counting is best-effort: a locked or missing catalog drops the counts and logs why; it never fails the
+search or the prompt that caused it. Nothing is retired from these counts: `agentmd usage` lists notes
+that were never used, for a person to review.
+
+This module imports only the standard library, so the light hook entry point can record injections.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("agentmd.usage")
+
+KINDS = ("injection", "recall")
+SINCE_KEY = "usage_since"  # meta key: when this catalog started counting
+
+_UPSERT = {
+    "injection": (
+        "INSERT INTO usage (path, injections, recalls, last_injected) VALUES (?, 1, 0, ?) "
+        "ON CONFLICT(path) DO UPDATE SET injections = injections + 1, last_injected = excluded.last_injected"
+    ),
+    "recall": (
+        "INSERT INTO usage (path, injections, recalls, last_recalled) VALUES (?, 0, 1, ?) "
+        "ON CONFLICT(path) DO UPDATE SET recalls = recalls + 1, last_recalled = excluded.last_recalled"
+    ),
+}
+
+
+def now_stamp(when: float | None = None) -> str:
+    """A UTC timestamp to the second, `YYYY-MM-DDTHH:MM:SSZ` (sorts as text)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if when is None else when))
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for p in paths:
+        if p:
+            seen.setdefault(p.split("#", 1)[0], None)  # a section result counts for its note
+    return list(seen)
+
+
+def record(
+    catalog_path: Path, paths: Iterable[str], kind: str, *, when: float | None = None, timeout: float = 0.25
+) -> int:
+    """Add one `kind` use to each note in `paths` (a note listed twice counts once). Returns the number of
+    notes counted. Raises `sqlite3.Error` / `OSError` on failure; callers that must not fail use
+    `record_quietly`. The catalog must exist (this never creates one)."""
+    if kind not in KINDS:
+        raise ValueError(f"usage kind {kind!r} is not one of {KINDS}")
+    rows = _unique(paths)
+    if not rows:
+        return 0
+    if not catalog_path.exists():
+        raise FileNotFoundError(f"no catalog at {catalog_path}")
+    stamp = now_stamp(when)
+    db = sqlite3.connect(catalog_path, timeout=timeout, isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(_UPSERT[kind], [(p, stamp) for p in rows])
+            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (SINCE_KEY, stamp))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    return len(rows)
+
+
+def record_quietly(catalog_path: Path, paths: Iterable[str], kind: str, *, timeout: float = 0.25) -> int:
+    """`record`, but a failure is logged and counted as nothing recorded."""
+    try:
+        return record(catalog_path, paths, kind, timeout=timeout)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("usage counts not recorded (%s): %s", kind, exc)
+        return 0
+
+
+class _Recorder:
+    """One background writer per process: the daemon's search thread hands counts over and returns at once."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[Path, list[str], str, float]] = queue.Queue(maxsize=10_000)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, catalog_path: Path, paths: list[str], kind: str) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="agentmd-usage", daemon=True)
+                self._thread.start()
+        try:
+            self._queue.put_nowait((catalog_path, paths, kind, time.time()))
+        except queue.Full:
+            log.warning("usage counts dropped: the writer is %d batches behind", self._queue.qsize())
+
+    def _run(self) -> None:
+        while True:
+            catalog_path, paths, kind, when = self._queue.get()
+            try:
+                record(catalog_path, paths, kind, when=when, timeout=5.0)
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                log.warning("usage counts not recorded (%s): %s", kind, exc)
+            finally:
+                self._queue.task_done()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every submitted batch is written (tests, shutdown). False when it timed out."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+
+_recorder = _Recorder()
+
+
+def record_later(catalog_path: Path, paths: Iterable[str], kind: str) -> None:
+    """Queue the counts for the background writer; never blocks the caller, never raises."""
+    rows = _unique(paths)
+    if rows and kind in KINDS:
+        _recorder.submit(catalog_path, rows, kind)
+
+
+def flush(timeout: float = 5.0) -> bool:
+    return _recorder.flush(timeout)
+
+
+# ------------------------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True, slots=True)
+class NoteUsage:
+    path: str
+    title: str
+    captured: str
+    injections: int
+    recalls: int
+    last_injected: str | None
+    last_recalled: str | None
+
+    @property
+    def last_used(self) -> str | None:
+        return max(filter(None, (self.last_injected, self.last_recalled)), default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"last_used": self.last_used}
+
+
+def _connect_ro(catalog_path: Path, timeout: float) -> sqlite3.Connection:
+    if not catalog_path.exists():
+        raise FileNotFoundError(f"no catalog at {catalog_path}; run `agentmd reindex` first")
+    return sqlite3.connect(f"file:{catalog_path}?mode=ro", uri=True, timeout=timeout)
+
+
+def counts(catalog_path: Path, paths: Iterable[str], *, timeout: float = 1.0) -> dict[str, tuple[int, int]]:
+    """path -> (injections, recalls) for the given notes (0, 0 for a note never counted)."""
+    wanted = _unique(paths)
+    out = {p: (0, 0) for p in wanted}
+    db = _connect_ro(catalog_path, timeout)
+    try:
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for p, inj, rec in db.execute(
+                f"SELECT path, injections, recalls FROM usage WHERE path IN ({marks})", chunk
+            ):
+                out[p] = (int(inj), int(rec))
+    finally:
+        db.close()
+    return out
+
+
+def since(catalog_path: Path, *, timeout: float = 1.0) -> str | None:
+    """When this catalog started counting (the first use it recorded), or None when it never counted."""
+    db = _connect_ro(catalog_path, timeout)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (SINCE_KEY,)).fetchone()
+    finally:
+        db.close()
+    return None if row is None else str(row[0])
+
+
+def report(
+    catalog_path: Path,
+    *,
+    unused_days: int = 90,
+    today: str | None = None,
+    exclude: Any = None,
+    timeout: float = 5.0,
+) -> tuple[list[NoteUsage], dict[str, Any]]:
+    """Notes never injected nor recalled that are at least `unused_days` old (by their captured date), and
+    a summary. Walled notes (archived, superseded, staged) and self-probe notes are left out, and so is
+    every path for which `exclude(path)` is true (the recall-exempt areas, which recall never shows).
+    Review only: nothing is changed."""
+    if unused_days < 0:
+        raise ValueError("unused_days must be 0 or more")
+    day = dt.date.fromisoformat(today) if today else dt.datetime.now(dt.UTC).date()
+    cutoff = (day - dt.timedelta(days=unused_days)).isoformat()
+    db = _connect_ro(catalog_path, timeout)
+    try:
+        rows = db.execute(
+            "SELECT n.path, n.title, n.captured, coalesce(u.injections, 0), coalesce(u.recalls, 0),"
+            " u.last_injected, u.last_recalled FROM notes n LEFT JOIN usage u ON u.path = n.path"
+            " WHERE n.wall IS NULL AND ',' || n.flags || ',' NOT LIKE '%,probe,%' ORDER BY n.captured, n.path"
+        ).fetchall()
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (SINCE_KEY,)).fetchone()
+    finally:
+        db.close()
+    started = None if row is None else str(row[0])
+    notes = [NoteUsage(p, t, c, int(i), int(r), li, lr) for p, t, c, i, r, li, lr in rows]
+    considered = [n for n in notes if not (exclude and exclude(n.path))]
+    used = sum(1 for n in considered if n.injections or n.recalls)
+    unused = [n for n in considered if not n.injections and not n.recalls and n.captured[:10] <= cutoff]
+    summary = {
+        "notes": len(considered),
+        "used": used,
+        "never_used": len(considered) - used,
+        "listed": len(unused),
+        "unused_days": unused_days,
+        "captured_before": cutoff,
+        "counting_since": started,
+        "injections": sum(n.injections for n in considered),
+        "recalls": sum(n.recalls for n in considered),
+    }
+    return unused, summary
