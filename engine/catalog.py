@@ -186,9 +186,20 @@ class Catalog:
 
     # -- notes -------------------------------------------------------------------------------------
 
-    def stat_keys(self) -> dict[str, StatKey]:
-        rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
-        return {p: (m, s, c, i) for p, m, s, c, i in rows}
+    def stat_keys(self, paths: Iterable[str] | None = None) -> dict[str, StatKey]:
+        """Stat keys of every note, or of the given paths that are catalogued."""
+        if paths is None:
+            rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
+            return {p: (m, s, c, i) for p, m, s, c, i in rows}
+        out: dict[str, StatKey] = {}
+        wanted = list(paths)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            q = f"SELECT path, mtime_ns, size, ctime_ns, inode FROM notes WHERE path IN ({marks})"
+            for p, m, s, c, ino in self._db.execute(q, chunk):
+                out[p] = (m, s, c, ino)
+        return out
 
     def hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str, str]]:
         """path -> (hash, captured, captured_source) for the given paths that are catalogued."""

@@ -216,22 +216,23 @@ def _reconcile(
     progress: Progress | None,
     only: set[str] | None,
 ) -> ReconcileReport:
-    all_known = store.catalog.stat_keys()
     if only is None:
         walk = walk_vault(vault)
         report.skipped = walk.skipped
         on_disk = walk.files
-        known = all_known
-    else:  # a pass over a few paths named by file events: no walk
+        known = store.catalog.stat_keys()
+        indexed = len(known)
+    else:  # a pass over a few paths named by file events: no walk, no full catalog read
         on_disk = stat_paths(vault, only)
-        known = {p: s for p, s in all_known.items() if p in only}
+        known = store.catalog.stat_keys(only)
+        indexed = store.catalog.count() if len(known) > len(on_disk) else len(known)
 
     deleted = [p for p in known if p not in on_disk]
     if (
         deleted
         and not allow_mass_delete
-        and len(all_known) >= MASS_DELETE_MIN_INDEXED
-        and len(deleted) > MASS_DELETE_SHARE * len(all_known)
+        and indexed >= MASS_DELETE_MIN_INDEXED
+        and len(deleted) > MASS_DELETE_SHARE * indexed
     ):
         report.refused = (
             f"this pass would remove {len(deleted)} of {len(known)} indexed notes, which looks like an unmounted "
