@@ -294,8 +294,10 @@ def _reconcile(
         report.deleted += len(dels)
     if progress:
         progress(total, total)
-    if only is None:
+    if only is None and (report.changed or not store.swept):
+        # the backstop for rows a crash could orphan: once per process, then whenever notes changed
         store.catalog.sweep_orphans()
+        store.swept = True
     report.seconds = time.perf_counter() - start
     if only is None:
         record_pass(store, report)

@@ -23,6 +23,7 @@ class Store:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         self.lock = threading.RLock()  # one writer at a time: reconcile passes and captures
+        self.swept = False  # whether this process has run the catalog's orphan sweep yet
         self.index = SearchIndex(cache_dir / "index")
         self.catalog = Catalog(cache_dir / "catalog.sqlite3")
         self.notices: list[str] = []
