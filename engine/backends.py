@@ -15,9 +15,9 @@ from typing import Any
 from rules import ContractCache
 
 from .capture import Capturer, CaptureRefused, CaptureRequest
-from .daemon import running_daemon
 from .errors import AgentmdError, UsageError
 from .gitops import Committer
+from .instance import running_daemon
 from .search import SearchRequest, search
 from .settings import Settings
 from .store import Store

@@ -15,19 +15,16 @@ from typing import Any, TextIO
 from rules import check_file, decide, explain, load_contract
 
 from . import __version__
-from .backends import LocalBackend, RemoteBackend, backend_for
 from .capture import CaptureRefused, request_from_cli
 from .capture import field_names as capture_field_names
-from .daemon import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Daemon, running_daemon
 from .errors import AgentmdError, UsageError
 from .evaluate import add_eval_parser
 from .gitops import corpus_write_gate, init_git
-from .mcp_server import build_mcp
+from .instance import running_daemon
 from .reconcile import reconcile
 from .search import DEFAULT_MODE, MODES, SearchRequest, search
-from .server import DEFAULT_PORT
-from .settings import Settings, resolve
-from .status import compute_status, read_json, render
+from .settings import COMMIT_DEBOUNCE, DEFAULT_PORT, RECONCILE_INTERVAL, Settings, resolve
+from .statefiles import read_json
 from .store import Store
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
@@ -257,6 +254,8 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .daemon import Daemon  # the web server and MCP stack load only for the commands that use them
+
     settings = _settings(args)
     logging.getLogger("agentmd").setLevel(logging.INFO)
     daemon = Daemon(
@@ -285,6 +284,8 @@ def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | Non
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .status import compute_status, render
+
     settings = _settings(args)
     status = _daemon_status(settings, args.port)
     if status is None:
@@ -315,6 +316,8 @@ def cmd_init_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .backends import LocalBackend, backend_for
+
     settings = _settings(args)
     if args.body is not None:
         body = args.body
@@ -365,6 +368,9 @@ def cmd_door_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .backends import LocalBackend, backend_for
+    from .mcp_server import build_mcp
+
     settings = _settings(args)
     backend = backend_for(settings)
     try:
@@ -376,6 +382,8 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .backends import RemoteBackend
+
     settings = _settings(args)
     info = running_daemon(settings.state_dir)
     if not info or not info.get("port"):
@@ -409,6 +417,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     out = out or sys.stdout
     err = err or sys.stderr
     parser = build_parser()
+    argv_list = list(sys.argv[1:] if argv is None else argv)
     try:
         with contextlib.redirect_stdout(out):
             args = parser.parse_args(argv)
@@ -423,6 +432,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         return int(args.func(args, out, err))
     except AgentmdError as exc:
         err.write(f"agentmd: {exc}\n")
+        if argv_list[:1] == ["hook"]:
+            return EXIT_OK  # a hook must never block or fail the agent's session, even when misconfigured
         return exc.exit_code
     except KeyboardInterrupt:
         err.write("agentmd: interrupted\n")

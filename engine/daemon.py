@@ -13,7 +13,6 @@ One daemon per vault: an exclusive lock in the state directory refuses a second 
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import logging
 import logging.handlers
 import os
@@ -22,7 +21,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from rules import ContractCache
@@ -30,76 +28,22 @@ from rules import ContractCache
 from .capture import Capturer, CaptureRequest, sweep_temp_files
 from .errors import AgentmdError, UsageError
 from .gitops import Committer
+from .instance import InstanceLock
 from .mcp_server import mount_mcp
 from .phone import sweep_phone_notes
 from .probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
 from .reconcile import ReconcileReport, reconcile
 from .search import SearchRequest, search
 from .server import DEFAULT_PORT, HttpServer, build_app, json_routes
-from .settings import Settings
-from .status import compute_status, read_json, write_json
+from .settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
+from .status import compute_status, write_json
 from .store import Store
 from .watcher import VaultWatcher
 
 log = logging.getLogger("agentmd.daemon")
 
-RECONCILE_INTERVAL = 300.0
-COMMIT_DEBOUNCE = 1.0
 PROBE_INTERVAL = 24 * 3600.0
 PROBE_FIRST_DELAY = 120.0
-
-
-class AlreadyRunning(AgentmdError):
-    pass
-
-
-class InstanceLock:
-    """An exclusive flock on `<state>/daemon.lock`; `<state>/daemon.json` says who holds it and where."""
-
-    def __init__(self, state_dir: Path) -> None:
-        self.state_dir = state_dir
-        self.path = state_dir / "daemon.lock"
-        self.info_path = state_dir / "daemon.json"
-        self._fd: int | None = None
-
-    def acquire(self, info: dict[str, Any]) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            other = read_json(self.info_path) or {}
-            raise AlreadyRunning(
-                f"agentmd serve is already running for this vault (pid {other.get('pid', '?')}, "
-                f"port {other.get('port', '?')}); stop it first or use that one"
-            ) from None
-        self._fd = fd
-        write_json(self.info_path, info)
-
-    def release(self) -> None:
-        if self._fd is not None:
-            self.info_path.unlink(missing_ok=True)
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
-
-
-def running_daemon(state_dir: Path) -> dict[str, Any] | None:
-    """The running daemon's info (pid, port) for this state dir, or None when none holds the lock."""
-    lock = state_dir / "daemon.lock"
-    if not lock.exists():
-        return None
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return read_json(state_dir / "daemon.json") or {"pid": None, "port": None}
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
 
 
 class Daemon:

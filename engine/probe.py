@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
 
 DEFAULT_BUDGET = 5.0
 
@@ -51,6 +50,8 @@ def _payload(result: Any) -> dict[str, Any]:
 
 
 async def _probe(url: str, alias: str, body_nonce: str, budget: float) -> tuple[str, float]:
+    from mcp import Client  # the MCP client is only needed here; importing it costs half a second
+
     start = time.perf_counter()
     with anyio.fail_after(budget):
         async with Client(url) as client:

@@ -28,9 +28,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .settings import DEFAULT_PORT
+
 log = logging.getLogger("agentmd.server")
 
-DEFAULT_PORT = 7821
+__all__ = ["DEFAULT_PORT", "MAX_BODY_BYTES", "HttpServer", "LoopbackGuard", "build_app", "json_routes"]
+
 MAX_BODY_BYTES = 1 * 2**20
 
 

@@ -18,6 +18,10 @@ from typing import Any
 
 from .errors import ConfigError
 
+DEFAULT_PORT = 7821
+RECONCILE_INTERVAL = 300.0  # seconds between the daemon's full passes
+COMMIT_DEBOUNCE = 1.0  # seconds of quiet before the daemon commits
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:

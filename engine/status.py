@@ -8,8 +8,6 @@ the CLI exits 3 when any part is red and names each red condition.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from .gitops import git_health, worktrees_inside
 from .probe import load_last
 from .reconcile import last_pass
 from .settings import Settings
+from .statefiles import read_json, write_json
 from .store import Store
 
 INDEX_RED_AGE = dt.timedelta(minutes=15)
@@ -41,29 +40,16 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
     return None if then is None else round((now - then).total_seconds(), 1)
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Atomic replace, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
     """Unfiled notes awaiting judgment. The first run records a baseline: notes already waiting then are
     the inherited backlog, reported but never red."""
     unfiled = store.catalog.unfiled()
     baseline_path = state_dir / "queue-baseline.json"
     baseline = read_json(baseline_path)
-    if baseline is None:
+    if baseline is None and last_pass(store) is None:
+        # nothing indexed yet: recording now would take an empty baseline and page on the inherited backlog
+        baseline = {"recorded_at": None, "paths": [p for p, _c in unfiled]}
+    elif baseline is None:
         baseline = {"recorded_at": now.isoformat(timespec="seconds"), "paths": sorted(p for p, _c in unfiled)}
         write_json(baseline_path, baseline)
     inherited = set(baseline.get("paths", []))

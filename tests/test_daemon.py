@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from daemon_helpers import files_in_commit, git, http_get, is_clean, make_repo, origins, wait_until
 
-from engine.daemon import AlreadyRunning, Daemon, running_daemon
+from engine.daemon import Daemon
+from engine.instance import AlreadyRunning, running_daemon
 from engine.settings import Settings, resolve
 
 REPO = Path(__file__).resolve().parent.parent
