@@ -146,7 +146,7 @@ def test_init_git(cli, vault: Vault) -> None:
     assert r.code != 0 and "already" in r.err
 
 
-def test_status_before_the_first_index_does_not_record_an_empty_baseline(cli, repo_vault: Vault, tmp_path: Path) -> None:
+def test_no_empty_queue_baseline_before_the_first_index(cli, repo_vault: Vault, tmp_path: Path) -> None:
     old = (dt.date.today() - dt.timedelta(days=40)).isoformat()
     repo_vault.note("memory/waiting.md", "waiting since long ago\n", status="unfiled", captured=old)
     assert cli("status", *_args(repo_vault, tmp_path)).code == 3  # never indexed
