@@ -86,7 +86,7 @@ class LocalBackend:
         self.commit_warning: str | None = None
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
-        return search(self.store.index, self.contracts.get().contract, request)
+        return search(self.store.index, self.contracts.get().contract, request, self.store.catalog)
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
         result = self.capturer.capture(request, actor=self.actor).to_dict()

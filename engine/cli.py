@@ -225,7 +225,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with Store(settings.cache_dir) as store:
         if store.catalog.count() == 0:
             reconcile(settings.vault, store)
-        response = search(store.index, contract, request)
+        response = search(store.index, contract, request, store.catalog)
     lines = []
     for n, r in enumerate(response["results"], 1):
         flag = f"  [{', '.join(r['penalties'])}]" if r["penalties"] else ""

@@ -346,7 +346,7 @@ class Daemon:
         if self.store is None:
             raise AgentmdError("the index is still opening; try again in a moment")
         contract = self.contracts.get().contract
-        response = search(self.store.index, contract, request)
+        response = search(self.store.index, contract, request, self.store.catalog)
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale

@@ -444,6 +444,16 @@ class SearchIndex:
             ) from None
         return HitList(hits, matched, hidden, searcher, generator, snippet_chars, details)
 
+    def hit_for(self, path: str) -> tuple[Hit, HitList] | None:
+        """The stored document of one note (score 0), with a HitList able to cut its snippets."""
+        searcher = self._index.searcher()
+        res = searcher.search(tantivy.Query.term_query(self.schema, "path", path), 1)
+        if not res.hits:
+            return None
+        found = HitList(list(res.hits), 1, dict.fromkeys(WALL_NAMES, 0), searcher, None)
+        hit = found.load(0)
+        return Hit(hit.path, 0.0, hit.facts, hit.doc), found
+
     def field_scores(self, words: Sequence[str], path: str, boosts: dict[str, float] | None = None) -> dict[str, float]:
         """BM25 of the words (any of them) in each field of one note, with the field boosts: for --explain."""
         out: dict[str, float] = {}

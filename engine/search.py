@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rules import Contract
-from vault_schema import chunk_text
+from vault_schema import chunk_text, query_entity_uris
 
+from .catalog import Catalog
 from .errors import UsageError
+from .graph import entity_pages
 from .index import FIELD_BOOSTS, Hit, HitList, SearchIndex
 
 OVERFETCH = 200
@@ -188,8 +190,35 @@ def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n:
     return out
 
 
-def search(index: SearchIndex, contract: Contract, request: SearchRequest) -> dict[str, Any]:
-    """Run one search and return the response mapping (SPEC §7)."""
+def _entity_page(
+    index: SearchIndex, catalog: Catalog | None, request: SearchRequest
+) -> tuple[str, Hit, HitList] | None:
+    """The note marked as the page of an entity the query names (repo, issue, release, commit), if any."""
+    if catalog is None:
+        return None
+    uris = query_entity_uris(request.query)
+    if not uris:
+        return None
+    pages = entity_pages(catalog, uris)
+    for uri in uris:
+        path = pages.get(uri)
+        if path is None:
+            continue
+        found = index.hit_for(path)
+        if found is None:
+            continue
+        hit, hits = found
+        if hit.facts.get("wall") and not request.include_archived:
+            continue
+        return uri, hit, hits
+    return None
+
+
+def search(
+    index: SearchIndex, contract: Contract, request: SearchRequest, catalog: Catalog | None = None
+) -> dict[str, Any]:
+    """Run one search and return the response mapping (SPEC §7). With the catalog, a note marked as the
+    page of an entity the query names (e.g. `repo:owner/name`) comes first."""
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if not 1 <= request.limit <= MAX_LIMIT:
@@ -262,6 +291,30 @@ def search(index: SearchIndex, contract: Contract, request: SearchRequest) -> di
                     },
                 }
             results.append(row)
+    page = _entity_page(index, catalog, request)
+    if page is not None:
+        uri, hit, hits = page
+        results = [r for r in results if r["note"] != hit.path]
+        top = results[0]["score"] if results else 1.0
+        results.insert(
+            0,
+            {
+                "path": hit.path,
+                "note": hit.path,
+                "section": None,
+                "title": hit.facts.get("title"),
+                "score": round(top, 6),
+                "raw_score": round(top, 6),
+                "penalty": 1.0,
+                "penalties": [],
+                "captured": hit.facts.get("captured"),
+                "captured_source": hit.facts.get("captured_source"),
+                "wall": hit.facts.get("wall"),
+                "snippet": hits.snippet_of(hits.text_of(hit)),
+                "entity": uri,
+            },
+        )
+        results = results[: max(request.limit, 1) * request.per_note]
     hidden = found.hidden
     return {
         "query": request.query,

@@ -249,3 +249,17 @@ def test_explain_gives_fields_multipliers_and_fusion_ranks(long_store: Store) ->
     assert ex["multipliers"] == {}
     question = run(long_store, "where do nightly backups of the cold bucket go", explain=True)["results"][0]
     assert question["explain"]["plan"] == "question" and question["note"] == "guide.md"
+
+
+def test_entity_page_comes_first_when_the_query_names_it(vault: Vault, cache_dir: Path) -> None:
+    vault.note("projects/widget.md", "Our widget library: build notes.\n", entity="repo:acme/widget", title="Widget")
+    for i in range(3):
+        vault.note(f"n{i}.md", "acme/widget release checklist, release checklist, release checklist\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        resp = search(s.index, CONTRACT, SearchRequest("acme/widget release checklist"), s.catalog)
+        assert resp["results"][0]["path"] == "projects/widget.md"
+        assert resp["results"][0]["entity"] == "repo:acme/widget"
+        assert {r["note"] for r in resp["results"][1:]} == {"n0.md", "n1.md", "n2.md"}
+        plain = search(s.index, CONTRACT, SearchRequest("release checklist"), s.catalog)
+        assert plain["results"][0]["note"] != "projects/widget.md"
