@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from hooks.install import add_hook_parsers, add_hooks_install_parsers
+from hooks.recall import add_recall_parsers
 from rules import check_file, decide, explain, load_contract
 
 from . import __version__
@@ -20,6 +22,7 @@ from .capture import field_names as capture_field_names
 from .errors import AgentmdError, UsageError
 from .evaluate import add_eval_parser
 from .gitops import corpus_write_gate, init_git
+from .graph import add_links_parser
 from .instance import running_daemon
 from .reconcile import reconcile
 from .search import DEFAULT_MODE, MODES, SearchRequest, search
@@ -144,6 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_probe)
 
     add_eval_parser(sub, common)
+    add_links_parser(sub, common)
+
+    p = sub.add_parser("hook", help="agent hooks (Claude Code's hook protocol on stdin/stdout)")
+    hook_sub = p.add_subparsers(dest="hook_command", metavar="HOOK", parser_class=_Parser)
+    add_hook_parsers(hook_sub, common)
+    add_recall_parsers(sub, common)
+    add_hooks_install_parsers(sub, common)
 
     p = sub.add_parser("contract", help="the storage-rules contract")
     csub = p.add_subparsers(dest="contract_command", metavar="ACTION", parser_class=_Parser)

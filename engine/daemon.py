@@ -353,7 +353,9 @@ class Daemon:
         if recall:
             from hooks.recall import daemon_gather
 
-            response["recall"] = daemon_gather(self.settings, contract, response, request)
+            gathered = daemon_gather(self.settings, contract, response, request)
+            if gathered is not None:
+                response["recall"] = gathered
         if count_usage and response["results"]:
             from . import usage
 
@@ -372,11 +374,13 @@ class Daemon:
         return result.to_dict()
 
     def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        count_usage = bool(data.pop("count_usage", True))
+        recall = bool(data.pop("recall", False))
         try:
             request = SearchRequest(**data)
         except TypeError as exc:
             raise UsageError(f"bad search request: {exc}") from None
-        return self.search(request)
+        return self.search(request, count_usage=count_usage, recall=recall)
 
     def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
         actor = data.pop("_actor", "agent")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -49,6 +50,12 @@ def stem_index(paths: Iterable[str]) -> StemIndex:
     return out
 
 
+def _fold(text: str) -> str:
+    """Lower case, and NFC for non-ASCII text (as `target_key` does)."""
+    text = text.lower()
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def _folder(path: str) -> list[str]:
     return path.split("/")[:-1]
 
@@ -69,10 +76,10 @@ def _join(folder: list[str], parts: list[str]) -> str | None:
 
 
 def _exact(candidates: list[str], want: str) -> str | None:
-    want = want.lower()
+    want = _fold(want)
     if not want.endswith(".md"):
         want += ".md"
-    hits = [c for c in candidates if c.lower() == want]
+    hits = [c for c in candidates if _fold(c) == want]
     return min(hits) if hits else None
 
 
@@ -110,12 +117,13 @@ def resolve(target: str, source: str, paths: Sequence[str], *, by_stem: StemInde
         hit = _exact(candidates, written.lstrip("/"))
         if hit:
             return hit
-    wanted = [p.lower() for p in parts if p not in ("", ".", "..")]
+    wanted = [_fold(p) for p in parts if p not in ("", ".", "..")]
     wanted[-1] = key
-    source_folder = [p.lower() for p in _folder(source)]
+    source_folder = [_fold(p) for p in _folder(source)]
 
     def rank(path: str) -> tuple[int, int, str]:
-        have = path.lower()[:-3].split("/") if path.lower().endswith(".md") else path.lower().split("/")
+        folded = _fold(path)
+        have = folded[:-3].split("/") if folded.endswith(".md") else folded.split("/")
         matched = 0
         for x, y in zip(reversed(have), reversed(wanted), strict=False):
             if x != y:

@@ -212,9 +212,16 @@ def parse_note(path: str, data: bytes, mtime_ns: int, *, link_convention: str = 
     title = fm_title or stem
     title_terms = stem if not fm_title or fm_title.lower() == stem.lower() else f"{fm_title}\n{stem}"
 
+    structure = read_structure(
+        title,
+        split.body,
+        line_offset=split.body_line,
+        dendron_reverse=link_convention == "dendron",
+        alias_limit=DERIVED_ALIAS_LIMIT,
+    )
     aliases = _text_list(fm.get("aliases", fm.get("alias")))
     tags = list(dict.fromkeys(_tag_list(fm.get("tags", fm.get("tag")))))
-    for tag in inline_tags(split.body):
+    for tag in inline_tags(structure.prose):  # code already blanked: the scan inside finds none to blank
         if tag not in tags:
             tags.append(tag)
 
@@ -227,16 +234,9 @@ def parse_note(path: str, data: bytes, mtime_ns: int, *, link_convention: str = 
     if not captured:
         captured = mtime_iso(mtime_ns)
 
-    structure = read_structure(
-        title,
-        split.body,
-        line_offset=split.body_line,
-        dendron_reverse=link_convention == "dendron",
-        alias_limit=DERIVED_ALIAS_LIMIT,
-    )
     links, entities = structure.links, structure.entities
     yaml_text = split.yaml_text or ""
-    if "[" in yaml_text:  # links in properties (`related: "[[Note]]"`); line 1 is the opening fence
+    if "[[" in yaml_text or "](" in yaml_text:  # links in properties (`related: "[[Note]]"`); line 1 is the fence
         fm_links = extract_links(yaml_text, dendron_reverse=link_convention == "dendron")
         links = tuple(replace(link, line=link.line + 1) for link in fm_links) + links
     if "/" in yaml_text:  # addresses and owner/name references; a bare hex value there is a fingerprint

@@ -1,0 +1,50 @@
+"""`agentmd-hook HOOK [flags]`: the light entry point agent hooks run on every prompt or tool call.
+
+`agentmd hook NAME` goes through the whole command line first; this entry point imports nothing but the
+standard library before loading the one hook module it is asked for. With the daemon up, the recall hook
+then needs `json`, `socket`, `sqlite3` and `engine.settings` (one loopback call: the daemon searches and
+gathers the candidates); only without a daemon does it load the engine (tantivy, the contract, the
+catalog). bench/hook_bench.py measures it, process start to exit.
+
+    agentmd-hook recall [--vault PATH] [--token-budget N] [--max-entries N] [--time-budget S] [-v]
+    agentmd-hook session-start [...]     (hooks/session_start.py)
+    agentmd-hook worktree-guard [...]    (hooks/worktree_guard.py)
+
+Claude Code settings (`~/.claude/settings.json` or the project's `.claude/settings.json`):
+
+    {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "agentmd-hook recall"}]}]}}
+
+An unknown hook name prints a line on stderr and exits 0: a hook must never block the agent.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+HOOKS = {
+    "recall": "UserPromptSubmit: prior learnings from the vault, as reference, within a token budget",
+    "session-start": "SessionStart: the memory's status in a line or two",
+    "worktree-guard": "PreToolUse (Bash): refuse a git worktree inside the vault",
+}
+MODULES = {"session-start": "hooks.session_start", "worktree-guard": "hooks.worktree_guard"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    name = argv[0] if argv else ""
+    if name == "recall":
+        from hooks.recall import hook_main, process_age
+
+        return hook_main(argv[1:], started=time.monotonic() - process_age())
+    if name in MODULES:
+        import importlib
+
+        return int(importlib.import_module(MODULES[name]).main(argv[1:]))
+    listing = "\n".join(f"  {n:<15} {what}" for n, what in HOOKS.items())
+    sys.stderr.write(f"usage: agentmd-hook HOOK [flags]\nhooks:\n{listing}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

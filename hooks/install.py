@@ -1,0 +1,504 @@
+"""`agentmd hooks install|uninstall`: put agentmd's three Claude Code hooks into a settings file, or take
+them out again, leaving everything else in the file as it was.
+
+The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks": [{"type": "command",
+"command": ...}]}]}}`):
+
+    UserPromptSubmit             -> <agentmd> hook recall --vault <vault>
+    SessionStart                 -> <agentmd> hook session-start --vault <vault>
+    PreToolUse, matcher "Bash"   -> <agentmd> hook worktree-guard --vault <vault>
+
+`<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m engine.cli`),
+so the hooks work outside any virtualenv; the vault is named explicitly (and `--index`/`--config` when they
+were given to `install`). Which file: `--user` (the default) is `~/.claude/settings.json`; `--project DIR` is
+`DIR/.claude/settings.json`.
+
+How an entry is recognised as agentmd's: its command, split as a shell would, is `<...>/agentmd hook <name>
+...` (or `<python> -m engine.cli hook <name>`, or the light entry point `<...>/agentmd-hook <name>` /
+`<python> -m hooks.entry <name>`) with `<name>` the hook that belongs under that event. Any
+install location and any vault match, so installing again after a move or with another vault updates the
+entry in place instead of adding a second one; nothing else is ever matched.
+
+Guarantees: the file is written atomically (temporary file, fsync, rename; through a symlink to its target)
+and only when something changes — repeating `install` leaves the file byte-identical — with the old bytes
+kept first as `<file>.agentmd-backup-<UTC time>`; the unified diff is printed (`--dry-run` prints it and
+writes nothing); the file's own layout is kept (indent, ASCII escaping, final newline), so `uninstall` after
+`install` gives back the same JSON, byte for byte for a file in `json.dumps(indent=2)` layout (with or
+without ASCII escapes, a final newline or CRLF line ends); a file that is not a JSON object (including an
+empty file), or whose `hooks` are not in the documented shape, is refused with nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as dt
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from engine.errors import AgentmdError, UsageError
+
+from . import session_start, worktree_guard
+
+# (event, matcher or None, hook name): the order they are written in
+HOOKS: tuple[tuple[str, str | None, str], ...] = (
+    ("UserPromptSubmit", None, "recall"),
+    ("SessionStart", None, "session-start"),
+    ("PreToolUse", "Bash", "worktree-guard"),
+)
+BACKUP_INFIX = ".agentmd-backup-"
+
+
+class SettingsRefused(AgentmdError):
+    """The settings file is not something agentmd will edit."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Which file, which commands
+
+
+def settings_path(*, project: str | None = None, user: bool = False, home: str | None = None) -> Path:
+    """`DIR/.claude/settings.json` for `--project DIR`, else the user's `~/.claude/settings.json`."""
+    if project is not None:
+        root = Path(project).expanduser()
+        if not root.is_dir():
+            raise UsageError(f"--project {project}: not a directory; give the project's root folder")
+        return root.resolve() / ".claude" / "settings.json"
+    base = Path(home) if home else Path(os.environ.get("HOME") or Path.home())
+    return base / ".claude" / "settings.json"
+
+
+def agentmd_argv() -> list[str]:
+    """How to run this agentmd from anywhere: the absolute path of the `agentmd` being run, else the one on
+    PATH, else this interpreter with `-m engine.cli`. (Absolute, not symlink-resolved: a pipx or Homebrew
+    shim stays valid across upgrades.)"""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0 and os.path.basename(argv0) == "agentmd" and os.path.isfile(argv0):
+        return [os.path.abspath(argv0)]
+    found = shutil.which("agentmd")
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "engine.cli"]
+
+
+def light_entry(executable: Sequence[str]) -> str | None:
+    """The `agentmd-hook` installed beside `agentmd` (hooks/entry.py): it starts in a fraction of the time
+    the full command line takes, which matters for a hook that runs before every prompt or shell call."""
+    if len(executable) != 1:
+        return None
+    candidate = os.path.join(os.path.dirname(executable[0]), "agentmd-hook")
+    return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
+
+
+def hook_commands(
+    executable: Sequence[str], vault: Path, *, index: str | None = None, config: str | None = None
+) -> dict[str, str]:
+    """The shell command of each hook, by hook name."""
+    tail = ["--vault", str(vault)]
+    if index:
+        tail += ["--index", str(Path(index).expanduser().resolve())]
+    if config:
+        tail += ["--config", str(Path(config).expanduser().resolve())]
+    light = light_entry(executable)
+    if light is not None:
+        return {name: shlex.join([light, name, *tail]) for _event, _matcher, name in HOOKS}
+    return {name: shlex.join([*executable, "hook", name, *tail]) for _event, _matcher, name in HOOKS}
+
+
+def agentmd_hook_name(command: Any) -> str | None:
+    """The agentmd hook a settings command runs (`recall`, `session-start`, ...), or None if it is not one.
+    Recognised: `.../agentmd hook NAME`, `<python> -m engine.cli hook NAME`, and the light entry point
+    `.../agentmd-hook NAME` / `<python> -m hooks.entry NAME` (hooks/entry.py)."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    base = os.path.basename(words[0]) if words else ""
+    if base == "agentmd" and len(words) >= 3 and words[1] == "hook":
+        return words[2]
+    if base == "agentmd-hook" and len(words) >= 2:
+        return words[1]
+    if base.startswith("python") and len(words) >= 4 and words[1] == "-m":
+        if words[2] == "engine.cli" and words[3] == "hook" and len(words) >= 5:
+            return words[4]
+        if words[2] == "hooks.entry":
+            return words[3]
+    return None
+
+
+def _is_ours(entry: Any, name: str) -> bool:
+    return isinstance(entry, dict) and agentmd_hook_name(entry.get("command")) == name
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading and writing the file
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a JSON file was laid out, so that writing it back changes only what changed."""
+
+    indent: int | str | None = 2
+    separators: tuple[str, str] | None = None
+    ensure_ascii: bool = False
+    final_newline: bool = True
+    newline: str = "\n"
+
+    @classmethod
+    def of(cls, text: str | None) -> Layout:
+        if text is None:
+            return cls()
+        body = text.strip()
+        final = text.endswith("\n")
+        ascii_only = text.isascii()
+        newline = "\r\n" if "\r\n" in text else "\n"
+        if "\n" not in body:  # one line
+            sep = (",", ":") if re.search(r'"\s*:\S', body) or re.search(r"[\]}\"\d],\S", body) else None
+            return cls(indent=None, separators=sep, ensure_ascii=ascii_only, final_newline=final, newline=newline)
+        m = re.search(r"\n([ \t]+)\S", body)
+        indent: int | str = 2
+        if m:
+            ws = m.group(1)
+            indent = len(ws) if set(ws) == {" "} else ws
+        return cls(indent=indent, ensure_ascii=ascii_only, final_newline=final, newline=newline)
+
+    def dumps(self, data: Any) -> str:
+        kw: dict[str, Any] = {"indent": self.indent, "ensure_ascii": self.ensure_ascii}
+        if self.separators is not None:
+            kw["separators"] = self.separators
+        text = json.dumps(data, **kw) + ("\n" if self.final_newline else "")
+        return text.replace("\n", self.newline) if self.newline != "\n" else text
+
+
+def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
+    """(the file's text or None when it does not exist, its JSON object). Refuses anything else."""
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:  # keep CRLF as it is
+            text = fh.read()
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsRefused(f"{path} could not be read ({exc}); nothing was changed") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SettingsRefused(
+            f"{path} is not valid JSON ({exc}); agentmd will not edit it. Fix the file (or move it aside) and "
+            "run the command again; nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsRefused(f"{path} holds JSON but not an object ({type(data).__name__}); nothing was changed")
+    _check_shape(path, data)
+    return text, data
+
+
+def _check_shape(path: Path, data: dict[str, Any]) -> None:
+    hooks = data.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        raise SettingsRefused(f'{path}: "hooks" is not an object; fix it by hand first; nothing was changed')
+    for event, _matcher, _name in HOOKS:
+        groups = hooks.get(event)
+        if groups is None:
+            continue
+        if not isinstance(groups, list):
+            raise SettingsRefused(f'{path}: "hooks.{event}" is not a list; fix it by hand first; nothing was changed')
+        for g in groups:
+            if not isinstance(g, dict) or not isinstance(g.get("hooks", []), list):
+                raise SettingsRefused(
+                    f'{path}: an entry of "hooks.{event}" is not {{"matcher": ..., "hooks": [...]}}; fix it by hand '
+                    "first; nothing was changed"
+                )
+
+
+def _write_atomic(path: Path, text: str, mode: int | None) -> None:
+    tmp = path.with_name(f".{path.name}.agentmd-{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:  # make the rename durable too
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _backup(path: Path, old: bytes, now: dt.datetime) -> Path:
+    stamp = now.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    for n in range(100):
+        candidate = path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}" + (f"-{n}" if n else ""))
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(old)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return candidate
+    raise AgentmdError(f"could not pick a free backup name next to {path}; nothing was changed")
+
+
+# --------------------------------------------------------------------------------------------------
+# Merging
+
+
+def merge(data: dict[str, Any], commands: dict[str, str]) -> dict[str, Any]:
+    """A copy of `data` with agentmd's hooks in it: an existing agentmd entry under the right event is
+    updated in place (and any second one removed); a missing one is added as a group of its own at the end."""
+    data = copy.deepcopy(data)
+    for event, matcher, name in HOOKS:
+        command = commands[name]
+        hooks = data.get("hooks")
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        found = False
+        if isinstance(groups, list):
+            new_groups = []
+            for g in groups:
+                entries = g.get("hooks")
+                if isinstance(entries, list) and any(_is_ours(e, name) for e in entries):
+                    keep = []
+                    for entry in entries:
+                        if _is_ours(entry, name):
+                            if found:
+                                continue  # a second agentmd entry: drop it
+                            found = True
+                            if entry.get("command") != command or entry.get("type") != "command":
+                                entry["type"] = "command"
+                                entry["command"] = command
+                        keep.append(entry)
+                    if not keep:
+                        continue  # a group emptied by dropping a duplicate
+                    g["hooks"] = keep
+                new_groups.append(g)
+            groups[:] = new_groups
+        if found:
+            continue
+        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+        group["hooks"] = [{"type": "command", "command": command}]
+        data.setdefault("hooks", {}).setdefault(event, []).append(group)
+    return data
+
+
+def unmerge(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `data` without agentmd's hooks: a group, event or `hooks` object left empty by their
+    removal goes too; everything else stays exactly as it is."""
+    data = copy.deepcopy(data)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return data
+    removed_any = False
+    for event, _matcher, name in HOOKS:
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        removed_here = False
+        for g in groups:
+            entries = g.get("hooks") if isinstance(g, dict) else None
+            if isinstance(entries, list):
+                kept = [e for e in entries if not _is_ours(e, name)]
+                if len(kept) != len(entries):
+                    removed_here = True
+                    if not kept:
+                        continue
+                    g["hooks"] = kept
+            kept_groups.append(g)
+        if removed_here:
+            removed_any = True
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+    if removed_any and not hooks:
+        del data["hooks"]
+    return data
+
+
+# --------------------------------------------------------------------------------------------------
+# Plans
+
+
+@dataclass
+class Plan:
+    path: Path
+    action: str  # "install" or "uninstall"
+    old_text: str | None  # None: there is no file
+    new_text: str | None
+    commands: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return self.new_text != self.old_text
+
+    def diff(self) -> str:
+        before = [] if self.old_text is None else self.old_text.splitlines(keepends=True)
+        after = [] if self.new_text is None else self.new_text.splitlines(keepends=True)
+        lines = difflib.unified_diff(
+            before,
+            after,
+            fromfile="/dev/null" if self.old_text is None else f"{self.path} (before)",
+            tofile=f"{self.path} (after)",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _plan(
+    path: Path, action: str, change: Callable[[dict[str, Any]], dict[str, Any]], commands: dict[str, str]
+) -> Plan:
+    old_text, data = read_settings(path)
+    new_data = change(data)
+    if old_text is not None and new_data == data:
+        return Plan(path, action, old_text, old_text, commands)
+    if old_text is None and action == "uninstall":
+        return Plan(path, action, None, None, commands)
+    new_text = Layout.of(old_text).dumps(new_data)
+    if json.loads(new_text) != new_data:  # never write what does not read back
+        raise AgentmdError(f"internal error: the new {path} does not read back as written; nothing was changed")
+    return Plan(path, action, old_text, new_text, commands)
+
+
+def plan_install(path: Path, commands: dict[str, str]) -> Plan:
+    return _plan(path, "install", lambda data: merge(data, commands), commands)
+
+
+def plan_uninstall(path: Path) -> Plan:
+    return _plan(path, "uninstall", unmerge, {})
+
+
+def apply(plan: Plan, now: dt.datetime | None = None) -> Path | None:
+    """Write the plan's new text (backing up the old bytes first); the backup's path, or None."""
+    if not plan.changed or plan.new_text is None:
+        return None
+    now = now or dt.datetime.now(dt.UTC)
+    target = Path(os.path.realpath(plan.path))  # through a symlink (dotfiles), never replacing the link
+    backup = None
+    mode = None
+    if plan.old_text is not None:
+        try:
+            old = target.read_bytes()
+        except OSError as exc:
+            raise AgentmdError(f"{plan.path} could not be read again ({exc}); nothing was changed") from None
+        if old != plan.old_text.encode("utf-8"):
+            raise AgentmdError(f"{plan.path} changed while agentmd was editing it; run the command again")
+        mode = target.stat().st_mode & 0o7777
+        backup = _backup(target, old, now)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(target, plan.new_text, mode)
+    return backup
+
+
+# --------------------------------------------------------------------------------------------------
+# The commands
+
+
+def _emit(out: TextIO, args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    if getattr(args, "json", False):
+        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    else:
+        out.write(text + ("\n" if text and not text.endswith("\n") else ""))
+
+
+def _target(args: argparse.Namespace) -> Path:
+    return settings_path(project=getattr(args, "project", None), user=bool(getattr(args, "user", False)))
+
+
+def _report(args: argparse.Namespace, out: TextIO, plan: Plan, backup: Path | None, dry_run: bool) -> None:
+    diff = plan.diff() if plan.changed else ""
+    payload = {
+        "action": plan.action,
+        "settings": str(plan.path),
+        "changed": plan.changed,
+        "dry_run": dry_run,
+        "backup": str(backup) if backup else None,
+        "diff": diff,
+        "commands": plan.commands,
+    }
+    if not plan.changed:
+        what = "already installed" if plan.action == "install" else "not installed"
+        text = f"agentmd hooks {what} in {plan.path}; nothing changed"
+    elif dry_run:
+        text = f"{diff}dry run: {plan.path} would change as above; nothing was written"
+    else:
+        verb = "installed into" if plan.action == "install" else "removed from"
+        text = f"{diff}agentmd hooks {verb} {plan.path}"
+        if backup:
+            text += f" (previous version kept as {backup})"
+        elif plan.old_text is None:
+            text += " (new file)"
+        text += "\nClaude Code sessions already open may need a restart (or a look at /hooks) to pick this up"
+    _emit(out, args, payload, text)
+
+
+def cmd_hooks_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from engine.settings import resolve
+
+    settings = resolve(vault=args.vault, index=args.index, config=args.config)
+    commands = hook_commands(agentmd_argv(), settings.vault, index=args.index, config=args.config)
+    plan = plan_install(_target(args), commands)
+    backup = None if args.dry_run else apply(plan)
+    _report(args, out, plan, backup, args.dry_run)
+    return 0
+
+
+def cmd_hooks_uninstall(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    plan = plan_uninstall(_target(args))
+    dry_run = bool(getattr(args, "dry_run", False))
+    backup = None if dry_run else apply(plan)
+    _report(args, out, plan, backup, dry_run)
+    return 0
+
+
+def _where(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.json (DIR is its root)")
+    where.add_argument("--user", action="store_true", help="your ~/.claude/settings.json (the default)")
+    p.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
+
+
+def add_hooks_install_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register `agentmd hooks install` and `agentmd hooks uninstall` on the top-level subparsers."""
+    p = sub.add_parser("hooks", help="install or remove agentmd's Claude Code hooks")
+    hsub = p.add_subparsers(dest="hooks_command", metavar="ACTION", parser_class=type(p))
+    i = hsub.add_parser(
+        "install",
+        parents=[common],
+        help="merge the recall, session-start and worktree-guard hooks into a Claude Code settings file",
+    )
+    _where(i)
+    i.set_defaults(func=cmd_hooks_install)
+    u = hsub.add_parser("uninstall", parents=[common], help="remove exactly the hooks `install` added")
+    _where(u)
+    u.set_defaults(func=cmd_hooks_uninstall)
+
+
+def add_hook_parsers(hook_sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register `agentmd hook session-start` and `agentmd hook worktree-guard` under the `hook` group."""
+    session_start.add_parser(hook_sub, common)
+    worktree_guard.add_parser(hook_sub, common)

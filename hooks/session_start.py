@@ -1,0 +1,308 @@
+"""`agentmd hook session-start`: a Claude Code SessionStart hook that tells a new session how its memory is.
+
+It prints one or two lines on stdout, which Claude Code adds to the session's context (with `--json`, the
+same text as `hookSpecificOutput.additionalContext`):
+
+    agentmd memory: RED — probe-failed: search did not find the probe note within 5.0 s
+    queue 3 unfiled, oldest 1.2 days · last probe FAILED 2 h ago: ... · from the daemon · vault /home/me/vault
+
+Where the facts come from: the running daemon's `GET /status` over loopback (never through a proxy), found
+through the port in its state file (or `--port`); when no daemon answers, a cheap read-only look at disk —
+the catalog opened read-only for the queue and the last pass, the probe and commit state files, a
+`git rev-parse`/`git worktree list`, the contract — assembled by the same functions `agentmd status` uses
+(colour and red items therefore agree with it), without opening the search index.
+
+It never fails the session: the whole look-up runs under a hard budget (`--budget`, default 1 s); past it,
+or on any error, the hook prints a single short line saying the status is not available and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from engine.catalog import Catalog
+
+from .worktree_guard import read_hook_input, standalone_common
+
+HOOK_EVENT = "SessionStart"
+DEFAULT_BUDGET = 1.0
+_MAX_RED = 3
+_MAX_ITEM = 180
+
+
+# --------------------------------------------------------------------------------------------------
+# Where the status comes from
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def daemon_status(settings: Any, port: int | None, timeout: float) -> dict[str, Any] | None:
+    """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time."""
+    if port is None:
+        info = _read_json(settings.state_dir / "daemon.json") or {}
+        port = info.get("port") if isinstance(info.get("port"), int) else None
+    if not port:
+        return None
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only, never a proxy
+    try:
+        with opener.open(f"http://127.0.0.1:{port}/status", timeout=max(timeout, 0.05)) as resp:
+            data = json.loads(resp.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("color") not in ("green", "yellow", "red"):
+        return None
+    vault = data.get("vault")
+    if isinstance(vault, str) and os.path.realpath(vault) != os.path.realpath(settings.vault):
+        return None  # a stale port now held by another vault's daemon
+    return data
+
+
+class _ReadOnlyCatalog:
+    """The catalog's own read queries (`Catalog.unfiled`, `get_meta`, `flag_counts`) on a read-only
+    connection: a hook never creates, resets or writes the catalog, even while a daemon writes to it."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.25, check_same_thread=False)
+
+    def close(self) -> None:
+        self._db.close()
+
+    unfiled = Catalog.unfiled
+    get_meta = Catalog.get_meta
+    flag_counts = Catalog.flag_counts
+
+
+class _EmptyCatalog:
+    """Stands in for a catalog that was never built."""
+
+    def unfiled(self) -> list[tuple[str, str]]:
+        return []
+
+    def get_meta(self, key: str) -> str | None:
+        return None
+
+    def flag_counts(self) -> dict[str, int]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class _NoIndex:
+    def doc_count(self) -> None:  # the search index is not opened: too slow for a session start
+        return None
+
+
+class _StoreView:
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+        self.index = _NoIndex()
+
+
+def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]:
+    """`agentmd status` without a daemon, read-only and without the search index."""
+    from engine.status import assemble, contract_section, git_section, index_section, probe_section, queue_section
+    from rules import load_contract
+
+    now = now or dt.datetime.now(dt.UTC)
+    path = settings.catalog_path
+    catalog: Any = _EmptyCatalog()
+    if path.exists():
+        try:
+            catalog = _ReadOnlyCatalog(path)
+            catalog.get_meta("schema_version")
+        except sqlite3.Error:
+            catalog = _EmptyCatalog()
+    try:
+        store: Any = _StoreView(catalog)
+        try:
+            index = index_section(store, daemon_running=False, stale=False, now=now)
+            if (settings.state_dir / "queue-baseline.json").exists():
+                queue = queue_section(store, settings.state_dir, now)
+            else:  # the first status records the baseline; a hook only reads, so count all as inherited
+                queue = {"count": 0, "oldest_age_days": None, "inherited": len(catalog.unfiled()), "red": []}
+        except sqlite3.Error as exc:  # a catalog from another schema, or locked beyond the timeout
+            index = {"red": [], "unreadable": str(exc)}
+            queue = {"red": []}
+    finally:
+        catalog.close()
+    parts = {
+        "index": index,
+        "queue": queue,
+        "git": git_section(settings.vault, _read_json(settings.state_dir / "commit-state.json"), now),
+        "contract": contract_section(load_contract(settings.vault, settings.contract_path)),
+        "probe": probe_section(settings.state_dir, now),
+    }
+    return assemble(parts, settings.vault, {"running": False})
+
+
+# --------------------------------------------------------------------------------------------------
+# The lines
+
+
+def _short(text: str, limit: int = _MAX_ITEM) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ago(seconds: Any) -> str:
+    if not isinstance(seconds, int | float):
+        return ""
+    s = max(0.0, float(seconds))
+    if s < 90:
+        return f"{int(s)} s ago"
+    if s < 90 * 60:
+        return f"{int(s // 60)} min ago"
+    if s < 48 * 3600:
+        return f"{int(s // 3600)} h ago"
+    return f"{int(s // 86400)} days ago"
+
+
+def summarize(status: dict[str, Any], *, from_disk: bool) -> str:
+    """One or two lines: colour and red items; queue, last probe, worktrees in the vault, source, vault."""
+    color = str(status.get("color") or "unknown").upper()
+    red = [str(r) for r in status.get("red") or []]
+    yellow = [str(y) for y in status.get("yellow") or []]
+    head = f"agentmd memory: {color}"
+    if red:
+        head += " — " + "; ".join(_short(r) for r in red[:_MAX_RED])
+        if len(red) > _MAX_RED:
+            head += f"; +{len(red) - _MAX_RED} more (run `agentmd status`)"
+    elif yellow:
+        head += " (" + ", ".join(y.split(":", 1)[0] for y in yellow) + ")"
+    facts: list[str] = []
+    queue = status.get("queue") or {}
+    if isinstance(queue.get("count"), int):
+        text = f"queue {queue['count']} unfiled"
+        if queue.get("oldest_age_days") is not None:
+            text += f", oldest {queue['oldest_age_days']} days"
+        facts.append(text)
+    probe = status.get("probe") or {}
+    last = probe.get("last") if isinstance(probe, dict) else None
+    if isinstance(last, dict):
+        when = _ago(probe.get("age_s"))
+        if last.get("ok"):
+            ms = last.get("round_trip_ms")
+            facts.append(f"last probe ok {when}" + (f" ({ms} ms)" if ms is not None else ""))
+        else:
+            facts.append(_short(f"last probe FAILED {when}: {last.get('error')}", 120))
+    elif isinstance(probe, dict) and "last" in probe:
+        facts.append("probe never run")
+    worktrees = (status.get("git") or {}).get("worktrees_inside_vault") or []
+    if worktrees:
+        facts.append("git worktrees inside the vault: " + ", ".join(str(w) for w in worktrees[:5]))
+    facts.append("daemon not running, read from disk" if from_disk else "from the daemon")
+    if status.get("vault"):
+        facts.append(f"vault {status['vault']}")
+    return head + "\n" + " · ".join(facts)
+
+
+def _gather(args: argparse.Namespace, deadline: float) -> str:
+    from engine.errors import AgentmdError
+    from engine.settings import resolve
+
+    try:
+        settings = resolve(vault=args.vault, index=args.index, config=args.config)
+    except AgentmdError as exc:
+        return f"agentmd memory: status unavailable — {_short(str(exc), 240)}"
+    remaining = deadline - time.monotonic()
+    status = daemon_status(settings, getattr(args, "port", None), timeout=remaining * 0.6)
+    if status is not None:
+        return summarize(status, from_disk=False)
+    return summarize(disk_status(settings), from_disk=True)
+
+
+def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET) -> str:
+    """The context text, computed within `budget` seconds; a one-line notice when that is not possible."""
+    deadline = time.monotonic() + budget
+    box: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            box["text"] = _gather(args, deadline)
+        except Exception as exc:
+            box["text"] = f"agentmd memory: status unavailable ({type(exc).__name__}: {_short(str(exc), 160)})"
+
+    worker = threading.Thread(target=run, name="agentmd-session-start", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if "text" not in box:
+        return f"agentmd memory: status not available within {budget:g} s (run `agentmd status`)"
+    return box["text"]
+
+
+# --------------------------------------------------------------------------------------------------
+# The command
+
+
+def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
+    """SessionStart hook: print the memory's status in one or two lines. Always exits 0."""
+    try:
+        budget = float(getattr(args, "budget", None) or DEFAULT_BUDGET)
+        start = time.monotonic()
+        read_hook_input(sys.stdin if stdin is None else stdin, timeout=min(0.25, budget / 4))
+        text = session_context(args, max(0.05, budget - (time.monotonic() - start)))
+        if getattr(args, "json", False):
+            output = {"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "additionalContext": text}}
+            out.write(json.dumps(output, ensure_ascii=False) + "\n")
+        else:
+            out.write(text + "\n")
+        out.flush()
+    except Exception as exc:  # the session starts whatever happens here
+        with contextlib.suppress(Exception):
+            err.write(f"agentmd session-start: {type(exc).__name__}: {exc}\n")
+    return 0
+
+
+def add_parser(hook_sub: Any, common: argparse.ArgumentParser) -> None:
+    p = hook_sub.add_parser(
+        "session-start",
+        parents=[common],
+        help="Claude Code SessionStart hook: the memory's status in one or two lines",
+        description="Prints the vault's status colour, red items, queue and last probe for a new agent "
+        "session (with --json, as hookSpecificOutput.additionalContext). Always exits 0.",
+    )
+    p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET,
+        help=f"seconds the look-up may take (default {DEFAULT_BUDGET:g})",
+    )
+    p.set_defaults(func=cmd_hook_session_start)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """`python -m hooks.session_start [--vault PATH] [--json]`: the same hook without the full CLI."""
+    parser = argparse.ArgumentParser(prog="agentmd hook session-start", parents=[standalone_common()])
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET)
+    args, _unknown = parser.parse_known_args(argv)
+    return cmd_hook_session_start(args, out or sys.stdout, err or sys.stderr, stdin)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
