@@ -271,15 +271,20 @@ def _note_path(graph: Graph, vault: Path, given: str) -> str:
         except ValueError:
             raise UsageError(f"{given} is outside the vault {vault}") from None
     text = text.removeprefix("./")
-    if text in graph.by_stem.get(target_key(text), []):
+    candidates = graph.by_stem.get(target_key(text), [])
+    if text in candidates:
         return text
-    found = graph.resolve(text, "")
-    if found is None:
+    # A name, or a path suffix: every note it fits, not the one a link written at the vault root would pick.
+    wanted = [_fold(p) for p in text.removesuffix(".md").split("/") if p]
+    fits = [c for c in candidates if _fold(c).removesuffix(".md").split("/")[-len(wanted) :] == wanted]
+    if len(fits) == 1:
+        return fits[0]
+    if not fits:
         raise AgentmdError(
             f"no indexed note matches {given!r}; give a vault-relative path (see `agentmd links --orphans` "
             "for the list of notes) or run `agentmd reindex` if the note is new"
         )
-    return found
+    raise UsageError(f"{given!r} names {len(fits)} notes; give one path: " + ", ".join(fits))
 
 
 def _line(entry: dict[str, Any]) -> str:
@@ -317,8 +322,11 @@ def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             path = _note_path(graph, settings.vault, args.path)
             result = graph.links_of(path)
             payload = {"path": path, **result}
+            local = [e for e in result["out"] if not e["target"]]  # [[#heading]]: listed in --json only
             lines = [path, f"links out ({len(result['out'])}):"]
-            lines += [f"{_line(e)}  ->  {e['resolved'] or '(dangling)'}" for e in result["out"]]
+            lines += [f"{_line(e)}  ->  {e['resolved'] or '(dangling)'}" for e in result["out"] if e["target"]]
+            if local:
+                lines.append(f"    ({len(local)} to headings of this note)")
             lines.append(f"backlinks ({len(result['back'])}):")
             lines += [f"  {e['path']}:{e['line']}  {e['written']}" for e in result["back"]]
             lines.append(f"dangling ({len(result['dangling'])}):")

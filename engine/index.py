@@ -419,7 +419,7 @@ class SearchIndex:
                 # One more ranking: BM25 of every word over the notes that hold at least two of them. It
                 # weighs each word's evidence, which the conjunctions alone do not, and like them it
                 # never returns a note that shares a single word with the question.
-                evidence = self._at_least(groups[0], 2, boosts)
+                evidence = self._at_least(groups[0] if groups else words, 2, boosts)
                 if evidence is not None:
                     lists.append(evidence)
                     w.append(evidence_weight)

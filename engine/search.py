@@ -181,7 +181,7 @@ def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n:
         distinct = len(wanted.intersection(terms))
         scored.append((distinct, hits / (1 + len(terms)) ** 0.5, -c.ordinal, c))
     scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
-    out = []
+    out: list[tuple[str | None, str]] = []
     for distinct, _density, _neg, c in scored[:n]:
         if distinct == 0 and out:
             break

@@ -385,6 +385,26 @@ def test_cli_links(vault: Vault, cache_dir: Path) -> None:
     assert json.loads(text) == {"orphans": ["alone.md"], "count": 1}
 
 
+def test_cli_links_names_and_local_headings(vault: Vault, cache_dir: Path) -> None:
+    from engine.errors import UsageError
+
+    vault.write("docs/Sorting.md", "[[#Top]] [[#Other]] and [[Custom Sorting]]\n")
+    vault.write("docs/Custom Sorting.md", "x\n")
+    vault.write("demo/Custom Sorting.md", "y\n")
+    _code, text = run_links(vault.root, cache_dir, "docs/Sorting.md")
+    assert text.splitlines()[:4] == [
+        "docs/Sorting.md",
+        "links out (3):",
+        "    1  [[Custom Sorting]]  ->  docs/Custom Sorting.md",
+        "    (2 to headings of this note)",
+    ]
+    assert json.loads(run_links(vault.root, cache_dir, "docs/Sorting.md", "--json")[1])["out"][0]["target"] == ""
+    with pytest.raises(UsageError, match="names 2 notes"):
+        run_links(vault.root, cache_dir, "Custom Sorting")
+    _code, text = run_links(vault.root, cache_dir, "demo/custom sorting", "--json")
+    assert json.loads(text)["path"] == "demo/Custom Sorting.md"
+
+
 def test_cli_links_errors(vault: Vault, cache_dir: Path) -> None:
     from engine.errors import AgentmdError, UsageError
 
