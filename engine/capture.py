@@ -465,7 +465,8 @@ class Capturer:
         if self.store is None:
             return False
         try:
-            report = reconcile(self.vault, self.store, only={path})
+            convention = self.contracts.get().contract.link_convention
+            report = reconcile(self.vault, self.store, only={path}, link_convention=convention)
         except Exception:
             log.exception("indexing %s failed; the next reconcile will pick it up", path)
             return False

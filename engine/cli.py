@@ -199,7 +199,14 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with Store(settings.cache_dir, from_scratch=args.from_scratch) as store:
         for notice in store.notices:
             err.write(f"agentmd: {notice}\n")
-        report = reconcile(settings.vault, store, allow_mass_delete=args.allow_mass_delete, progress=progress)
+        convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
+        report = reconcile(
+            settings.vault,
+            store,
+            allow_mass_delete=args.allow_mass_delete,
+            progress=progress,
+            link_convention=convention,
+        )
         docs = store.index.doc_count()
     payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
     if report.refused:
@@ -234,7 +241,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     with Store(settings.cache_dir) as store:
         if store.catalog.count() == 0:
-            reconcile(settings.vault, store)
+            reconcile(settings.vault, store, link_convention=contract.link_convention)
         response = search(store.index, contract, request, store.catalog)
     lines = []
     for n, r in enumerate(response["results"], 1):

@@ -251,7 +251,8 @@ class Daemon:
     def _run_pass(self, only: set[str] | None = None) -> None:
         assert self.store is not None
         try:
-            report = reconcile(self.settings.vault, self.store, only=only)
+            convention = self.contracts.get().contract.link_convention
+            report = reconcile(self.settings.vault, self.store, only=only, link_convention=convention)
         except AgentmdError as exc:
             log.error("reconcile failed: %s", exc)
             return

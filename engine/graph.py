@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from rules import load_contract
 from vault_schema import Link, target_key
 
 from .catalog import Catalog
@@ -300,7 +301,8 @@ def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for notice in store.notices:
             err.write(f"agentmd: {notice}\n")
         if store.catalog.count() == 0:
-            reconcile(settings.vault, store)
+            convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
+            reconcile(settings.vault, store, link_convention=convention)
         graph = Graph(store.catalog)
         if args.dangling:
             rows = graph.dangling()

@@ -160,11 +160,13 @@ def note_row(note: Note, stat: StatKey) -> NoteRow:
     )
 
 
-def read_note(vault: Path, rel: str, stat: StatKey, previous: tuple[str, str, str] | None) -> Note:
+def read_note(
+    vault: Path, rel: str, stat: StatKey, previous: tuple[str, str, str] | None, link_convention: str = "obsidian"
+) -> Note:
     """Read and parse one note. A captured date taken from mtime never moves once catalogued."""
     with open(os.path.join(vault, rel), "rb") as fh:
         data = fh.read()
-    note = parse_note(rel, data, stat[0])
+    note = parse_note(rel, data, stat[0], link_convention=link_convention)
     if previous is not None and note.captured_source == "mtime":
         _hash, captured, source = previous
         if source == "mtime":
@@ -179,8 +181,10 @@ def reconcile(
     allow_mass_delete: bool = False,
     progress: Progress | None = None,
     only: set[str] | None = None,
+    link_convention: str = "obsidian",
 ) -> ReconcileReport:
-    """Bring the index and catalog in line with the vault. `only` limits the pass to some paths."""
+    """Bring the index and catalog in line with the vault. `only` limits the pass to some paths.
+    `link_convention` is the contract's (which side of `[[a|b]]` names the note)."""
     start = time.perf_counter()
     report = ReconcileReport()
     if not vault.is_dir():
@@ -188,7 +192,7 @@ def reconcile(
         report.seconds = time.perf_counter() - start
         return report
     with store.lock:
-        return _reconcile(vault, store, report, start, allow_mass_delete, progress, only)
+        return _reconcile(vault, store, report, start, allow_mass_delete, progress, only, link_convention)
 
 
 def stat_paths(vault: Path, paths: set[str]) -> dict[str, StatKey]:
@@ -215,6 +219,7 @@ def _reconcile(
     allow_mass_delete: bool,
     progress: Progress | None,
     only: set[str] | None,
+    link_convention: str,
 ) -> ReconcileReport:
     if only is None:
         walk = walk_vault(vault)
@@ -271,7 +276,7 @@ def _reconcile(
                 if progress and done % 200 == 0:
                     progress(done, total)
                 try:
-                    note = read_note(vault, rel, stat, prev)
+                    note = read_note(vault, rel, stat, prev, link_convention)
                 except OSError as exc:
                     report.errors.append({"path": rel, "error": f"could not read: {exc.strerror or exc}"})
                     continue

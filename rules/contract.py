@@ -54,7 +54,9 @@ KNOWN_KEYS: Final = (
     "dampened_spaces",
     "recall_exempt_areas",
     "class_weights",
+    "link_convention",
 )
+LINK_CONVENTIONS: Final = ("obsidian", "dendron")
 # Keys whose entries fall back one by one when a vault file sets only some of them; every other key is
 # replaced whole by a vault file that sets it.
 PER_ENTRY_KEYS: Final = frozenset({"thresholds", "class_weights"})
@@ -100,6 +102,7 @@ class Contract:
     dampened_spaces: Mapping[str, float]
     recall_exempt_areas: tuple[str, ...]
     class_weights: Mapping[str, float]
+    link_convention: str  # "obsidian": [[target|label]]; "dendron": [[label|target]]
     fallback_text: str = ""  # the packaged default's Markdown, read for headings `text` lacks
 
     def section(self, heading: str) -> str | None:
@@ -335,6 +338,13 @@ def _problems(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             "default_authority",
             f"is {_show(settings['default_authority'])}, not a door level",
             f"use one of {_levels()} (`alignment` is the safe choice)",
+        )
+
+    if "link_convention" in settings and settings["link_convention"] not in LINK_CONVENTIONS:
+        p.add(
+            "link_convention",
+            f"is {_show(settings['link_convention'])}, not a link convention",
+            "use `obsidian` ([[target|label]]) or `dendron` ([[label|target]])",
         )
 
     dampened = _mapping(p, settings, "dampened_spaces", "`daily: 0.9`")
@@ -650,6 +660,7 @@ def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contra
         dampened_spaces=MappingProxyType({k: float(v) for k, v in settings["dampened_spaces"].items()}),
         recall_exempt_areas=tuple(p.rstrip("/") for p in settings["recall_exempt_areas"]),
         class_weights=MappingProxyType({k: float(v) for k, v in settings["class_weights"].items()}),
+        link_convention=str(settings["link_convention"]),
         fallback_text=fallback_text,
     )
 

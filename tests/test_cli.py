@@ -122,3 +122,16 @@ def test_contract_check(cli, tmp_path: Path, vault: Vault) -> None:
     # without a file: the vault's contract, or the packaged default when the vault has none
     r = cli("contract", "check", "--vault", str(vault.root))
     assert r.code == 0
+
+
+def test_dendron_link_convention_from_the_contract(cli, vault: Vault, tmp_path: Path) -> None:
+    vault.note("dendron.topic.lookup.md", "How lookup works.\n")
+    vault.note("start.md", "See [[Lookup|dendron.topic.lookup]] for details.\n")
+    args = ("--vault", str(vault.root), "--index", str(tmp_path / "i"), "--json")
+    cli("reindex", *args)
+    out = cli("links", "start.md", *args).json()
+    assert [d.get("target") for d in out["dangling"]] == ["Lookup"], out
+    vault.write("standards/storage-rules.md", "# Rules\n\n```yaml\nlink_convention: dendron\n```\n")
+    cli("reindex", "--from-scratch", *args)
+    out = cli("links", "start.md", *args).json()
+    assert out["dangling"] == [] and [o["resolved"] for o in out["out"]] == ["dendron.topic.lookup.md"], out
