@@ -98,3 +98,20 @@ def md_files(root: Path) -> set[str]:
             if f.lower().endswith(".md") and not f.startswith("."):
                 found.add(os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/"))
     return found
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A private HOME and XDG dirs for code that resolves settings itself (the daemon, subprocesses)."""
+    values = {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    for k in ("AGENTMD_VAULT", "AGENTMD_DAILY_WRITE_CAP", "AGENTMD_CRASH_POINT"):
+        monkeypatch.delenv(k, raising=False)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return values

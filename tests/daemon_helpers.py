@@ -22,9 +22,7 @@ GIT_ENV = {
 
 def git(vault: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
-    return subprocess.run(
-        ["git", "-C", str(vault), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout
+    return subprocess.run(["git", "-C", str(vault), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
 def make_repo(vault: Path, notes: dict[str, str] | None = None) -> Path:

@@ -377,21 +377,6 @@ def test_normal_captures_leave_no_temp_files(capturer: Capturer, repo: Path) -> 
     assert len([p for p in md_files(repo) if p.startswith("memory/decisions/")]) == 4
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-        "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-    }
-    for k, v in values.items():
-        monkeypatch.setenv(k, v)
-    for k in ("AGENTMD_VAULT", "AGENTMD_DAILY_WRITE_CAP", "AGENTMD_CRASH_POINT"):
-        monkeypatch.delenv(k, raising=False)
-    return values
-
-
 def run_cli(env: dict[str, str], *argv: str, stdin: str | None = None, **extra_env: str) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if k not in ("AGENTMD_CRASH_POINT", "AGENTMD_VAULT")}
     return subprocess.run(

@@ -51,21 +51,6 @@ BAD_HEADERS = [
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    for k, v in values.items():
-        monkeypatch.setenv(k, v)
-    for k in ("AGENTMD_VAULT", "AGENTMD_DAILY_WRITE_CAP", "AGENTMD_CRASH_POINT"):
-        monkeypatch.delenv(k, raising=False)
-    return values
-
-
-@pytest.fixture
 def settings(tmp_path: Path, env: dict[str, str]) -> Settings:
     vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/first.md": "first note about otters\n"})
     return resolve(vault=str(vault))

@@ -89,21 +89,6 @@ def run_module(module: str, argv: list[str], stdin: str, env: dict[str, str]) ->
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    for k, v in values.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("AGENTMD_VAULT", raising=False)
-    (tmp_path / "home").mkdir(exist_ok=True)
-    return values
-
-
-@pytest.fixture
 def layout(tmp_path: Path, env: dict[str, str]) -> dict[str, Path]:
     """A vault whose name has a space, a project beside it, and a symlink pointing into the vault."""
     vault = make_repo(tmp_path / "memory vault", {"README.md": "# Vault\n", "notes/a.md": "alpha note\n"})

@@ -67,7 +67,7 @@ from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from .markdown import _TICKS, _scan
+from .markdown import _scan, code_spans
 
 # -- code ------------------------------------------------------------------------------------------------------
 
@@ -95,27 +95,15 @@ def split_code(text: str) -> CodeSplit:
         unfenced = "\n".join(lines)
     prose = unfenced
     if "`" in unfenced:
-        runs = [(m.start(), m.end()) for m in _TICKS.finditer(unfenced)]
-        partner = [-1] * len(runs)
-        last: dict[int, int] = {}
-        for k in range(len(runs) - 1, -1, -1):
-            width = runs[k][1] - runs[k][0]
-            partner[k] = last.get(width, -1)
-            last[width] = k
         out: list[str] = []
-        pos = k = 0
-        while k < len(runs):
-            j = partner[k]
-            if j < 0:
-                k += 1
-                continue
-            start, end = runs[k][0], runs[j][1]
-            inner = unfenced[runs[k][1] : runs[j][0]]
+        pos = 0
+        for start, inner_start, inner_end, end in code_spans(unfenced):
+            inner = unfenced[inner_start:inner_end]
             code.append(inner)
             spans.append((start, end))
             blank = " " * (end - start) if "\n" not in inner else re.sub(r"[^\n]", " ", unfenced[start:end])
             out.append(unfenced[pos:start] + blank)
-            pos, k = end, j + 1
+            pos = end
         out.append(unfenced[pos:])
         prose = "".join(out)
     return CodeSplit(unfenced, prose, code, spans)

@@ -79,9 +79,10 @@ def strip_code(text: str) -> str:
     return text
 
 
-def _blank_code_spans(text: str) -> str:
-    """Blank each code span: a backtick run closed by the next run of the same length; a run with no partner
-    is literal text. Linear time (a backtracking regex here took seconds on a few KB of backtick runs)."""
+def code_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """Inline code spans as (start, inner start, inner end, end): a backtick run closed by the next run of
+    the same length; a run with no partner is literal text. Linear time (a backtracking regex here took
+    seconds on a few KB of backtick runs)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
     partner = [-1] * len(runs)
     last: dict[int, int] = {}
@@ -89,16 +90,25 @@ def _blank_code_spans(text: str) -> str:
         width = runs[k][1] - runs[k][0]
         partner[k] = last.get(width, -1)
         last[width] = k
-    out: list[str] = []
-    pos = k = 0
+    spans: list[tuple[int, int, int, int]] = []
+    k = 0
     while k < len(runs):
         j = partner[k]
         if j < 0:
             k += 1
             continue
-        start, end = runs[k][0], runs[j][1]
+        spans.append((runs[k][0], runs[k][1], runs[j][0], runs[j][1]))
+        k = j + 1
+    return spans
+
+
+def _blank_code_spans(text: str) -> str:
+    """Each code span replaced by a space (line breaks inside it kept)."""
+    out: list[str] = []
+    pos = 0
+    for start, _a, _b, end in code_spans(text):
         out.append(text[pos:start] + " " + "\n" * text.count("\n", start, end))
-        pos, k = end, j + 1
+        pos = end
     out.append(text[pos:])
     return "".join(out)
 
