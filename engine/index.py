@@ -355,6 +355,7 @@ class SearchIndex:
         rrf_k: float = 60.0,
         evidence_weight: float = 0.0,
         min_match: int | None = None,
+        sufficient: Sequence[str] = (),
     ) -> HitList:
         """Top `limit` matches.
 
@@ -380,7 +381,19 @@ class SearchIndex:
                 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subqueries])
             )
         elif min_match is not None:
-            text_q = self._at_least(groups[0] if groups else words, min_match, boosts)
+            terms = groups[0] if groups else words
+            text_q = self._at_least(terms, min_match, boosts)
+            alone = [q for q in (self._text_query([w], True, boosts) for w in sufficient) if q is not None]
+            if alone:
+                # a note holding one of the `sufficient` (rare) words qualifies too; every note is scored
+                # alike, by BM25 over all the words
+                admitted = [q for q in (text_q, *alone) if q is not None]
+                gate = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in admitted])
+                anyword = self._at_least(terms, 1, boosts)
+                clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(gate, 0.0))]
+                if anyword is not None:
+                    clauses.append((tantivy.Occur.Should, anyword))
+                text_q = tantivy.Query.boolean_query(clauses)
             if text_q is None:
                 return empty
         else:

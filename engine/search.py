@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,13 @@ EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion 
 # Questions score the fields alike except that the title and meta add nothing of their own: the body
 # already carries the frontmatter (title, tags, aliases) once, and a 4x title weight summed per field
 # drowns a long question's evidence in the body (measured on SciFact: see the README).
+# In a question of at least RARE_WORD_QUESTION words, a word held by at most RARE_SHARE of the notes is
+# specific enough (a gene, an error code) that a note holding it qualifies without a second word.
+RARE_WORD_QUESTION = 7
+RARE_SHARE = 0.002
 QUESTION_BOOSTS = {"title": 0.0, "meta": 0.0, "body": 1.0}
+
+_NON_WORD = re.compile(r"[^\w]+")
 
 # Function words that say nothing about which note is wanted. Kept short on purpose: words like "not",
 # "no" or "new" can matter in a note title.
@@ -119,6 +126,20 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     return [(name, m) for name, m in out if m < 1.0]
 
 
+def split_words(terms: list[str]) -> list[str]:
+    """Terms cut at punctuation (`IL-6` -> `IL`, `6`), stop words and repeats dropped: a question's words are
+    scored one by one, as a plain BM25 would, rather than as phrases."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for term in terms:
+        for part in _NON_WORD.split(term):
+            low = part.lower()
+            if part and low not in STOP_WORDS and low not in seen:
+                seen.add(low)
+                out.append(part)
+    return out
+
+
 def query_terms(query: str) -> list[str]:
     """The words of a query that carry meaning: white-space split, stop words and bare punctuation out,
     duplicates (case-insensitive) out, order kept."""
@@ -140,6 +161,7 @@ class Plan:
     boosts: dict[str, float]
     evidence_weight: float = 0.0
     min_match: int | None = None  # a question: notes with at least this many of the words, BM25-ranked
+    sufficient: tuple[str, ...] = ()  # a long question's rare words: a note holding one qualifies alone
 
 
 def plan(index: SearchIndex, request: SearchRequest) -> Plan:
@@ -159,7 +181,12 @@ def plan(index: SearchIndex, request: SearchRequest) -> Plan:
     if len(terms) <= 2:
         return Plan([terms], [1.0], FIELD_BOOSTS)
     if len(terms) >= LONG_QUESTION:
-        return Plan([terms], [1.0], QUESTION_BOOSTS, min_match=2)
+        parts = split_words(terms) or terms
+        sufficient: tuple[str, ...] = ()
+        if len(parts) >= RARE_WORD_QUESTION:
+            ceiling = max(2, int(index.doc_count() * RARE_SHARE))
+            sufficient = tuple(t for t in parts if 0 < index.doc_freq(t) <= ceiling)
+        return Plan([parts], [1.0], QUESTION_BOOSTS, min_match=2, sufficient=sufficient)
     rare = sorted(terms, key=lambda t: (index.doc_freq(t), terms.index(t)))[:PAIR_TERMS]
     rare = [t for t in terms if t in rare]  # back to query order
     groups = [terms] + [list(p) for p in itertools.combinations(rare, 2)]
@@ -242,6 +269,7 @@ def search(
         boosts=boosts,
         evidence_weight=how.evidence_weight,
         min_match=how.min_match,
+        sufficient=how.sufficient,
     )
     ranked: list[tuple[float, float, list[tuple[str, float]], Hit, int]] = []
     best: list[float] = []  # min-heap of the top `limit` final scores so far

@@ -263,3 +263,21 @@ def test_entity_page_comes_first_when_the_query_names_it(vault: Vault, cache_dir
         assert {r["note"] for r in resp["results"][1:]} == {"n0.md", "n1.md", "n2.md"}
         plain = search(s.index, CONTRACT, SearchRequest("release checklist"), s.catalog)
         assert plain["results"][0]["note"] != "projects/widget.md"
+
+
+def test_question_words_are_split_at_punctuation() -> None:
+    from engine.search import split_words
+
+    assert split_words(["IL-6", "the", "TNF-alpha", "il", "cells."]) == ["IL", "6", "TNF", "alpha", "cells"]
+
+
+def test_long_question_admits_a_note_holding_one_rare_word(vault: Vault, cache_dir: Path) -> None:
+    vault.note("fish.md", "Zebrafish studies in the lab.\n")
+    for i in range(10):
+        vault.note(f"w{i}.md", f"Notes on water use, entry {i}.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        q = "does zebrafish fin regeneration depend on water temperature and daylight"
+        assert [r["note"] for r in search(s.index, CONTRACT, SearchRequest(q))["results"]] == ["fish.md"]
+        common_only = "does coral fin regeneration depend on water temperature and daylight"
+        assert search(s.index, CONTRACT, SearchRequest(common_only))["results"] == []
