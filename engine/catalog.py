@@ -124,6 +124,9 @@ class Catalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.reset_reason: str | None = None
         self._db = self._connect()
+        # The stat keys of every note, kept in memory once read: this handle is the catalog's only writer
+        # (the index writer lock keeps a second process from writing), so `apply` keeps it exact.
+        self._stat_cache: dict[str, StatKey] | None = None
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -189,8 +192,10 @@ class Catalog:
     def stat_keys(self, paths: Iterable[str] | None = None) -> dict[str, StatKey]:
         """Stat keys of every note, or of the given paths that are catalogued."""
         if paths is None:
-            rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
-            return {p: (m, s, c, i) for p, m, s, c, i in rows}
+            if self._stat_cache is None:
+                rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
+                self._stat_cache = {p: (m, s, c, i) for p, m, s, c, i in rows}
+            return dict(self._stat_cache)
         out: dict[str, StatKey] = {}
         wanted = list(paths)
         for i in range(0, len(wanted), 500):
@@ -299,10 +304,19 @@ class Catalog:
                 "INSERT INTO entities VALUES (?,?,?,?,0,1)",
                 [(r.path, r.entity_page, r.entity_page.split(":", 1)[0], r.entity_page) for r in ups if r.entity_page],
             )
+            touched = list(touched)
             db.executemany(
                 "UPDATE notes SET mtime_ns=?, size=?, ctime_ns=?, inode=? WHERE path=?",
                 [(*stat, p) for p, stat in touched],
             )
+        if self._stat_cache is not None:
+            for (path,) in dels:
+                self._stat_cache.pop(path, None)
+            for r in ups:
+                self._stat_cache[r.path] = r.stat
+            for path, stat in touched:
+                if path in self._stat_cache:
+                    self._stat_cache[path] = stat
 
     def sweep_orphans(self) -> dict[str, int]:
         """Delete per-document rows whose note is gone. Returns rows removed per table."""
@@ -314,6 +328,7 @@ class Catalog:
         return removed
 
     def clear(self) -> None:
+        self._stat_cache = None
         with self.transaction() as db:
             for table in (*PER_DOC_TABLES, "notes"):
                 if table not in KEPT_ON_REWRITE:
