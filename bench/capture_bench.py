@@ -30,7 +30,6 @@ import os
 import pstats
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,38 +42,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
-from index_bench import generate, percentile, vocabulary
+from index_bench import generate, git, percentile, vocabulary, wait_for
 from mcp import Client
 
 from engine.capture import CaptureRequest
 from engine.daemon import Daemon
 from engine.settings import resolve
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "b@localhost",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "b@localhost",
-}
 CAPTURE_TYPE = "decision"  # MCP captures: memory/decisions
 FLOOR_TYPE = "convention"  # in-process floor captures: memory/conventions (same shape, another folder)
 NO_MATCH = "zqnomatchzzqv"
-
-
-def git(vault: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(vault), *args], check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
-    ).stdout
-
-
-def wait_for(pred: Callable[[], bool], timeout: float = 30.0) -> float:
-    start = time.perf_counter()
-    pause = threading.Event()
-    while not pred():
-        if time.perf_counter() - start > timeout:
-            raise TimeoutError("condition not met in time")
-        pause.wait(0.005)
-    return time.perf_counter() - start
 
 
 def payload(result: Any) -> dict[str, Any]:

@@ -20,45 +20,20 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from index_bench import generate, percentile
+from index_bench import generate, git, percentile, wait_for
 
 from engine.daemon import Daemon
 from engine.reconcile import reconcile
 from engine.settings import resolve
 from engine.store import Store
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "b@localhost",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "b@localhost",
-}
-
-
-def git(vault: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(vault), *args], check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
-    ).stdout
-
-
-def wait_for(pred, timeout: float = 30.0) -> float:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    pause = threading.Event()
-    while not pred():
-        if time.perf_counter() - start > timeout:
-            raise TimeoutError("condition not met in time")
-        pause.wait(0.002)
-    return time.perf_counter() - start
 
 
 def main() -> int:

@@ -19,9 +19,12 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import tantivy
@@ -49,9 +52,35 @@ FOLDERS = [
 TYPES = ["decision", "convention", "lesson", "reference", "fact", None]
 
 
+# Shared by the daemon, capture and hook benchmarks.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "b@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "b@localhost",
+}
+
+
+def git(vault: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(vault), *args], check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
+    ).stdout
+
+
+def wait_for(pred: Callable[[], bool], timeout: float = 30.0, step: float = 0.002) -> float:
+    """Seconds until `pred()` holds; TimeoutError past `timeout`."""
+    start = time.perf_counter()
+    pause = threading.Event()
+    while not pred():
+        if time.perf_counter() - start > timeout:
+            raise TimeoutError("condition not met in time")
+        pause.wait(step)
+    return time.perf_counter() - start
+
+
 def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
     letters = "abcdefghijklmnopqrstuvwxyz"
-    words = set()
+    words: set[str] = set()
     while len(words) < size:
         words.add("".join(rng.choice(letters) for _ in range(rng.randint(3, 10))))
     return sorted(words)
