@@ -45,9 +45,9 @@ import anyio
 from index_bench import generate, git, percentile, vocabulary, wait_for
 from mcp import Client
 
-from engine.capture import CaptureRequest
-from engine.daemon import Daemon
-from engine.settings import resolve
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.settings import resolve
+from agentmd.engine.write.capture import CaptureRequest
 
 CAPTURE_TYPE = "decision"  # MCP captures: memory/decisions
 FLOOR_TYPE = "convention"  # in-process floor captures: memory/conventions (same shape, another folder)

@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from index_bench import generate, git, percentile, wait_for
 
-from engine.daemon import Daemon
-from engine.reconcile import reconcile
-from engine.settings import resolve
-from engine.store import Store
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.settings import resolve
 
 
 def main() -> int:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from index_bench import generate, percentile
 
-from engine.settings import resolve
+from agentmd.engine.settings import resolve
 
 HOOK = [sys.executable, "-c", "import sys; from hooks.entry import main; sys.exit(main())", "recall"]
 BAR_P95_MS = 300.0
@@ -145,7 +145,7 @@ def main() -> int:
 
         t0 = time.perf_counter()
         serve = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "serve", "--port", "0"],
+            [sys.executable, "-m", "agentmd", "serve", "--port", "0"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

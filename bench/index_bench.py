@@ -32,10 +32,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.reconcile import reconcile
-from engine.search import SearchRequest, search
-from engine.store import Store
-from rules import load_contract
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.rules import load_contract
 
 FOLDERS = [
     "projects/atlas",

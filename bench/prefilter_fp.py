@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rules.prefilter import Finding, check_text
+from agentmd.rules.prefilter import Finding, check_text
 
 DEFAULT_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_\-=.~%]{12,}")

@@ -33,11 +33,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine import evaluate  # noqa: E402
-from engine import search as search_module  # noqa: E402
-from engine.reconcile import reconcile  # noqa: E402
-from engine.store import Store  # noqa: E402
-from rules import load_contract  # noqa: E402
+from agentmd.engine.index.reconcile import reconcile  # noqa: E402
+from agentmd.engine.index.store import Store  # noqa: E402
+from agentmd.engine.search import evaluate  # noqa: E402
+from agentmd.engine.search import searcher as search_module  # noqa: E402
+from agentmd.rules import load_contract  # noqa: E402
 
 NDCG_BAR = 0.66
 FIXTURE_KS = (5, 15)

@@ -1,3 +1,1 @@
-"""agentmd engine: index, catalog, reconcile, search and the command line."""
-
-__version__ = "0.1.0"
+"""The engine: index and catalog, search, the governed write path, git and the daemon."""

@@ -12,15 +12,14 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from rules import ContractCache
-
-from .capture import Capturer, CaptureRefused, CaptureRequest
-from .errors import AgentmdError, UsageError
-from .gitops import Committer
-from .instance import running_daemon
-from .search import SearchRequest, search
-from .settings import Settings
-from .store import Store
+from agentmd.engine.daemon.instance import running_daemon
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.git.gitops import Committer
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.settings import Settings
+from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
+from agentmd.rules import ContractCache
 
 
 class RemoteBackend:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from agentmd.engine.errors import ConfigError
 
 DEFAULT_PORT = 7821
 RECONCILE_INTERVAL = 300.0  # seconds between the daemon's full passes

@@ -27,14 +27,14 @@ HOOKS = {
     "session-start": "SessionStart: the memory's status in a line or two",
     "worktree-guard": "PreToolUse (Bash): refuse a git worktree inside the vault",
 }
-MODULES = {"session-start": "hooks.session_start", "worktree-guard": "hooks.worktree_guard"}
+MODULES = {"session-start": "agentmd.hooks.session_start", "worktree-guard": "agentmd.hooks.worktree_guard"}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     name = argv[0] if argv else ""
     if name == "recall":
-        from hooks.recall import hook_main, process_age
+        from agentmd.hooks.recall import hook_main, process_age
 
         return hook_main(argv[1:], started=time.monotonic() - process_age())
     if name in MODULES:

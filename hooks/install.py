@@ -8,14 +8,14 @@ The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks
     SessionStart                 -> <agentmd> hook session-start --vault <vault>
     PreToolUse, matcher "Bash"   -> <agentmd> hook worktree-guard --vault <vault>
 
-`<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m engine.cli`),
+`<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m agentmd`),
 so the hooks work outside any virtualenv; the vault is named explicitly (and `--index`/`--config` when they
 were given to `install`). Which file: `--user` (the default) is `~/.claude/settings.json`; `--project DIR` is
 `DIR/.claude/settings.json`.
 
 How an entry is recognised as agentmd's: its command, split as a shell would, is `<...>/agentmd hook <name>
-...` (or `<python> -m engine.cli hook <name>`, or the light entry point `<...>/agentmd-hook <name>` /
-`<python> -m hooks.entry <name>`) with `<name>` the hook that belongs under that event. Any
+...` (or `<python> -m agentmd hook <name>`, or the light entry point `<...>/agentmd-hook <name>` /
+`<python> -m agentmd.hooks.entry <name>`) with `<name>` the hook that belongs under that event. Any
 install location and any vault match, so installing again after a move or with another vault updates the
 entry in place instead of adding a second one; nothing else is ever matched.
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine.errors import AgentmdError, UsageError
+from agentmd.engine.errors import AgentmdError, UsageError
 
 from . import session_start, worktree_guard
 
@@ -79,7 +79,7 @@ def settings_path(*, project: str | None = None, user: bool = False, home: str |
 
 def agentmd_argv() -> list[str]:
     """How to run this agentmd from anywhere: the absolute path of the `agentmd` being run, else the one on
-    PATH, else this interpreter with `-m engine.cli`. (Absolute, not symlink-resolved: a pipx or Homebrew
+    PATH, else this interpreter with `-m agentmd`. (Absolute, not symlink-resolved: a pipx or Homebrew
     shim stays valid across upgrades.)"""
     argv0 = sys.argv[0] if sys.argv else ""
     if argv0 and os.path.basename(argv0) == "agentmd" and os.path.isfile(argv0):
@@ -87,7 +87,7 @@ def agentmd_argv() -> list[str]:
     found = shutil.which("agentmd")
     if found:
         return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-m", "engine.cli"]
+    return [os.path.abspath(sys.executable), "-m", "agentmd"]
 
 
 def light_entry(executable: Sequence[str]) -> str | None:
@@ -116,8 +116,8 @@ def hook_commands(
 
 def agentmd_hook_name(command: Any) -> str | None:
     """The agentmd hook a settings command runs (`recall`, `session-start`, ...), or None if it is not one.
-    Recognised: `.../agentmd hook NAME`, `<python> -m engine.cli hook NAME`, and the light entry point
-    `.../agentmd-hook NAME` / `<python> -m hooks.entry NAME` (hooks/entry.py)."""
+    Recognised: `.../agentmd hook NAME`, `<python> -m agentmd hook NAME`, and the light entry point
+    `.../agentmd-hook NAME` / `<python> -m agentmd.hooks.entry NAME` (hooks/entry.py)."""
     if not isinstance(command, str):
         return None
     try:
@@ -130,9 +130,10 @@ def agentmd_hook_name(command: Any) -> str | None:
     if base == "agentmd-hook" and len(words) >= 2:
         return words[1]
     if base.startswith("python") and len(words) >= 4 and words[1] == "-m":
-        if words[2] == "engine.cli" and words[3] == "hook" and len(words) >= 5:
+        # The module names before the agentmd namespace are still recognised, so uninstall finds older entries.
+        if words[2] in ("agentmd", "agentmd.cli", "engine.cli") and words[3] == "hook" and len(words) >= 5:
             return words[4]
-        if words[2] == "hooks.entry":
+        if words[2] in ("agentmd.hooks.entry", "hooks.entry"):
             return words[3]
     return None
 
@@ -457,7 +458,7 @@ def _report(args: argparse.Namespace, out: TextIO, plan: Plan, backup: Path | No
 
 
 def cmd_hooks_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from engine.settings import resolve
+    from agentmd.engine.settings import resolve
 
     settings = resolve(vault=args.vault, index=args.index, config=args.config)
     commands = hook_commands(agentmd_argv(), settings.vault, index=args.index, config=args.config)

@@ -285,7 +285,7 @@ def load_walls(settings: Any, contract: Any = None) -> Walls:
                 return Walls(tuple(data["recall_exempt_areas"]), data.get("projects_folder"))
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        from rules import load_contract
+        from agentmd.rules import load_contract
 
         contract = load_contract(settings.vault, settings.contract_path).contract
     walls = Walls.from_contract(contract)
@@ -411,9 +411,9 @@ def search_in_process(settings: Any, request: dict[str, Any]) -> tuple[dict[str,
     """Search the index in this process (no daemon runs). Never builds an index: a missing one is an error."""
     if not settings.index_dir.is_dir() or not settings.catalog_path.is_file():
         raise HookError(f"no index at {settings.cache_dir}; run `agentmd reindex` or start `agentmd serve`")
-    from engine.search import SearchRequest, search
-    from engine.store import Store
-    from rules import load_contract
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.rules import load_contract
 
     contract = load_contract(settings.vault, settings.contract_path).contract
     with Store(settings.cache_dir) as store:
@@ -827,7 +827,7 @@ def gather(
             break
     linked: list[dict[str, Any]] = []
     if direct and max_linked > 0:
-        from engine.graph import Graph
+        from agentmd.engine.search.graph import Graph
 
         graph = Graph(catalog)  # one snapshot of the note paths for every hit
         for hit in direct:
@@ -873,7 +873,7 @@ def _candidate(
 
 def gather_here(settings: Any, walls: Walls, results: Any, max_direct: int, deadline: float) -> dict[str, Any]:
     """`gather` in this process, against a read-only handle on the catalog."""
-    from engine.catalog import Catalog
+    from agentmd.engine.index.catalog import Catalog
 
     catalog = Catalog.reader(settings.catalog_path, timeout=max(0.05, min(0.5, deadline - time.monotonic())))
     try:
@@ -888,7 +888,7 @@ def daemon_gather(settings: Any, contract: Any, response: Mapping[str, Any], req
     fails (logged): the hook then gathers the candidates itself, so the search still answers."""
     import logging
 
-    from engine.catalog import Catalog
+    from agentmd.engine.index.catalog import Catalog
 
     try:
         catalog = Catalog.reader(settings.catalog_path, timeout=1.0)
@@ -1035,7 +1035,7 @@ def run_hook(
         return 0, False
     counted = 0
     if result.rendered.entries:
-        from engine import usage
+        from agentmd.engine.index import usage
 
         left = deadline - time.monotonic()
         counted = usage.record_quietly(
@@ -1093,7 +1093,7 @@ def hook_main(argv: Sequence[str] | None = None, *, started: float | None = None
     where, options, verbose = parse_hook_args(argv)
 
     def settings() -> Any:
-        from engine.settings import resolve
+        from agentmd.engine.settings import resolve
 
         return resolve(vault=where["vault"], index=where["index"], config=where["config"])
 
@@ -1110,7 +1110,7 @@ def hook_main(argv: Sequence[str] | None = None, *, started: float | None = None
 
 
 def _settings(args: Any) -> Any:
-    from engine.settings import resolve
+    from agentmd.engine.settings import resolve
 
     return resolve(vault=args.vault, index=args.index, config=args.config)
 
@@ -1131,7 +1131,7 @@ def cmd_hook_recall(args: Any, out: TextIO, err: TextIO, stdin: TextIO | None = 
 
 def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
     """`agentmd recall QUERY [--project P] [--preview]`: what the hook would inject for this prompt."""
-    from engine.errors import AgentmdError
+    from agentmd.engine.errors import AgentmdError
 
     settings = _settings(args)
     options = Options(token_budget=args.token_budget, max_entries=args.max_entries)
@@ -1142,7 +1142,7 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
         raise AgentmdError(str(exc)) from None
     counted = 0
     if not args.preview and result.rendered.direct:
-        from engine import usage
+        from agentmd.engine.index import usage
 
         counted = usage.record_quietly(settings.catalog_path, (e.path for e in result.rendered.direct), "recall")
     if args.json:
@@ -1172,10 +1172,10 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
 
 def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
     """`agentmd usage [--unused-days N]`: notes never injected by recall nor recalled, for review."""
-    from engine import usage
-    from engine.catalog import Catalog
-    from engine.errors import AgentmdError, UsageError
-    from rules import load_contract
+    from agentmd.engine.errors import AgentmdError, UsageError
+    from agentmd.engine.index import usage
+    from agentmd.engine.index.catalog import Catalog
+    from agentmd.rules import load_contract
 
     if args.unused_days < 0:
         raise UsageError("--unused-days must be 0 or more")

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine.catalog import Catalog
+from agentmd.engine.index.catalog import Catalog
 
 from .worktree_guard import read_hook_input, standalone_common
 
@@ -119,8 +119,15 @@ class _StoreView:
 
 def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]:
     """`agentmd status` without a daemon, read-only and without the search index."""
-    from engine.status import assemble, contract_section, git_section, index_section, probe_section, queue_section
-    from rules import load_contract
+    from agentmd.engine.daemon.status import (
+        assemble,
+        contract_section,
+        git_section,
+        index_section,
+        probe_section,
+        queue_section,
+    )
+    from agentmd.rules import load_contract
 
     now = now or dt.datetime.now(dt.UTC)
     path = settings.catalog_path
@@ -216,8 +223,8 @@ def summarize(status: dict[str, Any], *, from_disk: bool) -> str:
 
 
 def _gather(args: argparse.Namespace, deadline: float) -> str:
-    from engine.errors import AgentmdError
-    from engine.settings import resolve
+    from agentmd.engine.errors import AgentmdError
+    from agentmd.engine.settings import resolve
 
     try:
         settings = resolve(vault=args.vault, index=args.index, config=args.config)
@@ -296,7 +303,7 @@ def main(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """`python -m hooks.session_start [--vault PATH] [--json]`: the same hook without the full CLI."""
+    """`python -m agentmd.hooks.session_start [--vault PATH] [--json]`: the same hook without the full CLI."""
     parser = argparse.ArgumentParser(prog="agentmd hook session-start", parents=[standalone_common()])
     parser.add_argument("--port", type=int)
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET)

@@ -466,8 +466,8 @@ def check_command(
 
 
 def _vault(args: argparse.Namespace) -> Path | None:
-    from engine.errors import ConfigError
-    from engine.settings import resolve
+    from agentmd.engine.errors import ConfigError
+    from agentmd.engine.settings import resolve
 
     try:
         return resolve(vault=args.vault, index=args.index, config=args.config, require_vault=False).vault
@@ -525,7 +525,7 @@ def main(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """`python -m hooks.worktree_guard [--vault PATH]`: the same hook without the full CLI's start-up."""
+    """`python -m agentmd.hooks.worktree_guard [--vault PATH]`: the same hook without the full CLI's start-up."""
     parser = argparse.ArgumentParser(prog="agentmd hook worktree-guard", parents=[standalone_common()])
     args, _unknown = parser.parse_known_args(argv)
     return cmd_hook_worktree_guard(args, out or sys.stdout, err or sys.stderr, stdin)

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-import vault_schema
+from agentmd import vault_schema
 
 from .errors import ContractError
 

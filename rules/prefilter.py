@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-import vault_schema
+from agentmd import vault_schema
 
 from .errors import RulesError
 

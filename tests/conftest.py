@@ -36,7 +36,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliRes
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))
 
-    from engine.cli import main
+    from agentmd.cli import main
 
     def run(*argv: str) -> CliResult:
         out, err = io.StringIO(), io.StringIO()

@@ -22,13 +22,13 @@ import pytest
 from conftest import md_files
 from daemon_helpers import files_in_commit, git, is_clean, make_repo, origins, wait_until
 
-from engine.capture import CRASH_POINTS, Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
-from engine.daemon import Daemon
-from engine.errors import UsageError
-from engine.settings import resolve
-from engine.store import Store
-from rules import ContractCache
-from vault_schema import parse_note
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.errors import UsageError
+from agentmd.engine.index.store import Store
+from agentmd.engine.settings import resolve
+from agentmd.engine.write.capture import CRASH_POINTS, Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
+from agentmd.rules import ContractCache
+from agentmd.vault_schema import parse_note
 
 REPO = Path(__file__).resolve().parent.parent
 FENCE = "`" * 3
@@ -380,7 +380,7 @@ def test_normal_captures_leave_no_temp_files(capturer: Capturer, repo: Path) -> 
 def run_cli(env: dict[str, str], *argv: str, stdin: str | None = None, **extra_env: str) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if k not in ("AGENTMD_CRASH_POINT", "AGENTMD_VAULT")}
     return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *argv],
+        [sys.executable, "-m", "agentmd", *argv],
         cwd=REPO,
         env={**full_env, **env, **extra_env},
         input=stdin,

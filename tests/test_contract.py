@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-import vault_schema
-from rules.contract import (
+from agentmd import vault_schema
+from agentmd.rules.contract import (
     CLASS_WEIGHT_NAMES,
     KNOWN_KEYS,
     THRESHOLD_NAMES,
@@ -27,7 +27,7 @@ from rules.contract import (
     read_settings,
     validate,
 )
-from rules.errors import ContractError, RulesError
+from agentmd.rules.errors import ContractError, RulesError
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY = dt.date(2026, 3, 7)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import corpus, md_files
 
-from engine.reconcile import reconcile
-from engine.store import Store
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
 
 KNOWN_ITEMS = {
     "dendron-site": [

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from daemon_helpers import files_in_commit, git, http_get, is_clean, make_repo, origins, wait_until
 
-from engine.daemon import Daemon
-from engine.instance import AlreadyRunning, running_daemon
-from engine.settings import Settings, resolve
+from agentmd.engine.daemon.instance import AlreadyRunning, running_daemon
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.settings import Settings, resolve
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -134,7 +134,7 @@ def test_reconcile_converges_without_the_watcher(settings: Settings) -> None:
 
 def _serve(settings: Settings, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "serve", "--vault", str(settings.vault), "--port", "0", *extra],
+        [sys.executable, "-m", "agentmd", "serve", "--vault", str(settings.vault), "--port", "0", *extra],
         cwd=REPO,
         env={**os.environ, **env},
         stdout=subprocess.DEVNULL,

@@ -10,8 +10,8 @@ from types import MappingProxyType
 
 import pytest
 
-from rules.contract import Contract, default_contract
-from rules.door import (
+from agentmd.rules.contract import Contract, default_contract
+from agentmd.rules.door import (
     ACTORS,
     Decision,
     DoorRefused,
@@ -20,7 +20,7 @@ from rules.door import (
     normalize_path,
     project_root_files,
 )
-from rules.errors import RulesError
+from agentmd.rules.errors import RulesError
 
 CONTRACT = default_contract()
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.reconcile import reconcile
-from engine.store import Store
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.vault_schema import derived_aliases, entity_uri, extract_entities, parse_note, query_entity_uris
 from tests.conftest import Vault, corpus
-from vault_schema import derived_aliases, entity_uri, extract_entities, parse_note, query_entity_uris
 
 # --- entities --------------------------------------------------------------------------------------------------
 

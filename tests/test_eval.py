@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from engine import search as search_module
-from engine.cli import _common, _Parser
-from engine.errors import UsageError
-from engine.evaluate import (
+from agentmd.cli import _common, _Parser
+from agentmd.engine.errors import UsageError
+from agentmd.engine.search import searcher as search_module
+from agentmd.engine.search.evaluate import (
     FixtureCase,
     MissEvidence,
     QueryOutcome,

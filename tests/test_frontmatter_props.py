@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from vault_schema import Note, YamlRefused, load_yaml, parse_note, split_frontmatter
+from agentmd.vault_schema import Note, YamlRefused, load_yaml, parse_note, split_frontmatter
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HOSTILE_SECONDS = 1.0  # generous: each refusal takes milliseconds

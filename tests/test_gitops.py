@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.gitops import (
+from agentmd.engine.git.gitops import (
     ORIGINS,
     CommitState,
     Committer,

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from daemon_helpers import make_repo
 
-from engine.errors import AgentmdError, UsageError
-from hooks.install import (
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.hooks.install import (
     BACKUP_INFIX,
     HOOKS,
     Layout,
@@ -158,6 +158,9 @@ def test_commands_are_absolute_and_name_the_vault(vault: Path) -> None:
         ("/opt/agentmd/bin/agentmd hook recall --vault /v", "recall"),
         ("'/Users/me/my tools/agentmd' hook session-start --vault '/v w'", "session-start"),
         ("/usr/bin/python3 -m engine.cli hook worktree-guard --vault /v", "worktree-guard"),
+        ("/usr/bin/python3 -m agentmd hook worktree-guard --vault /v", "worktree-guard"),
+        ("/usr/bin/python3 -m agentmd.cli hook recall --vault /v", "recall"),
+        ("/venv/bin/python -m agentmd.hooks.entry recall --vault /v", "recall"),
         ("agentmd hook recall", "recall"),
         ("/home/me/.local/bin/agentmd-hook recall --vault /v", "recall"),
         ("/venv/bin/python -m hooks.entry worktree-guard --vault /v", "worktree-guard"),
@@ -396,14 +399,8 @@ def test_layout_detection() -> None:
 
 def test_installed_guard_runs_from_its_command(project: Path, vault: Path, tmp_path: Path) -> None:
     """The command written into the settings file, run by a shell the way Claude Code runs it."""
-    from engine.cli import build_parser
-
-    try:
-        build_parser().parse_args(["hook", "worktree-guard"])
-    except (UsageError, SystemExit):
-        pytest.skip("engine/cli.py does not register `agentmd hook worktree-guard` yet")
     path = settings_file(project)
-    apply(plan_install(path, hook_commands([sys.executable, "-m", "engine.cli"], vault)))
+    apply(plan_install(path, hook_commands([sys.executable, "-m", "agentmd"], vault)))
     command = json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     payload = {
         "session_id": "s",

@@ -9,11 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from engine.graph import Graph, add_links_parser, cmd_links, dangling, entity_pages, links_of, orphans, resolve
-from engine.reconcile import reconcile
-from engine.store import Store
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.graph import (
+    Graph,
+    add_links_parser,
+    cmd_links,
+    dangling,
+    entity_pages,
+    links_of,
+    orphans,
+    resolve,
+)
+from agentmd.vault_schema import Link, extract_links, parse_note
 from tests.conftest import Vault, corpus
-from vault_schema import Link, extract_links, parse_note
 
 
 def one(text: str, **kw: bool) -> Link:
@@ -386,7 +395,7 @@ def test_cli_links(vault: Vault, cache_dir: Path) -> None:
 
 
 def test_cli_links_names_and_local_headings(vault: Vault, cache_dir: Path) -> None:
-    from engine.errors import UsageError
+    from agentmd.engine.errors import UsageError
 
     vault.write("docs/Sorting.md", "[[#Top]] [[#Other]] and [[Custom Sorting]]\n")
     vault.write("docs/Custom Sorting.md", "x\n")
@@ -406,7 +415,7 @@ def test_cli_links_names_and_local_headings(vault: Vault, cache_dir: Path) -> No
 
 
 def test_cli_links_errors(vault: Vault, cache_dir: Path) -> None:
-    from engine.errors import AgentmdError, UsageError
+    from agentmd.engine.errors import AgentmdError, UsageError
 
     vault.write("a.md", "x\n")
     with pytest.raises(UsageError):

@@ -21,11 +21,11 @@ from conftest import md_files
 from daemon_helpers import files_in_commit, git, http_get, is_clean, make_repo, origins, wait_until
 from mcp import Client
 
-from engine import server
-from engine.cli import main
-from engine.daemon import Daemon
-from engine.settings import Settings, resolve
-from vault_schema import parse_note
+from agentmd.cli import main
+from agentmd.engine.daemon import server
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.settings import Settings, resolve
+from agentmd.vault_schema import parse_note
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PROTOCOL = "2025-06-18"

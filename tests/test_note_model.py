@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPORA, md_files
 
-from vault_schema import (
+from agentmd.vault_schema import (
     WALLS,
     Note,
     YamlRefused,
@@ -25,7 +25,7 @@ from vault_schema import (
     split_frontmatter,
     strip_code,
 )
-from vault_schema.note import PROGRESS_HEAD_BYTES
+from agentmd.vault_schema.note import PROGRESS_HEAD_BYTES
 
 MTIME_NS = 1_700_000_000 * 10**9  # 2023-11-14T22:13:20Z
 MTIME_ISO = "2023-11-14T22:13:20Z"

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.capture import Capturer, CaptureRequest
-from engine.gitops import Committer
-from engine.phone import Instruction, SweepAction, parse_instructions, sweep_phone_notes
-from engine.reconcile import reconcile
-from engine.store import Store
-from rules import ContractCache
+from agentmd.engine.git.gitops import Committer
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.write.capture import Capturer, CaptureRequest
+from agentmd.engine.write.phone import Instruction, SweepAction, parse_instructions, sweep_phone_notes
+from agentmd.rules import ContractCache
 from tests.daemon_helpers import files_in_commit, git, is_clean, make_repo, origins
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rules.errors import RulesError
-from rules.prefilter import CODES, Finding, PrefilterRefused, Verdict, check_fields, check_text, require_clean
+from agentmd.rules.errors import RulesError
+from agentmd.rules.prefilter import CODES, Finding, PrefilterRefused, Verdict, check_fields, check_text, require_clean
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 FENCE = "`" * 3

@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 from daemon_helpers import make_repo
 
-from engine.catalog import Catalog
-from engine.daemon import Daemon
-from engine.reconcile import reconcile
-from engine.search import STOP_WORDS as ENGINE_STOP_WORDS
-from engine.search import SearchRequest
-from engine.settings import Settings, resolve
-from engine.store import Store
-from hooks import recall as R
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.searcher import STOP_WORDS as ENGINE_STOP_WORDS
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.settings import Settings, resolve
+from agentmd.hooks import recall as R
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"
@@ -167,7 +167,7 @@ def assert_block_shape(out: str) -> list[str]:
 
 
 def test_stop_words_cover_the_engines_and_contract_path_matches() -> None:
-    from rules import VAULT_CONTRACT
+    from agentmd.rules import VAULT_CONTRACT
 
     assert ENGINE_STOP_WORDS <= R.STOP_WORDS
     assert R.VAULT_CONTRACT == VAULT_CONTRACT
@@ -519,7 +519,7 @@ def test_hook_with_daemon_renders_the_same_block(
     assert bullets[0].startswith("- PostgreSQL over MySQL for the ledger database — We chose PostgreSQL")
     assert "private/" not in out and "old-postgres-choice" not in out
     assert "via=daemon" in hook_log(indexed)
-    from engine import usage
+    from agentmd.engine.index import usage
 
     usage.flush()
     counts = usage_rows(indexed)
@@ -541,14 +541,14 @@ def test_daemon_gathers_recall_candidates_without_counting(daemon: Daemon, index
     decision = by_path["memory/decisions/postgres-over-mysql.md"]
     assert decision["project"] == "ledgerline" and decision["summary"].startswith("We chose PostgreSQL")
     assert by_path["references/postgres-vacuum-cheatsheet.md"]["project"] is None
-    from engine import usage
+    from agentmd.engine.index import usage
 
     usage.flush()
     assert usage_rows(indexed) == {}
 
 
 def test_memory_search_counts_recalls(daemon: Daemon, indexed: Settings) -> None:
-    from engine import usage
+    from agentmd.engine.index import usage
 
     response = daemon.search(SearchRequest(query="webhook retries"))
     assert response["results"]
@@ -562,7 +562,7 @@ def test_search_route_takes_the_recall_options(daemon: Daemon, indexed: Settings
     if status == 400 and "count_usage" in str(data):
         pytest.skip("engine/daemon.py _search_json does not pass count_usage/recall to Daemon.search yet")
     assert status == 200 and data["recall"]["direct"][0]["path"] == "memory/conventions/webhook-retries.md"
-    from engine import usage
+    from agentmd.engine.index import usage
 
     usage.flush()
     assert usage_rows(indexed) == {}
@@ -572,7 +572,7 @@ def test_search_route_takes_the_recall_options(daemon: Daemon, indexed: Settings
 
 
 def parser() -> argparse.ArgumentParser:
-    from engine.cli import _common
+    from agentmd.cli import _common
 
     p = argparse.ArgumentParser(prog="agentmd")
     sub = p.add_subparsers(dest="command")
@@ -613,7 +613,7 @@ def test_hook_recall_command(indexed: Settings, workdir: Path) -> None:
 
 
 def test_parsers_share_the_hook_group_with_other_hooks() -> None:
-    from engine.cli import _common
+    from agentmd.cli import _common
 
     for order in ("before", "after"):
         p = argparse.ArgumentParser(prog="agentmd")

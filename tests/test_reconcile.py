@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import Vault
 
-from engine.reconcile import MASS_DELETE_MIN_INDEXED, reconcile, walk_vault
-from engine.store import Store
+from agentmd.engine.index.reconcile import MASS_DELETE_MIN_INDEXED, reconcile, walk_vault
+from agentmd.engine.index.store import Store
 
 
 def _paths(store: Store) -> set[str]:

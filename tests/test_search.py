@@ -9,11 +9,11 @@ from conftest import Vault
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import UsageError
-from engine.reconcile import reconcile
-from engine.search import SearchRequest, search
-from engine.store import Store
-from rules import default_contract
+from agentmd.engine.errors import UsageError
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.rules import default_contract
 
 CONTRACT = default_contract()
 
@@ -266,7 +266,7 @@ def test_entity_page_comes_first_when_the_query_names_it(vault: Vault, cache_dir
 
 
 def test_question_words_are_split_at_punctuation() -> None:
-    from engine.search import split_words
+    from agentmd.engine.search.searcher import split_words
 
     assert split_words(["IL-6", "the", "TNF-alpha", "il", "cells."]) == ["IL", "6", "TNF", "alpha", "cells"]
 

@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from daemon_helpers import make_repo, wait_until
 
-from engine.daemon import Daemon
-from engine.errors import UsageError
-from engine.settings import Settings, resolve
-from hooks.install import add_hook_parsers
-from hooks.session_start import disk_status, session_context, summarize
-from hooks.worktree_guard import check_command, read_hook_input
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.errors import UsageError
+from agentmd.engine.settings import Settings, resolve
+from agentmd.hooks.install import add_hook_parsers
+from agentmd.hooks.session_start import disk_status, session_context, summarize
+from agentmd.hooks.worktree_guard import check_command, read_hook_input
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hooks"
@@ -239,16 +239,16 @@ def test_guard_missing_cwd_uses_the_process_directory(layout: dict[str, Path], m
 def test_guard_subprocess(layout: dict[str, Path], env: dict[str, str]) -> None:
     argv = ["--vault", str(layout["vault"])]
     subs = {"vault": str(layout["vault"]), "project": str(layout["project"])}
-    denied = run_module("hooks.worktree_guard", argv, fixture("pretooluse_worktree_in_vault.json", **subs), env)
+    denied = run_module("agentmd.hooks.worktree_guard", argv, fixture("pretooluse_worktree_in_vault.json", **subs), env)
     assert denied.returncode == 0, denied.stderr
     spec = json.loads(denied.stdout)["hookSpecificOutput"]
     assert spec["permissionDecision"] == "deny" and spec["hookEventName"] == "PreToolUse"
-    allowed = run_module("hooks.worktree_guard", argv, fixture("pretooluse_unrelated.json", **subs), env)
+    allowed = run_module("agentmd.hooks.worktree_guard", argv, fixture("pretooluse_unrelated.json", **subs), env)
     assert (allowed.returncode, allowed.stdout) == (0, "")
 
 
 def _cli_has(*words: str) -> bool:
-    from engine.cli import build_parser
+    from agentmd.cli import build_parser
 
     try:
         build_parser().parse_args([*words, "--help"])
@@ -262,7 +262,7 @@ def test_guard_through_the_agentmd_cli(layout: dict[str, Path], env: dict[str, s
         pytest.skip("engine/cli.py does not register `agentmd hook worktree-guard` yet")
     subs = {"vault": str(layout["vault"]), "project": str(layout["project"])}
     run = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "hook", "worktree-guard", "--vault", str(layout["vault"])],
+        [sys.executable, "-m", "agentmd", "hook", "worktree-guard", "--vault", str(layout["vault"])],
         input=fixture("pretooluse_worktree_in_vault.json", **subs),
         capture_output=True,
         text=True,
@@ -390,10 +390,10 @@ def test_session_start_ignores_another_vaults_daemon(daemon: Daemon, tmp_path: P
 
 def test_session_start_subprocess(settings: Settings, layout: dict[str, Path], env: dict[str, str]) -> None:
     stdin = fixture("session_start.json", project=str(layout["project"]))
-    run = run_module("hooks.session_start", ["--vault", str(settings.vault), "--budget", "20"], stdin, env)
+    run = run_module("agentmd.hooks.session_start", ["--vault", str(settings.vault), "--budget", "20"], stdin, env)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("agentmd memory: RED — index-never-built") and "read from disk" in run.stdout
-    quick = run_module("hooks.session_start", ["--vault", str(settings.vault)], stdin, env)  # the 1 s default
+    quick = run_module("agentmd.hooks.session_start", ["--vault", str(settings.vault)], stdin, env)  # the 1 s default
     assert quick.returncode == 0 and quick.stdout.startswith("agentmd memory: ")
 
 
@@ -423,7 +423,7 @@ def test_summarize_shapes() -> None:
 
 
 def test_installed_commands_quote_paths_with_spaces(layout: dict[str, Path]) -> None:
-    from hooks.install import hook_commands
+    from agentmd.hooks.install import hook_commands
 
     commands = hook_commands(["/opt/agent md/bin/agentmd"], layout["vault"])
     words = shlex.split(commands["worktree-guard"])

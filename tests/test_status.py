@@ -51,7 +51,7 @@ def test_commit_stall_is_red_after_30_minutes(cli, repo_vault: Vault, tmp_path: 
     state_home = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(state_home))
     cli("reindex", *_args(repo_vault, tmp_path))
-    from engine.settings import resolve
+    from agentmd.engine.settings import resolve
 
     state_dir = resolve(vault=str(repo_vault.root)).state_dir
     state_dir.mkdir(parents=True, exist_ok=True)

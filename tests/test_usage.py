@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import Vault
 
-from engine import usage
-from engine.catalog import Catalog
-from engine.reconcile import reconcile
-from engine.settings import Settings, resolve
-from engine.store import Store
+from agentmd.engine.index import usage
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.settings import Settings, resolve
 
 
 @pytest.fixture
@@ -126,8 +126,8 @@ def test_report_lists_old_never_used_notes(settings: Settings) -> None:
 
 
 def test_usage_command(settings: Settings) -> None:
-    from engine.cli import _common
-    from hooks.recall import add_recall_parsers
+    from agentmd.cli import _common
+    from agentmd.hooks.recall import add_recall_parsers
 
     p = argparse.ArgumentParser(prog="agentmd")
     add_recall_parsers(p.add_subparsers(dest="command"), _common())

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from watchdog.events import DirDeletedEvent, FileCreatedEvent, FileMovedEvent, FileOpenedEvent
 
-from engine.watcher import VAULT_HINT, VaultWatcher, count_dirs, is_ignored
+from agentmd.engine.daemon.watcher import VAULT_HINT, VaultWatcher, count_dirs, is_ignored
 
 TIMEOUT = 5.0
 

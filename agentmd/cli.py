@@ -12,23 +12,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from hooks.install import add_hook_parsers, add_hooks_install_parsers
-from hooks.recall import add_recall_parsers
-from rules import check_file, decide, explain, load_contract
-
-from . import __version__
-from .capture import CaptureRefused, request_from_cli
-from .capture import field_names as capture_field_names
-from .errors import AgentmdError, UsageError
-from .evaluate import add_eval_parser
-from .gitops import corpus_write_gate, init_git
-from .graph import add_links_parser
-from .instance import running_daemon
-from .reconcile import reconcile
-from .search import DEFAULT_MODE, MODES, SearchRequest, search
-from .settings import COMMIT_DEBOUNCE, DEFAULT_PORT, RECONCILE_INTERVAL, Settings, resolve
-from .statefiles import read_json
-from .store import Store
+from agentmd import __version__
+from agentmd.engine.daemon.instance import running_daemon
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.fsutil import read_json
+from agentmd.engine.git.gitops import corpus_write_gate, init_git
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.evaluate import add_eval_parser
+from agentmd.engine.search.graph import add_links_parser
+from agentmd.engine.search.searcher import DEFAULT_MODE, MODES, SearchRequest, search
+from agentmd.engine.settings import COMMIT_DEBOUNCE, DEFAULT_PORT, RECONCILE_INTERVAL, Settings, resolve
+from agentmd.engine.write.capture import CaptureRefused, request_from_cli
+from agentmd.engine.write.capture import field_names as capture_field_names
+from agentmd.hooks.install import add_hook_parsers, add_hooks_install_parsers
+from agentmd.hooks.recall import add_recall_parsers
+from agentmd.rules import check_file, decide, explain, load_contract
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
 
@@ -271,7 +270,9 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .daemon import Daemon  # the web server and MCP stack load only for the commands that use them
+    from agentmd.engine.daemon.service import (
+        Daemon,  # the web server and MCP stack load only for the commands that use them
+    )
 
     settings = _settings(args)
     logging.getLogger("agentmd").setLevel(logging.INFO)
@@ -301,7 +302,7 @@ def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | Non
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .status import compute_status, render
+    from agentmd.engine.daemon.status import compute_status, render
 
     settings = _settings(args)
     status = _daemon_status(settings, args.port)
@@ -333,7 +334,7 @@ def cmd_init_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .backends import LocalBackend, backend_for
+    from agentmd.engine.backends import LocalBackend, backend_for
 
     settings = _settings(args)
     if args.body is not None:
@@ -385,8 +386,8 @@ def cmd_door_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .backends import LocalBackend, backend_for
-    from .mcp_server import build_mcp
+    from agentmd.engine.backends import LocalBackend, backend_for
+    from agentmd.engine.daemon.mcp_server import build_mcp
 
     settings = _settings(args)
     backend = backend_for(settings)
@@ -399,7 +400,7 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .backends import RemoteBackend
+    from agentmd.engine.backends import RemoteBackend
 
     settings = _settings(args)
     info = running_daemon(settings.state_dir)

@@ -12,8 +12,8 @@ import logging
 import threading
 from pathlib import Path
 
-from .catalog import Catalog
-from .index import SearchIndex
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.fulltext import SearchIndex
 
 log = logging.getLogger("agentmd.store")
 

@@ -26,13 +26,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rules import Contract
-from vault_schema import chunk_text, query_entity_uris
-
-from .catalog import Catalog
-from .errors import UsageError
-from .graph import entity_pages
-from .index import FIELD_BOOSTS, Hit, HitList, SearchIndex
+from agentmd.engine.errors import UsageError
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, SearchIndex
+from agentmd.engine.search.graph import entity_pages
+from agentmd.rules import Contract
+from agentmd.vault_schema import chunk_text, query_entity_uris
 
 OVERFETCH = 200
 MODES = ("fusion", "and")

@@ -24,7 +24,7 @@ from typing import Any
 
 import tantivy
 
-from .errors import IndexBusy, IndexDamaged
+from agentmd.engine.errors import IndexBusy, IndexDamaged
 
 log = logging.getLogger("agentmd.index")
 

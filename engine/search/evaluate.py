@@ -42,15 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from rules import Contract, default_contract, load_contract
-
-from . import search as search_module
-from .errors import IndexBusy, UsageError
-from .index import SearchIndex
-from .reconcile import reconcile
-from .search import SearchRequest
-from .settings import resolve
-from .store import Store
+from agentmd.engine.errors import IndexBusy, UsageError
+from agentmd.engine.index.fulltext import SearchIndex
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search import searcher as search_module
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.settings import resolve
+from agentmd.rules import Contract, default_contract, load_contract
 
 DEFAULT_KS = (5, 15)
 BEIR_DEPTH = 100  # results fetched per BEIR query (recall@100 needs them all)
@@ -746,7 +745,7 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .cli import _emit  # imported here: cli imports this module
+    from agentmd.cli import _emit  # imported here: cli imports this module
 
     settings = resolve(vault=args.vault, index=args.index, config=args.config)
     contract = load_contract(settings.vault, settings.contract_path).contract
@@ -769,7 +768,7 @@ def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 
 def cmd_eval_beir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .cli import _emit  # imported here: cli imports this module
+    from agentmd.cli import _emit  # imported here: cli imports this module
 
     directory = Path(args.dir)
     if not directory.is_dir():

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vault_schema import EntityRef, Link
+from agentmd.vault_schema import EntityRef, Link
 
 SCHEMA_VERSION = 2  # 2: links and entities tables
 PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")

@@ -31,14 +31,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from rules import load_contract
-from vault_schema import Link, target_key
-
-from .catalog import Catalog
-from .errors import AgentmdError, UsageError
-from .reconcile import reconcile
-from .settings import resolve as resolve_settings
-from .store import Store
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.settings import resolve as resolve_settings
+from agentmd.rules import load_contract
+from agentmd.vault_schema import Link, target_key
 
 StemIndex = dict[str, list[str]]
 

@@ -19,11 +19,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vault_schema import Note, parse_note
-
-from .catalog import NoteRow, StatKey
-from .index import IndexDoc
-from .store import Store
+from agentmd.engine.index.catalog import NoteRow, StatKey
+from agentmd.engine.index.fulltext import IndexDoc
+from agentmd.engine.index.store import Store
+from agentmd.vault_schema import Note, parse_note
 
 log = logging.getLogger("agentmd.reconcile")
 

@@ -23,22 +23,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rules import ContractCache
-
-from .capture import Capturer, CaptureRequest, sweep_temp_files
-from .errors import AgentmdError, UsageError
-from .gitops import Committer
-from .instance import InstanceLock
-from .mcp_server import mount_mcp
-from .phone import sweep_phone_notes
-from .probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
-from .reconcile import ReconcileReport, reconcile
-from .search import SearchRequest, search
-from .server import DEFAULT_PORT, HttpServer, build_app, json_routes
-from .settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
-from .status import compute_status, write_json
-from .store import Store
-from .watcher import VaultWatcher
+from agentmd.engine.daemon.instance import InstanceLock
+from agentmd.engine.daemon.mcp_server import mount_mcp
+from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
+from agentmd.engine.daemon.status import compute_status, write_json
+from agentmd.engine.daemon.watcher import VaultWatcher
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.git.gitops import Committer
+from agentmd.engine.index.reconcile import ReconcileReport, reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
+from agentmd.engine.write.capture import Capturer, CaptureRequest, sweep_temp_files
+from agentmd.engine.write.phone import sweep_phone_notes
+from agentmd.engine.write.probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
+from agentmd.rules import ContractCache
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -352,13 +351,13 @@ class Daemon:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale
         if recall:
-            from hooks.recall import daemon_gather
+            from agentmd.hooks.recall import daemon_gather
 
             gathered = daemon_gather(self.settings, contract, response, request)
             if gathered is not None:
                 response["recall"] = gathered
         if count_usage and response["results"]:
-            from . import usage
+            from agentmd.engine.index import usage
 
             usage.record_later(self.settings.catalog_path, (r["note"] for r in response["results"]), "recall")
         return response

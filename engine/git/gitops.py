@@ -86,7 +86,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .errors import AgentmdError
+from agentmd.engine.errors import AgentmdError
 
 ORIGINS = ("capture", "phone", "self-probe", "local-edit")
 

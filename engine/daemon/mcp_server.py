@@ -19,9 +19,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
 from starlette.routing import BaseRoute
 
-from .capture import CaptureRefused, CaptureRequest
-from .errors import AgentmdError
-from .search import SearchRequest
+from agentmd.engine.errors import AgentmdError
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
 
 log = logging.getLogger("agentmd.mcp")
 

@@ -11,14 +11,13 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from rules import ContractState
-
-from .gitops import git_health, worktrees_inside
-from .probe import load_last
-from .reconcile import last_pass
-from .settings import Settings
-from .statefiles import read_json, write_json
-from .store import Store
+from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.git.gitops import git_health, worktrees_inside
+from agentmd.engine.index.reconcile import last_pass
+from agentmd.engine.index.store import Store
+from agentmd.engine.settings import Settings
+from agentmd.engine.write.probe import load_last
+from agentmd.rules import ContractState
 
 INDEX_RED_AGE = dt.timedelta(minutes=15)
 QUEUE_RED_AGE = dt.timedelta(days=3)

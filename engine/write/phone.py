@@ -68,11 +68,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rules import Contract
-from rules.door import decide
-from vault_schema import Note, YamlRefused, parse_note, update_frontmatter
-
-from .capture import MAX_TITLE, Capturer, CaptureRefused, CaptureRequest
+from agentmd.engine.write.capture import MAX_TITLE, Capturer, CaptureRefused, CaptureRequest
+from agentmd.rules import Contract
+from agentmd.rules.door import decide
+from agentmd.vault_schema import Note, YamlRefused, parse_note, update_frontmatter
 
 log = logging.getLogger("agentmd.phone")
 

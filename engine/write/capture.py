@@ -34,14 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rules import ContractCache, ContractState, default_state
-from rules.door import decide
-from rules.prefilter import check_fields
-from vault_schema import parse_note, render_note
-
-from .errors import AgentmdError, UsageError
-from .reconcile import reconcile
-from .store import Store
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.rules import ContractCache, ContractState, default_state
+from agentmd.rules.door import decide
+from agentmd.rules.prefilter import check_fields
+from agentmd.vault_schema import parse_note, render_note
 
 log = logging.getLogger("agentmd.capture")
 

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import AgentmdError
-from .statefiles import read_json, write_json
+from agentmd.engine.errors import AgentmdError
+from agentmd.engine.fsutil import read_json, write_json
 
 
 class AlreadyRunning(AgentmdError):

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .settings import DEFAULT_PORT
+from agentmd.engine.settings import DEFAULT_PORT
 
 log = logging.getLogger("agentmd.server")
 
@@ -179,8 +179,8 @@ JsonHandler = Callable[[dict[str, Any]], dict[str, Any]]
 def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
     """`POST /v1/<name>` for each handler: a JSON object in, a JSON object out. Refusals are 4xx with
     `{"error", "code"}`; nothing else about the failure leaves the process."""
-    from .capture import CaptureRefused
-    from .errors import AgentmdError, UsageError
+    from agentmd.engine.errors import AgentmdError, UsageError
+    from agentmd.engine.write.capture import CaptureRefused
 
     def make(handler: JsonHandler) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:

@@ -1,0 +1,5 @@
+"""`python -m agentmd`: the command line."""
+
+from agentmd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The governed write path: capture, phone clips and the self-probe."""
