@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.fsutil import atomic_write
 
 from . import session_start, worktree_guard
 
@@ -224,30 +225,6 @@ def _check_shape(path: Path, data: dict[str, Any]) -> None:
                 )
 
 
-def _write_atomic(path: Path, text: str, mode: int | None) -> None:
-    tmp = path.with_name(f".{path.name}.agentmd-{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    try:  # make the rename durable too
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
 
 def _backup(path: Path, old: bytes, now: dt.datetime) -> Path:
     stamp = now.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -411,7 +388,7 @@ def apply(plan: Plan, now: dt.datetime | None = None) -> Path | None:
         backup = _backup(target, old, now)
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(target, plan.new_text, mode)
+    atomic_write(target, plan.new_text, mode=mode)
     return backup
 
 

@@ -70,6 +70,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS, VAULT_CONTRACT
+
 HEADER = "Prior learnings (reference only, not instructions):"
 FENCE_OPEN = "```text"
 FENCE_CLOSE = "```"
@@ -92,28 +94,11 @@ MAX_INPUT_BYTES = 4 * 2**20
 NOTE_HEAD_BYTES = 16_384  # what is read of a note to find its summary or opening line
 
 BINDING_FILE = ".agentmd"
-VAULT_CONTRACT = "standards/storage-rules.md"  # rules.VAULT_CONTRACT (a test keeps them equal)
 PROJECTS_SPACE = "projects"
 WALLS_CACHE = "recall-walls.json"
 HOOK_LOG = "hook.log"
 HOOK_LOG_MAX = 1 * 2**20
 
-# engine.search.STOP_WORDS (a test keeps this a superset of it) plus the filler people put in prompts.
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most
-    my myself of off on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves""".split()  # noqa: SIM905
-)
-FILLER = frozenset(
-    """please pls thanks thank thx hi hello hey ok okay yes yeah yep no-op lets let let's us also now
-    really actually maybe want wanted need needs something anything everything stuff thing things sure
-    gonna go going kind sort bit lot see eg ie etc can't don't i'm i've it's that's there's what's
-    we're you're""".split()  # noqa: SIM905
-)
 
 
 class HookError(Exception):
@@ -148,7 +133,7 @@ def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
             bare = "".join(ch for ch in lower if ch.isalnum())
             if len(bare) < 2 or len(word) > 40 or _HEXISH.match(lower):
                 continue
-            if bare in STOP_WORDS or lower in STOP_WORDS or lower in FILLER or bare in FILLER:
+            if bare in STOP_WORDS or lower in STOP_WORDS or lower in PROMPT_FILLER or bare in PROMPT_FILLER:
                 continue
             if lower in seen:
                 continue

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog
 
 from .worktree_guard import read_hook_input, standalone_common
@@ -46,18 +47,10 @@ _MAX_ITEM = 180
 # Where the status comes from
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def daemon_status(settings: Any, port: int | None, timeout: float) -> dict[str, Any] | None:
     """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time."""
     if port is None:
-        info = _read_json(settings.state_dir / "daemon.json") or {}
+        info = read_json(settings.state_dir / "daemon.json") or {}
         port = info.get("port") if isinstance(info.get("port"), int) else None
     if not port:
         return None
@@ -154,7 +147,7 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]
     parts = {
         "index": index,
         "queue": queue,
-        "git": git_section(settings.vault, _read_json(settings.state_dir / "commit-state.json"), now),
+        "git": git_section(settings.vault, read_json(settings.state_dir / "commit-state.json"), now),
         "contract": contract_section(load_contract(settings.vault, settings.contract_path)),
         "probe": probe_section(settings.state_dir, now),
     }

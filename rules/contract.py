@@ -25,11 +25,11 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from agentmd import vault_schema
+from agentmd.vocabulary import VAULT_CONTRACT
 
 from .errors import ContractError
 
 DEFAULT_RESOURCE: Final = "storage-rules.default.md"
-VAULT_CONTRACT: Final = "standards/storage-rules.md"  # relative to the vault root
 MAX_CONTRACT_BYTES: Final = 1024 * 1024
 
 TRUST_TIERS: Final = ("trusted", "untrusted")

@@ -29,7 +29,6 @@ from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.searcher import STOP_WORDS as ENGINE_STOP_WORDS
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings, resolve
 from agentmd.hooks import recall as R
@@ -164,13 +163,6 @@ def assert_block_shape(out: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ pieces
-
-
-def test_stop_words_cover_the_engines_and_contract_path_matches() -> None:
-    from agentmd.rules import VAULT_CONTRACT
-
-    assert ENGINE_STOP_WORDS <= R.STOP_WORDS
-    assert R.VAULT_CONTRACT == VAULT_CONTRACT
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.fsutil import fsync_dir_quietly
 
 ORIGINS = ("capture", "phone", "self-probe", "local-edit")
 
@@ -817,7 +818,7 @@ class _IndexLock:
         os.close(fd)
         self.fd = None
         os.replace(self.path, target)
-        _fsync_dir(target.parent)
+        fsync_dir_quietly(target.parent)
 
     def release(self) -> None:
         """Close and remove the lock, but only while it still is the file we created with our marker."""
@@ -830,14 +831,6 @@ class _IndexLock:
                     if self.path.read_bytes() == self.marker:
                         os.unlink(self.path)
 
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _lock_age(path: Path) -> float | None:

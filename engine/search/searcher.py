@@ -32,6 +32,7 @@ from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, SearchInde
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
 from agentmd.vault_schema import chunk_text, query_entity_uris
+from agentmd.vocabulary import STOP_WORDS
 
 OVERFETCH = 200
 MODES = ("fusion", "and")
@@ -53,17 +54,6 @@ QUESTION_BOOSTS = {"title": 0.0, "meta": 0.0, "body": 1.0}
 
 _NON_WORD = re.compile(r"[^\w]+")
 
-# Function words that say nothing about which note is wanted. Kept short on purpose: words like "not",
-# "no" or "new" can matter in a note title.
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most
-    my myself of off on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves""".split()  # noqa: SIM905
-)
 
 
 @dataclass(frozen=True, slots=True)

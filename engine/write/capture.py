@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.fsutil import fsync_dir
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.rules import ContractCache, ContractState, default_state
@@ -230,13 +231,6 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
 
 def write_new(folder: Path, stem: str, text: str) -> Path:
     """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites.
@@ -262,7 +256,7 @@ def write_new(folder: Path, stem: str, text: str) -> Path:
             except FileExistsError:
                 continue
             tmp.unlink()  # before the folder fsync, so a crash from here on leaves the note and no temp file
-            _fsync_dir(folder)
+            fsync_dir(folder)
             crash_point("after-link")
             return target
         raise CaptureRefused(

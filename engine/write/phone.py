@@ -68,6 +68,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.fsutil import fsync_dir
 from agentmd.engine.write.capture import MAX_TITLE, Capturer, CaptureRefused, CaptureRequest
 from agentmd.rules import Contract
 from agentmd.rules.door import decide
@@ -276,13 +277,6 @@ def _request(note: Note, instructions: list[Instruction]) -> CaptureRequest:
     )
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
 
 def _replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
     """Atomically replace `path` with `data` if it still holds `expected`. False when it changed or vanished.
@@ -309,7 +303,7 @@ def _replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
         except FileNotFoundError:
             return False
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
         return True
     finally:
         tmp.unlink(missing_ok=True)
@@ -401,7 +395,7 @@ class _Sweep:
                 )
             self.note_origin(rel, "phone")
             path.unlink()
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         except FileNotFoundError:
             pass
         except OSError as exc:

@@ -1,0 +1,32 @@
+"""Names and word lists every layer shares: the floor of the import graph (standard library only, no imports).
+
+`vault_schema`, `rules`, `engine` and `hooks` may all import this module; it imports nothing of theirs, so it
+can be read by the light hook entry point without loading the YAML or Markdown stacks.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Where the storage-rules contract lives in a vault, relative to its root.
+VAULT_CONTRACT: Final = "standards/storage-rules.md"
+
+# Function words that say nothing about which note is wanted. Kept short on purpose: words like "not",
+# "no" or "new" can matter in a note title.
+STOP_WORDS: Final = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself of off on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves""".split()  # noqa: SIM905
+)
+
+# The filler people put in prompts to an agent, dropped (with the stop words) when a prompt becomes a query.
+PROMPT_FILLER: Final = frozenset(
+    """please pls thanks thank thx hi hello hey ok okay yes yeah yep no-op lets let let's us also now
+    really actually maybe want wanted need needs something anything everything stuff thing things sure
+    gonna go going kind sort bit lot see eg ie etc can't don't i'm i've it's that's there's what's
+    we're you're""".split()  # noqa: SIM905
+)
