@@ -83,10 +83,39 @@ def cache_dir(tmp_path: Path) -> Path:
 
 
 def corpus(name: str) -> Path:
+    """A shared corpus. Missing corpora fail the test: they are part of the test data, present in CI too."""
     path = CORPORA / name
     if not path.is_dir():
-        pytest.skip(f"corpus {name} not present at {path}")
+        pytest.fail(f"corpus {name} is missing at {path}; the suite reads ../shared/corpora beside the repository")
     return path
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not CORPORA.is_dir():
+        raise pytest.UsageError(
+            f"the shared corpora are missing at {CORPORA}; the suite needs ../shared beside the repository"
+        )
+
+
+SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        SKIPPED.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A skipped test can hide a regression: under CI (CI=true) any skip fails the run."""
+    if SKIPPED and os.environ.get("CI") and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if SKIPPED and os.environ.get("CI"):
+        terminalreporter.write_line(f"{len(SKIPPED)} test(s) skipped under CI, which fails the run:", red=True)
+        for nodeid in SKIPPED:
+            terminalreporter.write_line(f"  {nodeid}")
 
 
 def md_files(root: Path) -> set[str]:
