@@ -7,12 +7,12 @@ import contextlib
 import json
 import logging
 import sys
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd import __version__
+from agentmd.engine.client import DaemonClient, DaemonError
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import read_json
@@ -293,10 +293,8 @@ def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | Non
     if not port:
         return None
     try:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
-        with opener.open(f"http://127.0.0.1:{port}/status", timeout=5) as resp:
-            data = json.loads(resp.read().decode("utf-8"))
-    except (OSError, ValueError):
+        data = DaemonClient(int(port)).get("/status", timeout=5)
+    except DaemonError:
         return None
     return data if isinstance(data, dict) else None
 
