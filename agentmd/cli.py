@@ -26,7 +26,7 @@ from agentmd.engine.settings import COMMIT_DEBOUNCE, DEFAULT_PORT, RECONCILE_INT
 from agentmd.engine.write.capture import CaptureRefused, request_from_cli
 from agentmd.engine.write.capture import field_names as capture_field_names
 from agentmd.hooks.install import add_hook_parsers, add_hooks_install_parsers
-from agentmd.hooks.recall import add_recall_parsers
+from agentmd.hooks.recall.commands import add_recall_parsers
 from agentmd.rules import check_file, decide, explain, load_contract
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
