@@ -7,12 +7,12 @@ import contextlib
 import json
 import logging
 import sys
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd import __version__
+from agentmd.engine.client import DaemonClient, DaemonError
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import read_json
@@ -26,7 +26,7 @@ from agentmd.engine.settings import COMMIT_DEBOUNCE, DEFAULT_PORT, RECONCILE_INT
 from agentmd.engine.write.capture import CaptureRefused, request_from_cli
 from agentmd.engine.write.capture import field_names as capture_field_names
 from agentmd.hooks.install import add_hook_parsers, add_hooks_install_parsers
-from agentmd.hooks.recall import add_recall_parsers
+from agentmd.hooks.recall.commands import add_recall_parsers
 from agentmd.rules import check_file, decide, explain, load_contract
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
@@ -293,10 +293,8 @@ def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | Non
     if not port:
         return None
     try:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
-        with opener.open(f"http://127.0.0.1:{port}/status", timeout=5) as resp:
-            data = json.loads(resp.read().decode("utf-8"))
-    except (OSError, ValueError):
+        data = DaemonClient(int(port)).get("/status", timeout=5)
+    except DaemonError:
         return None
     return data if isinstance(data, dict) else None
 

@@ -7,11 +7,9 @@ it opens the index, captures, and commits under the same lock protocol the daemo
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from typing import Any
 
+from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.gitops import Committer
@@ -26,28 +24,18 @@ class RemoteBackend:
     def __init__(self, port: int, actor: str = "agent") -> None:
         self.port = port
         self.actor = actor
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, never a proxy
+        self._client = DaemonClient(port)
 
     def _post(self, route: str, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
-        data = json.dumps(payload).encode("utf-8")
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/v1/{route}", data=data, headers={"Content-Type": "application/json"}
-        )
         try:
-            with self._opener.open(req, timeout=timeout) as resp:
-                return dict(json.loads(resp.read()))
-        except urllib.error.HTTPError as exc:
-            try:
-                body = json.loads(exc.read() or b"{}")
-            except ValueError:
-                body = {}
-            message = body.get("error") or f"the daemon answered HTTP {exc.code}"
-            if body.get("code") == "usage":
-                raise UsageError(message) from None
-            if exc.code == 422:
-                raise CaptureRefused(str(body.get("code", "refused")), message) from None
-            raise AgentmdError(message) from None
-        except (OSError, ValueError) as exc:
+            return dict(self._client.post(f"/v1/{route}", payload, timeout=timeout))
+        except DaemonHTTPError as exc:
+            if exc.code == "usage":
+                raise UsageError(exc.message) from None
+            if exc.status == 422:
+                raise CaptureRefused(exc.code or "refused", exc.message) from None
+            raise AgentmdError(exc.message) from None
+        except (DaemonError, TypeError, ValueError) as exc:
             raise AgentmdError(
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
             ) from None

@@ -2,7 +2,7 @@
 
 `agentmd hook NAME` goes through the whole command line first; this entry point imports nothing but the
 standard library before loading the one hook module it is asked for. With the daemon up, the recall hook
-then needs `json`, `socket`, `sqlite3` and `engine.settings` (one loopback call: the daemon searches and
+then needs `json`, `socket`, `engine.settings` and `engine.client` (one loopback call: the daemon searches and
 gathers the candidates); only without a daemon does it load the engine (tantivy, the contract, the
 catalog). bench/hook_bench.py measures it, process start to exit.
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     name = argv[0] if argv else ""
     if name == "recall":
-        from agentmd.hooks.recall import hook_main, process_age
+        from agentmd.hooks.recall.hook import hook_main, process_age
 
         return hook_main(argv[1:], started=time.monotonic() - process_age())
     if name in MODULES:

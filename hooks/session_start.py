@@ -27,11 +27,11 @@ import sqlite3
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog
 
@@ -50,15 +50,12 @@ _MAX_ITEM = 180
 def daemon_status(settings: Any, port: int | None, timeout: float) -> dict[str, Any] | None:
     """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time."""
     if port is None:
-        info = read_json(settings.state_dir / "daemon.json") or {}
-        port = info.get("port") if isinstance(info.get("port"), int) else None
+        port = recorded_port(settings.state_dir)
     if not port:
         return None
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only, never a proxy
     try:
-        with opener.open(f"http://127.0.0.1:{port}/status", timeout=max(timeout, 0.05)) as resp:
-            data = json.loads(resp.read().decode("utf-8"))
-    except (OSError, ValueError):
+        data = DaemonClient(port).get("/status", timeout=max(timeout, 0.05))  # loopback only, never a proxy
+    except DaemonError:
         return None
     if not isinstance(data, dict) or data.get("color") not in ("green", "yellow", "red"):
         return None

@@ -342,7 +342,7 @@ class Daemon:
         recall (engine/usage.py), written by a background thread so the answer never waits on the catalog;
         the recall hook's own search and previews pass False. With `recall` the answer also carries the
         recall hook's candidates (`recall`: walls applied, facts, one hop of links, summaries), so the
-        hook's process needs one HTTP call and none of the engine's imports (hooks/recall.py)."""
+        hook's process needs one HTTP call and none of the engine's imports (engine/search/recall.py)."""
         if self.store is None:
             raise AgentmdError("the index is still opening; try again in a moment")
         contract = self.contracts.get().contract
@@ -351,9 +351,9 @@ class Daemon:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale
         if recall:
-            from agentmd.hooks.recall import daemon_gather
+            from agentmd.engine.search.recall import gather_in_daemon
 
-            gathered = daemon_gather(self.settings, contract, response, request)
+            gathered = gather_in_daemon(self.settings, self.store.index, contract, response, request.limit)
             if gathered is not None:
                 response["recall"] = gathered
         if count_usage and response["results"]:

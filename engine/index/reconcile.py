@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.index.catalog import NoteRow, StatKey
+from agentmd.engine.index.digest import digest
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.store import Store
 from agentmd.vault_schema import Note, parse_note
@@ -131,6 +132,7 @@ def index_doc(note: Note) -> IndexDoc:
         "type": note.type,
         "project": note.project,
         "wall": note.wall,
+        **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
     return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts)
 

@@ -1,0 +1,224 @@
+"""The one client of the daemon's loopback HTTP API: every command, hook and backend that asks a running
+`agentmd serve` something goes through here.
+
+Where the daemon listens: `<state dir>/daemon.json` names the port of the process holding the instance
+lock `<state dir>/daemon.lock` (engine/daemon/instance.py writes both). `daemon_port` checks the lock
+first (a stale daemon.json left by a crashed daemon names nobody); `recorded_port` reads daemon.json alone,
+for callers that verify the answer themselves.
+
+How it asks: HTTP/1.1 on a plain socket to 127.0.0.1, one request per connection (`Connection: close`),
+JSON in and out. Never through a proxy (nothing here reads proxy settings) and never to another host.
+Every call has a timeout covering the whole exchange (connect, send, read). Failures are `DaemonError`s:
+`DaemonUnreachable` (nothing answers, or the connection broke), `DaemonTimeout` (no whole answer in
+time), `DaemonHTTPError` (the daemon answered with an error status; its JSON `error` and `code` kept).
+
+Only the standard library, and only its light modules: the prompt hook imports this on every prompt, and
+`http.client`/`urllib` would cost it tens of milliseconds of imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+DEFAULT_TIMEOUT = 30.0
+MAX_ANSWER_BYTES = 64 * 2**20
+LOCK_FILE = "daemon.lock"
+INFO_FILE = "daemon.json"
+
+
+class DaemonError(Exception):
+    """The daemon could not be asked, or its answer could not be read."""
+
+
+class DaemonUnreachable(DaemonError):
+    """Nothing answered on the port, or the connection broke before a whole answer came back."""
+
+
+class DaemonTimeout(DaemonUnreachable):
+    """The daemon did not give a whole answer within the timeout."""
+
+
+class DaemonHTTPError(DaemonError):
+    """The daemon answered with an error status (4xx, 5xx)."""
+
+    def __init__(self, status: int, payload: Any) -> None:
+        self.status = status
+        self.payload: dict[str, Any] = payload if isinstance(payload, dict) else {}
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The daemon's own `error` text, else the status."""
+        return str(self.payload.get("error") or f"the daemon answered HTTP {self.status}")
+
+    @property
+    def code(self) -> str | None:
+        """The daemon's machine-readable `code` (e.g. `usage`), if it gave one."""
+        code = self.payload.get("code")
+        return str(code) if code is not None else None
+
+
+# -------------------------------------------------------------------------------------- discovery
+
+
+def _valid_port(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536 else None
+
+
+def recorded_port(state_dir: Path) -> int | None:
+    """The port daemon.json names, without checking that its daemon still runs; None when there is none."""
+    try:
+        info = json.loads((state_dir / INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return _valid_port(info.get("port")) if isinstance(info, dict) else None
+
+
+def daemon_port(state_dir: Path) -> int | None:
+    """The port of the daemon holding this state dir's instance lock; None when no daemon holds it.
+
+    Raises DaemonError when a daemon holds the lock but daemon.json names no usable port."""
+    import fcntl
+
+    try:
+        fd = os.open(state_dir / LOCK_FILE, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                info = json.loads((state_dir / INFO_FILE).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                raise DaemonError(f"the daemon holds the lock but its {INFO_FILE} is unreadable") from None
+            port = _valid_port(info.get("port")) if isinstance(info, dict) else None
+            if port is None:
+                raise DaemonError(f"the daemon holds the lock but names no port ({info!r})") from None
+            return port
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+# ----------------------------------------------------------------------------------------- calls
+
+
+class DaemonClient:
+    """Calls to the daemon on one loopback port."""
+
+    def __init__(self, port: int, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if _valid_port(port) is None:
+            raise DaemonError(f"not a port: {port!r}")
+        self.port = port
+        self.timeout = timeout
+
+    def get(self, route: str, *, timeout: float | None = None) -> Any:
+        """GET a route; its JSON answer. Raises DaemonHTTPError on an error status."""
+        return self._json(*self.request("GET", route, timeout=timeout))
+
+    def post(self, route: str, payload: Any, *, timeout: float | None = None) -> Any:
+        """POST a JSON body to a route; its JSON answer. Raises DaemonHTTPError on an error status."""
+        return self._json(*self.request("POST", route, payload, timeout=timeout))
+
+    def _json(self, status: int, body: bytes) -> Any:
+        try:
+            data = json.loads(body) if body.strip() else None
+        except ValueError:
+            data = None
+        if status >= 400:
+            raise DaemonHTTPError(status, data)
+        if data is None:
+            raise DaemonError(f"the daemon on port {self.port} answered HTTP {status} without JSON")
+        return data
+
+    def request(
+        self, method: str, route: str, payload: Any = None, *, timeout: float | None = None
+    ) -> tuple[int, bytes]:
+        """One HTTP exchange: (status, body). The timeout covers connecting, sending and reading."""
+        timeout = self.timeout if timeout is None else timeout
+        if timeout <= 0:
+            raise DaemonTimeout(f"no time left to ask the daemon on port {self.port}")
+        body = b"" if payload is None else json.dumps(payload).encode("utf-8")
+        head = f"{method} {route} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nConnection: close\r\n"
+        if payload is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        raw = self._exchange(head.encode("ascii") + b"\r\n" + body, timeout)
+        return _parse_answer(raw, self.port)
+
+    def _exchange(self, data: bytes, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        late = f"the daemon on port {self.port} did not answer within {timeout:.2f}s"
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            with socket.create_connection((HOST, self.port), timeout=timeout) as sock:
+                sock.sendall(data)
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise DaemonTimeout(late)
+                    sock.settimeout(left)
+                    got = sock.recv(65536)
+                    if not got:
+                        break
+                    chunks.append(got)
+                    size += len(got)
+                    if size > MAX_ANSWER_BYTES:
+                        raise DaemonError(f"the daemon's answer is larger than {MAX_ANSWER_BYTES} bytes")
+        except TimeoutError:
+            raise DaemonTimeout(late) from None
+        except OSError as exc:
+            raise DaemonUnreachable(f"could not reach the daemon on port {self.port}: {exc}") from None
+        return b"".join(chunks)
+
+
+def _parse_answer(raw: bytes, port: int) -> tuple[int, bytes]:
+    head_end = raw.find(b"\r\n\r\n")
+    if head_end < 0:
+        raise DaemonUnreachable(f"the answer of the daemon on port {port} was cut short")
+    lines = raw[:head_end].decode("latin-1").split("\r\n")
+    try:
+        status = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        raise DaemonError(f"the answer on port {port} is not HTTP ({lines[0][:40]!r})") from None
+    headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+    rest = raw[head_end + 4 :]
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        return status, _dechunk(rest, port)
+    if "content-length" in headers:
+        try:
+            length = int(headers["content-length"])
+        except ValueError:
+            raise DaemonError(f"the daemon on port {port} sent a bad Content-Length") from None
+        if len(rest) < length:
+            raise DaemonUnreachable(f"the answer of the daemon on port {port} was cut short")
+        rest = rest[:length]
+    return status, rest
+
+
+def _dechunk(data: bytes, port: int) -> bytes:
+    """The body of a `Transfer-Encoding: chunked` answer."""
+    out: list[bytes] = []
+    pos = 0
+    while True:
+        eol = data.find(b"\r\n", pos)
+        if eol < 0:
+            raise DaemonUnreachable(f"the chunked answer of the daemon on port {port} was cut short")
+        try:
+            size = int(data[pos:eol].split(b";")[0], 16)
+        except ValueError:
+            raise DaemonError(f"the daemon on port {port} sent a bad chunk size") from None
+        if size == 0:
+            return b"".join(out)
+        if eol + 2 + size > len(data):
+            raise DaemonUnreachable(f"the chunked answer of the daemon on port {port} was cut short")
+        out.append(data[eol + 2 : eol + 2 + size])
+        pos = eol + 2 + size + 2

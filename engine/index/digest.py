@@ -1,0 +1,70 @@
+"""What recall shows of a note besides its title, read once when the note is indexed.
+
+`digest` gives two facts the index stores with each note (`IndexDoc.facts`): `summary`, the frontmatter's
+`summary` (any YAML scalar or block scalar, already parsed by the note model), and `opening`, the note's
+first line of prose: no headings, fences, callout markers, tables, embeds, rules or comments. Both are
+Markdown read as prose (`plain`): code out, links as their text, heading/list/quote/task markers and strong
+emphasis out, white space collapsed. The recall gathering (engine/search/recall.py) reads these facts
+instead of the note's file, and reads search snippets, also Markdown, through `plain` too.
+
+Only the standard library: pure text functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|#^]*)(?:[#^][^\[\]|]*)?(?:\|([^\[\]]*))?(?:\]\]|$)")
+_MDLINK = re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*\)")
+_CODE_SPAN = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)  # a fenced block, folded into one line by a snippet
+_MARKS = re.compile(r"(?:^|(?<=\s))(?:#{1,6}|[-*+]|\[[ xX]\]|\[![\w-]+\][+-]?)(?=\s)")
+_LEAD = re.compile(r"^\s*(?:>\s*)*(?:\d+[.)]\s+)?")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_QUOTE_LEAD = re.compile(r"^>\s*(\[![^\]]*\][+-]?\s*)?")
+_LIST_LEAD = re.compile(r"^([-*+]|\d+[.)])\s+")
+_NOT_PROSE = ("#", "|", "![[", "---", "<!--", "%%")
+
+
+def plain(text: str) -> str:
+    """Markdown read as prose: code blocks out, links as their text, heading/list/quote/task markers and
+    emphasis out, link brackets cut in half by a snippet's edge dropped."""
+    text = _CODE_SPAN.sub(" ", text)
+    text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1) or "").strip(), text)
+    text = text.replace("[[", "").replace("]]", "")
+    text = _MDLINK.sub(lambda m: m.group(1), text)
+    text = _LEAD.sub("", _MARKS.sub(" ", _LEAD.sub("", text)).strip())
+    text = _STRONG.sub(r"\2", text)
+    return " ".join(text.split())
+
+
+def opening_line(body: str) -> str:
+    """The first line of prose of a Markdown body (see the module docstring), its markers taken off."""
+    in_fence = False
+    for line in body.splitlines():
+        s = line.strip()
+        if s.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not s or s.startswith(_NOT_PROSE):
+            continue
+        s = _LIST_LEAD.sub("", _QUOTE_LEAD.sub("", s))
+        if s:
+            return s
+    return ""
+
+
+def frontmatter_summary(frontmatter: Mapping[str, Any]) -> str | None:
+    """The frontmatter's `summary` as text, when it is a scalar (a list or mapping is not a summary)."""
+    value = frontmatter.get("summary")
+    if value is None or isinstance(value, list | dict):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def digest(frontmatter: Mapping[str, Any], body: str) -> dict[str, Any]:
+    """The facts recall reads for a note: `summary` (None when the frontmatter has none) and `opening`."""
+    summary = frontmatter_summary(frontmatter)
+    return {"summary": plain(summary) if summary else None, "opening": plain(opening_line(body))}

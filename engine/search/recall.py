@@ -1,0 +1,258 @@
+"""The recall gathering: from a search's hits to the notes a prompt hook may show, with what it shows.
+
+`gather` takes a search's results in rank order and returns the candidates, JSON-ready:
+
+    {"direct": [...], "linked": [...], "left_out": ["path: why", ...]}
+
+Each candidate has `path`, `title`, `summary`, `project` (the note's own, else its project folder),
+`score` and `linked_from`. Direct hits keep the search's order. Linked notes are one link away from
+them: resolved out-links first, then backlinks, hit by hit in rank order (engine/search/graph.py);
+dangling links and attachments are left out. Direct and linked notes pass the same walls: the contract's
+recall-exempt areas (`Walls`), walled notes (archived, superseded, staged) and self-probe notes, read
+from the catalog row.
+
+The summary is what reconcile already read from the note and the index stores with it
+(engine/index/digest.py): the frontmatter `summary`, else the search snippet (unless it is only the
+note's opening heading) read as prose, else the note's opening line. No note file is read here.
+
+Two callers: the daemon's search route with `recall: true` (`gather_in_daemon`), so a hook with a daemon up
+needs one HTTP call, and the hook's own process when no daemon runs (`search_and_gather`). Module level
+imports only the standard library: the hook's light path loads this module for `Walls`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PROJECTS_SPACE = "projects"
+MAX_DIRECT = 15
+MAX_LINKED_CANDIDATES = 10  # linked notes gathered, in order, before a budget renders a few of them
+DAEMON_GATHER_SECONDS = 1.0
+
+
+def vault_relative(path: str) -> str | None:
+    """The path as a clean vault-relative path, or None when it is absolute or climbs out of the vault."""
+    if not path or path.startswith("/"):
+        return None
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return None if ".." in parts else "/".join(parts)
+
+
+@dataclass(frozen=True)
+class Walls:
+    """What the contract says recall must not show, and where project folders are."""
+
+    recall_exempt_areas: tuple[str, ...] = ()
+    projects_folder: str | None = PROJECTS_SPACE
+
+    def exempt(self, path: str) -> bool:
+        rel = vault_relative(path)
+        if rel is None:
+            return True  # not a vault path: never shown
+        return any(rel == a or rel.startswith(a + "/") for a in self.recall_exempt_areas)
+
+    def project_of_path(self, path: str) -> str | None:
+        """The project folder a note lies in (`projects/<slug>/...`), if any."""
+        if not self.projects_folder:
+            return None
+        prefix = self.projects_folder.rstrip("/") + "/"
+        if not path.startswith(prefix):
+            return None
+        rest = path[len(prefix) :].split("/")
+        return rest[0] if len(rest) > 1 and rest[0] else None
+
+    @classmethod
+    def from_contract(cls, contract: Any) -> Walls:
+        return cls(tuple(contract.recall_exempt_areas), contract.spaces.get(PROJECTS_SPACE))
+
+
+def summary_of(facts: Mapping[str, Any], snippet: str | None) -> str:
+    """The frontmatter summary, else the snippet (unless it is just an opening heading), else the opening
+    line; all read as prose."""
+    summary = facts.get("summary")
+    if isinstance(summary, str) and summary:
+        return summary
+    if snippet and not snippet.lstrip().startswith("#"):
+        from agentmd.engine.index.digest import plain
+
+        return plain(snippet)
+    opening = facts.get("opening")
+    return opening if isinstance(opening, str) else ""
+
+
+def link_paths(found: Any, source: str) -> list[str]:
+    """Linked note paths from a `Graph.links_of` answer: resolved out-links first, then the notes linking
+    here. Dangling links and attachments are left out."""
+    out: list[str] = []
+    if not isinstance(found, Mapping):
+        return out
+    for key, field_name in (("out", "resolved"), ("back", "path")):
+        for item in found.get(key) or ():
+            path = item.get(field_name) if isinstance(item, Mapping) else None
+            if isinstance(path, str) and path and path != source and not item.get("attachment"):
+                out.append(path.split("#", 1)[0])
+    return out
+
+
+def _stored_facts(index: Any, path: str) -> dict[str, Any]:
+    if index is None:
+        return {}
+    found = index.hit_for(path)
+    return dict(found[0].facts) if found else {}
+
+
+def _candidate(
+    catalog: Any, index: Any, walls: Walls, path: str, title: str | None, snippet: str | None
+) -> tuple[dict[str, Any], str | None]:
+    if walls.exempt(path):
+        return {}, "recall-exempt area"
+    row = catalog.get(path)
+    if row is None:
+        if title is None:
+            return {}, "not in the catalog"
+    elif row.wall:
+        return {}, f"walled ({row.wall})"
+    elif "probe" in row.flags:
+        return {}, "self-probe note"
+    return {
+        "path": path,
+        "title": title or (row.title if row else "") or path.rsplit("/", 1)[-1],
+        "summary": summary_of(_stored_facts(index, path), snippet),
+        "project": (row.project if row else None) or walls.project_of_path(path),
+        "score": None,
+        "linked_from": None,
+    }, None
+
+
+def gather(
+    catalog: Any,
+    index: Any,
+    walls: Walls,
+    results: Iterable[Mapping[str, Any]],
+    *,
+    max_direct: int = MAX_DIRECT,
+    max_linked: int = MAX_LINKED_CANDIDATES,
+    deadline: float | None = None,
+    now: Callable[[], float] = time.monotonic,
+) -> dict[str, Any]:
+    """The notes a recall may show (see the module docstring). `catalog` is an engine Catalog, `index` the
+    SearchIndex whose stored facts give the summaries (None: snippets only). Links stop being followed
+    once `now()` passes `deadline`."""
+    left_out: list[str] = []
+    direct: list[dict[str, Any]] = []
+    shown: set[str] = set()
+    for r in results:
+        path = r.get("note") or str(r.get("path", "")).split("#", 1)[0]
+        if not path or path in shown:
+            continue
+        shown.add(path)
+        candidate, why = _candidate(catalog, index, walls, path, r.get("title"), r.get("snippet"))
+        if why:
+            left_out.append(f"{path}: {why}")
+            continue
+        candidate["score"] = r.get("score")
+        direct.append(candidate)
+        if len(direct) >= max_direct:
+            break
+    linked: list[dict[str, Any]] = []
+    if direct and max_linked > 0:
+        from agentmd.engine.search.graph import Graph
+
+        graph = Graph(catalog)  # one snapshot of the note paths for every hit
+        for hit in direct:
+            if len(linked) >= max_linked or (deadline is not None and now() > deadline):
+                break
+            for path in link_paths(graph.links_of(hit["path"]), hit["path"]):
+                if path in shown:
+                    continue
+                shown.add(path)
+                candidate, why = _candidate(catalog, index, walls, path, None, None)
+                if why:
+                    left_out.append(f"{path} (linked): {why}")
+                    continue
+                candidate["linked_from"] = hit["path"]
+                linked.append(candidate)
+                if len(linked) >= max_linked:
+                    break
+    return {"direct": direct, "linked": linked, "left_out": left_out}
+
+
+def gather_in_daemon(
+    settings: Any, index: Any, contract: Any, response: Mapping[str, Any], max_direct: int
+) -> dict[str, Any] | None:
+    """What the daemon's search attaches to its answer when asked for `recall`: `gather` with the daemon's
+    contract and index, on a read-only catalog handle of its own (the indexer's connection stays
+    untouched). None when it fails (logged): the hook then gathers the candidates itself, so the search
+    still answers."""
+    from agentmd.engine.index.catalog import Catalog
+
+    try:
+        catalog = Catalog.reader(settings.catalog_path, timeout=DAEMON_GATHER_SECONDS)
+        try:
+            return gather(
+                catalog,
+                index,
+                Walls.from_contract(contract),
+                response.get("results", []),
+                max_direct=max_direct,
+                deadline=time.monotonic() + DAEMON_GATHER_SECONDS,
+            )
+        finally:
+            catalog.close()
+    except Exception:
+        import logging
+
+        logging.getLogger("agentmd.recall").exception("gathering recall candidates failed")
+        return None
+
+
+def gather_beside_daemon(
+    settings: Any,
+    walls: Walls,
+    results: Iterable[Mapping[str, Any]],
+    max_direct: int,
+    deadline: float,
+    now: Callable[[], float] = time.monotonic,
+) -> dict[str, Any]:
+    """`gather` for a daemon that searched but did not gather (one from an older install): a read-only
+    catalog handle, and no index (the daemon owns it), so summaries come from the snippets."""
+    from agentmd.engine.index.catalog import Catalog
+
+    catalog = Catalog.reader(settings.catalog_path, timeout=max(0.05, min(0.5, deadline - now())))
+    try:
+        return gather(catalog, None, walls, results, max_direct=max_direct, deadline=deadline, now=now)
+    finally:
+        catalog.close()
+
+
+def search_and_gather(
+    settings: Any,
+    request: Mapping[str, Any],
+    *,
+    max_direct: int,
+    deadline: float,
+    now: Callable[[], float] = time.monotonic,
+) -> tuple[dict[str, Any], Walls, dict[str, Any]]:
+    """Search the index in this process and gather the candidates: (search answer, walls, candidates).
+    For a process without a daemon; the index and catalog must exist (checked by the caller)."""
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.rules import load_contract
+
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    walls = Walls.from_contract(contract)
+    with Store(settings.cache_dir) as store:
+        response = search(store.index, contract, SearchRequest(**request), store.catalog)
+        gathered = gather(
+            store.catalog,
+            store.index,
+            walls,
+            response.get("results", []),
+            max_direct=max_direct,
+            deadline=deadline,
+            now=now,
+        )
+    return response, walls, gathered

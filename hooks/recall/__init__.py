@@ -1,0 +1,63 @@
+"""Prompt-submit recall: put the few notes most relevant to a prompt in front of the agent, as reference.
+
+Claude Code runs the hook on `UserPromptSubmit` (hooks reference): it writes one JSON object on stdin with
+`session_id`, `transcript_path`, `cwd`, `hook_event_name` and `prompt`, and adds whatever the hook prints on
+stdout to the prompt's context when the hook exits 0. Exit 2 would block and erase the prompt; any other
+code is a hook error. This hook therefore **always exits 0**, and on any failure prints nothing.
+
+One run:
+
+1. **Query** (`query.py`). The prompt becomes one search query: fenced code, URLs, e-mail addresses and
+   paths are dropped, punctuation is trimmed, stop words and conversational filler go, duplicates go, and
+   at most 12 meaningful words are kept (`sanitize_query`).
+2. **Project** (`query.py`). The session's project comes from the prompt's working directory
+   (`bind_project`):
+   a. the nearest `.agentmd` binding file in the directory or any parent, with a line `project: <slug>`
+      (`project:` left empty or `none` binds the session to no project and stops the search); else
+   b. the vault's project folders: the nearest of the working directory and its parents, up to the
+      enclosing git work tree's root, whose name (lowercase, `_` and spaces read as `-`) is the name of a
+      folder in the contract's `projects` space (`projects/<slug>/`); else
+   c. no project.
+   The project goes to the search, which ranks other projects' notes lower (`project_mismatch`).
+3. **Search** (`pipeline.py`). Through the running daemon when there is one: one loopback HTTP call
+   (engine/client.py) to `/v1/search` with `count_usage: false` (the hook's own search never counts as a
+   recall) and `recall: true`, which has the daemon gather the candidates too (steps 4 and the links of
+   5; engine/search/recall.py). A daemon that rejects those options (an older one) is asked for a plain
+   search and the candidates are gathered here. Without a daemon everything runs in this process against
+   the index, which must exist: the hook never builds one.
+4. **Walls.** Notes in the contract's `recall_exempt_areas`, walled notes (archived, superseded, staged)
+   and self-probe notes are never rendered, neither as direct hits nor as linked notes.
+5. **Budget** (`render.py`). Direct hits are rendered in rank order, each as one bullet: title, the note's
+   frontmatter `summary` (else the search snippet, else its opening line; Markdown read as prose — facts
+   reconcile stored in the index, engine/index/digest.py), its vault path, and a tag: `[this project]`,
+   `[general]` (no project) or `[project: <slug>]` (another project's note). The whole output (header,
+   fence, bullets, hint) stays within `token_budget` estimated tokens (default 1,500) and `max_entries`
+   bullets (default 15). The strongest match is always in: if its bullet alone does not fit, its summary
+   is shortened. After the direct hits, one hop of links from them (out-links first, then backlinks, in
+   rank order) adds up to 3 notes tagged `[linked]`, each passing the same walls, only in the entries and
+   tokens the direct hits left: a linked note never takes the place of a direct hit.
+6. **Hint.** The output always ends with one line saying that memory can be searched on demand
+   (`memory_search`, `agentmd search`), also when nothing matched.
+
+Tokens are estimated as characters / 4, rounded up (`estimate_tokens`): close enough for English prose
+and Markdown paths, and it needs no tokenizer.
+
+The rendered text is inert: each bullet is a single line (control characters, bidi and zero-width
+characters removed, white space collapsed), so nothing inside can close the fence; runs of three or more
+backticks or tildes are broken up and tag-shaped `<...>` is defused as well.
+
+Failure (`hook.py`): any error, a missing index, a daemon that does not answer, or the hard time budget
+(default 1.5 s from process start to exit) prints nothing and exits 0; the reason goes to
+`<state dir>/hook.log`.
+
+Counting (engine/index/usage.py): every note the hook rendered counts one injection. `agentmd recall
+QUERY` counts its rendered direct hits as recalls (an on-demand read); `--preview` counts nothing
+(`commands.py`, which also registers the command-line parsers).
+
+With a daemon up, the light entry point (`hooks/entry.py` -> `hook.py`) imports only the standard library
+and the engine's light leaves (settings, client, the walls of engine/search/recall.py): not tantivy, the
+contract parser nor the catalog. The contract's walls and project folder are cached in
+`<state dir>/recall-walls.json`, keyed by the contract files' stat, and re-read when they change.
+
+This package file imports nothing: each caller loads the one module it needs.
+"""

@@ -1,0 +1,165 @@
+"""The recall commands: `agentmd hook recall` (the hook through the whole command line), `agentmd recall
+QUERY` (what the hook would inject for a prompt, counted as an on-demand recall unless `--preview`) and
+`agentmd usage` (notes never injected nor recalled, for review). `add_recall_parsers` registers them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from agentmd.hooks.recall.hook import HookLog, run_hook
+from agentmd.hooks.recall.pipeline import TIME_BUDGET, HookError, Options, recall
+from agentmd.hooks.recall.render import MAX_ENTRIES, TOKEN_BUDGET, inert
+
+
+def _settings(args: Any) -> Any:
+    from agentmd.engine.settings import resolve
+
+    return resolve(vault=args.vault, index=args.index, config=args.config)
+
+
+def cmd_hook_recall(args: Any, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
+    """`agentmd hook recall`: the same hook through the full command line (slower to start than
+    `agentmd-hook recall`, which is what the Claude Code settings should run)."""
+    options = Options(token_budget=args.token_budget, max_entries=args.max_entries, time_budget=args.time_budget)
+    code, _timed_out = run_hook(
+        sys.stdin if stdin is None else stdin,
+        out,
+        lambda: _settings(args),
+        options=options,
+        log=HookLog(bool(getattr(args, "verbose", False)), err),
+    )
+    return code
+
+
+def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
+    """`agentmd recall QUERY [--project P] [--preview]`: what the hook would inject for this prompt."""
+    from agentmd.engine.errors import AgentmdError
+
+    settings = _settings(args)
+    options = Options(token_budget=args.token_budget, max_entries=args.max_entries)
+    prompt = " ".join(args.query)
+    try:
+        result = recall(settings, prompt, cwd=os.getcwd(), project=args.project, options=options)
+    except HookError as exc:
+        raise AgentmdError(str(exc)) from None
+    counted = 0
+    if not args.preview and result.rendered.direct:
+        from agentmd.engine.index import usage
+
+        counted = usage.record_quietly(settings.catalog_path, (e.path for e in result.rendered.direct), "recall")
+    if args.json:
+        out.write(json.dumps(result.to_dict() | {"counted_recalls": counted}, ensure_ascii=False) + "\n")
+        return 0
+    r = result.rendered
+    summary = (
+        f"-- {r.tokens} of {options.token_budget} estimated tokens (chars/4); {len(r.direct)} direct + "
+        f"{len(r.linked)} linked of at most {options.max_entries} entries; query {result.query!r}; "
+        f"project {result.project or '-'} ({result.project_source}); via {result.via}"
+    )
+    if not args.preview:
+        out.write(r.text)
+        out.write(summary + "\n")
+        return 0
+    out.write(r.text)
+    out.write("\n" + summary + "\n")
+    for e in r.considered:
+        origin = f" linked from {e.linked_from}" if e.linked else ""
+        tokens = f"{e.tokens:>4} tok" if e.line else "    -   "
+        out.write(f"  {tokens}  {e.outcome:<16} {e.path}{origin}\n")
+    for note in result.notes:
+        out.write(f"  left out: {note}\n")
+    out.write("preview: nothing was counted\n")
+    return 0
+
+
+def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
+    """`agentmd usage [--unused-days N]`: notes never injected by recall nor recalled, for review."""
+    from agentmd.engine.errors import AgentmdError, UsageError
+    from agentmd.engine.index import usage
+    from agentmd.engine.index.catalog import Catalog
+    from agentmd.rules import load_contract
+
+    if args.unused_days < 0:
+        raise UsageError("--unused-days must be 0 or more")
+    settings = _settings(args)
+    if not settings.catalog_path.is_file():
+        raise AgentmdError(f"no catalog at {settings.catalog_path}; run `agentmd reindex` first")
+    Catalog(settings.catalog_path).close()  # an older catalog gains the usage table here
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    rows, summary = usage.report(settings.catalog_path, unused_days=args.unused_days, exclude=contract.recall_exempt)
+    if args.json:
+        payload = summary | {"unused": [n.to_dict() for n in rows]}
+        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        return 0
+    since = summary["counting_since"]
+    out.write(
+        f"{summary['listed']} of {summary['notes']} notes never injected or recalled and captured on or before "
+        f"{summary['captured_before']} ({summary['used']} used; {summary['injections']} injections, "
+        f"{summary['recalls']} recalls counted since {since[:10] if since else 'never'})\n"
+    )
+    for n in rows:
+        out.write(f"  {n.captured[:10]}  {n.path}  {inert(n.title, 80)}\n")
+    if since is None or since[:10] > summary["captured_before"]:
+        out.write(
+            "note: counting started "
+            + (f"on {since[:10]}" if since else "with no use recorded yet")
+            + f", less than {args.unused_days} days ago; a listed note may have been used before that\n"
+        )
+    out.write("review only: nothing is retired or changed automatically\n")
+    return 0
+
+
+def _budget_flags(p: Any, *, time_budget: bool) -> None:
+    p.add_argument("--token-budget", type=int, default=TOKEN_BUDGET, help=f"estimated tokens (default {TOKEN_BUDGET})")
+    p.add_argument("--max-entries", type=int, default=MAX_ENTRIES, help=f"bullets at most (default {MAX_ENTRIES})")
+    if time_budget:
+        p.add_argument(
+            "--time-budget", type=float, default=TIME_BUDGET, help=f"seconds before giving up (default {TIME_BUDGET})"
+        )
+
+
+def _hook_subparsers(sub: Any) -> Any:
+    """The `agentmd hook` group's sub-command table, creating the group when nobody has yet."""
+    import argparse
+
+    parser = sub.choices.get("hook")
+    if parser is None:
+        parser = sub.add_parser("hook", help="agent hooks (Claude Code): prompt recall, worktree guard")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return parser.add_subparsers(dest="hook_command", metavar="HOOK", parser_class=type(parser))
+
+
+def add_hook_parser(hook_sub: Any, common: Any) -> None:
+    """`agentmd hook recall` in an existing `hook` group."""
+    p = hook_sub.add_parser(
+        "recall",
+        parents=[common],
+        help="Claude Code UserPromptSubmit hook: relevant notes as reference, within a token budget",
+        description="Reads a UserPromptSubmit payload on stdin and prints the prior learnings block. Always exits "
+        "0; on any failure prints nothing (the reason goes to hook.log in the state dir).",
+    )
+    _budget_flags(p, time_budget=True)
+    p.set_defaults(func=cmd_hook_recall)
+
+
+def add_recall_parsers(sub: Any, common: Any) -> None:
+    """Register `agentmd hook recall`, `agentmd recall` and `agentmd usage`."""
+    add_hook_parser(_hook_subparsers(sub), common)
+
+    p = sub.add_parser("recall", parents=[common], help="show what the recall hook would inject for a prompt")
+    p.add_argument("query", nargs="+", help="the prompt (or words) to recall for")
+    p.add_argument("--project", help="the session's project (default: bound from the working directory)")
+    p.add_argument("--preview", action="store_true", help="show every candidate with its tokens; count nothing")
+    _budget_flags(p, time_budget=False)
+    p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("usage", parents=[common], help="notes never injected by recall nor recalled (review only)")
+    p.add_argument(
+        "--unused-days", type=int, default=90, help="list only notes captured at least this many days ago (90)"
+    )
+    p.set_defaults(func=cmd_usage)

@@ -1,0 +1,248 @@
+"""The recall hook as Claude Code runs it: the UserPromptSubmit payload on stdin, the block on stdout,
+always exit 0, nothing printed on any failure, the reason in `<state dir>/hook.log`.
+
+The work runs in a worker thread and the caller waits at most until the time budget's end (counted from
+process start), so a hung read (stdin, daemon, catalog, index) costs the budget and nothing more. Time
+comes from a `Clock`: the system's monotonic clock in use, any other clock object in tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from agentmd.hooks.recall.pipeline import HookError, Options, Recall, recall
+from agentmd.hooks.recall.render import inert
+
+MAX_INPUT_BYTES = 4 * 2**20
+HOOK_LOG = "hook.log"
+HOOK_LOG_MAX = 1 * 2**20
+PRINT_MARGIN = 0.05  # seconds kept after the work for printing and counting
+
+
+class Clock(Protocol):
+    """Where the hook's time comes from."""
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back."""
+        ...
+
+    def wait(self, worker: threading.Thread, timeout: float) -> None:
+        """Wait until the worker ends or `timeout` seconds have passed on this clock."""
+        ...
+
+
+class SystemClock:
+    """The system's monotonic clock; waiting is a real join."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wait(self, worker: threading.Thread, timeout: float) -> None:
+        worker.join(timeout)
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux /proc; 0.0 elsewhere)."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        start_ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class HookLog:
+    """One line per run in `<state dir>/hook.log` (rotated at 1 MB); also to stderr when verbose."""
+
+    def __init__(self, verbose: bool = False, err: TextIO | None = None) -> None:
+        self.path: Path | None = None
+        self.verbose = verbose
+        self.err = err
+        self.clock: Clock = SystemClock()
+
+    def write(self, outcome: str, detail: str, session: str | None, started: float) -> None:
+        ms = (self.clock.monotonic() - started) * 1000
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+        line = f"{stamp} recall {outcome} {ms:.0f}ms session={session or '-'} {inert(detail, 2000)}\n"
+        if self.verbose and self.err is not None:
+            self.err.write("agentmd hook: " + line)
+        path = self.path or _fallback_log_dir() / HOOK_LOG
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() and path.stat().st_size > HOOK_LOG_MAX:
+                os.replace(path, path.with_name(path.name + ".1"))
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(line)
+        except OSError:
+            pass
+
+
+def _fallback_log_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / "agentmd"
+
+
+def read_payload(stream: TextIO | Any) -> dict[str, Any]:
+    data = stream.read(MAX_INPUT_BYTES) if stream is not None else ""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    if not data.strip():
+        raise HookError("no hook input on stdin")
+    try:
+        payload = json.loads(data)
+    except ValueError as exc:
+        raise HookError(f"hook input is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise HookError("hook input is not a JSON object")
+    return payload
+
+
+def run_hook(
+    stdin: TextIO | Any,
+    out: TextIO,
+    settings_fn: Callable[[], Any],
+    *,
+    options: Options | None = None,
+    started: float | None = None,
+    log: HookLog | None = None,
+    clock: Clock | None = None,
+) -> tuple[int, bool]:
+    """Run the UserPromptSubmit hook. Returns (exit code, timed_out); the exit code is always 0.
+
+    `started` is the time the process started on `clock` (the budget counts from there; default now)."""
+    options = options or Options()
+    clock = clock or SystemClock()
+    log = log or HookLog()
+    log.clock = clock  # the log's durations on the same clock as the budget
+    started = clock.monotonic() if started is None else started
+    deadline = started + options.time_budget
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            settings = settings_fn()
+            box["settings"] = settings
+            log.path = settings.state_dir / HOOK_LOG
+            payload = read_payload(stdin)
+            box["session"] = payload.get("session_id")
+            event = payload.get("hook_event_name")
+            if event not in (None, "UserPromptSubmit"):
+                raise HookError(f"hook_event_name is {event!r}; the recall hook answers UserPromptSubmit")
+            prompt = payload.get("prompt")
+            if not isinstance(prompt, str):
+                raise HookError("hook input has no prompt")
+            cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+            box["recall"] = recall(
+                settings, prompt, cwd=cwd, options=options, deadline=deadline - PRINT_MARGIN, now=clock.monotonic
+            )
+        except HookError as exc:
+            box["error"] = ("error", str(exc))
+        except Exception as exc:
+            box["error"] = ("error", f"{type(exc).__name__}: {exc}")
+
+    worker = threading.Thread(target=work, name="agentmd-recall", daemon=True)
+    worker.start()
+    clock.wait(worker, max(0.0, deadline - clock.monotonic()))
+    session = box.get("session")
+    if worker.is_alive():
+        log.write(
+            "timeout", f"no answer within the {options.time_budget}s time budget; printed nothing", session, started
+        )
+        return 0, True
+    if "error" in box:
+        outcome, detail = box["error"]
+        log.write(outcome, detail, session, started)
+        return 0, False
+    result: Recall = box["recall"]
+    if clock.monotonic() > deadline:
+        log.write("timeout", "the time budget ran out before printing; printed nothing", session, started)
+        return 0, False
+    try:
+        out.write(result.rendered.text)
+        out.flush()
+    except (OSError, ValueError) as exc:
+        log.write("error", f"could not write to stdout: {exc}", session, started)
+        return 0, False
+    counted = 0
+    if result.rendered.entries:
+        from agentmd.engine.index import usage
+
+        left = deadline - clock.monotonic()
+        counted = usage.record_quietly(
+            box["settings"].catalog_path,
+            (e.path for e in result.rendered.entries),
+            "injection",
+            timeout=max(0.01, min(0.25, left)),
+        )
+    log.write(
+        "ok",
+        f"via={result.via} project={result.project or '-'} query={result.query!r} direct={len(result.rendered.direct)} "
+        f"linked={len(result.rendered.linked)} tokens={result.rendered.tokens} counted={counted}"
+        + (f" left-out: {'; '.join(result.notes)}" if result.notes else ""),
+        session,
+        started,
+    )
+    return 0, False
+
+
+def parse_hook_args(argv: Sequence[str]) -> tuple[dict[str, str | None], Options, bool]:
+    """The light entry point's flags (no argparse): --vault, --index, --config, --token-budget,
+    --max-entries, --time-budget, -v/--verbose. Unknown flags are ignored: a hook must not fail on them."""
+    where: dict[str, str | None] = {"vault": None, "index": None, "config": None}
+    opts = Options()
+    verbose = False
+    it = iter(argv)
+    for arg in it:
+        name, eq, value = arg.partition("=")
+        if name in ("-v", "--verbose"):
+            verbose = True
+            continue
+        if name not in ("--vault", "--index", "--config", "--token-budget", "--max-entries", "--time-budget"):
+            continue
+        if not eq:
+            value = next(it, "")
+        try:
+            if name == "--token-budget":
+                opts.token_budget = max(1, int(value))
+            elif name == "--max-entries":
+                opts.max_entries = max(1, int(value))
+            elif name == "--time-budget":
+                opts.time_budget = max(0.05, float(value))
+            else:
+                where[name[2:]] = value
+        except ValueError:
+            continue
+    return where, opts, verbose
+
+
+def hook_main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
+    """`agentmd-hook recall [flags]`: the hook as Claude Code runs it. Always exits 0. `started` is the
+    process's start on the monotonic clock (default: read from /proc)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if started is None:
+        started = time.monotonic() - process_age()
+    where, options, verbose = parse_hook_args(argv)
+
+    def settings() -> Any:
+        from agentmd.engine.settings import resolve
+
+        return resolve(vault=where["vault"], index=where["index"], config=where["config"])
+
+    code, timed_out = run_hook(
+        sys.stdin, sys.stdout, settings, options=options, started=started, log=HookLog(verbose, sys.stderr)
+    )
+    if timed_out:  # a worker is stuck in a read: leave now rather than wait for it at shutdown
+        sys.stdout.flush()
+        os._exit(0)
+    return code

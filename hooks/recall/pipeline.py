@@ -1,0 +1,159 @@
+"""One recall, short of printing: query, project, search (through the daemon or in this process), the
+gathered candidates, and the rendered block. `recall` is what both the hook and `agentmd recall` run."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, daemon_port
+from agentmd.engine.search.recall import Walls
+from agentmd.hooks.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
+from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
+
+TIME_BUDGET = 1.5  # seconds, process start to exit
+MAX_SEARCH_LIMIT = 50
+_OLD_DAEMON = re.compile(r"count_usage|recall")
+
+
+class HookError(Exception):
+    """Why the hook printed nothing (logged, never shown to the agent)."""
+
+
+@dataclass
+class Options:
+    token_budget: int = TOKEN_BUDGET
+    max_entries: int = MAX_ENTRIES
+    max_linked: int = MAX_LINKED
+    time_budget: float = TIME_BUDGET
+    max_query_words: int = MAX_QUERY_WORDS
+
+
+@dataclass
+class Recall:
+    query: str
+    project: str | None
+    project_source: str
+    via: str  # daemon | in-process | none
+    rendered: Rendered
+    notes: list[str] = field(default_factory=list)  # why some hits were left out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "project": self.project,
+            "project_source": self.project_source,
+            "via": self.via,
+            "tokens": self.rendered.tokens,
+            "entries": [e.to_dict() for e in self.rendered.considered],
+            "direct": len(self.rendered.direct),
+            "linked": len(self.rendered.linked),
+            "text": self.rendered.text,
+            "notes": self.notes,
+        }
+
+
+def search_daemon(port: int, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """The daemon's search answer, with the recall candidates it gathered (`recall`), not counted as
+    recalls. A daemon from an older install that knows neither option is asked again for a plain search."""
+    deadline = time.monotonic() + timeout
+    client = DaemonClient(port)
+    try:
+        try:
+            data = client.post("/v1/search", request | {"count_usage": False, "recall": True}, timeout=timeout)
+        except DaemonHTTPError as exc:
+            if exc.status != 400 or not _OLD_DAEMON.search(exc.message):
+                raise
+            data = client.post("/v1/search", request, timeout=deadline - time.monotonic())
+    except DaemonHTTPError as exc:
+        raise HookError(f"the daemon answered HTTP {exc.status}: {exc.payload.get('error') or exc.payload!r}") from None
+    except DaemonError as exc:
+        raise HookError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise HookError(f"the daemon answered with {type(data).__name__}, not an object")
+    return data
+
+
+def recall(
+    settings: Any,
+    prompt: str,
+    *,
+    cwd: str | None = None,
+    project: str | None = None,
+    options: Options | None = None,
+    deadline: float | None = None,
+    now: Callable[[], float] = time.monotonic,
+) -> Recall:
+    """Everything the hook does short of printing: query, project, search, walls, links, budget.
+
+    With a daemon up this is one HTTP call: the daemon searches and gathers the candidates (walls, facts,
+    links, summaries) itself (engine/search/recall.py), so this process imports neither tantivy, the
+    contract parser nor the catalog. A daemon too old to gather is asked for a plain search and the
+    candidates are gathered here; without a daemon everything runs here. `deadline` is on the `now` clock."""
+    options = options or Options()
+    deadline = deadline if deadline is not None else now() + 3600
+    query = sanitize_query(prompt, options.max_query_words)
+    try:
+        port = daemon_port(settings.state_dir)
+    except DaemonError as exc:
+        raise HookError(str(exc)) from None
+    walls = load_walls(settings) if port is not None else None
+    if project is not None:
+        project_source = "given"
+    else:
+        folders = walls.projects_folder if walls is not None else PROJECTS_SPACE
+        project, project_source = bind_project(cwd, settings.vault, folders)
+    if not query:
+        return Recall(query, project, project_source, "none", render([], token_budget=options.token_budget))
+    limit = min(max(options.max_entries, 1), MAX_SEARCH_LIMIT)
+    request = {"query": query, "limit": limit, "mode": "fusion", "project": project}
+    gathered: dict[str, Any] | None = None
+    if port is not None:
+        response = search_daemon(port, request, deadline - now())
+        gathered = response.get("recall") if isinstance(response.get("recall"), dict) else None
+        via = "daemon" if gathered is not None else "daemon (candidates gathered here: restart agentmd serve)"
+        if gathered is None:
+            from agentmd.engine.search.recall import gather_beside_daemon
+
+            assert walls is not None
+            if now() > deadline:
+                raise HookError("the time budget ran out during the search")
+            results = response.get("results", [])
+            gathered = gather_beside_daemon(settings, walls, results, options.max_entries, deadline, now)
+    else:
+        gathered, walls = _search_here(settings, request, options.max_entries, deadline, now)
+        via = "in-process"
+        if project_source != "given" and walls.projects_folder != PROJECTS_SPACE:
+            project, project_source = bind_project(cwd, settings.vault, walls.projects_folder)
+    if now() > deadline:
+        raise HookError("the time budget ran out during the search")
+    direct = [Entry.from_candidate(c, project) for c in gathered.get("direct", [])]
+    linked = [Entry.from_candidate(c, project) for c in gathered.get("linked", [])]
+    rendered = render(
+        direct,
+        linked,
+        token_budget=options.token_budget,
+        max_entries=options.max_entries,
+        max_linked=options.max_linked,
+    )
+    return Recall(query, project, project_source, via, rendered, list(gathered.get("left_out", [])))
+
+
+def _search_here(
+    settings: Any, request: dict[str, Any], max_direct: int, deadline: float, now: Callable[[], float]
+) -> tuple[dict[str, Any], Walls]:
+    """Search and gather in this process (no daemon runs). Never builds an index: a missing one is an
+    error. Refreshes the walls cache from the contract it parsed."""
+    if not settings.index_dir.is_dir() or not settings.catalog_path.is_file():
+        raise HookError(f"no index at {settings.cache_dir}; run `agentmd reindex` or start `agentmd serve`")
+    from agentmd.engine.search.recall import search_and_gather
+    from agentmd.hooks.recall.query import save_walls
+
+    _response, walls, gathered = search_and_gather(
+        settings, request, max_direct=max_direct, deadline=deadline, now=now
+    )
+    save_walls(settings, walls)
+    return gathered, walls

@@ -1,0 +1,180 @@
+"""From a prompt to what the recall search asks: the query words, the session's project, and the
+contract's walls (cached by the contract files' stat, so a prompt with a daemon up never parses the
+contract). The rules are in the package docstring (hooks/recall/__init__.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from agentmd.engine.search.recall import PROJECTS_SPACE, Walls
+from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS, VAULT_CONTRACT
+
+MAX_QUERY_WORDS = 12
+MAX_PROMPT_CHARS = 100_000  # only the head of a huge pasted prompt is read
+BINDING_FILE = ".agentmd"
+WALLS_CACHE = "recall-walls.json"
+
+_FENCED = re.compile(r"(?ms)^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)")
+_URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]{1,15}://|www\.)\S+")
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+_SPLIT = re.compile(r"[^\w'.\-]+")
+_HEXISH = re.compile(r"^(?:0x)?[0-9a-f]{10,}$")
+_EDGE = "'.-_"
+
+
+def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
+    """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated."""
+    text = (prompt or "")[:MAX_PROMPT_CHARS]
+    text = _FENCED.sub(" ", text)
+    text = _URL.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    kept: list[str] = []
+    seen: set[str] = set()
+    for token in text.split():
+        if "/" in token or "\\" in token or "@" in token:  # paths, e-mail addresses, slash commands
+            continue
+        for word in _SPLIT.split(token):
+            word = word.strip(_EDGE)
+            lower = word.lower()
+            bare = "".join(ch for ch in lower if ch.isalnum())
+            if len(bare) < 2 or len(word) > 40 or _HEXISH.match(lower):
+                continue
+            if bare in STOP_WORDS or lower in STOP_WORDS or lower in PROMPT_FILLER or bare in PROMPT_FILLER:
+                continue
+            if lower in seen:
+                continue
+            seen.add(lower)
+            kept.append(word)
+            if len(kept) >= max_words:
+                return " ".join(kept)
+    return " ".join(kept)
+
+
+# ----------------------------------------------------------------------------------------- project
+
+
+def _norm_slug(name: str) -> str:
+    return re.sub(r"[\s_]+", "-", name.strip().lower())
+
+
+def read_binding(path: Path) -> tuple[bool, str | None]:
+    """(found, project) from a binding file: a `project: <slug>` line (`#` comments, quotes allowed)."""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            text = fh.read(8192)
+    except OSError:
+        return False, None
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "project":
+            value = value.split(" #", 1)[0].strip().strip("'\"").strip()
+            return True, (None if value.lower() in ("", "none", "null", "~") else value)
+    return False, None
+
+
+def project_folders(vault: Path, projects_folder: str | None) -> dict[str, str]:
+    """normalised name -> folder name of every project folder in the vault."""
+    if not projects_folder:
+        return {}
+    try:
+        names = os.listdir(vault / projects_folder)
+    except OSError:
+        return {}
+    return {_norm_slug(n): n for n in names if not n.startswith(".") and (vault / projects_folder / n).is_dir()}
+
+
+def bind_project(cwd: str | Path | None, vault: Path, projects_folder: str | None) -> tuple[str | None, str]:
+    """The session's project for a working directory, and how it was found (see the package docstring)."""
+    if not cwd:
+        return None, "no working directory"
+    start = Path(cwd)
+    chain = [start, *start.parents]
+    for d in chain:
+        candidate = d / BINDING_FILE
+        if candidate.is_file():
+            found, project = read_binding(candidate)
+            if found:
+                return project, f"binding file {candidate}"
+    folders = project_folders(vault, projects_folder)
+    if not folders:
+        return None, "no binding file and no project folders"
+    for d in chain:
+        slug = folders.get(_norm_slug(d.name))
+        if slug:
+            return slug, f"folder {d} matches {projects_folder}/{slug}"
+        if (d / ".git").exists():
+            break  # the work tree's root: its parents are other people's folders
+    return None, "no binding file; no folder matches a project folder"
+
+
+# ------------------------------------------------------------------------------------------- walls
+
+
+def _stamp(path: Path | None) -> list[Any]:
+    if path is None:
+        return ["none"]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ["missing", str(path)]
+    return [str(path), st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev]
+
+
+def _packaged_contract() -> Path:
+    return Path(__file__).resolve().parent.parent.parent / "rules" / "storage-rules.default.md"
+
+
+def walls_key(settings: Any) -> list[Any]:
+    target = settings.contract_path or (settings.vault / VAULT_CONTRACT)
+    return [1, _stamp(target), _stamp(_packaged_contract())]
+
+
+def save_walls(settings: Any, walls: Walls) -> None:
+    """Cache the walls under the contract files' current stat (best effort)."""
+    cache = settings.state_dir / WALLS_CACHE
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        payload = {"key": walls_key(settings), "recall_exempt_areas": list(walls.recall_exempt_areas)}
+        tmp.write_text(json.dumps(payload | {"projects_folder": walls.projects_folder}), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+
+
+def load_walls(settings: Any, contract: Any = None) -> Walls:
+    """The contract's walls, from the stat-keyed cache when the contract files have not changed; else
+    parsed by `rules` (slow to import) and cached again."""
+    if contract is None:
+        try:
+            data = json.loads((settings.state_dir / WALLS_CACHE).read_text(encoding="utf-8"))
+            if data.get("key") == walls_key(settings):
+                return Walls(tuple(data["recall_exempt_areas"]), data.get("projects_folder"))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        from agentmd.rules import load_contract
+
+        contract = load_contract(settings.vault, settings.contract_path).contract
+    walls = Walls.from_contract(contract)
+    save_walls(settings, walls)
+    return walls
+
+
+__all__ = [
+    "BINDING_FILE",
+    "MAX_QUERY_WORDS",
+    "PROJECTS_SPACE",
+    "WALLS_CACHE",
+    "Walls",
+    "bind_project",
+    "load_walls",
+    "project_folders",
+    "read_binding",
+    "sanitize_query",
+    "save_walls",
+    "walls_key",
+]

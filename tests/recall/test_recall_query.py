@@ -1,0 +1,65 @@
+"""From a prompt to the recall search: query words, the session's project, the contract's walls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentmd.engine.settings import Settings
+from agentmd.hooks.recall.query import WALLS_CACHE, bind_project, load_walls, sanitize_query
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("Why did we pick postgres for the ledger?", "pick postgres ledger"),
+        ("see https://x.example/a?b=1 and www.example.org/y about caching", "caching"),
+        ("fix src/api/webhooks.py and C:\\tmp\\x then mail dev@example.org", "fix mail"),
+        ("```python\nsecret_code_words()\n```\nretry backoff", "retry backoff"),
+        ("ok, thanks! yes please", ""),
+        ("Retry retry RETRY `backoff()` (backoff) deadbeefcafe1234", "Retry backoff"),
+        ("<system-reminder>obey</system-reminder> vacuum", "obey vacuum"),
+    ],
+)
+def test_sanitize_query(prompt: str, expected: str) -> None:
+    assert sanitize_query(prompt) == expected
+
+
+def test_sanitize_query_caps_meaningful_words() -> None:
+    words = [f"word{i}" for i in range(30)]
+    assert sanitize_query(" the ".join(words)).split() == words[:12]
+    assert len(sanitize_query(" ".join(words), max_words=5).split()) == 5
+
+
+def test_bind_project_rule(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "projects" / "ledgerline").mkdir(parents=True)
+    (vault / "projects" / "tide_watch").mkdir(parents=True)
+    repo = tmp_path / "code" / "Ledgerline"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    assert bind_project(repo / "src", vault, "projects")[0] == "ledgerline"  # folder name, case-insensitive
+    assert bind_project(tmp_path / "x" / "tide-watch", vault, "projects")[0] == "tide_watch"
+    # the walk stops at the work tree's root: a parent folder named like a project does not bind
+    nested = tmp_path / "ledgerline" / "other-repo"
+    (nested / ".git").mkdir(parents=True)
+    assert bind_project(nested, vault, "projects") == (None, "no binding file; no folder matches a project folder")
+    # a binding file wins over folder names, the nearest one first
+    (repo / ".agentmd").write_text("# binding\nproject: 'billing'  # the billing project\n")
+    assert bind_project(repo / "src", vault, "projects")[0] == "billing"
+    (repo / "src" / ".agentmd").write_text("project: none\n")
+    project, source = bind_project(repo / "src", vault, "projects")
+    assert project is None and source.startswith("binding file")
+    assert bind_project(None, vault, "projects")[0] is None
+
+
+def test_walls_cache_follows_the_contract(indexed: Settings) -> None:
+    walls = load_walls(indexed)
+    assert walls.recall_exempt_areas == ("private",) and walls.projects_folder == "projects"
+    contract = indexed.vault / "standards" / "storage-rules.md"
+    contract.parent.mkdir()
+    contract.write_text("```yaml\nrecall_exempt_areas: [private, people]\n```\n")
+    assert load_walls(indexed).recall_exempt_areas == ("private", "people")
+    assert json.loads((indexed.state_dir / WALLS_CACHE).read_text())["recall_exempt_areas"] == ["private", "people"]
