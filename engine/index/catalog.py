@@ -101,6 +101,8 @@ StatKey = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode
 
 @dataclass(frozen=True, slots=True)
 class NoteRow:
+    """What the catalog knows about one note: its row in `notes` and its rows in the per-document tables."""
+
     path: str
     stat: StatKey
     hash: str
