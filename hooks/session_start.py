@@ -23,17 +23,15 @@ import contextlib
 import datetime as dt
 import json
 import os
-import sqlite3
 import sys
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
 from agentmd.engine.fsutil import read_json
-from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.catalog import Catalog, CatalogError
 
 from .worktree_guard import read_hook_input, standalone_common
 
@@ -63,21 +61,6 @@ def daemon_status(settings: Any, port: int | None, timeout: float) -> dict[str, 
     if isinstance(vault, str) and os.path.realpath(vault) != os.path.realpath(settings.vault):
         return None  # a stale port now held by another vault's daemon
     return data
-
-
-class _ReadOnlyCatalog:
-    """The catalog's own read queries (`Catalog.unfiled`, `get_meta`, `flag_counts`) on a read-only
-    connection: a hook never creates, resets or writes the catalog, even while a daemon writes to it."""
-
-    def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.25, check_same_thread=False)
-
-    def close(self) -> None:
-        self._db.close()
-
-    unfiled = Catalog.unfiled
-    get_meta = Catalog.get_meta
-    flag_counts = Catalog.flag_counts
 
 
 class _EmptyCatalog:
@@ -122,11 +105,11 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]
     now = now or dt.datetime.now(dt.UTC)
     path = settings.catalog_path
     catalog: Any = _EmptyCatalog()
-    if path.exists():
+    if path.exists():  # read-only: a hook never creates, resets or writes the catalog, even beside a daemon
         try:
-            catalog = _ReadOnlyCatalog(path)
+            catalog = Catalog.reader(path, timeout=0.25)
             catalog.get_meta("schema_version")
-        except sqlite3.Error:
+        except CatalogError:
             catalog = _EmptyCatalog()
     try:
         store: Any = _StoreView(catalog)
@@ -136,7 +119,7 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]
                 queue = queue_section(store, settings.state_dir, now)
             else:  # the first status records the baseline; a hook only reads, so count all as inherited
                 queue = {"count": 0, "oldest_age_days": None, "inherited": len(catalog.unfiled()), "red": []}
-        except sqlite3.Error as exc:  # a catalog from another schema, or locked beyond the timeout
+        except CatalogError as exc:  # a catalog from another schema, or locked beyond the timeout
             index = {"red": [], "unreadable": str(exc)}
             queue = {"red": []}
     finally:

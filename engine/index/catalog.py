@@ -4,6 +4,12 @@ It is a cache. Deleting it costs one rebuild. Per-note rows record the stat key 
 (mtime_ns, size, ctime_ns, inode), the content hash, the captured date and where it came from, and the
 fields the rules read. Per-document tables (`PER_DOC_TABLES`) hang off the note's path; deleting a note
 clears all of them in one transaction, and an orphan sweep is the backstop.
+
+This module holds every SQL statement run against the catalog: the daemon's indexer, the recall hook's
+read-only look-ups, the usage counters (engine/index/usage.py) and the session-start hook's status reads
+all go through `Catalog`. It imports only the standard library at load time (the note model's `Link` and
+`EntityRef` are imported when a query first builds them), so the light hook path can count injections
+without loading the YAML parser.
 """
 
 from __future__ import annotations
@@ -11,18 +17,25 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
-from agentmd.vault_schema import EntityRef, Link
+if TYPE_CHECKING:
+    from agentmd.vault_schema import EntityRef, Link
 
 SCHEMA_VERSION = 2  # 2: links and entities tables
 PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")
 # Per-document tables whose rows belong to the path rather than to the note's content: an edit or a
 # rebuild keeps them (the orphan sweep drops them once the note is gone). `usage` holds the recall
-# hook's injection and on-demand recall counts (engine/usage.py).
+# hook's injection and on-demand recall counts (engine/index/usage.py).
 KEPT_ON_REWRITE = ("usage",)
+USAGE_KINDS = ("injection", "recall")
+USAGE_SINCE_KEY = "usage_since"  # meta key: when this catalog started counting
+
+# What every catalog query raises when the database is missing, locked past the wait, or of another schema.
+CatalogError = sqlite3.Error
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,6 +101,8 @@ StatKey = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode
 
 @dataclass(frozen=True, slots=True)
 class NoteRow:
+    """What the catalog knows about one note: its row in `notes` and its rows in the per-document tables."""
+
     path: str
     stat: StatKey
     hash: str
@@ -109,13 +124,61 @@ class NoteRow:
     entity_page: str | None = None  # the entity URI this note is the page for
 
 
-def _link(row: tuple[Any, ...]) -> Link:
-    """A Link from (line, kind, target, heading, block, alias, embed, attachment)."""
-    line, kind, target, heading, block, alias, embed, attachment = row
-    return Link(target, heading, block, alias, bool(embed), kind, line, bool(attachment))
+@dataclass(frozen=True, slots=True)
+class NoteUsage:
+    """One note's usage counts, beside the note's title and captured date."""
+
+    path: str
+    title: str
+    captured: str
+    injections: int
+    recalls: int
+    last_injected: str | None
+    last_recalled: str | None
+
+    @property
+    def last_used(self) -> str | None:
+        return max(filter(None, (self.last_injected, self.last_recalled)), default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"last_used": self.last_used}
 
 
 _LINK_COLUMNS = "line, kind, target, heading, block, alias, embed, attachment"
+
+
+def _links(rows: Iterable[tuple[Any, ...]]) -> list[Link]:
+    """Links from rows of `_LINK_COLUMNS`."""
+    from agentmd.vault_schema import Link
+
+    return [
+        Link(target, heading, block, alias, bool(embed), kind, line, bool(attachment))
+        for line, kind, target, heading, block, alias, embed, attachment in rows
+    ]
+
+
+def _sourced_links(rows: Iterable[tuple[Any, ...]]) -> list[tuple[str, Link]]:
+    """(source path, link) from rows of the source path followed by `_LINK_COLUMNS`."""
+    rows = list(rows)
+    return list(zip((r[0] for r in rows), _links(r[1:] for r in rows), strict=True))
+
+
+_USAGE_UPSERT = {
+    "injection": (
+        "INSERT INTO usage (path, injections, recalls, last_injected) VALUES (?, 1, 0, ?) "
+        "ON CONFLICT(path) DO UPDATE SET injections = injections + 1, last_injected = excluded.last_injected"
+    ),
+    "recall": (
+        "INSERT INTO usage (path, injections, recalls, last_recalled) VALUES (?, 0, 1, ?) "
+        "ON CONFLICT(path) DO UPDATE SET recalls = recalls + 1, last_recalled = excluded.last_recalled"
+    ),
+}
+
+
+def _connect_existing(path: Path, mode: str, timeout: float) -> sqlite3.Connection:
+    """A connection to a catalog file that must already exist (`mode` "ro" or "rw"; never creates it)."""
+    uri = f"{path.resolve().as_uri()}?mode={mode}"
+    return sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None)
 
 
 class Catalog:
@@ -154,19 +217,40 @@ class Catalog:
         return db
 
     @classmethod
-    def reader(cls, path: Path, timeout: float = 0.5) -> Catalog:
-        """A read-only handle on an existing catalog: no schema check, no writes, a short lock wait. For
-        readers that must never modify or wait long on the daemon's catalog (the recall hook). Raises
-        `sqlite3.OperationalError` when the file does not exist."""
+    def _on(cls, path: Path, db: sqlite3.Connection) -> Catalog:
+        """A handle on an open connection to an existing catalog, without the schema check `__init__` makes."""
         self = cls.__new__(cls)
         self.path = path
         self.reset_reason = None
-        uri = path.resolve().as_uri() + "?mode=ro"
-        self._db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None)
+        self._db = db
+        self._stat_cache = None
         return self
+
+    @classmethod
+    def reader(cls, path: Path, timeout: float = 0.5) -> Catalog:
+        """A read-only handle on an existing catalog: no schema check, no writes, a short lock wait. For
+        readers that must never modify or wait long on the daemon's catalog (the recall and session-start
+        hooks, the usage report). Raises `sqlite3.OperationalError` when the file does not exist."""
+        return cls._on(path, _connect_existing(path, "ro", timeout))
+
+    @classmethod
+    def counter(cls, path: Path, timeout: float = 0.25) -> Catalog:
+        """A handle on an existing catalog for `count_usage`: it may write, but makes no schema check, never
+        resets or creates the file, and waits on a lock only `timeout` seconds, so a hook or the daemon's
+        search can count uses beside the indexer. Raises `sqlite3.OperationalError` when the file does not
+        exist."""
+        return cls._on(path, _connect_existing(path, "rw", timeout))
 
     def close(self) -> None:
         self._db.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -354,7 +438,7 @@ class Catalog:
     def links_from(self, path: str) -> list[Link]:
         """The links written in one note, in text order. Targets are as written; resolve with engine.graph."""
         q = f"SELECT {_LINK_COLUMNS} FROM links WHERE path=? ORDER BY line, rowid"
-        return [_link(r) for r in self._db.execute(q, (path,))]
+        return _links(self._db.execute(q, (path,)))
 
     def links_with_keys(self, keys: Iterable[str]) -> list[tuple[str, Link]]:
         """(source path, link) for every link whose target names one of these lower-cased file names
@@ -365,16 +449,18 @@ class Catalog:
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             q = f"SELECT path, {_LINK_COLUMNS} FROM links WHERE target_key IN ({marks}) ORDER BY path, line, rowid"
-            out.extend((r[0], _link(r[1:])) for r in self._db.execute(q, chunk))
+            out.extend(_sourced_links(self._db.execute(q, chunk)))
         return out
 
     def all_links(self) -> list[tuple[str, Link]]:
         """(source path, link) for every link in the vault, by source path and line."""
         q = f"SELECT path, {_LINK_COLUMNS} FROM links ORDER BY path, line, rowid"
-        return [(r[0], _link(r[1:])) for r in self._db.execute(q)]
+        return _sourced_links(self._db.execute(q))
 
     def entities_of(self, path: str) -> list[EntityRef]:
         """The entity references one note makes, in text order (not its own `entity:` declaration)."""
+        from agentmd.vault_schema import EntityRef
+
         q = "SELECT uri, kind, text, line FROM entities WHERE path=? AND page=0 ORDER BY line, rowid"
         return [EntityRef(*r) for r in self._db.execute(q, (path,))]
 
@@ -405,3 +491,41 @@ class Catalog:
             for f in flags.split(","):
                 out[f] = out.get(f, 0) + 1
         return out
+
+    # -- usage counters ----------------------------------------------------------------------------
+
+    def count_usage(self, paths: Iterable[str], kind: str, stamp: str) -> None:
+        """Add one `kind` use ("injection" or "recall", stamped `stamp`) to each of these note paths, and
+        note when this catalog started counting, in one transaction. The paths are counted as given (the
+        caller folds duplicates); a path without a note row is counted too, and the orphan sweep drops it."""
+        if kind not in _USAGE_UPSERT:
+            raise ValueError(f"usage kind {kind!r} is not one of {USAGE_KINDS}")
+        with self.transaction() as db:
+            db.executemany(_USAGE_UPSERT[kind], [(p, stamp) for p in paths])
+            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (USAGE_SINCE_KEY, stamp))
+
+    def usage_counts(self, paths: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """path -> (injections, recalls) for the given paths that were ever counted."""
+        out: dict[str, tuple[int, int]] = {}
+        wanted = list(paths)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            q = f"SELECT path, injections, recalls FROM usage WHERE path IN ({marks})"
+            for p, inj, rec in self._db.execute(q, chunk):
+                out[p] = (int(inj), int(rec))
+        return out
+
+    def usage_since(self) -> str | None:
+        """When this catalog started counting (the first use it recorded), or None when it never counted."""
+        return self.get_meta(USAGE_SINCE_KEY)
+
+    def note_usage(self) -> list[NoteUsage]:
+        """Usage of every note outside the walls (archived, superseded, staged) that is not a self-probe,
+        counted or not, by captured date and path: what the usage report reviews."""
+        rows = self._db.execute(
+            "SELECT n.path, n.title, n.captured, coalesce(u.injections, 0), coalesce(u.recalls, 0),"
+            " u.last_injected, u.last_recalled FROM notes n LEFT JOIN usage u ON u.path = n.path"
+            " WHERE n.wall IS NULL AND ',' || n.flags || ',' NOT LIKE '%,probe,%' ORDER BY n.captured, n.path"
+        )
+        return [NoteUsage(p, t, c, int(i), int(r), li, lr) for p, t, c, i, r, li, lr in rows]

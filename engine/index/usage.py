@@ -13,7 +13,9 @@ Counting is best-effort: a locked or missing catalog drops the counts and logs w
 search or the prompt that caused it. Nothing is retired from these counts: `agentmd usage` lists notes
 that were never used, for a person to review.
 
-This module imports only the standard library, so the light hook entry point can record injections.
+This module holds the counting policy (which paths count, best effort, the background writer) and the
+report; the SQL is the catalog's (`Catalog.counter`, `count_usage`, `usage_counts`, `note_usage`). Both
+import only the standard library, so the light hook entry point can record injections.
 """
 
 from __future__ import annotations
@@ -21,29 +23,18 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.index.catalog import USAGE_KINDS, USAGE_SINCE_KEY, Catalog, CatalogError, NoteUsage
+
 log = logging.getLogger("agentmd.usage")
 
-KINDS = ("injection", "recall")
-SINCE_KEY = "usage_since"  # meta key: when this catalog started counting
-
-_UPSERT = {
-    "injection": (
-        "INSERT INTO usage (path, injections, recalls, last_injected) VALUES (?, 1, 0, ?) "
-        "ON CONFLICT(path) DO UPDATE SET injections = injections + 1, last_injected = excluded.last_injected"
-    ),
-    "recall": (
-        "INSERT INTO usage (path, injections, recalls, last_recalled) VALUES (?, 0, 1, ?) "
-        "ON CONFLICT(path) DO UPDATE SET recalls = recalls + 1, last_recalled = excluded.last_recalled"
-    ),
-}
+KINDS = USAGE_KINDS
+SINCE_KEY = USAGE_SINCE_KEY  # meta key: when this catalog started counting
 
 
 def now_stamp(when: float | None = None) -> str:
@@ -63,7 +54,7 @@ def record(
     catalog_path: Path, paths: Iterable[str], kind: str, *, when: float | None = None, timeout: float = 0.25
 ) -> int:
     """Add one `kind` use to each note in `paths` (a note listed twice counts once). Returns the number of
-    notes counted. Raises `sqlite3.Error` / `OSError` on failure; callers that must not fail use
+    notes counted. Raises `CatalogError` / `OSError` on failure; callers that must not fail use
     `record_quietly`. The catalog must exist (this never creates one)."""
     if kind not in KINDS:
         raise ValueError(f"usage kind {kind!r} is not one of {KINDS}")
@@ -72,19 +63,8 @@ def record(
         return 0
     if not catalog_path.exists():
         raise FileNotFoundError(f"no catalog at {catalog_path}")
-    stamp = now_stamp(when)
-    db = sqlite3.connect(catalog_path, timeout=timeout, isolation_level=None)
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.executemany(_UPSERT[kind], [(p, stamp) for p in rows])
-            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (SINCE_KEY, stamp))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-    finally:
-        db.close()
+    with Catalog.counter(catalog_path, timeout=timeout) as catalog:
+        catalog.count_usage(rows, kind, now_stamp(when))
     return len(rows)
 
 
@@ -92,7 +72,7 @@ def record_quietly(catalog_path: Path, paths: Iterable[str], kind: str, *, timeo
     """`record`, but a failure is logged and counted as nothing recorded."""
     try:
         return record(catalog_path, paths, kind, timeout=timeout)
-    except (sqlite3.Error, OSError) as exc:
+    except (CatalogError, OSError) as exc:
         log.warning("usage counts not recorded (%s): %s", kind, exc)
         return 0
 
@@ -120,7 +100,7 @@ class _Recorder:
             catalog_path, paths, kind, when = self._queue.get()
             try:
                 record(catalog_path, paths, kind, when=when, timeout=5.0)
-            except (sqlite3.Error, OSError, ValueError) as exc:
+            except (CatalogError, OSError, ValueError) as exc:
                 log.warning("usage counts not recorded (%s): %s", kind, exc)
             finally:
                 self._queue.task_done()
@@ -152,56 +132,24 @@ def flush(timeout: float = 5.0) -> bool:
 # ------------------------------------------------------------------------------------------- reading
 
 
-@dataclass(frozen=True, slots=True)
-class NoteUsage:
-    path: str
-    title: str
-    captured: str
-    injections: int
-    recalls: int
-    last_injected: str | None
-    last_recalled: str | None
-
-    @property
-    def last_used(self) -> str | None:
-        return max(filter(None, (self.last_injected, self.last_recalled)), default=None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"last_used": self.last_used}
-
-
-def _connect_ro(catalog_path: Path, timeout: float) -> sqlite3.Connection:
+def _reader(catalog_path: Path, timeout: float) -> Catalog:
     if not catalog_path.exists():
         raise FileNotFoundError(f"no catalog at {catalog_path}; run `agentmd reindex` first")
-    return sqlite3.connect(f"file:{catalog_path}?mode=ro", uri=True, timeout=timeout)
+    return Catalog.reader(catalog_path, timeout=timeout)
 
 
 def counts(catalog_path: Path, paths: Iterable[str], *, timeout: float = 1.0) -> dict[str, tuple[int, int]]:
     """path -> (injections, recalls) for the given notes (0, 0 for a note never counted)."""
     wanted = _unique(paths)
-    out = {p: (0, 0) for p in wanted}
-    db = _connect_ro(catalog_path, timeout)
-    try:
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for p, inj, rec in db.execute(
-                f"SELECT path, injections, recalls FROM usage WHERE path IN ({marks})", chunk
-            ):
-                out[p] = (int(inj), int(rec))
-    finally:
-        db.close()
-    return out
+    with _reader(catalog_path, timeout) as catalog:
+        counted = catalog.usage_counts(wanted)
+    return {p: counted.get(p, (0, 0)) for p in wanted}
 
 
 def since(catalog_path: Path, *, timeout: float = 1.0) -> str | None:
     """When this catalog started counting (the first use it recorded), or None when it never counted."""
-    db = _connect_ro(catalog_path, timeout)
-    try:
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (SINCE_KEY,)).fetchone()
-    finally:
-        db.close()
-    return None if row is None else str(row[0])
+    with _reader(catalog_path, timeout) as catalog:
+        return catalog.usage_since()
 
 
 def report(
@@ -220,18 +168,9 @@ def report(
         raise ValueError("unused_days must be 0 or more")
     day = dt.date.fromisoformat(today) if today else dt.datetime.now(dt.UTC).date()
     cutoff = (day - dt.timedelta(days=unused_days)).isoformat()
-    db = _connect_ro(catalog_path, timeout)
-    try:
-        rows = db.execute(
-            "SELECT n.path, n.title, n.captured, coalesce(u.injections, 0), coalesce(u.recalls, 0),"
-            " u.last_injected, u.last_recalled FROM notes n LEFT JOIN usage u ON u.path = n.path"
-            " WHERE n.wall IS NULL AND ',' || n.flags || ',' NOT LIKE '%,probe,%' ORDER BY n.captured, n.path"
-        ).fetchall()
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (SINCE_KEY,)).fetchone()
-    finally:
-        db.close()
-    started = None if row is None else str(row[0])
-    notes = [NoteUsage(p, t, c, int(i), int(r), li, lr) for p, t, c, i, r, li, lr in rows]
+    with _reader(catalog_path, timeout) as catalog:
+        notes = catalog.note_usage()
+        started = catalog.usage_since()
     considered = [n for n in notes if not (exclude and exclude(n.path))]
     used = sum(1 for n in considered if n.injections or n.recalls)
     unused = [n for n in considered if not n.injections and not n.recalls and n.captured[:10] <= cutoff]
