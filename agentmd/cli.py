@@ -16,7 +16,8 @@ from agentmd.engine.client import DaemonClient, DaemonError
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import read_json
-from agentmd.engine.git.gitops import corpus_write_gate, init_git
+from agentmd.engine.git.gate import corpus_write_gate
+from agentmd.engine.git.repo_init import init_git
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.evaluate import add_eval_parser

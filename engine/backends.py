@@ -12,7 +12,7 @@ from typing import Any
 from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.gitops import Committer
+from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.searcher import SearchRequest, search
 from agentmd.engine.settings import Settings

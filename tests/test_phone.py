@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentmd.engine.git.gitops import Committer
+from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.write.capture import Capturer, CaptureRequest

@@ -29,7 +29,7 @@ from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, js
 from agentmd.engine.daemon.status import compute_status, write_json
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.gitops import Committer
+from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.searcher import SearchRequest, search

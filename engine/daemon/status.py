@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.fsutil import read_json, write_json
-from agentmd.engine.git.gitops import git_health, worktrees_inside
+from agentmd.engine.git.health import git_health, worktrees_inside
 from agentmd.engine.index.reconcile import last_pass
 from agentmd.engine.index.store import Store
 from agentmd.engine.settings import Settings

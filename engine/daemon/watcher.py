@@ -1,6 +1,7 @@
 """File-system watcher: turns inotify events under a vault into debounced sets of vault-relative path hints.
 
-This is the only module that imports watchdog. What the consumer gets, via `on_change(paths)`:
+This module and `watch_observer` are the only ones that import watchdog; every dependence on watchdog's
+internals is in `watch_observer`. What the consumer gets, via `on_change(paths)`:
 
 - vault-relative POSIX paths of files that were created, written, deleted or renamed (a rename gives both
   the old and the new path; an atomic save ``.tmp`` -> ``note.md`` gives ``note.md`` only);
@@ -21,26 +22,28 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from watchdog.events import (
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-    FileClosedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
+from watchdog.events import FileSystemEvent
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
+
+from agentmd.engine.daemon.watch_observer import (
+    ACCEPTED_EVENTS,
+    EVENT_FILTER,
+    MOVED_EVENTS,
+    OVERFLOW_LOGGER,
+    EventHandler,
+    OverflowHook,
+    count_dirs,
+    observer_watches,
+    read_watch_limit,
+    user_watches_in_use,
+)
+from agentmd.engine.daemon.watch_paths import is_ignored
 
 log = logging.getLogger("agentmd.watcher")
 
@@ -50,210 +53,7 @@ VAULT_HINT = "./"
 MAX_LATENCY = 1.0
 """Default upper bound, in seconds, between the first pending event and its flush."""
 
-WATCH_LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
-
-# Always pass an event filter: it narrows the inotify mask, so reads (opened / closed-no-write) cost
-# nothing and the watch walk does not flood the queue (see the research notes on watchdog 7).
-EVENT_FILTER: list[type[FileSystemEvent]] = [
-    FileCreatedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileDeletedEvent,
-    FileClosedEvent,
-    DirCreatedEvent,
-    DirMovedEvent,
-    DirDeletedEvent,
-]
-_ACCEPTED = tuple(EVENT_FILTER)
-_MOVED = (FileMovedEvent, DirMovedEvent)
-
 _JOIN_TIMEOUT = 10.0
-
-# Logged by watchdog.observers.inotify (InotifyWatchGroup.on_queue_overflow) with the watched root as the
-# only argument. watchdog tells its callers nothing else about an overflow, so this record is the signal.
-_OVERFLOW_LOGGER = "watchdog.observers.inotify"
-_OVERFLOW_PREFIX = "Inotify queue overflowed"
-
-# ---------------------------------------------------------------------------------------------------------
-# Ignore rules
-# ---------------------------------------------------------------------------------------------------------
-
-_JUNK_NAME = re.compile(
-    r"""
-      ~$                          # backup: note.md~ (vim, emacs, gedit)
-    | ^\#.*\#$                    # emacs auto-save: #note.md#
-    | ^~\$                        # office owner file: ~$report.docx
-    | \.sw[m-px]$                 # vim swap: .swp, then .swo, .swn, .swm; .swx probe
-    | \.kate-swp$                 # kate swap
-    | \.(?:tmp|crdownload|part|partial)$   # generic temp, chrome / firefox partial downloads
-    | \.(?:md|markdown)\.tmp      # atomic-save temps: note.md.tmp, note.md.tmp.123, note.md.tmp-x1y2
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-
-_VIM_PROBE_FIRST = 4913
-_VIM_PROBE_STEP = 123
-
-
-def _is_vim_probe(name: str) -> bool:
-    """vim checks it may create files in a directory with the names 4913, 5036, 5159, ... (first unused)."""
-    if not name.isdigit() or not name.isascii():
-        return False
-    n = int(name)
-    return n >= _VIM_PROBE_FIRST and (n - _VIM_PROBE_FIRST) % _VIM_PROBE_STEP == 0
-
-
-def is_ignored(rel_path: str) -> bool:
-    """True for vault-relative POSIX paths that must never become documents or trigger work.
-
-    Any component starting with "." (``.git/``, ``.obsidian/``, ``.trash/``, ``.tmp.driveupload/``, dotfiles
-    such as ``.note.md.swp`` or ``.#note.md``) ignores the path. The last component is also checked against
-    editor and downloader temporaries: ``*.swp``/``*.swo``/``*.swx``, ``*~``, ``#*#``, vim's ``4913`` probe,
-    ``*.tmp``, ``*.crdownload``, ``*.part``, ``*.md.tmp*``. A trailing "/" (directory hint) is allowed. The
-    empty path (the vault root itself) is ignored.
-    """
-    parts = [p for p in rel_path.split("/") if p]
-    if not parts:
-        return True
-    if any(p.startswith(".") for p in parts):
-        return True
-    name = parts[-1]
-    return bool(_JUNK_NAME.search(name)) or _is_vim_probe(name)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# inotify accounting (Linux /proc; every function degrades to "unknown" elsewhere)
-# ---------------------------------------------------------------------------------------------------------
-
-
-def read_watch_limit() -> int:
-    """`fs.inotify.max_user_watches`, or 0 when it cannot be read (not Linux, no /proc)."""
-    try:
-        with open(WATCH_LIMIT_FILE, encoding="ascii") as f:
-            return max(0, int(f.read().strip()))
-    except (OSError, ValueError):
-        return 0
-
-
-def _watches_in_fdinfo(path: str) -> int:
-    with open(path, encoding="ascii", errors="replace") as f:
-        return sum(1 for line in f if line.startswith("inotify wd:"))
-
-
-def user_watches_in_use() -> int | None:
-    """inotify watches currently held by processes of this user (one line per watch in /proc/PID/fdinfo).
-
-    Costs one readlink per open descriptor of this user's processes (a few ms on a desktop). None when
-    /proc cannot be read at all.
-    """
-    uid = os.getuid()
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return None
-    total = 0
-    for pid in pids:
-        base = f"/proc/{pid}"
-        try:
-            if os.stat(base).st_uid != uid:
-                continue
-            fds = os.listdir(f"{base}/fd")
-        except OSError:
-            continue  # gone, or not ours to read
-        for fd in fds:
-            try:
-                if os.readlink(f"{base}/fd/{fd}") == "anon_inode:inotify":
-                    total += _watches_in_fdinfo(f"{base}/fdinfo/{fd}")
-            except OSError:
-                continue
-    return total
-
-
-def _observer_watches(observer: BaseObserver | None) -> int | None:
-    """Watches actually held by this observer's own inotify instance, or None if that cannot be read.
-
-    Reads watchdog 7's private ``InotifyObserver._inotify_fd._inotify_fd``; any other layout gives None.
-    """
-    inotify = getattr(observer, "_inotify_fd", None)
-    fd = getattr(inotify, "_inotify_fd", None)
-    if not isinstance(fd, int):
-        return None
-    try:
-        return _watches_in_fdinfo(f"/proc/self/fdinfo/{fd}")
-    except OSError:
-        return None
-
-
-def count_dirs(root: str) -> tuple[int, int]:
-    """(all, note) directories under `root`, root included, symbolic links not followed.
-
-    "all" is what the watches cost: one inotify watch per directory under each top-level folder (dot
-    directories nested in them included); top-level dot folders such as ``.git`` are not watched.
-    "note" counts only directories with no dot component, the ones notes can live in.
-    """
-    total = notes = 0
-    stack: list[tuple[str, bool]] = [(root, False)]
-    while stack:
-        path, dotted = stack.pop()
-        total += 1
-        notes += not dotted
-        try:
-            with os.scandir(path) as it:
-                for entry in it:
-                    try:
-                        if path == root and entry.name.startswith("."):
-                            continue  # top-level dot folders (.git, .obsidian, .trash) are not watched
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, dotted or entry.name.startswith(".")))
-                    except OSError:
-                        continue
-        except OSError:
-            continue
-    return total, notes
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The watcher
-# ---------------------------------------------------------------------------------------------------------
-
-
-class _Handler(FileSystemEventHandler):
-    """Runs on watchdog's observer thread; never lets an exception escape into it."""
-
-    def __init__(self, watcher: VaultWatcher) -> None:
-        super().__init__()
-        self._watcher = watcher
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        try:
-            self._watcher._on_event(event)
-        except Exception:
-            self._watcher._record_error("watch event %r could not be handled", event)
-
-
-class _OverflowHook(logging.Handler):
-    """Notices watchdog's overflow warning for one watched root (watchdog offers no other signal)."""
-
-    def __init__(self, root: str, on_overflow: Callable[[], None]) -> None:
-        super().__init__(logging.WARNING)
-        self._root = os.fsencode(root)
-        self._on_overflow = on_overflow
-
-    def emit(self, record: logging.LogRecord) -> None:
-        msg = record.msg
-        args = record.args
-        if not (isinstance(msg, str) and msg.startswith(_OVERFLOW_PREFIX)):
-            return
-        if not (isinstance(args, tuple) and args):  # the inotify instance's own notice names no folder
-            self._on_overflow()
-            return
-        watched = args[0]
-        if isinstance(watched, str):
-            watched = os.fsencode(watched)
-        if isinstance(watched, bytes) and (
-            watched == self._root or watched.startswith(self._root + b"/")
-        ):  # the root or a top-level watch
-            self._on_overflow()
 
 
 class VaultWatcher:
@@ -299,11 +99,11 @@ class VaultWatcher:
         self._last_at = 0.0
         self._dirs_dirty = False
         self._observer: BaseObserver | None = None
-        self._handler: _Handler | None = None
+        self._handler: EventHandler | None = None
         self._tops: dict[str, ObservedWatch] = {}  # top-level folder name -> its recursive watch
         self._flusher: threading.Thread | None = None
         self._flusher_stop: threading.Event | None = None
-        self._hook: _OverflowHook | None = None
+        self._hook: OverflowHook | None = None
         self._root_id: tuple[int, int] = (0, 0)
         self._root_lost = False
 
@@ -348,14 +148,18 @@ class VaultWatcher:
                 self._root_id = (st.st_dev, st.st_ino)
                 self._root_lost = False
 
-            hook = _OverflowHook(root, self._on_overflow)
-            logging.getLogger(_OVERFLOW_LOGGER).addHandler(hook)
+            hook = OverflowHook(root, self._on_overflow)
+            logging.getLogger(OVERFLOW_LOGGER).addHandler(hook)
             observer: BaseObserver | None = None
             try:
                 observer = Observer()
                 # The root alone, then each top-level folder recursively: dot folders at the top (.git,
                 # .obsidian, .trash) are never watched, so git's own churn never reaches inotify or us.
-                handler = _Handler(self)
+                # Looked up on every event (not bound once), so the current methods always run.
+                handler = EventHandler(
+                    lambda event: self._on_event(event),
+                    lambda event: self._record_error("watch event %r could not be handled", event),
+                )
                 self._handler = handler
                 self._tops = {}
                 observer.schedule(handler, root, recursive=False, event_filter=EVENT_FILTER)
@@ -365,7 +169,7 @@ class VaultWatcher:
                             self._watch_top(observer, entry.name)
                 observer.start()
             except BaseException:
-                logging.getLogger(_OVERFLOW_LOGGER).removeHandler(hook)
+                logging.getLogger(OVERFLOW_LOGGER).removeHandler(hook)
                 if observer is not None:
                     with contextlib.suppress(Exception):
                         observer.stop()
@@ -391,7 +195,7 @@ class VaultWatcher:
         stop_flag, self._flusher_stop = self._flusher_stop, None
         hook, self._hook = self._hook, None
         if hook is not None:
-            logging.getLogger(_OVERFLOW_LOGGER).removeHandler(hook)
+            logging.getLogger(OVERFLOW_LOGGER).removeHandler(hook)
         if observer is not None:
             try:
                 observer.stop()
@@ -483,11 +287,12 @@ class VaultWatcher:
         if observer is None or not event.is_directory:
             return
         src = self._relative(event.src_path)
-        dest = self._relative(event.dest_path) if isinstance(event, _MOVED) and event.dest_path else None
-        gone = isinstance(event, _MOVED) or getattr(event, "event_type", "") == "deleted"
+        dest = self._relative(event.dest_path) if isinstance(event, MOVED_EVENTS) and event.dest_path else None
+        gone = isinstance(event, MOVED_EVENTS) or getattr(event, "event_type", "") == "deleted"
         if src and "/" not in src and not src.startswith(".") and gone:
             self._unwatch_top(observer, src)
-        target = dest if isinstance(event, _MOVED) else (src if getattr(event, "event_type", "") == "created" else None)
+        created = getattr(event, "event_type", "") == "created"
+        target = dest if isinstance(event, MOVED_EVENTS) else (src if created else None)
         if target and "/" not in target and not target.startswith("."):
             self._watch_top(observer, target)
 
@@ -502,7 +307,7 @@ class VaultWatcher:
         return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
     def _on_event(self, event: FileSystemEvent) -> None:
-        if not isinstance(event, _ACCEPTED):
+        if not isinstance(event, ACCEPTED_EVENTS):
             with self._cond:
                 self._ignored += 1
             return
@@ -511,7 +316,7 @@ class VaultWatcher:
         except Exception:
             log.exception("could not update the folder watches after %r", event)
         raws = [event.src_path]
-        if isinstance(event, _MOVED):
+        if isinstance(event, MOVED_EVENTS):
             raws.append(event.dest_path)
         paths: list[str] = []
         for raw in raws:
@@ -603,7 +408,7 @@ class VaultWatcher:
         Both can be off by a few while folders are being created or deleted.
         """
         total, notes = count_dirs(self._root)
-        held = _observer_watches(observer) if observer is not None else None
+        held = observer_watches(observer) if observer is not None else None
         with self._cond:
             limit, in_use = self._watch_limit, max(0, self._watches_in_use)
             estimate = max(0, total - max(0, limit - in_use)) if limit > 0 else 0

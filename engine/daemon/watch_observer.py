@@ -1,0 +1,196 @@
+"""The watcher's side of watchdog and of the kernel's inotify: the event filter, the event handler, the
+overflow signal and the watch accounting.
+
+Two couplings here reach past watchdog's documented API, because watchdog offers no other way:
+
+- an inotify queue overflow is noticed through the warning `watchdog.observers.inotify` logs when it
+  rebuilds a recursive watch (`OVERFLOW_LOGGER`, `OVERFLOW_PREFIX`, the watched path as its argument);
+- the watches an observer really holds are counted through its private inotify instance,
+  ``InotifyObserver._inotify_fd._inotify_fd`` (the descriptor whose /proc fdinfo lists one line per watch).
+
+pyproject.toml pins watchdog below its next major version for that reason, and
+tests/test_watch_observer.py checks both on the installed watchdog. Every function here degrades to
+"unknown" where /proc or those internals are missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers.api import BaseObserver
+
+WATCH_LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
+
+# Always pass an event filter: it narrows the inotify mask, so reads (opened / closed-no-write) cost
+# nothing and the watch walk does not flood the queue (see the research notes on watchdog 7).
+EVENT_FILTER: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+ACCEPTED_EVENTS = tuple(EVENT_FILTER)
+MOVED_EVENTS = (FileMovedEvent, DirMovedEvent)
+
+# Logged by watchdog.observers.inotify (InotifyWatchGroup.on_queue_overflow) with the watched root as the
+# only argument. watchdog tells its callers nothing else about an overflow, so this record is the signal.
+OVERFLOW_LOGGER = "watchdog.observers.inotify"
+OVERFLOW_PREFIX = "Inotify queue overflowed"
+
+
+class EventHandler(FileSystemEventHandler):
+    """Runs on watchdog's observer thread; never lets an exception escape into it.
+
+    `on_event` gets every event; when it raises, `on_error(event)` is called from inside the except block
+    (so it can log the traceback).
+    """
+
+    def __init__(
+        self, on_event: Callable[[FileSystemEvent], None], on_error: Callable[[FileSystemEvent], None]
+    ) -> None:
+        super().__init__()
+        self._on_event = on_event
+        self._on_error = on_error
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        try:
+            self._on_event(event)
+        except Exception:
+            self._on_error(event)
+
+
+class OverflowHook(logging.Handler):
+    """Notices watchdog's overflow warning for one watched root (watchdog offers no other signal).
+
+    Attach it to the `OVERFLOW_LOGGER` logger; `on_overflow` runs on watchdog's thread.
+    """
+
+    def __init__(self, root: str, on_overflow: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._root = os.fsencode(root)
+        self._on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.msg
+        args = record.args
+        if not (isinstance(msg, str) and msg.startswith(OVERFLOW_PREFIX)):
+            return
+        if not (isinstance(args, tuple) and args):  # the inotify instance's own notice names no folder
+            self._on_overflow()
+            return
+        watched = args[0]
+        if isinstance(watched, str):
+            watched = os.fsencode(watched)
+        if isinstance(watched, bytes) and (
+            watched == self._root or watched.startswith(self._root + b"/")
+        ):  # the root or a top-level watch
+            self._on_overflow()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# inotify accounting (Linux /proc; every function degrades to "unknown" elsewhere)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def read_watch_limit() -> int:
+    """`fs.inotify.max_user_watches`, or 0 when it cannot be read (not Linux, no /proc)."""
+    try:
+        with open(WATCH_LIMIT_FILE, encoding="ascii") as f:
+            return max(0, int(f.read().strip()))
+    except (OSError, ValueError):
+        return 0
+
+
+def _watches_in_fdinfo(path: str) -> int:
+    with open(path, encoding="ascii", errors="replace") as f:
+        return sum(1 for line in f if line.startswith("inotify wd:"))
+
+
+def user_watches_in_use() -> int | None:
+    """inotify watches currently held by processes of this user (one line per watch in /proc/PID/fdinfo).
+
+    Costs one readlink per open descriptor of this user's processes (a few ms on a desktop). None when
+    /proc cannot be read at all.
+    """
+    uid = os.getuid()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    total = 0
+    for pid in pids:
+        base = f"/proc/{pid}"
+        try:
+            if os.stat(base).st_uid != uid:
+                continue
+            fds = os.listdir(f"{base}/fd")
+        except OSError:
+            continue  # gone, or not ours to read
+        for fd in fds:
+            try:
+                if os.readlink(f"{base}/fd/{fd}") == "anon_inode:inotify":
+                    total += _watches_in_fdinfo(f"{base}/fdinfo/{fd}")
+            except OSError:
+                continue
+    return total
+
+
+def observer_watches(observer: BaseObserver | None) -> int | None:
+    """Watches actually held by this observer's own inotify instance, or None if that cannot be read.
+
+    Reads watchdog 7's private ``InotifyObserver._inotify_fd._inotify_fd``; any other layout gives None.
+    """
+    inotify = getattr(observer, "_inotify_fd", None)
+    fd = getattr(inotify, "_inotify_fd", None)
+    if not isinstance(fd, int):
+        return None
+    try:
+        return _watches_in_fdinfo(f"/proc/self/fdinfo/{fd}")
+    except OSError:
+        return None
+
+
+def count_dirs(root: str) -> tuple[int, int]:
+    """(all, note) directories under `root`, root included, symbolic links not followed.
+
+    "all" is what the watches cost: one inotify watch per directory under each top-level folder (dot
+    directories nested in them included); top-level dot folders such as ``.git`` are not watched.
+    "note" counts only directories with no dot component, the ones notes can live in.
+    """
+    total = notes = 0
+    stack: list[tuple[str, bool]] = [(root, False)]
+    while stack:
+        path, dotted = stack.pop()
+        total += 1
+        notes += not dotted
+        try:
+            with os.scandir(path) as it:
+                for entry in it:
+                    try:
+                        if path == root and entry.name.startswith("."):
+                            continue  # top-level dot folders (.git, .obsidian, .trash) are not watched
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((entry.path, dotted or entry.name.startswith(".")))
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total, notes

@@ -1,0 +1,92 @@
+"""What `git status` reports as changed in the vault, and the paths agentmd never commits on its own.
+
+Both the committer (what to commit) and the corpus-write gate (what is uncommitted) read the worktree
+through `read_status`; `under_dot_dir` and `is_scratch` are the rules for untracked paths the committer
+leaves alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentmd.engine.git.runner import CycleFailure, GitCli
+
+_VIM_SWAP_RE = re.compile(r"\.sw[a-px]$")
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    x: str
+    y: str
+    path: str
+
+    @property
+    def untracked(self) -> bool:
+        return self.x == "?"
+
+    @property
+    def staged(self) -> bool:
+        return self.x not in (" ", "?", "!")
+
+    @property
+    def unmerged(self) -> bool:
+        return "U" in (self.x, self.y) or self.x + self.y in ("AA", "DD")
+
+
+def _parse_status(out: bytes) -> list[StatusEntry]:
+    """`git status --porcelain=v1 -z` output as entries (a rename's source becomes its own entry)."""
+    fields = out.split(b"\0")
+    entries: list[StatusEntry] = []
+    i = 0
+    while i < len(fields):
+        raw = fields[i]
+        i += 1
+        if len(raw) < 4:
+            continue
+        x, y = chr(raw[0]), chr(raw[1])
+        entries.append(StatusEntry(x, y, os.fsdecode(raw[3:])))
+        if x in "RC" or y in "RC":
+            if i < len(fields) and fields[i]:
+                entries.append(StatusEntry(x, y, os.fsdecode(fields[i])))
+            i += 1
+    return entries
+
+
+def under_dot_dir(path: str) -> bool:
+    return any(part.startswith(".") for part in path.split("/")[:-1])
+
+
+def is_scratch(path: str) -> bool:
+    """Editor swap/backup files, sync-client temp files and OS clutter: never committed when untracked."""
+    name = path.rsplit("/", 1)[-1]
+    return (
+        bool(_VIM_SWAP_RE.search(name))
+        or name.endswith("~")
+        or name.startswith(".#")
+        or name == "4913"
+        or name in (".DS_Store", "Thumbs.db", "desktop.ini")
+        or name.startswith("._")
+        or (name.startswith(".~lock.") and name.endswith("#"))
+        or path.startswith(".tmp.driveupload/")
+        or "/.tmp.driveupload/" in path
+        or (name.startswith(".") and name.endswith(".capture-tmp"))  # agentmd's own, mid-capture or crashed
+    )
+
+
+def read_status(git: GitCli, index: Path | None = None, *, optional_locks: bool = True) -> list[StatusEntry]:
+    run = git.run(
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+        "--ignore-submodules=none",
+        index=index,
+        optional_locks=optional_locks,
+    )
+    if run.code != 0:
+        raise CycleFailure(f"`git status` failed: {run.why()}")
+    return _parse_status(run.out)

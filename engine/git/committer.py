@@ -1,0 +1,578 @@
+"""The committer: commits what git reports dirty in the vault, one commit per origin.
+
+Each commit carries an `origin:` trailer (capture, phone, self-probe or local-edit): the daemon registers
+the origin of its own writes with `note_origin`, files under the contract's phone paths are `phone`, and
+everything else is `local-edit`. When to run a cycle (the debounce after the last write) is the daemon's
+decision; a cycle commits whatever is dirty at that moment.
+
+The lock protocol
+-----------------
+A commit cycle holds `.git/index.lock` for its whole read-modify-write, as C git does:
+
+1. create `.git/index.lock` exclusively, with the marker `held by agentmd (pid N, host H, boot B)`;
+2. copy `.git/index` to a private index in `.git/`; run `git status` and `git add` against the copy
+   (`GIT_INDEX_FILE`, so git locks `<copy>.lock`, never the real index) and build each commit object with
+   `git write-tree` + `git commit-tree` (no ref moves yet);
+3. open a `git update-ref --stdin` transaction and `prepare` it: HEAD and its branch are now locked and
+   their old value verified;
+4. write the new index bytes into the lock file, fsync it and rename it over `.git/index`, the way git
+   publishes an index;
+5. `commit` the ref transaction: HEAD moves.
+
+While index.lock is held a user's `git add` or `git commit` fails fast with "index.lock exists" and their
+tool retries, instead of racing us. On any failure before step 4 the private files, the ref transaction
+and our lock are dropped, and neither `.git/index` nor HEAD has changed. Whose lock is whose, and when one
+may be removed, is `agentmd.engine.git.lock`.
+
+Why HEAD moves last, but is locked first. `git commit` reads HEAD and the index *before* it takes
+index.lock. If HEAD moved first and the index followed a moment later (the order `git commit` itself
+uses), a user's commit starting in between would see the new HEAD with the old index and silently revert
+our commit in history; the concurrency test caught exactly that with the simple order. Here HEAD is locked
+before the index is published and moved right after, so any commit that read the old HEAD fails on the
+ref lock or on its compare-and-swap and its tool retries with fresh state; when that happens to our
+own compare-and-swap (an as-is `git commit` releases index.lock before it moves HEAD), nothing has been
+published yet and the cycle simply starts over.
+
+What no protocol can prevent: an as-is `git commit` that *read* the index while we held the lock and
+takes the lock after we release it writes its stale copy back. That is git's own read-before-lock race
+(two plain git processes have it too). Its cost is history noise, never content: the user's next commit
+may undo a daemon change in history, the file on disk keeps its newest bytes, and the next cycle commits
+it again. agentmd's own commits never go backwards.
+
+Staging decision
+----------------
+The user's staging is theirs. A path whose index entry differs from HEAD (anything `git add`,
+`git rm --cached` or `git mv` put there, including a partial `git add -p`) is left exactly as staged:
+the cycle neither re-adds nor commits it, and says so once in its warnings. Every other dirty path is
+committed. When the user has something staged, our commit trees are built in a second private index
+(HEAD plus exactly our entries), so their staged entries never enter our commits, and the published index
+keeps them untouched: their own `git commit` later commits exactly what they staged.
+
+Failures and skips are counted by `agentmd.engine.git.health.CommitAccounting`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentmd.engine.git.changes import StatusEntry, is_scratch, read_status, under_dot_dir
+from agentmd.engine.git.health import REPACK_EVERY_SECONDS, CommitAccounting, git_health, inspect_repo, repack
+from agentmd.engine.git.lock import (
+    IndexLock,
+    acquire,
+    private_index_path,
+    remove_own_stale_lock,
+    sweep_private_indexes,
+)
+from agentmd.engine.git.refs import HeadMoved, RefUpdate
+from agentmd.engine.git.runner import (
+    HEX_ID,
+    CycleFailure,
+    GitCli,
+    GitMissing,
+    absolute_path,
+    listing,
+    plural,
+    printable,
+)
+
+ORIGINS = ("capture", "phone", "self-probe", "local-edit")
+
+REGISTRATION_TTL_SECONDS = 3600.0  # a note_origin registration whose file never showed up expires
+AGENTMD_NAME = "agentmd"
+AGENTMD_EMAIL = "agentmd@localhost"
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    origin: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CycleResult:
+    commits: list[Commit]
+    skipped: str | None
+    error: str | None
+    warnings: list[str]
+
+
+@dataclass
+class _Registration:
+    origin: str
+    at: float
+    token: int = field(default_factory=lambda: secrets.randbits(48))
+
+
+class Committer:
+    """Commits what git reports dirty, one commit per origin, under the index.lock protocol."""
+
+    def __init__(
+        self,
+        vault: Path,
+        *,
+        phone_paths: Callable[[], Sequence[str]],
+        large_file_bytes: int = 20 * 2**20,
+        lock_wait: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.vault = absolute_path(vault)
+        self.phone_paths = phone_paths
+        self.large_file_bytes = large_file_bytes
+        self.lock_wait = lock_wait
+        self.clock = clock
+        self.sleep = sleep
+        self.wall = wall
+        # The accounting reads `self.wall` at every stamp, so a wall clock assigned later takes effect.
+        self._accounting = CommitAccounting(lambda: self.wall())
+        self.state = self._accounting.state
+        self._git = GitCli(self.vault)
+        self._registrations: dict[str, _Registration] = {}
+        self._reg_mutex = threading.Lock()
+        self._cycle_mutex = threading.Lock()
+        self._reported: set[str] = set()
+        self._last_repack: float | None = None
+        self._untracked_dot_dirs: set[str] = set()
+
+    # -- start-up -------------------------------------------------------------------------------
+
+    def prepare(self) -> list[str]:
+        """At daemon start: clear our own stale lock and temp files, pin the repo-local gc settings."""
+        health = git_health(self.vault)
+        if health.reason in ("not-a-repository", "broken", "git-missing"):
+            return [f"git is degraded ({health.reason}): {health.detail}; commits are off until it is fixed"]
+        lines: list[str] = []
+        with self._cycle_mutex:
+            line = remove_own_stale_lock(self._git.gitdir)
+            if line:
+                lines.append(line)
+            lines.extend(sweep_private_indexes(self._git.gitdir))
+            for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):
+                current = self._git.run("config", "--local", "--get", key)
+                now = current.text if current.code == 0 else None
+                if now == value:
+                    continue
+                run = self._git.run("config", "--local", key, value)
+                if run.code == 0:
+                    was = f"was {now!r}" if now is not None else "was unset"
+                    lines.append(f"set {key}={value} in the vault repository's own config ({was})")
+                else:
+                    lines.append(f"could not set {key}={value} in the vault repository: {run.why()}")
+        return lines
+
+    def first_commit(self) -> CycleResult:
+        """`agentmd init-git`'s first commit: like a cycle, but `.obsidian/` is committed too."""
+        return self._cycle(initial=True)
+
+    @property
+    def untracked_dot_dirs(self) -> list[str]:
+        """Top-level dot folders the last cycle left untracked (it never commits them on its own)."""
+        return sorted(self._untracked_dot_dirs)
+
+    # -- origins --------------------------------------------------------------------------------
+
+    def note_origin(self, path: str, origin: str) -> None:
+        """Register the origin of a write the daemon is about to make; used when that path is committed."""
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown commit origin {origin!r}; use one of {', '.join(ORIGINS)}")
+        rel = path.replace(os.sep, "/").lstrip("/")
+        while rel.startswith("./"):
+            rel = rel[2:]
+        with self._reg_mutex:
+            self._registrations[rel] = _Registration(origin, self.clock())
+
+    def _phone_prefixes(self, warnings: list[str]) -> list[str]:
+        try:
+            raw = list(self.phone_paths() or ())
+        except Exception as exc:
+            warnings.append(f"could not read phone_paths ({exc}); phone files are committed as local-edit")
+            return []
+        prefixes = []
+        for p in raw:
+            p = str(p).replace("\\", "/").strip().strip("/")
+            while p.startswith("./"):
+                p = p[2:]
+            if p:
+                prefixes.append(p + "/")
+        return prefixes
+
+    # -- the cycle ------------------------------------------------------------------------------
+
+    def commit_cycle(self) -> CycleResult:
+        """One cycle: commit everything dirty, grouped by origin. Never raises."""
+        with self._cycle_mutex:
+            try:
+                return self._cycle()
+            except Exception as exc:  # the committer thread must survive anything
+                return self._failed(f"unexpected error in the commit cycle: {type(exc).__name__}: {exc}", [])
+
+    def _failed(self, message: str, warnings: list[str], commits: list[Commit] | None = None) -> CycleResult:
+        self._accounting.failed(message)
+        return CycleResult(commits or [], None, message, warnings)
+
+    def _skipped(self, message: str, warnings: list[str]) -> CycleResult:
+        self._accounting.skipped(message)
+        return CycleResult([], message, None, warnings)
+
+    def _succeeded(self, commits: list[Commit], warnings: list[str]) -> CycleResult:
+        self._accounting.succeeded(commits[-1].sha if commits else None)
+        return CycleResult(commits, None, None, warnings)
+
+    def _cycle(self, *, initial: bool = False) -> CycleResult:
+        warnings: list[str] = []
+        attempts = 5
+        for attempt in range(attempts):
+            try:
+                return self._attempt(warnings, initial=initial, last=attempt == attempts - 1)
+            except HeadMoved:
+                self.sleep(0.01 * 2**attempt)
+        raise AssertionError("unreachable: the last attempt never raises HeadMoved")
+
+    def _attempt(self, warnings: list[str], *, initial: bool, last: bool) -> CycleResult:
+        git = self._git
+        try:
+            health = inspect_repo(self.vault)
+        except GitMissing as exc:
+            return self._failed(f"git is not installed or not on PATH ({exc}); install git", warnings)
+        if not health.ok and health.reason != "no-commits":
+            return self._failed(f"git is degraded ({health.reason}): {health.detail}", warnings)
+        busy = self._operation_in_progress()
+        if busy:
+            return self._skipped(busy, warnings)
+        lock = self._acquire(self.lock_wait)
+        if isinstance(lock, str):
+            return self._skipped(lock, warnings)
+        tmp_index = private_index_path(git.gitdir)
+        tree_index = private_index_path(git.gitdir)
+        try:
+            try:
+                base = self._head()
+                self._make_private_index(tmp_index, has_head=base is not None)
+                entries = read_status(git, tmp_index)
+                unmerged = sorted({e.path for e in entries if e.unmerged})
+                if unmerged:
+                    return self._skipped(
+                        f"unmerged paths ({listing(unmerged, 5)}): resolve the conflict and commit it; agentmd "
+                        "commits again once the index has no conflicts",
+                        warnings,
+                    )
+                groups = self._plan(entries, warnings, initial=initial)
+                if not groups:
+                    return self._succeeded([], warnings)
+                user_staged = any(e.staged for e in entries)
+                commits = self._make_commits(groups, base, tmp_index, tree_index, user_staged, warnings, initial)
+                if not commits:
+                    return self._succeeded([], warnings)
+                new_index = tmp_index.read_bytes()
+                ref = RefUpdate(git, commits[-1].sha, base, _reflog(commits, base))
+                ref.prepare()  # HEAD locked and its old value verified, before anything is published
+                try:
+                    lock.publish(new_index, git.index)
+                except BaseException:
+                    ref.abort()
+                    raise
+            except (CycleFailure, OSError) as exc:
+                if isinstance(exc, HeadMoved) and not last:
+                    raise
+                message = str(exc) if isinstance(exc, CycleFailure) else f"file system error in .git: {exc}"
+                return self._failed(message, warnings)
+        finally:
+            lock.release()
+            for leftover in (tmp_index, tree_index):
+                for name in (leftover, Path(f"{leftover}.lock")):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name)
+        # The new index is in place; HEAD, locked since before that, moves now (see "Why HEAD moves last").
+        problem = ref.commit()
+        if problem:
+            return self._head_not_moved(commits, problem, warnings)
+        for commit in commits:
+            self._consume_registrations(commit.paths)
+            warnings.extend(self._large_files(commit.paths))
+        return self._succeeded(commits, warnings)
+
+    def _large_files(self, paths: Iterable[str]) -> list[str]:
+        found = []
+        for path in paths:
+            with contextlib.suppress(OSError):
+                size = os.lstat(self.vault / path).st_size
+                if size > self.large_file_bytes:
+                    found.append(
+                        f"committed a large file: {printable(path)} ({size} bytes, {size / 2**20:.1f} MiB); "
+                        "big attachments bloat the vault's history, consider keeping them outside the vault"
+                    )
+        return found
+
+    def _head(self) -> str | None:
+        run = self._git.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        return run.text if run.code == 0 and run.text else None
+
+    def _make_commits(
+        self,
+        groups: list[tuple[str, list[str]]],
+        base: str | None,
+        tmp_index: Path,
+        tree_index: Path,
+        user_staged: bool,
+        warnings: list[str],
+        initial: bool,
+    ) -> list[Commit]:
+        """Build one commit object per origin group, chained on `base`; no ref moves here.
+
+        `tmp_index` (a copy of the real index) receives our paths with `git add` and becomes the published
+        index. The commit trees hold HEAD plus our paths only: straight from `tmp_index` when nobody had
+        anything staged, otherwise from `tree_index`, rebuilt from the parent commit and given exactly the
+        entries `git add` produced, so the user's staged entries never reach our commits.
+        """
+        git = self._git
+        identity = self._identity_env()
+        parent = base
+        parent_tree = self._tree_of(base) if base else None
+        if user_staged and base:
+            run = git.run("read-tree", base, index=tree_index)
+            if run.code != 0:
+                raise CycleFailure(f"`git read-tree HEAD` into a private index failed: {run.why()}")
+        commits: list[Commit] = []
+        for origin, paths in groups:
+            spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
+            run = git.run("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
+            if run.code != 0 and "did not match any files" in run.why():
+                # A new file vanished between `git status` and `git add` (an editor's temp file, a sync
+                # client's staging copy): leave it out and add the rest; the next cycle sees the new state.
+                present = [p for p in paths if os.path.lexists(os.path.join(self.vault, p))]
+                tracked = git.run("ls-files", "-z", "--", *[p for p in paths if p not in present], index=tmp_index)
+                keep = set(present)
+                if tracked.code == 0:
+                    keep |= {os.fsdecode(x) for x in tracked.out.split(b"\0") if x}
+                paths = [p for p in paths if p in keep]
+                if not paths:
+                    continue
+                spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
+                run = git.run(
+                    "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec
+                )
+            if run.code != 0:
+                raise CycleFailure(f"`git add` of {plural(len(paths), 'path')} failed: {run.why()}")
+            if user_staged:
+                self._copy_entries(paths, tmp_index, tree_index, parent)
+            run = git.run("write-tree", index=tree_index if user_staged else tmp_index)
+            if run.code != 0:
+                raise CycleFailure(f"`git write-tree` failed: {run.why()}")
+            tree = run.text
+            if tree == parent_tree:
+                continue  # the files went back to their committed content before we read them
+            args = ["commit-tree", tree, "--no-gpg-sign", "-F", "-"]
+            if parent:
+                args[2:2] = ["-p", parent]
+            message = _message(origin, paths, initial=initial)
+            run = git.run(*args, env=identity, stdin=message.encode("utf-8"))
+            if run.code != 0 or not HEX_ID.fullmatch(run.text):
+                raise CycleFailure(f"`git commit-tree` ({origin}, {plural(len(paths), 'path')}) failed: {run.why()}")
+            commits.append(Commit(run.text, origin, tuple(paths)))
+            parent, parent_tree = run.text, tree
+        return commits
+
+    def _tree_of(self, commit: str) -> str:
+        run = self._git.run("rev-parse", "--verify", f"{commit}^{{tree}}")
+        if run.code != 0:
+            raise CycleFailure(f"cannot read the tree of HEAD {commit[:12]}: {run.why()}")
+        return run.text
+
+    def _copy_entries(self, paths: list[str], source: Path, target: Path, parent: str | None) -> None:
+        """Give `target` exactly the entries `source` holds for `paths` (absent there means removed)."""
+        run = self._git.run("ls-files", "--stage", "-z", index=source)
+        if run.code != 0:
+            raise CycleFailure(f"`git ls-files` of the private index failed: {run.why()}")
+        wanted = set(paths)
+        lines: list[bytes] = []
+        for record in run.out.split(b"\0"):
+            raw_path = record.partition(b"\t")[2]
+            if raw_path and os.fsdecode(raw_path) in wanted:
+                wanted.discard(os.fsdecode(raw_path))
+                lines.append(record)
+        if parent:  # mode 0 removes the entry: the path was deleted in the worktree
+            zero = "0" * len(parent)
+            lines.extend(f"0 {zero}\t".encode() + os.fsencode(p) for p in sorted(wanted))
+        if not lines:
+            return
+        run = self._git.run("update-index", "-z", "--index-info", index=target, stdin=b"\0".join(lines) + b"\0")
+        if run.code != 0:
+            raise CycleFailure(f"`git update-index --index-info` failed: {run.why()}")
+
+    def _head_not_moved(self, commits: list[Commit], problem: str, warnings: list[str]) -> CycleResult:
+        """The index was published but HEAD could not be moved: put our paths back to unstaged."""
+        paths = sorted({p for c in commits for p in c.paths})
+        message = (
+            f"moving HEAD to the new commit failed after the index was updated ({problem}). Nothing is lost: the "
+            "files are unchanged on disk and the next cycle commits them again"
+        )
+        restored = self._unstage(paths)
+        if restored:
+            message += f"; {restored}"
+        return self._failed(message, warnings)
+
+    def _unstage(self, paths: list[str]) -> str | None:
+        """Reset `paths` in the real index to HEAD, under the lock; None when done, else what went wrong."""
+        git = self._git
+        lock = self._acquire(self.lock_wait)
+        if isinstance(lock, str):
+            return f"could not re-take the index lock to unstage them ({lock}); run `git reset -q -- <paths>`"
+        tmp_index = private_index_path(git.gitdir)
+        try:
+            head = self._head()
+            self._make_private_index(tmp_index, has_head=head is not None)
+            spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
+            how = ["reset", "--quiet", head] if head else ["rm", "--cached", "--quiet", "--ignore-unmatch"]
+            run = git.run(*how, "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
+            if run.code not in (0, 1):
+                return f"unstaging them failed ({run.why()}); run `git reset -q -- <paths>`"
+            lock.publish(tmp_index.read_bytes(), git.index)
+            return None
+        except (CycleFailure, OSError) as exc:
+            return f"unstaging them failed ({exc}); run `git reset -q -- <paths>`"
+        finally:
+            lock.release()
+            for name in (tmp_index, Path(f"{tmp_index}.lock")):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+
+    def _operation_in_progress(self) -> str | None:
+        gitdir = self._git.gitdir
+        for name, what in (
+            ("MERGE_HEAD", "a merge"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase or `git am`"),
+        ):
+            if os.path.lexists(gitdir / name):
+                return (
+                    f"{what} is in progress in the vault repository (.git/{name}); finish or abort it, and "
+                    "agentmd commits again on the next cycle"
+                )
+        return None
+
+    def _acquire(self, wait: float) -> IndexLock | str:
+        """Take `.git/index.lock`, waiting up to `wait` seconds with backoff; a message when we could not."""
+        return acquire(self._git.gitdir / "index.lock", wait, clock=self.clock, sleep=self.sleep)
+
+    def _make_private_index(self, tmp_index: Path, *, has_head: bool) -> None:
+        try:
+            data = self._git.index.read_bytes()
+        except FileNotFoundError:
+            data = None
+        except OSError as exc:
+            raise CycleFailure(f"cannot read {self._git.index} ({exc.strerror or exc})") from exc
+        if data is not None:
+            fd = os.open(tmp_index, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+        elif has_head:  # the index is gone (deleted, or lost to a sync client): start from HEAD, as `git reset`
+            run = self._git.run("read-tree", "HEAD", index=tmp_index)
+            if run.code != 0:
+                raise CycleFailure(f"the index is missing and `git read-tree HEAD` failed: {run.why()}")
+
+    def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool) -> list[tuple[str, list[str]]]:
+        staged_by_user = sorted({e.path for e in entries if e.staged})
+        nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
+        chosen: list[str] = []
+        self._untracked_dot_dirs = set()
+        blocked = set(staged_by_user)
+        for e in entries:
+            if e.path in blocked or e.path.endswith("/"):
+                continue
+            if e.untracked:
+                if under_dot_dir(e.path) and not (initial and e.path.startswith(".obsidian/")):
+                    self._untracked_dot_dirs.add(e.path.split("/")[0] + "/")
+                    continue
+                if is_scratch(e.path) or not os.path.lexists(self.vault / e.path):
+                    continue
+            chosen.append(e.path)
+        persistent = set()
+        if staged_by_user:
+            persistent.add(
+                f"left {plural(len(staged_by_user), 'path')} staged by someone else for them to commit: "
+                f"{listing(staged_by_user)}"
+            )
+        if nested:
+            persistent.add(
+                f"left nested git repositories or worktrees alone: {listing(nested)} (agentmd never commits them)"
+            )
+        warnings.extend(sorted(persistent - self._reported))
+        self._reported = persistent
+        by_origin: dict[str, list[str]] = {}
+        prefixes = self._phone_prefixes(warnings)
+        with self._reg_mutex:
+            now = self.clock()
+            for key in [k for k, r in self._registrations.items() if now - r.at > REGISTRATION_TTL_SECONDS]:
+                del self._registrations[key]
+            registered = {p: r.origin for p, r in self._registrations.items()}
+        for path in dict.fromkeys(chosen):
+            origin = registered.get(path)
+            if origin is None:
+                origin = "phone" if any(path.startswith(pre) for pre in prefixes) else "local-edit"
+            by_origin.setdefault(origin, []).append(path)
+        return [(o, sorted(by_origin[o])) for o in ORIGINS if o in by_origin]
+
+    def _identity_env(self) -> dict[str, str]:
+        run = self._git.run("config", "--get-regexp", r"^user\.(name|email)$")
+        keys = {line.split(" ", 1)[0].lower() for line in run.text.splitlines() if " " in line}
+        if {"user.name", "user.email"} <= keys:
+            return {}
+        return {
+            "GIT_AUTHOR_NAME": AGENTMD_NAME,
+            "GIT_AUTHOR_EMAIL": AGENTMD_EMAIL,
+            "GIT_COMMITTER_NAME": AGENTMD_NAME,
+            "GIT_COMMITTER_EMAIL": AGENTMD_EMAIL,
+        }
+
+    def _consume_registrations(self, paths: Iterable[str]) -> None:
+        with self._reg_mutex:
+            for path in paths:
+                self._registrations.pop(path, None)
+
+    # -- maintenance ----------------------------------------------------------------------------
+
+    def repack_if_due(self) -> str | None:
+        """At most once per 24 h (injected clock): a lossless `git repack -d` under our index.lock."""
+        with self._cycle_mutex:
+            now = self.clock()
+            if self._last_repack is not None and now - self._last_repack < REPACK_EVERY_SECONDS:
+                return None
+            message, done = repack(self.vault, clock=self.clock)
+            if done:
+                self._last_repack = now
+            return message
+
+
+def _reflog(commits: Sequence[Commit], base: str | None) -> str:
+    kind = "commit (initial)" if base is None else "commit"
+    if len(commits) == 1:
+        return f"{kind}: {_message(commits[0].origin, commits[0].paths).splitlines()[0]}"
+    return f"{kind}: agentmd, {len(commits)} commits ({', '.join(c.origin for c in commits)})"
+
+
+def _message(origin: str, paths: Sequence[str], *, initial: bool = False) -> str:
+    """Summary line, blank line, `origin:` trailer, final newline (so git parses the trailer)."""
+    if initial:
+        summary = f"{origin}: initial commit of {plural(len(paths), 'file')}"
+    else:
+        shown = ", ".join(printable(p) for p in paths[:3])
+        more = f", and {len(paths) - 3} more" if len(paths) > 3 else ""
+        summary = f"{origin}: {plural(len(paths), 'file')} ({shown}{more})"
+    return f"{summary}\n\norigin: {origin}\n"

@@ -1,0 +1,222 @@
+"""`.git/index.lock`: taking it, publishing an index through it, and telling whose a lock is.
+
+agentmd takes the lock the way git does, by creating the file exclusively, and writes a marker into it:
+`held by agentmd (pid N, host H, boot B)`. A lock that is not ours (empty, as a running git command
+leaves it, or any other content) is never removed: the committer waits for it with backoff, then skips
+the cycle and says whose lock it is. Our own lock is removed only at daemon start, and only when its
+marker names this host and this boot and a process that no longer exists (`remove_own_stale_lock`);
+the private index copies a crashed agentmd left in `.git/` are swept at the same time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from agentmd.engine.fsutil import fsync_dir_quietly
+from agentmd.engine.git.runner import CycleFailure
+
+LOCK_MARKER_RE = re.compile(r"held by agentmd \(pid (\d+), host (.+), boot ([^()\s]+)\)\n")
+STRAY_TEMP_AGE_SECONDS = 6 * 3600.0
+_TEMP_INDEX_PREFIX = "index.agentmd-"
+_TEMP_NAME_RE = re.compile(r"index\.agentmd-(\d+)-[0-9a-f]+(?:\.lock)?")
+
+
+def boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _marker() -> bytes:
+    return f"held by agentmd (pid {os.getpid()}, host {socket.gethostname()}, boot {boot_id()})\n".encode()
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a real pid: treat as alive, i.e. never ours to remove
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists but belongs to someone else, or cannot be probed
+    return True
+
+
+def describe_lock(content: bytes) -> str:
+    if not content:
+        return "an empty lock (what a running git command leaves)"
+    m = LOCK_MARKER_RE.fullmatch(content.decode("utf-8", "replace"))
+    if m is None:
+        return "a process other than agentmd"
+    pid, host, boot = int(m.group(1)), m.group(2), m.group(3)
+    if host != socket.gethostname() or boot != boot_id():
+        return f"agentmd pid {pid} on host {host} (boot {boot[:8]}), not this machine or boot"
+    state = "running" if pid_alive(pid) else "no longer running; `agentmd serve` removes it at start"
+    return f"agentmd pid {pid} ({state})"
+
+
+class IndexLock:
+    """`.git/index.lock`, created exclusively and holding our marker until the new index is published."""
+
+    def __init__(self, path: Path, fd: int, marker: bytes) -> None:
+        self.path = path
+        self.fd: int | None = fd
+        self.marker = marker
+        self.ino = os.fstat(fd).st_ino
+
+    @classmethod
+    def try_create(cls, path: Path) -> IndexLock | None:
+        marker = _marker()
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except FileExistsError:
+            return None
+        try:
+            view = memoryview(marker)
+            while view:
+                view = view[os.write(fd, view) :]
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        return cls(path, fd, marker)
+
+    def still_ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.ino
+        except OSError:
+            return False
+
+    def publish(self, data: bytes, target: Path) -> None:
+        """Write `data` into the lock file and rename it over `target`, the way git publishes an index."""
+        assert self.fd is not None
+        if not self.still_ours():
+            raise CycleFailure(
+                f"{self.path} was removed or replaced by another process while agentmd held it; "
+                f"{target} was not updated. Run `git status` and `git reset` if the index looks wrong"
+            )
+        fd = self.fd
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, os.stat(target).st_mode & 0o777)
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        os.close(fd)
+        self.fd = None
+        os.replace(self.path, target)
+        fsync_dir_quietly(target.parent)
+
+    def release(self) -> None:
+        """Close and remove the lock, but only while it still is the file we created with our marker."""
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+            if self.still_ours():
+                with contextlib.suppress(OSError):
+                    if self.path.read_bytes() == self.marker:
+                        os.unlink(self.path)
+
+
+def _lock_age(path: Path) -> float | None:
+    try:
+        return max(0.0, time.time() - os.stat(path).st_mtime)
+    except OSError:
+        return None
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def private_index_path(gitdir: Path) -> Path:
+    """A fresh name in `.git/` for a private index copy of this process (swept after a crash)."""
+    return gitdir / f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def acquire(
+    path: Path,
+    wait: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> IndexLock | str:
+    """Take the lock at `path`, waiting up to `wait` seconds with backoff; a message when we could not."""
+    start = clock()
+    delay = 0.01
+    for _ in range(100_000):
+        lock = IndexLock.try_create(path)
+        if lock is not None:
+            return lock
+        waited = clock() - start
+        if waited >= wait:
+            break
+        sleep(min(delay, max(wait - waited, 0.001)))
+        delay = min(delay * 2, 0.5)
+    content = _read_or_empty(path)
+    age = _lock_age(path)
+    age_text = f"{age:.0f} s old" if age is not None else "gone by now"
+    return (
+        f"{path} is held by {describe_lock(content)}, {age_text}; waited {clock() - start:.1f} s and "
+        "skipped this cycle (the next cycle retries). agentmd never removes it: if no git command is running, "
+        "delete it by hand"
+    )
+
+
+def remove_own_stale_lock(gitdir: Path) -> str | None:
+    """Remove `.git/index.lock` only when a dead agentmd of this host and boot left it; a line saying what
+    was found, None when there was no lock."""
+    path = gitdir / "index.lock"
+    try:
+        before = os.stat(path)
+        content = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read {path} ({exc.strerror or exc}); it is left alone"
+    m = LOCK_MARKER_RE.fullmatch(content.decode("utf-8", "replace"))
+    age = max(0.0, time.time() - before.st_mtime)
+    if m is None:
+        return f"{path} exists ({describe_lock(content)}, age {age:.0f} s); agentmd did not write it and leaves it"
+    pid, host, boot = int(m.group(1)), m.group(2), m.group(3)
+    if host != socket.gethostname() or boot != boot_id() or pid == os.getpid() or pid_alive(pid):
+        return f"{path} is held by {describe_lock(content)} (age {age:.0f} s); it is left alone"
+    with contextlib.suppress(FileNotFoundError):
+        after = os.stat(path)
+        if (after.st_ino, after.st_size, after.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns):
+            return f"{path} changed while it was being checked; it is left alone"
+        os.unlink(path)
+    return f"removed a stale index.lock left by a dead agentmd (pid {pid})"
+
+
+def sweep_private_indexes(gitdir: Path) -> list[str]:
+    """Delete private index copies left in `.git/` by an agentmd that is gone (or that are very old)."""
+    lines = []
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(gitdir):
+            m = _TEMP_NAME_RE.fullmatch(entry.name)
+            if m is None or int(m.group(1)) == os.getpid():
+                continue
+            with contextlib.suppress(OSError):
+                if not pid_alive(int(m.group(1))) or now - entry.stat().st_mtime > STRAY_TEMP_AGE_SECONDS:
+                    os.unlink(entry.path)
+                    lines.append(f"removed a temporary file left by an earlier agentmd: .git/{entry.name}")
+    return lines
+

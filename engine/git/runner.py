@@ -1,0 +1,193 @@
+"""How agentmd launches git: the only place a git process is started.
+
+It drives the git CLI through GitPython's command wrapper (`git.Git.execute`), never GitPython's own
+index code, because the CLI honours `.git/index.lock` the way every other git tool does and GitPython's
+index writer does not.
+
+Every git process started here is hardened against a hostile or sync-damaged repository:
+hooks are pointed at `/dev/null`, `core.fsmonitor` is off, signing is off, and the git directory,
+work tree, index, object directory and pathspec mode are set explicitly so that nothing inherited
+from the environment can redirect a command. Pathspecs are literal (a note called `[draft].md` is a
+file name, not a glob).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+GIT_TIMEOUT_SECONDS = 600.0
+
+HEX_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+"""A full object id (SHA-1 or SHA-256)."""
+
+_SAFE_CONFIG = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+)
+
+
+class GitMissing(Exception):
+    """The git executable (or GitPython, which needs it) is not available."""
+
+
+class CycleFailure(Exception):
+    """A git step of a commit cycle (or of reading the worktree) failed; the message is what goes into
+    `last_commit_error`."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Running git
+
+
+@dataclass(frozen=True)
+class GitRun:
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def text(self) -> str:
+        return os.fsdecode(self.out).strip()
+
+    def why(self) -> str:
+        """The last lines git printed, for an error message."""
+        msg = (self.err or os.fsdecode(self.out)).strip()
+        lines = [ln.strip() for ln in msg.splitlines() if ln.strip()]
+        loud = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+        tail = " / ".join((loud or lines)[-3:]) if lines else f"exit status {self.code}, no message"
+        return tail[:500]
+
+
+def _git_module() -> Any:
+    try:
+        import git  # GitPython: imported lazily because it refuses to import when git is missing
+    except ImportError as exc:
+        raise GitMissing(str(exc).strip().splitlines()[0] if str(exc).strip() else "GitPython is unavailable") from exc
+    return git
+
+
+class GitCli:
+    """The git CLI for one vault, with the hardening described in the module docstring."""
+
+    def __init__(self, vault: Path) -> None:
+        self.vault = vault
+        self.gitdir = vault / ".git"
+        self.index = self.gitdir / "index"
+
+    def command(
+        self,
+        args: Sequence[str],
+        *,
+        index: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        optional_locks: bool = True,
+        repo_options: bool = True,
+    ) -> tuple[Any, list[str], dict[str, str]]:
+        """GitPython's module, the hardened argv and the environment for one git command."""
+        gitmod = _git_module()
+        exe = getattr(gitmod.Git, "GIT_PYTHON_GIT_EXECUTABLE", None) or "git"
+        argv = [exe, f"--git-dir={self.gitdir}", f"--work-tree={self.vault}", *_SAFE_CONFIG, *args]
+        full_env = {
+            "GIT_INDEX_FILE": str(index or self.index),
+            "GIT_OBJECT_DIRECTORY": str(self.gitdir / "objects"),
+            "GIT_COMMON_DIR": str(self.gitdir),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
+            "GIT_CONFIG_PARAMETERS": "",
+            "GIT_CONFIG_COUNT": "0",
+            "GIT_LITERAL_PATHSPECS": "1",
+            "GIT_GLOB_PATHSPECS": "0",
+            "GIT_NOGLOB_PATHSPECS": "0",
+            "GIT_ICASE_PATHSPECS": "0",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "GIT_EDITOR": "true",
+            "GIT_OPTIONAL_LOCKS": "1" if optional_locks else "0",
+        }
+        if not repo_options:  # `git init`: the repository does not exist yet
+            for key in ("GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"):
+                full_env.pop(key)
+        full_env.update(env or {})
+        return gitmod, argv, full_env
+
+    def run(
+        self,
+        *args: str,
+        index: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        optional_locks: bool = True,
+        timeout: float = GIT_TIMEOUT_SECONDS,
+        repo_options: bool = True,
+        stdin: bytes | None = None,
+    ) -> GitRun:
+        gitmod, argv, full_env = self.command(
+            args, index=index, env=env, optional_locks=optional_locks, repo_options=repo_options
+        )
+        with contextlib.ExitStack() as stack:
+            istream = None
+            if stdin is not None:  # a real file, so any size works without a pipe deadlock
+                istream = stack.enter_context(tempfile.TemporaryFile())
+                istream.write(stdin)
+                istream.seek(0)
+            try:
+                code, out, err = gitmod.Git(str(self.vault)).execute(
+                    argv,
+                    istream=istream,
+                    env=full_env,
+                    with_extended_output=True,
+                    with_exceptions=False,
+                    stdout_as_string=False,
+                    strip_newline_in_stdout=False,
+                    kill_after_timeout=timeout,
+                )
+            except gitmod.exc.GitCommandNotFound as exc:
+                raise GitMissing(f"the git executable could not be started ({exc})") from exc
+        return GitRun(int(code), out if isinstance(out, bytes) else os.fsencode(str(out)), str(err))
+
+    def popen(self, *args: str) -> Any:
+        """A git process with pipes on stdin/stdout/stderr, for a conversation (`update-ref --stdin`).
+
+        Returns GitPython's handle; keep it referenced while talking: dropping it terminates the process.
+        """
+        gitmod, argv, full_env = self.command(args)
+        try:
+            return gitmod.Git(str(self.vault)).execute(argv, istream=subprocess.PIPE, env=full_env, as_process=True)
+        except gitmod.exc.GitCommandNotFound as exc:
+            raise GitMissing(f"the git executable could not be started ({exc})") from exc
+
+
+# --------------------------------------------------------------------------------------------------
+# Paths and wording shared by every message
+
+
+def absolute_path(vault: Path) -> Path:
+    return Path(os.path.abspath(os.fspath(vault)))
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def listing(paths: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(printable(p) for p in paths[:limit])
+    return shown + (f", and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def printable(path: str) -> str:
+    return "".join(ch if ch.isprintable() else "?" for ch in path)
+

@@ -1,0 +1,354 @@
+"""The committer against real repositories: what gets committed with which origin, the user's staging,
+the first commit of an empty repository, and a user's own git running alongside.
+
+Every test builds a real repository in tmp_path and plays the user with the real git CLI.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from git_helpers import (
+    blob,
+    cat_file_batch,
+    changed_in,
+    committer,
+    git,
+    make_repo,
+    origins,
+    show,
+    status,
+    stray_temp_files,
+    tree,
+    write,
+)
+
+from agentmd.engine.git.committer import ORIGINS, Committer
+from agentmd.engine.git.gate import corpus_write_gate
+from agentmd.engine.git.health import git_health
+
+# --------------------------------------------------------------------------------------------------
+# What gets committed, and with which origin
+
+
+def test_edits_new_deleted_renamed_and_binary_files_commit_as_local_edit(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "v", {"notes/a.md": "a\n", "notes/b.md": "b\n", "notes/c.md": "c\n", "img.png": b"\x89"}
+    )
+    write(repo, "notes/a.md", "a edited\n")
+    write(repo, "notes/new.md", "new\n")
+    (repo / "notes/b.md").unlink()
+    (repo / "notes/c.md").rename(repo / "notes/c-renamed.md")
+    write(repo, "img.png", b"\x89PNG\x00\x01")
+    write(repo, "data/table.csv", "x,y\n1,2\n")
+
+    result = committer(repo).commit_cycle()
+
+    assert result.error is None and result.skipped is None
+    assert [c.origin for c in result.commits] == ["local-edit"]
+    commit = result.commits[0]
+    assert set(commit.paths) == {
+        "notes/a.md",
+        "notes/new.md",
+        "notes/b.md",
+        "notes/c.md",
+        "notes/c-renamed.md",
+        "img.png",
+        "data/table.csv",
+    }
+    assert commit.sha == git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert origins(repo) == ["local-edit"]  # the hand-made initial commit has no trailer
+    assert tree(repo) == {"notes/a.md", "notes/new.md", "notes/c-renamed.md", "img.png", "data/table.csv"}
+    assert blob(repo, "HEAD:img.png") == b"\x89PNG\x00\x01"
+    assert status(repo) == []
+    assert stray_temp_files(repo) == []
+
+
+
+def test_message_has_summary_blank_line_and_parseable_trailer(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    for i in range(5):
+        write(repo, f"n/{i}.md", f"{i}\n")
+    committer(repo).commit_cycle()
+    raw = git(repo, "log", "-1", "--format=%B").stdout
+    subject, blank, trailer = raw.split("\n")[:3]
+    assert subject == "local-edit: 5 files (n/0.md, n/1.md, n/2.md, and 2 more)"
+    assert blank == "" and trailer == "origin: local-edit"
+    parsed = subprocess.run(
+        ["git", "interpret-trailers", "--parse"], input=raw, capture_output=True, text=True, check=True
+    ).stdout
+    assert parsed.strip() == "origin: local-edit"
+
+
+
+def test_phone_file_and_hand_edit_become_two_commits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    write(repo, "inbox/phone/clip.md", "from the phone\n")
+    write(repo, "notes/a.md", "edited by hand\n")
+    write(repo, "inbox/phoney.md", "not under the phone folder\n")
+
+    result = committer(repo, phone=("inbox/phone/",)).commit_cycle()
+
+    assert [(c.origin, c.paths) for c in result.commits] == [
+        ("phone", ("inbox/phone/clip.md",)),
+        ("local-edit", ("inbox/phoney.md", "notes/a.md")),
+    ]
+    assert origins(repo) == ["local-edit", "phone"]
+    assert changed_in(repo, "HEAD~1") == {"inbox/phone/clip.md"}
+    assert changed_in(repo, "HEAD") == {"inbox/phoney.md", "notes/a.md"}
+
+
+
+def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    c = committer(repo)
+    c.note_origin("memory/decision.md", "capture")
+    write(repo, "memory/decision.md", "decided\n")
+    c.note_origin("probe/self.md", "self-probe")
+    write(repo, "probe/self.md", "probe\n")
+    write(repo, "notes/b.md", "hand\n")
+
+    result = c.commit_cycle()
+
+    assert [c.origin for c in result.commits] == ["capture", "self-probe", "local-edit"]
+    assert origins(repo) == ["local-edit", "self-probe", "capture"]
+    write(repo, "memory/decision.md", "edited later by hand\n")
+    assert [c.origin for c in c.commit_cycle().commits] == ["local-edit"]
+    with pytest.raises(ValueError, match="unknown commit origin"):
+        c.note_origin("x.md", "agent")
+    assert ORIGINS == ("capture", "phone", "self-probe", "local-edit")
+
+
+
+def test_untracked_dot_dirs_and_scratch_files_are_never_committed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v", {"notes/x.md": "x\n", ".obsidian/app.json": "{}\n"})
+    write(repo, ".obsidian/app.json", '{"theme": "dark"}\n')  # tracked: committed
+    write(repo, ".obsidian/new.json", "{}\n")  # untracked under a dot dir: left alone
+    write(repo, "notes/.hidden/deep.md", "x\n")
+    for scratch in ("notes/x.md.swp", "notes/x.md.swx", "notes/x.md~", "notes/.#x.md", "notes/4913"):
+        write(repo, scratch, "scratch\n")
+    write(repo, ".tmp.driveupload/y", "upload\n")
+    write(repo, "notes/keep.md", "real note\n")
+
+    result = committer(repo).commit_cycle()
+
+    assert [set(c.paths) for c in result.commits] == [{".obsidian/app.json", "notes/keep.md"}]
+    assert tree(repo) == {"notes/x.md", ".obsidian/app.json", "notes/keep.md"}
+    assert '"dark"' in show(repo, "HEAD:.obsidian/app.json")
+    left = {line[3:] for line in status(repo)}
+    assert ".obsidian/new.json" in left and "notes/x.md.swp" in left and ".tmp.driveupload/y" in left
+
+
+
+def test_large_file_is_committed_with_a_warning(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    write(repo, "attachments/scan.pdf", b"%PDF" + b"\0" * 4996)
+    result = committer(repo, large_file_bytes=1000).commit_cycle()
+    assert result.commits and "attachments/scan.pdf" in tree(repo)
+    assert any("attachments/scan.pdf" in w and "5000 bytes" in w for w in result.warnings)
+
+
+
+def test_nothing_dirty_is_a_success_that_commits_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    head = git(repo, "rev-parse", "HEAD").stdout
+    result = committer(repo).commit_cycle()
+    assert result == type(result)([], None, None, [])
+    assert git(repo, "rev-parse", "HEAD").stdout == head
+    assert stray_temp_files(repo) == []
+
+
+
+# --------------------------------------------------------------------------------------------------
+# The user's staging
+
+
+def test_user_staging_is_preserved_and_left_for_the_user(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v", {"notes/a.md": "one\n", "notes/b.md": "b\n", "notes/gone.md": "g\n"})
+    write(repo, "notes/a.md", "one\ntwo\n")
+    git(repo, "add", "notes/a.md")  # the user stages part of their work ...
+    write(repo, "notes/a.md", "one\ntwo\nthree\n")  # ... and keeps editing
+    staged_blob = git(repo, "rev-parse", ":notes/a.md").stdout.strip()
+    write(repo, "notes/new.md", "new\n")
+    git(repo, "add", "notes/new.md")
+    git(repo, "rm", "-q", "--cached", "notes/gone.md")  # untrack, keep the file
+    write(repo, "notes/b.md", "edited by hand, not staged\n")
+
+    c = committer(repo)
+    result = c.commit_cycle()
+
+    assert [c.paths for c in result.commits] == [("notes/b.md",)]
+    assert changed_in(repo) == {"notes/b.md"}
+    assert git(repo, "rev-parse", ":notes/a.md").stdout.strip() == staged_blob
+    assert set(git(repo, "diff", "--cached", "--name-only").stdout.split()) == {
+        "notes/a.md",
+        "notes/new.md",
+        "notes/gone.md",
+    }
+    assert any("notes/a.md" in w and "staged" in w for w in result.warnings)
+    assert c.commit_cycle().warnings == []  # said once, not every cycle
+
+    git(repo, "commit", "-q", "-m", "the user's own commit")
+    assert show(repo, "HEAD:notes/a.md") == "one\ntwo\n"
+    assert "notes/gone.md" not in tree(repo)
+    # After the user's commit, the rest of a.md is an ordinary hand edit, and notes/gone.md is an ordinary
+    # untracked, not ignored file: both are committed (to keep a file out of history, .gitignore it).
+    result = c.commit_cycle()
+    assert [c.paths for c in result.commits] == [("notes/a.md", "notes/gone.md")]
+    assert show(repo, "HEAD:notes/a.md") == "one\ntwo\nthree\n"
+    assert status(repo) == []
+
+
+
+def test_missing_index_is_rebuilt_from_head_not_read_as_mass_deletion(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v", {f"n/{i}.md": f"{i}\n" for i in range(5)})
+    (repo / ".git/index").unlink()
+    write(repo, "n/0.md", "changed\n")
+    result = committer(repo).commit_cycle()
+    assert [c.paths for c in result.commits] == [("n/0.md",)]
+    assert tree(repo) == {f"n/{i}.md" for i in range(5)}
+    assert status(repo) == []
+
+
+
+def test_merge_in_progress_skips_the_cycle(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    sha = git(repo, "rev-parse", "HEAD").stdout
+    (repo / ".git/MERGE_HEAD").write_text(sha)
+    write(repo, "notes/a.md", "mid-merge edit\n")
+    result = committer(repo).commit_cycle()
+    assert result.skipped and "merge" in result.skipped and not result.commits
+    assert stray_temp_files(repo) == []
+
+
+
+# --------------------------------------------------------------------------------------------------
+# First commits and identity
+
+
+def test_daemon_makes_the_first_commit_of_an_empty_repository(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    git(vault, "init", "-q", "-b", "main")
+    write(vault, "notes/first.md", "first\n")
+    assert git_health(vault).reason == "no-commits"
+    result = Committer(vault, phone_paths=tuple).commit_cycle()
+    assert [x.paths for x in result.commits] == [("notes/first.md",)]
+    assert git_health(vault).ok and corpus_write_gate(vault).ok
+    assert origins(vault) == ["local-edit"]
+
+
+
+def test_fixed_identity_when_the_repository_has_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git(vault, "init", "-q", "-b", "main")
+    write(vault, "a.md", "a\n")
+    assert Committer(vault, phone_paths=tuple).commit_cycle().commits
+    assert git(vault, "log", "-1", "--format=%an <%ae>|%cn <%ce>").stdout.strip() == (
+        "agentmd <agentmd@localhost>|agentmd <agentmd@localhost>"
+    )
+
+
+
+# --------------------------------------------------------------------------------------------------
+# Concurrency with a user's own git
+
+
+def test_user_git_loop_and_committer_cycles_lose_nothing(tmp_path: Path) -> None:
+    """A user's add/commit loop against ~100+ daemon cycles: nothing lost, nothing reverted, staging intact.
+
+    The user's files live in a dot folder, so the daemon never picks them up while they are untracked
+    and each user commit must contain exactly what the user staged. After staging, the user appends a
+    tail to the file: the daemon must never slip that unstaged tail into the user's commit, and commits
+    it itself once the user's commit made the file tracked.
+    """
+    repo = make_repo(tmp_path / "v", {"daemon/seed.md": "seed\n", ".user/seed.md": "seed\n"})
+    user_files = [f".user/u{i:03d}.md" for i in range(200)]
+    errors: list[str] = []
+    retryable = ("index.lock", "cannot lock ref")
+
+    def user_loop() -> None:
+        def retrying(*args: str) -> None:
+            for _ in range(3000):
+                proc = git(repo, *args, check=False)
+                if proc.returncode == 0:
+                    return
+                if not any(text in proc.stderr for text in retryable):
+                    errors.append(f"{args}: {proc.stderr}{proc.stdout}")
+                    return
+                time.sleep(0.002)
+            errors.append(f"{args}: gave up retrying")
+
+        for i, rel in enumerate(user_files):
+            write(repo, rel, f"user note {i}\n")
+            retrying("add", "--", rel)
+            write(repo, rel, f"user note {i}\nunstaged tail\n")  # staged and worktree now differ
+            retrying("commit", "-q", "-m", f"user commit {i}")
+
+    c = committer(repo)
+    daemon_commits = 0
+    thread = threading.Thread(target=user_loop)
+    started = time.monotonic()
+    thread.start()
+    cycles = 0
+    while (cycles < 100 or thread.is_alive()) and cycles < 3000:
+        write(repo, f"daemon/d{cycles % 10}.md", f"daemon edit {cycles}\n")
+        result = c.commit_cycle()
+        # "HEAD changed" is benign: nothing was changed; user commits moved HEAD during all five attempts.
+        assert result.error is None or result.error.startswith("HEAD changed"), result.error
+        daemon_commits += len(result.commits)
+        cycles += 1
+    thread.join(timeout=60)
+    for _ in range(3):
+        daemon_commits += len(c.commit_cycle().commits)
+    assert time.monotonic() - started < 30
+
+    assert errors == []
+    assert status(repo) == []
+    assert stray_temp_files(repo) == []
+    fsck = git(repo, "fsck", "--full", "--no-progress", check=False)
+    assert fsck.returncode == 0, fsck.stderr
+    assert int(git(repo, "rev-list", "--count", "HEAD").stdout) == 1 + len(user_files) + daemon_commits
+
+    # Every user commit exists once and holds exactly the staged version of its file.
+    user_log = [ln.split(" ") for ln in git(repo, "log", "--format=%H %s", "--grep=^user commit ").stdout.splitlines()]
+    assert sorted(int(parts[-1]) for parts in user_log) == list(range(len(user_files)))
+    specs = "".join(f"{parts[0]}:.user/u{int(parts[-1]):03d}.md\n" for parts in user_log)
+    staged_versions: list[str | None] = cat_file_batch(repo, specs)
+    assert staged_versions == [f"user note {int(parts[-1])}\n" for parts in user_log]
+    # The unstaged tails were committed by the daemon afterwards.
+    for i, rel in enumerate(user_files):
+        assert show(repo, f"HEAD:{rel}") == f"user note {i}\nunstaged tail\n"
+
+    # No agentmd commit ever takes a daemon file back to an older edit. A *user's* plain `git commit` can:
+    # it reads the index before taking index.lock, so when it reads during a cycle and writes after it,
+    # it puts back a stale index (git's own read-before-lock race, the same between two git processes).
+    # That costs history noise, never content: the file keeps its newest edit and the next cycle
+    # commits it again, which the HEAD check above proves.
+    log = git(repo, "log", "--format=%x00%H%x01%(trailers:key=origin,valueonly)%x01", "--name-only", "--", "daemon")
+    changes = []
+    for chunk in log.stdout.split("\0")[1:]:
+        sha, origin, names = chunk.split("\x01")
+        changes += [(sha, origin.strip(), name) for name in names.split() if name != "daemon/seed.md"]
+    specs = "".join(f"{sha}:{name}\n{sha}^:{name}\n" for sha, _, name in changes)
+    blobs = cat_file_batch(repo, specs)
+    user_reverts = 0
+    for n, (sha, origin, name) in enumerate(changes):
+        new, old = blobs[2 * n], blobs[2 * n + 1]
+        went_back = new is not None and old is not None and int(new.split()[-1]) < int(old.split()[-1])
+        if origin:
+            assert not went_back, f"agentmd commit {sha} took {name} back from {old!r} to {new!r}"
+        user_reverts += went_back
+    assert user_reverts <= len(user_files)
+    print(f"user commits that undid a daemon change in history (git's race, content kept): {user_reverts}")
+
