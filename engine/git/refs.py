@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from typing import Any
 
 from agentmd.engine.git.runner import GIT_TIMEOUT_SECONDS, CycleFailure, GitCli, GitRun
 
@@ -32,7 +31,6 @@ class RefUpdate:
         self.old = old or "0" * len(new)  # the zero id: HEAD's branch must not exist yet
         self.reflog = reflog
         self.proc: subprocess.Popen[bytes] | None = None
-        self._handle: Any = None  # GitPython's wrapper: it kills the process when garbage-collected
 
     def _say(self, text: str) -> str:
         assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
@@ -63,8 +61,7 @@ class RefUpdate:
         return GitRun(1, b"", err.decode("utf-8", "replace")).why()
 
     def prepare(self) -> None:
-        self._handle = self.git.popen("update-ref", "-m", self.reflog, "--stdin")
-        self.proc = self._handle.proc
+        self.proc = self.git.popen("update-ref", "-m", self.reflog, "--stdin")
         started = self._say("start\n")
         prepared = self._say(f"update HEAD {self.new} {self.old}\nprepare\n") if started == "start: ok" else ""
         if prepared != "prepare: ok":

@@ -1,8 +1,7 @@
 """How agentmd launches git: the only place a git process is started.
 
-It drives the git CLI through GitPython's command wrapper (`git.Git.execute`), never GitPython's own
-index code, because the CLI honours `.git/index.lock` the way every other git tool does and GitPython's
-index writer does not.
+It runs the git CLI with `subprocess`, never a library's own index code: the CLI honours `.git/index.lock`
+the way every other git tool does.
 
 Every git process started here is hardened against a hostile or sync-damaged repository:
 hooks are pointed at `/dev/null`, `core.fsmonitor` is off, signing is off, and the git directory,
@@ -13,15 +12,12 @@ file name, not a glob).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 GIT_TIMEOUT_SECONDS = 600.0
 
@@ -43,7 +39,7 @@ _SAFE_CONFIG = (
 
 
 class GitMissing(Exception):
-    """The git executable (or GitPython, which needs it) is not available."""
+    """The git executable is not available."""
 
 
 class CycleFailure(Exception):
@@ -74,14 +70,6 @@ class GitRun:
         return tail[:500]
 
 
-def _git_module() -> Any:
-    try:
-        import git  # GitPython: imported lazily because it refuses to import when git is missing
-    except ImportError as exc:
-        raise GitMissing(str(exc).strip().splitlines()[0] if str(exc).strip() else "GitPython is unavailable") from exc
-    return git
-
-
 class GitCli:
     """The git CLI for one vault, with the hardening described in the module docstring."""
 
@@ -98,11 +86,9 @@ class GitCli:
         env: Mapping[str, str] | None = None,
         optional_locks: bool = True,
         repo_options: bool = True,
-    ) -> tuple[Any, list[str], dict[str, str]]:
-        """GitPython's module, the hardened argv and the environment for one git command."""
-        gitmod = _git_module()
-        exe = getattr(gitmod.Git, "GIT_PYTHON_GIT_EXECUTABLE", None) or "git"
-        argv = [exe, f"--git-dir={self.gitdir}", f"--work-tree={self.vault}", *_SAFE_CONFIG, *args]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The hardened argv and the whole environment for one git command."""
+        argv = ["git", f"--git-dir={self.gitdir}", f"--work-tree={self.vault}", *_SAFE_CONFIG, *args]
         full_env = {
             "GIT_INDEX_FILE": str(index or self.index),
             "GIT_OBJECT_DIRECTORY": str(self.gitdir / "objects"),
@@ -123,7 +109,7 @@ class GitCli:
             for key in ("GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR"):
                 full_env.pop(key)
         full_env.update(env or {})
-        return gitmod, argv, full_env
+        return argv, {**os.environ, **full_env}
 
     def run(
         self,
@@ -135,39 +121,41 @@ class GitCli:
         repo_options: bool = True,
         stdin: bytes | None = None,
     ) -> GitRun:
-        gitmod, argv, full_env = self.command(
+        argv, full_env = self.command(
             args, index=index, env=env, optional_locks=optional_locks, repo_options=repo_options
         )
-        with contextlib.ExitStack() as stack:
-            istream = None
-            if stdin is not None:  # a real file, so any size works without a pipe deadlock
-                istream = stack.enter_context(tempfile.TemporaryFile())
-                istream.write(stdin)
-                istream.seek(0)
-            try:
-                code, out, err = gitmod.Git(str(self.vault)).execute(
-                    argv,
-                    istream=istream,
-                    env=full_env,
-                    with_extended_output=True,
-                    with_exceptions=False,
-                    stdout_as_string=False,
-                    strip_newline_in_stdout=False,
-                    kill_after_timeout=timeout,
-                )
-            except gitmod.exc.GitCommandNotFound as exc:
-                raise GitMissing(f"the git executable could not be started ({exc})") from exc
-        return GitRun(int(code), out if isinstance(out, bytes) else os.fsencode(str(out)), str(err))
-
-    def popen(self, *args: str) -> Any:
-        """A git process with pipes on stdin/stdout/stderr, for a conversation (`update-ref --stdin`).
-
-        Returns GitPython's handle; keep it referenced while talking: dropping it terminates the process.
-        """
-        gitmod, argv, full_env = self.command(args)
         try:
-            return gitmod.Git(str(self.vault)).execute(argv, istream=subprocess.PIPE, env=full_env, as_process=True)
-        except gitmod.exc.GitCommandNotFound as exc:
+            done = subprocess.run(
+                argv,
+                input=stdin,
+                stdin=None if stdin is not None else subprocess.DEVNULL,
+                capture_output=True,
+                env=full_env,
+                cwd=self.vault if self.vault.is_dir() else None,
+                timeout=timeout,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise GitMissing(f"the git executable could not be started ({exc})") from exc
+        except subprocess.TimeoutExpired:  # subprocess.run has killed and reaped it
+            return GitRun(
+                -9, b"", f"error: git {' '.join(args[:2])} did not finish within {timeout:.0f} s and was killed"
+            )
+        return GitRun(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        """A git process with pipes on stdin/stdout/stderr, for a conversation (`update-ref --stdin`)."""
+        argv, full_env = self.command(args)
+        try:
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=full_env,
+                cwd=self.vault,
+            )
+        except FileNotFoundError as exc:
             raise GitMissing(f"the git executable could not be started ({exc})") from exc
 
 
@@ -190,4 +178,3 @@ def listing(paths: Sequence[str], limit: int = 10) -> str:
 
 def printable(path: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in path)
-
