@@ -1,4 +1,5 @@
-"""Markdown structure read with a line scanner: fenced code, ATX headings, inline tags.
+"""Markdown structure read with a line scanner: fenced code, ATX headings, inline tags, and the split of a
+text into its prose and its code that the link, entity and alias passes share (`split_code`).
 
 The scanner follows CommonMark's fence rules (three or more backticks or tildes, closed by a run of the
 same character at least as long) and is fast enough to run on every note of a large vault at index time.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -164,3 +166,40 @@ def inline_tags(text: str) -> list[str]:
         if tag:
             seen.setdefault(tag, None)
     return list(seen)
+
+
+class CodeSplit(NamedTuple):
+    unfenced: str  # the text with fenced blocks blanked (their lines left empty)
+    prose: str  # `unfenced` with each code span blanked to spaces of the same length (newlines kept)
+    code: list[str]  # the text inside the fenced blocks and code spans
+    spans: list[tuple[int, int]]  # where the code spans are, in `unfenced` and `prose` (the same offsets)
+
+
+def split_code(text: str) -> CodeSplit:
+    """The text with its code blanked, and the code. Same rules as `markdown.strip_code` (CommonMark fences,
+    backtick runs closed by a run of the same length), in one linear pass; line count is kept."""
+    code: list[str] = []
+    spans: list[tuple[int, int]] = []
+    unfenced = text
+    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one-character tests are memchr-fast
+        lines: list[str] = []
+        for i, line, in_code, block in _scan(text):
+            if block is not None and block.content:
+                code.append(block.content)
+            if i >= 0:
+                lines.append("" if in_code else line)
+        unfenced = "\n".join(lines)
+    prose = unfenced
+    if "`" in unfenced:
+        out: list[str] = []
+        pos = 0
+        for start, inner_start, inner_end, end in code_spans(unfenced):
+            inner = unfenced[inner_start:inner_end]
+            code.append(inner)
+            spans.append((start, end))
+            blank = " " * (end - start) if "\n" not in inner else re.sub(r"[^\n]", " ", unfenced[start:end])
+            out.append(unfenced[pos:start] + blank)
+            pos = end
+        out.append(unfenced[pos:])
+        prose = "".join(out)
+    return CodeSplit(unfenced, prose, code, spans)
