@@ -59,6 +59,15 @@ def test_strip_code_keeps_line_count() -> None:
     assert "`e`" not in stripped
 
 
+def test_code_spans_end_at_a_blank_line() -> None:
+    text = "a stray ` backtick\n\n[[Kept]] and #tag\n\r\nlater `code [[x]]` end\n"
+    stripped = strip_code(text)
+    assert "[[Kept]]" in stripped and "#tag" in stripped
+    assert "[[x]]" not in stripped
+    assert inline_tags(text) == ["tag"]
+    assert strip_code("` across a\nline break `") == " \n"  # one line break does not end a paragraph
+
+
 def test_sections() -> None:
     text = "preamble\n# One\none text\n## Sub ##\nsub text\n```\n# not a heading\n```\n#nospace is a tag\n# Two\n"
     secs = sections(text)

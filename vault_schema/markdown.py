@@ -8,6 +8,7 @@ same character at least as long) and is fast enough to run on every note of a la
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -15,6 +16,7 @@ from typing import NamedTuple
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _TICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
 _TAG = re.compile(r"#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)")
 _TAG_BEFORE = frozenset(" \t\r\n(,;")
 
@@ -83,15 +85,26 @@ def strip_code(text: str) -> str:
 
 def code_spans(text: str) -> list[tuple[int, int, int, int]]:
     """Inline code spans as (start, inner start, inner end, end): a backtick run closed by the next run of
-    the same length; a run with no partner is literal text. Linear time (a backtracking regex here took
-    seconds on a few KB of backtick runs)."""
+    the same length in the same paragraph (a blank line ends a paragraph, so a stray backtick cannot turn
+    the rest of the note into code); a run with no partner is literal text. Linear time (a backtracking
+    regex here took seconds on a few KB of backtick runs)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    spans = _pair(runs, [])
+    if any("\n" in text[a:d] and _BLANK_LINE.search(text, a, d) for a, _b, _c, d in spans):
+        spans = _pair(runs, [m.start() for m in _BLANK_LINE.finditer(text, runs[0][0], runs[-1][0])])
+    return spans
+
+
+def _pair(runs: list[tuple[int, int]], breaks: list[int]) -> list[tuple[int, int, int, int]]:
+    """Each run paired with the next run of the same width, not across a paragraph break (positions in
+    `breaks`); a pairing consumes every run in between. Most notes have no span crossing a blank line, so
+    this runs first without breaks and again with them only when one does."""
     partner = [-1] * len(runs)
-    last: dict[int, int] = {}
+    last: dict[tuple[int, int], int] = {}
     for k in range(len(runs) - 1, -1, -1):
-        width = runs[k][1] - runs[k][0]
-        partner[k] = last.get(width, -1)
-        last[width] = k
+        key = (bisect_right(breaks, runs[k][0]) if breaks else 0, runs[k][1] - runs[k][0])
+        partner[k] = last.get(key, -1)
+        last[key] = k
     spans: list[tuple[int, int, int, int]] = []
     k = 0
     while k < len(runs):
