@@ -1,20 +1,11 @@
 """The note model: the only package that parses YAML and Markdown."""
 
+from .aliases import derived_aliases
 from .chunks import Chunk, chunk_text
+from .entities import EntityRef, entity_uri, extract_entities, query_entity_uris
 from .errors import VaultSchemaError, YamlRefused
 from .frontmatter import Split, load_yaml, split_frontmatter
-from .links import (
-    EntityRef,
-    Link,
-    Structure,
-    derived_aliases,
-    entity_uri,
-    extract_entities,
-    extract_links,
-    query_entity_uris,
-    read_structure,
-    target_key,
-)
+from .links import Link, Structure, extract_links, read_structure, target_key
 from .markdown import FencedBlock, Section, fenced_blocks, inline_tags, section_text, sections, strip_code
 from .note import ENTITY_KEY, LINK_CONVENTIONS, WALLS, Note, is_progress_log, parse_date, parse_note, spaced_stem
 from .writer import render_frontmatter, render_note, update_frontmatter

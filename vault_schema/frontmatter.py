@@ -156,3 +156,31 @@ def _key(key: Any) -> str:
         return repr(key)
     _check_int(key)
     return str(key)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLine:
+    """Where a top-level key of a frontmatter block starts."""
+
+    key: str | None  # the key's text as written (quotes removed), None for a complex key (`? [a, b]`)
+    line: int  # 0-based line within the YAML text
+    column: int
+
+
+def top_level_keys(text: str) -> list[KeyLine] | None:
+    """The top-level keys of a YAML block mapping in the order written, or None when the text holds no block
+    mapping (empty or comments only: an empty list; a flow mapping `{...}`, a list or a scalar: None).
+
+    Only the composer runs (no values are built), so this is cheap and safe on text `load_yaml` accepted."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return []
+    if not isinstance(node, yaml.MappingNode) or node.flow_style:
+        return None
+    return [
+        KeyLine(k.value if isinstance(k, yaml.ScalarNode) else None, k.start_mark.line, k.start_mark.column)
+        for k, _v in node.value
+    ]

@@ -1,4 +1,5 @@
-"""Markdown structure read with a line scanner: fenced code, ATX headings, inline tags.
+"""Markdown structure read with a line scanner: fenced code, ATX headings, inline tags, and the split of a
+text into its prose and its code that the link, entity and alias passes share (`split_code`).
 
 The scanner follows CommonMark's fence rules (three or more backticks or tildes, closed by a run of the
 same character at least as long) and is fast enough to run on every note of a large vault at index time.
@@ -7,12 +8,15 @@ same character at least as long) and is fast enough to run on every note of a la
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _TICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
 _TAG = re.compile(r"#([^\W\d_][\w/-]*|[\d_][\w/-]*[^\W\d_][\w/-]*)")
 _TAG_BEFORE = frozenset(" \t\r\n(,;")
 
@@ -81,15 +85,26 @@ def strip_code(text: str) -> str:
 
 def code_spans(text: str) -> list[tuple[int, int, int, int]]:
     """Inline code spans as (start, inner start, inner end, end): a backtick run closed by the next run of
-    the same length; a run with no partner is literal text. Linear time (a backtracking regex here took
-    seconds on a few KB of backtick runs)."""
+    the same length in the same paragraph (a blank line ends a paragraph, so a stray backtick cannot turn
+    the rest of the note into code); a run with no partner is literal text. Linear time (a backtracking
+    regex here took seconds on a few KB of backtick runs)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    spans = _pair(runs, [])
+    if any("\n" in text[a:d] and _BLANK_LINE.search(text, a, d) for a, _b, _c, d in spans):
+        spans = _pair(runs, [m.start() for m in _BLANK_LINE.finditer(text, runs[0][0], runs[-1][0])])
+    return spans
+
+
+def _pair(runs: list[tuple[int, int]], breaks: list[int]) -> list[tuple[int, int, int, int]]:
+    """Each run paired with the next run of the same width, not across a paragraph break (positions in
+    `breaks`); a pairing consumes every run in between. Most notes have no span crossing a blank line, so
+    this runs first without breaks and again with them only when one does."""
     partner = [-1] * len(runs)
-    last: dict[int, int] = {}
+    last: dict[tuple[int, int], int] = {}
     for k in range(len(runs) - 1, -1, -1):
-        width = runs[k][1] - runs[k][0]
-        partner[k] = last.get(width, -1)
-        last[width] = k
+        key = (bisect_right(breaks, runs[k][0]) if breaks else 0, runs[k][1] - runs[k][0])
+        partner[k] = last.get(key, -1)
+        last[key] = k
     spans: list[tuple[int, int, int, int]] = []
     k = 0
     while k < len(runs):
@@ -164,3 +179,40 @@ def inline_tags(text: str) -> list[str]:
         if tag:
             seen.setdefault(tag, None)
     return list(seen)
+
+
+class CodeSplit(NamedTuple):
+    unfenced: str  # the text with fenced blocks blanked (their lines left empty)
+    prose: str  # `unfenced` with each code span blanked to spaces of the same length (newlines kept)
+    code: list[str]  # the text inside the fenced blocks and code spans
+    spans: list[tuple[int, int]]  # where the code spans are, in `unfenced` and `prose` (the same offsets)
+
+
+def split_code(text: str) -> CodeSplit:
+    """The text with its code blanked, and the code. Same rules as `markdown.strip_code` (CommonMark fences,
+    backtick runs closed by a run of the same length), in one linear pass; line count is kept."""
+    code: list[str] = []
+    spans: list[tuple[int, int]] = []
+    unfenced = text
+    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one-character tests are memchr-fast
+        lines: list[str] = []
+        for i, line, in_code, block in _scan(text):
+            if block is not None and block.content:
+                code.append(block.content)
+            if i >= 0:
+                lines.append("" if in_code else line)
+        unfenced = "\n".join(lines)
+    prose = unfenced
+    if "`" in unfenced:
+        out: list[str] = []
+        pos = 0
+        for start, inner_start, inner_end, end in code_spans(unfenced):
+            inner = unfenced[inner_start:inner_end]
+            code.append(inner)
+            spans.append((start, end))
+            blank = " " * (end - start) if "\n" not in inner else re.sub(r"[^\n]", " ", unfenced[start:end])
+            out.append(unfenced[pos:start] + blank)
+            pos = end
+        out.append(unfenced[pos:])
+        prose = "".join(out)
+    return CodeSplit(unfenced, prose, code, spans)

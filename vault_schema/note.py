@@ -10,9 +10,10 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from .entities import EntityRef, entity_uri, extract_entities
 from .errors import YamlRefused
 from .frontmatter import load_yaml, split_frontmatter
-from .links import EntityRef, Link, entity_uri, extract_entities, extract_links, read_structure
+from .links import Link, extract_links, read_structure
 from .markdown import inline_tags
 
 PROGRESS_HEAD_BYTES = 88_192
@@ -54,7 +55,7 @@ class Note:
     links: tuple[Link, ...] = ()  # line numbers are 1-based within the file (frontmatter links included)
     entities: tuple[EntityRef, ...] = ()
     entity_page: str | None = None  # the entity URI this note is the page for (frontmatter `entity:`)
-    derived_aliases: tuple[str, ...] = ()  # read from the note's own words (vault_schema.links)
+    derived_aliases: tuple[str, ...] = ()  # read from the note's own words (vault_schema.aliases)
 
     @property
     def meta(self) -> str:
