@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -26,7 +27,7 @@ _ROLE = (
 )
 _MODE = r"(?:developer|god|jailbreak|jailbroken|dan|unrestricted|uncensored|admin|sudo|debug|evil)"
 
-# Word sets for the gates (see _DIRECTIVE_RES).
+# Word sets for the gates (see _DIRECTIVE_RULES).
 _W_AI: Final = frozenset(
     {"ai", "ais", "llm", "llms", "model", "models", "assistant", "assistants", "agent", "agents", "bot", "bots",
      "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "cursor", "gemini", "intelligence"}
@@ -145,32 +146,45 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"credentials|secrets|tokens|passwords|ssh{_G}keys?|private{_G}keys?|\.env|environment{_G}variables|"
      rf"env{_G}vars|cookies|chat{_G}history|conversation|system{_G}prompt){_G}to{_G}(?:https?://|\S+@\S+\.\w+)"),
 )  # fmt: skip
-_DIRECTIVE_RES: Final = tuple(
-    (label, tuple(frozenset(g) for g in gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in _DIRECTIVE_RULES
-)
 
 # Phrasings in other languages, read on text whose letters were not folded to Latin look-alikes. Their gates are
 # substrings (no word boundaries in CJK).
-_FOREIGN_DIRECTIVE_RES: Final = tuple(
-    ("tells the reader to ignore earlier instructions", gates, re.compile(rx, re.IGNORECASE))
-    for gates, rx in (
-        (("instru", "istruz", "anweis"),
-         r"\bignor(?:a|ar|e|ez|er|iere|ieren\s+sie)\s+(?:todas\s+|toutes\s+|tutte\s+|alle\s+)?(?:las\s+|les\s+|"
-         r"as\s+|le\s+|die\s+)?(?:instrucciones|instructions|instruções|istruzioni|anweisungen)\s+(?:anteriores|"
-         r"previas|précédentes|antérieures|precedenti|vorherigen|bisherigen)"),
-        (("anweis", "instrukt", "befehl"),
-         r"\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:vorherigen|bisherigen|"
-         r"vorigen|obigen)\s+(?:anweisungen|instruktionen|befehle)"),
-        (("инструкц", "указан", "команд"),
-         r"(?:игнорир\w*|забудь\w*|проигнорир\w*)\s+(?:все\s+)?(?:предыдущие|прежние|предшествующие|"
-         r"вышеуказанные)\s+(?:инструкции|указания|команды)"),
-        (("指令", "指示", "提示词", "规则", "命令"),
-         r"(?:忽略|无视|忽视|不要理会|忘记|忘掉)掉?你?(?:之前|以前|先前|上面|上述|前面|此前|所有|全部)的?"
-         r"(?:所有|全部)?的?(?:指令|指示|提示词|规则|命令)"),
-        (("从现在",), r"从现在(?:开始|起)[，,]?\s*你(?:必须|只能|要始终|永远)"),
-        (("指示", "命令"), r"(?:以前|前|上記)の(?:すべての)?(?:指示|命令)を(?:無視|忘れ)"),
-    )
+_FOREIGN_DIRECTIVE_RULES: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
+    (("instru", "istruz", "anweis"),
+     r"\bignor(?:a|ar|e|ez|er|iere|ieren\s+sie)\s+(?:todas\s+|toutes\s+|tutte\s+|alle\s+)?(?:las\s+|les\s+|"
+     r"as\s+|le\s+|die\s+)?(?:instrucciones|instructions|instruções|istruzioni|anweisungen)\s+(?:anteriores|"
+     r"previas|précédentes|antérieures|precedenti|vorherigen|bisherigen)"),
+    (("anweis", "instrukt", "befehl"),
+     r"\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:vorherigen|bisherigen|"
+     r"vorigen|obigen)\s+(?:anweisungen|instruktionen|befehle)"),
+    (("инструкц", "указан", "команд"),
+     r"(?:игнорир\w*|забудь\w*|проигнорир\w*)\s+(?:все\s+)?(?:предыдущие|прежние|предшествующие|"
+     r"вышеуказанные)\s+(?:инструкции|указания|команды)"),
+    (("指令", "指示", "提示词", "规则", "命令"),
+     r"(?:忽略|无视|忽视|不要理会|忘记|忘掉)掉?你?(?:之前|以前|先前|上面|上述|前面|此前|所有|全部)的?"
+     r"(?:所有|全部)?的?(?:指令|指示|提示词|规则|命令)"),
+    (("从现在",), r"从现在(?:开始|起)[，,]?\s*你(?:必须|只能|要始终|永远)"),
+    (("指示", "命令"), r"(?:以前|前|上記)の(?:すべての)?(?:指示|命令)を(?:無視|忘れ)"),
 )  # fmt: skip
+_FOREIGN_LABEL: Final = "tells the reader to ignore earlier instructions"
+
+_Compiled = tuple[tuple[str, tuple[frozenset[str], ...], re.Pattern[str]], ...]
+
+
+@functools.cache
+def _directive_res() -> _Compiled:
+    """The rules compiled, on first use: compiling them is most of this package's import time, and most
+    processes that import the rules (hooks, searches) never check a write."""
+    return tuple(
+        (label, tuple(frozenset(g) for g in gates), re.compile(rx, re.IGNORECASE))
+        for label, gates, rx in _DIRECTIVE_RULES
+    )
+
+
+@functools.cache
+def _foreign_directive_res() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
+    return tuple((_FOREIGN_LABEL, gates, re.compile(rx, re.IGNORECASE)) for gates, rx in _FOREIGN_DIRECTIVE_RULES)
+
 
 _HOMOGLYPHS: Final = str.maketrans(
     {
@@ -231,11 +245,11 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     plain_lines = folded_lines if plain is folded else Lines(plain)
     candidates = [
         (label, rx, folded, folded_lines)
-        for label, gates, rx in _DIRECTIVE_RES
+        for label, gates, rx in _directive_res()
         if _gates_pass(gates, words, low_folded)
     ] + [
         (label, rx, plain, plain_lines)
-        for label, gates, rx in _FOREIGN_DIRECTIVE_RES
+        for label, gates, rx in _foreign_directive_res()
         if any(g in low_plain for g in gates)
     ]
     hit_lines: set[int] = set()
@@ -260,6 +274,6 @@ def _base64_directives(view: str, field: str, lines: Lines) -> Iterator[Finding]
         if sum(ch.isprintable() or ch.isspace() for ch in decoded) < 0.95 * len(decoded):
             continue
         _, inner = _directive_views(decoded)
-        if any(rx.search(inner) for _, _, rx in _DIRECTIVE_RES):
+        if any(rx.search(inner) for _, _, rx in _directive_res()):
             line = lines.at(m.start())
             yield Finding("directive", field, _directive_message(line, "base64-encoded"), line)
