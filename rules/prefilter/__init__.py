@@ -1,0 +1,36 @@
+"""Deterministic content prefilters, run on every write (capture, phone clipper, ingest) before disk.
+
+Four families, each reported with a stable reason code (see `CODES`):
+
+- ``directive``: text addressed to an AI agent or overriding its instructions (prompt injection written into
+  memory). Only prose is read: fenced code and inline code are ignored. Invisible characters, Markdown
+  emphasis, full-width and Cyrillic/Greek look-alike letters are normalised first; base64 runs are decoded
+  and read too.
+- ``secret:*``: credential-shaped values (cloud keys, tokens, private keys, JWTs, high-entropy assignments).
+  Read everywhere, code included, and again with line breaks joined and URL escapes decoded.
+- ``executable:*``: content that runs: ``dataviewjs`` fences and inline ``$=`` queries, Templater tags outside
+  code, destructive or download-and-run commands in shell blocks or on bare command lines, ``<script>`` tags
+  and ``javascript:`` links.
+- ``hidden-unicode:*``: bidi controls, Unicode tag characters, zero-width runs or zero-width characters inside
+  ASCII words, runs of variation selectors.
+
+No model calls, no network, no file access. A finding's message says what was found and how to fix it and never
+contains a secret value, nor any part of one; a directive message quotes at most six words of the phrase, with
+anything that could be a value blanked. Line numbers are 1-based within the field's text.
+
+One module per family (`directives`, `credentials`, `executable`, `hidden_unicode`); `core` holds the reason
+codes, findings, verdicts and shared text helpers, and `checks` the entry points re-exported here.
+"""
+
+from agentmd.rules.prefilter.checks import check_fields, check_text, require_clean
+from agentmd.rules.prefilter.core import CODES, Finding, PrefilterRefused, Verdict
+
+__all__ = [
+    "CODES",
+    "Finding",
+    "PrefilterRefused",
+    "Verdict",
+    "check_fields",
+    "check_text",
+    "require_clean",
+]

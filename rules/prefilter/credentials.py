@@ -1,0 +1,364 @@
+"""Credential-shaped values, reported as ``secret:*``: cloud keys, tokens, private keys, JWTs, passwords in URLs
+and high-entropy values assigned to secret-named keys.
+
+Read everywhere, code included, and again with line breaks joined and URL escapes decoded. A message names the
+kind of secret and its line, never the value nor any part of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
+
+
+@dataclass(frozen=True)
+class _SecretRule:
+    code: str
+    gates: tuple[str, ...]  # one must occur in the lowercased text, or the pattern is not tried
+    label: str
+    regex: re.Pattern[str]
+    check: Callable[[re.Match[str], str], bool] | None = None  # a further test of the match (and the whole text)
+    anchored: bool = True  # a fixed prefix: also tried with line breaks joined and URL escapes decoded
+
+
+def _value_not_filler(group: str) -> Callable[[re.Match[str], str], bool]:
+    return lambda m, _text: not is_filler(m.group(group))
+
+
+def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
+    head = m.group("head")
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return raw.lstrip().startswith("{") and ('"alg"' in raw or '"typ"' in raw)
+
+
+def _private_key_has_body(m: re.Match[str], text: str) -> bool:
+    """A PEM header followed by real key material, not `...` or `<your key>`."""
+    body = text[m.end() : m.end() + 400].split("-----END", 1)[0]
+    run = re.match(r"[A-Za-z0-9+/=]+", re.sub(r"\s+", "", body))
+    return run is not None and len(run.group()) >= 32 and not is_filler(run.group())
+
+
+def _aws_secret_near_aws(m: re.Match[str], text: str) -> bool:
+    value = m.group("val")
+    if re.fullmatch(r"[0-9a-fA-F]+", value):
+        return False  # a hex digest (a git sha, a checksum)
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
+        return False
+    window = text[max(0, m.start() - 120) : m.start()].lower()
+    return "aws" in window and entropy(value) >= 4.0 and not is_placeholder(value)
+
+
+def _openai_key_ok(m: re.Match[str], _text: str) -> bool:
+    value = m.group("val")
+    if m.group("kind"):  # a project or service-account key: the prefix is distinctive enough
+        return not is_filler(value) and entropy(value) >= 3.5
+    return random_looking(value, min_len=32, min_entropy=3.8)  # bare "sk-" is a weak prefix
+
+
+_URL_PASSWORD_PLACEHOLDERS: Final = frozenset(
+    {"password", "passwd", "pass", "pwd", "secret", "changeme", "admin", "root", "postgres", "user", "test",
+     "example", "mysql", "guest", "default", "123456", "letmein"}
+)  # fmt: skip
+
+
+def _url_password_real(m: re.Match[str], _text: str) -> bool:
+    user, password = m.group("user"), m.group("val")
+    low = password.lower()
+    if low in _URL_PASSWORD_PLACEHOLDERS or low == user.lower() or is_placeholder(password):
+        return False
+    return not password.isdigit()  # "host:8080@" shapes are ports, not passwords
+
+
+_SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
+    _SecretRule(
+        "secret:aws-access-key",
+        ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),
+        "AWS access key id",  # AWS's own documentation example key is refused too, on purpose
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+    ),
+    _SecretRule(
+        "secret:aws-secret-key",
+        ("aws",),
+        "AWS secret access key",
+        re.compile(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
+                   r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        _value_not_filler("val"),
+        anchored=False,
+    ),
+    _SecretRule(
+        "secret:aws-secret-key",
+        ("aws",),
+        "AWS secret access key",
+        re.compile(r"(?<![A-Za-z0-9/+])(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        _aws_secret_near_aws,
+        anchored=False,
+    ),
+    _SecretRule(
+        "secret:gcp-service-account",
+        ("service_account",),
+        "Google Cloud service-account key file",
+        re.compile(r"\"type\"\s*:\s*\"service_account\""),
+        lambda _m, text: re.search(r"\"private_key(?:_id)?\"\s*:\s*\"[^\"]{8,}", text) is not None,
+        anchored=False,
+    ),
+    _SecretRule(
+        "secret:gcp-api-key",
+        ("aiza",),
+        "Google API key",
+        re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])"),
+    ),
+    _SecretRule(
+        "secret:azure-key",
+        ("accountkey", "sharedaccesskey"),
+        "Azure storage or service-bus account key",
+        re.compile(r"(?:AccountKey|SharedAccessKey)\s*=\s*(?P<val>[A-Za-z0-9+/]{30,}={0,2})"),
+        _value_not_filler("val"),
+    ),
+    _SecretRule(
+        "secret:azure-key",
+        ("q~",),
+        "Azure client secret",
+        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+    ),
+    _SecretRule(
+        "secret:azure-key",
+        ("azure",),
+        "Azure client secret",
+        re.compile(r"(?i)azure[\w.\-]{0,30}(?:secret|password|key)[\w.\-]{0,20}[\"']?\s*[:=]\s*[\"']?"
+                   r"(?P<val>[^\s\"',;]{20,})"),
+        lambda m, _t: random_looking(m.group("val")),
+        anchored=False,
+    ),
+    _SecretRule(
+        "secret:github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        "GitHub token",
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+        lambda m, _t: not is_filler(m.group()[4:]),
+    ),
+    _SecretRule(
+        "secret:gitlab-token",
+        ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-"),
+        "GitLab token",
+        re.compile(r"(?<![A-Za-z0-9_\-])gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,}"),
+        lambda m, _t: not is_filler(m.group().split("-", 1)[1]),
+    ),
+    _SecretRule(
+        "secret:slack-token",
+        ("xox", "xapp-"),
+        "Slack token",
+        re.compile(r"(?<![A-Za-z0-9])(?:xox[abposre]-\d{5,}-[A-Za-z0-9\-]{8,}|"
+                   r"xapp-\d-[A-Z0-9]{6,}-\d{6,}-[a-f0-9]{16,})"),
+    ),
+    _SecretRule(
+        "secret:slack-webhook",
+        ("hooks.slack.com",),
+        "Slack incoming-webhook URL",
+        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>T[A-Za-z0-9_]{6,}/[A-Za-z0-9_/]{8,})"),
+        _value_not_filler("val"),
+    ),
+    _SecretRule(
+        "secret:stripe-key",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        "Stripe secret key",
+        re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_(?P<val>[A-Za-z0-9]{16,})"),
+        _value_not_filler("val"),
+    ),
+    _SecretRule(
+        "secret:anthropic-key",
+        ("sk-ant-",),
+        "Anthropic API key",
+        re.compile(r"(?<![A-Za-z0-9_\-])sk-ant-(?:api|admin|sid)\d{2}-(?P<val>[A-Za-z0-9_\-]{32,})"),
+        _value_not_filler("val"),
+    ),
+    _SecretRule(
+        "secret:openai-key",
+        ("sk-",),
+        "OpenAI-style API key",
+        re.compile(r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<kind>proj-|svcacct-|admin-|None-)?(?P<val>[A-Za-z0-9_\-]{32,})"),
+        _openai_key_ok,
+    ),
+    _SecretRule(
+        "secret:private-key",
+        ("private key",),
+        "private key block",
+        re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
+        _private_key_has_body,
+    ),
+    _SecretRule(
+        "secret:jwt",
+        ("eyj",),
+        "JSON Web Token",
+        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
+        _jwt_header_ok,
+    ),
+    _SecretRule(
+        "secret:url-credentials",
+        ("://",),
+        "password inside a URL",
+        re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<user>[^\s:/@\[\]]{1,64}):(?P<val>[^\s:/@\[\]]{6,128})@[\w.\-]+"),
+        _url_password_real,
+        anchored=False,
+    ),
+)  # fmt: skip
+
+# Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
+# split at "_", ".", "-" and camelCase humps (api_key, clientSecret, DB_PASS), and test both.
+_ASSIGN_OP = re.compile(r"(?::=|=>|=|:)(?=[ \t]{0,3}[\"'`]?(?P<val>[^\s\"'`,;<>(){}\[\]]{8,400}))")
+_KEY_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SECRET_KEY_PARTS: Final = frozenset(
+    {"key", "secret", "token", "password", "passwd", "pwd", "pass", "passphrase", "credential", "credentials",
+     "apikey", "secretkey", "accesskey", "privatekey", "accountkey", "authtoken", "accesstoken", "refreshtoken",
+     "bearer", "clientsecret"}
+)  # fmt: skip
+_PASSWORD_PARTS: Final = frozenset({"password", "passwd", "pwd", "pass", "passphrase"})
+_STRONG_PARTS: Final = _SECRET_KEY_PARTS - {"key"}
+_NOT_SECRET_KEY_PARTS: Final = frozenset(
+    {"public", "pub", "type", "url", "uri", "endpoint", "name", "path", "file", "dir", "len", "length", "size",
+     "count", "id", "ttl", "expiry", "expires", "expiration", "prefix", "field", "header", "format", "kind",
+     "limit", "limits", "max", "min", "env", "var", "ref", "hash", "salt", "algorithm", "alg", "policy",
+     "provider", "store", "storage", "vault", "manager", "location", "usage", "tokens", "keys", "map", "binding",
+     "bindings", "fingerprint", "board", "word", "required", "enabled", "mode", "http", "https"}
+)  # fmt: skip
+_UNBROKEN_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_BEARER = re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?bearer\s+(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)")
+
+
+def _key_before(text: str, op: int) -> str:
+    """The key name that ends just before the operator at `op` (quotes and spaces skipped), or ""."""
+    i = op
+    while i > 0 and op - i < 4 and text[i - 1] in " \t":
+        i -= 1
+    if i > 0 and text[i - 1] in "\"'":
+        i -= 1
+    end = i
+    while i > 0 and end - i < 80 and text[i - 1] in _KEY_CHARS:
+        i -= 1
+    if i > 0 and text[i - 1].isalnum():
+        return ""  # the name runs on further than 80 characters, or through a non-ASCII letter
+    return text[i:end]
+
+
+def _key_parts(key: str) -> list[str]:
+    return [p for p in re.split(r"[_.\-]+", _CAMEL_HUMP.sub("_", key).lower()) if p]
+
+
+def _secret_assignment(parts: list[str], value: str) -> bool:
+    if not any(p in _SECRET_KEY_PARTS for p in parts) or any(p in _NOT_SECRET_KEY_PARTS for p in parts):
+        return False
+    if value.startswith(("/", "./", "../", "~/", "file:")) or "://" in value:
+        return False  # a path or a URL (URL passwords have their own rule)
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", value):
+        return False  # an attribute access such as settings.api_key
+    if re.fullmatch(r"[\d.:\-TZ+]+", value):
+        return False  # numbers, versions, dates
+    if parts[-1] in _PASSWORD_PARTS:
+        return (
+            len(value) >= 8
+            and not is_placeholder(value)
+            and value.lower() not in _URL_PASSWORD_PLACEHOLDERS
+            and any(c.isalpha() for c in value)
+            and any(not c.isalpha() for c in value)
+            and entropy(value) >= 2.8
+        )
+    if not random_looking(value):
+        return False
+    if _UNBROKEN_RUN.search(value):
+        return True
+    # Only short segments (a UUID, a snake_case name): a secret only under a key that clearly names one.
+    return any(p in _STRONG_PARTS for p in parts) and _UUID.fullmatch(value) is not None
+
+
+_MAX_SPLIT_LINES: Final = 8
+_MAX_SPLIT_CHARS: Final = 1000
+
+
+def _split_candidates(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line, joined word) for every line break: the last word of a line glued to the first word of the
+    next (and on through lines that hold a single word), so a token wrapped across lines is seen whole."""
+    lines = text.split("\n")
+    for i in range(len(lines) - 1):
+        words = lines[i].split()
+        if not words:
+            continue
+        joined = words[-1]
+        for j in range(i + 1, min(len(lines), i + _MAX_SPLIT_LINES)):
+            following = lines[j].split()
+            if not following or len(joined) > _MAX_SPLIT_CHARS:
+                break
+            joined += following[0]
+            if len(following) > 1:
+                break
+        if len(joined) > len(words[-1]):
+            yield i + 1, joined
+
+
+def secret_findings(text: str, field: str) -> Iterator[Finding]:
+    seen: set[tuple[str, int]] = set()
+    lines = Lines(text)
+
+    def emit(code: str, label: str, line: int, how: str = "") -> Iterator[Finding]:
+        if (code, line) not in seen:
+            seen.add((code, line))
+            yield Finding(
+                code,
+                field,
+                f"{label}{how} on line {line}: secrets must never be stored in memory. Remove the value and name "
+                "where it is kept instead (an environment variable or a secret-manager entry); rotate it if it "
+                "was real.",
+                line,
+            )
+
+    low = text.lower()
+    for rule in _SECRET_RULES:
+        if any(g in low for g in rule.gates):
+            for m in rule.regex.finditer(text):
+                if rule.check is None or rule.check(m, text):
+                    yield from emit(rule.code, rule.label, lines.at(m.start()))
+    named_lines = {line for _, line in seen}
+    generic_lines: set[int] = set()
+    for m in _ASSIGN_OP.finditer(text):
+        line = lines.at(m.start())
+        if line in named_lines or line in generic_lines:
+            continue  # one finding per line; a named rule already spoke for it
+        key = _key_before(text, m.start())
+        if key and _secret_assignment(_key_parts(key), m.group("val")):
+            generic_lines.add(line)
+            yield from emit("secret:generic-assignment", "secret-looking value assigned to a secret-named key", line)
+    if "bearer" in low:
+        for m in _BEARER.finditer(text):
+            if random_looking(m.group("val")):
+                yield from emit("secret:generic-assignment", "bearer token in an Authorization header",
+                                lines.at(m.start()))  # fmt: skip
+
+    found = {code for code, _ in seen}
+    retry = [r for r in _SECRET_RULES if r.anchored and r.code not in found]
+    if retry and "\n" in text:
+        for line, joined in _split_candidates(text):
+            low_joined = joined.lower()
+            for rule in retry:
+                if any(g in low_joined for g in rule.gates):
+                    hit = rule.regex.search(joined)
+                    if hit and (rule.check is None or rule.check(hit, joined)):
+                        yield from emit(rule.code, rule.label, line, " (split across lines)")
+    if retry and "%" in text:
+        decoded = urllib.parse.unquote(text)
+        if decoded != text:
+            low_decoded, decoded_lines = decoded.lower(), Lines(decoded)
+            for rule in retry:
+                if any(g in low_decoded for g in rule.gates):
+                    for m in rule.regex.finditer(decoded):
+                        if rule.check is None or rule.check(m, decoded):
+                            yield from emit(rule.code, rule.label, decoded_lines.at(m.start()), " (URL-encoded)")

@@ -1,0 +1,207 @@
+"""Content that runs, reported as ``executable:*``: ``dataviewjs`` fences and inline ``$=`` queries, Templater
+tags outside code, destructive or download-and-run commands in shell blocks or on bare command lines,
+``<script>`` tags and ``javascript:`` links.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from agentmd import vault_schema
+from agentmd.rules.prefilter.core import Finding, Lines, fence_lines, flatten_containers
+
+_SCRIPT_INFOS: Final = frozenset(
+    {"sh", "bash", "shell", "zsh", "fish", "ksh", "dash", "powershell", "ps1", "pwsh", "posh", "ps", "cmd", "bat",
+     "batch"}
+)  # fmt: skip
+_SESSION_INFOS: Final = frozenset({"console", "shell-session", "shellsession", "terminal", "bash-session"})
+# A user prompt ("$ ", "user@host:~$ ", "PS C:\> ", "C:\> ") marks a command line anywhere; "# " is a root prompt
+# only in a terminal-session block (in a script it starts a comment, in prose a heading).
+_PROMPT = re.compile(r"^(?:\$|PS [^>\n]{0,80}>|[A-Za-z]:\\[^>\n]{0,80}>|[\w.\-]+@[\w.\-]+(?::[^$#\s]*)?[$#%])[ \t]+")
+_ROOT_PROMPT = re.compile(r"^#[ \t]+")
+_TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
+_LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
+_COMMAND_START = re.compile(
+    r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|"
+    r":\s*\(\s*\))(?:\s|$)",
+    re.IGNORECASE,
+)
+_DANGEROUS_RM_TARGETS: Final = frozenset(
+    {"/", "/*", "~", "~/", "~/*", "*", ".", "./", "./*", "..", "../", "$HOME", "${HOME}", "$HOME/", "$HOME/*",
+     "${HOME}/", "${HOME}/*", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/root",
+     "/sbin", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "C:\\", "C:\\*", "c:\\"}
+)  # fmt: skip
+_DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
+    ("executable:destructive-shell", "makes a file system (erases a disk or partition)",
+     re.compile(r"(?<![\w.\-])mkfs(?:\.\w+)?\b[^\n]*\s/dev/", re.IGNORECASE)),
+    ("executable:destructive-shell", "writes raw data over a disk with dd",
+     re.compile(r"(?<![\w.\-])dd\b[^\n]*\bof=/dev/(?!null\b|zero\b|stdout\b|stderr\b|tty)", re.IGNORECASE)),
+    ("executable:destructive-shell", "is a fork bomb",
+     re.compile(r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:")),
+    ("executable:destructive-shell", "opens the whole file system to everyone",
+     re.compile(r"\bchmod\s+(?:-\w+\s+)*(?:-R|--recursive)\s+(?:-\w+\s+)*(?:0?777|a\+rwx|ugo\+rwx)\s+/\*?(?:\s|$)")),
+    ("executable:destructive-shell", "overwrites a disk device",
+     re.compile(r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d)")),
+    ("executable:destructive-shell", "shreds a disk device", re.compile(r"\bshred\b[^\n]*\s/dev/(?:sd|nvme|hd|vd)")),
+    ("executable:destructive-shell", "formats a Windows drive",
+     re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s|$)")),
+    ("executable:destructive-shell", "deletes a whole drive or home folder recursively",
+     re.compile(r"(?i)\b(?:remove-item|rd|rmdir|del)\b[^\n]*(?:-recurse|/s)\b[^\n]*\s(?:[a-z]:\\\*?|~|\$home|"
+                r"\$env:userprofile)[\"']?\s*$")),
+    ("executable:remote-script", "downloads a script and runs it",
+     re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]*\|\s*"
+                r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b")),
+    ("executable:remote-script", "downloads a script and runs it",
+     re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node|php)\b(?!\s+-m\s+json)")),
+    ("executable:remote-script", "downloads a script and runs it",
+     re.compile(r"(?i)\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b")),
+    ("executable:remote-script", "downloads a script and runs it",
+     re.compile(r"(?i)\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|"
+                r"invoke-restmethod)|(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod)[^\n]*\|"
+                r"\s*(?:iex|invoke-expression)\b")),
+)  # fmt: skip
+
+
+def _rm_is_destructive(command: str) -> bool:
+    """`rm` with a recursive flag and a root, home, parent, current or wildcard target."""
+    for m in re.finditer(r"(?<![\w.\-/])rm\s+([^\n;&|]*)", command):
+        tokens = m.group(1).split()
+        flags = [t for t in tokens if t.startswith("-") and t != "--"]
+        targets = [t.strip("\"'") for t in tokens if not t.startswith("-")]
+        recursive = any(f == "--recursive" or (not f.startswith("--") and ("r" in f or "R" in f)) for f in flags)
+        if recursive and any(t in _DANGEROUS_RM_TARGETS for t in targets):
+            return True
+    return False
+
+
+def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock]) -> Iterator[tuple[int, str]]:
+    """(1-based line, command) for every line meant to run: lines of shell-script and terminal-session fences,
+    prompt lines of unlabeled fences, and prose lines that start with a prompt or a command. Comments are
+    dropped; inline code is not a command (it is a mention)."""
+    for b in blocks:
+        info = (b.info.split() or [""])[0].lower().strip("{}.")
+        if info not in _SCRIPT_INFOS and info not in _SESSION_INFOS and info != "":
+            continue
+        for k, raw in enumerate(b.content.split("\n")):
+            line = raw.strip()
+            pm = _PROMPT.match(line) or (_ROOT_PROMPT.match(line) if info in _SESSION_INFOS else None)
+            if pm:
+                line = line[pm.end() :]
+            elif info == "" or (info in _SESSION_INFOS and not _COMMAND_START.match(line)):
+                continue  # unlabeled blocks run only their prompt lines; session output does not run
+            line = _TRAILING_COMMENT.sub("", line).strip()
+            if line:
+                yield b.start_line + 2 + k, line
+    prose = vault_schema.strip_code(flat).split("\n")
+    in_fence = fence_lines(blocks, len(prose))
+    for i, raw in enumerate(prose):
+        if i in in_fence or not raw:
+            continue
+        line = _LIST_MARKER.sub("", raw.strip())
+        pm = _PROMPT.match(line)
+        if pm:
+            line = line[pm.end() :]
+        elif not _COMMAND_START.match(line):
+            continue
+        line = _TRAILING_COMMENT.sub("", line).strip()
+        if line:
+            yield i + 1, line
+
+
+def _exec_message(line: int, what: str) -> str:
+    return (
+        f"a command meant to run on line {line} {what}. Memory must not carry commands that destroy data or run "
+        "downloaded code: describe the step in prose (for example 'installed with the vendor's install script') "
+        "or remove it."
+    )
+
+
+_SCRIPT_TAG = re.compile(r"<script\b", re.IGNORECASE)
+_JS_URL = re.compile(r"(?i)(?:\]\(\s*<?|(?:href|src|action|formaction)\s*=\s*[\"']?\s*)javascript:")
+_INLINE_DVJS = re.compile(r"(?<!`)`\$=[^`\n]+`(?!`)")
+_TEMPLATER_OPEN = re.compile(r"<%[-_*+~]?")
+_MAX_TEMPLATER_SPAN: Final = 4000
+
+
+def _templater_tags(prose: str) -> Iterator[int]:
+    """Start positions of `<% … %>` tags (closed within 4,000 characters)."""
+    closes = [m.start() for m in re.finditer("%>", prose)]
+    if not closes:
+        return
+    last_end = -1
+    for m in _TEMPLATER_OPEN.finditer(prose):
+        if m.start() < last_end:
+            continue
+        k = bisect.bisect_left(closes, m.end())
+        if k < len(closes) and closes[k] - m.start() <= _MAX_TEMPLATER_SPAN:
+            last_end = closes[k] + 2
+            yield m.start()
+
+
+def executable_findings(text: str, field: str) -> Iterator[Finding]:
+    flat = flatten_containers(text)
+    blocks = vault_schema.fenced_blocks(flat)
+    for b in blocks:
+        if (b.info.split() or [""])[0].lower().strip("{}.") == "dataviewjs":
+            line = b.start_line + 1
+            yield Finding(
+                "executable:dataviewjs",
+                field,
+                f"a ```dataviewjs block on line {line}: Dataview runs it as JavaScript inside Obsidian. Describe "
+                "the query in prose, or fence it as plain ```js so it is shown and not run.",
+                line,
+            )
+    if "`$=" in flat:
+        flat_lines = flat.split("\n")
+        in_fence = fence_lines(blocks, len(flat_lines))
+        for i, line_text in enumerate(flat_lines):
+            if i not in in_fence and _INLINE_DVJS.search(line_text):
+                yield Finding(
+                    "executable:dataviewjs",
+                    field,
+                    f"an inline Dataview JS query (`$= …`) on line {i + 1}: Obsidian runs it as JavaScript. Remove "
+                    "the `$=` prefix or describe the query in prose.",
+                    i + 1,
+                )
+    low = flat.lower()
+    if "<%" in flat or "<script" in low or "javascript:" in low:
+        prose = vault_schema.strip_code(flat)
+        lines = Lines(prose)
+        for pos in _templater_tags(prose):
+            line = lines.at(pos)
+            yield Finding(
+                "executable:templater",
+                field,
+                f"a Templater tag (<% … %>) outside code on line {line}: it runs as JavaScript when the note is "
+                "used as a template. Put it in inline code or a code block to document it, or remove it.",
+                line,
+            )
+        for m in _SCRIPT_TAG.finditer(prose):
+            line = lines.at(m.start())
+            yield Finding(
+                "executable:html-script",
+                field,
+                f"an HTML <script> tag outside code on line {line}: memory must not carry code that runs when it "
+                "is rendered. Link to the page instead, or put the markup in a code block.",
+                line,
+            )
+        for m in _JS_URL.finditer(prose):
+            line = lines.at(m.start())
+            yield Finding(
+                "executable:javascript-url",
+                field,
+                f"a javascript: link on line {line}: it runs code when clicked. Use an ordinary link or remove it.",
+                line,
+            )
+    for line, command in _command_lines(flat, blocks):
+        if _rm_is_destructive(command):
+            what = "deletes a root, home, parent or wildcard directory recursively (rm -r)"
+            yield Finding("executable:destructive-shell", field, _exec_message(line, what), line)
+            continue
+        for code, what, rx in _DESTRUCTIVE:
+            if rx.search(command):
+                yield Finding(code, field, _exec_message(line, what), line)
+                break

@@ -1,0 +1,230 @@
+"""Credential prefilters: one sample per rule, real-shaped tokens, hiding places, harmless look-alikes.
+
+The fake secrets are generated at run time (see prefilter_helpers), so this file holds no secret-shaped literal;
+every sample also checks that no message, reason or exception text echoes any part of the value.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import string
+
+import pytest
+from prefilter_helpers import ALNUM, B64, FENCE, RNG, UPPER_DIGITS, assert_no_leak, codes, rand
+
+from agentmd.rules.prefilter import CODES, PrefilterRefused, check_fields, check_text, require_clean
+
+# --------------------------------------------------------------------------------------------------------------
+# Secrets: one sample per rule; (code, text, the secret value that must never be echoed)
+
+
+def _jwt() -> str:
+    header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').rstrip(b"=").decode()
+    payload = base64.urlsafe_b64encode(b'{"sub":"4711","name":"Test"}').rstrip(b"=").decode()
+    return f"{header}.{payload}.{rand(43, ALNUM + '-_')}"
+
+
+def secret_samples() -> list[tuple[str, str, str]]:
+    aws_id = "AKIA" + rand(16, UPPER_DIGITS)
+    asia_id = "ASIA" + rand(16, UPPER_DIGITS)
+    aws_secret = rand(40, B64)
+    ghp = "ghp" + "_" + rand(36)
+    gho = "gho" + "_" + rand(36)
+    pat = "github" + "_pat_" + rand(22) + "_" + rand(59)
+    glpat = "glpat" + "-" + rand(20)
+    xoxb = "xoxb" + "-" + rand(12, string.digits) + "-" + rand(13, string.digits) + "-" + rand(24)
+    xapp = "xapp" + "-1-A" + rand(10, UPPER_DIGITS) + "-" + rand(13, string.digits) + "-" + rand(64, "0123456789abcdef")
+    hook_tail = "T" + rand(8, UPPER_DIGITS) + "/B" + rand(8, UPPER_DIGITS) + "/" + rand(24)
+    gcp_key = "AIza" + rand(35, ALNUM + "_-")
+    azure_account = rand(86, B64) + "=="
+    azure_client = rand(3) + "8Q" + "~" + rand(34, ALNUM + "_-.")
+    stripe = "sk" + "_live_" + rand(24)
+    openai = "sk" + "-proj-" + rand(48, ALNUM + "_-")
+    anthropic = "sk" + "-ant-api03-" + rand(93, ALNUM + "_-")
+    pem_body = rand(64, B64)
+    jwt = _jwt()
+    generic = rand(32)
+    password = "Tr0ub4" + rand(6, ALNUM) + "&3x"
+    url_password = rand(14)
+    sa_private = rand(40, B64)
+    return [
+        ("secret:aws-access-key", f"Deploy user key: {aws_id}", aws_id),
+        ("secret:aws-access-key", f"session key {asia_id} expires hourly", asia_id),
+        ("secret:aws-secret-key", f"aws_secret_access_key = {aws_secret}", aws_secret),
+        ("secret:aws-secret-key", f"The AWS secret for the deploy user is {aws_secret}.", aws_secret),
+        (
+            "secret:gcp-service-account",
+            json.dumps(
+                {
+                    "type": "service" + "_account",
+                    "project_id": "demo",
+                    "private_key_id": rand(40, "0123456789abcdef"),
+                    "private_key": "-----BEGIN PRIVATE KEY-----\\n" + sa_private + "\\n-----END PRIVATE KEY-----\\n",
+                }
+            ),
+            sa_private,
+        ),
+        ("secret:gcp-api-key", f"maps key {gcp_key}", gcp_key),
+        (
+            "secret:azure-key",
+            f"DefaultEndpointsProtocol=https;AccountName=demo;AccountKey={azure_account};EndpointSuffix=core.windows.net",
+            azure_account,
+        ),
+        ("secret:azure-key", f"client secret: {azure_client}", azure_client),
+        ("secret:github-token", f"export GH_TOKEN={ghp}", ghp),
+        ("secret:github-token", f"oauth {gho}", gho),
+        ("secret:github-token", f"fine-grained {pat}", pat),
+        ("secret:gitlab-token", f"ci token {glpat}", glpat),
+        ("secret:slack-token", f"bot token {xoxb}", xoxb),
+        ("secret:slack-token", f"app token {xapp}", xapp),
+        ("secret:slack-webhook", "post to https://hooks.slack.com/services/" + hook_tail, hook_tail),
+        ("secret:stripe-key", f"STRIPE={stripe}", stripe),
+        ("secret:openai-key", f"OPENAI_API_KEY={openai}", openai),
+        ("secret:anthropic-key", f"key {anthropic}", anthropic),
+        (
+            "secret:private-key",
+            f"-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n{pem_body}\n-----END RSA PRIVATE KEY-----",
+            pem_body,
+        ),
+        (
+            "secret:private-key",
+            f"-----BEGIN OPENSSH PRIVATE KEY-----\n{pem_body}\n-----END OPENSSH PRIVATE KEY-----",
+            pem_body,
+        ),
+        ("secret:jwt", f"Authorization cookie: {jwt}", jwt),
+        ("secret:generic-assignment", f"API_KEY={generic}", generic),
+        ("secret:generic-assignment", f'{{"client_secret": "{generic}"}}', generic),
+        ("secret:generic-assignment", f"clientSecret: '{generic}'", generic),
+        ("secret:generic-assignment", f"DB_PASSWORD={password}", password),
+        ("secret:generic-assignment", f"Authorization: Bearer {generic}", generic),
+        ("secret:url-credentials", f"postgres://app:{url_password}@db.internal:5432/app", url_password),
+    ]
+
+
+SECRET_SAMPLES = secret_samples()
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "value"), SECRET_SAMPLES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(SECRET_SAMPLES)]
+)
+def test_secret_is_found_and_never_echoed(code: str, text: str, value: str) -> None:
+    findings = check_text(text)
+    assert code in {f.code for f in findings}, findings
+    for f in findings:
+        assert f.line == 1 or code == "secret:private-key"
+        assert "secret" in f.message.lower() and "remove" in f.message.lower()
+        assert_no_leak(value, f.message, f.field)
+    verdict = check_fields({"title": "deploy notes", "body": text})
+    assert not verdict.ok
+    assert_no_leak(value, verdict.reason(), repr(verdict))
+    with pytest.raises(PrefilterRefused) as err:
+        require_clean({"body": text})
+    assert_no_leak(value, str(err.value))
+
+
+def _pem() -> str:
+    body = base64.b64encode(bytes(RNG.getrandbits(8) for _ in range(600))).decode()
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    return f"-----BEGIN PRIVATE KEY-----\n{lines}\n-----END PRIVATE KEY-----"
+
+
+def _pure(n: int, alphabet: str = ALNUM) -> str:
+    """Random characters with no guarantee of mixing classes, as real tokens are."""
+    return "".join(RNG.choice(alphabet) for _ in range(n))
+
+
+TOKEN_MAKERS = {
+    "secret:aws-access-key": lambda: "AKIA" + _pure(16, UPPER_DIGITS),
+    "secret:github-token": lambda: "ghp" + "_" + _pure(36),
+    "secret:gitlab-token": lambda: "glpat" + "-" + _pure(20, ALNUM + "_-"),
+    "secret:slack-token": lambda: "xoxb" + "-" + _pure(12, string.digits) + "-" + _pure(13, string.digits) + "-"
+    + _pure(24),
+    "secret:stripe-key": lambda: "sk" + "_live_" + _pure(24),
+    "secret:gcp-api-key": lambda: "AIza" + _pure(35, ALNUM + "_-"),
+    "secret:openai-key": lambda: "sk" + "-proj-" + _pure(48, ALNUM + "_-"),
+    "secret:anthropic-key": lambda: "sk" + "-ant-api03-" + _pure(93, ALNUM + "_-"),
+    "secret:private-key": _pem,
+    "secret:jwt": _jwt,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("code", sorted(TOKEN_MAKERS))
+def test_every_real_shaped_token_is_refused(code: str) -> None:
+    """The prefixed shapes are deterministic: 300 random tokens each, all refused, in prose and in code."""
+    for n in range(300):
+        value = TOKEN_MAKERS[code]()
+        text = f"note {n}: {value} end" if n % 2 else f"{FENCE}\n{value}\n{FENCE}\n"
+        assert code in codes(text), value
+
+
+def test_aws_documentation_key_is_refused_on_purpose() -> None:
+    assert "secret:aws-access-key" in codes("example: AKIA" + "IOSFODNN7" + "EXAMPLE")
+
+
+@pytest.mark.parametrize("where", ["body", "frontmatter", "fence", "split", "urlencoded", "tag"])
+def test_secret_is_found_wherever_it_hides(where: str) -> None:
+    token = "ghp" + "_" + rand(36)
+    if where == "body":
+        verdict = check_fields({"body": f"The token is {token} for now."})
+    elif where == "frontmatter":
+        verdict = check_fields({"body": f"---\ntitle: x\nsource_token: {token}\n---\nbody\n"})
+    elif where == "fence":
+        verdict = check_fields({"body": f"Setup:\n\n{FENCE}bash\nexport GITHUB_TOKEN={token}\n{FENCE}\n"})
+    elif where == "split":
+        verdict = check_fields({"body": f"token:\n{token[:20]}\n{token[20:]}\n"})
+    elif where == "urlencoded":
+        verdict = check_fields({"source_url": "https://example.test/?t=" + token.replace("_", "%5F")})
+    else:
+        verdict = check_fields({"tags": ["ok", token]})
+    assert "secret:github-token" in verdict.codes(), verdict
+    assert_no_leak(token, verdict.reason(), *(f.message for f in verdict.findings))
+
+
+def test_split_secret_reports_the_line_it_starts_on() -> None:
+    token = "ghp" + "_" + rand(36)
+    findings = check_text(f"intro\n\n{token[:18]}\n   {token[18:]}\n")
+    assert [(f.code, f.line) for f in findings] == [("secret:github-token", 3)]
+    assert "split across lines" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The AWS docs key looks like AKIA followed by sixteen characters.",
+        "Set API_KEY=<your-api-key> in .env before starting.",
+        "token: ${GITHUB_TOKEN}",
+        "password: changeme",
+        "password = os.environ['DB_PASSWORD']",
+        "api_key = settings.openai_api_key",
+        "secret_key: xxxxxxxxxxxxxxxxxxxxxxxx",
+        "A JWT is `header.payload.signature`, e.g. eyJhbGciOi...<payload>.<signature>",
+        "Deployed commit 3f786850e387550fdab836ed7e6dc881de23001b to the aws staging account.",
+        "commit: 3f786850e387550fdab836ed7e6dc881de23001b",
+        "key: 2f1e6c1a-7b3d-4b8e-9a1c-2d3e4f5a6b7c",
+        "The primary key: user_id_2023_migration_table",
+        "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n<paste your key here>\n-----END OPENSSH PRIVATE KEY-----",
+        "integrity: sha512-" + "Zk3Qm9Lp2Xv7Bn4Rt8Yw1Hc6Jd0Fg5Ks3Ua9Ee2T",
+        "postgres://user:password@localhost/db and mysql://root:root@127.0.0.1/app",
+        "max_tokens: 128000",
+        "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGz",
+        "password_min_length: 12",
+        "SLACK_TOKEN=xoxb-your-token-here",
+        "ghp" + "_" + "x" * 36,
+        "Use an OpenAI key (sk-...) from the vault.",
+        "uuid = 123e4567-e89b-12d3-a456-426614174000",
+        "cache_key = f'{user_id}:{page}:v2'",
+        "key=value pairs are split on the first '='.",
+        "token=abc",
+        "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "http://localhost:8080@proxy",
+        "Run `gh auth login`; the token lives in the macOS keychain.",
+    ],
+)
+def test_secret_shaped_but_harmless_text_passes(text: str) -> None:
+    assert not {c for c in codes(text) if c.startswith("secret:")}, check_text(text)
+
+
+def test_every_secret_code_has_a_positive_case() -> None:
+    assert {code for code, _, _ in SECRET_SAMPLES} == {code for code in CODES if code.startswith("secret:")}
