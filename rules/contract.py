@@ -675,7 +675,7 @@ class _Packaged:
 
 @lru_cache(maxsize=1)
 def _packaged() -> _Packaged:
-    resource = resources.files("rules") / DEFAULT_RESOURCE
+    resource = resources.files("agentmd.rules") / DEFAULT_RESOURCE
     source = str(resource)
     try:
         text = resource.read_text(encoding="utf-8")
