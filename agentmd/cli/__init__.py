@@ -6,7 +6,8 @@ module of this package named for the command group. A handler takes the parsed a
 and standard error, and returns the exit code; engine modules load inside the handlers, so `agentmd --help`
 and a mistyped command stay fast, and the web server and MCP stack load only for `serve` and `mcp`.
 
-`main` is the one place a command ends: an engine error becomes one line on stderr and an exit code.
+`main` is the one place a command ends: every package's error becomes one line on stderr and an exit code
+(see `failure`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from agentmd import __version__
-from agentmd.cli import capture, daemon, evaluation, git, hooks, index, links, rules
-from agentmd.cli.base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
-from agentmd.engine.errors import AgentmdError
+from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, links, rules
+from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
 from agentmd.hooks.recall import add_recall_parsers
 
 Register = Callable[[Any, argparse.ArgumentParser], Any]
@@ -85,11 +85,12 @@ def main(
     err: TextIO | None = None,
     commands: Sequence[Register] = COMMANDS,
 ) -> int:
-    """Run one command; its exit code."""
+    """Run one command; its exit code. Nothing it raises gets past here as a traceback."""
     out = out or sys.stdout
     err = err or sys.stderr
     argv_list = list(sys.argv[1:] if argv is None else argv)
     is_hook = argv_list[:1] == ["hook"]
+    verbose = "-v" in argv_list or "--verbose" in argv_list
     try:
         parser = build_parser(commands)
         with contextlib.redirect_stdout(out):
@@ -102,17 +103,18 @@ def main(
         if not getattr(args, "func", None):
             parser.print_help(out)
             return EXIT_USAGE
-        return int(args.func(args, out, err))
-    except AgentmdError as exc:
-        err.write(f"agentmd: {exc}\n")
-        if is_hook:
-            return EXIT_OK  # a hook must never block or fail the agent's session, even when misconfigured
-        return exc.exit_code
-    except KeyboardInterrupt:
-        err.write("agentmd: interrupted\n")
-        return EXIT_INTERRUPTED
+        code = int(args.func(args, out, err))
+        out.flush()  # a reader that went away shows up here, not in the interpreter's last flush
+        return code
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
+    except (Exception, KeyboardInterrupt) as exc:
+        if isinstance(exc, BrokenPipeError) and out is sys.stdout:
+            failure.silence_stdout()
+        code = failure.report(exc, err, verbose=verbose)
+        if is_hook:
+            return EXIT_OK  # a hook must never block or fail the agent's session, even when misconfigured
+        return code
 
 
 if __name__ == "__main__":
