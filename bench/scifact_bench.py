@@ -5,16 +5,16 @@
 
 SciFact (BEIR test split: `qrels.tsv`, 300 judged queries) is read from `../shared/corpora/ir/scifact`.
 It is licensed for non-commercial use: it is test data only and is never copied into this repository.
-Each mode in `engine.search.MODES` runs through `engine.evaluate.run_beir` (a throwaway vault, one note
+Each mode in `engine.search.MODES` runs through `engine.search.eval.beir.run_beir` (a throwaway vault, one note
 per abstract, frontmatter title = the paper title). The baseline is `bm25s` with its defaults
 (method "lucene", k1 1.5, b 0.75) over title + " " + text, English stop words and the Snowball English
 stemmer from PyStemmer, top 100 per query. Both sides are scored by the same functions
-(`engine.evaluate.score_beir_run`). Bars (SPEC §11, the issue): nDCG@10 >= 0.66 and not below the
+(`engine.search.eval.metrics.score_beir_run`). Bars (SPEC §11, the issue): nDCG@10 >= 0.66 and not below the
 baseline measured in the same run.
 
 The dev fixtures are one JSONL file per corpus, `bench/fixtures/dev-<corpus>.jsonl`; every line also
 names its corpus (`"corpus": "obsidian-tasks"`), a folder under `../shared/corpora/`. Each file is
-evaluated against its own vault (indexed into a temp store) with `engine.evaluate.evaluate_fixtures`:
+evaluated against its own vault (indexed into a temp store) with `engine.search.eval.fixtures.evaluate_fixtures`:
 recall@5/@15, MRR and correct rejection per category and mode, and the same merged over both corpora.
 
 Needs the dev extra's `bm25s` and `PyStemmer` (without them the baseline is skipped and said so).
@@ -35,8 +35,9 @@ sys.path.insert(0, str(REPO))
 
 from agentmd.engine.index.reconcile import reconcile  # noqa: E402
 from agentmd.engine.index.store import Store  # noqa: E402
-from agentmd.engine.search import evaluate  # noqa: E402
 from agentmd.engine.search import searcher as search_module  # noqa: E402
+from agentmd.engine.search.eval import beir, metrics  # noqa: E402
+from agentmd.engine.search.eval import fixtures as fixture_harness  # noqa: E402
 from agentmd.rules import load_contract  # noqa: E402
 
 NDCG_BAR = 0.66
@@ -50,12 +51,12 @@ def bm25s_baseline(collection_dir: Path, limit_queries: int | None) -> dict[str,
         import Stemmer
     except ImportError as exc:
         return {"skipped": f"bm25s/PyStemmer not installed ({exc}); pip install bm25s PyStemmer"}
-    collection = evaluate.load_beir(collection_dir)
+    collection = beir.load_beir(collection_dir)
     qids = list(collection.qrels)[:limit_queries] if limit_queries else list(collection.qrels)
     qrels = {q: collection.qrels[q] for q in qids}
     ids: list[str] = []
     texts: list[str] = []
-    for doc in evaluate._read_jsonl(collection.corpus_path):
+    for doc in beir.read_jsonl(collection.corpus_path):
         ids.append(str(doc["_id"]))
         texts.append(f"{doc.get('title') or ''} {doc.get('text') or ''}")
     stemmer = Stemmer.Stemmer("english")
@@ -67,11 +68,11 @@ def bm25s_baseline(collection_dir: Path, limit_queries: int | None) -> dict[str,
     query_tokens = bm25s.tokenize(
         [collection.queries[q] for q in qids], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
     )
-    k = min(evaluate.BEIR_DEPTH, len(ids))
+    k = min(metrics.BEIR_DEPTH, len(ids))
     docs, _scores = retriever.retrieve(query_tokens, k=k, show_progress=False, n_threads=1)
     run = {q: [ids[int(i)] for i in docs[n]] for n, q in enumerate(qids)}
     seconds = time.perf_counter() - start
-    scores = evaluate.score_beir_run(run, qrels, recall_k=evaluate.BEIR_DEPTH)
+    scores = metrics.score_beir_run(run, qrels, recall_k=metrics.BEIR_DEPTH)
     return {k: round(v, 6) if isinstance(v, float) else v for k, v in scores.items()} | {
         "config": "bm25s lucene k1=1.5 b=0.75, stopwords=en, PyStemmer english, title + text",
         "index_seconds": round(built, 3),
@@ -81,7 +82,7 @@ def bm25s_baseline(collection_dir: Path, limit_queries: int | None) -> dict[str,
 
 def scifact(corpora: Path, limit_queries: int | None) -> dict[str, Any]:
     directory = corpora / "ir" / "scifact"
-    engine_report = evaluate.run_beir(directory, limit_queries=limit_queries)
+    engine_report = beir.run_beir(directory, limit_queries=limit_queries)
     baseline = bm25s_baseline(directory, limit_queries)
     default_mode = getattr(search_module, "DEFAULT_MODE", search_module.MODES[0])
     rows = {}
@@ -111,7 +112,7 @@ def fixtures(corpora: Path) -> dict[str, Any]:
     per_mode: dict[str, list[dict[str, Any]]] = {}
     per_mode_cat: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for path in sorted((REPO / "bench" / "fixtures").glob("dev-*.jsonl")):
-        cases, _sha = evaluate.load_fixtures(path)
+        cases, _sha = fixture_harness.load_fixtures(path)
         names = {str(c.extra.get("corpus") or path.stem.removeprefix("dev-")) for c in cases}
         if len(names) != 1:
             raise SystemExit(f"{path}: lines name more than one corpus ({sorted(names)}); use one file per corpus")
@@ -119,7 +120,7 @@ def fixtures(corpora: Path) -> dict[str, Any]:
         contract = load_contract(vault).contract
         with tempfile.TemporaryDirectory(prefix="agentmd-fixtures-") as tmp, Store(Path(tmp)) as store:
             reconcile(vault, store)
-            report = evaluate.evaluate_fixtures(path, store, contract, ks=FIXTURE_KS)
+            report = fixture_harness.evaluate_fixtures(path, store, contract, ks=FIXTURE_KS)
         out["files"][path.name] = report
         for mode, r in report["modes"].items():
             per_mode.setdefault(mode, []).append(r["overall"])
@@ -127,9 +128,9 @@ def fixtures(corpora: Path) -> dict[str, Any]:
                 per_mode_cat.setdefault(mode, {}).setdefault(cat, []).append(summary)
     for mode, summaries in per_mode.items():
         out["merged"][mode] = {
-            "overall": evaluate.merge_summaries(summaries, FIXTURE_KS),
+            "overall": metrics.merge_summaries(summaries, FIXTURE_KS),
             "categories": {
-                cat: evaluate.merge_summaries(parts, FIXTURE_KS) for cat, parts in sorted(per_mode_cat[mode].items())
+                cat: metrics.merge_summaries(parts, FIXTURE_KS) for cat, parts in sorted(per_mode_cat[mode].items())
             },
         }
     return out

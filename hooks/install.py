@@ -30,7 +30,6 @@ empty file), or whose `hooks` are not in the documented shape, is refused with n
 
 from __future__ import annotations
 
-import argparse
 import copy
 import datetime as dt
 import difflib
@@ -43,12 +42,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import atomic_write
-
-from . import session_start, worktree_guard
 
 # (event, matcher or None, hook name): the order they are written in
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
@@ -390,93 +387,3 @@ def apply(plan: Plan, now: dt.datetime | None = None) -> Path | None:
         target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, plan.new_text, mode=mode)
     return backup
-
-
-# --------------------------------------------------------------------------------------------------
-# The commands
-
-
-def _emit(out: TextIO, args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
-    if getattr(args, "json", False):
-        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    else:
-        out.write(text + ("\n" if text and not text.endswith("\n") else ""))
-
-
-def _target(args: argparse.Namespace) -> Path:
-    return settings_path(project=getattr(args, "project", None), user=bool(getattr(args, "user", False)))
-
-
-def _report(args: argparse.Namespace, out: TextIO, plan: Plan, backup: Path | None, dry_run: bool) -> None:
-    diff = plan.diff() if plan.changed else ""
-    payload = {
-        "action": plan.action,
-        "settings": str(plan.path),
-        "changed": plan.changed,
-        "dry_run": dry_run,
-        "backup": str(backup) if backup else None,
-        "diff": diff,
-        "commands": plan.commands,
-    }
-    if not plan.changed:
-        what = "already installed" if plan.action == "install" else "not installed"
-        text = f"agentmd hooks {what} in {plan.path}; nothing changed"
-    elif dry_run:
-        text = f"{diff}dry run: {plan.path} would change as above; nothing was written"
-    else:
-        verb = "installed into" if plan.action == "install" else "removed from"
-        text = f"{diff}agentmd hooks {verb} {plan.path}"
-        if backup:
-            text += f" (previous version kept as {backup})"
-        elif plan.old_text is None:
-            text += " (new file)"
-        text += "\nClaude Code sessions already open may need a restart (or a look at /hooks) to pick this up"
-    _emit(out, args, payload, text)
-
-
-def cmd_hooks_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.settings import resolve
-
-    settings = resolve(vault=args.vault, index=args.index, config=args.config)
-    commands = hook_commands(agentmd_argv(), settings.vault, index=args.index, config=args.config)
-    plan = plan_install(_target(args), commands)
-    backup = None if args.dry_run else apply(plan)
-    _report(args, out, plan, backup, args.dry_run)
-    return 0
-
-
-def cmd_hooks_uninstall(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    plan = plan_uninstall(_target(args))
-    dry_run = bool(getattr(args, "dry_run", False))
-    backup = None if dry_run else apply(plan)
-    _report(args, out, plan, backup, dry_run)
-    return 0
-
-
-def _where(p: argparse.ArgumentParser) -> None:
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.json (DIR is its root)")
-    where.add_argument("--user", action="store_true", help="your ~/.claude/settings.json (the default)")
-    p.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
-
-
-def add_hooks_install_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Register `agentmd hooks install` and `agentmd hooks uninstall` on the top-level subparsers."""
-    p = sub.add_parser("hooks", help="install or remove agentmd's Claude Code hooks")
-    hsub = p.add_subparsers(dest="hooks_command", metavar="ACTION", parser_class=type(p))
-    i = hsub.add_parser(
-        "install",
-        parents=[common],
-        help="merge the recall, session-start and worktree-guard hooks into a Claude Code settings file",
-    )
-    _where(i)
-    i.set_defaults(func=cmd_hooks_install)
-    u = hsub.add_parser("uninstall", parents=[common], help="remove exactly the hooks `install` added")
-    _where(u)
-    u.set_defaults(func=cmd_hooks_uninstall)
-
-
-def add_hook_parsers(hook_sub: Any, common: argparse.ArgumentParser) -> None:
-    """Register `agentmd hook session-start` and `agentmd hook worktree-guard` under the `hook` group."""
-    session_start.add_parser(hook_sub, common)
-    worktree_guard.add_parser(hook_sub, common)

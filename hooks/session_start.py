@@ -252,24 +252,6 @@ def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, s
     return 0
 
 
-def add_parser(hook_sub: Any, common: argparse.ArgumentParser) -> None:
-    p = hook_sub.add_parser(
-        "session-start",
-        parents=[common],
-        help="Claude Code SessionStart hook: the memory's status in one or two lines",
-        description="Prints the vault's status colour, red items, queue and last probe for a new agent "
-        "session (with --json, as hookSpecificOutput.additionalContext). Always exits 0.",
-    )
-    p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
-    p.add_argument(
-        "--budget",
-        type=float,
-        default=DEFAULT_BUDGET,
-        help=f"seconds the look-up may take (default {DEFAULT_BUDGET:g})",
-    )
-    p.set_defaults(func=cmd_hook_session_start)
-
-
 def main(
     argv: Sequence[str] | None = None,
     stdin: TextIO | None = None,

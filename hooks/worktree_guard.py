@@ -498,17 +498,6 @@ def cmd_hook_worktree_guard(args: argparse.Namespace, out: TextIO, err: TextIO, 
     return 0
 
 
-def add_parser(hook_sub: Any, common: argparse.ArgumentParser) -> None:
-    p = hook_sub.add_parser(
-        "worktree-guard",
-        parents=[common],
-        help="Claude Code PreToolUse hook (Bash): refuse a git worktree inside the vault",
-        description="Reads a PreToolUse hook payload on stdin; prints a deny decision when the shell command "
-        "would create a git worktree inside the vault, nothing otherwise. Always exits 0.",
-    )
-    p.set_defaults(func=cmd_hook_worktree_guard)
-
-
 def standalone_common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--vault")

@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 
 from agentmd.cli import _common, _Parser
+from agentmd.cli.evaluation import add_eval_parser
 from agentmd.engine.errors import UsageError
 from agentmd.engine.search import searcher as search_module
-from agentmd.engine.search.evaluate import (
+from agentmd.engine.search.eval.beir import doc_slug
+from agentmd.engine.search.eval.fixtures import load_fixtures
+from agentmd.engine.search.eval.metrics import (
     FixtureCase,
     MissEvidence,
     QueryOutcome,
-    add_eval_parser,
     classify_miss,
     correct_rejection,
-    doc_slug,
-    load_fixtures,
     mean_reciprocal_rank,
     merge_summaries,
     mrr_at,
@@ -184,7 +184,7 @@ def test_load_fixtures_reports_the_line(tmp_path: Path) -> None:
 
 
 def _run(argv: list[str], monkeypatch: pytest.MonkeyPatch, home: Path) -> tuple[int, str, str]:
-    """Run an `eval` subcommand the way `agentmd` will once the lead wires `add_eval_parser` into cli.py."""
+    """Run an `eval` subcommand the way `agentmd` does (agentmd/cli/evaluation.py)."""
     for var in ("AGENTMD_VAULT", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))

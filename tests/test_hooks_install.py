@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from daemon_helpers import make_repo
 
+from agentmd.cli.hooks import add_hooks_install_parsers
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.hooks.install import (
     BACKUP_INFIX,
     HOOKS,
     Layout,
     SettingsRefused,
-    add_hooks_install_parsers,
     agentmd_argv,
     agentmd_hook_name,
     apply,

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from agentmd.cli.links import add_links_parser, cmd_links
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.graph import (
     Graph,
-    add_links_parser,
-    cmd_links,
     dangling,
     entity_pages,
     links_of,

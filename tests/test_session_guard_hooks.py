@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from daemon_helpers import make_repo, wait_until
 
+from agentmd.cli.hooks import add_hook_parsers
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.errors import UsageError
 from agentmd.engine.settings import Settings, resolve
-from agentmd.hooks.install import add_hook_parsers
 from agentmd.hooks.session_start import disk_status, session_context, summarize
 from agentmd.hooks.worktree_guard import check_command, read_hook_input
 
@@ -54,7 +54,7 @@ def fixture(name: str, **subs: str) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The `hook` group as engine/cli.py builds it, with this module's commands registered on it."""
+    """The `hook` group as the command line builds it, with this module's commands registered on it."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--vault")
     common.add_argument("--index")

@@ -12,9 +12,11 @@ lifespan so further endpoints mount on the same listener.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import json
 import logging
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.settings import DEFAULT_PORT
 
 log = logging.getLogger("agentmd.server")
@@ -204,33 +207,60 @@ def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
     return [Route(f"/v1/{name}", make(h), methods=["POST"]) for name, h in handlers.items()]
 
 
+class PortInUse(AgentmdError):
+    """Another process already listens on the port the daemon was asked to serve on."""
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host:port` (0: any free port), for uvicorn to listen on. Binding here, before
+    the server thread starts, turns a taken port into one plain sentence instead of a log line and a timeout."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(
+                f"port {port} on {host} is in use (another process is listening on it); stop the other process "
+                "or pass --port"
+            ) from None
+        raise AgentmdError(f"could not listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from None
+    return sock
+
+
 class HttpServer:
     """uvicorn in a background thread, bound to 127.0.0.1."""
 
     def __init__(self, app: ASGIApp, port: int, host: str = "127.0.0.1") -> None:
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="auto")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="agentmd-http", daemon=True)
+        self._thread: threading.Thread | None = None
+        self.host = host
         self.port = port
 
     def start(self, timeout: float = 10.0) -> None:
+        sock = listen_socket(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="agentmd-http", daemon=True
+        )
         self._thread.start()
         started = threading.Event()
+        thread = self._thread
 
         def check() -> bool:
-            return bool(self._server.started) or not self._thread.is_alive()
+            return bool(self._server.started) or not thread.is_alive()
 
         deadline = timeout
         while not check() and deadline > 0:
             started.wait(0.02)
             deadline -= 0.02
         if not self._server.started:
-            raise OSError(f"could not listen on 127.0.0.1:{self.port} (is the port in use?); pick another with --port")
-        if self.port == 0:
-            sockets = [s for srv in self._server.servers for s in srv.sockets]
-            if sockets:
-                self.port = sockets[0].getsockname()[1]
+            sock.close()
+            raise AgentmdError(f"the web server on {self.host}:{self.port} did not start; see the daemon's log")
 
     def stop(self) -> None:
         self._server.should_exit = True
-        self._thread.join(timeout=10)
+        if self._thread is not None:
+            self._thread.join(timeout=10)

@@ -24,19 +24,13 @@ do not count).
 
 from __future__ import annotations
 
-import argparse
-import json
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.index.catalog import Catalog
-from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.index.store import Store
-from agentmd.engine.settings import resolve as resolve_settings
-from agentmd.rules import load_contract
 from agentmd.vault_schema import Link, target_key
 
 StemIndex = dict[str, list[str]]
@@ -242,27 +236,12 @@ def entity_pages(catalog: Catalog, uris: Iterable[str]) -> dict[str, str]:
     return {uri: paths[0] for uri, paths in catalog.entity_page_paths(uris).items() if len(paths) == 1}
 
 
-# -- command line ----------------------------------------------------------------------------------------------
+# -- naming a note ---------------------------------------------------------------------------------------------
 
 
-def add_links_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Register `agentmd links PATH | --dangling | --orphans [--json]` on the CLI's subparsers."""
-    p: argparse.ArgumentParser = sub.add_parser(
-        "links",
-        parents=[common],
-        help="a note's links and backlinks, or every dangling link, or the orphan notes",
-        description="Links are resolved now, against the notes that exist now: a link whose target appears "
-        "later resolves without reindexing the note that wrote it.",
-    )
-    p.add_argument("path", nargs="?", help="a note: its vault-relative path, or a name as a [[link]] would write it")
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("--dangling", action="store_true", help="every link whose target matches no note")
-    which.add_argument("--orphans", action="store_true", help="notes with no link to or from another note")
-    p.set_defaults(func=cmd_links)
-    return p
-
-
-def _note_path(graph: Graph, vault: Path, given: str) -> str:
+def find_note(graph: Graph, vault: Path, given: str) -> str:
+    """The one indexed note a person means by `given`: a vault-relative path, an absolute path inside the
+    vault, or a name or path suffix as a [[link]] would write it. None or several: an error saying what to give."""
     text = given.strip()
     candidate = Path(text).expanduser()
     if candidate.is_absolute():
@@ -285,59 +264,3 @@ def _note_path(graph: Graph, vault: Path, given: str) -> str:
             "for the list of notes) or run `agentmd reindex` if the note is new"
         )
     raise UsageError(f"{given!r} names {len(fits)} notes; give one path: " + ", ".join(fits))
-
-
-def _line(entry: dict[str, Any]) -> str:
-    return f"{entry['line']:>5}  {entry['written']}"
-
-
-def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    chosen = sum(bool(x) for x in (args.path, args.dangling, args.orphans))
-    if chosen != 1:
-        raise UsageError("agentmd links: give a note PATH, or --dangling, or --orphans (see `agentmd links --help`)")
-    settings = resolve_settings(vault=args.vault, index=args.index, config=args.config)
-    with Store(settings.cache_dir) as store:
-        for notice in store.notices:
-            err.write(f"agentmd: {notice}\n")
-        if store.catalog.count() == 0:
-            convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
-            reconcile(settings.vault, store, link_convention=convention)
-        graph = Graph(store.catalog)
-        if args.dangling:
-            rows = graph.dangling()
-            targets = sorted({r["target"].lower() for r in rows})
-            payload: dict[str, Any] = {"dangling": rows, "count": len(rows), "targets": len(targets)}
-            lines = [f"{len(rows)} dangling links to {len(targets)} missing notes"]
-            last = None
-            for r in rows:
-                if r["target"].lower() != last:
-                    last = r["target"].lower()
-                    lines.append(f"  {r['target']}")
-                lines.append(f"      <- {r['path']}:{r['line']}  {r['written']}")
-            text = "\n".join(lines)
-        elif args.orphans:
-            paths = graph.orphans()
-            payload = {"orphans": paths, "count": len(paths)}
-            text = "\n".join([f"{len(paths)} notes with no link to or from another note", *(f"  {p}" for p in paths)])
-        else:
-            path = _note_path(graph, settings.vault, args.path)
-            result = graph.links_of(path)
-            payload = {"path": path, **result}
-            local = [e for e in result["out"] if not e["target"]]  # [[#heading]]: listed in --json only
-            lines = [path, f"links out ({len(result['out'])}):"]
-            lines += [f"{_line(e)}  ->  {e['resolved'] or '(dangling)'}" for e in result["out"] if e["target"]]
-            if local:
-                lines.append(f"    ({len(local)} to headings of this note)")
-            lines.append(f"backlinks ({len(result['back'])}):")
-            lines += [f"  {e['path']}:{e['line']}  {e['written']}" for e in result["back"]]
-            lines.append(f"dangling ({len(result['dangling'])}):")
-            lines += [_line(e) for e in result["dangling"]]
-            if result["attachments"]:
-                lines.append(f"attachments ({len(result['attachments'])}):")
-                lines += [_line(e) for e in result["attachments"]]
-            text = "\n".join(lines)
-    if args.json:
-        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    else:
-        out.write(text + "\n")
-    return 0

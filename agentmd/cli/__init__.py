@@ -1,0 +1,121 @@
+"""The `agentmd` command line: the composition root. Settings are resolved here, once, and passed down.
+
+`COMMANDS` is the one registry of every subcommand, in the order `agentmd --help` lists them. Each entry
+adds one top-level command (or group) to the parser; its argparse definition and its handler live in the
+module of this package named for the command group. A handler takes the parsed arguments, standard output
+and standard error, and returns the exit code; engine modules load inside the handlers, so `agentmd --help`
+and a mistyped command stay fast, and the web server and MCP stack load only for `serve` and `mcp`.
+
+`main` is the one place a command ends: every package's error becomes one line on stderr and an exit code
+(see `failure`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from agentmd import __version__
+from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, links, rules
+from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
+from agentmd.hooks.recall.commands import add_recall_parsers
+
+Register = Callable[[Any, argparse.ArgumentParser], Any]
+"""Adds a command to the top-level sub-parsers, given the parent parser of the common options."""
+
+COMMANDS: tuple[Register, ...] = (
+    index.add_reindex,
+    index.add_search,
+    daemon.add_serve,
+    daemon.add_status,
+    git.add_gate,
+    git.add_init_git,
+    capture.add_capture,
+    rules.add_door,
+    daemon.add_mcp,
+    daemon.add_probe,
+    evaluation.add_eval_parser,
+    links.add_links_parser,
+    hooks.add_hook_group,  # `hook session-start`, `hook worktree-guard`
+    add_recall_parsers,  # `hook recall` (into the group above), `recall`, `usage`
+    hooks.add_hooks_install_parsers,
+    rules.add_contract,
+)
+
+EPILOG = """\
+exit codes:
+  0  success
+  1  failure (the message says what went wrong and how to fix it)
+  2  usage error (bad arguments, no vault configured)
+  3  red: a check found a problem that needs attention
+
+the vault comes from --vault, else $AGENTMD_VAULT, else `vault = "..."` in the config file
+($XDG_CONFIG_HOME/agentmd/config.toml, or --config). The index and catalog live in --index, else
+$XDG_CACHE_HOME/agentmd/<vault-id>/; deleting that folder costs one rebuild, never data.
+"""
+
+# The names the command line's tests and plug-ins build on.
+_Parser = Parser
+_common = common_options
+
+
+def build_parser(commands: Sequence[Register] = COMMANDS) -> argparse.ArgumentParser:
+    """The whole command line: every command of `commands`, each with the common options."""
+    common = common_options()
+    parser = Parser(
+        prog="agentmd",
+        description="Keep an Obsidian vault as searchable, git-backed memory for coding agents and their owner.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"agentmd {__version__}")
+    sub = subcommands(parser, "command", "COMMAND")
+    for register in commands:
+        register(sub, common)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    commands: Sequence[Register] = COMMANDS,
+) -> int:
+    """Run one command; its exit code. Nothing it raises gets past here as a traceback."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    argv_list = list(sys.argv[1:] if argv is None else argv)
+    is_hook = argv_list[:1] == ["hook"]
+    verbose = "-v" in argv_list or "--verbose" in argv_list
+    try:
+        parser = build_parser(commands)
+        with contextlib.redirect_stdout(out):
+            args = parser.parse_args(argv_list)
+        logging.basicConfig(
+            level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+            format="agentmd %(levelname)s %(name)s: %(message)s",
+            stream=err,
+        )
+        if not getattr(args, "func", None):
+            parser.print_help(out)
+            return EXIT_USAGE
+        code = int(args.func(args, out, err))
+        out.flush()  # a reader that went away shows up here, not in the interpreter's last flush
+        return code
+    except SystemExit as exc:  # --help and --version
+        return int(exc.code or 0)
+    except (Exception, KeyboardInterrupt) as exc:
+        if isinstance(exc, BrokenPipeError) and out is sys.stdout:
+            failure.silence_stdout()
+        code = failure.report(exc, err, verbose=verbose)
+        if is_hook:
+            return EXIT_OK  # a hook must never block or fail the agent's session, even when misconfigured
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

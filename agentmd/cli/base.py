@@ -1,0 +1,52 @@
+"""What every command of the command line shares: the parser class, the common options, the exit codes and
+the settings resolved once from them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from agentmd.engine.errors import UsageError
+
+if TYPE_CHECKING:
+    from agentmd.engine.settings import Settings
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped with Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are `UsageError`s (one line and exit 2), never argparse's own exit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+class Handler(Protocol):
+    """A command: its parsed arguments, standard output and standard error in; the exit code out."""
+
+    def __call__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int: ...
+
+
+def common_options() -> Parser:
+    """The options every command that reads a vault takes (a parent parser for its sub-parsers)."""
+    p = Parser(add_help=False)
+    p.add_argument("--vault", help="the vault folder")
+    p.add_argument("--index", help="the cache folder holding the index and catalog")
+    p.add_argument("--config", help="a config file to read instead of the default")
+    p.add_argument("--json", action="store_true", help="print one JSON object for machines")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    return p
+
+
+def subcommands(parser: argparse.ArgumentParser, dest: str, metavar: str) -> Any:
+    """A command group's table of sub-commands, whose parsers are of the group's own parser class."""
+    return parser.add_subparsers(dest=dest, metavar=metavar, parser_class=type(parser))
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings of this run, resolved once from --vault, --index and --config (then env, then config)."""
+    from agentmd.engine.settings import resolve
+
+    return resolve(vault=args.vault, index=args.index, config=args.config)

@@ -1,0 +1,76 @@
+"""`agentmd capture`: save a note through the governed write path (the daemon's when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentmd.cli.base import EXIT_OK, settings_of
+from agentmd.cli.output import emit
+from agentmd.engine.errors import UsageError
+
+
+def add_capture(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("capture", parents=[common], help="save a note through the governed write path")
+    p.add_argument("--title", required=True, help="one line saying what the note is about")
+    body = p.add_mutually_exclusive_group()
+    body.add_argument("--body", help="the note's Markdown body (default: read standard input when piped)")
+    body.add_argument("--body-file", help="read the body from this file")
+    p.add_argument("--type", help="memory type (see the contract's types), e.g. decision")
+    p.add_argument("--summary", help="one-sentence summary")
+    p.add_argument("--why", help="why this is worth keeping (with --type, files the note as active)")
+    p.add_argument("--importance", help="1 (record) to 5 (vital), or low/medium/high/critical")
+    p.add_argument("--related", help="comma-separated note names to link")
+    p.add_argument("--project", help="project slug")
+    p.add_argument("--task", help="the task this came from")
+    p.add_argument("--tags", help="comma-separated tags")
+    p.add_argument("--aliases", help="comma-separated aliases")
+    p.add_argument("--source", help="where this came from (a source tag from the contract)")
+    p.add_argument("--source-url", help="the URL it came from (always untrusted)")
+    p.add_argument("--space", help="a contract space other than memory, e.g. projects")
+    p.add_argument("--instructions", help="your own filing instructions, kept on the note")
+    p.add_argument("--operator", action="store_true", help="write as the vault's owner (alignment-level folders)")
+    p.set_defaults(func=cmd_capture)
+
+
+def _body(args: argparse.Namespace) -> str:
+    if args.body is not None:
+        return str(args.body)
+    if args.body_file:
+        try:
+            return Path(args.body_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"could not read --body-file {args.body_file}: {exc}") from None
+    if not sys.stdin.isatty():
+        return sys.stdin.read()
+    return ""
+
+
+def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.backends import LocalBackend, backend_for
+    from agentmd.engine.write.capture import CaptureRefused, field_names, request_from_cli
+
+    settings = settings_of(args)
+    body = _body(args)
+    fields = {name: getattr(args, name) for name in field_names() if name not in ("title", "body")}
+    request = request_from_cli({"title": args.title, "body": body, **fields})
+    backend = backend_for(settings, actor="operator" if args.operator else "agent")
+    try:
+        result = backend.capture(request)
+    except CaptureRefused as exc:
+        if args.json:
+            emit(out, args, {"refused": True, "code": exc.code, "error": str(exc)}, "")
+        raise
+    finally:
+        if isinstance(backend, LocalBackend):
+            backend.close()
+    verb = "reinforced" if result.get("reinforced") else "captured"
+    text = f"{verb} {result['path']} (status {result['status']}, indexed {str(result['indexed']).lower()})"
+    for w in result.get("warnings", []):
+        text += f"\n  warning: {w}"
+    if result.get("note"):
+        text += f"\n  note: {result['note']}"
+    emit(out, args, result, text)
+    return EXIT_OK

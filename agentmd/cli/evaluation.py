@@ -1,0 +1,73 @@
+"""`agentmd eval fixtures` and `agentmd eval beir`: retrieval quality, measured read-only (never counted as
+usage). The harnesses live in `agentmd.engine.search.eval`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentmd.cli.base import EXIT_OK, settings_of, subcommands
+from agentmd.cli.output import emit, notices
+from agentmd.engine.errors import UsageError
+from agentmd.engine.search.eval.metrics import DEFAULT_KS
+
+
+def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add `eval fixtures` and `eval beir` to the top-level subparsers `sub` (with `common` options)."""
+    p = sub.add_parser("eval", help="measure retrieval quality (read-only: never counted as usage)")
+    esub = subcommands(p, "eval_command", "SUITE")
+    f = esub.add_parser(
+        "fixtures", parents=[common], help="recall@K, MRR, correct rejection and misses on a JSONL fixture file"
+    )
+    f.add_argument("file", help="JSONL: one {id, query, expected (path or null), alternates, category} per line")
+    f.add_argument("--k", default=",".join(map(str, DEFAULT_KS)), help="cut-offs for recall, e.g. 5,15 (default)")
+    f.add_argument(
+        "--mode", action="append", metavar="M", help="search mode to measure (repeatable; default: every mode)"
+    )
+    f.set_defaults(func=cmd_eval_fixtures)
+    b = esub.add_parser("beir", parents=[common], help="nDCG@10, recall@100 and MRR@10 on a BEIR collection")
+    b.add_argument("dir", help="folder with corpus.jsonl, queries.jsonl and qrels/test.tsv (or qrels.tsv)")
+    b.add_argument(
+        "--mode", action="append", metavar="M", help="search mode to measure (repeatable; default: every mode)"
+    )
+    b.add_argument("--limit-queries", type=int, metavar="N", help="run only the first N judged queries")
+    b.set_defaults(func=cmd_eval_beir)
+
+
+def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.errors import IndexBusy
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.search.eval.fixtures import evaluate_fixtures, parse_ks, render_fixtures
+    from agentmd.engine.search.eval.runs import check_modes
+    from agentmd.rules import load_contract
+
+    settings = settings_of(args)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    fixture = Path(args.file)
+    ks = parse_ks(args.k)
+    modes = check_modes(args.mode)
+    with Store(settings.cache_dir) as store:
+        notices(err, store.notices)
+        try:
+            rec = reconcile(settings.vault, store)
+            if rec.refused:
+                err.write(f"agentmd: reconcile refused ({rec.refused}); evaluating the index as it is\n")
+        except IndexBusy as exc:
+            err.write(f"agentmd: {exc}; evaluating the index as it is\n")
+        report = evaluate_fixtures(fixture, store, contract, modes=modes, ks=ks)
+    report["vault"] = str(settings.vault)
+    emit(out, args, report, render_fixtures(report))
+    return EXIT_OK
+
+
+def cmd_eval_beir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.search.eval.beir import render_beir, run_beir
+
+    directory = Path(args.dir)
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a folder; give the folder holding corpus.jsonl")
+    report = run_beir(directory, modes=args.mode, limit_queries=args.limit_queries)
+    emit(out, args, report, render_beir(report))
+    return EXIT_OK

@@ -1,0 +1,50 @@
+"""What both evaluation harnesses share: the engine's search modes and result limit, read when asked (a
+mode added to the engine is measured without a change here), and one search reduced to note paths."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agentmd.engine.errors import UsageError
+from agentmd.engine.index.fulltext import SearchIndex
+from agentmd.engine.search import searcher as search_module
+from agentmd.engine.search.eval.metrics import note_path
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.rules import Contract
+
+
+def max_limit() -> int:
+    """The most results one search may return."""
+    return int(getattr(search_module, "MAX_LIMIT", 200))
+
+
+def available_modes() -> tuple[str, ...]:
+    """The search modes the engine knows right now (read at call time, never cached)."""
+    return tuple(search_module.MODES)
+
+
+def check_modes(modes: Iterable[str] | None) -> tuple[str, ...]:
+    """The modes asked for, each once and in order (every mode when none is given); an unknown one refused."""
+    known = available_modes()
+    chosen = tuple(dict.fromkeys(modes)) if modes else known
+    for m in chosen:
+        if m not in known:
+            raise UsageError(f"search mode {m!r} is not known; use one of: {', '.join(known)}")
+    return chosen
+
+
+def search_paths(
+    index: SearchIndex, contract: Contract, query: str, mode: str, limit: int, include_archived: bool = False
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The note path of each result, in rank order, and the results themselves."""
+    response = search_module.search(
+        index, contract, SearchRequest(query=query, limit=limit, mode=mode, include_archived=include_archived)
+    )
+    results = response["results"]
+    return [r.get("note") or note_path(r["path"]) for r in results], results
+
+
+def fmt(value: float | None) -> str:
+    """A metric in a text report: three decimals, `-` for none."""
+    return "-" if value is None else f"{value:.3f}"
