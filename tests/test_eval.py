@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentmd.cli import _common, _Parser
+from agentmd.cli.base import Parser as _Parser
+from agentmd.cli.base import common_options as _common
 from agentmd.cli.evaluation import add_eval_parser
 from agentmd.engine.errors import UsageError
 from agentmd.engine.search import searcher as search_module

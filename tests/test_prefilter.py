@@ -128,7 +128,6 @@ def _corpus_notes() -> list[Path]:
     )
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason="no corpora at ../shared/corpora")
 def test_false_positives_on_real_notes_stay_under_one_percent() -> None:
     notes = _corpus_notes()
     assert len(notes) >= 1000

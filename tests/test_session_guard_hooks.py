@@ -258,8 +258,7 @@ def _cli_has(*words: str) -> bool:
 
 
 def test_guard_through_the_agentmd_cli(layout: dict[str, Path], env: dict[str, str]) -> None:
-    if not _cli_has("hook", "worktree-guard"):
-        pytest.skip("engine/cli.py does not register `agentmd hook worktree-guard` yet")
+    assert _cli_has("hook", "worktree-guard"), "the command line must register `agentmd hook worktree-guard`"
     subs = {"vault": str(layout["vault"]), "project": str(layout["project"])}
     run = subprocess.run(
         [sys.executable, "-m", "agentmd", "hook", "worktree-guard", "--vault", str(layout["vault"])],

@@ -126,8 +126,8 @@ def test_report_lists_old_never_used_notes(settings: Settings) -> None:
 
 
 def test_usage_command(settings: Settings) -> None:
-    from agentmd.cli import _common
-    from agentmd.hooks.recall.commands import add_recall_parsers
+    from agentmd.cli.base import common_options as _common
+    from agentmd.cli.recall import add_recall_parsers
 
     p = argparse.ArgumentParser(prog="agentmd")
     add_recall_parsers(p.add_subparsers(dest="command"), _common())

@@ -368,8 +368,9 @@ def test_queue_overflow_asks_for_full_rescan(root: Path, make: Callable[..., tup
     (root / "sub").mkdir()  # watchdog reports an overflow per recursive watch, i.e. per top-level folder
     watcher, sink = make()
     inotify = getattr(watcher._observer, "_inotify_fd", None)
-    if inotify is None or not hasattr(inotify, "handle_event"):
-        pytest.skip("watchdog internals changed; cannot inject an overflow")
+    assert inotify is not None and hasattr(inotify, "handle_event"), (
+        "watchdog's InotifyObserver no longer has _inotify_fd.handle_event: the watcher's overflow coupling broke"
+    )
     # what the kernel sends when its queue overflows (wd -1); watchdog drops its pending events and rewatches
     inotify.handle_event(InotifyEvent(WatchDescriptor(-1), InotifyConstants.IN_Q_OVERFLOW, 0, b""))
     sink.wait_for(VAULT_HINT)

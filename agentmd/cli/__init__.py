@@ -20,9 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from agentmd import __version__
-from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, links, rules
+from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, links, recall, rules
 from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
-from agentmd.hooks.recall.commands import add_recall_parsers
 
 Register = Callable[[Any, argparse.ArgumentParser], Any]
 """Adds a command to the top-level sub-parsers, given the parent parser of the common options."""
@@ -41,7 +40,7 @@ COMMANDS: tuple[Register, ...] = (
     evaluation.add_eval_parser,
     links.add_links_parser,
     hooks.add_hook_group,  # `hook session-start`, `hook worktree-guard`
-    add_recall_parsers,  # `hook recall` (into the group above), `recall`, `usage`
+    recall.add_recall_parsers,  # `hook recall` (into the group above), `recall`, `usage`
     hooks.add_hooks_install_parsers,
     rules.add_contract,
 )
@@ -57,11 +56,6 @@ the vault comes from --vault, else $AGENTMD_VAULT, else `vault = "..."` in the c
 ($XDG_CONFIG_HOME/agentmd/config.toml, or --config). The index and catalog live in --index, else
 $XDG_CACHE_HOME/agentmd/<vault-id>/; deleting that folder costs one rebuild, never data.
 """
-
-# The names the command line's tests and plug-ins build on.
-_Parser = Parser
-_common = common_options
-
 
 def build_parser(commands: Sequence[Register] = COMMANDS) -> argparse.ArgumentParser:
     """The whole command line: every command of `commands`, each with the common options."""

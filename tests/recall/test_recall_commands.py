@@ -8,14 +8,14 @@ import io
 import json
 from pathlib import Path
 
+from agentmd.cli.recall import _hook_subparsers, add_recall_parsers
 from agentmd.engine.settings import Settings
-from agentmd.hooks.recall.commands import _hook_subparsers, add_recall_parsers
 from agentmd.hooks.recall.render import HEADER, estimate_tokens
 from recall.helpers import assert_block_shape, payload, usage_rows
 
 
 def parser() -> argparse.ArgumentParser:
-    from agentmd.cli import _common
+    from agentmd.cli.base import common_options as _common
 
     p = argparse.ArgumentParser(prog="agentmd")
     sub = p.add_subparsers(dest="command")
@@ -56,7 +56,7 @@ def test_hook_recall_command(indexed: Settings, workdir: Path) -> None:
 
 
 def test_parsers_share_the_hook_group_with_other_hooks() -> None:
-    from agentmd.cli import _common
+    from agentmd.cli.base import common_options as _common
 
     for order in ("before", "after"):
         p = argparse.ArgumentParser(prog="agentmd")
