@@ -1,6 +1,6 @@
 """The note model: the only package that parses YAML and Markdown."""
 
-from .chunks import Chunk, chunk_text
+from .chunks import Chunk, EmbedChunk, chunk_text, clean_for_embedding, embedding_chunks, token_windows
 from .errors import VaultSchemaError, YamlRefused
 from .frontmatter import Split, load_yaml, split_frontmatter
 from .links import (
@@ -24,6 +24,7 @@ __all__ = [
     "LINK_CONVENTIONS",
     "WALLS",
     "Chunk",
+    "EmbedChunk",
     "EntityRef",
     "FencedBlock",
     "Link",
@@ -34,7 +35,9 @@ __all__ = [
     "VaultSchemaError",
     "YamlRefused",
     "chunk_text",
+    "clean_for_embedding",
     "derived_aliases",
+    "embedding_chunks",
     "entity_uri",
     "extract_entities",
     "extract_links",
@@ -54,5 +57,6 @@ __all__ = [
     "split_frontmatter",
     "strip_code",
     "target_key",
+    "token_windows",
     "update_frontmatter",
 ]
