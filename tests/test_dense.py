@@ -160,3 +160,54 @@ def test_word_share_weights_rare_words_more() -> None:
     assert idf["port"] > idf["server"] > idf["default"]
     assert word_share(["port", "server"], {"port"}, idf) > 0.5 > word_share(["port", "server"], {"server"}, idf)
     assert word_share([], {"x"}, idf) == 0.0
+
+
+def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.rules import default_contract
+
+    vault, store = indexed
+    contract = default_contract()
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    arm = DenseArm(vectors, embedder)
+    question = "how long should a loaf stay in the oven"
+    before = search(store.index, contract, SearchRequest(question, mode="hybrid", explain=True), dense=arm)
+    assert before["mode"] == "hybrid" and before["dense"] == {"used": False, "reason": "no note has vectors yet"}
+    assert "lexical results only" in before["note"]
+    assert search(store.index, contract, SearchRequest(question, mode="hybrid"))["dense"]["used"] is False
+
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    res = search(store.index, contract, SearchRequest(question, mode="hybrid", limit=3, explain=True), dense=arm)
+    assert res["dense"]["used"] is True and res["dense"]["coverage"] == 1.0
+    top = res["results"][0]
+    assert top["path"] == "cooking/bread.md#Baking" and top["cosine"] > 0.3
+    assert 0.0 < top["word_share"] <= 1.0 and top["explain"]["dense"]["dense_rank"] == 1
+    assert len({r["note"] for r in res["results"]}) == len(res["results"]) == 3
+    for key in ("archived_hidden", "superseded_hidden", "staged_hidden", "matched"):
+        assert key in res
+    # A keyword query the lexical list answers keeps its answer first.
+    port = search(store.index, contract, SearchRequest("daemon port 8765", mode="hybrid"), dense=arm)
+    assert port["results"][0]["note"] == "dev/ports.md" and port["results"][0]["word_share"] == 1.0
+
+
+def test_hybrid_keeps_walled_notes_out_of_the_dense_candidates(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.rules import default_contract
+
+    vault, store = indexed
+    vault.note("old/oven.md", "Leave the bread in the oven for an hour.", title="Old oven times", status="archived")
+    reconcile(vault.root, store)
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    arm = DenseArm(vectors, embedder)
+    question = "duration of baking in the oven"
+    shown = search(store.index, default_contract(), SearchRequest(question, mode="hybrid", limit=5), dense=arm)
+    assert "old/oven.md" not in {r["note"] for r in shown["results"]}
+    asked = SearchRequest(question, mode="hybrid", limit=5, include_archived=True)
+    walled = search(store.index, default_contract(), asked, dense=arm)
+    row = next(r for r in walled["results"] if r["note"] == "old/oven.md")
+    assert row["wall"] == "archived" and row["penalty"] < 1.0
