@@ -236,6 +236,9 @@ def hybrid_search(
                 "word_share": row["word_share"],
             }
         results.append(row)
+    pages = [r for r in wide["results"] if "entity" in r]  # an entity page the query names stays first
+    if pages:
+        results = [pages[0], *(r for r in results if r["note"] != pages[0]["note"])][: request.limit]
     response = dict(wide)
     response.update(mode="hybrid", results=results, matched=max(wide["matched"], len(rows)))
     response["dense"] = {"used": True, "rule": rule.name, "coverage": round(coverage.share, 4)}

@@ -1,7 +1,7 @@
 """Search: the user's words in, ranked notes out, with the walls and penalties made visible.
 
 User text is split on white space and each word quoted before it reaches the query parser, so no input
-raises. Two modes:
+raises. Two lexical modes (a third, `hybrid`, fuses the default with the dense arm: engine/search/hybrid.py):
 
 - `and`: every word must match somewhere in the note (title, aliases/tags, body), BM25-ranked.
 - `fusion` (the default): stop words are dropped; the full conjunction of the remaining words and the
