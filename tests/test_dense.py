@@ -164,7 +164,8 @@ def test_word_share_weights_rare_words_more() -> None:
 
 def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 
     vault, store = indexed
@@ -194,7 +195,8 @@ def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed,
 
 def test_hybrid_keeps_walled_notes_out_of_the_dense_candidates(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 
     vault, store = indexed

@@ -1,7 +1,8 @@
 """Search: the user's words in, ranked notes out, with the walls and penalties made visible.
 
 User text is split on white space and each word quoted before it reaches the query parser, so no input
-raises. Two lexical modes (a third, `hybrid`, fuses the default with the dense arm: engine/search/hybrid.py):
+raises. Two lexical modes (a third, `hybrid`, fuses the default with the dense arm: engine/search/hybrid.py,
+reached through engine/search/query.py):
 
 - `and`: every word must match somewhere in the note (title, aliases/tags, body), BM25-ranked.
 - `fusion` (the default): stop words are dropped; the full conjunction of the remaining words and the
@@ -36,7 +37,6 @@ from agentmd.vocabulary import STOP_WORDS
 
 OVERFETCH = 200
 MODES = ("fusion", "and")
-HYBRID = "hybrid"  # the lexical default fused with the dense arm (engine/search/hybrid.py); needs `dense`
 DEFAULT_MODE = "fusion"
 MAX_LIMIT = 200
 MAX_PER_NOTE = 10
@@ -248,17 +248,11 @@ def search(
     contract: Contract,
     request: SearchRequest,
     catalog: Catalog | None = None,
-    dense: Any = None,
 ) -> dict[str, Any]:
-    """Run one search and return the response mapping (SPEC §7). With the catalog, a note marked as the
-    page of an entity the query names (e.g. `repo:owner/name`) comes first. Mode `hybrid` also needs
-    `dense` (a `hybrid.DenseArm`); without it, or before any vectors exist, it answers lexically and says so."""
-    if request.mode == HYBRID:
-        from agentmd.engine.search.hybrid import hybrid_search  # the dense arm loads numpy; plain searches do not
-
-        return hybrid_search(index, contract, request, catalog, dense)
+    """Run one lexical search and return the response mapping (SPEC §7). With the catalog, a note marked as
+    the page of an entity the query names (e.g. `repo:owner/name`) comes first."""
     if request.mode not in MODES:
-        raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join((*MODES, HYBRID))}")
+        raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if not 1 <= request.limit <= MAX_LIMIT:
         raise UsageError(f"limit {request.limit} is out of range; use 1 to {MAX_LIMIT}")
     if not 1 <= request.per_note <= MAX_PER_NOTE:
