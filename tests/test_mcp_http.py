@@ -453,3 +453,33 @@ def test_failed_probe_turns_status_red_and_leaves_its_evidence(daemon: Daemon, s
     # a good probe afterwards clears it
     assert daemon.probe(5.0).ok
     assert cli("status", "--vault", str(vault))[0] == 0
+
+
+def test_connections_to_the_daemon_socket_send_without_delay() -> None:
+    """asyncio sets TCP_NODELAY on accepted connections only when the listening socket says IPPROTO_TCP; without
+    it each small answer waits for the client's delayed ACK (tens of milliseconds a request)."""
+    import asyncio
+
+    listener = server.listen_socket("127.0.0.1", 0)
+    seen: list[int] = []
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            seen.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def run() -> None:
+        srv = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+        port = listener.getsockname()[1]
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+        srv.close()
+        await srv.wait_closed()
+
+    asyncio.run(run())
+    assert seen and seen[0] != 0
