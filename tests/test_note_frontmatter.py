@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPORA, md_files
+from note_helpers import MTIME_ISO, fm, parse
 
 from agentmd.vault_schema import (
-    Note,
     YamlRefused,
     fenced_blocks,
     inline_tags,
@@ -18,18 +18,6 @@ from agentmd.vault_schema import (
     sections,
     split_frontmatter,
 )
-
-MTIME_NS = 1_700_000_000 * 10**9  # 2023-11-14T22:13:20Z
-MTIME_ISO = "2023-11-14T22:13:20Z"
-
-
-def parse(data: str | bytes, path: str = "notes/note.md", mtime_ns: int = MTIME_NS) -> Note:
-    return parse_note(path, data.encode("utf-8") if isinstance(data, str) else data, mtime_ns)
-
-
-def fm(yaml_text: str, body: str = "Body.\n") -> str:
-    return f"---\n{yaml_text.strip()}\n---\n{body}"
-
 
 # --- bytes and fences ----------------------------------------------------------------------------------------
 

@@ -6,29 +6,16 @@ import dataclasses
 import datetime as dt
 
 import pytest
+from note_helpers import MTIME_ISO, fm, parse
 
 from agentmd.vault_schema import (
     WALLS,
-    Note,
     inline_tags,
     is_progress_log,
     parse_date,
-    parse_note,
     spaced_stem,
 )
 from agentmd.vault_schema.note import PROGRESS_HEAD_BYTES
-
-MTIME_NS = 1_700_000_000 * 10**9  # 2023-11-14T22:13:20Z
-MTIME_ISO = "2023-11-14T22:13:20Z"
-
-
-def parse(data: str | bytes, path: str = "notes/note.md", mtime_ns: int = MTIME_NS) -> Note:
-    return parse_note(path, data.encode("utf-8") if isinstance(data, str) else data, mtime_ns)
-
-
-def fm(yaml_text: str, body: str = "Body.\n") -> str:
-    return f"---\n{yaml_text.strip()}\n---\n{body}"
-
 
 # --- the value itself ----------------------------------------------------------------------------------------
 
