@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.index.catalog import NoteRow, StatKey
-from agentmd.engine.index.digest import digest
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.store import Store
 from agentmd.vault_schema import Note, parse_note
+from agentmd.vault_schema.digest import digest
 
 log = logging.getLogger("agentmd.reconcile")
 

@@ -76,7 +76,7 @@ def summary_of(facts: Mapping[str, Any], snippet: str | None) -> str:
     if isinstance(summary, str) and summary:
         return summary
     if snippet and not snippet.lstrip().startswith("#"):
-        from agentmd.engine.index.digest import plain
+        from agentmd.vault_schema.digest import plain
 
         return plain(snippet)
     opening = facts.get("opening")

@@ -9,13 +9,13 @@ import pytest
 
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.index.catalog import Catalog
-from agentmd.engine.index.digest import digest, plain
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.recall import Walls, search_and_gather, summary_of
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings
 from agentmd.vault_schema import parse_note
+from agentmd.vault_schema.digest import digest, plain
 from recall.helpers import usage_rows
 
 

@@ -5,7 +5,8 @@
 first line of prose: no headings, fences, callout markers, tables, embeds, rules or comments. Both are
 Markdown read as prose (`plain`): code out, links as their text, heading/list/quote/task markers and strong
 emphasis out, white space collapsed. The recall gathering (engine/search/recall.py) reads these facts
-instead of the note's file, and reads search snippets, also Markdown, through `plain` too.
+instead of the note's file, and reads search snippets, also Markdown, through `plain` too. It lives here because
+vault_schema is the only package that reads Markdown.
 
 Only the standard library: pure text functions.
 """
