@@ -100,7 +100,11 @@ def payload(name: str, cwd: Path | str, **changes: Any) -> str:
 
 
 def run_hook(stdin: str, env: dict[str, str], *args: str, timeout: float = 30) -> tuple[int, str, str]:
-    """The hook as a real process, the way `agentmd-hook recall` runs it."""
+    """The hook as a real process, the way `agentmd-hook recall` runs it. Unless a test sets its own, the time
+    budget is generous: these runs check what the hook prints, and the budget itself is tested with a clock the
+    test moves, so a loaded machine cannot turn a slow search into an empty answer here."""
+    if not any(a.startswith("--time-budget") for a in args):
+        args = (*args, "--time-budget", "60")
     proc = subprocess.run([*HOOK, *args], input=stdin, capture_output=True, text=True, env=env, timeout=timeout)
     return proc.returncode, proc.stdout, proc.stderr
 
