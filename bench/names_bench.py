@@ -111,12 +111,13 @@ def main() -> int:
     if args.json_out:
         args.json_out.write_text(text + "\n", encoding="utf-8")
     print()
-    print(f"{'vault':<18} {'arm':<7} {'file@1':>6} {'file@5':>6} {'title@1':>7} {'title@5':>7} {'p50 ms':>7} {'p99 ms':>7}")
+    head = ("vault", "arm", "file@1", "file@5", "title@1", "title@5", "p50 ms", "p99 ms")
+    print(f"{head[0]:<18} {head[1]:<7} " + " ".join(f"{h:>7}" for h in head[2:]))
     for name, r in report["vaults"].items():
         for arm in ("search", "floor"):
             a = r[arm]
             print(
-                f"{name:<18} {arm:<7} {a['file name']['top1']:>6} {a['file name']['top5']:>6} {a['title']['top1']:>7}"
+                f"{name:<18} {arm:<7} {a['file name']['top1']:>7} {a['file name']['top5']:>7} {a['title']['top1']:>7}"
                 f" {a['title']['top5']:>7} {a['p50_ms']:>7.2f} {a['p99_ms']:>7.2f}"
             )
         print(f"{'':<18} of {r['sampled']} sampled; bar {'met' if r['meets_bar'] else 'NOT met'}")

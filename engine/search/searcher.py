@@ -427,8 +427,13 @@ def _name_row(
             "snippet": found.snippet_of(text),
         }
         if request.explain:
-            row["explain"] = {"mode": request.mode, "plan": "name", "fields": index.field_scores(
-                request.query.split(), hit.path, FIELD_BOOSTS)}
+            row["explain"] = {
+                "mode": request.mode,
+                "plan": "name",
+                "fields": index.field_scores(request.query.split(), hit.path, FIELD_BOOSTS),
+                "multipliers": {name: m for name, m in penalties},
+                "fusion_ranks": {},
+            }
     chunk = None
     if named.kind == "heading":
         key = name_key(request.query)
