@@ -108,6 +108,8 @@ def render_search(response: dict[str, Any]) -> str:
             ex = r["explain"]
             fields = ", ".join(f"{k} {v:.3f}" for k, v in ex["fields"].items())
             lines.append(f"    explain: raw {r['raw_score']:.4f} x penalty {r['penalty']:.3f}; BM25 by field: {fields}")
+            if "name" in ex:
+                lines.append(f"    name: the query is this note's {ex['name']['kind']} ({ex['name']['match']} match)")
             if ex["multipliers"]:
                 lines.append("    multipliers: " + ", ".join(f"{k} {v}" for k, v in ex["multipliers"].items()))
             if ex["fusion_ranks"]:

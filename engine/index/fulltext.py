@@ -3,7 +3,10 @@
 One document per note, keyed by its vault-relative path (a `raw` field, so delete-by-term works).
 `title`, `meta` and `body` go through one analyzer: words of letters, marks and digits (each CJK
 ideograph its own token), ASCII folding, lower case and the Snowball English stemmer. Scores are BM25
-with field boosts title 4, meta 3, body 1. A small JSON file beside the segments records the schema
+with field boosts title 4, meta 3, body 1. A `names` field (raw terms, never scored on its own) holds the
+note's names, normalised by `name_key`: its title, its file name (and a Dendron hierarchy's last segments),
+its aliases and its headings, each as `<kind code>:<key>`, so a query that is a name finds its note by an
+exact term (or a term prefix), whatever the query's length. A small JSON file beside the segments records the schema
 version and a generation id; the catalog keeps the same id, so a rebuilt index is never paired with a
 catalog that describes the old one.
 """
@@ -16,6 +19,7 @@ import logging
 import re
 import shutil
 import time
+import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +32,7 @@ from agentmd.engine.errors import IndexBusy, IndexDamaged
 
 log = logging.getLogger("agentmd.index")
 
-SCHEMA_VERSION = 4  # 4: facts carry the note's summary and opening line (engine/index/digest.py)
+SCHEMA_VERSION = 5  # 5: the names field (title, file name, aliases, headings; see name_key)
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]
@@ -38,6 +42,11 @@ _WORD = re.compile(r"\w")
 _TOKEN_PATTERN = r"\p{Han}|\p{Hiragana}|\p{Katakana}|[\p{L}\p{M}\p{N}_--\p{Han}--\p{Hiragana}--\p{Katakana}]+"
 _MARKER = "agentmd-index.json"
 WRITER_HEAP = 128_000_000
+# The kinds of name, in the order they rank: a Dendron hierarchy's last segments (`b.c` and `c` of `a.b.c`)
+# are a `segment`, reported as a file name; an exact title, file name or alias ranks before them.
+NAME_KINDS = ("title", "file name", "alias", "segment", "heading")
+_NAME_CODES = {"title": "t", "file name": "f", "alias": "a", "segment": "s", "heading": "h"}
+_APOSTROPHES = dict.fromkeys(map(ord, "'\u2019`\u00b4"), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,17 @@ class IndexDoc:
     wall: str | None
     day: int  # captured date as yyyymmdd
     facts: dict[str, Any] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
+    names: tuple[tuple[str, str], ...] = ()  # (kind, name) with kind one of NAME_KINDS; normalised on write
+
+
+@dataclass(frozen=True, slots=True)
+class NameHit:
+    """A note one of whose names is the query (`exact`) or begins with it at a word boundary."""
+
+    kind: str  # one of NAME_KINDS: the best kind that matched
+    exact: bool
+    score: float  # BM25 of the query's words (any of them) in the note, to order notes of the same name
+    hit: Hit
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +147,17 @@ class HitList:
         return self.snippet_of(self.text_of(hit))
 
 
+def name_key(text: str) -> str:
+    """A name as it is matched: accents, case and a trailing `.md` ignored, apostrophes dropped, any other
+    character that is not a letter or digit (`-`, `_`, `.`, punctuation) read as a space."""
+    text = text.strip()
+    if text.lower().endswith(".md"):
+        text = text[:-3]
+    folded = unicodedata.normalize("NFKD", text.casefold().translate(_APOSTROPHES))
+    bare = "".join(ch if ch.isalnum() else " " for ch in folded if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", " ".join(bare.split()))
+
+
 def _analyzer() -> Any:
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_TOKEN_PATTERN))
@@ -146,6 +177,7 @@ def _schema() -> Any:
     sb.add_text_field("body", stored=False, tokenizer_name=ANALYZER)
     sb.add_bytes_field("text", stored=True, indexed=False)  # the Markdown body alone, for snippets
     sb.add_text_field("wall", stored=False, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("names", stored=False, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("day", stored=False, indexed=True, fast=True)
     sb.add_bytes_field("facts", stored=True, indexed=False)
     return sb.build()
@@ -259,18 +291,19 @@ class SearchIndex:
                 writer.delete_documents_by_term("path", path)
             for doc in upserts:
                 writer.delete_documents_by_term("path", doc.path)
-                writer.add_document(
-                    tantivy.Document(
-                        path=doc.path,
-                        title=doc.title,
-                        meta=doc.meta,
-                        body=doc.body,
-                        text=doc.text.encode("utf-8", "replace"),
-                        wall=doc.wall or NO_WALL,
-                        day=doc.day,
-                        facts=json.dumps(doc.facts, ensure_ascii=False).encode("utf-8"),
-                    )
+                document = tantivy.Document(
+                    path=doc.path,
+                    title=doc.title,
+                    meta=doc.meta,
+                    body=doc.body,
+                    text=doc.text.encode("utf-8", "replace"),
+                    wall=doc.wall or NO_WALL,
+                    day=doc.day,
+                    facts=json.dumps(doc.facts, ensure_ascii=False).encode("utf-8"),
                 )
+                for term in sorted({f"{_NAME_CODES[k]}:{key}" for k, n in doc.names if (key := name_key(n))}):
+                    document.add_text("names", term)
+                writer.add_document(document)
             writer.commit()
         except BaseException:
             with contextlib.suppress(ValueError):
@@ -400,14 +433,7 @@ class SearchIndex:
             text_q = self._text_query(groups[0] if groups else words, conjunction, boosts)
             if text_q is None:
                 return empty
-        filters: list[Any] = []
-        lo, hi = day_range
-        if lo is not None or hi is not None:
-            filters.append(
-                tantivy.Query.range_query(self.schema, "day", tantivy.FieldType.Integer, lower_bound=lo, upper_bound=hi)
-            )
-        if not include_walled:
-            filters.append(tantivy.Query.term_query(self.schema, "wall", NO_WALL))
+        filters = self._filters(include_walled, day_range)
         searcher = self._index.searcher()
         try:
             hidden = dict.fromkeys(WALL_NAMES, 0)
@@ -456,6 +482,78 @@ class SearchIndex:
                 f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
             ) from None
         return HitList(hits, matched, hidden, searcher, generator, snippet_chars, details)
+
+    def _filters(self, include_walled: bool, day_range: tuple[int | None, int | None]) -> list[Any]:
+        filters: list[Any] = []
+        lo, hi = day_range
+        if lo is not None or hi is not None:
+            filters.append(
+                tantivy.Query.range_query(self.schema, "day", tantivy.FieldType.Integer, lower_bound=lo, upper_bound=hi)
+            )
+        if not include_walled:
+            filters.append(tantivy.Query.term_query(self.schema, "wall", NO_WALL))
+        return filters
+
+    def name_hits(
+        self,
+        query: str,
+        *,
+        include_walled: bool = False,
+        day_range: tuple[int | None, int | None] = (None, None),
+        prefix_notes: int = 5,
+        limit: int = 50,
+    ) -> list[NameHit]:
+        """The notes the query names, best first: a name equal to the query (a title, file name or alias, then
+        a Dendron segment, then a heading), then a title, file name or alias that begins with a query of two
+        words or more, when at most `prefix_notes` notes share that beginning (a beginning many names share
+        names a topic, not a note). Among equals, a note the query names more ways (title and file name)
+        comes first, then the higher BM25 of the query's words."""
+        key = name_key(query)
+        if not key:
+            return []
+        text_q = self._text_query(key.split(), False)
+        tries = [(kind, True) for kind in NAME_KINDS]
+        if " " in key:
+            tries += [(kind, False) for kind in ("title", "file name", "alias")]
+        searcher = self._index.searcher()
+        filters = self._filters(include_walled, day_range)
+        found: dict[str, tuple[int, NameHit]] = {}
+        ways: dict[str, int] = {}
+        for kind, exact in tries:
+            term = f"{_NAME_CODES[kind]}:{key}"
+            # keys hold only letters, digits and single spaces, so the term needs no regex escaping
+            named = (
+                tantivy.Query.term_query(self.schema, "names", term)
+                if exact
+                else tantivy.Query.regex_query(self.schema, "names", term + " .+")
+            )
+            clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(named, 0.0))]
+            clauses += [(tantivy.Occur.Must, f) for f in filters]
+            if text_q is not None:
+                clauses.append((tantivy.Occur.Should, text_q))
+            try:
+                res = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=True)
+            except ValueError as exc:
+                raise IndexDamaged(
+                    f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
+                ) from None
+            if not exact and int(res.count) > prefix_notes:
+                continue
+            rank = {"segment": 1, "heading": 2}.get(kind, 0) if exact else 3
+            for score, addr in res.hits:
+                doc = searcher.doc(addr)
+                path = doc["path"][0]
+                if rank == 0:
+                    ways[path] = ways.get(path, 0) + 1
+                if path in found:
+                    continue
+                facts = json.loads(bytes(doc["facts"][0]).decode("utf-8")) if doc["facts"] else {}
+                shown = "file name" if kind == "segment" else kind
+                found[path] = (rank, NameHit(shown, exact, float(score), Hit(path, float(score), facts, doc)))
+        ordered = sorted(
+            found.values(), key=lambda r: (r[0], -ways.get(r[1].hit.path, 0), -r[1].score, r[1].hit.path)
+        )
+        return [h for _rank, h in ordered]
 
     def hit_for(self, path: str) -> tuple[Hit, HitList] | None:
         """The stored document of one note (score 0), with a HitList able to cut its snippets."""

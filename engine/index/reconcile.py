@@ -22,7 +22,7 @@ from typing import Any
 from agentmd.engine.index.catalog import NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.store import Store
-from agentmd.vault_schema import Note, parse_note
+from agentmd.vault_schema import Note, parse_note, sections
 from agentmd.vault_schema.digest import digest
 
 log = logging.getLogger("agentmd.reconcile")
@@ -134,7 +134,23 @@ def index_doc(note: Note) -> IndexDoc:
         "wall": note.wall,
         **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
-    return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts)
+    return IndexDoc(
+        note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts,
+        names=note_names(note),
+    )
+
+
+def note_names(note: Note) -> tuple[tuple[str, str], ...]:
+    """The names a query may call the note by (kind, name): its title, its file name (for a Dendron
+    hierarchy `a.b.c` also the segments `b.c` and `c`), its aliases and its headings."""
+    stem = note.path.rsplit("/", 1)[-1]
+    stem = stem[:-3] if stem.lower().endswith(".md") else stem
+    segments = stem.split(".")
+    names = [("title", note.title)]
+    names += [("file name", stem)] + [("segment", ".".join(segments[i:])) for i in range(1, len(segments))]
+    names += [("alias", a) for a in note.aliases]
+    names += [("heading", sec.heading) for sec in sections(note.text) if sec.level and sec.heading]
+    return tuple(names)
 
 
 def note_row(note: Note, stat: StatKey) -> NoteRow:

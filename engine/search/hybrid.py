@@ -19,7 +19,9 @@ of at least a half is also the safer side there.
 A note found by only one list has a lexical score of 0 (it does not hold enough of the query's words) or
 its real best-chunk cosine (every note with vectors has one), so the combinations compare like with like.
 
-Each fused result also carries, for a later relevance floor:
+A note the query names (its title, file name, alias or heading; `name` in its row) comes first, as in the
+lexical search and in the same order (`searcher.names_first`); only an entity page the query names comes
+before it. Each fused result also carries, for a later relevance floor:
 
 - `cosine`: the best chunk's cosine to the query (alone it separates answerable from unanswerable
   questions poorly: AUC 0.65 on the shared vaults);
@@ -220,7 +222,10 @@ def hybrid_search(
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
     fused = fuse(lexical, dense, rule, arm.store.cosines(qvec, [p for p, _s in lexical if p not in headings]))
-    ranked = sorted(fused, key=lambda f: (-f.score * rows[f.path]["penalty"], f.path))[: request.limit]
+    ordered = sorted(fused, key=lambda f: (-f.score * rows[f.path]["penalty"], f.path))
+    named = [r for r in wide["results"] if "name" in r]  # the notes the query names (searcher.names_first)
+    named_notes = {r["note"] for r in named}
+    ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     terms = [t for w in searcher.split_words(searcher.query_terms(request.query)) for t in index.analyze(w)]
     idf = idf_weights(terms, index.doc_freq, max(index.doc_count(), 1))
     results = []
@@ -242,6 +247,12 @@ def hybrid_search(
                 "word_share": row["word_share"],
             }
         results.append(row)
+    if named:
+        by_note = {r["note"]: r for r in results}
+        top = results[0]["score"] if results else 0.0
+        pinned = [by_note[r["note"]] | {"score": round(max(top, by_note[r["note"]]["score"]), 6)} for r in named
+                  if r["note"] in by_note]
+        results = searcher.names_first(results, pinned, request.limit)
     pages = [r for r in wide["results"] if "entity" in r]  # an entity page the query names stays first
     if pages:
         results = [pages[0], *(r for r in results if r["note"] != pages[0]["note"])][: request.limit]

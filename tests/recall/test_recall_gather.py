@@ -104,9 +104,9 @@ def test_catalog_reader_never_writes(indexed: Settings) -> None:
 
 
 def test_an_index_from_before_the_summary_facts_is_rebuilt(indexed: Settings) -> None:
-    """An index whose schema predates the stored summaries is set aside and rebuilt on open."""
+    """An index of an older schema (here: before the names field) is set aside and rebuilt on open."""
     marker = indexed.index_dir / "agentmd-index.json"
-    marker.write_text(marker.read_text().replace('"schema_version": 4', '"schema_version": 3'))
+    marker.write_text(marker.read_text().replace('"schema_version": 5', '"schema_version": 4'))
     with Store(indexed.cache_dir) as store:
         assert store.index.set_aside is not None and store.index.doc_count() == 0
         reconcile(indexed.vault, store)
