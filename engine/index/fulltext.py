@@ -28,7 +28,9 @@ from agentmd.engine.errors import IndexBusy, IndexDamaged
 
 log = logging.getLogger("agentmd.index")
 
-SCHEMA_VERSION = 4  # 4: facts carry the note's summary and opening line (engine/index/digest.py)
+# 4: facts carry the note's summary and opening line (engine/index/digest.py); 5: facts carry `trust` and
+# `probe` (engine/search/trust.py)
+SCHEMA_VERSION = 5
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]

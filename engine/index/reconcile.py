@@ -132,6 +132,8 @@ def index_doc(note: Note) -> IndexDoc:
         "type": note.type,
         "project": note.project,
         "wall": note.wall,
+        "trust": note.trust,
+        "probe": note.is_probe,
         **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
     return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts)

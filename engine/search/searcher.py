@@ -30,6 +30,7 @@ from typing import Any
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, SearchIndex
+from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
 from agentmd.vault_schema import chunk_text, query_entity_uris
@@ -68,6 +69,7 @@ class SearchRequest:
     include_archived: bool = False
     per_note: int = 1
     explain: bool = False
+    include_probe: bool = False  # self-probe notes are left out unless asked for (engine/search/trust.py)
 
 
 def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
@@ -115,6 +117,8 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     status = (facts.get("status") or "").lower()
     if status == "unfiled":
         out.append(("unfiled", contract.multiplier("unfiled")))
+    if trust.is_untrusted(facts):
+        out.append(("untrusted", contract.multiplier("untrusted")))
     if "fragment" in ((facts.get("type") or "").lower(), status, (facts.get("lifecycle") or "").lower()):
         out.append(("fragment", contract.multiplier("fragment")))
     project = facts.get("project")
@@ -237,7 +241,9 @@ def _entity_page(
         if found is None:
             continue
         hit, hits = found
-        if hit.facts.get("wall") and not request.include_archived:
+        if (hit.facts.get("wall") and not request.include_archived) or (
+            trust.is_probe(hit.facts) and not request.include_probe
+        ):
             continue
         return uri, hit, hits
     return None
@@ -282,6 +288,8 @@ def search(
         if len(best) >= request.limit and found.scored[i][0] < best[0]:
             break  # multipliers never raise a score: nothing further down can enter the top
         hit = found.load(i)
+        if trust.is_probe(hit.facts) and not request.include_probe:
+            continue
         penalties = _penalties(hit.facts, hit.path, request, contract)
         penalty = 1.0
         for _name, m in penalties:
@@ -308,6 +316,7 @@ def search(
                 "captured": hit.facts.get("captured"),
                 "captured_source": hit.facts.get("captured_source"),
                 "wall": hit.facts.get("wall"),
+                **trust.labels(hit.facts),
                 "snippet": snippet,
             }
             if request.explain:
@@ -343,6 +352,7 @@ def search(
                 "captured": hit.facts.get("captured"),
                 "captured_source": hit.facts.get("captured_source"),
                 "wall": hit.facts.get("wall"),
+                **trust.labels(hit.facts),
                 "snippet": hits.snippet_of(hits.text_of(hit)),
                 "entity": uri,
             },

@@ -103,12 +103,18 @@ def test_catalog_reader_never_writes(indexed: Settings) -> None:
         Catalog.reader(indexed.cache_dir / "missing.sqlite3")
 
 
-def test_an_index_from_before_the_summary_facts_is_rebuilt(indexed: Settings) -> None:
-    """An index whose schema predates the stored summaries is set aside and rebuilt on open."""
+def test_an_index_from_before_the_trust_facts_is_rebuilt(indexed: Settings) -> None:
+    """An index whose schema predates the stored facts (summaries, then trust and probe) is set aside and
+    rebuilt on open."""
+    from agentmd.engine.index.fulltext import SCHEMA_VERSION
+
     marker = indexed.index_dir / "agentmd-index.json"
-    marker.write_text(marker.read_text().replace('"schema_version": 4', '"schema_version": 3'))
+    old = marker.read_text().replace(f'"schema_version": {SCHEMA_VERSION}', f'"schema_version": {SCHEMA_VERSION - 1}')
+    assert old != marker.read_text()
+    marker.write_text(old)
     with Store(indexed.cache_dir) as store:
         assert store.index.set_aside is not None and store.index.doc_count() == 0
         reconcile(indexed.vault, store)
         found = store.index.hit_for("memory/decisions/postgres-over-mysql.md")
         assert found is not None and found[0].facts["summary"].startswith("We chose PostgreSQL")
+        assert found[0].facts["probe"] is False and "trust" in found[0].facts

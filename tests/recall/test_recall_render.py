@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmd.hooks.recall.render import HINT_NONE, Entry, estimate_tokens, inert, render
+from agentmd.hooks.recall.render import Entry, estimate_tokens, inert, render
 
 
 def test_inert_text_cannot_close_the_fence() -> None:
@@ -69,9 +69,9 @@ def test_linked_notes_never_evict_direct_hits() -> None:
     assert len(capped.direct) == 14 and len(capped.linked) == 1
 
 
-def test_nothing_found_prints_only_the_hint() -> None:
+def test_nothing_found_prints_nothing() -> None:
     out = render([])
-    assert out.text == HINT_NONE + "\n" and not out.entries
+    assert out.text == "" and not out.entries and out.tokens == 0
 
 
 def test_entry_tags_a_candidate_for_the_session() -> None:
