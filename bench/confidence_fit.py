@@ -30,7 +30,7 @@ from agentmd.rules import load_contract
 
 
 def features(ev: conf.Evidence) -> list[float]:
-    return [ev.word_share, ev.coverage, math.log(max(ev.words, 1)), ev.title_share]
+    return [ev.word_share, ev.coverage, math.log(max(ev.words, 1)), ev.title_share, ev.rarity]
 
 
 def rows_of(store: Store, contract, path: Path) -> list[tuple[str, bool, list[float], bool]]:
@@ -106,13 +106,13 @@ def main() -> None:
     x, y = [d[0] for d in data], [d[1] for d in data]
     w = fit(x, y)
     print(f"rows {len(x)} (positives {sum(y)}); coefficients intercept {w[0]:.3f}, word share {w[1]:.3f}, "
-          f"coverage {w[2]:.3f}, ln words {w[3]:.3f}, title share {w[4]:.3f}")
+          f"coverage {w[2]:.3f}, ln words {w[3]:.3f}, title share {w[4]:.3f}, rarity {w[5]:.3f}")
 
     def model(xi: list[float]) -> float:
         return sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], xi, strict=True)))
 
     def shipped(xi: list[float]) -> float:
-        return conf.confidence(conf.Evidence(xi[0], xi[1], round(math.exp(xi[2])), xi[3]))
+        return conf.confidence(conf.Evidence(xi[0], xi[1], round(math.exp(xi[2])), xi[3], xi[4]))
 
     print(f"train AUC: model {auc([model(a) for a in x], y):.3f}, word share alone {auc([a[0] for a in x], y):.3f}")
     print("train, fitted model:")

@@ -83,8 +83,8 @@ def build_mcp(backend: Backend) -> MCPServer:
         path, score, confidence (0..1), trust, status, captured date and a snippet. Results below the
         confidence floor are left out; when all are, note names the closest miss. Unfiled and untrusted
         notes are labelled and ranked lower. Archived, superseded and staged notes are hidden unless
-        include_archived is true; the daemon's self-probe notes unless include_probe is true. after/before bound the captured date (YYYY-MM-DD). project ranks notes
-        of other projects lower.
+        include_archived is true; the daemon's self-probe notes unless include_probe is true.
+        after/before bound the captured date (YYYY-MM-DD). project ranks notes of other projects lower.
         """
         request = SearchRequest(
             query=query,

@@ -36,14 +36,16 @@ from agentmd.engine.search.searcher import query_terms, split_words
 # Logistic coefficients, fitted by bench/confidence_fit.py (gradient descent on class-balanced log loss,
 # L2 0.001) on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl: 766 result rows, the 746
 # results of 51 coding prompts the vault cannot help with as negatives, the expected note of 20 helpful
-# prompts as positives, lexical default mode. Train AUC 0.999 (IDF-weighted word share alone 0.994, but
-# long notes hold every common word of a coding prompt: the title share is what tells them apart). At a
-# floor of 0.6, 46 of 51 coding prompts inject nothing and all 20 helpful prompts keep their note.
-INTERCEPT = -8.836
-WORD_SHARE_WEIGHT = 6.067
-COVERAGE_WEIGHT = 2.947
-WORDS_WEIGHT = 1.166  # per ln(number of content words)
-TITLE_SHARE_WEIGHT = 6.064
+# prompts as positives, lexical default mode. Train AUC 1.000 (IDF-weighted word share alone 0.994, but
+# long notes hold every common word of a coding prompt: the title share and the rarest found word are
+# what tell them apart). With the default recall floor 0.55 the hook injects nothing for 48 of 52 train
+# coding prompts and keeps the note of 20 of 20 helpful ones; on the held-out fifth, 10 of 13 and 5 of 5.
+INTERCEPT = -9.817
+WORD_SHARE_WEIGHT = 5.457
+COVERAGE_WEIGHT = 2.674
+WORDS_WEIGHT = 1.044  # per ln(number of content words)
+TITLE_SHARE_WEIGHT = 5.728
+RARITY_WEIGHT = 2.809
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
 
 
@@ -55,6 +57,7 @@ class Evidence:
     coverage: float  # plain share of the words found, 0..1
     words: int  # content words in the query
     title_share: float = 0.0  # IDF-weighted share of the words found in the title, 0..1
+    rarity: float = 0.0  # the rarest found word's IDF over the IDF of a word in no note, 0..1
 
 
 def idf(doc_freq: int, docs: int) -> float:
@@ -72,6 +75,7 @@ def confidence(evidence: Evidence) -> float:
         + COVERAGE_WEIGHT * evidence.coverage
         + WORDS_WEIGHT * math.log(evidence.words)
         + TITLE_SHARE_WEIGHT * evidence.title_share
+        + RARITY_WEIGHT * evidence.rarity
     )
     return 1.0 / (1.0 + math.exp(-z))
 
@@ -82,25 +86,27 @@ class QueryWords:
     def __init__(self, index: SearchIndex, query: str) -> None:
         self.index = index
         docs = max(index.doc_count(), 1)
+        self.top_idf = idf(0, docs)
         self.words: list[tuple[tuple[str, ...], float]] = []
         for word in split_words(query_terms(query)):
             terms = tuple(index.analyze(word))
             if terms:
                 self.words.append((terms, idf(index.doc_freq(word), docs)))
 
-    def share(self, note_terms: Set[str]) -> tuple[float, float]:
-        """(IDF-weighted share, plain share) of the query's words found among `note_terms`."""
+    def share(self, note_terms: Set[str]) -> tuple[float, float, float]:
+        """(IDF-weighted share, plain share, rarity) of the query's words found among `note_terms`."""
         total = sum(w for _t, w in self.words)
         found = [w for terms, w in self.words if all(t in note_terms for t in terms)]
         weighted = sum(found) / total if total > 0 else 0.0
-        return weighted, (len(found) / len(self.words) if self.words else 0.0)
+        rarity = max(found, default=0.0) / self.top_idf if self.top_idf > 0 else 0.0
+        return weighted, (len(found) / len(self.words) if self.words else 0.0), rarity
 
     def evidence(self, note_terms: set[str], title_terms: Set[str] = frozenset()) -> Evidence:
         """How much of the query a note holds, given the note's analysed terms (title included) and its
         title's terms."""
-        share, coverage = self.share(note_terms)
-        title_share, _plain = self.share(set(title_terms))
-        return Evidence(round(share, 6), round(coverage, 6), len(self.words), round(title_share, 6))
+        share, coverage, rarity = self.share(note_terms)
+        title_share, _plain, _rarity = self.share(title_terms)
+        return Evidence(round(share, 6), round(coverage, 6), len(self.words), round(title_share, 6), round(rarity, 6))
 
     def note_terms(self, path: str) -> tuple[set[str], set[str]]:
         """The analysed terms of a note's title and text, and of its title alone, read from the index."""

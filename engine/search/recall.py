@@ -163,7 +163,7 @@ def gather(
         shown.add(path)
         confidence = r.get("confidence")
         if confidence is not None and float(confidence) < walls.recall_floor:
-            left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor {walls.recall_floor}")
+            left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
             continue
         candidate, why = _candidate(catalog, index, walls, path, r.get("title"), r.get("snippet"))
         if why:

@@ -135,12 +135,13 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     helpful = [r for r in rows if r["kind"] == "helpful"]
     silent = sum(1 for r in unhelpful if r["injected"] == 0)
     kept = sum(1 for r in helpful if r["kept"])
+    n = len(unhelpful)
     return {
         "unhelpful": len(unhelpful),
         "silent": silent,
         "silent_share": round(silent / len(unhelpful), 3) if unhelpful else None,
-        "unhelpful_mean_injected": round(sum(r["injected"] for r in unhelpful) / len(unhelpful), 2) if unhelpful else None,
-        "unhelpful_mean_tokens": round(sum(r["tokens"] for r in unhelpful) / len(unhelpful), 1) if unhelpful else None,
+        "unhelpful_mean_injected": round(sum(r["injected"] for r in unhelpful) / n, 2) if n else None,
+        "unhelpful_mean_tokens": round(sum(r["tokens"] for r in unhelpful) / n, 1) if n else None,
         "helpful": len(helpful),
         "kept": kept,
         "kept_share": round(kept / len(helpful), 3) if helpful else None,
