@@ -29,7 +29,7 @@ from agentmd.engine.errors import IndexBusy, IndexDamaged
 log = logging.getLogger("agentmd.index")
 
 # 4: facts carry the note's summary and opening line (engine/index/digest.py); 5: facts carry `trust` and
-# `probe` (engine/search/trust.py)
+# `probe` (engine/search/trust.py) and `meta` (engine/search/confidence.py)
 SCHEMA_VERSION = 5
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}

@@ -134,6 +134,7 @@ def index_doc(note: Note) -> IndexDoc:
         "wall": note.wall,
         "trust": note.trust,
         "probe": note.is_probe,
+        "meta": note.meta,  # aliases and tags as words: what a result's confidence reads besides the text
         **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
     return IndexDoc(note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts)

@@ -2,7 +2,7 @@
 result is not returned (search) or not injected into a prompt (the recall hook).
 
 The signal is how much of the query the note holds. A query's content words (stop words out, split at
-punctuation, as the searcher reads them) are looked up in the note's title and text after the index's
+punctuation, as the searcher reads them) are looked up in the note's title, aliases, tags and text after the index's
 own analysis (folding, stemming), and weighed by IDF, so a rare word the note lacks costs more than a
 common one:
 
@@ -46,6 +46,12 @@ COVERAGE_WEIGHT = 2.674
 WORDS_WEIGHT = 1.044  # per ln(number of content words)
 TITLE_SHARE_WEIGHT = 5.728
 RARITY_WEIGHT = 2.809
+# A hybrid result also carries its best chunk's cosine. Words alone would reject the paraphrases the dense
+# arm exists for, so its confidence is the higher of the word model's and a cosine curve centred where the
+# shared-vault experiment (dense-findings) found a floor that cost no hits (cosine 0.40); not fitted here,
+# because the dense arm does not run in the hook yet.
+COSINE_MIDPOINT = 0.40
+COSINE_SLOPE = 12.0
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
 
 
@@ -116,7 +122,8 @@ class QueryWords:
         hit, hits = found
         title = str(hit.facts.get("title") or "")
         title_terms = set(self.index.analyze(title))
-        return title_terms | set(self.index.analyze(hits.text_of(hit))), title_terms
+        text = f"{hit.facts.get('meta') or ''}\n{hits.text_of(hit)}"
+        return title_terms | set(self.index.analyze(text)), title_terms
 
 
 def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[str, Any]:
@@ -136,7 +143,11 @@ def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[s
         if ev is None:
             ev = seen[note] = words.evidence(*words.note_terms(note))
         row.setdefault("word_share", ev.word_share)
-        row["confidence"] = round(confidence(ev), 4)
+        sure = confidence(ev)
+        cosine = row.get("cosine")
+        if isinstance(cosine, int | float):
+            sure = max(sure, 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (float(cosine) - COSINE_MIDPOINT))))
+        row["confidence"] = round(sure, 4)
     return response
 
 

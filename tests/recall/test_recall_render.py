@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmd.hooks.recall.render import Entry, estimate_tokens, inert, render
+from agentmd.hooks.recall.render import Entry, project_tag, estimate_tokens, inert, render
 
 
 def test_inert_text_cannot_close_the_fence() -> None:
@@ -79,3 +79,9 @@ def test_entry_tags_a_candidate_for_the_session() -> None:
     assert Entry.from_candidate(candidate, "ledgerline").tag == "this project"
     assert Entry.from_candidate(candidate, "other").tag == "project: Ledgerline"
     assert Entry.from_candidate(candidate | {"project": None}, "other").tag == "general"
+
+
+def test_project_tags() -> None:
+    assert project_tag(None, "ledgerline") == "general"
+    assert project_tag("Ledgerline", "ledgerline") == "this project"
+    assert project_tag("tidewatch", "ledgerline") == "project: tidewatch"
