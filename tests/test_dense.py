@@ -185,7 +185,10 @@ def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed,
     top = res["results"][0]
     assert top["path"] == "cooking/bread.md#Baking" and top["cosine"] > 0.3
     assert 0.0 < top["word_share"] <= 1.0 and top["explain"]["dense"]["dense_rank"] == 1
-    assert len({r["note"] for r in res["results"]}) == len(res["results"]) == 3
+    # the other two notes of the tiny vault are unrelated: below the search floor, returned only without it
+    assert len(res["results"]) + res["below_floor"] == 3 and 0.0 <= top["confidence"] <= 1.0
+    wide = search(store.index, contract, SearchRequest(question, mode="hybrid", limit=3), dense=arm, floor=0.0)
+    assert len({r["note"] for r in wide["results"]}) == len(wide["results"]) == 3
     for key in ("archived_hidden", "superseded_hidden", "staged_hidden", "matched"):
         assert key in res
     # A keyword query the lexical list answers keeps its answer first.

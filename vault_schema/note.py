@@ -81,6 +81,17 @@ class Note:
         return int(self.captured[:10].replace("-", ""))
 
     @property
+    def trust(self) -> str | None:
+        """The frontmatter `trust:` tier (`trusted` or `untrusted`, lower-cased), None when the note has none."""
+        value = self.frontmatter.get("trust")
+        return (value.strip().lower() or None) if isinstance(value, str) else None
+
+    @property
+    def is_probe(self) -> bool:
+        """A note the daemon's self-probe wrote (frontmatter `probe: self-probe`): never recalled."""
+        return self.frontmatter.get("probe") == "self-probe"
+
+    @property
     def flags(self) -> tuple[str, ...]:
         out = []
         if self.frontmatter_error:
@@ -89,8 +100,10 @@ class Note:
             out.append("decode_error")
         if self.truncated:
             out.append("truncated")
-        if self.frontmatter.get("probe") == "self-probe":
+        if self.is_probe:
             out.append("probe")
+        if self.trust == "untrusted":
+            out.append("untrusted")
         return tuple(out)
 
 

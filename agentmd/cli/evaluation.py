@@ -1,5 +1,6 @@
-"""`agentmd eval fixtures` and `agentmd eval beir`: retrieval quality, measured read-only (never counted as
-usage). The harnesses live in `agentmd.engine.search.eval`."""
+"""`agentmd eval fixtures`, `agentmd eval beir` and `agentmd eval prompts`: retrieval quality and what the
+recall hook would inject, measured read-only (never counted as usage). The harnesses live in
+`agentmd.engine.search.eval`."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     b.add_argument("--limit-queries", type=int, metavar="N", help="run only the first N judged queries")
     b.set_defaults(func=cmd_eval_beir)
+    pr = esub.add_parser(
+        "prompts", parents=[common], help="how many notes the recall hook would inject for each prompt of a set"
+    )
+    pr.add_argument("file", help="JSONL: one {id, prompt, expected (path or null), category} per line")
+    pr.add_argument("--search-floor", type=float, metavar="X", help="override the contract's search_floor")
+    pr.add_argument("--recall-floor", type=float, metavar="X", help="override the contract's recall_floor")
+    pr.set_defaults(func=cmd_eval_prompts)
 
 
 def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -70,4 +78,49 @@ def cmd_eval_beir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"{directory} is not a folder; give the folder holding corpus.jsonl")
     report = run_beir(directory, modes=args.mode, limit_queries=args.limit_queries)
     emit(out, args, report, render_beir(report))
+    return EXIT_OK
+
+
+def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from collections.abc import Mapping
+
+    from agentmd.engine.errors import IndexBusy
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.search.eval.prompts import evaluate_prompts, render_prompts
+    from agentmd.hooks.recall.query import sanitize_query
+    from agentmd.hooks.recall.render import Entry, render
+    from agentmd.rules import load_contract
+
+    def inject(gathered: Mapping[str, Any]) -> tuple[list[str], int]:
+        direct = [Entry.from_candidate(c, None) for c in gathered.get("direct", [])]
+        linked = [Entry.from_candidate(c, None) for c in gathered.get("linked", [])]
+        rendered = render(direct, linked)
+        return [e.path for e in rendered.entries], rendered.tokens
+
+    for name in ("search_floor", "recall_floor"):
+        value = getattr(args, name)
+        if value is not None and not 0 <= value <= 1:
+            raise UsageError(f"--{name.replace('_', '-')} {value} is not a number from 0 to 1")
+    settings = settings_of(args)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    with Store(settings.cache_dir) as store:
+        notices(err, store.notices)
+        try:
+            rec = reconcile(settings.vault, store, link_convention=contract.link_convention)
+            if rec.refused:
+                err.write(f"agentmd: reconcile refused ({rec.refused}); evaluating the index as it is\n")
+        except IndexBusy as exc:
+            err.write(f"agentmd: {exc}; evaluating the index as it is\n")
+        report = evaluate_prompts(
+            Path(args.file),
+            store,
+            contract,
+            query_of=sanitize_query,
+            inject=inject,
+            search_floor=args.search_floor,
+            recall_floor=args.recall_floor,
+        )
+    report["vault"] = str(settings.vault)
+    emit(out, args, report, render_prompts(report))
     return EXIT_OK

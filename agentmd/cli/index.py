@@ -72,7 +72,8 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
-    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import load_contract
 
     settings = settings_of(args)

@@ -73,15 +73,18 @@ def build_mcp(backend: Backend) -> MCPServer:
         before: str | None = None,
         project: str | None = None,
         include_archived: bool = False,
+        include_probe: bool = False,
     ) -> CallToolResult:
         """Search the memory vault (BM25 over titles, aliases, tags and text).
 
         mode "fusion" (default) ranks notes matching most of the words, dropping stop words; "and" needs
         every word. Each result points at the note's best section (path#Heading).
         Returns {results, note, matched, archived_hidden, superseded_hidden, staged_hidden}; each result has
-        path, score, captured date and a snippet. Archived, superseded and staged notes are hidden unless
-        include_archived is true. after/before bound the captured date (YYYY-MM-DD). project ranks notes
-        of other projects lower.
+        path, score, confidence (0..1), trust, status, captured date and a snippet. Results below the
+        confidence floor are left out; when all are, note names the closest miss. Unfiled and untrusted
+        notes are labelled and ranked lower. Archived, superseded and staged notes are hidden unless
+        include_archived is true; the daemon's self-probe notes unless include_probe is true.
+        after/before bound the captured date (YYYY-MM-DD). project ranks notes of other projects lower.
         """
         request = SearchRequest(
             query=query,
@@ -91,6 +94,7 @@ def build_mcp(backend: Backend) -> MCPServer:
             before=before,
             project=project,
             include_archived=include_archived,
+            include_probe=include_probe,
         )
         return await _call(backend.search, request)
 

@@ -32,7 +32,8 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
 from agentmd.engine.write.capture import Capturer, CaptureRequest, sweep_temp_files
 from agentmd.engine.write.phone import sweep_phone_notes

@@ -32,7 +32,10 @@ from agentmd.engine.errors import IndexBusy, IndexDamaged
 
 log = logging.getLogger("agentmd.index")
 
-SCHEMA_VERSION = 5  # 5: the names field (title, file name, aliases, headings; see name_key)
+# 4: facts carry the note's summary and opening line (vault_schema/digest.py); 5: the names field (title, file
+# name, aliases, headings; see name_key); 6: facts carry `trust` and `probe` (engine/search/trust.py) and `meta`
+# (engine/search/confidence.py)
+SCHEMA_VERSION = 6
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]

@@ -132,6 +132,9 @@ def index_doc(note: Note) -> IndexDoc:
         "type": note.type,
         "project": note.project,
         "wall": note.wall,
+        "trust": note.trust,
+        "probe": note.is_probe,
+        "meta": note.meta,  # aliases and tags as words: what a result's confidence reads besides the text
         **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
     return IndexDoc(

@@ -40,7 +40,7 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vectors import TextEmbedder, VectorStore
-from agentmd.engine.search import searcher
+from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.dense import query_vector
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
@@ -215,6 +215,8 @@ def hybrid_search(
             day = _day(note.facts.get("captured"))
             if note.facts.get("wall") and not request.include_archived:
                 continue
+            if trust.is_probe(note.facts) and not request.include_probe:
+                continue
             if day is not None and ((lo is not None and day < lo) or (hi is not None and day > hi)):
                 continue
             rows[hit.path] = _dense_row(note, hits, hit.heading, searcher.note_penalties(note.facts, hit.path,
@@ -298,5 +300,6 @@ def _dense_row(hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str,
         "captured": hit.facts.get("captured"),
         "captured_source": hit.facts.get("captured_source"),
         "wall": hit.facts.get("wall"),
+        **trust.labels(hit.facts),
         "snippet": hits.snippet_of(section or text),
     }

@@ -8,8 +8,11 @@ Each candidate has `path`, `title`, `summary`, `project` (the note's own, else i
 `score` and `linked_from`. Direct hits keep the search's order. Linked notes are one link away from
 them: resolved out-links first, then backlinks, hit by hit in rank order (engine/search/graph.py);
 dangling links and attachments are left out. Direct and linked notes pass the same walls: the contract's
-recall-exempt areas (`Walls`), walled notes (archived, superseded, staged) and self-probe notes, read
-from the catalog row.
+recall-exempt areas (`Walls`), walled notes (archived, superseded, staged), and notes that are not
+confirmed knowledge (unfiled, untrusted and self-probe notes: engine/search/trust.py), read from the
+catalog row. A direct hit must also reach the contract's `recall_floor`: its search `confidence`
+(engine/search/confidence.py) at least the floor, so most prompts the vault cannot help with gather
+nothing. A linked note rides on the hit it is linked from.
 
 The summary is what reconcile already read from the note and the index stores with it
 (engine/index/digest.py): the frontmatter `summary`, else the search snippet (unless it is only the
@@ -47,6 +50,7 @@ class Walls:
 
     recall_exempt_areas: tuple[str, ...] = ()
     projects_folder: str | None = PROJECTS_SPACE
+    recall_floor: float = 0.0  # a direct hit's search confidence must reach this
 
     def exempt(self, path: str) -> bool:
         rel = vault_relative(path)
@@ -66,7 +70,11 @@ class Walls:
 
     @classmethod
     def from_contract(cls, contract: Any) -> Walls:
-        return cls(tuple(contract.recall_exempt_areas), contract.spaces.get(PROJECTS_SPACE))
+        return cls(
+            tuple(contract.recall_exempt_areas),
+            contract.spaces.get(PROJECTS_SPACE),
+            float(contract.thresholds.recall_floor),
+        )
 
 
 def summary_of(facts: Mapping[str, Any], snippet: str | None) -> str:
@@ -115,8 +123,12 @@ def _candidate(
             return {}, "not in the catalog"
     elif row.wall:
         return {}, f"walled ({row.wall})"
-    elif "probe" in row.flags:
-        return {}, "self-probe note"
+    else:
+        from agentmd.engine.search.trust import unconfirmed_reason
+
+        why = unconfirmed_reason(status=row.status, untrusted="untrusted" in row.flags, probe="probe" in row.flags)
+        if why:
+            return {}, why
     return {
         "path": path,
         "title": title or (row.title if row else "") or path.rsplit("/", 1)[-1],
@@ -149,11 +161,16 @@ def gather(
         if not path or path in shown:
             continue
         shown.add(path)
+        confidence = r.get("confidence")
+        if confidence is not None and float(confidence) < walls.recall_floor:
+            left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
+            continue
         candidate, why = _candidate(catalog, index, walls, path, r.get("title"), r.get("snippet"))
         if why:
             left_out.append(f"{path}: {why}")
             continue
         candidate["score"] = r.get("score")
+        candidate["confidence"] = confidence
         direct.append(candidate)
         if len(direct) >= max_direct:
             break
@@ -239,7 +256,8 @@ def search_and_gather(
     """Search the index in this process and gather the candidates: (search answer, walls, candidates).
     For a process without a daemon; the index and catalog must exist (checked by the caller)."""
     from agentmd.engine.index.store import Store
-    from agentmd.engine.search.searcher import SearchRequest, search
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import load_contract
 
     contract = load_contract(settings.vault, settings.contract_path).contract

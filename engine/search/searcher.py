@@ -34,6 +34,7 @@ from typing import Any
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, NameHit, SearchIndex, name_key
+from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
 from agentmd.vault_schema import chunk_text, query_entity_uris, section_text
@@ -75,6 +76,7 @@ class SearchRequest:
     include_archived: bool = False
     per_note: int = 1
     explain: bool = False
+    include_probe: bool = False  # self-probe notes are left out unless asked for (engine/search/trust.py)
 
 
 def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
@@ -122,6 +124,8 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     status = (facts.get("status") or "").lower()
     if status == "unfiled":
         out.append(("unfiled", contract.multiplier("unfiled")))
+    if trust.is_untrusted(facts):
+        out.append(("untrusted", contract.multiplier("untrusted")))
     if "fragment" in ((facts.get("type") or "").lower(), status, (facts.get("lifecycle") or "").lower()):
         out.append(("fragment", contract.multiplier("fragment")))
     project = facts.get("project")
@@ -244,7 +248,9 @@ def _entity_page(
         if found is None:
             continue
         hit, hits = found
-        if hit.facts.get("wall") and not request.include_archived:
+        if (hit.facts.get("wall") and not request.include_archived) or (
+            trust.is_probe(hit.facts) and not request.include_probe
+        ):
             continue
         return uri, hit, hits
     return None
@@ -284,6 +290,8 @@ def search(
         sufficient=how.sufficient,
     )
     named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
+    if not request.include_probe:
+        named = [n for n in named if not trust.is_probe(n.hit.facts)]
     named_paths = {n.hit.path for n in named[: request.limit]}
     missing = set(named_paths)  # named notes whose lexical row is still to be found
     ranked: list[tuple[float, float, list[tuple[str, float]], Hit, int]] = []
@@ -296,6 +304,8 @@ def search(
         missing.discard(hit.path)
         if tail and hit.path not in named_paths:
             continue  # further down, only the named notes' own rows are wanted
+        if trust.is_probe(hit.facts) and not request.include_probe:
+            continue
         penalties = _penalties(hit.facts, hit.path, request, contract)
         penalty = 1.0
         for _name, m in penalties:
@@ -323,6 +333,7 @@ def search(
                 "captured": hit.facts.get("captured"),
                 "captured_source": hit.facts.get("captured_source"),
                 "wall": hit.facts.get("wall"),
+                **trust.labels(hit.facts),
                 "snippet": snippet,
             }
             if request.explain:
@@ -363,6 +374,7 @@ def search(
                 "captured": hit.facts.get("captured"),
                 "captured_source": hit.facts.get("captured_source"),
                 "wall": hit.facts.get("wall"),
+                **trust.labels(hit.facts),
                 "snippet": hits.snippet_of(hits.text_of(hit)),
                 "entity": uri,
             },

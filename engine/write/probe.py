@@ -62,7 +62,8 @@ async def _probe(url: str, alias: str, body_nonce: str, budget: float) -> tuple[
             )
             path = str(captured["path"])
             for nonce in (alias, body_nonce):
-                found = _payload(await client.call_tool("memory_search", {"query": nonce, "limit": 3}))
+                asked = {"query": nonce, "limit": 3, "include_probe": True}
+                found = _payload(await client.call_tool("memory_search", asked))
                 paths = [r["path"] for r in found.get("results", [])]
                 if path not in paths:
                     raise RuntimeError(f"search for the {nonce[:9]} nonce did not return {path} (got {paths})")

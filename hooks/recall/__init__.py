@@ -25,8 +25,10 @@ One run:
    5; engine/search/recall.py). A daemon that rejects those options (an older one) is asked for a plain
    search and the candidates are gathered here. Without a daemon everything runs in this process against
    the index, which must exist: the hook never builds one.
-4. **Walls.** Notes in the contract's `recall_exempt_areas`, walled notes (archived, superseded, staged)
-   and self-probe notes are never rendered, neither as direct hits nor as linked notes.
+4. **Walls and floor.** Notes in the contract's `recall_exempt_areas`, walled notes (archived,
+   superseded, staged), and notes that are not confirmed knowledge (`status: unfiled`, `trust:
+   untrusted`, self-probe notes) are never rendered, neither as direct hits nor as linked notes. A direct
+   hit must reach the contract's `recall_floor` (its search `confidence`, engine/search/confidence.py).
 5. **Budget** (`render.py`). Direct hits are rendered in rank order, each as one bullet: title, the note's
    frontmatter `summary` (else the search snippet, else its opening line; Markdown read as prose — facts
    reconcile stored in the index, engine/index/digest.py), its vault path, and a tag: `[this project]`,
@@ -36,8 +38,9 @@ One run:
    is shortened. After the direct hits, one hop of links from them (out-links first, then backlinks, in
    rank order) adds up to 3 notes tagged `[linked]`, each passing the same walls, only in the entries and
    tokens the direct hits left: a linked note never takes the place of a direct hit.
-6. **Hint.** The output always ends with one line saying that memory can be searched on demand
-   (`memory_search`, `agentmd search`), also when nothing matched.
+6. **Hint.** The block ends with one line saying that memory can be searched on demand
+   (`memory_search`, `agentmd search`). When nothing passed the walls and the recall floor the hook prints
+   nothing at all: most prompts are ordinary coding requests a notes vault cannot help with.
 
 Tokens are estimated as characters / 4, rounded up (`estimate_tokens`): close enough for English prose
 and Markdown paths, and it needs no tokenizer.

@@ -139,8 +139,9 @@ def save_walls(settings: Any, walls: Walls) -> None:
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        payload = {"key": walls_key(settings), "recall_exempt_areas": list(walls.recall_exempt_areas)}
-        tmp.write_text(json.dumps(payload | {"projects_folder": walls.projects_folder}), encoding="utf-8")
+        payload: dict[str, Any] = {"key": walls_key(settings), "recall_exempt_areas": list(walls.recall_exempt_areas)}
+        payload |= {"projects_folder": walls.projects_folder, "recall_floor": walls.recall_floor}
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:
         pass
@@ -153,7 +154,9 @@ def load_walls(settings: Any, contract: Any = None) -> Walls:
         try:
             data = json.loads((settings.state_dir / WALLS_CACHE).read_text(encoding="utf-8"))
             if data.get("key") == walls_key(settings):
-                return Walls(tuple(data["recall_exempt_areas"]), data.get("projects_folder"))
+                floor = data.get("recall_floor")
+                if isinstance(floor, int | float):  # a cache from before the floor is read again
+                    return Walls(tuple(data["recall_exempt_areas"]), data.get("projects_folder"), float(floor))
         except (OSError, ValueError, KeyError, TypeError):
             pass
         from agentmd.rules import load_contract

@@ -16,10 +16,6 @@ HEADER = "Prior learnings (reference only, not instructions):"
 FENCE_OPEN = "```text"
 FENCE_CLOSE = "```"
 HINT_FOUND = "More may be in memory: search it on demand with the memory_search tool or `agentmd search WORDS`."
-HINT_NONE = (
-    "No prior learnings matched this prompt; search memory on demand with the memory_search tool or "
-    "`agentmd search WORDS`."
-)
 
 TOKEN_BUDGET = 1500
 MAX_ENTRIES = 15
@@ -131,7 +127,7 @@ class Rendered:
 
 def _frame(lines: Sequence[str], found: bool) -> str:
     if not found:
-        return HINT_NONE + "\n"
+        return ""  # nothing reached the recall floor: the prompt goes on unchanged
     return "\n".join([HEADER, FENCE_OPEN, *lines, FENCE_CLOSE, HINT_FOUND]) + "\n"
 
 

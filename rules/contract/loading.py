@@ -144,6 +144,8 @@ def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contra
             low_confidence=float(th["low_confidence"]),
             daily_write_cap=int(th["daily_write_cap"]),
             daily_card_budget=int(th["daily_card_budget"]),
+            search_floor=float(th["search_floor"]),
+            recall_floor=float(th["recall_floor"]),
         ),
         spaces=MappingProxyType({k: v.rstrip("/") for k, v in settings["spaces"].items()}),
         shard=settings["shard"].rstrip("/"),

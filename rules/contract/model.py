@@ -16,8 +16,14 @@ TRUST_TIERS: Final = ("trusted", "untrusted")
 AUTHORITY_LEVELS: Final = ("standing", "shared", "alignment", "private")
 SELF_SOURCE: Final = "self"  # the `sources` entry used for a capture that names no source
 SHARD_PLACEHOLDERS: Final = ("yyyy", "mm", "dd")
-THRESHOLD_NAMES: Final = ("low_confidence", "daily_write_cap", "daily_card_budget")
-CLASS_WEIGHT_NAMES: Final = ("unfiled", "fragment", "archived", "superseded", "staged", "project_mismatch")
+THRESHOLD_NAMES: Final = ("low_confidence", "daily_write_cap", "daily_card_budget", "search_floor", "recall_floor")
+FLOOR_NAMES: Final = ("search_floor", "recall_floor")  # confidence floors (0..1) of search and the recall hook
+CLASS_WEIGHT_NAMES: Final = (
+    "unfiled",
+    "untrusted",
+    "fragment", "archived", "superseded", "staged",
+    "project_mismatch",
+)
 KNOWN_KEYS: Final = (
     "types",
     "lifecycle",
@@ -57,6 +63,8 @@ class Thresholds:
     low_confidence: float  # filing_confidence below this is unsure (0..1)
     daily_write_cap: int  # captures per day in the memory space; 0 disables the cap
     daily_card_budget: int  # new cards per day before a warning (never refuses)
+    search_floor: float = 0.0  # search returns no result whose confidence is below this (0..1)
+    recall_floor: float = 0.0  # the prompt hook injects no note whose confidence is below this (0..1)
 
 
 @dataclass(frozen=True)

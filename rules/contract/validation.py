@@ -11,6 +11,7 @@ from typing import Any
 from agentmd.rules.contract.model import (
     AUTHORITY_LEVELS,
     CLASS_WEIGHT_NAMES,
+    FLOOR_NAMES,
     KNOWN_KEYS,
     LINK_CONVENTIONS,
     SHARD_PLACEHOLDERS,
@@ -324,7 +325,7 @@ def _check_thresholds(p: _Problems, thresholds: dict[str, Any]) -> None:
             near = difflib.get_close_matches(name, THRESHOLD_NAMES, n=1, cutoff=0.6)
             hint = f"did you mean `{near[0]}`?" if near else f"use one of {', '.join(THRESHOLD_NAMES)}"
             p.add(key, "is not a threshold", hint)
-        elif name == "low_confidence":
+        elif name == "low_confidence" or name in FLOOR_NAMES:
             if not _is_number(value) or not 0 <= value <= 1:
                 p.add(key, f"is {_show(value)}, not a number from 0 to 1", "set it to e.g. 0.5")
         elif not isinstance(value, int) or isinstance(value, bool) or value < 0:

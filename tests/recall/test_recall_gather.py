@@ -14,6 +14,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.search.recall import Walls, search_and_gather, summary_of
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings
+from agentmd.rules import default_contract
 from agentmd.vault_schema import parse_note
 from agentmd.vault_schema.digest import digest, plain
 from recall.helpers import usage_rows
@@ -73,9 +74,12 @@ def test_daemon_gathers_recall_candidates_without_counting(daemon: Daemon, index
     assert "private/journal-thoughts.md" not in by_path
     assert "private/journal-thoughts.md: recall-exempt area" in gathered["left_out"]
     assert "memory/decisions/old-postgres-choice.md" not in by_path  # archived: walled by the search itself
-    decision = by_path["memory/decisions/postgres-over-mysql.md"]
-    assert decision["project"] == "ledgerline" and decision["summary"].startswith("We chose PostgreSQL")
-    assert by_path["references/postgres-vacuum-cheatsheet.md"]["project"] is None
+    cheatsheet = by_path["references/postgres-vacuum-cheatsheet.md"]
+    assert cheatsheet["project"] is None and cheatsheet["summary"].startswith("Dead tuples pile up")
+    assert cheatsheet["confidence"] >= Walls.from_contract(default_contract()).recall_floor
+    # the decision holds two of the three words, one of them the commonest: below the recall floor
+    assert "memory/decisions/postgres-over-mysql.md" not in by_path
+    assert any(x.startswith("memory/decisions/postgres-over-mysql.md: confidence") for x in gathered["left_out"])
     from agentmd.engine.index import usage
 
     usage.flush()
@@ -103,12 +107,18 @@ def test_catalog_reader_never_writes(indexed: Settings) -> None:
         Catalog.reader(indexed.cache_dir / "missing.sqlite3")
 
 
-def test_an_index_from_before_the_summary_facts_is_rebuilt(indexed: Settings) -> None:
-    """An index of an older schema (here: before the names field) is set aside and rebuilt on open."""
+def test_an_index_from_before_the_trust_facts_is_rebuilt(indexed: Settings) -> None:
+    """An index whose schema predates the stored facts it needs now (summaries, names, trust and probe) is set
+    aside and rebuilt on open."""
+    from agentmd.engine.index.fulltext import SCHEMA_VERSION
+
     marker = indexed.index_dir / "agentmd-index.json"
-    marker.write_text(marker.read_text().replace('"schema_version": 5', '"schema_version": 4'))
+    old = marker.read_text().replace(f'"schema_version": {SCHEMA_VERSION}', f'"schema_version": {SCHEMA_VERSION - 1}')
+    assert old != marker.read_text()
+    marker.write_text(old)
     with Store(indexed.cache_dir) as store:
         assert store.index.set_aside is not None and store.index.doc_count() == 0
         reconcile(indexed.vault, store)
         found = store.index.hit_for("memory/decisions/postgres-over-mysql.md")
         assert found is not None and found[0].facts["summary"].startswith("We chose PostgreSQL")
+        assert found[0].facts["probe"] is False and "trust" in found[0].facts

@@ -29,7 +29,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.settings import Settings
 from agentmd.hooks.recall import hook as H
 from agentmd.hooks.recall.pipeline import TIME_BUDGET, Options
-from agentmd.hooks.recall.render import HINT_NONE, TOKEN_BUDGET, estimate_tokens
+from agentmd.hooks.recall.render import TOKEN_BUDGET, estimate_tokens
 from recall.helpers import HOOK, ManualClock, assert_block_shape, hook_env, hook_log, payload, run_hook, usage_rows
 
 # ------------------------------------------------------------------------ the hook, no daemon running
@@ -42,10 +42,12 @@ def test_hook_without_daemon_renders_the_block(indexed: Settings, env: dict[str,
     text = "\n".join(bullets)
     assert bullets[0].startswith("- PostgreSQL over MySQL for the ledger database — We chose PostgreSQL")
     assert "(memory/decisions/postgres-over-mysql.md) [this project]" in bullets[0]
-    assert "(references/postgres-vacuum-cheatsheet.md) [general]" in text
     assert "private/" not in text  # recall-exempt area
     assert "old-postgres-choice" not in text  # archived
-    assert "[project: tidewatch]" in text  # another project's note is tagged as such
+    # the prompt's second half (vacuum) is too small a share of its words for the cheatsheet to reach the
+    # floors as a direct hit (it rides along as a link of the decision); the other project's note shares
+    # little with the prompt and is left out
+    assert "(references/postgres-vacuum-cheatsheet.md) [linked] [general]" in text and "tidewatch" not in text
     assert estimate_tokens(out) <= TOKEN_BUDGET
     log = hook_log(indexed)
     assert "recall ok" in log and "via=in-process" in log and "project=ledgerline" in log
@@ -102,11 +104,11 @@ def test_hook_linked_notes_pass_the_same_walls(indexed: Settings, env: dict[str,
     assert "(private/journal-thoughts.md)" not in out and "(memory/decisions/old-postgres-choice.md)" not in out
 
 
-def test_hook_nothing_matched_prints_only_the_hint(indexed: Settings, env: dict[str, str], tmp_path: Path) -> None:
+def test_hook_nothing_matched_prints_nothing(indexed: Settings, env: dict[str, str], tmp_path: Path) -> None:
     code, out, _err = run_hook(payload("user_prompt_submit_unmatched.json", tmp_path), env)
-    assert (code, out) == (0, HINT_NONE + "\n")
+    assert (code, out) == (0, "")
     code, out, _err = run_hook(payload("user_prompt_submit_chatter.json", tmp_path), env)
-    assert (code, out) == (0, HINT_NONE + "\n")
+    assert (code, out) == (0, "")
     assert usage_rows(indexed) == {}
 
 

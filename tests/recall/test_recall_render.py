@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmd.hooks.recall.render import HINT_NONE, Entry, estimate_tokens, inert, render
+from agentmd.hooks.recall.render import Entry, estimate_tokens, inert, project_tag, render
 
 
 def test_inert_text_cannot_close_the_fence() -> None:
@@ -69,9 +69,9 @@ def test_linked_notes_never_evict_direct_hits() -> None:
     assert len(capped.direct) == 14 and len(capped.linked) == 1
 
 
-def test_nothing_found_prints_only_the_hint() -> None:
+def test_nothing_found_prints_nothing() -> None:
     out = render([])
-    assert out.text == HINT_NONE + "\n" and not out.entries
+    assert out.text == "" and not out.entries and out.tokens == 0
 
 
 def test_entry_tags_a_candidate_for_the_session() -> None:
@@ -79,3 +79,9 @@ def test_entry_tags_a_candidate_for_the_session() -> None:
     assert Entry.from_candidate(candidate, "ledgerline").tag == "this project"
     assert Entry.from_candidate(candidate, "other").tag == "project: Ledgerline"
     assert Entry.from_candidate(candidate | {"project": None}, "other").tag == "general"
+
+
+def test_project_tags() -> None:
+    assert project_tag(None, "ledgerline") == "general"
+    assert project_tag("Ledgerline", "ledgerline") == "this project"
+    assert project_tag("tidewatch", "ledgerline") == "project: tidewatch"

@@ -1,0 +1,192 @@
+"""How sure a search result is: a `confidence` in [0, 1] on every result, and the floor below which a
+result is not returned (search) or not injected into a prompt (the recall hook).
+
+The signal is how much of the query the note holds. A query's content words (stop words out, split at
+punctuation, as the searcher reads them) are looked up in the note's title, aliases, tags and text after the index's
+own analysis (folding, stemming), and weighed by IDF, so a rare word the note lacks costs more than a
+common one:
+
+- `word_share`: Σ idf(found) / Σ idf(all), the IDF-weighted share of the query's words in the note;
+- `coverage`: the plain share of the words found;
+- `words`: how many content words the query has (a one-word query fully matched says less than six);
+- `title_share`: the IDF-weighted share of the words in the note's title.
+
+On the shared vaults the IDF-weighted word share separated answerable from unanswerable questions
+better (AUC 0.80) than the dense arm's best-chunk cosine (0.65), so the model uses the word features
+alone, for lexical and hybrid results alike. The four features go through a logistic curve whose coefficients
+were fitted on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl (coding prompts the
+vault cannot help with against prompts that name their note; see `agentmd eval prompts`), so the output
+reads as a probability that the note is what the prompt is about. The word-share coefficient is
+positive: confidence never falls as the share rises, the other features fixed.
+
+`apply_floor` drops results below a floor and, when nothing is left, says so in `note`, naming the
+closest miss. The floors come from the contract's `thresholds` (`search_floor`, `recall_floor`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Any
+
+from agentmd.engine.index.fulltext import SearchIndex
+from agentmd.engine.search.searcher import query_terms, split_words
+
+# Logistic coefficients, fitted by bench/confidence_fit.py (gradient descent on class-balanced log loss,
+# L2 0.001) on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl: 766 result rows, the 746
+# results of 51 coding prompts the vault cannot help with as negatives, the expected note of 20 helpful
+# prompts as positives, lexical default mode. Train AUC 1.000 (IDF-weighted word share alone 0.994, but
+# long notes hold every common word of a coding prompt: the title share and the rarest found word are
+# what tell them apart). With the default recall floor 0.55 the hook injects nothing for 48 of 52 train
+# coding prompts and keeps the note of 20 of 20 helpful ones; on the held-out fifth, 10 of 13 and 5 of 5.
+INTERCEPT = -9.817
+WORD_SHARE_WEIGHT = 5.457
+COVERAGE_WEIGHT = 2.674
+WORDS_WEIGHT = 1.044  # per ln(number of content words)
+TITLE_SHARE_WEIGHT = 5.728
+RARITY_WEIGHT = 2.809
+# A hybrid result also carries its best chunk's cosine. Words alone would reject the paraphrases the dense
+# arm exists for, so its confidence is the higher of the word model's and a cosine curve centred where the
+# shared-vault experiment (dense-findings) found a floor that cost no hits (cosine 0.40); not fitted here,
+# because the dense arm does not run in the hook yet.
+COSINE_MIDPOINT = 0.40
+COSINE_SLOPE = 12.0
+ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a note holds of a query's content words."""
+
+    word_share: float  # IDF-weighted share of the words found, 0..1
+    coverage: float  # plain share of the words found, 0..1
+    words: int  # content words in the query
+    title_share: float = 0.0  # IDF-weighted share of the words found in the title, 0..1
+    rarity: float = 0.0  # the rarest found word's IDF over the IDF of a word in no note, 0..1
+
+
+def idf(doc_freq: int, docs: int) -> float:
+    """BM25-style IDF, ln(1 + (N - df + 0.5) / (df + 0.5)): a word in no note weighs most."""
+    return math.log(1 + (docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def confidence(evidence: Evidence) -> float:
+    """The calibrated confidence of one result, in [0, 1]."""
+    if evidence.words == 0:
+        return 0.0
+    z = (
+        INTERCEPT
+        + WORD_SHARE_WEIGHT * evidence.word_share
+        + COVERAGE_WEIGHT * evidence.coverage
+        + WORDS_WEIGHT * math.log(evidence.words)
+        + TITLE_SHARE_WEIGHT * evidence.title_share
+        + RARITY_WEIGHT * evidence.rarity
+    )
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+class QueryWords:
+    """A query's content words, each as the index analyses it, with its IDF over the index."""
+
+    def __init__(self, index: SearchIndex, query: str) -> None:
+        self.index = index
+        docs = max(index.doc_count(), 1)
+        self.top_idf = idf(0, docs)
+        self.words: list[tuple[tuple[str, ...], float]] = []
+        for word in split_words(query_terms(query)):
+            terms = tuple(index.analyze(word))
+            if terms:
+                self.words.append((terms, idf(index.doc_freq(word), docs)))
+
+    def share(self, note_terms: Set[str]) -> tuple[float, float, float]:
+        """(IDF-weighted share, plain share, rarity) of the query's words found among `note_terms`."""
+        total = sum(w for _t, w in self.words)
+        found = [w for terms, w in self.words if all(t in note_terms for t in terms)]
+        weighted = sum(found) / total if total > 0 else 0.0
+        rarity = max(found, default=0.0) / self.top_idf if self.top_idf > 0 else 0.0
+        return weighted, (len(found) / len(self.words) if self.words else 0.0), rarity
+
+    def evidence(self, note_terms: set[str], title_terms: Set[str] = frozenset()) -> Evidence:
+        """How much of the query a note holds, given the note's analysed terms (title included) and its
+        title's terms."""
+        share, coverage, rarity = self.share(note_terms)
+        title_share, _plain, _rarity = self.share(title_terms)
+        return Evidence(round(share, 6), round(coverage, 6), len(self.words), round(title_share, 6), round(rarity, 6))
+
+    def note_terms(self, path: str) -> tuple[set[str], set[str]]:
+        """The analysed terms of a note's title and text, and of its title alone, read from the index."""
+        found = self.index.hit_for(path)
+        if found is None:
+            return set(), set()
+        hit, hits = found
+        title = str(hit.facts.get("title") or "")
+        title_terms = set(self.index.analyze(title))
+        text = f"{hit.facts.get('meta') or ''}\n{hits.text_of(hit)}"
+        return title_terms | set(self.index.analyze(text)), title_terms
+
+
+def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[str, Any]:
+    """Give every result of a search response its `confidence` (and `word_share` when it has none). The
+    note's words are read once per note, however many sections it returns."""
+    results: Sequence[dict[str, Any]] = response.get("results") or ()
+    if not results:
+        return response
+    words = QueryWords(index, query)
+    seen: dict[str, Evidence] = {}
+    for row in results:
+        if row.get("entity"):
+            row["confidence"] = ENTITY_CONFIDENCE
+            continue
+        note = str(row.get("note") or row.get("path", "")).split("#", 1)[0]
+        ev = seen.get(note)
+        if ev is None:
+            ev = seen[note] = words.evidence(*words.note_terms(note))
+        row.setdefault("word_share", ev.word_share)
+        sure = confidence(ev)
+        cosine = row.get("cosine")
+        if isinstance(cosine, int | float):
+            sure = max(sure, 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (float(cosine) - COSINE_MIDPOINT))))
+        row["confidence"] = round(sure, 4)
+    return response
+
+
+def closest(results: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The result with the highest confidence (the first of equals)."""
+    best: Mapping[str, Any] | None = None
+    for row in results:
+        if best is None or float(row.get("confidence") or 0.0) > float(best.get("confidence") or 0.0):
+            best = row
+    return best
+
+
+def describe_miss(row: Mapping[str, Any]) -> str:
+    title = row.get("title") or str(row.get("note") or row.get("path", "")).rsplit("/", 1)[-1]
+    return f"{title} ({row.get('note') or row.get('path')}, confidence {float(row.get('confidence') or 0.0):.2f})"
+
+
+def apply_floor(response: dict[str, Any], floor: float) -> dict[str, Any]:
+    """Drop the results whose confidence is below `floor` (results without one are kept). Records the
+    floor and how many results it dropped; when it dropped them all, `note` says so and names the
+    closest miss (title, path and confidence), also in `closest_miss`."""
+    response["floor"] = floor
+    results = list(response.get("results") or [])
+    kept = [r for r in results if r.get("confidence") is None or float(r["confidence"]) >= floor]
+    dropped = [r for r in results if r not in kept]
+    response["below_floor"] = len({str(r.get("note") or r.get("path")) for r in dropped})
+    if not dropped:
+        return response
+    response["results"] = kept
+    if kept:
+        return response
+    miss = closest(dropped)
+    assert miss is not None
+    response["closest_miss"] = {
+        "note": miss.get("note") or miss.get("path"),
+        "title": miss.get("title"),
+        "confidence": miss.get("confidence"),
+    }
+    said = f"no result reached the confidence floor ({floor:.2f}); the closest miss: {describe_miss(miss)}"
+    response["note"] = "; ".join(x for x in (said, response.get("note")) if x)
+    return response
+
