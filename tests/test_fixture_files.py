@@ -20,7 +20,8 @@ CATEGORIES = {"terms", "paraphrase", "vocabulary", "no_answer", "name"}
 KEYS = {"id", "corpus", "query", "expected", "alternates", "category"}
 MINIMUMS = {"paraphrase": 30, "vocabulary": 30, "no_answer": 40, "name": 15}
 
-FILES = sorted(FIXTURE_DIR.glob("*.jsonl"))
+# Question sets (dev-*, holdout-*); the prompt sets (prompts-*) have their own shape, read by `agentmd eval prompts`
+FILES = sorted(p for p in FIXTURE_DIR.glob("*.jsonl") if p.name.startswith(("dev-", "holdout-")))
 SECOND_SET = [p for p in FILES if p.name.startswith("holdout-") or p.stem.endswith("-2")]
 
 
