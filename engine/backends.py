@@ -9,6 +9,7 @@ answer lexically and say why.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
@@ -44,7 +45,7 @@ class RemoteBackend:
             ) from None
 
     def search(self, request: SearchRequest, *, count_usage: bool = True) -> dict[str, Any]:
-        payload = {k: v for k, v in request.__dict__.items()}
+        payload = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
         if not count_usage:
             payload["count_usage"] = False
         return self._post("search", payload)
