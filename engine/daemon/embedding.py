@@ -150,7 +150,11 @@ class DenseWorker:
                 store.save()
                 slices = 0
             cov = store.coverage()
-            self.state = "complete" if cov.done >= cov.total else "embedding"
+            state = "complete" if cov.done >= cov.total else "embedding"
+            if state == "complete" and self.state != "complete":
+                rate = f", {self._rate:.1f} chunks/s" if self._rate else ""
+                log.info("vectors complete: %d chunks of %d notes%s", cov.total, cov.notes, rate)
+            self.state = state
             self._stop.wait(PAUSE)  # let searches and captures have the CPU between slices
 
     def _sync(self, store: Any) -> None:
