@@ -2,11 +2,14 @@
 
 When `agentmd serve` runs for the vault, it owns the index writer and the git committer, so writes go to
 it over loopback HTTP (`RemoteBackend`). Otherwise the command does the work itself (`LocalBackend`):
-it opens the index, captures, and commits under the same lock protocol the daemon uses.
+it opens the index, captures, and commits under the same lock protocol the daemon uses. Its hybrid
+searches use the vectors on disk when there are any and the model loads (once per backend), else they
+answer lexically and say why.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
@@ -14,7 +17,8 @@ from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings
 from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
 from agentmd.rules import ContractCache
@@ -40,8 +44,11 @@ class RemoteBackend:
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
             ) from None
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
-        return self._post("search", {k: v for k, v in request.__dict__.items()})
+    def search(self, request: SearchRequest, *, count_usage: bool = True) -> dict[str, Any]:
+        payload = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
+        if not count_usage:
+            payload["count_usage"] = False
+        return self._post("search", payload)
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
         payload = {k: (list(v) if isinstance(v, tuple) else v) for k, v in request.__dict__.items()}
@@ -71,9 +78,16 @@ class LocalBackend:
             cap_override=settings.daily_write_cap,
         )
         self.commit_warning: str | None = None
+        self._arm: Any = None
+        self._arm_reason: str | None = None
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
-        return search(self.store.index, self.contracts.get().contract, request, self.store.catalog)
+        if request.mode == "hybrid" and self._arm is None:
+            from agentmd.engine.search.arm import arm_from_disk
+
+            self._arm, self._arm_reason = arm_from_disk(self.settings)
+        contract = self.contracts.get().contract
+        return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason)
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
         result = self.capturer.capture(request, actor=self.actor).to_dict()

@@ -3,6 +3,8 @@
 The vault comes from `--vault`, else `AGENTMD_VAULT`, else `vault = "..."` in the config file
 (`--config`, else `$XDG_CONFIG_HOME/agentmd/config.toml`). The cache dir (index + catalog) comes from
 `--index`, else `index = "..."` in the config file, else `$XDG_CACHE_HOME/agentmd/<vault-id>/`.
+The dense arm (embeddings beside the lexical index) is on unless `AGENTMD_DENSE=0` or `dense = false` in the
+config file; `AGENTMD_MODEL_FILE` or `model_file = "..."` names another copy of the embedding model.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class Settings:
     config_file: Path | None
     contract_path: Path | None  # an explicit contract file; None means the vault's or the packaged one
     daily_write_cap: int | None  # AGENTMD_DAILY_WRITE_CAP when set
+    dense: bool = True  # embed notes and search hybrid; False: lexical-only
+    model_file: Path | None = None  # another copy of the embedding model (it must have the pinned hash)
 
     @property
     def index_dir(self) -> Path:
@@ -116,6 +120,9 @@ def resolve(
             raise ConfigError(
                 f"AGENTMD_DAILY_WRITE_CAP={cap_text!r} is not a whole number ≥ 0; set it to e.g. 200 (0 disables)"
             ) from None
+    dense_text = env.get("AGENTMD_DENSE")
+    dense = _switch(dense_text, "AGENTMD_DENSE") if dense_text else _config_switch(data.get("dense", True))
+    model_text = env.get("AGENTMD_MODEL_FILE") or data.get("model_file")
     return Settings(
         vault=vault_path,
         cache_dir=cache_dir,
@@ -123,4 +130,21 @@ def resolve(
         config_file=config_file if config_file.exists() else None,
         contract_path=Path(str(contract_text)).expanduser() if contract_text else None,
         daily_write_cap=cap,
+        dense=dense,
+        model_file=Path(str(model_text)).expanduser() if model_text else None,
     )
+
+
+def _switch(text: str, name: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name}={text!r} is not a switch; set it to 1 (on) or 0 (off)")
+
+
+def _config_switch(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"`dense = {value!r}` in the config file is not true or false; write `dense = false` for off")

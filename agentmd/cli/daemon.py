@@ -75,7 +75,7 @@ def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | Non
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.daemon.status import compute_status, render
+    from agentmd.engine.daemon.status import compute_status, dense_from_disk, render, with_dense
     from agentmd.engine.fsutil import read_json
     from agentmd.engine.index.store import Store
     from agentmd.rules import load_contract
@@ -87,6 +87,7 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         commit_state = read_json(settings.state_dir / "commit-state.json")
         with Store(settings.cache_dir) as store:
             status = compute_status(settings, store, contract, daemon={"running": False}, commit_state=commit_state)
+        with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load
     emit(out, args, status, render(status))
     return EXIT_RED if status.get("red") else EXIT_OK
 

@@ -1,4 +1,9 @@
-"""`agentmd reindex` and `agentmd search`: the index brought in line with the vault, and searched."""
+"""`agentmd reindex` and `agentmd search`: the index brought in line with the vault, and searched.
+
+`reindex` also embeds the notes in the foreground (the dense arm), unless a daemon runs (it embeds in the
+background) or the dense arm is off (`--no-dense`, `AGENTMD_DENSE=0`, `dense = false`). `search` asks the
+running daemon, whose warm model makes it hybrid, else searches in this process (hybrid when vectors exist
+on disk and the model loads, lexical otherwise; the `note` says which)."""
 
 from __future__ import annotations
 
@@ -6,9 +11,9 @@ import argparse
 from typing import Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
-from agentmd.cli.output import ProgressBar, emit, notices
+from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.search.searcher import DEFAULT_MODE, MODES
+from agentmd.engine.search.query import DEFAULT_MODE, MODES
 
 
 def add_reindex(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -17,6 +22,7 @@ def add_reindex(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allow-mass-delete", action="store_true", help="allow a pass that removes more than half the index"
     )
+    p.add_argument("--no-dense", action="store_true", help="index lexically only; do not embed the notes")
     p.set_defaults(func=cmd_reindex)
 
 
@@ -24,7 +30,12 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("search", parents=[common], help="search the vault")
     p.add_argument("query", nargs="+", help="words to search for")
     p.add_argument("--limit", type=int, default=10, help="results to return (default 10)")
-    p.add_argument("--mode", default=DEFAULT_MODE, choices=MODES, help=f"how words combine (default: {DEFAULT_MODE})")
+    p.add_argument(
+        "--mode",
+        default=DEFAULT_MODE,
+        choices=MODES,
+        help=f"hybrid: words and meaning fused; fusion, and: words only (default: {DEFAULT_MODE})",
+    )
     p.add_argument("--per-note", type=int, default=1, help="sections of one note that may take result slots")
     p.add_argument("--explain", action="store_true", help="print each result's score trace")
     p.add_argument("--after", help="captured on or after this date (YYYY-MM-DD)")
@@ -52,7 +63,11 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             link_convention=convention,
         )
         docs = store.index.doc_count()
+        current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
     payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
+    dense_text = ""
+    if not report.refused:
+        payload["dense"], dense_text = _embed(settings, current, args, err)
     if report.refused:
         if args.json:
             emit(out, args, payload, "")
@@ -65,19 +80,50 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text += f"\n  error: {e['path']}: {e['error']}"
     for s in report.skipped:
         text += f"\n  skipped: {s['path']}: {s['reason']}"
-    emit(out, args, payload, text)
+    emit(out, args, payload, text + (f"\n{dense_text}" if dense_text else ""))
     return EXIT_FAILURE if report.errors else EXIT_OK
 
 
+def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], str]:
+    """Embed the notes in the foreground; (the JSON `dense` part, the summary line)."""
+    from agentmd.engine.daemon.instance import running_daemon
+    from agentmd.engine.index.embedder import EmbedderUnavailable
+    from agentmd.engine.search.arm import SWITCHED_OFF, embed_foreground, load_embedder
+
+    if args.no_dense or not settings.dense:
+        reason = "--no-dense" if args.no_dense else SWITCHED_OFF
+        return {"state": "lexical-only", "reason": reason}, f"dense: lexical-only ({reason})"
+    info = running_daemon(settings.state_dir)
+    if info and info.get("port"):
+        text = "dense: the daemon embeds the notes in the background (`agentmd status` shows how far it got)"
+        return {"state": "daemon", "reason": None}, text
+    try:
+        embedder = load_embedder(settings)
+    except EmbedderUnavailable as exc:
+        return {"state": "lexical-only", "reason": str(exc)}, f"dense: lexical-only: {exc}"
+    bar = None if args.json else EmbedBar(err, tty=err.isatty())
+    done = embed_foreground(settings, current, embedder, bar)
+    rate = f" ({done.rate:.1f} chunks/s)" if done.rate else ""
+    text = (
+        f"dense: embedded {done.embedded:,} chunks in {duration(done.seconds)}{rate}; "
+        f"{done.chunks_done:,}/{done.chunks_total:,} chunks of {done.notes_total:,} notes have vectors"
+    )
+    part = {
+        "state": "complete" if done.chunks_done >= done.chunks_total else "partial",
+        "embedded": done.embedded,
+        "seconds": round(done.seconds, 3),
+        "chunks_done": done.chunks_done,
+        "chunks_total": done.chunks_total,
+        "notes_total": done.notes_total,
+        "reason": None,
+    }
+    return part, text
+
+
 def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.index.reconcile import reconcile
-    from agentmd.engine.index.store import Store
-    from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
-    from agentmd.rules import load_contract
 
     settings = settings_of(args)
-    contract = load_contract(settings.vault, settings.contract_path).contract
     request = SearchRequest(
         query=" ".join(args.query),
         limit=args.limit,
@@ -89,12 +135,33 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         per_note=args.per_note,
         explain=args.explain,
     )
+    emit(out, args, (response := _search(settings, request)), render_search(response))
+    return EXIT_OK
+
+
+def _search(settings: Any, request: Any) -> dict[str, Any]:
+    """The running daemon's answer (not counted as a recall), else one from this process."""
+    from agentmd.engine.backends import RemoteBackend
+    from agentmd.engine.daemon.instance import running_daemon
+
+    info = running_daemon(settings.state_dir)
+    if info and info.get("port"):
+        return RemoteBackend(int(info["port"])).search(request, count_usage=False)
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.search.query import search
+    from agentmd.rules import load_contract
+
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    arm, reason = None, None
+    if request.mode == "hybrid":
+        from agentmd.engine.search.arm import arm_from_disk
+
+        arm, reason = arm_from_disk(settings)
     with Store(settings.cache_dir) as store:
         if store.catalog.count() == 0:
             reconcile(settings.vault, store, link_convention=contract.link_convention)
-        response = search(store.index, contract, request, store.catalog)
-    emit(out, args, response, render_search(response))
-    return EXIT_OK
+        return search(store.index, contract, request, store.catalog, arm, reason)
 
 
 def render_search(response: dict[str, Any]) -> str:
@@ -102,13 +169,32 @@ def render_search(response: dict[str, Any]) -> str:
     lines = []
     for n, r in enumerate(response["results"], 1):
         flag = f"  [{', '.join(r['penalties'])}]" if r["penalties"] else ""
-        lines.append(f"{n:>2}. {r['path']}  score {r['score']:.3f}  captured {r['captured'][:10]}{flag}")
+        arms = f"  arms {'+'.join(r['arms'])}" if r.get("arms") else ""
+        captured = (r.get("captured") or "")[:10] or "?"
+        lines.append(f"{n:>2}. {r['path']}  score {r['score']:.3f}  captured {captured}{arms}{flag}")
         if r["snippet"]:
             lines.append(f"    {r['snippet']}")
         if "explain" in r:
             ex = r["explain"]
+            dense = ex.get("dense")
+            if isinstance(dense, dict) and dense.get("used"):
+                lexical = f"{dense['lexical_score']:.3f} (#{dense['lexical_rank']})" if dense["lexical_rank"] else "-"
+                cosine = "-" if dense["cosine"] is None else f"{dense['cosine']:.3f}"
+                cosine += f" (#{dense['dense_rank']})" if dense["dense_rank"] else ""
+                lines.append(
+                    f"    explain: {dense['rule']}: lexical {lexical}, cosine {cosine}, "
+                    f"word share {dense['word_share']:.2f} -> {r['raw_score']:.4f} x penalty {r['penalty']:.3f}"
+                )
+            elif isinstance(dense, dict):
+                lines.append(f"    explain: dense arm unused: {dense.get('reason')}")
+            if "fields" not in ex:
+                continue
             fields = ", ".join(f"{k} {v:.3f}" for k, v in ex["fields"].items())
-            lines.append(f"    explain: raw {r['raw_score']:.4f} x penalty {r['penalty']:.3f}; BM25 by field: {fields}")
+            if isinstance(dense, dict) and dense.get("used"):
+                lines.append(f"    lexical BM25 by field: {fields}")
+            else:
+                trace = f"raw {r['raw_score']:.4f} x penalty {r['penalty']:.3f}"
+                lines.append(f"    explain: {trace}; BM25 by field: {fields}")
             if "name" in ex:
                 lines.append(f"    name: the query is this note's {ex['name']['kind']} ({ex['name']['match']} match)")
             if ex["multipliers"]:

@@ -40,3 +40,48 @@ class ProgressBar:
         if done == total:
             self.stream.write("\r" + " " * 60 + "\r")
         self.stream.flush()
+
+
+def duration(seconds: float) -> str:
+    """`42 s`, `3 min`, `1.5 h`."""
+    if seconds < 90:
+        return f"{max(0, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class EmbedBar:
+    """Foreground embedding progress on stderr: notes and chunks done, rate, time left. On a terminal one
+    line redrawn in place; otherwise a plain line every `every` seconds (and the first and last)."""
+
+    def __init__(self, stream: TextIO, *, tty: bool, every: float = 10.0, clock: Any = None) -> None:
+        import time
+
+        self.stream = stream
+        self.tty = tty
+        self.every = every
+        self.clock = clock or time.monotonic
+        self.last: float | None = None
+        self.width = 0
+
+    def __call__(self, p: Any) -> None:
+        finished = p.chunks_done >= p.chunks_total
+        now = self.clock()
+        if not self.tty and not finished and self.last is not None and now - self.last < self.every:
+            return
+        self.last = now
+        rate = p.rate
+        left = p.seconds_left
+        text = (
+            f"embedding {p.notes_done:,}/{p.notes_total:,} notes, {p.chunks_done:,}/{p.chunks_total:,} chunks"
+            + (f", {rate:.1f} chunks/s" if rate else "")
+            + (f", {duration(left)} left" if left is not None and not finished else "")
+        )
+        if self.tty:
+            pad = " " * max(0, self.width - len(text))
+            self.width = len(text)
+            self.stream.write("\r" + text + pad + ("\n" if finished else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()

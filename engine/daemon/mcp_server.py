@@ -68,17 +68,19 @@ def build_mcp(backend: Backend) -> MCPServer:
     async def memory_search(
         query: str,
         limit: int = 10,
-        mode: str = "fusion",
+        mode: str = "hybrid",
         after: str | None = None,
         before: str | None = None,
         project: str | None = None,
         include_archived: bool = False,
         include_probe: bool = False,
     ) -> CallToolResult:
-        """Search the memory vault (BM25 over titles, aliases, tags and text).
+        """Search the memory vault by words (BM25 over titles, aliases, tags and text) and by meaning.
 
-        mode "fusion" (default) ranks notes matching most of the words, dropping stop words; "and" needs
-        every word. Each result points at the note's best section (path#Heading).
+        mode "hybrid" (default) fuses the word ranking with embedding similarity (lexical only until the
+        notes are embedded; `note` says so); "fusion" ranks by words alone, notes matching most of them
+        first; "and" needs every word. Each result points at the note's best section (path#Heading)
+        and lists the arms that found it.
         Returns {results, note, matched, archived_hidden, superseded_hidden, staged_hidden}; each result has
         path, score, confidence (0..1), trust, status, captured date and a snippet. Results below the
         confidence floor are left out; when all are, note names the closest miss. Unfiled and untrusted

@@ -6,7 +6,9 @@ Threads, each with one job:
 - the indexer, the only writer of the index and catalog: a reconcile pass on every batch of hints, at
   start-up and every `reconcile_interval` seconds (the guarantee when events are lost);
 - the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
-  change and after every periodic pass.
+  change and after every periodic pass;
+- the embedder (engine/daemon/embedding.py), which keeps the model warm and embeds new and changed
+  chunks in small slices after each pass, so searches are hybrid once vectors exist.
 One daemon per vault: an exclusive lock in the state directory refuses a second one, naming the first.
 """
 
@@ -23,15 +25,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
-from agentmd.engine.daemon.status import compute_status, write_json
+from agentmd.engine.daemon.status import compute_status, with_dense, write_json
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
@@ -69,6 +73,7 @@ class Daemon:
         self.committer = Committer(settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths)
         self.watcher = VaultWatcher(settings.vault, self._on_change) if watch else None
         self.store: Store | None = None
+        self.dense = DenseWorker(settings)
         self.capturer = Capturer(
             settings.vault,
             settings.state_dir,
@@ -124,6 +129,7 @@ class Daemon:
             removed = sweep_temp_files(self.settings.vault)
             if removed:
                 log.info("removed %d capture temp file(s) left by an interrupted write", removed)
+            self.dense.start()
             loops = [("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)]
             if self.probe_interval > 0:
                 loops.append(("agentmd-probe", self._probe_loop))
@@ -147,6 +153,7 @@ class Daemon:
             self.watcher.stop()
         for t in self._threads:
             t.join(timeout=60)
+        self.dense.stop()
         if self.store is not None:
             self.store.close()
         if self.server is not None:
@@ -272,6 +279,7 @@ class Daemon:
         self._refresh_status(first_pass_done=True)
         self.capturer.store = self.store
         self._stale = False
+        self.dense.wake()
         self._sweep_phone()
 
     def _sweep_phone(self) -> None:
@@ -347,7 +355,9 @@ class Daemon:
         if self.store is None:
             raise AgentmdError("the index is still opening; try again in a moment")
         contract = self.contracts.get().contract
-        response = search(self.store.index, contract, request, self.store.catalog)
+        response = search(
+            self.store.index, contract, request, self.store.catalog, self.dense.arm, self.dense.unavailable()
+        )
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale
@@ -377,6 +387,7 @@ class Daemon:
     def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
         count_usage = bool(data.pop("count_usage", True))
         recall = bool(data.pop("recall", False))
+        data.setdefault("mode", SEARCH_MODE)
         try:
             request = SearchRequest(**data)
         except TypeError as exc:
@@ -498,4 +509,4 @@ class Daemon:
             }
         cached["daemon"] = self.daemon_info()
         cached.setdefault("index", {})["index_stale"] = self._stale
-        return cached
+        return with_dense(cached, self.dense.status(), switched_off=not self.settings.dense)

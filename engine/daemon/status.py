@@ -169,6 +169,72 @@ def compute_status(
     return assemble(parts, settings.vault, daemon)
 
 
+def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:
+    """The status with its `dense` section. A model that should load but cannot turns the status yellow
+    (`dense-unavailable`); a dense arm switched off by the settings does not."""
+    status["dense"] = dense
+    if dense.get("state") == "lexical-only" and not switched_off:
+        why = f"dense-unavailable: searching lexical-only: {dense.get('reason')}"
+        status["yellow"] = [*status.get("yellow", []), why]
+        if status.get("color") == "green":
+            status["color"] = "yellow"
+    return status
+
+
+def dense_from_disk(settings: Settings) -> dict[str, Any]:
+    """The `dense` section without a daemon: the coverage of the vectors on disk."""
+    from agentmd.engine.search.arm import NO_VECTORS, SWITCHED_OFF, vectors_path
+
+    if not settings.dense:
+        return {"state": "lexical-only", "reason": SWITCHED_OFF}
+    if not vectors_path(settings.cache_dir).is_file():
+        return {"state": "none", "reason": NO_VECTORS}
+    from agentmd.engine.index.embedder import MODEL_ID
+    from agentmd.engine.index.vectors import VectorStore
+
+    cov = VectorStore(settings.cache_dir, MODEL_ID).coverage()
+    return {
+        "state": "complete" if cov.done >= cov.total else "partial",
+        "model": MODEL_ID,
+        "chunks_done": cov.done,
+        "chunks_total": cov.total,
+        "notes_done": cov.notes_done,
+        "notes_total": cov.notes,
+        "rate_per_s": None,
+        "eta_s": None,
+        "reason": None,
+    }
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def dense_line(dense: dict[str, Any] | None) -> str:
+    """`12,031 / 16,711 chunks, 3 min left`, or `lexical-only: <reason>`."""
+    if not dense:
+        return "unknown"
+    if "chunks_total" not in dense:
+        if dense.get("state") == "loading":
+            return "loading the embedding model"
+        prefix = "lexical-only" if dense.get("state") == "lexical-only" else "no vectors"
+        return f"{prefix}: {dense.get('reason')}"
+    done, total = int(dense["chunks_done"]), int(dense["chunks_total"])
+    text = f"{done:,} / {total:,} chunks"
+    if done >= total:
+        return text + " (complete)"
+    eta = dense.get("eta_s")
+    if eta is not None:
+        return text + f", {_duration(float(eta))} left"
+    if dense.get("state") == "partial":
+        return text + " on disk (the daemon or `agentmd reindex` embeds the rest)"
+    return text + ", measuring the rate"
+
+
 def render(status: dict[str, Any]) -> str:
     """Readable text for a terminal."""
     idx, git, queue, contract, daemon = (status[k] for k in ("index", "git", "queue", "contract", "daemon"))
@@ -194,6 +260,8 @@ def render(status: dict[str, Any]) -> str:
         + (f" (+{queue['inherited']} inherited)" if queue["inherited"] else "")
     )
     lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']})")
+    if "dense" in status:
+        lines.append(f"  dense     {dense_line(status['dense'])}")
     probe = status.get("probe", {}).get("last")
     if probe is None:
         lines.append("  probe     never run")

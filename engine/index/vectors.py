@@ -75,6 +75,7 @@ class Coverage:
     done: int
     total: int
     notes: int
+    notes_done: int = 0  # notes whose every chunk has its vector
 
     @property
     def share(self) -> float:
@@ -252,7 +253,8 @@ class VectorStore:
         with self._lock:
             total = sum(len(n.keys) for n in self._notes.values())
             done = sum(v is not None for n in self._notes.values() for v in n.vectors)
-            return Coverage(done, total, len(self._notes))
+            complete = sum(all(v is not None for v in n.vectors) for n in self._notes.values())
+            return Coverage(done, total, len(self._notes), complete)
 
     def _known_vectors(self) -> dict[str, np.ndarray]:
         return {k: v for n in self._notes.values() for k, v in zip(n.keys, n.vectors, strict=True) if v is not None}

@@ -237,6 +237,7 @@ def hybrid_search(
         row["raw_score"] = round(f.score, 6)
         row["cosine"] = None if f.cosine is None else round(f.cosine, 6)
         row["word_share"] = round(word_share(terms, _note_terms(index, f.path), idf), 6)
+        row["arms"] = [arm for arm, rank in (("lexical", f.lexical_rank), ("dense", f.dense_rank)) if rank is not None]
         if request.explain:
             row["explain"] = dict(row.get("explain") or {"mode": "hybrid", "plan": "dense"})
             row["explain"]["dense"] = {

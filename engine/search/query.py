@@ -1,9 +1,15 @@
 """The one entry to search: a request goes to the lexical searcher or, in mode `hybrid`, to the fusion of
 the lexical default with the dense arm. Callers that may ask for `hybrid` come here; the lexical modules never
-import the dense arm, so a plain search does not load numpy."""
+import the dense arm, so a plain search does not load numpy.
+
+`hybrid` is the product's default: with a dense arm whose store has vectors it fuses both lists; without one
+it answers lexically and says why (`dense.used = false`, `dense.reason`, and the `note`). Every hybrid result
+names the arms that found it (`arms`: "lexical", "dense" or both). `fusion` and `and` are the lexical modes,
+unchanged."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from agentmd.engine.errors import UsageError
@@ -14,7 +20,8 @@ from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
 
 HYBRID = "hybrid"
-MODES = (*searcher.MODES, HYBRID)
+MODES = (HYBRID, *searcher.MODES)
+DEFAULT_MODE = HYBRID
 
 
 def search(
@@ -23,18 +30,44 @@ def search(
     request: SearchRequest,
     catalog: Catalog | None = None,
     dense: Any = None,
+    dense_reason: str | None = None,
+    *,
     floor: float | None = None,
 ) -> dict[str, Any]:
     """Run one search in any mode. `hybrid` also needs `dense` (a `hybrid.DenseArm`); without it, or before any
-    vectors exist, it answers lexically and says why in `note` and `dense`. Every result carries a
-    `confidence`; those below `floor` (default: the contract's `search_floor`) are left out."""
+    vectors exist, it answers lexically and says why in `note` and `dense` (`dense_reason`, when the caller
+    knows why it has no arm). Every result carries a `confidence`; those below `floor` (default: the
+    contract's `search_floor`) are left out."""
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
-    if request.mode == HYBRID:
-        from agentmd.engine.search.hybrid import hybrid_search  # numpy and the vectors load only here
+    if request.mode != HYBRID:
+        return _floored(index, contract, request, searcher.search(index, contract, request, catalog), floor)
+    if dense is None and dense_reason:
+        lexical = searcher.search(index, contract, replace(request, mode=searcher.DEFAULT_MODE), catalog)
+        return _floored(index, contract, request, lexical_only(lexical, dense_reason), floor)
+    from agentmd.engine.search.hybrid import hybrid_search  # numpy and the vectors load only here
 
-        response = hybrid_search(index, contract, request, catalog, dense)
-    else:
-        response = searcher.search(index, contract, request, catalog)
+    response = hybrid_search(index, contract, request, catalog, dense)
+    for row in response["results"]:
+        row.setdefault("arms", ["lexical"])
+    return _floored(index, contract, request, response, floor)
+
+
+def _floored(
+    index: SearchIndex, contract: Contract, request: SearchRequest, response: dict[str, Any], floor: float | None
+) -> dict[str, Any]:
     response = confidence.annotate(index, request.query, response)
     return confidence.apply_floor(response, contract.thresholds.search_floor if floor is None else floor)
+
+
+def lexical_only(response: dict[str, Any], reason: str) -> dict[str, Any]:
+    """A lexical answer to a hybrid request, marked with why the dense arm took no part."""
+    response["mode"] = HYBRID
+    response["dense"] = {"used": False, "reason": reason}
+    note = f"lexical results only: {reason}"
+    response["note"] = f"{response['note']}; {note}" if response.get("note") else note
+    for row in response["results"]:
+        row["arms"] = ["lexical"]
+        if "explain" in row:
+            row["explain"]["dense"] = {"used": False, "reason": reason}
+    return response

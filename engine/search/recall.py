@@ -34,6 +34,7 @@ PROJECTS_SPACE = "projects"
 MAX_DIRECT = 15
 MAX_LINKED_CANDIDATES = 10  # linked notes gathered, in order, before a budget renders a few of them
 DAEMON_GATHER_SECONDS = 1.0
+NO_DAEMON = "no daemon runs, and the prompt hook does not load the embedding model itself"
 
 
 def vault_relative(path: str) -> str | None:
@@ -254,7 +255,8 @@ def search_and_gather(
     now: Callable[[], float] = time.monotonic,
 ) -> tuple[dict[str, Any], Walls, dict[str, Any]]:
     """Search the index in this process and gather the candidates: (search answer, walls, candidates).
-    For a process without a daemon; the index and catalog must exist (checked by the caller)."""
+    For a process without a daemon; the index and catalog must exist (checked by the caller). The hook's
+    time budget has no room for loading the embedding model, so a hybrid request is answered lexically."""
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
@@ -263,7 +265,7 @@ def search_and_gather(
     contract = load_contract(settings.vault, settings.contract_path).contract
     walls = Walls.from_contract(contract)
     with Store(settings.cache_dir) as store:
-        response = search(store.index, contract, SearchRequest(**request), store.catalog)
+        response = search(store.index, contract, SearchRequest(**request), store.catalog, None, NO_DAEMON)
         gathered = gather(
             store.catalog,
             store.index,

@@ -109,7 +109,7 @@ def recall(
     if not query:
         return Recall(query, project, project_source, "none", render([], token_budget=options.token_budget))
     limit = min(max(options.max_entries, 1), MAX_SEARCH_LIMIT)
-    request = {"query": query, "limit": limit, "mode": "fusion", "project": project}
+    request = {"query": query, "limit": limit, "mode": "hybrid", "project": project}
     gathered: dict[str, Any] | None = None
     if port is not None:
         response = search_daemon(port, request, deadline - now())

@@ -278,10 +278,11 @@ def test_hook_with_daemon_renders_the_same_block(
     usage.flush()
     counts = usage_rows(indexed)
     assert counts["memory/decisions/postgres-over-mysql.md"][0] == 1  # one injection
-    # the same block as the in-process path
+    # the in-process path (lexical: the hook never loads the model) leads with the same note; the daemon's
+    # block is hybrid, so the notes after the first may differ
     daemon.stop()
     code, out2, _err = run_hook(payload("user_prompt_submit.json", workdir), env)
-    assert out2 == out and "via=in-process" in hook_log(indexed)
+    assert assert_block_shape(out2)[0] == bullets[0] and "via=in-process" in hook_log(indexed)
 
 
 def test_search_route_takes_the_recall_options(daemon: Daemon, indexed: Settings) -> None:

@@ -1,0 +1,138 @@
+"""Opening the dense arm from the settings: the embedder and the vector store on disk.
+
+The daemon loads the model once and keeps it warm; `agentmd reindex` loads it to embed in the foreground;
+a process without a daemon (a one-shot `agentmd search`, the stdio MCP server's local backend) opens the
+arm only when vectors already exist on disk, so a vault never embedded costs no model load. The prompt
+hook never comes here: it searches lexically when no daemon runs.
+
+Every way the arm can be missing has a plain reason (switched off, model not loadable, no vectors yet),
+which a hybrid search shows in its `note`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentmd.engine.index.embedder import MODEL_ID, THREADS, EmbedderUnavailable
+from agentmd.engine.index.vectors import FILE_NAME, TextEmbedder
+from agentmd.engine.settings import Settings
+
+if TYPE_CHECKING:
+    from agentmd.engine.index.embedder import Embedder
+    from agentmd.engine.search.hybrid import DenseArm
+
+NO_VECTORS = "no vectors on disk yet (`agentmd reindex` or `agentmd serve` embeds the notes)"
+SWITCHED_OFF = "the dense arm is switched off (AGENTMD_DENSE=0 or `dense = false` in the config file)"
+
+
+def threads() -> int:
+    """onnxruntime's intra-op threads: 2 at most, fewer on a one-core machine."""
+    return max(1, min(THREADS, os.cpu_count() or 1))
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    """The embedding model for these settings; raises `EmbedderUnavailable` with the reason it cannot run
+    (switched off, a package missing, a model file missing or with another hash)."""
+    if not settings.dense:
+        raise EmbedderUnavailable(SWITCHED_OFF)
+    from agentmd.engine.index.embedder import Embedder, shared_embedder
+
+    if settings.model_file is not None:
+        return Embedder(model_file=settings.model_file, threads=threads())
+    return shared_embedder()
+
+
+def vectors_path(cache_dir: Path) -> Path:
+    return cache_dir / FILE_NAME
+
+
+def arm_from_disk(settings: Settings) -> tuple[DenseArm | None, str | None]:
+    """(the arm, None) when vectors exist on disk and the model loads; else (None, why not). Never embeds."""
+    if not settings.dense:
+        return None, SWITCHED_OFF
+    if not vectors_path(settings.cache_dir).is_file():
+        return None, NO_VECTORS
+    from agentmd.engine.index.vectors import VectorStore
+
+    store = VectorStore(settings.cache_dir, MODEL_ID)
+    if store.coverage().done == 0:
+        return None, store.reset_reason or "no note has vectors yet"
+    try:
+        embedder = load_embedder(settings)
+    except EmbedderUnavailable as exc:
+        return None, str(exc)
+    from agentmd.engine.search.hybrid import DenseArm
+
+    return DenseArm(store, embedder), None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedProgress:
+    """Where a foreground embedding stands: chunks and notes done of their totals, the measured rate."""
+
+    chunks_done: int
+    chunks_total: int
+    notes_done: int
+    notes_total: int
+    embedded: int  # chunks embedded by this run
+    seconds: float
+
+    @property
+    def rate(self) -> float | None:
+        return self.embedded / self.seconds if self.embedded and self.seconds > 0 else None
+
+    @property
+    def seconds_left(self) -> float | None:
+        rate = self.rate
+        left = self.chunks_total - self.chunks_done
+        return 0.0 if not left else (left / rate if rate else None)
+
+
+FOREGROUND_SLICE = 32  # chunks per slice in the foreground (four model batches)
+FOREGROUND_SAVE_EVERY = 8  # slices between saves, so an interrupted run keeps most of its work
+
+
+def embed_foreground(
+    settings: Settings,
+    current: Mapping[str, str],
+    embedder: TextEmbedder,
+    progress: Callable[[EmbedProgress], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> EmbedProgress:
+    """Bring the vector store in line with `current` (path -> the catalog's content hash) and embed every
+    queued chunk now, reporting after each slice. The store is saved every few slices and at the end, also
+    when interrupted."""
+    from agentmd.engine.index.vectors import VectorStore, refresh
+
+    store = VectorStore(settings.cache_dir, embedder.model_id, embedder.dim)
+    refresh(store, settings.vault, current)
+    start = clock()
+    embedded = 0
+    slices = 0
+
+    def state() -> EmbedProgress:
+        cov = store.coverage()
+        return EmbedProgress(cov.done, cov.total, cov.notes_done, cov.notes, embedded, clock() - start)
+
+    try:
+        if progress:
+            progress(state())
+        while True:
+            count = store.embed_pending(embedder, FOREGROUND_SLICE)
+            if not count:
+                break
+            embedded += count
+            slices += 1
+            if slices % FOREGROUND_SAVE_EVERY == 0:
+                store.save()
+            if progress:
+                progress(state())
+    finally:
+        if store.dirty:
+            store.save()
+    return state()
