@@ -97,6 +97,9 @@ class Embedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # Worker threads sleep between batches instead of spinning: the daemon embeds in slices beside captures,
+        # searches and reconcile passes, and spinning threads would hold both cores between slices.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session: Any = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
             tokenizer: Any = Tokenizer.from_file(str(TOKENIZER_PATH))

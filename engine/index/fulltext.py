@@ -520,16 +520,27 @@ class SearchIndex:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
         searcher = self._index.searcher()
         filters = self._filters(include_walled, day_range)
+
+        def named_query(kind: str, exact: bool) -> Any:
+            term = f"{_NAME_CODES[kind]}:{key}"
+            # keys hold only letters, digits and single spaces, so the term needs no regex escaping
+            if exact:
+                return tantivy.Query.term_query(self.schema, "names", term)
+            return tantivy.Query.regex_query(self.schema, "names", term + " .+")
+
+        # Most queries name no note: one search over every way of naming tells, before one search a way.
+        anyway = tantivy.Query.boolean_query([(tantivy.Occur.Should, named_query(k, e)) for k, e in tries])
+        try:
+            if not int(searcher.search(anyway, 1, count=True).count):
+                return []
+        except ValueError as exc:
+            raise IndexDamaged(
+                f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
+            ) from None
         found: dict[str, tuple[int, NameHit]] = {}
         ways: dict[str, int] = {}
         for kind, exact in tries:
-            term = f"{_NAME_CODES[kind]}:{key}"
-            # keys hold only letters, digits and single spaces, so the term needs no regex escaping
-            named = (
-                tantivy.Query.term_query(self.schema, "names", term)
-                if exact
-                else tantivy.Query.regex_query(self.schema, "names", term + " .+")
-            )
+            named = named_query(kind, exact)
             clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(named, 0.0))]
             clauses += [(tantivy.Occur.Must, f) for f in filters]
             if text_q is not None:
