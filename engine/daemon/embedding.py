@@ -4,8 +4,8 @@ A thread of its own loads the model once (so `/health` and the first pass never 
 vector store in the index's cache folder and, each time the indexer finishes a pass, brings the store's
 note list in line with the catalog (deleted notes lose their vectors; an edited note re-queues only the
 chunks whose text changed, since the store keys vectors by text hash and model id) and embeds the queue
-in slices of one model batch. The embedder's lock is held for one slice at a time and the thread yields
-between slices, so a search embedding its query, or a capture, waits at most one slice. The store is
+in slices of one model batch, pausing between slices. A search embeds its query beside a running slice (the
+model takes calls from several threads), so it never waits for one to finish. The store is
 saved every few slices, when the queue drains and at shutdown.
 
 When the model cannot load (switched off, a package or file missing, a hash that differs), the daemon

@@ -109,7 +109,6 @@ class Embedder:
         tokenizer.enable_padding()
         self._tokenizer = tokenizer
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self._lock = threading.Lock()
         self.batch = batch
         self.model_id = MODEL_ID
         self.dim = DIM
@@ -118,10 +117,9 @@ class Embedder:
         """Unit vectors, float32, shape (len(texts), 384), in the order of `texts`."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        out = []
-        with self._lock:
-            for i in range(0, len(texts), self.batch):
-                out.append(self._run(texts[i : i + self.batch]))
+        # No lock: onnxruntime sessions and tokenizers encode from several threads at once, so a search's
+        # query is embedded beside a background slice instead of waiting for it to finish.
+        out = [self._run(texts[i : i + self.batch]) for i in range(0, len(texts), self.batch)]
         return np.concatenate(out)
 
     def embed_one(self, text: str) -> np.ndarray:
