@@ -41,7 +41,8 @@ from agentmd.engine.index.embedder import MAX_TOKENS, TOKENIZER_PATH, Embedder  
 from agentmd.engine.index.reconcile import reconcile  # noqa: E402
 from agentmd.engine.index.store import Store  # noqa: E402
 from agentmd.engine.index.vectors import VectorStore  # noqa: E402
-from agentmd.engine.search import evaluate, searcher  # noqa: E402
+from agentmd.engine.search import searcher  # noqa: E402
+from agentmd.engine.search.eval import beir, metrics  # noqa: E402
 from agentmd.engine.search.hybrid import FusionRule, fuse  # noqa: E402
 from agentmd.rules import default_contract  # noqa: E402
 from agentmd.vault_schema import EmbedChunk, embedding_chunks  # noqa: E402
@@ -65,7 +66,7 @@ def corpus_chunks(corpus_path: Path) -> tuple[list[str], list[int], list[str]]:
     ids: list[str] = []
     owner: list[int] = []
     texts: list[str] = []
-    for doc in evaluate._read_jsonl(corpus_path):
+    for doc in beir.read_jsonl(corpus_path):
         if "_id" not in doc:
             continue
         n = len(ids)
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--search-sizes", default="10000,100000", help="vector counts for the search timing")
     args = ap.parse_args(argv)
     directory = args.corpora / "ir" / "scifact"
-    queries = {str(q["_id"]): str(q.get("text") or "") for q in evaluate._read_jsonl(directory / "queries.jsonl")}
+    queries = {str(q["_id"]): str(q.get("text") or "") for q in beir.read_jsonl(directory / "queries.jsonl")}
     train = read_qrels(directory / "qrels-train.tsv")
     test = read_qrels(directory / "qrels.tsv")
     qids = sorted({*train, *test} & set(queries), key=lambda q: (len(q), q))
@@ -164,13 +165,13 @@ def lexical_runs(directory: Path, qids: list[str], queries: dict[str, str]) -> d
     out: dict[str, list[tuple[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="agentmd-dense-") as tmp:
         vault = Path(tmp) / "vault"
-        doc_of = evaluate.build_beir_vault(directory / "corpus.jsonl", vault)
+        doc_of = beir.build_beir_vault(directory / "corpus.jsonl", vault)
         with Store(Path(tmp) / "cache") as store:
             reconcile(vault, store, allow_mass_delete=True)
             for q in qids:
                 request = searcher.SearchRequest(queries[q], limit=CANDIDATES)
                 res = searcher.search(store.index, contract, request)
-                rows = [(doc_of.get(evaluate.note_path(r["path"])), float(r["raw_score"])) for r in res["results"]]
+                rows = [(doc_of.get(metrics.note_path(r["path"])), float(r["raw_score"])) for r in res["results"]]
                 out[q] = [(d, s) for d, s in rows if d is not None]
     return out
 
@@ -197,8 +198,35 @@ def run_rule(rule: FusionRule | None, qids: list[str], lexical: dict[str, list[t
 
 
 def _score(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
-    s = evaluate.score_beir_run(run, qrels, recall_k=100)
+    s = metrics.score_beir_run(run, qrels, recall_k=100)
     return {"ndcg@10": round(s["ndcg@10"], 4), "recall@100": round(s["recall@100"], 4), "mrr@10": round(s["mrr@10"], 4)}
+
+
+def paired_bootstrap(
+    directory: Path, run: dict[str, list[str]], qrels: dict[str, dict[str, int]], resamples: int = 10_000
+) -> dict[str, Any]:
+    """The chosen rule against the bm25s baseline on the same test queries: the mean per-query nDCG@10
+    difference and its 95 % interval from a paired bootstrap over queries (fixed seed)."""
+    from scifact_bench import bm25s_baseline
+
+    base = bm25s_baseline(directory, None, keep_run=True)
+    if "skipped" in base:
+        return {"skipped": base["skipped"]}
+    qids = [q for q in run if q in base["run"] and q in qrels]
+    ours = np.array([metrics.ndcg_at(run[q], qrels[q]) for q in qids])
+    theirs = np.array([metrics.ndcg_at(base["run"][q], qrels[q]) for q in qids])
+    diff = ours - theirs
+    rng = np.random.default_rng(7)
+    means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {
+        "queries": len(qids),
+        "hybrid_ndcg@10": round(float(ours.mean()), 4),
+        "bm25s_ndcg@10": round(float(theirs.mean()), 4),
+        "mean_difference": round(float(diff.mean()), 4),
+        "interval_95": [round(float(low), 4), round(float(high), 4)],
+        "resamples": resamples,
+    }
 
 
 def bare_floor(texts: list[str]) -> float:
@@ -295,6 +323,7 @@ def measure(directory: Path, emb: dict[str, Any], queries: dict[str, str], train
         "lexical": _score(run_rule(None, test_q, lexical, d16), test),
         "dense": _score(run_rule(FusionRule("dense"), test_q, lexical, d16), test),
     }
+    paired = paired_bootstrap(directory, run_rule(best, test_q, lexical, d16), test)
     cos16 = np.sum(vectors16 * vectors32, axis=1) / np.linalg.norm(vectors16, axis=1)
     _ids, _owner, texts = corpus_chunks(directory / "corpus.jsonl")
     sample = texts[:: max(1, len(texts) // 96)][:96]
@@ -315,6 +344,7 @@ def measure(directory: Path, emb: dict[str, Any], queries: dict[str, str], train
         "chosen_rule": best.name,
         "chosen_train_fp32": fp32_train,
         "test": test_scores,
+        "test_paired_vs_bm25s": paired,
         "float16": {"min_cosine_to_fp32": round(float(cos16.min()), 8), "mean": round(float(cos16.mean()), 8)},
         "throughput": {
             "corpus_chunks_per_s": round(len(vectors32) / float(emb["chunk_seconds"]), 2),
@@ -339,6 +369,16 @@ def render(r: dict[str, Any]) -> str:
     lines.append(f"  chosen rule on train with float32 vectors: nDCG@10 {r['chosen_train_fp32']['ndcg@10']:.4f}")
     for name, s in r["test"].items():
         lines.append(f"  TEST {name:<21} {s['ndcg@10']:>8.4f} {s['recall@100']:>7.4f} {s['mrr@10']:>7.4f}")
+    pb = r["test_paired_vs_bm25s"]
+    if "skipped" in pb:
+        lines.append(f"  TEST against bm25s: skipped ({pb['skipped']})")
+    else:
+        lo, hi = pb["interval_95"]
+        lines.append(
+            f"  TEST against bm25s on {pb['queries']} queries: nDCG@10 {pb['hybrid_ndcg@10']:.4f} "
+            f"vs {pb['bm25s_ndcg@10']:.4f}, "
+            f"difference {pb['mean_difference']:+.4f} (95 % paired bootstrap {lo:+.4f} to {hi:+.4f})"
+        )
     t = r["throughput"]
     lines.append(
         f"  throughput: corpus {t['corpus_chunks_per_s']} chunks/s; sample of {t['sample_chunks']}: embedder "

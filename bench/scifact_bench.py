@@ -44,8 +44,9 @@ NDCG_BAR = 0.66
 FIXTURE_KS = (5, 15)
 
 
-def bm25s_baseline(collection_dir: Path, limit_queries: int | None) -> dict[str, Any]:
-    """The plain BM25 baseline (bm25s defaults, English stop words, Snowball English stemmer)."""
+def bm25s_baseline(collection_dir: Path, limit_queries: int | None, *, keep_run: bool = False) -> dict[str, Any]:
+    """The plain BM25 baseline (bm25s defaults, English stop words, Snowball English stemmer). With `keep_run`
+    the answer also holds the ranked document ids per query (`run`), for paired comparisons."""
     try:
         import bm25s
         import Stemmer
@@ -77,7 +78,7 @@ def bm25s_baseline(collection_dir: Path, limit_queries: int | None) -> dict[str,
         "config": "bm25s lucene k1=1.5 b=0.75, stopwords=en, PyStemmer english, title + text",
         "index_seconds": round(built, 3),
         "ms_per_query": round(1000 * seconds / max(len(qids), 1), 3),
-    }
+    } | ({"run": run} if keep_run else {})
 
 
 def scifact(corpora: Path, limit_queries: int | None) -> dict[str, Any]:
