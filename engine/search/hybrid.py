@@ -41,6 +41,7 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vectors import TextEmbedder, VectorStore
 from agentmd.engine.search import searcher, trust
+from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import query_vector
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
@@ -144,8 +145,8 @@ def word_share(words: Iterable[str], note_terms: set[str], idf: Mapping[str, flo
 
 
 def idf_weights(terms: Iterable[str], doc_freq: Callable[[str], int], docs: int) -> dict[str, float]:
-    """BM25-style IDF, ln(1 + (N - df + 0.5) / (df + 0.5)), for each term (a term in no note weighs most)."""
-    return {t: math.log(1 + (docs - (df := doc_freq(t)) + 0.5) / (df + 0.5)) for t in dict.fromkeys(terms)}
+    """The confidence model's IDF (`confidence.idf`) for each term (a term in no note weighs most)."""
+    return {t: idf(doc_freq(t), docs) for t in dict.fromkeys(terms)}
 
 
 # ----- the `hybrid` search mode -----
