@@ -113,23 +113,12 @@ class QueryWords:
         rarity = max(found, default=0.0) / self.top_idf if self.top_idf > 0 else 0.0
         return weighted, (len(found) / len(self.words) if self.words else 0.0), rarity
 
-    def evidence(self, note_terms: set[str], title_terms: Set[str] = frozenset()) -> Evidence:
+    def evidence(self, note_terms: Set[str], title_terms: Set[str] = frozenset()) -> Evidence:
         """How much of the query a note holds, given the note's analysed terms (title included) and its
         title's terms."""
         share, coverage, rarity = self.share(note_terms)
         title_share, _plain, _rarity = self.share(title_terms)
         return Evidence(round(share, 6), round(coverage, 6), len(self.words), round(title_share, 6), round(rarity, 6))
-
-    def note_terms(self, path: str) -> tuple[set[str], set[str]]:
-        """The analysed terms of a note's title and text, and of its title alone, read from the index."""
-        found = self.index.hit_for(path)
-        if found is None:
-            return set(), set()
-        hit, hits = found
-        title = str(hit.facts.get("title") or "")
-        title_terms = set(self.index.analyze(title))
-        text = f"{hit.facts.get('meta') or ''}\n{hits.text_of(hit)}"
-        return title_terms | set(self.index.analyze(text)), title_terms
 
 
 def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +136,7 @@ def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[s
         note = str(row.get("note") or row.get("path", "")).split("#", 1)[0]
         ev = seen.get(note)
         if ev is None:
-            ev = seen[note] = words.evidence(*words.note_terms(note))
+            ev = seen[note] = words.evidence(*index.note_terms(note))
         row.setdefault("word_share", ev.word_share)
         sure = confidence(ev)
         cosine = row.get("cosine")

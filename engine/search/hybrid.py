@@ -237,7 +237,7 @@ def hybrid_search(
         row["score"] = round(f.score * row["penalty"], 6)
         row["raw_score"] = round(f.score, 6)
         row["cosine"] = None if f.cosine is None else round(f.cosine, 6)
-        row["word_share"] = round(word_share(terms, _note_terms(index, f.path), idf), 6)
+        row["word_share"] = round(word_share(terms, index.note_terms(f.path)[0], idf), 6)
         row["arms"] = [arm for arm, rank in (("lexical", f.lexical_rank), ("dense", f.dense_rank)) if rank is not None]
         if request.explain:
             row["explain"] = dict(row.get("explain") or {"mode": "hybrid", "plan": "dense"})
@@ -272,14 +272,6 @@ def hybrid_search(
     elif results:
         response["note"] = None
     return response
-
-
-def _note_terms(index: SearchIndex, path: str) -> set[str]:
-    found = index.hit_for(path)
-    if found is None:
-        return set()
-    hit, hits = found
-    return set(index.analyze(f"{hit.facts.get('title') or ''}\n{hits.text_of(hit)}"))
 
 
 def _dense_row(hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]) -> dict[str, Any]:

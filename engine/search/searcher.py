@@ -217,9 +217,9 @@ def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n:
     scored = []
     for c in chunks:
         terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
-        hits = sum(1 for t in terms if t in wanted)
-        distinct = len(wanted.intersection(terms))
-        scored.append((distinct, hits / (1 + len(terms)) ** 0.5, -c.ordinal, c))
+        present = wanted.intersection(terms)
+        hits = sum(terms.count(t) for t in present)
+        scored.append((len(present), hits / (1 + len(terms)) ** 0.5, -c.ordinal, c))
     scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
     out: list[tuple[str | None, str]] = []
     for distinct, _density, _neg, c in scored[:n]:

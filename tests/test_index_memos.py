@@ -1,0 +1,81 @@
+"""What the index remembers between searches (the terms of each run of text, word document counts, a note's
+terms) gives exactly what it would compute afresh, and is forgotten when the index changes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from conftest import CORPORA, Vault
+
+from agentmd.engine.index.fulltext import SearchIndex
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.rules import default_contract
+
+
+def test_analysis_by_runs_equals_the_analyzer_on_every_corpus_note(tmp_path: Path) -> None:
+    index = SearchIndex(tmp_path / "ix")
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(CORPORA.rglob("*.md"))]
+    texts += ["naïve café — 東京タワー、ひらがな\tfoo_bar-baz x\u00a0y \u2028 z" + "w" * 90, "", "   ", "Ünïcödé"]
+    assert len(texts) > 4000
+    mismatched = [i for i, t in enumerate(texts) if index.analyze(t) != index.analyze_whole(t)]
+    assert mismatched == []
+    sample = texts[0]
+    assert index.term_set(sample) == set(index.analyze_whole(sample))
+
+
+def test_doc_freq_and_note_terms_follow_every_change(vault: Vault, cache_dir: Path) -> None:
+    vault.note("a.md", "Zanzibar harbour tides.\n", title="Harbour")
+    vault.note("b.md", "Mountain passes in winter.\n", title="Passes")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        index = store.index
+        assert index.doc_freq("zanzibar") == 1
+        all_terms, title = index.note_terms("b.md")
+        assert "mountain" in all_terms and "zanzibar" not in all_terms and "pass" in title
+        vault.note("b.md", "Zanzibar in winter.\n", title="Passes")
+        reconcile(vault.root, store)
+        assert index.doc_freq("zanzibar") == 2
+        assert "zanzibar" in index.note_terms("b.md")[0]
+        vault.remove("a.md")
+        reconcile(vault.root, store)
+        assert index.doc_freq("zanzibar") == 1
+        assert index.note_terms("a.md") == (frozenset(), frozenset())
+
+
+def test_a_second_reader_sees_a_writers_commit(vault: Vault, cache_dir: Path) -> None:
+    """A search in another process (or another index object) must not answer from counts of the old state."""
+    vault.note("a.md", "Zanzibar harbour tides.\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+    reader = SearchIndex(cache_dir / "index")
+    try:
+        assert reader.doc_freq("zanzibar") == 1
+        with Store(cache_dir) as store:
+            vault.note("b.md", "Zanzibar again, and its spice.\n")
+            reconcile(vault.root, store)
+        deadline = time.monotonic() + 10  # tantivy's reader reloads on its own soon after a commit elsewhere
+        while reader.doc_count() < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reader.doc_freq("zanzibar") == 2
+    finally:
+        reader.close()
+
+
+def test_walled_counts_come_from_one_aggregation(vault: Vault, cache_dir: Path) -> None:
+    for i in range(3):
+        vault.note(f"old/{i}.md", "Harbour tides log.\n", status="archived")
+    vault.note("new.md", "Harbour tides today.\n")
+    vault.note("other.md", "Mountain passes.\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        found = search(store.index, default_contract(), SearchRequest("harbour tides", mode="fusion"), store.catalog)
+        assert found["matched"] == 1 and found["archived_hidden"] == 3
+        assert [r["note"] for r in found["results"]] == ["new.md"]
+        shown = search(
+            store.index, default_contract(), SearchRequest("harbour tides", mode="fusion", include_archived=True)
+        )
+        assert shown["matched"] == 4 and shown["archived_hidden"] == 0
