@@ -89,6 +89,7 @@ class _Matrix:
     row_note: np.ndarray  # int32: position in `paths`
     row_ordinal: np.ndarray  # int32
     headings: list[str] = field(default_factory=list)
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # a note's rows (they are contiguous)
 
 
 class VectorStore:
@@ -103,6 +104,7 @@ class VectorStore:
         self._by_key: dict[str, np.ndarray] = {}  # chunk key -> vector, for reuse across edits and notes
         self._lock = threading.RLock()
         self._matrix: _Matrix | None = None
+        self._coverage: Coverage | None = None  # counted once a change, not once a search
         self.dirty = False
         self.reset_reason: str | None = None
         self._load()
@@ -226,6 +228,16 @@ class VectorStore:
                             return out
             return out
 
+    def pending_texts(self, limit: int | None = None) -> list[str]:
+        """The texts of the queued chunks `pending` lists, in the same order."""
+        keys = self.pending(limit)
+        with self._lock:
+            return [self._pending[k] for k in keys]
+
+    def search_matrix(self) -> np.ndarray:
+        """Every known chunk vector, one row each, as searches scan them (float32)."""
+        return self._build().vectors
+
     def embed_pending(self, embedder: TextEmbedder, limit: int) -> int:
         """Embed at most `limit` queued chunks now; returns how many were embedded. The model runs outside
         the lock, so searches go on meanwhile."""
@@ -251,16 +263,20 @@ class VectorStore:
 
     def coverage(self) -> Coverage:
         with self._lock:
+            if self._coverage is not None:
+                return self._coverage
             total = sum(len(n.keys) for n in self._notes.values())
             done = sum(v is not None for n in self._notes.values() for v in n.vectors)
             complete = sum(all(v is not None for v in n.vectors) for n in self._notes.values())
-            return Coverage(done, total, len(self._notes), complete)
+            self._coverage = Coverage(done, total, len(self._notes), complete)
+            return self._coverage
 
     def _known_vectors(self) -> dict[str, np.ndarray]:
         return {k: v for n in self._notes.values() for k, v in zip(n.keys, n.vectors, strict=True) if v is not None}
 
     def _changed(self) -> None:
         self._matrix = None
+        self._coverage = None
         self.dirty = True
 
     # ----- search -----
@@ -274,27 +290,46 @@ class VectorStore:
             owners: list[int] = []
             ordinals: list[int] = []
             headings: list[str] = []
+            spans: dict[str, tuple[int, int]] = {}
             for path, note in sorted(self._notes.items()):
                 n = len(paths)
                 paths.append(path)
+                start = len(rows)
                 for i, vec in enumerate(note.vectors):
                     if vec is not None:
                         rows.append(vec)
                         owners.append(n)
                         ordinals.append(i)
                         headings.append(note.headings[i])
+                if len(rows) > start:
+                    spans[path] = (start, len(rows))
             matrix = np.array(rows, dtype=np.float32).reshape(len(rows), self.dim)
             self._matrix = _Matrix(matrix, paths, np.array(owners, dtype=np.int32), np.array(ordinals, dtype=np.int32),
-                                   headings)
+                                   headings, spans)
             return self._matrix
 
     def search(self, query: np.ndarray, limit: int, allowed: set[str] | None = None) -> list[ChunkHit]:
         """The `limit` notes whose best chunk is closest to `query` (a unit vector), best first; a note
         scores by its best chunk. `allowed` restricts the notes considered."""
+        return self.search_and_score(query, limit, (), allowed)[0]
+
+    def search_and_score(
+        self, query: np.ndarray, limit: int, also: Iterable[str], allowed: set[str] | None = None
+    ) -> tuple[list[ChunkHit], dict[str, float]]:
+        """`search`, and the best-chunk cosine of each note of `also` that has vectors, from the same pass
+        over the vectors."""
         m = self._build()
         if not len(m.vectors) or limit < 1:
-            return []
+            return [], {}
         scores = _cosines(m.vectors, query.astype(np.float32))
+        scored: dict[str, float] = {}
+        for path in also:
+            span = m.spans.get(path)
+            if span is not None:
+                scored[path] = float(scores[span[0] : span[1]].max())
+        return self._best(m, scores, limit, allowed), scored
+
+    def _best(self, m: _Matrix, scores: np.ndarray, limit: int, allowed: set[str] | None) -> list[ChunkHit]:
         if allowed is not None:
             keep = np.array([p in allowed for p in m.paths], dtype=bool)
             scores = np.where(keep[m.row_note], scores, -np.inf)

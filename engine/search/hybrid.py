@@ -31,6 +31,7 @@ before it. Each fused result also carries, for a later relevance floor:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -126,7 +127,8 @@ def fuse(
     elif rule.kind in ("minmax", "zscore"):
         norm: Callable[[Mapping[str, float]], dict[str, float]] = _minmax if rule.kind == "minmax" else _zscore
         lex_n = norm({p: lex_score.get(p, 0.0) for p in paths})
-        cos_n = norm({p: cos.get(p, min(cos.values(), default=0.0)) for p in paths})
+        lowest = min(cos.values(), default=0.0)
+        cos_n = norm({p: cos.get(p, lowest) for p in paths})
         scores = {p: (1 - w) * lex_n[p] + w * cos_n[p] for p in paths}
     else:
         raise ValueError(f"unknown fusion rule {rule.kind!r}")
@@ -200,40 +202,50 @@ def hybrid_search(
         qvec = query_vector(arm.embedder, request.query)
     except AgentmdError as exc:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
-    wide = searcher.search(index, contract, replace(lexical_request, limit=searcher.OVERFETCH, per_note=1), catalog)
+    wide = searcher.search(
+        index, contract, replace(lexical_request, limit=searcher.OVERFETCH, per_note=1), catalog, deferred=True
+    )
     rows = {r["note"]: r for r in wide["results"] if "entity" not in r}
     lexical = [(p, float(r["raw_score"])) for p, r in rows.items()]
     lo = searcher.day_bound(request.after, upper=False, name="after")
     hi = searcher.day_bound(request.before, upper=True, name="before")
     dense: list[tuple[str, float]] = []
     headings: dict[str, str] = {}
-    for hit in arm.store.search(qvec, searcher.OVERFETCH):
-        if hit.path not in rows:
-            found = index.hit_for(hit.path)
-            if found is None:
-                continue  # vectors of a note the index no longer holds
-            note, hits = found
-            day = _day(note.facts.get("captured"))
-            if note.facts.get("wall") and not request.include_archived:
-                continue
-            if trust.is_probe(note.facts) and not request.include_probe:
-                continue
-            if day is not None and ((lo is not None and day < lo) or (hi is not None and day > hi)):
-                continue
-            rows[hit.path] = _dense_row(note, hits, hit.heading, searcher.note_penalties(note.facts, hit.path,
-                                                                                           request, contract))
+    found, cosine_of = arm.store.search_and_score(qvec, searcher.OVERFETCH, [p for p, _s in lexical])
+    for hit in found:
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
-    fused = fuse(lexical, dense, rule, arm.store.cosines(qvec, [p for p, _s in lexical if p not in headings]))
-    ordered = sorted(fused, key=lambda f: (-f.score * rows[f.path]["penalty"], f.path))
+    fused = fuse(lexical, dense, rule, cosine_of)
+    # A note only the dense arm found is read from the index when it may enter the top: walls, probe and
+    # dates leave it out, its multipliers lower its score (never raise it), so once the fused score of the
+    # next candidate is below the `limit`-th best lowered score, nothing further down can enter.
+    kept: list[Fused] = []
+    best: list[float] = []  # min-heap of the top `limit` lowered scores
+    for f in fused:
+        if len(best) >= request.limit and f.score < best[0]:
+            break
+        if f.path not in rows:
+            row = _dense_candidate(index, contract, request, f.path, headings[f.path], (lo, hi))
+            if row is None:
+                continue
+            rows[f.path] = row
+        kept.append(f)
+        lowered = f.score * rows[f.path]["penalty"]
+        if len(best) < request.limit:
+            heapq.heappush(best, lowered)
+        elif lowered > best[0]:
+            heapq.heapreplace(best, lowered)
     named = [r for r in wide["results"] if "name" in r]  # the notes the query names (searcher.names_first)
     named_notes = {r["note"] for r in named}
+    taken = {f.path for f in kept}
+    kept += [f for f in fused if f.path in named_notes and f.path not in taken]  # named, further down
+    ordered = sorted(kept, key=lambda f: (-f.score * rows[f.path]["penalty"], f.path))
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     terms = [t for w in searcher.split_words(searcher.query_terms(request.query)) for t in index.analyze(w)]
     idf = idf_weights(terms, index.doc_freq, max(index.doc_count(), 1))
     results = []
     for f in ranked:
-        row = dict(rows[f.path])
+        row = searcher.fill(dict(rows[f.path]))
         row["score"] = round(f.score * row["penalty"], 6)
         row["raw_score"] = round(f.score, 6)
         row["cosine"] = None if f.cosine is None else round(f.cosine, 6)
@@ -274,14 +286,44 @@ def hybrid_search(
     return response
 
 
+def _dense_candidate(
+    index: SearchIndex,
+    contract: Contract,
+    request: SearchRequest,
+    path: str,
+    heading: str,
+    days: tuple[int | None, int | None],
+) -> dict[str, Any] | None:
+    """The row of a note only the dense arm found, or None when the index no longer holds it or the request
+    leaves it out (a wall, a self-probe note, a date outside the bounds)."""
+    found = index.hit_for(path)
+    if found is None:
+        return None  # vectors of a note the index no longer holds
+    note, hits = found
+    if note.facts.get("wall") and not request.include_archived:
+        return None
+    if trust.is_probe(note.facts) and not request.include_probe:
+        return None
+    day = _day(note.facts.get("captured"))
+    lo, hi = days
+    if day is not None and ((lo is not None and day < lo) or (hi is not None and day > hi)):
+        return None
+    return _dense_row(note, hits, heading, searcher.note_penalties(note.facts, path, request, contract))
+
+
 def _dense_row(hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]) -> dict[str, Any]:
-    """A result row for a note only the dense arm found (its best chunk's section is the anchor)."""
-    text = hits.text_of(hit)
+    """A result row for a note only the dense arm found (its best chunk's section is the anchor). Its snippet
+    is cut only if the row is shown (`searcher.fill`)."""
     last = heading.split(" > ")[-1] if heading else None
-    section = section_text(text, last) if last else None
     penalty = 1.0
     for _name, m in penalties:
         penalty *= m
+
+    def cut() -> tuple[str | None, str]:
+        text = hits.text_of(hit)
+        section = section_text(text, last) if last else None
+        return heading or None, hits.snippet_of(section or text)
+
     return {
         "path": hit.path + (f"#{last}" if last else ""),
         "note": hit.path,
@@ -295,5 +337,6 @@ def _dense_row(hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str,
         "captured_source": hit.facts.get("captured_source"),
         "wall": hit.facts.get("wall"),
         **trust.labels(hit.facts),
-        "snippet": hits.snippet_of(section or text),
+        "snippet": "",
+        searcher.FILL: cut,
     }

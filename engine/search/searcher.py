@@ -28,6 +28,7 @@ import datetime as dt
 import heapq
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,6 +231,27 @@ def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n:
     return out
 
 
+FILL = "_fill"  # a deferred row's cutter of its section and snippet; removed by `fill`
+
+
+def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Callable[[], tuple[str | None, str]]:
+    def cut() -> tuple[str | None, str]:
+        return _sections(index, found, hit, terms, 1)[0]
+
+    return cut
+
+
+def fill(row: dict[str, Any]) -> dict[str, Any]:
+    """Cut a deferred row's best section and snippet (a row that is not deferred is left as it is)."""
+    cut = row.pop(FILL, None)
+    if cut is not None:
+        heading, snippet = cut()
+        row["path"] = row["note"] + (f"#{heading.split(' > ')[-1]}" if heading else "")
+        row["section"] = heading
+        row["snippet"] = snippet
+    return row
+
+
 def _entity_page(
     index: SearchIndex, catalog: Catalog | None, request: SearchRequest
 ) -> tuple[str, Hit, HitList] | None:
@@ -261,9 +283,14 @@ def search(
     contract: Contract,
     request: SearchRequest,
     catalog: Catalog | None = None,
+    *,
+    deferred: bool = False,
 ) -> dict[str, Any]:
     """Run one lexical search and return the response mapping (SPEC §7). With the catalog, a note marked as
-    the page of an entity the query names (e.g. `repo:owner/name`) comes first."""
+    the page of an entity the query names (e.g. `repo:owner/name`) comes first.
+
+    `deferred` (for a caller that asks for many candidates and shows a few, as the hybrid does): each row's
+    best section and snippet are left to be cut when the row is shown, by `fill` (one row a note)."""
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if not 1 <= request.limit <= MAX_LIMIT:
@@ -320,7 +347,8 @@ def search(
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     for score, penalty, penalties, hit, i in shown:
-        for heading, snippet in _sections(index, found, hit, terms, request.per_note):
+        cut = [(None, "")] if deferred else _sections(index, found, hit, terms, request.per_note)
+        for heading, snippet in cut:
             row: dict[str, Any] = {
                 "path": hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
                 "note": hit.path,
@@ -336,6 +364,8 @@ def search(
                 **trust.labels(hit.facts),
                 "snippet": snippet,
             }
+            if deferred:
+                row[FILL] = _filler(index, found, hit, terms)
             if request.explain:
                 row["explain"] = {
                     "mode": request.mode,
@@ -453,6 +483,7 @@ def _name_row(
                 "multipliers": {name: m for name, m in penalties},
                 "fusion_ranks": {},
             }
+    was_deferred = row.pop(FILL, None) is not None  # a name row is cut here, pointing at the note or heading
     chunk = None
     if named.kind == "heading":
         key = name_key(request.query)
@@ -462,7 +493,7 @@ def _name_row(
         row["path"] = f"{hit.path}#{heading}"
         row["section"] = " > ".join(chunk.heading_path)
         row["snippet"] = found.snippet_of(section_text(text, heading) or chunk.text)
-    elif row["section"] is not None:  # the note itself is named: the result points at the note
+    elif row["section"] is not None or was_deferred:  # the note itself is named: the result points at the note
         row["path"], row["section"] = hit.path, None
         row["snippet"] = found.snippet_of(text)
     row["score"] = round(max(top, float(row["score"])) or named.score * float(row["penalty"]), 6)

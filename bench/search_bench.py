@@ -1,0 +1,265 @@
+"""Search benchmark at 10,000 notes, in the daemon: question-length and name queries, lexical and hybrid.
+
+Generates a synthetic vault (the generator of index_bench.py), indexes it, fills the dense arm's vector
+store, starts the real daemon (`agentmd serve`) in its own process on a loopback port and sends it what a
+person and the hook send, over HTTP (`POST /v1/search`, the CLI's and the hook's route):
+
+- questions: 4-12 words taken from a note's text, the recall hook's shape;
+- names: a note's title or file name written as words.
+
+Each shape runs in the lexical default (`fusion`) and in `hybrid`; p50/p99 of the round trip. Bars (issue
+#10): hybrid p50 <= 20 ms and p99 <= 60 ms, lexical questions p50 <= 5 ms.
+
+The floor, measured in the same run: an HTTP round trip to `/health` (the transport alone), plus, in this
+process on the same index, one plain BM25 query of the same words (top 10, tantivy alone) and, for hybrid,
+one matrix-vector product over every chunk vector with a query embedding (numpy and the model alone).
+
+Vectors: embedding 35,000 chunks takes this machine about half an hour, so the store is filled by a
+stand-in embedder that gives each chunk a deterministic unit vector (a search's cost does not depend on the
+values; queries are embedded by the real model). The real model's throughput is measured on a sample of
+the same chunks, in the daemon's slices of 8, and the time to full coverage is computed from it;
+`--real-vectors` embeds every chunk with the real model instead (and reports the time it took).
+
+Also reported: the daemon's resident memory (VmRSS) with every vector loaded and the model warm.
+
+    .venv/bin/python bench/search_bench.py [--notes 10000] [--queries 200] [--real-vectors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hook_bench import wait_for_daemon
+from index_bench import generate, percentile
+
+from agentmd.engine.client import DaemonClient
+from agentmd.engine.index.embedder import MODEL_ID, shared_embedder
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.settings import resolve
+
+BARS = {"hybrid_p50_ms": 20.0, "hybrid_p99_ms": 60.0, "lexical_question_p50_ms": 5.0}
+SLICE = 8  # chunks per embedding call, as the daemon's background worker embeds them
+
+
+class StandIn:
+    """An embedder whose vectors are deterministic unit vectors drawn from each text's hash."""
+
+    model_id = MODEL_ID
+    dim = 384
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def queries(vault: Path, n: int, seed: int = 5) -> dict[str, list[str]]:
+    rng = random.Random(seed)
+    files = sorted(vault.rglob("*.md"))
+    picked = rng.sample(files, min(n, len(files)))
+    questions, names = [], []
+    for i, path in enumerate(picked):
+        text = path.read_text(encoding="utf-8").split("---", 2)[-1]
+        words = [w for w in text.split() if w.isalpha() and len(w) > 2]
+        questions.append(" ".join(rng.sample(words, min(rng.randint(4, 12), len(words)))))
+        stem = path.stem.rsplit("-", 1)[0]
+        names.append(stem.replace("-", " ") if i % 2 else f"{path.stem.replace('-', ' ')}")
+    return {"question": questions, "name": names}
+
+
+def fill_vectors(settings_cache: Path, vault: Path, catalog_hashes: dict[str, str], real: bool) -> dict[str, float]:
+    store = VectorStore(settings_cache, MODEL_ID)
+    t0 = time.perf_counter()
+    refresh(store, vault, catalog_hashes)
+    chunking_s = time.perf_counter() - t0
+    total = store.coverage().total
+    model = shared_embedder()
+    sample = store.pending_texts(256)  # the texts the daemon would embed first
+    model.embed(sample[:SLICE])  # load and warm the model
+    t0 = time.perf_counter()
+    for i in range(0, len(sample), SLICE):
+        model.embed(sample[i : i + SLICE])
+    rate = len(sample) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    embedder = model if real else StandIn()
+    while store.embed_pending(embedder, 512 if not real else SLICE):
+        pass
+    fill_s = time.perf_counter() - t0
+    store.save()
+    return {
+        "chunks": total,
+        "chunking_s": round(chunking_s, 2),
+        "model_chunks_per_s": round(rate, 1),
+        "coverage_eta_s": round(total / rate, 1),
+        "fill_s": round(fill_s, 2),
+        "real_vectors": real,
+    }
+
+
+def timed(client: DaemonClient, payloads: list[dict[str, object]]) -> list[float]:
+    for p in payloads[:10]:  # warm
+        client.post("/v1/search", p)
+    out = []
+    for p in payloads:
+        t0 = time.perf_counter()
+        answer = client.post("/v1/search", p)
+        out.append((time.perf_counter() - t0) * 1000)
+        assert "results" in answer, answer
+    return out
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(values, 0.5), 2), "p99_ms": round(percentile(values, 0.99), 2)}
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def floors(cache: Path, vault: Path, asked: dict[str, list[str]], http: DaemonClient) -> dict[str, float]:
+    health = []
+    for _ in range(100):
+        t0 = time.perf_counter()
+        http.get("/health")
+        health.append((time.perf_counter() - t0) * 1000)
+    model = shared_embedder()
+    store = VectorStore(cache, MODEL_ID)
+    matrix = store.search_matrix()
+    bm25, dense = [], []
+    with Store(cache) as st:
+        for q in asked["question"]:
+            t0 = time.perf_counter()
+            st.index.search(q.split(), limit=10, conjunction=False)
+            bm25.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            qv = model.embed([q])[0].astype(np.float32)
+            scores = matrix @ qv
+            np.argpartition(scores, -10)[-10:]
+            dense.append((time.perf_counter() - t0) * 1000)
+    return {
+        "http_health_p50_ms": round(percentile(health, 0.5), 2),
+        "bm25_question_p50_ms": round(percentile(bm25, 0.5), 2),
+        "embed_and_scan_p50_ms": round(percentile(dense, 0.5), 2),
+        "vectors": int(matrix.shape[0]),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--notes", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--real-vectors", action="store_true", help="embed every chunk with the real model")
+    ap.add_argument("--keep", help="work in this folder and keep it")
+    args = ap.parse_args()
+
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="agentmd-search-bench-"))
+    vault = work / "vault"
+    env = {
+        **os.environ,
+        "HOME": str(work / "home"),
+        "XDG_CACHE_HOME": str(work / "cache"),
+        "XDG_STATE_HOME": str(work / "state"),
+        "XDG_CONFIG_HOME": str(work / "config"),
+        "AGENTMD_VAULT": str(vault),
+    }
+    serve: subprocess.Popen[bytes] | None = None
+    try:
+        if not vault.is_dir():
+            generate(vault, args.notes)
+        settings = resolve(vault=str(vault), env=env)
+        with Store(settings.cache_dir) as store:
+            reconcile(vault, store)
+            hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+        vectors = fill_vectors(settings.cache_dir, vault, hashes, args.real_vectors)
+        asked = queries(vault, args.queries)
+
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "agentmd", "serve", "--port", "0"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        port = wait_for_daemon(settings.state_dir, serve)
+        client = DaemonClient(port, timeout=30)
+        deadline = time.monotonic() + 300
+        while True:
+            dense = client.get("/status").get("dense") or {}
+            if dense.get("chunks_total") and dense.get("chunks_done") == dense.get("chunks_total"):
+                break
+            if dense.get("state") == "lexical-only" or time.monotonic() > deadline:
+                raise SystemExit(f"the daemon's dense arm is not ready: {dense}")
+            time.sleep(0.2)
+
+        latency: dict[str, dict[str, float]] = {}
+        for shape, texts in asked.items():
+            for mode in ("fusion", "hybrid"):
+                got = timed(client, [{"query": q, "mode": mode} for q in texts])
+                latency[f"{'lexical' if mode == 'fusion' else mode}_{shape}"] = summary(got)
+        rss = rss_kib(serve.pid)
+        floor = floors(settings.cache_dir, vault, asked, client)
+        result = {
+            "notes": args.notes,
+            "queries_per_shape": args.queries,
+            "latency": latency,
+            "floor": floor,
+            "daemon_rss_mib": round(rss / 1024, 1),
+            "vectors": vectors,
+            "bars": BARS,
+        }
+        result["pass"] = {
+            "hybrid_p50": max(latency["hybrid_question"]["p50_ms"], latency["hybrid_name"]["p50_ms"])
+            <= BARS["hybrid_p50_ms"],
+            "hybrid_p99": max(latency["hybrid_question"]["p99_ms"], latency["hybrid_name"]["p99_ms"])
+            <= BARS["hybrid_p99_ms"],
+            "lexical_question_p50": latency["lexical_question"]["p50_ms"] <= BARS["lexical_question_p50_ms"],
+        }
+        print(json.dumps(result, indent=2))
+        print(f"\n{args.notes} notes, {vectors['chunks']} chunks, {args.queries} queries a shape, daemon over HTTP:")
+        for name, row in latency.items():
+            print(f"  {name:18s} p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms")
+        print(
+            f"  floor: HTTP /health {floor['http_health_p50_ms']} ms; BM25 alone {floor['bm25_question_p50_ms']} ms;"
+            f" embed + scan {floor['vectors']} vectors {floor['embed_and_scan_p50_ms']} ms (p50)"
+        )
+        print(
+            f"  daemon RSS {result['daemon_rss_mib']} MiB; model {vectors['model_chunks_per_s']} chunks/s, full"
+            f" coverage of {vectors['chunks']} chunks in about {vectors['coverage_eta_s'] / 60:.0f} min"
+        )
+        print("  bars: " + ", ".join(f"{k} {'pass' if v else 'FAIL'}" for k, v in result["pass"].items()))
+        return 0
+    finally:
+        if serve is not None:
+            serve.send_signal(signal.SIGTERM)
+            serve.wait(timeout=120)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
