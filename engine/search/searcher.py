@@ -50,17 +50,18 @@ PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
 LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
 EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion of a three-word query
-# Questions score the fields alike except that the title and meta add nothing of their own: the body
-# already carries the frontmatter (title, tags, aliases) once, and a 4x title weight summed per field
-# drowns a long question's evidence in the body. Title and alias evidence reaches questions through the
-# name match instead (a query that is a note's name puts it first, SearchIndex.name_hits). Measured on
-# SciFact train (809 queries), title/meta weights 0/0 nDCG@10 0.6889, 0.25/0.25 0.6895 (but the dev
-# fixtures lost a hit at 5: R@5 0.705 -> 0.682), 0.25/0 0.6884, 0.5/0.5 0.6776.
+# Questions weigh the title and meta fields lightly: the body already carries the frontmatter (title, tags,
+# aliases) once, and the keyword plan's 4x title weight summed per field drowns a long question's evidence in
+# the body, but a little title and alias evidence helps (a question that is a note's name is put first by
+# the name match, SearchIndex.name_hits, whatever the weights). Chosen on SciFact train (809 queries) and the
+# dev fixtures (dev-*-2, 94 answerable questions over three vaults), lexical, nDCG@10 / hits at 5:
+# title/meta 0/0 0.6889 / 60, 0.2/0.2 0.6915 / 61, 0.2/0 0.6901 / 61, 0.3/0 0.6884 / 60, 0.5/0 0.6819 / 62,
+# 0.5/0.5 0.6776 / 64, 1/1 0.6474 / 65, 4/3 0.5472 / 61.
 # In a question of at least RARE_WORD_QUESTION words, a word held by at most RARE_SHARE of the notes is
 # specific enough (a gene, an error code) that a note holding it qualifies without a second word.
 RARE_WORD_QUESTION = 7
 RARE_SHARE = 0.002
-QUESTION_BOOSTS = {"title": 0.0, "meta": 0.0, "body": 1.0}
+QUESTION_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
 
 _NON_WORD = re.compile(r"[^\w]+")
 
