@@ -93,16 +93,14 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.backends import LocalBackend, backend_for
-    from agentmd.engine.daemon.mcp_server import build_mcp
+    from agentmd.engine.backends import FollowingBackend
+    from agentmd.engine.daemon.mcp_server import run_stdio
 
-    settings = settings_of(args)
-    backend = backend_for(settings)
+    backend = FollowingBackend(settings_of(args))
     try:
-        build_mcp(backend).run("stdio")
+        run_stdio(backend)
     finally:
-        if isinstance(backend, LocalBackend):
-            backend.close()
+        backend.close()
     return EXIT_OK
 
 
