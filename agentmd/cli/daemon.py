@@ -43,10 +43,27 @@ def add_probe(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_probe)
 
 
+def _check_can_serve(settings: Settings, port: int) -> None:
+    """Refuse, in one line and before anything starts (or logs), a vault that already has its daemon or a port
+    another process listens on."""
+    from agentmd.engine.daemon.instance import running_daemon
+    from agentmd.engine.daemon.server import listen_socket
+
+    info = running_daemon(settings.state_dir)
+    if info is not None:
+        raise AgentmdError(
+            f"agentmd serve is already running for this vault (pid {info.get('pid')}, port {info.get('port')}); "
+            "this one did not start, and that one keeps running"
+        )
+    if port:
+        listen_socket("127.0.0.1", port).close()  # raises PortInUse, naming the port, when it is taken
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.daemon.service import Daemon
 
     settings = settings_of(args)
+    _check_can_serve(settings, args.port)
     logging.getLogger("agentmd").setLevel(logging.INFO)
     daemon = Daemon(
         settings,
