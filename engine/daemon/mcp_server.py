@@ -126,9 +126,13 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
             request = _request(params.name, check_arguments(params.name, params.arguments))
         except ArgumentError as exc:
             return _error(f"invalid arguments for {params.name}: {exc}")
-        call = backend.search if isinstance(request, SearchRequest) else backend.capture
+        def call() -> dict[str, Any]:
+            if isinstance(request, SearchRequest):
+                return backend.search(request)
+            return backend.capture(request)
+
         try:
-            return _ok(await anyio.to_thread.run_sync(call, request))
+            return _ok(await anyio.to_thread.run_sync(call))
         except CaptureRefused as exc:
             return _error(f"refused ({exc.code}): {exc}")
         except AgentmdError as exc:
