@@ -4,24 +4,35 @@ When `agentmd serve` runs for the vault, it owns the index writer and the git co
 it over loopback HTTP (`RemoteBackend`). Otherwise the command does the work itself (`LocalBackend`):
 it opens the index, captures, and commits under the same lock protocol the daemon uses. Its hybrid
 searches use the vectors on disk when there are any and the model loads (once per backend), else they
-answer lexically and say why.
+answer lexically and say why. A long-lived caller (the stdio MCP server) uses `FollowingBackend`, which
+asks at every call whether a daemon runs, so a daemon started or stopped meanwhile is followed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any
 
 from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
+from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings
 from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
 from agentmd.rules import ContractCache
+
+
+def request_payload(request: SearchRequest | CaptureRequest) -> dict[str, Any]:
+    """A request dataclass as the JSON object the daemon's `/v1` routes take (tuples become lists)."""
+    return {
+        f.name: (list(v) if isinstance(v := getattr(request, f.name), tuple) else v)
+        for f in dataclasses.fields(request)
+    }
 
 
 class RemoteBackend:
@@ -45,13 +56,13 @@ class RemoteBackend:
             ) from None
 
     def search(self, request: SearchRequest, *, count_usage: bool = True) -> dict[str, Any]:
-        payload = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
+        payload = request_payload(request)
         if not count_usage:
             payload["count_usage"] = False
         return self._post("search", payload)
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
-        payload = {k: (list(v) if isinstance(v, tuple) else v) for k, v in request.__dict__.items()}
+        payload = request_payload(request)
         payload["_actor"] = self.actor
         return self._post("capture", payload)
 
@@ -80,6 +91,7 @@ class LocalBackend:
         self.commit_warning: str | None = None
         self._arm: Any = None
         self._arm_reason: str | None = None
+        self._indexed = False
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
         if request.mode == "hybrid" and self._arm is None:
@@ -87,6 +99,11 @@ class LocalBackend:
 
             self._arm, self._arm_reason = arm_from_disk(self.settings)
         contract = self.contracts.get().contract
+        if not self._indexed:
+            # a vault never indexed (no daemon has run for it yet) is indexed once here, as `agentmd search` does
+            if self.store.catalog.count() == 0:
+                reconcile(self.settings.vault, self.store, link_convention=contract.link_convention)
+            self._indexed = True
         return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason)
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
@@ -108,3 +125,40 @@ def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | Loc
     if info and info.get("port"):
         return RemoteBackend(int(info["port"]), actor)
     return LocalBackend(settings, actor)
+
+
+class FollowingBackend:
+    """For a long-lived caller: each call goes to the daemon when one runs for the vault, else is done here.
+
+    The local backend is opened at the first call that needs it and closed as soon as a daemon is seen, so a
+    daemon started while this runs takes over the index and the commits."""
+
+    def __init__(self, settings: Settings, actor: str = "agent") -> None:
+        self.settings = settings
+        self.actor = actor
+        self._local: LocalBackend | None = None
+        self._lock = threading.Lock()
+
+    def current(self) -> RemoteBackend | LocalBackend:
+        info = running_daemon(self.settings.state_dir)
+        with self._lock:
+            if info and info.get("port"):
+                if self._local is not None:
+                    self._local.close()
+                    self._local = None
+                return RemoteBackend(int(info["port"]), self.actor)
+            if self._local is None:
+                self._local = LocalBackend(self.settings, self.actor)
+            return self._local
+
+    def search(self, request: SearchRequest) -> dict[str, Any]:
+        return self.current().search(request)
+
+    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+        return self.current().capture(request)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._local is not None:
+                self._local.close()
+                self._local = None

@@ -75,17 +75,45 @@ def settings_path(*, project: str | None = None, user: bool = False, home: str |
     return base / ".claude" / "settings.json"
 
 
-def agentmd_argv() -> list[str]:
+def in_checkout(path: str) -> Path | None:
+    """The source checkout whose virtualenv holds `path` (`<checkout>/<venv>/bin/agentmd`, with a
+    `pyproject.toml` beside the venv), or None. A command there stops working when the checkout is moved;
+    one installed by a tool manager (pipx, uv tool) or on PATH does not."""
+    venv = Path(path).parent.parent
+    if (venv / "pyvenv.cfg").is_file() and (venv.parent / "pyproject.toml").is_file():
+        return venv.parent
+    return None
+
+
+def agentmd_argv(argv0: str | None = None, on_path: str | None = None) -> list[str]:
     """How to run this agentmd from anywhere: the absolute path of the `agentmd` being run, else the one on
-    PATH, else this interpreter with `-m agentmd`. (Absolute, not symlink-resolved: a pipx or Homebrew
-    shim stays valid across upgrades.)"""
-    argv0 = sys.argv[0] if sys.argv else ""
+    PATH, else this interpreter with `-m agentmd`. When the one being run lives in a source checkout's
+    virtualenv and another `agentmd` on PATH does not, the one on PATH is used: the hooks then survive the
+    checkout being moved. (Absolute, not symlink-resolved: a pipx or Homebrew shim stays valid across upgrades.)"""
+    argv0 = (sys.argv[0] if sys.argv else "") if argv0 is None else argv0
+    found = shutil.which("agentmd") if on_path is None else on_path
     if argv0 and os.path.basename(argv0) == "agentmd" and os.path.isfile(argv0):
-        return [os.path.abspath(argv0)]
-    found = shutil.which("agentmd")
+        running = os.path.abspath(argv0)
+        if found and in_checkout(running) is not None and in_checkout(os.path.abspath(found)) is None:
+            return [os.path.abspath(found)]
+        return [running]
     if found:
         return [os.path.abspath(found)]
     return [os.path.abspath(sys.executable), "-m", "agentmd"]
+
+
+def moved_checkout_note(executable: Sequence[str]) -> str | None:
+    """What to tell the person installing hooks that run a command inside a source checkout: moving the
+    checkout breaks them, and how to avoid that. None when the command lives elsewhere."""
+    checkout = in_checkout(executable[0]) if executable else None
+    if checkout is None:
+        return None
+    return (
+        f"note: the hooks run {executable[0]}, inside {checkout}; if you move or delete that folder, run "
+        "`agentmd hooks install` again from its new place. To have hooks that do not depend on it, install "
+        f"the command with a tool manager (`pipx install {checkout}` or `uv tool install {checkout}`) and run "
+        "that `agentmd hooks install`."
+    )
 
 
 def light_entry(executable: Sequence[str]) -> str | None:

@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog, CatalogError
+from agentmd.engine.settings import DEFAULT_PORT
 
 from .worktree_guard import read_hook_input, standalone_common
 
@@ -45,22 +46,32 @@ _MAX_ITEM = 180
 # Where the status comes from
 
 
-def daemon_status(settings: Any, port: int | None, timeout: float) -> dict[str, Any] | None:
-    """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time."""
-    if port is None:
-        port = recorded_port(settings.state_dir)
-    if not port:
-        return None
-    try:
-        data = DaemonClient(port).get("/status", timeout=max(timeout, 0.05))  # loopback only, never a proxy
-    except DaemonError:
-        return None
-    if not isinstance(data, dict) or data.get("color") not in ("green", "yellow", "red"):
-        return None
-    vault = data.get("vault")
-    if isinstance(vault, str) and os.path.realpath(vault) != os.path.realpath(settings.vault):
-        return None  # a stale port now held by another vault's daemon
-    return data
+def daemon_status(
+    settings: Any, port: int | None, timeout: float, fallback_ports: Sequence[int] = (DEFAULT_PORT,)
+) -> dict[str, Any] | None:
+    """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time.
+
+    Asked, in turn: `port` when given; else the port in this caller's state folder, then `fallback_ports` (the
+    default port), since the daemon may run with other XDG folders than the session (a service manager, another
+    shell). Only an answer naming this vault counts."""
+    candidates = [port] if port else [recorded_port(settings.state_dir), *fallback_ports]
+    ports = [p for p in dict.fromkeys(candidates) if p]
+    deadline = time.monotonic() + max(timeout, 0.05)
+    for candidate in ports:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            data = DaemonClient(candidate).get("/status", timeout=left)  # loopback only, never a proxy
+        except DaemonError:
+            continue
+        if not isinstance(data, dict) or data.get("color") not in ("green", "yellow", "red"):
+            continue
+        vault = data.get("vault")
+        if isinstance(vault, str) and os.path.realpath(vault) != os.path.realpath(settings.vault):
+            continue  # a stale port now held by another vault's daemon
+        return data
+    return None
 
 
 class _EmptyCatalog:

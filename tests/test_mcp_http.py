@@ -99,6 +99,15 @@ def assert_json_error(response: httpx.Response, status: int) -> dict[str, Any]:
     return body
 
 
+def error_message(body: dict[str, Any]) -> str:
+    """The refusal's text: a JSON-RPC error's message on /mcp, the `error` string elsewhere."""
+    error = body["error"]
+    if isinstance(error, dict):
+        assert body["jsonrpc"] == "2.0" and body["id"] is None and isinstance(error["code"], int)
+        return str(error["message"])
+    return str(error)
+
+
 def with_mcp(port: int, fn: Callable[[Any], Any]) -> Any:
     async def go() -> Any:
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
@@ -212,7 +221,8 @@ def test_bad_host_or_origin_is_403_on_every_route(daemon: Daemon, http: httpx.Cl
     for headers in BAD_HEADERS:
         response = _request(http, path, headers)
         body = assert_json_error(response, 403)
-        assert "loopback" in body["error"], headers
+        assert "loopback" in error_message(body), headers
+        assert isinstance(body["error"], dict) == (path == "/mcp")  # JSON-RPC shaped on the MCP endpoint
         assert "mcp-session-id" not in response.headers
 
 
@@ -349,10 +359,11 @@ def test_oversized_bodies_are_413_and_nothing_is_written(
 
     for path, data in (("/mcp", big_call), ("/v1/capture", big_capture)):
         body = assert_json_error(http.post(path, content=data, headers=MCP_HEADERS), 413)
-        assert str(limit) in body["error"]
+        assert str(limit) in error_message(body)
+        assert isinstance(body["error"], dict) == (path == "/mcp")  # JSON-RPC shaped on the MCP endpoint
         # without a Content-Length (chunked), the guard counts what arrives
         body = assert_json_error(http.post(path, content=chunked(data), headers=MCP_HEADERS), 413)
-        assert str(limit) in body["error"]
+        assert str(limit) in error_message(body)
     assert snapshot(settings.vault) == before
     # a chunked body under the limit still goes through
     small = json.dumps({"title": "Chunked but small", "body": "fine: pangolin"}).encode()

@@ -43,7 +43,7 @@ class Note:
     decode_error: bool  # the bytes were not valid UTF-8 and were decoded with replacement characters
     truncated: bool  # a progress log cut to its head
     captured: str  # ISO 8601 date or date-time
-    captured_source: str  # "captured", "date" or "mtime"
+    captured_source: str  # "captured", "date" or "mtime" (the index may set "git": engine/index/git_dates.py)
     status: str | None = None
     lifecycle: str | None = None
     type: str | None = None

@@ -52,6 +52,11 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.backends import LocalBackend, backend_for
     from agentmd.engine.write.capture import CaptureRefused, field_names, request_from_cli
 
+    if not args.title.strip():
+        raise UsageError(
+            "agentmd capture: --title must not be empty: give one line saying what the note is about "
+            "(see `agentmd capture --help`)"
+        )
     settings = settings_of(args)
     body = _body(args)
     fields = {name: getattr(args, name) for name in field_names() if name not in ("title", "body")}

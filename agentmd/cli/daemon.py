@@ -43,10 +43,27 @@ def add_probe(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_probe)
 
 
+def _check_can_serve(settings: Settings, port: int) -> None:
+    """Refuse, in one line and before anything starts (or logs), a vault that already has its daemon or a port
+    another process listens on."""
+    from agentmd.engine.daemon.instance import running_daemon
+    from agentmd.engine.daemon.server import listen_socket
+
+    info = running_daemon(settings.state_dir)
+    if info is not None:
+        raise AgentmdError(
+            f"agentmd serve is already running for this vault (pid {info.get('pid')}, port {info.get('port')}); "
+            "this one did not start, and that one keeps running"
+        )
+    if port:
+        listen_socket("127.0.0.1", port).close()  # raises PortInUse, naming the port, when it is taken
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.daemon.service import Daemon
 
     settings = settings_of(args)
+    _check_can_serve(settings, args.port)
     logging.getLogger("agentmd").setLevel(logging.INFO)
     daemon = Daemon(
         settings,
@@ -93,16 +110,14 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.backends import LocalBackend, backend_for
-    from agentmd.engine.daemon.mcp_server import build_mcp
+    from agentmd.engine.backends import FollowingBackend
+    from agentmd.engine.daemon.mcp_server import run_stdio
 
-    settings = settings_of(args)
-    backend = backend_for(settings)
+    backend = FollowingBackend(settings_of(args))
     try:
-        build_mcp(backend).run("stdio")
+        run_stdio(backend)
     finally:
-        if isinstance(backend, LocalBackend):
-            backend.close()
+        backend.close()
     return EXIT_OK
 
 

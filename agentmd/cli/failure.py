@@ -49,7 +49,8 @@ def report(exc: BaseException, err: TextIO, *, verbose: bool = False) -> int:
         if verbose and message is not None and not isinstance(exc, KeyboardInterrupt):
             err.write("".join(traceback.format_exception(exc)))
         if message is not None:
-            err.write(f"agentmd: {message}\n")
+            # a message that already names its command ("agentmd capture: ...") is not prefixed a second time
+            err.write(f"{message}\n" if message.startswith("agentmd ") else f"agentmd: {message}\n")
             err.flush()
     return code
 

@@ -120,13 +120,17 @@ def _report(args: argparse.Namespace, out: TextIO, plan: Plan, backup: Path | No
 
 
 def cmd_hooks_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.hooks.install import agentmd_argv, apply, hook_commands, plan_install
+    from agentmd.hooks.install import agentmd_argv, apply, hook_commands, moved_checkout_note, plan_install
 
     settings = settings_of(args)
-    commands = hook_commands(agentmd_argv(), settings.vault, index=args.index, config=args.config)
+    executable = agentmd_argv()
+    commands = hook_commands(executable, settings.vault, index=args.index, config=args.config)
     plan = plan_install(_target(args), commands)
     backup = None if args.dry_run else apply(plan)
     _report(args, out, plan, backup, args.dry_run)
+    note = moved_checkout_note(executable)
+    if note and not args.json:
+        err.write(note + "\n")
     return EXIT_OK
 
 

@@ -207,7 +207,8 @@ def render_search(response: dict[str, Any]) -> str:
     if hidden:
         lines.append("hidden: " + ", ".join(f"{v} {k.replace('_hidden', '')}" for k, v in hidden.items()))
     if response["note"]:
-        lines.append(f"note: {response['note']}")
+        # the engine names the request field; on the command line it is the flag
+        lines.append(f"note: {response['note']}".replace("include_archived", "--include-archived"))
     if not lines:
         lines.append("no results")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ import errno
 import ipaddress
 import json
 import logging
+import math
 import socket
 import threading
 from collections.abc import Callable, Sequence
@@ -55,8 +56,19 @@ def _is_loopback_host(hostport: str) -> bool:
         return False
 
 
-async def _deny(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"error": message}).encode()
+MCP_PATH = "/mcp"
+
+
+def error_body(path: str, message: str) -> bytes:
+    """The JSON body of a refusal: a JSON-RPC error (no request id) on the MCP endpoint, so that MCP clients
+    show the reason, and `{"error": ...}` everywhere else."""
+    if path == MCP_PATH:
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    return json.dumps({"error": message}).encode()
+
+
+async def _deny(send: Send, status: int, message: str, path: str = "") -> None:
+    body = error_body(path, message)
     await send(
         {
             "type": "http.response.start",
@@ -96,7 +108,7 @@ class LoopbackGuard:
                 headers.get("host"),
                 origin,
             )
-            await _deny(send, 403, "forbidden: agentmd answers loopback clients only")
+            await _deny(send, 403, "forbidden: agentmd answers loopback clients only", scope.get("path", ""))
             return
         if scope["type"] == "websocket":
             await _deny(send, 403, "forbidden: websockets are not served")
@@ -108,7 +120,7 @@ class LoopbackGuard:
             except ValueError:
                 too_big = True
             if too_big:
-                await _deny(send, 413, f"request body over {self.max_body} bytes")
+                await _deny(send, 413, f"request body over {self.max_body} bytes", scope.get("path", ""))
                 return
             await self.app(scope, receive, send)  # the server delivers no more than the declared length
             return
@@ -123,7 +135,7 @@ class LoopbackGuard:
             chunk = message.get("body", b"")
             received += len(chunk)
             if received > self.max_body:
-                await _deny(send, 413, f"request body over {self.max_body} bytes")
+                await _deny(send, 413, f"request body over {self.max_body} bytes", scope.get("path", ""))
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -178,21 +190,123 @@ def build_app(
 
 JsonHandler = Callable[[dict[str, Any]], dict[str, Any]]
 
+MAX_JSON_DEPTH = 32
+_TEXT = (str, type(None))
+_WORDS = (list, str, type(None))
+# The JSON types each `/v1` route's fields may have; a field of another type is a 400 before any work is done.
+FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "search": {
+        "query": (str,),
+        "limit": (int,),
+        "mode": _TEXT,
+        "after": _TEXT,
+        "before": _TEXT,
+        "project": _TEXT,
+        "include_archived": (bool,),
+        "per_note": (int,),
+        "explain": (bool,),
+        "include_probe": (bool,),
+        "count_usage": (bool,),
+        "recall": (bool,),
+    },
+    "capture": {
+        "title": (str,),
+        "body": _TEXT,
+        **{k: _TEXT for k in ("type", "summary", "why", "project", "task", "source", "source_url", "space")},
+        "instructions": _TEXT,
+        "importance": (int, str, type(None)),
+        "related": _WORDS,
+        "tags": _WORDS,
+        "aliases": _WORDS,
+        "_actor": (str,),
+    },
+    "probe": {"budget": (int, float)},
+}
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+               list: "a list of strings", type(None): "null"}
+
+
+class BadRequest(ValueError):
+    """A request body that is not a JSON object this server takes; the message says why, in one line."""
+
+    code = "bad-json"
+
+
+class BadField(BadRequest):
+    """A field of the JSON object has a type its route does not take."""
+
+    code = "usage"
+
+
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"{name} is not a JSON value")
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """The request body as a JSON object, refusing what no client of this API sends and what would hurt later:
+    invalid UTF-8 or JSON, NaN and Infinity, nesting deeper than `MAX_JSON_DEPTH`, lone surrogates in strings
+    (they cannot be written to a UTF-8 file) and top-level values other than an object."""
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise BadRequest("the request body is not UTF-8") from None
+    except RecursionError:
+        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:
+        raise BadRequest(str(exc) if isinstance(exc, BadRequest) else "the request body is not JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("send a JSON object")
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, dict):
+            stack.extend((k, depth) for k in value)
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BadRequest("a string in the request holds a lone surrogate (\\ud800-\\udfff)") from None
+    return data
+
+
+def check_field_types(route: str, data: dict[str, Any]) -> None:
+    """Raise BadRequest naming the first field of `data` whose JSON type `route` does not take."""
+    for name, value in data.items():
+        allowed = FIELD_TYPES.get(route, {}).get(name)
+        if allowed is None:
+            continue  # unknown fields are the handler's to refuse, with the list of known ones
+        ok = isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed)
+        if ok and isinstance(value, list):
+            ok = all(isinstance(x, str) for x in value)
+        if ok and isinstance(value, float) and not math.isfinite(value):
+            ok = False
+        if not ok:
+            names = [_TYPE_NAMES[t] for t in allowed]
+            shown = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+            raise BadField(f"`{name}` must be {shown}, not {json.dumps(value, ensure_ascii=False)[:40]}")
+    if route == "probe" and "budget" in data and not 0 < data["budget"] <= 600:
+        raise BadField("`budget` is seconds, more than 0 and at most 600")
+
 
 def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
-    """`POST /v1/<name>` for each handler: a JSON object in, a JSON object out. Refusals are 4xx with
-    `{"error", "code"}`; nothing else about the failure leaves the process."""
+    """`POST /v1/<name>` for each handler: a JSON object in, a JSON object out. A body that is not a JSON
+    object of the right field types is a 400 before the handler runs; refusals are 4xx with `{"error", "code"}`;
+    nothing else about the failure leaves the process."""
     from agentmd.engine.errors import AgentmdError, UsageError
     from agentmd.engine.write.capture import CaptureRefused
 
-    def make(handler: JsonHandler) -> Callable[[Request], Any]:
+    def make(name: str, handler: JsonHandler) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             try:
-                data = await request.json()
-            except ValueError:
-                return JSONResponse({"error": "the request body is not JSON", "code": "bad-json"}, status_code=400)
-            if not isinstance(data, dict):
-                return JSONResponse({"error": "send a JSON object", "code": "bad-json"}, status_code=400)
+                data = parse_json_object(await request.body())
+                check_field_types(name, data)
+            except BadRequest as exc:
+                return JSONResponse({"error": str(exc), "code": exc.code}, status_code=400)
             try:
                 return JSONResponse(await anyio.to_thread.run_sync(handler, data))
             except CaptureRefused as exc:
@@ -204,7 +318,7 @@ def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
 
         return endpoint
 
-    return [Route(f"/v1/{name}", make(h), methods=["POST"]) for name, h in handlers.items()]
+    return [Route(f"/v1/{name}", make(name, h), methods=["POST"]) for name, h in handlers.items()]
 
 
 class PortInUse(AgentmdError):

@@ -21,6 +21,7 @@ from typing import Any
 
 from agentmd.engine.index.catalog import NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
+from agentmd.engine.index.git_dates import added_dates
 from agentmd.engine.index.store import Store
 from agentmd.vault_schema import Note, parse_note, sections
 from agentmd.vault_schema.digest import digest
@@ -181,16 +182,23 @@ def note_row(note: Note, stat: StatKey) -> NoteRow:
 
 
 def read_note(
-    vault: Path, rel: str, stat: StatKey, previous: tuple[str, str, str] | None, link_convention: str = "obsidian"
+    vault: Path,
+    rel: str,
+    stat: StatKey,
+    previous: tuple[str, str, str] | None,
+    link_convention: str = "obsidian",
+    git_date: Callable[[str], str | None] | None = None,
 ) -> Note:
-    """Read and parse one note. A captured date taken from mtime never moves once catalogued."""
+    """Read and parse one note. A note whose frontmatter has no date is dated by the commit that added it
+    (`git_date`, source `git`), else by its mtime; either date never moves once catalogued."""
     with open(os.path.join(vault, rel), "rb") as fh:
         data = fh.read()
     note = parse_note(rel, data, stat[0], link_convention=link_convention)
-    if previous is not None and note.captured_source == "mtime":
-        _hash, captured, source = previous
-        if source == "mtime":
-            note = replace(note, captured=captured)
+    if note.captured_source == "mtime":
+        if previous is not None and previous[2] in ("mtime", "git"):
+            note = replace(note, captured=previous[1], captured_source=previous[2])
+        elif previous is None and git_date is not None and (added := git_date(rel)):
+            note = replace(note, captured=added, captured_source="git")
     return note
 
 
@@ -271,6 +279,16 @@ def _reconcile(
 
     todo = [p for p, st in on_disk.items() if known.get(p) != st]
     report.unchanged = len(on_disk) - len(todo)
+    added: dict[str, str] | None = None
+
+    def git_date(rel: str) -> str | None:
+        # one `git log` per pass, run only when a new note without a frontmatter date needs it
+        nonlocal added
+        if added is None:
+            new = [p for p in todo if p not in known]
+            added = added_dates(vault, new, whole_history=only is None)
+        return added.get(rel)
+
     total = len(todo)
     if progress:
         progress(0, total)
@@ -296,7 +314,7 @@ def _reconcile(
                 if progress and done % 200 == 0:
                     progress(done, total)
                 try:
-                    note = read_note(vault, rel, stat, prev, link_convention)
+                    note = read_note(vault, rel, stat, prev, link_convention, git_date)
                 except OSError as exc:
                     report.errors.append({"path": rel, "error": f"could not read: {exc.strerror or exc}"})
                     continue

@@ -1,0 +1,98 @@
+"""A note without a frontmatter date is dated by the commit that added it (following renames), with
+`captured_source: git`; mtime stays the fallback; a frontmatter date always wins. Real git repositories, a real
+clone (whose files all carry the clone's mtime), a real index and catalog."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from daemon_helpers import GIT_ENV
+
+from agentmd.engine.index.git_dates import added_dates
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+
+
+def git(repo: Path, *args: str, when: str | None = None) -> str:
+    env = {**os.environ, **GIT_ENV}
+    if when:
+        env |= {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
+
+
+def write(repo: Path, rel: str, text: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def history(tmp_path: Path) -> Path:
+    """A vault with a history: notes added in 2020 and 2021, one renamed and one edited in 2022."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q", "-b", "main")
+    write(origin, "old.md", "# Old\nwritten long ago\n")
+    write(origin, "moved.md", "# Moved\nlater renamed\n")
+    write(origin, "dated.md", "---\ncaptured: 2019-05-05\n---\n# Dated\nits own date\n")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "first", when="2020-03-01T10:00:00Z")
+    write(origin, "later.md", "# Later\nadded the next year\n")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "second", when="2021-07-15T12:00:00Z")
+    (origin / "archive").mkdir()
+    git(origin, "mv", "moved.md", "archive/moved-note.md")
+    write(origin, "old.md", "# Old\nwritten long ago, edited since\n")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "rename and edit", when="2022-01-20T08:00:00Z")
+    return origin
+
+
+def test_added_dates_follow_renames_in_one_pass(tmp_path: Path) -> None:
+    origin = history(tmp_path)
+    dates = added_dates(origin, ["old.md", "archive/moved-note.md", "later.md", "dated.md", "nowhere.md"])
+    assert dates == {
+        "old.md": "2020-03-01T10:00:00Z",
+        "archive/moved-note.md": "2020-03-01T10:00:00Z",
+        "later.md": "2021-07-15T12:00:00Z",
+        "dated.md": "2020-03-01T10:00:00Z",
+    }
+    assert added_dates(tmp_path / "not-a-repo-at-all", ["old.md"]) == {}
+
+
+def test_a_cloned_vault_gets_its_dates_from_git_and_mtime_only_for_what_git_does_not_know(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(history(tmp_path)), str(clone)], check=True)
+    write(clone, "untracked.md", "# Untracked\nnot committed\n")
+    with Store(tmp_path / "cache") as store:
+        reconcile(clone, store)
+        rows = {p: store.catalog.get(p) for p in ("old.md", "archive/moved-note.md", "later.md", "dated.md")}
+        untracked = store.catalog.get("untracked.md")
+    got = {p: (r.captured[:10], r.captured_source) for p, r in rows.items() if r is not None}
+    assert got == {
+        "old.md": ("2020-03-01", "git"),
+        "archive/moved-note.md": ("2020-03-01", "git"),
+        "later.md": ("2021-07-15", "git"),
+        "dated.md": ("2019-05-05", "captured"),
+    }
+    assert untracked is not None and untracked.captured_source == "mtime"
+
+
+def test_a_git_date_stays_when_the_note_is_edited(tmp_path: Path) -> None:
+    origin = history(tmp_path)
+    with Store(tmp_path / "cache") as store:
+        reconcile(origin, store)
+        write(origin, "later.md", "# Later\nedited today\n")
+        reconcile(origin, store)
+        row = store.catalog.get("later.md")
+    assert row is not None and (row.captured[:10], row.captured_source) == ("2021-07-15", "git")
+
+
+def test_a_vault_that_is_no_git_repository_keeps_mtime(tmp_path: Path) -> None:
+    vault = tmp_path / "plain"
+    write(vault, "a.md", "# A\nno history\n")
+    with Store(tmp_path / "cache") as store:
+        reconcile(vault, store)
+        row = store.catalog.get("a.md")
+    assert row is not None and row.captured_source == "mtime"
