@@ -126,7 +126,8 @@ class Daemon:
                 log.info("%s", line)
             if self.watcher is not None:
                 self.watcher.start()
-            removed = sweep_temp_files(self.settings.vault)
+            # only what a writer that is gone left before this start: captures already served keep theirs
+            removed = sweep_temp_files(self.settings.vault, older_than=self.started_at.timestamp())
             if removed:
                 log.info("removed %d capture temp file(s) left by an interrupted write", removed)
             self.dense.start()
@@ -332,6 +333,7 @@ class Daemon:
             log.warning("%s", w)
         if result.skipped:
             log.warning("commit cycle skipped: %s", result.skipped)
+            self.request_commit(max(self.commit_debounce, 1.0))  # what it would have committed still waits
         if result.error:
             log.error("commit failed: %s", result.error)
         for c in result.commits:
@@ -468,6 +470,7 @@ class Daemon:
             "commits": self.commits,
             "commit_cycles": self.commit_cycles,
             "watcher": self.watcher.stats() if self.watcher is not None else {"running": False},
+            "vault_problem": self.capturer.identity.problem(),
         }
 
     def _refresh_status(self, first_pass_done: bool = False) -> None:
