@@ -198,7 +198,7 @@ _DDL_NAMES = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)",
 def _has_schema(db: sqlite3.Connection) -> bool:
     """Whether every table and index the schema declares exists (read-only)."""
     names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
-    return _DDL_NAMES <= names
+    return names >= _DDL_NAMES
 
 
 def _connect_existing(path: Path, mode: str, timeout: float) -> sqlite3.Connection:

@@ -427,7 +427,12 @@ class Capturer:
         folder, route_reason = self._folder(req, state, now)
         stem = slugify(req.title)
         rel = f"{folder}/{stem}.md"
-        decision = decide(self.vault, rel, state.contract, actor=actor, creating=True)
+        try:
+            decision = decide(self.vault, rel, state.contract, actor=actor, creating=True)
+        except OSError as exc:  # the folder changed under the check (renamed, swapped): nothing is written
+            raise CaptureRefused(
+                "write-failed", f"{rel} could not be checked ({exc.strerror or exc}); nothing was written"
+            ) from None
         if not decision.allowed:
             raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
         warnings = []
