@@ -105,6 +105,7 @@ class Daemon:
         self.passes = 0
         self.commits = 0
         self.commit_cycles = 0
+        self._skips = 0  # commit cycles skipped in a row (each is retried, backing off)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -333,7 +334,11 @@ class Daemon:
             log.warning("%s", w)
         if result.skipped:
             log.warning("commit cycle skipped: %s", result.skipped)
-            self.request_commit(max(self.commit_debounce, 1.0))  # what it would have committed still waits
+            # what it would have committed still waits: try again, backing off while the cause lasts
+            self._skips += 1
+            self.request_commit(min(60.0, max(self.commit_debounce, 1.0) * 2 ** min(self._skips - 1, 6)))
+        else:
+            self._skips = 0
         if result.error:
             log.error("commit failed: %s", result.error)
         for c in result.commits:

@@ -438,3 +438,23 @@ def test_a_commit_cycle_skipped_for_an_operation_in_progress_is_rescheduled(tmp_
         wait_until(lambda: "edited.md" in git(vault, "ls-files"), 20, "the rescheduled commit")
     finally:
         daemon.stop()
+
+
+def test_the_daemon_refuses_captures_into_a_replaced_vault_and_status_turns_red(tmp_path: Path, vault: Path) -> None:
+    settings = resolve(vault=str(vault), index=str(tmp_path / "index"))
+    daemon = Daemon(settings, port=0, commit_debounce=0.1, probe_interval=0, watch=False)
+    daemon.start()
+    try:
+        wait_until(lambda: not daemon.health()["index_stale"], 30, "first pass")
+        assert daemon.capture(CaptureRequest(title="Served", body="fine\n"))["path"]
+        os.rename(vault, tmp_path / "vault-unmounted")
+        vault.mkdir()
+        with pytest.raises(CaptureRefused) as info:
+            daemon.capture(CaptureRequest(title="Into the void", body="must not land\n"))
+        assert info.value.code == "vault-replaced"
+        assert files_under(vault) == []
+        daemon.request_pass()  # the next health pass
+        wait_until(lambda: any(r.startswith("vault-replaced:") for r in daemon.status()["red"]), 30, "status red")
+        assert daemon.status()["color"] == "red"
+    finally:
+        daemon.stop()
