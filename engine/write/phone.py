@@ -340,10 +340,11 @@ class _Sweep:
         self.note_origin = note_origin
 
     def note(self, rel: str) -> SweepAction | None:
-        path = self.vault / rel
-        try:
-            st = os.lstat(path)
-            data = read_regular(path)
+        folder, _, name = rel.rpartition("/")
+        try:  # read through the folder opened without following links, like every write to it
+            with opened_dir(self.vault, folder) as dfd:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                data = read_regular(name, dir_fd=dfd)
         except OSError as exc:
             return SweepAction(rel, "skipped", f"the note could not be read ({exc.strerror or exc}); it is left as is")
         note = parse_note(rel, data, st.st_mtime_ns)

@@ -458,3 +458,33 @@ def test_the_daemon_refuses_captures_into_a_replaced_vault_and_status_turns_red(
         assert daemon.status()["color"] == "red"
     finally:
         daemon.stop()
+
+
+@pytest.mark.parametrize("instructions", ["file as lesson", "frobnicate"])  # filed and deleted, or flagged
+def test_a_phone_folder_swapped_for_a_link_mid_sweep_never_touches_outside_notes(
+    tmp_path: Path, vault: Path, make_capturer: Callable[..., Capturer], instructions: str
+) -> None:
+    """The sweep reads a phone note, then (after registering its origin) deletes or flags it: the folder is
+    swapped for a link to an outside copy of the very same bytes right then. The outside copy is untouched."""
+    from agentmd.engine.write.phone import sweep_phone_notes
+
+    text = f"---\ntitle: Clip\ninstructions: {instructions}\n---\nclipped words\n"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "clip.md").write_text(text)
+    real = vault / "inbox" / "phone" / "sub"
+    real.mkdir(parents=True)
+    (real / "clip.md").write_text(text)
+    swapped: list[str] = []
+
+    def swap(path: str, origin: str) -> None:
+        if path.startswith("inbox/phone/") and not swapped:
+            os.rename(real, vault / "inbox" / "phone" / ".sub-aside")
+            os.symlink(outside, real, target_is_directory=True)
+            swapped.append(path)
+
+    contract = ContractCache(vault).get().contract
+    actions = sweep_phone_notes(vault, contract, make_capturer(cap_override=0), note_origin=swap)
+    assert swapped == ["inbox/phone/sub/clip.md"], actions
+    assert (outside / "clip.md").read_text() == text
+    assert files_under(outside) == [str(outside / "clip.md")]
