@@ -10,7 +10,6 @@ import errno
 import json
 import os
 import stat
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -142,31 +141,6 @@ def opened_dir(root: Path, rel: str, *, create: bool = False) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
-
-
-def atomic_write_at(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644, durable: bool = True) -> None:
-    """`atomic_write` of `name` inside the open folder `dir_fd`: temp file created O_EXCL|O_NOFOLLOW there,
-    renamed over `name` relative to the same descriptor, so neither step can be redirected by a link."""
-    if "/" in name or name in ("", ".", ".."):
-        raise NotInVault(errno.EINVAL, f"{name!r} is not a file name")
-    tmp = f".{name[:80]}.agentmd-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dir_fd)
-    try:
-        try:
-            os.write(fd, data)
-            os.fchmod(fd, mode)
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        raise
-    if durable:
-        with contextlib.suppress(OSError):
-            os.fsync(dir_fd)
 
 
 # -- reads of regular files only -----------------------------------------------------------------------------

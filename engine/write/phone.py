@@ -278,7 +278,6 @@ def _request(note: Note, instructions: list[Instruction]) -> CaptureRequest:
     )
 
 
-
 def _replace_if_unchanged(vault: Path, rel: str, data: bytes, expected: bytes) -> bool:
     """Atomically replace the note `rel` with `data` if it still holds `expected`. False when it changed or
     vanished.

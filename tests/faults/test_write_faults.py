@@ -488,3 +488,19 @@ def test_a_phone_folder_swapped_for_a_link_mid_sweep_never_touches_outside_notes
     assert swapped == ["inbox/phone/sub/clip.md"], actions
     assert (outside / "clip.md").read_text() == text
     assert files_under(outside) == [str(outside / "clip.md")]
+
+
+def test_the_embedder_never_reads_a_note_swapped_for_a_fifo(vault: Path) -> None:
+    from agentmd.engine.index.vectors import note_chunks
+
+    (vault / "note.md").write_text("# Note\n\nwords\n")
+    assert note_chunks(vault, "note.md") is not None
+    (vault / "note.md").unlink()
+    os.mkfifo(vault / "note.md")
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.append(note_chunks(vault, "note.md")), daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():
+        os.close(os.open(vault / "note.md", os.O_WRONLY | os.O_NONBLOCK))
+    assert got == [None]
