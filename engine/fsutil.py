@@ -1,4 +1,5 @@
-"""File helpers every writer shares: fsync of a folder, atomic replacement, small JSON state files.
+"""File helpers every writer shares: fsync of a folder, atomic replacement, small JSON state files, folders
+opened without following links (for writes into the vault), and reads of regular files only.
 
 Standard library only, so the light hook entry point can use them.
 """

@@ -5,14 +5,20 @@ Order of work, each step able to refuse before anything touches disk:
 2. derive status and stamps (status is never taken from the caller);
 3. route by type through the contract (untyped, unknown type or halted contract: the dated shard);
 4. ask the door whether this actor may create that path;
-5. a note with the same title and body already in the vault is returned instead of a twin;
-6. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
+5. open the vault root and check it is the vault this capturer opened (engine/write/vault_guard.py): an
+   unmounted drive or a vault folder made again refuses with `vault-replaced`;
+6. a note with the same title and body already in the vault is returned instead of a twin: looked for on
+   disk in the target folder first (so a retry finds its note before the index has it), then in the catalog;
+7. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
    admit exactly one);
-7. write atomically (temp file, fsync, hard link to a name that must not exist, fsync the folder), so a
-   name collision gets a suffix and nothing is ever overwritten;
-8. index the note at once, then have it committed with `origin: capture`.
-If indexing fails the note stays and the response says the next reconcile will index it, so a caller
-never retries into a duplicate.
+8. write atomically into the folder opened one component at a time without following links, every step
+   relative to its descriptor (temp file, fsync, hard link to a name that must not exist, fsync the
+   folder), so a folder swapped for a link cannot redirect it, a name collision gets a suffix and nothing
+   is ever overwritten;
+9. index the note at once, then have it committed with `origin: capture`.
+Once the note is on disk nothing turns the reply into an error: a failure to count it, note its origin,
+index it or schedule its commit becomes a warning (or, for indexing, a note that the next reconcile will
+index it), so a caller never retries into a duplicate.
 """
 
 from __future__ import annotations
