@@ -520,7 +520,7 @@ class Capturer:
                     landed = write_new(root_fd, folder, stem, text)
                 except NotInVault as exc:
                     raise CaptureRefused(
-                        "outside-vault", f"the note was not written: a folder on the way to {intended} {exc.strerror}"
+                        "outside-vault", f"the note was not written: {exc.strerror} (on the way to {intended})"
                     ) from None
                 self._after_landing(counted, "the daily capture count could not be saved", warnings)
         except OSError as exc:
