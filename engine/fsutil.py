@@ -1,4 +1,5 @@
-"""File helpers every writer shares: fsync of a folder, atomic replacement, small JSON state files.
+"""File helpers every writer shares: fsync of a folder, atomic replacement, small JSON state files, folders
+opened without following links (for writes into the vault), and reads of regular files only.
 
 Standard library only, so the light hook entry point can use them.
 """
@@ -6,8 +7,11 @@ Standard library only, so the light hook entry point can use them.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +71,135 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     """Atomic replace, so a reader never sees half a file. State files are caches: no fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=1, sort_keys=True), durable=False)
+
+
+# -- writes that never follow a link -----------------------------------------------------------------------
+#
+# A path checked and then reopened by name can be redirected between the two steps: swap a folder for a
+# symbolic link and the write lands wherever the link points. So a writer opens its folder once, one
+# component at a time from a descriptor of the vault root, each with O_NOFOLLOW (a link anywhere on the way
+# fails the open), and then creates, links and renames by name relative to that folder's descriptor. Once
+# the folder is open, swapping any name on its path changes nothing: the descriptor stays on the real folder.
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotInVault(OSError):
+    """A folder on the way to a write is a symbolic link or not a folder: the write would leave the vault."""
+
+
+def _components(rel: str) -> list[str]:
+    parts = [p for p in rel.replace("\\", "/").split("/") if p]
+    if any(p in (".", "..") or "\x00" in p for p in parts):
+        raise NotInVault(errno.EINVAL, f"{rel!r} is not a plain vault-relative folder")
+    return parts
+
+
+def open_dir_at(root_fd: int, rel: str, *, create: bool = False, mode: int = 0o755) -> int:
+    """A new descriptor of folder `rel` under the folder `root_fd`, never following a link on the way.
+
+    Each component is opened with O_DIRECTORY|O_NOFOLLOW relative to the one before; with `create`, missing
+    folders are made (mkdir relative to their parent's descriptor). Raises `NotInVault` when a component is a
+    symbolic link or not a folder, OSError for anything else. The caller closes the descriptor.
+    """
+    fd = os.dup(root_fd)
+    try:
+        for part in _components(rel):
+            try:
+                nxt = _open_component(part, fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, mode, dir_fd=fd)
+                nxt = _open_component(part, fd)
+            os.close(fd)
+            fd = nxt
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_component(part: str, parent_fd: int) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise NotInVault(exc.errno, f"{part!r} is a symbolic link or not a folder") from None
+        raise
+
+
+@contextlib.contextmanager
+def opened_dir(root: Path, rel: str, *, create: bool = False) -> Iterator[int]:
+    """`open_dir_at` from the folder `root` (which itself may be reached through links: it is the anchor)."""
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = open_dir_at(root_fd, rel, create=create)
+    finally:
+        os.close(root_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+# -- reads of regular files only -----------------------------------------------------------------------------
+#
+# A FIFO named `note.md` blocks the first read forever; a device node can be read without end. A reader takes
+# only regular files: lstat first (so nothing else is even opened), then open with O_NONBLOCK|O_NOFOLLOW (an
+# open that cannot hang and does not follow a link swapped in meanwhile), fstat the descriptor (what was
+# opened is what is read), and read at most `limit` bytes.
+
+MAX_READ_BYTES = 64 * 2**20
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, socket, device, folder or link, not a regular file."""
+
+
+class FileTooLarge(OSError):
+    """The file is larger than the reader accepts."""
+
+
+def read_regular(path: str | Path, *, limit: int = MAX_READ_BYTES, dir_fd: int | None = None) -> bytes:
+    """The bytes of a regular file at `path` (relative to `dir_fd` when given). Raises `NotRegularFile` for
+    anything else, `FileTooLarge` past `limit` bytes, OSError when it cannot be read."""
+    st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(errno.EINVAL, f"not a regular file ({_kind(st.st_mode)})")
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, f"not a regular file ({_kind(st.st_mode)})")
+        if st.st_size > limit:
+            raise FileTooLarge(errno.EFBIG, f"{st.st_size} bytes, over the limit of {limit}")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew while being read
+                raise FileTooLarge(errno.EFBIG, f"over the limit of {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"

@@ -105,6 +105,7 @@ class Daemon:
         self.passes = 0
         self.commits = 0
         self.commit_cycles = 0
+        self._skips = 0  # commit cycles skipped in a row (each is retried, backing off)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -126,7 +127,8 @@ class Daemon:
                 log.info("%s", line)
             if self.watcher is not None:
                 self.watcher.start()
-            removed = sweep_temp_files(self.settings.vault)
+            # only what a writer that is gone left before this start: captures already served keep theirs
+            removed = sweep_temp_files(self.settings.vault, older_than=self.started_at.timestamp())
             if removed:
                 log.info("removed %d capture temp file(s) left by an interrupted write", removed)
             self.dense.start()
@@ -332,6 +334,11 @@ class Daemon:
             log.warning("%s", w)
         if result.skipped:
             log.warning("commit cycle skipped: %s", result.skipped)
+            # what it would have committed still waits: try again, backing off while the cause lasts
+            self._skips += 1
+            self.request_commit(min(60.0, max(self.commit_debounce, 1.0) * 2 ** min(self._skips - 1, 6)))
+        else:
+            self._skips = 0
         if result.error:
             log.error("commit failed: %s", result.error)
         for c in result.commits:
@@ -468,6 +475,7 @@ class Daemon:
             "commits": self.commits,
             "commit_cycles": self.commit_cycles,
             "watcher": self.watcher.stats() if self.watcher is not None else {"running": False},
+            "vault_problem": self.capturer.identity.problem(),
         }
 
     def _refresh_status(self, first_pass_done: bool = False) -> None:

@@ -133,6 +133,8 @@ def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
 
 def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, Any]) -> dict[str, Any]:
     red = [r for part in parts.values() for r in part.get("red", [])]
+    if daemon.get("vault_problem"):  # the folder at the vault's path is not the vault: captures are refused
+        red.append(f"vault-replaced: {daemon['vault_problem']}")
     yellow = []
     if parts["git"]["state"] != "ok":
         yellow.append(f"git-degraded: {parts['git']['reason']}: {parts['git']['detail']}")

@@ -14,6 +14,7 @@ without loading the YAML parser.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -175,6 +176,31 @@ _USAGE_UPSERT = {
 }
 
 
+# How long a writer waits for another one (the usage counter, a second process) before "database is locked".
+# Every write is short (one batch of rows), so a long wait only ever covers a burst of them.
+BUSY_TIMEOUT = 30.0
+
+
+def _schema_version(db: sqlite3.Connection) -> str | None:
+    """The catalog's recorded schema version, None for a new file (no meta table or no version row)."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+    return None if row is None else str(row[0])
+
+
+_DDL_NAMES = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)", _DDL))
+
+
+def _has_schema(db: sqlite3.Connection) -> bool:
+    """Whether every table and index the schema declares exists (read-only)."""
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    return names >= _DDL_NAMES
+
+
 def _connect_existing(path: Path, mode: str, timeout: float) -> sqlite3.Connection:
     """A connection to a catalog file that must already exist (`mode` "ro" or "rw"; never creates it)."""
     uri = f"{path.resolve().as_uri()}?mode={mode}"
@@ -202,13 +228,17 @@ class Catalog:
         return db
 
     def _open_checked(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        version = _schema_version(db)
+        if version == str(SCHEMA_VERSION) and _has_schema(db):
+            return db  # an existing catalog of this schema: opening it writes nothing, so waits on no writer
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is not None and row[0] != str(SCHEMA_VERSION):
-            self.reset_reason = f"catalog schema {row[0]} differs from {SCHEMA_VERSION}; recreated"
+        if version is not None:
+            self.reset_reason = f"catalog schema {version} differs from {SCHEMA_VERSION}; recreated"
             tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
             for table in tables:
                 db.execute(f'DROP TABLE IF EXISTS "{table}"')

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.fsutil import MAX_READ_BYTES, read_regular
 from agentmd.engine.index.catalog import NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
@@ -30,6 +31,7 @@ log = logging.getLogger("agentmd.reconcile")
 
 MASS_DELETE_MIN_INDEXED = 20  # below this many indexed notes, any deletion is allowed
 MASS_DELETE_SHARE = 0.5
+MAX_NOTE_BYTES = MAX_READ_BYTES  # a larger "note" is reported, not read
 BATCH = 5000  # notes per index commit on a large pass (bounds memory; fewer commits build faster)
 
 Progress = Callable[[int, int], None]
@@ -96,18 +98,31 @@ def walk_vault(vault: Path) -> WalkResult:
             except OSError as exc:
                 skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
                 continue
-            try:
-                rel.encode("utf-8")
-            except UnicodeEncodeError:
-                skipped.append(
-                    {
-                        "path": rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                        "reason": "file name is not valid UTF-8; rename the file",
-                    }
-                )
+            if not stat_module.S_ISREG(st.st_mode):  # a FIFO would hang the reader, a device never end
+                skipped.append({"path": _printable(rel), "reason": "not a regular file (FIFO, socket or device)"})
+                continue
+            if not _utf8(rel):
+                skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
                 continue
             files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
     return WalkResult(files, skipped)
+
+
+NOT_UTF8 = "file name is not valid UTF-8; rename the file"
+
+
+def _utf8(rel: str) -> bool:
+    """Whether a path (as the OS gave it, undecodable bytes as surrogates) is valid UTF-8 text."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(rel: str) -> str:
+    """A path that can be logged, stored and sent: undecodable bytes shown as U+FFFD."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if not _utf8(rel) else rel
 
 
 def record_pass(store: Store, report: ReconcileReport) -> None:
@@ -189,10 +204,10 @@ def read_note(
     link_convention: str = "obsidian",
     git_date: Callable[[str], str | None] | None = None,
 ) -> Note:
-    """Read and parse one note. A note whose frontmatter has no date is dated by the commit that added it
-    (`git_date`, source `git`), else by its mtime; either date never moves once catalogued."""
-    with open(os.path.join(vault, rel), "rb") as fh:
-        data = fh.read()
+    """Read and parse one note (a regular file only, up to MAX_NOTE_BYTES). A note whose frontmatter has no
+    date is dated by the commit that added it (`git_date`, source `git`), else by its mtime; either date never
+    moves once catalogued."""
+    data = read_regular(os.path.join(vault, rel), limit=MAX_NOTE_BYTES)
     note = parse_note(rel, data, stat[0], link_convention=link_convention)
     if note.captured_source == "mtime":
         if previous is not None and previous[2] in ("mtime", "git"):
@@ -223,12 +238,17 @@ def reconcile(
         return _reconcile(vault, store, report, start, allow_mass_delete, progress, only, link_convention)
 
 
-def stat_paths(vault: Path, paths: set[str]) -> dict[str, StatKey]:
-    """Stat keys of the given vault-relative paths that are indexable notes and exist."""
+def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | None = None) -> dict[str, StatKey]:
+    """Stat keys of the given vault-relative paths that are indexable notes and exist. A name that is not
+    valid UTF-8 cannot be stored: it is left out (and reported in `skipped`), so it never fails the pass."""
     out: dict[str, StatKey] = {}
     for rel in paths:
         parts = rel.split("/")
         if not rel.lower().endswith(".md") or any(p.startswith(".") or p in ("", "..") for p in parts):
+            continue
+        if not _utf8(rel):
+            if skipped is not None:
+                skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
             continue
         try:
             st = os.stat(os.path.join(vault, rel), follow_symlinks=False)
@@ -256,7 +276,8 @@ def _reconcile(
         known = store.catalog.stat_keys()
         indexed = len(known)
     else:  # a pass over a few paths named by file events: no walk, no full catalog read
-        on_disk = stat_paths(vault, only)
+        on_disk = stat_paths(vault, only, report.skipped)
+        only = {p for p in only if _utf8(p)}  # the catalog stores text: such a name can be in it under no key
         known = store.catalog.stat_keys(only)
         indexed = store.catalog.count() if len(known) > len(on_disk) else len(known)
 

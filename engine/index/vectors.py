@@ -33,7 +33,7 @@ from typing import Protocol
 
 import numpy as np
 
-from agentmd.engine.fsutil import atomic_write
+from agentmd.engine.fsutil import atomic_write, read_regular
 from agentmd.vault_schema import EmbedChunk, embedding_chunks, parse_note
 
 log = logging.getLogger("agentmd.vectors")
@@ -374,7 +374,7 @@ def note_chunks(vault: Path, path: str) -> tuple[str, list[EmbedChunk]] | None:
     """A note's content hash and embedding chunks, read from the vault; None when it cannot be read."""
     try:
         full = vault / path
-        data = full.read_bytes()
+        data = read_regular(full)  # a note swapped for a FIFO or a device since it was indexed is not read
         mtime = full.stat().st_mtime_ns
     except OSError:
         return None

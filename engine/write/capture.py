@@ -5,14 +5,20 @@ Order of work, each step able to refuse before anything touches disk:
 2. derive status and stamps (status is never taken from the caller);
 3. route by type through the contract (untyped, unknown type or halted contract: the dated shard);
 4. ask the door whether this actor may create that path;
-5. a note with the same title and body already in the vault is returned instead of a twin;
-6. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
+5. open the vault root and check it is the vault this capturer opened (engine/write/vault_guard.py): an
+   unmounted drive or a vault folder made again refuses with `vault-replaced`;
+6. a note with the same title and body already in the vault is returned instead of a twin: looked for on
+   disk in the target folder first (so a retry finds its note before the index has it), then in the catalog;
+7. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
    admit exactly one);
-7. write atomically (temp file, fsync, hard link to a name that must not exist, fsync the folder), so a
-   name collision gets a suffix and nothing is ever overwritten;
-8. index the note at once, then have it committed with `origin: capture`.
-If indexing fails the note stays and the response says the next reconcile will index it, so a caller
-never retries into a duplicate.
+8. write atomically into the folder opened one component at a time without following links, every step
+   relative to its descriptor (temp file, fsync, hard link to a name that must not exist, fsync the
+   folder), so a folder swapped for a link cannot redirect it, a name collision gets a suffix and nothing
+   is ever overwritten;
+9. index the note at once, then have it committed with `origin: capture`.
+Once the note is on disk nothing turns the reply into an error: a failure to count it, note its origin,
+index it or schedule its commit becomes a warning (or, for indexing, a note that the next reconcile will
+index it), so a caller never retries into a duplicate.
 """
 
 from __future__ import annotations
@@ -28,20 +34,22 @@ import re
 import signal
 import threading
 import unicodedata
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.fsutil import fsync_dir
+from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
+from agentmd.engine.write.tempfiles import temp_name
+from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
 from agentmd.rules import ContractCache, ContractState, default_state
 from agentmd.rules.door import decide
 from agentmd.rules.prefilter import check_fields
-from agentmd.vault_schema import parse_note, render_note
+from agentmd.vault_schema import Note, parse_note, render_note
 
 log = logging.getLogger("agentmd.capture")
 
@@ -231,52 +239,46 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def write_new(root_fd: int, folder: str, stem: str, text: str) -> str:
+    """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites. Returns
+    the vault-relative path written.
 
-def write_new(folder: Path, stem: str, text: str) -> Path:
-    """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites.
-
-    The bytes go to a hidden temp file first (fsynced), which is then hard-linked to the final name: the
-    link fails if the name exists, so the check and the creation are one atomic step.
+    The folder is opened from the vault root's descriptor one component at a time without following a link
+    (`open_dir_at`), and every step after that is relative to the folder's descriptor: a folder swapped for
+    a symbolic link meanwhile cannot redirect the write out of the vault. The bytes go to a hidden temp file
+    first (fsynced), which is then hard-linked to the final name: the link fails if the name exists, so the
+    check and the creation are one atomic step.
     """
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{stem[:40]}.{uuid.uuid4().hex[:8]}.capture-tmp"
     data = text.encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    dfd = open_dir_at(root_fd, folder, create=True)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
+        tmp = temp_name(stem)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        crash_point("after-temp-write")
+        try:
+            for n in range(1, 1000):
+                name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+                try:
+                    os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                except FileExistsError:
+                    continue
+                os.unlink(tmp, dir_fd=dfd)  # before the folder fsync: a crash from here leaves no temp file
+                os.fsync(dfd)
+                crash_point("after-link")
+                return f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+            raise CaptureRefused(
+                "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
+            )
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
     finally:
-        os.close(fd)
-    crash_point("after-temp-write")
-    try:
-        for n in range(1, 1000):
-            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-            try:
-                os.link(tmp, target, follow_symlinks=False)
-            except FileExistsError:
-                continue
-            tmp.unlink()  # before the folder fsync, so a crash from here on leaves the note and no temp file
-            fsync_dir(folder)
-            crash_point("after-link")
-            return target
-        raise CaptureRefused(
-            "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
-        )
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def sweep_temp_files(vault: Path) -> int:
-    """Remove capture temp files left by a crash (they are hidden and never indexed)."""
-    removed = 0
-    for dirpath, dirnames, filenames in os.walk(vault):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.startswith(".") and name.endswith(".capture-tmp"):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(dirpath, name))
-                    removed += 1
-    return removed
+        os.close(dfd)
 
 
 class Capturer:
@@ -301,6 +303,7 @@ class Capturer:
         self.after_write = after_write
         self.now = now
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
+        self.identity = VaultIdentity(vault)
         self._serial = threading.Lock()
         self.cap_override = cap_override
 
@@ -358,22 +361,54 @@ class Capturer:
             return str(spaces[req.space]), f"space:{req.space}"
         return state.route(req.type, now.date())
 
-    def _twin(self, title: str, body: str, exclude: Callable[[str], bool] | None) -> str | None:
-        """An existing note with the same title and the same body text, if any."""
+    def _twin(
+        self, root_fd: int, folder: str, stem: str, title: str, body: str, exclude: Callable[[str], bool] | None
+    ) -> str | None:
+        """An existing note with the same title and the same body text, if any.
+
+        The folder the capture would be written to is looked at first, on disk: a capture of the same title
+        lands there as `<stem>.md` or `<stem>-N.md`, so a retry finds the note its first attempt wrote even
+        when the index has not caught up (a daemon restarted and still on its first pass, an index update
+        that failed). Then the catalog, for a twin filed elsewhere since.
+        """
+        want = body.strip()
+        for path in self._same_stem(root_fd, folder, stem):
+            if exclude is not None and exclude(path):
+                continue
+            if _same_note(path, self._read(path, root_fd), title, want):
+                return path
         if self.store is None:
             return None
-        want = body.strip()
         for path in self.store.catalog.paths_with_title(title):
             if exclude is not None and exclude(path):
                 continue
-            try:
-                data = (self.vault / path).read_bytes()
-            except OSError:
-                continue
-            note = parse_note(path, data, 0)
-            if note.text.strip() == want:
+            note = _parse(path, self._read(path, root_fd))
+            if note is not None and note.text.strip() == want:
                 return path
         return None
+
+    @staticmethod
+    def _same_stem(root_fd: int, folder: str, stem: str) -> list[str]:
+        try:
+            dfd = open_dir_at(root_fd, folder)
+        except OSError:
+            return []
+        try:
+            names = os.listdir(dfd)
+        except OSError:
+            return []
+        finally:
+            os.close(dfd)
+        pattern = re.compile(re.escape(stem) + r"(?:-\d+)?\.md")
+        prefix = folder.strip("/")
+        return [f"{prefix}/{n}" if prefix else n for n in sorted(names) if pattern.fullmatch(n)]
+
+    @staticmethod
+    def _read(path: str, root_fd: int) -> bytes | None:
+        try:
+            return read_regular(path, dir_fd=root_fd, limit=4 * MAX_BODY_BYTES)
+        except OSError:
+            return None
 
     # -- the whole capture -------------------------------------------------------------------------
 
@@ -398,7 +433,12 @@ class Capturer:
         folder, route_reason = self._folder(req, state, now)
         stem = slugify(req.title)
         rel = f"{folder}/{stem}.md"
-        decision = decide(self.vault, rel, state.contract, actor=actor, creating=True)
+        try:
+            decision = decide(self.vault, rel, state.contract, actor=actor, creating=True)
+        except OSError as exc:  # the folder changed under the check (renamed, swapped): nothing is written
+            raise CaptureRefused(
+                "write-failed", f"{rel} could not be checked ({exc.strerror or exc}); nothing was written"
+            ) from None
         if not decision.allowed:
             raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
         warnings = []
@@ -407,8 +447,8 @@ class Capturer:
 
         # One capture at a time from the twin check to the index update, so two identical captures
         # arriving together write one note, not a note and its twin.
-        with self._serial:
-            twin = self._twin(fields["title"], req.body, twin_exclude)
+        with self._serial, self._root() as root_fd:
+            twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
             if twin is not None:
                 row = self.store.catalog.get(twin) if self.store is not None else None
                 return CaptureResult(
@@ -416,7 +456,7 @@ class Capturer:
                     (row.status if row else None) or "unfiled",
                     {"captured": row.captured} if row else {},
                     warnings,
-                    indexed=True,
+                    indexed=row is not None,
                     reinforced=True,
                     note="an identical note already exists; it was returned instead of writing a twin",
                 )
@@ -424,21 +464,13 @@ class Capturer:
             text = render_note(fields, req.body)
             space = state.contract.space_of(rel)
             gated = count and space == MEMORY_SPACE
-            with self.gate.admit(now.date()) if gated else contextlib.nullcontext(lambda: None) as counted:
-                intended = f"{folder}/{stem}.md"
-                if self.before_write:
-                    self.before_write(intended, origin)
-                try:
-                    target = write_new(self.vault / folder, stem, text)
-                except OSError as exc:
-                    reason = errno.errorcode.get(exc.errno or 0, "") or str(exc)
-                    raise CaptureRefused(
-                        "write-failed", f"the note could not be written ({reason}): {exc.strerror}"
-                    ) from None
-                counted()
-            path = target.relative_to(self.vault).as_posix()
-            if path != intended and self.before_write:
-                self.before_write(path, origin)
+            intended = f"{folder}/{stem}.md"
+            path = self._write(root_fd, folder, stem, text, intended, origin, now.date() if gated else None, warnings)
+            # From here on the note is on disk: nothing may turn the answer into an error, or the caller
+            # would retry and write a twin. Every later failure becomes a warning on a successful reply.
+            before = self.before_write
+            if path != intended and before is not None:
+                self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
             result = CaptureResult(
                 path,
                 fields["status"],
@@ -451,8 +483,64 @@ class Capturer:
             if not result.indexed:
                 result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:
-            self.after_write(path, origin)
+            after = self.after_write
+            self._after_landing(lambda: after(path, origin), "its commit could not be scheduled", warnings)
         return result
+
+    @contextlib.contextmanager
+    def _root(self) -> Iterator[int]:
+        """The vault root's descriptor, checked to be the vault this capturer opened."""
+        try:
+            with self.identity.open_root() as fd:
+                yield fd
+        except VaultReplaced as exc:
+            raise CaptureRefused("vault-replaced", str(exc)) from None
+
+    def _write(
+        self,
+        root_fd: int,
+        folder: str,
+        stem: str,
+        text: str,
+        intended: str,
+        origin: str,
+        day: dt.date | None,
+        warnings: list[str],
+    ) -> str:
+        """Admit (when `day` is given, the note counts toward that day's cap), write, count. Returns the path.
+
+        A failure before the note is on disk refuses the capture (nothing written, a retry is safe); once it
+        is on disk, a failure to count it is a warning, never an error."""
+        landed: str | None = None
+        try:
+            with self.gate.admit(day) if day is not None else contextlib.nullcontext(lambda: None) as counted:
+                if self.before_write:
+                    self.before_write(intended, origin)
+                try:
+                    landed = write_new(root_fd, folder, stem, text)
+                except NotInVault as exc:
+                    raise CaptureRefused(
+                        "outside-vault", f"the note was not written: {exc.strerror} (on the way to {intended})"
+                    ) from None
+                self._after_landing(counted, "the daily capture count could not be saved", warnings)
+        except OSError as exc:
+            if landed is not None:  # releasing the count lock failed: the note is there all the same
+                warnings.append(f"the note was written; the capture count lock could not be released: {exc}")
+                return landed
+            reason = errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
+            raise CaptureRefused(
+                "write-failed", f"the note could not be written ({reason}): {exc.strerror or exc}; nothing was written"
+            ) from None
+        return landed
+
+    @staticmethod
+    def _after_landing(step: Callable[[], object], what: str, warnings: list[str]) -> None:
+        """Run a step that follows a written note; its failure is logged and reported, never raised."""
+        try:
+            step()
+        except Exception as exc:
+            log.exception("after writing a note, %s", what)
+            warnings.append(f"the note was written, but {what} ({type(exc).__name__}: {exc}); do not retry")
 
     def _index(self, path: str) -> bool:
         if self.store is None:
@@ -464,6 +552,16 @@ class Capturer:
             log.exception("indexing %s failed; the next reconcile will pick it up", path)
             return False
         return not report.errors and report.refused is None
+
+
+def _parse(path: str, data: bytes | None) -> Note | None:
+    return None if data is None else parse_note(path, data, 0)
+
+
+def _same_note(path: str, data: bytes | None, title: str, body: str) -> bool:
+    """Whether the bytes are a note with this title and this body text (stripped)."""
+    note = _parse(path, data)
+    return note is not None and note.title == title and note.text.strip() == body
 
 
 def request_from_cli(values: Mapping[str, Any]) -> CaptureRequest:

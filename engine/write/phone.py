@@ -58,18 +58,19 @@ capture and the deletion): the phone note is deleted and the action names the ex
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.fsutil import fsync_dir
+from agentmd.engine.fsutil import opened_dir, read_regular
 from agentmd.engine.write.capture import MAX_TITLE, Capturer, CaptureRefused, CaptureRequest
+from agentmd.engine.write.tempfiles import temp_name
 from agentmd.rules import Contract
 from agentmd.rules.door import decide
 from agentmd.vault_schema import Note, YamlRefused, parse_note, update_frontmatter
@@ -277,36 +278,54 @@ def _request(note: Note, instructions: list[Instruction]) -> CaptureRequest:
     )
 
 
+def _replace_if_unchanged(vault: Path, rel: str, data: bytes, expected: bytes) -> bool:
+    """Atomically replace the note `rel` with `data` if it still holds `expected`. False when it changed or
+    vanished.
 
-def _replace_if_unchanged(path: Path, data: bytes, expected: bytes) -> bool:
-    """Atomically replace `path` with `data` if it still holds `expected`. False when it changed or vanished.
-
-    The temp file is hidden and named like a capture temp file, so a crash leaves nothing the start-up
-    clean-up does not remove.
+    The note's folder is opened from the vault root without following a link (`opened_dir`), and the read,
+    the temp file and the rename are all relative to that folder's descriptor, so a folder swapped for a
+    link meanwhile cannot redirect the write out of the vault. The temp file is hidden and named like a
+    capture temp file, so a crash leaves nothing the start-up clean-up does not remove.
     """
-    try:
-        mode = os.lstat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        return False
-    tmp = path.parent / f".{path.stem[:40]}.{uuid.uuid4().hex[:8]}.capture-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
+    folder, _, name = rel.rpartition("/")
+    with opened_dir(vault, folder) as dfd:
         try:
-            os.write(fd, data)
-            os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            if path.read_bytes() != expected:
-                return False
+            mode = os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode & 0o7777
         except FileNotFoundError:
             return False
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
+        tmp = temp_name(Path(name).stem)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+        try:
+            try:
+                os.write(fd, data)
+                os.fchmod(fd, mode)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                if read_regular(name, dir_fd=dfd) != expected:
+                    return False
+            except FileNotFoundError:
+                return False
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            os.fsync(dfd)
+            return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+
+
+def _remove_if_unchanged(vault: Path, rel: str, expected: bytes, before: Callable[[], None]) -> bool:
+    """Delete the note `rel` if it still holds `expected` (False when it changed), relative to its folder's
+    descriptor opened without following links. `before` runs just before the deletion."""
+    folder, _, name = rel.rpartition("/")
+    with opened_dir(vault, folder) as dfd:
+        if read_regular(name, dir_fd=dfd) != expected:
+            return False
+        before()
+        os.unlink(name, dir_fd=dfd)
+        os.fsync(dfd)
         return True
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class _Sweep:
@@ -320,10 +339,11 @@ class _Sweep:
         self.note_origin = note_origin
 
     def note(self, rel: str) -> SweepAction | None:
-        path = self.vault / rel
-        try:
-            st = os.lstat(path)
-            data = path.read_bytes()
+        folder, _, name = rel.rpartition("/")
+        try:  # read through the folder opened without following links, like every write to it
+            with opened_dir(self.vault, folder) as dfd:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                data = read_regular(name, dir_fd=dfd)
         except OSError as exc:
             return SweepAction(rel, "skipped", f"the note could not be read ({exc.strerror or exc}); it is left as is")
         note = parse_note(rel, data, st.st_mtime_ns)
@@ -389,13 +409,10 @@ class _Sweep:
         if dropped:
             detail += f"; not carried over: {', '.join(dropped)}"
         try:
-            if path.read_bytes() != data:
+            if not _remove_if_unchanged(self.vault, rel, data, lambda: self.note_origin(rel, "phone")):
                 return SweepAction(
                     rel, "filed", detail + "; the phone note changed meanwhile and was kept", result.path
                 )
-            self.note_origin(rel, "phone")
-            path.unlink()
-            fsync_dir(path.parent)
         except FileNotFoundError:
             pass
         except OSError as exc:
@@ -407,7 +424,6 @@ class _Sweep:
 
     def flag(self, rel: str, data: bytes, text: str, code: str, reason: str) -> SweepAction:
         """Add a review flag to the phone note, in place, keeping every existing flag."""
-        path = self.vault / rel
         fm = parse_note(rel, data, 0).frontmatter
         existing = fm.get("review_flags")
         flags = [] if existing is None else list(existing) if isinstance(existing, list) else [existing]
@@ -419,7 +435,7 @@ class _Sweep:
             return SweepAction(rel, "skipped", f"{code}: {reason}; the flag could not be written ({exc})")
         self.note_origin(rel, "phone")
         try:
-            written = _replace_if_unchanged(path, new_text.encode("utf-8"), data)
+            written = _replace_if_unchanged(self.vault, rel, new_text.encode("utf-8"), data)
         except OSError as exc:
             return SweepAction(rel, "skipped", f"{code}: {reason}; the flag could not be written ({exc})")
         if not written:

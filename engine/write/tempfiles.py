@@ -1,0 +1,57 @@
+"""Capture temp files: how they are named, and the start-up sweep that removes those a crash left behind.
+
+A capture (and a phone-note edit) writes its bytes to a hidden temp file in the note's folder before linking
+or renaming it into place. The name carries the writing process's id, so a sweep can tell a file a live
+writer is still using from one an interrupted writer left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import uuid
+from pathlib import Path
+
+
+def temp_name(stem: str) -> str:
+    """A capture temp file's name: hidden, and naming the writing process so a sweep can tell live ones."""
+    return f".{stem[:40]}.{os.getpid()}-{uuid.uuid4().hex[:8]}.capture-tmp"
+
+
+_TEMP_OWNER = re.compile(r"\.(\d+)-[0-9a-f]{8}\.capture-tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but belongs to someone else
+    return True
+
+
+def sweep_temp_files(vault: Path, *, older_than: float | None = None) -> int:
+    """Remove capture temp files left by a crash (they are hidden and never indexed).
+
+    A temp file is only removed when the process that wrote it (named in the file name) is no longer running,
+    and, with `older_than` (a time.time() value, the daemon's start), when it was last written before that:
+    a capture in flight in this or another live process keeps its temp file.
+    """
+    removed = 0
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if not (name.startswith(".") and name.endswith(".capture-tmp")):
+                continue
+            owner = _TEMP_OWNER.search(name)
+            if owner and _alive(int(owner.group(1))):
+                continue
+            path = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                if older_than is not None and os.lstat(path).st_mtime >= older_than:
+                    continue
+                os.unlink(path)
+                removed += 1
+    return removed
