@@ -205,9 +205,16 @@ def _gather(args: argparse.Namespace, deadline: float) -> str:
         return f"agentmd memory: status unavailable — {_short(str(exc), 240)}"
     remaining = deadline - time.monotonic()
     status = daemon_status(settings, getattr(args, "port", None), timeout=remaining * 0.6)
-    if status is not None:
-        return summarize(status, from_disk=False)
-    return summarize(disk_status(settings), from_disk=True)
+    text = summarize(status, from_disk=False) if status is not None else summarize(disk_status(settings), from_disk=True)
+    return text + morning_line(settings.state_dir)
+
+
+def morning_line(state_dir: Any) -> str:
+    """The latest morning note's headline (today's or yesterday's) as a third line, else nothing."""
+    from agentmd.engine.jobs.morning import headline_for
+
+    headline = headline_for(state_dir, dt.date.today())
+    return f"\n{headline}" if headline else ""
 
 
 def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET) -> str:
