@@ -205,7 +205,10 @@ def _gather(args: argparse.Namespace, deadline: float) -> str:
         return f"agentmd memory: status unavailable — {_short(str(exc), 240)}"
     remaining = deadline - time.monotonic()
     status = daemon_status(settings, getattr(args, "port", None), timeout=remaining * 0.6)
-    text = summarize(status, from_disk=False) if status is not None else summarize(disk_status(settings), from_disk=True)
+    if status is not None:
+        text = summarize(status, from_disk=False)
+    else:
+        text = summarize(disk_status(settings), from_disk=True)
     return text + morning_line(settings.state_dir)
 
 

@@ -167,7 +167,7 @@ def test_a_paid_job_stops_at_its_token_budget_and_the_ceiling_refuses_the_next(t
     clock = FakeClock(dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
 
     def enrich(meter: Meter) -> dict[str, int]:
-        for n in range(100):
+        for _ in range(100):
             meter.charge(tokens=300, calls=1)
         return {"notes": 100}
 
