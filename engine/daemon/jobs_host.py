@@ -20,7 +20,7 @@ from agentmd.engine.jobs import morning
 from agentmd.engine.jobs.manifest import Loaded, jobs_dir, load_jobs
 from agentmd.engine.jobs.notify import Alerter, AlertTracker, notifiers_from_config
 from agentmd.engine.jobs.report import BUILT_IN_ACTIONS, read_config, token_ceiling
-from agentmd.engine.jobs.runner import Clock, Meter, Scheduler, system_clock
+from agentmd.engine.jobs.runner import Clock, JobFailed, JobInterrupted, Meter, Scheduler, system_clock
 from agentmd.engine.settings import RECONCILE_INTERVAL
 
 log = logging.getLogger("agentmd.daemon.jobs")
@@ -105,7 +105,7 @@ class DaemonJobs:
         pause = threading.Event()
         while not done():
             if self._stop.is_set():
-                raise RuntimeError("the daemon is stopping")
+                raise JobInterrupted("the daemon is stopping")
             meter.check()
             pause.wait(0.05)
 
@@ -117,7 +117,7 @@ class DaemonJobs:
         if report is None:
             return {}
         if report.refused:
-            raise RuntimeError(f"reconcile refused: {report.refused}")
+            raise JobFailed(f"reconcile refused: {report.refused}")
         return {
             "added": report.added,
             "updated": report.updated,
@@ -129,7 +129,7 @@ class DaemonJobs:
         self._wait(meter, lambda: not self.daemon._stale)
         result = self.daemon.probe(min(self.daemon.probe_budget, meter.spec.budget.wall))
         if not result.ok:
-            raise RuntimeError(f"probe failed: {result.error}")
+            raise JobFailed(f"probe failed: {result.error}")
         return {"round_trip_ms": result.round_trip_ms, "note": result.path}
 
     def _repack(self, meter: Meter) -> Mapping[str, Any]:
@@ -137,7 +137,7 @@ class DaemonJobs:
             return {"skipped": "the vault is not a git repository"}
         message, done = repack(self.daemon.settings.vault)
         if "failed" in message:
-            raise RuntimeError(message)
+            raise JobFailed(message)
         return {"message": message} if done else {"postponed": message}
 
     def _morning_note(self, meter: Meter) -> Mapping[str, Any]:

@@ -26,7 +26,7 @@ from agentmd.engine.write.capture import Capturer, CaptureRequest
 
 ORIGIN = "morning"
 DEFAULT_SPACE = "daily"
-_SEP = "\x1e"
+_SEP = "@@agentmd-commit "  # opens each commit in the log output; a file line starts with its status letter
 
 
 @dataclass
@@ -61,7 +61,7 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
             f"--since={since.isoformat(timespec='seconds')}",
             "--no-renames",
             "--name-status",
-            f"--format={_SEP}%(trailers:key=origin,valueonly,separator=%x2C)",
+            f"--format=%n{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)",
         )
     except GitMissing as exc:
         out.error = str(exc)
@@ -69,9 +69,9 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
     if run.code != 0:
         out.error = run.why()
         return out
-    for chunk in run.text.split(_SEP)[1:]:
-        lines = chunk.strip("\n").splitlines()
-        origin = (lines[0].strip() if lines else "") or "unknown"
+    for chunk in ("\n" + run.text).split("\n" + _SEP)[1:]:
+        lines = chunk.split("\n")  # the origin trailer's line (empty when none), then the changed files
+        origin = lines[0].strip() or "unknown"
         out.commits[origin] += 1
         for line in lines[1:]:
             status, _, path = line.partition("\t")
@@ -136,7 +136,8 @@ def render(
         lines.append(f"- history unavailable: {changes.error}")
     for label, counter in (("added", changes.added), ("edited", changes.edited), ("retired", changes.retired)):
         if counter:
-            lines.append(f"- {sum(counter.values())} notes {label}: {_counts(counter)}")
+            n = sum(counter.values())
+            lines.append(f"- {n} note{'s' if n != 1 else ''} {label}: {_counts(counter)}")
     if not (changes.added or changes.edited or changes.retired or changes.error):
         lines.append("- no note changed")
     if changes.commits:

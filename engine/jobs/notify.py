@@ -21,6 +21,7 @@ import json
 import logging
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +156,13 @@ class Alerter:
         self.notifiers = notifiers
         self.status = status
         self.sent = 0
+        self._lock = threading.Lock()
 
     def check(self) -> Alert | None:
+        with self._lock:  # the scheduler's thread and a caller may look at once: one alert, not two
+            return self._check()
+
+    def _check(self) -> Alert | None:
         status = dict(self.status())
         if not status.get("color"):
             return None  # no status yet (the first pass has not finished)

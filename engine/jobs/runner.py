@@ -53,6 +53,14 @@ def parse_iso(text: object) -> dt.datetime | None:
         return None
 
 
+class JobFailed(Exception):
+    """A job ended in failure for a reason it states itself (recorded as the stop reason, word for word)."""
+
+
+class JobInterrupted(Exception):
+    """The daemon is stopping under a running job; recorded as `interrupted`, which is not a failure."""
+
+
 class BudgetExceeded(Exception):
     """Raised by a meter when a run has spent its budget; `reason` is recorded as the stop reason."""
 
@@ -280,11 +288,15 @@ class Scheduler:
                 else:
                     action = self.actions.get(spec.action or "")
                     if action is None:
-                        raise RuntimeError(f"action {spec.action!r} is not available in this process")
+                        raise JobFailed(f"action {spec.action!r} is not available in this process")
                     changed = action(meter)
                     meter.check()  # a job that ran past its wall time without checking still counts as over
             except BudgetExceeded as exc:
                 outcome, reason = "stopped", exc.reason
+            except JobFailed as exc:
+                outcome, reason = "failed", str(exc)
+            except JobInterrupted as exc:
+                outcome, reason = "interrupted", str(exc)
             except Exception as exc:
                 log.exception("job %s failed", spec.name)
                 outcome, reason = "failed", f"{type(exc).__name__}: {exc}"
@@ -369,7 +381,7 @@ def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> d
         raise BudgetExceeded(f"budget-wall: stopped after {spec.budget.wall:g} s")
     if code != 0:
         tail = stderr.strip().splitlines()[-1:] or [""]
-        raise RuntimeError(f"exited {code}" + (f": {tail[0][:200]}" if tail[0] else ""))
+        raise JobFailed(f"exited {code}" + (f": {tail[0][:200]}" if tail[0] else ""))
     return reported
 
 
