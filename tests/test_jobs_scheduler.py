@@ -12,7 +12,7 @@ import pytest
 
 from agentmd.engine.jobs.manifest import Loaded, load_jobs, parse_schedule
 from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
-from agentmd.engine.jobs.runner import Meter, RunLog, Scheduler, failing_streaks
+from agentmd.engine.jobs.runner import JobDeferred, Meter, RunLog, Scheduler, failing_streaks
 
 UTC = dt.UTC
 
@@ -272,3 +272,27 @@ def test_a_window_across_midnight_runs_once_a_night(tmp_path: Path) -> None:
         clock.set(hour, minute, days=days)
         s.tick()
     assert [(r.day, r.hour, r.minute) for r in runs] == [(1, 23, 0), (2, 23, 10)]
+
+
+def test_a_deferred_job_is_not_recorded_and_runs_on_a_later_pass(tmp_path: Path) -> None:
+    folder = tmp_path / "jobs"
+    manifest(folder, "needs-index", 'action = "needs-index"\nschedule = "daily 06:30"\n')
+    clock = FakeClock(dt.datetime(2026, 3, 1, 5, 0, tzinfo=UTC))
+    ready = {"index": False}
+    runs: list[dt.datetime] = []
+
+    def needs_index(meter: Meter) -> dict[str, Any]:
+        if not ready["index"]:
+            raise JobDeferred("the index is still being built")
+        runs.append(clock())
+        return {}
+
+    s, _calls = scheduler(tmp_path, clock, folder, actions={"needs-index": needs_index})
+    clock.set(6, 30)
+    assert [r["outcome"] for r in s.tick() if r["job"] == "needs-index"] == ["deferred"]
+    assert RunLog(tmp_path / "state").records("needs-index") == []
+    ready["index"] = True
+    clock.set(6, 31)
+    s.tick()
+    s.tick()
+    assert runs == [clock.now]

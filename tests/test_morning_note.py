@@ -174,6 +174,11 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
     code, out, _err = run("jobs", "list")
     assert "REFUSED" in out and "broken.toml" in out and "morning-note" in out and "backup" in out
 
+    # `service status` finds this daemon's health through the config's vault (no service installed here)
+    code, out, _err = run("service", "status", "--platform", "linux", "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["installed"] is False and answer["health"]["vault"] == str(vault)
+
     # status carries the jobs' last runs and the red probe went to the notifier once
     code, out, _err = run("status", "--json")
     status = json.loads(out)

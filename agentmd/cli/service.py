@@ -125,10 +125,11 @@ def cmd_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         platform.path.unlink(missing_ok=True)
         why = failed[0].output if failed else f"the daemon did not answer /health within {args.wait:g} s"
         raise AgentmdError(f"the {platform.kind} did not come up ({why}); it was removed again. {_log_hint(platform)}")
-    payload = {"path": str(platform.path), "platform": platform.name, "health": health, "state": platform.state()}
+    state = platform.state()
+    done = {"path": str(platform.path), "platform": platform.name, "health": health, "state": state}
     text = f"installed {platform.path}; the daemon answers for {settings.vault} (pid {health.get('pid')})"
-    note = payload["state"].get("note")
-    emit(out, args, payload, text + (f"\nnote: {note}" if note else ""))
+    note = state.get("note")
+    emit(out, args, done, text + (f"\nnote: {note}" if note else ""))
     return EXIT_OK
 
 

@@ -20,7 +20,7 @@ from agentmd.engine.jobs import morning
 from agentmd.engine.jobs.manifest import Loaded, jobs_dir, load_jobs
 from agentmd.engine.jobs.notify import Alerter, AlertTracker, notifiers_from_config
 from agentmd.engine.jobs.report import BUILT_IN_ACTIONS, read_config, token_ceiling
-from agentmd.engine.jobs.runner import Clock, JobFailed, JobInterrupted, Meter, Scheduler, system_clock
+from agentmd.engine.jobs.runner import Clock, JobDeferred, JobFailed, JobInterrupted, Meter, Scheduler, system_clock
 from agentmd.engine.settings import RECONCILE_INTERVAL
 
 log = logging.getLogger("agentmd.daemon.jobs")
@@ -125,8 +125,12 @@ class DaemonJobs:
             "errors": len(report.errors),
         }
 
+    def _ready(self) -> None:
+        if self.daemon._stale:
+            raise JobDeferred("the index is still being built")
+
     def _probe(self, meter: Meter) -> Mapping[str, Any]:
-        self._wait(meter, lambda: not self.daemon._stale)
+        self._ready()
         result = self.daemon.probe(min(self.daemon.probe_budget, meter.spec.budget.wall))
         if not result.ok:
             raise JobFailed(f"probe failed: {result.error}")
@@ -141,7 +145,7 @@ class DaemonJobs:
         return {"message": message} if done else {"postponed": message}
 
     def _morning_note(self, meter: Meter) -> Mapping[str, Any]:
-        self._wait(meter, lambda: not self.daemon._stale)
+        self._ready()
         table = self.config.get("morning")
         space = str(table.get("space", morning.DEFAULT_SPACE)) if isinstance(table, dict) else morning.DEFAULT_SPACE
         written = morning.write_note(

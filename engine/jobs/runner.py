@@ -61,6 +61,11 @@ class JobInterrupted(Exception):
     """The daemon is stopping under a running job; recorded as `interrupted`, which is not a failure."""
 
 
+class JobDeferred(Exception):
+    """A job cannot start yet (the index is still being built): nothing is recorded, and a later pass of
+    the scheduler tries again while the slot is still open."""
+
+
 class BudgetExceeded(Exception):
     """Raised by a meter when a run has spent its budget; `reason` is recorded as the stop reason."""
 
@@ -277,8 +282,7 @@ class Scheduler:
                     reason = (
                         f"budget-ceiling: {spent} tokens spent today against a ceiling of {self.daily_token_ceiling}"
                     )
-                    rec = self._skip(spec, reason, slot)
-                    return rec
+                    return self._skip(spec, reason, slot)
             meter = Meter(spec, self.clock, self.clock())
             outcome, reason = "ok", "finished"
             changed: Mapping[str, Any] | None = None
@@ -291,6 +295,8 @@ class Scheduler:
                         raise JobFailed(f"action {spec.action!r} is not available in this process")
                     changed = action(meter)
                     meter.check()  # a job that ran past its wall time without checking still counts as over
+            except JobDeferred as exc:
+                return {"job": spec.name, "outcome": "deferred", "stop_reason": str(exc), "trigger": trigger}
             except BudgetExceeded as exc:
                 outcome, reason = "stopped", exc.reason
             except JobFailed as exc:
