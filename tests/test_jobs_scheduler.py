@@ -296,3 +296,18 @@ def test_a_deferred_job_is_not_recorded_and_runs_on_a_later_pass(tmp_path: Path)
     s.tick()
     s.tick()
     assert runs == [clock.now]
+
+
+def test_the_run_log_keeps_a_summary_and_one_previous_generation(tmp_path: Path) -> None:
+    log = RunLog(tmp_path, max_bytes=2000)
+    outcomes = ["ok", "failed", "stopped", "skipped", "interrupted", "failed"] * 10
+    for i, outcome in enumerate(outcomes):
+        log.append({"job": "j", "start": f"2026-03-01T00:{i:02d}:00+00:00", "outcome": outcome})
+    assert log.old_path.exists() and log.path.stat().st_size <= 2000 + 200
+    records = log.records()
+    assert 0 < len(records) < len(outcomes) and records[-1]["start"].endswith("00:59:00+00:00")
+    summary = log.summary()
+    assert summary["j"]["last"]["outcome"] == "failed"
+    assert summary["j"]["failed_in_a_row"] == 3  # failed, stopped, (skipped, interrupted ignored), failed
+    log.summary_path.unlink()
+    assert RunLog(tmp_path).summary()["j"]["failed_in_a_row"] == 3  # rebuilt from the log

@@ -42,11 +42,11 @@ def _record_line(rec: dict[str, Any]) -> str:
 def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.jobs.manifest import jobs_dir, load_jobs
     from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
-    from agentmd.engine.jobs.runner import RunLog, last_runs
+    from agentmd.engine.jobs.runner import RunLog
 
     settings = settings_of(args)
     loaded = load_jobs(jobs_dir(settings), set(BUILT_IN_ACTIONS))
-    last = last_runs(RunLog(settings.state_dir).records())
+    last = {name: entry.get("last") for name, entry in RunLog(settings.state_dir).summary().items()}
     payload = loaded.to_dict()
     for job in payload["jobs"]:
         job["last"] = last.get(job["name"])

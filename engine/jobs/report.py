@@ -9,7 +9,7 @@ from typing import Any
 
 from agentmd.engine.jobs.manifest import jobs_dir, load_jobs
 from agentmd.engine.jobs.notify import notifiers_from_config
-from agentmd.engine.jobs.runner import FAILED_IN_A_ROW_RED, RunLog, failing_streaks, last_runs
+from agentmd.engine.jobs.runner import FAILED_IN_A_ROW_RED, RunLog
 from agentmd.engine.settings import Settings
 
 BUILT_IN_ACTIONS = frozenset({"reconcile", "probe", "repack", "morning-note"})
@@ -33,9 +33,9 @@ def token_ceiling(config: dict[str, Any]) -> int | None:
 
 def jobs_status(settings: Settings) -> dict[str, Any]:
     """The `jobs` section of status."""
-    records = RunLog(settings.state_dir).records()
-    last = last_runs(records)
-    streaks = failing_streaks(records)
+    summary = RunLog(settings.state_dir).summary()
+    last = {name: entry.get("last") for name, entry in summary.items()}
+    streaks = {name: int(entry.get("failed_in_a_row", 0)) for name, entry in summary.items()}
     loaded = load_jobs(jobs_dir(settings), set(BUILT_IN_ACTIONS))
     jobs = {}
     red = []

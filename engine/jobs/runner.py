@@ -14,13 +14,14 @@ is charged the same way, and a program over budget is terminated.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import os
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ log = logging.getLogger("agentmd.jobs")
 
 Clock = Callable[[], dt.datetime]
 FAILED_IN_A_ROW_RED = 3  # status turns red when a job's last this-many runs all failed
+MAX_LOG_BYTES = 4 * 2**20  # the run log starts a new generation past this (about a year of 5-minute runs)
 
 
 def system_clock() -> dt.datetime:
@@ -111,28 +113,43 @@ Action = Callable[[Meter], Mapping[str, Any] | None]
 
 
 class RunLog:
-    """The run log: one JSON line per run in `<state>/jobs/history.jsonl`, and each job's first sighting."""
+    """The run log: one JSON line per run in `<state>/jobs/history.jsonl` (the previous generation kept as
+    `history.1.jsonl` once it passes `MAX_LOG_BYTES`), a summary of each job's last run and failures in a
+    row (`last.json`, what `status` reads every few seconds), and each job's first sighting."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, max_bytes: int = MAX_LOG_BYTES) -> None:
+        self.max_bytes = max_bytes
         self.folder = state_dir / "jobs"
         self.path = self.folder / "history.jsonl"
+        self.old_path = self.folder / "history.1.jsonl"
+        self.summary_path = self.folder / "last.json"
         self.seen_path = self.folder / "first-seen.json"
         self._lock = threading.Lock()
 
     def append(self, record: Mapping[str, Any]) -> None:
         with self._lock:
             self.folder.mkdir(parents=True, exist_ok=True)
+            summary = self.summary()
+            with contextlib.suppress(OSError):
+                if self.path.stat().st_size > self.max_bytes:
+                    os.replace(self.path, self.old_path)
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, sort_keys=True) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
+            write_json(self.summary_path, summarize([record], summary))
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Each job's `last` record and `failed_in_a_row`; rebuilt from the log when the file is missing."""
+        data = read_json(self.summary_path)
+        return data if data is not None else summarize(self.records())
 
     def records(self, job: str | None = None, since: dt.datetime | None = None) -> list[dict[str, Any]]:
         """Every record, oldest first; a torn or foreign line is skipped."""
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []
+        lines: list[str] = []
+        for path in (self.old_path, self.path):
+            with contextlib.suppress(OSError):
+                lines += path.read_text(encoding="utf-8").splitlines()
         out = []
         for line in lines:
             try:
@@ -162,24 +179,30 @@ class RunLog:
         return {n: parse_iso(data[n]) or now for n in names}
 
 
-def last_runs(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def summarize(
+    records: Sequence[Mapping[str, Any]], start: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Fold records into each job's last record and how many runs in a row it has failed (a failure or a
+    budget stop counts, a success resets, skips and interruptions leave the count alone)."""
+    out = {name: dict(entry) for name, entry in (start or {}).items()}
     for rec in records:
-        out[str(rec.get("job"))] = rec
+        entry = out.setdefault(str(rec.get("job")), {"last": None, "failed_in_a_row": 0})
+        entry["last"] = dict(rec)
+        outcome = rec.get("outcome")
+        if outcome == "ok":
+            entry["failed_in_a_row"] = 0
+        elif outcome in ("failed", "stopped"):
+            entry["failed_in_a_row"] = int(entry.get("failed_in_a_row", 0)) + 1
     return out
 
 
-def failing_streaks(records: list[dict[str, Any]]) -> dict[str, int]:
-    """How many runs in a row each job has failed, counting back from its latest run (skips ignored)."""
-    streak: dict[str, int] = {}
-    for rec in records:
-        name = str(rec.get("job"))
-        outcome = rec.get("outcome")
-        if outcome == "ok":
-            streak[name] = 0
-        elif outcome in ("failed", "stopped"):
-            streak[name] = streak.get(name, 0) + 1
-    return streak
+def last_runs(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {name: entry["last"] for name, entry in summarize(records).items()}
+
+
+def failing_streaks(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many runs in a row each job has failed, counting back from its latest run."""
+    return {name: int(entry["failed_in_a_row"]) for name, entry in summarize(records).items()}
 
 
 class Scheduler:
@@ -205,7 +228,7 @@ class Scheduler:
         self.loaded = Loaded({}, [])
         self._reported: set[str] = set()
         self._run_lock = threading.Lock()
-        self._last = last_runs(self.log.records())
+        self._last = {name: entry["last"] for name, entry in self.log.summary().items() if entry.get("last")}
 
     def reload(self) -> Loaded:
         """Read the manifests again; a refused one is logged once, the rest load."""
