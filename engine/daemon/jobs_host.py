@@ -142,7 +142,9 @@ class DaemonJobs:
         message, done = repack(self.daemon.settings.vault)
         if "failed" in message:
             raise JobFailed(message)
-        return {"message": message} if done else {"postponed": message}
+        if not done:  # someone holds the repository's lock: a later pass tries again while the slot is open
+            raise JobDeferred(message)
+        return {"message": message}
 
     def _morning_note(self, meter: Meter) -> Mapping[str, Any]:
         self._ready()
