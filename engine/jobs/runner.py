@@ -19,7 +19,9 @@ import datetime as dt
 import json
 import logging
 import os
+import signal
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -366,11 +368,28 @@ class Scheduler:
 
 def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> dict[str, Any]:
     """Run a manifest's program within the wall budget, charging every usage line it prints."""
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errors:  # never a full pipe
+        code, reported, timed_out = _supervise(spec, meter, env, errors)
+        errors.seek(0)
+        stderr = errors.read()
+    if timed_out:
+        raise BudgetExceeded(f"budget-wall: stopped after {spec.budget.wall:g} s")
+    if code != 0:
+        tail = stderr.strip().splitlines()[-1:] or [""]
+        raise JobFailed(f"exited {code}" + (f": {tail[0][:200]}" if tail[0] else ""))
+    return reported
+
+
+def _supervise(
+    spec: JobSpec, meter: Meter, env: Mapping[str, str] | None, errors: Any
+) -> tuple[int, dict[str, Any], bool]:
+    """Start the program, read its usage lines until it ends; its exit code, what it reported, and whether
+    the wall budget stopped it."""
     proc = subprocess.Popen(
         list(spec.command),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         text=True,
         env=None if env is None else dict(env),
         start_new_session=True,
@@ -379,7 +398,7 @@ def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> d
 
     def stop_at_wall() -> None:
         timed_out.set()
-        proc.kill()
+        _kill(proc)
 
     killer = threading.Timer(spec.budget.wall, stop_at_wall)
     killer.daemon = True
@@ -395,23 +414,25 @@ def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> d
             try:
                 meter.charge(tokens=int(usage.get("tokens", 0) or 0), calls=int(usage.get("calls", 0) or 0))
             except BudgetExceeded:
-                proc.kill()
+                _kill(proc)
                 raise
         code = proc.wait()
     finally:
         killer.cancel()
         if proc.poll() is None:
-            proc.kill()
+            _kill(proc)
             proc.wait()
-    stderr = proc.stderr.read() if proc.stderr is not None else ""
-    if proc.stderr is not None:
-        proc.stderr.close()
-    if timed_out.is_set():
-        raise BudgetExceeded(f"budget-wall: stopped after {spec.budget.wall:g} s")
-    if code != 0:
-        tail = stderr.strip().splitlines()[-1:] or [""]
-        raise JobFailed(f"exited {code}" + (f": {tail[0][:200]}" if tail[0] else ""))
-    return reported
+        if proc.stdout is not None:
+            proc.stdout.close()
+    return code, reported, timed_out.is_set()
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """Kill the program and everything it started (it runs in a session of its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
 
 
 def _usage_line(line: str) -> dict[str, Any] | None:
