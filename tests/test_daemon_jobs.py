@@ -75,6 +75,9 @@ def test_the_daemon_timers_run_as_jobs_at_their_times(daemon: Daemon, settings: 
     wait_until(lambda: is_clean(settings.vault) and "morning" in origins(settings.vault), 10, "morning commit")
     text = (settings.vault / note["changed"]["path"]).read_text(encoding="utf-8")
     assert "- probe: " in text and "- reconcile: " in text and "- repack: 1 ok" in text
+    changed = text.split("## What changed")[1].split("## What needs you")[0]
+    assert "self-probe" not in changed.split("commits:")[0]  # probe notes are not the memory changing
+    assert "by self-probe" in changed.split("commits:")[1]  # their commits are still counted
     # the probe (hourly in this daemon) and the reconcile ran again on the next day's passes
     logged = [r["job"] for r in RunLog(settings.state_dir).records()]
     assert logged[0] == "probe" and [j for j in logged if j not in ("probe", "reconcile")] == ["repack", "morning-note"]

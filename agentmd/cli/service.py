@@ -169,7 +169,10 @@ def cmd_service_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> in
     platform = platform_for(args.platform)
     installed = platform.path.exists()
     ok, why = platform.available()
-    state = platform.state() if ok and installed else {"manager": why if not ok else "not installed"}
+    if not ok:
+        state = {"manager": "unavailable", "reason": why}
+    else:
+        state = platform.state() if installed else {"manager": why, "ActiveState": "not installed"}
     try:
         settings = _service_settings(args)
         health = _health(settings)
@@ -179,7 +182,7 @@ def cmd_service_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> in
     payload = {"installed": installed, "path": str(platform.path), "state": state, "health": health, "vault": vault}
     lines = [
         f"service   {'installed' if installed else 'not installed'} ({platform.path})",
-        "manager   " + ", ".join(f"{k}={v}" for k, v in state.items()),
+        "manager   " + (f"unavailable: {why}" if not ok else ", ".join(f"{k}={v}" for k, v in state.items())),
         f"vault     {vault}",
         f"daemon    {'healthy (pid ' + str(health.get('pid')) + ')' if health else 'not answering /health'}",
     ]

@@ -25,6 +25,7 @@ from agentmd.engine.git.runner import GitCli, GitMissing
 from agentmd.engine.write.capture import Capturer, CaptureRequest
 
 ORIGIN = "morning"
+SYNTHETIC = frozenset({"self-probe", ORIGIN})  # the memory's own bookkeeping: commits counted, notes not
 DEFAULT_SPACE = "daily"
 _SEP = "@@agentmd-commit "  # opens each commit in the log output; a file line starts with its status letter
 
@@ -50,7 +51,8 @@ class Changes:
 
 
 def changes_since(vault: Path, since: dt.datetime) -> Changes:
-    """Count Markdown notes added, edited and retired per origin in the commits since `since`."""
+    """Count Markdown notes added, edited and retired per origin in the commits since `since` (self-probe
+    notes and the morning notes themselves are not the memory changing, so only their commits count)."""
     out = Changes()
     if not (vault / ".git").exists():
         out.error = "the vault is not a git repository"
@@ -73,6 +75,8 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
         lines = chunk.split("\n")  # the origin trailer's line (empty when none), then the changed files
         origin = lines[0].strip() or "unknown"
         out.commits[origin] += 1
+        if origin in SYNTHETIC:
+            continue
         for line in lines[1:]:
             status, _, path = line.partition("\t")
             if not path.endswith(".md"):
