@@ -68,7 +68,7 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import DaemonClient, DaemonHTTPError, recorded_port
+    from agentmd.engine.client import DaemonClient, DaemonHTTPError, DaemonUnreachable, recorded_port
 
     settings = settings_of(args)
     port = recorded_port(settings.state_dir)
@@ -78,6 +78,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rec = DaemonClient(port).post("/v1/jobs_run", {"name": args.name}, timeout=args.timeout)
     except DaemonHTTPError as exc:
         raise UsageError(exc.message) from None
+    except DaemonUnreachable as exc:
+        raise AgentmdError(f"{exc}; is the daemon still starting? `agentmd status` says") from None
     emit(out, args, rec, _record_line(rec))
     return EXIT_OK if rec.get("outcome") == "ok" else EXIT_FAILURE
 
