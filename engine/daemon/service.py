@@ -4,7 +4,8 @@ Threads, each with one job:
 - the HTTP listener (started first, so `/health` and `/status` answer while a cold index builds);
 - the watcher, which turns file events into debounced path hints (the speed);
 - the indexer, the only writer of the index and catalog: a reconcile pass on every batch of hints, at
-  start-up and every `reconcile_interval` seconds (the guarantee when events are lost);
+  start-up and whenever the `reconcile` job asks, every `reconcile_interval` seconds (the guarantee when
+  events are lost);
 - the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
   change and after every periodic pass;
 - the embedder (engine/daemon/embedding.py), which keeps the model warm and embeds new and changed
@@ -117,7 +118,7 @@ class Daemon:
             self._setup_log_file()
             log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)
             mcp_routes, lifespan = mount_mcp(self)
-            self.jobs = DaemonJobs(self)
+            self.jobs = DaemonJobs(self)  # owns the periodic pass (`reconcile_interval`), the probe and the repack
             routes = json_routes(search=self._search_json, capture=self._capture_json, probe=self._probe_json)
             routes += self.jobs.routes()
             app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
