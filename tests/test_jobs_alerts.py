@@ -5,10 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import CliResult, Vault
+
 from agentmd.engine.jobs.notify import Alerter, AlertTracker, CommandNotifier, notifiers_from_config
+from agentmd.engine.jobs.runner import RunLog
+from agentmd.engine.settings import resolve
 
 
 class Clock:
@@ -78,3 +83,27 @@ def test_no_notifier_is_a_silent_skip_that_is_said(tmp_path: Path) -> None:
     assert alerter.check() is not None and alerter.sent == 0
     _n, notes = notifiers_from_config({"notify": {"command": 7}})
     assert notes and "notify.command" in notes[0]
+
+
+def test_status_shows_each_jobs_last_run_and_turns_red_on_repeated_failures(
+    cli: Callable[..., CliResult], vault: Vault, tmp_path: Path
+) -> None:
+    vault.note("a.md", "# a note\n")
+    assert cli("reindex", "--vault", str(vault.root)).code == 0
+    settings = resolve(vault=str(vault.root), env={"HOME": str(tmp_path / "home")})
+    log = RunLog(settings.state_dir)
+    for i in range(2):
+        log.append(
+            {"job": "reconcile", "start": f"2026-03-01T0{i}:00:00+00:00", "outcome": "failed", "stop_reason": "x"}
+        )
+    result = cli("status", "--vault", str(vault.root), "--json")
+    assert result.json()["jobs"]["jobs"]["reconcile"]["failed_in_a_row"] == 2
+    assert not [r for r in result.json()["red"] if r.startswith("job-failing")]
+    log.append({"job": "reconcile", "start": "2026-03-01T03:00:00+00:00", "outcome": "stopped", "stop_reason": "y"})
+    result = cli("status", "--vault", str(vault.root))
+    assert result.code == 3
+    assert "RED    job-failing: reconcile failed 3 times in a row (last: y)" in result.out
+    assert "job       reconcile: every 5m, last stopped 2026-03-01T03:00 (y)" in result.out
+    assert "no notifier configured" in result.out
+    log.append({"job": "reconcile", "start": "2026-03-01T04:00:00+00:00", "outcome": "ok", "stop_reason": "finished"})
+    assert cli("status", "--vault", str(vault.root)).code == 0
