@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import os
 import plistlib
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import CliResult
 
+from agentmd.cli.service import wait_for_health
 from agentmd.engine.jobs.unit import (
     LAUNCHD_LABEL,
     MARKER,
@@ -24,6 +27,7 @@ from agentmd.engine.jobs.unit import (
     serve_command,
     systemd_unit,
 )
+from agentmd.engine.settings import resolve
 
 
 def test_the_systemd_unit_restarts_with_a_throttle_and_names_no_vault(tmp_path: Path) -> None:
@@ -117,3 +121,31 @@ def test_install_starts_the_service_and_waits_for_health(cli: Callable[..., CliR
     finally:
         removed = cli("service", "uninstall", "--platform", "linux")
     assert removed.code == 0 and not (tmp_path / "home" / ".config" / "systemd" / "user" / "agentmd.service").exists()
+
+
+def test_the_units_command_reads_the_vault_from_the_config_at_every_start(tmp_path: Path) -> None:
+    """What systemd or launchd would run, run here: the daemon answers /health for the vault the config
+    names at that start, so pointing the config at another vault needs no reinstall."""
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "AGENTMD_DENSE": "0"}
+    config = home / ".config" / "agentmd" / "config.toml"
+    config.parent.mkdir(parents=True)
+    unit = systemd_unit(serve_command(config, python=sys.executable))
+    argv = shlex.split(next(line for line in unit.splitlines() if line.startswith("ExecStart=")).split("=", 1)[1])
+    assert argv == serve_command(config, python=sys.executable)
+    for name in ("first", "second"):
+        vault = tmp_path / name
+        vault.mkdir()
+        (vault / "note.md").write_text(f"# the {name} vault\n", encoding="utf-8")
+        config.write_text(f'vault = "{vault}"\n', encoding="utf-8")
+        settings = resolve(config=str(config), env=env)
+        log = tmp_path / f"{name}.log"
+        with log.open("wb") as sink:
+            proc = subprocess.Popen([*argv, "--port", "0"], env=env, stdout=sink, stderr=sink)
+            try:
+                health = wait_for_health(settings, 60)
+                assert health is not None, log.read_text(encoding="utf-8")
+                assert health["vault"] == str(vault.resolve())
+            finally:
+                proc.terminate()
+                assert proc.wait(timeout=60) == 0
