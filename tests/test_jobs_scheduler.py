@@ -171,14 +171,26 @@ def test_a_paid_job_stops_at_its_token_budget_and_the_ceiling_refuses_the_next(t
             meter.charge(tokens=300, calls=1)
         return {"notes": 100}
 
-    s, _calls = scheduler(tmp_path, clock, folder, actions={"enrich": enrich}, daily_token_ceiling=1000)
+    s, _calls = scheduler(tmp_path, clock, folder, actions={"enrich": enrich}, daily_token_ceiling=2000)
     rec = s.run_named("enrich")
     assert rec["outcome"] == "stopped" and rec["stop_reason"].startswith("budget-tokens")
     assert rec["budget_used"]["tokens"] == 1200 and rec["budget_used"]["calls"] == 4
+    second = s.run_named("enrich")  # 800 tokens of the ceiling left: stopped there, not at its own budget
+    assert second["outcome"] == "stopped" and second["stop_reason"].startswith("budget-ceiling")
+    assert second["budget_used"]["tokens"] == 900
     again = s.run_named("enrich")
     assert again["outcome"] == "skipped" and again["stop_reason"].startswith("budget-ceiling")
     clock.advance(days=1)
-    assert s.run_named("enrich")["outcome"] == "stopped"  # a new day, a new ceiling
+    assert s.run_named("enrich")["stop_reason"].startswith("budget-tokens")  # a new day, a new ceiling
+
+
+def test_a_job_that_finishes_late_is_ok_and_says_it_overran(tmp_path: Path) -> None:
+    folder = tmp_path / "jobs"
+    manifest(folder, "slowish", 'action = "slowish"\nschedule = "every 1h"\n[budget]\nwall = "1m"\n')
+    clock = FakeClock(dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
+    s, _calls = scheduler(tmp_path, clock, folder, actions={"slowish": lambda m: clock.advance(minutes=3)})
+    rec = s.run_named("slowish")
+    assert rec["outcome"] == "ok" and rec["stop_reason"] == "finished over its wall budget (180 s against 60 s)"
 
 
 def test_a_command_job_is_stopped_at_its_token_budget_and_its_usage_recorded(tmp_path: Path) -> None:

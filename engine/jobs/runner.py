@@ -88,6 +88,7 @@ class Meter:
     tokens: int = 0
     calls: int = 0
     changed: dict[str, Any] = field(default_factory=dict)
+    ceiling_left: int | None = None  # tokens the day's spend ceiling still allows, for a paid job
 
     def elapsed(self) -> float:
         return (self.clock() - self.started).total_seconds()
@@ -101,6 +102,8 @@ class Meter:
         b = self.spec.budget
         if b.tokens is not None and self.tokens > b.tokens:
             raise BudgetExceeded(f"budget-tokens: {self.tokens} tokens against a budget of {b.tokens}")
+        if self.ceiling_left is not None and self.tokens > self.ceiling_left:
+            raise BudgetExceeded(f"budget-ceiling: the day's spend ceiling was reached after {self.tokens} tokens")
         if b.calls is not None and self.calls > b.calls:
             raise BudgetExceeded(f"budget-calls: {self.calls} calls against a budget of {b.calls}")
         if self.elapsed() > b.wall:
@@ -301,6 +304,7 @@ class Scheduler:
     def run(self, spec: JobSpec, *, trigger: str, slot: dt.datetime | None = None) -> dict[str, Any]:
         """Run one job to its end or its budget; the record appended to the run log."""
         with self._run_lock:
+            ceiling_left: int | None = None
             if spec.budget.paid and self.daily_token_ceiling is not None:
                 spent = self.tokens_spent_today(self.clock())
                 if spent >= self.daily_token_ceiling:
@@ -308,7 +312,8 @@ class Scheduler:
                         f"budget-ceiling: {spent} tokens spent today against a ceiling of {self.daily_token_ceiling}"
                     )
                     return self._skip(spec, reason, slot)
-            meter = Meter(spec, self.clock, self.clock())
+                ceiling_left = self.daily_token_ceiling - spent
+            meter = Meter(spec, self.clock, self.clock(), ceiling_left=ceiling_left)
             outcome, reason = "ok", "finished"
             changed: Mapping[str, Any] | None = None
             try:
@@ -319,7 +324,8 @@ class Scheduler:
                     if action is None:
                         raise JobFailed(f"action {spec.action!r} is not available in this process")
                     changed = action(meter)
-                    meter.check()  # a job that ran past its wall time without checking still counts as over
+                if meter.elapsed() > spec.budget.wall:  # finished, but later than its budget allowed
+                    reason = f"finished over its wall budget ({meter.elapsed():.0f} s against {spec.budget.wall:g} s)"
             except JobDeferred as exc:
                 return {"job": spec.name, "outcome": "deferred", "stop_reason": str(exc), "trigger": trigger}
             except BudgetExceeded as exc:
