@@ -5,6 +5,10 @@ same text as `hookSpecificOutput.additionalContext`):
 
     agentmd memory: RED — probe-failed: search did not find the probe note within 5.0 s
     queue 3 unfiled, oldest 1.2 days · last probe FAILED 2 h ago: ... · from the daemon · vault /home/me/vault
+    Morning 2026-03-02: RED — probe-failed · 4 added, 1 edited, 3 retired (daily/morning-note-2026-03-02.md)
+
+The third line is the headline of the latest morning note (engine/jobs/morning.py), when it is from today or
+yesterday.
 
 Where the facts come from: the running daemon's `GET /status` over loopback (never through a proxy), found
 through the port in its state file (or `--port`); when no daemon answers, a cheap read-only look at disk —
