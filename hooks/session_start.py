@@ -1,6 +1,6 @@
 """`agentmd hook session-start`: a Claude Code SessionStart hook that tells a new session how its memory is.
 
-It prints one or two lines on stdout, which Claude Code adds to the session's context (with `--json`, the
+It prints one to three lines on stdout, which Claude Code adds to the session's context (with `--json`, the
 same text as `hookSpecificOutput.additionalContext`):
 
     agentmd memory: RED — probe-failed: search did not find the probe note within 5.0 s
