@@ -123,6 +123,7 @@ def cmd_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if health is None:
         platform.stop()
         platform.path.unlink(missing_ok=True)
+        platform.reload()
         why = failed[0].output if failed else f"the daemon did not answer /health within {args.wait:g} s"
         raise AgentmdError(f"the {platform.kind} did not come up ({why}); it was removed again. {_log_hint(platform)}")
     state = platform.state()
@@ -155,9 +156,8 @@ def cmd_uninstall(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ok, _why = platform.available()
     steps = platform.stop() if ok else []
     path.unlink()
-    reload = getattr(platform, "reload", None)
-    if ok and reload is not None:
-        reload()
+    if ok:
+        platform.reload()
     stopped = all(s.ok for s in steps) if steps else False
     emit(out, args, {"removed": str(path), "stopped": stopped}, f"stopped the service and removed {path}")
     return EXIT_OK

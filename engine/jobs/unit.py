@@ -139,6 +139,10 @@ class Platform:
     def written_by_us(self) -> bool:
         raise NotImplementedError
 
+    def reload(self) -> Step | None:
+        """Have the manager forget a removed file (systemd); nothing to do for launchd."""
+        return None
+
 
 class Systemd(Platform):
     name = "linux"
@@ -171,7 +175,7 @@ class Systemd(Platform):
         steps = [run_step(["systemctl", "--user", "disable", "--now", SERVICE_NAME])]
         return steps
 
-    def reload(self) -> Step:
+    def reload(self) -> Step | None:
         return run_step(["systemctl", "--user", "daemon-reload"])
 
     def state(self) -> dict[str, str]:
