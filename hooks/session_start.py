@@ -1,10 +1,14 @@
 """`agentmd hook session-start`: a Claude Code SessionStart hook that tells a new session how its memory is.
 
-It prints one or two lines on stdout, which Claude Code adds to the session's context (with `--json`, the
+It prints one to three lines on stdout, which Claude Code adds to the session's context (with `--json`, the
 same text as `hookSpecificOutput.additionalContext`):
 
     agentmd memory: RED — probe-failed: search did not find the probe note within 5.0 s
     queue 3 unfiled, oldest 1.2 days · last probe FAILED 2 h ago: ... · from the daemon · vault /home/me/vault
+    Morning 2026-03-02: RED — probe-failed · 4 added, 1 edited, 3 retired (daily/morning-note-2026-03-02.md)
+
+The third line is the headline of the latest morning note (engine/jobs/morning.py), when it is from today or
+yesterday.
 
 Where the facts come from: the running daemon's `GET /status` over loopback (never through a proxy), found
 through the port in its state file (or `--port`); when no daemon answers, a cheap read-only look at disk —
@@ -217,8 +221,18 @@ def _gather(args: argparse.Namespace, deadline: float) -> str:
     remaining = deadline - time.monotonic()
     status = daemon_status(settings, getattr(args, "port", None), timeout=remaining * 0.6)
     if status is not None:
-        return summarize(status, from_disk=False)
-    return summarize(disk_status(settings), from_disk=True)
+        text = summarize(status, from_disk=False)
+    else:
+        text = summarize(disk_status(settings), from_disk=True)
+    return text + morning_line(settings.state_dir)
+
+
+def morning_line(state_dir: Any) -> str:
+    """The latest morning note's headline (today's or yesterday's) as a third line, else nothing."""
+    from agentmd.engine.jobs.morning import headline_for
+
+    headline = headline_for(state_dir, dt.date.today())
+    return f"\n{headline}" if headline else ""
 
 
 def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET) -> str:

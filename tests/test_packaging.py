@@ -53,6 +53,8 @@ def test_every_layer_and_the_contract_are_in_the_wheel(wheel: zipfile.ZipFile) -
     ):
         assert module in names or module.replace(".py", "/__init__.py") in names, module
     assert "agentmd/rules/storage-rules.default.md" in names
+    for job in ("reconcile", "probe", "repack", "morning-note"):  # the job manifests that ship as defaults
+        assert f"agentmd/engine/jobs/defaults/{job}.toml" in names, job
     assert not [n for n in names if "/tests/" in n or n.startswith(("tests/", "bench/", "examples/"))]
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from agentmd import __version__
-from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, links, recall, rules
+from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, jobs, links, recall, rules, service
 from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
 
 Register = Callable[[Any, argparse.ArgumentParser], Any]
@@ -43,6 +43,8 @@ COMMANDS: tuple[Register, ...] = (
     recall.add_recall_parsers,  # `hook recall` (into the group above), `recall`, `usage`
     hooks.add_hooks_install_parsers,
     rules.add_contract,
+    service.add_service_parser,  # `service install | uninstall | status`
+    jobs.add_jobs_parser,  # `jobs list | run | history`
 )
 
 EPILOG = """\

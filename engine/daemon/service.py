@@ -4,11 +4,14 @@ Threads, each with one job:
 - the HTTP listener (started first, so `/health` and `/status` answer while a cold index builds);
 - the watcher, which turns file events into debounced path hints (the speed);
 - the indexer, the only writer of the index and catalog: a reconcile pass on every batch of hints, at
-  start-up and every `reconcile_interval` seconds (the guarantee when events are lost);
+  start-up and whenever the `reconcile` job asks, every `reconcile_interval` seconds (the guarantee when
+  events are lost);
 - the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
   change and after every periodic pass;
 - the embedder (engine/daemon/embedding.py), which keeps the model warm and embeds new and changed
-  chunks in small slices after each pass, so searches are hybrid once vectors exist.
+  chunks in small slices after each pass, so searches are hybrid once vectors exist;
+- the job scheduler (engine/daemon/jobs_host.py), which runs the periodic reconcile, the self-probe, the
+  repack and the morning note when due, and alerts when the status turns red.
 One daemon per vault: an exclusive lock in the state directory refuses a second one, naming the first.
 """
 
@@ -27,6 +30,7 @@ from typing import Any
 
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.instance import InstanceLock
+from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
 from agentmd.engine.daemon.status import compute_status, with_dense, write_json
@@ -47,7 +51,6 @@ from agentmd.rules import ContractCache
 log = logging.getLogger("agentmd.daemon")
 
 PROBE_INTERVAL = 24 * 3600.0
-PROBE_FIRST_DELAY = 120.0
 
 
 class Daemon:
@@ -88,6 +91,7 @@ class Daemon:
         self._probe_aliases: set[str] = set()
         self._probe_lock = threading.Lock()
         self.server: HttpServer | None = None
+        self.jobs: DaemonJobs | None = None
         self.app: Any = None  # the ASGI app being served, once started
         self.started_at = dt.datetime.now(dt.UTC)
 
@@ -115,7 +119,9 @@ class Daemon:
             self._setup_log_file()
             log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)
             mcp_routes, lifespan = mount_mcp(self)
+            self.jobs = DaemonJobs(self)  # owns the periodic pass (`reconcile_interval`), the probe and the repack
             routes = json_routes(search=self._search_json, capture=self._capture_json, probe=self._probe_json)
+            routes += self.jobs.routes()
             app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
             self.app = app
             self.server = HttpServer(app, self.port)
@@ -133,12 +139,11 @@ class Daemon:
                 log.info("removed %d capture temp file(s) left by an interrupted write", removed)
             self.dense.start()
             loops = [("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)]
-            if self.probe_interval > 0:
-                loops.append(("agentmd-probe", self._probe_loop))
             for name, target in loops:
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
                 self._threads.append(t)
+            self.jobs.start()
         except BaseException:
             self.stop()
             raise
@@ -153,6 +158,8 @@ class Daemon:
             self._cond.notify_all()
         if self.watcher is not None:
             self.watcher.stop()
+        if self.jobs is not None:
+            self.jobs.stop()
         for t in self._threads:
             t.join(timeout=60)
         self.dense.stop()
@@ -344,10 +351,6 @@ class Daemon:
         for c in result.commits:
             self.commits += 1
             log.info("committed %s (origin: %s, %d files)", c.sha[:10], c.origin, len(c.paths))
-        if not final:
-            msg = self.committer.repack_if_due()
-            if msg:
-                log.info("%s", msg)
         write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
         self._refresh_status()
 
@@ -450,18 +453,6 @@ class Daemon:
         self.committer.note_origin(rel, "self-probe")
         path.unlink(missing_ok=True)
         self._on_change({rel})
-
-    def _probe_loop(self) -> None:
-        wait = PROBE_FIRST_DELAY
-        while not self._stop.wait(wait):
-            if self._stale:
-                wait = 5.0
-                continue
-            try:
-                self.probe()
-            except Exception:
-                log.exception("self-probe crashed")
-            wait = self.probe_interval
 
     # -- status ----------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.health import git_health, worktrees_inside
 from agentmd.engine.index.reconcile import last_pass
 from agentmd.engine.index.store import Store
+from agentmd.engine.jobs.report import jobs_status, render_lines
 from agentmd.engine.settings import Settings
 from agentmd.engine.write.probe import load_last
 from agentmd.rules import ContractState
@@ -167,6 +168,7 @@ def compute_status(
         "git": git_section(settings.vault, commit_state, now),
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
+        "jobs": jobs_status(settings),
     }
     return assemble(parts, settings.vault, daemon)
 
@@ -274,6 +276,7 @@ def render(status: dict[str, Any]) -> str:
             lines.append(f"  probe     ok {when} (round trip {probe.get('round_trip_ms')} ms)")
         else:
             lines.append(f"  probe     FAILED {when}: {probe.get('error')}")
+    lines += render_lines(status.get("jobs") or {})
     for r in status["red"]:
         lines.append(f"RED    {r}")
     for y in status["yellow"]:

@@ -1,6 +1,6 @@
 """The committer: commits what git reports dirty in the vault, one commit per origin.
 
-Each commit carries an `origin:` trailer (capture, phone, self-probe or local-edit): the daemon registers
+Each commit carries an `origin:` trailer (capture, phone, self-probe, morning or local-edit): the daemon registers
 the origin of its own writes with `note_origin`, files under the contract's phone paths are `phone`, and
 everything else is `local-edit`. When to run a cycle (the debounce after the last write) is the daemon's
 decision; a cycle commits whatever is dirty at that moment.
@@ -84,7 +84,7 @@ from agentmd.engine.git.runner import (
     printable,
 )
 
-ORIGINS = ("capture", "phone", "self-probe", "local-edit")
+ORIGINS = ("capture", "phone", "self-probe", "morning", "local-edit")
 
 REGISTRATION_TTL_SECONDS = 3600.0  # a note_origin registration whose file never showed up expires
 AGENTMD_NAME = "agentmd"

@@ -1,0 +1,96 @@
+"""`agentmd jobs list | run NAME | history`: the daemon's scheduled jobs, one run now, and the run log."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of, subcommands
+from agentmd.cli.output import emit
+from agentmd.engine.errors import AgentmdError, UsageError
+
+
+def add_jobs_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("jobs", help="the daemon's scheduled jobs: list them, run one now, read the run log")
+    group = subcommands(p, "jobs_command", "ACTION")
+    q = group.add_parser("list", parents=[common], help="every job, its schedule, switch, budget and last run")
+    q.set_defaults(func=cmd_list)
+    q = group.add_parser("run", parents=[common], help="run one job now in the daemon, whatever its schedule")
+    q.add_argument("name", help="the job's name (see `agentmd jobs list`)")
+    q.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for the run (3600)")
+    q.set_defaults(func=cmd_run)
+    q = group.add_parser("history", parents=[common], help="the run log, newest last")
+    q.add_argument("--job", help="only this job's runs")
+    q.add_argument("--limit", type=int, default=20, help="how many records (20; 0 for all)")
+    q.set_defaults(func=cmd_history)
+    p.set_defaults(func=lambda args, out, err: (p.print_help(out), 2)[1])
+
+
+def _record_line(rec: dict[str, Any]) -> str:
+    used = rec.get("budget_used") or {}
+    spend = f"{used.get('wall_s', 0)} s"
+    if used.get("tokens") or used.get("calls"):
+        spend += f", {used.get('tokens')} tokens, {used.get('calls')} calls"
+    changed = rec.get("changed") or {}
+    what = ", ".join(f"{k}={v}" for k, v in changed.items() if v not in (None, "", 0))
+    return (
+        f"{str(rec.get('start'))[:19]}  {rec.get('job'):<14} {rec.get('outcome'):<8} {rec.get('stop_reason')}"
+        f"  [{spend}]" + (f"  {what}" if what else "")
+    )
+
+
+def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.jobs.manifest import jobs_dir, load_jobs
+    from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
+    from agentmd.engine.jobs.runner import RunLog
+
+    settings = settings_of(args)
+    loaded = load_jobs(jobs_dir(settings), set(BUILT_IN_ACTIONS))
+    last = {name: entry.get("last") for name, entry in RunLog(settings.state_dir).summary().items()}
+    payload = loaded.to_dict()
+    for job in payload["jobs"]:
+        job["last"] = last.get(job["name"])
+    lines = []
+    for job in payload["jobs"]:
+        b = job["budget"]
+        budget = f"wall {b['wall_s']:g} s" + (f", {b['tokens']} tokens" if b["tokens"] is not None else "")
+        budget += f", {b['calls']} calls" if b["calls"] is not None else ""
+        rec = job["last"]
+        when = "never run" if rec is None else f"last {rec.get('outcome')} {str(rec.get('start'))[:16]}"
+        state = "on " if job["enabled"] else "off"
+        lines.append(f"{job['name']:<14} {state} {job['schedule']:<20} {budget:<24} {when}")
+    for r in loaded.refused:
+        lines.append(f"REFUSED {r['path']}: {r['reason']}")
+    where = jobs_dir(settings)
+    lines.append(f"(manifests: shipped defaults, overridden by {where}/*.toml)" if where else "(shipped defaults)")
+    emit(out, args, payload, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.client import DaemonClient, DaemonHTTPError, DaemonUnreachable, recorded_port
+
+    settings = settings_of(args)
+    port = recorded_port(settings.state_dir)
+    if not port:
+        raise AgentmdError("jobs run in the daemon; start `agentmd serve` (or `agentmd service install`) first")
+    try:
+        rec = DaemonClient(port).post("/v1/jobs_run", {"name": args.name}, timeout=args.timeout)
+    except DaemonHTTPError as exc:
+        raise UsageError(exc.message) from None
+    except DaemonUnreachable as exc:
+        raise AgentmdError(f"{exc}; is the daemon still starting? `agentmd status` says") from None
+    emit(out, args, rec, _record_line(rec))
+    return EXIT_OK if rec.get("outcome") == "ok" else EXIT_FAILURE
+
+
+def cmd_history(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.jobs.runner import RunLog
+
+    settings = settings_of(args)
+    records = RunLog(settings.state_dir).records(job=args.job)
+    if args.limit > 0:
+        records = records[-args.limit :]
+    text = "\n".join(_record_line(r) for r in records) or "no job has run yet"
+    emit(out, args, {"records": records}, text)
+    return EXIT_OK

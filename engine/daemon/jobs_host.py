@@ -1,0 +1,163 @@
+"""The daemon's scheduled work: the job scheduler (engine/jobs/) wired to this daemon's own actions.
+
+The built-in actions are what used to be the daemon's private timers (the periodic reconcile pass, the
+daily self-probe, the daily repack) plus the morning note. The scheduler runs them on its thread, one at a
+time, and after every pass the alerter looks at the status and pages on a new red condition.
+`serve --reconcile-interval` and the daemon's probe interval become the defaults of the `reconcile` and
+`probe` jobs; a manifest in the config folder's `jobs/` still overrides them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from agentmd.engine.git.health import repack
+from agentmd.engine.jobs import morning
+from agentmd.engine.jobs.manifest import Loaded, jobs_dir, load_jobs
+from agentmd.engine.jobs.notify import Alerter, AlertTracker, notifiers_from_config
+from agentmd.engine.jobs.report import BUILT_IN_ACTIONS, read_config, token_ceiling
+from agentmd.engine.jobs.runner import Clock, JobDeferred, JobFailed, JobInterrupted, Meter, Scheduler, system_clock
+from agentmd.engine.settings import RECONCILE_INTERVAL
+
+log = logging.getLogger("agentmd.daemon.jobs")
+
+MAX_POLL = 30.0
+
+
+class DaemonJobs:
+    def __init__(self, daemon: Any, *, clock: Clock = system_clock) -> None:
+        """`daemon` is the `Daemon` of engine/daemon/service.py (not imported here: it imports this)."""
+        self.daemon = daemon
+        self.config = read_config(daemon.settings)
+        self.overrides: dict[str, dict[str, Any]] = {}
+        interval = daemon.reconcile_interval
+        if interval != RECONCILE_INTERVAL and interval > 0 and math.isfinite(interval):
+            self.overrides["reconcile"] = {"schedule": f"every {interval:g}s"}
+        if daemon.probe_interval <= 0:
+            self.overrides["probe"] = {"enabled": False}
+        else:
+            self.overrides["probe"] = {"schedule": f"every {daemon.probe_interval:g}s"}
+        self.poll = max(0.05, min(MAX_POLL, interval / 4)) if interval > 0 else MAX_POLL
+        daemon.reconcile_interval = math.inf  # the reconcile job owns the periodic pass from now on
+        actions = {
+            "reconcile": self._reconcile,
+            "probe": self._probe,
+            "repack": self._repack,
+            "morning-note": self._morning_note,
+        }
+        assert set(actions) == BUILT_IN_ACTIONS
+        self.scheduler = Scheduler(
+            self._load, actions, daemon.settings.state_dir, clock=clock, daily_token_ceiling=token_ceiling(self.config)
+        )
+        notifiers, notes = notifiers_from_config(self.config)
+        for note in notes:
+            log.warning("%s", note)
+        if not notifiers:
+            log.info("no notifier configured: a red status sends no alert (set [notify] in the config file)")
+        self.alerter = Alerter(AlertTracker(daemon.settings.state_dir, clock), notifiers, daemon.status)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _load(self) -> Loaded:
+        return load_jobs(jobs_dir(self.daemon.settings), set(BUILT_IN_ACTIONS), self.overrides)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self.scheduler.serve,
+            args=(self._stop, self.poll, self._alert),
+            name="agentmd-jobs",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+
+    def _alert(self) -> None:
+        if not self.daemon._stale:
+            self.alerter.check()
+
+    def routes(self) -> list[Any]:
+        """`POST /v1/jobs_run {"name": ...}`: run one job now (`agentmd jobs run NAME`)."""
+        from agentmd.engine.daemon.server import json_routes
+
+        return json_routes(jobs_run=self._run_json)
+
+    def _run_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        from agentmd.engine.errors import UsageError
+
+        try:
+            return self.scheduler.run_named(str(data.get("name", "")))
+        except KeyError as exc:
+            raise UsageError(str(exc.args[0])) from None
+
+    # -- the actions ---------------------------------------------------------------------------
+
+    def _wait(self, meter: Meter, done: Any) -> None:
+        pause = threading.Event()
+        while not done():
+            if self._stop.is_set():
+                raise JobInterrupted("the daemon is stopping")
+            meter.check()
+            pause.wait(0.05)
+
+    def _reconcile(self, meter: Meter) -> Mapping[str, Any]:
+        before = self.daemon.passes
+        self.daemon.request_pass()
+        self._wait(meter, lambda: self.daemon.passes > before)
+        report = self.daemon._last_report
+        if report is None:
+            return {}
+        if report.refused:
+            raise JobFailed(f"reconcile refused: {report.refused}")
+        return {
+            "added": report.added,
+            "updated": report.updated,
+            "deleted": report.deleted,
+            "errors": len(report.errors),
+        }
+
+    def _ready(self) -> None:
+        if self.daemon._stale:
+            raise JobDeferred("the index is still being built")
+
+    def _probe(self, meter: Meter) -> Mapping[str, Any]:
+        self._ready()
+        result = self.daemon.probe(min(self.daemon.probe_budget, meter.spec.budget.wall))
+        if not result.ok:
+            raise JobFailed(f"probe failed: {result.error}")
+        return {"round_trip_ms": result.round_trip_ms, "note": result.path}
+
+    def _repack(self, meter: Meter) -> Mapping[str, Any]:
+        if not (self.daemon.settings.vault / ".git").exists():
+            return {"skipped": "the vault is not a git repository"}
+        message, done = repack(self.daemon.settings.vault)
+        if "failed" in message:
+            raise JobFailed(message)
+        if not done:  # someone holds the repository's lock: a later pass tries again while the slot is open
+            raise JobDeferred(message)
+        return {"message": message}
+
+    def _morning_note(self, meter: Meter) -> Mapping[str, Any]:
+        self._ready()
+        table = self.config.get("morning")
+        space = str(table.get("space", morning.DEFAULT_SPACE)) if isinstance(table, dict) else morning.DEFAULT_SPACE
+        written = morning.write_note(
+            self.daemon.capturer,
+            vault=self.daemon.settings.vault,
+            state_dir=self.daemon.settings.state_dir,
+            status=self.daemon.status(),
+            records=self.scheduler.log.records(),
+            now=self.scheduler.clock(),
+            space=space,
+        )
+        self.daemon.request_commit(0.0)
+        return written

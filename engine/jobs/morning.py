@@ -1,0 +1,222 @@
+"""The morning note: once a day, a short note in the vault saying what the memory did overnight.
+
+It is rendered from the same data `agentmd status --json` and the run log hold, never from a separate
+count, so the note and the status cannot disagree:
+- what ran since the last note (the run log): each job's runs and how they ended, failures by name;
+- what changed in the memory (git history since then): notes added, edited and retired, by commit origin;
+- what needs the owner (the status): red and yellow items, the queue's size and oldest item, failed jobs.
+
+The note goes through capture into the contract space named by `[morning] space` in the config file
+(`daily` unless set), titled with the date, and is committed with `origin: morning`. Its one-line headline
+is kept in the state folder for the session-start hook.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.git.runner import GitCli, GitMissing
+from agentmd.engine.write.capture import Capturer, CaptureRequest
+
+ORIGIN = "morning"
+SYNTHETIC = frozenset({"self-probe", ORIGIN})  # the memory's own bookkeeping: commits counted, notes not
+DEFAULT_SPACE = "daily"
+_SEP = "@@agentmd-commit "  # opens each commit in the log output; a file line starts with its status letter
+
+
+@dataclass
+class Changes:
+    """Notes added, edited and retired (deleted or moved away), by commit origin."""
+
+    added: Counter[str] = field(default_factory=Counter)
+    edited: Counter[str] = field(default_factory=Counter)
+    retired: Counter[str] = field(default_factory=Counter)
+    commits: Counter[str] = field(default_factory=Counter)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": dict(self.added),
+            "edited": dict(self.edited),
+            "retired": dict(self.retired),
+            "commits": dict(self.commits),
+            "error": self.error,
+        }
+
+
+def changes_since(vault: Path, since: dt.datetime) -> Changes:
+    """Count Markdown notes added, edited and retired per origin in the commits since `since` (self-probe
+    notes and the morning notes themselves are not the memory changing, so only their commits count)."""
+    out = Changes()
+    if not (vault / ".git").exists():
+        out.error = "the vault is not a git repository"
+        return out
+    try:
+        run = GitCli(vault).run(
+            "log",
+            f"--since={since.isoformat(timespec='seconds')}",
+            "--no-renames",
+            "--name-status",
+            f"--format=%n{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)",
+        )
+    except GitMissing as exc:
+        out.error = str(exc)
+        return out
+    if run.code != 0:
+        out.error = run.why()
+        return out
+    for chunk in ("\n" + run.text).split("\n" + _SEP)[1:]:
+        lines = chunk.split("\n")  # the origin trailer's line (empty when none), then the changed files
+        origin = lines[0].strip() or "unknown"
+        out.commits[origin] += 1
+        if origin in SYNTHETIC:
+            continue
+        for line in lines[1:]:
+            status, _, path = line.partition("\t")
+            if not path.endswith(".md"):
+                continue
+            kind = status[:1]
+            if kind == "A":
+                out.added[origin] += 1
+            elif kind == "M":
+                out.edited[origin] += 1
+            elif kind == "D":
+                out.retired[origin] += 1
+    return out
+
+
+def _job_lines(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """One line per job of what ran, and one per failed or stopped run."""
+    by_job: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in records:
+        by_job.setdefault(str(rec.get("job")), []).append(rec)
+    ran, failed = [], []
+    for name in sorted(by_job):
+        recs = by_job[name]
+        outcomes = Counter(str(r.get("outcome")) for r in recs)
+        parts = [f"{n} {o}" for o, n in sorted(outcomes.items())]
+        last = recs[-1]
+        line = f"- {name}: {', '.join(parts)}; last {last.get('outcome')} at {str(last.get('start'))[11:16]}"
+        if last.get("outcome") != "ok":
+            line += f" ({last.get('stop_reason')})"
+        ran.append(line)
+        for r in recs:
+            if r.get("outcome") in ("failed", "stopped"):
+                failed.append(
+                    f"- job {name} {r.get('outcome')} at {str(r.get('start'))[11:16]}: {r.get('stop_reason')}"
+                )
+    return ran, failed
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{n} by {o}" for o, n in sorted(counter.items()))
+
+
+def render(
+    day: dt.date, status: Mapping[str, Any], records: Sequence[Mapping[str, Any]], changes: Changes
+) -> tuple[str, str]:
+    """The headline and the Markdown body of the note for `day`."""
+    ran, failed = _job_lines(records)
+    red = [str(r) for r in status.get("red") or []]
+    yellow = [str(y) for y in status.get("yellow") or []]
+    added, edited, retired = (sum(c.values()) for c in (changes.added, changes.edited, changes.retired))
+    color = str(status.get("color") or "unknown").upper()
+    head = [color + (" — " + ", ".join(r.split(":", 1)[0] for r in red) if red else "")]
+    head.append(f"{added} added, {edited} edited, {retired} retired")
+    if failed:
+        head.append(f"{len(failed)} failed job run{'s' if len(failed) != 1 else ''}")
+    headline = f"Morning {day.isoformat()}: " + " · ".join(head)
+
+    lines = [f"**{headline}**", ""]
+    lines += ["## What ran", ""] + (ran or ["- nothing ran"]) + [""]
+    lines += ["## What changed", ""]
+    if changes.error:
+        lines.append(f"- history unavailable: {changes.error}")
+    for label, counter in (("added", changes.added), ("edited", changes.edited), ("retired", changes.retired)):
+        if counter:
+            n = sum(counter.values())
+            lines.append(f"- {n} note{'s' if n != 1 else ''} {label}: {_counts(counter)}")
+    if not (changes.added or changes.edited or changes.retired or changes.error):
+        lines.append("- no note changed")
+    if changes.commits:
+        lines.append(f"- {sum(changes.commits.values())} commits: {_counts(changes.commits)}")
+    lines += ["", "## What needs you", ""]
+    needs = [f"- RED {r}" for r in red] + [f"- yellow {y}" for y in yellow]
+    queue = status.get("queue") or {}
+    if queue.get("count"):
+        oldest = queue.get("oldest_age_days")
+        needs.append(f"- queue: {queue['count']} unfiled" + (f", the oldest {oldest} days old" if oldest else ""))
+    needs += failed
+    lines += needs or ["- nothing needs you"]
+    return headline, "\n".join(lines) + "\n"
+
+
+class MorningState:
+    """The last note written: its day, path, headline and time, in `<state>/jobs/morning.json`."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "jobs" / "morning.json"
+
+    def read(self) -> dict[str, Any] | None:
+        return read_json(self.path)
+
+    def since(self, now: dt.datetime) -> dt.datetime:
+        """Where tonight's account starts: the last note's time, else a day ago."""
+        last = (self.read() or {}).get("at")
+        try:
+            at = dt.datetime.fromisoformat(str(last)) if last else None
+        except ValueError:
+            at = None
+        day_ago = now - dt.timedelta(days=1)
+        return at if at is not None and day_ago <= at <= now else day_ago
+
+    def record(self, day: dt.date, path: str, headline: str, now: dt.datetime) -> None:
+        write_json(
+            self.path,
+            {"day": day.isoformat(), "path": path, "headline": headline, "at": now.isoformat(timespec="seconds")},
+        )
+
+
+def headline_for(state_dir: Path, today: dt.date) -> str | None:
+    """The latest morning note's headline when it is from today or yesterday (for session start)."""
+    data = MorningState(state_dir).read() or {}
+    try:
+        day = dt.date.fromisoformat(str(data.get("day")))
+    except ValueError:
+        return None
+    if (today - day).days > 1 or not data.get("headline"):
+        return None
+    return f"{data['headline']} ({data.get('path')})"
+
+
+def write_note(
+    capturer: Capturer,
+    *,
+    vault: Path,
+    state_dir: Path,
+    status: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    now: dt.datetime,
+    space: str = DEFAULT_SPACE,
+) -> dict[str, Any]:
+    """Render tonight's note and write it through capture (origin `morning`); what was written."""
+    state = MorningState(state_dir)
+    since = state.since(now)
+    tonight = [r for r in records if str(r.get("start", "")) >= since.isoformat(timespec="seconds")]
+    changes = changes_since(vault, since)
+    headline, body = render(now.date(), status, tonight, changes)
+    request = CaptureRequest(title=f"Morning note {now.date().isoformat()}", body=body, summary=headline, space=space)
+    result = capturer.capture(
+        request,
+        origin=ORIGIN,
+        extra_fields={"status": "active", "filing_confidence": "high", "kind": "morning-note"},
+        count=False,
+    )
+    state.record(now.date(), result.path, headline, now)
+    return {"path": result.path, "headline": headline, "since": since.isoformat(timespec="seconds")}

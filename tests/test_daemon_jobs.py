@@ -1,0 +1,94 @@
+"""The daemon's own timers as jobs: the real daemon's reconcile, self-probe, repack and morning note run by a
+scheduler whose clock the test moves (the daemon's own scheduler runs beside it on the real clock, and has
+nothing due in the seconds the test takes)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_helpers import is_clean, make_repo, origins, wait_until
+
+from agentmd.engine.daemon.jobs_host import DaemonJobs
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.jobs.runner import RunLog
+from agentmd.engine.settings import Settings, resolve
+
+
+class FakeClock:
+    """Starts just after the daemon's own scheduler first saw the jobs on the real clock, so no slot of
+    today before that counts."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=1)
+
+    def at(self, hour: int, minute: int) -> None:
+        """The given time on the day after the clock's current day."""
+        self.now = (self.now + dt.timedelta(days=1)).replace(hour=hour, minute=minute)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def settings(tmp_path: Path, env: dict[str, str]) -> Settings:
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/first.md": "first note about otters\n"})
+    return resolve(vault=str(vault))
+
+
+@pytest.fixture
+def daemon(settings: Settings) -> Iterator[Daemon]:
+    d = Daemon(settings, port=0, commit_debounce=0.2, probe_interval=3600)
+    d.start()
+    wait_until(lambda: not d.health()["index_stale"], what="first pass")
+    yield d
+    d.stop()
+
+
+def test_the_daemon_timers_run_as_jobs_at_their_times(daemon: Daemon, settings: Settings) -> None:
+    assert daemon.reconcile_interval == float("inf")  # the reconcile job owns the periodic pass
+    clock = FakeClock()
+    jobs = DaemonJobs(daemon, clock=clock)
+    assert jobs.scheduler.tick() == []
+    clock.now += dt.timedelta(minutes=2)
+    (probe,) = jobs.scheduler.tick()
+    assert probe["job"] == "probe" and probe["outcome"] == "ok", probe
+    assert probe["changed"]["round_trip_ms"] is not None
+    (settings.vault / "notes" / "second.md").write_text("a second note about herons\n", encoding="utf-8")
+    clock.now += dt.timedelta(minutes=3)
+    records = jobs.scheduler.tick()
+    assert [r["job"] for r in records] == ["reconcile"] and records[0]["outcome"] == "ok"
+    wait_until(lambda: is_clean(settings.vault), 10, "the pass's commit")
+
+    clock.at(2, 10)
+    # a repack that finds the repository's lock held (a commit in flight) is deferred to a later pass
+    repacked = wait_until(
+        lambda: [r for r in jobs.scheduler.tick() if r["job"] == "repack" and r["outcome"] == "ok"], 10, "repack"
+    )
+    assert "repacked the vault repository" in repacked[0]["changed"]["message"]
+    clock.now = clock.now.replace(hour=6, minute=30)
+    records = {r["job"]: r for r in jobs.scheduler.tick()}
+    note = records["morning-note"]
+    assert note["outcome"] == "ok", note
+    wait_until(lambda: is_clean(settings.vault) and "morning" in origins(settings.vault), 10, "morning commit")
+    text = (settings.vault / note["changed"]["path"]).read_text(encoding="utf-8")
+    assert "- probe: " in text and "- reconcile: " in text and "- repack: 1 ok" in text
+    changed = text.split("## What changed")[1].split("## What needs you")[0]
+    assert "self-probe" not in changed.split("commits:")[0]  # probe notes are not the memory changing
+    assert "by self-probe" in changed.split("commits:")[1]  # their commits are still counted
+    # the probe (hourly in this daemon) and the reconcile ran again on the next day's passes
+    logged = [r["job"] for r in RunLog(settings.state_dir).records()]
+    assert logged[0] == "probe" and [j for j in logged if j not in ("probe", "reconcile")] == ["repack", "morning-note"]
+
+
+def test_a_daemon_without_the_probe_has_it_switched_off(settings: Settings) -> None:
+    d = Daemon(settings, port=0, commit_debounce=0.2, probe_interval=0)
+    d.start()
+    try:
+        assert d.jobs is not None
+        loaded = d.jobs.scheduler.reload()
+        assert loaded.jobs["probe"].enabled is False and loaded.jobs["reconcile"].enabled is True
+    finally:
+        d.stop()
