@@ -145,9 +145,13 @@ class OriginBook:
         try:
             if lines:
                 atomic_write(self.journal, "".join(lines), mode=0o600)
-            else:
-                self.journal.unlink(missing_ok=True)
-                fsync_dir_quietly(self.journal.parent)
+            elif self.journal.exists():  # emptied in place: the next append needs no new directory entry
+                fd = os.open(self.journal, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+                try:
+                    os.ftruncate(fd, 0)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
             self.problem = None
         except OSError as exc:  # the old journal stays: at worst a committed path is looked at again
             self.problem = f"could not rewrite {self.journal} ({exc.strerror or exc})"

@@ -12,7 +12,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-COMMIT_MAX_WAIT = 10.0
+from agentmd.engine.settings import COMMIT_MAX_WAIT
+
+__all__ = ["COMMIT_MAX_WAIT", "SKIP_RETRY", "CommitSchedule"]
+
 SKIP_RETRY = 5.0
 
 

@@ -31,7 +31,9 @@ from git_helpers import (
 )
 
 from agentmd.cli import main
+from agentmd.engine.client import DaemonClient
 from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.fsutil import read_json
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.failpoints import CRASH_ENV
 from agentmd.engine.git.failpoints import ENV as FAILPOINTS
@@ -164,7 +166,66 @@ def test_pending_origins_survive_kill_9(tmp_path: Path) -> None:
     # the registration whose write never happened is gone: a later user file there is a local edit
     write(repo, "memory/never-written.md", "the user's own file\n")
     assert [x.origin for x in c.commit_cycle().commits] == ["local-edit"]
-    assert not (state / "pending-origins.jsonl").exists()
+    assert (state / "pending-origins.jsonl").read_bytes() == b""  # every registration was spent
+
+
+def test_captures_acknowledged_by_a_daemon_killed_before_its_commit_keep_their_origin(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    settings = resolve(vault=str(vault))
+
+    def serve() -> tuple[subprocess.Popen[bytes], int]:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agentmd",
+                "serve",
+                "--vault",
+                str(vault),
+                "--port",
+                "0",
+                "--commit-debounce",
+                "600",
+            ],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+        def port() -> int | None:
+            info = read_json(settings.state_dir / "daemon.json") or {}
+            return int(info["port"]) if info.get("pid") == proc.pid and info.get("port") else None
+
+        return proc, int(wait_until(port, 30, "the daemon's port"))
+
+    proc, port = serve()
+    try:
+        client = DaemonClient(port)
+        wait_until(lambda: client.get("/status")["daemon"]["commit_cycles"] >= 1, 30, "the start-up cycle")
+        paths = [
+            client.post(
+                "/v1/capture", {"title": f"Decision {i}: pin tool {i}", "body": f"We pin tool {i}.", "type": "decision"}
+            )["path"]
+            for i in range(5)
+        ]
+    finally:
+        proc.kill()  # SIGKILL: the captures are acknowledged, their commit is 600 s away
+        proc.wait(10)
+    assert all(p.startswith("memory/") for p in paths) and len(set(paths)) == 5
+    assert head(vault) == git(vault, "rev-list", "--max-parents=0", "HEAD").stdout.strip()  # nothing committed
+
+    proc, port = serve()
+    try:
+        wait_until(lambda: status(vault) == [], 30, "the commit after the restart")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    commit_of = {
+        p: git(vault, "log", "-1", "--format=%(trailers:key=origin,valueonly)", "--", p).stdout.strip() for p in paths
+    }
+    assert set(commit_of.values()) == {"capture"}, commit_of
 
 
 # --------------------------------------------------------------------------------------------------
