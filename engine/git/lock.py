@@ -1,12 +1,14 @@
-"""`.git/index.lock`: taking it, publishing an index through it, and telling whose a lock is.
+"""`.git/index.lock`: taking it, publishing an index while holding it, and telling whose a lock is.
 
 agentmd takes the lock the way git does, by creating the file exclusively, and writes a marker into it:
-`held by agentmd (pid N, host H, boot B)`. A lock that is not ours (empty, as a running git command
-leaves it, or any other content) is never removed: the committer waits for it with backoff, then skips
-the cycle and says whose lock it is. Our own lock is removed only at daemon start, and only when its
-marker names this host and this boot and a process that no longer exists (`remove_own_stale_lock`);
-the private index copies a crashed agentmd left in `.git/` are swept at the same time.
-"""
+`held by agentmd (pid N, host H, boot B)`. The marker stays until the lock is released: the new index is
+written as a private file and renamed over `.git/index`, never into the lock, so an ENOSPC or EIO at any
+step leaves a lock that still names us and that `release` removes. A lock that is not ours (empty, as a
+running git command leaves it, or any other content) is never removed: the committer waits for it with
+backoff, then skips the cycle and says whose lock it is. Our own lock left by a crash is removed at
+daemon start, and only when its marker names this host and this boot and a process that no longer exists
+(`remove_own_stale_lock`); the private index copies a crashed agentmd left in `.git/` are swept at the
+same time."""
 
 from __future__ import annotations
 
