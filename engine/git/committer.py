@@ -163,6 +163,7 @@ class Committer:
             if line:
                 lines.append(line)
             lines.extend(sweep_private_indexes(self._git.gitdir))
+            lines.extend(self._recover_at_start())
             for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):
                 current = self._git.run("config", "--local", "--get", key)
                 now = current.text if current.code == 0 else None
@@ -175,6 +176,21 @@ class Committer:
                 else:
                     lines.append(f"could not set {key}={value} in the vault repository: {run.why()}")
         return lines
+
+    def _recover_at_start(self) -> list[str]:
+        """Finish a cycle the last run left between publishing the index and moving HEAD (else the first
+        cycle does, under its own lock)."""
+        if self._intent is None or not os.path.lexists(self._intent):
+            return []
+        lock = self._acquire(self.lock_wait)
+        if isinstance(lock, str):
+            return [f"an interrupted commit is finished by the first cycle: {lock}"]
+        try:
+            return recover(self._git, self._intent, lock)
+        except CycleFailure as exc:
+            return [str(exc)]
+        finally:
+            lock.release()
 
     def hold(self, reason: str | None) -> None:
         """Record that the daemon holds every commit back for `reason` (None: no longer); see `CommitState`."""

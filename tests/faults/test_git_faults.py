@@ -111,10 +111,10 @@ def test_crash_between_index_publish_and_head_move_is_finished_at_restart(tmp_pa
     assert "M  notes/a.md" in status(repo)  # ... but the index already holds the note: staged
 
     c = committer(repo, state_dir=state)
-    c.prepare()
+    assert any("a crash interrupted a commit" in line for line in c.prepare())  # at start-up
+    assert status(repo) == [" M notes/a.md", "M  notes/mine.md"]  # ours unstaged again, theirs staged
     result = c.commit_cycle()
     assert result.error is None, result
-    assert any("a crash interrupted a commit" in w for w in result.warnings)
     assert [(x.origin, x.paths) for x in result.commits] == [("capture", ("notes/a.md",))]
     assert git(repo, "show", "HEAD:notes/a.md").stdout == "a captured\n"
     assert status(repo) == ["M  notes/mine.md"]  # the user's staging is theirs, untouched
@@ -386,6 +386,17 @@ def test_refused_mass_deletion_is_red_and_reindex_allows_it_while_the_daemon_run
 
 # --------------------------------------------------------------------------------------------------
 # 7. A user's `git commit` waiting in its editor
+
+
+def test_a_held_head_lock_skips_the_cycle_until_it_is_gone(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    write(repo, "notes/a.md", "edited\n")
+    (repo / ".git/HEAD.lock").write_bytes(b"")  # a `git reset` or `git update-ref` moving HEAD right now
+    c = committer(repo, state_dir=tmp_path / "state")
+    result = c.commit_cycle()
+    assert result.skipped and "HEAD.lock" in result.skipped and not result.commits
+    (repo / ".git/HEAD.lock").unlink()
+    assert c.commit_cycle().commits
 
 
 def test_daemon_yields_to_a_git_commit_waiting_in_its_editor(tmp_path: Path) -> None:
