@@ -145,13 +145,10 @@ class OriginBook:
         try:
             if lines:
                 atomic_write(self.journal, "".join(lines), mode=0o600)
-            elif self.journal.exists():  # emptied in place: the next append needs no new directory entry
-                fd = os.open(self.journal, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
-                try:
-                    os.ftruncate(fd, 0)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+            elif self.journal.exists():
+                # Emptied in place, so the next append needs no new directory entry, and without an fsync:
+                # should the old lines come back after a power loss, their paths are clean and dropped.
+                os.truncate(self.journal, 0)
             self.problem = None
         except OSError as exc:  # the old journal stays: at worst a committed path is looked at again
             self.problem = f"could not rewrite {self.journal} ({exc.strerror or exc})"

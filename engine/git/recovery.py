@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentmd.engine.fsutil import atomic_write, fsync_dir_quietly, read_json
+from agentmd.engine.fsutil import atomic_write, read_json
 from agentmd.engine.git.lock import IndexLock, make_private_index, private_index_path
 from agentmd.engine.git.runner import CycleFailure, GitCli, listing, plural
 
@@ -65,9 +65,9 @@ def write_intent(path: Path, base: str | None, new: str, entries: dict[str, str 
 
 
 def clear_intent(path: Path) -> None:
+    """Not synced: a record that outlives its commit finds HEAD at its new value, or its entries committed."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-        fsync_dir_quietly(path.parent)
 
 
 def head_of(git: GitCli) -> str | None:
