@@ -228,6 +228,20 @@ def test_captures_acknowledged_by_a_daemon_killed_before_its_commit_keep_their_o
     assert set(commit_of.values()) == {"capture"}, commit_of
 
 
+def test_a_torn_last_journal_line_costs_only_that_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    state = tmp_path / "state"
+    c = committer(repo, state_dir=state)
+    c.note_origin("memory/a.md", "capture")
+    c.note_origin("probe/p.md", "self-probe")
+    journal = state / "pending-origins.jsonl"
+    journal.write_bytes(journal.read_bytes() + b'{"at": 1.0, "origin": "cap')  # a crash in mid-append
+    write(repo, "memory/a.md", "a\n")
+    write(repo, "probe/p.md", "p\n")
+    result = committer(repo, state_dir=state).commit_cycle()
+    assert {x.origin: x.paths for x in result.commits} == {"capture": ("memory/a.md",), "self-probe": ("probe/p.md",)}
+
+
 # --------------------------------------------------------------------------------------------------
 # 4. Commits happen within a bounded delay under continuous activity
 
