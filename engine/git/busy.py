@@ -78,8 +78,8 @@ def commit_message_being_edited(gitdir: Path, *, now: float | None = None) -> st
             st = os.stat(gitdir / name)
         except OSError:
             continue
-        if st.st_mtime_ns <= _head_moved_at(gitdir):
-            continue  # written before HEAD last moved: that commit is over
+        if st.st_mtime_ns < _head_moved_at(gitdir):
+            continue  # written before HEAD last moved: that commit is over (same tick: ask /proc)
         editors = _processes_naming(gitdir / name)
         if editors is None:  # no /proc: trust the file's age alone
             age = (time.time() if now is None else now) - st.st_mtime
