@@ -23,6 +23,7 @@ from agentmd.engine.errors import ConfigError
 DEFAULT_PORT = 7821
 RECONCILE_INTERVAL = 300.0  # seconds between the daemon's full passes
 COMMIT_DEBOUNCE = 1.0  # seconds of quiet before the daemon commits
+COMMIT_MAX_WAIT = 10.0  # seconds at most between a change and its commit, however busy the vault
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from agentmd.cli.base import EXIT_OK, EXIT_RED, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.settings import COMMIT_DEBOUNCE, DEFAULT_PORT, RECONCILE_INTERVAL
+from agentmd.engine.settings import COMMIT_DEBOUNCE, COMMIT_MAX_WAIT, DEFAULT_PORT, RECONCILE_INTERVAL
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -23,6 +23,12 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
         "--reconcile-interval", type=float, default=RECONCILE_INTERVAL, help="seconds between full passes (300)"
     )
     p.add_argument("--commit-debounce", type=float, default=COMMIT_DEBOUNCE, help="seconds of quiet before a commit")
+    p.add_argument(
+        "--commit-max-wait",
+        type=float,
+        default=COMMIT_MAX_WAIT,
+        help=f"seconds at most from a change to its commit under continuous activity ({COMMIT_MAX_WAIT:g})",
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -70,6 +76,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         port=args.port,
         reconcile_interval=args.reconcile_interval,
         commit_debounce=args.commit_debounce,
+        commit_max_wait=args.commit_max_wait,
     )
     return daemon.run_forever()
 

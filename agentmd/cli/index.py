@@ -51,6 +51,11 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.rules import load_contract
 
     settings = settings_of(args)
+    if args.allow_mass_delete and not args.from_scratch:
+        from agentmd.engine.daemon.instance import running_daemon
+
+        if running_daemon(settings.state_dir):
+            return _allow_through_daemon(settings, args, out)
     progress = ProgressBar(err) if err.isatty() and not args.json else None
     with Store(settings.cache_dir, from_scratch=args.from_scratch) as store:
         notices(err, store.notices)
@@ -82,6 +87,29 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text += f"\n  skipped: {s['path']}: {s['reason']}"
     emit(out, args, payload, text + (f"\n{dense_text}" if dense_text else ""))
     return EXIT_FAILURE if report.errors else EXIT_OK
+
+
+def _allow_through_daemon(settings: Any, args: argparse.Namespace, out: TextIO) -> int:
+    """The daemon owns the index while it runs: it takes the allowance and runs the pass itself."""
+    from agentmd.engine.daemon.allowance import request_from_daemon
+    from agentmd.engine.daemon.instance import running_daemon
+
+    try:
+        answer = request_from_daemon(settings.state_dir, alive=lambda: running_daemon(settings.state_dir) is not None)
+    except TimeoutError as exc:
+        raise AgentmdError(f"reindex --allow-mass-delete: {exc}; is `agentmd serve` stuck? Check its log") from None
+    report = answer.get("report")
+    if answer.get("error") or not isinstance(report, dict):
+        raise AgentmdError(f"reindex --allow-mass-delete: the daemon's pass failed: {answer.get('error')}")
+    if report.get("refused"):
+        raise AgentmdError(f"reindex refused: {report['refused']}")
+    payload = report | {"vault": str(settings.vault), "through_daemon": True}
+    text = (
+        f"the running daemon ran the pass: {report.get('added', 0)} added, {report.get('updated', 0)} updated, "
+        f"{report.get('deleted', 0)} deleted, {report.get('unchanged', 0)} unchanged; it commits the deletions next"
+    )
+    emit(out, args, payload, text)
+    return EXIT_FAILURE if report.get("errors") else EXIT_OK
 
 
 def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], str]:

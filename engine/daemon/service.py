@@ -7,7 +7,7 @@ Threads, each with one job:
   start-up and whenever the `reconcile` job asks, every `reconcile_interval` seconds (the guarantee when
   events are lost);
 - the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
-  change and after every periodic pass;
+  change (at most `commit_max_wait` after the first uncommitted one) and after every periodic pass;
 - the embedder (engine/daemon/embedding.py), which keeps the model warm and embeds new and changed
   chunks in small slices after each pass, so searches are hybrid once vectors exist;
 - the job scheduler (engine/daemon/jobs_host.py), which runs the periodic reconcile, the self-probe, the
@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.jobs_host import DaemonJobs
@@ -37,6 +38,7 @@ from agentmd.engine.daemon.status import compute_status, with_dense, write_json
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
+from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
@@ -61,6 +63,7 @@ class Daemon:
         port: int = DEFAULT_PORT,
         reconcile_interval: float = RECONCILE_INTERVAL,
         commit_debounce: float = COMMIT_DEBOUNCE,
+        commit_max_wait: float = COMMIT_MAX_WAIT,
         watch: bool = True,
         probe_interval: float = PROBE_INTERVAL,
         probe_budget: float = DEFAULT_BUDGET,
@@ -73,7 +76,13 @@ class Daemon:
         self.clock = clock
         self.contracts = ContractCache(settings.vault, settings.contract_path)
         self.lock = InstanceLock(settings.state_dir)
-        self.committer = Committer(settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths)
+        self.committer = Committer(
+            settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths, state_dir=settings.state_dir
+        )
+        self.commit_schedule = CommitSchedule(
+            commit_debounce, commit_max_wait, retry=min(30.0, max(1.0, 5 * commit_debounce)), clock=clock
+        )
+        self.allowance = MassDeleteAllowance(settings.state_dir)
         self.watcher = VaultWatcher(settings.vault, self._on_change) if watch else None
         self.store: Store | None = None
         self.dense = DenseWorker(settings)
@@ -99,7 +108,6 @@ class Daemon:
         self._stop = threading.Event()
         self._hints: set[str] = set()
         self._pass_due = True  # a full pass at start-up
-        self._commit_due: float | None = None
         self._stale = True  # until the first pass completes
         self._refused: str | None = None
         self._last_report: ReconcileReport | None = None
@@ -211,7 +219,7 @@ class Daemon:
     def _on_change(self, paths: set[str]) -> None:
         with self._cond:
             self._hints |= paths
-            self._commit_due = self.clock() + self.commit_debounce
+            self.commit_schedule.changed()
             self._cond.notify_all()
 
     def request_pass(self) -> None:
@@ -221,7 +229,7 @@ class Daemon:
 
     def request_commit(self, delay: float = 0.0) -> None:
         with self._cond:
-            self._commit_due = self.clock() + delay
+            self.commit_schedule.changed(delay)
             self._cond.notify_all()
 
     # -- indexer ---------------------------------------------------------------------------------
@@ -251,6 +259,8 @@ class Daemon:
                 ready = bool(self._hints or self._pass_due)
             if not ready:
                 self._refresh_status_if_old()
+                if self.allowance.pending():
+                    self.request_pass()
                 continue
             with self._cond:
                 periodic = self._pass_due
@@ -266,15 +276,24 @@ class Daemon:
 
     def _run_pass(self, only: set[str] | None = None) -> None:
         assert self.store is not None
+        allowed = self.allowance.pending() if only is None else None
         try:
             convention = self.contracts.get().contract.link_convention
-            report = reconcile(self.settings.vault, self.store, only=only, link_convention=convention)
-        except AgentmdError as exc:
-            log.error("reconcile failed: %s", exc)
+            report = reconcile(
+                self.settings.vault, self.store, only=only, link_convention=convention, allow_mass_delete=bool(allowed)
+            )
+        except Exception as exc:
+            if isinstance(exc, AgentmdError):
+                log.error("reconcile failed: %s", exc)
+            else:
+                log.exception("reconcile failed")
+            if allowed:
+                self.allowance.answer(allowed, None, f"the pass failed: {exc}")
             return
-        except Exception:
-            log.exception("reconcile failed")
-            return
+        if allowed:
+            log.warning("a pass allowed to remove many notes ran (agentmd reindex --allow-mass-delete)")
+            self.allowance.answer(allowed, report.to_dict())
+            self.request_commit(0.0)
         self.passes += 1
         self._last_report = report
         if report.refused:
@@ -283,6 +302,7 @@ class Daemon:
             self._refused = report.refused
         elif only is None:  # only a full pass that goes through clears a refusal
             self._refused = None
+        self.committer.hold(self._refused)  # commits wait while a refusal stands; status shows it red
         for err in report.errors:
             log.warning("could not index %s: %s", err["path"], err["error"])
         self._refresh_status(first_pass_done=True)
@@ -315,26 +335,30 @@ class Daemon:
         while True:
             with self._cond:
                 while not self._stop.is_set():
-                    due = self._commit_due
-                    now = self.clock()
-                    if due is not None and now >= due:
+                    if self.commit_schedule.ready():
                         break
-                    self._cond.wait(None if due is None else max(0.0, due - now))
+                    self._cond.wait(self.commit_schedule.wait_seconds())
                 if self._stop.is_set():
                     break
-                self._commit_due = None
-            self._run_commit()
+                self.commit_schedule.take()
+            if self._run_commit():
+                with self._cond:  # skipped (a lock, a user's commit in its editor): retry without a new event
+                    self.commit_schedule.skipped()
         self._run_commit(final=True)
 
-    def _run_commit(self, final: bool = False) -> None:
+    def _run_commit(self, final: bool = False) -> bool:
+        """One commit cycle; True when it was skipped and should be retried."""
+        self.committer.hold(self._refused)
         if self._refused:
             log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
-            return
+            write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
+            self._refresh_status()
+            return False
         if not (self.settings.vault / ".git").exists():
             # not a repository: status reports git as degraded; there is nothing to commit into, and a
             # vault the owner keeps without git must not turn red as a commit stall
             self.commit_cycles += 1
-            return
+            return False
         result = self.committer.commit_cycle()
         self.commit_cycles += 1
         for w in result.warnings:
@@ -353,6 +377,7 @@ class Daemon:
             log.info("committed %s (origin: %s, %d files)", c.sha[:10], c.origin, len(c.paths))
         write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
         self._refresh_status()
+        return bool(result.skipped)
 
     # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
 

@@ -103,6 +103,8 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
             f"commit-stalled: {failures} failed commit cycles since {state.get('first_commit_failure')}: "
             f"{state.get('last_commit_error')}"
         )
+    if state.get("commits_held"):
+        reasons.append(f"commits-held since {state.get('commits_held_since')}: {state['commits_held']}")
     worktrees = worktrees_inside(vault) if health.ok else []
     return {
         "state": "ok" if health.ok else "degraded",

@@ -1,28 +1,33 @@
 """The committer: commits what git reports dirty in the vault, one commit per origin.
 
-Each commit carries an `origin:` trailer (capture, phone, self-probe, morning or local-edit): the daemon registers
-the origin of its own writes with `note_origin`, files under the contract's phone paths are `phone`, and
-everything else is `local-edit`. When to run a cycle (the debounce after the last write) is the daemon's
-decision; a cycle commits whatever is dirty at that moment.
+Each commit carries an `origin:` trailer (capture, phone, self-probe, morning or local-edit): the daemon
+registers the origin of its own writes with `note_origin` (kept across a crash: `agentmd.engine.git.origins`),
+files under the contract's phone paths are `phone`, and everything else is `local-edit`. When to run a cycle
+(the debounce after the last write, bounded by a maximum wait) is the daemon's decision
+(`agentmd.engine.git.schedule`); a cycle commits whatever is dirty at that moment.
 
 The lock protocol
 -----------------
 A commit cycle holds `.git/index.lock` for its whole read-modify-write, as C git does:
 
 1. create `.git/index.lock` exclusively, with the marker `held by agentmd (pid N, host H, boot B)`;
-2. copy `.git/index` to a private index in `.git/`; run `git status` and `git add` against the copy
+2. copy `.git/index` to a private index in `.git/`, keeping its mtime (`make_private_index` says why);
+   run `git status` and `git add` against the copy
    (`GIT_INDEX_FILE`, so git locks `<copy>.lock`, never the real index) and build each commit object with
    `git write-tree` + `git commit-tree` (no ref moves yet);
 3. open a `git update-ref --stdin` transaction and `prepare` it: HEAD and its branch are now locked and
    their old value verified;
-4. write the new index bytes into the lock file, fsync it and rename it over `.git/index`, the way git
-   publishes an index;
-5. `commit` the ref transaction: HEAD moves.
+4. record the intent (HEAD's old and new value, the entries staged) in the state folder, then fsync the
+   private index and rename it over `.git/index` (the lock file keeps our marker throughout);
+5. `commit` the ref transaction: HEAD moves, and the intent record is deleted.
 
 While index.lock is held a user's `git add` or `git commit` fails fast with "index.lock exists" and their
 tool retries, instead of racing us. On any failure before step 4 the private files, the ref transaction
-and our lock are dropped, and neither `.git/index` nor HEAD has changed. Whose lock is whose, and when one
-may be removed, is `agentmd.engine.git.lock`.
+and our lock are dropped, and neither `.git/index` nor HEAD has changed. A crash between steps 4 and 5 is
+finished by the next cycle from the intent record (`agentmd.engine.git.recovery`). Whose lock is whose, and
+when one may be removed, is `agentmd.engine.git.lock`. A user's git operation in progress (a merge, a
+`git commit` waiting in its editor, a held HEAD.lock) makes the cycle yield: it is skipped and retried
+(`agentmd.engine.git.busy`).
 
 Why HEAD moves last, but is locked first. `git commit` reads HEAD and the index *before* it takes
 index.lock. If HEAD moved first and the index followed a moment later (the order `git commit` itself
@@ -55,23 +60,27 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agentmd.engine.git.busy import operation_in_progress
 from agentmd.engine.git.changes import StatusEntry, is_scratch, read_status, under_dot_dir
+from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.health import REPACK_EVERY_SECONDS, CommitAccounting, git_health, inspect_repo, repack
 from agentmd.engine.git.lock import (
     IndexLock,
     acquire,
+    make_private_index,
     private_index_path,
     remove_own_stale_lock,
     sweep_private_indexes,
 )
+from agentmd.engine.git.origins import JOURNAL_NAME, ORIGINS, OriginBook
+from agentmd.engine.git.recovery import INTENT_NAME, clear_intent, index_entries, recover, unstage, write_intent
 from agentmd.engine.git.refs import HeadMoved, RefUpdate
 from agentmd.engine.git.runner import (
     HEX_ID,
@@ -84,9 +93,8 @@ from agentmd.engine.git.runner import (
     printable,
 )
 
-ORIGINS = ("capture", "phone", "self-probe", "morning", "local-edit")
+__all__ = ["ORIGINS", "Commit", "Committer", "CycleResult"]
 
-REGISTRATION_TTL_SECONDS = 3600.0  # a note_origin registration whose file never showed up expires
 AGENTMD_NAME = "agentmd"
 AGENTMD_EMAIL = "agentmd@localhost"
 
@@ -106,13 +114,6 @@ class CycleResult:
     warnings: list[str]
 
 
-@dataclass
-class _Registration:
-    origin: str
-    at: float
-    token: int = field(default_factory=lambda: secrets.randbits(48))
-
-
 class Committer:
     """Commits what git reports dirty, one commit per origin, under the index.lock protocol."""
 
@@ -126,7 +127,10 @@ class Committer:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+        state_dir: Path | None = None,
     ) -> None:
+        """`state_dir` (the daemon's state folder) holds the origin journal and the intent record, so that
+        pending origins and a half-finished cycle survive a crash; without it both live in memory only."""
         self.vault = absolute_path(vault)
         self.phone_paths = phone_paths
         self.large_file_bytes = large_file_bytes
@@ -138,8 +142,9 @@ class Committer:
         self._accounting = CommitAccounting(lambda: self.wall())
         self.state = self._accounting.state
         self._git = GitCli(self.vault)
-        self._registrations: dict[str, _Registration] = {}
-        self._reg_mutex = threading.Lock()
+        self.origins = OriginBook(state_dir / JOURNAL_NAME if state_dir is not None else None)
+        self._intent = state_dir / INTENT_NAME if state_dir is not None else None
+        self._loaded_origins_checked = False
         self._cycle_mutex = threading.Lock()
         self._reported: set[str] = set()
         self._last_repack: float | None = None
@@ -158,6 +163,7 @@ class Committer:
             if line:
                 lines.append(line)
             lines.extend(sweep_private_indexes(self._git.gitdir))
+            lines.extend(self._recover_at_start())
             for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):
                 current = self._git.run("config", "--local", "--get", key)
                 now = current.text if current.code == 0 else None
@@ -171,6 +177,25 @@ class Committer:
                     lines.append(f"could not set {key}={value} in the vault repository: {run.why()}")
         return lines
 
+    def _recover_at_start(self) -> list[str]:
+        """Finish a cycle the last run left between publishing the index and moving HEAD (else the first
+        cycle does, under its own lock)."""
+        if self._intent is None or not os.path.lexists(self._intent):
+            return []
+        lock = self._acquire(self.lock_wait)
+        if isinstance(lock, str):
+            return [f"an interrupted commit is finished by the first cycle: {lock}"]
+        try:
+            return recover(self._git, self._intent, lock)
+        except CycleFailure as exc:
+            return [str(exc)]
+        finally:
+            lock.release()
+
+    def hold(self, reason: str | None) -> None:
+        """Record that the daemon holds every commit back for `reason` (None: no longer); see `CommitState`."""
+        self._accounting.held(reason)
+
     def first_commit(self) -> CycleResult:
         """`agentmd init-git`'s first commit: like a cycle, but `.obsidian/` is committed too."""
         return self._cycle(initial=True)
@@ -183,14 +208,9 @@ class Committer:
     # -- origins --------------------------------------------------------------------------------
 
     def note_origin(self, path: str, origin: str) -> None:
-        """Register the origin of a write the daemon is about to make; used when that path is committed."""
-        if origin not in ORIGINS:
-            raise ValueError(f"unknown commit origin {origin!r}; use one of {', '.join(ORIGINS)}")
-        rel = path.replace(os.sep, "/").lstrip("/")
-        while rel.startswith("./"):
-            rel = rel[2:]
-        with self._reg_mutex:
-            self._registrations[rel] = _Registration(origin, self.clock())
+        """Register the origin of a write the daemon is about to make; used when that path is committed.
+        With a state folder it is on disk when this returns."""
+        self.origins.note(path, origin)
 
     def _phone_prefixes(self, warnings: list[str]) -> list[str]:
         try:
@@ -247,7 +267,8 @@ class Committer:
             return self._failed(f"git is not installed or not on PATH ({exc}); install git", warnings)
         if not health.ok and health.reason != "no-commits":
             return self._failed(f"git is degraded ({health.reason}): {health.detail}", warnings)
-        busy = self._operation_in_progress()
+        failpoint("before-commit-cycle")
+        busy = operation_in_progress(git.gitdir)
         if busy:
             return self._skipped(busy, warnings)
         lock = self._acquire(self.lock_wait)
@@ -257,8 +278,10 @@ class Committer:
         tree_index = private_index_path(git.gitdir)
         try:
             try:
+                if self._intent is not None and os.path.lexists(self._intent):
+                    warnings.extend(recover(git, self._intent, lock))
                 base = self._head()
-                self._make_private_index(tmp_index, has_head=base is not None)
+                make_private_index(git, tmp_index, has_head=base is not None)
                 entries = read_status(git, tmp_index)
                 unmerged = sorted({e.path for e in entries if e.unmerged})
                 if unmerged:
@@ -274,11 +297,14 @@ class Committer:
                 commits = self._make_commits(groups, base, tmp_index, tree_index, user_staged, warnings, initial)
                 if not commits:
                     return self._succeeded([], warnings)
-                new_index = tmp_index.read_bytes()
+                ours = sorted({p for c in commits for p in c.paths})
+                staged = index_entries(git, tmp_index, ours) if self._intent is not None else {}
                 ref = RefUpdate(git, commits[-1].sha, base, _reflog(commits, base))
                 ref.prepare()  # HEAD locked and its old value verified, before anything is published
                 try:
-                    lock.publish(new_index, git.index)
+                    if self._intent is not None:
+                        write_intent(self._intent, base, commits[-1].sha, staged)
+                    lock.publish(tmp_index, git.index)
                 except BaseException:
                     ref.abort()
                     raise
@@ -294,12 +320,17 @@ class Committer:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(name)
         # The new index is in place; HEAD, locked since before that, moves now (see "Why HEAD moves last").
+        failpoint("after-index-published")
         problem = ref.commit()
         if problem:
             return self._head_not_moved(commits, problem, warnings)
+        if self._intent is not None:
+            clear_intent(self._intent)
         for commit in commits:
-            self._consume_registrations(commit.paths)
+            self.origins.consume(commit.paths)
             warnings.extend(self._large_files(commit.paths))
+        if self.origins.problem:
+            warnings.append(self.origins.problem)
         return self._succeeded(commits, warnings)
 
     def _large_files(self, paths: Iterable[str]) -> list[str]:
@@ -417,75 +448,23 @@ class Committer:
             f"moving HEAD to the new commit failed after the index was updated ({problem}). Nothing is lost: the "
             "files are unchanged on disk and the next cycle commits them again"
         )
-        restored = self._unstage(paths)
-        if restored:
-            message += f"; {restored}"
-        return self._failed(message, warnings)
-
-    def _unstage(self, paths: list[str]) -> str | None:
-        """Reset `paths` in the real index to HEAD, under the lock; None when done, else what went wrong."""
-        git = self._git
         lock = self._acquire(self.lock_wait)
         if isinstance(lock, str):
-            return f"could not re-take the index lock to unstage them ({lock}); run `git reset -q -- <paths>`"
-        tmp_index = private_index_path(git.gitdir)
-        try:
-            head = self._head()
-            self._make_private_index(tmp_index, has_head=head is not None)
-            spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
-            how = ["reset", "--quiet", head] if head else ["rm", "--cached", "--quiet", "--ignore-unmatch"]
-            run = git.run(*how, "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
-            if run.code not in (0, 1):
-                return f"unstaging them failed ({run.why()}); run `git reset -q -- <paths>`"
-            lock.publish(tmp_index.read_bytes(), git.index)
-            return None
-        except (CycleFailure, OSError) as exc:
-            return f"unstaging them failed ({exc}); run `git reset -q -- <paths>`"
-        finally:
-            lock.release()
-            for name in (tmp_index, Path(f"{tmp_index}.lock")):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name)
-
-    def _operation_in_progress(self) -> str | None:
-        gitdir = self._git.gitdir
-        for name, what in (
-            ("MERGE_HEAD", "a merge"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick"),
-            ("REVERT_HEAD", "a revert"),
-            ("rebase-merge", "a rebase"),
-            ("rebase-apply", "a rebase or `git am`"),
-        ):
-            if os.path.lexists(gitdir / name):
-                return (
-                    f"{what} is in progress in the vault repository (.git/{name}); finish or abort it, and "
-                    "agentmd commits again on the next cycle"
-                )
-        return None
+            restored: str | None = f"could not re-take the index lock to unstage them ({lock})"
+        else:
+            try:
+                restored = unstage(self._git, lock, paths, self._head())
+            finally:
+                lock.release()
+        if restored:
+            message += f"; {restored}" + ("; the next cycle retries" if self._intent is not None else "")
+        elif self._intent is not None:
+            clear_intent(self._intent)
+        return self._failed(message, warnings)
 
     def _acquire(self, wait: float) -> IndexLock | str:
         """Take `.git/index.lock`, waiting up to `wait` seconds with backoff; a message when we could not."""
         return acquire(self._git.gitdir / "index.lock", wait, clock=self.clock, sleep=self.sleep)
-
-    def _make_private_index(self, tmp_index: Path, *, has_head: bool) -> None:
-        try:
-            data = self._git.index.read_bytes()
-        except FileNotFoundError:
-            data = None
-        except OSError as exc:
-            raise CycleFailure(f"cannot read {self._git.index} ({exc.strerror or exc})") from exc
-        if data is not None:
-            fd = os.open(tmp_index, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-        elif has_head:  # the index is gone (deleted, or lost to a sync client): start from HEAD, as `git reset`
-            run = self._git.run("read-tree", "HEAD", index=tmp_index)
-            if run.code != 0:
-                raise CycleFailure(f"the index is missing and `git read-tree HEAD` failed: {run.why()}")
 
     def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool) -> list[tuple[str, list[str]]]:
         staged_by_user = sorted({e.path for e in entries if e.staged})
@@ -517,11 +496,10 @@ class Committer:
         self._reported = persistent
         by_origin: dict[str, list[str]] = {}
         prefixes = self._phone_prefixes(warnings)
-        with self._reg_mutex:
-            now = self.clock()
-            for key in [k for k, r in self._registrations.items() if now - r.at > REGISTRATION_TTL_SECONDS]:
-                del self._registrations[key]
-            registered = {p: r.origin for p, r in self._registrations.items()}
+        if not self._loaded_origins_checked:  # journal entries whose path has nothing pending are spent
+            self.origins.forget_loaded(self.origins.loaded() - {e.path for e in entries})
+            self._loaded_origins_checked = True
+        registered = self.origins.current()
         for path in dict.fromkeys(chosen):
             origin = registered.get(path)
             if origin is None:
@@ -540,11 +518,6 @@ class Committer:
             "GIT_COMMITTER_NAME": AGENTMD_NAME,
             "GIT_COMMITTER_EMAIL": AGENTMD_EMAIL,
         }
-
-    def _consume_registrations(self, paths: Iterable[str]) -> None:
-        with self._reg_mutex:
-            for path in paths:
-                self._registrations.pop(path, None)
 
     # -- maintenance ----------------------------------------------------------------------------
 

@@ -12,6 +12,9 @@ Failure accounting
   run. So a user's commit that happens to overlap one cycle never shows as a failure, while a lock
   that stays is red 30 minutes after it first blocked a cycle.
 * Any cycle that completes (commits, or finds nothing to commit) clears the failure run.
+* Commits the daemon holds back on purpose (a reconcile pass refused a mass deletion, so the deletion must
+  not be committed either) are not failures but are never silent: `commits_held` names the reason and the
+  command that releases them, and status shows it red until it clears.
 
 A repository with no commits is accepted: the committer's first cycle makes the first commit. Until
 then `git_health` and the gate report `no-commits`. Nothing here ever initialises a repository.
@@ -55,6 +58,8 @@ class CommitState:
     last_commit_sha: str | None = None
     skipped_cycles: int = 0
     last_skip_reason: str | None = None
+    commits_held: str | None = None  # why the daemon holds every commit back, with the command that ends it
+    commits_held_since: str | None = None  # ISO 8601, UTC
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,6 +105,16 @@ class CommitAccounting:
             self._skip_run_started = now
         else:  # the condition outlasted a whole cycle: it now counts towards the stall alarm
             self._count_failure(f"commits blocked for two or more cycles: {message}", self._skip_run_started)
+
+    def held(self, reason: str | None) -> None:
+        """The daemon holds commits back for `reason` (None: it no longer does)."""
+        st = self.state
+        if reason is None:
+            st.commits_held = st.commits_held_since = None
+            return
+        if st.commits_held is None:
+            st.commits_held_since = _now_iso(self.wall())
+        st.commits_held = reason
 
     def succeeded(self, last_sha: str | None) -> None:
         """A cycle completed; `last_sha` is its newest commit, None when it had nothing to commit."""

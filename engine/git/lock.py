@@ -1,12 +1,14 @@
-"""`.git/index.lock`: taking it, publishing an index through it, and telling whose a lock is.
+"""`.git/index.lock`: taking it, publishing an index while holding it, and telling whose a lock is.
 
 agentmd takes the lock the way git does, by creating the file exclusively, and writes a marker into it:
-`held by agentmd (pid N, host H, boot B)`. A lock that is not ours (empty, as a running git command
-leaves it, or any other content) is never removed: the committer waits for it with backoff, then skips
-the cycle and says whose lock it is. Our own lock is removed only at daemon start, and only when its
-marker names this host and this boot and a process that no longer exists (`remove_own_stale_lock`);
-the private index copies a crashed agentmd left in `.git/` are swept at the same time.
-"""
+`held by agentmd (pid N, host H, boot B)`. The marker stays until the lock is released: the new index is
+written as a private file and renamed over `.git/index`, never into the lock, so an ENOSPC or EIO at any
+step leaves a lock that still names us and that `release` removes. A lock that is not ours (empty, as a
+running git command leaves it, or any other content) is never removed: the committer waits for it with
+backoff, then skips the cycle and says whose lock it is. Our own lock left by a crash is removed at
+daemon start, and only when its marker names this host and this boot and a process that no longer exists
+(`remove_own_stale_lock`); the private index copies a crashed agentmd left in `.git/` are swept at the
+same time."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentmd.engine.fsutil import fsync_dir_quietly
-from agentmd.engine.git.runner import CycleFailure
+from agentmd.engine.git.failpoints import failpoint
+from agentmd.engine.git.runner import CycleFailure, GitCli
 
 LOCK_MARKER_RE = re.compile(r"held by agentmd \(pid (\d+), host (.+), boot ([^()\s]+)\)\n")
 STRAY_TEMP_AGE_SECONDS = 6 * 3600.0
@@ -65,7 +68,7 @@ def describe_lock(content: bytes) -> str:
 
 
 class IndexLock:
-    """`.git/index.lock`, created exclusively and holding our marker until the new index is published."""
+    """`.git/index.lock`, created exclusively and holding our marker until it is released."""
 
     def __init__(self, path: Path, fd: int, marker: bytes) -> None:
         self.path = path
@@ -97,26 +100,29 @@ class IndexLock:
         except OSError:
             return False
 
-    def publish(self, data: bytes, target: Path) -> None:
-        """Write `data` into the lock file and rename it over `target`, the way git publishes an index."""
-        assert self.fd is not None
+    def publish(self, source: Path, target: Path) -> None:
+        """Rename the finished private index `source` over `target` while the lock is held.
+
+        The lock file itself is never rewritten: it keeps our marker from creation to release, so a failure
+        at any step (ENOSPC, EIO) leaves a lock that `release`, or the next daemon start, knows as ours. The
+        private index is renamed as git wrote it, so `.git/index` keeps the mtime git gave it when it
+        recorded the entries' stat data: git's racily-clean check compares entry mtimes against exactly
+        that time (a fresh mtime here would make a same-second, same-size edit look clean forever).
+        """
         if not self.still_ours():
             raise CycleFailure(
                 f"{self.path} was removed or replaced by another process while agentmd held it; "
                 f"{target} was not updated. Run `git status` and `git reset` if the index looks wrong"
             )
-        fd = self.fd
-        with contextlib.suppress(OSError):
-            os.fchmod(fd, os.stat(target).st_mode & 0o777)
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-        os.close(fd)
-        self.fd = None
-        os.replace(self.path, target)
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, os.stat(target).st_mode & 0o777)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        failpoint("index-publish")
+        os.replace(source, target)
         fsync_dir_quietly(target.parent)
 
     def release(self) -> None:
@@ -148,6 +154,48 @@ def _read_or_empty(path: Path) -> bytes:
 def private_index_path(gitdir: Path) -> Path:
     """A fresh name in `.git/` for a private index copy of this process (swept after a crash)."""
     return gitdir / f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool) -> None:
+    """Copy `.git/index` to `tmp_index` (a new file), keeping its mtime.
+
+    git trusts an entry whose stat data matches the file only when the entry's mtime is older than the
+    index file's own mtime; an entry as new as the index is "racily clean" and git compares its content.
+    A copy with a fresh mtime would turn every racily clean entry into a trusted one, and an edit that
+    kept the size within the second of the last commit would never be seen. Hence the copy takes the
+    original's timestamps. Without an index (deleted, lost to a sync client) it starts from HEAD, as
+    `git reset` would.
+    """
+    try:
+        src = os.open(git.index, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        src = None
+    except OSError as exc:
+        raise CycleFailure(f"cannot read {git.index} ({exc.strerror or exc})") from exc
+    if src is None:
+        if has_head:
+            run = git.run("read-tree", "HEAD", index=tmp_index)
+            if run.code != 0:
+                raise CycleFailure(f"the index is missing and `git read-tree HEAD` failed: {run.why()}")
+        return
+    try:
+        st = os.fstat(src)
+        chunks = []
+        while chunk := os.read(src, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        raise CycleFailure(f"cannot read {git.index} ({exc.strerror or exc})") from exc
+    finally:
+        os.close(src)
+    fd = os.open(tmp_index, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
+        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+    finally:
+        os.close(fd)
 
 
 def acquire(

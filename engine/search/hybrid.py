@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,7 +137,7 @@ def fuse(
     return [Fused(p, scores[p], lex_rank.get(p), den_rank.get(p), lex_score.get(p, 0.0), cos.get(p)) for p in order]
 
 
-def word_share(words: Iterable[str], note_terms: set[str], idf: Mapping[str, float]) -> float:
+def word_share(words: Iterable[str], note_terms: AbstractSet[str], idf: Mapping[str, float]) -> float:
     """The IDF-weighted share of the query's content words (already analysed into index terms) found in
     a note's terms: Σ idf(found) / Σ idf(all). 0 for a query without content words."""
     wanted = list(dict.fromkeys(words))

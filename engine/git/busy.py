@@ -1,0 +1,138 @@
+"""Is a user's git operation in progress in the vault repository? Then the committer yields and retries.
+
+A commit cycle moves HEAD, so it must not run while someone else is about to move it:
+
+* a merge, cherry-pick, revert, rebase or `git am` in progress (their state files in `.git/`);
+* another process holding `HEAD.lock` or the lock of the branch HEAD names (a `git commit`, `git reset` or
+  `git update-ref` moving it right now);
+* a `git commit` waiting for its message. Such a commit read HEAD before it started the editor and moves
+  HEAD with a compare-and-swap once the editor closes, holding no lock in between; a daemon commit in that
+  window makes it fail with `cannot lock ref 'HEAD'`. git writes `.git/COMMIT_EDITMSG` just before it starts
+  the editor, so a message file newer than HEAD's last move is the sign. Where `/proc` is readable the sign
+  is confirmed by a live process whose arguments name that file (the editor, or the shell git started it
+  through), so an abandoned commit never blocks anything; elsewhere the sign alone counts, for at most
+  `EDIT_WAIT_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+EDIT_WAIT_SECONDS = 30 * 60.0
+_MESSAGE_FILES = ("COMMIT_EDITMSG",)
+
+
+def operation_in_progress(gitdir: Path, *, now: float | None = None) -> str | None:
+    """Why the committer must not move HEAD now (a sentence), or None."""
+    for name, what in (
+        ("MERGE_HEAD", "a merge"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase or `git am`"),
+    ):
+        if os.path.lexists(gitdir / name):
+            return (
+                f"{what} is in progress in the vault repository (.git/{name}); finish or abort it, and "
+                "agentmd commits again on the next cycle"
+            )
+    for ref in ("HEAD", _head_ref(gitdir)):
+        if ref and os.path.isfile(gitdir / f"{ref}.lock"):  # a folder of that name is damage, not a git command
+            return (
+                f"another git command is moving {ref} (.git/{ref}.lock exists); agentmd retries shortly. If no git "
+                "command is running, the lock is stale: delete it by hand"
+            )
+    editing = commit_message_being_edited(gitdir, now=now)
+    if editing:
+        return editing
+    return None
+
+
+def _head_ref(gitdir: Path) -> str | None:
+    with contextlib.suppress(OSError):
+        head = (gitdir / "HEAD").read_text("utf-8", "replace").strip()
+        if head.startswith("ref:"):
+            ref = head[4:].strip()
+            if ref.startswith("refs/") and ".." not in ref:
+                return ref
+    return None
+
+
+def _head_moved_at(gitdir: Path) -> int:
+    """When HEAD last moved (ns), from the files git rewrites when it does; 0 when unknown."""
+    newest = 0
+    ref = _head_ref(gitdir)
+    for rel in ("HEAD", "logs/HEAD", *((ref, f"logs/{ref}") if ref else ())):
+        with contextlib.suppress(OSError):
+            newest = max(newest, os.stat(gitdir / rel).st_mtime_ns)
+    return newest
+
+
+def commit_message_being_edited(gitdir: Path, *, now: float | None = None) -> str | None:
+    """A sentence when a user's `git commit` (or `--amend`) is waiting for its message, else None."""
+    for name in _MESSAGE_FILES:
+        try:
+            st = os.stat(gitdir / name)
+        except OSError:
+            continue
+        if st.st_mtime_ns < _head_moved_at(gitdir):
+            continue  # written before HEAD last moved: that commit is over (same tick: ask /proc)
+        editors = _processes_naming(gitdir / name)
+        if editors is None:  # no /proc: trust the file's age alone
+            age = (time.time() if now is None else now) - st.st_mtime
+            if age > EDIT_WAIT_SECONDS:
+                continue
+        elif not editors:
+            continue  # the commit was abandoned (an empty message, a killed editor)
+        who = f" (pid {', '.join(str(p) for p in editors[:3])})" if editors else ""
+        return (
+            f"a `git commit` is waiting for its message in an editor{who}; agentmd does not move HEAD under it and "
+            "commits after it finishes"
+        )
+    return None
+
+
+def _processes_naming(target: Path) -> list[int] | None:
+    """Live processes of this user whose arguments name `target`; None when /proc cannot be read."""
+    proc = Path("/proc")
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return None
+    if not (proc / "self" / "cmdline").exists():
+        return None
+    want = os.path.realpath(target)
+    name = os.fsencode(target.name)
+    found: list[int] = []
+    me = os.getpid()
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            raw = (proc / entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if name not in raw:
+            continue
+        args = [a for a in raw.split(b"\0") if name in a]
+        try:
+            cwd = os.readlink(proc / entry / "cwd")
+        except OSError:
+            cwd = None
+        for arg in args:
+            # the argument may be a whole shell command line (`sh -c 'vim "$@"' .git/COMMIT_EDITMSG`)
+            for word in os.fsdecode(arg).split():
+                word = word.strip("'\"")
+                if not word.endswith(target.name):
+                    continue
+                path = word if os.path.isabs(word) or cwd is None else os.path.join(cwd, word)
+                if os.path.realpath(path) == want:
+                    found.append(int(entry))
+                    break
+            else:
+                continue
+            break
+    return found
