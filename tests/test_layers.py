@@ -33,6 +33,7 @@ ENGINE_ROOMS = [
     ("git", {"git"}),
     ("search", {"search"}),
     ("write", {"write"}),
+    ("curate", {"curate"}),  # beside write: curation edits notes the way captures create them
     ("daemon", {"daemon"}),
     ("backends", {"backends"}),
 ]

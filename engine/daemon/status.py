@@ -11,6 +11,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.curate.queue import review_queue
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.health import git_health, worktrees_inside
 from agentmd.engine.index.reconcile import last_pass
@@ -39,10 +40,13 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
     return None if then is None else round((now - then).total_seconds(), 1)
 
 
-def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
-    """Unfiled notes awaiting judgment. The first run records a baseline: notes already waiting then are
-    the inherited backlog, reported but never red."""
-    unfiled = store.catalog.unfiled()
+def queue_section(
+    store: Store, state_dir: Path, now: dt.datetime, waiting: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
+    notes. The first run records a baseline: notes already waiting then are the inherited backlog, reported
+    but never red."""
+    unfiled = store.catalog.unfiled() if waiting is None else waiting
     baseline_path = state_dir / "queue-baseline.json"
     baseline = read_json(baseline_path)
     if baseline is None and last_pass(store) is None:
@@ -161,12 +165,18 @@ def compute_status(
     now = now or dt.datetime.now(dt.UTC)
     parts = {
         "index": index_section(store, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
-        "queue": queue_section(store, settings.state_dir, now),
+        "queue": queue_section(store, settings.state_dir, now, _waiting(settings, store, contract, now)),
         "git": git_section(settings.vault, commit_state, now),
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
     }
     return assemble(parts, settings.vault, daemon)
+
+
+def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.datetime) -> list[tuple[str, str]]:
+    """The review queue (engine/curate/queue.py) as (path, captured), so status counts what `queue` lists."""
+    items = review_queue(settings.vault, store.catalog, contract.contract, state_dir=settings.state_dir, now=now)
+    return [(i.path, i.captured) for i in items]
 
 
 def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:

@@ -84,7 +84,7 @@ from agentmd.engine.git.runner import (
     printable,
 )
 
-ORIGINS = ("capture", "phone", "self-probe", "local-edit")
+ORIGINS = ("capture", "phone", "self-probe", "ingest", "confirm", "retire", "promote", "groom", "local-edit")
 
 REGISTRATION_TTL_SECONDS = 3600.0  # a note_origin registration whose file never showed up expires
 AGENTMD_NAME = "agentmd"
