@@ -11,17 +11,19 @@ from __future__ import annotations
 import json
 import logging
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
+from pydantic import WithJsonSchema
 from starlette.routing import BaseRoute
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
+from agentmd.rules import default_contract
 
 log = logging.getLogger("agentmd.mcp")
 
@@ -100,7 +102,6 @@ def build_mcp(backend: Backend) -> MCPServer:
         )
         return await _call(backend.search, request)
 
-    @mcp.tool()
     async def memory_capture(
         title: str,
         body: str = "",
@@ -142,7 +143,20 @@ def build_mcp(backend: Backend) -> MCPServer:
         )
         return await _call(backend.capture, request)
 
+    # The schema publishes the contract's types as an enum; the capture itself stays the judge (a type added
+    # to the contract later is accepted before the schema is rebuilt, an unknown one is refused by name).
+    memory_capture.__annotations__["type"] = Annotated[
+        str | None, WithJsonSchema({"anyOf": [{"type": "string", "enum": _types(backend)}, {"type": "null"}]})
+    ]
+    mcp.tool()(memory_capture)
     return mcp
+
+
+def _types(backend: Backend) -> list[str]:
+    """The memory types of the backend's contract (the packaged default's when it has none at hand)."""
+    contracts = getattr(backend, "contracts", None)
+    contract = contracts.get().contract if contracts is not None else default_contract()
+    return sorted(contract.types)
 
 
 def mount_mcp(backend: Backend) -> tuple[list[BaseRoute], Any]:

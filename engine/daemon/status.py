@@ -17,6 +17,7 @@ from agentmd.engine.git.health import git_health, worktrees_inside
 from agentmd.engine.index.reconcile import last_pass
 from agentmd.engine.index.store import Store
 from agentmd.engine.settings import Settings
+from agentmd.engine.write.capture import VolumeGate, budget_warning, halted_refusals
 from agentmd.engine.write.probe import load_last
 from agentmd.rules import ContractState
 
@@ -170,7 +171,21 @@ def compute_status(
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
     }
-    return assemble(parts, settings.vault, daemon)
+    parts["contract"]["halted_refusals"] = int(halted_refusals(settings.state_dir).get("count", 0) or 0)
+    status = assemble(parts, settings.vault, daemon)
+    budget = int(contract.contract.thresholds.daily_card_budget)
+    today = captures_on(settings.state_dir, now.date())
+    status["captures_today"] = {"count": today, "daily_card_budget": budget}
+    if budget > 0 and today > budget:
+        status["yellow"].append(f"card-budget: {budget_warning(today, budget, contract.source)}")
+        if status["color"] == "green":
+            status["color"] = "yellow"
+    return status
+
+
+def captures_on(state_dir: Path, day: dt.date) -> int:
+    """Captures counted into the memory space on `day` (the daily volume gate's own count)."""
+    return VolumeGate(state_dir, lambda: 0, lambda: "").count(day)
 
 
 def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.datetime) -> list[tuple[str, str]]:
@@ -265,11 +280,13 @@ def render(status: dict[str, Any]) -> str:
         lines.append("  worktrees inside the vault: " + ", ".join(git["worktrees_inside_vault"]))
     oldest = queue["oldest_age_days"]
     lines.append(
-        f"  queue     {queue['count']} unfiled"
+        f"  queue     {queue['count']} awaiting review (`agentmd queue`)"
         + (f", oldest {oldest} days" if oldest is not None else "")
         + (f" (+{queue['inherited']} inherited)" if queue["inherited"] else "")
     )
-    lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']})")
+    refusals = contract.get("halted_refusals") or 0
+    refused = f", {refusals} typed captures refused while halted" if refusals else ""
+    lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")
     if "dense" in status:
         lines.append(f"  dense     {dense_line(status['dense'])}")
     probe = status.get("probe", {}).get("last")

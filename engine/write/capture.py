@@ -394,6 +394,7 @@ class Capturer:
             raise CaptureRefused(verdict.findings[0].code, verdict.reason())
         state = self.contracts.get()
         now = self.now()
+        self._check_type(req, state)
         fields = self._fields(req, state, now, extra_fields or {})
         folder, route_reason = self._folder(req, state, now)
         stem = slugify(req.title)
@@ -404,6 +405,7 @@ class Capturer:
         warnings = []
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
+        budget = int(state.contract.thresholds.daily_card_budget)
 
         # One capture at a time from the twin check to the index update, so two identical captures
         # arriving together write one note, not a note and its twin.
@@ -436,6 +438,8 @@ class Capturer:
                         "write-failed", f"the note could not be written ({reason}): {exc.strerror}"
                     ) from None
                 counted()
+            if gated and budget > 0 and self.gate.count(now.date()) > budget:
+                warnings.append(budget_warning(self.gate.count(now.date()), budget, self._contract_file()))
             path = target.relative_to(self.vault).as_posix()
             if path != intended and self.before_write:
                 self.before_write(path, origin)
@@ -454,6 +458,30 @@ class Capturer:
             self.after_write(path, origin)
         return result
 
+    def _check_type(self, req: CaptureRequest, state: ContractState) -> None:
+        """A named type must be one the contract lists, and a halted contract files nothing by type.
+
+        An unknown type is refused rather than filed unfiled: the caller meant to judge the note, and a typo
+        filed quietly would never be noticed; leaving the type out is the way to capture without judging.
+        A refusal while halted is counted for `agentmd status` (`halted_refusals`)."""
+        if not req.type:
+            return
+        if state.halted:
+            count_halted_refusal(self.gate.state_dir, self.now())
+            raise CaptureRefused(
+                "contract-halted",
+                f"the storage-rules contract {state.source} is invalid ({state.errors[0]}), so typed captures are "
+                f"refused until it is fixed: run `agentmd contract check {state.source}` and correct it, or capture "
+                "without --type to keep the note unfiled for now",
+            )
+        if req.type not in state.contract.types:
+            known = ", ".join(sorted(state.contract.types))
+            raise CaptureRefused(
+                "unknown-type",
+                f"type {req.type!r} is not in the storage-rules contract; use one of: {known} (or leave the type "
+                "out to capture the note unfiled)",
+            )
+
     def _index(self, path: str) -> bool:
         if self.store is None:
             return False
@@ -464,6 +492,43 @@ class Capturer:
             log.exception("indexing %s failed; the next reconcile will pick it up", path)
             return False
         return not report.errors and report.refused is None
+
+
+HALTED_REFUSALS = "halted-refusals.json"
+
+
+def count_halted_refusal(state_dir: Path, now: dt.datetime) -> None:
+    """Count one typed capture refused while the contract was halted (read by `agentmd status`)."""
+    folder = state_dir / "captures"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / HALTED_REFUSALS
+    fd = os.open(folder / "lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        current = halted_refusals(state_dir)
+        data = {"count": int(current.get("count", 0)) + 1, "last": now.isoformat(timespec="seconds")}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def halted_refusals(state_dir: Path) -> dict[str, Any]:
+    """{"count", "last"} of typed captures refused while the contract was halted; count 0 when none."""
+    try:
+        data = json.loads((state_dir / "captures" / HALTED_REFUSALS).read_text())
+    except (OSError, ValueError):
+        return {"count": 0, "last": None}
+    return data if isinstance(data, dict) else {"count": 0, "last": None}
+
+
+def budget_warning(count: int, budget: int, contract_file: str) -> str:
+    return (
+        f"{count} captures today are over the daily card budget of {budget} (thresholds.daily_card_budget in "
+        f"{contract_file}); nothing is refused, but the review queue grows faster than planned"
+    )
 
 
 def request_from_cli(values: Mapping[str, Any]) -> CaptureRequest:
