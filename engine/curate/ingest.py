@@ -114,12 +114,21 @@ def _pieces(text: str, budget_chars: int) -> list[str]:
     return [p for p in out if p.strip()]
 
 
+def file_slug(relpath: str) -> str:
+    """The slug of a source file's relative path; a long one is cut and given a short hash of the whole path,
+    so two long paths that share their first words still make different keys."""
+    full = slugify(relpath.rsplit(".", 1)[0].replace("/", " "), limit=400)
+    if len(full) <= 64:
+        return full
+    return f"{slugify(full, limit=56)}-{hashlib.sha256(relpath.encode('utf-8')).hexdigest()[:6]}"
+
+
 def chunk_file(relpath: str, text: str, budget: int = TOKEN_BUDGET) -> list[Chunk]:
     """The chunks of one source file, each keyed by its place in the source."""
     body = split_frontmatter(text).body if text.lstrip("\ufeff").startswith("---") else text.lstrip("\ufeff")
     if not body.strip():
         return []
-    stem = slugify(relpath.rsplit(".", 1)[0].replace("/", " "), limit=60)
+    stem = file_slug(relpath)
     title = next((m.group(1) for ln in body.splitlines() if (m := _H1.match(ln))), None) or Path(relpath).stem
     budget_chars = budget * CHARS_PER_TOKEN
     sections: list[tuple[str, str]] = []
@@ -140,9 +149,9 @@ def chunk_file(relpath: str, text: str, budget: int = TOKEN_BUDGET) -> list[Chun
     chunks = []
     for heading, section in sections:
         for piece in _pieces(section, budget_chars):
-            if not piece.strip():
-                continue
-            base = f"{stem}-{slugify(heading, limit=60)}"
+            if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in piece.splitlines()):
+                continue  # headings alone are no knowledge
+            base = f"{stem}-{slugify(heading, limit=48)}"
             seen[base] += 1
             key = base if seen[base] == 1 else f"{base}-{seen[base]}"
             chunks.append(Chunk(key, heading, piece.strip("\n") + "\n"))
@@ -198,6 +207,7 @@ def plan_ingest(
     report = IngestReport()
     edits: list[Edit] = []
     seen_content: set[str] = set()
+    taken: set[str] = set()
     folder = _folder(contract)
     files = list(walk(sources))
     for n, (file, base) in enumerate(files, 1):
@@ -221,7 +231,7 @@ def plan_ingest(
             report.skipped_index.append(rel)
             continue
         for chunk in chunk_file(rel, text):
-            _plan_chunk(vault, contract, chunk, rel, project, now, folder, report, edits, seen_content)
+            _plan_chunk(vault, contract, chunk, rel, project, now, folder, report, edits, seen_content, taken)
     return report, Step("ingest", f"ingest {len(edits)} note(s)", tuple(edits))
 
 
@@ -236,6 +246,7 @@ def _plan_chunk(
     report: IngestReport,
     edits: list[Edit],
     seen_content: set[str],
+    taken: set[str],
 ) -> None:
     content = hashlib.sha256(chunk.text.strip().encode("utf-8")).hexdigest()
     if content in seen_content:
@@ -247,7 +258,14 @@ def _plan_chunk(
         for finding in verdict.findings:
             report.rejected[finding.code] += 1
         return
-    path = f"{folder}/{chunk.key}.md"
+    key, n = chunk.key, 1
+    while f"{folder}/{key}.md" in taken:  # two sources whose slugs meet: later ones take an ordinal
+        n += 1
+        key = f"{chunk.key}-{n}"
+    path = f"{folder}/{key}.md"
+    taken.add(path)
+    if key != chunk.key:
+        chunk = Chunk(key, chunk.heading, chunk.text)
     try:
         data: bytes | None = (vault / path).read_bytes()
     except FileNotFoundError:

@@ -29,7 +29,7 @@ CURATION_ACTOR = "operator"  # the curation commands are the owner's own hand on
 
 
 class StepRefused(AgentmdError):
-    """A step could not be applied; nothing of it was written. `done` holds the steps applied before it."""
+    """A step could not be applied. `done` holds the steps (or the part of this one) that were applied."""
 
     def __init__(self, message: str, done: list[StepResult] | None = None) -> None:
         super().__init__(message)
@@ -95,6 +95,10 @@ class Writer:
 
 def check(vault: Path, step: Step, contract: Contract) -> None:
     """Refuse the whole step when a note changed since the plan, or the door refuses a path."""
+    paths = [e.path for e in step.edits]
+    if len(set(paths)) != len(paths):
+        twice = sorted({p for p in paths if paths.count(p) > 1})
+        raise StepRefused(f"the plan writes {', '.join(twice[:5])} more than once; nothing was written")
     changed = []
     for edit in step.edits:
         try:
@@ -149,11 +153,24 @@ def apply_steps(writer: Writer, steps: Iterable[Step], results: list[StepResult]
         paths = [e.path for e in step.edits]
         for path in paths:
             writer.register(path, step.origin)
-        for edit in step.edits:
-            try:
+        written: list[str] = []
+        try:
+            for edit in step.edits:
                 _write(writer.vault, edit)
-            except FileExistsError:
-                raise StepRefused(f"{edit.path} appeared while the step was written; run it again", results) from None
+                written.append(edit.path)
+        except OSError as exc:
+            # What was written is committed with the step's origin all the same, so the vault is not left dirty
+            # and the commit says which part of the step landed.
+            shas, _problem = writer.commit() if written else ([], None)
+            if written:
+                writer.index(written)
+                results.append(StepResult(step.origin, written, shas, [f"stopped after {len(written)} note(s)"]))
+            what = "appeared while the step was written" if isinstance(exc, FileExistsError) else f"failed ({exc})"
+            raise StepRefused(
+                f"{edit.path} {what}; {len(written)} of {len(paths)} note(s) were written and committed, the rest "
+                "were not. Run the command again to finish",
+                results,
+            ) from None
         result = StepResult(step.origin, paths)
         shas, problem = writer.commit()
         result.commits = shas
