@@ -185,3 +185,52 @@ def test_the_queue_drains_and_nothing_is_deleted(cli, tmp_path: Path) -> None:
     assert status["queue"]["count"] == 0 and status["red"] == []
     assert snapshot(root).keys() == files and dirty(root) == ""
     assert origins(root)[:3] == ["confirm", "retire", "confirm"]
+
+
+def test_with_a_daemon_running_the_daemon_applies_the_plan(cli, env, tmp_path: Path) -> None:
+    """The daemon is the one writer while it runs: the command hands it the plan and its committer commits."""
+    from daemon_helpers import is_clean, wait_until
+
+    from agentmd.engine.daemon.service import Daemon
+    from agentmd.engine.settings import resolve
+
+    root = make_repo(tmp_path / "dvault", {"README.md": "# Vault\n"})
+    note(root, "memory/a.md", "first waiting note", status="unfiled", captured=OLD)
+    note(root, "memory/b.md", "second waiting note", status="unfiled", captured=OLD)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "two waiting")
+    daemon = Daemon(resolve(vault=str(root)), port=0, commit_debounce=0.2, probe_interval=0)
+    daemon.start()
+    try:
+        wait_until(lambda: not daemon.health()["index_stale"], what="first pass")
+        before = head(root)
+        dry = cli("retire", "--vault", str(root), "memory/a.md", "memory/b.md", "--json")
+        assert dry.json()["dry_run"] and head(root) == before
+        r = cli("retire", "--vault", str(root), "memory/a.md", "memory/b.md", "--reason", "stale", "--yes", "--json")
+        assert r.code == 0, r.out + r.err
+        assert r.json()["applied_by"] == "daemon" and r.json()["results"][0]["commits"]
+        wait_until(lambda: is_clean(root), what="clean tree")
+        assert git(root, "rev-list", "--count", f"{before}..HEAD").strip() == "1" and origins(root)[0] == "retire"
+        queue = lambda: cli("queue", "--vault", str(root), "--json").json()["items"]  # noqa: E731
+        wait_until(lambda: queue() == [], what="the daemon indexed the retirement")
+        (root / "memory/a.md").write_text("edited meanwhile\n")
+        stale = cli("confirm", "--vault", str(root), "memory/b.md", "--yes")
+        assert stale.code == 0 and "retired" in stale.out  # confirm does not revive a retired note
+    finally:
+        daemon.stop()
+
+
+def test_a_step_whose_notes_changed_since_the_plan_is_refused_whole(vault: Path, tmp_path: Path, env) -> None:
+    from agentmd.engine.curate.actions import plan_edits
+    from agentmd.engine.curate.host import run_steps
+    from agentmd.engine.curate.steps import StepRefused
+    from agentmd.engine.settings import resolve
+
+    settings = resolve(vault=str(vault), index=str(tmp_path / "idx2"))
+    plan = plan_edits(vault, "retire", ["memory/2026/11/untyped.md", "inbox/phone/clip.md"], options={"reason": "x"})
+    (vault / "inbox/phone/clip.md").write_text("edited after the plan\n")
+    git(vault, "commit", "-qam", "edit")
+    before, tree = head(vault), snapshot(vault)
+    with pytest.raises(StepRefused, match="changed since the plan"):
+        run_steps(settings, [plan.step])
+    assert head(vault) == before and snapshot(vault) == tree

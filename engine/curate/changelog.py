@@ -72,7 +72,7 @@ def history(
     if since is not None:
         args.append(f"--since={since.astimezone(dt.UTC).isoformat(timespec='seconds')}")
     if path is not None:
-        args += ["--follow", "--reverse", "--", path]
+        args += ["--follow", "--", path]  # (git's --reverse does not combine with --follow: reversed below)
     else:
         args.append("--no-renames")
     try:
@@ -84,6 +84,8 @@ def history(
             return []
         raise AgentmdError(f"could not read the vault's git history: {run.why()}")
     changes = _parse(run.out.decode("utf-8", "replace"))
+    if path is not None:
+        changes.reverse()
     wanted = set(origins)
     return [c for c in changes if not wanted or c.origin in wanted]
 
