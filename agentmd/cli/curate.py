@@ -64,6 +64,16 @@ def add_curation_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--yes", action="store_true", help="accepted for symmetry; ingest writes unless --dry-run")
     p.set_defaults(func=cmd_ingest)
 
+    p = sub.add_parser("groom", parents=[common], help="propose clean-ups, review the plan, apply it in one commit")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--propose", action="store_true", help="run the detectors and write a reviewable plan")
+    what.add_argument("--apply", metavar="PLAN", help="carry out a plan (a dry run unless --yes)")
+    what.add_argument("--split-revert", action="store_true", help="restore every split note (a dry run unless --yes)")
+    p.add_argument("--out", help="with --propose: where to write the plan (default: print it)")
+    p.add_argument("--stale-days", type=int, default=14, help="status notes older than this are stale (default 14)")
+    _yes(p)
+    p.set_defaults(func=cmd_groom)
+
     p = sub.add_parser(
         "log", aliases=["changelog"], parents=[common], help="what changed, when and by which origin (from git)"
     )
@@ -71,6 +81,10 @@ def add_curation_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--since", help="since this date (YYYY-MM-DD) or age (7d)")
     p.add_argument("--origin", help="only these origins, comma-separated")
     p.set_defaults(func=cmd_log)
+
+    p = sub.add_parser("clusters", parents=[common], help="communities of related notes, labelled by their words")
+    p.add_argument("--rename", nargs=2, metavar=("ID", "NAME"), help="give a cluster your own name (kept by id)")
+    p.set_defaults(func=cmd_clusters)
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -323,4 +337,72 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "origins": {o: [c.to_dict() for c in items] for o, items in groups.items()},
     }
     emit(out, args, payload, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import json
+
+    from agentmd.engine.curate.groom import StalePlan, apply_plan, plan_split_revert, propose
+    from agentmd.rules import load_contract
+
+    settings = settings_of(args)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    if args.propose:
+        with _fresh_catalog(settings) as store:
+            plan = propose(
+                settings.vault, store.catalog, contract, stale_age=dt.timedelta(days=max(0, args.stale_days))
+            )
+        stats = ", ".join(f"{k} {v}" for k, v in plan["stats"].items() if v) or "nothing to propose"
+        text = f"groom: read {plan['notes_read']} notes; proposals: {stats}"
+        if args.out:
+            Path(args.out).write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            text += f"\nplan written to {args.out}; review it, then `agentmd groom --apply {args.out} --yes`"
+        else:
+            text += "".join(f"\n  {p['detector']:<15} {p['path']}: {p['reason']}" for p in plan["proposals"])
+        emit(out, args, plan, text)
+        return EXIT_OK
+    with _fresh_catalog(settings) as store:
+        if args.split_revert:
+            step, report = plan_split_revert(settings.vault, store.catalog)
+        else:
+            try:
+                plan = json.loads(Path(args.apply).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"cannot read the plan {args.apply}: {exc}") from None
+            try:
+                step, report = apply_plan(settings.vault, store.catalog, contract, plan)
+            except StalePlan as exc:
+                emit(out, args, {"refused": "stale-plan", "error": str(exc)}, f"groom: refused: {exc}")
+                return EXIT_FAILURE
+    payload: dict[str, Any] = {"dry_run": not args.yes, "changes": report, "notes": len(step.edits)}
+    lines = [f"groom: {len(report)} change(s) over {len(step.edits)} note(s)"]
+    lines += [
+        f"  {r.get('action', 'revert')} {r['path']}" + (f": {r['skipped']}" if r.get("skipped") else "") for r in report
+    ]
+    if not args.yes or not step.edits:
+        if step.edits:
+            lines.append("dry run: nothing was written; run again with --yes to apply")
+        emit(out, args, payload, "\n".join(lines))
+        return EXIT_OK
+    try:
+        payload.update(_apply(settings, step, bulk=True))
+    except GateRefused as exc:
+        payload["refused"] = str(exc)
+        emit(out, args, payload, "\n".join([*lines, str(exc)]))
+        return EXIT_FAILURE
+    lines.append(_applied_line(payload))
+    emit(out, args, payload, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_clusters(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.curate.clusters import clusters, rename, render
+
+    settings = settings_of(args)
+    if args.rename:
+        rename(settings.state_dir, args.rename[0], args.rename[1])
+    with _fresh_catalog(settings) as store:
+        result = clusters(settings.vault, store, settings.state_dir)
+    emit(out, args, result, render(result))
     return EXIT_OK
