@@ -7,8 +7,8 @@ meanwhile is refused whole before anything is written: the owner re-runs the com
 
 For each step: the door is asked for every path, every origin is registered with the committer before the
 first byte is written (so whichever commit cycle picks the files up commits them with the step's origin),
-each note is written atomically (temp file, fsync, rename, fsync the folder; a created note is linked to a
-name that must not exist), then the committer commits and the touched notes are indexed.
+each note is written atomically (temp file, fsync, rename; a created note is linked to a name that must not
+exist), each folder is fsynced once after its notes, then the committer commits and the notes are indexed.
 """
 
 from __future__ import annotations
@@ -136,7 +136,6 @@ def _write(vault: Path, edit: Edit) -> None:
             os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    fsync_dir(folder)
 
 
 def apply_steps(writer: Writer, steps: Iterable[Step], results: list[StepResult] | None = None) -> list[StepResult]:
@@ -171,6 +170,8 @@ def apply_steps(writer: Writer, steps: Iterable[Step], results: list[StepResult]
                 "were not. Run the command again to finish",
                 results,
             ) from None
+        for folder in sorted({(writer.vault / p).parent for p in written}):
+            fsync_dir(folder)  # once per folder, after its notes: the names are durable before the commit
         result = StepResult(step.origin, paths)
         shas, problem = writer.commit()
         result.commits = shas
