@@ -156,3 +156,31 @@ def test_stale_age_is_measured_from_the_newest_date_in_the_text(cli, vault: Path
     git(vault, "commit", "-qam", "fresh status")
     found = {p["path"] for p in cli("groom", *args(vault), "--propose", "--json").json()["proposals"]}
     assert "memory/status.md" not in found
+
+
+def test_on_a_corpus_copy_every_split_concatenates_back_and_the_revert_restores_every_byte(
+    cli, tmp_path: Path
+) -> None:
+    root = tmp_path / "zh"
+    shutil.copytree(corpus("ailurus-zh"), root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "corpus")
+    original = snapshot(root)
+    out = tmp_path / "plan.json"
+    assert cli("groom", *args(root), "--propose", "--out", str(out)).code == 0
+    plan = json.loads(out.read_text())
+    plan["proposals"] = [p for p in plan["proposals"] if p["action"] == "split"]
+    assert len(plan["proposals"]) >= 10
+    out.write_text(json.dumps(plan))
+    assert cli("groom", *args(root), "--apply", str(out), "--yes").code == 0
+    for p in plan["proposals"]:
+        parent = (root / p["path"]).read_text()
+        children = parse_note(p["path"], parent.encode(), 0).frontmatter["split_into"]
+        assert "".join(split_frontmatter((root / c).read_text()).body for c in children) == split_frontmatter(
+            parent
+        ).body
+    assert cli("groom", *args(root), "--split-revert", "--yes").code == 0
+    after = snapshot(root)
+    assert {k: v for k, v in after.items() if k in original} == original
+    assert dirty(root) == "" and origins(root)[:2] == ["groom", "groom"]
