@@ -78,3 +78,28 @@ def test_the_mcp_schema_publishes_the_type_enum() -> None:
     schema = next(t for t in tools if t.name == "memory_capture").input_schema["properties"]["type"]
     enum = next(part["enum"] for part in schema["anyOf"] if "enum" in part)
     assert enum == sorted(default_contract().types)
+
+
+def test_a_phone_clip_typed_while_halted_waits_and_is_filed_once_the_contract_is_fixed(tmp_path: Path) -> None:
+    from agentmd.engine.git.committer import Committer
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.write.capture import Capturer
+    from agentmd.engine.write.phone import sweep_phone_notes
+    from agentmd.rules import ContractCache
+
+    root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    contract(root, "no_such_key: 1")
+    clip = root / "inbox" / "phone" / "clip.md"
+    clip.parent.mkdir(parents=True)
+    clip.write_text("---\ninstructions: file as decision; why it was agreed\n---\nWe use Postgres.\n")
+    contracts = ContractCache(root)
+    committer = Committer(root, phone_paths=lambda: contracts.get().contract.phone_paths)
+    with Store(tmp_path / "cache") as store:
+        capturer = Capturer(root, tmp_path / "state", contracts, store, before_write=committer.note_origin)
+
+        def sweep() -> list:
+            return sweep_phone_notes(root, contracts.get().contract, capturer, note_origin=committer.note_origin)
+
+        assert [a.outcome for a in sweep()] == ["flagged"] and clip.exists()
+        (root / "standards" / "storage-rules.md").unlink()
+        assert [a.outcome for a in sweep()] == ["filed"] and not clip.exists()
