@@ -33,7 +33,7 @@ from agentmd.engine.curate.actions import read_frontmatter, stamp
 from agentmd.engine.curate.steps import Edit, Step, digest
 from agentmd.engine.write.capture import MEMORY_SPACE, slugify
 from agentmd.rules import Contract, check_fields, decide
-from agentmd.vault_schema import render_note, split_frontmatter, update_frontmatter
+from agentmd.vault_schema import YamlRefused, render_note, split_frontmatter, update_frontmatter
 
 TOKEN_BUDGET = 512
 CHARS_PER_TOKEN = 4
@@ -253,11 +253,6 @@ def _plan_chunk(
         report.deduped += 1
         return
     seen_content.add(content)
-    verdict = check_fields({"title": chunk.heading, "body": chunk.text})
-    if not verdict.ok:
-        for finding in verdict.findings:
-            report.rejected[finding.code] += 1
-        return
     key, n = chunk.key, 1
     while f"{folder}/{key}.md" in taken:  # two sources whose slugs meet: later ones take an ordinal
         n += 1
@@ -270,6 +265,20 @@ def _plan_chunk(
         data: bytes | None = (vault / path).read_bytes()
     except FileNotFoundError:
         data = None
+    old = data.decode("utf-8", "replace") if data is not None else ""
+    if data is not None:
+        fm = read_frontmatter(old) or {}
+        if str(fm.get("lifecycle", "")).lower() == "archived" or str(fm.get("status", "")).lower() == "archived":
+            report.skipped_retired.append(path)  # the owner's verdict stands: never written again
+            return
+        if fm.get("ingest_hash") == content[:16]:
+            report.unchanged += 1  # what was read, checked and written before needs nothing
+            return
+    verdict = check_fields({"title": chunk.heading, "body": chunk.text})
+    if not verdict.ok:
+        for finding in verdict.findings:
+            report.rejected[finding.code] += 1
+        return
     decision = decide(vault, path, contract, actor="operator", creating=data is None)
     if not decision.allowed:
         report.refused.append({"path": path, "reason": decision.reason})
@@ -279,21 +288,13 @@ def _plan_chunk(
         edits.append(Edit(path, text, None))
         report.created.append(path)
         return
-    old = data.decode("utf-8", "replace")
-    fm = read_frontmatter(old) or {}
-    if str(fm.get("lifecycle", "")).lower() == "archived" or str(fm.get("status", "")).lower() == "archived":
-        report.skipped_retired.append(path)
-        return
-    if fm.get("ingest_hash") == content[:16]:
-        report.unchanged += 1
-        return
     split = split_frontmatter(old)
     head = old[: len(old) - len(split.body)] if split.yaml_text is not None else ""
     try:
         new = update_frontmatter(
             head + chunk.text, {"ingest_hash": content[:16], "status": "unfiled", "ingest_updated": stamp(now)}
         )
-    except Exception as exc:  # a hand-broken frontmatter: leave the note for a person
+    except YamlRefused as exc:  # a hand-broken frontmatter: leave the note for a person
         report.errors.append({"path": path, "error": f"cannot update: {exc}"})
         return
     edits.append(Edit(path, new, digest(data)))
