@@ -14,7 +14,7 @@ from conftest import CORPORA, corpus
 from curate_helpers import dirty, head, note, snapshot
 from daemon_helpers import git, make_repo, origins
 
-from agentmd.engine.curate.groom import _slices, split_points
+from agentmd.engine.curate.groom import slices, split_points
 from agentmd.vault_schema import parse_note, split_frontmatter, update_frontmatter
 
 STORY = "A paragraph of the story, long enough to stand on its own as a note of its own. " * 4
@@ -122,7 +122,7 @@ def test_every_multi_story_note_of_the_corpora_splits_losslessly_and_reverts() -
         if len(data) < 6000 or not points:
             continue
         split += 1
-        assert "".join(_slices(body, points)) == body, path
+        assert "".join(slices(body, points)) == body, path
         try:
             marked = update_frontmatter(text, {"superseded_by": "x.part-1.md", "split_into": ["x.part-1.md"]})
         except Exception:

@@ -150,7 +150,7 @@ def split_points(body: str) -> list[int]:
     return kept if len(kept) >= 2 else []
 
 
-def _slices(body: str, points: Sequence[int]) -> list[str]:
+def slices(body: str, points: Sequence[int]) -> list[str]:
     raw = body.encode("utf-8")
     ends = [*points[1:], len(raw)]
     return [raw[a:b].decode("utf-8") for a, b in zip(points, ends, strict=True)]
@@ -285,7 +285,7 @@ def apply_plan(
 
 def _split(vault: Path, path: str, text: str, data: bytes, offsets: list[int], when: str) -> tuple[list[Edit], Edit]:
     _head, body = _body_of(text)
-    pieces = _slices(body, offsets)
+    pieces = slices(body, offsets)
     if "".join(pieces) != body:  # never: the slices are cut from the body itself; fail closed all the same
         raise StalePlan(f"the split of {path} would not concatenate back to it; nothing was written")
     stem = path[:-3] if path.endswith(".md") else path
