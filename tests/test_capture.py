@@ -102,7 +102,6 @@ def capturer(make_capturer: Callable[..., Capturer]) -> Capturer:
         ("procedure", "steps we repeat", "active", "high", "memory/procedures"),
         (None, "a why without a type", "unfiled", "low", SHARD),
         (None, None, "unfiled", "low", SHARD),
-        ("made-up-kind", "it is named, just not routed", "active", "high", SHARD),
     ],
 )
 def test_status_is_derived_and_the_type_routes(
@@ -160,12 +159,17 @@ def test_trust_comes_from_the_source(capturer: Capturer, repo: Path, source, sou
 
 
 def test_halted_contract_routes_to_the_shard_with_a_warning(capturer: Capturer, repo: Path) -> None:
+    """An untyped capture still works while the contract is halted; a typed one is refused (see
+    tests/test_contract_promises.py), so nothing is filed `active` on rules that do not hold."""
     write_contract(repo, "not_a_known_key: 1")
-    result = capturer.capture(CaptureRequest(title="Filed while halted", body="b", type="decision", why="w"))
+    result = capturer.capture(CaptureRequest(title="Filed while halted", body="b"))
     assert result.path == f"{SHARD}/filed-while-halted.md"
     assert len(result.warnings) == 1 and "halted" in result.warnings[0]
     assert "not_a_known_key" in result.warnings[0]
     assert (repo / result.path).is_file()
+    with pytest.raises(CaptureRefused) as info:
+        capturer.capture(CaptureRequest(title="Typed while halted", body="b", type="decision", why="w"))
+    assert info.value.code == "contract-halted"
 
 
 def test_space_projects_and_unknown_space(capturer: Capturer, repo: Path) -> None:

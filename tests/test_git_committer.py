@@ -120,7 +120,10 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
     assert [c.origin for c in c.commit_cycle().commits] == ["local-edit"]
     with pytest.raises(ValueError, match="unknown commit origin"):
         c.note_origin("x.md", "agent")
-    assert ORIGINS == ("capture", "phone", "self-probe", "morning", "local-edit")
+    # the curation commands and the morning note commit under their own names; a hand edit is still local-edit
+    assert ORIGINS == (
+        "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "local-edit"
+    )
 
 
 

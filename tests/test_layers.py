@@ -33,6 +33,7 @@ ENGINE_ROOMS = [
     ("git", {"git"}),
     ("search", {"search"}),
     ("write", {"write"}),
+    ("curate", {"curate"}),  # beside write: curation edits notes the way captures create them
     ("jobs", {"jobs"}),  # the scheduler, morning note and alerts; the daemon wires them to its actions
     ("daemon", {"daemon"}),
     ("backends", {"backends"}),

@@ -20,7 +20,21 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from agentmd import __version__
-from agentmd.cli import capture, daemon, evaluation, failure, git, hooks, index, jobs, links, recall, rules, service
+from agentmd.cli import (
+    capture,
+    curate,
+    daemon,
+    evaluation,
+    failure,
+    git,
+    hooks,
+    index,
+    jobs,
+    links,
+    recall,
+    rules,
+    service,
+)
 from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
 
 Register = Callable[[Any, argparse.ArgumentParser], Any]
@@ -34,6 +48,7 @@ COMMANDS: tuple[Register, ...] = (
     git.add_gate,
     git.add_init_git,
     capture.add_capture,
+    curate.add_curation_parsers,  # `queue`, `confirm`, `retire`, `promote`, `ingest`, `log`
     rules.add_door,
     daemon.add_mcp,
     daemon.add_probe,

@@ -43,6 +43,7 @@ from agentmd.engine.daemon.mcp_tools import CAPTURE, SEARCH, TOOLS, ArgumentErro
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
+from agentmd.rules import default_contract
 
 log = logging.getLogger("agentmd.mcp")
 
@@ -69,13 +70,16 @@ class Backend(Protocol):
     def capture(self, request: CaptureRequest) -> dict[str, Any]: ...
 
 
-def tool_list() -> list[Tool]:
+def tool_list(types: list[str] | None = None) -> list[Tool]:
+    """The two tools. With `types` (the contract's memory types), capture's `type` is published as an enum;
+    the capture itself stays the judge, so a type added to the contract since is accepted and an unknown one
+    is refused by name."""
     return [
         Tool(
             name=name,
             title=spec["title"],
             description=spec["description"],
-            input_schema=spec["input"],
+            input_schema=_with_types(spec["input"], types) if name == CAPTURE and types else spec["input"],
             output_schema=spec["output"],
             annotations=ToolAnnotations(
                 title=spec["title"],
@@ -87,6 +91,19 @@ def tool_list() -> list[Tool]:
         )
         for name, spec in TOOLS.items()
     ]
+
+
+def _with_types(schema: dict[str, Any], types: list[str]) -> dict[str, Any]:
+    properties = dict(schema["properties"])
+    properties["type"] = {**properties["type"], "enum": sorted(types)}
+    return {**schema, "properties": properties}
+
+
+def contract_types(backend: Any) -> list[str]:
+    """The memory types of the backend's contract (the packaged default's when it has none at hand)."""
+    contracts = getattr(backend, "contracts", None)
+    contract = contracts.get().contract if contracts is not None else default_contract()
+    return sorted(contract.types)
 
 
 def _ok(payload: dict[str, Any]) -> CallToolResult:
@@ -111,7 +128,7 @@ def _request(tool: str, args: dict[str, Any]) -> SearchRequest | CaptureRequest:
 
 def build_server(backend: Backend, *, log_hint: str = "the daemon log has the details") -> Server[Any]:
     """The MCP server over `backend`. `log_hint` tells a client where an internal error's traceback went."""
-    tools = tool_list()
+    tools = tool_list(contract_types(backend))
 
     async def list_tools(_ctx: Any, _params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=tools)

@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agentmd.engine.curate.host import serve_plan
+from agentmd.engine.curate.steps import Writer
 from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.instance import InstanceLock
@@ -128,7 +130,9 @@ class Daemon:
             log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)
             mcp_routes, lifespan = mount_mcp(self)
             self.jobs = DaemonJobs(self)  # owns the periodic pass (`reconcile_interval`), the probe and the repack
-            routes = json_routes(search=self._search_json, capture=self._capture_json, probe=self._probe_json)
+            routes = json_routes(
+                search=self._search_json, capture=self._capture_json, probe=self._probe_json, curate=self._curate_json
+            )
             routes += self.jobs.routes()
             app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
             self.app = app
@@ -435,6 +439,24 @@ class Daemon:
         if actor == "operator":
             return self.capturer.capture(request, actor="operator").to_dict()
         return self.capture(request)
+
+    def _curate_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A curation command's plan (engine/curate/host.py): applied here, so the daemon stays the one writer."""
+
+        def commit() -> tuple[list[str], str | None]:
+            result = self.committer.commit_cycle()
+            self.commit_cycles += 1
+            self.commits += len(result.commits)
+            return [c.sha for c in result.commits], result.error or result.skipped
+
+        def index(paths: Any) -> None:
+            with self._cond:
+                self._hints |= set(paths)
+                self._cond.notify_all()
+
+        contract = lambda: self.contracts.get().contract  # noqa: E731
+        writer = Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
+        return serve_plan(self.settings, writer, data)
 
     def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
         budget = float(data.get("budget", self.probe_budget))

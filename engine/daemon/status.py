@@ -11,13 +11,16 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.curate.queue import review_queue
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.health import git_health, worktrees_inside
 from agentmd.engine.index.reconcile import last_pass
 from agentmd.engine.index.store import Store
 from agentmd.engine.jobs.report import jobs_status, render_lines
 from agentmd.engine.settings import Settings
+from agentmd.engine.write.capture import VolumeGate
 from agentmd.engine.write.probe import load_last
+from agentmd.engine.write.tallies import budget_warning, halted_refusals
 from agentmd.rules import ContractState
 
 INDEX_RED_AGE = dt.timedelta(minutes=15)
@@ -40,10 +43,13 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
     return None if then is None else round((now - then).total_seconds(), 1)
 
 
-def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
-    """Unfiled notes awaiting judgment. The first run records a baseline: notes already waiting then are
-    the inherited backlog, reported but never red."""
-    unfiled = store.catalog.unfiled()
+def queue_section(
+    store: Store, state_dir: Path, now: dt.datetime, waiting: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
+    notes. The first run records a baseline: notes already waiting then are the inherited backlog, reported
+    but never red."""
+    unfiled = store.catalog.unfiled() if waiting is None else waiting
     baseline_path = state_dir / "queue-baseline.json"
     baseline = read_json(baseline_path)
     if baseline is None and last_pass(store) is None:
@@ -166,13 +172,33 @@ def compute_status(
     now = now or dt.datetime.now(dt.UTC)
     parts = {
         "index": index_section(store, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
-        "queue": queue_section(store, settings.state_dir, now),
+        "queue": queue_section(store, settings.state_dir, now, _waiting(settings, store, contract, now)),
         "git": git_section(settings.vault, commit_state, now),
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
         "jobs": jobs_status(settings),
     }
-    return assemble(parts, settings.vault, daemon)
+    parts["contract"]["halted_refusals"] = int(halted_refusals(settings.state_dir).get("count", 0) or 0)
+    status = assemble(parts, settings.vault, daemon)
+    budget = int(contract.contract.thresholds.daily_card_budget)
+    today = captures_on(settings.state_dir, now.date())
+    status["captures_today"] = {"count": today, "daily_card_budget": budget}
+    if budget > 0 and today > budget:
+        status["yellow"].append(f"card-budget: {budget_warning(today, budget, contract.source)}")
+        if status["color"] == "green":
+            status["color"] = "yellow"
+    return status
+
+
+def captures_on(state_dir: Path, day: dt.date) -> int:
+    """Captures counted into the memory space on `day` (the daily volume gate's own count)."""
+    return VolumeGate(state_dir, lambda: 0, lambda: "").count(day)
+
+
+def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.datetime) -> list[tuple[str, str]]:
+    """The review queue (engine/curate/queue.py) as (path, captured), so status counts what `queue` lists."""
+    items = review_queue(settings.vault, store.catalog, contract.contract, state_dir=settings.state_dir, now=now)
+    return [(i.path, i.captured) for i in items]
 
 
 def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:
@@ -261,11 +287,13 @@ def render(status: dict[str, Any]) -> str:
         lines.append("  worktrees inside the vault: " + ", ".join(git["worktrees_inside_vault"]))
     oldest = queue["oldest_age_days"]
     lines.append(
-        f"  queue     {queue['count']} unfiled"
+        f"  queue     {queue['count']} awaiting review (`agentmd queue`)"
         + (f", oldest {oldest} days" if oldest is not None else "")
         + (f" (+{queue['inherited']} inherited)" if queue["inherited"] else "")
     )
-    lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']})")
+    refusals = contract.get("halted_refusals") or 0
+    refused = f", {refusals} typed captures refused while halted" if refusals else ""
+    lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")
     if "dense" in status:
         lines.append(f"  dense     {dense_line(status['dense'])}")
     probe = status.get("probe", {}).get("last")

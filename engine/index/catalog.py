@@ -459,6 +459,14 @@ class Catalog:
         )
         return [(p, c) for p, c in rows]
 
+    def review_rows(self) -> list[tuple[str, str, str | None, str, tuple[str, ...]]]:
+        """(path, captured, status, hash, flags) of every note no wall hides, oldest first: what the review
+        queue (engine/curate/queue.py) looks through."""
+        rows = self._db.execute(
+            "SELECT path, captured, status, hash, flags FROM notes WHERE wall IS NULL ORDER BY captured, path"
+        )
+        return [(p, c, s, h, tuple(filter(None, f.split(",")))) for p, c, s, h, f in rows]
+
     # -- links and entities ------------------------------------------------------------------------
 
     def paths(self) -> list[str]:

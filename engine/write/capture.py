@@ -43,6 +43,7 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.tallies import budget_warning, count_halted_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
 from agentmd.engine.write.tempfiles import temp_name
 from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
@@ -312,6 +313,11 @@ class Capturer:
             return self.cap_override
         return int(self.contracts.get().contract.thresholds.daily_write_cap)
 
+    def _warn_over_budget(self, day: dt.date, budget: int, warnings: list[str]) -> None:
+        today = self.gate.count(day)
+        if today > budget:
+            warnings.append(budget_warning(today, budget, self._contract_file()))
+
     def _contract_file(self) -> str:
         state = self.contracts.get()
         if state.source and state.source != default_state().source:
@@ -429,6 +435,7 @@ class Capturer:
             raise CaptureRefused(verdict.findings[0].code, verdict.reason())
         state = self.contracts.get()
         now = self.now()
+        self._check_type(req, state)
         fields = self._fields(req, state, now, extra_fields or {})
         folder, route_reason = self._folder(req, state, now)
         stem = slugify(req.title)
@@ -444,6 +451,7 @@ class Capturer:
         warnings = []
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
+        budget = int(state.contract.thresholds.daily_card_budget)
 
         # One capture at a time from the twin check to the index update, so two identical captures
         # arriving together write one note, not a note and its twin.
@@ -466,6 +474,11 @@ class Capturer:
             gated = count and space == MEMORY_SPACE
             intended = f"{folder}/{stem}.md"
             path = self._write(root_fd, folder, stem, text, intended, origin, now.date() if gated else None, warnings)
+            if gated and budget > 0:
+                self._after_landing(
+                    lambda: self._warn_over_budget(now.date(), budget, warnings), "the card budget could not be read",
+                    warnings,
+                )
             # From here on the note is on disk: nothing may turn the answer into an error, or the caller
             # would retry and write a twin. Every later failure becomes a warning on a successful reply.
             before = self.before_write
@@ -541,6 +554,30 @@ class Capturer:
         except Exception as exc:
             log.exception("after writing a note, %s", what)
             warnings.append(f"the note was written, but {what} ({type(exc).__name__}: {exc}); do not retry")
+
+    def _check_type(self, req: CaptureRequest, state: ContractState) -> None:
+        """A named type must be one the contract lists, and a halted contract files nothing by type.
+
+        An unknown type is refused rather than filed unfiled: the caller meant to judge the note, and a typo
+        filed quietly would never be noticed; leaving the type out is the way to capture without judging.
+        A refusal while halted is counted for `agentmd status` (`halted_refusals`)."""
+        if not req.type:
+            return
+        if state.halted:
+            count_halted_refusal(self.gate.state_dir, self.now())
+            raise CaptureRefused(
+                "contract-halted",
+                f"the storage-rules contract {state.source} is invalid ({state.errors[0]}), so typed captures are "
+                f"refused until it is fixed: run `agentmd contract check {state.source}` and correct it, or capture "
+                "without --type to keep the note unfiled for now",
+            )
+        if req.type not in state.contract.types:
+            known = ", ".join(sorted(state.contract.types))
+            raise CaptureRefused(
+                "unknown-type",
+                f"type {req.type!r} is not in the storage-rules contract; use one of: {known} (or leave the type "
+                "out to capture the note unfiled)",
+            )
 
     def _index(self, path: str) -> bool:
         if self.store is None:

@@ -42,8 +42,8 @@ capture temp files are skipped):
   carried over and are named in the action's detail. The phone note is then deleted (its origin registered
   first, so the deletion is committed as `phone`); outcome `filed`;
 - a refused capture: a `review_flags` entry with the refusal code and message; outcome `flagged`. A refusal
-  that may pass later by itself (`daily-write-cap`, `write-failed`) is retried on every sweep, but the same
-  refusal is not written twice.
+  that may pass later by itself (`daily-write-cap`, `write-failed`, `contract-halted`) is retried on every
+  sweep, but the same refusal is not written twice.
 
 Every edit of a phone note is atomic (temp file, fsync, rename) and made only if the file still holds the
 bytes that were read; a note edited meanwhile is handled by the next sweep. A note that cannot be read, is
@@ -80,7 +80,7 @@ log = logging.getLogger("agentmd.phone")
 SOURCE = "phone"
 FLAG = "phone-instructions"
 INVALID_CODE = "instructions-invalid"
-TRANSIENT_CODES = frozenset({"daily-write-cap", "write-failed"})
+TRANSIENT_CODES = frozenset({"daily-write-cap", "write-failed", "contract-halted"})
 MAX_WHY = 1000
 MAX_INSTRUCTIONS = 50
 MAX_TAG = 100

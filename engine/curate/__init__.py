@@ -1,0 +1,1 @@
+"""Curation: the review queue, confirm / retire / promote, ingest of existing Markdown and the changelog."""

@@ -1,0 +1,113 @@
+"""Who applies a curation step: the daemon when it runs for the vault, else the command itself.
+
+The daemon is the vault's one writer while it runs: it owns the committer (and so the origins it registers)
+and the index. A curation command computes its plan by reading the vault and hands the steps to the daemon
+(`POST /v1/curate`), which checks and applies them with its own committer: no second writer races it, and its
+commit cycle commits the notes with the step's origin. Without a daemon the command applies the steps itself,
+with a committer and an index of its own, under the same lock protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, daemon_port
+from agentmd.engine.curate.steps import Step, StepRefused, StepResult, Writer, apply_steps
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.git.committer import Committer
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.settings import Settings
+from agentmd.rules import ContractCache
+
+PLAN_FOLDER = "curate"
+
+
+def local_writer(settings: Settings, contracts: ContractCache, store: Store) -> Writer:
+    committer = Committer(settings.vault, phone_paths=lambda: contracts.get().contract.phone_paths)
+    committer.prepare()
+
+    def commit() -> tuple[list[str], str | None]:
+        cycle = committer.commit_cycle()
+        return [c.sha for c in cycle.commits], cycle.error or cycle.skipped
+
+    def index(paths: Sequence[str]) -> None:
+        convention = contracts.get().contract.link_convention
+        reconcile(settings.vault, store, only=set(paths), link_convention=convention)
+
+    return Writer(settings.vault, lambda: contracts.get().contract, committer.note_origin, commit, index)
+
+
+def run_steps(settings: Settings, steps: Sequence[Step]) -> tuple[list[StepResult], str]:
+    """Apply `steps`, by the daemon when one runs; the results and who applied them (`daemon` or `local`)."""
+    steps = [s for s in steps if s.edits]
+    if not steps:
+        return [], "local"
+    port = daemon_port(settings.state_dir)
+    if port:
+        return _forward(settings, port, steps), "daemon"
+    contracts = ContractCache(settings.vault, settings.contract_path)
+    store = Store(settings.cache_dir)
+    try:
+        return apply_steps(local_writer(settings, contracts, store), steps), "local"
+    finally:
+        store.close()
+
+
+def plan_folder(settings: Settings) -> Path:
+    return settings.state_dir / PLAN_FOLDER
+
+
+def _forward(settings: Settings, port: int, steps: Sequence[Step]) -> list[StepResult]:
+    """Hand the steps to the daemon. A plan can be far larger than an HTTP body may be, so it travels as a
+    file in the state folder (the daemon reads plans from there and nowhere else) and the request names it."""
+    folder = plan_folder(settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = folder / f"plan-{uuid.uuid4().hex}.json"
+    tmp = plan.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"steps": [s.to_dict() for s in steps]}), encoding="utf-8")
+    os.replace(tmp, plan)
+    try:
+        answer = DaemonClient(port).post("/v1/curate", {"plan": plan.name}, timeout=600)
+    except DaemonHTTPError as exc:
+        raise AgentmdError(f"the daemon could not apply the curation: {exc.message}") from None
+    except DaemonError as exc:
+        raise AgentmdError(f"could not reach agentmd serve on port {port} ({exc}); is it still running?") from None
+    finally:
+        plan.unlink(missing_ok=True)
+    results = [_result(r) for r in answer.get("results", [])]
+    if answer.get("refused"):
+        raise StepRefused(str(answer["refused"]), results)
+    return results
+
+
+def serve_plan(settings: Settings, writer: Writer, data: dict[str, Any]) -> dict[str, Any]:
+    """The daemon's side of `POST /v1/curate`: read the named plan from the state folder and apply it."""
+    name = str(data.get("plan", ""))
+    if not name.startswith("plan-") or "/" in name or not name.endswith(".json"):
+        raise UsageError("name a plan file the curation command wrote (plan-<id>.json)")
+    try:
+        raw = json.loads((plan_folder(settings) / name).read_text(encoding="utf-8"))
+        steps = [Step.from_dict(s) for s in raw["steps"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"the plan {name} cannot be read ({exc})") from None
+    done: list[StepResult] = []
+    try:
+        apply_steps(writer, steps, done)
+    except StepRefused as exc:
+        return {"results": [r.to_dict() for r in done], "refused": str(exc)}
+    return {"results": [r.to_dict() for r in done]}
+
+
+def _result(data: dict[str, Any]) -> StepResult:
+    return StepResult(
+        str(data.get("origin", "")),
+        [str(p) for p in data.get("paths", [])],
+        [str(c) for c in data.get("commits", [])],
+        [str(w) for w in data.get("warnings", [])],
+    )
