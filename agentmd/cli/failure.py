@@ -16,6 +16,7 @@ import traceback
 from typing import TextIO
 
 from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED
+from agentmd.cli.output import say
 from agentmd.engine.errors import AgentmdError
 from agentmd.rules.errors import RulesError
 from agentmd.vault_schema.errors import VaultSchemaError
@@ -49,7 +50,7 @@ def report(exc: BaseException, err: TextIO, *, verbose: bool = False) -> int:
         if verbose and message is not None and not isinstance(exc, KeyboardInterrupt):
             err.write("".join(traceback.format_exception(exc)))
         if message is not None:
-            err.write(f"agentmd: {message}\n")
+            say(err, f"agentmd: {message}\n")
             err.flush()
     return code
 
