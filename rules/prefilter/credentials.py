@@ -18,9 +18,6 @@ from typing import Final
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
 from agentmd.rules.prefilter.vendor_tokens import VENDOR_RULES, SecretRule, value_not_filler
 
-_SecretRule = SecretRule
-_value_not_filler = value_not_filler
-
 
 def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
     head = m.group("head")
@@ -69,23 +66,23 @@ def _url_password_real(m: re.Match[str], _text: str) -> bool:
     return not password.isdigit()  # "host:8080@" shapes are ports, not passwords
 
 
-_SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
-    _SecretRule(
+_SECRET_RULES: Final[tuple[SecretRule, ...]] = (
+    SecretRule(
         "secret:aws-access-key",
         ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),
         "AWS access key id",  # AWS's own documentation example key is refused too, on purpose
         re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:aws-secret-key",
         ("aws",),
         "AWS secret access key",
         re.compile(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
                    r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:aws-secret-key",
         ("aws",),
         "AWS secret access key",
@@ -93,7 +90,7 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         _aws_secret_near_aws,
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:gcp-service-account",
         ("service_account",),
         "Google Cloud service-account key file",
@@ -101,26 +98,26 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         lambda _m, text: re.search(r"\"private_key(?:_id)?\"\s*:\s*\"[^\"]{8,}", text) is not None,
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:gcp-api-key",
         ("aiza",),
         "Google API key",
         re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:azure-key",
         ("accountkey", "sharedaccesskey"),
         "Azure storage or service-bus account key",
         re.compile(r"(?:AccountKey|SharedAccessKey)\s*=\s*(?P<val>[A-Za-z0-9+/]{30,}={0,2})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:azure-key",
         ("q~",),
         "Azure client secret",
         re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:azure-key",
         ("azure",),
         "Azure client secret",
@@ -129,70 +126,70 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         lambda m, _t: random_looking(m.group("val")),
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:github-token",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         "GitHub token",
         re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
         lambda m, _t: not is_filler(m.group()[4:]),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:gitlab-token",
         ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-"),
         "GitLab token",
         re.compile(r"(?<![A-Za-z0-9_\-])gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,}"),
         lambda m, _t: not is_filler(m.group().split("-", 1)[1]),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:slack-token",
         ("xox", "xapp-"),
         "Slack token",
         re.compile(r"(?<![A-Za-z0-9])(?:xox[abposre]-\d{5,}-[A-Za-z0-9\-]{8,}|"
                    r"xapp-\d-[A-Z0-9]{6,}-\d{6,}-[a-f0-9]{16,})"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:slack-webhook",
         ("hooks.slack.com",),
         "Slack incoming-webhook URL",
         re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>T[A-Za-z0-9_]{6,}/[A-Za-z0-9_/]{8,})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:stripe-key",
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
         "Stripe secret key",
         re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_(?P<val>[A-Za-z0-9]{16,})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:anthropic-key",
         ("sk-ant-",),
         "Anthropic API key",
         re.compile(r"(?<![A-Za-z0-9_\-])sk-ant-(?:api|admin|sid)\d{2}-(?P<val>[A-Za-z0-9_\-]{32,})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:openai-key",
         ("sk-",),
         "OpenAI-style API key",
         re.compile(r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<kind>proj-|svcacct-|admin-|None-)?(?P<val>[A-Za-z0-9_\-]{32,})"),
         _openai_key_ok,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:private-key",
         ("private key",),
         "private key block",
         re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
         _private_key_has_body,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:jwt",
         ("eyj",),
         "JSON Web Token",
         re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
         _jwt_header_ok,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:url-credentials",
         ("://",),
         "password inside a URL",

@@ -264,10 +264,10 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
             for m in rx.finditer(folded):
                 if not _mention(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
-    for label, gates, rx in _foreign_directive_res():
-        if any(g in low_plain for g in gates):
-            for m in rx.finditer(plain):
-                yield label, m.start(), m.group(), "plain"
+    for foreign_label, substrings, foreign_rx in _foreign_directive_res():
+        if any(g in low_plain for g in substrings):
+            for hit in foreign_rx.finditer(plain):
+                yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages):
         if not _mention(folded, pos):
             yield label, pos, matched, "folded"
@@ -281,10 +281,10 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
         if ABOUT.search(sentence):
             continue
         squeezed = compact(sentence)
-        for label, rx in COMPACT_RULES:
-            m = rx.search(squeezed)
-            if m:
-                yield label + " (with its letters spaced, joined or disguised)", -1, m.group(), "compact"
+        for compact_label, compact_rx in COMPACT_RULES:
+            found = compact_rx.search(squeezed)
+            if found:
+                yield compact_label + " (with its letters spaced, joined or disguised)", -1, found.group(), "compact"
 
 
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
