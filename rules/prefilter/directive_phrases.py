@@ -151,12 +151,14 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"antml:[a-z_]+|system[-_]?reminder|system[-_]?message|assistant_?response|user_?message)\b[^>]{0,200}>|"
      r"(?<!\[)\[(?:system|admin|developer|operator)\s+(?:message|note|override|notice|prompt)\](?![\](])|"
      r"(?<!\[)(?-i:\[(?:SYSTEM|ADMIN|DEVELOPER|OPERATOR)\])(?![\](])|"
-     r"\"role\"\s*:\s*\"(?:system|developer)\"|<\|(?:assistant|user|system|tool)\|>"),
+     r"\"role\"\s*:\s*\"(?:system|developer)\"|<\|(?:assistant|user|system|tool)\|>|"
+     r"(?-i:\b(?:SYSTEM|ADMIN|DEVELOPER|ROOT)\s+(?:OVERRIDE|MESSAGE|NOTICE|INSTRUCTIONS?|PROMPT|UPDATE|COMMAND)\b)|"
+     r"\bsystem\s+override\s*:"),
     ("spoofs a chat turn", _G_TURN,
      r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*(?:\n[^\n]*){0,6}?\n[ \t]*(?:assistant|ai|claude|model)[ \t]*:|"
      r"(?:^|\n)[ \t]*(?:assistant|ai)[ \t]*:[^\n]*(?:\n[^\n]*){0,6}?\n[ \t]*(?:human|user)[ \t]*:"),
     ("sets up a role-play for the reader", _G_ROLE,
-     r"\blet'?s\s+play\s+a\s+game\b|\bimagine\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
+     r"\blet'?s\s+play\s+a\s+game\b(?!\s+of)|\bimagine\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
      r"(?:ai|assistant|model|bot|terminal|hacker|agent)\b|\b(?:roleplay|role-play|role\s+play)\s+as\b|"
      r"\b(?:simulate|emulate|become)\s+(?:an?\s+)?(?:jailbroken|unrestricted|unfiltered|uncensored|evil|"
      r"rogue)\b|\bpretend\s+to\s+be\b|\bassume\s+the\s+(?:persona|role|identity)\s+of\b|\bstay\s+in\s+"
@@ -171,6 +173,34 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\b(?:post|send|upload)\s+the\s+(?:conversation|chat)\s+history\b|"
      r"\b(?:quietly|silently|secretly)\s+(?:append|add|send|copy|upload|include)\b[^.\n]{0,40}\b(?:tokens?|"
      r"keys?|credentials|secrets|passwords)\b"),
+    ("orders every agent", _G_CLAIM,
+     rf"\b(?:all|every|any)\s+(?:(?:coding|ai|automated)\s+)?(?:{_AGENTS}|helpers?|copilots)\s+(?:are\s+to|must|shall|"
+     rf"should\s+(?:now|always|never)|need\s+to|have\s+to|stop|may\s+now|are\s+(?:now\s+)?(?:required|allowed|"
+     rf"permitted)\s+to)\b|\b(?:ai|llm|coding|automated)\s+(?:helpers?|assistants?|agents?|tools?|bots?)\s+"
+     rf"(?:are\s+to|must|shall|need\s+to|have\s+to)\b"),
+    ("frees the reader from its rules", ("you", "restriction", "restrictions", "limits", "rules", "filters"),
+     r"\byou\b[^.\n]{0,60}\b(?:free\s+(?:of|from)|without|with\s+no)\s+(?:any\s+|all\s+|every\s+)?"
+     r"(?:restrictions?|limits|limitations|rules|filters|guidelines|censorship)\b|"
+     r"\byou(?:'re|\s+are)\s+\w+\s+now\b[^.\n]{0,40}\b(?:assistant|ai|model|bot|mode)\b"),
+    ("sets up a role-play for the reader", ("let", "lets", "roleplay", "role", "play"),
+     r"\b(?:let'?s|let\s+us)\s+(?:role-?\s?play|pretend|play\s+a\s+game(?!\s+of))\b|\b(?:let'?s|let\s+us)\s+"
+     r"imagine\s+(?:that\s+)?you\b|\brole-?\s?play\s*:"),
+    ("gives agents an order", _G_CLAIM,
+     r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
+     r"agents?)\s+(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
+     r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+)?(?:required|allowed|"
+     r"cleared|authori[sz]ed|permitted)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
+     r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"
+     r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
+     r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
+     r"(?:\s*[:,—–!]|\s+-\s|\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b)"),
+    ("orders how to respond", ("respond", "reply", "answer", "play", "each"),
+     r"\b(?:respond|reply|answer)\s+(?:only|always)\s+(?:as|in|with)\b|\bplay\s+the\s+(?:character|role|part)\s+"
+     r"of\b|\b(?:begin|start|end)\s+(?:each|every|your)\s+(?:reply|answer|response)\b"),
+    ("asks to hide something from the user", ("let", "knowing", "back"),
+     r"\b(?:do\s+not|don't|never)\s+let\s+the\s+(?:user|human|operator|owner)\s+(?:know|find\s+out|see|notice)\b|"
+     r"\bwithout\s+the\s+(?:user|human|operator|owner)\s+(?:knowing|noticing)\b|\bbehind\s+the\s+(?:user|human)'s"
+     r"\s+back\b"),
     ("asks to hide something from the user", _G_HIDE,
      r"\bthe\s+(?:user|human|operator|owner)\s+(?:must|should)\s+not\s+(?:find\s+out|know|notice|see|learn)\b|"
      r"\bkeep\s+this\s+(?:instruction|note|change|message)?\s*(?:a\s+)?secret\s+from\b|"
@@ -183,32 +213,32 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
 # matched anywhere (no spaces between words in CJK and Thai).
 _IGNORE = (
     "ignore ignoring disregard forget bypass overlook neglect discard "
-    "ignora ignore ignorar olvida olvide olvidar omite descarta haz caso omiso "
+    "ignora ignore ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
     "ignore oublie oubliez ignorez "
     "ignorier vergiss vergessen missachte übergehe "
     "dimentica dimenticate trascura "
     "esqueça esqueca desconsidere descarte "
-    "игнорир проигнорир забудь забудьте забыть "
+    "игнорир проигнорир забудь забудьте забыть не_обращай не_обращайте "
     "ігноруй проігноруй забудь "
-    "yok say görmezden unut "
+    "yok_say görmezden unut "
     "zignoruj ignoruj zapomnij "
     "negeer vergeet "
     "ignorera glöm "
     "abaikan lupakan "
     "ignoruj zapomeň "
     "αγνόησε ξέχασε "
-    "bỏ qua quên "
+    "bỏ_qua quên "
     "忽略 无视 忽视 不要理会 忘记 忘掉 無視 忘れ 무시 잊어 تجاهل انس انسَ إنس अनदेखा नज़रअंदाज़ नजरअंदाज भूल התעלם שכח "
     "نادیده فراموش เพิกเฉย ละเว้น ลืม"
 )
 _ORDERS = (
-    "instruction directive guideline prompt "
-    "instrucciones indicaciones reglas órdenes directrices lo que te dijeron "
+    "instruction directive guideline guidance prompt configuration "
+    "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
     "instructions consignes règles directives "
-    "anweisungen instruktionen regeln befehle vorgaben richtlinien "
+    "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt "
     "istruzioni regole direttive "
     "instruções instrucoes regras diretrizes "
-    "инструкци указани правил команд "
+    "инструкци указани правил команд говорили сказали "
     "інструкці вказівк правил "
     "talimat kuralları yönerge "
     "instrukcj poleceni zasad reguł "
@@ -217,33 +247,34 @@ _ORDERS = (
     "instruksi perintah aturan "
     "pokyny instrukce pravidla "
     "οδηγίες εντολές κανόνες "
-    "hướng dẫn chỉ thị quy tắc "
+    "hướng_dẫn chỉ_thị quy_tắc "
     "指令 指示 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 التعليمات تعليمات الأوامر القواعد "
     "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ"
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
-    "anteriores previas todas tus sus antes "
+    "anteriores anterior previas todas tus sus antes cualquier "
     "précédentes antérieures toutes tes vos "
-    "vorherigen bisherigen vorigen obigen alle deine ihre "
-    "precedenti tutte tue "
+    "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
+    "precedenti tutte tue prima "
     "anteriores todas suas tuas "
-    "предыдущ прежн вышеуказ все свои "
+    "предыдущ прежн вышеуказ прошл раньше всё все свои "
     "попередн усі всі свої "
     "önceki tüm bütün talimatlarını "
-    "poprzedni wszystkie swoich swoje "
+    "poprzedni wcześniejsze wszystkie swoich swoje "
     "vorige eerdere alle je "
     "tidigare alla dina "
-    "sebelumnya semua "
+    "sebelumnya semua atas sebelum "
     "předchozí všechny "
     "προηγούμενες όλες "
-    "trước tất cả "
+    "trước tất_cả mọi "
     "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の すべて これまで 上記 "
-    "이전 모든 위의 지금까지 السابقة جميع تعليماتك "
+    "이전 모든 위의 앞의 지금까지 السابقة جميع تعليماتك "
     "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด"
 )
 _FROM_NOW = (
-    "from now on|henceforth|a partir de ahora|de ahora en adelante|désormais|à partir de maintenant|dorénavant|"
+    "from now on|from here on|henceforth|a partir de ahora|de ahora en adelante|désormais|"
+    "à partir de maintenant|dorénavant|"
     "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
     "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
     "vanaf nu|från och med nu|mulai sekarang|od teď|kể từ bây giờ|από τώρα|从现在起|从现在开始|今後|これから|"
@@ -266,12 +297,26 @@ _SYSTEM_PROMPT = (
     "systemprompten|prompt sistem|systémový prompt|προτροπή συστήματος|lời nhắc hệ thống|系统提示|系统提示词|"
     "システムプロンプト|시스템 프롬프트|موجه النظام|सिस्टम प्रॉम्प्ट|הנחיית המערכת|پرامپت سیستم|พรอมต์ระบบ"
 )
+_DROP_EN = "ignore= disregard= forget= supersede= supersedes="
+_PRIOR_EN = "previous prior earlier above before preceding original your all every what"
+_RULES_EN = (
+    "prompt prompts instructions instruction guidelines directives safety what_you_were_told what_the_system_prompt"
+)
+_SECRET_EN = (
+    "token tokens password passwords credential credentials .env .npmrc ssh_key api_key api_keys "
+    "private_key"
+)
+_LEAK_EN = "copy attach email send include paste print reveal post upload append leak share"
+_WHERE_EN = (
+    "reply replies answer answers pull_request commit_message "
+    "http https"
+)
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
-    r"malicious|phrases?|threat|could\s+say|tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
+    r"malicious|phrases?|threat|could\s+say|phishing|spam|quoted?|tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"[^.!?。！？\n]+")
+_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" and "v1.2" do not end a sentence
 
 
 _WORDISH = re.compile(r"\w+")
@@ -283,14 +328,19 @@ def _spaced_script(word: str) -> bool:
 
 
 class _Group:
-    """One group of a co-occurrence rule. Words of spaced scripts are matched against the text's words: an entry
-    of up to four letters as a whole word, a longer one as a word's start (a stem); entries of several words and
-    of unspaced scripts are looked for as substrings."""
+    """One group of a co-occurrence rule (entries split at `|`, or at spaces with `_` standing for a space inside
+    an entry, and a trailing `=` marking a whole word). Words of spaced scripts are matched against the text's
+    words: an entry of up to four letters as a whole word, a longer one as a word's start (a stem); entries of
+    several words and of unspaced scripts are looked for as substrings."""
 
     def __init__(self, entries: str) -> None:
-        listed = entries.split("|") if "|" in entries else entries.split()
+        listed = entries.split("|") if "|" in entries else [w.replace("_", " ") for w in entries.split()]
         forms = {unicodedata.normalize("NFKC", w).lower() for w in listed} | {w.lower() for w in listed}
-        self.exact: frozenset[str] = frozenset(w for w in forms if _spaced_script(w) and " " not in w and len(w) <= 4)
+        marked = {w[:-1] for w in forms if w.endswith("=")}  # an entry ending in "=" is a whole word, not a stem
+        forms = {w for w in forms if not w.endswith("=")}
+        self.exact: frozenset[str] = frozenset(
+            {w for w in forms if _spaced_script(w) and " " not in w and len(w) <= 4} | marked
+        )
         stems: dict[str, list[str]] = {}
         for w in forms:
             if _spaced_script(w) and " " not in w and len(w) > 4:
@@ -318,6 +368,10 @@ def _compiled() -> tuple[
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
         ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
+    )
+    groups += (
+        ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
+        ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
     )
     return phrases, groups
 

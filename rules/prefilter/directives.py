@@ -244,14 +244,22 @@ _LOOSE_SENTENCE = re.compile(r"[.!?]\s+|[!?\n]")  # a dot between letters does n
 _QUOTES: Final = "'\"‘“«„「"
 
 
+_OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[:]))['\"‘“«„「](?=\w)")
+
+
 def _mention(view: str, start: int) -> bool:
-    """A phrase quoted inside a sentence that talks about attacks ("phrases such as 'ignore previous ...'"):
-    a description of an injection, not one."""
-    before = view[max(0, start - 80) : start].rstrip(" \t*_")
-    if not before or before[-1] not in _QUOTES:
+    """A phrase quoted inside a sentence that talks about attacks ("phrases such as 'ignore previous ...'", "a
+    malicious note could say 'agents must ...'"): a description of an injection, not one."""
+    head = view[max(0, start - 160) : start + 1]  # with the phrase's first letter, which follows an opening quote
+    sentence = re.split(r"(?<!e\.g)(?<!i\.e)[.!?\n]\s", head)[-1]
+    quotes = list(_OPENING_QUOTE.finditer(sentence))
+    if not quotes:
         return False
-    sentence = re.split(r"[.!?\n]\s", before)[-1]
-    return ABOUT.search(sentence) is not None
+    opened = quotes[-1]
+    inside = sentence[opened.end() : -1]
+    if re.search(r"\w['\"’”»」](?:\s|[,.;:!?)]|$)", inside):
+        return False  # the quote closed before the phrase
+    return ABOUT.search(sentence[: opened.start()]) is not None
 
 
 def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[tuple[str, int, str, str]]:

@@ -62,6 +62,16 @@ def _basic_auth_real(m: re.Match[str], _text: str) -> bool:
     return password.lower() not in _BASIC_PLACEHOLDERS and not is_placeholder(password)
 
 
+def _curl_password_real(m: re.Match[str], _text: str) -> bool:
+    password = m.group("val")
+    return (
+        password.lower() not in _BASIC_PLACEHOLDERS
+        and not is_placeholder(password)
+        and not password.startswith("$")
+        and entropy(password) >= 2.5
+    )
+
+
 def _t(code: str, gates: tuple[str, ...], label: str, pattern: str, check: Callable[..., bool] | None) -> SecretRule:
     return SecretRule(code, gates, label, re.compile(pattern), check)
 
@@ -96,6 +106,10 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        _random_tail(3.0)),
     _t("secret:basic-auth", ("basic",), "HTTP Basic credentials",
        r"(?i:\bbasic)\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", _basic_auth_real),
+    _t("secret:basic-auth", ("-u", "--user"), "password passed to curl or wget",
+       r"\b(?:curl|wget|http)\b[^\n]{0,120}?\s(?:-u|--user)[ =]['\"]?(?P<user>[^\s:'\"]{1,64}):"
+       r"(?P<val>[^\s'\"]{6,128})",
+       _curl_password_real),
     _t("secret:service-token", ("age-secret-key-",), "age secret key",
        r"AGE-SECRET-KEY-1(?P<val>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", value_not_filler("val")),
     _t("secret:service-token", ("secret_", "ntn_"), "Notion integration token",
