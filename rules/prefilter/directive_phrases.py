@@ -364,12 +364,10 @@ def _compiled() -> tuple[
     tuple[tuple[str, frozenset[str], re.Pattern[str]], ...], tuple[tuple[str, tuple[_Group, ...]], ...]
 ]:
     phrases = tuple((label, frozenset(gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in PHRASES)
-    groups = (
+    groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
         ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
-    )
-    groups += (
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
     )
