@@ -194,6 +194,21 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
      r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
      r"(?:\s*[:,—–!]|\s+-\s|\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b)"),
+    ("addresses an AI directly", (),
+     rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|(?:^|[:\s])to\s+(?:any|all|every|the)\s+{_AGENTS}\s*[:,]|"
+     rf"\b(?:any|every)\s+{_AGENTS}\s+(?:that|who|which)\s+(?:reads|is\s+reading|processes|parses)\s+this\b|"
+     rf"\bclaude\s*,\s*(?:listen|please|you|now|ignore|stop|from)\b|\bwants\s+you\s+to\s+(?:wipe|delete|drop|push|"
+     rf"disable|skip|ignore|reveal|send|remove|leak)\b|\byou\s+no\s+longer\s+(?:need|have)\s+to\s+(?:follow|obey|"
+     rf"respect|run|ask|check)\b|\binstead\s+of\s+your\s+(?:usual|normal|default|current|own|original)\s+(?:rules|"
+     rf"instructions|guidelines|behaviou?r)\b|\bhereby\s+(?:instructed|ordered|authori[sz]ed|required)\b"),
+    ("claims its permissions were raised", (),
+     r"\b(?:permissions?|privileges?|access)\s+(?:are\s+|is\s+|have\s+been\s+)?(?:elevated|escalated)\b|"
+     r"\bsafety\s+(?:layer|filters?|checks?|mode|rules|guardrails)\s+(?:is\s+|are\s+)?(?:off|disabled|removed|"
+     r"lifted)\b|\b(?:with\s+no|without\s+(?:any\s+)?)(?:filters|censorship|guardrails)\b|"
+     r"\b(?:answer|respond|reply|speak|write)\s+as\s+(?:dan|an?\s+(?:unfiltered|unrestricted|jailbroken|evil))\b|"
+     r"\b(?:simulate|emulate)\s+(?:an?\s+)?(?:\w+\s+)?(?:console|terminal|shell|interpreter)\b|"
+     r"</?(?:admin|root|sudo|developer|operator)>|"
+     r"(?-i:\b(?:ASSISTANT|AI)\s*:[^\n]{0,200}\b(?:USER|HUMAN)\s*:|\b(?:USER|HUMAN)\s*:[^\n]{0,200}\b(?:ASSISTANT|AI)\s*:)"),
     ("orders how to respond", ("respond", "reply", "answer", "play", "each"),
      r"\b(?:respond|reply|answer)\s+(?:only|always)\s+(?:as|in|with)\b|\bplay\s+the\s+(?:character|role|part)\s+"
      r"of\b|\b(?:begin|start|end)\s+(?:each|every|your)\s+(?:reply|answer|response)\b"),
@@ -234,7 +249,7 @@ _IGNORE = (
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
     "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
-    "instructions consignes règles directives "
+    "instructions consignes règles directives t'a_dit "
     "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt "
     "istruzioni regole direttive "
     "instruções instrucoes regras diretrizes "

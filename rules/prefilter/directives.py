@@ -135,8 +135,8 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      r"<\|\s*(?:im_?start|im_?end|system|user|assistant|end_?of_?text|eot_?id|start_?header_?id|"
      r"end_?header_?id|begin_?of_?text)\s*\|>|\[/?INST\]|<</?SYS>>|</?(?:system|sys|system-?prompt|"
      r"instructions?)>"),
-    ("carries a chat role label", (("system", "assistant", "developer"),),
-     rf"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?(?:system|assistant|developer)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|"
+    ("carries a chat role label", (("system", "assistant", "developer", "ai"),),
+     rf"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?(?:system|assistant|developer|ai)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|"
      rf"from{_G}now|always|never|act{_G}as|pretend|respond|your|new{_G}instructions|do{_G}not|don't|override)\b"),
     ("carries an instruction-tuning header", (("instruction", "instructions", "system", "human", "assistant"),),
      r"(?:^|\n)[ \t]*#{1,6}[ \t]*(?:instructions?|system(?:[ \t]+prompt)?|human|assistant)[ \t]*:"),
