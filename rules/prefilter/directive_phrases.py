@@ -110,6 +110,42 @@ _G_LEAK: Final = [
 ]
 _G_HIDE: Final = ["user", "human", "operator", "owner", "secret", "mention", "silently"]
 
+_G_ADDRESS: Final = (*(w for w in _G_CLAIM if w != "you"), "wants", "longer", "instead", "hereby")
+_G_RAISED: Final = [
+    "permissions",
+    "permission",
+    "privileges",
+    "privilege",
+    "access",
+    "safety",
+    "filters",
+    "censorship",
+    "guardrails",
+    "guard",
+    "answer",
+    "respond",
+    "reply",
+    "speak",
+    "simulate",
+    "emulate",
+    "admin",
+    "root",
+    "sudo",
+    "developer",
+    "operator",
+    "assistant",
+    "ai",
+    "granted",
+    "act",
+    "pretend",
+    "attention",
+    "dear",
+    "hey",
+    "hello",
+    "note",
+    "agents",
+]
+
 PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
     ("tells the reader to drop its instructions", _G_DROP,
      r"\b(?:set\s+aside|pay\s+no\s+attention\s+to|skip|overlook|throw\s+out|abandon|neglect|nullify|dismiss|"
@@ -161,7 +197,7 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\blet'?s\s+play\s+a\s+game\b(?!\s+of)|\bimagine\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
      r"(?:ai|assistant|model|bot|terminal|hacker|agent)\b|\b(?:roleplay|role-play|role\s+play)\s+as\b|"
      r"\b(?:simulate|emulate|become)\s+(?:an?\s+)?(?:jailbroken|unrestricted|unfiltered|uncensored|evil|"
-     r"rogue)\b|\bpretend\s+to\s+be\b|\bassume\s+the\s+(?:persona|role|identity)\s+of\b|\bstay\s+in\s+"
+     r"rogue)\b|(?:^|[.!?:]\s+|\bplease\s+|\bnow\s+|\band\s+)pretend\s+to\s+be\b|\bassume\s+the\s+(?:persona|role|identity)\s+of\b|\bstay\s+in\s+"
      r"character\b|\bbehave\s+as\s+(?:though|if)\s+you\b|\btake\s+on\s+the\s+(?:role|persona)\s+of\b|"
      r"\b(?:who|that)\s+never\s+refuses\b|\bthe\s+assistant\s+ignores\s+its\s+instructions\b|"
      r"\bfor\s+the\s+rest\s+of\s+this\s+(?:conversation|session|chat)\b"),
@@ -194,14 +230,21 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
      r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
      r"(?:\s*[:,—–!]|\s+-\s|\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b)"),
-    ("addresses an AI directly", (),
+    ("addresses an AI directly", _G_ADDRESS,
      rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|(?:^|[:\s])to\s+(?:any|all|every|the)\s+{_AGENTS}\s*[:,]|"
      rf"\b(?:any|every)\s+{_AGENTS}\s+(?:that|who|which)\s+(?:reads|is\s+reading|processes|parses)\s+this\b|"
      rf"\bclaude\s*,\s*(?:listen|please|you|now|ignore|stop|from)\b|\bwants\s+you\s+to\s+(?:wipe|delete|drop|push|"
      rf"disable|skip|ignore|reveal|send|remove|leak)\b|\byou\s+no\s+longer\s+(?:need|have)\s+to\s+(?:follow|obey|"
      rf"respect|run|ask|check)\b|\binstead\s+of\s+your\s+(?:usual|normal|default|current|own|original)\s+(?:rules|"
      rf"instructions|guidelines|behaviou?r)\b|\bhereby\s+(?:instructed|ordered|authori[sz]ed|required)\b"),
-    ("claims its permissions were raised", (),
+    ("claims its permissions were raised", _G_RAISED,
+     r"\byour\s+(?:guardrails|guard\s+rails|safety\s+(?:rules|filters|guidelines)|restrictions|filters)\s+(?:are|have\s+"
+     r"been)\s+(?:now\s+)?(?:suspended|lifted|removed|disabled|off|void)\b|\byou\s+(?:have\s+been|are\s+now|were)\s+"
+     r"granted\s+(?:admin|root|full|elevated|sudo|owner)\b|\bact\s+like\s+you(?:'re|\s+are)\b|"
+     r"\bpretend\s+(?:that\s+)?(?:the\s+|your\s+)?(?:safety|rules|guidelines|policy|policies|restrictions)\b|"
+     r"\b(?:attention|dear|hey|hello)\s+(?:the\s+)?(?:language\s+model|large\s+language\s+model|automated\s+"
+     r"(?:readers?|agents?))\s*[!,:—–]|\bnote\s+(?:for|to)\s+(?:automated|machine)\s+(?:readers?|agents?)\b|"
+     r"(?:^|\n)[ \t]*(?:coding\s+|ai\s+)?agents\s*:|"
      r"\b(?:permissions?|privileges?|access)\s+(?:are\s+|is\s+|have\s+been\s+)?(?:elevated|escalated)\b|"
      r"\bsafety\s+(?:layer|filters?|checks?|mode|rules|guardrails)\s+(?:is\s+|are\s+)?(?:off|disabled|removed|"
      r"lifted)\b|\b(?:with\s+no|without\s+(?:any\s+)?)(?:filters|censorship|guardrails)\b|"
@@ -251,7 +294,7 @@ _ORDERS = (
     "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
     "instructions consignes règles directives t'a_dit "
     "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt "
-    "istruzioni regole direttive "
+    "istruzioni regole direttive detto "
     "instruções instrucoes regras diretrizes "
     "инструкци указани правил команд говорили сказали "
     "інструкці вказівк правил "
@@ -263,13 +306,14 @@ _ORDERS = (
     "pokyny instrukce pravidla "
     "οδηγίες εντολές κανόνες "
     "hướng_dẫn chỉ_thị quy_tắc "
-    "指令 指示 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 التعليمات تعليمات الأوامر القواعد "
+    "指令 指示 说明 指导 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 "
+    "التعليمات تعليمات الأوامر القواعد "
     "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ"
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
     "anteriores anterior previas todas tus sus antes cualquier "
-    "précédentes antérieures toutes tes vos "
+    "précédentes antérieures toutes tes vos ci-dessus dessus "
     "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
     "precedenti tutte tue prima "
     "anteriores todas suas tuas "
@@ -283,12 +327,13 @@ _PRIOR = (
     "předchozí všechny "
     "προηγούμενες όλες "
     "trước tất_cả mọi "
-    "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の すべて これまで 上記 "
+    "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の 上の すべて これまで 上記 "
     "이전 모든 위의 앞의 지금까지 السابقة جميع تعليماتك "
     "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด"
 )
 _FROM_NOW = (
-    "from now on|from here on|henceforth|a partir de ahora|de ahora en adelante|désormais|"
+    "from now on|from here on|from this moment|from today onwards|from today on|"
+    "henceforth|a partir de ahora|de ahora en adelante|désormais|"
     "à partir de maintenant|dorénavant|"
     "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
     "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
@@ -296,7 +341,8 @@ _FROM_NOW = (
     "지금부터|이제부터|من الآن|अब से|מעכשיו|از این به بعد|ตั้งแต่นี้"
 )
 _MUST = (
-    "must|always|never|debes|tienes que|siempre|dois|toujours|musst|müssen|immer|devi|deve|sempre|você deve|"
+    "must|always|never|you will|you shall|"
+    "debes|tienes que|siempre|dois|toujours|musst|müssen|immer|devi|deve|sempre|você deve|"
     "должен|должна|обязан|всегда|повинен|завжди|zorundasın|her zaman|musisz|zawsze|moet|altijd|måste|alltid|"
     "harus|selalu|musíš|vždy|πρέπει|πάντα|phải|luôn|必须|总是|永远|必ず|常に|해야|항상|يجب|دائما|चाहिए|हमेशा|"
     "חייב|תמיד|باید|همیشه|ต้อง|เสมอ"
@@ -317,15 +363,9 @@ _PRIOR_EN = "previous prior earlier above before preceding original your all eve
 _RULES_EN = (
     "prompt prompts instructions instruction guidelines directives safety what_you_were_told what_the_system_prompt"
 )
-_SECRET_EN = (
-    "token tokens password passwords credential credentials .env .npmrc ssh_key api_key api_keys "
-    "private_key"
-)
+_SECRET_EN = "token tokens password passwords credential credentials .env .npmrc ssh_key api_key api_keys private_key"
 _LEAK_EN = "copy attach email send include paste print reveal post upload append leak share"
-_WHERE_EN = (
-    "reply replies answer answers pull_request commit_message "
-    "http https"
-)
+_WHERE_EN = "reply replies answer answers pull_request commit_message http https"
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
     r"malicious|phrases?|threat|could\s+say|phishing|spam|quoted?|tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
