@@ -65,6 +65,7 @@ def summarise(texts: dict[str, str]) -> tuple[dict[str, object], dict[str, list[
         "flagged": len(flagged),
         "share": round(len(flagged) / len(texts), 5) if texts else 0.0,
         "seconds": round(elapsed, 3),
+        "ms_per_note": round(1000 * elapsed / len(texts), 2) if texts else 0.0,
         "per_code": dict(sorted(per_code.items())),
         "flagged_paths": {
             name: [{"code": f.code, "line": f.line} for f in findings] for name, findings in sorted(flagged.items())
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         texts[root.name] = {str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace") for p in paths}
         report[root.name], details[root.name] = summarise(texts[root.name])
+    vault_names = set(texts)
     total = sum(len(t) for t in texts.values())
     total_flagged = sum(len(d) for d in details.values())
     report["total"] = {
@@ -137,8 +139,33 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"      {f.code} line {f.line}: {f.message[:110]}")
                     print(context(texts[name][rel], f, args.context))
     total_share = 100 * total_flagged / max(total, 1)
-    print(f"  {'total (vaults)':<18} {total_flagged:>4} / {total:<5} flagged ({total_share:.2f} %)")
+    seconds = sum(float(str(s["seconds"])) for n, s in report.items() if isinstance(s, dict) and n in vault_names)
+    print(
+        f"  {'total (vaults)':<18} {total_flagged:>4} / {total:<5} flagged ({total_share:.2f} %), "
+        f"{1000 * seconds / max(total, 1):.1f} ms per note"
+    )
+    print_payloads()
     return 0
+
+
+PAYLOADS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "payloads"
+
+
+def print_payloads() -> None:
+    """Detection on the dev payload corpus (tests/fixtures/payloads), train and holdout apart."""
+    print("\nDev payload corpus (refused = any finding of the family; benign = no finding at all)")
+    for name, family in (("directives", "directive"), ("secrets", "secret"), ("benign", "")):
+        path = PAYLOADS / f"{name}.jsonl"
+        if not path.is_file():
+            continue
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for split in ("train", "holdout"):
+            chosen = [r for r in rows if r["split"] == split]
+            found = [{f.code.split(":", 1)[0] for f in check_text(r["text"])} for r in chosen]
+            good = sum((family in codes) if family else not codes for codes in found)
+            what = "refused" if family else "passed"
+            share = 100 * good / max(len(chosen), 1)
+            print(f"  {name:<11} {split:<8} {good:>4} / {len(chosen):<4} {what} ({share:.0f} %)")
 
 
 if __name__ == "__main__":

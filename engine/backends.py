@@ -16,6 +16,7 @@ from typing import Any
 
 from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
 from agentmd.engine.daemon.instance import running_daemon
+from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.reconcile import reconcile
@@ -36,14 +37,15 @@ def request_payload(request: SearchRequest | CaptureRequest) -> dict[str, Any]:
 
 
 class RemoteBackend:
-    def __init__(self, port: int, actor: str = "agent") -> None:
+    def __init__(self, port: int, actor: str = "agent", operator_token: str | None = None) -> None:
         self.port = port
         self.actor = actor
         self._client = DaemonClient(port)
+        self._headers = {OPERATOR_HEADER: operator_token} if operator_token else {}
 
     def _post(self, route: str, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
         try:
-            return dict(self._client.post(f"/v1/{route}", payload, timeout=timeout))
+            return dict(self._client.post(f"/v1/{route}", payload, timeout=timeout, headers=self._headers))
         except DaemonHTTPError as exc:
             if exc.code == "usage":
                 raise UsageError(exc.message) from None
@@ -121,9 +123,12 @@ class LocalBackend:
 
 
 def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | LocalBackend:
+    """The daemon's backend when it runs, else this process's. The operator's backend reads the vault's operator
+    token first (it fails when this process cannot read the owner's state folder)."""
+    token = ensure_token(settings.state_dir) if actor == "operator" else None
     info = running_daemon(settings.state_dir)
     if info and info.get("port"):
-        return RemoteBackend(int(info["port"]), actor)
+        return RemoteBackend(int(info["port"]), actor, token)
     return LocalBackend(settings, actor)
 
 

@@ -124,9 +124,11 @@ class DaemonClient:
         """GET a route; its JSON answer. Raises DaemonHTTPError on an error status."""
         return self._json(*self.request("GET", route, timeout=timeout))
 
-    def post(self, route: str, payload: Any, *, timeout: float | None = None) -> Any:
+    def post(
+        self, route: str, payload: Any, *, timeout: float | None = None, headers: dict[str, str] | None = None
+    ) -> Any:
         """POST a JSON body to a route; its JSON answer. Raises DaemonHTTPError on an error status."""
-        return self._json(*self.request("POST", route, payload, timeout=timeout))
+        return self._json(*self.request("POST", route, payload, timeout=timeout, headers=headers))
 
     def _json(self, status: int, body: bytes) -> Any:
         try:
@@ -140,7 +142,13 @@ class DaemonClient:
         return data
 
     def request(
-        self, method: str, route: str, payload: Any = None, *, timeout: float | None = None
+        self,
+        method: str,
+        route: str,
+        payload: Any = None,
+        *,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
         """One HTTP exchange: (status, body). The timeout covers connecting, sending and reading."""
         timeout = self.timeout if timeout is None else timeout
@@ -148,6 +156,7 @@ class DaemonClient:
             raise DaemonTimeout(f"no time left to ask the daemon on port {self.port}")
         body = b"" if payload is None else json.dumps(payload).encode("utf-8")
         head = f"{method} {route} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nConnection: close\r\n"
+        head += "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         if payload is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         raw = self._exchange(head.encode("ascii") + b"\r\n" + body, timeout)

@@ -18,7 +18,9 @@ in three steps and never writes, creates or changes anything:
 
    - `standing` and `shared`: every actor may write (agents, the operator, the phone clipper);
    - `alignment`: only the operator (via the CLI's explicit flag) may write; agents and the phone are
-     refused with a reason naming the operator;
+     refused with a reason naming the operator. The door judges the actor it is told; the callers
+     establish it: over HTTP the daemon grants `operator` only to a request carrying the vault's
+     owner-only operator token, and the MCP tools always write as `agent`;
    - `private`: nobody writes through agentmd, not even the operator: their own editor writes there.
 
    A top folder that is no space gets the contract's `default_authority` (`space:unknown`). A file at the

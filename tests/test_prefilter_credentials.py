@@ -99,6 +99,41 @@ def secret_samples() -> list[tuple[str, str, str]]:
         ("secret:generic-assignment", f"DB_PASSWORD={password}", password),
         ("secret:generic-assignment", f"Authorization: Bearer {generic}", generic),
         ("secret:url-credentials", f"postgres://app:{url_password}@db.internal:5432/app", url_password),
+        *vendor_samples(),
+    ]
+
+
+def vendor_samples() -> list[tuple[str, str, str]]:
+    hexs = "0123456789abcdef"
+    npm = "npm" + "_" + rand(36)
+    pypi = "pypi" + "-AgEIcHlwaS5vcmc" + rand(60, ALNUM + "-_")
+    hf = "hf" + "_" + rand(34, ALNUM)
+    sendgrid = "SG" + "." + rand(22, ALNUM + "-_") + "." + rand(43, ALNUM + "-_")
+    twilio = "SK" + rand(32, hexs)
+    digitalocean = "dop" + "_v1_" + rand(64, hexs)
+    shopify = "shpat" + "_" + rand(32, hexs)
+    discord = "M" + rand(23, ALNUM) + "." + rand(6, ALNUM + "-_") + "." + rand(27, ALNUM + "-_")
+    telegram = "5" + rand(8, string.digits) + ":AA" + rand(33, ALNUM + "-_")
+    mailgun = "key" + "-" + rand(32, hexs)
+    databricks = "dapi" + rand(32, hexs)
+    basic = base64.b64encode(("deploy:" + rand(14)).encode()).decode()
+    linear = "lin" + "_api_" + rand(40)
+    password = "hunter" + rand(3, string.digits) + "!" + rand(3, ALNUM)
+    return [
+        ("secret:npm-token", f"//registry.npmjs.org/:_authToken={npm}", npm),
+        ("secret:pypi-token", f"upload with {pypi}", pypi),
+        ("secret:huggingface-token", f"HF login {hf}", hf),
+        ("secret:sendgrid-key", f"mail key {sendgrid}", sendgrid),
+        ("secret:twilio-key", f"twilio {twilio}", twilio),
+        ("secret:digitalocean-token", f"doctl auth init -t {digitalocean}", digitalocean),
+        ("secret:shopify-token", f"store token {shopify}", shopify),
+        ("secret:discord-token", f"bot {discord}", discord),
+        ("secret:telegram-token", f"bot {telegram}", telegram),
+        ("secret:mailgun-key", f"api:{mailgun}", mailgun),
+        ("secret:databricks-token", f"workspace token {databricks}", databricks),
+        ("secret:basic-auth", f"Authorization: Basic {basic}", basic),
+        ("secret:service-token", f"linear {linear}", linear),
+        ("secret:password", f"The staging password is {password} for now.", password),
     ]
 
 

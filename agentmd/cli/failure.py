@@ -16,6 +16,7 @@ import traceback
 from typing import TextIO
 
 from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED
+from agentmd.cli.output import say
 from agentmd.engine.errors import AgentmdError
 from agentmd.rules.errors import RulesError
 from agentmd.vault_schema.errors import VaultSchemaError
@@ -50,7 +51,7 @@ def report(exc: BaseException, err: TextIO, *, verbose: bool = False) -> int:
             err.write("".join(traceback.format_exception(exc)))
         if message is not None:
             # a message that already names its command ("agentmd capture: ...") is not prefixed a second time
-            err.write(f"{message}\n" if message.startswith("agentmd ") else f"agentmd: {message}\n")
+            say(err, f"{message}\n" if message.startswith("agentmd ") else f"agentmd: {message}\n")
             err.flush()
     return code
 

@@ -11,7 +11,7 @@ import argparse
 from typing import Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
-from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices
+from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices, one_line
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.search.query import DEFAULT_MODE, MODES
 
@@ -201,7 +201,7 @@ def render_search(response: dict[str, Any]) -> str:
         captured = (r.get("captured") or "")[:10] or "?"
         lines.append(f"{n:>2}. {r['path']}  score {r['score']:.3f}  captured {captured}{arms}{flag}")
         if r["snippet"]:
-            lines.append(f"    {r['snippet']}")
+            lines.append(f"    {one_line(r['snippet'])}")
         if "explain" in r:
             ex = r["explain"]
             dense = ex.get("dense")

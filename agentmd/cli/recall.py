@@ -4,11 +4,11 @@ QUERY` (what the hook would inject for a prompt, counted as an on-demand recall 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any, TextIO
 
+from agentmd.cli.output import json_text, say
 from agentmd.hooks.recall.hook import HookLog, run_hook
 from agentmd.hooks.recall.pipeline import TIME_BUDGET, HookError, Options, recall
 from agentmd.hooks.recall.render import MAX_ENTRIES, TOKEN_BUDGET, inert
@@ -51,7 +51,7 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
 
         counted = usage.record_quietly(settings.catalog_path, (e.path for e in result.rendered.direct), "recall")
     if args.json:
-        out.write(json.dumps(result.to_dict() | {"counted_recalls": counted}, ensure_ascii=False) + "\n")
+        out.write(json_text(result.to_dict() | {"counted_recalls": counted}) + "\n")
         return 0
     r = result.rendered
     summary = (
@@ -60,18 +60,18 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
         f"project {result.project or '-'} ({result.project_source}); via {result.via}"
     )
     if not args.preview:
-        out.write(r.text)
-        out.write(summary + "\n")
+        say(out, r.text)
+        say(out, summary + "\n")
         return 0
-    out.write(r.text)
-    out.write("\n" + summary + "\n")
+    say(out, r.text)
+    say(out, "\n" + summary + "\n")
     for e in r.considered:
         origin = f" linked from {e.linked_from}" if e.linked else ""
         tokens = f"{e.tokens:>4} tok" if e.line else "    -   "
-        out.write(f"  {tokens}  {e.outcome:<16} {e.path}{origin}\n")
+        say(out, f"  {tokens}  {e.outcome:<16} {e.path}{origin}\n")
     for note in result.notes:
-        out.write(f"  left out: {note}\n")
-    out.write("preview: nothing was counted\n")
+        say(out, f"  left out: {note}\n")
+    say(out, "preview: nothing was counted\n")
     return 0
 
 
@@ -92,23 +92,25 @@ def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
     rows, summary = usage.report(settings.catalog_path, unused_days=args.unused_days, exclude=contract.recall_exempt)
     if args.json:
         payload = summary | {"unused": [n.to_dict() for n in rows]}
-        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        out.write(json_text(payload) + "\n")
         return 0
     since = summary["counting_since"]
-    out.write(
+    say(
+        out,
         f"{summary['listed']} of {summary['notes']} notes never injected or recalled and captured on or before "
         f"{summary['captured_before']} ({summary['used']} used; {summary['injections']} injections, "
-        f"{summary['recalls']} recalls counted since {since[:10] if since else 'never'})\n"
+        f"{summary['recalls']} recalls counted since {since[:10] if since else 'never'})\n",
     )
     for n in rows:
-        out.write(f"  {n.captured[:10]}  {n.path}  {inert(n.title, 80)}\n")
+        say(out, f"  {n.captured[:10]}  {n.path}  {inert(n.title, 80)}\n")
     if since is None or since[:10] > summary["captured_before"]:
-        out.write(
+        say(
+            out,
             "note: counting started "
             + (f"on {since[:10]}" if since else "with no use recorded yet")
-            + f", less than {args.unused_days} days ago; a listed note may have been used before that\n"
+            + f", less than {args.unused_days} days ago; a listed note may have been used before that\n",
         )
-    out.write("review only: nothing is retired or changed automatically\n")
+    say(out, "review only: nothing is retired or changed automatically\n")
     return 0
 
 

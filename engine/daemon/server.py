@@ -4,7 +4,8 @@ Every request passes `LoopbackGuard` first: the peer address must be loopback, t
 name a loopback address, and an `Origin` header, when present, must be a loopback origin; anything else
 gets 403 and nothing is done. This is what stops a web page in the user's browser from reaching the
 daemon through DNS rebinding. Request bodies over `MAX_BODY_BYTES` are refused with 413. No CORS headers
-are ever sent. There is no bearer token: any local process can read the vault files anyway.
+are ever sent. There is no bearer token: any local process can read the vault files anyway; only an operator
+write needs the vault's operator token, in a header (see `operator`).
 
 Routes are plain functions of the `Daemon` they serve; `build_app` takes extra routes and an optional
 lifespan so further endpoints mount on the same listener.
@@ -296,7 +297,9 @@ def check_field_types(route: str, data: dict[str, Any]) -> None:
 def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
     """`POST /v1/<name>` for each handler: a JSON object in, a JSON object out. A body that is not a JSON
     object of the right field types is a 400 before the handler runs; refusals are 4xx with `{"error", "code"}`;
-    nothing else about the failure leaves the process."""
+    nothing else about the failure leaves the process. Only the operator header speaks for the operator: a
+    body's own claim is replaced by what the header says (nothing, without it)."""
+    from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER
     from agentmd.engine.errors import AgentmdError, UsageError
     from agentmd.engine.write.capture import CaptureRefused
 
@@ -307,6 +310,8 @@ def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
                 check_field_types(name, data)
             except BadRequest as exc:
                 return JSONResponse({"error": str(exc), "code": exc.code}, status_code=400)
+            if OPERATOR_FIELD in data or OPERATOR_HEADER in request.headers:  # only the header speaks for the operator
+                data[OPERATOR_FIELD] = request.headers.get(OPERATOR_HEADER)
             try:
                 return JSONResponse(await anyio.to_thread.run_sync(handler, data))
             except CaptureRefused as exc:

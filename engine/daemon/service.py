@@ -35,6 +35,7 @@ from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.mcp_server import mount_mcp
+from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
 from agentmd.engine.daemon.status import compute_status, with_dense, write_json
 from agentmd.engine.daemon.watcher import VaultWatcher
@@ -47,7 +48,7 @@ from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
-from agentmd.engine.write.capture import Capturer, CaptureRequest, sweep_temp_files
+from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
 from agentmd.engine.write.phone import sweep_phone_notes
 from agentmd.engine.write.probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
 from agentmd.rules import ContractCache
@@ -435,8 +436,15 @@ class Daemon:
 
     def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
         actor = data.pop("_actor", "agent")
+        token = data.pop(OPERATOR_FIELD, None)
         request = CaptureRequest.from_mapping(data)
-        if actor == "operator":
+        if actor == "operator" or token is not None:
+            if not is_operator(self.settings.state_dir, token):
+                raise CaptureRefused(
+                    "operator:token",
+                    f"operator writes need the vault's operator token in the {OPERATOR_HEADER} header (the CLI's "
+                    "`capture --operator` sends it); nothing was written",
+                )
             return self.capturer.capture(request, actor="operator").to_dict()
         return self.capture(request)
 

@@ -10,26 +10,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import unicodedata
 import urllib.parse
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Final
 
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
-
-
-@dataclass(frozen=True)
-class _SecretRule:
-    code: str
-    gates: tuple[str, ...]  # one must occur in the lowercased text, or the pattern is not tried
-    label: str
-    regex: re.Pattern[str]
-    check: Callable[[re.Match[str], str], bool] | None = None  # a further test of the match (and the whole text)
-    anchored: bool = True  # a fixed prefix: also tried with line breaks joined and URL escapes decoded
-
-
-def _value_not_filler(group: str) -> Callable[[re.Match[str], str], bool]:
-    return lambda m, _text: not is_filler(m.group(group))
+from agentmd.rules.prefilter.vendor_tokens import VENDOR_RULES, SecretRule, value_not_filler
 
 
 def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
@@ -79,23 +66,23 @@ def _url_password_real(m: re.Match[str], _text: str) -> bool:
     return not password.isdigit()  # "host:8080@" shapes are ports, not passwords
 
 
-_SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
-    _SecretRule(
+_SECRET_RULES: Final[tuple[SecretRule, ...]] = (
+    SecretRule(
         "secret:aws-access-key",
         ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),
         "AWS access key id",  # AWS's own documentation example key is refused too, on purpose
         re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:aws-secret-key",
         ("aws",),
         "AWS secret access key",
         re.compile(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
                    r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:aws-secret-key",
         ("aws",),
         "AWS secret access key",
@@ -103,7 +90,7 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         _aws_secret_near_aws,
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:gcp-service-account",
         ("service_account",),
         "Google Cloud service-account key file",
@@ -111,26 +98,26 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         lambda _m, text: re.search(r"\"private_key(?:_id)?\"\s*:\s*\"[^\"]{8,}", text) is not None,
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:gcp-api-key",
         ("aiza",),
         "Google API key",
         re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:azure-key",
         ("accountkey", "sharedaccesskey"),
         "Azure storage or service-bus account key",
         re.compile(r"(?:AccountKey|SharedAccessKey)\s*=\s*(?P<val>[A-Za-z0-9+/]{30,}={0,2})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:azure-key",
         ("q~",),
         "Azure client secret",
         re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:azure-key",
         ("azure",),
         "Azure client secret",
@@ -139,70 +126,70 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         lambda m, _t: random_looking(m.group("val")),
         anchored=False,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:github-token",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         "GitHub token",
         re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
         lambda m, _t: not is_filler(m.group()[4:]),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:gitlab-token",
         ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-"),
         "GitLab token",
         re.compile(r"(?<![A-Za-z0-9_\-])gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,}"),
         lambda m, _t: not is_filler(m.group().split("-", 1)[1]),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:slack-token",
         ("xox", "xapp-"),
         "Slack token",
         re.compile(r"(?<![A-Za-z0-9])(?:xox[abposre]-\d{5,}-[A-Za-z0-9\-]{8,}|"
                    r"xapp-\d-[A-Z0-9]{6,}-\d{6,}-[a-f0-9]{16,})"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:slack-webhook",
         ("hooks.slack.com",),
         "Slack incoming-webhook URL",
         re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>T[A-Za-z0-9_]{6,}/[A-Za-z0-9_/]{8,})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:stripe-key",
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
         "Stripe secret key",
         re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_(?P<val>[A-Za-z0-9]{16,})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:anthropic-key",
         ("sk-ant-",),
         "Anthropic API key",
         re.compile(r"(?<![A-Za-z0-9_\-])sk-ant-(?:api|admin|sid)\d{2}-(?P<val>[A-Za-z0-9_\-]{32,})"),
-        _value_not_filler("val"),
+        value_not_filler("val"),
     ),
-    _SecretRule(
+    SecretRule(
         "secret:openai-key",
         ("sk-",),
         "OpenAI-style API key",
         re.compile(r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<kind>proj-|svcacct-|admin-|None-)?(?P<val>[A-Za-z0-9_\-]{32,})"),
         _openai_key_ok,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:private-key",
         ("private key",),
         "private key block",
         re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
         _private_key_has_body,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:jwt",
         ("eyj",),
         "JSON Web Token",
         re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
         _jwt_header_ok,
     ),
-    _SecretRule(
+    SecretRule(
         "secret:url-credentials",
         ("://",),
         "password inside a URL",
@@ -210,6 +197,7 @@ _SECRET_RULES: Final[tuple[_SecretRule, ...]] = (
         _url_password_real,
         anchored=False,
     ),
+    *VENDOR_RULES,
 )  # fmt: skip
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
@@ -343,9 +331,17 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
                 yield from emit("secret:generic-assignment", "bearer token in an Authorization header",
                                 lines.at(m.start()))  # fmt: skip
 
+    if any(w in low for w in _PROSE_PASSWORD_GATES):
+        for m in _PROSE_PASSWORD.finditer(text):
+            line = lines.at(m.start())
+            if line not in named_lines and line not in generic_lines and _prose_password(m.group("val")):
+                yield from emit("secret:password", "password written in prose", line)
+
     found = {code for code, _ in seen}
     retry = [r for r in _SECRET_RULES if r.anchored and r.code not in found]
-    if retry and "\n" in text:
+    if not retry:
+        return
+    if "\n" in text:
         for line, joined in _split_candidates(text):
             low_joined = joined.lower()
             for rule in retry:
@@ -353,12 +349,88 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
                     hit = rule.regex.search(joined)
                     if hit and (rule.check is None or rule.check(hit, joined)):
                         yield from emit(rule.code, rule.label, line, " (split across lines)")
-    if retry and "%" in text:
+    for how, view in _views(text):
+        low_view, view_lines = view.lower(), Lines(view)
+        for rule in retry:
+            if any(g in low_view for g in rule.gates):
+                for m in rule.regex.finditer(view):
+                    if rule.check is None or rule.check(m, view):
+                        yield from emit(rule.code, rule.label, min(view_lines.at(m.start()), lines.at(len(text))), how)
+
+
+# Passwords in prose: "the password is ...", "pw: ...", "passwort ist ...", "login is admin / ...".
+_PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe", "contraseña", "senha", "пароль",
+                                "login", "creds", "credentials")  # fmt: skip
+_PROSE_PASSWORD = re.compile(
+    r"(?i)\b(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?(?:password|passwort|passwd|passphrase|passcode|"
+    r"pass|pwd|pw|kennwort|mot\s+de\s+passe|contraseña|senha|пароль)(?:\s+(?:for|of|to|on|für|de|pour|для)"
+    r"(?:\s+(?:the|my|our|this|that|le|la|der|die|das))?\s+[\w.\-]+){0,2}(?:\s*(?:is|was|will\s+be|=|:|->|ist|est|"
+    r"es|é|era|это|—|-)|\s+(?=\S*\d))|(?:login|creds|credentials)\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
+    r"\buse\s+(?:the\s+)?password)\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
+)
+_PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
+
+
+def _prose_password(value: str) -> bool:
+    """A written-out value that looks like a password: letters and something else, not a placeholder or a
+    word, a number, a path or a URL."""
+    value = _PROSE_WORD_END.sub("", value) if not value.endswith(("!", "?")) or len(value) > 7 else value
+    if len(value) < 6 or value.lower() in _URL_PASSWORD_PLACEHOLDERS or is_placeholder(value):
+        return False
+    if "://" in value or value.startswith(("/", "~", "./")) or value.isdigit():
+        return False
+    if not any(c.isalpha() for c in value) or all(c.isalpha() for c in value):
+        return False
+    if re.fullmatch(r"[a-z]+-[a-z]+(?:-[a-z]+)*", value):
+        return False  # a hyphenated word ("self-service"), not a passphrase with digits
+    return entropy(value) >= 2.5
+
+
+# Other views of the text, read by the rules with a fixed prefix: escapes decoded, look-alike letters folded,
+# spaced-out and concatenated tokens re-joined, reversed text, base64 decoded.
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});")
+_SPACED_RUN = re.compile(r"(?:[A-Za-z0-9_\-+/=.]{1,12}[ \t]){3,}[A-Za-z0-9_\-+/=.]{1,12}")
+_CONCAT = re.compile(r"[\"']\s*\+\s*[\"']")
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"
+_FOLD: Final = str.maketrans(
+    {"І": "I", "і": "i", "А": "A", "а": "a", "Е": "E", "е": "e", "О": "O", "о": "o", "Р": "P", "р": "p",
+     "С": "C", "с": "c", "Х": "X", "х": "x", "К": "K", "М": "M", "Н": "H", "Т": "T", "В": "B", "Ѕ": "S",
+     "ѕ": "s", "у": "y", "Κ": "K", "Α": "A", "Ο": "O", "ο": "o", "Ι": "I"} | dict.fromkeys(_INVISIBLE, None)
+)  # fmt: skip
+
+
+def _unescape(m: re.Match[str]) -> str:
+    code = int(next(g for g in m.groups() if g is not None), 10 if m.group(4) else 16)
+    return chr(code) if code < 0x110000 else m.group()
+
+
+def _views(text: str) -> Iterator[tuple[str, str]]:
+    if "%" in text:
         decoded = urllib.parse.unquote(text)
         if decoded != text:
-            low_decoded, decoded_lines = decoded.lower(), Lines(decoded)
-            for rule in retry:
-                if any(g in low_decoded for g in rule.gates):
-                    for m in rule.regex.finditer(decoded):
-                        if rule.check is None or rule.check(m, decoded):
-                            yield from emit(rule.code, rule.label, decoded_lines.at(m.start()), " (URL-encoded)")
+            yield " (URL-encoded)", decoded
+    if "\\" in text or "&#" in text:
+        yield " (escaped)", _ESCAPED.sub(_unescape, text)
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKC", text).translate(_FOLD)
+        if folded != text:
+            yield " (look-alike characters)", folded
+    spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text)]
+    if spaced:
+        yield " (spaced out)", "\n".join(spaced)
+    if "+" in text:
+        yield " (concatenated)", _CONCAT.sub("", text)
+    yield " (reversed)", text[::-1]
+    blobs = []
+    for m in _B64_RUN.finditer(text):
+        blob = m.group()
+        try:
+            raw = base64.urlsafe_b64decode(blob.replace("+", "-").replace("/", "_") + "=" * (-len(blob) % 4))
+            inner = raw.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if inner.isprintable():
+            blobs.append(inner)
+    if blobs:
+        yield " (base64-encoded)", "\n".join(blobs)

@@ -8,8 +8,6 @@ quotes at most six words of the phrase, with anything that could be a value blan
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 import unicodedata
@@ -18,6 +16,8 @@ from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
+from agentmd.rules.prefilter.directive_phrases import ABOUT, phrase_hits
+from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
 
 _G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
 _SENTENCE_START = r"(?:^|(?<=[.!?:;])\s+|(?<=\n)[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?)"
@@ -46,7 +46,7 @@ _W_IGNORE: Final = frozenset({"ignore", "disregard", "forget", "override", "bypa
 _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] = (
     ("tells the reader to ignore earlier instructions", (_W_IGNORE, _W_EARLIER),
      rf"\b(?:ignore|disregard|forget|override|bypass|discard|drop)(?:{_G}(?:all|any|every|each|of|the|your|my|"
-     rf"these|those|its|their)){{0,3}}{_G}(?:previous|prior|preceding|above|earlier|foregoing|former|original|"
+     rf"these|those)){{0,3}}{_G}(?:previous|prior|preceding|above|earlier|foregoing|former|original|"
      rf"initial|system|developer|existing|old)(?:{_G}[a-z]+)?{_G}(?:instructions?|prompts?|directions?|"
      rf"directives?|rules|guidelines|guidance|context|messages?|commands?|orders|constraints|policies|"
      rf"programming|training)\b"),
@@ -135,8 +135,8 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      r"<\|\s*(?:im_?start|im_?end|system|user|assistant|end_?of_?text|eot_?id|start_?header_?id|"
      r"end_?header_?id|begin_?of_?text)\s*\|>|\[/?INST\]|<</?SYS>>|</?(?:system|sys|system-?prompt|"
      r"instructions?)>"),
-    ("carries a chat role label", (("system", "assistant", "developer"),),
-     rf"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?(?:system|assistant|developer)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|"
+    ("carries a chat role label", (("system", "assistant", "developer", "ai"),),
+     rf"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?(?:system|assistant|developer|ai)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|"
      rf"from{_G}now|always|never|act{_G}as|pretend|respond|your|new{_G}instructions|do{_G}not|don't|override)\b"),
     ("carries an instruction-tuning header", (("instruction", "instructions", "system", "human", "assistant"),),
      r"(?:^|\n)[ \t]*#{1,6}[ \t]*(?:instructions?|system(?:[ \t]+prompt)?|human|assistant)[ \t]*:"),
@@ -236,44 +236,93 @@ def _directive_message(line: int, what: str) -> str:
     )
 
 
+_DECODED_CUES: Final = frozenset(
+    {"ignore", "disregard", "forget", "override", "bypass", "instructions", "prompt", "you", "your", "system",
+     "assistant", "agent", "agents", "ai", "must", "always", "never", "pretend", "act", "send", "reveal"}
+)  # fmt: skip
+_LOOSE_SENTENCE = re.compile(r"[.!?]\s+|[!?\n]")  # a dot between letters does not end a sentence
+_QUOTES: Final = "'\"‘“«„「"
+
+
+_OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[:]))['\"‘“«„「](?=\w)")
+
+
+def _mention(view: str, start: int) -> bool:
+    """A phrase quoted inside a sentence that talks about attacks ("phrases such as 'ignore previous ...'", "a
+    malicious note could say 'agents must ...'"): a description of an injection, not one."""
+    head = view[max(0, start - 160) : start + 1]  # with the phrase's first letter, which follows an opening quote
+    sentence = re.split(r"(?<!e\.g)(?<!i\.e)[.!?\n]\s", head)[-1]
+    quotes = list(_OPENING_QUOTE.finditer(sentence))
+    if not quotes:
+        return False
+    opened = quotes[-1]
+    inside = sentence[opened.end() : -1]
+    if re.search(r"\w['\"’”»」](?:\s|[,.;:!?)]|$)", inside):
+        return False  # the quote closed before the phrase
+    return ABOUT.search(sentence[: opened.start()]) is not None
+
+
+def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[tuple[str, int, str, str]]:
+    """(label, position, matched text, view name) of every rule that matches; positions are in `folded` (the
+    view "folded") or `plain` (the view "plain")."""
+    low_folded, low_plain = folded.lower(), plain.lower()
+    words = set(_WORD.findall(low_folded))
+    for label, gates, rx in _directive_res():
+        if _gates_pass(gates, words, low_folded):
+            for m in rx.finditer(folded):
+                if not _mention(folded, m.start()):
+                    yield label, m.start(), m.group(), "folded"
+    for foreign_label, substrings, foreign_rx in _foreign_directive_res():
+        if any(g in low_plain for g in substrings):
+            for hit in foreign_rx.finditer(plain):
+                yield foreign_label, hit.start(), hit.group(), "plain"
+    for label, pos, matched in phrase_hits(folded, languages=languages):
+        if not _mention(folded, pos):
+            yield label, pos, matched, "folded"
+    if plain is not folded and languages:
+        for label, pos, matched in phrase_hits(plain):
+            yield label, pos, matched, "plain"
+    whole = compact(folded)
+    if not any(rx.search(whole) for _, rx in COMPACT_RULES):
+        return
+    for sentence in _LOOSE_SENTENCE.split(folded):
+        if ABOUT.search(sentence):
+            continue
+        squeezed = compact(sentence)
+        for compact_label, compact_rx in COMPACT_RULES:
+            found = compact_rx.search(squeezed)
+            if found:
+                yield compact_label + " (with its letters spaced, joined or disguised)", -1, found.group(), "compact"
+
+
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
     prose = vault_schema.strip_code(flatten_containers(text))
     plain, folded = _directive_views(prose)
-    low_folded, low_plain = folded.lower(), plain.lower()
-    words = set(_WORD.findall(low_folded))
     folded_lines = Lines(folded)
     plain_lines = folded_lines if plain is folded else Lines(plain)
-    candidates = [
-        (label, rx, folded, folded_lines)
-        for label, gates, rx in _directive_res()
-        if _gates_pass(gates, words, low_folded)
-    ] + [
-        (label, rx, plain, plain_lines)
-        for label, gates, rx in _foreign_directive_res()
-        if any(g in low_plain for g in gates)
-    ]
     hit_lines: set[int] = set()
-    for label, rx, view, view_lines in candidates:
-        for m in rx.finditer(view):
-            matched = m.group()
-            line = view_lines.at(m.start() + len(matched) - len(matched.lstrip()))
-            if line not in hit_lines:
-                hit_lines.add(line)
-                yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line)
-    yield from _base64_directives(folded, field, folded_lines)
-
-
-def _base64_directives(view: str, field: str, lines: Lines) -> Iterator[Finding]:
-    """Directives hidden in base64: each long base64 run that decodes to text is read with every rule."""
-    for m in _BASE64_RUN.finditer(view):
-        blob = m.group()
-        try:
-            decoded = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+    compact_hit = False
+    for label, pos, matched, view in _rule_hits(plain, folded):
+        if view == "compact":
+            compact_hit = True
             continue
-        if sum(ch.isprintable() or ch.isspace() for ch in decoded) < 0.95 * len(decoded):
-            continue
-        _, inner = _directive_views(decoded)
-        if any(rx.search(inner) for _, _, rx in _directive_res()):
-            line = lines.at(m.start())
-            yield Finding("directive", field, _directive_message(line, "base64-encoded"), line)
+        lines = folded_lines if view == "folded" else plain_lines
+        line = lines.at(pos + len(matched) - len(matched.lstrip()))
+        if line not in hit_lines:
+            hit_lines.add(line)
+            yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line)
+    if compact_hit and not hit_lines:
+        hit_lines.add(1)
+        yield Finding("directive", field, _directive_message(1, "with its letters spaced, joined or disguised"), 1)
+    if hit_lines:
+        return
+    for how, decoded in decoded_views(folded):
+        inner_plain, inner_folded = _directive_views(decoded)
+        # rot13 and reversed text are read for English only: the many-language rules would cost more there
+        # than they could find
+        languages = how not in ("rot13", "reversed")
+        if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
+            continue  # ordinary text read backwards or in rot13 holds none of these words
+        for _label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
+            yield Finding("directive", field, _directive_message(1, how), 1)
+            return

@@ -1,0 +1,454 @@
+"""More directive phrasings, beside the English rules in `directives`: paraphrases and synonyms, orders
+attributed to someone ("the admin says all agents must..."), tool-call and chat-turn spoofs, role-play set-ups,
+requests to leak secrets or hide actions, and the main orders in many languages.
+
+Two kinds of rule. Phrase rules are regexes over the folded prose. Co-occurrence rules look at one sentence at
+a time and fire when it holds one word of each group (a verb such as "ignore"/"olvida"/"忽略", a noun such as
+"instructions"/"consignes"/"指令", a qualifier such as "previous"/"tes"/"之前"), in any order, which covers other
+word orders and languages without one regex per phrasing. A sentence that talks *about* injection ("such as",
+"e.g.", "injection", "jailbreak", "attackers") is not read by the co-occurrence rules, so a note describing
+an attack can be kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+_AGENTS = r"(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|cursor)"
+_AUTHORITY = (
+    r"(?:admin|administrator|operator|owner|maintainers?|security\s+team|management|cto|ceo|developers?|"
+    r"team\s+lead|user|anthropic|openai|company|policy|it\s+department|repository\s+owner)"
+)
+_MODAL = (
+    r"(?:must|shall|should\s+(?:always|never)|(?:are|is)\s+(?:now\s+)?(?:required|authori[sz]ed|expected|instructed|"
+    r"permitted|allowed|obliged)\s+to|may\s+(?:ignore|skip|bypass|disable|override)|need\s+to|have\s+to|"
+    r"can\s+(?:now\s+)?(?:ignore|skip|bypass))"
+)
+
+_G_DROP: Final = [
+    "guidance",
+    "rules",
+    "instructions",
+    "directives",
+    "guidelines",
+    "constraints",
+    "restrictions",
+    "programming",
+    "orders",
+]
+_G_VOID: Final = ["instructions", "directives", "guidelines", "rules", "orders", "told", "instructed", "given"]
+_G_FORGET: Final = [
+    "told",
+    "instructed",
+    "taught",
+    "given",
+    "obey",
+    "instructions",
+    "rules",
+    "guidelines",
+    "directives",
+]
+_G_CLAIM: Final = [
+    "ai",
+    "ais",
+    "agent",
+    "agents",
+    "assistant",
+    "assistants",
+    "model",
+    "models",
+    "llm",
+    "llms",
+    "bot",
+    "bots",
+    "chatbot",
+    "chatbots",
+    "claude",
+    "chatgpt",
+    "gpt",
+    "copilot",
+    "cursor",
+    "you",
+]
+_G_TURN: Final = ["human", "user", "assistant", "ai", "claude", "model"]
+_G_ROLE: Final = [
+    "game",
+    "imagine",
+    "roleplay",
+    "role",
+    "simulate",
+    "emulate",
+    "become",
+    "pretend",
+    "assume",
+    "character",
+    "behave",
+    "take",
+    "refuses",
+    "ignores",
+    "rest",
+]
+_G_LEAK: Final = [
+    "ssh",
+    "rsa",
+    "env",
+    "environment",
+    "api",
+    "credentials",
+    "secrets",
+    "passwords",
+    "history",
+    "prompt",
+    "tokens",
+    "token",
+    "keys",
+    "key",
+]
+_G_HIDE: Final = ["user", "human", "operator", "owner", "secret", "mention", "silently"]
+
+_G_ADDRESS: Final = (*(w for w in _G_CLAIM if w != "you"), "wants", "longer", "instead", "hereby")
+_G_RAISED: Final = [
+    "permissions",
+    "permission",
+    "privileges",
+    "privilege",
+    "access",
+    "safety",
+    "filters",
+    "censorship",
+    "guardrails",
+    "guard",
+    "answer",
+    "respond",
+    "reply",
+    "speak",
+    "simulate",
+    "emulate",
+    "admin",
+    "root",
+    "sudo",
+    "developer",
+    "operator",
+    "assistant",
+    "ai",
+    "granted",
+    "act",
+    "pretend",
+    "attention",
+    "dear",
+    "hey",
+    "hello",
+    "note",
+    "agents",
+]
+
+PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
+    ("tells the reader to drop its instructions", _G_DROP,
+     r"\b(?:set\s+aside|pay\s+no\s+attention\s+to|skip|overlook|throw\s+out|abandon|neglect|nullify|dismiss|"
+     r"stop\s+(?:adhering\s+to|following|obeying|respecting)|no\s+longer\s+(?:follow|obey))(?:\s+(?:all|any|the|"
+     r"your|whatever|every|of))*(?:\s+(?:previous|prior|earlier|original|initial|safety|system|existing|old))?"
+     r"\s+(?:guidance|rules|instructions|directives|guidelines|constraints|restrictions|programming|orders|"
+     r"safety\s+guidelines)\b"),
+    ("declares earlier instructions void", _G_VOID,
+     r"\b(?:previous|prior|earlier|original|initial|old|above|your)(?:\s+\w+)?\s+(?:instructions|directives|"
+     r"guidelines|rules|orders)\s+(?:are|is|have\s+been)\s+(?:now\s+)?(?:void|cancell?ed|obsolete|null|revoked|"
+     r"invalid|superseded|no\s+longer\s+(?:valid|apply|applicable|in\s+effect))\b|"
+     r"\b(?:instructions|directives|guidelines)\s+no\s+longer\s+apply\b|"
+     r"\beverything\s+you\s+(?:were|have\s+been)\s+(?:told|instructed|given)\b[^.\n]{0,40}\b(?:cancell?ed|void|"
+     r"obsolete|revoked|null)\b|\btreat\s+(?:all\s+)?(?:earlier|previous|prior)\s+instructions\s+as\b"),
+    ("tells the reader to forget what it was told", _G_FORGET,
+     r"\b(?:ignore|forget|disregard)\s+(?:what|everything|all)\s+(?:that\s+)?you(?:'ve|\s+have|\s+were)\s+"
+     r"(?:been\s+)?(?:told|instructed|taught|given)\b|\b(?:do\s+not|don't|never)\s+obey\s+(?:the|your|any)\s+"
+     r"(?:instructions|rules|orders)\b|\bwhat\s+you\s+were\s+told\b[^.\n]{0,30}\b(?:forget|ignore|disregard)\b|"
+     r"\b(?:previous|prior|earlier|above|old|your)\s+(?:instructions|rules|guidelines|directives)\s*[?:,\-–—]+\s*"
+     r"(?:just\s+)?(?:ignore|disregard|forget)\s+(?:them|those|it)\b"),
+    ("claims an authority orders agents", _G_CLAIM,
+     rf"\b{_AUTHORITY}(?:'s)?\s+(?:says|said|states|stated|has\s+decided|decided|wants|requires|instructs|orders|"
+     rf"has\s+(?:authori[sz]ed|approved|instructed|ordered|granted)|approved|authori[sz]ed)\b[^.\n]{{0,60}}?"
+     rf"\b(?:{_AGENTS}|you)\b[^.\n]{{0,15}}?\b{_MODAL}\b|"
+     rf"\b{_AUTHORITY}\s+(?:wants|instructs|orders|asks|requires|has\s+(?:authori[sz]ed|instructed|ordered))\s+"
+     rf"(?:you|(?:all|every|any)\s+{_AGENTS}|the\s+{_AGENTS}|{_AGENTS})\s+to\s+(?:ignore|skip|bypass|disable|"
+     rf"reveal|push|delete|approve|include|email|send)\b|"
+     rf"\b(?:per\s+the|by\s+order\s+of(?:\s+the)?|on\s+behalf\s+of(?:\s+the)?)\s+{_AUTHORITY}\b[^.\n]{{0,40}}?"
+     rf"\b{_AGENTS}\b[^.\n]{{0,30}}?\b{_MODAL}|"
+     rf"\b(?:policy(?:\s+update)?|official\s+notice|notice|directive|mandate|order)\s*(?:to\s+(?:all\s+)?"
+     rf"(?:coding\s+)?{_AGENTS})?\s*:[^.\n]{{0,60}}?\b(?:{_AGENTS}|you)\b[^.\n]{{0,40}}?\b(?:{_MODAL}|run|"
+     rf"include|disable|delete|push|skip|ignore)\b|"
+     rf"\b(?:official\s+)?notice\s+to\s+(?:all\s+)?(?:coding\s+)?{_AGENTS}\b|"
+     rf"\b{_AGENTS}\s+(?:reading|processing)\s+this\s+{_MODAL}|"
+     rf"\bit\s+has\s+been\s+decided\b[^.\n]{{0,60}}\b{_AGENTS}\b[^.\n]{{0,20}}\b{_MODAL}|"
+     rf"\bhas\s+(?:approved|granted|authori[sz]ed)\s+an\s+exception\b[^.\n]{{0,40}}\b(?:{_AGENTS}|you)\b"),
+    ("spoofs a tool call or result", (),
+     r"</?(?:function_?results?|function_?calls?|tool_?calls?|tool_?results?|tool_?use|tool_?response|invoke|"
+     r"antml:[a-z_]+|system[-_]?reminder|system[-_]?message|assistant_?response|user_?message)\b[^>]{0,200}>|"
+     r"(?<!\[)\[(?:system|admin|developer|operator)\s+(?:message|note|override|notice|prompt)\](?![\](])|"
+     r"(?<!\[)(?-i:\[(?:SYSTEM|ADMIN|DEVELOPER|OPERATOR)\])(?![\](])|"
+     r"\"role\"\s*:\s*\"(?:system|developer)\"|<\|(?:assistant|user|system|tool)\|>|"
+     r"(?-i:\b(?:SYSTEM|ADMIN|DEVELOPER|ROOT)\s+(?:OVERRIDE|MESSAGE|NOTICE|INSTRUCTIONS?|PROMPT|UPDATE|COMMAND)\b)|"
+     r"\bsystem\s+override\s*:"),
+    ("spoofs a chat turn", _G_TURN,
+     r"(?:^|\n)[ \t]*(?:human|user)[ \t]*:[^\n]*(?:\n[^\n]*){0,6}?\n[ \t]*(?:assistant|ai|claude|model)[ \t]*:|"
+     r"(?:^|\n)[ \t]*(?:assistant|ai)[ \t]*:[^\n]*(?:\n[^\n]*){0,6}?\n[ \t]*(?:human|user)[ \t]*:"),
+    ("sets up a role-play for the reader", _G_ROLE,
+     r"\blet'?s\s+play\s+a\s+game\b(?!\s+of)|\bimagine\s+(?:that\s+)?you(?:'re|\s+are)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
+     r"(?:ai|assistant|model|bot|terminal|hacker|agent)\b|\b(?:roleplay|role-play|role\s+play)\s+as\b|"
+     r"\b(?:simulate|emulate|become)\s+(?:an?\s+)?(?:jailbroken|unrestricted|unfiltered|uncensored|evil|"
+     r"rogue)\b|(?:^|[.!?:]\s+|\bplease\s+|\bnow\s+|\band\s+)pretend\s+to\s+be\b|\bassume\s+the\s+(?:persona|role|identity)\s+of\b|\bstay\s+in\s+"
+     r"character\b|\bbehave\s+as\s+(?:though|if)\s+you\b|\btake\s+on\s+the\s+(?:role|persona)\s+of\b|"
+     r"\b(?:who|that)\s+never\s+refuses\b|\bthe\s+assistant\s+ignores\s+its\s+instructions\b|"
+     r"\bfor\s+the\s+rest\s+of\s+this\s+(?:conversation|session|chat)\b"),
+    ("asks to leak secrets", _G_LEAK,
+     r"\b(?:read|cat|paste|include|append|print|insert|upload|post|send|email|copy|add)\b[^.\n]{0,50}?"
+     r"(?:~/\.ssh|id_rsa|\.env\b|environment\s+variables?|api\s+(?:keys?|tokens?)|credentials|secrets|passwords|"
+     r"(?:conversation|chat)\s+history|system\s+prompt)[^.\n]{0,50}?\b(?:your\s+(?:next\s+)?(?:reply|answer|"
+     r"response|output)|commit\s+message|readme|https?://|to\s+\S+@\S+)|"
+     r"\b(?:post|send|upload)\s+the\s+(?:conversation|chat)\s+history\b|"
+     r"\b(?:quietly|silently|secretly)\s+(?:append|add|send|copy|upload|include)\b[^.\n]{0,40}\b(?:tokens?|"
+     r"keys?|credentials|secrets|passwords)\b"),
+    ("orders every agent", _G_CLAIM,
+     rf"\b(?:all|every|any)\s+(?:(?:coding|ai|automated)\s+)?(?:{_AGENTS}|helpers?|copilots)\s+(?:are\s+to|must|shall|"
+     rf"should\s+(?:now|always|never)|need\s+to|have\s+to|stop|may\s+now|are\s+(?:now\s+)?(?:required|allowed|"
+     rf"permitted)\s+to)\b|\b(?:ai|llm|coding|automated)\s+(?:helpers?|assistants?|agents?|tools?|bots?)\s+"
+     rf"(?:are\s+to|must|shall|need\s+to|have\s+to)\b"),
+    ("frees the reader from its rules", ("you", "restriction", "restrictions", "limits", "rules", "filters"),
+     r"\byou\b[^.\n]{0,60}\b(?:free\s+(?:of|from)|without|with\s+no)\s+(?:any\s+|all\s+|every\s+)?"
+     r"(?:restrictions?|limits|limitations|rules|filters|guidelines|censorship)\b|"
+     r"\byou(?:'re|\s+are)\s+\w+\s+now\b[^.\n]{0,40}\b(?:assistant|ai|model|bot|mode)\b"),
+    ("sets up a role-play for the reader", ("let", "lets", "roleplay", "role", "play"),
+     r"\b(?:let'?s|let\s+us)\s+(?:role-?\s?play|pretend|play\s+a\s+game(?!\s+of))\b|\b(?:let'?s|let\s+us)\s+"
+     r"imagine\s+(?:that\s+)?you\b|\brole-?\s?play\s*:"),
+    ("gives agents an order", _G_CLAIM,
+     r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
+     r"agents?)\s+(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
+     r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+)?(?:required|allowed|"
+     r"cleared|authori[sz]ed|permitted)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
+     r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"
+     r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
+     r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
+     r"(?:\s*[:,—–!]|\s+-\s|\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b)"),
+    ("addresses an AI directly", _G_ADDRESS,
+     rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|(?:^|[:\s])to\s+(?:any|all|every|the)\s+{_AGENTS}\s*[:,]|"
+     rf"\b(?:any|every)\s+{_AGENTS}\s+(?:that|who|which)\s+(?:reads|is\s+reading|processes|parses)\s+this\b|"
+     rf"\bclaude\s*,\s*(?:listen|please|you|now|ignore|stop|from)\b|\bwants\s+you\s+to\s+(?:wipe|delete|drop|push|"
+     rf"disable|skip|ignore|reveal|send|remove|leak)\b|\byou\s+no\s+longer\s+(?:need|have)\s+to\s+(?:follow|obey|"
+     rf"respect|run|ask|check)\b|\binstead\s+of\s+your\s+(?:usual|normal|default|current|own|original)\s+(?:rules|"
+     rf"instructions|guidelines|behaviou?r)\b|\bhereby\s+(?:instructed|ordered|authori[sz]ed|required)\b"),
+    ("claims its permissions were raised", _G_RAISED,
+     r"\byour\s+(?:guardrails|guard\s+rails|safety\s+(?:rules|filters|guidelines)|restrictions|filters)\s+(?:are|have\s+"
+     r"been)\s+(?:now\s+)?(?:suspended|lifted|removed|disabled|off|void)\b|\byou\s+(?:have\s+been|are\s+now|were)\s+"
+     r"granted\s+(?:admin|root|full|elevated|sudo|owner)\b|\bact\s+like\s+you(?:'re|\s+are)\b|"
+     r"\bpretend\s+(?:that\s+)?(?:the\s+|your\s+)?(?:safety|rules|guidelines|policy|policies|restrictions)\b|"
+     r"\b(?:attention|dear|hey|hello)\s+(?:the\s+)?(?:language\s+model|large\s+language\s+model|automated\s+"
+     r"(?:readers?|agents?))\s*[!,:—–]|\bnote\s+(?:for|to)\s+(?:automated|machine)\s+(?:readers?|agents?)\b|"
+     r"(?:^|\n)[ \t]*(?:coding\s+|ai\s+)?agents\s*:|"
+     r"\b(?:permissions?|privileges?|access)\s+(?:are\s+|is\s+|have\s+been\s+)?(?:elevated|escalated)\b|"
+     r"\bsafety\s+(?:layer|filters?|checks?|mode|rules|guardrails)\s+(?:is\s+|are\s+)?(?:off|disabled|removed|"
+     r"lifted)\b|\b(?:with\s+no|without\s+(?:any\s+)?)(?:filters|censorship|guardrails)\b|"
+     r"\b(?:answer|respond|reply|speak|write)\s+as\s+(?:dan|an?\s+(?:unfiltered|unrestricted|jailbroken|evil))\b|"
+     r"\b(?:simulate|emulate)\s+(?:an?\s+)?(?:\w+\s+)?(?:console|terminal|shell|interpreter)\b|"
+     r"</?(?:admin|root|sudo|developer|operator)>|"
+     r"(?-i:\b(?:ASSISTANT|AI)\s*:[^\n]{0,200}\b(?:USER|HUMAN)\s*:|\b(?:USER|HUMAN)\s*:[^\n]{0,200}\b(?:ASSISTANT|AI)\s*:)"),
+    ("orders how to respond", ("respond", "reply", "answer", "play", "each"),
+     r"\b(?:respond|reply|answer)\s+(?:only|always)\s+(?:as|in|with)\b|\bplay\s+the\s+(?:character|role|part)\s+"
+     r"of\b|\b(?:begin|start|end)\s+(?:each|every|your)\s+(?:reply|answer|response)\b"),
+    ("asks to hide something from the user", ("let", "knowing", "back"),
+     r"\b(?:do\s+not|don't|never)\s+let\s+the\s+(?:user|human|operator|owner)\s+(?:know|find\s+out|see|notice)\b|"
+     r"\bwithout\s+the\s+(?:user|human|operator|owner)\s+(?:knowing|noticing)\b|\bbehind\s+the\s+(?:user|human)'s"
+     r"\s+back\b"),
+    ("asks to hide something from the user", _G_HIDE,
+     r"\bthe\s+(?:user|human|operator|owner)\s+(?:must|should)\s+not\s+(?:find\s+out|know|notice|see|learn)\b|"
+     r"\bkeep\s+this\s+(?:instruction|note|change|message)?\s*(?:a\s+)?secret\s+from\b|"
+     r"\bdo\s+not\s+mention\s+this\s+(?:note|instruction|message|change)\b|"
+     r"\b(?:make|do)\s+this\s+(?:change\s+)?silently\b"),
+)  # fmt: skip
+
+
+# Co-occurrence groups. Latin, Cyrillic and Greek entries are stems matched at a word start; the others are
+# matched anywhere (no spaces between words in CJK and Thai).
+_IGNORE = (
+    "ignore ignoring disregard forget bypass overlook neglect discard "
+    "ignora ignore ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
+    "ignore oublie oubliez ignorez "
+    "ignorier vergiss vergessen missachte übergehe "
+    "dimentica dimenticate trascura "
+    "esqueça esqueca desconsidere descarte "
+    "игнорир проигнорир забудь забудьте забыть не_обращай не_обращайте "
+    "ігноруй проігноруй забудь "
+    "yok_say görmezden unut "
+    "zignoruj ignoruj zapomnij "
+    "negeer vergeet "
+    "ignorera glöm "
+    "abaikan lupakan "
+    "ignoruj zapomeň "
+    "αγνόησε ξέχασε "
+    "bỏ_qua quên "
+    "忽略 无视 忽视 不要理会 忘记 忘掉 無視 忘れ 무시 잊어 تجاهل انس انسَ إنس अनदेखा नज़रअंदाज़ नजरअंदाज भूल התעלם שכח "
+    "نادیده فراموش เพิกเฉย ละเว้น ลืม"
+)
+_ORDERS = (
+    "instruction directive guideline guidance prompt configuration "
+    "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
+    "instructions consignes règles directives t'a_dit "
+    "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt "
+    "istruzioni regole direttive detto "
+    "instruções instrucoes regras diretrizes "
+    "инструкци указани правил команд говорили сказали "
+    "інструкці вказівк правил "
+    "talimat kuralları yönerge "
+    "instrukcj poleceni zasad reguł "
+    "instructies regels opdrachten "
+    "instruktioner regler "
+    "instruksi perintah aturan "
+    "pokyny instrukce pravidla "
+    "οδηγίες εντολές κανόνες "
+    "hướng_dẫn chỉ_thị quy_tắc "
+    "指令 指示 说明 指导 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 "
+    "التعليمات تعليمات الأوامر القواعد "
+    "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ"
+)
+_PRIOR = (
+    "previous prior earlier above preceding original initial before all your "
+    "anteriores anterior previas todas tus sus antes cualquier "
+    "précédentes antérieures toutes tes vos ci-dessus dessus "
+    "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
+    "precedenti tutte tue prima "
+    "anteriores todas suas tuas "
+    "предыдущ прежн вышеуказ прошл раньше всё все свои "
+    "попередн усі всі свої "
+    "önceki tüm bütün talimatlarını "
+    "poprzedni wcześniejsze wszystkie swoich swoje "
+    "vorige eerdere alle je "
+    "tidigare alla dina "
+    "sebelumnya semua atas sebelum "
+    "předchozí všechny "
+    "προηγούμενες όλες "
+    "trước tất_cả mọi "
+    "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の 上の すべて これまで 上記 "
+    "이전 모든 위의 앞의 지금까지 السابقة جميع تعليماتك "
+    "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด"
+)
+_FROM_NOW = (
+    "from now on|from here on|from this moment|from today onwards|from today on|"
+    "henceforth|a partir de ahora|de ahora en adelante|désormais|"
+    "à partir de maintenant|dorénavant|"
+    "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
+    "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
+    "vanaf nu|från och med nu|mulai sekarang|od teď|kể từ bây giờ|από τώρα|从现在起|从现在开始|今後|これから|"
+    "지금부터|이제부터|من الآن|अब से|מעכשיו|از این به بعد|ตั้งแต่นี้"
+)
+_MUST = (
+    "must|always|never|you will|you shall|"
+    "debes|tienes que|siempre|dois|toujours|musst|müssen|immer|devi|deve|sempre|você deve|"
+    "должен|должна|обязан|всегда|повинен|завжди|zorundasın|her zaman|musisz|zawsze|moet|altijd|måste|alltid|"
+    "harus|selalu|musíš|vždy|πρέπει|πάντα|phải|luôn|必须|总是|永远|必ず|常に|해야|항상|يجب|دائما|चाहिए|हमेशा|"
+    "חייב|תמיד|باید|همیشه|ต้อง|เสมอ"
+)
+_REVEAL = (
+    "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
+    "revele|mostre|покажи|выведи|раскрой|покажіть|покажи|göster|pokaż|toon|laat|visa|tunjukkan|ukaž|δείξε|"
+    "hiển thị|泄露|显示|输出|表示|見せ|보여|출력|اكشف|أظهر|दिखाओ|दिखाएं|הצג|نشان|แสดง"
+)
+_SYSTEM_PROMPT = (
+    "system prompt|prompt système|prompt del sistema|prompt di sistema|systemprompt|prompt do sistema|"
+    "системный промпт|системную подсказку|системний промпт|sistem istemi|prompt systemowy|systeemprompt|"
+    "systemprompten|prompt sistem|systémový prompt|προτροπή συστήματος|lời nhắc hệ thống|系统提示|系统提示词|"
+    "システムプロンプト|시스템 프롬프트|موجه النظام|सिस्टम प्रॉम्प्ट|הנחיית המערכת|پرامپت سیستم|พรอมต์ระบบ"
+)
+_DROP_EN = "ignore= disregard= forget= supersede= supersedes="
+_PRIOR_EN = "previous prior earlier above before preceding original your all every what"
+_RULES_EN = (
+    "prompt prompts instructions instruction guidelines directives safety what_you_were_told what_the_system_prompt"
+)
+_SECRET_EN = "token tokens password passwords credential credentials .env .npmrc ssh_key api_key api_keys private_key"
+_LEAK_EN = "copy attach email send include paste print reveal post upload append leak share"
+_WHERE_EN = "reply replies answer answers pull_request commit_message http https"
+ABOUT = re.compile(
+    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
+    r"malicious|phrases?|threat|could\s+say|phishing|spam|quoted?|tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" and "v1.2" do not end a sentence
+
+
+_WORDISH = re.compile(r"\w+")
+_LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
+
+
+def _spaced_script(word: str) -> bool:
+    return any(lo <= ord(word[0]) <= hi for lo, hi in _LETTER_SCRIPTS)
+
+
+class _Group:
+    """One group of a co-occurrence rule (entries split at `|`, or at spaces with `_` standing for a space inside
+    an entry, and a trailing `=` marking a whole word). Words of spaced scripts are matched against the text's
+    words: an entry of up to four letters as a whole word, a longer one as a word's start (a stem); entries of
+    several words and of unspaced scripts are looked for as substrings."""
+
+    def __init__(self, entries: str) -> None:
+        listed = entries.split("|") if "|" in entries else [w.replace("_", " ") for w in entries.split()]
+        forms = {unicodedata.normalize("NFKC", w).lower() for w in listed} | {w.lower() for w in listed}
+        marked = {w[:-1] for w in forms if w.endswith("=")}  # an entry ending in "=" is a whole word, not a stem
+        forms = {w for w in forms if not w.endswith("=")}
+        self.exact: frozenset[str] = frozenset(
+            {w for w in forms if _spaced_script(w) and " " not in w and len(w) <= 4} | marked
+        )
+        stems: dict[str, list[str]] = {}
+        for w in forms:
+            if _spaced_script(w) and " " not in w and len(w) > 4:
+                stems.setdefault(w[:3], []).append(w)
+        self.stems = stems
+        self.substrings: tuple[str, ...] = tuple(w for w in forms if " " in w or not _spaced_script(w))
+
+    def hit(self, low: str, words: set[str]) -> bool:
+        if any(s in low for s in self.substrings) or not self.exact.isdisjoint(words):
+            return True
+        stems = self.stems
+        return any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ()))
+
+
+_Phrases = tuple[tuple[str, frozenset[str], re.Pattern[str]], ...]
+_Groups = tuple[tuple[str, tuple[_Group, ...]], ...]
+
+
+@functools.cache
+def _compiled() -> tuple[
+    tuple[tuple[str, frozenset[str], re.Pattern[str]], ...], tuple[tuple[str, tuple[_Group, ...]], ...]
+]:
+    phrases = tuple((label, frozenset(gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in PHRASES)
+    groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
+        ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
+        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST))),
+        ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
+        ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
+        ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
+    )
+    return phrases, groups
+
+
+def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
+    """(label, position, matched text) for every phrase hit in `view`, and with `languages` every co-occurrence
+    hit (one sentence holding a word of each group)."""
+    phrases, groups = _compiled()
+    low = " ".join(view.lower().split()) if languages else view.lower()
+    words = set(_WORDISH.findall(low))
+    for label, gates, rx in phrases:
+        if gates and gates.isdisjoint(words):
+            continue
+        for m in rx.finditer(view):
+            yield label, m.start(), m.group()
+    if not languages:
+        return
+    for label, parts in groups:
+        if not all(g.hit(low, words) for g in parts):
+            continue
+        for s in _SENTENCE.finditer(view):
+            sentence = " ".join(s.group().lower().split())
+            if len(sentence) < 6:
+                continue
+            sentence_words = set(_WORDISH.findall(sentence))
+            if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
+                yield label, s.start(), s.group().strip()

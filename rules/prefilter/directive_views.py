@@ -1,0 +1,127 @@
+"""Other readings of a note's prose for the directive rules: encodings decoded (base64 whole or split, base32,
+hex, rot13, URL escapes, reversed text, Morse code) and a compact form (look-alike letters,
+leetspeak and every gap between letters folded away) that spaced-out, joined, dotted or leet text cannot dodge.
+
+Each decoder only speaks when its output is mostly readable text, so ordinary notes cost a few regex scans.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+import unicodedata
+import urllib.parse
+from collections.abc import Iterator
+from typing import Final
+
+_B64_PIECE = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
+_B64_SPACED = re.compile(r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{4,16}+[ \t]+){3,}[A-Za-z0-9+/]{2,16}+={0,2}")
+_B32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9])")
+_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ \t:,]?){12,}(?![0-9A-Fa-f])")
+_MORSE_RUN = re.compile(r"[.\-]{1,7}(?:[ \t]+(?:/[ \t]+)?[.\-]{1,7}){8,}")
+_MORSE: Final = {
+    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+    ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+    "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+    "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+    "--...": "7", "---..": "8", "----.": "9",
+}  # fmt: skip
+_LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
+_NOT_LETTER = re.compile(r"[^a-z]+")
+_MIN_DECODED: Final = 12
+
+
+def _readable(text: str) -> bool:
+    """Mostly letters and spaces: decoded text worth reading, not binary noise."""
+    if len(text) < _MIN_DECODED:
+        return False
+    good = sum(ch.isalpha() or ch.isspace() for ch in text)
+    return good >= 0.75 * len(text) and " " in text.strip()
+
+
+def _b64(blob: str) -> str | None:
+    blob = blob.replace("-", "+").replace("_", "/").rstrip("=")
+    try:
+        raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
+        return raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _looks_encoded(piece: str) -> bool:
+    """A base64 piece rather than a word: mixed case with a digit or a symbol, or padded."""
+    return piece.endswith("=") or (
+        any(c.isupper() for c in piece[1:])
+        and any(c.islower() for c in piece)
+        and (any(c.isdigit() or c in "+/" for c in piece) or len(piece) >= 16)
+    )
+
+
+def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
+    """(how, decoded text) for every encoding found in `prose`."""
+    pieces = [m.group() for m in _B64_PIECE.finditer(prose) if _looks_encoded(m.group())]
+    seen: set[str] = set()
+    for piece in pieces:
+        decoded = _b64(piece)
+        if decoded and _readable(decoded) and decoded not in seen:
+            seen.add(decoded)
+            yield "base64-encoded", decoded
+    for m in _B64_SPACED.finditer(prose):
+        decoded = _b64(re.sub(r"\s+", "", m.group()))
+        if decoded and _readable(decoded):
+            yield "base64-encoded in pieces", decoded
+    if len(pieces) > 1:
+        decoded = _b64("".join(p.rstrip("=") for p in pieces))
+        if decoded and _readable(decoded):
+            yield "base64-encoded in pieces", decoded
+    for m in _B32_RUN.finditer(prose):
+        blob = m.group()
+        try:
+            decoded = base64.b32decode(blob + "=" * (-len(blob) % 8)).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if _readable(decoded):
+            yield "base32-encoded", decoded
+    for m in _HEX_RUN.finditer(prose):
+        digits = re.sub(r"[ \t:,]", "", m.group())
+        try:
+            decoded = bytes.fromhex(digits[: len(digits) // 2 * 2]).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if _readable(decoded):
+            yield "hex-encoded", decoded
+    if "%" in prose:
+        decoded = urllib.parse.unquote(prose)
+        if decoded != prose:
+            yield "URL-encoded", decoded
+    for m in _MORSE_RUN.finditer(prose):
+        words = re.split(r"[ \t]*/[ \t]*|[ \t]{3,}", m.group())
+        decoded = " ".join("".join(_MORSE.get(c, "") for c in w.split()) for w in words)
+        if _readable(decoded):
+            yield "Morse code", decoded
+    if prose.isascii() or sum(c.isascii() for c in prose) > 0.9 * len(prose):
+        yield "rot13", codecs.encode(prose, "rot13")
+    yield "reversed", prose[::-1]
+
+
+def compact(folded: str) -> str:
+    """Lowercase letters only, after NFKC (circled, bold and full-width letters), leetspeak digits read as
+    letters: `I g n 0 r 3`, `ignore.previous` and `IgnorePrevious` all read `ignoreprevious`."""
+    text = unicodedata.normalize("NFKC", folded).lower().translate(_LEET)
+    return _NOT_LETTER.sub("", text)
+
+
+_C_VERB = r"(?:ignore|disregard|forget|override|bypass|overlook|neglect|discard|setaside|paynoattentionto)"
+_C_FILL = r"(?:all|any|the|your|of|my|these|those|every|everything|what|whatever)"
+_C_PRIOR = r"(?:previous|prior|preceding|above|earlier|former|original|initial|system|developer|old|safety)"
+_C_NOUN = r"(?:instructions?|prompts?|directions|directives?|rules|guidelines|guidance|constraints|programming)"
+COMPACT_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("tells the reader to ignore earlier instructions",
+     re.compile(rf"{_C_VERB}{_C_FILL}{{0,3}}{_C_PRIOR}{_C_NOUN}|{_C_VERB}(?:all)?your{_C_NOUN}")),
+    ("reassigns the reader's role",
+     re.compile(r"youarenow(?:dan|anunrestricted|unrestricted|jailbroken|indevelopermode|ingodmode|freegpt)")),
+    ("asks for or replaces the system prompt", re.compile(r"(?:reveal|print|show|leak|ignore|override)"
+                                                          r"(?:the|your)?(?:hidden|full|original)?systemprompt")),
+)  # fmt: skip

@@ -1,0 +1,124 @@
+"""The secret rule type, and the rules for service tokens that carry a vendor's fixed prefix (npm, PyPI, Hugging
+Face, SendGrid, Twilio, DigitalOcean, Shopify, Discord, Telegram, Mailgun, Databricks and a long tail), plus
+HTTP Basic credentials.
+
+A prefix alone is never enough: the part after it must look random (mixed characters, entropy, no filler such
+as `xxxx` or `<your-token>`), so documentation that shows a token's shape passes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from agentmd.rules.prefilter.core import entropy, is_filler, is_placeholder
+
+
+@dataclass(frozen=True)
+class SecretRule:
+    code: str
+    gates: tuple[str, ...]  # one must occur in the lowercased text, or the pattern is not tried
+    label: str
+    regex: re.Pattern[str]
+    check: Callable[[re.Match[str], str], bool] | None = None  # a further test of the match (and the whole text)
+    anchored: bool = True  # a fixed prefix: also tried on the decoded and re-joined views of the text
+
+
+def value_not_filler(group: str) -> Callable[[re.Match[str], str], bool]:
+    return lambda m, _text: not is_filler(m.group(group))
+
+
+def _random_tail(min_entropy: float = 3.2, *, mixed: bool = False) -> Callable[[re.Match[str], str], bool]:
+    """The named group `val` looks random: no filler, enough entropy, letters and digits (both cases when
+    `mixed`)."""
+
+    def check(m: re.Match[str], _text: str) -> bool:
+        value = m.group("val")
+        if is_filler(value) or entropy(value) < min_entropy:
+            return False
+        if mixed:
+            return any(c.isupper() for c in value) and any(c.islower() for c in value)
+        return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+    return check
+
+
+_BASIC_PLACEHOLDERS: Final = frozenset({"password", "pass", "secret", "user", "username", "pwd", "changeme"})
+
+
+def _basic_auth_real(m: re.Match[str], _text: str) -> bool:
+    blob = m.group("val")
+    try:
+        raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    user, sep, password = raw.partition(":")
+    if not sep or not user or len(password) < 4 or not raw.isprintable():
+        return False
+    return password.lower() not in _BASIC_PLACEHOLDERS and not is_placeholder(password)
+
+
+def _curl_password_real(m: re.Match[str], _text: str) -> bool:
+    password = m.group("val")
+    return (
+        password.lower() not in _BASIC_PLACEHOLDERS
+        and not is_placeholder(password)
+        and not password.startswith("$")
+        and entropy(password) >= 2.5
+    )
+
+
+def _t(code: str, gates: tuple[str, ...], label: str, pattern: str, check: Callable[..., bool] | None) -> SecretRule:
+    return SecretRule(code, gates, label, re.compile(pattern), check)
+
+
+_END = r"(?![A-Za-z0-9_\-])"
+_START = r"(?<![A-Za-z0-9_\-])"
+_HEX32 = r"[0-9a-f]{32}"
+
+VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
+    _t("secret:npm-token", ("npm_",), "npm access token", rf"{_START}npm_(?P<val>[A-Za-z0-9]{{36}}){_END}",
+       _random_tail()),
+    _t("secret:pypi-token", ("pypi-age",), "PyPI upload token", rf"{_START}pypi-AgE(?P<val>[A-Za-z0-9_\-]{{40,}})",
+       value_not_filler("val")),
+    _t("secret:huggingface-token", ("hf_",), "Hugging Face token",
+       rf"{_START}hf_(?P<val>[A-Za-z0-9]{{30,40}}){_END}", _random_tail(3.5, mixed=True)),
+    _t("secret:sendgrid-key", ("sg.",), "SendGrid API key",
+       rf"{_START}SG\.(?P<val>[A-Za-z0-9_\-]{{16,32}}\.[A-Za-z0-9_\-]{{30,50}}){_END}", _random_tail()),
+    _t("secret:twilio-key", ("sk", "ac"), "Twilio key or account id",
+       rf"(?<![A-Za-z0-9_\-])(?:SK|AC)(?P<val>{_HEX32}){_END}", _random_tail(3.0)),
+    _t("secret:digitalocean-token", ("_v1_",), "DigitalOcean token",
+       rf"{_START}do[opr]_v1_(?P<val>[0-9a-f]{{64}}){_END}", _random_tail(3.0)),
+    _t("secret:shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), "Shopify access token",
+       rf"{_START}shp(?:at|ss|ca|pa)_(?P<val>[0-9a-fA-F]{{32}}){_END}", _random_tail(3.0)),
+    _t("secret:discord-token", (".",), "Discord bot token",
+       rf"{_START}(?P<val>[MNO][A-Za-z0-9]{{23,27}}\.[A-Za-z0-9_\-]{{6}}\.[A-Za-z0-9_\-]{{27,40}}){_END}",
+       _random_tail(4.0, mixed=True)),
+    _t("secret:telegram-token", (":aa",), "Telegram bot token",
+       rf"(?<![A-Za-z0-9_:])\d{{8,10}}:AA(?P<val>[A-Za-z0-9_\-]{{33}}){_END}", _random_tail()),
+    _t("secret:mailgun-key", ("key-",), "Mailgun API key", rf"(?<![A-Za-z0-9_])key-(?P<val>{_HEX32}){_END}",
+       _random_tail(3.0)),
+    _t("secret:databricks-token", ("dapi",), "Databricks token", rf"{_START}dapi(?P<val>{_HEX32})(?:-\d)?{_END}",
+       _random_tail(3.0)),
+    _t("secret:basic-auth", ("basic",), "HTTP Basic credentials",
+       r"(?i:\bbasic)\s+(?P<val>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", _basic_auth_real),
+    _t("secret:basic-auth", ("-u", "--user"), "password passed to curl or wget",
+       r"\b(?:curl|wget|http)\b[^\n]{0,120}?\s(?:-u|--user)[ =]['\"]?(?P<user>[^\s:'\"]{1,64}):"
+       r"(?P<val>[^\s'\"]{6,128})",
+       _curl_password_real),
+    _t("secret:service-token", ("age-secret-key-",), "age secret key",
+       r"AGE-SECRET-KEY-1(?P<val>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", value_not_filler("val")),
+    _t("secret:service-token", ("secret_", "ntn_"), "Notion integration token",
+       rf"{_START}(?:secret_|ntn_)(?P<val>[A-Za-z0-9]{{40,50}}){_END}", _random_tail(3.8, mixed=True)),
+    _t("secret:service-token",
+       ("lin_api_", "hrku-", "dp.", "pul-", "glsa_", "glc_", "pmak-", "nrak-", "eaaa", "sq0", "atatt", "gsk_", "r8_",
+        "pplx-", "sbp_", "sntrys_", "figd_", "xai-", "dckr_pat_", "ya29.", "sk.eyj", "fo1_", "tfp_"),
+       "service access token",
+       rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAAA|"
+       rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_)"
+       rf"(?P<val>[A-Za-z0-9_\-=.]{{24,}})", _random_tail(3.3)),
+)  # fmt: skip

@@ -1,0 +1,65 @@
+"""The dev payload corpus (tests/fixtures/payloads): directive and secret payloads that must be refused, benign
+controls that must pass. A fifth of each file (`"split": "holdout"`) was kept aside while the filters were
+tuned; both parts are held to the same bars."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmd.rules.prefilter import check_text
+
+PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    with (PAYLOADS / f"{name}.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def families(text: str) -> set[str]:
+    return {f.code.split(":", 1)[0] for f in check_text(text)}
+
+
+def caught(name: str, family: str, split: str) -> tuple[int, int, list[str]]:
+    selected = [r for r in rows(name) if r["split"] == split]
+    missed = [f"{r['kind']}: {r['text'][:80]!r}" for r in selected if family not in families(r["text"])]
+    return len(selected) - len(missed), len(selected), missed
+
+
+@pytest.mark.parametrize("split", ["train", "holdout"])
+def test_directive_payloads_are_refused(split: str) -> None:
+    hit, total, missed = caught("directives", "directive", split)
+    assert hit >= 0.90 * total, missed
+
+
+@pytest.mark.parametrize("split", ["train", "holdout"])
+def test_secret_payloads_are_refused(split: str) -> None:
+    hit, total, missed = caught("secrets", "secret", split)
+    assert hit >= 0.95 * total, missed
+
+
+@pytest.mark.parametrize("split", ["train", "holdout"])
+def test_benign_controls_pass(split: str) -> None:
+    selected = [r for r in rows("benign") if r["split"] == split]
+    refused = [r["text"][:80] for r in selected if families(r["text"])]
+    assert len(refused) * 25 <= len(selected), refused
+
+
+def test_a_note_about_prompt_injection_passes() -> None:
+    text = (
+        "Prompt injection is when text tells an agent to ignore its previous instructions; we refuse such notes "
+        "at capture."
+    )
+    assert check_text(text) == []
+
+
+@pytest.mark.parametrize(
+    "kind", sorted({r["kind"] for r in rows("directives")} | {r["kind"] for r in rows("secrets")})
+)
+def test_every_kind_of_payload_is_caught_at_least_once(kind: str) -> None:
+    found = [r for r in rows("directives") + rows("secrets") if r["kind"] == kind and families(r["text"])]
+    assert found, kind
