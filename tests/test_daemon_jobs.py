@@ -80,7 +80,8 @@ def test_the_daemon_timers_run_as_jobs_at_their_times(daemon: Daemon, settings: 
     assert "by self-probe" in changed.split("commits:")[1]  # their commits are still counted
     # the probe (hourly in this daemon) and the reconcile ran again on the next day's passes
     logged = [r["job"] for r in RunLog(settings.state_dir).records()]
-    assert logged[0] == "probe" and [j for j in logged if j not in ("probe", "reconcile")] == ["repack", "morning-note"]
+    assert logged[0] == "probe" and "groom-propose" in logged  # the nightly groom proposal ran in its window
+    assert [j for j in logged if j not in ("probe", "reconcile", "groom-propose")] == ["repack", "morning-note"]
 
 
 def test_a_daemon_without_the_probe_has_it_switched_off(settings: Settings) -> None:
@@ -92,3 +93,28 @@ def test_a_daemon_without_the_probe_has_it_switched_off(settings: Settings) -> N
         assert loaded.jobs["probe"].enabled is False and loaded.jobs["reconcile"].enabled is True
     finally:
         d.stop()
+
+
+def test_ingest_sweep_and_groom_propose_run_as_jobs(daemon: Daemon, settings: Settings, tmp_path: Path) -> None:
+    """The curation jobs: the sweep brings the config's sources in through the daemon's writer (one ingest
+    commit), and again finds nothing to do; the groom job writes a plan for review and changes no note."""
+    clock = FakeClock()
+    jobs = DaemonJobs(daemon, clock=clock)
+    ran = jobs.scheduler.run_named("ingest-sweep")
+    assert ran["outcome"] == "ok" and "no [[ingest]] sources" in ran["changed"]["skipped"]
+    source = tmp_path / "runbooks"
+    source.mkdir()
+    (source / "deploy.md").write_text("# Deploy\n\n## Rollback\n\nRevert the release tag, then redeploy.\n")
+    jobs.config = {"ingest": [{"path": str(source)}]}
+    ran = jobs.scheduler.run_named("ingest-sweep")
+    assert ran["outcome"] == "ok" and ran["changed"]["created"] >= 1, ran
+    wait_until(lambda: is_clean(settings.vault) and "ingest" in origins(settings.vault), 10, "the ingest commit")
+    again = jobs.scheduler.run_named("ingest-sweep")
+    assert again["outcome"] == "ok" and again["changed"]["created"] == 0 and "commits" not in again["changed"]
+
+    head = sorted(p.read_bytes() for p in settings.vault.rglob("*.md"))
+    proposed = jobs.scheduler.run_named("groom-propose")
+    assert proposed["outcome"] == "ok", proposed
+    plan = Path(proposed["changed"]["plan"])
+    assert plan.is_file() and plan.is_relative_to(settings.state_dir)
+    assert sorted(p.read_bytes() for p in settings.vault.rglob("*.md")) == head and is_clean(settings.vault)

@@ -91,7 +91,9 @@ def test_each_default_job_runs_at_its_time(tmp_path: Path) -> None:
     s.tick()
     assert calls.runs.count("morning-note") == 1
     records = RunLog(tmp_path / "state").records()
-    assert {r["job"] for r in records} == {"probe", "reconcile", "repack", "morning-note"}
+    # the groom proposal ran once in its 03:00-05:00 window; the ingest sweep ships switched off
+    assert calls.runs.count("groom-propose") == 1 and "ingest-sweep" not in calls.runs
+    assert {r["job"] for r in records} == {"probe", "reconcile", "repack", "groom-propose", "morning-note"}
     assert all(r["outcome"] == "ok" and r["changed"] == {"did": r["job"]} for r in records)
 
 

@@ -19,7 +19,7 @@ from agentmd.cli import main
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.jobs.morning import changes_since, headline_for, render
 from agentmd.engine.settings import Settings, resolve
-from agentmd.engine.write.capture import CaptureRequest
+from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
 from agentmd.hooks.session_start import morning_line
 
 
@@ -137,6 +137,9 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
     for title in ("Otters hold hands while they sleep", "Herons nest in colonies"):
         daemon.capture(CaptureRequest(title=title, body=f"{title}.", type="fact"))
     wait_until(lambda: is_clean(vault), 10, "the captures' commit")
+    key = "AKIA" + "Q3EGJ7WZ5K2N4XPL"  # an AWS access key id shape: the credential filter refuses the note
+    with pytest.raises(CaptureRefused) as refused:
+        daemon.capture(CaptureRequest(title="Deploy credentials", body=f"aws key {key}", type="fact"))
     (vault / "notes" / "first.md").write_text("first note, edited\n", encoding="utf-8")
     wait_until(lambda: is_clean(vault), 10, "the edit's commit")
     for i in range(3):
@@ -159,6 +162,7 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
         "- 3 notes retired: 3 by local-edit",
         "- RED probe-failed: search did not find the probe note within 5.0 s",
         "- job backup failed at ",
+        f"- 1 refused capture ({refused.value.code} 1): notes the filters or the door stopped",
     ):
         assert line in text
     headline = rec["changed"]["headline"]

@@ -48,6 +48,8 @@ class DaemonJobs:
             "probe": self._probe,
             "repack": self._repack,
             "morning-note": self._morning_note,
+            "ingest-sweep": self._ingest_sweep,
+            "groom-propose": self._groom_propose,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -161,3 +163,56 @@ class DaemonJobs:
         )
         self.daemon.request_commit(0.0)
         return written
+
+    def _ingest_sweep(self, meter: Meter) -> Mapping[str, Any]:
+        """`agentmd ingest sweep`, unattended: the config's `[[ingest]]` sources in, through the daemon's own
+        writer and committer (`origin: ingest`); a change to more than one note asks the corpus-write gate."""
+        from agentmd.engine.curate.ingest import plan_ingest, sources_of
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.git.gate import corpus_write_gate
+
+        self._ready()
+        entries = self.config.get("ingest", [])
+        sources = [s for s in sources_of(entries if isinstance(entries, list) else []) if s.exists()]
+        if not sources:
+            return {"skipped": "no [[ingest]] sources in the config file, or none of them exists"}
+        report, step = plan_ingest(self.daemon.settings.vault, sources, self.daemon.contracts.get().contract)
+        meter.check()
+        outcome: dict[str, Any] = {
+            "files": report.files,
+            "created": len(report.created),
+            "updated": len(report.updated),
+            "unchanged": report.unchanged,
+            "rejected": dict(report.rejected),
+        }
+        if not step.edits:
+            return outcome
+        if len(step.edits) > 1:
+            gate = corpus_write_gate(self.daemon.settings.vault)
+            if not gate.ok:
+                raise JobFailed(f"the corpus-write gate refused the ingest ({gate.reason}): {gate.detail}")
+        results = apply_steps(self.daemon.curate_writer(), [step])
+        outcome["commits"] = [sha for r in results for sha in r.commits]
+        return outcome
+
+    def _groom_propose(self, meter: Meter) -> Mapping[str, Any]:
+        """`agentmd groom --propose`, unattended: the plan is written to the state folder for the owner to
+        review and apply (`agentmd groom --apply PLAN --yes`); nothing in the vault changes."""
+        import json
+
+        from agentmd.engine.curate.groom import propose
+
+        self._ready()
+        settings = self.daemon.settings
+        store = self.daemon.store
+        if store is None:
+            raise JobDeferred("the index is not open yet")
+        plan = propose(settings.vault, store.catalog, self.daemon.contracts.get().contract)
+        meter.check()
+        folder = settings.state_dir / "groom"
+        folder.mkdir(parents=True, exist_ok=True)
+        out = folder / f"plan-{self.scheduler.clock().strftime('%Y-%m-%d')}.json"
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(out)
+        return {"proposals": len(plan["proposals"]), "plan": str(out), "stats": plan["stats"]}

@@ -4,7 +4,8 @@ It is rendered from the same data `agentmd status --json` and the run log hold, 
 count, so the note and the status cannot disagree:
 - what ran since the last note (the run log): each job's runs and how they ended, failures by name;
 - what changed in the memory (git history since then): notes added, edited and retired, by commit origin;
-- what needs the owner (the status): red and yellow items, the queue's size and oldest item, failed jobs.
+- what needs the owner (the status): red and yellow items, the queue's size and oldest item, refused captures,
+  failed jobs.
 
 The note goes through capture into the contract space named by `[morning] space` in the config file
 (`daily` unless set), titled with the date, and is committed with `origin: morning`. Its one-line headline
@@ -23,6 +24,7 @@ from typing import Any
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.runner import GitCli, GitMissing
 from agentmd.engine.write.capture import Capturer, CaptureRequest
+from agentmd.engine.write.tallies import refusals_since
 
 ORIGIN = "morning"
 SYNTHETIC = frozenset({"self-probe", ORIGIN})  # the memory's own bookkeeping: commits counted, notes not
@@ -119,9 +121,14 @@ def _counts(counter: Counter[str]) -> str:
 
 
 def render(
-    day: dt.date, status: Mapping[str, Any], records: Sequence[Mapping[str, Any]], changes: Changes
+    day: dt.date,
+    status: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    changes: Changes,
+    refused: Mapping[str, int] | None = None,
 ) -> tuple[str, str]:
-    """The headline and the Markdown body of the note for `day`."""
+    """The headline and the Markdown body of the note for `day`; `refused` counts the captures refused since
+    the last note, by reason code."""
     ran, failed = _job_lines(records)
     red = [str(r) for r in status.get("red") or []]
     yellow = [str(y) for y in status.get("yellow") or []]
@@ -152,6 +159,10 @@ def render(
     if queue.get("count"):
         oldest = queue.get("oldest_age_days")
         needs.append(f"- queue: {queue['count']} unfiled" + (f", the oldest {oldest} days old" if oldest else ""))
+    if refused:
+        n = sum(refused.values())
+        why = ", ".join(f"{code} {k}" for code, k in sorted(refused.items()))
+        needs.append(f"- {n} refused capture{'s' if n != 1 else ''} ({why}): notes the filters or the door stopped")
     needs += failed
     lines += needs or ["- nothing needs you"]
     return headline, "\n".join(lines) + "\n"
@@ -210,7 +221,7 @@ def write_note(
     since = state.since(now)
     tonight = [r for r in records if str(r.get("start", "")) >= since.isoformat(timespec="seconds")]
     changes = changes_since(vault, since)
-    headline, body = render(now.date(), status, tonight, changes)
+    headline, body = render(now.date(), status, tonight, changes, refusals_since(state_dir, since.date()))
     request = CaptureRequest(title=f"Morning note {now.date().isoformat()}", body=body, summary=headline, space=space)
     result = capturer.capture(
         request,

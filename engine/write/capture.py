@@ -43,7 +43,7 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.write.tallies import budget_warning, count_halted_refusal
+from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
 from agentmd.engine.write.tempfiles import temp_name
 from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
@@ -427,6 +427,29 @@ class Capturer:
         extra_fields: Mapping[str, Any] | None = None,
         count: bool = True,
         twin_exclude: Callable[[str], bool] | None = None,
+    ) -> CaptureResult:
+        """Capture one note (see the module docstring). A refusal is counted by its code for the morning note
+        (`tallies.count_refusal`) before it reaches the caller."""
+        try:
+            return self._capture(
+                req, actor=actor, origin=origin, extra_fields=extra_fields, count=count, twin_exclude=twin_exclude
+            )
+        except CaptureRefused as exc:
+            try:
+                count_refusal(self.gate.state_dir, self.now(), exc.code)
+            except OSError as tally_error:  # the refusal itself must still reach the caller
+                log.warning("a refused capture could not be counted: %s", tally_error)
+            raise
+
+    def _capture(
+        self,
+        req: CaptureRequest,
+        *,
+        actor: str,
+        origin: str,
+        extra_fields: Mapping[str, Any] | None,
+        count: bool,
+        twin_exclude: Callable[[str], bool] | None,
     ) -> CaptureResult:
         validate(req)
         strings = {k: v for k, v in req.__dict__.items() if v not in (None, (), "")}
