@@ -12,30 +12,32 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
-from agentmd.engine.daemon.instance import running_daemon
+from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, running_port
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.committer import Committer
-from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.index.store import Store
-from agentmd.engine.search.query import search
-from agentmd.engine.search.searcher import SearchRequest
-from agentmd.engine.settings import Settings
-from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
-from agentmd.rules import ContractCache
+
+if TYPE_CHECKING:
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.engine.settings import Settings
+    from agentmd.engine.write.capture import CaptureRequest
 
 
-def request_payload(request: SearchRequest | CaptureRequest) -> dict[str, Any]:
-    """A request dataclass as the JSON object the daemon's `/v1` routes take (tuples become lists)."""
-    return {
-        f.name: (list(v) if isinstance(v := getattr(request, f.name), tuple) else v)
-        for f in dataclasses.fields(request)
-    }
+def request_payload(request: SearchRequest | CaptureRequest | Mapping[str, Any]) -> dict[str, Any]:
+    """A request as the JSON object the daemon's `/v1` routes take (tuples become lists): a request dataclass,
+    or already the mapping of its fields (the daemon fills in the ones left out with their defaults)."""
+    if isinstance(request, Mapping):
+        items = list(request.items())
+    else:
+        items = [(f.name, getattr(request, f.name)) for f in dataclasses.fields(request)]
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in items}
 
 
 class RemoteBackend:
+    """Sends the work to the running daemon. Loads only the light client, so a command the daemon answers
+    starts as quickly as the prompt hook."""
+
     def __init__(self, port: int, actor: str = "agent") -> None:
         self.port = port
         self.actor = actor
@@ -48,6 +50,8 @@ class RemoteBackend:
             if exc.code == "usage":
                 raise UsageError(exc.message) from None
             if exc.status == 422:
+                from agentmd.engine.write.capture import CaptureRefused
+
                 raise CaptureRefused(exc.code or "refused", exc.message) from None
             raise AgentmdError(exc.message) from None
         except (DaemonError, TypeError, ValueError) as exc:
@@ -55,13 +59,13 @@ class RemoteBackend:
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
             ) from None
 
-    def search(self, request: SearchRequest, *, count_usage: bool = True) -> dict[str, Any]:
+    def search(self, request: SearchRequest | Mapping[str, Any], *, count_usage: bool = True) -> dict[str, Any]:
         payload = request_payload(request)
         if not count_usage:
             payload["count_usage"] = False
         return self._post("search", payload)
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest | Mapping[str, Any]) -> dict[str, Any]:
         payload = request_payload(request)
         payload["_actor"] = self.actor
         return self._post("capture", payload)
@@ -74,6 +78,11 @@ class LocalBackend:
     """Does the work in this process: no daemon is running for the vault."""
 
     def __init__(self, settings: Settings, actor: str = "agent") -> None:
+        from agentmd.engine.git.committer import Committer
+        from agentmd.engine.index.store import Store
+        from agentmd.engine.write.capture import Capturer
+        from agentmd.rules import ContractCache
+
         self.settings = settings
         self.actor = actor
         self.contracts = ContractCache(settings.vault, settings.contract_path)
@@ -94,6 +103,9 @@ class LocalBackend:
         self._indexed = False
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
+        from agentmd.engine.index.reconcile import reconcile
+        from agentmd.engine.search.query import search
+
         if request.mode == "hybrid" and self._arm is None:
             from agentmd.engine.search.arm import arm_from_disk
 
@@ -121,9 +133,9 @@ class LocalBackend:
 
 
 def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | LocalBackend:
-    info = running_daemon(settings.state_dir)
-    if info and info.get("port"):
-        return RemoteBackend(int(info["port"]), actor)
+    port = running_port(settings.state_dir)
+    if port:
+        return RemoteBackend(port, actor)
     return LocalBackend(settings, actor)
 
 
@@ -140,6 +152,8 @@ class FollowingBackend:
         self._lock = threading.Lock()
 
     def current(self) -> RemoteBackend | LocalBackend:
+        from agentmd.engine.daemon.instance import running_daemon
+
         info = running_daemon(self.settings.state_dir)
         with self._lock:
             if info and info.get("port"):

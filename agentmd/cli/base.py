@@ -4,6 +4,7 @@ the settings resolved once from them."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from agentmd.engine.errors import UsageError
@@ -43,6 +44,22 @@ def common_options() -> Parser:
 def subcommands(parser: argparse.ArgumentParser, dest: str, metavar: str) -> Any:
     """A command group's table of sub-commands, whose parsers are of the group's own parser class."""
     return parser.add_subparsers(dest=dest, metavar=metavar, parser_class=type(parser))
+
+
+def raised_from(exc: BaseException, module: str, name: str) -> bool:
+    """Whether `exc` is an instance of the class `name` of `module`, without importing that module: an
+    exception of a class whose module this process never loaded cannot have been raised."""
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(cls, type) and isinstance(exc, cls)
+
+
+def daemon_port_of(settings: Settings) -> int | None:
+    """The port of the daemon running for this vault; None when none runs (or one starting names no port yet).
+    Asked through the light client alone, so a command the daemon answers loads nothing of the engine."""
+    from agentmd.engine.client import running_port
+
+    return running_port(settings.state_dir)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

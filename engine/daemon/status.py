@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.fsutil import read_json, write_json
-from agentmd.engine.git.health import git_health, worktrees_inside
-from agentmd.engine.index.reconcile import last_pass
-from agentmd.engine.index.store import Store
 from agentmd.engine.jobs.report import jobs_status, render_lines
-from agentmd.engine.settings import Settings
-from agentmd.engine.write.probe import load_last
-from agentmd.rules import ContractState
+
+if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.settings import Settings
+    from agentmd.rules import ContractState
 
 INDEX_RED_AGE = dt.timedelta(minutes=15)
 QUEUE_RED_AGE = dt.timedelta(days=3)
@@ -43,6 +42,8 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
 def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
     """Unfiled notes awaiting judgment. The first run records a baseline: notes already waiting then are
     the inherited backlog, reported but never red."""
+    from agentmd.engine.index.reconcile import last_pass
+
     unfiled = store.catalog.unfiled()
     baseline_path = state_dir / "queue-baseline.json"
     baseline = read_json(baseline_path)
@@ -72,6 +73,8 @@ def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, 
 
 
 def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.datetime) -> dict[str, Any]:
+    from agentmd.engine.index.reconcile import last_pass
+
     info = last_pass(store)
     at = _parse_time(info.get("at")) if info else None
     reasons = []
@@ -93,6 +96,8 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
 
 
 def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime) -> dict[str, Any]:
+    from agentmd.engine.git.health import git_health, worktrees_inside
+
     health = git_health(vault)
     state = dict(commit_state or {})
     failures = int(state.get("commit_failures", 0) or 0)
@@ -126,6 +131,8 @@ def contract_section(state: ContractState) -> dict[str, Any]:
 
 
 def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+    from agentmd.engine.write.probe import load_last
+
     last = load_last(state_dir)
     if last is None:
         return {"last": None, "red": []}
