@@ -11,7 +11,6 @@ asks at every call whether a daemon runs, so a daemon started or stopped meanwhi
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +145,8 @@ class FollowingBackend:
     daemon started while this runs takes over the index and the commits."""
 
     def __init__(self, settings: Settings, actor: str = "agent") -> None:
+        import threading
+
         self.settings = settings
         self.actor = actor
         self._local: LocalBackend | None = None

@@ -169,7 +169,11 @@ class DaemonClient:
         chunks: list[bytes] = []
         size = 0
         try:
-            with socket.create_connection((HOST, self.port), timeout=timeout) as sock:
+            # a plain connect to the loopback address: create_connection would look the address up first, which
+            # loads the IDNA codec on every call
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout)
+                sock.connect((HOST, self.port))
                 sock.sendall(data)
                 while True:
                     left = deadline - time.monotonic()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -91,6 +90,8 @@ def main(
         parser = build_parser(commands)
         with contextlib.redirect_stdout(out):
             args = parser.parse_args(argv_list)
+        import logging  # after parsing: `--help` and argument errors end before anything logs
+
         logging.basicConfig(
             level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
             format="agentmd %(levelname)s %(name)s: %(message)s",

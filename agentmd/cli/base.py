@@ -4,6 +4,7 @@ the settings resolved once from them."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -22,6 +23,28 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument added; its default width comes from
+        # shutil.get_terminal_size, and importing shutil (with the compression modules it loads) is a good part
+        # of a light command's start. The same width, found the way shutil finds it.
+        formatter: Any = self.formatter_class
+        return formatter(prog=self.prog, width=help_width())
+
+
+def help_width() -> int:
+    """The terminal's columns less two, as argparse takes them from shutil.get_terminal_size: $COLUMNS when it
+    is a positive number, else the terminal on standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns - 2
 
 
 class Handler(Protocol):

@@ -4,13 +4,18 @@ self-probe. The web server and the MCP stack load only inside the commands that 
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_port_of, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.settings import COMMIT_DEBOUNCE, COMMIT_MAX_WAIT, DEFAULT_PORT, RECONCILE_INTERVAL
+
+# The daemon's defaults (engine/settings.py), written out so that building the parser loads no engine module
+# beyond the errors. tests/test_cli_imports.py checks they agree.
+DEFAULT_PORT = 7821
+RECONCILE_INTERVAL = 300.0
+COMMIT_DEBOUNCE = 1.0
+COMMIT_MAX_WAIT = 10.0
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -66,6 +71,8 @@ def _check_can_serve(settings: Settings, port: int) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import logging
+
     from agentmd.engine.daemon.service import Daemon
 
     settings = settings_of(args)

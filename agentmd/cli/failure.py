@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import traceback
 from typing import TextIO
 
 from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, raised_from
@@ -49,6 +48,8 @@ def report(exc: BaseException, err: TextIO, *, verbose: bool = False) -> int:
     message, code = explain(exc)
     with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
         if verbose and message is not None and not isinstance(exc, KeyboardInterrupt):
+            import traceback
+
             err.write("".join(traceback.format_exception(exc)))
         if message is not None:
             # a message that already names its command ("agentmd capture: ...") is not prefixed a second time

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, TextIO
 
 
 def emit(out: TextIO, args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     """Write `payload` as one line of JSON when --json was given, else `text` ending with a newline."""
     if getattr(args, "json", False):
+        import json
+
         out.write(json.dumps(payload, ensure_ascii=False, indent=None) + "\n")
     else:
         out.write(text + ("\n" if text and not text.endswith("\n") else ""))

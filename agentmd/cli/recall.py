@@ -4,7 +4,6 @@ QUERY` (what the hook would inject for a prompt, counted as an on-demand recall 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any, TextIO
@@ -57,6 +56,8 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
 
         counted = usage.record_quietly(settings.catalog_path, (e.path for e in result.rendered.direct), "recall")
     if args.json:
+        import json
+
         out.write(json.dumps(result.to_dict() | {"counted_recalls": counted}, ensure_ascii=False) + "\n")
         return 0
     r = result.rendered
@@ -98,6 +99,8 @@ def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
     contract = load_contract(settings.vault, settings.contract_path).contract
     rows, summary = usage.report(settings.catalog_path, unused_days=args.unused_days, exclude=contract.recall_exempt)
     if args.json:
+        import json
+
         payload = summary | {"unused": [n.to_dict() for n in rows]}
         out.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return 0
