@@ -156,6 +156,7 @@ def main() -> int:
     try:
         source = make_vault(args, vault, env) if not vault.is_dir() else f"kept {vault}"
         words = name_words(vault)
+        notes = sum(1 for _ in vault.rglob("*.md"))  # before the captures below add theirs
         short = queries(words, args.runs, 2, 3, seed=3)
         long = queries(words, args.runs, 6, 12, seed=5)
         serve = subprocess.Popen(
@@ -192,7 +193,7 @@ def main() -> int:
             fig["x_bare"] = round(fig["p50_ms"] / bare, 2) if bare else 0.0
         result = {
             "vault": source,
-            "notes": sum(1 for _ in vault.rglob("*.md")),
+            "notes": notes,
             "daemon_port": port,
             "dense": args.dense,
             "command": " ".join(am),
