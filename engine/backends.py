@@ -11,32 +11,33 @@ asks at every call whether a daemon runs, so a daemon started or stopped meanwhi
 from __future__ import annotations
 
 import dataclasses
-import threading
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError
-from agentmd.engine.daemon.instance import running_daemon
+from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, running_port
 from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.committer import Committer
-from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.index.store import Store
-from agentmd.engine.search.query import search
-from agentmd.engine.search.searcher import SearchRequest
-from agentmd.engine.settings import Settings
-from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
-from agentmd.rules import ContractCache
+
+if TYPE_CHECKING:
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.engine.settings import Settings
+    from agentmd.engine.write.capture import CaptureRequest
 
 
-def request_payload(request: SearchRequest | CaptureRequest) -> dict[str, Any]:
-    """A request dataclass as the JSON object the daemon's `/v1` routes take (tuples become lists)."""
-    return {
-        f.name: (list(v) if isinstance(v := getattr(request, f.name), tuple) else v)
-        for f in dataclasses.fields(request)
-    }
+def request_payload(request: SearchRequest | CaptureRequest | Mapping[str, Any]) -> dict[str, Any]:
+    """A request as the JSON object the daemon's `/v1` routes take (tuples become lists): a request dataclass,
+    or already the mapping of its fields (the daemon fills in the ones left out with their defaults)."""
+    if isinstance(request, Mapping):
+        items = list(request.items())
+    else:
+        items = [(f.name, getattr(request, f.name)) for f in dataclasses.fields(request)]
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in items}
 
 
 class RemoteBackend:
+    """Sends the work to the running daemon. Loads only the light client (and the operator token's reader), so
+    a command the daemon answers starts as quickly as the prompt hook."""
+
     def __init__(self, port: int, actor: str = "agent", operator_token: str | None = None) -> None:
         self.port = port
         self.actor = actor
@@ -50,6 +51,8 @@ class RemoteBackend:
             if exc.code == "usage":
                 raise UsageError(exc.message) from None
             if exc.status == 422:
+                from agentmd.engine.write.capture import CaptureRefused
+
                 raise CaptureRefused(exc.code or "refused", exc.message) from None
             raise AgentmdError(exc.message) from None
         except (DaemonError, TypeError, ValueError) as exc:
@@ -57,13 +60,13 @@ class RemoteBackend:
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
             ) from None
 
-    def search(self, request: SearchRequest, *, count_usage: bool = True) -> dict[str, Any]:
+    def search(self, request: SearchRequest | Mapping[str, Any], *, count_usage: bool = True) -> dict[str, Any]:
         payload = request_payload(request)
         if not count_usage:
             payload["count_usage"] = False
         return self._post("search", payload)
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest | Mapping[str, Any]) -> dict[str, Any]:
         payload = request_payload(request)
         payload["_actor"] = self.actor
         return self._post("capture", payload)
@@ -76,6 +79,11 @@ class LocalBackend:
     """Does the work in this process: no daemon is running for the vault."""
 
     def __init__(self, settings: Settings, actor: str = "agent") -> None:
+        from agentmd.engine.git.committer import Committer
+        from agentmd.engine.index.store import Store
+        from agentmd.engine.write.capture import Capturer
+        from agentmd.rules import ContractCache
+
         self.settings = settings
         self.actor = actor
         self.contracts = ContractCache(settings.vault, settings.contract_path)
@@ -96,6 +104,9 @@ class LocalBackend:
         self._indexed = False
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
+        from agentmd.engine.index.reconcile import reconcile
+        from agentmd.engine.search.query import search
+
         if request.mode == "hybrid" and self._arm is None:
             from agentmd.engine.search.arm import arm_from_disk
 
@@ -126,9 +137,9 @@ def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | Loc
     """The daemon's backend when it runs, else this process's. The operator's backend reads the vault's operator
     token first (it fails when this process cannot read the owner's state folder)."""
     token = ensure_token(settings.state_dir) if actor == "operator" else None
-    info = running_daemon(settings.state_dir)
-    if info and info.get("port"):
-        return RemoteBackend(int(info["port"]), actor, token)
+    port = running_port(settings.state_dir)
+    if port:
+        return RemoteBackend(port, actor, token)
     return LocalBackend(settings, actor)
 
 
@@ -139,12 +150,16 @@ class FollowingBackend:
     daemon started while this runs takes over the index and the commits."""
 
     def __init__(self, settings: Settings, actor: str = "agent") -> None:
+        import threading
+
         self.settings = settings
         self.actor = actor
         self._local: LocalBackend | None = None
         self._lock = threading.Lock()
 
     def current(self) -> RemoteBackend | LocalBackend:
+        from agentmd.engine.daemon.instance import running_daemon
+
         info = running_daemon(self.settings.state_dir)
         with self._lock:
             if info and info.get("port"):

@@ -4,7 +4,8 @@
 Where the daemon listens: `<state dir>/daemon.json` names the port of the process holding the instance
 lock `<state dir>/daemon.lock` (engine/daemon/instance.py writes both). `daemon_port` checks the lock
 first (a stale daemon.json left by a crashed daemon names nobody); `recorded_port` reads daemon.json alone,
-for callers that verify the answer themselves.
+for callers that verify the answer themselves; `running_port` is `daemon_port` for callers that do the work
+themselves when no daemon answers.
 
 How it asks: HTTP/1.1 on a plain socket to 127.0.0.1, one request per connection (`Connection: close`),
 JSON in and out. Never through a proxy (nothing here reads proxy settings) and never to another host.
@@ -108,6 +109,15 @@ def daemon_port(state_dir: Path) -> int | None:
         os.close(fd)
 
 
+def running_port(state_dir: Path) -> int | None:
+    """The port of the daemon holding this state dir's instance lock; None when no daemon holds it, or when
+    the one holding it names no usable port (still starting, or its daemon.json damaged)."""
+    try:
+        return daemon_port(state_dir)
+    except DaemonError:
+        return None
+
+
 # ----------------------------------------------------------------------------------------- calls
 
 
@@ -168,7 +178,11 @@ class DaemonClient:
         chunks: list[bytes] = []
         size = 0
         try:
-            with socket.create_connection((HOST, self.port), timeout=timeout) as sock:
+            # a plain connect to the loopback address: create_connection would look the address up first, which
+            # loads the IDNA codec on every call
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout)
+                sock.connect((HOST, self.port))
                 sock.sendall(data)
                 while True:
                     left = deadline - time.monotonic()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +64,8 @@ def _read_config(path: Path, explicit: bool) -> dict[str, Any]:
         if explicit:
             raise ConfigError(f"config file {path} does not exist; check the --config path")
         return {}
+    import tomllib  # here, not at the top: most runs have no config file, and a command the daemon answers stays light
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

@@ -4,7 +4,11 @@
 adds one top-level command (or group) to the parser; its argparse definition and its handler live in the
 module of this package named for the command group. A handler takes the parsed arguments, standard output
 and standard error, and returns the exit code; engine modules load inside the handlers, so `agentmd --help`
-and a mistyped command stay fast, and the web server and MCP stack load only for `serve` and `mcp`.
+and a mistyped command stay fast, and the web server and MCP stack load only for `serve` and `mcp`. Building
+the parser loads no engine module beyond the errors (the defaults it shows are written out in the command
+modules). A command a running daemon answers (`search`, `capture`, `status`, `recall`, `probe`) asks it
+through the light client (engine/client.py) and loads nothing else of the engine; without a daemon it loads
+what its work needs. tests/test_cli_imports.py checks both; bench/cli_bench.py measures the start.
 
 `main` is the one place a command ends: every package's error becomes one line on stderr and an exit code
 (see `failure`).
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -106,6 +109,8 @@ def main(
         parser = build_parser(commands)
         with contextlib.redirect_stdout(out):
             args = parser.parse_args(argv_list)
+        import logging  # after parsing: `--help` and argument errors end before anything logs
+
         logging.basicConfig(
             level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
             format="agentmd %(levelname)s %(name)s: %(message)s",

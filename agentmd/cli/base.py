@@ -4,6 +4,8 @@ the settings resolved once from them."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from agentmd.engine.errors import UsageError
@@ -21,6 +23,28 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument added; its default width comes from
+        # shutil.get_terminal_size, and importing shutil (with the compression modules it loads) is a good part
+        # of a light command's start. The same width, found the way shutil finds it.
+        formatter: Any = self.formatter_class
+        return formatter(prog=self.prog, width=help_width())
+
+
+def help_width() -> int:
+    """The terminal's columns less two, as argparse takes them from shutil.get_terminal_size: $COLUMNS when it
+    is a positive number, else the terminal on standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns - 2
 
 
 class Handler(Protocol):
@@ -43,6 +67,22 @@ def common_options() -> Parser:
 def subcommands(parser: argparse.ArgumentParser, dest: str, metavar: str) -> Any:
     """A command group's table of sub-commands, whose parsers are of the group's own parser class."""
     return parser.add_subparsers(dest=dest, metavar=metavar, parser_class=type(parser))
+
+
+def raised_from(exc: BaseException, module: str, name: str) -> bool:
+    """Whether `exc` is an instance of the class `name` of `module`, without importing that module: an
+    exception of a class whose module this process never loaded cannot have been raised."""
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(cls, type) and isinstance(exc, cls)
+
+
+def daemon_port_of(settings: Settings) -> int | None:
+    """The port of the daemon running for this vault; None when none runs (or one starting names no port yet).
+    Asked through the light client alone, so a command the daemon answers loads nothing of the engine."""
+    from agentmd.engine.client import running_port
+
+    return running_port(settings.state_dir)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, settings_of
+from agentmd.cli.base import EXIT_OK, daemon_port_of, raised_from, settings_of
 from agentmd.cli.output import emit
-from agentmd.engine.errors import UsageError
+from agentmd.engine.errors import AgentmdError, UsageError
 
 
 def add_capture(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -48,10 +48,27 @@ def _body(args: argparse.Namespace) -> str:
     return ""
 
 
-def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.backends import LocalBackend, backend_for
-    from agentmd.engine.write.capture import CaptureRefused, field_names, request_from_cli
+# The capture request's fields (engine/write/capture.py `CaptureRequest`) that are options of this command;
+# written out so that a capture the daemon takes loads nothing of the write path here. tests/test_cli_imports.py
+# checks them against the request's fields.
+OPTION_FIELDS = (
+    "type",
+    "summary",
+    "why",
+    "importance",
+    "related",
+    "project",
+    "task",
+    "tags",
+    "aliases",
+    "source",
+    "source_url",
+    "space",
+    "instructions",
+)
 
+
+def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.title.strip():
         raise UsageError(
             "agentmd capture: --title must not be empty: give one line saying what the note is about "
@@ -59,18 +76,22 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     settings = settings_of(args)
     body = _body(args)
-    fields = {name: getattr(args, name) for name in field_names() if name not in ("title", "body")}
-    request = request_from_cli({"title": args.title, "body": body, **fields})
-    backend = backend_for(settings, actor="operator" if args.operator else "agent")
+    fields = {name: getattr(args, name) for name in OPTION_FIELDS}
+    values = {k: v for k, v in {"title": args.title, "body": body, **fields}.items() if v is not None}
+    actor = "operator" if args.operator else "agent"
+    port = daemon_port_of(settings)
     try:
-        result = backend.capture(request)
-    except CaptureRefused as exc:
-        if args.json:
-            emit(out, args, {"refused": True, "code": exc.code, "error": str(exc)}, "")
+        if port:
+            from agentmd.engine.backends import RemoteBackend
+
+            # the daemon reads the fields as `request_from_cli` does here (comma-separated lists included)
+            result = RemoteBackend(port, actor).capture(values)
+        else:
+            result = _capture_here(settings, values, actor)
+    except AgentmdError as exc:
+        if args.json and raised_from(exc, "agentmd.engine.write.capture", "CaptureRefused"):
+            emit(out, args, {"refused": True, "code": getattr(exc, "code", None), "error": str(exc)}, "")
         raise
-    finally:
-        if isinstance(backend, LocalBackend):
-            backend.close()
     verb = "reinforced" if result.get("reinforced") else "captured"
     text = f"{verb} {result['path']} (status {result['status']}, indexed {str(result['indexed']).lower()})"
     for w in result.get("warnings", []):
@@ -79,3 +100,16 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text += f"\n  note: {result['note']}"
     emit(out, args, result, text)
     return EXIT_OK
+
+
+def _capture_here(settings: Any, values: dict[str, Any], actor: str) -> dict[str, Any]:
+    """No daemon runs: capture and commit in this process."""
+    from agentmd.engine.backends import LocalBackend
+    from agentmd.engine.write.capture import request_from_cli
+
+    request = request_from_cli(values)
+    backend = LocalBackend(settings, actor=actor)
+    try:
+        return backend.capture(request)
+    finally:
+        backend.close()

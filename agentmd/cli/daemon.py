@@ -4,13 +4,18 @@ self-probe. The web server and the MCP stack load only inside the commands that 
 from __future__ import annotations
 
 import argparse
-import logging
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, EXIT_RED, settings_of
+from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_port_of, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.settings import COMMIT_DEBOUNCE, COMMIT_MAX_WAIT, DEFAULT_PORT, RECONCILE_INTERVAL
+
+# The daemon's defaults (engine/settings.py), written out so that building the parser loads no engine module
+# beyond the errors. tests/test_cli_imports.py checks they agree.
+DEFAULT_PORT = 7821
+RECONCILE_INTERVAL = 300.0
+COMMIT_DEBOUNCE = 1.0
+COMMIT_MAX_WAIT = 10.0
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -66,6 +71,8 @@ def _check_can_serve(settings: Settings, port: int) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import logging
+
     from agentmd.engine.daemon.service import Daemon
 
     settings = settings_of(args)
@@ -83,12 +90,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | None:
     from agentmd.engine.client import DaemonClient, DaemonError
-    from agentmd.engine.daemon.instance import running_daemon
 
-    info = running_daemon(settings.state_dir)
-    if info is None and port is None:
-        return None
-    port = port or (info or {}).get("port")
+    port = port or daemon_port_of(settings)
     if not port:
         return None
     try:
@@ -99,21 +102,28 @@ def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | Non
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.daemon.status import compute_status, dense_from_disk, render, with_dense
+    settings = settings_of(args)
+    status = _daemon_status(settings, args.port)
+    if status is None:
+        status = _status_here(settings)
+    from agentmd.engine.daemon.status import render
+
+    emit(out, args, status, render(status))
+    return EXIT_RED if status.get("red") else EXIT_OK
+
+
+def _status_here(settings: Settings) -> dict[str, Any]:
+    """No daemon answers: the status computed from disk."""
+    from agentmd.engine.daemon.status import compute_status, dense_from_disk, with_dense
     from agentmd.engine.fsutil import read_json
     from agentmd.engine.index.store import Store
     from agentmd.rules import load_contract
 
-    settings = settings_of(args)
-    status = _daemon_status(settings, args.port)
-    if status is None:
-        contract = load_contract(settings.vault, settings.contract_path)
-        commit_state = read_json(settings.state_dir / "commit-state.json")
-        with Store(settings.cache_dir) as store:
-            status = compute_status(settings, store, contract, daemon={"running": False}, commit_state=commit_state)
-        with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load
-    emit(out, args, status, render(status))
-    return EXIT_RED if status.get("red") else EXIT_OK
+    contract = load_contract(settings.vault, settings.contract_path)
+    commit_state = read_json(settings.state_dir / "commit-state.json")
+    with Store(settings.cache_dir) as store:
+        status = compute_status(settings, store, contract, daemon={"running": False}, commit_state=commit_state)
+    return with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load
 
 
 def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -129,14 +139,13 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.backends import RemoteBackend
-    from agentmd.engine.daemon.instance import running_daemon
-
     settings = settings_of(args)
-    info = running_daemon(settings.state_dir)
-    if not info or not info.get("port"):
+    port = daemon_port_of(settings)
+    if not port:
         raise AgentmdError("the self-probe checks the running daemon; start `agentmd serve` first")
-    result = RemoteBackend(int(info["port"])).probe(args.budget)
+    from agentmd.engine.backends import RemoteBackend
+
+    result = RemoteBackend(port).probe(args.budget)
     if result.get("ok"):
         emit(out, args, result, f"probe ok (round trip {result.get('round_trip_ms')} ms, note {result.get('path')})")
         return EXIT_OK

@@ -11,7 +11,10 @@ from typing import Any, TextIO
 from agentmd.cli.base import EXIT_OK, settings_of, subcommands
 from agentmd.cli.output import emit, notices
 from agentmd.engine.errors import UsageError
-from agentmd.engine.search.eval.metrics import DEFAULT_KS
+
+# The default recall cut-offs (engine/search/eval/metrics.py DEFAULT_KS), written out so that building the parser
+# loads no search module. tests/test_cli_imports.py checks they agree.
+DEFAULT_KS = (5, 15)
 
 
 def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:

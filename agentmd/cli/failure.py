@@ -3,8 +3,10 @@ No traceback reaches a person unless they ask for it with --verbose.
 
 Every package's error root is known here: `AgentmdError` (the engine and hooks; it carries its own exit
 code), `RulesError` (the storage-rules contract and the door) and `VaultSchemaError` (the note model).
-Their messages already say how to fix the problem. A reader of the output that went away (`| head`) ends
-the command quietly; Ctrl-C ends it with the shell's code for an interrupt.
+Their messages already say how to fix the problem. The rules and the note model are not imported here (a
+command that never loaded them cannot have raised their errors), so a light command stays light. A reader
+of the output that went away (`| head`) ends the command quietly; Ctrl-C ends it with the shell's code for
+an interrupt.
 """
 
 from __future__ import annotations
@@ -12,21 +14,20 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import traceback
 from typing import TextIO
 
-from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED
+from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, raised_from
 from agentmd.cli.output import say
 from agentmd.engine.errors import AgentmdError
-from agentmd.rules.errors import RulesError
-from agentmd.vault_schema.errors import VaultSchemaError
 
 
 def explain(exc: BaseException) -> tuple[str | None, int]:
     """The one line to print (None: print nothing) and the exit code for an exception that ended a command."""
     if isinstance(exc, AgentmdError):
         return str(exc), exc.exit_code
-    if isinstance(exc, RulesError | VaultSchemaError):
+    if raised_from(exc, "agentmd.rules.errors", "RulesError") or raised_from(
+        exc, "agentmd.vault_schema.errors", "VaultSchemaError"
+    ):
         return str(exc), EXIT_FAILURE
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted; run the command again to finish it", EXIT_INTERRUPTED
@@ -48,6 +49,8 @@ def report(exc: BaseException, err: TextIO, *, verbose: bool = False) -> int:
     message, code = explain(exc)
     with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
         if verbose and message is not None and not isinstance(exc, KeyboardInterrupt):
+            import traceback
+
             err.write("".join(traceback.format_exception(exc)))
         if message is not None:
             # a message that already names its command ("agentmd capture: ...") is not prefixed a second time

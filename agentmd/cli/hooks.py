@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, settings_of, subcommands
 from agentmd.cli.output import emit
-from agentmd.hooks.session_start import DEFAULT_BUDGET
+
+# The session-start hook's look-up budget (hooks/session_start.py DEFAULT_BUDGET), written out so that building
+# the parser loads no hook. tests/test_cli_imports.py checks they agree.
+DEFAULT_BUDGET = 1.0
 
 if TYPE_CHECKING:
     from agentmd.hooks.install import Plan

@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_port_of, settings_of
 from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices, one_line
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.search.query import DEFAULT_MODE, MODES
+
+# The search modes and the default one, as engine/search/query.py names them (MODES, DEFAULT_MODE); written
+# out here so that building the parser loads no search module. tests/test_cli_imports.py checks they agree.
+MODES = ("hybrid", "fusion", "and")
+DEFAULT_MODE = "hybrid"
 
 
 def add_reindex(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -149,37 +153,37 @@ def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err
 
 
 def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.search.searcher import SearchRequest
-
     settings = settings_of(args)
-    request = SearchRequest(
-        query=" ".join(args.query),
-        limit=args.limit,
-        mode=args.mode,
-        after=args.after,
-        before=args.before,
-        project=args.project,
-        include_archived=args.include_archived,
-        per_note=args.per_note,
-        explain=args.explain,
-    )
-    emit(out, args, (response := _search(settings, request)), render_search(response))
+    fields = {
+        "query": " ".join(args.query),
+        "limit": args.limit,
+        "mode": args.mode,
+        "after": args.after,
+        "before": args.before,
+        "project": args.project,
+        "include_archived": args.include_archived,
+        "per_note": args.per_note,
+        "explain": args.explain,
+    }
+    emit(out, args, (response := _search(settings, fields)), render_search(response))
     return EXIT_OK
 
 
-def _search(settings: Any, request: Any) -> dict[str, Any]:
-    """The running daemon's answer (not counted as a recall), else one from this process."""
-    from agentmd.engine.backends import RemoteBackend
-    from agentmd.engine.daemon.instance import running_daemon
+def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The running daemon's answer (not counted as a recall), else one from this process. Asking the daemon
+    loads only its light client: the request goes as the JSON object of the search request's fields."""
+    port = daemon_port_of(settings)
+    if port:
+        from agentmd.engine.backends import RemoteBackend
 
-    info = running_daemon(settings.state_dir)
-    if info and info.get("port"):
-        return RemoteBackend(int(info["port"])).search(request, count_usage=False)
+        return RemoteBackend(port).search(fields, count_usage=False)
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import load_contract
 
+    request = SearchRequest(**fields)
     contract = load_contract(settings.vault, settings.contract_path).contract
     arm, reason = None, None
     if request.mode == "hybrid":

@@ -9,9 +9,12 @@ import sys
 from typing import Any, TextIO
 
 from agentmd.cli.output import json_text, say
-from agentmd.hooks.recall.hook import HookLog, run_hook
-from agentmd.hooks.recall.pipeline import TIME_BUDGET, HookError, Options, recall
-from agentmd.hooks.recall.render import MAX_ENTRIES, TOKEN_BUDGET, inert
+
+# The hook's budgets (hooks/recall/render.py TOKEN_BUDGET, MAX_ENTRIES; hooks/recall/pipeline.py TIME_BUDGET),
+# written out so that building the parser loads no hook module. tests/test_cli_imports.py checks they agree.
+TOKEN_BUDGET = 1500
+MAX_ENTRIES = 15
+TIME_BUDGET = 1.5
 
 
 def _settings(args: Any) -> Any:
@@ -23,6 +26,9 @@ def _settings(args: Any) -> Any:
 def cmd_hook_recall(args: Any, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
     """`agentmd hook recall`: the same hook through the full command line (slower to start than
     `agentmd-hook recall`, which is what the Claude Code settings should run)."""
+    from agentmd.hooks.recall.hook import HookLog, run_hook
+    from agentmd.hooks.recall.pipeline import Options
+
     options = Options(token_budget=args.token_budget, max_entries=args.max_entries, time_budget=args.time_budget)
     code, _timed_out = run_hook(
         sys.stdin if stdin is None else stdin,
@@ -37,6 +43,7 @@ def cmd_hook_recall(args: Any, out: TextIO, err: TextIO, stdin: TextIO | None = 
 def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
     """`agentmd recall QUERY [--project P] [--preview]`: what the hook would inject for this prompt."""
     from agentmd.engine.errors import AgentmdError
+    from agentmd.hooks.recall.pipeline import HookError, Options, recall
 
     settings = _settings(args)
     options = Options(token_budget=args.token_budget, max_entries=args.max_entries)
@@ -80,6 +87,7 @@ def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.errors import AgentmdError, UsageError
     from agentmd.engine.index import usage
     from agentmd.engine.index.catalog import Catalog
+    from agentmd.hooks.recall.render import inert
     from agentmd.rules import load_contract
 
     if args.unused_days < 0:

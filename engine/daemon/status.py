@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentmd.engine.curate.queue import review_queue
 from agentmd.engine.fsutil import read_json, write_json
-from agentmd.engine.git.health import git_health, worktrees_inside
-from agentmd.engine.index.reconcile import last_pass
-from agentmd.engine.index.store import Store
 from agentmd.engine.jobs.report import jobs_status, render_lines
-from agentmd.engine.settings import Settings
-from agentmd.engine.write.capture import VolumeGate
-from agentmd.engine.write.probe import load_last
 from agentmd.engine.write.tallies import budget_warning, halted_refusals
-from agentmd.rules import ContractState
+
+if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.settings import Settings
+    from agentmd.rules import ContractState
 
 INDEX_RED_AGE = dt.timedelta(minutes=15)
 QUEUE_RED_AGE = dt.timedelta(days=3)
@@ -49,6 +46,8 @@ def queue_section(
     """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
     notes. The first run records a baseline: notes already waiting then are the inherited backlog, reported
     but never red."""
+    from agentmd.engine.index.reconcile import last_pass
+
     unfiled = store.catalog.unfiled() if waiting is None else waiting
     baseline_path = state_dir / "queue-baseline.json"
     baseline = read_json(baseline_path)
@@ -78,6 +77,8 @@ def queue_section(
 
 
 def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.datetime) -> dict[str, Any]:
+    from agentmd.engine.index.reconcile import last_pass
+
     info = last_pass(store)
     at = _parse_time(info.get("at")) if info else None
     reasons = []
@@ -99,6 +100,8 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
 
 
 def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime) -> dict[str, Any]:
+    from agentmd.engine.git.health import git_health, worktrees_inside
+
     health = git_health(vault)
     state = dict(commit_state or {})
     failures = int(state.get("commit_failures", 0) or 0)
@@ -132,6 +135,8 @@ def contract_section(state: ContractState) -> dict[str, Any]:
 
 
 def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+    from agentmd.engine.write.probe import load_last
+
     last = load_last(state_dir)
     if last is None:
         return {"last": None, "red": []}
@@ -192,11 +197,15 @@ def compute_status(
 
 def captures_on(state_dir: Path, day: dt.date) -> int:
     """Captures counted into the memory space on `day` (the daily volume gate's own count)."""
+    from agentmd.engine.write.capture import VolumeGate
+
     return VolumeGate(state_dir, lambda: 0, lambda: "").count(day)
 
 
 def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.datetime) -> list[tuple[str, str]]:
     """The review queue (engine/curate/queue.py) as (path, captured), so status counts what `queue` lists."""
+    from agentmd.engine.curate.queue import review_queue
+
     items = review_queue(settings.vault, store.catalog, contract.contract, state_dir=settings.state_dir, now=now)
     return [(i.path, i.captured) for i in items]
 
