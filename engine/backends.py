@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, running_port
-from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
@@ -42,7 +41,11 @@ class RemoteBackend:
         self.port = port
         self.actor = actor
         self._client = DaemonClient(port)
-        self._headers = {OPERATOR_HEADER: operator_token} if operator_token else {}
+        self._headers: dict[str, str] = {}
+        if operator_token:
+            from agentmd.engine.daemon.operator import OPERATOR_HEADER
+
+            self._headers[OPERATOR_HEADER] = operator_token
 
     def _post(self, route: str, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
         try:
@@ -136,7 +139,11 @@ class LocalBackend:
 def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | LocalBackend:
     """The daemon's backend when it runs, else this process's. The operator's backend reads the vault's operator
     token first (it fails when this process cannot read the owner's state folder)."""
-    token = ensure_token(settings.state_dir) if actor == "operator" else None
+    token = None
+    if actor == "operator":
+        from agentmd.engine.daemon.operator import ensure_token
+
+        token = ensure_token(settings.state_dir)
     port = running_port(settings.state_dir)
     if port:
         return RemoteBackend(port, actor, token)

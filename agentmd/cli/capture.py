@@ -84,8 +84,13 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if port:
             from agentmd.engine.backends import RemoteBackend
 
+            token = None
+            if args.operator:  # operator writes carry the vault's operator token (engine/daemon/operator.py)
+                from agentmd.engine.daemon.operator import ensure_token
+
+                token = ensure_token(settings.state_dir)
             # the daemon reads the fields as `request_from_cli` does here (comma-separated lists included)
-            result = RemoteBackend(port, actor).capture(values)
+            result = RemoteBackend(port, actor, token).capture(values)
         else:
             result = _capture_here(settings, values, actor)
     except AgentmdError as exc:

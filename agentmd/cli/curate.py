@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -251,6 +250,8 @@ def _applied_line(payload: dict[str, Any]) -> str:
 
 
 def _sweep_sources(settings: Settings) -> list[Path]:
+    import tomllib
+
     from agentmd.engine.curate.ingest import sources_of
 
     if settings.config_file is None:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.jobs.report import jobs_status, render_lines
-from agentmd.engine.write.tallies import budget_warning, halted_refusals
 
 if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
     from agentmd.engine.index.store import Store
@@ -174,6 +173,8 @@ def compute_status(
     stale: bool = False,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
+    from agentmd.engine.write.tallies import budget_warning, halted_refusals
+
     now = now or dt.datetime.now(dt.UTC)
     parts = {
         "index": index_section(store, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
