@@ -29,6 +29,7 @@ from typing import Any
 import tantivy
 
 from agentmd.engine.errors import IndexBusy, IndexDamaged
+from agentmd.engine.index.integrity import IndexGuard
 
 log = logging.getLogger("agentmd.index")
 
@@ -186,6 +187,11 @@ def _schema() -> Any:
     return sb.build()
 
 
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside Tantivy (pyo3's PanicException derives from BaseException, not Exception)."""
+    return type(exc).__name__ == "PanicException"
+
+
 def quote_terms(words: Iterable[str]) -> list[str]:
     """Each user word as a quoted phrase, so no operator, field prefix or wildcard keeps its meaning."""
     out = []
@@ -206,22 +212,26 @@ class SearchIndex:
         self.set_aside: Path | None = None
         self._writer: Any = None
         self._analyzer = _analyzer()
+        self.guard = IndexGuard(directory)  # damage seen from outside the memory map (engine/index/integrity.py)
         self._index = self._open()
         self.generation: str = self._read_marker()["generation"]
+        self.guard.refresh()
 
     # -- opening ---------------------------------------------------------------------------------
 
     def _open(self) -> Any:
         d = self.directory
         if d.exists() and any(d.iterdir()):
-            problem = self._check_existing()
+            problem = self._check_existing() or IndexGuard(d).refresh()
             if problem is None:
                 try:
                     index = tantivy.Index(self.schema, path=str(d), reuse=True)
                     index.register_tokenizer(ANALYZER, _analyzer())
                     self._health_check(index)
                     return index
-                except (ValueError, OSError, RuntimeError) as exc:
+                except BaseException as exc:
+                    if not isinstance(exc, (ValueError, OSError, RuntimeError)) and not _is_panic(exc):
+                        raise
                     problem = f"index could not be opened ({exc})"
             self._set_aside(problem)
         d.mkdir(parents=True, exist_ok=True)
@@ -288,6 +298,7 @@ class SearchIndex:
         """Delete and (re)add documents by path in one commit, then make the commit visible.
 
         `upserts` may be a generator: documents are handed to the indexing threads as they come."""
+        self.ensure_sound()  # a commit reads the existing segments (deletes, merges)
         writer = self._get_writer()
         try:
             for path in deletes:
@@ -313,6 +324,7 @@ class SearchIndex:
                 writer.rollback()
             raise
         self._index.reload()
+        self.guard.refresh()
 
     def clear(self) -> None:
         writer = self._get_writer()
@@ -321,6 +333,9 @@ class SearchIndex:
         self._index.reload()
 
     def close(self) -> None:
+        if self._writer is not None and self.guard.damage is not None:
+            self._writer = None  # a damaged index: no merge may read its segments again
+            return
         if self._writer is not None:
             try:
                 self._writer.wait_merging_threads()
@@ -330,10 +345,30 @@ class SearchIndex:
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def ensure_sound(self) -> None:
+        """Raise IndexDamaged when the folder shows damage (see engine/index/integrity.py); run before any
+        read, since reading a truncated segment through its map kills the process."""
+        problem = self.guard.check()
+        if problem is not None:
+            raise IndexDamaged(f"the index at {self.directory} is damaged: {problem}; it is rebuilt from the vault")
+
+    def damaged(self, exc: BaseException) -> IndexDamaged:
+        """The IndexDamaged for an error Tantivy raised while reading: a panic is damage; a plain error is
+        damage only if the files fail their checksums."""
+        problem = f"Tantivy panicked: {exc}" if _is_panic(exc) else self.guard.verify_all()
+        if problem is not None:
+            self.guard.mark(problem)
+        return IndexDamaged(
+            f"the index at {self.directory} could not be searched ({problem or exc}); "
+            "run `agentmd reindex --from-scratch` if this repeats"
+        )
+
     def doc_count(self) -> int:
+        self.ensure_sound()
         return int(self._index.searcher().num_docs)
 
     def paths(self) -> set[str]:
+        self.ensure_sound()
         searcher = self._index.searcher()
         n = searcher.num_docs
         if n == 0:
@@ -374,6 +409,7 @@ class SearchIndex:
         q = self._text_query([word], True)
         if q is None:
             return 0
+        self.ensure_sound()
         return int(self._index.searcher().search(q, 1, count=True).count)
 
     def search(
@@ -437,6 +473,7 @@ class SearchIndex:
             if text_q is None:
                 return empty
         filters = self._filters(include_walled, day_range)
+        self.ensure_sound()
         searcher = self._index.searcher()
         try:
             hidden = dict.fromkeys(WALL_NAMES, 0)
@@ -480,10 +517,10 @@ class SearchIndex:
             order = sorted(fused, key=lambda k: (-fused[k], min(ranks[k].values())))[:limit]
             hits = [(fused[k], addresses[k]) for k in order]
             details = {k: ranks[k] for k in order}
-        except ValueError as exc:
-            raise IndexDamaged(
-                f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
-            ) from None
+        except BaseException as exc:
+            if isinstance(exc, ValueError) or _is_panic(exc):
+                raise self.damaged(exc) from None
+            raise
         return HitList(hits, matched, hidden, searcher, generator, snippet_chars, details)
 
     def _filters(self, include_walled: bool, day_range: tuple[int | None, int | None]) -> list[Any]:
@@ -518,6 +555,7 @@ class SearchIndex:
         tries = [(kind, True) for kind in NAME_KINDS]
         if " " in key:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
+        self.ensure_sound()
         searcher = self._index.searcher()
         filters = self._filters(include_walled, day_range)
 
@@ -533,10 +571,10 @@ class SearchIndex:
         try:
             if not int(searcher.search(anyway, 1, count=True).count):
                 return []
-        except ValueError as exc:
-            raise IndexDamaged(
-                f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
-            ) from None
+        except BaseException as exc:
+            if isinstance(exc, ValueError) or _is_panic(exc):
+                raise self.damaged(exc) from None
+            raise
         found: dict[str, tuple[int, NameHit]] = {}
         ways: dict[str, int] = {}
         for kind, exact in tries:
@@ -547,10 +585,10 @@ class SearchIndex:
                 clauses.append((tantivy.Occur.Should, text_q))
             try:
                 res = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=True)
-            except ValueError as exc:
-                raise IndexDamaged(
-                    f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
-                ) from None
+            except BaseException as exc:
+                if isinstance(exc, ValueError) or _is_panic(exc):
+                    raise self.damaged(exc) from None
+                raise
             if not exact and int(res.count) > prefix_notes:
                 continue
             rank = {"segment": 1, "heading": 2}.get(kind, 0) if exact else 3
@@ -571,6 +609,7 @@ class SearchIndex:
 
     def hit_for(self, path: str) -> tuple[Hit, HitList] | None:
         """The stored document of one note (score 0), with a HitList able to cut its snippets."""
+        self.ensure_sound()
         searcher = self._index.searcher()
         res = searcher.search(tantivy.Query.term_query(self.schema, "path", path), 1)
         if not res.hits:
@@ -582,6 +621,7 @@ class SearchIndex:
     def field_scores(self, words: Sequence[str], path: str, boosts: dict[str, float] | None = None) -> dict[str, float]:
         """BM25 of the words (any of them) in each field of one note, with the field boosts: for --explain."""
         out: dict[str, float] = {}
+        self.ensure_sound()
         searcher = self._index.searcher()
         path_q = tantivy.Query.term_query(self.schema, "path", path)
         for field_name in SEARCH_FIELDS:

@@ -42,9 +42,25 @@ class Store:
                 self.index.clear()
             self.catalog.set_meta("index_generation", self.index.generation)
 
+    def damage(self) -> str | None:
+        """What is wrong with the cache folder on disk now, or None: a deleted folder or catalog, or index
+        files that are missing, truncated or garbled (engine/index/integrity.py). Cheap: a few stats."""
+        if not self.cache_dir.is_dir():
+            return f"the cache folder {self.cache_dir} was deleted"
+        if not self.catalog.path.exists():
+            return f"the catalog {self.catalog.path} was deleted"
+        return self.index.guard.check()
+
     def close(self) -> None:
-        self.index.close()
-        self.catalog.close()
+        """Flush and release the writer. Never raises: a damaged or deleted index closes as far as it can."""
+        try:
+            self.index.close()
+        except Exception as exc:
+            log.warning("the index did not close cleanly: %s", exc)
+        try:
+            self.catalog.close()
+        except Exception as exc:
+            log.warning("the catalog did not close cleanly: %s", exc)
 
     def __enter__(self) -> Store:
         return self
