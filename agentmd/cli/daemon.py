@@ -23,6 +23,10 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
         "--reconcile-interval", type=float, default=RECONCILE_INTERVAL, help="seconds between full passes (300)"
     )
     p.add_argument("--commit-debounce", type=float, default=COMMIT_DEBOUNCE, help="seconds of quiet before a commit")
+    p.add_argument("--health-interval", type=float, default=5.0, help="seconds between health passes (5)")
+    p.add_argument(
+        "--min-free-mb", type=float, default=64.0, help="status turns red when a disk has less free space (64)"
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -53,6 +57,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         port=args.port,
         reconcile_interval=args.reconcile_interval,
         commit_debounce=args.commit_debounce,
+        health_interval=args.health_interval,
+        min_free_bytes=int(args.min_free_mb * 2**20),
     )
     return daemon.run_forever()
 

@@ -8,7 +8,12 @@ Threads, each with one job:
 - the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
   change and after every periodic pass;
 - the embedder (engine/daemon/embedding.py), which keeps the model warm and embeds new and changed
-  chunks in small slices after each pass, so searches are hybrid once vectors exist.
+  chunks in small slices after each pass, so searches are hybrid once vectors exist;
+- the health pass (engine/daemon/health.py), every `health_interval` seconds: live checks of the vault,
+  the disks, the index and the watcher, merged into `/status`. Index damage, found by it or by a search,
+  makes the indexer set the index aside and rebuild it from the vault while the daemon keeps serving.
+When inotify refuses to watch (its limits used up), the daemon still starts and reconciles the whole
+vault every FALLBACK_RECONCILE seconds instead.
 One daemon per vault: an exclusive lock in the state directory refuses a second one, naming the first.
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import logging.handlers
+import math
 import os
 import signal
 import socket
@@ -26,12 +32,14 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmd.engine.daemon.embedding import DenseWorker
+from agentmd.engine.daemon.health import MIN_FREE_BYTES, HealthPass
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
-from agentmd.engine.daemon.status import compute_status, with_dense, write_json
+from agentmd.engine.daemon.status import compute_status, with_dense, with_live, write_json
+from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep
 from agentmd.engine.daemon.watcher import VaultWatcher
-from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
@@ -48,9 +56,10 @@ log = logging.getLogger("agentmd.daemon")
 
 PROBE_INTERVAL = 24 * 3600.0
 PROBE_FIRST_DELAY = 120.0
+MAX_PROBE_BUDGET = 120.0
 
 
-class Daemon:
+class Daemon(Upkeep):
     def __init__(
         self,
         settings: Settings,
@@ -62,6 +71,8 @@ class Daemon:
         probe_interval: float = PROBE_INTERVAL,
         probe_budget: float = DEFAULT_BUDGET,
         clock: Callable[[], float] = time.monotonic,
+        health_interval: float = HEALTH_INTERVAL,
+        min_free_bytes: int = MIN_FREE_BYTES,
     ) -> None:
         self.settings = settings
         self.port = port
@@ -105,6 +116,14 @@ class Daemon:
         self.passes = 0
         self.commits = 0
         self.commit_cycles = 0
+        self.health_interval = health_interval
+        self.health_pass = HealthPass(settings.vault, settings.state_dir, settings.cache_dir, min_free_bytes)
+        self._live: dict[str, Any] = {}
+        self._rebuild_due: str | None = None
+        self._rebuild: dict[str, Any] = {"running": False, "count": 0}
+        self._watch_error: str | None = None
+        self._watch_tried = 0.0
+        self._last_cycle_skipped = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -124,8 +143,8 @@ class Daemon:
                 write_json(self.lock.info_path, {"pid": os.getpid(), "port": self.port, "host": socket.gethostname()})
             for line in self.committer.prepare():
                 log.info("%s", line)
-            if self.watcher is not None:
-                self.watcher.start()
+            self.health_pass.record_vault()
+            self._start_watcher()
             removed = sweep_temp_files(self.settings.vault)
             if removed:
                 log.info("removed %d capture temp file(s) left by an interrupted write", removed)
@@ -133,6 +152,8 @@ class Daemon:
             loops = [("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)]
             if self.probe_interval > 0:
                 loops.append(("agentmd-probe", self._probe_loop))
+            if self.health_interval > 0:
+                loops.append(("agentmd-health", self._health_loop))
             for name, target in loops:
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
@@ -231,7 +252,7 @@ class Daemon:
             # Never call out (status, watcher stats, git) while holding the condition: the watcher's
             # flush thread takes it from inside its own lock.
             with self._cond:
-                if not (self._hints or self._pass_due or self._stop.is_set()):
+                if not (self._hints or self._pass_due or self._rebuild_due or self._stop.is_set()):
                     timeout = next_periodic - self.clock()
                     if timeout <= 0:
                         self._pass_due = True
@@ -240,6 +261,11 @@ class Daemon:
                 if self._stop.is_set():
                     break
                 ready = bool(self._hints or self._pass_due)
+                rebuild = self._rebuild_due
+            if rebuild is not None:
+                if self._rebuild_index(rebuild):
+                    next_periodic = self.clock() + self._reconcile_every()
+                continue
             if not ready:
                 self._refresh_status_if_old()
                 continue
@@ -252,7 +278,7 @@ class Daemon:
             full = periodic or any(h.endswith("/") for h in hints)
             self._run_pass(None if full else hints)
             if periodic:
-                next_periodic = self.clock() + self.reconcile_interval
+                next_periodic = self.clock() + self._reconcile_every()
                 self.request_commit(0.0)
 
     def _run_pass(self, only: set[str] | None = None) -> None:
@@ -262,9 +288,17 @@ class Daemon:
             report = reconcile(self.settings.vault, self.store, only=only, link_convention=convention)
         except AgentmdError as exc:
             log.error("reconcile failed: %s", exc)
+            damage = self.store.damage() or (str(exc) if isinstance(exc, IndexDamaged) else None)
+            if damage:
+                self.request_rebuild(damage)
             return
         except Exception:
-            log.exception("reconcile failed")
+            damage = self.store.damage()
+            if damage:  # a deleted cache or index folder fails deep inside Tantivy or sqlite
+                log.error("reconcile failed on a damaged index: %s", damage)
+                self.request_rebuild(damage)
+            else:
+                log.exception("reconcile failed")
             return
         self.passes += 1
         self._last_report = report
@@ -314,8 +348,14 @@ class Daemon:
                 if self._stop.is_set():
                     break
                 self._commit_due = None
-            self._run_commit()
-        self._run_commit(final=True)
+            try:
+                self._run_commit()
+            except Exception:  # the loop outlives any one cycle (a vanished vault, a broken repository)
+                log.exception("the commit cycle failed; the next one runs as usual")
+        try:
+            self._run_commit(final=True)
+        except Exception:
+            log.exception("the last commit cycle failed")
 
     def _run_commit(self, final: bool = False) -> None:
         if self._refused:
@@ -328,6 +368,7 @@ class Daemon:
             return
         result = self.committer.commit_cycle()
         self.commit_cycles += 1
+        self._last_cycle_skipped = bool(result.skipped)
         for w in result.warnings:
             log.warning("%s", w)
         if result.skipped:
@@ -355,9 +396,12 @@ class Daemon:
         if self.store is None:
             raise AgentmdError("the index is still opening; try again in a moment")
         contract = self.contracts.get().contract
-        response = search(
-            self.store.index, contract, request, self.store.catalog, self.dense.arm, self.dense.unavailable()
-        )
+        store = self.store
+        try:
+            response = search(store.index, contract, request, store.catalog, self.dense.arm, self.dense.unavailable())
+        except IndexDamaged as exc:
+            self.request_rebuild(store.damage() or str(exc))
+            raise IndexDamaged(f"{exc}; the daemon is rebuilding it now: retry in a moment") from None
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale
@@ -402,8 +446,18 @@ class Daemon:
         return self.capture(request)
 
     def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
-        budget = float(data.get("budget", self.probe_budget))
-        return self.probe(budget).to_dict()
+        unknown = sorted(set(data) - {"budget"})
+        if unknown:
+            raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")
+        budget = data.get("budget", self.probe_budget)
+        if (
+            isinstance(budget, bool)
+            or not isinstance(budget, int | float)
+            or not math.isfinite(budget)
+            or not 0.5 <= budget <= MAX_PROBE_BUDGET
+        ):
+            raise UsageError(f"`budget` must be a number of seconds from 0.5 to {MAX_PROBE_BUDGET:g}")
+        return self.probe(float(budget)).to_dict()
 
     # -- self-probe ------------------------------------------------------------------------------
 
@@ -467,8 +521,16 @@ class Daemon:
             "passes": self.passes,
             "commits": self.commits,
             "commit_cycles": self.commit_cycles,
-            "watcher": self.watcher.stats() if self.watcher is not None else {"running": False},
+            "watcher": self._watcher_info(),
         }
+
+    def _watcher_info(self) -> dict[str, Any]:
+        if self.watcher is None:
+            return {"running": False}
+        info: dict[str, Any] = {**self.watcher.stats(), "unwatched_folders": self.watcher.unwatched_folders()}
+        if self._watch_error is not None:
+            info["error"] = self._watch_error
+        return info
 
     def _refresh_status(self, first_pass_done: bool = False) -> None:
         if self.store is None or (self._stale and not first_pass_done):
@@ -482,6 +544,9 @@ class Daemon:
                 commit_state=self.committer.state.to_dict(),
                 stale=False,
             )
+        except AgentmdError as exc:
+            log.warning("status could not be computed: %s", exc)
+            return
         except Exception:
             log.exception("status could not be computed")
             return
@@ -509,4 +574,6 @@ class Daemon:
             }
         cached["daemon"] = self.daemon_info()
         cached.setdefault("index", {})["index_stale"] = self._stale
+        cached["index"]["rebuild"] = dict(self._rebuild)
+        cached = with_live(cached, self._live)
         return with_dense(cached, self.dense.status(), switched_off=not self.settings.dense)

@@ -138,9 +138,11 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
         yellow.append(f"git-degraded: {parts['git']['reason']}: {parts['git']['detail']}")
     unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
     if unwatched > 0:
+        names = list((daemon.get("watcher") or {}).get("unwatched_folders") or [])
+        where = f" (under {', '.join(names[:10])}{' …' if len(names) > 10 else ''})" if names else ""
         yellow.append(
-            f"unwatched-folders: {unwatched} folders exceed the inotify watch limit; their changes wait for "
-            "the periodic reconcile (raise fs.inotify.max_user_watches)"
+            f"unwatched-folders: {unwatched} folders{where} exceed the inotify watch limit; their changes wait "
+            "for the periodic reconcile (raise fs.inotify.max_user_watches)"
         )
     if not daemon.get("running"):
         yellow.append("daemon-not-running: start `agentmd serve` to keep the index and git current")
@@ -167,6 +169,24 @@ def compute_status(
         "probe": probe_section(settings.state_dir, now),
     }
     return assemble(parts, settings.vault, daemon)
+
+
+def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+    """The status with the daemon's last health pass (engine/daemon/health.py) merged in: its red and
+    yellow lines join the others (once each) and the color follows; its checks show as `live`."""
+    if not live:
+        return status
+    red = list(status.get("red", []))
+    yellow = list(status.get("yellow", []))
+    for line in live.get("red", []):
+        detail = line.split(": ", 1)[-1]
+        if not any(detail in r for r in red):  # e.g. a refusal the last recorded pass already reports
+            red.append(line)
+    yellow += [y for y in live.get("yellow", []) if y not in yellow]
+    status["red"], status["yellow"] = red, yellow
+    status["color"] = "red" if red else ("yellow" if yellow else "green")
+    status["live"] = {"at": live.get("at"), **live.get("checks", {})}
+    return status
 
 
 def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:

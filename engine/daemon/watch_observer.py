@@ -194,6 +194,53 @@ def observer_watches(observer: BaseObserver | None) -> int | None:
         return None
 
 
+def watched_inodes(observer: BaseObserver | None) -> set[tuple[int, int]] | None:
+    """(device, inode) of every folder this observer's inotify instance watches, from /proc fdinfo
+    (`inotify wd:.. ino:<hex> sdev:<hex> ..`); None when that cannot be read."""
+    inotify = getattr(observer, "_inotify_fd", None)
+    fd = getattr(inotify, "_inotify_fd", None)
+    if not isinstance(fd, int):
+        return None
+    found: set[tuple[int, int]] = set()
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if not line.startswith("inotify wd:"):
+                    continue
+                fields = dict(part.split(":", 1) for part in line.split() if ":" in part)
+                sdev = int(fields.get("sdev", "0"), 16)
+                # the kernel prints the device in its internal encoding: major << 20 | minor
+                found.add((os.makedev(sdev >> 20, sdev & 0xFFFFF), int(fields.get("ino", "0"), 16)))
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def unwatched_folders(root: str, observer: BaseObserver | None, limit: int = 50) -> list[str] | None:
+    """Vault-relative folders (at most `limit`, shallowest first) that no inotify watch of `observer` covers;
+    None when the watches cannot be read."""
+    watched = watched_inodes(observer)
+    if watched is None:
+        return None
+    out: list[str] = []
+    queue: list[str] = [root]
+    while queue and len(out) < limit:
+        path = queue.pop(0)
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) not in watched:
+                out.append(os.path.relpath(path, root).replace(os.sep, "/"))
+            with os.scandir(path) as it:
+                for entry in it:
+                    if path == root and entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        queue.append(entry.path)
+        except OSError:
+            continue
+    return out
+
+
 def count_dirs(root: str) -> tuple[int, int]:
     """(all, note) directories under `root`, root included, symbolic links not followed.
 

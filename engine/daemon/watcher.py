@@ -41,6 +41,7 @@ from agentmd.engine.daemon.watch_observer import (
     count_dirs,
     observer_watches,
     read_watch_limit,
+    unwatched_folders,
     user_watches_in_use,
 )
 from agentmd.engine.daemon.watch_paths import is_ignored
@@ -216,9 +217,13 @@ class VaultWatcher:
                 log.warning("watcher flush thread still busy in on_change after %.0f s", _JOIN_TIMEOUT)
 
     def unwatched_folders(self) -> list[str]:
-        """Top-level folders that inotify refused to watch (the watch limit): their changes wait for a pass."""
+        """Folders without an inotify watch (the watch limit), as the kernel reports this watcher's watches,
+        or the top-level folders it refused when those cannot be read: their changes wait for a pass."""
         with self._cond:
-            return sorted(self._unwatched_tops)
+            refused = sorted(self._unwatched_tops)
+            busy = self._unwatched > 0
+        measured = unwatched_folders(self._root, self._observer) if busy and self._observer is not None else None
+        return refused if measured is None else measured
 
     def stats(self) -> dict[str, int | bool]:
         """Counters and watch accounting; see the module docstring and `_update_dirs` for the meanings.

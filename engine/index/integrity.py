@@ -84,7 +84,7 @@ def _key(st: os.stat_result) -> Key:
 class IndexGuard:
     """The verified state of one index folder; `check()` says whether it still holds."""
 
-    def __init__(self, directory: Path, *, min_interval: float = 0.02) -> None:
+    def __init__(self, directory: Path, *, min_interval: float = 0.0) -> None:
         self.directory = directory
         self.min_interval = min_interval  # back-to-back reads of one search share a check
         self.damage: str | None = None  # once set, stays set: the folder is rebuilt, not trusted again
@@ -132,9 +132,8 @@ class IndexGuard:
         try:
             meta_key = _key(os.stat(d / META))
         except FileNotFoundError:
-            problem = "the index folder was deleted" if not d.exists() else "the index's meta.json is missing"
-            self.damage = problem
-            return problem
+            self.damage = "the index folder was deleted" if not d.exists() else "the index's meta.json is missing"
+            return self.damage
         except OSError as exc:
             self.damage = f"the index folder cannot be read ({exc.strerror or exc})"
             return self.damage

@@ -9,13 +9,36 @@ the same document again (upserts are idempotent). Both carry the index generatio
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
+import time
+import uuid
 from pathlib import Path
 
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 
 log = logging.getLogger("agentmd.store")
+
+KEEP_BROKEN = 2  # damaged index folders kept beside the cache as evidence
+
+
+def set_aside_index(cache_dir: Path) -> Path | None:
+    """Move the index folder out of the way as `index.broken-<stamp>` before a rebuild (removing it when it
+    cannot be moved), and keep only the newest KEEP_BROKEN of those. Returns where it went."""
+    index = cache_dir / "index"
+    if not index.exists():
+        return None
+    target = cache_dir / f"index.broken-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    try:
+        index.rename(target)
+    except OSError:
+        shutil.rmtree(index, ignore_errors=True)
+        return None
+    broken = sorted(cache_dir.glob("index.broken-*"))
+    for old in broken[:-KEEP_BROKEN]:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
 
 
 class Store:
