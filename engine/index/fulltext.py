@@ -227,6 +227,7 @@ class SearchIndex:
                 try:
                     index = tantivy.Index(self.schema, path=str(d), reuse=True)
                     index.register_tokenizer(ANALYZER, _analyzer())
+                    index.config_reader(reload_policy="manual")  # see `_reload`
                     self._health_check(index)
                     return index
                 except BaseException as exc:
@@ -237,6 +238,7 @@ class SearchIndex:
         d.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(self.schema, path=str(d), reuse=False)
         index.register_tokenizer(ANALYZER, _analyzer())
+        index.config_reader(reload_policy="manual")
         (d / _MARKER).write_text(
             json.dumps({"schema_version": SCHEMA_VERSION, "generation": uuid.uuid4().hex}), encoding="utf-8"
         )
@@ -323,14 +325,21 @@ class SearchIndex:
             with contextlib.suppress(ValueError):
                 writer.rollback()
             raise
-        self._index.reload()
-        self.guard.refresh()
+        self._reload()
 
     def clear(self) -> None:
         writer = self._get_writer()
         writer.delete_all_documents()
         writer.commit()
+        self._reload()
+
+    def _reload(self) -> None:
+        """Make the last commit visible, after checking the files the reader is about to open. The reader
+        reloads only here (policy "manual"): Tantivy's own reload thread would reopen segments, through
+        mappings it keeps, whenever a merge rewrote meta.json, and no check could run before it."""
+        self.ensure_sound()
         self._index.reload()
+        self.guard.refresh()
 
     def close(self) -> None:
         if self._writer is not None and self.guard.damage is not None:

@@ -116,6 +116,8 @@ class Served:
             info = json.loads((self.settings.state_dir / "daemon.json").read_text())
         except (OSError, ValueError):
             return None
+        if info.get("pid") != self.proc.pid:  # left by a daemon that was killed
+            return None
         return info.get("port") or None
 
     def alive(self) -> bool:
@@ -411,3 +413,47 @@ def test_concurrent_searches_during_a_rebuild_never_fail_hard(served: Served) ->
         for t in threads:
             t.join(30)
     assert errors == []
+
+
+def test_an_index_truncated_while_stopped_is_set_aside_at_start(settings: Settings, env: dict[str, str]) -> None:
+    first = Served(settings, env)
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait(10)
+    for f in segment_files(settings):
+        truncate(f, 10)
+    again = Served(settings, env)
+    try:
+        wait_until(lambda: recovered(again, "otters", len(NOTES)), 30, "rebuilt at start")
+        assert list(settings.cache_dir.glob("index.broken-*"))
+        assert not [r for r in status(again.port)["red"] if r.startswith("index-")]
+    finally:
+        again.stop()
+
+
+def test_the_checksum_check_tells_sound_truncated_and_garbled_files_apart(tmp_path: Path) -> None:
+    from agentmd.engine.index.fulltext import IndexDoc, SearchIndex
+    from agentmd.engine.index.integrity import IndexGuard, verify_file
+
+    folder = tmp_path / "index"
+    index = SearchIndex(folder)
+    index.apply(
+        IndexDoc(path=f"n{i}.md", title=f"note {i}", meta="", body=f"otters {i}", text="t", wall=None, day=20260101)
+        for i in range(10)
+    )
+    index.close()
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".store", ".term", ".idx"))
+    assert files and all(verify_file(p) is None for p in files)
+    guard = IndexGuard(folder)
+    assert guard.refresh() is None and guard.check() is None
+    cut, garbled = files[0], files[1]
+    with open(garbled, "r+b") as f:
+        f.seek(3)
+        byte = f.read(1)
+        f.seek(3)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    assert "checksum" in (verify_file(garbled) or "")
+    assert guard.check() is not None  # the mtime moved: verified again, and failed
+    os.truncate(cut, cut.stat().st_size - 1)
+    assert verify_file(cut) is not None
+    fresh = IndexGuard(folder)
+    assert fresh.refresh() is not None and fresh.damage is not None
