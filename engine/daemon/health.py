@@ -124,6 +124,7 @@ class HealthPass:
         refused: str | None,
         commit_state: dict[str, Any] | None,
         last_cycle_skipped: bool = False,
+        dead_threads: tuple[str, ...] = (),
         now: dt.datetime | None = None,
     ) -> dict[str, Any]:
         """One pass over every check; see the module docstring."""
@@ -155,6 +156,10 @@ class HealthPass:
             red.append(
                 "watcher-stopped: the file watcher is not running, so edits wait for the periodic reconcile: "
                 "restart `agentmd serve`"
+            )
+        for name in dead_threads:
+            red.append(
+                f"thread-stopped: the daemon's {name} thread has stopped (see the agentmd log): restart `agentmd serve`"
             )
         if refused and not vault:
             red.append(f"mass-deletion-refused: {refused}")

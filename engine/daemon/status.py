@@ -58,9 +58,15 @@ def queue_section(store: Store, state_dir: Path, now: dt.datetime) -> dict[str, 
     oldest_age = now - oldest if oldest else None
     reasons = []
     if len(new) >= QUEUE_RED_COUNT:
-        reasons.append(f"queue-size: {len(new)} unfiled notes (red at {QUEUE_RED_COUNT})")
+        reasons.append(
+            f"queue-size: {len(new)} unfiled notes (red at {QUEUE_RED_COUNT}): file, merge or archive them "
+            "(set each note's `status`)"
+        )
     if oldest_age is not None and oldest_age > QUEUE_RED_AGE:
-        reasons.append(f"queue-age: oldest unfiled note waits {oldest_age.days} days (red past 3)")
+        reasons.append(
+            f"queue-age: oldest unfiled note waits {oldest_age.days} days (red past 3): file, merge or archive "
+            "the waiting notes (set each note's `status`)"
+        )
     return {
         "count": len(new),
         "oldest_age_days": round(oldest_age.total_seconds() / 86400, 1) if oldest_age else None,
@@ -77,9 +83,14 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
     if info is None:
         reasons.append("index-never-built: run `agentmd reindex` or start `agentmd serve`")
     elif info.get("refused"):
-        reasons.append(f"reconcile-refused: {info['refused']}")
+        refusal = str(info["refused"])
+        fix = "" if "agentmd reindex" in refusal else ": restore the vault's files, then let the next pass run"
+        reasons.append(f"reconcile-refused: {refusal}{fix}")
     elif daemon_running and at is not None and now - at > INDEX_RED_AGE:
-        reasons.append(f"index-stale: last pass {int((now - at).total_seconds() // 60)} min ago (red past 15)")
+        reasons.append(
+            f"index-stale: last pass {int((now - at).total_seconds() // 60)} min ago (red past 15): look for the "
+            "indexer's error in the agentmd log and restart `agentmd serve`"
+        )
     return {
         "documents": store.index.doc_count(),
         "last_pass_at": info.get("at") if info else None,
@@ -100,7 +111,8 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
     if failures and first is not None and now - first >= STALL_RED:
         reasons.append(
             f"commit-stalled: {failures} failed commit cycles since {state.get('first_commit_failure')}: "
-            f"{state.get('last_commit_error')}"
+            f"{state.get('last_commit_error')}: fix what that error names (a lock, permissions, a full disk); "
+            "commits resume on their own"
         )
     worktrees = worktrees_inside(vault) if health.ok else []
     return {
@@ -118,7 +130,8 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
 
 def contract_section(state: ContractState) -> dict[str, Any]:
     out = state.to_status()
-    out["red"] = [f"contract-halted: {e}" for e in state.errors] if state.halted else []
+    fix = "fix the contract file and save it; the daemon rereads it"
+    out["red"] = [f"contract-halted: {e}: {fix}" for e in state.errors] if state.halted else []
     return out
 
 
@@ -127,7 +140,8 @@ def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
     if last is None:
         return {"last": None, "red": []}
     at = _parse_time(last.get("at"))
-    red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}"]
+    fix = "see the agentmd log for the failing step, then run `agentmd probe` again"
+    red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}: {fix}"]
     return {"last": last, "age_s": _age_s(at, now), "red": red}
 
 

@@ -49,6 +49,7 @@ class Upkeep:
     _watch_error: str | None
     _watch_tried: float
     _last_cycle_skipped: bool
+    _threads: list[threading.Thread]
 
     def _run_pass(self, only: set[str] | None = None) -> None:
         raise NotImplementedError
@@ -155,6 +156,7 @@ class Upkeep:
             refused=self._refused,
             commit_state=self.committer.state.to_dict(),
             last_cycle_skipped=self._last_cycle_skipped,
+            dead_threads=tuple(t.name for t in self._threads if not t.is_alive()) if not self._stop.is_set() else (),
         )
         self._live = live
         self._refresh_status()

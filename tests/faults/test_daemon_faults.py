@@ -457,3 +457,34 @@ def test_the_checksum_check_tells_sound_truncated_and_garbled_files_apart(tmp_pa
     assert verify_file(cut) is not None
     fresh = IndexGuard(folder)
     assert fresh.refresh() is not None and fresh.damage is not None
+
+
+def test_health_pass_lines_for_stopped_threads_and_held_deletions(tmp_path: Path) -> None:
+    from agentmd.engine.daemon.health import HealthPass
+
+    for d in ("vault", "state", "cache"):
+        (tmp_path / d).mkdir()
+    hp = HealthPass(tmp_path / "vault", tmp_path / "state", tmp_path / "cache", min_free_bytes=0)
+    hp.record_vault()
+    quiet = hp.run(
+        index_damage=None, rebuild=None, watcher={"running": True}, watch_error=None, refused=None, commit_state={}
+    )
+    assert quiet["red"] == [] and quiet["yellow"] == []
+    live = hp.run(
+        index_damage=None,
+        rebuild=None,
+        watcher={"running": True},
+        watch_error=None,
+        refused=None,
+        commit_state={
+            "mass_deletion": {"detail": "412 of 500 notes"},
+            "skipped_cycles": 2,
+            "last_skip_reason": "a merge is in progress",
+        },
+        last_cycle_skipped=True,
+        dead_threads=("agentmd-committer",),
+    )
+    assert any(r.startswith("thread-stopped") and "agentmd-committer" in r for r in live["red"])
+    assert any(r.startswith("mass-deletion-held") and "412 of 500" in r for r in live["red"])
+    assert any(y.startswith("commit-skipped") and "merge" in y for y in live["yellow"])
+    assert all(":" in line.split(": ", 1)[1] for line in live["red"])  # each line: what, then the fix
