@@ -288,7 +288,7 @@ class Daemon(Upkeep):
             report = reconcile(self.settings.vault, self.store, only=only, link_convention=convention)
         except AgentmdError as exc:
             log.error("reconcile failed: %s", exc)
-            damage = self.store.damage() or (str(exc) if isinstance(exc, IndexDamaged) else None)
+            damage = self.store.damage()
             if damage:
                 self.request_rebuild(damage)
             return
@@ -400,7 +400,10 @@ class Daemon(Upkeep):
         try:
             response = search(store.index, contract, request, store.catalog, self.dense.arm, self.dense.unavailable())
         except IndexDamaged as exc:
-            self.request_rebuild(store.damage() or str(exc))
+            damage = store.damage()  # a search error on sound files (checksums pass) is no reason to rebuild
+            if damage is None:
+                raise
+            self.request_rebuild(damage)
             raise IndexDamaged(f"{exc}; the daemon is rebuilding it now: retry in a moment") from None
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
