@@ -156,6 +156,11 @@ def truncate(f: Path, size: int = 0) -> None:
         os.truncate(f, size)
 
 
+def rebuilds(served: Served) -> int:
+    assert served.alive(), f"the daemon died: {served.proc.returncode}\n{served.stderr()}"
+    return int(status(served.port)["index"]["rebuild"]["count"])
+
+
 def recovered(served: Served, words: str, expected: set[str] | int) -> bool:
     assert served.alive(), f"the daemon died: {served.proc.returncode}\n{served.stderr()}"
     if isinstance(expected, int):
@@ -199,7 +204,7 @@ def test_garbled_segments_are_rebuilt_without_a_restart(served: Served) -> None:
             data[i] ^= 0xA5
         with open(f, "r+b") as out:  # in place, same size
             out.write(data)
-    wait_until(lambda: status(served.port)["index"]["rebuild"]["count"] >= 1, 30, "the damage found and rebuilt")
+    wait_until(lambda: rebuilds(served) >= 1, 30, "the damage found and rebuilt")
     wait_until(lambda: recovered(served, "otters", everything), 30, "search answers again")
     assert served.alive()
 
@@ -311,7 +316,15 @@ def test_a_refused_mass_deletion_is_red_and_names_the_fix(daemon: Daemon, settin
 
 def test_skipped_commit_cycles_are_shown(daemon: Daemon, settings: Settings) -> None:
     lock = settings.vault / ".git" / "index.lock"
-    lock.write_text("")  # someone else's git holds the index
+
+    def take_lock() -> bool:  # someone else's git holds the index (created only once the daemon's is gone)
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
+
+    wait_until(take_lock, 20, "the index lock")
     try:
         (settings.vault / "notes/n00.md").write_text("# Note 0\n\nchanged while git is busy\n")
         daemon.request_commit(0.0)
