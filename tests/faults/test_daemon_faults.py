@@ -184,6 +184,7 @@ def test_truncated_index_files_neither_kill_the_daemon_nor_stop_search(served: S
         assert code in (200, 503), body
         if code == 503:
             assert "rebuild" in body["error"]
+    wait_until(lambda: rebuilds(served) >= 1, 30, "the damage found and the index rebuilt")
     wait_until(lambda: recovered(served, "otters", everything), 30, "search answers again after the rebuild")
     st = status(served.port)
     assert served.proc.pid == pid and served.alive()
@@ -423,9 +424,13 @@ def test_serve_starts_at_the_inotify_watch_limit_and_reports_what_is_unwatched(
         with InotifyInstancesUsedUp():
             served = Served(settings, env, "--reconcile-interval", "1")
     try:
+        if limit == 0:  # not even the vault folder could be watched: red from the first health pass
+            wait_until(lambda: any(r.startswith("watcher-unavailable") for r in reds(served.port)), 20, "red")
+        else:
+            wait_until(lambda: status(served.port)["daemon"]["watcher"]["unwatched_folders"], 20, "unwatched")
         st = status(served.port)
         watcher = st["daemon"]["watcher"]
-        if limit == 0:  # not even the vault folder could be watched
+        if limit == 0:
             line = next(r for r in st["red"] if r.startswith("watcher-unavailable"))
             assert ("max_user_watches" if userns else "max_user_instances") in line
         else:
