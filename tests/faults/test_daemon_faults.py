@@ -157,8 +157,11 @@ def truncate(f: Path, size: int = 0) -> None:
 
 
 def rebuilds(served: Served) -> int:
-    assert served.alive(), f"the daemon died: {served.proc.returncode}\n{served.stderr()}"
-    return int(status(served.port)["index"]["rebuild"]["count"])
+    try:
+        return int(status(served.port)["index"]["rebuild"]["count"])
+    except OSError:
+        served.proc.wait(10)
+        raise AssertionError(f"the daemon died: {served.proc.returncode}\n{served.stderr()}") from None
 
 
 def recovered(served: Served, words: str, expected: set[str] | int) -> bool:
