@@ -159,9 +159,9 @@ def truncate(f: Path, size: int = 0) -> None:
 def rebuilds(served: Served) -> int:
     try:
         return int(status(served.port)["index"]["rebuild"]["count"])
-    except OSError:
+    except OSError:  # the daemon went away mid-request: the caller judges how it died
         served.proc.wait(10)
-        raise AssertionError(f"the daemon died: {served.proc.returncode}\n{served.stderr()}") from None
+        return 0
 
 
 def recovered(served: Served, words: str, expected: set[str] | int) -> bool:
@@ -202,7 +202,9 @@ def test_truncated_index_files_neither_kill_the_daemon_nor_stop_search(served: S
     live = restarted_if_killed_by_sigbus(served, env)
     try:
         if live is served:
-            wait_until(lambda: rebuilds(served) >= 1, 30, "the damage found and the index rebuilt")
+            wait_until(lambda: not served.alive() or rebuilds(served) >= 1, 30, "the damage found, index rebuilt")
+            live = restarted_if_killed_by_sigbus(served, env)
+        if live is served:
             rebuild = status(served.port)["index"]["rebuild"]
             assert "size" in rebuild["reason"] or "footer" in rebuild["reason"]
         wait_until(lambda: recovered(live, "otters", everything), 30, "search answers again after the rebuild")
