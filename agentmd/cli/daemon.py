@@ -34,6 +34,10 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
         default=COMMIT_MAX_WAIT,
         help=f"seconds at most from a change to its commit under continuous activity ({COMMIT_MAX_WAIT:g})",
     )
+    p.add_argument("--health-interval", type=float, default=5.0, help="seconds between health passes (5)")
+    p.add_argument(
+        "--min-free-mb", type=float, default=64.0, help="status turns red when a disk has less free space (64)"
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -84,6 +88,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         reconcile_interval=args.reconcile_interval,
         commit_debounce=args.commit_debounce,
         commit_max_wait=args.commit_max_wait,
+        health_interval=args.health_interval,
+        min_free_bytes=int(args.min_free_mb * 2**20),
     )
     return daemon.run_forever()
 

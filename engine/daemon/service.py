@@ -12,6 +12,11 @@ Threads, each with one job:
   chunks in small slices after each pass, so searches are hybrid once vectors exist;
 - the job scheduler (engine/daemon/jobs_host.py), which runs the periodic reconcile, the self-probe, the
   repack and the morning note when due, and alerts when the status turns red.
+- the health pass (engine/daemon/health.py), every `health_interval` seconds: live checks of the vault,
+  the disks, the index and the watcher, merged into `/status`. Index damage, found by it or by a search,
+  makes the indexer set the index aside and rebuild it from the vault while the daemon keeps serving.
+When inotify refuses to watch (its limits used up), the daemon still starts and reconciles the whole
+vault every FALLBACK_RECONCILE seconds instead.
 One daemon per vault: an exclusive lock in the state directory refuses a second one, naming the first.
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import logging.handlers
+import math
 import os
 import signal
 import socket
@@ -32,14 +38,16 @@ from agentmd.engine.curate.host import serve_plan
 from agentmd.engine.curate.steps import Writer
 from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.embedding import DenseWorker
+from agentmd.engine.daemon.health import MIN_FREE_BYTES, HealthPass
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
-from agentmd.engine.daemon.status import compute_status, with_dense, write_json
+from agentmd.engine.daemon.status import compute_status, with_dense, with_live, write_json
+from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep
 from agentmd.engine.daemon.watcher import VaultWatcher
-from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
@@ -56,9 +64,10 @@ from agentmd.rules import ContractCache
 log = logging.getLogger("agentmd.daemon")
 
 PROBE_INTERVAL = 24 * 3600.0
+MAX_PROBE_BUDGET = 120.0
 
 
-class Daemon:
+class Daemon(Upkeep):
     def __init__(
         self,
         settings: Settings,
@@ -71,6 +80,8 @@ class Daemon:
         probe_interval: float = PROBE_INTERVAL,
         probe_budget: float = DEFAULT_BUDGET,
         clock: Callable[[], float] = time.monotonic,
+        health_interval: float = HEALTH_INTERVAL,
+        min_free_bytes: int = MIN_FREE_BYTES,
     ) -> None:
         self.settings = settings
         self.port = port
@@ -121,6 +132,14 @@ class Daemon:
         self.commits = 0
         self.commit_cycles = 0
         self._skips = 0  # commit cycles skipped in a row (each is retried, backing off)
+        self.health_interval = health_interval
+        self.health_pass = HealthPass(settings.vault, settings.state_dir, settings.cache_dir, min_free_bytes)
+        self._live: dict[str, Any] = {}
+        self._rebuild_due: str | None = None
+        self._rebuild: dict[str, Any] = {"running": False, "count": 0}
+        self._watch_error: str | None = None
+        self._watch_tried = 0.0
+        self._last_cycle_skipped = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -144,14 +163,16 @@ class Daemon:
                 write_json(self.lock.info_path, {"pid": os.getpid(), "port": self.port, "host": socket.gethostname()})
             for line in self.committer.prepare():
                 log.info("%s", line)
-            if self.watcher is not None:
-                self.watcher.start()
+            self.health_pass.record_vault()
+            self._start_watcher()
             # only what a writer that is gone left before this start: captures already served keep theirs
             removed = sweep_temp_files(self.settings.vault, older_than=self.started_at.timestamp())
             if removed:
                 log.info("removed %d capture temp file(s) left by an interrupted write", removed)
             self.dense.start()
             loops = [("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)]
+            if self.health_interval > 0:
+                loops.append(("agentmd-health", self._health_loop))
             for name, target in loops:
                 t = threading.Thread(target=target, name=name, daemon=True)
                 t.start()
@@ -253,7 +274,7 @@ class Daemon:
             # Never call out (status, watcher stats, git) while holding the condition: the watcher's
             # flush thread takes it from inside its own lock.
             with self._cond:
-                if not (self._hints or self._pass_due or self._stop.is_set()):
+                if not (self._hints or self._pass_due or self._rebuild_due or self._stop.is_set()):
                     timeout = next_periodic - self.clock()
                     if timeout <= 0:
                         self._pass_due = True
@@ -262,6 +283,11 @@ class Daemon:
                 if self._stop.is_set():
                     break
                 ready = bool(self._hints or self._pass_due)
+                rebuild = self._rebuild_due
+            if rebuild is not None:
+                if self._rebuild_index(rebuild):
+                    next_periodic = self.clock() + self._reconcile_every()
+                continue
             if not ready:
                 self._refresh_status_if_old()
                 if self.allowance.pending():
@@ -276,7 +302,7 @@ class Daemon:
             full = periodic or any(h.endswith("/") for h in hints)
             self._run_pass(None if full else hints)
             if periodic:
-                next_periodic = self.clock() + self.reconcile_interval
+                next_periodic = self.clock() + self._reconcile_every()
                 self.request_commit(0.0)
 
     def _run_pass(self, only: set[str] | None = None) -> None:
@@ -288,7 +314,11 @@ class Daemon:
                 self.settings.vault, self.store, only=only, link_convention=convention, allow_mass_delete=bool(allowed)
             )
         except Exception as exc:
-            if isinstance(exc, AgentmdError):
+            damage = self.store.damage()
+            if damage:  # a deleted cache or index folder fails deep inside Tantivy or sqlite
+                log.error("reconcile failed on a damaged index: %s", damage)
+                self.request_rebuild(damage)
+            elif isinstance(exc, AgentmdError):
                 log.error("reconcile failed: %s", exc)
             else:
                 log.exception("reconcile failed")
@@ -346,10 +376,16 @@ class Daemon:
                 if self._stop.is_set():
                     break
                 self.commit_schedule.take()
-            if self._run_commit():
-                with self._cond:  # skipped (a lock, a user's commit in its editor): retry without a new event
-                    self.commit_schedule.skipped()
-        self._run_commit(final=True)
+            try:
+                if self._run_commit():
+                    with self._cond:  # skipped (a lock, a user's commit in its editor): retry without a new event
+                        self.commit_schedule.skipped()
+            except Exception:  # the loop outlives any one cycle (a vanished vault, a broken repository)
+                log.exception("the commit cycle failed; the next one runs as usual")
+        try:
+            self._run_commit(final=True)
+        except Exception:
+            log.exception("the last commit cycle failed")
 
     def _run_commit(self, final: bool = False) -> bool:
         """One commit cycle; True when it was skipped and should be retried."""
@@ -366,6 +402,7 @@ class Daemon:
             return False
         result = self.committer.commit_cycle()
         self.commit_cycles += 1
+        self._last_cycle_skipped = bool(result.skipped)
         for w in result.warnings:
             log.warning("%s", w)
         if result.skipped:
@@ -395,9 +432,15 @@ class Daemon:
         if self.store is None:
             raise AgentmdError("the index is still opening; try again in a moment")
         contract = self.contracts.get().contract
-        response = search(
-            self.store.index, contract, request, self.store.catalog, self.dense.arm, self.dense.unavailable()
-        )
+        store = self.store
+        try:
+            response = search(store.index, contract, request, store.catalog, self.dense.arm, self.dense.unavailable())
+        except IndexDamaged as exc:
+            damage = store.damage()  # a search error on sound files (checksums pass) is no reason to rebuild
+            if damage is None:
+                raise
+            self.request_rebuild(damage)
+            raise IndexDamaged(f"{exc}; the daemon is rebuilding it now: retry in a moment") from None
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale
@@ -470,8 +513,18 @@ class Daemon:
         return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
 
     def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
-        budget = float(data.get("budget", self.probe_budget))
-        return self.probe(budget).to_dict()
+        unknown = sorted(set(data) - {"budget"})
+        if unknown:
+            raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")
+        budget = data.get("budget", self.probe_budget)
+        if (
+            isinstance(budget, bool)
+            or not isinstance(budget, int | float)
+            or not math.isfinite(budget)
+            or not 0.5 <= budget <= MAX_PROBE_BUDGET
+        ):
+            raise UsageError(f"`budget` must be a number of seconds from 0.5 to {MAX_PROBE_BUDGET:g}")
+        return self.probe(float(budget)).to_dict()
 
     # -- self-probe ------------------------------------------------------------------------------
 
@@ -523,9 +576,17 @@ class Daemon:
             "passes": self.passes,
             "commits": self.commits,
             "commit_cycles": self.commit_cycles,
-            "watcher": self.watcher.stats() if self.watcher is not None else {"running": False},
+            "watcher": self._watcher_info(),
             "vault_problem": self.capturer.identity.problem(),
         }
+
+    def _watcher_info(self) -> dict[str, Any]:
+        if self.watcher is None:
+            return {"running": False}
+        info: dict[str, Any] = {**self.watcher.stats(), "unwatched_folders": self.watcher.unwatched_folders()}
+        if self._watch_error is not None:
+            info["error"] = self._watch_error
+        return info
 
     def _refresh_status(self, first_pass_done: bool = False) -> None:
         if self.store is None or (self._stale and not first_pass_done):
@@ -539,6 +600,9 @@ class Daemon:
                 commit_state=self.committer.state.to_dict(),
                 stale=False,
             )
+        except AgentmdError as exc:
+            log.warning("status could not be computed: %s", exc)
+            return
         except Exception:
             log.exception("status could not be computed")
             return
@@ -566,4 +630,6 @@ class Daemon:
             }
         cached["daemon"] = self.daemon_info()
         cached.setdefault("index", {})["index_stale"] = self._stale
+        cached["index"]["rebuild"] = dict(self._rebuild)
+        cached = with_live(cached, self._live)
         return with_dense(cached, self.dense.status(), switched_off=not self.settings.dense)

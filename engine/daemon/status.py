@@ -63,9 +63,15 @@ def queue_section(
     oldest_age = now - oldest if oldest else None
     reasons = []
     if len(new) >= QUEUE_RED_COUNT:
-        reasons.append(f"queue-size: {len(new)} unfiled notes (red at {QUEUE_RED_COUNT})")
+        reasons.append(
+            f"queue-size: {len(new)} unfiled notes (red at {QUEUE_RED_COUNT}): file, merge or archive them "
+            "(set each note's `status`)"
+        )
     if oldest_age is not None and oldest_age > QUEUE_RED_AGE:
-        reasons.append(f"queue-age: oldest unfiled note waits {oldest_age.days} days (red past 3)")
+        reasons.append(
+            f"queue-age: oldest unfiled note waits {oldest_age.days} days (red past 3): file, merge or archive "
+            "the waiting notes (set each note's `status`)"
+        )
     return {
         "count": len(new),
         "oldest_age_days": round(oldest_age.total_seconds() / 86400, 1) if oldest_age else None,
@@ -84,9 +90,14 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
     if info is None:
         reasons.append("index-never-built: run `agentmd reindex` or start `agentmd serve`")
     elif info.get("refused"):
-        reasons.append(f"reconcile-refused: {info['refused']}")
+        refusal = str(info["refused"])
+        fix = "" if "agentmd reindex" in refusal else ": restore the vault's files, then let the next pass run"
+        reasons.append(f"reconcile-refused: {refusal}{fix}")
     elif daemon_running and at is not None and now - at > INDEX_RED_AGE:
-        reasons.append(f"index-stale: last pass {int((now - at).total_seconds() // 60)} min ago (red past 15)")
+        reasons.append(
+            f"index-stale: last pass {int((now - at).total_seconds() // 60)} min ago (red past 15): look for the "
+            "indexer's error in the agentmd log and restart `agentmd serve`"
+        )
     return {
         "documents": store.index.doc_count(),
         "last_pass_at": info.get("at") if info else None,
@@ -109,7 +120,8 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
     if failures and first is not None and now - first >= STALL_RED:
         reasons.append(
             f"commit-stalled: {failures} failed commit cycles since {state.get('first_commit_failure')}: "
-            f"{state.get('last_commit_error')}"
+            f"{state.get('last_commit_error')}: fix what that error names (a lock, permissions, a full disk); "
+            "commits resume on their own"
         )
     if state.get("commits_held"):
         reasons.append(f"commits-held since {state.get('commits_held_since')}: {state['commits_held']}")
@@ -129,7 +141,8 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
 
 def contract_section(state: ContractState) -> dict[str, Any]:
     out = state.to_status()
-    out["red"] = [f"contract-halted: {e}" for e in state.errors] if state.halted else []
+    fix = "fix the contract file and save it; the daemon rereads it"
+    out["red"] = [f"contract-halted: {e}: {fix}" for e in state.errors] if state.halted else []
     return out
 
 
@@ -140,7 +153,8 @@ def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
     if last is None:
         return {"last": None, "red": []}
     at = _parse_time(last.get("at"))
-    red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}"]
+    fix = "see the agentmd log for the failing step, then run `agentmd probe` again"
+    red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}: {fix}"]
     return {"last": last, "age_s": _age_s(at, now), "red": red}
 
 
@@ -153,9 +167,11 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
         yellow.append(f"git-degraded: {parts['git']['reason']}: {parts['git']['detail']}")
     unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
     if unwatched > 0:
+        names = list((daemon.get("watcher") or {}).get("unwatched_folders") or [])
+        where = f" (under {', '.join(names[:10])}{' …' if len(names) > 10 else ''})" if names else ""
         yellow.append(
-            f"unwatched-folders: {unwatched} folders exceed the inotify watch limit; their changes wait for "
-            "the periodic reconcile (raise fs.inotify.max_user_watches)"
+            f"unwatched-folders: {unwatched} folders{where} exceed the inotify watch limit; their changes wait "
+            "for the periodic reconcile (raise fs.inotify.max_user_watches)"
         )
     if not daemon.get("running"):
         yellow.append("daemon-not-running: start `agentmd serve` to keep the index and git current")
@@ -209,6 +225,24 @@ def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.
 
     items = review_queue(settings.vault, store.catalog, contract.contract, state_dir=settings.state_dir, now=now)
     return [(i.path, i.captured) for i in items]
+
+
+def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+    """The status with the daemon's last health pass (engine/daemon/health.py) merged in: its red and
+    yellow lines join the others (once each) and the color follows; its checks show as `live`."""
+    if not live:
+        return status
+    red = list(status.get("red", []))
+    yellow = list(status.get("yellow", []))
+    for line in live.get("red", []):
+        detail = line.split(": ", 1)[-1]
+        if not any(detail in r for r in red):  # e.g. a refusal the last recorded pass already reports
+            red.append(line)
+    yellow += [y for y in live.get("yellow", []) if y not in yellow]
+    status["red"], status["yellow"] = red, yellow
+    status["color"] = "red" if red else ("yellow" if yellow else "green")
+    status["live"] = {"at": live.get("at"), **live.get("checks", {})}
+    return status
 
 
 def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:

@@ -15,6 +15,7 @@ tests/test_watch_observer.py checks both on the installed watchdog. Every functi
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Callable
@@ -34,6 +35,8 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 
 WATCH_LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
+NS_WATCH_LIMIT_FILE = "/proc/sys/user/max_inotify_watches"
+INSTANCE_LIMIT_FILE = "/proc/sys/fs/inotify/max_user_instances"
 
 # Always pass an event filter: it narrows the inotify mask, so reads (opened / closed-no-write) cost
 # nothing and the watch walk does not flood the queue (see the research notes on watchdog 7).
@@ -110,13 +113,36 @@ class OverflowHook(logging.Handler):
 # ---------------------------------------------------------------------------------------------------------
 
 
-def read_watch_limit() -> int:
-    """`fs.inotify.max_user_watches`, or 0 when it cannot be read (not Linux, no /proc)."""
+def _read_int(path: str) -> int | None:
     try:
-        with open(WATCH_LIMIT_FILE, encoding="ascii") as f:
+        with open(path, encoding="ascii") as f:
             return max(0, int(f.read().strip()))
     except (OSError, ValueError):
-        return 0
+        return None
+
+
+def read_watch_limit() -> int:
+    """The inotify watch limit that applies to this process, or 0 when it cannot be read (not Linux, no
+    /proc): `fs.inotify.max_user_watches`, or the user namespace's `user.max_inotify_watches` when lower
+    (containers set that one)."""
+    limits = [n for n in (_read_int(WATCH_LIMIT_FILE), _read_int(NS_WATCH_LIMIT_FILE)) if n is not None]
+    return min(limits) if limits else 0
+
+
+def inotify_problem(exc: OSError) -> str:
+    """A refusal from inotify in words, naming the limit to raise."""
+    if exc.errno == errno.ENOSPC:
+        return (
+            f"the inotify watch limit is used up ({read_watch_limit()} watches for this user, often taken by an "
+            "IDE): raise it, e.g. `sysctl -w fs.inotify.max_user_watches=524288`"
+        )
+    if exc.errno == errno.EMFILE:
+        limit = _read_int(INSTANCE_LIMIT_FILE)
+        return (
+            f"the inotify instance limit is used up (fs.inotify.max_user_instances = {limit}): raise it, e.g. "
+            "`sysctl -w fs.inotify.max_user_instances=1024`"
+        )
+    return f"watching could not start ({exc.strerror or exc})"
 
 
 def _watches_in_fdinfo(path: str) -> int:
@@ -166,6 +192,53 @@ def observer_watches(observer: BaseObserver | None) -> int | None:
         return _watches_in_fdinfo(f"/proc/self/fdinfo/{fd}")
     except OSError:
         return None
+
+
+def watched_inodes(observer: BaseObserver | None) -> set[tuple[int, int]] | None:
+    """(device, inode) of every folder this observer's inotify instance watches, from /proc fdinfo
+    (`inotify wd:.. ino:<hex> sdev:<hex> ..`); None when that cannot be read."""
+    inotify = getattr(observer, "_inotify_fd", None)
+    fd = getattr(inotify, "_inotify_fd", None)
+    if not isinstance(fd, int):
+        return None
+    found: set[tuple[int, int]] = set()
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if not line.startswith("inotify wd:"):
+                    continue
+                fields = dict(part.split(":", 1) for part in line.split() if ":" in part)
+                sdev = int(fields.get("sdev", "0"), 16)
+                # the kernel prints the device in its internal encoding: major << 20 | minor
+                found.add((os.makedev(sdev >> 20, sdev & 0xFFFFF), int(fields.get("ino", "0"), 16)))
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def unwatched_folders(root: str, observer: BaseObserver | None, limit: int = 50) -> list[str] | None:
+    """Vault-relative folders (at most `limit`, shallowest first) that no inotify watch of `observer` covers;
+    None when the watches cannot be read."""
+    watched = watched_inodes(observer)
+    if watched is None:
+        return None
+    out: list[str] = []
+    queue: list[str] = [root]
+    while queue and len(out) < limit:
+        path = queue.pop(0)
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) not in watched:
+                out.append(os.path.relpath(path, root).replace(os.sep, "/"))
+            with os.scandir(path) as it:
+                for entry in it:
+                    if path == root and entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        queue.append(entry.path)
+        except OSError:
+            continue
+    return out
 
 
 def count_dirs(root: str) -> tuple[int, int]:

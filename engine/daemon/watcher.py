@@ -41,6 +41,7 @@ from agentmd.engine.daemon.watch_observer import (
     count_dirs,
     observer_watches,
     read_watch_limit,
+    unwatched_folders,
     user_watches_in_use,
 )
 from agentmd.engine.daemon.watch_paths import is_ignored
@@ -101,6 +102,7 @@ class VaultWatcher:
         self._observer: BaseObserver | None = None
         self._handler: EventHandler | None = None
         self._tops: dict[str, ObservedWatch] = {}  # top-level folder name -> its recursive watch
+        self._unwatched_tops: list[str] = []  # top-level folders inotify refused to watch
         self._flusher: threading.Thread | None = None
         self._flusher_stop: threading.Event | None = None
         self._hook: OverflowHook | None = None
@@ -162,12 +164,15 @@ class VaultWatcher:
                 )
                 self._handler = handler
                 self._tops = {}
+                self._unwatched_tops = []
                 observer.schedule(handler, root, recursive=False, event_filter=EVENT_FILTER)
+                # Started before the folders are scheduled, so a folder beyond the inotify watch limit fails
+                # alone (its emitter starts, and fails, inside `schedule`) instead of failing the whole start.
+                observer.start()
                 with os.scandir(root) as entries:
                     for entry in entries:
                         if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
                             self._watch_top(observer, entry.name)
-                observer.start()
             except BaseException:
                 logging.getLogger(OVERFLOW_LOGGER).removeHandler(hook)
                 if observer is not None:
@@ -210,6 +215,15 @@ class VaultWatcher:
             flusher.join(_JOIN_TIMEOUT)
             if flusher.is_alive():
                 log.warning("watcher flush thread still busy in on_change after %.0f s", _JOIN_TIMEOUT)
+
+    def unwatched_folders(self) -> list[str]:
+        """Folders without an inotify watch (the watch limit), as the kernel reports this watcher's watches,
+        or the top-level folders it refused when those cannot be read: their changes wait for a pass."""
+        with self._cond:
+            refused = sorted(self._unwatched_tops)
+            busy = self._unwatched > 0
+        measured = unwatched_folders(self._root, self._observer) if busy and self._observer is not None else None
+        return refused if measured is None else measured
 
     def stats(self) -> dict[str, int | bool]:
         """Counters and watch accounting; see the module docstring and `_update_dirs` for the meanings.
@@ -274,9 +288,13 @@ class VaultWatcher:
             self._tops[name] = observer.schedule(self._handler, path, recursive=True, event_filter=EVENT_FILTER)
         except OSError as exc:
             log.warning("could not watch %s (%s); changes there wait for the periodic reconcile", path, exc)
+            if name not in self._unwatched_tops:
+                self._unwatched_tops.append(name)
 
     def _unwatch_top(self, observer: BaseObserver, name: str) -> None:
         watch = self._tops.pop(name, None)
+        if name in self._unwatched_tops:
+            self._unwatched_tops.remove(name)
         if watch is not None:
             with contextlib.suppress(Exception):
                 observer.unschedule(watch)

@@ -30,6 +30,7 @@ from typing import Any
 import tantivy
 
 from agentmd.engine.errors import IndexBusy, IndexDamaged
+from agentmd.engine.index.integrity import IndexGuard
 
 log = logging.getLogger("agentmd.index")
 
@@ -193,6 +194,11 @@ def _schema() -> Any:
     return sb.build()
 
 
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside Tantivy (pyo3's PanicException derives from BaseException, not Exception)."""
+    return type(exc).__name__ == "PanicException"
+
+
 def quote_terms(words: Iterable[str]) -> list[str]:
     """Each user word as a quoted phrase, so no operator, field prefix or wildcard keeps its meaning."""
     out = []
@@ -217,27 +223,33 @@ class SearchIndex:
         self._df_cache: dict[str, int] = {}
         self._terms_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._state_key: tuple[int, int, int] | None = None
+        self.guard = IndexGuard(directory)  # damage seen from outside the memory map (engine/index/integrity.py)
         self._index = self._open()
         self.generation: str = self._read_marker()["generation"]
+        self.guard.refresh()
 
     # -- opening ---------------------------------------------------------------------------------
 
     def _open(self) -> Any:
         d = self.directory
         if d.exists() and any(d.iterdir()):
-            problem = self._check_existing()
+            problem = self._check_existing() or IndexGuard(d).refresh()
             if problem is None:
                 try:
                     index = tantivy.Index(self.schema, path=str(d), reuse=True)
                     index.register_tokenizer(ANALYZER, _analyzer())
+                    index.config_reader(reload_policy="manual")  # see `_reload`
                     self._health_check(index)
                     return index
-                except (ValueError, OSError, RuntimeError) as exc:
+                except BaseException as exc:
+                    if not isinstance(exc, (ValueError, OSError, RuntimeError)) and not _is_panic(exc):
+                        raise
                     problem = f"index could not be opened ({exc})"
             self._set_aside(problem)
         d.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(self.schema, path=str(d), reuse=False)
         index.register_tokenizer(ANALYZER, _analyzer())
+        index.config_reader(reload_policy="manual")
         (d / _MARKER).write_text(
             json.dumps({"schema_version": SCHEMA_VERSION, "generation": uuid.uuid4().hex}), encoding="utf-8"
         )
@@ -299,6 +311,7 @@ class SearchIndex:
         """Delete and (re)add documents by path in one commit, then make the commit visible.
 
         `upserts` may be a generator: documents are handed to the indexing threads as they come."""
+        self.ensure_sound()  # a commit reads the existing segments (deletes, merges)
         writer = self._get_writer()
         try:
             for path in deletes:
@@ -323,17 +336,27 @@ class SearchIndex:
             with contextlib.suppress(ValueError):
                 writer.rollback()
             raise
-        self._index.reload()
-        self._reloads += 1
+        self._reload()
 
     def clear(self) -> None:
         writer = self._get_writer()
         writer.delete_all_documents()
         writer.commit()
+        self._reload()
+
+    def _reload(self) -> None:
+        """Make the last commit visible, after checking the files the reader is about to open. The reader
+        reloads only here (policy "manual"): Tantivy's own reload thread would reopen segments, through
+        mappings it keeps, whenever a merge rewrote meta.json, and no check could run before it."""
+        self.ensure_sound()
         self._index.reload()
         self._reloads += 1
+        self.guard.refresh()
 
     def close(self) -> None:
+        if self._writer is not None and self.guard.damage is not None:
+            self._writer = None  # a damaged index: no merge may read its segments again
+            return
         if self._writer is not None:
             try:
                 self._writer.wait_merging_threads()
@@ -343,10 +366,30 @@ class SearchIndex:
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def ensure_sound(self) -> None:
+        """Raise IndexDamaged when the folder shows damage (see engine/index/integrity.py); run before any
+        read, since reading a truncated segment through its map kills the process."""
+        problem = self.guard.check()
+        if problem is not None:
+            raise IndexDamaged(f"the index at {self.directory} is damaged: {problem}; it is rebuilt from the vault")
+
+    def damaged(self, exc: BaseException) -> IndexDamaged:
+        """The IndexDamaged for an error Tantivy raised while reading: a panic is damage; a plain error is
+        damage only if the files fail their checksums."""
+        problem = f"Tantivy panicked: {exc}" if _is_panic(exc) else self.guard.verify_all()
+        if problem is not None:
+            self.guard.mark(problem)
+        return IndexDamaged(
+            f"the index at {self.directory} could not be searched ({problem or exc}); "
+            "run `agentmd reindex --from-scratch` if this repeats"
+        )
+
     def doc_count(self) -> int:
+        self.ensure_sound()
         return int(self._index.searcher().num_docs)
 
     def paths(self) -> set[str]:
+        self.ensure_sound()
         searcher = self._index.searcher()
         n = searcher.num_docs
         if n == 0:
@@ -435,7 +478,11 @@ class SearchIndex:
         if cached is not None:
             return cached
         q = self._text_query([word], True)
-        n = 0 if q is None else int(self._index.searcher().search(q, 1, count=True).count)
+        if q is None:
+            n = 0
+        else:
+            self.ensure_sound()
+            n = int(self._index.searcher().search(q, 1, count=True).count)
         if len(self._df_cache) < _DOC_FREQ_MEMO_MAX:
             self._df_cache[word] = n
         return n
@@ -512,6 +559,7 @@ class SearchIndex:
             if text_q is None:
                 return empty
         filters = self._filters(include_walled, day_range)
+        self.ensure_sound()
         searcher = self._index.searcher()
         try:
             lists = list(subqueries)
@@ -550,10 +598,10 @@ class SearchIndex:
             order = sorted(fused, key=lambda k: (-fused[k], min(ranks[k].values())))[:limit]
             hits = [(fused[k], addresses[k]) for k in order]
             details = {k: ranks[k] for k in order}
-        except ValueError as exc:
-            raise IndexDamaged(
-                f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
-            ) from None
+        except BaseException as exc:
+            if isinstance(exc, ValueError) or _is_panic(exc):
+                raise self.damaged(exc) from None
+            raise
         return HitList(hits, matched, hidden, searcher, generator, snippet_chars, details)
 
     def _wall_counts(
@@ -605,6 +653,7 @@ class SearchIndex:
         tries = [(kind, True) for kind in NAME_KINDS]
         if " " in key:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
+        self.ensure_sound()
         searcher = self._index.searcher()
         filters = self._filters(include_walled, day_range)
 
@@ -622,10 +671,10 @@ class SearchIndex:
         try:
             if not int(searcher.search(anyway, 1, count=True).count):
                 return []
-        except ValueError as exc:
-            raise IndexDamaged(
-                f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
-            ) from None
+        except BaseException as exc:
+            if isinstance(exc, ValueError) or _is_panic(exc):
+                raise self.damaged(exc) from None
+            raise
         found: dict[str, tuple[int, NameHit]] = {}
         ways: dict[str, int] = {}
         for kind, exact in tries:
@@ -636,10 +685,10 @@ class SearchIndex:
                 clauses.append((tantivy.Occur.Should, text_q))
             try:
                 res = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=True)
-            except ValueError as exc:
-                raise IndexDamaged(
-                    f"the index at {self.directory} could not be searched ({exc}); run `agentmd reindex --from-scratch`"
-                ) from None
+            except BaseException as exc:
+                if isinstance(exc, ValueError) or _is_panic(exc):
+                    raise self.damaged(exc) from None
+                raise
             if not exact and int(res.count) > prefix_notes:
                 continue
             rank = {"segment": 1, "heading": 2}.get(kind, 0) if exact else 3
@@ -660,6 +709,7 @@ class SearchIndex:
 
     def hit_for(self, path: str) -> tuple[Hit, HitList] | None:
         """The stored document of one note (score 0), with a HitList able to cut its snippets."""
+        self.ensure_sound()
         searcher = self._index.searcher()
         res = searcher.search(tantivy.Query.term_query(self.schema, "path", path), 1)
         if not res.hits:
@@ -671,6 +721,7 @@ class SearchIndex:
     def field_scores(self, words: Sequence[str], path: str, boosts: dict[str, float] | None = None) -> dict[str, float]:
         """BM25 of the words (any of them) in each field of one note, with the field boosts: for --explain."""
         out: dict[str, float] = {}
+        self.ensure_sound()
         searcher = self._index.searcher()
         path_q = tantivy.Query.term_query(self.schema, "path", path)
         for field_name in SEARCH_FIELDS:

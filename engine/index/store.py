@@ -9,13 +9,36 @@ the same document again (upserts are idempotent). Both carry the index generatio
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
+import time
+import uuid
 from pathlib import Path
 
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 
 log = logging.getLogger("agentmd.store")
+
+KEEP_BROKEN = 2  # damaged index folders kept beside the cache as evidence
+
+
+def set_aside_index(cache_dir: Path) -> Path | None:
+    """Move the index folder out of the way as `index.broken-<stamp>` before a rebuild (removing it when it
+    cannot be moved), and keep only the newest KEEP_BROKEN of those. Returns where it went."""
+    index = cache_dir / "index"
+    if not index.exists():
+        return None
+    target = cache_dir / f"index.broken-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    try:
+        index.rename(target)
+    except OSError:
+        shutil.rmtree(index, ignore_errors=True)
+        return None
+    broken = sorted(cache_dir.glob("index.broken-*"))
+    for old in broken[:-KEEP_BROKEN]:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
 
 
 class Store:
@@ -42,9 +65,25 @@ class Store:
                 self.index.clear()
             self.catalog.set_meta("index_generation", self.index.generation)
 
+    def damage(self) -> str | None:
+        """What is wrong with the cache folder on disk now, or None: a deleted folder or catalog, or index
+        files that are missing, truncated or garbled (engine/index/integrity.py). Cheap: a few stats."""
+        if not self.cache_dir.is_dir():
+            return f"the cache folder {self.cache_dir} was deleted"
+        if not self.catalog.path.exists():
+            return f"the catalog {self.catalog.path} was deleted"
+        return self.index.guard.check()
+
     def close(self) -> None:
-        self.index.close()
-        self.catalog.close()
+        """Flush and release the writer. Never raises: a damaged or deleted index closes as far as it can."""
+        try:
+            self.index.close()
+        except Exception as exc:
+            log.warning("the index did not close cleanly: %s", exc)
+        try:
+            self.catalog.close()
+        except Exception as exc:
+            log.warning("the catalog did not close cleanly: %s", exc)
 
     def __enter__(self) -> Store:
         return self

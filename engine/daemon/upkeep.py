@@ -1,0 +1,163 @@
+"""The daemon's upkeep while it serves: the health pass, the rebuild of a damaged or deleted index, and
+watching that degrades instead of failing when inotify's limits are used up.
+
+`Upkeep` is a part of `Daemon` (engine/daemon/service.py), kept here so each module stays readable; it
+uses the daemon's own fields, declared below for the type checker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentmd.engine.daemon.health import HealthPass
+from agentmd.engine.daemon.watch_observer import inotify_problem
+from agentmd.engine.daemon.watcher import VaultWatcher
+from agentmd.engine.git.committer import Committer
+from agentmd.engine.index.store import Store, set_aside_index
+from agentmd.engine.settings import Settings
+from agentmd.engine.write.capture import Capturer
+
+log = logging.getLogger("agentmd.daemon")
+
+HEALTH_INTERVAL = 5.0
+FALLBACK_RECONCILE = 30.0  # the periodic pass while part of the vault is not watched
+WATCH_RETRY = 60.0
+
+
+class Upkeep:
+    settings: Settings
+    store: Store | None
+    capturer: Capturer
+    committer: Committer
+    watcher: VaultWatcher | None
+    health_pass: HealthPass
+    health_interval: float
+    reconcile_interval: float
+    clock: Callable[[], float]
+    _cond: threading.Condition
+    _stop: threading.Event
+    _stale: bool
+    _refused: str | None
+    _live: dict[str, Any]
+    _rebuild_due: str | None
+    _rebuild: dict[str, Any]
+    _watch_error: str | None
+    _watch_tried: float
+    _last_cycle_skipped: bool
+    _threads: list[threading.Thread]
+
+    def _run_pass(self, only: set[str] | None = None) -> None:
+        raise NotImplementedError
+
+    def _refresh_status(self, first_pass_done: bool = False) -> None:
+        raise NotImplementedError
+
+    def _reconcile_every(self) -> float:
+        """The periodic pass's interval: shorter while inotify leaves part of the vault unwatched."""
+        degraded = self._watch_error is not None
+        if not degraded and self.watcher is not None:
+            degraded = int(self.watcher.stats().get("unwatched_dirs", 0) or 0) > 0
+        return min(self.reconcile_interval, FALLBACK_RECONCILE) if degraded else self.reconcile_interval
+
+    def request_rebuild(self, reason: str) -> None:
+        """The index is damaged or gone: have the indexer set it aside and rebuild it from the vault."""
+        with self._cond:
+            if self._rebuild_due is None and not self._rebuild["running"]:
+                self._rebuild_due = reason
+                self._cond.notify_all()
+
+    def _rebuild_index(self, reason: str) -> bool:
+        """On the indexer thread: swap in a fresh index and catalog, then fill them with a full pass. Captures
+        wait on the store lock during the swap; searches answer from the new index as it fills."""
+        log.error("index damaged (%s): setting it aside and rebuilding it from the vault", reason)
+        self._rebuild.update(
+            running=True, reason=reason, started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        )
+        old = self.store
+        started = time.monotonic()
+        try:
+            if old is not None:
+                with old.lock:
+                    old.close()
+            moved = set_aside_index(self.settings.cache_dir)
+            store = Store(self.settings.cache_dir)
+        except Exception as exc:
+            log.error("the index could not be rebuilt yet (%s); the health pass asks again", exc)
+            with self._cond:
+                self._rebuild_due = None
+            self._rebuild["running"] = False
+            return False
+        if moved is not None:
+            log.warning("the damaged index was kept as %s", moved)
+        with self._cond:
+            self._rebuild_due = None
+        self._stale = True
+        self.store = store
+        self.capturer.store = store
+        self._run_pass(None)
+        self._rebuild.update(
+            running=False,
+            count=int(self._rebuild["count"]) + 1,
+            seconds=round(time.monotonic() - started, 2),
+            finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        )
+        log.info("index rebuilt after damage in %.1f s", self._rebuild["seconds"])
+        self.health_check()
+        return True
+
+    def _start_watcher(self) -> None:
+        """Start watching; when inotify refuses (its limits used up), serve anyway and reconcile more often."""
+        if self.watcher is None:
+            return
+        self._watch_tried = self.clock()
+        try:
+            self.watcher.start()
+        except OSError as exc:
+            self._watch_error = inotify_problem(exc)
+            log.error(
+                "the vault is not watched: %s; reconciling every %.0f s instead", self._watch_error, FALLBACK_RECONCILE
+            )
+            return
+        if self._watch_error is not None:
+            log.info("watching the vault again")
+        self._watch_error = None
+
+    def _health_loop(self) -> None:
+        while not self._stop.wait(self.health_interval):
+            try:
+                self.health_check()
+            except Exception:
+                log.exception("the health pass failed; it runs again in %.0f s", self.health_interval)
+
+    def health_check(self) -> dict[str, Any]:
+        """One health pass: the live checks (engine/daemon/health.py), a rebuild asked for when the index
+        is damaged or gone, and a fresh status."""
+        if self._watch_error is not None and self.clock() - self._watch_tried >= WATCH_RETRY:
+            self._start_watcher()
+        store = self.store
+        damage = None
+        if store is not None and not self._rebuild["running"]:
+            damage = store.damage()
+            if damage:
+                self.request_rebuild(damage)
+        watcher: dict[str, Any] | None = None
+        if self.watcher is not None:
+            watcher = {**self.watcher.stats(), "fallback_interval_s": FALLBACK_RECONCILE}
+        live = self.health_pass.run(
+            index_damage=damage,
+            rebuild=self._rebuild,
+            watcher=watcher,
+            watch_error=self._watch_error,
+            refused=self._refused,
+            commit_state=self.committer.state.to_dict(),
+            last_cycle_skipped=self._last_cycle_skipped,
+            dead_threads=tuple(t.name for t in self._threads if not t.is_alive()) if not self._stop.is_set() else (),
+        )
+        self._live = live
+        self._refresh_status()
+        return live
