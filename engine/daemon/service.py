@@ -442,6 +442,10 @@ class Daemon:
 
     def _curate_json(self, data: dict[str, Any]) -> dict[str, Any]:
         """A curation command's plan (engine/curate/host.py): applied here, so the daemon stays the one writer."""
+        return serve_plan(self.settings, self.curation_writer(), data)
+
+    def curation_writer(self) -> Writer:
+        """The daemon's own committer and indexer, as curation steps (and the enrich job) apply through them."""
 
         def commit() -> tuple[list[str], str | None]:
             result = self.committer.commit_cycle()
@@ -455,8 +459,7 @@ class Daemon:
                 self._cond.notify_all()
 
         contract = lambda: self.contracts.get().contract  # noqa: E731
-        writer = Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
-        return serve_plan(self.settings, writer, data)
+        return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
 
     def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
         budget = float(data.get("budget", self.probe_budget))
