@@ -271,3 +271,37 @@ def test_a_dirty_worktree_is_refused_by_the_gate(cli, vault: Path, model, tmp_pa
     r = cli("enrich", "--vault", str(vault), "--index", str(vault.parent / "idx"), "--config", str(config(tmp_path)))
     assert r.code == 1 and "corpus-write gate refused" in r.out
     assert model.calls() == []
+
+
+def test_a_moved_note_is_followed_and_not_asked_again(cli, vault: Path, model, tmp_path: Path) -> None:
+    standard_rules(model)
+    run(cli, vault, config(tmp_path))
+    assert len(model.calls()) == 3
+    git(vault, "mv", CLIP, "inbox/phone/renamed-clip.md")
+    git(vault, "commit", "-qm", "rename the clip")
+    again = run(cli, vault, config(tmp_path))
+    assert again["calls"] == 0
+    moved = next(n for n in again["notes"] if n["path"] == "inbox/phone/renamed-clip.md")
+    assert moved["outcome"] == "unchanged" and "followed" in moved["reason"]
+
+
+def test_the_time_budget_and_the_owner_s_hand_on_lifecycle(cli, vault: Path, model, tmp_path: Path) -> None:
+    model.rules({"match": "", "answer": {**answer(), "why": "a why no pass may write"}})
+    stopped = run(cli, vault, config(tmp_path, max_seconds=0))
+    assert stopped["calls"] == 0 and stopped["stopped_by"].startswith("max_seconds")
+    note(
+        vault,
+        UNTYPED,
+        "Deploys go through GitHub Actions.",
+        title="Deploy pipeline",
+        status="unfiled",
+        lifecycle="dormant",
+        importance=5,
+        captured=OLD,
+    )
+    git(vault, "commit", "-qam", "the owner set a lifecycle and an importance")
+    run(cli, vault, config(tmp_path))
+    filed = fm(vault, UNTYPED)
+    assert filed["status"] == "active" and filed["lifecycle"] == "dormant"  # the owner's lifecycle stands
+    assert filed["importance"] == 5 and filed["importance_proposed"] == 3  # the pass only proposes importance
+    assert "why" not in filed  # offered by the answer, stripped before the strict read, never written
