@@ -15,6 +15,7 @@ from daemon_helpers import git, is_clean, make_repo, origins, wait_until
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.jobs.manifest import load_jobs
+from agentmd.engine.jobs.morning import Changes, render
 from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
 from agentmd.engine.settings import resolve
 
@@ -85,5 +86,10 @@ def test_the_job_runs_the_same_pass_inside_the_daemon(setup) -> None:
     assert record["budget_used"]["calls"] == 2 and record["budget_used"]["tokens"] == 2 * (100 + 20 + 50)
     wait_until(lambda: is_clean(root), what="clean tree")
     assert origins(root)[:2] == ["enrich", "enrich"] and calls(log) == 2
+    _headline, body = render(dt.date.today(), {"color": "green"}, [record], Changes())
+    assert (
+        "  - enrichment: 2 filed, 0 below floor, 0 refused, 0 failed, 0 unchanged; 2 call(s), 340 tokens added" in body
+    )
+    assert "the queue is done" in body
     again = jobs.scheduler.run_named("enrich")  # nothing changed: the ledger answers, no call is paid for
     assert again["changed"]["calls"] == 0 and calls(log) == 2

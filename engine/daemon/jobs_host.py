@@ -167,7 +167,7 @@ class DaemonJobs:
         """The nightly enrichment: the same run as `agentmd enrich`, under the lower of the owner's `[enrich]`
         lines and the job's budget, applied through the daemon's own writer (one commit per note)."""
         from agentmd.engine.curate.steps import apply_steps
-        from agentmd.engine.enrich.model import Answer
+        from agentmd.engine.enrich.model import Answer, ModelCallFailed
         from agentmd.engine.enrich.run import caller_for, enrich, settings_from
         from agentmd.engine.git.gate import corpus_write_gate
 
@@ -184,7 +184,11 @@ class DaemonJobs:
 
         def metered(prompt: str, left: float) -> Answer:
             meter.calls += 1  # counted as the run's own budget counts: the check is the run's, before each note
-            answer = call(prompt, left)
+            try:
+                answer = call(prompt, left)
+            except ModelCallFailed as exc:
+                meter.tokens += exc.usage.added  # a failed call may still have spent
+                raise
             meter.tokens += answer.usage.added
             return answer
 
