@@ -123,6 +123,17 @@ def test_below_the_floor_the_note_stays_unfiled() -> None:
 
 def test_the_post_gates_hold_the_answer_to_the_note() -> None:
     assert read(answer_text(aliases=["CI"])).aliases == ("CI",)  # the note spells it out
+    body = split_frontmatter(NOTE).body
+    own = read_answer(
+        answer_text(aliases=["GHA"]),
+        types=list(TYPES),
+        offered=(),
+        note_text=body,
+        note_title="Deploy pipeline",
+        file_stem="deploy-pipeline",
+        known_aliases=["gha"],
+    )
+    assert own.aliases == ("GHA",)  # an alias the note already carries may be repeated
     for alias in ("Blue Falcon", "deploy pipeline", "Deploy-Pipeline"):
         with pytest.raises(AnswerRefused) as refused:
             read(answer_text(aliases=[alias]))

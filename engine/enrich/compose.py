@@ -34,7 +34,7 @@ def body_of(text: str) -> str:
     return split_frontmatter(text).body
 
 
-def _listed(value: Any) -> list[str]:
+def listed(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value] if value.strip() else []
     if isinstance(value, list):
@@ -70,11 +70,11 @@ def updates_for(
     if _empty(current_type) or (isinstance(current_type, str) and current_type not in types):
         updates["type"] = proposal.type
     for key, new in (("tags", proposal.tags), ("aliases", proposal.aliases)):
-        have = _listed(fm.get(key))
+        have = listed(fm.get(key))
         merged = list(dict.fromkeys([*have, *new]))
         if merged != have:
             updates[key] = merged
-    have_related = _listed(fm.get("related"))
+    have_related = listed(fm.get("related"))
     seen = {r.strip("[]").split("|")[0] for r in have_related}
     extra = [_link(r) for r in proposal.related if r not in seen]
     if extra:

@@ -148,7 +148,14 @@ def fold(text: str) -> str:
 
 
 def read_answer(
-    text: str, *, types: Sequence[str], offered: Sequence[str], note_text: str, note_title: str, file_stem: str
+    text: str,
+    *,
+    types: Sequence[str],
+    offered: Sequence[str],
+    note_text: str,
+    note_title: str,
+    file_stem: str,
+    known_aliases: Sequence[str] = (),
 ) -> Proposal:
     """The proposal in `text`, or AnswerRefused naming the first rule it breaks.
 
@@ -182,8 +189,11 @@ def read_answer(
         raise AnswerRefused("shape", f"confidence {confidence!r} is not a number from 0 to 1")
     aliases = _strings(data, "aliases")
     body = fold(note_text)
+    known = {fold(a) for a in known_aliases}
     for alias in aliases:
         name = fold(alias)
+        if name in known:
+            continue  # already the note's own alias: repeating it claims nothing new
         if name in (fold(note_title), fold(title), fold(file_stem), fold(file_stem.replace("-", " "))):
             raise AnswerRefused("alias", f"alias {alias!r} only restates the title or the file name")
         if name not in body:

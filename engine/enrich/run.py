@@ -354,6 +354,7 @@ def enrich(
                 note_text=composing.body_of(ready.text),
                 note_title=str(ready.fm.get("title") or ""),
                 file_stem=Path(item.path).stem,
+                known_aliases=composing.listed(ready.fm.get("aliases")),
             )
         except AnswerRefused as exc:
             ledger.record(ready.key, item.path, "refused", at, f"{exc.gate}: {exc}")
