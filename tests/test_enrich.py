@@ -263,6 +263,17 @@ def test_the_dry_run_sizes_what_the_real_run_then_does(cli, vault: Path, model, 
     assert real["calls"] == dry["estimate"]["calls"]
     capped = run(cli, vault, config(tmp_path), "--dry-run", "--max-calls", "0")
     assert capped["estimate"]["calls"] == 0
+    text = cli(
+        "enrich",
+        "--vault",
+        str(vault),
+        "--index",
+        str(vault.parent / "idx"),
+        "--config",
+        str(config(tmp_path)),
+        "--dry-run",
+    ).out
+    assert "dry run: 0 call(s)" in text and "nothing was called" in text and "2 unchanged" in text
 
 
 def test_a_dirty_worktree_is_refused_by_the_gate(cli, vault: Path, model, tmp_path: Path) -> None:
@@ -305,3 +316,23 @@ def test_the_time_budget_and_the_owner_s_hand_on_lifecycle(cli, vault: Path, mod
     assert filed["status"] == "active" and filed["lifecycle"] == "dormant"  # the owner's lifecycle stands
     assert filed["importance"] == 5 and filed["importance_proposed"] == 3  # the pass only proposes importance
     assert "why" not in filed  # offered by the answer, stripped before the strict read, never written
+
+
+def test_the_text_report_names_the_stop_and_the_cursor(cli, vault: Path, model, tmp_path: Path) -> None:
+    standard_rules(model)
+    r = cli(
+        "enrich",
+        "--vault",
+        str(vault),
+        "--index",
+        str(vault.parent / "idx"),
+        "--config",
+        str(config(tmp_path)),
+        "--max-calls",
+        "1",
+    )
+    assert r.code == 0, r.err
+    assert f"  filed       {UNTYPED}: confidence 0.90 ≥ floor 0.5" in r.out
+    assert "enrich: 1 filed, 0 below the floor, 0 refused, 0 failed, 0 unchanged, 1 skipped; 1 call(s)" in r.out
+    assert f"stopped by max_calls: the call budget (1 calls) is spent; resume with --after {RECORD}" in r.out
+    assert "applied by the local writer; 1 commit(s)" in r.out
