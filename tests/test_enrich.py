@@ -336,3 +336,31 @@ def test_the_text_report_names_the_stop_and_the_cursor(cli, vault: Path, model, 
     assert "enrich: 1 filed, 0 below the floor, 0 refused, 0 failed, 0 unchanged, 1 skipped; 1 call(s)" in r.out
     assert f"stopped by max_calls: the call budget (1 calls) is spent; resume with --after {RECORD}" in r.out
     assert "applied by the local writer; 1 commit(s)" in r.out
+
+
+def test_one_run_at_a_time(cli, vault: Path, model, tmp_path: Path) -> None:
+    from agentmd.engine.enrich.run import run_lock
+    from agentmd.engine.settings import resolve
+
+    standard_rules(model)
+    settings = resolve(vault=str(vault), index=str(vault.parent / "idx"), config=str(config(tmp_path)))
+    with run_lock(settings.state_dir):  # the nightly job, say, is running
+        r = cli(
+            "enrich", "--vault", str(vault), "--index", str(vault.parent / "idx"), "--config", str(config(tmp_path))
+        )
+        assert r.code == 2 and "another enrichment run is in progress" in r.err
+        assert (
+            cli(
+                "enrich",
+                "--vault",
+                str(vault),
+                "--index",
+                str(vault.parent / "idx"),
+                "--config",
+                str(config(tmp_path)),
+                "--dry-run",
+            ).code
+            == 0
+        )  # sizing the night needs no lock
+    assert model.calls() == []
+    assert run(cli, vault, config(tmp_path))["calls"] == 3

@@ -13,11 +13,13 @@ note with `origin: enrich`; the ledger records each verdict once its note is wri
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,6 +270,26 @@ def _tokens_per_call(state_dir: Path, prompt_chars: int) -> int:
     return prompt_chars // 4 + DEFAULT_OUTPUT_TOKENS
 
 
+class RunBusy(UsageError):
+    """Another enrichment run holds the run lock: two runs would pay twice for the same notes."""
+
+
+@contextlib.contextmanager
+def run_lock(state_dir: Path) -> Iterator[None]:
+    """One enrichment run at a time per vault (a hand run and the nightly job), by an exclusive file lock."""
+    folder = state_dir / STATE_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / "run.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise RunBusy("another enrichment run is in progress for this vault; try again when it ends") from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def enrich(
     *,
     vault: Path,
@@ -284,6 +306,41 @@ def enrich(
     progress: Callable[[NoteOutcome], None] | None = None,
 ) -> Report:
     """One run (`apply=None`: a dry run that sizes the night and calls nothing)."""
+    args = dict(
+        vault=vault,
+        store=store,
+        contract=contract,
+        state_dir=state_dir,
+        budget=budget,
+        caller=caller,
+        model=model,
+        apply=apply,
+        after=after,
+        now=now,
+        monotonic=monotonic,
+        progress=progress,
+    )
+    if apply is None:
+        return _enrich(**args)
+    with run_lock(state_dir):
+        return _enrich(**args)
+
+
+def _enrich(
+    *,
+    vault: Path,
+    store: Store,
+    contract: Contract,
+    state_dir: Path,
+    budget: Budget,
+    caller: Caller,
+    model: ModelConfig,
+    apply: Apply | None,
+    after: str | None,
+    now: Callable[[], dt.datetime],
+    monotonic: Callable[[], float],
+    progress: Callable[[NoteOutcome], None] | None,
+) -> Report:
     dry = apply is None
     report = Report(dry_run=dry, budget=budget)
     started = monotonic()
