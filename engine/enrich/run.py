@@ -306,24 +306,23 @@ def enrich(
     progress: Callable[[NoteOutcome], None] | None = None,
 ) -> Report:
     """One run (`apply=None`: a dry run that sizes the night and calls nothing)."""
-    args = dict(
-        vault=vault,
-        store=store,
-        contract=contract,
-        state_dir=state_dir,
-        budget=budget,
-        caller=caller,
-        model=model,
-        apply=apply,
-        after=after,
-        now=now,
-        monotonic=monotonic,
-        progress=progress,
-    )
-    if apply is None:
-        return _enrich(**args)
-    with run_lock(state_dir):
-        return _enrich(**args)
+    with contextlib.ExitStack() as stack:
+        if apply is not None:
+            stack.enter_context(run_lock(state_dir))
+        return _enrich(
+            vault=vault,
+            store=store,
+            contract=contract,
+            state_dir=state_dir,
+            budget=budget,
+            caller=caller,
+            model=model,
+            apply=apply,
+            after=after,
+            now=now,
+            monotonic=monotonic,
+            progress=progress,
+        )
 
 
 def _enrich(
