@@ -34,6 +34,7 @@ ENGINE_ROOMS = [
     ("search", {"search"}),
     ("write", {"write"}),
     ("curate", {"curate"}),  # beside write: curation edits notes the way captures create them
+    ("enrich", {"enrich"}),  # the model-CLI pass over the review queue; it files through curation's path
     ("jobs", {"jobs"}),  # the scheduler, morning note and alerts; the daemon wires them to its actions
     ("daemon", {"daemon"}),
     ("backends", {"backends"}),

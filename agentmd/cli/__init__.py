@@ -27,6 +27,7 @@ from agentmd.cli import (
     capture,
     curate,
     daemon,
+    enrich,
     evaluation,
     failure,
     git,
@@ -52,6 +53,7 @@ COMMANDS: tuple[Register, ...] = (
     git.add_init_git,
     capture.add_capture,
     curate.add_curation_parsers,  # `queue`, `confirm`, `retire`, `promote`, `ingest`, `log`
+    enrich.add_enrich_parser,
     rules.add_door,
     daemon.add_mcp,
     daemon.add_probe,

@@ -50,6 +50,7 @@ class DaemonJobs:
             "morning-note": self._morning_note,
             "ingest-sweep": self._ingest_sweep,
             "groom-propose": self._groom_propose,
+            "enrich": self._enrich,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -191,7 +192,7 @@ class DaemonJobs:
             gate = corpus_write_gate(self.daemon.settings.vault)
             if not gate.ok:
                 raise JobFailed(f"the corpus-write gate refused the ingest ({gate.reason}): {gate.detail}")
-        results = apply_steps(self.daemon.curate_writer(), [step])
+        results = apply_steps(self.daemon.curation_writer(), [step])
         outcome["commits"] = [sha for r in results for sha in r.commits]
         return outcome
 
@@ -216,3 +217,52 @@ class DaemonJobs:
         tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         tmp.replace(out)
         return {"proposals": len(plan["proposals"]), "plan": str(out), "stats": plan["stats"]}
+
+    def _enrich(self, meter: Meter) -> Mapping[str, Any]:
+        """The nightly enrichment: the same run as `agentmd enrich`, under the lower of the owner's `[enrich]`
+        lines and the job's budget, applied through the daemon's own writer (one commit per note)."""
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.enrich.model import Answer, ModelCallFailed
+        from agentmd.engine.enrich.run import caller_for, enrich, settings_from
+        from agentmd.engine.git.gate import corpus_write_gate
+
+        self._ready()
+        daemon = self.daemon
+        spec = meter.spec.budget
+        budget, model = settings_from(
+            read_config(daemon.settings), max_calls=spec.calls, max_tokens=spec.tokens, max_seconds=spec.wall * 0.95
+        )
+        gate = corpus_write_gate(daemon.settings.vault)
+        if not gate.ok:
+            raise JobFailed(f"the corpus-write gate refused ({gate.reason}): {gate.detail}")
+        call = caller_for(model)
+
+        def metered(prompt: str, left: float) -> Answer:
+            meter.calls += 1  # counted as the run's own budget counts: the check is the run's, before each note
+            try:
+                answer = call(prompt, left)
+            except ModelCallFailed as exc:
+                meter.tokens += exc.usage.added  # a failed call may still have spent
+                raise
+            meter.tokens += answer.usage.added
+            return answer
+
+        report = enrich(
+            vault=daemon.settings.vault,
+            store=daemon.store,
+            contract=daemon.contracts.get().contract,
+            state_dir=daemon.settings.state_dir,
+            budget=budget,
+            caller=metered,
+            model=model,
+            apply=lambda steps: apply_steps(daemon.curation_writer(), steps),
+        )
+        counts = report.to_dict()["counts"]
+        return {
+            **{k.replace("-", "_"): v for k, v in counts.items()},
+            "calls": report.calls,
+            "tokens_added": report.usage.added,
+            "cost_usd": report.usage.cost_usd,
+            "stopped_by": report.stopped_by,
+            "cursor": report.cursor,
+        }

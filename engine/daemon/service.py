@@ -493,10 +493,10 @@ class Daemon(Upkeep):
 
     def _curate_json(self, data: dict[str, Any]) -> dict[str, Any]:
         """A curation command's plan (engine/curate/host.py): applied here, so the daemon stays the one writer."""
-        return serve_plan(self.settings, self.curate_writer(), data)
+        return serve_plan(self.settings, self.curation_writer(), data)
 
-    def curate_writer(self) -> Writer:
-        """The writer curation steps go through in the daemon: its committer, its index hints."""
+    def curation_writer(self) -> Writer:
+        """The daemon's own committer and indexer, as curation steps (and the enrich job) apply through them."""
 
         def commit() -> tuple[list[str], str | None]:
             result = self.committer.commit_cycle()

@@ -26,7 +26,8 @@ from pathlib import Path
 from agentmd.engine.fsutil import atomic_write, fsync_dir_quietly
 
 ORIGINS = (
-    "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "local-edit"
+    "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
+    "local-edit",
 )
 REGISTRATION_TTL_SECONDS = 3600.0
 JOURNAL_NAME = "pending-origins.jsonl"

@@ -108,12 +108,28 @@ def _job_lines(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[st
         if last.get("outcome") != "ok":
             line += f" ({last.get('stop_reason')})"
         ran.append(line)
+        if name == "enrich":
+            ran += _enrich_line(last.get("changed") or {})
         for r in recs:
             if r.get("outcome") in ("failed", "stopped"):
                 failed.append(
                     f"- job {name} {r.get('outcome')} at {str(r.get('start'))[11:16]}: {r.get('stop_reason')}"
                 )
     return ran, failed
+
+
+def _enrich_line(changed: Mapping[str, Any]) -> list[str]:
+    """The enrichment run's own account: notes judged by verdict, the budget used and why it stopped."""
+    if "calls" not in changed:
+        return []
+    verdicts = ("filed", "below_floor", "refused", "failed", "unchanged")
+    judged = ", ".join(f"{changed.get(k, 0)} {k.replace('_', ' ')}" for k in verdicts)
+    cost = changed.get("cost_usd")
+    line = f"  - enrichment: {judged}; {changed['calls']} call(s), {changed.get('tokens_added', 0)} tokens added"
+    line += f", ${cost:.2f}" if isinstance(cost, int | float) else ""
+    stopped = changed.get("stopped_by")
+    line += f"; stopped by {stopped} (resume after {changed.get('cursor')})" if stopped else "; the queue is done"
+    return [line]
 
 
 def _counts(counter: Counter[str]) -> str:

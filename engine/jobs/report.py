@@ -12,7 +12,9 @@ from agentmd.engine.jobs.notify import notifiers_from_config
 from agentmd.engine.jobs.runner import FAILED_IN_A_ROW_RED, RunLog
 from agentmd.engine.settings import Settings
 
-BUILT_IN_ACTIONS = frozenset({"reconcile", "probe", "repack", "morning-note", "ingest-sweep", "groom-propose"})
+BUILT_IN_ACTIONS = frozenset(
+    {"reconcile", "probe", "repack", "morning-note", "ingest-sweep", "groom-propose", "enrich"}
+)
 
 
 def read_config(settings: Settings) -> dict[str, Any]:

@@ -1,0 +1,115 @@
+"""`agentmd enrich`: the review queue judged by the owner's model CLI, under budgets only the owner raises.
+
+`--dry-run` sizes the night (the notes owed by cause, the calls and tokens it would spend) and calls nothing.
+Otherwise the corpus-write gate is asked first, then each note is judged, and the accepted answers are filed
+through the same path as `confirm`: the daemon applies them when it runs, one commit per note with
+`origin: enrich`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
+from agentmd.cli.output import emit
+
+if TYPE_CHECKING:
+    from agentmd.engine.enrich.run import NoteOutcome, Report
+
+
+def add_enrich_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("enrich", parents=[common], help="judge the review queue with a model CLI, within budgets")
+    p.add_argument("--dry-run", action="store_true", help="size the run (notes owed, calls, tokens); call nothing")
+    p.add_argument("--max-calls", type=int, help="at most this many model calls (lowers [enrich] max_calls)")
+    p.add_argument("--max-tokens", type=int, help="at most this many tokens added (lowers [enrich] max_tokens)")
+    p.add_argument("--after", metavar="CURSOR", help="resume after this note (the cursor a stopped run printed)")
+    p.set_defaults(func=cmd_enrich)
+
+
+def _line(n: NoteOutcome) -> str:
+    used = f" · {n.usage.added} tokens added" if n.usage is not None and n.usage.total else ""
+    cost = f" · ${n.usage.cost_usd:.4f}" if n.usage is not None and n.usage.cost_usd is not None else ""
+    why = f": {n.reason}" if n.reason else ""
+    cause = f" ({n.cause})" if n.cause and n.outcome == "owed" else ""
+    return f"  {n.outcome:<11} {n.path}{cause}{why}{used}{cost}"
+
+
+def render(report: Report) -> str:
+    data = report.to_dict()
+    lines = [_line(n) for n in report.notes]
+    if report.dry_run:
+        est = report.estimate or {}
+        causes = ", ".join(f"{k} {v}" for k, v in sorted((est.get("owed_by_cause") or {}).items())) or "none"
+        lines.append(
+            f"dry run: {est.get('calls', 0)} call(s), about {est.get('tokens', 0)} tokens "
+            f"({est.get('tokens_per_call', 0)} a call); owed by cause: {causes}; "
+            f"{report.count('unchanged')} unchanged, {report.count('skipped')} skipped; nothing was called"
+        )
+    else:
+        c = data["counts"]
+        lines.append(
+            f"enrich: {c['filed']} filed, {c['below-floor']} below the floor, {c['refused']} refused, "
+            f"{c['failed']} failed, {c['unchanged']} unchanged, {c['skipped']} skipped; {report.calls} call(s), "
+            f"{report.usage.added} tokens added of {report.budget.max_tokens}"
+            + (f", ${report.usage.cost_usd:.4f}" if report.usage.cost_usd is not None else "")
+        )
+        if report.commits:
+            lines.append(f"applied by the {report.applied_by} writer; {len(report.commits)} commit(s)")
+    if report.stopped_by:
+        resume = f"; resume with --after {report.cursor}" if report.cursor else ""
+        lines.append(f"stopped by {report.stopped_by}{resume}")
+    lines += [f"warning: {w}" for w in report.warnings]
+    return "\n".join(lines)
+
+
+def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.client import daemon_port
+    from agentmd.engine.curate.host import run_steps
+    from agentmd.engine.enrich.run import caller_for, enrich, settings_from
+    from agentmd.engine.git.gate import corpus_write_gate
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.jobs.report import read_config
+    from agentmd.rules import load_contract
+
+    settings = settings_of(args)
+    budget, model = settings_from(read_config(settings), max_calls=args.max_calls, max_tokens=args.max_tokens)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    if not args.dry_run:
+        gate = corpus_write_gate(settings.vault)
+        if not gate.ok:
+            text = f"enrich: the corpus-write gate refused ({gate.reason}): {gate.detail}"
+            emit(out, args, {"refused": text}, text)
+            return EXIT_FAILURE
+    applied_by: list[str] = []
+    store = Store(settings.cache_dir)
+
+    def apply(steps: Any) -> Any:
+        store.index.close()  # lets go of the index writer: the local writer below opens its own
+        results, by = run_steps(settings, steps)
+        applied_by.append(by)
+        return results
+
+    def progress(n: NoteOutcome) -> None:
+        if not args.json and err.isatty():
+            err.write(_line(n) + "\n")
+
+    with store:
+        if not daemon_port(settings.state_dir):
+            reconcile(settings.vault, store, link_convention=contract.link_convention)
+        report = enrich(
+            vault=settings.vault,
+            store=store,
+            contract=contract,
+            state_dir=settings.state_dir,
+            budget=budget,
+            caller=caller_for(model),
+            model=model,
+            apply=None if args.dry_run else apply,
+            after=args.after,
+            progress=progress,
+        )
+    report.applied_by = applied_by[-1] if applied_by else None
+    emit(out, args, report.to_dict(), render(report))
+    return EXIT_OK
