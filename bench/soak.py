@@ -16,6 +16,7 @@ Prints one JSON object, then a summary. Exit status 1 when any check fails.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -58,6 +59,8 @@ def request(port: int, method: str, path: str, payload: Any = None, timeout: flo
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         return exc.code, None
+    except http.client.HTTPException as exc:  # an answer cut short by the kill: nothing was acknowledged
+        raise ConnectionError(f"the answer was cut short: {exc!r}") from None
 
 
 class Soak:
