@@ -33,6 +33,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hook_bench import wait_for_daemon
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpora" / "vaultofknowledge"
 GIT_ENV = {
@@ -72,25 +76,6 @@ def run_once(cmd: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) ->
     if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(cmd[-6:])} exited {proc.returncode}: {proc.stderr.decode()[-400:]}")
     return ms
-
-
-def wait_for_daemon(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float = 600.0) -> int:
-    import urllib.request
-
-    deadline = time.monotonic() + timeout
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"agentmd serve exited with {proc.returncode}")
-        try:
-            port = json.loads((state_dir / "daemon.json").read_text())["port"]
-            with opener.open(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
-                if not json.loads(resp.read())["index_stale"]:
-                    return int(port)
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.2)
-    raise SystemExit("the daemon did not finish its first pass in time")
 
 
 def name_words(vault: Path) -> list[str]:
