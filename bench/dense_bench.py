@@ -43,7 +43,7 @@ from agentmd.engine.index.store import Store  # noqa: E402
 from agentmd.engine.index.vectors import VectorStore  # noqa: E402
 from agentmd.engine.search import searcher  # noqa: E402
 from agentmd.engine.search.eval import beir, metrics  # noqa: E402
-from agentmd.engine.search.hybrid import FusionRule, fuse  # noqa: E402
+from agentmd.engine.search.hybrid import CHOSEN, FusionRule, fuse, lexical_hold, query_words  # noqa: E402
 from agentmd.rules import default_contract  # noqa: E402
 from agentmd.vault_schema import EmbedChunk, embedding_chunks  # noqa: E402
 
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="chunk and query vectors (npz)")
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--embed-only", action="store_true", help="fill the vector cache and stop")
+    ap.add_argument("--train-only", action="store_true", help="score the rules on the train split only")
     ap.add_argument("--search-sizes", default="10000,100000", help="vector counts for the search timing")
     args = ap.parse_args(argv)
     directory = args.corpora / "ir" / "scifact"
@@ -148,7 +149,10 @@ RULES = [
     *(FusionRule("rrf", w) for w in (0.6, 0.7, 0.8, 0.9)),
     *(FusionRule("minmax", w) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
     *(FusionRule("zscore", w) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)),
+    *(FusionRule("zscore", 0.5, lift=lift) for lift in (0.2, 0.3, 0.4, 0.5, 0.6, 0.8)),
+    *(FusionRule("zscore", 0.6, lift=lift) for lift in (0.2, 0.3, 0.4)),
 ]
+TRAIN_ONLY = "--train-only" in sys.argv  # score the rules on the train split and stop (test left unread)
 CANDIDATES = 200  # per list (the search's maximum limit)
 
 
@@ -159,8 +163,12 @@ def doc_cosines(emb: dict[str, Any], vectors: np.ndarray, qvec: np.ndarray) -> n
     return best
 
 
+HOLDS: dict[str, float] = {}  # per query: the lexical list's hold on it (hybrid.lexical_hold)
+
+
 def lexical_runs(directory: Path, qids: list[str], queries: dict[str, str]) -> dict[str, list[tuple[str, float]]]:
-    """The engine's own search (default mode) per query: (document id, raw score), best first."""
+    """The engine's own search (default mode) per query: (document id, raw score), best first. Also fills
+    HOLDS, as the hybrid search reads it from the same list."""
     contract = default_contract()
     out: dict[str, list[tuple[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="agentmd-dense-") as tmp:
@@ -171,6 +179,8 @@ def lexical_runs(directory: Path, qids: list[str], queries: dict[str, str]) -> d
             for q in qids:
                 request = searcher.SearchRequest(queries[q], limit=CANDIDATES)
                 res = searcher.search(store.index, contract, request)
+                terms, idf = query_words(store.index, queries[q])
+                HOLDS[q] = lexical_hold(store.index, terms, idf, [r["note"] for r in res["results"]])
                 rows = [(doc_of.get(metrics.note_path(r["path"])), float(r["raw_score"])) for r in res["results"]]
                 out[q] = [(d, s) for d, s in rows if d is not None]
     return out
@@ -194,7 +204,7 @@ def run_rule(rule: FusionRule | None, qids: list[str], lexical: dict[str, list[t
              dense: dict[str, tuple[list[tuple[str, float]], dict[str, float]]]) -> dict[str, list[str]]:
     if rule is None:
         return {q: [d for d, _s in lexical[q]] for q in qids}
-    return {q: [f.path for f in fuse(lexical[q], dense[q][0], rule, dense[q][1])] for q in qids}
+    return {q: [f.path for f in fuse(lexical[q], dense[q][0], rule, dense[q][1], HOLDS.get(q, 1.0))] for q in qids}
 
 
 def _score(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
@@ -315,7 +325,14 @@ def measure(directory: Path, emb: dict[str, Any], queries: dict[str, str], train
     for rule in RULES:
         rules[rule.name] = _score(run_rule(rule, train_q, lexical, d16), train)
         print(f"  train {rule.name:<24} {rules[rule.name]['ndcg@10']:.4f}", file=sys.stderr, flush=True)
-    best = max(RULES, key=lambda r: (rules[r.name]["ndcg@10"], -RULES.index(r)))
+    best_on_train = max(RULES, key=lambda r: (rules[r.name]["ndcg@10"], -RULES.index(r)))
+    if TRAIN_ONLY:
+        print(json.dumps({"train": {k: v["ndcg@10"] for k, v in rules.items()}, "best": best_on_train.name}))
+        raise SystemExit(0)
+    # The rule the product ships (hybrid.CHOSEN), chosen on this train split and the vaults' dev questions.
+    best = CHOSEN
+    if CHOSEN.name not in rules:
+        rules[CHOSEN.name] = _score(run_rule(CHOSEN, train_q, lexical, d16), train)
     fp32_train = _score(run_rule(best, train_q, lexical, d32), train)
     # The test split, read once: the chosen rule, the lexical search alone, and (for reference) dense alone.
     test_scores = {
