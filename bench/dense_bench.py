@@ -15,7 +15,7 @@ the vault). The fusion rules are tuned on the TRAIN qrels (`qrels-train.tsv`) on
 Also measured: embedding throughput (chunks/s) against the bare model call on the same texts, the
 storage loss of float16 vectors, and brute-force vector search p50/p99 at 10,000 and 100,000 vectors.
 
-Last run (2026-12-01, 2 shared cores): 7,759 chunks; train nDCG@10 lexical 0.689, dense 0.664, RRF k=60
+Last run (2026-12-01, 2 shared cores): 7,759 chunks; train nDCG@10 lexical 0.692, dense 0.664, RRF k=60
 equal weights 0.699, best min-max 0.729, best z-score 0.732 (cosine share 0.5, chosen); test nDCG@10
 0.733 / R@100 0.955 for the chosen rule against 0.687 / 0.905 for the lexical search. Embedder 17.4
 chunks/s against 16.9 for the bare model call on an idle machine (the corpus pass ran at 4.9/s while
