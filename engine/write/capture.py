@@ -43,6 +43,7 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
 from agentmd.engine.write.tempfiles import temp_name
@@ -306,6 +307,7 @@ class Capturer:
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
         self.identity = VaultIdentity(vault)
         self._serial = threading.Lock()
+        self.group = GroupIndexer(self._index_batch)
         self.cap_override = cap_override
 
     def _cap(self) -> int:
@@ -383,9 +385,11 @@ class Capturer:
                 continue
             if _same_note(path, self._read(path, root_fd), title, want):
                 return path
-        if self.store is None:
-            return None
-        for path in self.store.catalog.paths_with_title(title):
+        # notes written a moment ago and still waiting for their index update, then the catalog (in that
+        # order: a note leaves the pending list only once the catalog holds it)
+        waiting = [t.path for t in self.group.pending(title)]
+        indexed = self.store.catalog.paths_with_title(title) if self.store is not None else []
+        for path in dict.fromkeys(waiting + indexed):
             if exclude is not None and exclude(path):
                 continue
             note = _parse(path, self._read(path, root_fd))
@@ -476,52 +480,63 @@ class Capturer:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
         budget = int(state.contract.thresholds.daily_card_budget)
 
-        # One capture at a time from the twin check to the index update, so two identical captures
-        # arriving together write one note, not a note and its twin.
+        # One capture at a time from the twin check to the note's landing on disk, so two identical captures
+        # arriving together write one note, not a note and its twin. The index update runs after, outside
+        # this lock, grouped with the other notes written meanwhile (engine/write/group.py).
+        text = render_note(fields, req.body)
+        gated = count and state.contract.space_of(rel) == MEMORY_SPACE
+        day = now.date() if gated else None
+        landed: Ticket | None = None
         with self._serial, self._root() as root_fd:
             twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
-            if twin is not None:
-                row = self.store.catalog.get(twin) if self.store is not None else None
-                return CaptureResult(
-                    twin,
-                    (row.status if row else None) or "unfiled",
-                    {"captured": row.captured} if row else {},
-                    warnings,
-                    indexed=row is not None,
-                    reinforced=True,
-                    note="an identical note already exists; it was returned instead of writing a twin",
-                )
-
-            text = render_note(fields, req.body)
-            space = state.contract.space_of(rel)
-            gated = count and space == MEMORY_SPACE
-            intended = f"{folder}/{stem}.md"
-            path = self._write(root_fd, folder, stem, text, intended, origin, now.date() if gated else None, warnings)
-            if gated and budget > 0:
-                self._after_landing(
-                    lambda: self._warn_over_budget(now.date(), budget, warnings), "the card budget could not be read",
-                    warnings,
-                )
-            # From here on the note is on disk: nothing may turn the answer into an error, or the caller
-            # would retry and write a twin. Every later failure becomes a warning on a successful reply.
-            before = self.before_write
-            if path != intended and before is not None:
-                self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
-            result = CaptureResult(
-                path,
-                fields["status"],
-                {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")}
-                | {"route": route_reason},
+            if twin is None:
+                written = self._write(root_fd, folder, stem, text, rel, origin, day, warnings)
+                landed = self.group.submit(written, fields["title"])
+        if landed is None:
+            assert twin is not None
+            return self._reinforced(twin, fields["title"], warnings)
+        path = landed.path
+        # From here on the note is on disk: nothing may turn the answer into an error, or the caller would
+        # retry and write a twin. Every later failure becomes a warning on a successful reply.
+        if gated and budget > 0:
+            self._after_landing(
+                lambda: self._warn_over_budget(now.date(), budget, warnings), "the card budget could not be read",
                 warnings,
             )
-            result.indexed = self._index(path)
-            crash_point("after-index")
-            if not result.indexed:
-                result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
+        before = self.before_write
+        if path != rel and before is not None:
+            self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
+        result = CaptureResult(
+            path,
+            fields["status"],
+            {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")} | {"route": route_reason},
+            warnings,
+        )
+        result.indexed = self.group.wait(landed)
+        crash_point("after-index")
+        if not result.indexed:
+            result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:
             after = self.after_write
             self._after_landing(lambda: after(path, origin), "its commit could not be scheduled", warnings)
         return result
+
+    def _reinforced(self, twin: str, title: str, warnings: list[str]) -> CaptureResult:
+        """The answer for a capture whose note already exists: that note, once it is searchable (a twin still
+        waiting for its index update is waited for, as its own capture waits)."""
+        waiting: list[Ticket] = [t for t in self.group.pending(title) if t.path == twin]
+        for ticket in waiting:
+            self.group.wait(ticket)
+        row = self.store.catalog.get(twin) if self.store is not None else None
+        return CaptureResult(
+            twin,
+            (row.status if row else None) or "unfiled",
+            {"captured": row.captured} if row else {},
+            warnings,
+            indexed=row is not None,
+            reinforced=True,
+            note="an identical note already exists; it was returned instead of writing a twin",
+        )
 
     @contextlib.contextmanager
     def _root(self) -> Iterator[int]:
@@ -602,16 +617,17 @@ class Capturer:
                 "out to capture the note unfiled)",
             )
 
-    def _index(self, path: str) -> bool:
-        if self.store is None:
-            return False
-        try:
-            convention = self.contracts.get().contract.link_convention
-            report = reconcile(self.vault, self.store, only={path}, link_convention=convention)
-        except Exception:
-            log.exception("indexing %s failed; the next reconcile will pick it up", path)
-            return False
-        return not report.errors and report.refused is None
+    def _index_batch(self, paths: set[str]) -> set[str]:
+        """Index a batch of written notes in one pass (one index commit, one catalog transaction); returns
+        the paths indexed. Run by the batch's leader (engine/write/group.py)."""
+        store = self.store
+        if store is None:
+            return set()
+        convention = self.contracts.get().contract.link_convention
+        report = reconcile(self.vault, store, only=paths, link_convention=convention)
+        if report.refused is not None:
+            return set()
+        return paths - {e["path"] for e in report.errors}
 
 
 def _parse(path: str, data: bytes | None) -> Note | None:
