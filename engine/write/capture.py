@@ -8,14 +8,18 @@ Order of work, each step able to refuse before anything touches disk:
 5. open the vault root and check it is the vault this capturer opened (engine/write/vault_guard.py): an
    unmounted drive or a vault folder made again refuses with `vault-replaced`;
 6. a note with the same title and body already in the vault is returned instead of a twin: looked for on
-   disk in the target folder first (so a retry finds its note before the index has it), then in the catalog;
-7. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
-   admit exactly one);
+   disk in the target folder first (so a retry finds its note before the index has it), then among the
+   notes written a moment ago and still waiting for their index update, then in the catalog;
+7. the daily volume gate takes the note's place in the day's count (engine/write/gate.py: exact under
+   concurrency, so at the cap of many captures arriving together exactly one is admitted);
 8. write atomically into the folder opened one component at a time without following links, every step
    relative to its descriptor (temp file, fsync, hard link to a name that must not exist, fsync the
    folder), so a folder swapped for a link cannot redirect it, a name collision gets a suffix and nothing
    is ever overwritten;
-9. index the note at once, then have it committed with `origin: capture`.
+9. index the note before answering, in one index commit and one catalog transaction with the other notes
+   written meanwhile (engine/write/group.py), then have it committed with `origin: capture`.
+Captures run side by side. Only captures with the same title go one at a time from the twin check to the
+note's landing, which is what keeps two identical captures arriving together from writing a twin.
 Once the note is on disk nothing turns the reply into an error: a failure to count it, note its origin,
 index it or schedule its commit becomes a warning (or, for indexing, a note that the next reconcile will
 index it), so a caller never retries into a duplicate.
@@ -26,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import fcntl
 import json
 import logging
 import os
@@ -43,6 +46,8 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.gate import CapReached
+from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
@@ -60,6 +65,7 @@ MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
 MEMORY_SPACE = "memory"
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SERIAL_STRIPES = 64  # locks that captures take by title (see Capturer._same_title)
 IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
 
 
@@ -181,56 +187,6 @@ def validate(req: CaptureRequest) -> None:
         raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
 
 
-class VolumeGate:
-    """Captures per day into the memory space, counted in the state dir under an exclusive file lock.
-
-    The lock is held from the check through the write, so concurrent captures at cap−1 admit exactly one.
-    """
-
-    def __init__(self, state_dir: Path, cap: Callable[[], int], contract_file: Callable[[], str]) -> None:
-        self.state_dir = state_dir
-        self.cap = cap
-        self.contract_file = contract_file
-
-    def _count_path(self, day: dt.date) -> Path:
-        return self.state_dir / "captures" / f"{day.isoformat()}.count"
-
-    def count(self, day: dt.date) -> int:
-        try:
-            return int(self._count_path(day).read_text().strip() or 0)
-        except (OSError, ValueError):
-            return 0
-
-    @contextlib.contextmanager
-    def admit(self, day: dt.date) -> Iterator[Callable[[], None]]:
-        """Yields `commit()`: call it once the note is on disk to count it."""
-        folder = self.state_dir / "captures"
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / "lock", os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            cap = self.cap()
-            current = self.count(day)
-            if cap > 0 and current >= cap:
-                raise CaptureRefused(
-                    "daily-write-cap",
-                    f"{current} captures today have reached the daily cap of {cap}; raise "
-                    f"thresholds.daily_write_cap in {self.contract_file()} (or AGENTMD_DAILY_WRITE_CAP), "
-                    "or capture again tomorrow",
-                )
-
-            def commit() -> None:
-                path = self._count_path(day)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(str(current + 1))
-                os.replace(tmp, path)
-
-            yield commit
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
 CRASH_POINTS = ("after-temp-write", "after-link", "after-index")
 
 
@@ -306,7 +262,7 @@ class Capturer:
         self.now = now
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
         self.identity = VaultIdentity(vault)
-        self._serial = threading.Lock()
+        self._serial = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by title: see `_same_title`
         self.group = GroupIndexer(self._index_batch)
         self.cap_override = cap_override
 
@@ -480,14 +436,14 @@ class Capturer:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
         budget = int(state.contract.thresholds.daily_card_budget)
 
-        # One capture at a time from the twin check to the note's landing on disk, so two identical captures
-        # arriving together write one note, not a note and its twin. The index update runs after, outside
-        # this lock, grouped with the other notes written meanwhile (engine/write/group.py).
+        # One capture of a title at a time from the twin check to the note's landing on disk, so two
+        # identical captures arriving together write one note, not a note and its twin. The index update runs
+        # after, outside this lock, grouped with the other notes written meanwhile (engine/write/group.py).
         text = render_note(fields, req.body)
         gated = count and state.contract.space_of(rel) == MEMORY_SPACE
         day = now.date() if gated else None
         landed: Ticket | None = None
-        with self._serial, self._root() as root_fd:
+        with self._same_title(fields["title"]), self._root() as root_fd:
             twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
             if twin is None:
                 written = self._write(root_fd, folder, stem, text, rel, origin, day, warnings)
@@ -538,6 +494,12 @@ class Capturer:
             note="an identical note already exists; it was returned instead of writing a twin",
         )
 
+    def _same_title(self, title: str) -> threading.Lock:
+        """The lock that captures of this title take from the twin check to the landing. Titles share a
+        fixed set of locks (by hash), so two different titles rarely wait on each other and the same title
+        always does; twins have the same title, so no twin check can miss a note landing meanwhile."""
+        return self._serial[hash(title) % len(self._serial)]
+
     @contextlib.contextmanager
     def _root(self) -> Iterator[int]:
         """The vault root's descriptor, checked to be the vault this capturer opened."""
@@ -564,7 +526,7 @@ class Capturer:
         is on disk, a failure to count it is a warning, never an error."""
         landed: str | None = None
         try:
-            with self.gate.admit(day) if day is not None else contextlib.nullcontext(lambda: None) as counted:
+            with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
                 if self.before_write:
                     self.before_write(intended, origin)
                 try:
@@ -573,9 +535,17 @@ class Capturer:
                     raise CaptureRefused(
                         "outside-vault", f"the note was not written: {exc.strerror} (on the way to {intended})"
                     ) from None
-                self._after_landing(counted, "the daily capture count could not be saved", warnings)
+                if admission is not None:
+                    admission.landed = True
+                    if admission.problem is not None:
+                        warnings.append(
+                            "the note was written, but the daily capture count could not be saved "
+                            f"({admission.problem}); do not retry"
+                        )
+        except CapReached as exc:
+            raise CaptureRefused("daily-write-cap", str(exc)) from None
         except OSError as exc:
-            if landed is not None:  # releasing the count lock failed: the note is there all the same
+            if landed is not None:  # giving the count lock back failed: the note is there all the same
                 warnings.append(f"the note was written; the capture count lock could not be released: {exc}")
                 return landed
             reason = errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__

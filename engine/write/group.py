@@ -70,6 +70,12 @@ class GroupIndexer:
         with self._cond:
             return list(self._pending.get(title, ()))
 
+    def queued(self) -> set[str]:
+        """The notes waiting for a batch that has not started: the batch that takes them reads them from disk
+        then, so a file event about one of them needs no pass of its own."""
+        with self._cond:
+            return {t.path for t in self._queue}
+
     def wait(self, ticket: Ticket) -> bool:
         """Return once `ticket`'s batch has run (leading a batch when no other is running); whether the note
         was indexed."""
