@@ -14,6 +14,7 @@ After the run, once git is clean: every acknowledged path must exist, be in a co
 exactly the acknowledged notes (no twin written on the side).
 
     .venv/bin/python bench/capture_load.py [--clients 20] [--seconds 60] [--notes 2000] [--debounce 1.0]
+    .venv/bin/python bench/capture_bench.py --clients 20 ...     (the same run)
 
 Bars (issue 16): capture p99 <= 500 ms, 0 errors, every acknowledged capture searchable on return and
 committed.
@@ -208,7 +209,7 @@ def start_daemon(vault: Path, work: Path, args: argparse.Namespace) -> tuple[sub
     return proc, port, env
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clients", type=int, default=20, help="concurrent clients, half HTTP and half MCP")
     ap.add_argument("--seconds", type=float, default=60.0)
@@ -216,7 +217,7 @@ def main() -> int:
     ap.add_argument("--debounce", type=float, default=1.0, help="the daemon's --commit-debounce")
     ap.add_argument("--dense", action="store_true", help="leave the dense arm on (it embeds each capture)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="agentmd-cload-"))
     vault = work / "vault"

@@ -55,6 +55,7 @@ class GroupIndexer:
         self._queue: list[Ticket] = []
         self._leading = False
         self._pending: dict[str, list[Ticket]] = {}  # title -> tickets not yet done
+        self._waiting = 0
         self.stats = GroupStats()
 
     def submit(self, path: str, title: str) -> Ticket:
@@ -79,20 +80,31 @@ class GroupIndexer:
     def wait(self, ticket: Ticket) -> bool:
         """Return once `ticket`'s batch has run (leading a batch when no other is running); whether the note
         was indexed."""
-        while True:
-            with self._cond:
-                while not ticket.done.is_set() and self._leading:
-                    self._cond.wait()
-                if ticket.done.is_set():
-                    return ticket.indexed
-                self._leading = True
-                batch, self._queue = self._queue, []
-            try:
-                self._run(batch)
-            finally:
+        with self._cond:
+            self._waiting += 1
+        try:
+            while True:
                 with self._cond:
-                    self._leading = False
-                    self._cond.notify_all()
+                    while not ticket.done.is_set() and self._leading:
+                        self._cond.wait()
+                    if ticket.done.is_set():
+                        return ticket.indexed
+                    self._leading = True
+                    batch, self._queue = self._queue, []
+                try:
+                    self._run(batch)
+                finally:
+                    with self._cond:
+                        self._leading = False
+                        self._cond.notify_all()
+        finally:
+            with self._cond:
+                self._waiting -= 1
+
+    def waiting(self) -> int:
+        """How many captures are waiting for a batch now (the leader of the running one included)."""
+        with self._cond:
+            return self._waiting
 
     def _run(self, batch: list[Ticket]) -> None:
         indexed: set[str] = set()
