@@ -594,7 +594,9 @@ class Capturer:
         if store is None:
             return set()
         convention = self.contracts.get().contract.link_convention
-        report = reconcile(self.vault, store, only=paths, link_convention=convention)
+        with store.lock:
+            store.index.small_commits()
+            report = reconcile(self.vault, store, only=paths, link_convention=convention)
         if report.refused is not None:
             return set()
         return paths - {e["path"] for e in report.errors}
