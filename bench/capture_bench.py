@@ -16,6 +16,10 @@ alone, without the protocol).
     .venv/bin/python bench/capture_bench.py [--notes 10000] [--captures 200] [--floor-captures 50]
                                             [--profile FILE]
 
+With --clients N, the concurrent run instead: N clients (half HTTP, half MCP) against `agentmd serve` for
+--seconds (bench/capture_load.py, which takes the rest of the arguments); bars p99 <= 500 ms, 0 errors,
+every acknowledged capture searchable on return and committed.
+
 --profile wraps the daemon's capture and search entry points (they run in the daemon's thread pool) in
 cProfile and writes the combined stats to FILE, plus a top-of-list summary on stderr.
 """
@@ -179,6 +183,11 @@ async def mcp_session(url: str, daemon: Daemon, args: argparse.Namespace) -> dic
 
 def main() -> int:
     import logging
+
+    if any(a == "--clients" or a.startswith("--clients=") for a in sys.argv[1:]):
+        from capture_load import main as concurrent
+
+        return concurrent(sys.argv[1:])
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for h in logging.getLogger().handlers:  # the daemon turns `agentmd` up to INFO for its own log file

@@ -300,6 +300,7 @@ class Daemon(Upkeep):
                 self._pass_due = False
             # file hints are checked one by one; a folder hint or "./" (overflow, vault moved) walks it all
             full = periodic or any(h.endswith("/") for h in hints)
+            hints -= self.capturer.group.queued()  # captured notes their own batch is about to index
             self._run_pass(None if full else hints)
             if periodic:
                 next_periodic = self.clock() + self._reconcile_every()

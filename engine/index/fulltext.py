@@ -218,6 +218,7 @@ class SearchIndex:
         self.created = False  # True when this open started an empty index
         self.set_aside: Path | None = None
         self._writer: Any = None
+        self._writer_threads = 0  # 0: Tantivy's choice (one per core); see `small_commits`
         self._analyzer = _analyzer()
         self._reloads = 0  # bumped at every reload, so caches of the old state are dropped
         self._df_cache: dict[str, int] = {}
@@ -297,7 +298,7 @@ class SearchIndex:
     def _get_writer(self) -> Any:
         if self._writer is None:
             try:
-                self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=0)
+                self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=self._writer_threads)
             except ValueError as exc:
                 if "LockBusy" in str(exc) or "Lockfile" in str(exc):
                     raise IndexBusy(
@@ -306,6 +307,16 @@ class SearchIndex:
                     ) from None
                 raise
         return self._writer
+
+    def small_commits(self) -> None:
+        """Index from now on with one writer thread: for many commits of a few notes each (captures, file
+        events). Each indexing thread that receives a document writes a segment of its own, and each segment
+        costs its files' fsyncs at the commit and later merges: with one thread a commit of a few notes
+        syncs less than half as often, which is most of its time. The caller holds the store's lock."""
+        if self._writer_threads == 1:
+            return
+        self.close()  # the next write opens the one-thread writer
+        self._writer_threads = 1
 
     def apply(self, upserts: Iterable[IndexDoc], deletes: Iterable[str] = ()) -> None:
         """Delete and (re)add documents by path in one commit, then make the commit visible.

@@ -8,14 +8,18 @@ Order of work, each step able to refuse before anything touches disk:
 5. open the vault root and check it is the vault this capturer opened (engine/write/vault_guard.py): an
    unmounted drive or a vault folder made again refuses with `vault-replaced`;
 6. a note with the same title and body already in the vault is returned instead of a twin: looked for on
-   disk in the target folder first (so a retry finds its note before the index has it), then in the catalog;
-7. the daily volume gate admits the write (counted under a file lock, so concurrent captures at the cap
-   admit exactly one);
+   disk in the target folder first (so a retry finds its note before the index has it), then among the
+   notes written a moment ago and still waiting for their index update, then in the catalog;
+7. the daily volume gate takes the note's place in the day's count (engine/write/gate.py: exact under
+   concurrency, so at the cap of many captures arriving together exactly one is admitted);
 8. write atomically into the folder opened one component at a time without following links, every step
    relative to its descriptor (temp file, fsync, hard link to a name that must not exist, fsync the
    folder), so a folder swapped for a link cannot redirect it, a name collision gets a suffix and nothing
    is ever overwritten;
-9. index the note at once, then have it committed with `origin: capture`.
+9. index the note before answering, in one index commit and one catalog transaction with the other notes
+   written meanwhile (engine/write/group.py), then have it committed with `origin: capture`.
+Captures run side by side. Only captures with the same title go one at a time from the twin check to the
+note's landing, which is what keeps two identical captures arriving together from writing a twin.
 Once the note is on disk nothing turns the reply into an error: a failure to count it, note its origin,
 index it or schedule its commit becomes a warning (or, for indexing, a note that the next reconcile will
 index it), so a caller never retries into a duplicate.
@@ -26,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import fcntl
 import json
 import logging
 import os
@@ -43,6 +46,9 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.gate import CapReached
+from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
+from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
 from agentmd.engine.write.tempfiles import temp_name
@@ -59,6 +65,7 @@ MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
 MEMORY_SPACE = "memory"
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SERIAL_STRIPES = 64  # locks that captures take by title (see Capturer._same_title)
 IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
 
 
@@ -180,56 +187,6 @@ def validate(req: CaptureRequest) -> None:
         raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
 
 
-class VolumeGate:
-    """Captures per day into the memory space, counted in the state dir under an exclusive file lock.
-
-    The lock is held from the check through the write, so concurrent captures at cap−1 admit exactly one.
-    """
-
-    def __init__(self, state_dir: Path, cap: Callable[[], int], contract_file: Callable[[], str]) -> None:
-        self.state_dir = state_dir
-        self.cap = cap
-        self.contract_file = contract_file
-
-    def _count_path(self, day: dt.date) -> Path:
-        return self.state_dir / "captures" / f"{day.isoformat()}.count"
-
-    def count(self, day: dt.date) -> int:
-        try:
-            return int(self._count_path(day).read_text().strip() or 0)
-        except (OSError, ValueError):
-            return 0
-
-    @contextlib.contextmanager
-    def admit(self, day: dt.date) -> Iterator[Callable[[], None]]:
-        """Yields `commit()`: call it once the note is on disk to count it."""
-        folder = self.state_dir / "captures"
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / "lock", os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            cap = self.cap()
-            current = self.count(day)
-            if cap > 0 and current >= cap:
-                raise CaptureRefused(
-                    "daily-write-cap",
-                    f"{current} captures today have reached the daily cap of {cap}; raise "
-                    f"thresholds.daily_write_cap in {self.contract_file()} (or AGENTMD_DAILY_WRITE_CAP), "
-                    "or capture again tomorrow",
-                )
-
-            def commit() -> None:
-                path = self._count_path(day)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(str(current + 1))
-                os.replace(tmp, path)
-
-            yield commit
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
 CRASH_POINTS = ("after-temp-write", "after-link", "after-index")
 
 
@@ -305,7 +262,8 @@ class Capturer:
         self.now = now
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
         self.identity = VaultIdentity(vault)
-        self._serial = threading.Lock()
+        self._serial = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by title: see `_same_title`
+        self.group = GroupIndexer(self._index_batch)
         self.cap_override = cap_override
 
     def _cap(self) -> int:
@@ -383,9 +341,11 @@ class Capturer:
                 continue
             if _same_note(path, self._read(path, root_fd), title, want):
                 return path
-        if self.store is None:
-            return None
-        for path in self.store.catalog.paths_with_title(title):
+        # notes written a moment ago and still waiting for their index update, then the catalog (in that
+        # order: a note leaves the pending list only once the catalog holds it)
+        waiting = [t.path for t in self.group.pending(title)]
+        indexed = self.store.catalog.paths_with_title(title) if self.store is not None else []
+        for path in dict.fromkeys(waiting + indexed):
             if exclude is not None and exclude(path):
                 continue
             note = _parse(path, self._read(path, root_fd))
@@ -476,52 +436,69 @@ class Capturer:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
         budget = int(state.contract.thresholds.daily_card_budget)
 
-        # One capture at a time from the twin check to the index update, so two identical captures
-        # arriving together write one note, not a note and its twin.
-        with self._serial, self._root() as root_fd:
+        # One capture of a title at a time from the twin check to the note's landing on disk, so two
+        # identical captures arriving together write one note, not a note and its twin. The index update runs
+        # after, outside this lock, grouped with the other notes written meanwhile (engine/write/group.py).
+        text = render_note(fields, req.body)
+        gated = count and state.contract.space_of(rel) == MEMORY_SPACE
+        day = now.date() if gated else None
+        landed: Ticket | None = None
+        with self._same_title(fields["title"]), self._root() as root_fd:
             twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
-            if twin is not None:
-                row = self.store.catalog.get(twin) if self.store is not None else None
-                return CaptureResult(
-                    twin,
-                    (row.status if row else None) or "unfiled",
-                    {"captured": row.captured} if row else {},
-                    warnings,
-                    indexed=row is not None,
-                    reinforced=True,
-                    note="an identical note already exists; it was returned instead of writing a twin",
-                )
-
-            text = render_note(fields, req.body)
-            space = state.contract.space_of(rel)
-            gated = count and space == MEMORY_SPACE
-            intended = f"{folder}/{stem}.md"
-            path = self._write(root_fd, folder, stem, text, intended, origin, now.date() if gated else None, warnings)
-            if gated and budget > 0:
-                self._after_landing(
-                    lambda: self._warn_over_budget(now.date(), budget, warnings), "the card budget could not be read",
-                    warnings,
-                )
-            # From here on the note is on disk: nothing may turn the answer into an error, or the caller
-            # would retry and write a twin. Every later failure becomes a warning on a successful reply.
-            before = self.before_write
-            if path != intended and before is not None:
-                self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
-            result = CaptureResult(
-                path,
-                fields["status"],
-                {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")}
-                | {"route": route_reason},
+            if twin is None:
+                written = self._write(root_fd, folder, stem, text, rel, origin, day, warnings)
+                landed = self.group.submit(written, fields["title"])
+        if landed is None:
+            assert twin is not None
+            return self._reinforced(twin, fields["title"], warnings)
+        path = landed.path
+        # From here on the note is on disk: nothing may turn the answer into an error, or the caller would
+        # retry and write a twin. Every later failure becomes a warning on a successful reply.
+        if gated and budget > 0:
+            self._after_landing(
+                lambda: self._warn_over_budget(now.date(), budget, warnings), "the card budget could not be read",
                 warnings,
             )
-            result.indexed = self._index(path)
-            crash_point("after-index")
-            if not result.indexed:
-                result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
+        before = self.before_write
+        if path != rel and before is not None:
+            self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
+        result = CaptureResult(
+            path,
+            fields["status"],
+            {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")} | {"route": route_reason},
+            warnings,
+        )
+        result.indexed = self.group.wait(landed)
+        crash_point("after-index")
+        if not result.indexed:
+            result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:
             after = self.after_write
             self._after_landing(lambda: after(path, origin), "its commit could not be scheduled", warnings)
         return result
+
+    def _reinforced(self, twin: str, title: str, warnings: list[str]) -> CaptureResult:
+        """The answer for a capture whose note already exists: that note, once it is searchable (a twin still
+        waiting for its index update is waited for, as its own capture waits)."""
+        waiting: list[Ticket] = [t for t in self.group.pending(title) if t.path == twin]
+        for ticket in waiting:
+            self.group.wait(ticket)
+        row = self.store.catalog.get(twin) if self.store is not None else None
+        return CaptureResult(
+            twin,
+            (row.status if row else None) or "unfiled",
+            {"captured": row.captured} if row else {},
+            warnings,
+            indexed=row is not None,
+            reinforced=True,
+            note="an identical note already exists; it was returned instead of writing a twin",
+        )
+
+    def _same_title(self, title: str) -> threading.Lock:
+        """The lock that captures of this title take from the twin check to the landing. Titles share a
+        fixed set of locks (by hash), so two different titles rarely wait on each other and the same title
+        always does; twins have the same title, so no twin check can miss a note landing meanwhile."""
+        return self._serial[hash(title) % len(self._serial)]
 
     @contextlib.contextmanager
     def _root(self) -> Iterator[int]:
@@ -549,7 +526,7 @@ class Capturer:
         is on disk, a failure to count it is a warning, never an error."""
         landed: str | None = None
         try:
-            with self.gate.admit(day) if day is not None else contextlib.nullcontext(lambda: None) as counted:
+            with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
                 if self.before_write:
                     self.before_write(intended, origin)
                 try:
@@ -558,9 +535,17 @@ class Capturer:
                     raise CaptureRefused(
                         "outside-vault", f"the note was not written: {exc.strerror} (on the way to {intended})"
                     ) from None
-                self._after_landing(counted, "the daily capture count could not be saved", warnings)
+                if admission is not None:
+                    admission.landed = True
+                    if admission.problem is not None:
+                        warnings.append(
+                            "the note was written, but the daily capture count could not be saved "
+                            f"({admission.problem}); do not retry"
+                        )
+        except CapReached as exc:
+            raise CaptureRefused("daily-write-cap", str(exc)) from None
         except OSError as exc:
-            if landed is not None:  # releasing the count lock failed: the note is there all the same
+            if landed is not None:  # giving the count lock back failed: the note is there all the same
                 warnings.append(f"the note was written; the capture count lock could not be released: {exc}")
                 return landed
             reason = errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
@@ -602,16 +587,19 @@ class Capturer:
                 "out to capture the note unfiled)",
             )
 
-    def _index(self, path: str) -> bool:
-        if self.store is None:
-            return False
-        try:
-            convention = self.contracts.get().contract.link_convention
-            report = reconcile(self.vault, self.store, only={path}, link_convention=convention)
-        except Exception:
-            log.exception("indexing %s failed; the next reconcile will pick it up", path)
-            return False
-        return not report.errors and report.refused is None
+    def _index_batch(self, paths: set[str]) -> set[str]:
+        """Index a batch of written notes in one pass (one index commit, one catalog transaction); returns
+        the paths indexed. Run by the batch's leader (engine/write/group.py)."""
+        store = self.store
+        if store is None:
+            return set()
+        convention = self.contracts.get().contract.link_convention
+        with store.lock:
+            store.index.small_commits()
+            report = reconcile(self.vault, store, only=paths, link_convention=convention)
+        if report.refused is not None:
+            return set()
+        return paths - {e["path"] for e in report.errors}
 
 
 def _parse(path: str, data: bytes | None) -> Note | None:
