@@ -44,7 +44,9 @@ def setup(tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch):
     cfg.parent.mkdir(parents=True)
     cfg.write_text(f'[enrich]\nprogram = "{FAKE}"\ncall_timeout = 20\n', encoding="utf-8")
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"match": "", "answer": ANSWER}]), encoding="utf-8")
+    badgers = {**ANSWER, "title": "Badgers dig setts", "summary": "Badgers dig setts.", "tags": ["badgers"]}
+    script = [{"match": "Note (memory/2026/11/badgers.md)", "answer": badgers}, {"match": "", "answer": ANSWER}]
+    rules.write_text(json.dumps(script), encoding="utf-8")
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
     monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(rules))
