@@ -50,6 +50,14 @@ def test_an_unsupported_number_name_or_wording_is_named(text: str, said: str) ->
     assert said in refused.value.claim
 
 
+def test_a_title_may_be_written_in_title_case() -> None:
+    local_check("Deploy Pipeline On Every Release", source(), field="title")
+    with pytest.raises(Unfaithful):
+        local_check("Deploy Pipeline On ArgoCD", source(), field="title")  # a compound name is still a name
+    with pytest.raises(Unfaithful):
+        local_check("Deploy Pipeline On Every Release", source())  # in a summary, a capital inside a sentence names
+
+
 def test_the_source_is_the_note_and_its_neighbours_less_the_pass_s_own_earlier_answer() -> None:
     text = "Deploys go through GitHub Actions, chosen over Jenkins."
     with pytest.raises(Unfaithful):

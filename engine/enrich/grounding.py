@@ -95,8 +95,9 @@ def _stem(word: str) -> str:
 
 
 def _is_name(word: str, first: bool) -> bool:
-    """A capitalised word inside a sentence, an acronym, a compound identifier (CamelCase, snake_case, a dotted
-    or hyphenated mixed-case name)."""
+    """A capitalised word inside a sentence, an acronym, a compound identifier (CamelCase, a dotted or
+    hyphenated mixed-case name). `first` exempts a plain capital (a sentence's first word, or any word of a
+    title, which is often written in title case)."""
     letters = [c for c in word if c.isalpha()]
     if len(letters) < 2:
         return False
@@ -121,7 +122,7 @@ def local_check(text: str, source: str, *, field: str = "summary") -> None:
         word = match.group(0).strip(".'’-")
         if not word:
             continue
-        if _is_name(word, first) and _fold(word) not in src:
+        if _is_name(word, first or field == "title") and _fold(word) not in src:
             raise Unfaithful(f"the {field} names {word!r}, which the note does not")
         folded = _fold(word)
         if word.isalpha() and len(folded) >= 3 and folded not in STOP_WORDS:
