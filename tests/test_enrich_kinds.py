@@ -16,6 +16,7 @@ from agentmd.engine.enrich.kinds import in_ideas_folder, is_idea_card, project_o
 from agentmd.rules import load_contract
 
 OLD = (dt.datetime.now(dt.UTC) - dt.timedelta(days=5)).isoformat(timespec="seconds")
+OLDEST = (dt.datetime.now(dt.UTC) - dt.timedelta(days=30)).isoformat(timespec="seconds")
 CHARTER = "projects/agentmd/charter.md"
 DECISION = "projects/agentmd/decisions/tantivy.md"
 BARE = "projects/agentmd/decisions/bare.md"
@@ -182,3 +183,29 @@ def test_the_night_reaches_ideas_and_records_and_writes_only_what_it_may(cli, va
     git(vault, "commit", "-qam", "the owner thinks the idea further")
     again = run(cli, vault, config(tmp_path))  # judged low again: an idea never sinks
     assert outcomes(again)[IDEA] == "idea" and "lifecycle" not in fm(vault, IDEA)
+
+
+def test_a_name_another_note_already_carries_is_not_given_twice(cli, vault: Path, model, tmp_path: Path) -> None:
+    search = "memory/2026/11/search.md"
+    note(vault, search, "Tantivy is fast for search; we wrote it down as Use Tantivy for search.", status="unfiled",
+         captured=OLDEST)  # fmt: skip
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "an untitled note about search")
+    model.rules(
+        {
+            "match": f"Note ({search})",
+            "answer": answer(
+                title="Tantivy is fast",  # the fact's title
+                summary="Tantivy is fast for search.",
+                tags=["tantivy"],
+                aliases=["Use Tantivy for search"],  # the decision's title
+            ),
+        },
+        {"match": "", "fail": "only the search note is asked here"},
+    )
+    report = run(cli, vault, config(tmp_path), "--max-calls", "1")
+    by = {n["path"]: n for n in report["notes"]}
+    assert by[search]["outcome"] == "filed"
+    assert "another note already carries the name: Tantivy is fast, Use Tantivy for search" in by[search]["reason"]
+    written = fm(vault, search)
+    assert "title" not in written and "aliases" not in written and written["summary"] == "Tantivy is fast for search."

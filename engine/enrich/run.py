@@ -359,6 +359,7 @@ class _Run:
             default_lifecycle=self.contract.default_lifecycle,
             may_sink=ready.may_sink,
         )
+        dropped_names = self.dedupe(path, ready.fm, updates)
         claims = grounding.claims_of(updates)
         source = grounding.source_of(path, ready.fm, body, offered)
         try:
@@ -386,6 +387,8 @@ class _Run:
         why = _why(verdict, proposal.confidence, floor)
         if proposal.dropped_related:
             why += f"; dropped related not offered: {', '.join(proposal.dropped_related)}"
+        if dropped_names:
+            why += f"; not given, another note already carries the name: {', '.join(dropped_names)}"
         self.steps.append(
             Step(
                 ORIGIN,
@@ -395,6 +398,28 @@ class _Run:
         )
         self.pending[path] = (ready.key, verdict, why)
         self.note(NoteOutcome(path, verdict, why, ready.cause, usage, proposal.to_dict(), kind=ready.kind))
+
+    def dedupe(self, path: str, fm: Mapping[str, Any], updates: dict[str, Any]) -> list[str]:
+        """Drops a title or a new alias the answer would give that another note already carries as its title:
+        two cards of one name make every link to it ambiguous. Returns what was dropped."""
+
+        def taken(name: str) -> bool:
+            with self.store.lock:
+                return any(p != path for p in self.store.catalog.paths_with_title(name))
+
+        dropped: list[str] = []
+        title = updates.get("title")
+        if isinstance(title, str) and taken(title):
+            dropped.append(updates.pop("title"))
+        if "aliases" in updates:
+            own = set(composing.listed(fm.get("aliases")))
+            kept = [a for a in updates["aliases"] if a in own or not taken(a)]
+            dropped += [a for a in updates["aliases"] if a not in kept]
+            if kept == composing.listed(fm.get("aliases")):
+                del updates["aliases"]
+            else:
+                updates["aliases"] = kept
+        return dropped
 
     def write(self) -> None:
         """Applies the queued steps (one commit per note) and records the verdict of every note written."""
