@@ -209,3 +209,19 @@ def test_a_name_another_note_already_carries_is_not_given_twice(cli, vault: Path
     assert "another note already carries the name: Tantivy is fast, Use Tantivy for search" in by[search]["reason"]
     written = fm(vault, search)
     assert "title" not in written and "aliases" not in written and written["summary"] == "Tantivy is fast for search."
+
+
+def test_a_project_s_own_records_lead_the_neighbours_of_its_cards(cli, vault: Path, model, tmp_path: Path) -> None:
+    card = "memory/2026/11/search-notes.md"
+    note(vault, card, "Tantivy is fast for search.", status="unfiled", project="agentmd", captured=OLDEST)
+    close = "memory/semantic/tantivy-search-speed.md"
+    note(vault, close, "Tantivy is fast for search. Search with Tantivy is fast.", title="Tantivy is fast for search",
+         type="fact", status="active", captured=OLD)  # fmt: skip
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "a card of the agentmd project")
+    model.rules({"match": "", "fail": "not answered here"})
+    run(cli, vault, config(tmp_path), "--max-calls", "1")
+    prompt = model.calls()[0]["prompt"]
+    assert f"Note ({card})" in prompt
+    offered = [line.split("id: ", 1)[1] for line in prompt.splitlines() if line.startswith("- id: ")]
+    assert offered[0] == DECISION[:-3] and close[:-3] in offered  # the closer match comes after the record

@@ -241,3 +241,18 @@ def test_the_night_is_taken_and_sized_by_cause(cli, vault: Path, model, tmp_path
 
 def called_after(model: Model, first: int) -> list[str]:
     return [p for c in model.calls()[first:] for p in GROUNDED if f"Note ({p})" in c["prompt"]]
+
+
+def test_a_note_the_pass_sank_comes_back_when_it_is_filed(cli, vault: Path, model, tmp_path: Path) -> None:
+    model.rules(*grounded(0.3))
+    run(cli, vault, config(tmp_path))
+    ledger_file(vault).unlink()
+    assert outcomes(run(cli, vault, config(tmp_path)))[OTTERS] == "dormant"
+    text = (vault / OTTERS).read_text(encoding="utf-8")
+    (vault / OTTERS).write_text(text.replace("while they sleep.", "while they sleep, and float."), encoding="utf-8")
+    git(vault, "commit", "-qam", "the owner adds to the otters")
+    model.rules(*grounded(0.9, **{OTTERS: {"summary": "Otters hold hands while they sleep, and float."}}))
+    again = run(cli, vault, config(tmp_path))
+    assert outcomes(again)[OTTERS] == "filed"
+    filed = fm(vault, OTTERS)
+    assert filed["status"] == "active" and filed["lifecycle"] == "active" and str(filed["lifecycle_since"]) == TODAY

@@ -12,7 +12,8 @@ The verdict of a card: at or above the floor (the contract's `thresholds.low_con
 `active`; below it, it stays unfiled (a phone clip without a status becomes `unfiled`), with the number as its
 `filing_confidence`, and waits in the queue as before. A second verdict below the floor (the note already
 carries an `enriched` stamp and is still unfiled) sinks it: `lifecycle: dormant` and `lifecycle_since` (the
-day), after which the run asks nothing more of it until its body changes or the owner acts. A note never sinks
+day), after which the run asks nothing more of it until its body changes or the owner acts; filed later, a
+note the pass sank comes back to the contract's default lifecycle. A note never sinks
 when its lifecycle is someone's (anything but the contract's default, `pinned` included, or a lifecycle the
 owner set back after an earlier sink), nor when it is a rule (`preference`, `convention`): those stay unfiled
 and listed. Idea cards and project records (engine/enrich/kinds.py) get no verdict at all: their filing, title,
@@ -73,10 +74,12 @@ def updates_for(
     kind: str = CARD,
     default_lifecycle: str = "active",
     may_sink: bool = True,
+    revive: bool = False,
 ) -> tuple[dict[str, Any], str]:
     """(frontmatter updates, verdict) for one accepted proposal; the verdict is one of `VERDICTS`.
 
-    `may_sink` is False when the owner revived the note after an earlier sink: their hand stands."""
+    `may_sink` is False when the owner revived the note after an earlier sink: their hand stands. `revive` is
+    True when the note is dormant by this pass's own sink: filed now, it comes back to the default lifecycle."""
     filed = proposal.confidence >= floor
     updates: dict[str, Any] = {}
     keys = ("summary",) if kind != CARD else ("title", "summary")
@@ -99,6 +102,9 @@ def updates_for(
     verdict = kind
     if kind == CARD:
         verdict = _file(fm, updates, proposal, filed, default_lifecycle=default_lifecycle, may_sink=may_sink, at=at)
+        if verdict == "filed" and revive:
+            updates["lifecycle"] = default_lifecycle
+            updates["lifecycle_since"] = at[:10]
     updates["importance_proposed"] = proposal.importance
     updates["enriched"] = {
         "at": at,

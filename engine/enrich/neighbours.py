@@ -1,5 +1,7 @@
 """The neighbours a prompt offers: up to five notes the lexical index finds near the one being judged. An
-answer's `related` may name only these."""
+answer's `related` may name only these. When the note belongs to a project (a record by its path, a card by
+its `project:`), that project's own records (its charter, decisions, designs and research) lead the list,
+ahead of anything else the search found, each half in the search's order."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.curate.actions import read_frontmatter
+from agentmd.engine.enrich.kinds import project_of_record
 from agentmd.engine.enrich.prompt import Neighbour
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.store import Store
@@ -15,6 +18,7 @@ from agentmd.engine.search.searcher import SearchRequest, search
 from agentmd.rules import Contract
 
 MAX_NEIGHBOURS = 5
+OVERFETCH = 40  # how many search results are looked through for the five
 
 
 def neighbours_of(
@@ -29,13 +33,18 @@ def neighbours_of(
         return []
     try:
         with store.lock:
-            found = search(store.index, contract, SearchRequest(query=query, limit=MAX_NEIGHBOURS + 5), store.catalog)
+            found = search(store.index, contract, SearchRequest(query=query, limit=OVERFETCH), store.catalog)
     except (UsageError, ValueError):
         return []
+    project = project_of_record(path, contract) or (fm.get("project") if isinstance(fm.get("project"), str) else None)
+    rows = [r for r in found.get("results", []) if str(r.get("note") or "").endswith(".md")]
+    if project:
+        own = [r for r in rows if project_of_record(str(r["note"]), contract) == project]
+        rows = own + [r for r in rows if r not in own]
     out: list[Neighbour] = []
-    for row in found.get("results", []):
+    for row in rows:
         other = str(row.get("note") or "")
-        if not other or other == path or not other.endswith(".md") or any(n.id == other[:-3] for n in out):
+        if other == path or any(n.id == other[:-3] for n in out):
             continue
         summary = ""
         try:

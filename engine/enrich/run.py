@@ -36,7 +36,7 @@ from agentmd.engine.enrich import compose as composing
 from agentmd.engine.enrich import grounding
 from agentmd.engine.enrich.budget import Budget, budget_from, stop_reason
 from agentmd.engine.enrich.kinds import CARD, IDEA, RECORD, extra_queue, kind_of
-from agentmd.engine.enrich.ledger import Ledger, body_hash, judgment_key
+from agentmd.engine.enrich.ledger import Ledger, Row, body_hash, judgment_key
 from agentmd.engine.enrich.model import Answer, ModelCallFailed, ModelConfig, Usage
 from agentmd.engine.enrich.neighbours import neighbours_of
 from agentmd.engine.enrich.prompt import (
@@ -149,6 +149,7 @@ class _Note:
     cause: str
     kind: str
     may_sink: bool
+    revive: bool = False
 
 
 def _read(vault: Path, item: QueueItem, contract: Contract, ledger: Ledger, vocabulary: str) -> _Note | NoteOutcome:
@@ -185,21 +186,24 @@ def _read(vault: Path, item: QueueItem, contract: Contract, ledger: Ledger, voca
     if sunk is not None and lifecycle == composing.DORMANT:
         why = f"dormant since {sunk.at[:10]}: below the floor twice; asked again when its body changes or you act"
         return NoteOutcome(item.path, "skipped", why, kind=kind)
-    if row is not None:
-        cause = "retried"
-    else:
-        before = ledger.latest_for(item.path)
-        if before is None:
-            cause = "never-judged"
-        else:
-            b_body, b_prompt, *_ = before.key.split(":")
-            if b_body != body:
-                cause = "changed"
-            elif b_prompt != PROMPT_VERSION:
-                cause = "owed-under-new-prompt"
-            else:
-                cause = "owed-under-new-vocabulary"
-    return _Note(item, text, data, fm, key, cause, kind, may_sink=sunk is None)
+    before = ledger.latest_for(item.path)
+    revive = lifecycle == composing.DORMANT and before is not None and before.verdict == composing.DORMANT
+    return _Note(item, text, data, fm, key, _cause(row is not None, before, body), kind, sunk is None, revive)
+
+
+def _cause(refused_before: bool, before: Row | None, body: str) -> str:
+    """Why a note is owed a judgment: a refusal under the gates' older question, never judged, a changed body,
+    or an unchanged body under a new prompt or a new type vocabulary."""
+    if refused_before:
+        return "retried"
+    if before is None:
+        return "never-judged"
+    b_body, b_prompt, *_ = before.key.split(":")
+    if b_body != body:
+        return "changed"
+    if b_prompt != PROMPT_VERSION:
+        return "owed-under-new-prompt"
+    return "owed-under-new-vocabulary"
 
 
 def enrich(
@@ -358,6 +362,7 @@ class _Run:
             kind=ready.kind,
             default_lifecycle=self.contract.default_lifecycle,
             may_sink=ready.may_sink,
+            revive=ready.revive,
         )
         dropped_names = self.dedupe(path, ready.fm, updates)
         claims = grounding.claims_of(updates)
