@@ -121,4 +121,4 @@ def test_the_morning_note_names_the_notes_the_night_sank_to_dormant(setup, tmp_p
     assert "lifecycle: dormant" in path.read_text(encoding="utf-8")
     _headline, body = render(dt.date.today(), {"color": "green"}, [second], Changes())
     assert "0 filed, 0 below floor, 0 refused, 0 failed, 1 unchanged, 1 dormant; 1 call(s)" in body
-    assert "dormant now, below the floor twice: memory/2026/11/otters.md" in body
+    assert "; judged by cause: changed 1; dormant now, below the floor twice: memory/2026/11/otters.md" in body

@@ -266,4 +266,5 @@ class DaemonJobs:
             "stopped_by": report.stopped_by,
             "cursor": report.cursor,
             "dormant_notes": report.dormant,
+            "by_cause": report.by_cause,
         }

@@ -107,6 +107,15 @@ class Report:
         return sum(1 for n in self.notes if n.outcome == outcome)
 
     @property
+    def by_cause(self) -> dict[str, int]:
+        """The notes a run judged (or a dry run found owed), by the cause they were owed for."""
+        counts: dict[str, int] = {}
+        for n in self.notes:
+            if n.cause:
+                counts[n.cause] = counts.get(n.cause, 0) + 1
+        return {c: counts[c] for c in CAUSES if c in counts}
+
+    @property
     def dormant(self) -> list[str]:
         """The notes this run sank to dormant (judged below the floor a second time)."""
         return [n.path for n in self.notes if n.outcome == composing.DORMANT]
@@ -119,6 +128,7 @@ class Report:
             "budget": self.budget.to_dict(),
             "counts": {k: self.count(k) for k in COUNTED},
             "dormant": self.dormant,
+            "by_cause": self.by_cause,
             "calls": self.calls,
             "usage": self.usage.to_dict(),
             "stopped_by": self.stopped_by,
@@ -382,6 +392,7 @@ class _Run:
             self.refuse(ready, f"faithfulness: {exc.claim}", usage, at)
             return
         except grounding.JudgeFailed as exc:
+            self.failures_in_a_row += 1  # a judge that cannot answer counts toward the fuse like a failed call
             self.note(NoteOutcome(path, "failed", str(exc), ready.cause, usage, kind=ready.kind))
             return
         try:

@@ -133,6 +133,9 @@ def _enrich_line(changed: Mapping[str, Any]) -> list[str]:
     line += f", ${cost:.2f}" if isinstance(cost, int | float) else ""
     stopped = changed.get("stopped_by")
     line += f"; stopped by {stopped} (resume after {changed.get('cursor')})" if stopped else "; the queue is done"
+    causes = changed.get("by_cause") or {}
+    if causes:
+        line += "; judged by cause: " + ", ".join(f"{k} {v}" for k, v in causes.items())
     sunk = [str(p) for p in changed.get("dormant_notes") or []]
     if sunk:
         line += f"; dormant now, below the floor twice: {', '.join(sunk)}"
