@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 from curate_helpers import head, note
 from daemon_helpers import git, make_repo, origins
+from enrich_helpers import FAKE, Model, answer, body, config, fm, run
 
 from agentmd.engine.enrich.model import claude_command
-from agentmd.vault_schema import parse_note, split_frontmatter
 
-FAKE = Path(__file__).parent / "bin" / "fake_model_cli.py"
 OLD = (dt.datetime.now(dt.UTC) - dt.timedelta(days=5)).isoformat(timespec="seconds")
 OLDER = (dt.datetime.now(dt.UTC) - dt.timedelta(days=9)).isoformat(timespec="seconds")
 
@@ -29,21 +28,6 @@ CLIP = "inbox/phone/clip.md"
 INGESTED = "memory/ingested/runbook.md"
 NEIGHBOUR = "memory/decisions/ci-choice.md"
 RECORD = "memory/2026/11/session.md"
-
-
-def answer(**over: object) -> dict:
-    base = {
-        "title": "Deploys run on GitHub Actions",
-        "type": "fact",
-        "summary": "Every deploy runs through the GitHub Actions pipeline.",
-        "tags": ["deploy", "ci"],
-        "aliases": [],
-        "related": [],
-        "importance": 3,
-        "confidence": 0.9,
-    }
-    base.update(over)
-    return base
 
 
 @pytest.fixture
@@ -86,50 +70,11 @@ def vault(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Model:
     """Write the stand-in's rules; returns a reader of its call log."""
-    log = tmp_path / "calls.jsonl"
-    rules = tmp_path / "rules.json"
-    monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
-    monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(rules))
-
-    class Model:
-        def rules(self, *items: dict) -> None:
-            rules.write_text(json.dumps(list(items)), encoding="utf-8")
-
-        def calls(self) -> list[dict]:
-            if not log.exists():
-                return []
-            return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-    return Model()
-
-
-def config(tmp_path: Path, **lines: object) -> Path:
-    path = tmp_path / "config.toml"
-    values = {"program": str(FAKE), "call_timeout": 20, **lines}
-    body = "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
-    path.write_text(f"[enrich]\n{body}", encoding="utf-8")
-    return path
-
-
-def run(cli, vault: Path, cfg: Path, *extra: str):
-    r = cli(
-        "enrich", "--vault", str(vault), "--index", str(vault.parent / "idx"), "--config", str(cfg), "--json", *extra
-    )
-    assert r.code == 0, r.err + r.out
-    return r.json()
-
-
-def body(vault: Path, rel: str) -> bytes:
-    text = (vault / rel).read_bytes().decode("utf-8")
-    return split_frontmatter(text).body.encode("utf-8")
-
-
-def fm(vault: Path, rel: str) -> dict:
-    parsed = parse_note(rel, (vault / rel).read_bytes(), 0)
-    assert parsed.frontmatter_error is None
-    return dict(parsed.frontmatter)
+    monkeypatch.setenv("FAKE_MODEL_LOG", str(tmp_path / "calls.jsonl"))
+    monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(tmp_path / "rules.json"))
+    return Model(tmp_path / "rules.json", tmp_path / "calls.jsonl")
 
 
 def standard_rules(model) -> None:

@@ -100,10 +100,10 @@ def test_every_field_is_written_filled_merged_or_carried_on_purpose() -> None:
     assert {k for k, v in CENSUS.items() if v == "filled"} == set(FILLED)
     assert {k for k, v in CENSUS.items() if v == "merged"} == set(MERGED)
     fm = load_yaml(split_frontmatter(NOTE).yaml_text or "")
-    updates, filed = updates_for(
+    updates, verdict = updates_for(
         fm, proposal(related=("memory/b",)), floor=0.5, types=TYPES, at="T", model="claude", prompt_version="enrich-1"
     )
-    assert filed and set(updates) <= set(WRITTEN) | set(FILLED) | set(MERGED)
+    assert verdict == "filed" and set(updates) <= set(WRITTEN) | set(FILLED) | set(MERGED)
     assert not {k for k, v in CENSUS.items() if v.startswith("carried")} & set(updates)
     assert "title" not in updates and updates["type"] == "fact"  # the note's title is its own; it had no type
     assert updates["tags"] == ["deploy", "ci"] and updates["related"] == ["[[memory/a]]", "[[memory/b]]"]
@@ -115,10 +115,10 @@ def test_every_field_is_written_filled_merged_or_carried_on_purpose() -> None:
 
 
 def test_below_the_floor_the_note_stays_unfiled() -> None:
-    updates, filed = updates_for(
+    updates, verdict = updates_for(
         {}, proposal(confidence=0.2), floor=0.5, types=TYPES, at="T", model="m", prompt_version="v"
     )
-    assert not filed and updates["status"] == "unfiled" and updates["filing_confidence"] == 0.2
+    assert verdict == "below-floor" and updates["status"] == "unfiled" and updates["filing_confidence"] == 0.2
 
 
 def test_the_post_gates_hold_the_answer_to_the_note() -> None:

@@ -44,7 +44,9 @@ def setup(tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch):
     cfg.parent.mkdir(parents=True)
     cfg.write_text(f'[enrich]\nprogram = "{FAKE}"\ncall_timeout = 20\n', encoding="utf-8")
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"match": "", "answer": ANSWER}]), encoding="utf-8")
+    badgers = {**ANSWER, "title": "Badgers dig setts", "summary": "Badgers dig setts.", "tags": ["badgers"]}
+    script = [{"match": "Note (memory/2026/11/badgers.md)", "answer": badgers}, {"match": "", "answer": ANSWER}]
+    rules.write_text(json.dumps(script), encoding="utf-8")
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
     monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(rules))
@@ -93,3 +95,30 @@ def test_the_job_runs_the_same_pass_inside_the_daemon(setup) -> None:
     assert "the queue is done" in body
     again = jobs.scheduler.run_named("enrich")  # nothing changed: the ledger answers, no call is paid for
     assert again["changed"]["calls"] == 0 and calls(log) == 2
+
+
+def test_the_morning_note_names_the_notes_the_night_sank_to_dormant(setup, tmp_path: Path) -> None:
+    root, daemon, log = setup
+    low = [
+        {"match": "Note (memory/2026/11/badgers.md)", "answer": {**ANSWER, "title": "Badgers dig setts",
+                                                                 "summary": "Badgers dig setts.", "confidence": 0.2}},
+        {"match": "", "answer": {**ANSWER, "confidence": 0.2}},
+    ]  # fmt: skip
+    (tmp_path / "rules.json").write_text(json.dumps(low), encoding="utf-8")
+    jobs = DaemonJobs(daemon)
+    first = jobs.scheduler.run_named("enrich")
+    assert first["changed"]["below_floor"] == 2 and first["changed"]["dormant_notes"] == []
+    wait_until(lambda: is_clean(root), what="the first night's commits")
+    path = root / "memory/2026/11/otters.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("while they sleep.", "while they sleep, and they float."), encoding="utf-8")
+    wait_until(lambda: is_clean(root) and not daemon.health()["index_stale"], what="the edit committed and indexed")
+    second = jobs.scheduler.run_named("enrich")  # the otters changed and judged low again: dormant
+    assert second["outcome"] == "ok", second
+    assert second["changed"]["dormant"] == 1 and second["changed"]["dormant_notes"] == ["memory/2026/11/otters.md"]
+    assert second["changed"]["calls"] == 1 and calls(log) == 3  # the unchanged badgers cost nothing
+    wait_until(lambda: is_clean(root), what="the second night's commit")
+    assert "lifecycle: dormant" in path.read_text(encoding="utf-8")
+    _headline, body = render(dt.date.today(), {"color": "green"}, [second], Changes())
+    assert "0 filed, 0 below floor, 0 refused, 0 failed, 1 unchanged, 1 dormant; 1 call(s)" in body
+    assert "; judged by cause: changed 1; dormant now, below the floor twice: memory/2026/11/otters.md" in body

@@ -85,6 +85,10 @@ def test_other_commands_through_configuration(script, tmp_path: Path) -> None:
         config_from({"command": ["x"], "prompt": "arg"})  # no {prompt} element to put it in
     with pytest.raises(UsageError):
         config_from({"command": "x --json"})
+    assert not config_from({}).judge and config_from({"judge": True}).judge  # the faithfulness judge is opt-in
+    assert config_from({"command": ["x"], "judge": True}).judge
+    with pytest.raises(UsageError):
+        config_from({"judge": "yes"})
 
 
 @pytest.mark.parametrize(

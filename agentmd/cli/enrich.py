@@ -1,6 +1,7 @@
 """`agentmd enrich`: the review queue judged by the owner's model CLI, under budgets only the owner raises.
 
-`--dry-run` sizes the night (the notes owed by cause, the calls and tokens it would spend) and calls nothing.
+`--dry-run` sizes the night (the notes owed by cause and by kind, the calls and tokens the budgets let it
+spend) and calls nothing.
 Otherwise the corpus-write gate is asked first, then each note is judged, and the accepted answers are filed
 through the same path as `confirm`: the daemon applies them when it runs, one commit per note with
 `origin: enrich`.
@@ -32,7 +33,8 @@ def _line(n: NoteOutcome) -> str:
     cost = f" · ${n.usage.cost_usd:.4f}" if n.usage is not None and n.usage.cost_usd is not None else ""
     why = f": {n.reason}" if n.reason else ""
     cause = f" ({n.cause})" if n.cause and n.outcome == "owed" else ""
-    return f"  {n.outcome:<11} {n.path}{cause}{why}{used}{cost}"
+    kind = f" [{n.kind}]" if n.kind != "card" else ""
+    return f"  {n.outcome:<11} {n.path}{kind}{cause}{why}{used}{cost}"
 
 
 def render(report: Report) -> str:
@@ -40,20 +42,32 @@ def render(report: Report) -> str:
     lines = [_line(n) for n in report.notes]
     if report.dry_run:
         est = report.estimate or {}
-        causes = ", ".join(f"{k} {v}" for k, v in sorted((est.get("owed_by_cause") or {}).items())) or "none"
+        causes = ", ".join(f"{k} {v}" for k, v in (est.get("owed_by_cause") or {}).items()) or "none"
+        kinds = est.get("owed_by_kind") or {}
+        named = [f"{kinds.get('cards', 0)} card(s)"] + [
+            f"{kinds[k]} {k[:-1]}(s)" for k in ("idea cards", "project records") if kinds.get(k)
+        ]
+        later = f", {est['later']} past the budget for a later run" if est.get("later") else ""
         lines.append(
             f"dry run: {est.get('calls', 0)} call(s), about {est.get('tokens', 0)} tokens "
-            f"({est.get('tokens_per_call', 0)} a call); owed by cause: {causes}; "
+            f"({est.get('tokens_per_call', 0)} a call); owed: {', '.join(named)}{later}; by cause: {causes}; "
             f"{report.count('unchanged')} unchanged, {report.count('skipped')} skipped; nothing was called"
         )
     else:
         c = data["counts"]
+        apart = "".join(
+            f", {c[k]} {name}"
+            for k, name in (("dormant", "dormant"), ("idea", "idea card(s)"), ("record", "record(s)"))
+            if c[k]
+        )
         lines.append(
-            f"enrich: {c['filed']} filed, {c['below-floor']} below the floor, {c['refused']} refused, "
+            f"enrich: {c['filed']} filed, {c['below-floor']} below the floor{apart}, {c['refused']} refused, "
             f"{c['failed']} failed, {c['unchanged']} unchanged, {c['skipped']} skipped; {report.calls} call(s), "
             f"{report.usage.added} tokens added of {report.budget.max_tokens}"
             + (f", ${report.usage.cost_usd:.4f}" if report.usage.cost_usd is not None else "")
         )
+        if report.dormant:
+            lines.append(f"dormant now (below the floor twice): {', '.join(report.dormant)}")
         if report.commits:
             lines.append(f"applied by the {report.applied_by} writer; {len(report.commits)} commit(s)")
     if report.stopped_by:

@@ -265,4 +265,6 @@ class DaemonJobs:
             "cost_usd": report.usage.cost_usd,
             "stopped_by": report.stopped_by,
             "cursor": report.cursor,
+            "dormant_notes": report.dormant,
+            "by_cause": report.by_cause,
         }

@@ -5,10 +5,13 @@ keyed by the note's body (the bytes after its frontmatter, which the pass never 
 the contract's type vocabulary: a note whose three are unchanged is skipped for free, however its frontmatter
 moved meanwhile (the pass's own write included), and a note that was moved or renamed is found by its body.
 
-Verdicts: `filed` (at or above the floor, filed active), `below-floor` (written, left in the queue), `refused`
-(a post-gate refused the answer: nothing was written, and the same body is not paid for again until it
-changes). A call that failed leaves no row, so the note is asked again next run; a skip never writes a row,
-so it can never replace a finished judgment.
+Verdicts: `filed` (at or above the floor, filed active), `below-floor` (written, left in the queue),
+`dormant` (below the floor a second time: the note sank to `lifecycle: dormant` and is asked nothing more
+until its body changes or the owner acts), `idea` and `record` (an idea card or a project record judged: they
+are never filed, see engine/enrich/kinds.py), `refused` (a post-gate or the faithfulness judge refused the
+answer: nothing was written, and the same body is not paid for again until it changes or the gates' own
+question does, `gates` naming the version it was refused under). A call that failed leaves no row, so the
+note is asked again next run; a skip never writes a row, so it can never replace a finished judgment.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 LEDGER_FILE = "ledger.json"
-VERDICTS = ("filed", "below-floor", "refused")
+VERDICTS = ("filed", "below-floor", "dormant", "idea", "record", "refused")
 
 
 def body_hash(body: bytes) -> str:
@@ -40,9 +43,18 @@ class Row:
     verdict: str
     at: str
     reason: str = ""
+    gates: str = ""
+
+    @property
+    def body(self) -> str:
+        """The body hash the row was judged on (the first part of its key)."""
+        return self.key.split(":", 1)[0]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "verdict": self.verdict, "at": self.at, "reason": self.reason}
+        out = {"path": self.path, "verdict": self.verdict, "at": self.at, "reason": self.reason}
+        if self.gates:
+            out["gates"] = self.gates
+        return out
 
 
 class Ledger:
@@ -61,7 +73,12 @@ class Ledger:
             with contextlib.suppress(KeyError, TypeError, AttributeError):
                 if row["verdict"] in VERDICTS:
                     self.rows[key] = Row(
-                        key, str(row["path"]), row["verdict"], str(row["at"]), str(row.get("reason", ""))
+                        key,
+                        str(row["path"]),
+                        row["verdict"],
+                        str(row["at"]),
+                        str(row.get("reason", "")),
+                        str(row.get("gates", "")),
                     )
 
     def get(self, key: str) -> Row | None:
@@ -72,17 +89,22 @@ class Ledger:
         rows = [r for r in self.rows.values() if r.path == path]
         return max(rows, key=lambda r: r.at) if rows else None
 
-    def record(self, key: str, path: str, verdict: str, at: str, reason: str = "") -> None:
+    def latest_with_body(self, body: str, verdict: str) -> Row | None:
+        """The most recent row of `verdict` judged on this body hash, under any prompt or vocabulary."""
+        rows = [r for r in self.rows.values() if r.body == body and r.verdict == verdict]
+        return max(rows, key=lambda r: r.at) if rows else None
+
+    def record(self, key: str, path: str, verdict: str, at: str, reason: str = "", gates: str = "") -> None:
         if verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {verdict!r}")
-        self.rows[key] = Row(key, path, verdict, at, reason)
+        self.rows[key] = Row(key, path, verdict, at, reason, gates)
 
     def follow(self, key: str, path: str) -> bool:
         """A judged body now sits at `path` (the note moved): the row follows it. True when it moved."""
         row = self.rows.get(key)
         if row is None or row.path == path:
             return False
-        self.rows[key] = Row(key, path, row.verdict, row.at, row.reason)
+        self.rows[key] = Row(key, path, row.verdict, row.at, row.reason, row.gates)
         return True
 
     def save(self) -> None:

@@ -15,7 +15,8 @@ folder), in a process group of its own that is killed whole when the wall-time l
 Any other command is configured in the `[enrich]` table of the config file: `command` (its argv; a `{prompt}`
 element is replaced by the prompt when `prompt = "arg"`, else the prompt goes to stdin), `answer` (the envelope
 key holding the answer text), `error` (a key whose true value marks a failed call), `usage` (the key of the
-usage object) and `cost` (the key of the cost). The envelope is read the same way for every command: stdout
+usage object) and `cost` (the key of the cost). `judge = true` (either shape) adds the faithfulness judge's
+second call per note, under the same budgets. The envelope is read the same way for every command: stdout
 must be exactly one JSON object with a text answer, else the call is refused rather than read as free text.
 """
 
@@ -114,6 +115,7 @@ class ModelConfig:
     cost_key: str | None = "total_cost_usd"
     timeout: float = DEFAULT_TIMEOUT
     name: str = "claude"
+    judge: bool = False  # a second call judges each answer's faithfulness (engine/enrich/grounding.py)
     env: Mapping[str, str] | None = field(default=None, compare=False)
 
 
@@ -130,6 +132,9 @@ def config_from(table: Mapping[str, Any]) -> ModelConfig:
     timeout = table.get("call_timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise UsageError(f"[enrich] call_timeout = {timeout!r} must be a positive number of seconds")
+    judge = table.get("judge", False)
+    if not isinstance(judge, bool):
+        raise UsageError(f"[enrich] judge = {judge!r} must be true or false")
     command = table.get("command")
     if command is None:
         program = table.get("program", "claude")
@@ -138,7 +143,7 @@ def config_from(table: Mapping[str, Any]) -> ModelConfig:
             raise UsageError("[enrich] program must name the claude executable")
         if model is not None and not isinstance(model, str):
             raise UsageError("[enrich] model must be text")
-        return ModelConfig(claude_command(program, model), timeout=float(timeout))
+        return ModelConfig(claude_command(program, model), timeout=float(timeout), judge=judge)
     if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
         raise UsageError('[enrich] command must be a list of strings, e.g. ["llm", "--json"]')
     via = table.get("prompt", "stdin")
@@ -162,6 +167,7 @@ def config_from(table: Mapping[str, Any]) -> ModelConfig:
         cost_key=key("cost", "total_cost_usd"),
         timeout=float(timeout),
         name=os.path.basename(command[0]),
+        judge=judge,
     )
 
 

@@ -123,12 +123,22 @@ def _enrich_line(changed: Mapping[str, Any]) -> list[str]:
     if "calls" not in changed:
         return []
     verdicts = ("filed", "below_floor", "refused", "failed", "unchanged")
-    judged = ", ".join(f"{changed.get(k, 0)} {k.replace('_', ' ')}" for k in verdicts)
+    apart = (("dormant", "dormant"), ("idea", "idea card(s)"), ("record", "project record(s)"))
+    judged = ", ".join(
+        [f"{changed.get(k, 0)} {k.replace('_', ' ')}" for k in verdicts]
+        + [f"{changed[k]} {name}" for k, name in apart if changed.get(k)]
+    )
     cost = changed.get("cost_usd")
     line = f"  - enrichment: {judged}; {changed['calls']} call(s), {changed.get('tokens_added', 0)} tokens added"
     line += f", ${cost:.2f}" if isinstance(cost, int | float) else ""
     stopped = changed.get("stopped_by")
     line += f"; stopped by {stopped} (resume after {changed.get('cursor')})" if stopped else "; the queue is done"
+    causes = changed.get("by_cause") or {}
+    if causes:
+        line += "; judged by cause: " + ", ".join(f"{k} {v}" for k, v in causes.items())
+    sunk = [str(p) for p in changed.get("dormant_notes") or []]
+    if sunk:
+        line += f"; dormant now, below the floor twice: {', '.join(sunk)}"
     return [line]
 
 
