@@ -6,6 +6,7 @@ Every test builds a real repository in tmp_path and plays the user with the real
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -356,3 +357,40 @@ def test_user_git_loop_and_committer_cycles_lose_nothing(tmp_path: Path) -> None
     assert user_reverts <= len(user_files)
     print(f"user commits that undid a daemon change in history (git's race, content kept): {user_reverts}")
 
+
+
+def test_origins_registered_together_are_all_durable(tmp_path: Path) -> None:
+    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
+
+    journal = tmp_path / "state" / JOURNAL_NAME
+    book = OriginBook(journal)
+    paths = [f"inbox/note-{i:03d}.md" for i in range(120)]
+    start = threading.Barrier(12)
+
+    def register(chunk: list[str]) -> None:
+        start.wait()
+        for p in chunk:
+            book.note(p, "capture")
+
+    threads = [threading.Thread(target=register, args=(paths[i::12],)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert book.problem is None
+    again = OriginBook(journal)  # what a daemon started after a crash reads back
+    assert again.current() == {p: "capture" for p in paths}
+    assert again.loaded() == set(paths)
+    lines = journal.read_text().splitlines()
+    assert len(lines) == len(paths) and all(json.loads(line)["origin"] == "capture" for line in lines)
+
+
+def test_an_origin_journal_that_cannot_be_written_is_reported_to_every_writer(tmp_path: Path) -> None:
+    from agentmd.engine.git.origins import OriginBook
+
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the state folder should be\n")
+    book = OriginBook(blocker / "pending-origins.jsonl")
+    book.note("inbox/a.md", "capture")
+    assert book.problem is not None and "inbox/a.md" in book.problem and "local-edit" in book.problem
+    assert book.current() == {"inbox/a.md": "capture"}  # kept in memory, the write goes on

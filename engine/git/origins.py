@@ -7,6 +7,11 @@ durable before the write it describes exists: after a `kill -9` the next daemon 
 pending notes are still committed under their own origin instead of `local-edit`. Committed
 registrations are dropped and the journal rewritten (atomically) without them.
 
+Registrations that arrive together share one append and one fsync: a writer whose line is not yet on disk
+either flushes every line queued so far (the leader) or waits for the leader that took its line. Each
+`note` still returns only once its own line is durable, so many captures at once do not queue behind one
+fsync each.
+
 A registration expires `REGISTRATION_TTL_SECONDS` after it was made (its file never showed up); one read
 back from the journal whose path turns out to have nothing to commit is dropped at start-up (the write
 never happened, or its commit went through and only the journal's rewrite was lost).
@@ -55,6 +60,11 @@ class OriginBook:
         self.wall = wall
         self._mutex = threading.Lock()
         self._items: dict[str, _Registration] = {}
+        self._flush = threading.Lock()  # held by the one writer appending queued lines to the journal
+        self._queued: list[bytes] = []  # journal lines not yet appended, in registration order
+        self._queued_upto = 0  # the sequence number of the last line queued
+        self._durable_upto = 0  # ... and of the last line known to be on disk
+        self._failed: list[tuple[int, int, OSError]] = []  # recent failed flushes: (first, last line, error)
         self.problem: str | None = None  # the last journal write that failed, for the committer's warnings
         if journal is not None:
             self._load(journal)
@@ -83,23 +93,42 @@ class OriginBook:
         rel = normalise(path)
         with self._mutex:
             at = self.wall()
-            if self.journal is not None:
-                try:
-                    self._append({"path": rel, "origin": origin, "at": at})
-                except OSError as exc:
-                    self.problem = (
-                        f"could not record the origin of {rel} in {self.journal} ({exc.strerror or exc}); it is kept "
-                        "in memory only and a crash before its commit would commit it as local-edit"
-                    )
             self._items[rel] = _Registration(origin, at)
+            if self.journal is None:
+                return
+            self._queued.append((json.dumps({"at": at, "origin": origin, "path": rel}, sort_keys=True) + "\n").encode())
+            self._queued_upto += 1
+            mine = self._queued_upto
+        error = self._durable(mine)
+        if error is not None:
+            self.problem = (
+                f"could not record the origin of {rel} in {self.journal} ({error.strerror or error}); it is kept "
+                "in memory only and a crash before its commit would commit it as local-edit"
+            )
 
-    def _append(self, item: dict[str, object]) -> None:
+    def _durable(self, mine: int) -> OSError | None:
+        """Wait until the line numbered `mine` is on disk, appending every queued line when no other writer
+        is doing it; the error of the flush that held the line, if it failed."""
+        with self._flush:
+            if self._durable_upto < mine:
+                with self._mutex:
+                    lines, self._queued = self._queued, []
+                    upto = self._queued_upto
+                try:
+                    self._append(b"".join(lines))
+                except OSError as exc:
+                    self._failed = [*self._failed[-63:], (self._durable_upto + 1, upto, exc)]
+                self._durable_upto = upto
+            return next((exc for first, last, exc in self._failed if first <= mine <= last), None)
+
+    def _append(self, data: bytes) -> None:
         assert self.journal is not None
+        if not data:
+            return
         self.journal.parent.mkdir(parents=True, exist_ok=True)
         created = not self.journal.exists()
         fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            data = (json.dumps(item, sort_keys=True) + "\n").encode()
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
