@@ -484,11 +484,6 @@ class SearchIndex:
         memo); `analyze` gives the same terms, faster."""
         return list(self._analyzer.analyze(text))
 
-    def analyze_runs(self, runs: Sequence[str]) -> list[tuple[str, ...]]:
-        """The terms of each white-space-free run of text, in order (`analyze` of a text is the chain of
-        its runs' terms)."""
-        return self._looked_up(runs)
-
     def term_set(self, text: str) -> set[str]:
         """The distinct terms of `text`."""
         return set(chain.from_iterable(self._looked_up(set(text.split()))))
@@ -508,15 +503,18 @@ class SearchIndex:
                     looked[i] = memo[segments[i]] = tuple(self._analyzer.analyze(segments[i]))
         return looked  # type: ignore[return-value]  # every None was filled above
 
-    def note_terms(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
+    def note_terms(self, path: str, known: tuple[Hit, HitList] | None = None) -> tuple[frozenset[str], frozenset[str]]:
         """The analysed terms of a note (title, meta and text) and of its title alone, read from the index
         and remembered until the index changes: the confidence model and the hybrid's word share ask for
-        the same notes in one search, and the hook's searches return the same notes again and again."""
+        the same notes in one search, and the hook's searches return the same notes again and again.
+        `known`: the note's hit as a search of the current state found it, read instead of looking it up."""
         self._check_state()
         cached = self._terms_cache.get(path)
         if cached is not None:
             return cached
-        found = self.hit_for(path)
+        if known is not None and known[1]._searcher is not self._reader.searcher:
+            known = None  # found before the last reload: read the note as it is now
+        found = known or self.hit_for(path)
         if found is None:
             return frozenset(), frozenset()
         hit, hits = found

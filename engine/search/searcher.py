@@ -260,14 +260,8 @@ def _section_terms(index: SearchIndex, path: str, text: str) -> list[tuple[Chunk
         return known[1]
     out: list[tuple[Chunk, Counter[str], int]] = []
     for c in chunk_text(text):
-        runs = Counter((" ".join(c.heading_path) + "\n" + c.text).split())
-        counts: Counter[str] = Counter()
-        length = 0
-        for terms, n in zip(index.analyze_runs(list(runs)), runs.values(), strict=True):
-            length += n * len(terms)
-            for t in terms:
-                counts[t] += n
-        out.append((c, counts, length))
+        terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
+        out.append((c, Counter(terms), len(terms)))
     if len(_SECTIONS_MEMO) >= _SECTIONS_MEMO_MAX:
         _SECTIONS_MEMO.pop(next(iter(_SECTIONS_MEMO)))
     _SECTIONS_MEMO[path] = (text, out)
@@ -279,6 +273,7 @@ FILL = "_fill"  # a deferred row's cutter of its section and snippet; removed by
 
 def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Callable[[], tuple[str | None, str]]:
     def cut() -> tuple[str | None, str]:
+        index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         return _sections(index, found, hit, terms, 1)[0]
 
     return cut
@@ -390,6 +385,8 @@ def search(
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     for score, penalty, penalties, hit, i in shown:
+        if not deferred:
+            index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         cut = [(None, "")] if deferred else _sections(index, found, hit, terms, request.per_note)
         for heading, snippet in cut:
             row: dict[str, Any] = {
