@@ -410,7 +410,8 @@ class SearchIndex:
 
     def ensure_sound(self) -> None:
         """Raise IndexDamaged when the folder shows damage (see engine/index/integrity.py); run before any
-        read, since reading a truncated segment through its map kills the process."""
+        read, since reading a truncated segment through its map kills the process. One look at the folder
+        serves the reads of the next `CHECK_INTERVAL` seconds."""
         problem = self.guard.check()
         if problem is not None:
             raise IndexDamaged(f"the index at {self.directory} is damaged: {problem}; it is rebuilt from the vault")

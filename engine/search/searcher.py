@@ -263,7 +263,7 @@ def _section_terms(index: SearchIndex, path: str, text: str) -> list[tuple[Chunk
         terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
         out.append((c, Counter(terms), len(terms)))
     if len(_SECTIONS_MEMO) >= _SECTIONS_MEMO_MAX:
-        _SECTIONS_MEMO.pop(next(iter(_SECTIONS_MEMO)))
+        _SECTIONS_MEMO.pop(next(iter(_SECTIONS_MEMO)), None)  # the oldest (another thread may have taken it)
     _SECTIONS_MEMO[path] = (text, out)
     return out
 
