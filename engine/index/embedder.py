@@ -10,10 +10,7 @@ Apache-2.0 LICENSE and NOTICE in `minilm/` beside this file, and checked the sam
 A text becomes a vector by mean pooling the last hidden state over its real tokens, then L2
 normalisation, so the dot product of two vectors is their cosine. Inputs are cut at 256 word-pieces
 (the model's training length). Batches of 8 on 2 intra-op threads keep onnxruntime's memory arena near
-0.5 GB at the same speed as larger batches (larger batches grow the arena to 1.5 GB). A single text (a
-search's query) runs on a second session of one thread: splitting a dozen tokens over two threads costs
-more in hand-offs than it saves (on a busy 2-core machine, query p50 19-22 ms on one thread against 32 ms
-on two), and the vectors are the same bit for bit (checked over the 304 fixture queries and prompts).
+0.5 GB at the same speed as larger batches (larger batches grow the arena to 1.5 GB).
 
 Any reason the model cannot run (a package missing, a file whose hash differs) raises
 `EmbedderUnavailable`; callers fall back to lexical search and say so.
@@ -41,7 +38,6 @@ DIM = 384
 MAX_TOKENS = 256
 BATCH = 8
 THREADS = 2
-QUERY_THREADS = 1  # intra-op threads of the session that embeds single texts (queries)
 
 
 class EmbedderUnavailable(AgentmdError):
@@ -98,23 +94,17 @@ class Embedder:
             raise EmbedderUnavailable(
                 f"the vendored tokenizer {TOKENIZER_PATH} is missing or altered; reinstall agentmd"
             )
-        def session(intra_threads: int) -> Any:
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = intra_threads
-            options.inter_op_num_threads = 1
-            # Worker threads sleep between batches instead of spinning: the daemon embeds in slices beside
-            # captures, searches and reconcile passes, and spinning threads would hold both cores between slices.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # Worker threads sleep between batches instead of spinning: the daemon embeds in slices beside captures,
+        # searches and reconcile passes, and spinning threads would hold both cores between slices.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session: Any = session(threads)
+            self._session: Any = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
             tokenizer: Any = Tokenizer.from_file(str(TOKENIZER_PATH))
         except Exception as exc:  # the runtime's own errors have no common base class
             raise EmbedderUnavailable(f"the embedding model could not be loaded: {exc}") from exc
-        self._make_query_session: Any = (lambda: session(QUERY_THREADS)) if threads > QUERY_THREADS else None
-        self._query_session: Any = None
-        self._query_lock = threading.Lock()
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding()
         self._tokenizer = tokenizer
@@ -129,34 +119,20 @@ class Embedder:
             return np.zeros((0, DIM), dtype=np.float32)
         # No lock: onnxruntime sessions and tokenizers encode from several threads at once, so a search's
         # query is embedded beside a background slice instead of waiting for it to finish.
-        if len(texts) == 1:
-            return self._run(texts, self._single_session())
         out = [self._run(texts[i : i + self.batch]) for i in range(0, len(texts), self.batch)]
         return np.concatenate(out)
-
-    def _single_session(self) -> Any:
-        """The session for one text at a time (see the module docstring), made on first use."""
-        if self._make_query_session is None:
-            return self._session
-        with self._query_lock:
-            if self._query_session is None:
-                try:
-                    self._query_session = self._make_query_session()
-                except Exception as exc:  # the runtime's own errors have no common base class
-                    raise EmbedderUnavailable(f"the embedding model could not be loaded: {exc}") from exc
-            return self._query_session
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
-    def _run(self, texts: Sequence[str], session: Any = None) -> np.ndarray:
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
         encoded = self._tokenizer.encode_batch([t if t.strip() else "." for t in texts])
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = (session or self._session).run(None, feed)[0]
+        hidden = self._session.run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
