@@ -1,5 +1,6 @@
 """What the index remembers between searches (the terms of each run of text, word document counts, a note's
-terms) gives exactly what it would compute afresh, and is forgotten when the index changes."""
+terms, parsed queries, documents' paths and facts, a note's sections) gives exactly what it would compute
+afresh, and is forgotten when the index changes; the guard's one look at the folder serves its interval."""
 
 from __future__ import annotations
 
@@ -81,3 +82,54 @@ def test_walled_counts_come_from_one_aggregation(vault: Vault, cache_dir: Path) 
             store.index, default_contract(), SearchRequest("harbour tides", mode="fusion", include_archived=True)
         )
         assert shown["matched"] == 4 and shown["archived_hidden"] == 0
+
+
+def test_remembered_facts_and_sections_follow_every_change(vault: Vault, cache_dir: Path) -> None:
+    """A search remembers each document's path and facts per reader state and each note's sections by its
+    text; an edit (a commit and reload) is seen by the very next search, as if nothing were remembered."""
+    contract = default_contract()
+    request = SearchRequest("harbour tides", mode="fusion")
+    vault.note("a.md", "# Intro\n\nNothing here.\n\n## Tides\n\nHarbour tides at dawn.\n", title="Old title")
+    vault.note("b.md", "Harbour tides and ferries.\n", title="Ferries")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        first = search(store.index, contract, request, store.catalog)
+        again = search(store.index, contract, request, store.catalog)  # answered from what the first read
+        assert again == first
+        row = next(r for r in first["results"] if r["note"] == "a.md")
+        assert row["title"] == "Old title" and row["path"] == "a.md#Tides" and "dawn" in row["snippet"]
+        vault.note("a.md", "# Intro\n\nHarbour tides at noon.\n\n## Tides\n\nNothing now.\n", title="New title")
+        reconcile(vault.root, store)
+        edited = search(store.index, contract, request, store.catalog)
+        row = next(r for r in edited["results"] if r["note"] == "a.md")
+        assert row["title"] == "New title" and row["path"] == "a.md" and "noon" in row["snippet"]
+        found = store.index.search(["ferries"], limit=5)
+        hit = found.load(0)
+        assert hit.path == "b.md" and found.load(0).doc is None  # the second load is answered from memory
+        assert "ferries" in found.text_of(hit) and found.text_of(found.load(0)) == found.text_of(hit)
+
+
+def test_one_look_at_the_index_folder_serves_the_guards_interval(tmp_path: Path) -> None:
+    """Damage is seen by the first check after the interval since the last look (and at once by a refresh);
+    checks within it answer from that look."""
+    import os
+
+    from agentmd.engine.index.fulltext import IndexDoc
+    from agentmd.engine.index.integrity import IndexGuard
+
+    folder = tmp_path / "index"
+    index = SearchIndex(folder)
+    index.apply([IndexDoc(path="n.md", title="n", meta="", body="otters", text="t", wall=None, day=20260101)])
+    index.close()
+    now = [100.0]
+    guard = IndexGuard(folder, min_interval=1.0, clock=lambda: now[0])
+    assert guard.refresh() is None and guard.check() is None
+    victim = next(p for p in sorted(folder.iterdir()) if p.suffix == ".store")
+    os.truncate(victim, victim.stat().st_size - 1)
+    now[0] += 0.5
+    assert guard.check() is None  # within the interval of the refresh's look
+    now[0] += 0.6
+    assert "changed size" in (guard.check() or "")
+    assert guard.check() is not None  # damage, once seen, stays
+    fresh = IndexGuard(folder, min_interval=1.0, clock=lambda: now[0])
+    assert fresh.refresh() is not None  # a refresh always looks

@@ -30,7 +30,7 @@ from typing import Any
 import tantivy
 
 from agentmd.engine.errors import IndexBusy, IndexDamaged
-from agentmd.engine.index.integrity import IndexGuard
+from agentmd.engine.index.integrity import CHECK_INTERVAL, IndexGuard
 
 log = logging.getLogger("agentmd.index")
 
@@ -52,6 +52,8 @@ _SEGMENT_TERMS: dict[str, tuple[str, ...]] = {}
 _SEGMENT_MEMO_MAX = 200_000
 _DOC_FREQ_MEMO_MAX = 50_000
 _NOTE_TERMS_MEMO_MAX = 2_048
+_QUERY_MEMO_MAX = 4_096
+_FACTS_MEMO_MAX = 20_000
 WRITER_HEAP = 128_000_000
 # The kinds of name, in the order they rank: a Dendron hierarchy's last segments (`b.c` and `c` of `a.b.c`)
 # are a `segment`, reported as a file name; an exact title, file name or alias ranks before them.
@@ -91,11 +93,23 @@ class Hit:
     raw_score: float
     facts: dict[str, Any]
     doc: Any = field(default=None, repr=False, compare=False)  # the stored document, for snippets
+    addr: Any = field(default=None, repr=False, compare=False)  # where to read it when `doc` is not loaded yet
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """One state of the index as searches read it: the searcher, and what was read through it (each
+    document's path and facts by address). Replaced as a whole at every reload (the reader reloads only
+    then), so a search that took it reads addresses and remembered documents of the same state."""
+
+    searcher: Any
+    stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 class HitList:
     """Matches in raw-score order. Stored fields are loaded on demand (`load`), so a caller that can stop
-    early (multipliers never raise a score) does not pay for documents it never looks at."""
+    early (multipliers never raise a score) does not pay for documents it never looks at; a document's path
+    and facts are remembered per reader state, and its text is read when a snippet is cut."""
 
     def __init__(
         self,
@@ -106,14 +120,20 @@ class HitList:
         snippets: Any = None,
         snippet_chars: int = 180,
         details: dict[tuple[int, int], dict[int, int]] | None = None,
+        *,
+        stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] | None = None,
+        make_snippets: Any = None,
     ) -> None:
         self.scored = scored
         self.matched = matched  # documents matching the query (outside the walls unless included)
         self.hidden = hidden  # per wall: matching documents the walls left out
         self._searcher = searcher
         self._snippets = snippets
+        self._make_snippets = make_snippets  # builds the snippet generator when the first snippet is cut
         self._snippet_chars = snippet_chars
         self._details = details or {}
+        self._stored = stored  # the reader's remembered paths and facts (None: not remembered)
+        self._texts: dict[tuple[int, int], str] = {}  # by address: the texts read for snippets
 
     def ranks(self, i: int) -> dict[int, int]:
         """For a fused search: the rank the i-th hit had in each group's list (group index -> rank)."""
@@ -125,9 +145,19 @@ class HitList:
 
     def load(self, i: int) -> Hit:
         score, addr = self.scored[i]
+        stored = self._stored
+        if stored is not None:
+            known = stored.get((addr.segment_ord, addr.doc))
+            if known is not None:
+                return Hit(known[0], float(score), known[1], None, addr)
         doc = self._searcher.doc(addr)
         facts = json.loads(bytes(doc["facts"][0]).decode("utf-8")) if doc["facts"] else {}
-        return Hit(doc["path"][0], float(score), facts, doc)
+        path = doc["path"][0]
+        if stored is not None:
+            if len(stored) >= _FACTS_MEMO_MAX:
+                stored.clear()
+            stored[(addr.segment_ord, addr.doc)] = (path, facts)
+        return Hit(path, float(score), facts, doc, addr)
 
     @property
     def hits(self) -> list[Hit]:
@@ -136,6 +166,8 @@ class HitList:
     def snippet_of(self, text: str) -> str:
         """A passage of `text` around the matched words (or its opening) in at most the snippet size."""
         fragment = ""
+        if self._snippets is None and self._make_snippets is not None and text:
+            self._snippets, self._make_snippets = self._make_snippets(), None
         if self._snippets is not None and text:
             fragment = self._snippets.snippet_from_doc(tantivy.Document(body=text)).fragment()
         if not fragment:
@@ -145,12 +177,18 @@ class HitList:
             words = words[: self._snippet_chars].rsplit(" ", 1)[0] + " …"
         return words
 
-    @staticmethod
-    def text_of(hit: Hit) -> str:
+    def text_of(self, hit: Hit) -> str:
         """The note's Markdown body as stored in the index."""
-        if hit.doc is None or not hit.doc["text"]:
-            return ""
-        return bytes(hit.doc["text"][0]).decode("utf-8", "replace")
+        key = None if hit.addr is None else (hit.addr.segment_ord, hit.addr.doc)
+        if key is not None and key in self._texts:
+            return self._texts[key]
+        doc = hit.doc
+        if doc is None and hit.addr is not None and self._searcher is not None:
+            doc = self._searcher.doc(hit.addr)
+        text = bytes(doc["text"][0]).decode("utf-8", "replace") if doc is not None and doc["text"] else ""
+        if key is not None:
+            self._texts[key] = text
+        return text
 
     def snippet(self, hit: Hit) -> str:
         """A short passage of the note's text around the matched words (computed on demand: it is the
@@ -223,9 +261,12 @@ class SearchIndex:
         self._reloads = 0  # bumped at every reload, so caches of the old state are dropped
         self._df_cache: dict[str, int] = {}
         self._terms_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._query_memo: dict[tuple[tuple[str, ...], bool, tuple[tuple[str, float], ...]], Any] = {}
         self._state_key: tuple[int, int, int] | None = None
-        self.guard = IndexGuard(directory)  # damage seen from outside the memory map (engine/index/integrity.py)
+        # damage seen from outside the memory map (engine/index/integrity.py)
+        self.guard = IndexGuard(directory, min_interval=CHECK_INTERVAL)
         self._index = self._open()
+        self._reader = Reader(self._index.searcher())
         self.generation: str = self._read_marker()["generation"]
         self.guard.refresh()
 
@@ -361,6 +402,7 @@ class SearchIndex:
         mappings it keeps, whenever a merge rewrote meta.json, and no check could run before it."""
         self.ensure_sound()
         self._index.reload()
+        self._reader = Reader(self._index.searcher())
         self._reloads += 1
         self.guard.refresh()
 
@@ -379,7 +421,8 @@ class SearchIndex:
 
     def ensure_sound(self) -> None:
         """Raise IndexDamaged when the folder shows damage (see engine/index/integrity.py); run before any
-        read, since reading a truncated segment through its map kills the process."""
+        read, since reading a truncated segment through its map kills the process. One look at the folder
+        serves the reads of the next `CHECK_INTERVAL` seconds."""
         problem = self.guard.check()
         if problem is not None:
             raise IndexDamaged(f"the index at {self.directory} is damaged: {problem}; it is rebuilt from the vault")
@@ -397,7 +440,7 @@ class SearchIndex:
 
     def doc_count(self) -> int:
         self.ensure_sound()
-        return int(self._index.searcher().num_docs)
+        return int(self._reader.searcher.num_docs)
 
     def paths(self) -> set[str]:
         self.ensure_sound()
@@ -411,19 +454,30 @@ class SearchIndex:
     def _text_query(
         self, words: Sequence[str], conjunction: bool, boosts: dict[str, float] | None = None
     ) -> Any | None:
+        """The parsed query of the words over the searched fields, or None when nothing can match. Parsed
+        queries are remembered (they depend on the words, the schema and the analyzer, never on the index's
+        contents): one search parses each of its words several times (the plan, the question's word
+        clauses, the name search, the confidence's document counts)."""
+        key = (tuple(words), conjunction, tuple((boosts or FIELD_BOOSTS).items()))
+        memo = self._query_memo
+        if key in memo:
+            return memo[key]
         quoted = quote_terms(words)
-        if not quoted:
-            return None
-        try:
-            return self._index.parse_query(
-                " ".join(quoted),
-                SEARCH_FIELDS,
-                field_boosts=boosts or FIELD_BOOSTS,
-                conjunction_by_default=conjunction,
-            )
-        except ValueError:
-            # Every quoted word analysed to nothing (e.g. only over-long tokens): nothing can match.
-            return None
+        query: Any | None = None
+        if quoted:
+            try:
+                query = self._index.parse_query(
+                    " ".join(quoted),
+                    SEARCH_FIELDS,
+                    field_boosts=boosts or FIELD_BOOSTS,
+                    conjunction_by_default=conjunction,
+                )
+            except ValueError:
+                query = None  # every quoted word analysed to nothing (e.g. only over-long tokens)
+        if len(memo) >= _QUERY_MEMO_MAX:
+            memo.clear()
+        memo[key] = query
+        return query
 
     def _at_least(self, words: Sequence[str], n: int, boosts: dict[str, float] | None) -> Any | None:
         """Notes holding at least `n` of the words (each in any field), scored by BM25 over all of them."""
@@ -461,15 +515,18 @@ class SearchIndex:
                     looked[i] = memo[segments[i]] = tuple(self._analyzer.analyze(segments[i]))
         return looked  # type: ignore[return-value]  # every None was filled above
 
-    def note_terms(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
+    def note_terms(self, path: str, known: tuple[Hit, HitList] | None = None) -> tuple[frozenset[str], frozenset[str]]:
         """The analysed terms of a note (title, meta and text) and of its title alone, read from the index
         and remembered until the index changes: the confidence model and the hybrid's word share ask for
-        the same notes in one search, and the hook's searches return the same notes again and again."""
+        the same notes in one search, and the hook's searches return the same notes again and again.
+        `known`: the note's hit as a search of the current state found it, read instead of looking it up."""
         self._check_state()
         cached = self._terms_cache.get(path)
         if cached is not None:
             return cached
-        found = self.hit_for(path)
+        if known is not None and known[1]._searcher is not self._reader.searcher:
+            known = None  # found before the last reload: read the note as it is now
+        found = known or self.hit_for(path)
         if found is None:
             return frozenset(), frozenset()
         hit, hits = found
@@ -493,7 +550,7 @@ class SearchIndex:
             n = 0
         else:
             self.ensure_sound()
-            n = int(self._index.searcher().search(q, 1, count=True).count)
+            n = int(self._reader.searcher.search(q, 1, count=True).count)
         if len(self._df_cache) < _DOC_FREQ_MEMO_MAX:
             self._df_cache[word] = n
         return n
@@ -502,7 +559,7 @@ class SearchIndex:
         """Drop what is remembered of an older state of the index. A state is told from the next by this
         object's own commits and reloads and, for a writer in another process, by the searcher's document and
         segment counts."""
-        searcher = self._index.searcher()
+        searcher = self._reader.searcher
         key = (self._reloads, int(searcher.num_docs), int(searcher.num_segments))
         if key != self._state_key:
             self._df_cache = {}
@@ -571,7 +628,8 @@ class SearchIndex:
                 return empty
         filters = self._filters(include_walled, day_range)
         self.ensure_sound()
-        searcher = self._index.searcher()
+        reader = self._reader
+        searcher = reader.searcher
         try:
             lists = list(subqueries)
             w = list(weights or [1.0] * len(subqueries))
@@ -588,12 +646,18 @@ class SearchIndex:
                     )
             hidden, matched = self._wall_counts(searcher, text_q, filters, include_walled)
             visible = self._must(text_q, *filters)
-            generator = tantivy.SnippetGenerator.create(searcher, text_q, self.schema, "body")
-            generator.set_max_num_chars(snippet_chars)
+            schema = self.schema
+
+            def generator() -> Any:  # built when the first snippet is cut (most rows never need one)
+                made = tantivy.SnippetGenerator.create(searcher, text_q, schema, "body")
+                made.set_max_num_chars(snippet_chars)
+                return made
+
             if len(subqueries) <= 1:
                 result = searcher.search(visible, limit, count=matched is None)
                 count = int(result.count) if matched is None else matched
-                return HitList(list(result.hits), count, hidden, searcher, generator, snippet_chars)
+                return HitList(list(result.hits), count, hidden, searcher, None, snippet_chars,
+                               stored=reader.stored, make_snippets=generator)
             if matched is None:
                 matched = int(searcher.search(visible, 1, count=True).count)
             fused: dict[tuple[int, int], float] = {}
@@ -613,7 +677,8 @@ class SearchIndex:
             if isinstance(exc, ValueError) or _is_panic(exc):
                 raise self.damaged(exc) from None
             raise
-        return HitList(hits, matched, hidden, searcher, generator, snippet_chars, details)
+        return HitList(hits, matched, hidden, searcher, None, snippet_chars, details, stored=reader.stored,
+                       make_snippets=generator)
 
     def _wall_counts(
         self, searcher: Any, text_q: Any, filters: list[Any], include_walled: bool
@@ -665,7 +730,7 @@ class SearchIndex:
         if " " in key:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
         self.ensure_sound()
-        searcher = self._index.searcher()
+        searcher = self._reader.searcher
         filters = self._filters(include_walled, day_range)
 
         def named_query(kind: str, exact: bool) -> Any:
@@ -721,19 +786,19 @@ class SearchIndex:
     def hit_for(self, path: str) -> tuple[Hit, HitList] | None:
         """The stored document of one note (score 0), with a HitList able to cut its snippets."""
         self.ensure_sound()
-        searcher = self._index.searcher()
-        res = searcher.search(tantivy.Query.term_query(self.schema, "path", path), 1)
+        reader = self._reader
+        res = reader.searcher.search(tantivy.Query.term_query(self.schema, "path", path), 1)
         if not res.hits:
             return None
-        found = HitList(list(res.hits), 1, dict.fromkeys(WALL_NAMES, 0), searcher, None)
+        found = HitList(list(res.hits), 1, dict.fromkeys(WALL_NAMES, 0), reader.searcher, None, stored=reader.stored)
         hit = found.load(0)
-        return Hit(hit.path, 0.0, hit.facts, hit.doc), found
+        return Hit(hit.path, 0.0, hit.facts, hit.doc, hit.addr), found
 
     def field_scores(self, words: Sequence[str], path: str, boosts: dict[str, float] | None = None) -> dict[str, float]:
         """BM25 of the words (any of them) in each field of one note, with the field boosts: for --explain."""
         out: dict[str, float] = {}
         self.ensure_sound()
-        searcher = self._index.searcher()
+        searcher = self._reader.searcher
         path_q = tantivy.Query.term_query(self.schema, "path", path)
         for field_name in SEARCH_FIELDS:
             quoted = quote_terms(words)

@@ -42,7 +42,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
@@ -89,8 +89,9 @@ class FusionRule:
 CHOSEN = FusionRule("zscore", 0.5)
 
 
-@dataclass(frozen=True, slots=True)
-class Fused:
+class Fused(NamedTuple):
+    """One candidate in fused order (a named tuple: a search makes one for each of some 400 candidates)."""
+
     path: str
     score: float
     lexical_rank: int | None  # 1-based, None when the lexical list did not hold the note

@@ -28,6 +28,7 @@ import datetime as dt
 import heapq
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, NameHit, S
 from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
-from agentmd.vault_schema import chunk_text, query_entity_uris, section_text
+from agentmd.vault_schema import Chunk, chunk_text, query_entity_uris, section_text
 from agentmd.vocabulary import STOP_WORDS
 
 OVERFETCH = 200
@@ -64,6 +65,11 @@ RARE_SHARE = 0.002
 QUESTION_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
 
 _NON_WORD = re.compile(r"[^\w]+")
+# A note's sections with the counts of their analysed terms, by path, kept with the text they were cut from
+# (a result's text is compared with it, so an edited note is cut again): the best section of a note is
+# looked for in every search that returns it, and the hook's searches return the same notes again and again.
+_SECTIONS_MEMO: dict[str, tuple[str, list[tuple[Chunk, Counter[str], int]]]] = {}
+_SECTIONS_MEMO_MAX = 2_048
 
 
 
@@ -133,12 +139,27 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     project = facts.get("project")
     if request.project and project and project.lower() != request.project.lower():
         out.append(("project_mismatch", contract.multiplier("project_mismatch")))
-    space = contract.space_of(path)
-    if space is not None:
-        damp = contract.dampening(space)
-        if damp < 1.0:
-            out.append((f"space:{space}", damp))
+    if _maybe_dampened(contract, path):
+        space = contract.space_of(path)
+        if space is not None:
+            damp = contract.dampening(space)
+            if damp < 1.0:
+                out.append((f"space:{space}", damp))
     return [(name, m) for name, m in out if m < 1.0]
+
+
+def _maybe_dampened(contract: Contract, path: str) -> bool:
+    """Whether the note may lie in a dampened space: the path starts with the folder of a space whose
+    dampening is below 1. A note elsewhere falls in no dampened space whatever its longest matching folder,
+    so the (costlier) space lookup is left out for it. A path that is not plain (`./`, `//`, `..`) is looked
+    up in full."""
+    if path.startswith(("/", "./")) or "//" in path or "/./" in path or ".." in path:
+        return True
+    for name, damp in contract.dampened_spaces.items():
+        folder = contract.spaces.get(name)
+        if damp < 1.0 and folder is not None and path.startswith(folder):
+            return True
+    return False
 
 
 def split_words(terms: list[str]) -> list[str]:
@@ -212,16 +233,15 @@ def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n:
     """The note's best `n` sections for the words: (heading path, or None for the opening section, and a
     snippet). The opening section needs no anchor: the note's path already leads there."""
     text = found.text_of(hit)
-    chunks = chunk_text(text)
-    if len(chunks) <= 1:
+    sections = _section_terms(index, hit.path, text)
+    if len(sections) <= 1:
         return [(None, found.snippet_of(text))]
     wanted = {t for w in words for t in index.analyze(w)}
     scored = []
-    for c in chunks:
-        terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
-        present = wanted.intersection(terms)
-        hits = sum(terms.count(t) for t in present)
-        scored.append((len(present), hits / (1 + len(terms)) ** 0.5, -c.ordinal, c))
+    for c, counts, length in sections:
+        present = wanted.intersection(counts)
+        hits = sum(counts[t] for t in present)
+        scored.append((len(present), hits / (1 + length) ** 0.5, -c.ordinal, c))
     scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
     out: list[tuple[str | None, str]] = []
     for distinct, _density, _neg, c in scored[:n]:
@@ -232,11 +252,28 @@ def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n:
     return out
 
 
+def _section_terms(index: SearchIndex, path: str, text: str) -> list[tuple[Chunk, Counter[str], int]]:
+    """The note's sections (`chunk_text`), each with how often each analysed term occurs in its heading
+    path and text, and how many terms those hold. Remembered by path with the text (see `_SECTIONS_MEMO`)."""
+    known = _SECTIONS_MEMO.get(path)
+    if known is not None and known[0] == text:
+        return known[1]
+    out: list[tuple[Chunk, Counter[str], int]] = []
+    for c in chunk_text(text):
+        terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
+        out.append((c, Counter(terms), len(terms)))
+    if len(_SECTIONS_MEMO) >= _SECTIONS_MEMO_MAX:
+        _SECTIONS_MEMO.pop(next(iter(_SECTIONS_MEMO)), None)  # the oldest (another thread may have taken it)
+    _SECTIONS_MEMO[path] = (text, out)
+    return out
+
+
 FILL = "_fill"  # a deferred row's cutter of its section and snippet; removed by `fill`
 
 
 def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Callable[[], tuple[str | None, str]]:
     def cut() -> tuple[str | None, str]:
+        index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         return _sections(index, found, hit, terms, 1)[0]
 
     return cut
@@ -348,6 +385,8 @@ def search(
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     for score, penalty, penalties, hit, i in shown:
+        if not deferred:
+            index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         cut = [(None, "")] if deferred else _sections(index, found, hit, terms, request.per_note)
         for heading, snippet in cut:
             row: dict[str, Any] = {
