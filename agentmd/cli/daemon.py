@@ -75,9 +75,14 @@ def _check_can_serve(settings: Settings, port: int) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import faulthandler
     import logging
+    import sys
 
     from agentmd.engine.daemon.service import Daemon
+
+    # a crash in native code (the index library) leaves every thread's stack in the log instead of nothing
+    faulthandler.enable(file=sys.stderr, all_threads=True)
 
     settings = settings_of(args)
     _check_can_serve(settings, args.port)

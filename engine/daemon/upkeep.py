@@ -81,11 +81,13 @@ class Upkeep:
         old = self.store
         started = time.monotonic()
         try:
-            if old is not None:
-                with old.lock:
-                    old.close()
-            moved = set_aside_index(self.settings.cache_dir)
-            store = Store(self.settings.cache_dir)
+            with self.capturer.swap.swapping():  # captures in flight finish on the old store, new ones wait
+                if old is not None:
+                    with old.lock:
+                        old.retire()  # searches and the health pass may still be reading its catalog
+                moved = set_aside_index(self.settings.cache_dir)
+                store = Store(self.settings.cache_dir)
+                self.capturer.store = store
         except Exception as exc:
             log.error("the index could not be rebuilt yet (%s); the health pass asks again", exc)
             with self._cond:

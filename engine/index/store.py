@@ -85,6 +85,15 @@ class Store:
         except Exception as exc:
             log.warning("the catalog did not close cleanly: %s", exc)
 
+    def retire(self) -> None:
+        """Release the index writer of a store being replaced while other threads may still read it. The
+        catalog's connection is left for the garbage collector to close once no thread holds this store:
+        closing an sqlite connection while another thread reads through it crashes the process."""
+        try:
+            self.index.close()
+        except Exception as exc:
+            log.warning("the index did not close cleanly: %s", exc)
+
     def __enter__(self) -> Store:
         return self
 

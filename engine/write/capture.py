@@ -49,6 +49,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.write.gate import CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
+from agentmd.engine.write.store_swap import StoreSwap
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
 from agentmd.engine.write.tempfiles import temp_name
@@ -264,6 +265,7 @@ class Capturer:
         self.identity = VaultIdentity(vault)
         self._serial = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by title: see `_same_title`
         self.group = GroupIndexer(self._index_batch)
+        self.swap = StoreSwap()  # captures hold the store; a rebuild replaces it only between them
         self.cap_override = cap_override
 
     def _cap(self) -> int:
@@ -391,9 +393,10 @@ class Capturer:
         """Capture one note (see the module docstring). A refusal is counted by its code for the morning note
         (`tallies.count_refusal`) before it reaches the caller."""
         try:
-            return self._capture(
-                req, actor=actor, origin=origin, extra_fields=extra_fields, count=count, twin_exclude=twin_exclude
-            )
+            with self.swap.using():
+                return self._capture(
+                    req, actor=actor, origin=origin, extra_fields=extra_fields, count=count, twin_exclude=twin_exclude
+                )
         except CaptureRefused as exc:
             try:
                 count_refusal(self.gate.state_dir, self.now(), exc.code)

@@ -126,7 +126,7 @@ class Served:
     def stderr(self) -> str:
         if self.proc.poll() is None or self.proc.stderr is None:
             return ""
-        return self.proc.stderr.read().decode(errors="replace")[-3000:]
+        return self.proc.stderr.read().decode(errors="replace")[-20000:]
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -166,9 +166,15 @@ def rebuilds(served: Served) -> int:
 
 def recovered(served: Served, words: str, expected: set[str] | int) -> bool:
     assert served.alive(), f"the daemon died: {served.proc.returncode}\n{served.stderr()}"
-    if isinstance(expected, int):
-        return matched(served.port, words) == expected
-    return expected <= found(served.port, words)
+    try:
+        if isinstance(expected, int):
+            return matched(served.port, words) == expected
+        return expected <= found(served.port, words)
+    except OSError:  # the daemon went away mid-request: say how it died
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            served.proc.wait(10)
+        assert served.alive(), f"the daemon died: {served.proc.returncode}\n{served.stderr()}"
+        return False
 
 
 # -- index damage while running (a separate process) --------------------------------------------------
