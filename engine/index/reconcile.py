@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.fsutil import MAX_READ_BYTES, read_regular
-from agentmd.engine.index.catalog import NoteRow, StatKey
+from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
 from agentmd.engine.index.store import Store
@@ -139,6 +139,7 @@ def last_pass(store: Store) -> dict[str, Any] | None:
 
 
 def index_doc(note: Note) -> IndexDoc:
+    meta = note.meta
     facts = {
         "title": note.title,
         "captured": note.captured,
@@ -150,11 +151,11 @@ def index_doc(note: Note) -> IndexDoc:
         "wall": note.wall,
         "trust": note.trust,
         "probe": note.is_probe,
-        "meta": note.meta,  # aliases and tags as words: what a result's confidence reads besides the text
+        "meta": meta,  # aliases and tags as words: what a result's confidence reads besides the text
         **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
     return IndexDoc(
-        note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts,
+        note.path, note.title_terms, meta, note.body, note.text, note.wall, note.captured_day, facts,
         names=note_names(note),
     )
 
@@ -311,6 +312,9 @@ def _reconcile(
         return added.get(rel)
 
     total = len(todo)
+    # A pass into an empty index (a first build, a rebuild) adds every document without replacing one: the
+    # store's lock keeps any other writer out until it ends, and no path comes twice.
+    new = only is None and bool(todo) and store.index.doc_count() == 0
     if progress:
         progress(0, total)
     done = 0
@@ -352,15 +356,17 @@ def _reconcile(
 
         dels = deleted if i == 0 else []
         if batch or dels:
-            store.index.apply(documents(), dels)
+            store.index.apply(documents(), dels, new=new)
         if rows or dels or touched:
             store.catalog.apply(rows, dels, touched)
         report.deleted += len(dels)
     if progress:
         progress(total, total)
     if only is None and (report.changed or not store.swept):
-        # the backstop for rows a crash could orphan: once per process, then whenever notes changed
-        store.catalog.sweep_orphans()
+        # The backstop for orphaned rows: every table whenever notes changed. A first pass that changed
+        # nothing sweeps only the tables written apart from the notes (the usage counts, which may name a
+        # path with no note); the others are only ever written in the transaction that writes their notes.
+        store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed else KEPT_ON_REWRITE)
         store.swept = True
     report.seconds = time.perf_counter() - start
     if only is None:
