@@ -33,6 +33,7 @@ MAX_NOTE_BYTES = MAX_READ_BYTES  # a larger "note" is reported, not read
 POOL_MIN_NOTES = 3000  # below this many notes to read, starting worker processes costs more than it saves
 CHUNK = 200  # notes a worker prepares per task
 MAX_WORKERS = 8
+AHEAD = 2000  # notes prepared ahead of the caller at most (so the workers go on while the index commits)
 
 Previous = tuple[str, str, str]  # the catalog's (hash, captured, captured_source) of a note
 
@@ -188,7 +189,7 @@ def prepared_in_order(
                 chunks = (tasks[i : i + CHUNK] for i in range(0, len(tasks), CHUNK))
                 for chunk in chunks:
                     ahead.append(pool.submit(_prepare_chunk, vault, link_convention, chunk))
-                    if len(ahead) > 2 * workers:
+                    if len(ahead) > max(2 * workers, AHEAD // CHUNK):
                         results = ahead.popleft().result()
                         done += len(results)
                         yield from results

@@ -30,7 +30,7 @@ log = logging.getLogger("agentmd.reconcile")
 
 MASS_DELETE_MIN_INDEXED = 20  # below this many indexed notes, any deletion is allowed
 MASS_DELETE_SHARE = 0.5
-BATCH = 5000  # notes per index commit on a large pass (bounds memory; fewer commits build faster)
+BATCH = 10_000  # notes per index and catalog commit on a large pass (bounds memory; fewer commits build faster)
 
 Progress = Callable[[int, int], None]
 
