@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -158,6 +159,11 @@ def redate(prepared: Prepared, captured: str, source: str = "git") -> Prepared:
 Task = tuple[str, StatKey, Previous | None]
 
 
+def _worker_start() -> None:
+    """A worker leaves an interrupt (Ctrl-C reaches the whole process group) to the pass that started it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _prepare_chunk(vault: Path, link_convention: str, tasks: Sequence[Task]) -> list[Prepared]:
     return [prepare(vault, rel, stat, prev, link_convention) for rel, stat, prev in tasks]
 
@@ -180,7 +186,9 @@ def prepared_in_order(
     done = 0
     if workers > 0 and len(tasks) > CHUNK:
         try:
-            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            pool = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+            )
         except (OSError, ValueError) as exc:
             log.warning("notes read in this process: worker processes did not start (%s)", exc)
         else:
