@@ -148,6 +148,20 @@ def sections(text: str) -> list[Section]:
     return result
 
 
+_ATX_LINES = re.compile(_ATX.pattern, re.MULTILINE)
+
+
+def headings(text: str) -> list[tuple[int, str]]:
+    """(level, text) of each ATX heading outside code, in order: the headings `sections` splits at, read
+    without building the sections. A text with no fence (no run of three backticks or tildes) is read in
+    one regular-expression pass."""
+    if "#" not in text:
+        return []
+    if "```" not in text and "~~~" not in text:
+        return [(len(m.group(1)), (m.group(2) or "").strip()) for m in _ATX_LINES.finditer(text)]
+    return [(sec.level, sec.heading) for sec in sections(text) if sec.level]
+
+
 def section_text(text: str, heading: str) -> str | None:
     """The text under the first heading named `heading` (case-insensitive), including its subsections."""
     secs = sections(text)

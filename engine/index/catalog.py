@@ -432,11 +432,14 @@ class Catalog:
                 if path in self._stat_cache:
                     self._stat_cache[path] = stat
 
-    def sweep_orphans(self) -> dict[str, int]:
-        """Delete per-document rows whose note is gone. Returns rows removed per table."""
+    def sweep_orphans(self, tables: Iterable[str] = PER_DOC_TABLES) -> dict[str, int]:
+        """Delete per-document rows whose note is gone, in the given tables (one of PER_DOC_TABLES, all by
+        default). Returns rows removed per table."""
         removed = {}
         with self.transaction() as db:
-            for table in PER_DOC_TABLES:
+            for table in tables:
+                if table not in PER_DOC_TABLES:
+                    raise ValueError(f"{table!r} is not a per-document table")
                 cur = db.execute(f"DELETE FROM {table} WHERE path NOT IN (SELECT path FROM notes)")
                 removed[table] = cur.rowcount
         return removed

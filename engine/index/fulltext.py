@@ -60,6 +60,10 @@ WRITER_HEAP = 128_000_000
 NAME_KINDS = ("title", "file name", "alias", "segment", "heading")
 _NAME_CODES = {"title": "t", "file name": "f", "alias": "a", "segment": "s", "heading": "h"}
 _APOSTROPHES = dict.fromkeys(map(ord, "'\u2019`\u00b4"), None)
+# An ASCII name's key in one `translate`: every character that is not a letter or digit a space, apostrophes gone.
+_ASCII_KEY: dict[int, str | None] = {i: " " for i in range(128) if not chr(i).isalnum()} | dict.fromkeys(
+    map(ord, "'`"), None
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +206,8 @@ def name_key(text: str) -> str:
     text = text.strip()
     if text.lower().endswith(".md"):
         text = text[:-3]
+    if text.isascii():  # most names: nothing to fold, decompose or recompose
+        return " ".join(text.lower().translate(_ASCII_KEY).split())
     folded = unicodedata.normalize("NFKD", text.casefold().translate(_APOSTROPHES))
     bare = "".join(ch if ch.isalnum() else " " for ch in folded if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", " ".join(bare.split()))
@@ -359,17 +365,25 @@ class SearchIndex:
         self.close()  # the next write opens the one-thread writer
         self._writer_threads = 1
 
-    def apply(self, upserts: Iterable[IndexDoc], deletes: Iterable[str] = ()) -> None:
+    def apply(self, upserts: Iterable[IndexDoc], deletes: Iterable[str] = (), *, new: bool = False) -> None:
         """Delete and (re)add documents by path in one commit, then make the commit visible.
 
-        `upserts` may be a generator: documents are handed to the indexing threads as they come."""
+        `upserts` may be a generator: documents are handed to the indexing threads as they come. Into an
+        empty index, or with `new` (the caller knows none of the upserts' paths is in the index: the later
+        batches of a build that began empty), nothing is replaced, so a document is deleted by path first
+        only when its path came earlier in the same call; that spares the commit a term look-up per note."""
         self.ensure_sound()  # a commit reads the existing segments (deletes, merges)
         writer = self._get_writer()
+        new = new or self._index.searcher().num_docs == 0
+        added: set[str] = set()
         try:
             for path in deletes:
                 writer.delete_documents_by_term("path", path)
             for doc in upserts:
-                writer.delete_documents_by_term("path", doc.path)
+                if not new or doc.path in added:
+                    writer.delete_documents_by_term("path", doc.path)
+                if new:
+                    added.add(doc.path)
                 document = tantivy.Document(
                     path=doc.path,
                     title=doc.title,

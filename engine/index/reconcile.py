@@ -15,24 +15,22 @@ import os
 import stat as stat_module
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.fsutil import MAX_READ_BYTES, read_regular
-from agentmd.engine.index.catalog import NoteRow, StatKey
+from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
+from agentmd.engine.index.notes import pool_size, prepared_in_order, redate
 from agentmd.engine.index.store import Store
-from agentmd.vault_schema import Note, parse_note, sections
-from agentmd.vault_schema.digest import digest
 
 log = logging.getLogger("agentmd.reconcile")
 
 MASS_DELETE_MIN_INDEXED = 20  # below this many indexed notes, any deletion is allowed
 MASS_DELETE_SHARE = 0.5
-MAX_NOTE_BYTES = MAX_READ_BYTES  # a larger "note" is reported, not read
-BATCH = 5000  # notes per index commit on a large pass (bounds memory; fewer commits build faster)
+BATCH = 10_000  # notes per index and catalog commit on a large pass (bounds memory; fewer commits build faster)
 
 Progress = Callable[[int, int], None]
 
@@ -138,85 +136,6 @@ def last_pass(store: Store) -> dict[str, Any] | None:
     return None if text is None else dict(json.loads(text))
 
 
-def index_doc(note: Note) -> IndexDoc:
-    facts = {
-        "title": note.title,
-        "captured": note.captured,
-        "captured_source": note.captured_source,
-        "status": note.status,
-        "lifecycle": note.lifecycle,
-        "type": note.type,
-        "project": note.project,
-        "wall": note.wall,
-        "trust": note.trust,
-        "probe": note.is_probe,
-        "meta": note.meta,  # aliases and tags as words: what a result's confidence reads besides the text
-        **digest(note.frontmatter, note.text),  # summary and opening line, for recall
-    }
-    return IndexDoc(
-        note.path, note.title_terms, note.meta, note.body, note.text, note.wall, note.captured_day, facts,
-        names=note_names(note),
-    )
-
-
-def note_names(note: Note) -> tuple[tuple[str, str], ...]:
-    """The names a query may call the note by (kind, name): its title, its file name (for a Dendron
-    hierarchy `a.b.c` also the segments `b.c` and `c`), its aliases and its headings."""
-    stem = note.path.rsplit("/", 1)[-1]
-    stem = stem[:-3] if stem.lower().endswith(".md") else stem
-    segments = stem.split(".")
-    names = [("title", note.title)]
-    names += [("file name", stem)] + [("segment", ".".join(segments[i:])) for i in range(1, len(segments))]
-    names += [("alias", a) for a in note.aliases]
-    names += [("heading", sec.heading) for sec in sections(note.text) if sec.level and sec.heading]
-    return tuple(names)
-
-
-def note_row(note: Note, stat: StatKey) -> NoteRow:
-    return NoteRow(
-        path=note.path,
-        stat=stat,
-        hash=note.content_hash,
-        captured=note.captured,
-        captured_source=note.captured_source,
-        title=note.title,
-        status=note.status,
-        lifecycle=note.lifecycle,
-        type=note.type,
-        project=note.project,
-        superseded_by=note.superseded_by,
-        wall=note.wall,
-        flags=note.flags,
-        frontmatter_error=note.frontmatter_error,
-        tags=note.tags,
-        aliases=note.aliases,
-        links=note.links,
-        entities=note.entities,
-        entity_page=note.entity_page,
-    )
-
-
-def read_note(
-    vault: Path,
-    rel: str,
-    stat: StatKey,
-    previous: tuple[str, str, str] | None,
-    link_convention: str = "obsidian",
-    git_date: Callable[[str], str | None] | None = None,
-) -> Note:
-    """Read and parse one note (a regular file only, up to MAX_NOTE_BYTES). A note whose frontmatter has no
-    date is dated by the commit that added it (`git_date`, source `git`), else by its mtime; either date never
-    moves once catalogued."""
-    data = read_regular(os.path.join(vault, rel), limit=MAX_NOTE_BYTES)
-    note = parse_note(rel, data, stat[0], link_convention=link_convention)
-    if note.captured_source == "mtime":
-        if previous is not None and previous[2] in ("mtime", "git"):
-            note = replace(note, captured=previous[1], captured_source=previous[2])
-        elif previous is None and git_date is not None and (added := git_date(rel)):
-            note = replace(note, captured=added, captured_source="git")
-    return note
-
-
 def reconcile(
     vault: Path,
     store: Store,
@@ -225,9 +144,11 @@ def reconcile(
     progress: Progress | None = None,
     only: set[str] | None = None,
     link_convention: str = "obsidian",
+    workers: int | None = None,
 ) -> ReconcileReport:
     """Bring the index and catalog in line with the vault. `only` limits the pass to some paths.
-    `link_convention` is the contract's (which side of `[[a|b]]` names the note)."""
+    `link_convention` is the contract's (which side of `[[a|b]]` names the note). `workers`: how many
+    processes read the notes (0: this one); by default one a core on a pass with thousands to read."""
     start = time.perf_counter()
     report = ReconcileReport()
     if not vault.is_dir():
@@ -235,7 +156,7 @@ def reconcile(
         report.seconds = time.perf_counter() - start
         return report
     with store.lock:
-        return _reconcile(vault, store, report, start, allow_mass_delete, progress, only, link_convention)
+        return _reconcile(vault, store, report, start, allow_mass_delete, progress, only, link_convention, workers)
 
 
 def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | None = None) -> dict[str, StatKey]:
@@ -268,6 +189,7 @@ def _reconcile(
     progress: Progress | None,
     only: set[str] | None,
     link_convention: str,
+    workers: int | None,
 ) -> ReconcileReport:
     if only is None:
         walk = walk_vault(vault)
@@ -311,56 +233,63 @@ def _reconcile(
         return added.get(rel)
 
     total = len(todo)
+    # A pass into an empty index (a first build, a rebuild) adds every document without replacing one: the
+    # store's lock keeps any other writer out until it ends, and no path comes twice.
+    new = only is None and bool(todo) and store.index.doc_count() == 0
     if progress:
         progress(0, total)
+    previous = store.catalog.hashes(todo)
+    tasks = [(rel, on_disk[rel], previous.get(rel)) for rel in todo]
+    stream = prepared_in_order(vault, tasks, link_convention, pool_size(total, workers))
     done = 0
-    for i in range(0, max(total, 1), BATCH):
-        batch = todo[i : i + BATCH]
-        previous = store.catalog.hashes(batch)
-        rows: list[NoteRow] = []
-        touched: list[tuple[str, StatKey]] = []
+    try:
+        for i in range(0, max(total, 1), BATCH):
+            size = len(tasks[i : i + BATCH])
+            rows: list[NoteRow] = []
+            touched: list[tuple[str, StatKey]] = []
 
-        def documents(
-            batch: list[str] = batch,
-            previous: dict[str, tuple[str, str, str]] = previous,
-            rows: list[NoteRow] = rows,
-            touched: list[tuple[str, StatKey]] = touched,
-        ) -> Iterator[IndexDoc]:
-            # A generator, so the index's threads tokenise each note while the next one is parsed.
-            nonlocal done
-            for rel in batch:
-                stat = on_disk[rel]
-                prev = previous.get(rel)
-                done += 1
-                if progress and done % 200 == 0:
-                    progress(done, total)
-                try:
-                    note = read_note(vault, rel, stat, prev, link_convention, git_date)
-                except OSError as exc:
-                    report.errors.append({"path": rel, "error": f"could not read: {exc.strerror or exc}"})
-                    continue
-                if prev is not None and prev[0] == note.content_hash:
-                    touched.append((rel, stat))  # same bytes, new stat (touch, copy, sync client)
-                    report.unchanged += 1
-                    continue
-                rows.append(note_row(note, stat))
-                if prev is None:
-                    report.added += 1
-                else:
-                    report.updated += 1
-                yield index_doc(note)
+            def documents(
+                size: int = size, rows: list[NoteRow] = rows, touched: list[tuple[str, StatKey]] = touched
+            ) -> Iterator[IndexDoc]:
+                # A generator, so the index's threads tokenise each note while the next one is parsed.
+                nonlocal done
+                for prepared in islice(stream, size):
+                    rel = prepared.path
+                    done += 1
+                    if progress and done % 200 == 0:
+                        progress(done, total)
+                    if prepared.error is not None:
+                        report.errors.append({"path": rel, "error": prepared.error})
+                        continue
+                    if prepared.same:
+                        touched.append((rel, on_disk[rel]))  # same bytes, new stat (touch, copy, sync client)
+                        report.unchanged += 1
+                        continue
+                    if prepared.undated and (date := git_date(rel)):
+                        prepared = redate(prepared, date)
+                    assert prepared.doc is not None and prepared.row is not None
+                    rows.append(prepared.row)
+                    if rel in previous:
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                    yield prepared.doc
 
-        dels = deleted if i == 0 else []
-        if batch or dels:
-            store.index.apply(documents(), dels)
-        if rows or dels or touched:
-            store.catalog.apply(rows, dels, touched)
-        report.deleted += len(dels)
+            dels = deleted if i == 0 else []
+            if size or dels:
+                store.index.apply(documents(), dels, new=new)
+            if rows or dels or touched:
+                store.catalog.apply(rows, dels, touched)
+            report.deleted += len(dels)
+    finally:
+        stream.close()  # stops the worker processes of a pass that failed
     if progress:
         progress(total, total)
     if only is None and (report.changed or not store.swept):
-        # the backstop for rows a crash could orphan: once per process, then whenever notes changed
-        store.catalog.sweep_orphans()
+        # The backstop for orphaned rows: every table whenever notes changed. A first pass that changed
+        # nothing sweeps only the tables written apart from the notes (the usage counts, which may name a
+        # path with no note); the others are only ever written in the transaction that writes their notes.
+        store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed else KEPT_ON_REWRITE)
         store.swept = True
     report.seconds = time.perf_counter() - start
     if only is None:

@@ -1,0 +1,213 @@
+"""One note read for the index and the catalog: its file parsed once into the index document and the catalog
+row, in this process or in a pool of worker processes on a large pass.
+
+`prepare` does the whole of one note's work that depends on nothing but its file and its previous catalog
+row; what needs the pass (a date from git history for a new note without one) is added afterwards by
+`redate`. A pass that prepares thousands of notes hands them to `prepared_in_order`, which keeps every core
+parsing while the caller feeds the index, and gives the results in the order asked. The worker processes
+import this module and the note model only.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agentmd.engine.fsutil import MAX_READ_BYTES, read_regular
+from agentmd.engine.index.catalog import NoteRow, StatKey
+from agentmd.engine.index.fulltext import IndexDoc
+from agentmd.vault_schema import Note, parse_note
+from agentmd.vault_schema.digest import digest
+from agentmd.vault_schema.markdown import headings
+
+log = logging.getLogger("agentmd.reconcile")
+
+MAX_NOTE_BYTES = MAX_READ_BYTES  # a larger "note" is reported, not read
+POOL_MIN_NOTES = 3000  # below this many notes to read, starting worker processes costs more than it saves
+CHUNK = 200  # notes a worker prepares per task
+MAX_WORKERS = 8
+AHEAD = 2000  # notes prepared ahead of the caller at most (so the workers go on while the index commits)
+
+Previous = tuple[str, str, str]  # the catalog's (hash, captured, captured_source) of a note
+
+
+def index_doc(note: Note) -> IndexDoc:
+    meta = note.meta
+    facts = {
+        "title": note.title,
+        "captured": note.captured,
+        "captured_source": note.captured_source,
+        "status": note.status,
+        "lifecycle": note.lifecycle,
+        "type": note.type,
+        "project": note.project,
+        "wall": note.wall,
+        "trust": note.trust,
+        "probe": note.is_probe,
+        "meta": meta,  # aliases and tags as words: what a result's confidence reads besides the text
+        **digest(note.frontmatter, note.text),  # summary and opening line, for recall
+    }
+    return IndexDoc(
+        note.path, note.title_terms, meta, note.body, note.text, note.wall, note.captured_day, facts,
+        names=note_names(note),
+    )
+
+
+def note_names(note: Note) -> tuple[tuple[str, str], ...]:
+    """The names a query may call the note by (kind, name): its title, its file name (for a Dendron
+    hierarchy `a.b.c` also the segments `b.c` and `c`), its aliases and its headings."""
+    stem = note.path.rsplit("/", 1)[-1]
+    stem = stem[:-3] if stem.lower().endswith(".md") else stem
+    segments = stem.split(".")
+    names = [("title", note.title)]
+    names += [("file name", stem)] + [("segment", ".".join(segments[i:])) for i in range(1, len(segments))]
+    names += [("alias", a) for a in note.aliases]
+    names += [("heading", heading) for _level, heading in headings(note.text) if heading]
+    return tuple(names)
+
+
+def note_row(note: Note, stat: StatKey) -> NoteRow:
+    return NoteRow(
+        path=note.path,
+        stat=stat,
+        hash=note.content_hash,
+        captured=note.captured,
+        captured_source=note.captured_source,
+        title=note.title,
+        status=note.status,
+        lifecycle=note.lifecycle,
+        type=note.type,
+        project=note.project,
+        superseded_by=note.superseded_by,
+        wall=note.wall,
+        flags=note.flags,
+        frontmatter_error=note.frontmatter_error,
+        tags=note.tags,
+        aliases=note.aliases,
+        links=note.links,
+        entities=note.entities,
+        entity_page=note.entity_page,
+    )
+
+
+def read_note(
+    vault: Path,
+    rel: str,
+    stat: StatKey,
+    previous: Previous | None,
+    link_convention: str = "obsidian",
+    git_date: Callable[[str], str | None] | None = None,
+) -> Note:
+    """Read and parse one note (a regular file only, up to MAX_NOTE_BYTES). A note whose frontmatter has no
+    date is dated by the commit that added it (`git_date`, source `git`), else by its mtime; either date never
+    moves once catalogued."""
+    data = read_regular(os.path.join(vault, rel), limit=MAX_NOTE_BYTES)
+    note = parse_note(rel, data, stat[0], link_convention=link_convention)
+    if note.captured_source == "mtime":
+        if previous is not None and previous[2] in ("mtime", "git"):
+            note = replace(note, captured=previous[1], captured_source=previous[2])
+        elif previous is None and git_date is not None and (added := git_date(rel)):
+            note = replace(note, captured=added, captured_source="git")
+    return note
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One note read for a pass: its document and row, or why there is none."""
+
+    path: str
+    error: str | None = None  # the file could not be read
+    same: bool = False  # the bytes are those the catalog already has (a touch, a copy, a sync client)
+    doc: IndexDoc | None = None
+    row: NoteRow | None = None
+    undated: bool = False  # a new note dated by its mtime: the commit that added it may date it instead
+
+
+def prepare(vault: Path, rel: str, stat: StatKey, previous: Previous | None, link_convention: str) -> Prepared:
+    """Read and parse one note into its index document and catalog row."""
+    try:
+        note = read_note(vault, rel, stat, previous, link_convention)
+    except OSError as exc:
+        return Prepared(rel, error=f"could not read: {exc.strerror or exc}")
+    if previous is not None and previous[0] == note.content_hash:
+        return Prepared(rel, same=True)
+    undated = previous is None and note.captured_source == "mtime"
+    return Prepared(rel, doc=index_doc(note), row=note_row(note, stat), undated=undated)
+
+
+def redate(prepared: Prepared, captured: str, source: str = "git") -> Prepared:
+    """The prepared note captured at `captured` (from `source`) instead of its mtime."""
+    assert prepared.doc is not None and prepared.row is not None
+    facts = {**prepared.doc.facts, "captured": captured, "captured_source": source}
+    day = int(captured[:10].replace("-", ""))  # as Note.captured_day
+    return replace(
+        prepared,
+        doc=replace(prepared.doc, day=day, facts=facts),
+        row=replace(prepared.row, captured=captured, captured_source=source),
+        undated=False,
+    )
+
+
+Task = tuple[str, StatKey, Previous | None]
+
+
+def _worker_start() -> None:
+    """A worker leaves an interrupt (Ctrl-C reaches the whole process group) to the pass that started it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _prepare_chunk(vault: Path, link_convention: str, tasks: Sequence[Task]) -> list[Prepared]:
+    return [prepare(vault, rel, stat, prev, link_convention) for rel, stat, prev in tasks]
+
+
+def pool_size(notes: int, workers: int | None) -> int:
+    """Worker processes for a pass that reads `notes` notes: `workers` when given, else one a core when there
+    are several cores and enough notes to pay for starting them (0: read in this process)."""
+    if workers is not None:
+        return max(0, workers)
+    cores = os.cpu_count() or 1
+    return min(cores, MAX_WORKERS) if cores > 1 and notes >= POOL_MIN_NOTES else 0
+
+
+def prepared_in_order(
+    vault: Path, tasks: Sequence[Task], link_convention: str, workers: int
+) -> Generator[Prepared, None, None]:
+    """`prepare` of every task, in order. With `workers`, the notes are read by that many processes, a few
+    chunks ahead of the caller (so memory stays bounded); a pool that cannot start or breaks (a worker killed)
+    leaves the remaining notes to this process."""
+    done = 0
+    if workers > 0 and len(tasks) > CHUNK:
+        try:
+            pool = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+            )
+        except (OSError, ValueError) as exc:
+            log.warning("notes read in this process: worker processes did not start (%s)", exc)
+        else:
+            try:
+                ahead: deque[Future[list[Prepared]]] = deque()
+                chunks = (tasks[i : i + CHUNK] for i in range(0, len(tasks), CHUNK))
+                for chunk in chunks:
+                    ahead.append(pool.submit(_prepare_chunk, vault, link_convention, chunk))
+                    if len(ahead) > max(2 * workers, AHEAD // CHUNK):
+                        results = ahead.popleft().result()
+                        done += len(results)
+                        yield from results
+                while ahead:
+                    results = ahead.popleft().result()
+                    done += len(results)
+                    yield from results
+            except (BrokenProcessPool, OSError) as exc:
+                log.warning("notes read in this process: a worker process failed (%s)", exc)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+    for rel, stat, prev in tasks[done:]:
+        yield prepare(vault, rel, stat, prev, link_convention)

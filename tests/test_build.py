@@ -1,0 +1,152 @@
+"""A full build: what it skips to run near the floor (replacing documents in an empty index, reading names
+the long way) leaves the same index as a pass that replaces every document."""
+
+from __future__ import annotations
+
+import os
+import string
+import unicodedata
+from pathlib import Path
+
+from conftest import CORPORA, Vault
+from git_helpers import make_repo
+
+from agentmd.engine.index.fulltext import IndexDoc, SearchIndex, name_key
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.vault_schema import sections
+from agentmd.vault_schema.markdown import headings
+
+
+def _name_key_by_characters(text: str) -> str:
+    """name_key read character by character (the reading for any text, accents and all)."""
+    text = text.strip()
+    if text.lower().endswith(".md"):
+        text = text[:-3]
+    folded = unicodedata.normalize("NFKD", text.casefold().translate(dict.fromkeys(map(ord, "'\u2019`\u00b4"))))
+    bare = "".join(ch if ch.isalnum() else " " for ch in folded if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", " ".join(bare.split()))
+
+
+def test_ascii_names_are_keyed_as_by_characters() -> None:
+    samples = [
+        string.printable,
+        "dendron.topic.sidebar.graph-panel.md",
+        "Hume's Beliefs",
+        "`code`_name__x",
+        "  README.MD  ",
+        "a.md.md",
+        "tab\tand\nnew line\x0b\x0c\r",
+        "C++ / C# & F#: 100% (v2.0) [draft] {x} <y> ~z^ |w| \\q @me $5 *bold* =eq ?!;,",
+        "...",
+        "",
+    ]
+    samples += [chr(i) * 3 + " x" + chr(i) for i in range(128)]
+    for text in samples:
+        assert name_key(text) == _name_key_by_characters(text), repr(text)
+
+
+def _doc(path: str, body: str) -> IndexDoc:
+    return IndexDoc(path, path, "", body, body, None, 20250101, {"title": path}, names=(("title", path),))
+
+
+def _count(index: SearchIndex, word: str) -> int:
+    return len(index.search([word], limit=10))
+
+
+def test_a_path_twice_in_one_build_into_an_empty_index_keeps_the_last(tmp_path: Path) -> None:
+    index = SearchIndex(tmp_path / "ix")
+    index.apply([_doc("a.md", "apples"), _doc("b.md", "bananas"), _doc("a.md", "cherries")])
+    assert index.doc_count() == 2
+    assert _count(index, "apples") == 0 and _count(index, "cherries") == 1
+    index.close()
+
+
+def test_later_batches_of_a_build_add_and_ordinary_writes_replace(tmp_path: Path) -> None:
+    index = SearchIndex(tmp_path / "ix")
+    index.apply([_doc(f"n{i}.md", "first") for i in range(5)])
+    index.apply([_doc(f"m{i}.md", "second") for i in range(5)], new=True)
+    assert index.doc_count() == 10
+    index.apply([_doc("n0.md", "edited"), _doc("m0.md", "edited")])  # the index is not empty: replaced
+    assert index.doc_count() == 10
+    assert _count(index, "edited") == 2 and _count(index, "first") == 4 and _count(index, "second") == 4
+    index.close()
+
+
+def test_rebuilds_from_scratch_leave_one_document_a_note(vault: Vault, cache_dir: Path) -> None:
+    for i in range(30):
+        vault.note(f"notes/n{i}.md", f"# Heading {i}\nshared orchard words {i}\n", title=f"Note {i}")
+    for _ in range(2):
+        with Store(cache_dir, from_scratch=True) as store:
+            report = reconcile(vault.root, store)
+            assert report.added == 30
+            assert store.index.doc_count() == 30 == store.catalog.count()
+            assert len(store.index.search(["orchard"], limit=50)) == 30
+    vault.note("notes/n3.md", "# Heading 3\nedited pear words\n", title="Note 3")
+    with Store(cache_dir) as store:
+        report = reconcile(vault.root, store)
+        assert report.updated == 1
+        assert store.index.doc_count() == 30
+        assert len(store.index.search(["orchard"], limit=50)) == 29
+
+
+def test_headings_are_the_headings_sections_split_at() -> None:
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(CORPORA.rglob("*.md"))]
+    texts += [
+        "# A\n## B ##\n   ### C\n    # not (indented code)\n#no space\n#\n####### seven\n# trailing #  \n",
+        "```\n# in code\n```\n# after\n~~~~\n# tilde code\n~~~~\n## last\r\n",
+        "#### \t spaced \t\n\n# x\r\ntext # not a heading\n",
+        "",
+        "no heading at all",
+    ]
+    assert len(texts) > 4000
+    expected = [[(s.level, s.heading) for s in sections(t) if s.level] for t in texts]
+    mismatched = [i for i, t in enumerate(texts) if headings(t) != expected[i]]
+    assert mismatched == []
+
+
+def _vault_files(n: int) -> dict[str, str]:
+    files = {}
+    for i in range(n):
+        dated = f"date: 2024-{i % 12 + 1:02d}-{i % 28 + 1:02d}\n" if i % 3 else ""
+        files[f"area{i % 7}/note-{i}.md"] = (
+            f"---\ntitle: Note {i}\n{dated}tags: [t{i % 5}, shared]\naliases: [alias {i}]\n---\n"
+            f"# Heading {i}\nOrchard words {i % 11} and [[note-{(i + 1) % n}]] with #inline{i % 4}.\n"
+            f"## Part {i % 9}\nSee https://github.com/owner/repo{i % 3} for more.\n"
+        )
+    return files
+
+
+def _state(store: Store, paths: list[str]) -> dict[str, object]:
+    rows = {p: store.catalog.get(p) for p in paths}
+    docs = {}
+    for p in paths:
+        found = store.index.hit_for(p)
+        assert found is not None, p
+        hit, hits = found
+        docs[p] = (hit.facts, hits.text_of(hit))
+    searches = {w: sorted(h.path for h in store.index.search([w], limit=500).hits) for w in ("orchard", "alias", "t3")}
+    return {"rows": rows, "docs": docs, "searches": searches, "count": store.index.doc_count()}
+
+
+def test_notes_read_by_worker_processes_build_what_one_process_builds(tmp_path: Path) -> None:
+    files = _vault_files(260)  # more than one chunk of notes for the workers
+    vault = make_repo(tmp_path / "vault", files)  # the undated notes take the date of the commit that added them
+    paths = sorted(files)
+    with Store(tmp_path / "one") as one, Store(tmp_path / "pool") as pool:
+        first = reconcile(vault, one, workers=0)
+        second = reconcile(vault, pool, workers=2)
+        assert first.to_dict() | {"seconds": 0} == second.to_dict() | {"seconds": 0}
+        assert first.added == 260 and not first.errors
+        state = _state(one, paths)
+        assert state == _state(pool, paths)
+        assert {r.captured_source for r in state["rows"].values()} == {"date", "git"}  # type: ignore[attr-defined]
+        for rel in paths:  # every note touched (new stat, same bytes), three edited
+            os.utime(vault / rel, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+        for rel in paths[:3]:
+            (vault / rel).write_text(files[rel].replace("Orchard", "Vineyard"), encoding="utf-8")
+        first = reconcile(vault, one, workers=0)
+        second = reconcile(vault, pool, workers=2)
+        assert first.to_dict() | {"seconds": 0} == second.to_dict() | {"seconds": 0}
+        assert first.updated == 3 and first.unchanged == 257
+        assert _state(one, paths) == _state(pool, paths)
