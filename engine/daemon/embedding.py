@@ -6,7 +6,13 @@ note list in line with the catalog (deleted notes lose their vectors; an edited 
 chunks whose text changed, since the store keys vectors by text hash and model id) and embeds the queue
 in slices of one model batch, pausing between slices. A search embeds its query beside a running slice (the
 model takes calls from several threads), so it never waits for one to finish. The store is
-saved every few slices, when the queue drains and at shutdown.
+saved every few slices (never spending more than a twentieth of the time on saves, which grow with the
+vault), when the queue drains and at shutdown.
+
+The queue is taken in `embedding_order`: the most-used notes first (the usage counters of
+engine/index/usage.py), then the newest. On a CPU a 100,000-note vault takes hours to cover; meanwhile a
+hybrid search fuses the vectors made so far with the lexical list, and a note without vectors yet is
+still found by its words (engine/search/hybrid.py).
 
 When the model cannot load (switched off, a package or file missing, a hash that differs), the daemon
 searches lexical-only and remembers why; status and every hybrid answer show the reason.
@@ -17,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentmd.engine.index.catalog import Catalog
@@ -31,6 +37,7 @@ SLICE = 8  # chunks per slice: one model batch, about 0.4 s on 2 cores
 SAVE_EVERY = 16  # slices between saves while the queue drains
 PAUSE = 0.005  # seconds the thread yields between slices
 RATE_WINDOW = 30.0  # seconds of embedding the measured rate averages over
+SAVE_SHARE = 0.05  # at most this share of the embedding time goes to periodic saves
 
 
 class DenseWorker:
@@ -58,6 +65,8 @@ class DenseWorker:
         self._thread: threading.Thread | None = None
         self._rate: float | None = None  # chunks per second, measured
         self.embedded = 0  # chunks embedded since start
+        self._saved_at = clock()
+        self._save_seconds = 0.0  # how long the last save took
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -133,7 +142,7 @@ class DenseWorker:
         slices = 0
         while not self._stop.is_set():
             with self._cond:
-                if not self._due and not store.pending(1):
+                if not self._due and not store.has_pending():
                     self._cond.wait(5.0)
                     continue
                 due, self._due = self._due, False
@@ -146,8 +155,8 @@ class DenseWorker:
             if count:
                 self._measure(count, self.clock() - began)
                 slices += 1
-            if store.dirty and (slices >= self.save_every or not store.pending(1)):
-                store.save()
+            if store.dirty and (not store.has_pending() or self._save_due(slices)):
+                self._save(store)
                 slices = 0
             cov = store.coverage()
             state = "complete" if cov.done >= cov.total else "embedding"
@@ -166,14 +175,28 @@ class DenseWorker:
             log.warning("the catalog could not be read for embedding (%s); trying after the next pass", exc)
             return
         try:
-            current = {p: h for p, (h, _c, _s) in catalog.hashes(catalog.paths()).items()}
+            rows = catalog.hashes(catalog.paths())
+            uses = catalog.usage_counts(rows)
         finally:
             catalog.close()
+        current = {p: h for p, (h, _c, _s) in rows.items()}
+        store.prioritise(embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses))
         rechunked, removed = refresh(store, self.settings.vault, current)
         if removed:
-            store.save()
+            self._save(store)
         if rechunked or removed:
             log.info("vectors: %d note(s) to (re)embed, %d removed", rechunked, removed)
+
+    def _save_due(self, slices: int) -> bool:
+        """Every `save_every` slices, and never more often than SAVE_SHARE of the time goes to saving: a
+        save writes the whole store, which takes seconds at 100,000 notes."""
+        return slices >= self.save_every and self.clock() - self._saved_at >= self._save_seconds / SAVE_SHARE
+
+    def _save(self, store: Any) -> None:
+        began = self.clock()
+        store.save()
+        self._saved_at = self.clock()
+        self._save_seconds = self._saved_at - began
 
     def _measure(self, count: int, seconds: float) -> None:
         self.embedded += count
@@ -205,3 +228,15 @@ class DenseWorker:
             "load_seconds": self.load_seconds,
             "reason": None,
         }
+
+
+def embedding_order(captured: Mapping[str, str], uses: Mapping[str, tuple[int, int]]) -> list[str]:
+    """The order the background embedding takes the notes in: the most-used first (injections plus recalls),
+    then the newest by captured date, then by path. At 100,000 notes full coverage takes hours on a CPU, so
+    the notes an agent is most likely to be shown get their vectors first."""
+    return sorted(captured, key=lambda p: (-sum(uses.get(p, (0, 0))), not captured[p], _negated(captured[p]), p))
+
+
+def _negated(stamp: str) -> tuple[int, ...]:
+    """A captured stamp (`YYYY-MM-DD`, maybe with a time) as a key that sorts the newest first."""
+    return tuple(-ord(ch) for ch in stamp)
