@@ -15,7 +15,9 @@ hybrid search fuses the vectors made so far with the lexical list, and a note wi
 still found by its words (engine/search/hybrid.py).
 
 When the model cannot load (switched off, a package or file missing, a hash that differs), the daemon
-searches lexical-only and remembers why; status and every hybrid answer show the reason.
+searches lexical-only and remembers why; status and every hybrid answer show the reason. An embeddings
+endpoint (engine/index/endpoint_embedder.py) that does not answer is asked again every RETRY seconds, at
+load and while embedding ("waiting" in status, with the reason); searches meanwhile answer lexically.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ SLICE = 8  # chunks per slice: one model batch, about 0.4 s on 2 cores
 SAVE_EVERY = 16  # slices between saves while the queue drains
 PAUSE = 0.005  # seconds the thread yields between slices
 RATE_WINDOW = 30.0  # seconds of embedding the measured rate averages over
+RETRY = 30.0  # seconds before an embeddings endpoint that failed is asked again
 SAVE_SHARE = 0.05  # at most this share of the embedding time goes to periodic saves
 
 
@@ -49,8 +52,10 @@ class DenseWorker:
         *,
         slice_size: int = SLICE,
         save_every: int = SAVE_EVERY,
+        retry: float = RETRY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.retry = retry
         self.settings = settings
         self.slice_size = slice_size
         self.save_every = save_every
@@ -102,16 +107,19 @@ class DenseWorker:
     # -- the thread ------------------------------------------------------------------------------
 
     def _run(self) -> None:
-        started = self.clock()
-        try:
-            embedder = load_embedder(self.settings)
-        except EmbedderUnavailable as exc:
-            self._lexical_only(str(exc))
-            return
-        except Exception as exc:  # the model must never take the daemon down
-            log.exception("the embedding model failed to load")
-            self._lexical_only(f"the embedding model failed to load: {exc}")
-            return
+        while True:
+            started = self.clock()
+            try:
+                embedder = load_embedder(self.settings)
+                break
+            except EmbedderUnavailable as exc:
+                self._lexical_only(str(exc))
+            except Exception as exc:  # the model must never take the daemon down
+                log.exception("the embedding model failed to load")
+                self._lexical_only(f"the embedding model failed to load: {exc}")
+            # a bundled model that cannot load will not load later; an endpoint may come up
+            if not self.settings.embed_url or self._stop.wait(self.retry):
+                return
         from agentmd.engine.index.vectors import VectorStore
         from agentmd.engine.search.hybrid import DenseArm
 
@@ -120,6 +128,7 @@ class DenseWorker:
         if store.reset_reason:
             log.info("%s", store.reset_reason)
         log.info("embedding model %s loaded in %.2fs", embedder.model_id, self.load_seconds)
+        self.reason = None
         self._arm = DenseArm(store, embedder)
         self.state = "embedding" if store.coverage().done < store.coverage().total else "complete"
         try:
@@ -151,7 +160,15 @@ class DenseWorker:
             if self._stop.is_set():
                 break
             began = self.clock()
-            count = store.embed_pending(embedder, self.slice_size)
+            try:
+                count = store.embed_pending(embedder, self.slice_size)
+            except EmbedderUnavailable as exc:  # an endpoint that stopped answering: wait and try again
+                if self.reason != str(exc):
+                    log.warning("embedding paused, trying again in %g s: %s", self.retry, exc)
+                self.reason, self.state = str(exc), "waiting"
+                self._stop.wait(self.retry)
+                continue
+            self.reason = None
             if count:
                 self._measure(count, self.clock() - began)
                 slices += 1
@@ -226,7 +243,7 @@ class DenseWorker:
             "rate_per_s": None if self._rate is None else round(self._rate, 1),
             "eta_s": eta,
             "load_seconds": self.load_seconds,
-            "reason": None,
+            "reason": self.reason,  # why embedding is paused ("waiting"), else None
         }
 
 

@@ -96,17 +96,20 @@ class Coverage:
 class VectorStore:
     """Chunk vectors of one model, per note. Thread-safe; the caller decides when to `save`."""
 
-    def __init__(self, cache_dir: Path, model_id: str, dim: int = 384) -> None:
+    def __init__(self, cache_dir: Path, model_id: str, dim: int | None = 384) -> None:
+        """The store of `model_id`'s vectors in `cache_dir`. `dim=None` takes the dimension the file has (for
+        reading a store whose model is not loaded)."""
         self.path = cache_dir / FILE_NAME
         self.model_id = model_id
-        self.dim = dim
+        self.dim = dim or 0
+        self._any_dim = dim is None
         self._lock = threading.RLock()
         self._notes: dict[str, _Note] = {}
         self._pending: dict[str, str] = {}  # chunk key -> text, for queued chunks
         self._spare: dict[str, np.ndarray] = {}  # vectors of freed rows, reusable until the next save
         self._key_row: dict[str, int] = {}  # chunk key -> a row holding its vector
         # the matrix and what each row holds; rows below `_used` are live or in `_free`
-        self._vectors = np.zeros((0, dim), dtype=np.float32)
+        self._vectors = np.zeros((0, self.dim), dtype=np.float32)
         self._has = np.zeros(0, dtype=bool)  # the row is live and holds its vector
         self._owner = np.zeros(0, dtype=np.int32)  # the owning note's slot
         self._ordinal = np.zeros(0, dtype=np.int32)  # the chunk's number in its note
@@ -133,6 +136,9 @@ class VectorStore:
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
+                if self._any_dim and isinstance(meta.get("dim"), int):
+                    self.dim = meta["dim"]
+                    self._vectors = np.zeros((0, self.dim), dtype=np.float32)
                 if meta.get("format") != FORMAT or meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
                     self.reset_reason = (
                         f"vectors were made by {meta.get('model_id')!r} (format {meta.get('format')}); "
