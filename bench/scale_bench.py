@@ -198,6 +198,18 @@ def wait_dense(client: DaemonClient, timeout: float = 900.0) -> dict[str, Any]:
         time.sleep(0.5)
 
 
+def memory(pid: int) -> dict[str, float]:
+    """A process's resident memory (MiB): the total, and its anonymous part (the heap: Python objects, numpy
+    arrays, the model's arena) apart from file pages (the memory-mapped index, the catalog's pages)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _colon, rest = line.partition(":")
+        if name in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+            fields[name] = round(int(rest.split()[0]) / 1024, 1)
+    return {"rss_mib": fields.get("VmRSS", 0.0), "anon_mib": fields.get("RssAnon", 0.0),
+            "file_mib": fields.get("RssFile", 0.0), "peak_mib": fields.get("VmHWM", 0.0)}
+
+
 def store_memory(cache: Path) -> dict[str, float]:
     """What the loaded vector store adds to this process (VmRSS before and after loading it and readying a
     search), and the float32 search matrix's own size."""
@@ -224,11 +236,15 @@ def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense:
     }
     result: dict[str, Any] = {"mode": mode, "notes": notes}
     t0 = time.perf_counter()
-    if mode == "synthetic":
-        generate(vault, notes)
+    if (vault / ".complete").is_file():
+        result["generate_s"] = None  # kept from an earlier run (--keep)
     else:
-        generate_corpora(vault, notes, corpora)
-    result["generate_s"] = round(time.perf_counter() - t0, 1)
+        if mode == "synthetic":
+            generate(vault, notes)
+        else:
+            generate_corpora(vault, notes, corpora)
+        (vault / ".complete").write_text(str(notes), encoding="utf-8")
+        result["generate_s"] = round(time.perf_counter() - t0, 1)
     settings = resolve(vault=str(vault), env=env)
     result |= lexical_build(env)
     result["index_mib"] = disk_mib(settings.index_dir)
@@ -239,7 +255,8 @@ def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense:
     proc, client = serve({**env, "AGENTMD_DENSE": "0"}, settings.state_dir)
     try:
         result["lexical_daemon"] = latencies(client, asked, ("fusion",))
-        result["lexical_daemon_rss_mib"] = round(rss_kib(proc.pid) / 1024, 1)
+        result["lexical_daemon_memory"] = memory(proc.pid)
+        result["lexical_daemon_rss_mib"] = result["lexical_daemon_memory"]["rss_mib"]
     finally:
         stop(proc)
     if not dense:
@@ -254,7 +271,8 @@ def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense:
     try:
         vectors["daemon_load_s"] = wait_dense(client).get("load_seconds")
         result["dense_daemon"] = latencies(client, asked, ("hybrid", "fusion"))
-        result["dense_daemon_rss_mib"] = round(rss_kib(proc.pid) / 1024, 1)
+        result["dense_daemon_memory"] = memory(proc.pid)
+        result["dense_daemon_rss_mib"] = result["dense_daemon_memory"]["rss_mib"]
     finally:
         stop(proc)
     result["dense"] = vectors
@@ -277,7 +295,9 @@ def report(result: dict[str, Any]) -> str:
         f"  lexical build {result['build_s']} s, peak RSS {result['build_peak_rss_mib']} MiB;"
         f" index {result['index_mib']} MiB, catalog {result['catalog_mib']} MiB on disk",
         f"  unchanged pass {result['unchanged_s']} s (bare stat walk {result['stat_walk_s']} s)",
-        f"  lexical daemon RSS {result['lexical_daemon_rss_mib']} MiB",
+        f"  lexical daemon RSS {result['lexical_daemon_rss_mib']} MiB"
+        f" ({result['lexical_daemon_memory']['anon_mib']} MiB heap, {result['lexical_daemon_memory']['file_mib']}"
+        " MiB file pages)",
     ]
     for part in ("lexical_daemon", "dense_daemon"):
         for name, row in result.get(part, {}).items():
