@@ -234,7 +234,7 @@ def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense:
         "XDG_CONFIG_HOME": str(work / "config"),
         "AGENTMD_VAULT": str(vault),
     }
-    result: dict[str, Any] = {"mode": mode, "notes": notes}
+    result: dict[str, Any] = {"mode": mode, "notes": notes, "load_average_1min_at_start": round(os.getloadavg()[0], 2)}
     t0 = time.perf_counter()
     if (vault / ".complete").is_file():
         result["generate_s"] = None  # kept from an earlier run (--keep)
@@ -337,12 +337,12 @@ def main() -> int:
                 shutil.rmtree(work, ignore_errors=True)
         result["bars"] = BARS
         result["pass"] = verdict(result)
+        result["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)  # the machine is shared
         results.append(result)
         print(report(result), file=sys.stderr, flush=True)
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+        if args.out:  # after each vault, so a long run keeps what it measured
+            args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=2))
     print("\n\n".join(report(r) for r in results))
     return 0
 
