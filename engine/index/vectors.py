@@ -11,10 +11,10 @@ float32 vector is above 0.999999 and the fused ranking scores the same nDCG@10, 
 In memory they live in one float32 matrix, a row per chunk, which searches scan in place: a note's
 chunks hold row numbers, freed rows are reused, and nothing is rebuilt when a slice of vectors arrives,
 so a search while the background embedding runs costs what it costs at rest. Beside the matrix a chunk
-costs its key and its row's owner (about 200 bytes), so memory is 1.5 KiB per chunk of 384 dimensions
-(bench/scale_bench.py measures it at 100,000 notes). Search is brute-force cosine (a matrix-vector
-product): about 1 ms at 10,000 chunks; at 100,000 notes (about 350,000 chunks) it reads the whole
-matrix, so it is bound by memory bandwidth.
+costs its key, heading and row bookkeeping (about 330 bytes), so memory is about 1.8 KiB per chunk of 384
+dimensions: 623 MiB for the 350,193 chunks of a 100,000-note vault (bench/scale_bench.py). Search is
+brute-force cosine (a matrix-vector product): about 1 ms at 10,000 chunks; at 350,000 chunks it reads the
+whole 513 MiB matrix, about 70 ms a query on this 2-core machine, bound by memory bandwidth.
 
 Embedding is slow (about 20 chunks a second on 2 cores), so the work is incremental and resumable:
 `outdated` compares the store with the catalog's note hashes, `set_note` records a note's chunks
