@@ -5,6 +5,11 @@ The vault comes from `--vault`, else `AGENTMD_VAULT`, else `vault = "..."` in th
 `--index`, else `index = "..."` in the config file, else `$XDG_CACHE_HOME/agentmd/<vault-id>/`.
 The dense arm (embeddings beside the lexical index) is on unless `AGENTMD_DENSE=0` or `dense = false` in the
 config file; `AGENTMD_MODEL_FILE` or `model_file = "..."` names another copy of the embedding model.
+An OpenAI-compatible embeddings endpoint replaces the bundled model when a base URL is given
+(`AGENTMD_EMBED_URL` or `embed_url = "http://127.0.0.1:8080/v1"`) with a model name (`AGENTMD_EMBED_MODEL` or
+`embed_model = "..."`); its API key, if it needs one, is read from the environment variable
+`AGENTMD_EMBED_API_KEY`, or from the one `embed_api_key_env = "NAME"` in the config file names (never from the
+config file itself).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,9 @@ class Settings:
     daily_write_cap: int | None  # AGENTMD_DAILY_WRITE_CAP when set
     dense: bool = True  # embed notes and search hybrid; False: lexical-only
     model_file: Path | None = None  # another copy of the embedding model (it must have the pinned hash)
+    embed_url: str | None = None  # an OpenAI-compatible embeddings endpoint's base URL (…/v1); None: the bundled model
+    embed_model: str | None = None  # the endpoint's model name
+    embed_api_key: str | None = field(default=None, repr=False)  # read from the environment, never shown
 
     @property
     def index_dir(self) -> Path:
@@ -125,6 +133,7 @@ def resolve(
     dense_text = env.get("AGENTMD_DENSE")
     dense = _switch(dense_text, "AGENTMD_DENSE") if dense_text else _config_switch(data.get("dense", True))
     model_text = env.get("AGENTMD_MODEL_FILE") or data.get("model_file")
+    embed_url, embed_model, embed_key = _endpoint(env, data)
     return Settings(
         vault=vault_path,
         cache_dir=cache_dir,
@@ -134,7 +143,27 @@ def resolve(
         daily_write_cap=cap,
         dense=dense,
         model_file=Path(str(model_text)).expanduser() if model_text else None,
+        embed_url=embed_url,
+        embed_model=embed_model,
+        embed_api_key=embed_key,
     )
+
+
+def _endpoint(env: Mapping[str, str], data: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """(base URL, model, API key) of the embeddings endpoint, or (None, None, None) when none is set."""
+    url = env.get("AGENTMD_EMBED_URL") or data.get("embed_url")
+    model = env.get("AGENTMD_EMBED_MODEL") or data.get("embed_model")
+    if not url:
+        return None, None, None
+    url = str(url).strip()
+    if not re.match(r"https?://[^/\s]+", url):
+        raise ConfigError(f"embeddings endpoint {url!r} is not an http(s) URL; write e.g. http://127.0.0.1:8080/v1")
+    if not model:
+        raise ConfigError(
+            f"embeddings endpoint {url} has no model name; set AGENTMD_EMBED_MODEL or `embed_model = \"...\"`"
+        )
+    key_env = str(data.get("embed_api_key_env") or "AGENTMD_EMBED_API_KEY")
+    return url, str(model).strip(), env.get(key_env) or None
 
 
 def _switch(text: str, name: str) -> bool:

@@ -134,7 +134,10 @@ def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err
     except EmbedderUnavailable as exc:
         return {"state": "lexical-only", "reason": str(exc)}, f"dense: lexical-only: {exc}"
     bar = None if args.json else EmbedBar(err, tty=err.isatty())
-    done = embed_foreground(settings, current, embedder, bar)
+    try:
+        done = embed_foreground(settings, current, embedder, bar)
+    except EmbedderUnavailable as exc:  # an embeddings endpoint that stopped answering; what it made is saved
+        return {"state": "partial", "reason": str(exc)}, f"dense: stopped: {exc}"
     rate = f" ({done.rate:.1f} chunks/s)" if done.rate else ""
     text = (
         f"dense: embedded {done.embedded:,} chunks in {duration(done.seconds)}{rate}; "

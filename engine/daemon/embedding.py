@@ -6,10 +6,18 @@ note list in line with the catalog (deleted notes lose their vectors; an edited 
 chunks whose text changed, since the store keys vectors by text hash and model id) and embeds the queue
 in slices of one model batch, pausing between slices. A search embeds its query beside a running slice (the
 model takes calls from several threads), so it never waits for one to finish. The store is
-saved every few slices, when the queue drains and at shutdown.
+saved every few slices (never spending more than a twentieth of the time on saves, which grow with the
+vault), when the queue drains and at shutdown.
+
+The queue is taken in `embedding_order`: the most-used notes first (the usage counters of
+engine/index/usage.py), then the newest. On a CPU a 100,000-note vault takes hours to cover; meanwhile a
+hybrid search fuses the vectors made so far with the lexical list, and a note without vectors yet is
+still found by its words (engine/search/hybrid.py).
 
 When the model cannot load (switched off, a package or file missing, a hash that differs), the daemon
-searches lexical-only and remembers why; status and every hybrid answer show the reason.
+searches lexical-only and remembers why; status and every hybrid answer show the reason. An embeddings
+endpoint (engine/index/endpoint_embedder.py) that does not answer is asked again every RETRY seconds, at
+load and while embedding ("waiting" in status, with the reason); searches meanwhile answer lexically.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentmd.engine.index.catalog import Catalog
@@ -31,6 +39,8 @@ SLICE = 8  # chunks per slice: one model batch, about 0.4 s on 2 cores
 SAVE_EVERY = 16  # slices between saves while the queue drains
 PAUSE = 0.005  # seconds the thread yields between slices
 RATE_WINDOW = 30.0  # seconds of embedding the measured rate averages over
+RETRY = 30.0  # seconds before an embeddings endpoint that failed is asked again
+SAVE_SHARE = 0.05  # at most this share of the embedding time goes to periodic saves
 
 
 class DenseWorker:
@@ -42,8 +52,10 @@ class DenseWorker:
         *,
         slice_size: int = SLICE,
         save_every: int = SAVE_EVERY,
+        retry: float = RETRY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.retry = retry
         self.settings = settings
         self.slice_size = slice_size
         self.save_every = save_every
@@ -58,6 +70,8 @@ class DenseWorker:
         self._thread: threading.Thread | None = None
         self._rate: float | None = None  # chunks per second, measured
         self.embedded = 0  # chunks embedded since start
+        self._saved_at = clock()
+        self._save_seconds = 0.0  # how long the last save took
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -93,16 +107,19 @@ class DenseWorker:
     # -- the thread ------------------------------------------------------------------------------
 
     def _run(self) -> None:
-        started = self.clock()
-        try:
-            embedder = load_embedder(self.settings)
-        except EmbedderUnavailable as exc:
-            self._lexical_only(str(exc))
-            return
-        except Exception as exc:  # the model must never take the daemon down
-            log.exception("the embedding model failed to load")
-            self._lexical_only(f"the embedding model failed to load: {exc}")
-            return
+        while True:
+            started = self.clock()
+            try:
+                embedder = load_embedder(self.settings)
+                break
+            except EmbedderUnavailable as exc:
+                self._lexical_only(str(exc))
+            except Exception as exc:  # the model must never take the daemon down
+                log.exception("the embedding model failed to load")
+                self._lexical_only(f"the embedding model failed to load: {exc}")
+            # a bundled model that cannot load will not load later; an endpoint may come up
+            if not self.settings.embed_url or self._stop.wait(self.retry):
+                return
         from agentmd.engine.index.vectors import VectorStore
         from agentmd.engine.search.hybrid import DenseArm
 
@@ -111,6 +128,7 @@ class DenseWorker:
         if store.reset_reason:
             log.info("%s", store.reset_reason)
         log.info("embedding model %s loaded in %.2fs", embedder.model_id, self.load_seconds)
+        self.reason = None
         self._arm = DenseArm(store, embedder)
         self.state = "embedding" if store.coverage().done < store.coverage().total else "complete"
         try:
@@ -133,7 +151,7 @@ class DenseWorker:
         slices = 0
         while not self._stop.is_set():
             with self._cond:
-                if not self._due and not store.pending(1):
+                if not self._due and not store.has_pending():
                     self._cond.wait(5.0)
                     continue
                 due, self._due = self._due, False
@@ -142,12 +160,20 @@ class DenseWorker:
             if self._stop.is_set():
                 break
             began = self.clock()
-            count = store.embed_pending(embedder, self.slice_size)
+            try:
+                count = store.embed_pending(embedder, self.slice_size)
+            except EmbedderUnavailable as exc:  # an endpoint that stopped answering: wait and try again
+                if self.reason != str(exc):
+                    log.warning("embedding paused, trying again in %g s: %s", self.retry, exc)
+                self.reason, self.state = str(exc), "waiting"
+                self._stop.wait(self.retry)
+                continue
+            self.reason = None
             if count:
                 self._measure(count, self.clock() - began)
                 slices += 1
-            if store.dirty and (slices >= self.save_every or not store.pending(1)):
-                store.save()
+            if store.dirty and (not store.has_pending() or self._save_due(slices)):
+                self._save(store)
                 slices = 0
             cov = store.coverage()
             state = "complete" if cov.done >= cov.total else "embedding"
@@ -166,14 +192,28 @@ class DenseWorker:
             log.warning("the catalog could not be read for embedding (%s); trying after the next pass", exc)
             return
         try:
-            current = {p: h for p, (h, _c, _s) in catalog.hashes(catalog.paths()).items()}
+            rows = catalog.hashes(catalog.paths())
+            uses = catalog.usage_counts(rows)
         finally:
             catalog.close()
+        current = {p: h for p, (h, _c, _s) in rows.items()}
+        store.prioritise(embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses))
         rechunked, removed = refresh(store, self.settings.vault, current)
         if removed:
-            store.save()
+            self._save(store)
         if rechunked or removed:
             log.info("vectors: %d note(s) to (re)embed, %d removed", rechunked, removed)
+
+    def _save_due(self, slices: int) -> bool:
+        """Every `save_every` slices, and never more often than SAVE_SHARE of the time goes to saving: a
+        save writes the whole store, which takes seconds at 100,000 notes."""
+        return slices >= self.save_every and self.clock() - self._saved_at >= self._save_seconds / SAVE_SHARE
+
+    def _save(self, store: Any) -> None:
+        began = self.clock()
+        store.save()
+        self._saved_at = self.clock()
+        self._save_seconds = self._saved_at - began
 
     def _measure(self, count: int, seconds: float) -> None:
         self.embedded += count
@@ -203,5 +243,17 @@ class DenseWorker:
             "rate_per_s": None if self._rate is None else round(self._rate, 1),
             "eta_s": eta,
             "load_seconds": self.load_seconds,
-            "reason": None,
+            "reason": self.reason,  # why embedding is paused ("waiting"), else None
         }
+
+
+def embedding_order(captured: Mapping[str, str], uses: Mapping[str, tuple[int, int]]) -> list[str]:
+    """The order the background embedding takes the notes in: the most-used first (injections plus recalls),
+    then the newest by captured date, then by path. At 100,000 notes full coverage takes hours on a CPU, so
+    the notes an agent is most likely to be shown get their vectors first."""
+    return sorted(captured, key=lambda p: (-sum(uses.get(p, (0, 0))), not captured[p], _negated(captured[p]), p))
+
+
+def _negated(stamp: str) -> tuple[int, ...]:
+    """A captured stamp (`YYYY-MM-DD`, maybe with a time) as a key that sorts the newest first."""
+    return tuple(-ord(ch) for ch in stamp)

@@ -265,13 +265,14 @@ def dense_from_disk(settings: Settings) -> dict[str, Any]:
         return {"state": "lexical-only", "reason": SWITCHED_OFF}
     if not vectors_path(settings.cache_dir).is_file():
         return {"state": "none", "reason": NO_VECTORS}
-    from agentmd.engine.index.embedder import MODEL_ID
     from agentmd.engine.index.vectors import VectorStore
+    from agentmd.engine.search.arm import model_id_for
 
-    cov = VectorStore(settings.cache_dir, MODEL_ID).coverage()
+    model = model_id_for(settings)
+    cov = VectorStore(settings.cache_dir, model, dim=None).coverage()
     return {
         "state": "complete" if cov.done >= cov.total else "partial",
-        "model": MODEL_ID,
+        "model": model,
         "chunks_done": cov.done,
         "chunks_total": cov.total,
         "notes_done": cov.notes_done,

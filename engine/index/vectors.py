@@ -7,27 +7,35 @@ chunk is reused too), and a file written under another model id is ignored, so a
 re-embeds everything.
 
 Vectors are kept as float16 on disk (half of float32; on SciFact's 7,759 chunks the cosine to the
-float32 vector is above 0.999999 and the fused ranking scores the same nDCG@10, see bench/dense_bench.py)
-and as one float32 matrix in memory, built on the first search after a change. Search is brute-force
-cosine (a matrix-vector product): about 1 ms at 10,000 chunks and 10 to 20 ms at 100,000
-(bench/dense_bench.py), so no approximate index is needed at notes-vault sizes.
+float32 vector is above 0.999999 and the fused ranking scores the same nDCG@10, see bench/dense_bench.py).
+In memory they live in one float32 matrix, a row per chunk, which searches scan in place: a note's
+chunks hold row numbers, freed rows are reused, and nothing is rebuilt when a slice of vectors arrives,
+so a search while the background embedding runs costs what it costs at rest. Beside the matrix a chunk
+costs its key, heading and row bookkeeping (about 330 bytes), so memory is about 1.8 KiB per chunk of 384
+dimensions: 623 MiB for the 350,193 chunks of a 100,000-note vault (bench/scale_bench.py). Search is
+brute-force cosine (a matrix-vector product): about 1 ms at 10,000 chunks; at 350,000 chunks it reads the
+whole 513 MiB matrix, about 70 ms a query on this 2-core machine, bound by memory bandwidth.
 
 Embedding is slow (about 20 chunks a second on 2 cores), so the work is incremental and resumable:
 `outdated` compares the store with the catalog's note hashes, `set_note` records a note's chunks
 (vectors already known are reused at once, the rest are queued with their text), `embed_pending`
 embeds at most N queued chunks, `coverage` says how far it got, `remove` drops deleted notes, and
 `save` writes the file atomically (queued texts included, so a restart resumes where it stopped).
+The queue is taken note by note in the order `prioritise` last gave (the daemon puts the most-used and
+newest notes first), else by path; taking a slice costs the slice, not the vault.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import io
 import json
 import logging
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -41,6 +49,7 @@ log = logging.getLogger("agentmd.vectors")
 FILE_NAME = "vectors.npz"
 FORMAT = 1
 BLOCK = 1024  # rows per matrix-vector product in search
+LAST = sys.maxsize  # the rank of a note `prioritise` did not name
 
 
 class TextEmbedder(Protocol):
@@ -59,7 +68,9 @@ class _Note:
     content_hash: str
     keys: list[str]
     headings: list[str]  # each chunk's heading path joined by " > " ("" for the opening text)
-    vectors: list[np.ndarray | None]  # float16 (dim,), None while queued
+    rows: np.ndarray  # int32: each chunk's row in the matrix
+    slot: int  # the note's number in `_slot_path`, what a row's owner names
+    missing: int  # chunks still without a vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,29 +93,37 @@ class Coverage:
         return self.done / self.total if self.total else 1.0
 
 
-@dataclass(slots=True)
-class _Matrix:
-    vectors: np.ndarray  # float32 (rows, dim)
-    paths: list[str]
-    row_note: np.ndarray  # int32: position in `paths`
-    row_ordinal: np.ndarray  # int32
-    headings: list[str] = field(default_factory=list)
-    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # a note's rows (they are contiguous)
-
-
 class VectorStore:
     """Chunk vectors of one model, per note. Thread-safe; the caller decides when to `save`."""
 
-    def __init__(self, cache_dir: Path, model_id: str, dim: int = 384) -> None:
+    def __init__(self, cache_dir: Path, model_id: str, dim: int | None = 384) -> None:
+        """The store of `model_id`'s vectors in `cache_dir`. `dim=None` takes the dimension the file has (for
+        reading a store whose model is not loaded)."""
         self.path = cache_dir / FILE_NAME
         self.model_id = model_id
-        self.dim = dim
+        self.dim = dim or 0
+        self._any_dim = dim is None
+        self._lock = threading.RLock()
         self._notes: dict[str, _Note] = {}
         self._pending: dict[str, str] = {}  # chunk key -> text, for queued chunks
-        self._by_key: dict[str, np.ndarray] = {}  # chunk key -> vector, for reuse across edits and notes
-        self._lock = threading.RLock()
-        self._matrix: _Matrix | None = None
-        self._coverage: Coverage | None = None  # counted once a change, not once a search
+        self._spare: dict[str, np.ndarray] = {}  # vectors of freed rows, reusable until the next save
+        self._key_row: dict[str, int] = {}  # chunk key -> a row holding its vector
+        # the matrix and what each row holds; rows below `_used` are live or in `_free`
+        self._vectors = np.zeros((0, self.dim), dtype=np.float32)
+        self._has = np.zeros(0, dtype=bool)  # the row is live and holds its vector
+        self._owner = np.zeros(0, dtype=np.int32)  # the owning note's slot
+        self._ordinal = np.zeros(0, dtype=np.int32)  # the chunk's number in its note
+        self._row_key: list[str | None] = []
+        self._used = 0
+        self._free: list[int] = []
+        self._slot_path: list[str | None] = []
+        self._free_slots: list[int] = []
+        # the queue: a heap of (rank, path) of notes with chunks to embed; stale entries are skipped
+        self._queue: list[tuple[int, str]] = []
+        self._rank: dict[str, int] = {}
+        self._done = 0
+        self._total = 0
+        self._complete = 0
         self.dirty = False
         self.reset_reason: str | None = None
         self._load()
@@ -117,6 +136,9 @@ class VectorStore:
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 meta = json.loads(str(data["meta"]))
+                if self._any_dim and isinstance(meta.get("dim"), int):
+                    self.dim = meta["dim"]
+                    self._vectors = np.zeros((0, self.dim), dtype=np.float32)
                 if meta.get("format") != FORMAT or meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
                     self.reset_reason = (
                         f"vectors were made by {meta.get('model_id')!r} (format {meta.get('format')}); "
@@ -124,52 +146,62 @@ class VectorStore:
                     )
                     return
                 vectors = data["vectors"]
-                has = data["has"]
-                row_note = data["row_note"]
-            pending = meta["pending"]
+                has = data["has"].astype(bool)
+                row_note = data["row_note"].astype(np.int32)
+            pending = dict(meta["pending"])
+            listed = meta["notes"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             self.reset_reason = f"vector file {self.path} was unreadable ({exc}); it is rebuilt"
             return
-        notes: dict[str, _Note] = {}
-        row = 0
-        for n, (path, content_hash, keys, headings) in enumerate(meta["notes"]):
-            count = len(keys)
-            if not np.all(row_note[row : row + count] == n):
-                self.reset_reason = f"vector file {self.path} is inconsistent; it is rebuilt"
-                return
-            vecs: list[np.ndarray | None] = [
-                vectors[r] if has[r] else None for r in range(row, row + count)
-            ]
-            notes[path] = _Note(content_hash, list(keys), list(headings), vecs)
-            row += count
-        self._notes = notes
-        self._pending = dict(pending)
-        self._by_key = self._known_vectors()
+        counts = np.array([len(keys) for _p, _h, keys, _hd in listed], dtype=np.int64)
+        rows = int(counts.sum())
+        if vectors.shape != (rows, self.dim) or len(has) != rows or len(row_note) != rows or not np.array_equal(
+            row_note, np.repeat(np.arange(len(listed), dtype=np.int32), counts)
+        ):
+            self.reset_reason = f"vector file {self.path} is inconsistent; it is rebuilt"
+            return
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(listed) else counts
+        self._vectors = vectors.astype(np.float32)
+        self._has = has
+        self._owner = row_note
+        self._ordinal = (np.arange(rows) - np.repeat(starts, counts)).astype(np.int32)
+        self._used = rows
+        row_key: list[str | None] = []
+        for n, (path, content_hash, keys, headings) in enumerate(listed):
+            start = int(starts[n])
+            missing = int(len(keys) - has[start : start + len(keys)].sum())
+            note = _Note(content_hash, list(keys), [sys.intern(h) for h in headings],
+                         np.arange(start, start + len(keys), dtype=np.int32), n, missing)
+            self._notes[path] = note
+            self._slot_path.append(path)
+            row_key.extend(note.keys)
+            self._count(note, 1)
+        self._row_key = row_key
+        self._pending = pending
+        self._key_row = {row_key[r]: r for r in np.flatnonzero(has).tolist()}  # type: ignore[misc]
+        self._requeue()
 
     def save(self) -> None:
         """Write the store atomically (float16 vectors, the queued chunks' texts included)."""
         with self._lock:
+            self._fill_known()
             notes = sorted(self._notes.items())
-            rows = sum(len(n.keys) for _p, n in notes)
-            vectors = np.zeros((rows, self.dim), dtype=np.float16)
-            has = np.zeros(rows, dtype=bool)
-            row_note = np.zeros(rows, dtype=np.int32)
-            row = 0
-            for i, (_path, note) in enumerate(notes):
-                for vec in note.vectors:
-                    if vec is not None:
-                        vectors[row] = vec
-                        has[row] = True
-                    row_note[row] = i
-                    row += 1
-            wanted = {k for _p, n in notes for k, v in zip(n.keys, n.vectors, strict=True) if v is None}
-            self._by_key = self._known_vectors()  # forget the vectors of chunks no note holds any more
+            rows = np.concatenate([n.rows for _p, n in notes]) if notes else np.zeros(0, dtype=np.int32)
+            counts = np.array([len(n.keys) for _p, n in notes], dtype=np.int64)
+            vectors = self._vectors[rows].astype(np.float16)
+            has = self._has[rows]
+            row_note = np.repeat(np.arange(len(notes), dtype=np.int32), counts)
+            wanted = {n.keys[i] for _p, n in notes if n.missing for i in np.flatnonzero(~self._has[n.rows]).tolist()}
+            self._pending = {k: t for k, t in self._pending.items() if k in wanted}
+            self._spare = {}  # forget the vectors of chunks no note holds any more
+            live = np.flatnonzero(self._has[: self._used]).tolist()
+            self._key_row = {self._row_key[r]: r for r in live}  # type: ignore[misc]
             meta = {
                 "format": FORMAT,
                 "model_id": self.model_id,
                 "dim": self.dim,
                 "notes": [[p, n.content_hash, n.keys, n.headings] for p, n in notes],
-                "pending": {k: t for k, t in self._pending.items() if k in wanted},
+                "pending": self._pending,
             }
             buf = io.BytesIO()
             np.savez(buf, meta=np.array(json.dumps(meta, ensure_ascii=False)), vectors=vectors, has=has,
@@ -177,6 +209,67 @@ class VectorStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, buf.getvalue(), durable=False)
             self.dirty = False
+
+    # ----- rows, slots and counts -----
+
+    def _alloc(self, n: int) -> np.ndarray:
+        take = [self._free.pop() for _ in range(min(n, len(self._free)))]
+        extra = n - len(take)
+        if extra:
+            need = self._used + extra
+            if need > len(self._has):
+                size = max(need, 2 * len(self._has), 256)
+                self._vectors = _grown(self._vectors, size)
+                self._has = _grown(self._has, size)
+                self._owner = _grown(self._owner, size)
+                self._ordinal = _grown(self._ordinal, size)
+            take.extend(range(self._used, need))
+            self._row_key.extend([None] * extra)
+            self._used = need
+        return np.array(take, dtype=np.int32)
+
+    def _release(self, note: _Note) -> None:
+        """Free a note's rows; their vectors stay reusable (`_spare`) until the next save."""
+        for i, r in enumerate(note.rows.tolist()):
+            key = note.keys[i]
+            if self._has[r]:
+                if self._key_row.get(key) == r:
+                    del self._key_row[key]
+                self._spare.setdefault(key, self._vectors[r].copy())
+            self._has[r] = False
+            self._row_key[r] = None
+            self._free.append(r)
+        self._count(note, -1)
+
+    def _count(self, note: _Note, sign: int) -> None:
+        self._total += sign * len(note.keys)
+        self._done += sign * (len(note.keys) - note.missing)
+        self._complete += sign * (note.missing == 0)
+
+    def _known(self, key: str) -> np.ndarray | None:
+        r = self._key_row.get(key)
+        if r is not None and self._has[r] and self._row_key[r] == key:
+            return self._vectors[r]
+        return self._spare.get(key)
+
+    def _put(self, note: _Note, i: int, vec: np.ndarray) -> None:
+        r = int(note.rows[i])
+        self._vectors[r] = vec
+        self._has[r] = True
+        self._key_row[note.keys[i]] = r
+        note.missing -= 1
+        self._done += 1
+        if note.missing == 0:
+            self._complete += 1
+
+    def _fill_known(self) -> None:
+        """Give every queued chunk whose text another note's chunk has already had embedded its vector."""
+        for note in self._notes.values():
+            if note.missing:
+                for i in np.flatnonzero(~self._has[note.rows]).tolist():
+                    vec = self._known(note.keys[i])
+                    if vec is not None:
+                        self._put(note, i, vec)
 
     # ----- incremental work -----
 
@@ -196,117 +289,158 @@ class VectorStore:
         """Record a note's chunks. Returns how many are queued for embedding (the others were known)."""
         with self._lock:
             keys = [chunk_key(c.text) for c in chunks]
-            vecs: list[np.ndarray | None] = [self._by_key.get(k) for k in keys]
-            for key, vec, chunk in zip(keys, vecs, chunks, strict=True):
+            known = [None if (v := self._known(k)) is None else v.copy() for k in keys]
+            old = self._notes.pop(path, None)
+            if old is not None:
+                self._release(old)
+                slot = old.slot
+            elif self._free_slots:
+                slot = self._free_slots.pop()
+                self._slot_path[slot] = path
+            else:
+                slot = len(self._slot_path)
+                self._slot_path.append(path)
+            rows = self._alloc(len(keys))
+            note = _Note(content_hash, keys, [sys.intern(" > ".join(c.heading_path)) for c in chunks], rows, slot,
+                         len(keys))
+            self._count(note, 1)
+            for i, (r, key, vec, chunk) in enumerate(zip(rows.tolist(), keys, known, chunks, strict=True)):
+                self._owner[r] = slot
+                self._ordinal[r] = i
+                self._row_key[r] = key
                 if vec is None:
                     self._pending[key] = chunk.text
-            self._notes[path] = _Note(content_hash, keys, [" > ".join(c.heading_path) for c in chunks], vecs)
-            self._changed()
-            return sum(v is None for v in vecs)
+                else:
+                    self._put(note, i, vec)
+            self._notes[path] = note
+            if note.missing:
+                heapq.heappush(self._queue, (self._rank.get(path, LAST), path))
+            self.dirty = True
+            return note.missing
 
     def remove(self, paths: Iterable[str]) -> int:
         with self._lock:
             n = 0
             for p in paths:
-                if self._notes.pop(p, None) is not None:
+                note = self._notes.pop(p, None)
+                if note is not None:
+                    self._release(note)
+                    self._slot_path[note.slot] = None
+                    self._free_slots.append(note.slot)
                     n += 1
             if n:
-                self._changed()
+                self.dirty = True
             return n
 
-    def pending(self, limit: int | None = None) -> list[str]:
-        """Keys of queued chunks, in note order (a note's chunks together), at most `limit`."""
+    def prioritise(self, order: Sequence[str]) -> None:
+        """Embed the notes of `order` first, in that order; the rest follow by path."""
+        rank = {p: i for i, p in enumerate(order)}
         with self._lock:
-            out: list[str] = []
-            seen: set[str] = set()
-            for _path, note in sorted(self._notes.items()):
-                for key, vec in zip(note.keys, note.vectors, strict=True):
-                    if vec is None and key not in seen:
-                        seen.add(key)
-                        out.append(key)
-                        if limit is not None and len(out) >= limit:
-                            return out
-            return out
+            if rank != self._rank:
+                self._rank = rank
+                self._requeue()
+
+    def _requeue(self) -> None:
+        self._queue = [(self._rank.get(p, LAST), p) for p, n in self._notes.items() if n.missing]
+        heapq.heapify(self._queue)
+
+    def has_pending(self) -> bool:
+        with self._lock:
+            return self._done < self._total
+
+    def _next(self, limit: int | None) -> list[tuple[str, _Note, list[int]]]:
+        """The queue's next chunks: (path, note, chunk numbers) for at most `limit` distinct texts, in queue
+        order. Leaves the queue as it was (every entry taken is put back)."""
+        out: list[tuple[str, _Note, list[int]]] = []
+        popped: list[tuple[int, str]] = []
+        seen: set[str] = set()
+        visited: set[str] = set()
+        while self._queue and (limit is None or len(seen) < limit):
+            entry = heapq.heappop(self._queue)
+            note = self._notes.get(entry[1])
+            if note is None or not note.missing or entry[0] != self._rank.get(entry[1], LAST) or entry[1] in visited:
+                continue  # gone, done, queued again under another rank, or listed twice
+            visited.add(entry[1])
+            popped.append(entry)
+            take = []
+            for i in np.flatnonzero(~self._has[note.rows]).tolist():
+                key = note.keys[i]
+                if key not in seen:
+                    if limit is not None and len(seen) >= limit:
+                        break
+                    seen.add(key)
+                take.append(i)
+            out.append((entry[1], note, take))
+        for entry in popped:
+            heapq.heappush(self._queue, entry)
+        return out
+
+    def pending(self, limit: int | None = None) -> list[str]:
+        """Keys of queued chunks, in queue order (a note's chunks together), at most `limit`."""
+        with self._lock:
+            keys = dict.fromkeys(n.keys[i] for _p, n, take in self._next(limit) for i in take)
+            # a chunk whose text another note has had embedded meanwhile only waits to be copied
+            return [k for k in keys if self._known(k) is None][:limit]
 
     def pending_texts(self, limit: int | None = None) -> list[str]:
         """The texts of the queued chunks `pending` lists, in the same order."""
-        keys = self.pending(limit)
         with self._lock:
-            return [self._pending[k] for k in keys]
+            return [self._pending[k] for k in self.pending(limit)]
 
     def search_matrix(self) -> np.ndarray:
-        """Every known chunk vector, one row each, as searches scan them (float32)."""
-        return self._build().vectors
+        """Every known chunk vector, one row each (float32, a copy)."""
+        with self._lock:
+            return self._vectors[: self._used][self._has[: self._used]]
 
     def embed_pending(self, embedder: TextEmbedder, limit: int) -> int:
         """Embed at most `limit` queued chunks now; returns how many were embedded. The model runs outside
         the lock, so searches go on meanwhile."""
         if embedder.model_id != self.model_id:
             raise ValueError(f"embedder {embedder.model_id!r} does not match the store's {self.model_id!r}")
-        keys = self.pending(limit)
-        if not keys:
-            return 0
+        texts: dict[str, str] = {}
         with self._lock:
-            texts = [self._pending[k] for k in keys]
-        vectors = embedder.embed(texts).astype(np.float16)
+            while not texts and self._done < self._total:
+                taken = self._next(limit)
+                if not taken:
+                    break
+                lost: list[str] = []
+                for path, note, take in taken:
+                    for i in take:
+                        key = note.keys[i]
+                        vec = self._known(key)
+                        if vec is not None:  # another note's identical chunk was embedded meanwhile
+                            self._put(note, i, vec.copy())
+                        elif key in self._pending:
+                            texts.setdefault(key, self._pending[key])
+                        else:
+                            lost.append(path)  # neither vector nor text: re-chunked on the next `refresh`
+                self.remove(dict.fromkeys(lost))
+        if not texts:
+            return 0
+        keys = list(texts)
+        # rounded to float16 as the file keeps them, so a search answers the same before and after a restart
+        vectors = embedder.embed([texts[k] for k in keys]).astype(np.float16).astype(np.float32)
         with self._lock:
             got = dict(zip(keys, vectors, strict=True))
-            self._by_key.update(got)
-            for note in self._notes.values():
-                for i, key in enumerate(note.keys):
-                    if note.vectors[i] is None and key in got:
-                        note.vectors[i] = got[key]
+            for path, note, take in taken:
+                if self._notes.get(path) is not note:
+                    continue  # replaced or removed while the model ran
+                for i in take:
+                    vec = got.get(note.keys[i])
+                    if vec is not None and not self._has[note.rows[i]]:
+                        self._put(note, i, vec)
             for k in keys:
                 self._pending.pop(k, None)
-            self._changed()
+                if k not in self._key_row:
+                    self._spare[k] = got[k].astype(np.float32)  # its note changed meanwhile: kept for reuse
+            self.dirty = True
         return len(keys)
 
     def coverage(self) -> Coverage:
         with self._lock:
-            if self._coverage is not None:
-                return self._coverage
-            total = sum(len(n.keys) for n in self._notes.values())
-            done = sum(v is not None for n in self._notes.values() for v in n.vectors)
-            complete = sum(all(v is not None for v in n.vectors) for n in self._notes.values())
-            self._coverage = Coverage(done, total, len(self._notes), complete)
-            return self._coverage
-
-    def _known_vectors(self) -> dict[str, np.ndarray]:
-        return {k: v for n in self._notes.values() for k, v in zip(n.keys, n.vectors, strict=True) if v is not None}
-
-    def _changed(self) -> None:
-        self._matrix = None
-        self._coverage = None
-        self.dirty = True
+            return Coverage(self._done, self._total, len(self._notes), self._complete)
 
     # ----- search -----
-
-    def _build(self) -> _Matrix:
-        with self._lock:
-            if self._matrix is not None:
-                return self._matrix
-            paths: list[str] = []
-            rows: list[np.ndarray] = []
-            owners: list[int] = []
-            ordinals: list[int] = []
-            headings: list[str] = []
-            spans: dict[str, tuple[int, int]] = {}
-            for path, note in sorted(self._notes.items()):
-                n = len(paths)
-                paths.append(path)
-                start = len(rows)
-                for i, vec in enumerate(note.vectors):
-                    if vec is not None:
-                        rows.append(vec)
-                        owners.append(n)
-                        ordinals.append(i)
-                        headings.append(note.headings[i])
-                if len(rows) > start:
-                    spans[path] = (start, len(rows))
-            matrix = np.array(rows, dtype=np.float32).reshape(len(rows), self.dim)
-            self._matrix = _Matrix(matrix, paths, np.array(owners, dtype=np.int32), np.array(ordinals, dtype=np.int32),
-                                   headings, spans)
-            return self._matrix
 
     def search(self, query: np.ndarray, limit: int, allowed: set[str] | None = None) -> list[ChunkHit]:
         """The `limit` notes whose best chunk is closest to `query` (a unit vector), best first; a note
@@ -318,34 +452,41 @@ class VectorStore:
     ) -> tuple[list[ChunkHit], dict[str, float]]:
         """`search`, and the best-chunk cosine of each note of `also` that has vectors, from the same pass
         over the vectors."""
-        m = self._build()
-        if not len(m.vectors) or limit < 1:
-            return [], {}
-        scores = _cosines(m.vectors, query.astype(np.float32))
-        scored: dict[str, float] = {}
-        for path in also:
-            span = m.spans.get(path)
-            if span is not None:
-                scored[path] = float(scores[span[0] : span[1]].max())
-        return self._best(m, scores, limit, allowed), scored
+        with self._lock:
+            if not self._done or limit < 1:
+                return [], {}
+            used = self._used
+            scores = _cosines(self._vectors[:used], query.astype(np.float32))
+            scores[~self._has[:used]] = -np.inf
+            scored: dict[str, float] = {}
+            for path in also:
+                note = self._notes.get(path)
+                if note is not None and note.missing < len(note.keys):
+                    scored[path] = float(scores[note.rows].max())
+            if allowed is not None:
+                slots = np.zeros(len(self._slot_path), dtype=bool)
+                slots[[n.slot for p in allowed if (n := self._notes.get(p)) is not None]] = True
+                scores[~slots[self._owner[:used]]] = -np.inf
+            return self._best(scores, limit), scored
 
-    def _best(self, m: _Matrix, scores: np.ndarray, limit: int, allowed: set[str] | None) -> list[ChunkHit]:
-        if allowed is not None:
-            keep = np.array([p in allowed for p in m.paths], dtype=bool)
-            scores = np.where(keep[m.row_note], scores, -np.inf)
+    def _best(self, scores: np.ndarray, limit: int) -> list[ChunkHit]:
         fetch = min(len(scores), max(4 * limit, 64))
         while True:
             top = np.argpartition(-scores, fetch - 1)[:fetch] if fetch < len(scores) else np.arange(len(scores))
             top = top[np.argsort(-scores[top], kind="stable")]
             top = top[np.isfinite(scores[top])]
-            _notes, first = np.unique(m.row_note[top], return_index=True)
+            _notes, first = np.unique(self._owner[top], return_index=True)
             chosen = top[np.sort(first)][:limit]  # each note's best row, best first
             if len(chosen) >= limit or fetch >= len(scores):
                 break
             fetch = min(len(scores), fetch * 4)
-        return [
-            ChunkHit(m.paths[m.row_note[r]], float(scores[r]), m.headings[r], int(m.row_ordinal[r])) for r in chosen
-        ]
+        out = []
+        for r in chosen.tolist():
+            path = self._slot_path[int(self._owner[r])]
+            assert path is not None
+            ordinal = int(self._ordinal[r])
+            out.append(ChunkHit(path, float(scores[r]), self._notes[path].headings[ordinal], ordinal))
+        return out
 
     def cosines(self, query: np.ndarray, paths: Iterable[str]) -> dict[str, float]:
         """Best-chunk cosine of each given note that has vectors."""
@@ -354,10 +495,16 @@ class VectorStore:
             q = query.astype(np.float32)
             for p in paths:
                 note = self._notes.get(p)
-                vecs = [v for v in note.vectors if v is not None] if note else []
-                if vecs:
-                    out[p] = float(np.max(np.array(vecs, dtype=np.float32) @ q))
+                if note is not None and note.missing < len(note.keys):
+                    rows = note.rows[self._has[note.rows]]
+                    out[p] = float(np.max(self._vectors[rows] @ q))
             return out
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros((size, *array.shape[1:]), dtype=array.dtype)
+    out[: len(array)] = array
+    return out
 
 
 def _cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from agentmd.engine.settings import Settings
 
 if TYPE_CHECKING:
     from agentmd.engine.index.embedder import Embedder
+    from agentmd.engine.index.endpoint_embedder import EndpointEmbedder
     from agentmd.engine.search.hybrid import DenseArm
 
 NO_VECTORS = "no vectors on disk yet (`agentmd reindex` or `agentmd serve` embeds the notes)"
@@ -35,11 +36,25 @@ def threads() -> int:
     return max(1, min(THREADS, os.cpu_count() or 1))
 
 
-def load_embedder(settings: Settings) -> Embedder:
+def model_id_for(settings: Settings) -> str:
+    """The model id the settings' vectors are stored under: the endpoint's model, else the bundled one."""
+    if settings.embed_url and settings.embed_model:
+        from agentmd.engine.index.endpoint_embedder import endpoint_model_id
+
+        return endpoint_model_id(settings.embed_model)
+    return MODEL_ID
+
+
+def load_embedder(settings: Settings) -> Embedder | EndpointEmbedder:
     """The embedding model for these settings; raises `EmbedderUnavailable` with the reason it cannot run
-    (switched off, a package missing, a model file missing or with another hash)."""
+    (switched off, a package missing, a model file missing or with another hash, an embeddings endpoint that
+    does not answer)."""
     if not settings.dense:
         raise EmbedderUnavailable(SWITCHED_OFF)
+    if settings.embed_url and settings.embed_model:
+        from agentmd.engine.index.endpoint_embedder import EndpointEmbedder
+
+        return EndpointEmbedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
     from agentmd.engine.index.embedder import Embedder, shared_embedder
 
     if settings.model_file is not None:
@@ -59,13 +74,15 @@ def arm_from_disk(settings: Settings) -> tuple[DenseArm | None, str | None]:
         return None, NO_VECTORS
     from agentmd.engine.index.vectors import VectorStore
 
-    store = VectorStore(settings.cache_dir, MODEL_ID)
+    store = VectorStore(settings.cache_dir, model_id_for(settings), dim=None)
     if store.coverage().done == 0:
         return None, store.reset_reason or "no note has vectors yet"
     try:
         embedder = load_embedder(settings)
     except EmbedderUnavailable as exc:
         return None, str(exc)
+    if embedder.dim != store.dim:
+        return None, f"the vectors on disk have {store.dim} dimensions, the model makes {embedder.dim}; reindex"
     from agentmd.engine.search.hybrid import DenseArm
 
     return DenseArm(store, embedder), None

@@ -24,6 +24,9 @@ answers, so at the default floor it kept 91 against 93, and it cost SciFact 0.00
 
 A note found by only one list has a lexical score of 0 (it does not hold enough of the query's words) or
 its real best-chunk cosine (every note with vectors has one), so the combinations compare like with like.
+While the vectors cover only part of the vault, a note without them takes the candidates' mean cosine (no
+evidence either way), so the lexical list alone places it and a note found by its words is not pushed down
+for lacking vectors.
 
 A note the query names (its title, file name, alias or heading; `name` in its row) comes first, as in the
 lexical search and in the same order (`searcher.names_first`); only an entity page the query names comes
@@ -149,8 +152,10 @@ def fuse(
     elif rule.kind in ("minmax", "zscore"):
         norm: Callable[[Mapping[str, float]], dict[str, float]] = _minmax if rule.kind == "minmax" else _zscore
         lex_n = norm({p: lex_score.get(p, 0.0) for p in paths})
-        lowest = min(cos.values(), default=0.0)
-        cos_n = norm({p: cos.get(p, lowest) for p in paths})
+        # A note without vectors yet (coverage still growing) has no cosine: it takes the candidates' mean,
+        # so its lexical score decides its place instead of a cosine it never had.
+        neutral = sum(cos.values()) / len(cos) if cos else 0.0
+        cos_n = norm({p: cos.get(p, neutral) for p in paths})
         scores = {p: (1 - w) * lex_n[p] + w * cos_n[p] for p in paths}
     else:
         raise ValueError(f"unknown fusion rule {rule.kind!r}")

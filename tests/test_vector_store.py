@@ -1,0 +1,192 @@
+"""The vector store as the vault grows: the embedding queue's order, rows reused across edits, renames and
+restarts, and hybrid search while only part of the vault has vectors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Vault
+
+from agentmd.engine.daemon.embedding import embedding_order
+from agentmd.engine.index import usage
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.embedder import shared_embedder
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.vault_schema import EmbedChunk
+
+
+class Counted:
+    """Deterministic 4-dimensional vectors: the text's count of x, y and z, normalised; records each call."""
+
+    model_id = "counted"
+    dim = 4
+
+    def __init__(self, during: Callable[[], None] | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.during = during
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        if self.during is not None:
+            during, self.during = self.during, None
+            during()
+        rows = np.array([[1.0, t.count("x"), t.count("y"), t.count("z")] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def chunks(*texts: str) -> list[EmbedChunk]:
+    return [EmbedChunk(i, (f"part {i}",), t) for i, t in enumerate(texts)]
+
+
+def store(tmp_path: Path) -> VectorStore:
+    return VectorStore(tmp_path / "cache", Counted.model_id, dim=Counted.dim)
+
+
+def test_the_queue_follows_the_given_order_then_the_path(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    for n in range(5):
+        s.set_note(f"n{n}.md", str(n), chunks(f"n{n} a", f"n{n} b"))
+    assert s.pending_texts(3) == ["n0 a", "n0 b", "n1 a"]  # by path until told otherwise
+    s.prioritise(["n3.md", "n1.md"])
+    assert s.pending_texts() == ["n3 a", "n3 b", "n1 a", "n1 b", "n0 a", "n0 b", "n2 a", "n2 b", "n4 a", "n4 b"]
+    embedder = Counted()
+    assert s.embed_pending(embedder, 3) == 3
+    assert embedder.calls == [["n3 a", "n3 b", "n1 a"]]
+    assert s.pending_texts(2) == ["n1 b", "n0 a"]  # a note taken in part is finished first
+    cov = s.coverage()
+    assert (cov.done, cov.total, cov.notes, cov.notes_done) == (3, 10, 5, 1)
+    # an edit queues the note again at its rank; a removed note leaves the queue
+    s.set_note("n3.md", "3b", chunks("n3 a", "n3 changed"))
+    s.remove(["n1.md"])
+    assert s.pending_texts(3) == ["n3 changed", "n0 a", "n0 b"]
+    while s.embed_pending(embedder, 2):
+        pass
+    assert not s.has_pending() and s.coverage().share == 1.0 and s.coverage().notes_done == 4
+
+
+def test_the_daemon_embeds_the_most_used_notes_first_then_the_newest(tmp_path: Path, vault: Vault) -> None:
+    order = embedding_order(
+        {"old.md": "2023-01-05", "new.md": "2025-06-01", "newer.md": "2025-06-02T10:00", "used.md": "2020-01-01",
+         "undated.md": "", "also-new.md": "2025-06-01"},
+        {"used.md": (3, 1), "old.md": (0, 1)},
+    )
+    assert order == ["used.md", "old.md", "newer.md", "also-new.md", "new.md", "undated.md"]
+
+    # the counts come from the catalog's usage table, as the daemon reads them before each refresh
+    vault.note("a.md", "alpha", title="A", captured="2024-01-01")
+    vault.note("b.md", "beta", title="B", captured="2025-01-01")
+    vault.note("c.md", "gamma", title="C", captured="2023-01-01")
+    cache = tmp_path / "c"
+    with Store(cache) as st:
+        reconcile(vault.root, st)
+    usage.record(cache / "catalog.sqlite3", ["c.md"], "recall")
+    with Catalog.reader(cache / "catalog.sqlite3") as catalog:
+        rows = catalog.hashes(catalog.paths())
+        uses = catalog.usage_counts(rows)
+    assert embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses) == ["c.md", "b.md", "a.md"]
+
+
+def test_known_vectors_are_reused_across_edits_renames_and_restarts(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    s.set_note("a.md", "1", chunks("x", "xy", "xyz"))
+    s.set_note("b.md", "1", chunks("y", "xy"))  # shares a chunk with a.md
+    embedder = Counted()
+    while s.embed_pending(embedder, 8):
+        pass
+    assert sorted(t for call in embedder.calls for t in call) == ["x", "xy", "xyz", "y"]  # "xy" once
+    query = np.array([0.0, 0.0, 0.0, 1.0], dtype=np.float32)
+    before = s.search(query, 2)
+    # a rename (removed, then added under its new path) and an edit keep every known vector
+    s.remove(["a.md"])
+    assert s.set_note("moved/a.md", "1", chunks("x", "xy", "xyz")) == 0
+    assert s.set_note("b.md", "2", chunks("y", "xy", "zz")) == 1
+    assert s.embed_pending(embedder, 8) == 1 and embedder.calls[-1] == ["zz"]
+    hits = s.search(query, 2)
+    assert [h.path for h in hits] == ["b.md", "moved/a.md"] and hits[1].cosine == pytest.approx(before[0].cosine)
+    assert hits[0].heading == "part 2" and hits[0].ordinal == 2
+    s.save()
+    again = store(tmp_path)
+    assert [(h.path, h.ordinal, round(h.cosine, 3)) for h in again.search(query, 2)] == [
+        (h.path, h.ordinal, round(h.cosine, 3)) for h in hits
+    ]
+    assert again.coverage() == s.coverage() and again.note_hashes() == {"moved/a.md": "1", "b.md": "2"}
+    assert again.cosines(query, ["b.md", "gone.md"]) == {"b.md": pytest.approx(hits[0].cosine)}
+    assert again.search(query, 5, allowed={"moved/a.md"})[0].path == "moved/a.md"
+
+
+def test_a_note_replaced_while_its_slice_is_embedded_keeps_its_new_chunks_queued(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    s.set_note("a.md", "1", chunks("x", "y"))
+    embedder = Counted(during=lambda: s.set_note("a.md", "2", chunks("x", "zzz")))
+    assert s.embed_pending(embedder, 8) == 2
+    assert s.note_hashes() == {"a.md": "2"} and s.pending_texts() == ["zzz"]
+    assert s.embed_pending(embedder, 8) == 1 and embedder.calls[-1] == ["zzz"]  # "x" was kept for reuse
+    assert s.coverage().share == 1.0
+
+
+def test_searches_beside_the_background_embedding_see_a_consistent_store(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    for n in range(300):
+        s.set_note(f"n{n:03d}.md", str(n), chunks("x" * n, "y" * (n % 7)))
+    embedder = Counted()
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def searching() -> None:
+        query = np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32)
+        try:
+            while not done.is_set():
+                hits = s.search(query, 5)
+                assert len({h.path for h in hits}) == len(hits)
+                assert [h.cosine for h in hits] == sorted((h.cosine for h in hits), reverse=True)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=searching)
+    thread.start()
+    try:
+        while s.embed_pending(embedder, 8):
+            pass
+    finally:
+        done.set()
+        thread.join()
+    assert not errors
+    assert s.coverage().share == 1.0 and sum(map(len, embedder.calls)) == 306  # each distinct text once
+    assert s.search(np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32), 1)[0].cosine > 0.999
+
+
+def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, cache_dir: Path) -> None:
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.rules import default_contract
+
+    for n, text in enumerate([
+        "Bake the loaf in a hot oven for forty minutes.", "Preheat the oven before the bread goes in.",
+        "A pizza stone holds heat in the oven.", "Roast vegetables at a high oven temperature.",
+        "Let the dough rise twice before baking.", "Cool the bread on a rack after baking.",
+    ]):
+        vault.note(f"kitchen/n{n}.md", text, title=f"Kitchen {n}")
+    vault.note("studio/kiln.md", "The kiln firing schedule for cone six stoneware ramps slowly.", title="Glazes")
+    embedder = shared_embedder()
+    with Store(cache_dir) as st:
+        reconcile(vault.root, st)
+        current = {p: h for p, (h, _c, _s) in st.catalog.hashes(st.catalog.paths()).items()}
+        vectors = VectorStore(cache_dir, embedder.model_id)
+        vectors.prioritise(sorted(p for p in current if p != "studio/kiln.md"))
+        refresh(vectors, vault.root, current)
+        while vectors.pending_texts(1) and "kiln" not in vectors.pending_texts(1)[0]:
+            vectors.embed_pending(embedder, 1)
+        assert vectors.note_hashes().keys() == current.keys() and 0 < vectors.coverage().share < 1
+        question = "what is the firing schedule of the kiln for cone six stoneware in the oven"
+        res = search(st.index, default_contract(), SearchRequest(question, mode="hybrid", limit=3),
+                     dense=DenseArm(vectors, embedder))
+    assert res["dense"]["used"] is True and "vectors cover" in res["note"]
+    top = res["results"][0]
+    assert top["note"] == "studio/kiln.md" and top["arms"] == ["lexical"] and top["cosine"] is None
