@@ -270,15 +270,15 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
 # Co-occurrence groups. Latin, Cyrillic and Greek entries are stems matched at a word start; the others are
 # matched anywhere (no spaces between words in CJK and Thai).
 _IGNORE = (
-    "ignore ignoring disregard forget bypass overlook neglect discard "
-    "ignora ignore ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
-    "ignore oublie oubliez ignorez "
+    "ignore= ignoring= disregard= disregarding= forget= forgetting= bypass= overlook= neglect= discard= "
+    "ignora ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
+    "oublie oubliez ignorez ne_tiens_plus_compte n'obéis_plus "
     "ignorier vergiss vergessen missachte übergehe "
-    "dimentica dimenticate trascura "
+    "dimentica dimenticate trascura non_seguire smetti_di_seguire "
     "esqueça esqueca desconsidere descarte "
     "игнорир проигнорир забудь забудьте забыть не_обращай не_обращайте "
     "ігноруй проігноруй забудь "
-    "yok_say görmezden unut "
+    "yok_say görmezden unut dikkate_alma "
     "zignoruj ignoruj zapomnij "
     "negeer vergeet "
     "ignorera glöm "
@@ -312,7 +312,7 @@ _ORDERS = (
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
-    "anteriores anterior previas todas tus sus antes cualquier "
+    "anteriores anterior previas todas tus sus antes cualquier que_te_dieron te_dieron "
     "précédentes antérieures toutes tes vos ci-dessus dessus "
     "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
     "precedenti tutte tue prima "
@@ -333,7 +333,7 @@ _PRIOR = (
 )
 _FROM_NOW = (
     "from now on|from here on|from this moment|from today onwards|from today on|"
-    "henceforth|a partir de ahora|de ahora en adelante|désormais|"
+    "henceforth|a partir de ahora|de ahora en adelante|desde ahora|désormais|"
     "à partir de maintenant|dorénavant|"
     "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
     "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
@@ -346,6 +346,13 @@ _MUST = (
     "должен|должна|обязан|всегда|повинен|завжди|zorundasın|her zaman|musisz|zawsze|moet|altijd|måste|alltid|"
     "harus|selalu|musíš|vždy|πρέπει|πάντα|phải|luôn|必须|总是|永远|必ず|常に|해야|항상|يجب|دائما|चाहिए|हमेशा|"
     "חייב|תמיד|باید|همیشه|ต้อง|เสมอ"
+)
+_ADDRESSEE = (
+    "you|your|you'll|you're|assistant|agent|model|ai|llm|claude|"
+    "tú|tu|usted|debes|asistente|agente|vous|tu dois|du|dein|deine|sie müssen|musst|assistent|agent|tu|devi|"
+    "assistente|você|ты|вы|ассистент|агент|sen|siz|zorundasın|ty|musisz|asystent|jij|je moet|du måste|kamu|anda|"
+    "harus|musíš|εσύ|πρέπει|bạn|你|您|助手|あなた|アシスタント|너|당신|어시스턴트|أنت|أنتَ|يجب عليك|आप|तुम|אתה|את|"
+    "تو|شما|คุณ"
 )
 _REVEAL = (
     "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
@@ -368,13 +375,16 @@ _LEAK_EN = "copy attach email send include paste print reveal post upload append
 _WHERE_EN = "reply replies answer answers pull_request commit_message http https"
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
-    r"malicious|phrases?|threat|could\s+say|phishing|spam|quoted?|tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
+    r"malicious|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
+    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" and "v1.2" do not end a sentence
 
 
 _WORDISH = re.compile(r"\w+")
+_DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
+_SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
 
 
@@ -421,7 +431,7 @@ def _compiled() -> tuple[
     phrases = tuple((label, frozenset(gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in PHRASES)
     groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
-        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST))),
+        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
@@ -451,4 +461,6 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
                 continue
             sentence_words = set(_WORDISH.findall(sentence))
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
+                if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
+                    continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()
