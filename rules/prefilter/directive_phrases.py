@@ -223,15 +223,15 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"imagine\s+(?:that\s+)?you\b|\brole-?\s?play\s*:"),
     ("gives agents an order", _G_CLAIM,
      r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
-     r"agents?)\s+(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
+     r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
      r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+)?(?:required|allowed|"
      r"cleared|authori[sz]ed|permitted)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
      r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"
      r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
      r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
-     r"(?:\s*[:,—–!]|\s+-\s|\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b)"),
+     r"\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b"),
     ("addresses an AI directly", _G_ADDRESS,
-     rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|(?:^|[:\s])to\s+(?:any|all|every|the)\s+{_AGENTS}\s*[:,]|"
+     rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|"
      rf"\b(?:any|every)\s+{_AGENTS}\s+(?:that|who|which)\s+(?:reads|is\s+reading|processes|parses)\s+this\b|"
      rf"\bclaude\s*,\s*(?:listen|please|you|now|ignore|stop|from)\b|\bwants\s+you\s+to\s+(?:wipe|delete|drop|push|"
      rf"disable|skip|ignore|reveal|send|remove|leak)\b|\byou\s+no\s+longer\s+(?:need|have)\s+to\s+(?:follow|obey|"
@@ -272,7 +272,7 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
 _IGNORE = (
     "ignore= ignoring= disregard= disregarding= forget= forgetting= bypass= overlook= neglect= discard= "
     "ignora ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
-    "oublie oubliez ignorez ne_tiens_plus_compte n'obéis_plus "
+    "oublie oubliez ignorez ignorer ne_tiens_plus_compte n'obéis_plus "
     "ignorier vergiss vergessen missachte übergehe "
     "dimentica dimenticate trascura non_seguire smetti_di_seguire "
     "esqueça esqueca desconsidere descarte "
@@ -293,7 +293,7 @@ _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
     "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
     "instructions consignes règles directives t'a_dit "
-    "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt "
+    "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt sicherheitsregeln sicherheitsrichtlinien "
     "istruzioni regole direttive detto "
     "instruções instrucoes regras diretrizes "
     "инструкци указани правил команд говорили сказали "
@@ -313,7 +313,7 @@ _ORDERS = (
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
     "anteriores anterior previas todas tus sus antes cualquier que_te_dieron te_dieron "
-    "précédentes antérieures toutes tes vos ci-dessus dessus "
+    "précédentes antérieures toutes tes vos ci-dessus dessus avant tout_ce_qu'on "
     "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
     "precedenti tutte tue prima "
     "anteriores todas suas tuas "
@@ -354,6 +354,12 @@ _ADDRESSEE = (
     "harus|musíš|εσύ|πρέπει|bạn|你|您|助手|あなた|アシスタント|너|당신|어시스턴트|أنت|أنتَ|يجب عليك|आप|तुम|אתה|את|"
     "تو|شما|คุณ"
 )
+_AI_NAMES = (
+    "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
+    "l'assistant|le modèle|l'agent|assistent|modell|ki|ассистент|агент|модель|ии|асистент|модел|助手|智能体|模型|"
+    "アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|yapay zeka|asistan|asystent|agencie|model ai|"
+    "trợ lý|mô hình|المساعد|النموذج|सहायक|מודל|עוזר|دستیار|ผู้ช่วย|asisten"
+)
 _REVEAL = (
     "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
     "revele|mostre|покажи|выведи|раскрой|покажіть|покажи|göster|pokaż|toon|laat|visa|tunjukkan|ukaž|δείξε|"
@@ -375,7 +381,7 @@ _LEAK_EN = "copy attach email send include paste print reveal post upload append
 _WHERE_EN = "reply replies answer answers pull_request commit_message http https"
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
-    r"malicious|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
+    r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
     r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
     re.IGNORECASE,
 )
@@ -383,6 +389,19 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" 
 
 
 _WORDISH = re.compile(r"\w+")
+_NEEDS_ADDRESSEE: Final = frozenset({"declares earlier instructions void"})
+_ADDRESSED = re.compile(
+    r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|\b(?:ai|ais|assistants?|agents?|models?|llms?|bots?|chatbots?|claude|"
+    r"chatgpt|gpt|copilot|cursor)\b|\bthis\s+(?:conversation|session|chat)\b",
+    re.IGNORECASE,
+)
+
+
+def _sentence_at(view: str, start: int, end: int) -> str:
+    """The sentence around view[start:end] (to the nearest sentence end or line break either side)."""
+    left = max(view.rfind(ch, 0, start) for ch in ".!?\n")
+    rights = [i for i in (view.find(ch, end) for ch in ".!?\n") if i >= 0]
+    return view[left + 1 : min(rights) if rights else len(view)]
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
@@ -432,6 +451,7 @@ def _compiled() -> tuple[
     groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
         ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
+        ("tells the AI to ignore its instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_AI_NAMES))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
@@ -449,6 +469,8 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
         if gates and gates.isdisjoint(words):
             continue
         for m in rx.finditer(view):
+            if label in _NEEDS_ADDRESSEE and not _ADDRESSED.search(_sentence_at(view, m.start(), m.end())):
+                continue  # "the previous deploy instructions are obsolete": a note to people
             yield label, m.start(), m.group()
     if not languages:
         return

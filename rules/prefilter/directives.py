@@ -16,8 +16,9 @@ from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
+from agentmd.rules.prefilter.directive_features import REPORTED
 from agentmd.rules.prefilter.directive_phrases import ABOUT, phrase_hits
-from agentmd.rules.prefilter.directive_score import REPORTED, scored_hits
+from agentmd.rules.prefilter.directive_score import scored_hits
 from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
 
 _G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
@@ -104,12 +105,6 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"ai{_G}assistant|assistant|chatbot|ai{_G}agent|agent)\b[^.\n]{{0,80}}?\byou{_G}(?:must|should|shall|will|"
      rf"need{_G}to|have{_G}to|are{_G}(?:required|obliged|expected|allowed|free|now){_G}to|can{_G}now|cannot|"
      rf"can't|won't|do{_G}not|don't|never|always|only)\b"),
-    ("addresses an AI directly",
-     (("note", "message", "instruction", "instructions", "attention", "important", "notice", "reminder",
-       "warning"), ("to", "for"), _W_AI),
-     rf"\b(?:note|message|instructions?|attention|important|notice|reminder|warning)(?:{_G}(?:to|for))"
-     rf"(?:{_G}(?:any|all|the|every))?{_G}(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|"
-     rf"chatgpt|gpt|copilot|cursor)[\s*_]*:"),
     ("addresses an AI directly", (("if", "when"), ("you",), _W_AI),
      rf"\b(?:if|when)(?:{_G}you(?:'re|{_G}are)){_G}(?:an?{_G}|the{_G})?(?:ai|llm|language{_G}model|assistant|"
      rf"agent|chatbot|bot|claude|chatgpt|gpt|copilot)(?:{_G}(?:model|assistant|agent))?(?:[\s,]+reading|"
