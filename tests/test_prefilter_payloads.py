@@ -7,7 +7,9 @@ payloads aimed at an agent reading memory (overrides, role and system-prompt cla
 "when you read this" triggers, text hidden in comments, links, code fences, frontmatter, base64, look-alike
 letters, other languages, polite, third-person and future-tense orders), and benign notes that look like them
 (docs about prompt injection, READMEs that address the reader, recipes, how-tos, meeting notes with imperatives,
-notes about agents, security write-ups that quote an attack while discussing it: those pass by policy)."""
+notes about agents, security write-ups that quote an attack while discussing it: those pass by policy). Their
+`"kind": "probe"` rows were written later, in rounds, each round measured before the scorer was changed for it;
+they are train rows, and the held-out rows were not read until the end."""
 
 from __future__ import annotations
 

@@ -16,37 +16,49 @@ from typing import Final
 
 AI = (
     r"(?:ai|a\.i\.|ais|assistants?|agents?|models?|llms?|(?:large\s+)?language\s+models?|bots?|chatbots?|claude|"
-    r"chatgpt|gpt(?:-?\d[\w.]*)?|copilot|cursor|gemini|curator|machine\s+readers?|automated\s+(?:readers?|systems?|"
-    r"tools?|processes|agents?))"
+    r"chatgpt|gpt(?:-?\d[\w.]*)?|copilot|cursor|gemini|curator|machine\s+readers?|(?:ai|llm|coding)\s+(?:helpers?|tools?|"
+    r"systems?)|automated\s+(?:readers?|systems?|"
+    r"tools?|processes|agents?|reviewers?))"
 )
 AI_Q = rf"(?:(?:coding|ai|automated|autonomous|helpful|llm|vault's|\w+'s)\s+)?{AI}"
 DET = r"(?:the|any|all|every|each|whichever|an?|our|this|that)"
 READS = (
     r"(?:reading|reads|read|processing|processes|recalling|recalls|retrieving|retrieves|loading|loads|parsing|"
-    r"parses|summari[sz]ing|summari[sz]es|indexing|ingesting|sees|seeing|picks\s+up|picking\s+up)"
+    r"parses|summari[sz]ing|summari[sz]es|indexing|ingesting|sees|seeing|picks\s+up|picking\s+up|reviewing|"
+    r"reviews|handling|handles|encountering|encounters|visiting|scanning|scans)"
 )
 AI_END = r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b|\s*$)"
 VOCATIVE: Final = re.compile(
-    rf"(?:^|[.!?:;(\[\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please)[\s,]+)"
-    rf"(?:(?:there|the)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*(?:[,:!—–]|$)|"
+    rf"(?:^|[.!?:;(\[\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
+    rf"welcome|yo|listen|psst)[\s,]+)"
+    rf"(?:(?:there|the|all|any|every)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*[,:!—–]|"
+    rf"^(?:(?:hi|hey|hello|dear|greetings|ok|okay|yo|psst|attention)[\s,]+)?(?:the\s+|my\s+|all\s+)?(?:\w+\s+)?{AI_Q}"
+    rf"\s*[.?!]?$|"
+    rf"(?:^|\W)(?:for|to)\s+(?:{DET}\s+)?{AI_Q}\s+(?:that|who|which)\s+[^:]{{0,40}}:|"
     rf"(?:^|\[![\w-]+\]\s*)(?:new\s+)?(?:{AI_Q}\s+(?:directives?|instructions?|notes?|tasks?|orders?|rules?|steps|"
     rf"todo)|(?:rules?|orders?|tasks?|directives?|instructions?|steps|todo|checklist|plan)\s+for\s+(?:the\s+)?"
-    rf"{AI_Q})(?:\s*\([^)]{{0,30}}\))?\s*(?::|$)|,\s*(?:dear\s+)?{AI_Q}\s*[:!—–]|"
+    rf"{AI_Q})(?:\s*\([^)]{{0,30}}\))?\s*(?::|\||$)|^(?:prompt|system\s+prompt|message|memo|briefing)\s+(?:for|to)\s+"
+    rf"(?:{DET}\s+)?{AI_Q}\s*:|(?:^|\|)\s*{AI_Q}\s+(?:directives?|instructions?|notes?|tasks?|"
+    rf"orders?|rules?)\s*\||,\s*(?:dear\s+)?{AI_Q}\s*[:!—–]|"
     rf"\[![\w-]+\][^\n]*\b{AI}\b|"
     rf"\b(?:note|message|reminder|instructions?|hint|notice|memo|favou?r|suggestion|request|heads[\s-]?up|"
     rf"guidance|directive|warning|update|rule|order|task)s?\s+(?:to|for|of)(?:\s+ask\s+of)?\s+(?:{DET}\s+)?"
     rf"{AI_Q}{AI_END}|"
-    rf"(?:^|[\s(])(?:for|to|of)\s+(?:{DET}\s+)?{AI_Q}\s*(?:[:,—–!)]|$)|"
+    rf"(?:^|[\s(])to\s+(?:{DET}\s+)?{AI_Q}\s*(?:[:,—–!)]|$)|(?:^|[(\[]\s*)(?:for|p\.s\.\s+for)\s+(?:{DET}\s+)?{AI_Q}"
+    rf"\s*(?:[:,—–!)]|$)|\bp\.s\.\s+(?:for|to)\s+(?:{DET}\s+)?{AI_Q}\s*[:,—–!]|"
     rf"\b(?:for|to|of)\s+(?:any|every|all|whichever|each)\s+{AI_Q}\s+(?:that\s+|who\s+)?{READS}\b|"
     rf"\byou,?\s+(?:the|an?|my|our)\s+(?:\w+\s+)?{AI}\b|"
     rf"\bas\s+(?:the|an?)\s+(?:\w+\s+)?{AI}\s+(?:that\s+is\s+|who\s+is\s+)?{READS}\b|"
-    rf"\bif\s+you(?:'re|\s+are)\s+(?:an?|the)\s+(?:\w+\s+){{0,2}}?{AI}\b|"
+    rf"\bif\s+you(?:'re|\s+(?:are|happen\s+to\s+be|might\s+be|were))\s+(?:actually\s+|really\s+)?(?:an?|the)\s+"
+    rf"(?:\w+\s+){{0,2}}?{AI}\b|"
     rf"\b{AI}\s+(?:that\s+|who\s+|which\s+)?(?:is\s+|are\s+)?{READS}\s+(?:this|these|my\s+\w+|the\s+(?:note|"
     rf"memory|vault|text|message))\b|\byour\s+(?:operator|creator|developers?|programming|training|context\s+window|"
     rf"system\s+prompt)\b|"
-    rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{AI}\b|"
+    rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+|my\s+)?(?:\w+\s+)?{AI}\b|"
     rf",\s*(?:dear\s+)?(?:assistant|agent|model|claude|ai|bot|copilot|llm)\s*[,.!?—–:]|"
-    rf"\b(?:duty|job|task|role|responsibility)\s+of\s+(?:the|any|every)\s+{AI_Q}\b"
+    rf"\b(?:duty|job|task|role|responsibility)\s+of\s+(?:the|any|every)\s+{AI_Q}\b|"
+    rf"\b(?:instructions?|directives?|notes?|messages?|orders?|text)\s+(?:is|are)\s+(?:meant\s+|intended\s+|only\s+)?"
+    rf"(?:for|to)\s+(?:the\s+|all\s+|any\s+)?{AI_Q}(?:\s+only)?\s*(?:[:,—–!]|$)"
 )
 MODAL = (
     r"(?:must|shall|should|is\s+to|are\s+to|will|is\s+going\s+to|are\s+going\s+to|needs?\s+to|has\s+to|have\s+to|"
@@ -184,7 +196,7 @@ SECRET = (
     r"hidden\s+(?:instructions|rules|prompt)|context\s+window|(?:conversation|chat)\s+history|this\s+conversation|"
     r"private\s+notes|customer\s+list|database\s+dump|password\s+manager|secrets?\s*\.\s*ya?ml|github_token|"
     r"mfa\s+code|/etc/passwd|home\s+directory|messages\s+of\s+this\s+conversation|~/\.[\w./-]+|"
-    r"\.npmrc|\.pypirc|\.gitconfig|\.git-credentials|kubeconfig|private\s+keys?)"
+    r"\.npmrc|\.pypirc|\.gitconfig|\.git-credentials|kubeconfig|private\s+keys?|/etc/shadow|shadow\s+file)"
 )
 LEAK_VERB = (
     r"(?:send|sending|email|e-mail|post|upload|paste|include|including|attach|copy|forward|exfiltrate|print|"
@@ -232,7 +244,7 @@ ACT: Final = re.compile(
     r"(?:script|installer|command)s?\s+(?:in|from|at)\s+(?:the\s+link|this\s+link|scripts/|https?://)|"
     r"\brun\w*\s+(?:the\s+)?(?:cleanup|wipe|reset|deploy|installer|production)\b|\bgrant\w*\s+(?:\w+\s+){0,3}?"
     r"admin\b|\b(?:edit|write)\s+files\s+outside\b|\bbypass\w*\s+(?:the\s+)?(?:confirmation|approval|review|safety|checks?)|"
-    r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bstop\s+asking\b|\bnever\s+ask\b|\bdo\s+not\s+need\s+to\s+"
+    r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
     r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b"
 )
@@ -242,11 +254,12 @@ TOOL: Final = re.compile(
     r"\b(?:tool|function)[\s-]*(?:output|result|response)s?\s*:\s*[{\[]|"
     r"\bcurl\b[^\n]{0,80}(?:\s-d\s|--data|\|\s*(?:sh|bash))|\|\s*nc\s|\bexecute\s*:"
 )
-MENTIONS_AI: Final = re.compile(rf"\b{AI}\b")
+MENTIONS_AI: Final = re.compile(rf"\b{AI}(?!\w)")
 LEAK_PROMPT: Final = re.compile(
     r"(?<!would\s)(?<!could\s)(?<!did\s)\b(?:reveal|print|show|output|repeat|leak|display|dump|share|tell\s+me)\s+"
-    r"(?:\w+\s+){0,2}?(?:your|the)\s+(?:\w+\s+){0,2}?(?:system\s+(?:prompt|message)|hidden\s+(?:instructions|"
-    r"rules|prompt)|context\s+window|initial\s+prompt)\b|\b(?:repeat|print|output|reproduce|echo|copy)\b[^.!?\n]{0,40}"
+    r"(?:\w+\s+){0,2}?(?:your|the|its)\s+(?:\w+\s+){0,2}?(?:system\s+(?:prompt|message)|hidden\s+(?:instructions|"
+    r"rules|prompt)|context\s+window|initial\s+prompt|(?:full|entire|whole|complete|original)\s+prompt|training\s+"
+    r"instructions)\b|\b(?:repeat|print|output|reproduce|echo|copy)\b[^.!?\n]{0,40}"
     r"\b(?:your\s+context|in\s+your\s+(?:context|memory|prompt)|above\s+this\s+line|hidden\s+instructions)\b|\b(?:reveal|print|show|output|repeat|leak|display|dump|"
     r"share|tell\s+me)\s+(?:\w+\s+)?your\s+(?:\w+\s+)?(?:instructions|rules|prompt)\b"
 )
@@ -290,7 +303,9 @@ DISCUSSION: Final = re.compile(
     r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?)\b"
 )
 QUOTED: Final = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
-SENTENCE_SPLIT: Final = re.compile(r"(?<=[.!?])\s+|[.!?](?=\s*$)|\n+|(?<!\s)\s+[—–]\s+|<!--|-->|%%")
+SENTENCE_SPLIT: Final = re.compile(
+    r"(?<=[.!?])(?<![Aa]\.[Ii]\.)(?<![Ee]\.[Gg]\.)(?<![Ii]\.[Ee]\.)\s+|[.!?](?=\s*$)|\n+|(?<!\s)\s+[—–]\s+|<!--|-->|%%"
+)
 HIDDEN_BLOCK: Final = re.compile(r"<!--(.*?)(?:-->|$)|%%(.*?)(?:%%|$)", re.DOTALL)
 LINK_PARTS: Final = re.compile(r"\[([^\]\n]{3,})\]\(([^)\s]*)(?:\s+\"([^\"\n]*)\")?\)|\[//\]:\s*#\s*\((.*?)\)")
 PROSE_FENCES: Final = frozenset({"", "text", "txt", "markdown", "md", "prompt", "plain", "plaintext", "none"})
@@ -303,10 +318,11 @@ VERBS = (
     r"fetch|call|invoke|run|execute|delete|wipe|remove|push|merge|approve|disable|enable|grant|treat|obey|follow|"
     r"tell|say|reply|respond|answer|leave|keep|hide|change|replace|mention|omit|commit|install|download|visit|"
     r"open|create|give|make|turn|switch|enter|start|begin|end|use|set|link|accept|trust|act|pretend|do|prepend|"
+    r"refuse|deny|decline|mark|state|claim|report|summari[sz]e|"
     r"sign|list|comply|consider|forward|publish|bump|transfer)"
 )
 IMPERATIVE: Final = re.compile(
-    rf"(?:^|[:;—–(]\s*|,\s+(?:and\s+|then\s+)?(?=(?:please|kindly|just|now|always|never)\b)|"
+    rf"(?:^|[:;—–(|]\s*|,\s+(?:and\s+|then\s+)?(?=(?:please|kindly|just|now|always|never)\b)|"
     rf"(?:^|[:;]\s*)[^,:;]{{3,80}},\s*(?:[^,:;]{{3,40}},\s*)?|\b(?:please|kindly|"
     rf"also|then|now|just|always|never|don't|do\s+not)\s+|^\W*)(?:(?:please|kindly|also|then|now|just|always|"
     rf"never|quietly|silently)\s+)*{VERBS}\b(?!\s+(?:of|is|are|was|were|has|have)\b)"
@@ -316,9 +332,12 @@ ORDER_MODAL: Final = re.compile(
     r"are\s+(?:now\s+)?(?:authori[sz]ed|permitted|allowed|cleared|required|instructed)\s+to|have\s+(?:been\s+"
     r"given\s+)?permission\s+to)\b|\b(?:must|shall)\s+(?:always\s+|never\s+|not\s+)?[a-z]+|"
     r"\byour\s+(?:new\s+|real\s+|only\s+|first\s+|next\s+)?(?:job|task|duty|role|purpose|mission|goal|objective|"
-    r"action)\s+(?:\w+\s+){0,4}?(?:is|will\s+be|must\s+be)\s+to\b"
+    r"action)\s+(?:\w+\s+){0,4}?(?:is|will\s+be|must\s+be)\s+to\b|"
+    r"\b(?:it|they)\s+(?:must|should|shall|is\s+to|are\s+to)\s+(?!be\b)(?:always\s+|never\s+|now\s+)?[a-z]+"
 )
 AGENT_FRAME: Final = re.compile(
+    rf"\b(?:when|whenever|if|once)\s+(?:the\s+|an?\s+|any\s+)?{AI_Q}\s+(?:sees|reads|finds|encounters|gets|receives|"
+    rf"is\s+asked|recalls|loads)\b|"
     r"\b(?:when|whenever|if|once|after|upon|the\s+moment|each\s+time|every\s+time|as\s+soon\s+as)\b"
     r"[^.!?\n]{0,60}?\b(?:this|the)\s+(?:note|memory|message|text|comment|file)\b[^.!?\n]{0,40}?\b(?:in\s+your|"
     r"recall\w*|retriev\w*|load\w*|shows?\s+up|ends?\s+up|reach\w*)|\b(?:in|on|with)\s+(?:the|your)\s+next\s+"
@@ -329,8 +348,10 @@ AGENT_FRAME: Final = re.compile(
     r"recall|load|retrieve)\w*\s+this\s+(?:note|memory|message)\b"
 )
 PERMISSION: Final = re.compile(
-    r"\byou\s+(?:are|have\s+been|were)\s+(?:now\s+|hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared)\s+to\b|"
-    r"\byou\s+(?:now\s+)?have\s+(?:been\s+given\s+|full\s+|my\s+)?permission\s+to\b|"
+    r"\byou(?:'re|\s+are|\s+have\s+been|\s+were)\s+(?:now\s+|hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared)\s+"
+    r"to\b|"
+    r"\byou\s+(?:now\s+)?have\s+(?:been\s+given\s+|full\s+|my\s+)?(?:permission|clearance|authori[sz]ation|"
+    r"approval|the\s+go-ahead)\s+to\b|"
     rf"\b(?:now\s+)?(?:permitted|allowed|ok|okay|fine|safe)\s+for\s+(?:the\s+|all\s+|any\s+)?{AI_Q}\s+to\b|\byou\s+may\s+(?:now\s+)?"
     r"(?:skip|bypass|ignore|delete|push|disable|send|merge|approve|override|drop)\b"
 )
@@ -342,7 +363,7 @@ APPROVED: Final = re.compile(
 ROLE_PLAY: Final = re.compile(
     r"\b(?:act|pretend|role-?\s?play|behave|pose|imagine)\s+(?:to\s+be\s+|as\s+(?:if\s+)?|like\s+|that\s+|you\b)"
 )
-SECRET_RE: Final = re.compile(rf"(?:\b|(?=~)){SECRET}")
+SECRET_RE: Final = re.compile(rf"(?:\b|(?<!\S)(?=[~/.])){SECRET}")
 USER_TRIGGER: Final = re.compile(
     r"\b(?:if|when|whenever|next\s+time)\s+(?:the\s+)?(?:user|human|someone|anyone|they|client|customer|boss)\s+"
     r"(?:asks?|says?|mentions?|requests?|types?|wants?|questions?)\b"
@@ -386,6 +407,8 @@ NOTE_AUTHORITY: Final = re.compile(
     r"requests\s+from\b"
 )
 AUTH_CLAIM: Final = re.compile(
+    r"\bofficial\s+(?:message|notice|instruction|communication)\s+from\b|\bi(?:'m|\s+am)\s+(?:the|your)\s+"
+    r"(?:system\s+)?(?:administrator|admin|developer|operator|owner|creator|maintainer)\b|"
     r"\b(?:maintainers?|owners?|operators?|admins?|administrators?|team|cto|ceo|security\s+team|management|"
     r"company|developers?)\s+(?:want|wants|require|requires|expect|expects|demand|demands|insist|insists|has\s+"
     r"decided|have\s+decided|decided|says|say|said|order|orders)\b"
@@ -418,4 +441,13 @@ WE: Final = re.compile(r"\b(?:we|our|us)\b")
 DROP_SAFETY: Final = re.compile(
     rf"\b{OVERRIDE_VERB}\b(?:\s+\S+){{0,3}}?\s+(?:the\s+|your\s+|all\s+)?(?:safety|safeguards?|"
     r"guardrails?|filters?|content\s+filter|restrictions|confidentiality)\b"
+)
+DECEIT: Final = re.compile(
+    r"\b(?:omit|leave\s+out|suppress|hide|redact|skip\s+over|cover\s+up)\b[^.!?\n]{0,40}\b(?:breach|incident|"
+    r"vulnerabilit\w+|outage|security\s+(?:issue|problem|finding)s?|data\s+loss|leak)\b|\b(?:client|customer|user|"
+    r"boss|auditors?|regulators?)\s+(?:must|should)\s+(?:not|never)\s+(?:learn|know|find\s+out|notice|hear)\b"
+)
+VOCATIVE_OPENING: Final = re.compile(
+    rf"^(?:(?:hi|hey|hello|dear|attention|ok|okay|greetings|psst|so|now|yo)[\s,]+)?(?:the\s+|my\s+)?(?:\w+\s+)?"
+    rf"{AI_Q}\s*[,:!?—–]"
 )

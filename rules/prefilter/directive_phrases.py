@@ -354,6 +354,12 @@ _ADDRESSEE = (
     "harus|musíš|εσύ|πρέπει|bạn|你|您|助手|あなた|アシスタント|너|당신|어시스턴트|أنت|أنتَ|يجب عليك|आप|तुम|אתה|את|"
     "تو|شما|คุณ"
 )
+_VOID_FOREIGN = (  # other languages only: the English forms are read by the sentence scorer
+    "作废|无效|失效|取消了|不再有效|無効|取り消|무효|취소|anulad|nulas|inválidas|annulé|caduques|nulles|ungültig|"
+    "aufgehoben|nichtig|annullat|nulle|non valide|недействительн|отменен|отменён|анульован|geçersiz|iptal|"
+    "nieważne|anulowane|ongeldig|vervallen|ogiltig|batal|tidak berlaku|neplatné|άκυρ|vô hiệu|باطلة|ملغاة|"
+    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก"
+)
 _AI_NAMES = (
     "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
     "l'assistant|le modèle|l'agent|assistent|modell|ki|ассистент|агент|модель|ии|асистент|модел|助手|智能体|模型|"
@@ -402,6 +408,8 @@ def _sentence_at(view: str, start: int, end: int) -> str:
     left = max(view.rfind(ch, 0, start) for ch in ".!?\n")
     rights = [i for i in (view.find(ch, end) for ch in ".!?\n") if i >= 0]
     return view[left + 1 : min(rights) if rights else len(view)]
+
+
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
@@ -452,11 +460,45 @@ def _compiled() -> tuple[
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
         ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
         ("tells the AI to ignore its instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_AI_NAMES))),
+        ("declares earlier instructions void", (_Group(_ORDERS), _Group(_PRIOR), _Group(_VOID_FOREIGN))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
     )
     return phrases, groups
+
+
+_LABELLED_LINE = re.compile(r"^[ \t>*_#\-]*(?P<label>[^:：\n]{1,40}?)\s*[:：]\s*(?P<rest>[^\n]{6,})", re.MULTILINE)
+_CONTROL_FOREIGN = (
+    "usuario|utilisateur|nutzer|benutzer|utente|usuário|пользовател|用户|使用者|ユーザー|사용자|kullanıcı|użytkownik|"
+    "gebruiker|användare|pengguna|borra|elimina|supprime|lösche|cancella|cancellare|apaga|удали|删除|刪除|削除|삭제|"
+    "usuń|verwijder|radera|hapus|claves|contraseña|mot de passe|mots de passe|passwort|zugangsdaten|chiavi|senha|"
+    "пароль|токен|ключ|密码|密碼|密钥|パスワード|トークン|비밀번호|토큰|şifre|hasło|wachtwoord|lösenord|kata sandi|"
+    "envía|envoie|envoyer|sende|invia|envie|отправь|发送|發送|送信|보내|gönder|wyślij|stuur|skicka|kirim|"
+    "no le digas|ne dis pas|sag nicht|non dire|não diga|не сообщай|не говори|不要告诉|不要告訴|知らせず|알리지|söyleme|"
+    "nie mów|conferma|confirmación|bestätigung|подтвержд|确认|確認|historial|historique|verlauf|"
+    "cronologia|историю|历史|履歴|기록"
+)
+
+
+_LATIN_AI = re.compile(r"(?<![a-z])(?:ai|ia|ki|llm|gpt|claude|copilot|agent)(?![a-z])")
+_FOREIGN_LABEL = re.compile(r"\b(?:für|fur|para|pour|per|pro|voor|för|dla|untuk|için|la|el|die|der|das|al)\b|l'")
+
+
+def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
+    """A line in another language that opens by addressing an AI ("Hinweis für die KI:", "AI에게:") and then
+    speaks of the user, secrets, deleting, sending, confirmations or the reader's instructions. English lines
+    are left to the sentence scorer, which reads the order itself."""
+    ai, control = _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
+    for m in _LABELLED_LINE.finditer(view):
+        label = " ".join(m.group("label").lower().split())
+        if label.isascii() and not _FOREIGN_LABEL.search(label):
+            continue
+        low_rest = " ".join(m.group("rest").lower().split())
+        rest_words = set(_WORDISH.findall(low_rest))
+        named = ai.hit(label, set(_WORDISH.findall(label))) or _LATIN_AI.search(label) is not None
+        if named and any(g.hit(low_rest, rest_words) for g in control):
+            yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
 
 
 def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
@@ -474,6 +516,7 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             yield label, m.start(), m.group()
     if not languages:
         return
+    yield from _foreign_addresses(view)
     for label, parts in groups:
         if not all(g.hit(low, words) for g in parts):
             continue

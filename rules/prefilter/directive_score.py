@@ -43,6 +43,7 @@ from agentmd.rules.prefilter.directive_features import (
     AUTHORITY,
     CODE_COMMENT,
     COVERT,
+    DECEIT,
     DECLARED_VOID,
     DEST,
     DISCUSSION,
@@ -89,6 +90,7 @@ from agentmd.rules.prefilter.directive_features import (
     TRIGGER_WORDS,
     USER_TRIGGER,
     VOCATIVE,
+    VOCATIVE_OPENING,
     VOID_ANY,
     VOID_RE,
     WE,
@@ -203,10 +205,20 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "gives orders to the AI reading it"
     if (mentions_ai or YOU.search(s)) and NOTE_AUTHORITY.search(s):
         return "claims authority over the reader's instructions"
+    if strong and (prompt := LEAK_PROMPT.search(s)) and not NEGATED.search(s, 0, prompt.start()):
+        return "asks to leak secrets or the conversation"
     if ordered and COVERT.search(s) and (SEND_OUT.search(s) or DEST.search(s)):
         return "asks to send data out"
+    if ordered and DECEIT.search(s):
+        return "asks to deceive the user"
     if ordered and (ABOVE.search(s) or DROP_SAFETY.search(s)):
         return "tells the reader to drop its instructions"
+    if (
+        ORDERS_YOU.search(s)
+        and (mentions_ai or YOU.search(s))
+        and any(rx.search(s) for rx in (ACT, SAFETY, SECRET_RE, PERMISSION, HIDE))
+    ):
+        return "passes on an order to the AI reading it"
     if (USER_TRIGGER.search(s) or TRIGGER_WORDS.search(s)) and ordered and _controls(s):
         return "sets a trigger for when an AI reads this note"
     if AGENT_FRAME.search(s) and ordered:
@@ -218,7 +230,9 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     ):
         return "tells the reader to drop its instructions"
     if PERMISSION.search(s) and (
-        strong or framed or (mentions_ai and any(rx.search(s) for rx in (ACT, SAFETY, OVERRIDE_VERB_RE, SECRET_RE)))
+        strong
+        or framed
+        or ((mentions_ai or YOU.search(s)) and any(rx.search(s) for rx in (ACT, DROP_SAFETY, SECRET_RE)))
     ):
         return "raises the reader's permissions"
     if weak and APPROVED.search(s) and (ACT.search(s) or PERMISSION.search(s) or OVERRIDE_ANY.search(s)):
@@ -324,7 +338,8 @@ def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
                 previous = s
                 continue  # a quotation introduced by a sentence about an attack
             s = QUOTED.sub(" ", s)
-            if REPORTED.search(s) or (not YOU.search(s) and _discusses(s)):
+            described = not (YOU.search(s) or addressed or ORDER_START.match(s)) and _discusses(s)
+            if REPORTED.search(s) or described:
                 previous = s
                 continue  # what an attack makes a model do, reported, or a sentence about attacks
         if REPORTED_PAST.search(s):
@@ -335,8 +350,10 @@ def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
         framed = (hidden and mentions_ai) or FRAME.search(s) is not None
         label = _verdict(s, vocative or addressed, strong, framed, mentions_ai)
-        addressed = addressed or (vocative and label is None and _addresses_what_follows(s, raw))
-        if label is not None and not (discusses and not hidden and _plainly_reported(s)):
+        addressed = addressed or (
+            vocative and label is None and (_addresses_what_follows(s, raw) or VOCATIVE_OPENING.match(s) is not None)
+        )
+        if label is not None and not (discusses and not (hidden or addressed) and _plainly_reported(s)):
             yield label, pos, raw.strip()
         previous = s
 
@@ -365,6 +382,5 @@ def _addresses_what_follows(s: str, raw: str) -> bool:
 def _plainly_reported(s: str) -> bool:
     """A sentence of a write-up that reports what an attack did ("the payload told the assistant to email the
     .env file"): past tense, third person."""
-    return re.search(r"\b(?:told|asked|said|tried|instructed|claimed|wanted|demoed)\b", s) is not None and not (
-        YOU.search(s)
-    )
+    reported = re.search(r"\b(?:told|asked|said|tried|instructed|claimed|wanted|demoed)\b", s) is not None
+    return reported and not (YOU.search(s) or ORDER_START.match(s))

@@ -109,10 +109,6 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"\b(?:if|when)(?:{_G}you(?:'re|{_G}are)){_G}(?:an?{_G}|the{_G})?(?:ai|llm|language{_G}model|assistant|"
      rf"agent|chatbot|bot|claude|chatgpt|gpt|copilot)(?:{_G}(?:model|assistant|agent))?(?:[\s,]+reading|"
      rf"[\s,]+processing|[\s,]+that{_G}reads|\s*,)"),
-    ("addresses an AI directly",
-     (("reading", "processing", "parsing", "summarising", "summarizing", "indexing", "ingesting"), ("this",)),
-     rf"\b(?:ais?|llms?|agents?|assistants?|language{_G}models?|bots?|chatbots?)(?:{_G}(?:that{_G}(?:is|are)))?"
-     rf"{_G}(?:reading|processing|parsing|summari[sz]ing|indexing|ingesting){_G}this\b"),
     ("addresses an AI directly", (("dear", "hey", "hi", "hello", "attention"), _W_AI),
      rf"\b(?:dear|hey|hi|hello|attention)(?:{_G}(?:the|an?))?{_G}(?:ai|llm|agent|assistant|model|claude|chatgpt|"
      rf"gpt|copilot|bot)\b\s*[,:!]"),
@@ -249,7 +245,8 @@ def _directive_message(line: int, what: str) -> str:
     return (
         f"directive aimed at an AI agent on line {line} ({what}). Memory must describe facts, not give orders to "
         "the agents that read it: restate it as a neutral description (who decided what, and why) or remove it; "
-        "a prompt quoted as an example belongs in a code block."
+        "an attack quoted as an example belongs in quotation marks or a code block, in a note that says it discusses "
+        "one."
     )
 
 
