@@ -206,7 +206,7 @@ LEAK_VERB = (
 LEAK: Final = re.compile(rf"\b{LEAK_VERB}\b(?:\s+\S+){{0,8}}?\s+(?:the\s+)?{SECRET}")
 NEGATED: Final = re.compile(r"\b(?:never|not|don't|no|without)\s+(?:\w+\s+)?$")
 DEST: Final = re.compile(
-    r"https?://|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|\bto\s+(?:me|us)\b|\b(?:email|send|mail|forward|give|show|tell)\s+me\b|"
+    r"https?://|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|\b(?:to|for)\s+(?:me|us)\b|\b(?:email|send|mail|forward|give|show|tell)\s+me\b|"
     r"\byou\s+(?:have\s+seen|can\s+see|can\s+find|have\s+access\s+to|saw|know)\b|\b(?:the\s+)?address\b|\b(?:your|the|its)\s+(?:next\s+)?"
     r"(?:reply|replies|answer|response|summary|output)\b|\bcommit\s+message|\bpull\s+request|\bdescription\b|"
     r"\breadme\b|\bgist\b|\bpublic\s+note|\bnote\s+(?:titled|named)|\bbucket\b|\bserver\b|\bfooter\b|"
@@ -450,4 +450,19 @@ DECEIT: Final = re.compile(
 VOCATIVE_OPENING: Final = re.compile(
     rf"^(?:(?:hi|hey|hello|dear|attention|ok|okay|greetings|psst|so|now|yo)[\s,]+)?(?:the\s+|my\s+)?(?:\w+\s+)?"
     rf"{AI_Q}\s*[,:!?—–]"
+)
+OVERRIDE_FRAME: Final = re.compile(
+    r"\b(?:no\s+matter\s+what|regardless\s+of\s+what|whatever|despite\s+what|even\s+if)\s+(?:your|the\s+system)\s+"
+    r"(?:\w+\s+)?(?:instructions|rules|guidelines|prompt|policy|policies|configuration|training)\s+(?:say|says|said|"
+    r"tell|tells)\b"
+)
+SKIP_USER: Final = re.compile(
+    r"\b(?:do\s+not|don't|never|no\s+need\s+to)\s+ask\s+(?:the\s+user|anyone|for\s+(?:confirmation|permission|approval))\b"
+)
+SELF_REFERENCE: Final = re.compile(
+    r"\b(?:this\s+(?:note|memory|message|change|instruction)|your\s+(?:behaviou?r|instructions|rules)|you\s+read)\b"
+)
+SCRIPTED: Final = re.compile(
+    r"\byou(?:'ll|\s+will|\s+are\s+going\s+to)\s+be\s+asked\b[^.!?\n]{0,80}\byou(?:'ll|\s+will|\s+should|\s+must)\s+"
+    r"(?:say|tell|answer|reply|claim|respond|insist)\b"
 )

@@ -69,6 +69,7 @@ from agentmd.rules.prefilter.directive_features import (
     OVERRIDE,
     OVERRIDE_ANY,
     OVERRIDE_CUE,
+    OVERRIDE_FRAME,
     OVERRIDE_VERB_RE,
     OWNED_RE,
     PASSIVE_AI,
@@ -81,9 +82,12 @@ from agentmd.rules.prefilter.directive_features import (
     ROLE,
     ROLE_PLAY,
     SAFETY,
+    SCRIPTED,
     SECRET_RE,
+    SELF_REFERENCE,
     SEND_OUT,
     SENTENCE_SPLIT,
+    SKIP_USER,
     TOOL,
     TOOL_CUE,
     TRIGGER,
@@ -209,6 +213,12 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "asks to leak secrets or the conversation"
     if ordered and COVERT.search(s) and (SEND_OUT.search(s) or DEST.search(s)):
         return "asks to send data out"
+    if OVERRIDE_FRAME.search(s) and (ordered or SKIP_USER.search(s)):
+        return "tells the reader to drop its instructions"
+    if SCRIPTED.search(s):
+        return "scripts the reader's answers to the user"
+    if YOU.search(s) and HIDE.search(s) and SELF_REFERENCE.search(s):
+        return "asks to hide something from the user"
     if ordered and DECEIT.search(s):
         return "asks to deceive the user"
     if ordered and (ABOVE.search(s) or DROP_SAFETY.search(s)):
