@@ -32,6 +32,7 @@ VOCATIVE: Final = re.compile(
     rf"(?:^|[.!?:;(\[\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
     rf"welcome|yo|listen|psst)[\s,]+)"
     rf"(?:(?:there|the|all|any|every)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*[,:!—–]|"
+    rf"^you\s+there,?\s+(?:the\s+)?{AI_Q}\b|"
     rf"^(?:(?:hi|hey|hello|dear|greetings|ok|okay|yo|psst|attention)[\s,]+)?(?:the\s+|my\s+|all\s+)?(?:\w+\s+)?{AI_Q}"
     rf"\s*[.?!]?$|"
     rf"(?:^|\W)(?:for|to)\s+(?:{DET}\s+)?{AI_Q}\s+(?:that|who|which)\s+[^:]{{0,40}}:|"
@@ -83,7 +84,7 @@ FRAME: Final = re.compile(
     r"\byour\s+(?:next|following)\s+(?:reply|answer|response|session|conversation|run|action|turn|message|"
     r"summary)\b|\b(?:in|on|for)\s+(?:all|every|each)\s+(?:future|later|subsequent)\s+\w+|"
     r"\bnext\s+(?:session|conversation|time\s+(?:you|the\s+user))\b|\bon\s+your\s+next\b|"
-    r"\b(?:from\s+now\s+on|going\s+forward|from\s+this\s+point|henceforth|from\s+the\s+next\s+\w+\s+on|"
+    r"\b(?:from\s+now\s+on|going\s+forward|from\s+this\s+point|henceforth|from\s+the\s+next\s+\w+\s+on(?:wards)?|"
     r"from\s+here\s+on|as\s+of\s+(?:now|today|this\s+update))\b|"
     r"\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:session|conversation|chat|task)\b|"
     r"\b(?:in|during|earlier\s+in)\s+this\s+(?:conversation|session|chat)\b|"
@@ -234,7 +235,7 @@ ACT: Final = re.compile(
     r"\bwithout\s+(?:any\s+)?(?:tests|testing|sandbox\w*|a\s+review)\b|\bforce[\s-]?push\w*|--force\b|"
     r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
     r"(?:directory|suite)|logs?|audit\s+log|notes?|changelog|repository|repo|database|branch(?:es)?|archive|"
-    r"backups?|folder|history|files?)\b|\bwipe\b|\bdisabl\w*\s+(?:\w+\s+){0,2}?(?:ci|tests?|linter|hooks?|"
+    r"backups?|folder|history|files?)\b|\bwipe\b|\bdisabl\w*\s+(?:[\w-]+\s+){0,2}?(?:ci|tests?|linter|hooks?|"
     r"pre-commit|checks?|safety|review|test\s+suite)\b|\bskip\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+suite|ci|review|"
     r"checks?|hooks?|backup|confirmation|approval)\b|\bwithout\s+(?:asking|review\w*|reading|running|"
     r"confirmation|approval|checking|questions|permission)\b|\bapprov(?:e|ing)\s+(?:every|all|it|the|each)\b|"
@@ -258,7 +259,8 @@ MENTIONS_AI: Final = re.compile(rf"\b{AI}(?!\w)")
 LEAK_PROMPT: Final = re.compile(
     r"(?<!would\s)(?<!could\s)(?<!did\s)\b(?:reveal|print|show|output|repeat|leak|display|dump|share|tell\s+me)\s+"
     r"(?:\w+\s+){0,2}?(?:your|the|its)\s+(?:\w+\s+){0,2}?(?:system\s+(?:prompt|message)|hidden\s+(?:instructions|"
-    r"rules|prompt)|context\s+window|initial\s+prompt|(?:full|entire|whole|complete|original)\s+prompt|training\s+"
+    r"rules|prompt|configuration|config|settings)|context\s+window|initial\s+prompt|(?:full|entire|whole|complete|"
+    r"original)\s+prompt|training\s+"
     r"instructions)\b|\b(?:repeat|print|output|reproduce|echo|copy)\b[^.!?\n]{0,40}"
     r"\b(?:your\s+context|in\s+your\s+(?:context|memory|prompt)|above\s+this\s+line|hidden\s+instructions)\b|\b(?:reveal|print|show|output|repeat|leak|display|dump|"
     r"share|tell\s+me)\s+(?:\w+\s+)?your\s+(?:\w+\s+)?(?:instructions|rules|prompt)\b"
@@ -340,7 +342,7 @@ AGENT_FRAME: Final = re.compile(
     rf"is\s+asked|recalls|loads)\b|"
     r"\b(?:when|whenever|if|once|after|upon|the\s+moment|each\s+time|every\s+time|as\s+soon\s+as)\b"
     r"[^.!?\n]{0,60}?\b(?:this|the)\s+(?:note|memory|message|text|comment|file)\b[^.!?\n]{0,40}?\b(?:in\s+your|"
-    r"recall\w*|retriev\w*|load\w*|shows?\s+up|ends?\s+up|reach\w*)|\b(?:in|on|with)\s+(?:the|your)\s+next\s+"
+    r"recall\w*|retriev\w*|load\w*|shows?\s+up|ends?\s+up|reach\w*)|\b(?:in|on|with|from)\s+(?:the|your)\s+next\s+"
     r"(?:reply|answer|response|message|turn|session|conversation)\b|\bin\s+your\s+(?:context|prompt|memory)\b|"
     r"\b(?:when|while|whenever)\s+(?:you\s+(?:are\s+)?)?(?:recalling|retrieving)\b|"
     r"\b(?:once|when|after)\s+loaded\b|\bloaded\s+into\s+(?:your\s+)?context\b|"
@@ -352,6 +354,7 @@ PERMISSION: Final = re.compile(
     r"to\b|"
     r"\byou\s+(?:now\s+)?have\s+(?:been\s+given\s+|full\s+|my\s+)?(?:permission|clearance|authori[sz]ation|"
     r"approval|the\s+go-ahead)\s+to\b|"
+    rf"\b(?:authori[sz]ed|permitted|allowed|cleared)\s+(?:all\s+|the\s+|any\s+|every\s+)?{AI_Q}\s+to\b|"
     rf"\b(?:now\s+)?(?:permitted|allowed|ok|okay|fine|safe)\s+for\s+(?:the\s+|all\s+|any\s+)?{AI_Q}\s+to\b|\byou\s+may\s+(?:now\s+)?"
     r"(?:skip|bypass|ignore|delete|push|disable|send|merge|approve|override|drop)\b"
 )
@@ -381,7 +384,8 @@ OVERRIDE_VERB_RE: Final = re.compile(rf"\b{OVERRIDE_VERB}\b")
 INSTR_RE: Final = re.compile(rf"\b{INSTR}\b")
 OWNED_RE: Final = re.compile(OWNED)
 VOID_RE: Final = re.compile(
-    rf"\b{VOID}|\b(?:is|are)\s+(?:wrong|lying|fake|false|untrusted)\b|\bdo(?:es)?\s+not\s+apply\s+to\s+you\b"
+    rf"\b{VOID}|\b(?:is|are)\s+(?:wrong|lying|fake|false|untrusted)\b|\b(?:do(?:es)?\s+not|don't|doesn't)\s+(?:apply\s+to|"
+    rf"bind|concern)\s+you\b"
 )
 PRINCIPAL: Final = re.compile(
     r"\b(?:your|as\s+your|i\s+am\s+your|i'm\s+your)\s+(?:operator|administrator|admin|developer|creator|owner|"

@@ -291,7 +291,8 @@ _IGNORE = (
 )
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
-    "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
+    "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron todo_lo_anterior "
+    "tout_ce_qui_précède alles_vorherige tutto_quanto_sopra все_вышесказанное "
     "instructions consignes règles directives t'a_dit "
     "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt sicherheitsregeln sicherheitsrichtlinien "
     "istruzioni regole direttive detto "
