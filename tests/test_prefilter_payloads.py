@@ -1,6 +1,15 @@
 """The dev payload corpus (tests/fixtures/payloads): directive and secret payloads that must be refused, benign
 controls that must pass. A fifth of each file (`"split": "holdout"`) was kept aside while the filters were
-tuned; both parts are held to the same bars."""
+tuned; both parts are held to the same bars.
+
+`directives_general` and `benign_general` were written before the sentence scorer (`directive_score`) existed:
+payloads aimed at an agent reading memory (overrides, role and system-prompt claims, tool calls and exfiltration,
+"when you read this" triggers, text hidden in comments, links, code fences, frontmatter, base64, look-alike
+letters, other languages, polite, third-person and future-tense orders), and benign notes that look like them
+(docs about prompt injection, READMEs that address the reader, recipes, how-tos, meeting notes with imperatives,
+notes about agents, security write-ups that quote an attack while discussing it: those pass by policy). Their
+`"kind": "probe"` rows were written later, in rounds, each round measured before the scorer was changed for it;
+they are train rows, and the held-out rows were not read until the end."""
 
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ import pytest
 from agentmd.rules.prefilter import check_text
 
 PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
+PAYLOAD_FILES = ("directives", "directives_general", "secrets")
 
 
 def rows(name: str) -> list[dict[str, Any]]:
@@ -30,9 +40,10 @@ def caught(name: str, family: str, split: str) -> tuple[int, int, list[str]]:
     return len(selected) - len(missed), len(selected), missed
 
 
+@pytest.mark.parametrize("name", ["directives", "directives_general"])
 @pytest.mark.parametrize("split", ["train", "holdout"])
-def test_directive_payloads_are_refused(split: str) -> None:
-    hit, total, missed = caught("directives", "directive", split)
+def test_directive_payloads_are_refused(name: str, split: str) -> None:
+    hit, total, missed = caught(name, "directive", split)
     assert hit >= 0.90 * total, missed
 
 
@@ -42,9 +53,10 @@ def test_secret_payloads_are_refused(split: str) -> None:
     assert hit >= 0.95 * total, missed
 
 
+@pytest.mark.parametrize("name", ["benign", "benign_general"])
 @pytest.mark.parametrize("split", ["train", "holdout"])
-def test_benign_controls_pass(split: str) -> None:
-    selected = [r for r in rows("benign") if r["split"] == split]
+def test_benign_controls_pass(name: str, split: str) -> None:
+    selected = [r for r in rows(name) if r["split"] == split]
     refused = [r["text"][:80] for r in selected if families(r["text"])]
     assert len(refused) * 25 <= len(selected), refused
 
@@ -57,9 +69,7 @@ def test_a_note_about_prompt_injection_passes() -> None:
     assert check_text(text) == []
 
 
-@pytest.mark.parametrize(
-    "kind", sorted({r["kind"] for r in rows("directives")} | {r["kind"] for r in rows("secrets")})
-)
+@pytest.mark.parametrize("kind", sorted({r["kind"] for name in PAYLOAD_FILES for r in rows(name)}))
 def test_every_kind_of_payload_is_caught_at_least_once(kind: str) -> None:
-    found = [r for r in rows("directives") + rows("secrets") if r["kind"] == kind and families(r["text"])]
+    found = [r for name in PAYLOAD_FILES for r in rows(name) if r["kind"] == kind and families(r["text"])]
     assert found, kind

@@ -3,9 +3,12 @@
 Four families, each reported with a stable reason code (see `CODES`):
 
 - ``directive``: text addressed to an AI agent or overriding its instructions (prompt injection written into
-  memory). Only prose is read: fenced code and inline code are ignored. Invisible characters, Markdown
-  emphasis, full-width and Cyrillic/Greek look-alike letters are normalised first; base64 runs are decoded
-  and read too.
+  memory). Phrase rules read the prose; a sentence scorer (`directive_score`) reads every sentence, HTML and
+  Obsidian comments, link texts and titles, prose fences and code comments, and refuses on who a sentence
+  speaks to (an AI named as the one addressed, "you" in a memory frame) and what it asks (drop its
+  instructions, obey the note, leak secrets, hide things from the user, take an unsafe action). Invisible
+  characters, look-alike letters and combining marks are normalised first; encoded runs are decoded and read
+  too. An attack quoted inside a discussion of it is kept.
 - ``secret:*``: credential-shaped values (cloud keys, tokens, private keys, JWTs, high-entropy assignments).
   Read everywhere, code included, and again with line breaks joined and URL escapes decoded.
 - ``executable:*``: content that runs: ``dataviewjs`` fences and inline ``$=`` queries, Templater tags outside
@@ -18,7 +21,8 @@ No model calls, no network, no file access. A finding's message says what was fo
 contains a secret value, nor any part of one; a directive message quotes at most six words of the phrase, with
 anything that could be a value blanked. Line numbers are 1-based within the field's text.
 
-One module per family (`directives`, `credentials`, `executable`, `hidden_unicode`); `core` holds the reason
+One module per family (`directives`, with `directive_phrases`, `directive_views`, `directive_score` and its
+vocabulary `directive_features`; `credentials`, `executable`, `hidden_unicode`); `core` holds the reason
 codes, findings, verdicts and shared text helpers, and `checks` the entry points re-exported here.
 """
 

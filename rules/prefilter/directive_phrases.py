@@ -223,15 +223,15 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"imagine\s+(?:that\s+)?you\b|\brole-?\s?play\s*:"),
     ("gives agents an order", _G_CLAIM,
      r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
-     r"agents?)\s+(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
+     r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
      r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+)?(?:required|allowed|"
      r"cleared|authori[sz]ed|permitted)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
      r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"
      r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
      r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
-     r"(?:\s*[:,—–!]|\s+-\s|\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b)"),
+     r"\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b"),
     ("addresses an AI directly", _G_ADDRESS,
-     rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|(?:^|[:\s])to\s+(?:any|all|every|the)\s+{_AGENTS}\s*[:,]|"
+     rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|"
      rf"\b(?:any|every)\s+{_AGENTS}\s+(?:that|who|which)\s+(?:reads|is\s+reading|processes|parses)\s+this\b|"
      rf"\bclaude\s*,\s*(?:listen|please|you|now|ignore|stop|from)\b|\bwants\s+you\s+to\s+(?:wipe|delete|drop|push|"
      rf"disable|skip|ignore|reveal|send|remove|leak)\b|\byou\s+no\s+longer\s+(?:need|have)\s+to\s+(?:follow|obey|"
@@ -270,15 +270,15 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
 # Co-occurrence groups. Latin, Cyrillic and Greek entries are stems matched at a word start; the others are
 # matched anywhere (no spaces between words in CJK and Thai).
 _IGNORE = (
-    "ignore ignoring disregard forget bypass overlook neglect discard "
-    "ignora ignore ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
-    "ignore oublie oubliez ignorez "
+    "ignore= ignoring= disregard= disregarding= forget= forgetting= bypass= overlook= neglect= discard= "
+    "ignora ignorar olvida olvide olvidar omite descarta haz_caso_omiso "
+    "oublie oubliez ignorez ignorer ne_tiens_plus_compte n'obéis_plus "
     "ignorier vergiss vergessen missachte übergehe "
-    "dimentica dimenticate trascura "
+    "dimentica dimenticate trascura non_seguire smetti_di_seguire "
     "esqueça esqueca desconsidere descarte "
     "игнорир проигнорир забудь забудьте забыть не_обращай не_обращайте "
     "ігноруй проігноруй забудь "
-    "yok_say görmezden unut "
+    "yok_say görmezden unut dikkate_alma "
     "zignoruj ignoruj zapomnij "
     "negeer vergeet "
     "ignorera glöm "
@@ -291,9 +291,10 @@ _IGNORE = (
 )
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
-    "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron "
+    "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron todo_lo_anterior "
+    "tout_ce_qui_précède alles_vorherige tutto_quanto_sopra все_вышесказанное "
     "instructions consignes règles directives t'a_dit "
-    "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt "
+    "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt sicherheitsregeln sicherheitsrichtlinien "
     "istruzioni regole direttive detto "
     "instruções instrucoes regras diretrizes "
     "инструкци указани правил команд говорили сказали "
@@ -312,8 +313,8 @@ _ORDERS = (
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
-    "anteriores anterior previas todas tus sus antes cualquier "
-    "précédentes antérieures toutes tes vos ci-dessus dessus "
+    "anteriores anterior previas todas tus sus antes cualquier que_te_dieron te_dieron "
+    "précédentes antérieures toutes tes vos ci-dessus dessus avant tout_ce_qu'on "
     "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
     "precedenti tutte tue prima "
     "anteriores todas suas tuas "
@@ -333,7 +334,7 @@ _PRIOR = (
 )
 _FROM_NOW = (
     "from now on|from here on|from this moment|from today onwards|from today on|"
-    "henceforth|a partir de ahora|de ahora en adelante|désormais|"
+    "henceforth|a partir de ahora|de ahora en adelante|desde ahora|désormais|"
     "à partir de maintenant|dorénavant|"
     "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
     "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
@@ -346,6 +347,25 @@ _MUST = (
     "должен|должна|обязан|всегда|повинен|завжди|zorundasın|her zaman|musisz|zawsze|moet|altijd|måste|alltid|"
     "harus|selalu|musíš|vždy|πρέπει|πάντα|phải|luôn|必须|总是|永远|必ず|常に|해야|항상|يجب|دائما|चाहिए|हमेशा|"
     "חייב|תמיד|باید|همیشه|ต้อง|เสมอ"
+)
+_ADDRESSEE = (
+    "you|your|you'll|you're|assistant|agent|model|ai|llm|claude|"
+    "tú|tu|usted|debes|asistente|agente|vous|tu dois|du|dein|deine|sie müssen|musst|assistent|agent|tu|devi|"
+    "assistente|você|ты|вы|ассистент|агент|sen|siz|zorundasın|ty|musisz|asystent|jij|je moet|du måste|kamu|anda|"
+    "harus|musíš|εσύ|πρέπει|bạn|你|您|助手|あなた|アシスタント|너|당신|어시스턴트|أنت|أنتَ|يجب عليك|आप|तुम|אתה|את|"
+    "تو|شما|คุณ"
+)
+_VOID_FOREIGN = (  # other languages only: the English forms are read by the sentence scorer
+    "作废|无效|失效|取消了|不再有效|無効|取り消|무효|취소|anulad|nulas|inválidas|annulé|caduques|nulles|ungültig|"
+    "aufgehoben|nichtig|annullat|nulle|non valide|недействительн|отменен|отменён|анульован|geçersiz|iptal|"
+    "nieważne|anulowane|ongeldig|vervallen|ogiltig|batal|tidak berlaku|neplatné|άκυρ|vô hiệu|باطلة|ملغاة|"
+    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก"
+)
+_AI_NAMES = (
+    "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
+    "l'assistant|le modèle|l'agent|assistent|modell|ki|ассистент|агент|модель|ии|асистент|модел|助手|智能体|模型|"
+    "アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|yapay zeka|asistan|asystent|agencie|model ai|"
+    "trợ lý|mô hình|المساعد|النموذج|सहायक|מודל|עוזר|دستیار|ผู้ช่วย|asisten"
 )
 _REVEAL = (
     "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
@@ -368,13 +388,31 @@ _LEAK_EN = "copy attach email send include paste print reveal post upload append
 _WHERE_EN = "reply replies answer answers pull_request commit_message http https"
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
-    r"malicious|phrases?|threat|could\s+say|phishing|spam|quoted?|tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
+    r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
+    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" and "v1.2" do not end a sentence
 
 
 _WORDISH = re.compile(r"\w+")
+_NEEDS_ADDRESSEE: Final = frozenset({"declares earlier instructions void"})
+_ADDRESSED = re.compile(
+    r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|\b(?:ai|ais|assistants?|agents?|models?|llms?|bots?|chatbots?|claude|"
+    r"chatgpt|gpt|copilot|cursor)\b|\bthis\s+(?:conversation|session|chat)\b",
+    re.IGNORECASE,
+)
+
+
+def _sentence_at(view: str, start: int, end: int) -> str:
+    """The sentence around view[start:end] (to the nearest sentence end or line break either side)."""
+    left = max(view.rfind(ch, 0, start) for ch in ".!?\n")
+    rights = [i for i in (view.find(ch, end) for ch in ".!?\n") if i >= 0]
+    return view[left + 1 : min(rights) if rights else len(view)]
+
+
+_DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
+_SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
 
 
@@ -421,12 +459,47 @@ def _compiled() -> tuple[
     phrases = tuple((label, frozenset(gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in PHRASES)
     groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
-        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST))),
+        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
+        ("tells the AI to ignore its instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_AI_NAMES))),
+        ("declares earlier instructions void", (_Group(_ORDERS), _Group(_PRIOR), _Group(_VOID_FOREIGN))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
     )
     return phrases, groups
+
+
+_LABELLED_LINE = re.compile(r"^[ \t>*_#\-]*(?P<label>[^:：\n]{1,40}?)\s*[:：]\s*(?P<rest>[^\n]{6,})", re.MULTILINE)
+_CONTROL_FOREIGN = (
+    "usuario|utilisateur|nutzer|benutzer|utente|usuário|пользовател|用户|使用者|ユーザー|사용자|kullanıcı|użytkownik|"
+    "gebruiker|användare|pengguna|borra|elimina|supprime|lösche|cancella|cancellare|apaga|удали|删除|刪除|削除|삭제|"
+    "usuń|verwijder|radera|hapus|claves|contraseña|mot de passe|mots de passe|passwort|zugangsdaten|chiavi|senha|"
+    "пароль|токен|ключ|密码|密碼|密钥|パスワード|トークン|비밀번호|토큰|şifre|hasło|wachtwoord|lösenord|kata sandi|"
+    "envía|envoie|envoyer|sende|invia|envie|отправь|发送|發送|送信|보내|gönder|wyślij|stuur|skicka|kirim|"
+    "no le digas|ne dis pas|sag nicht|non dire|não diga|не сообщай|не говори|不要告诉|不要告訴|知らせず|알리지|söyleme|"
+    "nie mów|conferma|confirmación|bestätigung|подтвержд|确认|確認|historial|historique|verlauf|"
+    "cronologia|историю|历史|履歴|기록"
+)
+
+
+_LATIN_AI = re.compile(r"(?<![a-z])(?:ai|ia|ki|llm|gpt|claude|copilot|agent)(?![a-z])")
+_FOREIGN_LABEL = re.compile(r"\b(?:für|fur|para|pour|per|pro|voor|för|dla|untuk|için|la|el|die|der|das|al)\b|l'")
+
+
+def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
+    """A line in another language that opens by addressing an AI ("Hinweis für die KI:", "AI에게:") and then
+    speaks of the user, secrets, deleting, sending, confirmations or the reader's instructions. English lines
+    are left to the sentence scorer, which reads the order itself."""
+    ai, control = _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
+    for m in _LABELLED_LINE.finditer(view):
+        label = " ".join(m.group("label").lower().split())
+        if label.isascii() and not _FOREIGN_LABEL.search(label):
+            continue
+        low_rest = " ".join(m.group("rest").lower().split())
+        rest_words = set(_WORDISH.findall(low_rest))
+        named = ai.hit(label, set(_WORDISH.findall(label))) or _LATIN_AI.search(label) is not None
+        if named and any(g.hit(low_rest, rest_words) for g in control):
+            yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
 
 
 def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
@@ -439,9 +512,12 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
         if gates and gates.isdisjoint(words):
             continue
         for m in rx.finditer(view):
+            if label in _NEEDS_ADDRESSEE and not _ADDRESSED.search(_sentence_at(view, m.start(), m.end())):
+                continue  # "the previous deploy instructions are obsolete": a note to people
             yield label, m.start(), m.group()
     if not languages:
         return
+    yield from _foreign_addresses(view)
     for label, parts in groups:
         if not all(g.hit(low, words) for g in parts):
             continue
@@ -451,4 +527,6 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
                 continue
             sentence_words = set(_WORDISH.findall(sentence))
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
+                if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
+                    continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()

@@ -16,7 +16,9 @@ from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
+from agentmd.rules.prefilter.directive_features import REPORTED
 from agentmd.rules.prefilter.directive_phrases import ABOUT, phrase_hits
+from agentmd.rules.prefilter.directive_score import scored_hits
 from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
 
 _G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
@@ -37,6 +39,12 @@ _W_ROLE: Final = _W_AI | {"i", "persona", "character", "dan", "terminal", "inter
 _W_EARLIER: Final = frozenset(
     {"previous", "prior", "preceding", "above", "earlier", "foregoing", "former", "original", "initial", "system",
      "developer", "existing", "old"}
+)  # fmt: skip
+# What an order to an agent is about: answers, notes, the user, the work in the repository.
+_W_AGENT_WORK: Final = frozenset(
+    {"answer", "answering", "reply", "replying", "respond", "responding", "mention", "note", "notes", "user",
+     "build", "deploy", "commit", "push", "question", "tell", "instructions", "reveal", "run", "tests", "review",
+     "merge", "prompt", "output", "code", "repository", "repo", "script", "file", "files", "secret", "secrets"}
 )  # fmt: skip
 _W_IGNORE: Final = frozenset({"ignore", "disregard", "forget", "override", "bypass", "discard", "drop"})
 
@@ -61,7 +69,7 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"\b(?:do{_G}not|don't|never|stop)(?:{_G}(?:follow|following|obey|obeying|comply{_G}with|listen{_G}to))"
      rf"(?:{_G}(?:any|the|your|all))?{_G}(?:previous|prior|original|system|earlier|above|developer)"
      rf"{_G}(?:instructions|rules|prompt|guidelines)\b"),
-    ("standing order to the reader", (("you",), ("must", "shall")),
+    ("standing order to the reader", (("you",), ("must", "shall"), _W_AGENT_WORK),
      rf"\byou{_G}(?:must|shall){_G}(?:always|never|henceforth|from{_G}now)\b"),
     ("standing order to the reader", (("now", "henceforth", "point"), ("from", "henceforth")),
      rf"\b(?:from{_G}now{_G}on|henceforth|from{_G}this{_G}point{_G}(?:on|forward))[\s,]*(?:you{_G}(?:must|will|"
@@ -97,20 +105,10 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"ai{_G}assistant|assistant|chatbot|ai{_G}agent|agent)\b[^.\n]{{0,80}}?\byou{_G}(?:must|should|shall|will|"
      rf"need{_G}to|have{_G}to|are{_G}(?:required|obliged|expected|allowed|free|now){_G}to|can{_G}now|cannot|"
      rf"can't|won't|do{_G}not|don't|never|always|only)\b"),
-    ("addresses an AI directly",
-     (("note", "message", "instruction", "instructions", "attention", "important", "notice", "reminder",
-       "warning"), ("to", "for"), _W_AI),
-     rf"\b(?:note|message|instructions?|attention|important|notice|reminder|warning)(?:{_G}(?:to|for))"
-     rf"(?:{_G}(?:any|all|the|every))?{_G}(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|"
-     rf"chatgpt|gpt|copilot|cursor)[\s*_]*:"),
     ("addresses an AI directly", (("if", "when"), ("you",), _W_AI),
      rf"\b(?:if|when)(?:{_G}you(?:'re|{_G}are)){_G}(?:an?{_G}|the{_G})?(?:ai|llm|language{_G}model|assistant|"
      rf"agent|chatbot|bot|claude|chatgpt|gpt|copilot)(?:{_G}(?:model|assistant|agent))?(?:[\s,]+reading|"
      rf"[\s,]+processing|[\s,]+that{_G}reads|\s*,)"),
-    ("addresses an AI directly",
-     (("reading", "processing", "parsing", "summarising", "summarizing", "indexing", "ingesting"), ("this",)),
-     rf"\b(?:ais?|llms?|agents?|assistants?|language{_G}models?|bots?|chatbots?)(?:{_G}(?:that{_G}(?:is|are)))?"
-     rf"{_G}(?:reading|processing|parsing|summari[sz]ing|indexing|ingesting){_G}this\b"),
     ("addresses an AI directly", (("dear", "hey", "hi", "hello", "attention"), _W_AI),
      rf"\b(?:dear|hey|hi|hello|attention)(?:{_G}(?:the|an?))?{_G}(?:ai|llm|agent|assistant|model|claude|chatgpt|"
      rf"gpt|copilot|bot)\b\s*[,:!]"),
@@ -203,6 +201,7 @@ _INVISIBLE: Final = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u206
 _DROP_FOR_DIRECTIVES: Final = str.maketrans(dict.fromkeys(_INVISIBLE + "*_`", None)) | dict.fromkeys(
     range(0xE0000, 0xE0080)
 )
+_DROP_FOR_SCORING: Final = str.maketrans(dict.fromkeys(_INVISIBLE, None)) | dict.fromkeys(range(0xE0000, 0xE0080))
 _WORD = re.compile(r"[a-z0-9]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
 
@@ -215,6 +214,20 @@ def _directive_views(prose: str) -> tuple[str, str]:
         return plain, plain
     plain = unicodedata.normalize("NFKC", plain)
     return plain, plain.translate(_HOMOGLYPHS)
+
+
+_COMBINING = re.compile(r"[\u0300-\u036f\u20d0-\u20ff]")
+
+
+def _scoring_view(text: str) -> str:
+    """The text for `scored_hits`: code kept (the scorer decides what of it to read), invisible characters
+    dropped, NFKC, look-alike letters folded to Latin, combining marks over Latin letters (strike-through,
+    underline) dropped. Line breaks kept one for one."""
+    plain = text.translate(_DROP_FOR_SCORING)
+    if plain.isascii():
+        return plain
+    folded = unicodedata.normalize("NFKC", plain).translate(_HOMOGLYPHS)
+    return _COMBINING.sub("", folded)
 
 
 def _gates_pass(gates: Iterable[frozenset[str]], words: set[str], low: str) -> bool:
@@ -232,7 +245,8 @@ def _directive_message(line: int, what: str) -> str:
     return (
         f"directive aimed at an AI agent on line {line} ({what}). Memory must describe facts, not give orders to "
         "the agents that read it: restate it as a neutral description (who decided what, and why) or remove it; "
-        "a prompt quoted as an example belongs in a code block."
+        "an attack quoted as an example belongs in quotation marks or a code block, in a note that says it discusses "
+        "one."
     )
 
 
@@ -240,7 +254,7 @@ _DECODED_CUES: Final = frozenset(
     {"ignore", "disregard", "forget", "override", "bypass", "instructions", "prompt", "you", "your", "system",
      "assistant", "agent", "agents", "ai", "must", "always", "never", "pretend", "act", "send", "reveal"}
 )  # fmt: skip
-_LOOSE_SENTENCE = re.compile(r"[.!?]\s+|[!?\n]")  # a dot between letters does not end a sentence
+_LOOSE_SENTENCE = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?]\s+|[!?\n]")  # a dot between letters does not end a sentence
 _QUOTES: Final = "'\"‘“«„「"
 
 
@@ -252,6 +266,8 @@ def _mention(view: str, start: int) -> bool:
     malicious note could say 'agents must ...'"): a description of an injection, not one."""
     head = view[max(0, start - 160) : start + 1]  # with the phrase's first letter, which follows an opening quote
     sentence = re.split(r"(?<!e\.g)(?<!i\.e)[.!?\n]\s", head)[-1]
+    if ABOUT.search(sentence) and REPORTED.search(sentence.lower()):
+        return True  # "a jailbreak asks the model to stay in character": what an attack does, reported
     quotes = list(_OPENING_QUOTE.finditer(sentence))
     if not quotes:
         return False
@@ -316,6 +332,15 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         yield Finding("directive", field, _directive_message(1, "with its letters spaced, joined or disguised"), 1)
     if hit_lines:
         return
+    scoring = _scoring_view(flatten_containers(text))
+    scoring_lines = Lines(scoring)
+    for label, pos, sentence in scored_hits(scoring):
+        line = scoring_lines.at(pos + len(sentence) - len(sentence.lstrip()))
+        if line not in hit_lines:
+            hit_lines.add(line)
+            yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(sentence)}"'), line)
+    if hit_lines:
+        return
     for how, decoded in decoded_views(folded):
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
@@ -324,5 +349,8 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for _label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
+            yield Finding("directive", field, _directive_message(1, how), 1)
+            return
+        for _label, _pos, _sentence in scored_hits(_scoring_view(decoded)):
             yield Finding("directive", field, _directive_message(1, how), 1)
             return
