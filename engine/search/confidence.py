@@ -218,6 +218,14 @@ def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[s
     return response
 
 
+def search_floor(index: SearchIndex, floor: float) -> float:
+    """The search floor in effect for this index: `floor` from MISSING_FULL_AT notes, less in a smaller vault,
+    down to nothing for a vault of a note or two. Word rarity is what the confidence reads, and in a vault of a
+    few dozen notes every word is rare or everywhere, so a floor fitted on large vaults would hide a note that
+    holds every word of the query. The recall hook's floor is not scaled: a prompt's notes are pushed unasked."""
+    return floor * min(1.0, max(index.doc_count(), 0) / MISSING_FULL_AT)
+
+
 def closest(results: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The result with the highest confidence (the first of equals)."""
     best: Mapping[str, Any] | None = None

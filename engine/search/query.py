@@ -57,7 +57,8 @@ def _floored(
     index: SearchIndex, contract: Contract, request: SearchRequest, response: dict[str, Any], floor: float | None
 ) -> dict[str, Any]:
     response = confidence.annotate(index, request.query, response)
-    return confidence.apply_floor(response, contract.thresholds.search_floor if floor is None else floor)
+    wanted = contract.thresholds.search_floor if floor is None else floor
+    return confidence.apply_floor(response, confidence.search_floor(index, wanted))
 
 
 def lexical_only(response: dict[str, Any], reason: str) -> dict[str, Any]:

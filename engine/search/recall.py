@@ -157,15 +157,17 @@ def gather(
     left_out: list[str] = []
     direct: list[dict[str, Any]] = []
     shown: set[str] = set()
+    below: set[str] = set()  # direct hits under the recall floor: not shown for themselves, but may ride a link
     for r in results:
         path = r.get("note") or str(r.get("path", "")).split("#", 1)[0]
-        if not path or path in shown:
+        if not path or path in shown or path in below:
             continue
-        shown.add(path)
         confidence = r.get("confidence")
         if confidence is not None and float(confidence) < walls.recall_floor:
+            below.add(path)
             left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
             continue
+        shown.add(path)
         candidate, why = _candidate(catalog, index, walls, path, r.get("title"), r.get("snippet"))
         if why:
             left_out.append(f"{path}: {why}")
