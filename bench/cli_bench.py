@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -35,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hook_bench import wait_for_daemon
+from hook_bench import bench_env, stop_daemon, wait_for_daemon
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpora" / "vaultofknowledge"
@@ -122,15 +120,7 @@ def main() -> int:
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="agentmd-cli-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     vault = work / "vault"
-    env = {
-        **os.environ,
-        **GIT_ENV,
-        "HOME": str(work / "home"),
-        "XDG_CACHE_HOME": str(work / "cache"),
-        "XDG_STATE_HOME": str(work / "state"),
-        "XDG_CONFIG_HOME": str(work / "config"),
-        "AGENTMD_VAULT": str(vault),
-    }
+    env = {**bench_env(work, vault), **GIT_ENV}
     if not args.dense:
         env["AGENTMD_DENSE"] = "0"
     env.pop("AGENTMD_DAILY_WRITE_CAP", None)
@@ -203,12 +193,7 @@ def main() -> int:
         )
         return 0
     finally:
-        if serve is not None:
-            serve.send_signal(signal.SIGTERM)
-            try:
-                serve.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                serve.kill()
+        stop_daemon(serve)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 

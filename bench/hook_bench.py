@@ -96,6 +96,29 @@ def wait_for_daemon(state_dir: Path, proc: subprocess.Popen[bytes], timeout: flo
     raise SystemExit("the daemon did not finish its first pass in time")
 
 
+def bench_env(work: Path, vault: Path) -> dict[str, str]:
+    """The environment of a benchmark's processes: its own home, cache, state and config under `work`."""
+    return {
+        **os.environ,
+        "HOME": str(work / "home"),
+        "XDG_CACHE_HOME": str(work / "cache"),
+        "XDG_STATE_HOME": str(work / "state"),
+        "XDG_CONFIG_HOME": str(work / "config"),
+        "AGENTMD_VAULT": str(vault),
+    }
+
+
+def stop_daemon(serve: subprocess.Popen[bytes] | None, timeout: float = 60.0) -> None:
+    """SIGTERM the benchmark's daemon and wait for it; kill it when it does not finish in `timeout`."""
+    if serve is None:
+        return
+    serve.send_signal(signal.SIGTERM)
+    try:
+        serve.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        serve.kill()
+
+
 def summary(values: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(percentile(values, 0.50), 1),
@@ -115,15 +138,7 @@ def main() -> int:
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="agentmd-hook-bench-"))
     vault = work / "vault"
-    env = {
-        **os.environ,
-        "HOME": str(work / "home"),
-        "XDG_CACHE_HOME": str(work / "cache"),
-        "XDG_STATE_HOME": str(work / "state"),
-        "XDG_CONFIG_HOME": str(work / "config"),
-        "AGENTMD_VAULT": str(vault),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
+    env = {**bench_env(work, vault), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("AGENTMD_DAILY_WRITE_CAP", None)
     serve: subprocess.Popen[bytes] | None = None
     try:
@@ -202,12 +217,7 @@ def main() -> int:
             print(f"no daemon (in-process fallback), {len(down)} prompts: p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms")
         return 0 if result["pass"] else 1
     finally:
-        if serve is not None:
-            serve.send_signal(signal.SIGTERM)
-            try:
-                serve.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                serve.kill()
+        stop_daemon(serve)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 

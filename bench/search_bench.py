@@ -40,10 +40,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -56,7 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hook_bench import wait_for_daemon
+from hook_bench import bench_env, stop_daemon, wait_for_daemon
 from index_bench import generate, percentile
 
 from agentmd.engine.client import DaemonClient
@@ -229,14 +227,7 @@ def main() -> int:
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="agentmd-search-bench-"))
     vault = work / "vault"
-    env = {
-        **os.environ,
-        "HOME": str(work / "home"),
-        "XDG_CACHE_HOME": str(work / "cache"),
-        "XDG_STATE_HOME": str(work / "state"),
-        "XDG_CONFIG_HOME": str(work / "config"),
-        "AGENTMD_VAULT": str(vault),
-    }
+    env = bench_env(work, vault)
     serve: subprocess.Popen[bytes] | None = None
     try:
         if not vault.is_dir():
@@ -321,9 +312,7 @@ def main() -> int:
         print("  bars: " + ", ".join(f"{k} {'pass' if v else 'FAIL'}" for k, v in result["pass"].items()))
         return 0
     finally:
-        if serve is not None:
-            serve.send_signal(signal.SIGTERM)
-            serve.wait(timeout=120)
+        stop_daemon(serve, timeout=120)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
