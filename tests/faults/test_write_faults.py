@@ -378,9 +378,9 @@ def _tag_body(tags: int, size: int) -> str:
 
 def test_sixty_thousand_inline_tags_parse_in_linear_time() -> None:
     big = "---\ntitle: Tags\n---\n" + _tag_body(60_000, 469 * 1024)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine must not fail a test of the algorithm's order
     note = parse_note("tags.md", big.encode(), 0)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     assert len(note.tags) == 60_000 and list(note.tags[:2]) == ["t00000", "t00001"]
     assert seconds < 1.5, f"{seconds:.2f} s for 60,000 tags (a quadratic merge took about 27 s)"
 

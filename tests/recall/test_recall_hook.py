@@ -213,7 +213,10 @@ def test_hook_process_with_a_hung_daemon_prints_nothing(
     code, out, err = run_hook(payload("user_prompt_submit.json", workdir), env, "--time-budget", "0.5")
     assert (code, out, err) == (0, "", "")
     log = hook_log(indexed)
-    assert "did not answer" in log or "time budget" in log
+    # On a loaded machine the start-up alone may spend the budget before the daemon is asked; every way the
+    # budget can run out is logged as such, and none prints anything.
+    reasons = ("did not answer", "time budget", "no time left to ask the daemon")
+    assert any(reason in log for reason in reasons), log
     assert usage_rows(indexed) == {}
 
 
