@@ -316,7 +316,7 @@ def test_user_git_loop_and_committer_cycles_lose_nothing(tmp_path: Path) -> None
     thread.join(timeout=60)
     for _ in range(3):
         daemon_commits += len(c.commit_cycle().commits)
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 120  # a livelock spins to the cycle cap; a loaded machine takes ~30 s
 
     assert errors == []
     assert status(repo) == []
