@@ -271,13 +271,24 @@ def test_question_words_are_split_at_punctuation() -> None:
     assert split_words(["IL-6", "the", "TNF-alpha", "il", "cells."]) == ["IL", "6", "TNF", "alpha", "cells"]
 
 
-def test_long_question_admits_a_note_holding_one_rare_word(vault: Vault, cache_dir: Path) -> None:
+def test_a_question_admits_a_note_holding_one_rare_word(vault: Vault, cache_dir: Path) -> None:
     vault.note("fish.md", "Zebrafish studies in the lab.\n")
-    for i in range(10):
+    for i in range(120):  # "zebrafish" is held by 1 note in 121 (under RARE_SHARE), "water" by 120
+        vault.note(f"w{i:03d}.md", f"Notes on water use, entry {i}.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        long_one = "does zebrafish fin regeneration depend on water temperature and daylight"
+        for q in (long_one, "zebrafish fin water daylight"):
+            assert [r["note"] for r in search(s.index, CONTRACT, SearchRequest(q))["results"]] == ["fish.md"]
+        common_only = "does coral fin regeneration depend on water temperature and daylight"
+        assert search(s.index, CONTRACT, SearchRequest(common_only))["results"] == []
+
+
+def test_a_small_vault_admits_no_note_on_one_word(vault: Vault, cache_dir: Path) -> None:
+    vault.note("fish.md", "Zebrafish studies in the lab.\n")
+    for i in range(10):  # 11 notes: one note in 11 is not rare by share, so a question needs two of its words
         vault.note(f"w{i}.md", f"Notes on water use, entry {i}.\n")
     with Store(cache_dir) as s:
         reconcile(vault.root, s)
         q = "does zebrafish fin regeneration depend on water temperature and daylight"
-        assert [r["note"] for r in search(s.index, CONTRACT, SearchRequest(q))["results"]] == ["fish.md"]
-        common_only = "does coral fin regeneration depend on water temperature and daylight"
-        assert search(s.index, CONTRACT, SearchRequest(common_only))["results"] == []
+        assert search(s.index, CONTRACT, SearchRequest(q))["results"] == []
