@@ -31,6 +31,7 @@ from git_helpers import (
 from agentmd.engine.git.committer import ORIGINS, Committer
 from agentmd.engine.git.gate import corpus_write_gate
 from agentmd.engine.git.health import git_health
+from agentmd.engine.write.vault_guard import VaultIdentity
 
 # --------------------------------------------------------------------------------------------------
 # What gets committed, and with which origin
@@ -394,3 +395,47 @@ def test_an_origin_journal_that_cannot_be_written_is_reported_to_every_writer(tm
     book.note("inbox/a.md", "capture")
     assert book.problem is not None and "inbox/a.md" in book.problem and "local-edit" in book.problem
     assert book.current() == {"inbox/a.md": "capture"}  # kept in memory, the write goes on
+
+
+def _files_in(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_a_vault_swapped_for_an_empty_folder_gets_no_git_files(tmp_path: Path) -> None:
+    """An unmounted drive leaves an empty folder at the vault's path: no cycle writes `.git` into it."""
+    repo = make_repo(tmp_path / "v", {"a.md": "a\n"})
+    identity = VaultIdentity(repo)
+    c = committer(repo, vault_check=identity.problem)
+    write(repo, "b.md", "b\n")
+    repo.rename(tmp_path / "unmounted")
+    repo.mkdir()
+    result = c.commit_cycle()
+    assert result.error and "no longer the vault" in result.error
+    assert _files_in(repo) == []
+    assert git(tmp_path / "unmounted", "log", "-1", "--format=%s").stdout.strip() == "initial"
+
+
+def test_a_vault_swapped_during_a_cycle_is_not_committed_into(tmp_path: Path) -> None:
+    """The swap lands after the cycle's first look, once its commits are made and before it locks HEAD (a
+    scripted race): the cycle stops there, and the real vault keeps its HEAD."""
+    repo = make_repo(tmp_path / "v", {"a.md": "a\n"})
+    head = git(repo, "rev-parse", "HEAD").stdout
+    identity = VaultIdentity(repo)
+    looks: list[str | None] = []
+
+    def check_then_swap() -> str | None:
+        if looks:  # the first look passed; the drive goes away just before the second
+            repo.rename(tmp_path / "unmounted")
+            repo.mkdir()
+        looks.append(identity.problem())
+        return looks[-1]
+
+    c = committer(repo, vault_check=check_then_swap)
+    write(repo, "b.md", "b\n")
+    result = c.commit_cycle()
+    assert looks[0] is None and looks[-1] and "no longer the vault" in looks[-1]
+    assert result.error and "nothing was committed" in result.error
+    assert _files_in(repo) == []
+    moved = tmp_path / "unmounted"
+    assert git(moved, "rev-parse", "HEAD").stdout == head
+    assert not (moved / ".git" / "index.lock").exists() and not list((moved / ".git").glob("*.lock"))

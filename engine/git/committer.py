@@ -128,10 +128,15 @@ class Committer:
         sleep: Callable[[float], None] = time.sleep,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         state_dir: Path | None = None,
+        vault_check: Callable[[], str | None] | None = None,
     ) -> None:
         """`state_dir` (the daemon's state folder) holds the origin journal and the intent record, so that
-        pending origins and a half-finished cycle survive a crash; without it both live in memory only."""
+        pending origins and a half-finished cycle survive a crash; without it both live in memory only.
+        `vault_check` says what is wrong when the folder at the vault's path is no longer the vault that was
+        opened (None when it is); a cycle asks it before it starts and again before it locks HEAD, so a vault
+        swapped for an empty folder mid-cycle gets no `.git` written into that folder."""
         self.vault = absolute_path(vault)
+        self.vault_check = vault_check
         self.phone_paths = phone_paths
         self.large_file_bytes = large_file_bytes
         self.lock_wait = lock_wait
@@ -261,6 +266,9 @@ class Committer:
 
     def _attempt(self, warnings: list[str], *, initial: bool, last: bool) -> CycleResult:
         git = self._git
+        replaced = self.vault_check() if self.vault_check is not None else None
+        if replaced:
+            return self._failed(replaced, warnings)
         try:
             health = inspect_repo(self.vault)
         except GitMissing as exc:
@@ -299,6 +307,9 @@ class Committer:
                     return self._succeeded([], warnings)
                 ours = sorted({p for c in commits for p in c.paths})
                 staged = index_entries(git, tmp_index, ours) if self._intent is not None else {}
+                replaced = self.vault_check() if self.vault_check is not None else None
+                if replaced:  # the folder was swapped during the cycle: lock nothing in the folder now there
+                    raise CycleFailure(f"{replaced}; nothing was committed")
                 ref = RefUpdate(git, commits[-1].sha, base, _reflog(commits, base))
                 ref.prepare()  # HEAD locked and its old value verified, before anything is published
                 try:

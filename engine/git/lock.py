@@ -68,21 +68,33 @@ def describe_lock(content: bytes) -> str:
 
 
 class IndexLock:
-    """`.git/index.lock`, created exclusively and holding our marker until it is released."""
+    """`.git/index.lock`, created exclusively and holding our marker until it is released.
 
-    def __init__(self, path: Path, fd: int, marker: bytes) -> None:
+    The lock is made, checked and removed relative to a descriptor of the `.git` folder it was made in, so a
+    vault folder renamed or swapped while the lock is held (a drive unmounted and mounted elsewhere) still has
+    its own lock removed, not a file of the same name in whatever folder now has the old path."""
+
+    def __init__(self, path: Path, fd: int, marker: bytes, dir_fd: int | None = None) -> None:
         self.path = path
         self.fd: int | None = fd
         self.marker = marker
         self.ino = os.fstat(fd).st_ino
+        self._dir_fd = dir_fd
 
     @classmethod
     def try_create(cls, path: Path) -> IndexLock | None:
         marker = _marker()
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(
+                path.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd
+            )
         except FileExistsError:
+            os.close(dir_fd)
             return None
+        except BaseException:
+            os.close(dir_fd)
+            raise
         try:
             view = memoryview(marker)
             while view:
@@ -90,13 +102,16 @@ class IndexLock:
         except BaseException:
             os.close(fd)
             with contextlib.suppress(OSError):
-                os.unlink(path)
+                os.unlink(path.name, dir_fd=dir_fd)
+            os.close(dir_fd)
             raise
-        return cls(path, fd, marker)
+        return cls(path, fd, marker, dir_fd)
 
     def still_ours(self) -> bool:
         try:
-            return os.stat(self.path).st_ino == self.ino
+            if self._dir_fd is None:
+                return os.stat(self.path).st_ino == self.ino
+            return os.stat(self.path.name, dir_fd=self._dir_fd, follow_symlinks=False).st_ino == self.ino
         except OSError:
             return False
 
@@ -127,14 +142,32 @@ class IndexLock:
 
     def release(self) -> None:
         """Close and remove the lock, but only while it still is the file we created with our marker."""
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = None
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        self.fd = None
+        try:
             if self.still_ours():
                 with contextlib.suppress(OSError):
-                    if self.path.read_bytes() == self.marker:
-                        os.unlink(self.path)
+                    if self._read() == self.marker:
+                        if self._dir_fd is None:
+                            os.unlink(self.path)
+                        else:
+                            os.unlink(self.path.name, dir_fd=self._dir_fd)
+        finally:
+            if self._dir_fd is not None:
+                os.close(self._dir_fd)
+                self._dir_fd = None
+
+    def _read(self) -> bytes:
+        if self._dir_fd is None:
+            return self.path.read_bytes()
+        fd = os.open(self.path.name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0), dir_fd=self._dir_fd)
+        try:
+            return os.read(fd, 4096)
+        finally:
+            os.close(fd)
 
 
 def _lock_age(path: Path) -> float | None:
