@@ -83,6 +83,10 @@ class IndexDoc:
     facts: dict[str, Any] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
     names: tuple[tuple[str, str], ...] = ()  # (kind, name) with kind one of NAME_KINDS; normalised on write
 
+    def __reduce__(self) -> tuple[type[IndexDoc], tuple[Any, ...]]:
+        # pickled as its fields through the constructor: a pass's worker processes send thousands of documents
+        return IndexDoc, tuple(getattr(self, name) for name in self.__slots__)
+
 
 @dataclass(frozen=True, slots=True)
 class NameHit:

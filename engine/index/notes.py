@@ -20,6 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from agentmd.engine.fsutil import MAX_READ_BYTES, read_regular
 from agentmd.engine.index.catalog import NoteRow, StatKey
@@ -129,6 +130,10 @@ class Prepared:
     doc: IndexDoc | None = None
     row: NoteRow | None = None
     undated: bool = False  # a new note dated by its mtime: the commit that added it may date it instead
+
+    def __reduce__(self) -> tuple[type[Prepared], tuple[Any, ...]]:
+        # pickled as its fields through the constructor, a third of the default's cost to load
+        return Prepared, tuple(getattr(self, name) for name in self.__slots__)
 
 
 def prepare(vault: Path, rel: str, stat: StatKey, previous: Previous | None, link_convention: str) -> Prepared:
