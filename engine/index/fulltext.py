@@ -22,7 +22,7 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,9 @@ class IndexDoc:
     day: int  # captured date as yyyymmdd
     facts: dict[str, Any] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
     names: tuple[tuple[str, str], ...] = ()  # (kind, name) with kind one of NAME_KINDS; normalised on write
+    # `facts` and `names` as the index stores them, made ahead by `encoded` (then those two are left empty)
+    facts_json: bytes = b""
+    name_terms: tuple[str, ...] | None = None
 
     def __reduce__(self) -> tuple[type[IndexDoc], tuple[Any, ...]]:
         # pickled as its fields through the constructor: a pass's worker processes send thousands of documents
@@ -248,6 +251,32 @@ def plain_words(text: str) -> bool:
     """Whether both tokenizers read `text` alike: in ASCII without `_` the analyzer's runs of letters, marks,
     digits and `_` are the simple tokenizer's runs of [A-Za-z0-9], and there is no CJK character."""
     return text.isascii() and "_" not in text
+
+
+def encoded(doc: IndexDoc) -> IndexDoc:
+    """The document with its facts and names as the index stores them (the facts as JSON, the names as sorted
+    `<kind code>:<key>` terms), so that work can be done in a pass's worker process, which also sends fewer
+    objects."""
+    if doc.name_terms is not None:
+        return doc
+    terms = tuple(sorted({f"{_NAME_CODES[k]}:{key}" for k, n in doc.names if (key := name_key(n))}))
+    facts = json.dumps(doc.facts, ensure_ascii=False).encode("utf-8")
+    return replace(doc, facts={}, names=(), facts_json=facts, name_terms=terms)
+
+
+def facts_of(doc: IndexDoc) -> dict[str, Any]:
+    """The facts of a document, encoded or not."""
+    if doc.name_terms is None:
+        return doc.facts
+    loaded: dict[str, Any] = json.loads(doc.facts_json)
+    return loaded
+
+
+def with_facts(doc: IndexDoc, facts: dict[str, Any]) -> IndexDoc:
+    """The document with other facts, in the form it has (encoded or not)."""
+    if doc.name_terms is None:
+        return replace(doc, facts=facts)
+    return replace(doc, facts_json=json.dumps(facts, ensure_ascii=False).encode("utf-8"))
 
 
 def _plain_doc(doc: IndexDoc) -> bool:
@@ -452,6 +481,7 @@ class SearchIndex:
 
     @staticmethod
     def _add(writer: Any, doc: IndexDoc, new: bool, added: set[str]) -> None:
+        doc = encoded(doc)
         if not new or doc.path in added:
             writer.delete_documents_by_term("path", doc.path)
         if new:
@@ -464,9 +494,9 @@ class SearchIndex:
             text=doc.text.encode("utf-8", "replace"),
             wall=doc.wall or NO_WALL,
             day=doc.day,
-            facts=json.dumps(doc.facts, ensure_ascii=False).encode("utf-8"),
+            facts=doc.facts_json,
         )
-        for term in sorted({f"{_NAME_CODES[k]}:{key}" for k, n in doc.names if (key := name_key(n))}):
+        for term in doc.name_terms or ():
             document.add_text("names", term)
         writer.add_document(document)
 
