@@ -261,7 +261,7 @@ def encoded(doc: IndexDoc) -> IndexDoc:
         return doc
     terms = tuple(sorted({f"{_NAME_CODES[k]}:{key}" for k, n in doc.names if (key := name_key(n))}))
     facts = json.dumps(doc.facts, ensure_ascii=False).encode("utf-8")
-    return replace(doc, facts={}, names=(), facts_json=facts, name_terms=terms)
+    return IndexDoc(doc.path, doc.title, doc.meta, doc.body, doc.text, doc.wall, doc.day, {}, (), facts, terms)
 
 
 def facts_of(doc: IndexDoc) -> dict[str, Any]:
