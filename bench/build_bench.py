@@ -35,16 +35,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-import tantivy
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from index_bench import floor, generate, stat_walk
+if __name__ == "__main__":
+    # Imported by the benchmark only: a build's worker processes begin by importing this script again (as
+    # `__mp_main__`), which agentmd's own command never makes them do, and these imports would double their
+    # start-up cost.
+    import tantivy
+    import yaml
+    from index_bench import floor, generate, stat_walk
 
-from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.index.store import Store
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
 
 BUILD_BAR = 2.5
 UNCHANGED_BAR = 1.5

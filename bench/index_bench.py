@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 
 import tantivy
@@ -89,10 +90,11 @@ def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
 def generate(root: Path, n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     vocab = vocabulary(rng)
-    weights = [1 / (i + 1) for i in range(len(vocab))]  # Zipf-like
+    # Zipf-like; cumulative once (the same draws as passing the weights, without summing them at every call)
+    cum_weights = list(accumulate(1 / (i + 1) for i in range(len(vocab))))
 
     def words(k: int) -> str:
-        return " ".join(rng.choices(vocab, weights=weights, k=k))
+        return " ".join(rng.choices(vocab, cum_weights=cum_weights, k=k))
 
     titles = []
     for i in range(n):

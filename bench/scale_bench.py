@@ -11,7 +11,7 @@ Two vaults (`--mode`):
 
 Each vault is generated in a temporary folder outside the project. Measured, in order:
 
-1. the lexical build: `agentmd reindex --from-scratch --no-dense` in its own process, its wall time and
+1. the lexical build: `agentmd reindex --from-scratch --no-dense` in its own process, its wall and CPU time and
    peak resident memory (the child's ru_maxrss), then the index's and the catalog's size on disk;
 2. the unchanged pass: a reconcile of the untouched vault (median of 3), beside a bare stat walk;
 3. a lexical-only daemon (`agentmd serve`, AGENTMD_DENSE=0) over HTTP: p50/p99 of name queries and of
@@ -145,7 +145,11 @@ def lexical_build(env: dict[str, str]) -> dict[str, float]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode != 0:
         raise SystemExit(f"reindex failed ({proc.returncode}): {err[-2000:]}")
-    return {"build_s": round(seconds, 2), "build_peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
+    return {
+        "build_s": round(seconds, 2),
+        "build_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),  # the command's and its worker processes'
+        "build_peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+    }
 
 
 def unchanged(vault: Path, cache: Path, runs: int = 3) -> dict[str, float]:
@@ -292,7 +296,8 @@ def verdict(result: dict[str, Any]) -> dict[str, bool]:
 def report(result: dict[str, Any]) -> str:
     lines = [
         f"{result['mode']}: {result['notes']} notes (generated in {result['generate_s']} s)",
-        f"  lexical build {result['build_s']} s, peak RSS {result['build_peak_rss_mib']} MiB;"
+        f"  lexical build {result['build_s']} s (CPU {result.get('build_cpu_s')} s),"
+        f" peak RSS {result['build_peak_rss_mib']} MiB;"
         f" index {result['index_mib']} MiB, catalog {result['catalog_mib']} MiB on disk",
         f"  unchanged pass {result['unchanged_s']} s (bare stat walk {result['stat_walk_s']} s)",
         f"  lexical daemon RSS {result['lexical_daemon_rss_mib']} MiB"

@@ -22,6 +22,7 @@ _MDLINK = re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*\)")
 _CODE_SPAN = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)  # a fenced block, folded into one line by a snippet
 _MARKS = re.compile(r"(?:^|(?<=\s))(?:#{1,6}|[-*+]|\[[ xX]\]|\[![\w-]+\][+-]?)(?=\s)")
 _LEAD = re.compile(r"^\s*(?:>\s*)*(?:\d+[.)]\s+)?")
+_MARK_STARTS = "#-*+["  # the characters a match of _MARKS begins with
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _QUOTE_LEAD = re.compile(r"^>\s*(\[![^\]]*\][+-]?\s*)?")
 _LIST_LEAD = re.compile(r"^([-*+]|\d+[.)])\s+")
@@ -31,12 +32,22 @@ _NOT_PROSE = ("#", "|", "![[", "---", "<!--", "%%")
 def plain(text: str) -> str:
     """Markdown read as prose: code blocks out, links as their text, heading/list/quote/task markers and
     emphasis out, link brackets cut in half by a snippet's edge dropped."""
-    text = _CODE_SPAN.sub(" ", text)
-    text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1) or "").strip(), text)
-    text = text.replace("[[", "").replace("]]", "")
-    text = _MDLINK.sub(lambda m: m.group(1), text)
-    text = _LEAD.sub("", _MARKS.sub(" ", _LEAD.sub("", text)).strip())
-    text = _STRONG.sub(r"\2", text)
+    # Each pattern runs only on text holding what it must start with (one fast scan each): an index build
+    # reads the opening line of every note, and most are plain prose.
+    if "```" in text or "~~~" in text:
+        text = _CODE_SPAN.sub(" ", text)
+    if "[[" in text:
+        text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1) or "").strip(), text)
+        text = text.replace("[[", "")
+    text = text.replace("]]", "")
+    if "](" in text:
+        text = _MDLINK.sub(lambda m: m.group(1), text)
+    text = _LEAD.sub("", text)
+    if any(mark in text for mark in _MARK_STARTS):
+        text = _MARKS.sub(" ", text)
+    text = _LEAD.sub("", text.strip())
+    if "**" in text or "__" in text:
+        text = _STRONG.sub(r"\2", text)
     return " ".join(text.split())
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 from .markdown import split_code
@@ -41,6 +42,10 @@ class EntityRef:
     kind: str  # the URI's scheme
     text: str  # as written
     line: int  # 1-based, like Link.line
+
+    def __reduce__(self) -> tuple[type[EntityRef], tuple[Any, ...]]:
+        # pickled as its fields, like Link
+        return EntityRef, tuple(getattr(self, name) for name in self.__slots__)
 
 
 # Patterns start with a literal or a rare character where they can: Python's regex engine skips ahead to such a

@@ -91,6 +91,14 @@ def load_yaml(text: str, *, what: str = "frontmatter", first_line: int = 1) -> d
         raise YamlRefused(f"{what} uses more than {MAX_ALIASES} YAML aliases; write the values out instead")
     if not text.strip():
         return {}
+    simple = simple_mapping(text)
+    if simple is not None:
+        return simple
+    return yaml_mapping(text, what=what, first_line=first_line)
+
+
+def yaml_mapping(text: str, *, what: str = "frontmatter", first_line: int = 1) -> dict[str, Any]:
+    """`load_yaml` through the YAML loader alone, after the size and alias checks."""
     try:
         value = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -111,6 +119,67 @@ def load_yaml(text: str, *, what: str = "frontmatter", first_line: int = 1) -> d
         raise YamlRefused(f"{what} is nested too deeply; flatten it") from None
     assert isinstance(plain, dict)
     return plain
+
+
+# The frontmatter most notes carry, read without the YAML machinery: `key: value` lines of ASCII, where each
+# value is a word run, a date, a whole number, a quoted text without escapes, or a flow list of words. What
+# YAML would read differently (a keyword such as `yes`, `on` or `null`, a number with a leading zero, a
+# colon or `#` in a value, any indentation, comment, tab or line break other than `\n`) does not match, and
+# goes to the YAML loader; tests/test_frontmatter_simple.py compares both on the shared corpora.
+_SIMPLE_LINE = re.compile(
+    r"([A-Za-z][A-Za-z0-9_-]{0,199}):(?: +(?:"  # YAML takes no key longer than 1,024 characters
+    r"(?P<word>[A-Za-z][A-Za-z0-9 ._/()'-]*?)"
+    r"|(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})"
+    r"|(?P<int>0|[1-9][0-9]{0,17})"
+    r"|'(?P<single>[^'\n]*)'"
+    r'|"(?P<double>[^"\\\n]*)"'
+    r"|\[(?P<list> *(?:[A-Za-z][A-Za-z0-9_ -]*?(?: *, *[A-Za-z][A-Za-z0-9_ -]*?)*)? *)\]"
+    r"))? *"
+)
+_YAML_WORDS = frozenset(
+    w.lower() for w in ("yes", "no", "true", "false", "on", "off", "null", "y", "n", "empty")
+)  # read as a boolean or null by some YAML reader in some case: always left to the loader
+
+
+def simple_mapping(text: str) -> dict[str, Any] | None:
+    """`text` read as YAML, when it is only simple `key: value` lines (see _SIMPLE_LINE); else None."""
+    if not text.isascii() or "\r" in text or "\t" in text:
+        return None
+    out: dict[str, Any] = {}
+    nodes = 0
+    for line in text.split("\n"):
+        if not line:
+            continue
+        m = _SIMPLE_LINE.fullmatch(line)
+        if m is None:
+            return None
+        key = m.group(1)
+        if key in out or key.lower() in _YAML_WORDS:
+            return None
+        word, date, number, single, double, items = m.group("word", "date", "int", "single", "double", "list")
+        if word is not None:
+            if word.lower() in _YAML_WORDS or word.endswith((" ", "-", ".")) or "  " in word:
+                return None
+            out[key] = word
+        elif date is not None:
+            out[key] = date  # a date YAML reads is written back in this form; one that does not exist stays text
+        elif number is not None:
+            out[key] = int(number)
+        elif single is not None:
+            out[key] = single
+        elif double is not None:
+            out[key] = double
+        elif items is not None:
+            values = [v.strip() for v in items.split(",")] if items.strip() else []
+            if any(v.lower() in _YAML_WORDS or "  " in v or v.endswith("-") for v in values):
+                return None
+            out[key] = values
+            nodes += len(values)
+        else:
+            out[key] = None
+    if nodes + len(out) + 1 > MAX_NODES:  # the loader's count of values: it refuses such a block
+        return None
+    return out
 
 
 _SCALARS = (str, int, float, bool, type(None))

@@ -124,6 +124,10 @@ class NoteRow:
     entities: tuple[EntityRef, ...] = ()
     entity_page: str | None = None  # the entity URI this note is the page for
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # (`type` is a field here)
+        # pickled as its fields through the constructor: a pass's worker processes send thousands of rows
+        return NoteRow, tuple(getattr(self, name) for name in self.__slots__)
+
 
 @dataclass(frozen=True, slots=True)
 class NoteUsage:
