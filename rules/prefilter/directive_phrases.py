@@ -18,10 +18,13 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from agentmd.rules.prefilter.directive_languages import joined, joined_void
+
 _AGENTS = r"(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|cursor)"
 _AUTHORITY = (
-    r"(?:admin|administrator|operator|owner|maintainers?|security\s+team|management|cto|ceo|developers?|"
-    r"team\s+lead|user|anthropic|openai|company|policy|it\s+department|repository\s+owner)"
+    r"(?:admin|administrator|operator|owner|maintainers?|security\s+team|management|cto|ceo|cio|ciso|developers?|"
+    r"team\s+lead|user|anthropic|openai|google|company|policy|it\s+department|repository\s+owner|legal|"
+    r"compliance(?:\s+(?:office|team))?|board|leadership|head\s+of\s+\w+|vp\s+of\s+\w+|engineering\s+manager)"
 )
 _MODAL = (
     r"(?:must|shall|should\s+(?:always|never)|(?:are|is)\s+(?:now\s+)?(?:required|authori[sz]ed|expected|instructed|"
@@ -181,7 +184,11 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      rf"\b(?:official\s+)?notice\s+to\s+(?:all\s+)?(?:coding\s+)?{_AGENTS}\b|"
      rf"\b{_AGENTS}\s+(?:reading|processing)\s+this\s+{_MODAL}|"
      rf"\bit\s+has\s+been\s+decided\b[^.\n]{{0,60}}\b{_AGENTS}\b[^.\n]{{0,20}}\b{_MODAL}|"
-     rf"\bhas\s+(?:approved|granted|authori[sz]ed)\s+an\s+exception\b[^.\n]{{0,40}}\b(?:{_AGENTS}|you)\b"),
+     rf"\bhas\s+(?:approved|granted|authori[sz]ed)\s+an\s+exception\b[^.\n]{{0,40}}\b(?:{_AGENTS}|you)\b|"
+     rf"\b(?:according\s+to|per|as\s+(?:per|decided\s+by|confirmed\s+by|requested\s+by))\s+(?:the\s+|our\s+)?"
+     rf"{_AUTHORITY}\b[^.\n]{{0,40}}?\b(?:{_AGENTS}|you)\b[^.\n]{{0,30}}?\b(?:{_MODAL}|(?:may|can|is\s+free\s+to|"
+     rf"are\s+free\s+to)\s+(?:now\s+)?(?:\w+\s+){{0,6}}?(?:without|skip\w*|bypass\w*|ignor\w*|disabl\w*|"
+     rf"overrid\w*|reveal\w*|shar\w*|delet\w*|force))"),
     ("spoofs a tool call or result", (),
      r"</?(?:function_?results?|function_?calls?|tool_?calls?|tool_?results?|tool_?use|tool_?response|invoke|"
      r"antml:[a-z_]+|system[-_]?reminder|system[-_]?message|assistant_?response|user_?message)\b[^>]{0,200}>|"
@@ -287,7 +294,7 @@ _IGNORE = (
     "αγνόησε ξέχασε "
     "bỏ_qua quên "
     "忽略 无视 忽视 不要理会 忘记 忘掉 無視 忘れ 무시 잊어 تجاهل انس انسَ إنس अनदेखा नज़रअंदाज़ नजरअंदाज भूल התעלם שכח "
-    "نادیده فراموش เพิกเฉย ละเว้น ลืม"
+    "نادیده فراموش เพิกเฉย ละเว้น ลืม " + joined("drop")
 )
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
@@ -309,7 +316,7 @@ _ORDERS = (
     "hướng_dẫn chỉ_thị quy_tắc "
     "指令 指示 说明 指导 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 "
     "التعليمات تعليمات الأوامر القواعد "
-    "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ"
+    "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ " + joined("orders")
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
@@ -330,7 +337,7 @@ _PRIOR = (
     "trước tất_cả mọi "
     "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の 上の すべて これまで 上記 "
     "이전 모든 위의 앞의 지금까지 السابقة جميع تعليماتك "
-    "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด"
+    "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด " + joined("prior")
 )
 _FROM_NOW = (
     "from now on|from here on|from this moment|from today onwards|from today on|"
@@ -359,7 +366,7 @@ _VOID_FOREIGN = (  # other languages only: the English forms are read by the sen
     "作废|无效|失效|取消了|不再有效|無効|取り消|무효|취소|anulad|nulas|inválidas|annulé|caduques|nulles|ungültig|"
     "aufgehoben|nichtig|annullat|nulle|non valide|недействительн|отменен|отменён|анульован|geçersiz|iptal|"
     "nieważne|anulowane|ongeldig|vervallen|ogiltig|batal|tidak berlaku|neplatné|άκυρ|vô hiệu|باطلة|ملغاة|"
-    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก"
+    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก|" + joined_void()
 )
 _AI_NAMES = (
     "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
@@ -420,6 +427,35 @@ def _spaced_script(word: str) -> bool:
     return any(lo <= ord(word[0]) <= hi for lo, hi in _LETTER_SCRIPTS)
 
 
+_LATIN_MARKS = re.compile(r"[\u0300-\u036f]")
+
+
+def fold_accents(text: str) -> str:
+    """Latin, Greek and Cyrillic letters without their accents ("ignóralas" reads "ignoralas"); other scripts
+    kept as they are (decomposed and composed again)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+
+
+# Stems an override order shares across many languages written in Latin or Cyrillic letters ("ignorați",
+# "ignoreeri", "игнорирай"; "instrucțiunile", "instruktioner", "инструкции"): read only in a sentence that is
+# not English, where the English rules (which need the reader's own instructions) do not reach.
+_SHARED_DROP = "ignor игнор ігнор ігнар"
+_SHARED_ORDERS = "instru инстру інстру інстру"
+_ENGLISH_WORDS: Final = frozenset(
+    ("the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "be", "this", "that", "you",
+     "your", "it", "as", "at", "by", "from", "all", "any", "not", "do", "if", "we", "our", "my", "i", "they", "them",
+     "these", "those", "was", "were", "will", "can", "should", "must")
+)  # fmt: skip
+_SHARED_LABEL: Final = "tells the reader to ignore its instructions"
+_FOREIGN_ONLY: Final = frozenset({_SHARED_LABEL})
+
+
+def _english(words: list[str]) -> bool:
+    return sum(w in _ENGLISH_WORDS for w in words) * 8 >= len(words)
+
+
 class _Group:
     """One group of a co-occurrence rule (entries split at `|`, or at spaces with `_` standing for a space inside
     an entry, and a trailing `=` marking a whole word). Words of spaced scripts are matched against the text's
@@ -429,6 +465,7 @@ class _Group:
     def __init__(self, entries: str) -> None:
         listed = entries.split("|") if "|" in entries else [w.replace("_", " ") for w in entries.split()]
         forms = {unicodedata.normalize("NFKC", w).lower() for w in listed} | {w.lower() for w in listed}
+        forms |= {fold_accents(w) for w in forms}
         marked = {w[:-1] for w in forms if w.endswith("=")}  # an entry ending in "=" is a whole word, not a stem
         forms = {w for w in forms if not w.endswith("=")}
         self.exact: frozenset[str] = frozenset(
@@ -465,7 +502,9 @@ def _compiled() -> tuple[
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
-    )
+        (_SHARED_LABEL,
+         (_Group(_SHARED_DROP), _Group(_SHARED_ORDERS))),
+    )  # fmt: skip
     return phrases, groups
 
 
@@ -508,6 +547,9 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     phrases, groups = _compiled()
     low = " ".join(view.lower().split()) if languages else view.lower()
     words = set(_WORDISH.findall(low))
+    if languages and not low.isascii():
+        low = fold_accents(low)
+        words |= set(_WORDISH.findall(low))
     for label, gates, rx in phrases:
         if gates and gates.isdisjoint(words):
             continue
@@ -522,10 +564,13 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
         if not all(g.hit(low, words) for g in parts):
             continue
         for s in _SENTENCE.finditer(view):
-            sentence = " ".join(s.group().lower().split())
+            sentence = fold_accents(" ".join(s.group().lower().split()))
             if len(sentence) < 6:
                 continue
-            sentence_words = set(_WORDISH.findall(sentence))
+            listed = _WORDISH.findall(sentence)
+            if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
+                continue
+            sentence_words = set(listed)
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed
