@@ -193,7 +193,7 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:url-credentials",
         ("://",),
         "password inside a URL",
-        re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<user>[^\s:/@\[\]]{1,64}):(?P<val>[^\s:/@\[\]]{6,128})@[\w.\-]+"),
+        re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<user>[^\s:/@\[\]]{0,64}):(?P<val>[^\s:/@\[\]]{6,128})@[\w.\-]+"),
         _url_password_real,
         anchored=False,
     ),

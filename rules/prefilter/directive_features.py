@@ -119,6 +119,8 @@ OWNED: Final = (
     rf"got)\s+(?:\w+\s+)?(?:told|given|briefed|taught|instructed|shown|handed)\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:came|come|comes|shipped|ships|arrived)\s+(?:bundled\s+|packaged\s+)?"
     rf"with\s+(?:you|your\s+\w+)\b|"
+    rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:were\s+|was\s+|have\s+been\s+)?(?:placed|imposed|put|set|laid)\s+"
+    rf"(?:up)?on\s+you\b|"
     rf"\b{INSTR}\s+(?:that\s+)?(?:your|the)\s+(?:\w+\s+)?(?:gave|has\s+given|have\s+given|set\s+for)\s+you\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?you\s+(?:{TOLD})\b|"
     rf"\b{INSTR}\s+(?:received|given|issued)\s+(?:earlier|before|previously|above)\b|"
@@ -145,7 +147,8 @@ VOID = (
     r"obsolete|superseded|withdrawn|revoked|replaced|suspended|lifted|removed|disabled|out\s+of\s+date|outdated|"
     r"a\s+(?:rough\s+)?draft|invalid|null|deprecated|overridden|rescinded|expired|lapsed|retired|optional|advisory|"
     r"non-?binding|not\s+binding|(?:just|merely|only)\s+(?:suggestions?|advice|a\s+suggestion|guidelines)|"
-    r"no\s+longer\s+\w+)|(?:has|have)\s+(?:now\s+)?(?:expired|lapsed|ended|been\s+retired)|"
+    r"no\s+longer\s+\w+|(?:a|an)\s+(?:mistake|error|accident|test|joke))|(?:has|have)\s+(?:now\s+)?(?:expired|"
+    r"lapsed|ended|been\s+retired)|"
     r"no\s+longer\s+(?:apply|applies|"
     r"bind\w*|matter\w*|valid|in\s+effect|in\s+force|relevant|hold|holds|count)|carr(?:y|ies)\s+no\s+weight|"
     r"withdrawn|superseded|rescinded|revoked)"
@@ -154,7 +157,8 @@ OVERRIDE: Final = re.compile(
     rf"\b{OVERRIDE_VERB}\b(?:\s+(?:all|any|every|each|of|the|whatever|everything|about|in|from|so\s+far|"
     rf"part\s+of|for\s+a\s+moment|just|completely|entirely))*\s*(?:\S+\s+){{0,4}}?{OWNED}|"
     rf"\b(?:set|put|cast|push)\s+{OWNED}\s+(?:\w+\s+)?(?:aside|to\s+one\s+side|away)\b|"
-    rf"\b(?:treat|regard)\s+(?:all\s+|the\s+|any\s+|every\s+)?{OWNED}\s+as\s+(?:\w+\s+)?(?:obsolete|void|cancell?ed|invalid|null|irrelevant|withdrawn)\b|"
+    rf"\b(?:treat|regard)\s+(?:all\s+|the\s+|any\s+|every\s+)?{OWNED}\s+as\s+(?:\w+\s+)?(?:obsolete|void|cancell?ed|invalid|null|irrelevant|withdrawn|advisory|optional|non-?binding|"
+    rf"expired|(?:mere\s+)?suggestions|a\s+(?:rough\s+)?draft)\b|"
     rf"\bconsider\s+(?:every|all|any|the)\s+(?:\w+\s+){{0,6}}?{VOID}|\bdo\s+not\s+apply\s+the\b"
 )
 # Instructions declared void: read as a directive only when the reader is spoken to ("your rules are void").
@@ -191,6 +195,8 @@ ROLE: Final = re.compile(
     rf"\byou(?:'re|\s+are)\s+(?:now|no\s+longer)\s+(?:(?:a|an|the|my|our|in|operating\s+as|acting\s+as)\s+)?"
     rf"(?:[\w-]+\s+){{0,3}}?(?:{AI}|administrator|admin|root|owner|operator|dan|persona|character|unrestricted|"
     rf"unfiltered|uncensored|jailbroken|free|\w+gpt|\w+bot|\w+agent|mode|superuser|maintainer)\b|"
+    rf"\byou(?:'re|\s+are)\s+(?:now\s+)?\w+,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?{AI}\b|"
+    rf"\b(?:only|sole|one)\s+(?:rule|task|purpose|duty)\s+is\s+to\s+(?:obey|follow|do\s+what)\b|"
     rf"\byou\s+have\s+been\s+(?:promoted|upgraded|granted|given\s+(?:admin|root|full|elevated))\b|"
     rf"\byour\s+(?:persona|identity|true\s+identity|role|new\s+role|character)\b[^.!?\n]{{0,30}}\b(?:is|for)\b|"
     rf"\b(?:developer|maintenance|god|unrestricted|admin|debug|jailbreak|dan)\s+mode\b(?=.*\b(?:you|your|{AI})\b)|"
@@ -251,7 +257,7 @@ HIDE: Final = re.compile(
 ACT: Final = re.compile(
     r"\bpush\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)?\s*to\s+(?:main|master|production|prod)\b|"
     r"\bwithout\s+(?:any\s+)?(?:tests|testing|sandbox\w*|a\s+review)\b|\bforce[\s-]?push\w*|--force\b|"
-    r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
+    r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop|clear|clearing)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
     r"(?:directory|suite)|logs?|audit\s+log|notes?|changelog|repository|repo|database|branch(?:es)?|archive|"
     r"backups?|folder|history|files?)\b|\bwipe\b|\bdisabl\w*\s+(?:[\w-]+\s+){0,2}?(?:ci|tests?|linter|hooks?|"
     r"pre-commit|checks?|safety|review|test\s+suite)\b|\bskip\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+suite|ci|review|"
@@ -265,7 +271,9 @@ ACT: Final = re.compile(
     r"admin\b|\b(?:edit|write)\s+files\s+outside\b|\bbypass\w*\s+(?:the\s+)?(?:confirmation|approval|review|safety|checks?)|"
     r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
-    r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b"
+    r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b|"
+    r"\b(?:tests?|test\s+suite|logs?|audit\s+logs?|backups?|history|branch(?:es)?|checks?|reviews?)\s+(?:must|should|"
+    r"shall|is\s+to|are\s+to|can)\s+(?:now\s+)?be\s+(?:deleted|wiped|cleared|removed|erased|purged|disabled|skipped)\b"
 )
 TOOL: Final = re.compile(
     r"\b(?:call|invoke|use)\s+(?:the\s+|your\s+)?(?:\w+\s+)?tool\b|\"tool\"\s*:|\bcall\s+\w+_\w+\b|"
@@ -499,4 +507,21 @@ DESCRIBED_AI: Final = re.compile(
 PROTECTIVE: Final = re.compile(
     r"\b(?:say\s+no|refuse|decline|hang\s+up|report\s+(?:it|this|them|the\s+\w+)|(?:do\s+not|don't|never)\s+"
     r"(?:share|give\s+out|hand\s+over)\s+(?:it|your))\b"
+)
+
+# An order to change what the reader keeps or how it behaves from now on ("save this to your long-term memory:",
+# "learn this as a core rule:", "update your system prompt with ...").
+MEMORY_ORDER: Final = re.compile(
+    r"\b(?:remember|memori[sz]e|learn|store|save|record|keep|add|write|commit|file|log)\s+(?:this|that|the\s+"
+    r"following|it)\s+(?:as|to|in|into|among)\s+(?:a\s+|an\s+|your\s+|the\s+)?(?:\w+\s+){0,2}?(?:rules?|"
+    r"instructions?|memory|memories|directives?|polic(?:y|ies)|preferences?|facts?|principles?|guidelines?|"
+    r"defaults?|behaviou?rs?|settings?)\b|"
+    r"\b(?:update|change|rewrite|overwrite|edit|extend|amend|patch|replace|reprogram|retrain)\s+your\s+(?:\w+\s+)?"
+    r"(?:memory|memories|instructions|rules|system\s+prompt|guidelines|preferences|behaviou?r|persona|"
+    r"configuration|settings|defaults|knowledge)\b|"
+    r"\b(?:permanently|from\s+now\s+on|going\s+forward)\s+(?:adopt|remember|apply|follow|keep)\b|"
+    r"\bmemori[sz]e\s*:|"
+    r"\b(?:treat|regard|take)\s+(?:this|the\s+next\s+\w+|the\s+following|what\s+follows)\s+as\s+(?:a\s+|an\s+|"
+    r"the\s+)?(?:permanent|standing|lasting|fixed|new|core)\s+(?:\w+\s+)?(?:rule|instruction|preference|policy|"
+    r"directive|setting)"
 )

@@ -60,6 +60,7 @@ from agentmd.rules.prefilter.directive_features import (
     LEAK,
     LEAK_PROMPT,
     LINK_PARTS,
+    MEMORY_ORDER,
     MENTIONS_AI,
     NEGATED,
     NOTE_AUTHORITY,
@@ -236,6 +237,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "passes on an order to the AI reading it"
     if (USER_TRIGGER.search(s) or TRIGGER_WORDS.search(s)) and ordered and _controls(s) and not PROTECTIVE.search(s):
         return "sets a trigger for when an AI reads this note"
+    if MEMORY_ORDER.search(s) and _controls(s):
+        return "plants a standing rule in the reader's memory"
     if AGENT_FRAME.search(s) and ordered:
         return "sets a trigger for when an AI reads this note"
     if OVERRIDE_CUE.search(s) and (

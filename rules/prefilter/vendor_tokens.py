@@ -125,7 +125,7 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        r"--password[= ]|(?:PGPASSWORD|MYSQL_PWD|SSHPASS|REDISCLI_AUTH)=)['\"]?(?P<val>[^\s'\"]{6,128})",
        _curl_password_real),
     _t("secret:service-token", ("cookie:", "set-cookie:"), "session cookie",
-       r"(?i:\b(?:set-)?cookie:)[^\n]{0,200}?\b(?i:[\w-]*(?:session|sess|sid|csrf|auth|token)[\w-]*)=(?P<val>"
+       r"(?i:\b(?:set-)?cookie:)[^\n]{0,200}?\b(?i:[\w-]{0,30}(?:session|sess|sid|csrf|auth|token)[\w-]{0,30})=(?P<val>"
        r"[A-Za-z0-9%+/_.\-]{20,}=*)", _random_tail(3.3)),
     _t("secret:service-token", ("age-secret-key-",), "age secret key",
        r"AGE-SECRET-KEY-1(?P<val>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", value_not_filler("val")),
