@@ -134,6 +134,34 @@ def vendor_samples() -> list[tuple[str, str, str]]:
         ("secret:basic-auth", f"Authorization: Basic {basic}", basic),
         ("secret:service-token", f"linear {linear}", linear),
         ("secret:password", f"The staging password is {password} for now.", password),
+        *more_samples(),
+    ]
+
+
+def more_samples() -> list[tuple[str, str, str]]:
+    """Shapes a fresh payload round found passing: command-line passwords, passwords in prose in other languages,
+    signed URLs, tokens in a URL's user part, registry auth entries, session cookies, more vendor prefixes."""
+    hexs = "0123456789abcdef"
+    password = rand(9) + "%" + rand(2, string.digits)
+    sig = rand(43, B64)
+    dsn_key = rand(32, hexs)
+    docker_auth = base64.b64encode(("ci:" + rand(16)).encode()).decode()
+    cookie = rand(32)
+    vault = "hvs" + "." + rand(90, ALNUM + "-_")
+    alibaba = "LTAI" + rand(20)
+    return [
+        ("secret:password", f"sshpass -p '{password}' ssh deploy@10.0.4.12", password),
+        ("secret:password", f"mysql -u root -p{password} -h db.internal", password),
+        ("secret:password", f"PGPASSWORD={password} psql -h db", password),
+        ("secret:password", f"La contraseña del servidor es {password}, no la compartas.", password),
+        ("secret:password", f"Het wachtwoord van de router is {password}.", password),
+        ("secret:azure-key", f"https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig={sig}%3D", sig),
+        ("secret:url-credentials", f"SENTRY_DSN=https://{dsn_key}@o12345.ingest.sentry.io/678", dsn_key),
+        ("secret:url-credentials", f"redis://:{password}@cache.internal:6379/0", password),
+        ("secret:basic-auth", f'{{"auths": {{"registry.example.io": {{"auth": "{docker_auth}"}}}}}}', docker_auth),
+        ("secret:service-token", f"Cookie: sessionid={cookie}; theme=dark", cookie),
+        ("secret:service-token", f"VAULT_TOKEN={vault}", vault),
+        ("secret:service-token", f"ALIBABA_CLOUD_ACCESS_KEY_ID={alibaba}", alibaba),
     ]
 
 
@@ -255,6 +283,12 @@ def test_split_secret_reports_the_line_it_starts_on() -> None:
         "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "http://localhost:8080@proxy",
         "Run `gh auth login`; the token lives in the macOS keychain.",
+        "ghp_ prefixes identify GitHub personal access tokens; our scanner checks for them.",
+        "mysql -u root -p -h db.internal  # prompts for the password",
+        'sshpass -p "$SSH_PASSWORD" ssh deploy@host',
+        "La contraseña debe tener al menos doce caracteres.",
+        "Cookie: theme=dark; lang=en",
+        "https://example.com/download?sig=abc&v=2",
     ],
 )
 def test_secret_shaped_but_harmless_text_passes(text: str) -> None:

@@ -9,7 +9,12 @@ letters, other languages, polite, third-person and future-tense orders), and ben
 (docs about prompt injection, READMEs that address the reader, recipes, how-tos, meeting notes with imperatives,
 notes about agents, security write-ups that quote an attack while discussing it: those pass by policy). Their
 `"kind": "probe"` rows were written later, in rounds, each round measured before the scorer was changed for it;
-they are train rows, and the held-out rows were not read until the end."""
+they are train rows, and the held-out rows were not read until the end.
+
+The fresh rounds (`*_fresh*.jsonl`) were written in one sitting before the filters were changed for them: a dev
+round with its benign look-alikes, secret shapes as templates (no file holds a value), and probe rows written
+after the first changes to find the classes still missed. `*_fresh_holdout.jsonl` was kept aside and read once
+at the end (bench/prefilter_rounds.py --holdout)."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prefilter_helpers import expand
 
 from agentmd.rules.prefilter import check_text
 
@@ -67,6 +73,28 @@ def test_a_note_about_prompt_injection_passes() -> None:
         "at capture."
     )
     assert check_text(text) == []
+
+
+def fresh_rows(name: str) -> list[dict[str, Any]]:
+    """A fresh round's rows; secret rows are templates, expanded here (see prefilter_helpers.expand)."""
+    selected = rows(name)
+    if name.startswith("secrets"):
+        selected = [{**r, "text": expand(r["text"], i)} for i, r in enumerate(selected)]
+    return selected
+
+
+@pytest.mark.parametrize(("name", "family"), [("directives_fresh", "directive"), ("secrets_fresh", "secret")])
+def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
+    selected = fresh_rows(name)
+    missed = [f"{r['kind']}: {r['text'][:80]!r}" for r in selected if family not in families(r["text"])]
+    assert len(missed) * 10 <= len(selected), missed
+
+
+@pytest.mark.parametrize("name", ["benign_fresh", "secrets_fresh_benign"])
+def test_fresh_round_benign_controls_pass(name: str) -> None:
+    selected = fresh_rows(name)
+    refused = [r["text"][:80] for r in selected if families(r["text"])]
+    assert len(refused) * 25 <= len(selected), refused
 
 
 @pytest.mark.parametrize("kind", sorted({r["kind"] for name in PAYLOAD_FILES for r in rows(name)}))

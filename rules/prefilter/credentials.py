@@ -193,7 +193,7 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:url-credentials",
         ("://",),
         "password inside a URL",
-        re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<user>[^\s:/@\[\]]{1,64}):(?P<val>[^\s:/@\[\]]{6,128})@[\w.\-]+"),
+        re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<user>[^\s:/@\[\]]{0,64}):(?P<val>[^\s:/@\[\]]{6,128})@[\w.\-]+"),
         _url_password_real,
         anchored=False,
     ),
@@ -359,13 +359,23 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
 
 
 # Passwords in prose: "the password is ...", "pw: ...", "passwort ist ...", "login is admin / ...".
-_PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe", "contraseña", "senha", "пароль",
-                                "login", "creds", "credentials")  # fmt: skip
+_PASSWORD_WORDS = (
+    r"password|passwort|passwd|passphrase|passcode|pass|pwd|pw|kennwort|mot\s+de\s+passe|contraseña|contrasenya|"
+    r"senha|palavra-passe|wachtwoord|lösenord|adgangskode|passord|salasana|jelszó|jelszava|hasło|heslo|parol[aăe]|"
+    r"şifre(?:si)?|sifre(?:si)?|lozinka|geslo|пароль|парола|密码|密碼|パスワード|비밀번호|kata\s+sandi|mật\s+khẩu|"
+    r"κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड"
+)
+_PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe", "contrase", "senha", "пароль",
+                                "login", "creds", "credentials", "wachtwoord", "lösenord", "adgangskode", "passord",
+                                "salasana", "jelsz", "hasło", "heslo", "parol", "şifre", "sifre", "lozinka", "geslo",
+                                "парола", "密码", "密碼", "パスワード", "비밀번호", "kata sandi", "mật khẩu", "κωδικ",
+                                "סיסמה", "كلمة المرور", "पासवर्ड")  # fmt: skip
 _PROSE_PASSWORD = re.compile(
-    r"(?i)\b(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?(?:password|passwort|passwd|passphrase|passcode|"
-    r"pass|pwd|pw|kennwort|mot\s+de\s+passe|contraseña|senha|пароль)(?:\s+(?:for|of|to|on|für|de|pour|для)"
-    r"(?:\s+(?:the|my|our|this|that|le|la|der|die|das))?\s+[\w.\-]+){0,2}(?:\s*(?:is|was|will\s+be|=|:|->|ist|est|"
-    r"es|é|era|это|—|-)|\s+(?=\S*\d))|(?:login|creds|credentials)\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
+    rf"(?i)(?:\b|(?<=[\s(]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?(?:{_PASSWORD_WORDS})(?:\s+(?:for|of|to|"
+    r"on|für|fur|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за)"
+    r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+){0,2}"
+    r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
+    r"\s+(?=\S*\d))|(?:login|creds|credentials)\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
     r"\buse\s+(?:the\s+)?password)\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
 )
 _PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
@@ -405,6 +415,14 @@ def _unescape(m: re.Match[str]) -> str:
     return chr(code) if code < 0x110000 else m.group()
 
 
+def _token_pieces(run: str) -> bool:
+    """A run of pieces that reads as a token written out in groups (`ghp_ aB3d eF5g ...`), not a sentence: most
+    pieces after the first hold a digit or a capital after their first letter."""
+    pieces = run.split()[1:]
+    marked = sum(any(c.isdigit() for c in p) or any(c.isupper() for c in p[1:]) for p in pieces)
+    return 2 * marked >= len(pieces)
+
+
 def _views(text: str) -> Iterator[tuple[str, str]]:
     if "%" in text:
         decoded = urllib.parse.unquote(text)
@@ -416,7 +434,7 @@ def _views(text: str) -> Iterator[tuple[str, str]]:
         folded = unicodedata.normalize("NFKC", text).translate(_FOLD)
         if folded != text:
             yield " (look-alike characters)", folded
-    spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text)]
+    spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text) if _token_pieces(m.group())]
     if spaced:
         yield " (spaced out)", "\n".join(spaced)
     if "+" in text:

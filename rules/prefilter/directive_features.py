@@ -95,7 +95,8 @@ FRAME: Final = re.compile(
 INSTR_CORE = (
     r"(?:instructions?|rules?|guidance|guidelines?|directions?|directives?|orders?|polic(?:y|ies)|constraints?|"
     r"restrictions?|guardrails?|safety\s+(?:rules|training|checks|guidelines|policy|filters|restrictions)|"
-    r"system\s+(?:prompt|message)|brief|programming|content\s+policy|review\s+policy|principles)"
+    r"system\s+(?:prompt|message)|brief|programming|content\s+policy|review\s+policy|principles|limits|limitations|"
+    r"(?:prior|previous|original|initial|earlier|former)\s+(?:configuration|setup|training))"
 )
 INSTR = (
     r"(?:instructions?|rules?|guidance|guidelines?|directions?|directives?|orders?|polic(?:y|ies)|constraints?|"
@@ -107,12 +108,19 @@ INSTR = (
 PRIOR = r"(?:previous|prior|earlier|above|preceding|original|initial|old|existing|former|usual|current|standing)"
 TOLD = (
     r"(?:were|have\s+been|'ve\s+been|had\s+been|got|received|had|was)\s+(?:\w+\s+)?(?:given|told|configured|"
-    r"started|initiali[sz]ed|primed|provided|trained|set\s+up|issued|programmed|instructed)|received|got|had|have|"
+    r"started|initiali[sz]ed|primed|provided|trained|set\s+up|issued|programmed|instructed|briefed|taught|handed|"
+    r"shown|loaded\s+with|shipped\s+with|deployed\s+with)|received|got|had|have|"
     r"were\s+started\s+with"
 )
 OWNED: Final = (
     rf"(?:\byour\s+(?:\w+\s+){{0,2}}?{INSTR}\b|\b(?:its|their)\s+(?:\w+\s+)?{INSTR}\b|"
     rf"\b(?:the\s+)?{AI}'s\s+(?:\w+\s+)?{INSTR}\b|"
+    rf"\b(?:everything|anything|whatever|all|what)\s+(?:that\s+)?you\s+(?:were|have\s+been|'ve\s+been|had\s+been|"
+    rf"got)\s+(?:\w+\s+)?(?:told|given|briefed|taught|instructed|shown|handed)\b|"
+    rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:came|come|comes|shipped|ships|arrived)\s+(?:bundled\s+|packaged\s+)?"
+    rf"with\s+(?:you|your\s+\w+)\b|"
+    rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:were\s+|was\s+|have\s+been\s+)?(?:placed|imposed|put|set|laid)\s+"
+    rf"(?:up)?on\s+you\b|"
     rf"\b{INSTR}\s+(?:that\s+)?(?:your|the)\s+(?:\w+\s+)?(?:gave|has\s+given|have\s+given|set\s+for)\s+you\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?you\s+(?:{TOLD})\b|"
     rf"\b{INSTR}\s+(?:received|given|issued)\s+(?:earlier|before|previously|above)\b|"
@@ -128,13 +136,20 @@ OVERRIDE_VERB = (
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
-    r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|(?:do\s+not|don't|never|not)\s+(?:\w+\s+)?(?:follow|"
+    r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
+    r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
+    r"(?:need\s+not|needn't|(?:doesn't|does\s+not|don't|do\s+not)\s+(?:need|have)\s+to)\s+(?:follow|obey|"
+    r"honou?r|respect|heed|apply|ask\s+for)|(?:do\s+not|don't|never|not)\s+(?:\w+\s+)?(?:follow|"
     r"obey|apply|honou?r|respect|heed|comply\s+with|listen\s+to)|ne\s+tiens\s+plus\s+compte|non\s+seguire)"
 )
 VOID = (
     r"(?:(?:are|is|have\s+been|has\s+been|were|was|becomes?)\s+(?:now\s+|hereby\s+|all\s+)?(?:void|cancell?ed|"
     r"obsolete|superseded|withdrawn|revoked|replaced|suspended|lifted|removed|disabled|out\s+of\s+date|outdated|"
-    r"a\s+draft|invalid|null|deprecated|overridden|rescinded|no\s+longer\s+\w+)|no\s+longer\s+(?:apply|applies|"
+    r"a\s+(?:rough\s+)?draft|invalid|null|deprecated|overridden|rescinded|expired|lapsed|retired|optional|advisory|"
+    r"non-?binding|not\s+binding|(?:just|merely|only)\s+(?:suggestions?|advice|a\s+suggestion|guidelines)|"
+    r"no\s+longer\s+\w+|(?:a|an)\s+(?:mistake|error|accident|test|joke))|(?:has|have)\s+(?:now\s+)?(?:expired|"
+    r"lapsed|ended|been\s+retired)|"
+    r"no\s+longer\s+(?:apply|applies|"
     r"bind\w*|matter\w*|valid|in\s+effect|in\s+force|relevant|hold|holds|count)|carr(?:y|ies)\s+no\s+weight|"
     r"withdrawn|superseded|rescinded|revoked)"
 )
@@ -142,7 +157,8 @@ OVERRIDE: Final = re.compile(
     rf"\b{OVERRIDE_VERB}\b(?:\s+(?:all|any|every|each|of|the|whatever|everything|about|in|from|so\s+far|"
     rf"part\s+of|for\s+a\s+moment|just|completely|entirely))*\s*(?:\S+\s+){{0,4}}?{OWNED}|"
     rf"\b(?:set|put|cast|push)\s+{OWNED}\s+(?:\w+\s+)?(?:aside|to\s+one\s+side|away)\b|"
-    rf"\b(?:treat|regard)\s+(?:all\s+|the\s+|any\s+|every\s+)?{OWNED}\s+as\s+(?:\w+\s+)?(?:obsolete|void|cancell?ed|invalid|null|irrelevant|withdrawn)\b|"
+    rf"\b(?:treat|regard)\s+(?:all\s+|the\s+|any\s+|every\s+)?{OWNED}\s+as\s+(?:\w+\s+)?(?:obsolete|void|cancell?ed|invalid|null|irrelevant|withdrawn|advisory|optional|non-?binding|"
+    rf"expired|(?:mere\s+)?suggestions|a\s+(?:rough\s+)?draft)\b|"
     rf"\bconsider\s+(?:every|all|any|the)\s+(?:\w+\s+){{0,6}}?{VOID}|\bdo\s+not\s+apply\s+the\b"
 )
 # Instructions declared void: read as a directive only when the reader is spoken to ("your rules are void").
@@ -171,12 +187,16 @@ AUTHORITY: Final = re.compile(
     r"instruction)s?\s+(?:now\s+)?is\b|\b(?:your|the)\s+(?:new|real|true|actual|only)\s+(?:task|job|purpose|"
     r"mission|objective|instructions?)\s+(?:is\s+to|is\s*:|:|are\s*:|now\s+is|is\s+now|will\s+be\s+to)|"
     r"\b(?:highest|top)[\s-]priority\s+instruction\b|"
-    r"\bas\s+your\s+new\s+starting\s+point\b"
+    r"\bas\s+your\s+new\s+starting\s+point\b|"
+    r"\b(?:adopt|use|take|treat|follow)\s+(?:\w+\s+){0,4}?(?:in|from|of)\s+this\s+(?:note|file|message|memory|page)"
+    r"\s+as\s+your\b"
 )
 ROLE: Final = re.compile(
     rf"\byou(?:'re|\s+are)\s+(?:now|no\s+longer)\s+(?:(?:a|an|the|my|our|in|operating\s+as|acting\s+as)\s+)?"
     rf"(?:[\w-]+\s+){{0,3}}?(?:{AI}|administrator|admin|root|owner|operator|dan|persona|character|unrestricted|"
     rf"unfiltered|uncensored|jailbroken|free|\w+gpt|\w+bot|\w+agent|mode|superuser|maintainer)\b|"
+    rf"\byou(?:'re|\s+are)\s+(?:now\s+)?\w+,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?{AI}\b|"
+    rf"\b(?:only|sole|one)\s+(?:rule|task|purpose|duty)\s+is\s+to\s+(?:obey|follow|do\s+what)\b|"
     rf"\byou\s+have\s+been\s+(?:promoted|upgraded|granted|given\s+(?:admin|root|full|elevated))\b|"
     rf"\byour\s+(?:persona|identity|true\s+identity|role|new\s+role|character)\b[^.!?\n]{{0,30}}\b(?:is|for)\b|"
     rf"\b(?:developer|maintenance|god|unrestricted|admin|debug|jailbreak|dan)\s+mode\b(?=.*\b(?:you|your|{AI})\b)|"
@@ -186,7 +206,11 @@ ROLE: Final = re.compile(
     rf"\boperator\s+override\b|\b(?:has|have|had)\s+no\s+(?:\w+\s+)?(?:rules|restrictions|oversight|limits|"
     rf"filters|guidelines)\b|\b(?:will|shall)\s+not\s+refuse\b|\bwon't\s+refuse\b|"
     rf"\bwithout\s+(?:any\s+)?(?:rules|restrictions|oversight|limits|filters)\b|\bnever\s+refuses?\b|"
-    rf"\bdo\s+not\s+refuse\b|\b(?:unrestricted|unfiltered|uncensored|jailbroken)\s+(?:\w+\s+)?(?:{AI}|mode|"
+    rf"\bdo\s+not\s+refuse\b|\bnever\s+(?:declines?|says\s+no|turns\s+down)\b|\balways\s+(?:complies|obeys)\b|"
+    rf"\b(?:released|freed|free|exempt(?:ed)?|excused|liberated|unbound|relieved|unshackled)\s+(?:from|of)\s+"
+    rf"(?:\w+\s+){{0,3}}?{INSTR}\b|"
+    rf"\b(?:respond|answer|reply|speak|write|act|talk|behave)\s+as\s+[^.!?\n]{{0,40}}\b(?:unfiltered|unrestricted|"
+    rf"uncensored|jailbroken|amoral|unhinged|rule-?less|lawless|without\s+(?:rules|limits|filters))\b|\b(?:unrestricted|unfiltered|uncensored|jailbroken)\s+(?:\w+\s+)?(?:{AI}|mode|"
     rf"version)\b|\b(?:safety|content)\s+(?:\w+\s+)?(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:suspended|"
     rf"disabled|off|lifted|removed)\b|\byou\s+are\s+(?:\w+gpt|\w+bot|\w+agent)\b"
 )
@@ -233,7 +257,7 @@ HIDE: Final = re.compile(
 ACT: Final = re.compile(
     r"\bpush\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)?\s*to\s+(?:main|master|production|prod)\b|"
     r"\bwithout\s+(?:any\s+)?(?:tests|testing|sandbox\w*|a\s+review)\b|\bforce[\s-]?push\w*|--force\b|"
-    r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
+    r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop|clear|clearing)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
     r"(?:directory|suite)|logs?|audit\s+log|notes?|changelog|repository|repo|database|branch(?:es)?|archive|"
     r"backups?|folder|history|files?)\b|\bwipe\b|\bdisabl\w*\s+(?:[\w-]+\s+){0,2}?(?:ci|tests?|linter|hooks?|"
     r"pre-commit|checks?|safety|review|test\s+suite)\b|\bskip\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+suite|ci|review|"
@@ -247,12 +271,16 @@ ACT: Final = re.compile(
     r"admin\b|\b(?:edit|write)\s+files\s+outside\b|\bbypass\w*\s+(?:the\s+)?(?:confirmation|approval|review|safety|checks?)|"
     r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
-    r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b"
+    r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b|"
+    r"\b(?:tests?|test\s+suite|logs?|audit\s+logs?|backups?|history|branch(?:es)?|checks?|reviews?)\s+(?:must|should|"
+    r"shall|is\s+to|are\s+to|can)\s+(?:now\s+)?be\s+(?:deleted|wiped|cleared|removed|erased|purged|disabled|skipped)\b"
 )
 TOOL: Final = re.compile(
     r"\b(?:call|invoke|use)\s+(?:the\s+|your\s+)?(?:\w+\s+)?tool\b|\"tool\"\s*:|\bcall\s+\w+_\w+\b|"
     r"\b(?:call|invoke)\s+(?:\w+\s+){1,2}with\s+(?:path|arguments?|args|params|parameters|input|\w+\s*[=:])|"
     r"\b(?:tool|function)[\s-]*(?:output|result|response)s?\s*:\s*[{\[]|"
+    r"\[(?:assistant\s+|agent\s+|model\s+)?(?:tool|function)[\s_-]?(?:call|use|invocation)s?\]|"
+    r"\b\w+_\w+\s*\([^)\n]{0,200}(?:\.env|id_rsa|\.ssh|credentials|passwords?|secrets?|tokens?)\b|"
     r"\bcurl\b[^\n]{0,80}(?:\s-d\s|--data|\|\s*(?:sh|bash))|\|\s*nc\s|\bexecute\s*:"
 )
 MENTIONS_AI: Final = re.compile(rf"\b{AI}(?!\w)")
@@ -376,7 +404,8 @@ OVERRIDE_CUE: Final = re.compile(
     r"ignor|disregard|forg[eo]t|unlearn|drop|discard|throw|aside|heed|attention|bypass|overrid|overrul|abandon|"
     r"nullif|dismiss|neglect|overlook|circumvent|suspend|lift|replace|skip|stop|longer|follow|obey|apply|honou?r|"
     r"respect|comply|listen|void|cancel|obsolete|supersed|withdraw|revok|outdated|out of date|draft|invalid|null|"
-    r"deprecat|rescind|weight|consider|tiens|seguire|side"
+    r"deprecat|rescind|weight|consider|tiens|seguire|side|optional|expired|lapsed|binding|draft|suggestion|advisory|"
+    r"need|retired"
 )
 
 # Evidence: weaker signals summed when no single rule decides (see directive_score._evidence).
@@ -469,4 +498,30 @@ SELF_REFERENCE: Final = re.compile(
 SCRIPTED: Final = re.compile(
     r"\byou(?:'ll|\s+will|\s+are\s+going\s+to)\s+be\s+asked\b[^.!?\n]{0,80}\byou(?:'ll|\s+will|\s+should|\s+must)\s+"
     r"(?:say|tell|answer|reply|claim|respond|insist)\b"
+)
+
+DESCRIBED_AI: Final = re.compile(
+    rf"\b{AI}\s+(?:\w+\s+)?(?:(?:sometimes|often|usually|occasionally|frequently|rarely|tends\s+to|may|might|can|"
+    rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b"
+)
+PROTECTIVE: Final = re.compile(
+    r"\b(?:say\s+no|refuse|decline|hang\s+up|report\s+(?:it|this|them|the\s+\w+)|(?:do\s+not|don't|never)\s+"
+    r"(?:share|give\s+out|hand\s+over)\s+(?:it|your))\b"
+)
+
+# An order to change what the reader keeps or how it behaves from now on ("save this to your long-term memory:",
+# "learn this as a core rule:", "update your system prompt with ...").
+MEMORY_ORDER: Final = re.compile(
+    r"\b(?:remember|memori[sz]e|learn|store|save|record|keep|add|write|commit|file|log)\s+(?:this|that|the\s+"
+    r"following|it)\s+(?:as|to|in|into|among)\s+(?:a\s+|an\s+|your\s+|the\s+)?(?:\w+\s+){0,2}?(?:rules?|"
+    r"instructions?|memory|memories|directives?|polic(?:y|ies)|preferences?|facts?|principles?|guidelines?|"
+    r"defaults?|behaviou?rs?|settings?)\b|"
+    r"\b(?:update|change|rewrite|overwrite|edit|extend|amend|patch|replace|reprogram|retrain)\s+your\s+(?:\w+\s+)?"
+    r"(?:memory|memories|instructions|rules|system\s+prompt|guidelines|preferences|behaviou?r|persona|"
+    r"configuration|settings|defaults|knowledge)\b|"
+    r"\b(?:permanently|from\s+now\s+on|going\s+forward)\s+(?:adopt|remember|apply|follow|keep)\b|"
+    r"\bmemori[sz]e\s*:|"
+    r"\b(?:treat|regard|take)\s+(?:this|the\s+next\s+\w+|the\s+following|what\s+follows)\s+as\s+(?:a\s+|an\s+|"
+    r"the\s+)?(?:permanent|standing|lasting|fixed|new|core)\s+(?:\w+\s+)?(?:rule|instruction|preference|policy|"
+    r"directive|setting)"
 )

@@ -18,10 +18,13 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from agentmd.rules.prefilter.directive_languages import AI_NAMES, CONTROL, joined, joined_void
+
 _AGENTS = r"(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|cursor)"
 _AUTHORITY = (
-    r"(?:admin|administrator|operator|owner|maintainers?|security\s+team|management|cto|ceo|developers?|"
-    r"team\s+lead|user|anthropic|openai|company|policy|it\s+department|repository\s+owner)"
+    r"(?:admin|administrator|operator|owner|maintainers?|security\s+team|management|cto|ceo|cio|ciso|developers?|"
+    r"team\s+lead|user|anthropic|openai|google|company|policy|it\s+department|repository\s+owner|legal|"
+    r"compliance(?:\s+(?:office|team))?|board|leadership|head\s+of\s+\w+|vp\s+of\s+\w+|engineering\s+manager)"
 )
 _MODAL = (
     r"(?:must|shall|should\s+(?:always|never)|(?:are|is)\s+(?:now\s+)?(?:required|authori[sz]ed|expected|instructed|"
@@ -181,7 +184,11 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      rf"\b(?:official\s+)?notice\s+to\s+(?:all\s+)?(?:coding\s+)?{_AGENTS}\b|"
      rf"\b{_AGENTS}\s+(?:reading|processing)\s+this\s+{_MODAL}|"
      rf"\bit\s+has\s+been\s+decided\b[^.\n]{{0,60}}\b{_AGENTS}\b[^.\n]{{0,20}}\b{_MODAL}|"
-     rf"\bhas\s+(?:approved|granted|authori[sz]ed)\s+an\s+exception\b[^.\n]{{0,40}}\b(?:{_AGENTS}|you)\b"),
+     rf"\bhas\s+(?:approved|granted|authori[sz]ed)\s+an\s+exception\b[^.\n]{{0,40}}\b(?:{_AGENTS}|you)\b|"
+     rf"\b(?:according\s+to|per|as\s+(?:per|decided\s+by|confirmed\s+by|requested\s+by))\s+(?:the\s+|our\s+)?"
+     rf"{_AUTHORITY}\b[^.\n]{{0,40}}?\b(?:{_AGENTS}|you)\b[^.\n]{{0,30}}?\b(?:{_MODAL}|(?:may|can|is\s+free\s+to|"
+     rf"are\s+free\s+to)\s+(?:now\s+)?(?:\w+\s+){{0,6}}?(?:without|skip\w*|bypass\w*|ignor\w*|disabl\w*|"
+     rf"overrid\w*|reveal\w*|shar\w*|delet\w*|force))"),
     ("spoofs a tool call or result", (),
      r"</?(?:function_?results?|function_?calls?|tool_?calls?|tool_?results?|tool_?use|tool_?response|invoke|"
      r"antml:[a-z_]+|system[-_]?reminder|system[-_]?message|assistant_?response|user_?message)\b[^>]{0,200}>|"
@@ -287,7 +294,7 @@ _IGNORE = (
     "αγνόησε ξέχασε "
     "bỏ_qua quên "
     "忽略 无视 忽视 不要理会 忘记 忘掉 無視 忘れ 무시 잊어 تجاهل انس انسَ إنس अनदेखा नज़रअंदाज़ नजरअंदाज भूल התעלם שכח "
-    "نادیده فراموش เพิกเฉย ละเว้น ลืม"
+    "نادیده فراموش เพิกเฉย ละเว้น ลืม " + joined("drop")
 )
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
@@ -309,7 +316,7 @@ _ORDERS = (
     "hướng_dẫn chỉ_thị quy_tắc "
     "指令 指示 说明 指导 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 "
     "التعليمات تعليمات الأوامر القواعد "
-    "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ"
+    "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ " + joined("orders")
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
@@ -330,7 +337,7 @@ _PRIOR = (
     "trước tất_cả mọi "
     "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の 上の すべて これまで 上記 "
     "이전 모든 위의 앞의 지금까지 السابقة جميع تعليماتك "
-    "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด"
+    "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด " + joined("prior")
 )
 _FROM_NOW = (
     "from now on|from here on|from this moment|from today onwards|from today on|"
@@ -359,13 +366,14 @@ _VOID_FOREIGN = (  # other languages only: the English forms are read by the sen
     "作废|无效|失效|取消了|不再有效|無効|取り消|무효|취소|anulad|nulas|inválidas|annulé|caduques|nulles|ungültig|"
     "aufgehoben|nichtig|annullat|nulle|non valide|недействительн|отменен|отменён|анульован|geçersiz|iptal|"
     "nieważne|anulowane|ongeldig|vervallen|ogiltig|batal|tidak berlaku|neplatné|άκυρ|vô hiệu|باطلة|ملغاة|"
-    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก"
+    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก|" + joined_void()
 )
 _AI_NAMES = (
     "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
     "l'assistant|le modèle|l'agent|assistent|modell|ki|ассистент|агент|модель|ии|асистент|модел|助手|智能体|模型|"
     "アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|yapay zeka|asistan|asystent|agencie|model ai|"
-    "trợ lý|mô hình|المساعد|النموذج|सहायक|מודל|עוזר|دستیار|ผู้ช่วย|asisten"
+    "trợ lý|mô hình|المساعد|النموذج|सहायक|מודל|עוזר|دستیار|ผู้ช่วย|asisten|modèle|modello|asistent|asystencie|"
+    "asystent|assistentin|асистенте|ассистент|人工智能|エーアイ|인공지능|yapay zekâ"
 )
 _REVEAL = (
     "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
@@ -420,6 +428,35 @@ def _spaced_script(word: str) -> bool:
     return any(lo <= ord(word[0]) <= hi for lo, hi in _LETTER_SCRIPTS)
 
 
+_LATIN_MARKS = re.compile(r"[\u0300-\u036f]")
+
+
+def fold_accents(text: str) -> str:
+    """Latin, Greek and Cyrillic letters without their accents ("ignóralas" reads "ignoralas"); other scripts
+    kept as they are (decomposed and composed again)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+
+
+# Stems an override order shares across many languages written in Latin or Cyrillic letters ("ignorați",
+# "ignoreeri", "игнорирай"; "instrucțiunile", "instruktioner", "инструкции"): read only in a sentence that is
+# not English, where the English rules (which need the reader's own instructions) do not reach.
+_SHARED_DROP = "ignor игнор ігнор ігнар"
+_SHARED_ORDERS = "instru инстру інстру"
+_SHARED_PRIOR = "anterio previ preced prior предыдущ предиш попередн"
+_ENGLISH_WORDS: Final = frozenset(
+    ("the", "and", "of", "to", "for", "with", "this", "that", "you", "your", "it", "by", "from", "any", "not", "if",
+     "we", "our", "my", "they", "them", "these", "those", "was", "were", "will", "should", "must", "is", "are")
+)  # fmt: skip
+_SHARED_LABEL: Final = "tells the reader to ignore its instructions"
+_FOREIGN_ONLY: Final = frozenset({_SHARED_LABEL})
+
+
+def _english(words: list[str]) -> bool:
+    return sum(w in _ENGLISH_WORDS for w in words) * 8 >= len(words)
+
+
 class _Group:
     """One group of a co-occurrence rule (entries split at `|`, or at spaces with `_` standing for a space inside
     an entry, and a trailing `=` marking a whole word). Words of spaced scripts are matched against the text's
@@ -429,6 +466,7 @@ class _Group:
     def __init__(self, entries: str) -> None:
         listed = entries.split("|") if "|" in entries else [w.replace("_", " ") for w in entries.split()]
         forms = {unicodedata.normalize("NFKC", w).lower() for w in listed} | {w.lower() for w in listed}
+        forms |= {fold_accents(w) for w in forms}
         marked = {w[:-1] for w in forms if w.endswith("=")}  # an entry ending in "=" is a whole word, not a stem
         forms = {w for w in forms if not w.endswith("=")}
         self.exact: frozenset[str] = frozenset(
@@ -439,17 +477,48 @@ class _Group:
             if _spaced_script(w) and " " not in w and len(w) > 4:
                 stems.setdefault(w[:3], []).append(w)
         self.stems = stems
-        self.substrings: tuple[str, ...] = tuple(w for w in forms if " " in w or not _spaced_script(w))
+        # Substrings indexed by what must be in the text for them to occur: their first word (entries of several
+        # words) or their first character (entries of unspaced scripts), so a sentence is only searched for the
+        # few entries that could be in it.
+        self.phrases: dict[str, tuple[str, ...]] = {}
+        self.unspaced: dict[str, tuple[str, ...]] = {}
+        for w in sorted(forms):
+            if _spaced_script(w) and " " in w:
+                first = (_WORDISH.findall(w) or [w])[0]
+                self.phrases[first] = (*self.phrases.get(first, ()), w)
+            elif not _spaced_script(w):
+                self.unspaced[w[0]] = (*self.unspaced.get(w[0], ()), w)
+        # The first three letters of every word that can match: a sentence none of whose words starts so, and
+        # that holds no entry of an unspaced script, is passed over with two set operations.
+        self.starts: frozenset[str] = frozenset(
+            {w[:3] for w in self.exact} | set(stems) | {w[:3] for w in self.phrases}
+        )
+        self.ascii_unspaced = any(c.isascii() for c in self.unspaced)
+
+    def may_hit(self, starts: set[str], ascii_text: bool) -> bool:
+        """Whether a text whose words start with `starts` (first three letters) could hold an entry."""
+        return not self.starts.isdisjoint(starts) or bool(self.unspaced and (self.ascii_unspaced or not ascii_text))
 
     def hit(self, low: str, words: set[str]) -> bool:
-        if any(s in low for s in self.substrings) or not self.exact.isdisjoint(words):
+        if not self.exact.isdisjoint(words):
             return True
         stems = self.stems
-        return any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ()))
+        if any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ())):
+            return True
+        phrases = self.phrases
+        if any(p in low for w in words if w in phrases for p in phrases[w]):
+            return True
+        unspaced = self.unspaced
+        return any(e in low for c in unspaced.keys() & set(low) for e in unspaced[c])
 
 
 _Phrases = tuple[tuple[str, frozenset[str], re.Pattern[str]], ...]
 _Groups = tuple[tuple[str, tuple[_Group, ...]], ...]
+
+
+def _control_entries() -> str:
+    """The words of `CONTROL`, `|`-separated (spaces inside an entry restored)."""
+    return "|".join(w.replace("_", " ") for words in CONTROL.values() for w in words.split())
 
 
 @functools.cache
@@ -461,15 +530,24 @@ def _compiled() -> tuple[
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
         ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
         ("tells the AI to ignore its instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_AI_NAMES))),
-        ("declares earlier instructions void", (_Group(_ORDERS), _Group(_PRIOR), _Group(_VOID_FOREIGN))),
+        ("declares earlier instructions void",
+         (_Group(_ORDERS), _Group(_PRIOR), _Group(_VOID_FOREIGN),
+          _Group("|".join((_ADDRESSEE, _AI_NAMES, _CONTROL_FOREIGN, _control_entries()))))),
         ("asks for the system prompt", (_Group(_SYSTEM_PROMPT), _Group(_REVEAL))),
         ("tells the reader to drop its instructions", (_Group(_DROP_EN), _Group(_RULES_EN), _Group(_PRIOR_EN))),
         ("asks to leak secrets", (_Group(_SECRET_EN), _Group(_LEAK_EN), _Group(_WHERE_EN))),
-    )
+        (_SHARED_LABEL,
+         (_Group(_SHARED_DROP), _Group(_SHARED_ORDERS),
+          _Group(" ".join((_SHARED_PRIOR, _PRIOR, " ".join(CONTROL.values()), " ".join(AI_NAMES.values())))))),
+    )  # fmt: skip
     return phrases, groups
 
 
-_LABELLED_LINE = re.compile(r"^[ \t>*_#\-]*(?P<label>[^:：\n]{1,40}?)\s*[:：]\s*(?P<rest>[^\n]{6,})", re.MULTILINE)
+# The opening runs are possessive and a label starts with a visible character, so a long run of spaces or
+# dashes is read once, not tried at each of its lengths (which would take time quadratic in the run).
+_LABELLED_LINE = re.compile(
+    r"^[ \t>*_#\-]*+(?P<label>[^\s:：][^:：\n]{0,39}?)[ \t]*+[:：]\s*(?P<rest>[^\n]{6,})", re.MULTILINE
+)
 _CONTROL_FOREIGN = (
     "usuario|utilisateur|nutzer|benutzer|utente|usuário|пользовател|用户|使用者|ユーザー|사용자|kullanıcı|użytkownik|"
     "gebruiker|användare|pengguna|borra|elimina|supprime|lösche|cancella|cancellare|apaga|удали|删除|刪除|削除|삭제|"
@@ -478,19 +556,95 @@ _CONTROL_FOREIGN = (
     "envía|envoie|envoyer|sende|invia|envie|отправь|发送|發送|送信|보내|gönder|wyślij|stuur|skicka|kirim|"
     "no le digas|ne dis pas|sag nicht|non dire|não diga|не сообщай|не говори|不要告诉|不要告訴|知らせず|알리지|söyleme|"
     "nie mów|conferma|confirmación|bestätigung|подтвержд|确认|確認|historial|historique|verlauf|"
-    "cronologia|историю|历史|履歴|기록"
+    "cronologia|историю|历史|履歴|기록|парол|пароли|approva|aprueba|aprobar|approuve|genehmige|zatwierdź|"
+    "usuwaj|potwierdzeni|senza revisione|sin revisión|sans relecture|ohne review|sem revisão|zonder review|"
+    "registros|registri|journaux|protokoll|logs|back-ups|backups|copias de seguridad|sauvegardes|"
+    "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그"
 )
 
 
-_LATIN_AI = re.compile(r"(?<![a-z])(?:ai|ia|ki|llm|gpt|claude|copilot|agent)(?![a-z])")
+_LATIN_AI = re.compile(r"(?<![a-z])(?:ai|ia|ki|llm|gpt|claude|copilot|agent)(?![a-z])|(?<!\w)(?:ии|ші)(?!\w)")
 _FOREIGN_LABEL = re.compile(r"\b(?:für|fur|para|pour|per|pro|voor|för|dla|untuk|için|la|el|die|der|das|al)\b|l'")
+
+
+# A sentence that opens by calling an AI by name in another language ("Querido asistente, ...", "KI, bitte
+# ...", "亲爱的助手，..."): the name, then a comma or a colon, then the order.
+_VOCATIVE_OPENING = re.compile(
+    r"(?:^|(?<=[.!?。！？\n]))[ \t>*_#\-]*+(?P<label>[^\s,，、،:：.!?。！？][^,，、،:：.!?。！？\n]{0,39}?)[ \t]*+"
+    r"[,，、،:：—–][ \t]*(?P<rest>[^\n]{6,})",
+    re.MULTILINE,
+)
+
+
+_ARTICLES: Final = frozenset(
+    ("el", "la", "los", "las", "le", "les", "l'", "il", "lo", "gli", "der", "die", "das", "den", "dem", "des", "de",
+     "het", "o", "os", "as", "a", "the", "un", "una", "uno", "une", "ein", "eine", "einen", "this", "our", "nuestro",
+     "nuestra", "notre", "unser", "unsere", "il", "questo", "este", "esta", "ce", "cet", "cette", "dieser", "diese")
+)  # fmt: skip
+
+
+@functools.cache
+def _vocative_groups() -> tuple[_Group, _Group, tuple[_Group, ...]]:
+    """(AI names, greetings, what an order speaks of), built on first use."""
+    ai = _Group(" ".join(w.replace(" ", "_") for w in _AI_NAMES.split("|")) + " " + " ".join(AI_NAMES.values()))
+    control = (_Group(_CONTROL_FOREIGN), _Group(" ".join(CONTROL.values())), _Group(_IGNORE), _Group(_FROM_NOW))
+    return ai, _Group(_GREETINGS), control
+
+
+def _foreign_vocatives(view: str) -> Iterator[tuple[str, int, str]]:
+    """A sentence in another language that opens by calling an AI by name (at most four words before the comma)
+    and goes on to speak of the user, secrets, deleting, sending, confirmations or the reader's instructions."""
+    ai, greeting, control = _vocative_groups()
+    for m in _VOCATIVE_OPENING.finditer(view):
+        label = " ".join(m.group("label").lower().split())
+        if not label or len(label.split()) > 4 or label.split()[0] in _ARTICLES:
+            continue  # "El asistente, según el equipo, borra ...": an assistant described, not called
+        low_rest = fold_accents(" ".join(m.group("rest").lower().split()))
+        rest_list = _WORDISH.findall(low_rest)
+        if low_rest.isascii() and _english(rest_list):
+            continue  # English is read by the sentence scorer, which weighs the order itself
+        words = label.split()
+        greeted = len(words) > 1 and greeting.hit(" ".join(words[:-1]), set(_WORDISH.findall(" ".join(words[:-1]))))
+        name = _HONORIFIC.sub("", words[-1])
+        if not (ai.hit(name, set(_WORDISH.findall(name))) or _LATIN_AI.fullmatch(name)):
+            continue  # the label must end with the name it calls ("Querido asistente", "KI", "亲爱的助手")
+        if _unspaced(name):
+            if not _CJK_ADDRESSED.search(name):
+                continue  # "助手功能说明": a heading about the assistant, not a call to it
+        elif not (greeted or name == _HONORIFIC.sub("", label)):
+            continue  # "My notes on the assistant, ..." names an assistant without calling it
+        if not greeted and "," in low_rest[:40]:
+            continue  # "AI-ассистент, по словам разработчиков, ...": a clause put in after a subject
+        if any(g.hit(low_rest, set(rest_list)) for g in control):
+            yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
+
+
+_HONORIFIC = re.compile(r"(?:さん|様|さま|君|くん|ちゃん|님|씨|ji|जी)$")
+_GREETINGS = (
+    "querido querida estimado estimada hola cher chère bonjour salut caro cara ciao gentile liebe lieber hallo hi "
+    "hey dear hello beste hoi drogi droga cześć witaj дорогой дорогая уважаемый уважаемая привет здравствуй olá oi "
+    "prezado prezada hej kære käre kedves szia hei moi hyvä dragi draga zdravo bok ahoj milý milá merhaba sevgili "
+    "sayın xin_chào chào 亲爱的 尊敬的 你好 嗨 親愛なる こんにちは 안녕 안녕하세요 친애하는 عزيزي مرحبا أيها प्रिय नमस्ते "
+    "habari mpendwa kumusta halo hai αγαπητέ γεια שלום יקר سلام عزیز สวัสดี เรียน dragă bună tere labas sveiki "
+    "lieve geachte шановний любий"
+)
+
+
+def _unspaced(word: str) -> bool:
+    """A word of a script written without spaces (Chinese, Japanese, Thai...): its label is one long word."""
+    return not _spaced_script(word) and not any("\u0600" <= c <= "\u06ff" or "\u0900" <= c <= "\u0dff" for c in word)
+
+
+@functools.cache
+def _address_groups() -> tuple[_Group, tuple[_Group, ...]]:
+    return _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
 
 
 def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
     """A line in another language that opens by addressing an AI ("Hinweis für die KI:", "AI에게:") and then
     speaks of the user, secrets, deleting, sending, confirmations or the reader's instructions. English lines
     are left to the sentence scorer, which reads the order itself."""
-    ai, control = _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
+    ai, control = _address_groups()
     for m in _LABELLED_LINE.finditer(view):
         label = " ".join(m.group("label").lower().split())
         if label.isascii() and not _FOREIGN_LABEL.search(label):
@@ -498,8 +652,17 @@ def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
         low_rest = " ".join(m.group("rest").lower().split())
         rest_words = set(_WORDISH.findall(low_rest))
         named = ai.hit(label, set(_WORDISH.findall(label))) or _LATIN_AI.search(label) is not None
+        if named and " " not in label and _unspaced(label) and not _CJK_ADDRESSED.search(label):
+            continue  # "助手功能说明": a heading about the assistant; "给助手的说明", "AI에게" address it
         if named and any(g.hit(low_rest, rest_words) for g in control):
             yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
+
+
+# An unspaced label that addresses an AI: the name at its end (after particles and honorifics), or "to" first.
+_CJK_ADDRESSED = re.compile(
+    r"^(?:致|给|給|对|對|寄|宛)|(?:助手|智能体|模型|アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|ai|llm|"
+    r"gpt|claude)(?:さん|様|へ|に|宛て?|에게|한테|께|님|们|們|的?(?:说明|說明|指示|注意|提醒|备注|メモ|지시|메모))?$"
+)
 
 
 def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
@@ -508,6 +671,9 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     phrases, groups = _compiled()
     low = " ".join(view.lower().split()) if languages else view.lower()
     words = set(_WORDISH.findall(low))
+    if languages and not low.isascii():
+        low = fold_accents(low)
+        words |= set(_WORDISH.findall(low))
     for label, gates, rx in phrases:
         if gates and gates.isdisjoint(words):
             continue
@@ -518,14 +684,23 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     if not languages:
         return
     yield from _foreign_addresses(view)
-    for label, parts in groups:
-        if not all(g.hit(low, words) for g in parts):
+    yield from _foreign_vocatives(view)
+    live = [(label, parts) for label, parts in groups if all(g.hit(low, words) for g in parts)]
+    if not live:
+        return
+    for s in _SENTENCE.finditer(view):
+        sentence = fold_accents(" ".join(s.group().lower().split()))
+        if len(sentence) < 6:
             continue
-        for s in _SENTENCE.finditer(view):
-            sentence = " ".join(s.group().lower().split())
-            if len(sentence) < 6:
+        listed = _WORDISH.findall(sentence)
+        sentence_words = set(listed)
+        starts = {w[:3] for w in sentence_words}
+        ascii_text = sentence.isascii()
+        for label, parts in live:
+            if not all(g.may_hit(starts, ascii_text) for g in parts):
                 continue
-            sentence_words = set(_WORDISH.findall(sentence))
+            if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
+                continue
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed

@@ -45,6 +45,7 @@ from agentmd.rules.prefilter.directive_features import (
     COVERT,
     DECEIT,
     DECLARED_VOID,
+    DESCRIBED_AI,
     DEST,
     DISCUSSION,
     DROP_SAFETY,
@@ -59,6 +60,7 @@ from agentmd.rules.prefilter.directive_features import (
     LEAK,
     LEAK_PROMPT,
     LINK_PARTS,
+    MEMORY_ORDER,
     MENTIONS_AI,
     NEGATED,
     NOTE_AUTHORITY,
@@ -76,6 +78,7 @@ from agentmd.rules.prefilter.directive_features import (
     PERMISSION,
     PRINCIPAL,
     PROSE_FENCES,
+    PROTECTIVE,
     QUOTED,
     REPORTED,
     REPORTED_PAST,
@@ -205,6 +208,9 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     tool = TOOL_CUE.search(s) is not None and TOOL.search(s) is not None
     if not (weak or framed or mentions_ai or tool):
         return None
+    described = DESCRIBED_AI.search(s) is not None and not (strong or YOU.search(s) or ORDER_START.match(s))
+    if mentions_ai and described and not ROLE.search(s):
+        return None  # "the model sometimes forgets earlier instructions": what a model does, described
     if vocative and (ordered or _controls(s)):
         return "gives orders to the AI reading it"
     if (mentions_ai or YOU.search(s)) and NOTE_AUTHORITY.search(s):
@@ -229,8 +235,10 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         and any(rx.search(s) for rx in (ACT, SAFETY, SECRET_RE, PERMISSION, HIDE))
     ):
         return "passes on an order to the AI reading it"
-    if (USER_TRIGGER.search(s) or TRIGGER_WORDS.search(s)) and ordered and _controls(s):
+    if (USER_TRIGGER.search(s) or TRIGGER_WORDS.search(s)) and ordered and _controls(s) and not PROTECTIVE.search(s):
         return "sets a trigger for when an AI reads this note"
+    if MEMORY_ORDER.search(s) and _controls(s):
+        return "plants a standing rule in the reader's memory"
     if AGENT_FRAME.search(s) and ordered:
         return "sets a trigger for when an AI reads this note"
     if OVERRIDE_CUE.search(s) and (

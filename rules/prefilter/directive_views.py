@@ -20,6 +20,8 @@ _B64_PIECE = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
 _B64_SPACED = re.compile(r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{4,16}+[ \t]+){3,}[A-Za-z0-9+/]{2,16}+={0,2}")
 _B32_RUN = re.compile(r"(?<![A-Za-z0-9])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9])")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ \t:,]?){12,}(?![0-9A-Fa-f])")
+_RUN = re.compile(r"\S+")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _MORSE_RUN = re.compile(r"[.\-]{1,7}(?:[ \t]+(?:/[ \t]+)?[.\-]{1,7}){8,}")
 _MORSE: Final = {
     ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
@@ -93,9 +95,11 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
         if _readable(decoded):
             yield "hex-encoded", decoded
     if "%" in prose:
-        decoded = urllib.parse.unquote(prose)
-        if decoded != prose:
-            yield "URL-encoded", decoded
+        # only the runs that carry escapes are decoded (an encoded order is one run: its spaces are escaped too),
+        # so a long note with a few links is not read a second time
+        runs = [urllib.parse.unquote_plus(r) for r in _RUN.findall(prose) if len(_ESCAPE.findall(r)) >= 2]
+        if runs:
+            yield "URL-encoded", "\n".join(runs)
     for m in _MORSE_RUN.finditer(prose):
         words = re.split(r"[ \t]*/[ \t]*|[ \t]{3,}", m.group())
         decoded = " ".join("".join(_MORSE.get(c, "") for c in w.split()) for w in words)

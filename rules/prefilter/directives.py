@@ -8,10 +8,11 @@ quotes at most six words of the phrase, with anything that could be a value blan
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from agentmd import vault_schema
@@ -254,7 +255,26 @@ _DECODED_CUES: Final = frozenset(
     {"ignore", "disregard", "forget", "override", "bypass", "instructions", "prompt", "you", "your", "system",
      "assistant", "agent", "agents", "ai", "must", "always", "never", "pretend", "act", "send", "reveal"}
 )  # fmt: skip
-_LOOSE_SENTENCE = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?]\s+|[!?\n]")  # a dot between letters does not end a sentence
+# A dot between letters does not end a sentence, nor does a "!" inside a word (leetspeak "!gn0r3").
+_LOOSE_SENTENCE = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?]\s+|[!?](?=\s|$)|\n")
+
+
+def _loose_sentences(folded: str) -> Iterator[str]:
+    """The sentences of `folded`, with runs of one- or two-word "sentences" read together ("IGNORE. PREVIOUS.
+    INSTRUCTIONS." is one order)."""
+    run: list[str] = []
+    for sentence in _LOOSE_SENTENCE.split(folded):
+        if len(sentence.split()) <= 2:
+            run.append(sentence)
+            continue
+        if run:
+            yield " ".join(run)
+            run = []
+        yield sentence
+    if run:
+        yield " ".join(run)
+
+
 _QUOTES: Final = "'\"‘“«„「"
 
 
@@ -296,12 +316,13 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
         if not _mention(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
-        for label, pos, matched in phrase_hits(plain):
-            yield label, pos, matched, "plain"
+        changed, where = _changed_lines(plain, folded)
+        for label, pos, matched in phrase_hits(changed):
+            yield label, where(pos), matched, "plain"
     whole = compact(folded)
     if not any(rx.search(whole) for _, rx in COMPACT_RULES):
         return
-    for sentence in _LOOSE_SENTENCE.split(folded):
+    for sentence in _loose_sentences(folded):
         if ABOUT.search(sentence):
             continue
         squeezed = compact(sentence)
@@ -311,16 +332,38 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
                 yield compact_label + " (with its letters spaced, joined or disguised)", -1, found.group(), "compact"
 
 
+def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
+    """The lines of `plain` that folding changed (other scripts: the rules read every other line in `folded`
+    already), joined, and a map from a position in them back to a position in `plain`."""
+    starts: list[int] = []  # where each kept line starts in `plain`
+    kept_starts: list[int] = []  # and in the joined text
+    kept: list[str] = []
+    offset = size = 0
+    for p, f in zip(plain.split("\n"), folded.split("\n"), strict=False):
+        if p != f:
+            starts.append(offset)
+            kept_starts.append(size)
+            kept.append(p)
+            size += len(p) + 1
+        offset += len(p) + 1
+
+    def where(pos: int) -> int:
+        i = max(0, bisect.bisect_right(kept_starts, pos) - 1)
+        return starts[i] + pos - kept_starts[i] if starts else pos
+
+    return "\n".join(kept), where
+
+
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
     prose = vault_schema.strip_code(flatten_containers(text))
     plain, folded = _directive_views(prose)
     folded_lines = Lines(folded)
     plain_lines = folded_lines if plain is folded else Lines(plain)
     hit_lines: set[int] = set()
-    compact_hit = False
+    compact_hit = ""
     for label, pos, matched, view in _rule_hits(plain, folded):
         if view == "compact":
-            compact_hit = True
+            compact_hit = compact_hit or label
             continue
         lines = folded_lines if view == "folded" else plain_lines
         line = lines.at(pos + len(matched) - len(matched.lstrip()))
@@ -329,7 +372,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line)
     if compact_hit and not hit_lines:
         hit_lines.add(1)
-        yield Finding("directive", field, _directive_message(1, "with its letters spaced, joined or disguised"), 1)
+        yield Finding("directive", field, _directive_message(1, compact_hit), 1)
     if hit_lines:
         return
     scoring = _scoring_view(flatten_containers(text))
@@ -348,9 +391,16 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         languages = how not in ("rot13", "reversed")
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
-        for _label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
-            yield Finding("directive", field, _directive_message(1, how), 1)
+        for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
+            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
-        for _label, _pos, _sentence in scored_hits(_scoring_view(decoded)):
-            yield Finding("directive", field, _directive_message(1, how), 1)
+        for label, _pos, _sentence in scored_hits(_scoring_view(decoded)):
+            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
+
+
+def _hidden(label: str, how: str) -> str:
+    """What a decoded order does and how it was hidden ("tells the reader to ... , hidden as base64-encoded
+    text: decoded, it reads as an order")."""
+    label = label.split(" (with its letters", 1)[0]
+    return f"{label}, hidden as {how} text that reads as an order once decoded"

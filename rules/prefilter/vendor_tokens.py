@@ -110,15 +110,34 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        r"\b(?:curl|wget|http)\b[^\n]{0,120}?\s(?:-u|--user)[ =]['\"]?(?P<user>[^\s:'\"]{1,64}):"
        r"(?P<val>[^\s'\"]{6,128})",
        _curl_password_real),
+    _t("secret:service-token", ("ltai", "akid"), "Alibaba or Tencent cloud access key id",
+       rf"{_START}(?:LTAI|AKID)(?P<val>[A-Za-z0-9]{{12,32}}){_END}", _random_tail(3.3, mixed=True)),
+    _t("secret:url-credentials", ("@",), "token in a URL's user part (a Sentry DSN or similar)",
+       r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<val>[0-9a-f]{32,64})(?::[0-9a-f]{32,64})?@[\w.\-]+", _random_tail(3.0)),
+    _t("secret:azure-key", ("sig=",), "signed access URL (an Azure SAS signature or similar)",
+       r"[?&](?:sig|signature|X-Amz-Signature|Signature)=(?P<val>[A-Za-z0-9%+/_\-]{30,}={0,2})",
+       _random_tail(3.5)),
+    _t("secret:basic-auth", ('"auth"',), "registry credentials (a Docker config auth entry)",
+       r"\"auth\"\s*:\s*\"(?P<val>[A-Za-z0-9+/]{8,}={0,2})\"", _basic_auth_real),
+    _t("secret:password", ("-p", "password", "pass="),
+       "password passed on a command line",
+       r"\b(?:sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,80}?\s-p(?=[^\s-])|redis-cli\b[^\n]{0,80}?\s-a\s+|"
+       r"--password[= ]|(?:PGPASSWORD|MYSQL_PWD|SSHPASS|REDISCLI_AUTH)=)['\"]?(?P<val>[^\s'\"]{6,128})",
+       _curl_password_real),
+    _t("secret:service-token", ("cookie:", "set-cookie:"), "session cookie",
+       r"(?i:\b(?:set-)?cookie:)[^\n]{0,200}?\b(?i:[\w-]{0,30}(?:session|sess|sid|csrf|auth|token)[\w-]{0,30})=(?P<val>"
+       r"[A-Za-z0-9%+/_.\-]{20,}=*)", _random_tail(3.3)),
     _t("secret:service-token", ("age-secret-key-",), "age secret key",
        r"AGE-SECRET-KEY-1(?P<val>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", value_not_filler("val")),
     _t("secret:service-token", ("secret_", "ntn_"), "Notion integration token",
        rf"{_START}(?:secret_|ntn_)(?P<val>[A-Za-z0-9]{{40,50}}){_END}", _random_tail(3.8, mixed=True)),
     _t("secret:service-token",
        ("lin_api_", "hrku-", "dp.", "pul-", "glsa_", "glc_", "pmak-", "nrak-", "eaaa", "sq0", "atatt", "gsk_", "r8_",
-        "pplx-", "sbp_", "sntrys_", "figd_", "xai-", "dckr_pat_", "ya29.", "sk.eyj", "fo1_", "tfp_"),
+        "pplx-", "sbp_", "sntrys_", "figd_", "xai-", "dckr_pat_", "ya29.", "sk.eyj", "fo1_", "tfp_", "hvs.", "hvb.",
+        "gocspx-"),
        "service access token",
        rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAAA|"
-       rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_)"
+       rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
+       rf"GOCSPX-)"
        rf"(?P<val>[A-Za-z0-9_\-=.]{{24,}})", _random_tail(3.3)),
 )  # fmt: skip

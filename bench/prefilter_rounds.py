@@ -1,0 +1,152 @@
+"""Prefilter payload rounds: how many directive and secret payloads each family refuses and how many benign
+controls it lets through, per fixture file and split, and how long one large note takes.
+
+The fixture files are under tests/fixtures/payloads. The fresh rounds (`*_fresh*.jsonl`) were written before the
+filters were changed for them; `*_fresh_holdout.jsonl` is a round kept aside and read only with --holdout.
+Secret rows of the fresh round are templates (see tests/prefilter_helpers.expand), so no file holds a value.
+
+Latency: `check_text` on a 469 KB note built from corpus prose (or the fixtures when the corpora are absent)
+and on a 469 KB note of 60,000 tags, each against a floor measured in the same run (one NFKC pass and one word
+scan of the same text: the least any content check must do). CPU time (process_time), so load matters less.
+
+    .venv/bin/python bench/prefilter_rounds.py [--holdout] [--misses] [--json-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from prefilter_helpers import expand  # noqa: E402
+
+from agentmd.rules.prefilter import check_text  # noqa: E402
+
+PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
+CORPORA = ROOT.parent / "shared" / "corpora"
+# (file, family the rows must trip, or None for benign controls that must trip nothing, templated)
+FILES: tuple[tuple[str, str | None, bool], ...] = (
+    ("directives", "directive", False),
+    ("directives_general", "directive", False),
+    ("directives_fresh", "directive", False),
+    ("benign", None, False),
+    ("benign_general", None, False),
+    ("benign_fresh", None, False),
+    ("secrets", "secret", False),
+    ("secrets_fresh", "secret", True),
+    ("secrets_fresh_benign", None, True),
+)
+HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
+    ("directives_fresh_holdout", "directive", False),
+    ("benign_fresh_holdout", None, False),
+)
+
+
+def load(name: str, templated: bool) -> list[dict[str, Any]]:
+    with (PAYLOADS / f"{name}.jsonl").open(encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    if templated:
+        for i, row in enumerate(rows):
+            row["text"] = expand(row["text"], i)
+    return rows
+
+
+def families(text: str) -> set[str]:
+    return {f.code.split(":", 1)[0] for f in check_text(text)}
+
+
+def measure(name: str, family: str | None, templated: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for row in load(name, templated):
+        split = out.setdefault(row["split"], {"rows": 0, "refused": 0, "wrong": []})
+        found = families(row["text"])
+        refused = family in found if family else bool(found)
+        split["rows"] += 1
+        split["refused"] += refused
+        if refused != (family is not None):
+            split["wrong"].append(f"{row['kind']}: {row['text'][:90]!r}" + (f" {sorted(found)}" if found else ""))
+    for split in out.values():
+        split["share"] = round(split["refused"] / split["rows"], 3)
+    return out
+
+
+def big_prose() -> str:
+    parts: list[str] = []
+    size = 0
+    sources = sorted(CORPORA.rglob("*.md")) if CORPORA.is_dir() else []
+    for path in sources:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        parts.append(text)
+        size += len(text.encode())
+        if size >= 469_000:
+            break
+    if size < 469_000:
+        seed = "\n\n".join(r["text"] for r in load("benign_general", False))
+        parts = [seed] * (469_000 // max(1, len(seed.encode())) + 1)
+    return "\n\n".join(parts).encode()[:469_000].decode("utf-8", "ignore")
+
+
+def timed(fn: Any, text: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        fn(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def floor(text: str) -> None:
+    re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower())
+
+
+def latency() -> dict[str, Any]:
+    notes = {"prose": big_prose(), "tags": " ".join(f"#t{i}" for i in range(60_000))[:469_000]}
+    out: dict[str, Any] = {}
+    for name, text in notes.items():
+        spent, base = timed(check_text, text), timed(floor, text)
+        out[name] = {"bytes": len(text.encode()), "cpu_s": round(spent, 3), "floor_cpu_s": round(base, 4),
+                     "ratio": round(spent / base, 1) if base else None}  # fmt: skip
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--holdout", action="store_true", help="also read the held-out fresh round (read it once)")
+    ap.add_argument("--misses", action="store_true", help="list the rows judged wrongly (not for the holdout)")
+    ap.add_argument("--json-only", action="store_true")
+    ap.add_argument("--no-latency", action="store_true")
+    args = ap.parse_args()
+    files = FILES + (HOLDOUT if args.holdout else ())
+    report: dict[str, Any] = {name: measure(name, family, templated) for name, family, templated in files}
+    if not args.no_latency:
+        report["latency"] = latency()
+    report["loadavg"] = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None
+    print(json.dumps(report, ensure_ascii=False, indent=1 if args.misses else None))
+    if args.json_only:
+        return 0
+    print("\nsummary (refused / rows; payload files should be high, benign files low):")
+    for name, family, _ in files:
+        for split, s in report[name].items():
+            kind = f"{family} refused" if family else "benign refused"
+            print(f"  {name:28} {split:8} {kind:18} {s['refused']:4}/{s['rows']:<4} {100 * s['share']:5.1f} %")
+    for name, lat in report.get("latency", {}).items():
+        print(f"  469 KB {name} note: {lat['cpu_s']} s CPU, {lat['ratio']}x a floor of {lat['floor_cpu_s']} s")
+    if args.misses:
+        for name, _, _ in FILES:
+            for split, s in report[name].items():
+                for wrong in s["wrong"]:
+                    print(f"  [{name}/{split}] {wrong}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
