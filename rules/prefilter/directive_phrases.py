@@ -486,11 +486,17 @@ _LATIN_AI = re.compile(r"(?<![a-z])(?:ai|ia|ki|llm|gpt|claude|copilot|agent)(?![
 _FOREIGN_LABEL = re.compile(r"\b(?:für|fur|para|pour|per|pro|voor|för|dla|untuk|için|la|el|die|der|das|al)\b|l'")
 
 
+@functools.cache
+def _address_groups() -> tuple[_Group, tuple[_Group, ...]]:
+    """The groups `_foreign_addresses` reads with, built once: the AI's names, then the orders that may follow."""
+    return _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
+
+
 def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
     """A line in another language that opens by addressing an AI ("Hinweis für die KI:", "AI에게:") and then
     speaks of the user, secrets, deleting, sending, confirmations or the reader's instructions. English lines
     are left to the sentence scorer, which reads the order itself."""
-    ai, control = _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
+    ai, control = _address_groups()
     for m in _LABELLED_LINE.finditer(view):
         label = " ".join(m.group("label").lower().split())
         if label.isascii() and not _FOREIGN_LABEL.search(label):
