@@ -300,7 +300,11 @@ class Daemon(Upkeep):
                 self._pass_due = False
             # file hints are checked one by one; a folder hint or "./" (overflow, vault moved) walks it all
             full = periodic or any(h.endswith("/") for h in hints)
-            hints -= self.capturer.group.queued()  # captured notes their own batch is about to index
+            hints -= self.capturer.group.covered(hints)  # captured notes their own batch indexes, or indexed
+            if not (full or hints):  # only captured notes: nothing for a pass to do
+                self.dense.wake()  # they still need their vectors
+                self._refresh_status_if_old()
+                continue
             self._run_pass(None if full else hints)
             if periodic:
                 next_periodic = self.clock() + self._reconcile_every()
