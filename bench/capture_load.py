@@ -11,8 +11,8 @@ second, errors (any answer that is not an acknowledgement, or a transport failur
 
 With --stages the daemon logs where each capture's time went (engine/write/stages.py) and the result
 carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`). The
-daemon's CPU time per capture is reported too (`daemon_cpu_ms_per_capture`): on a busy machine it moves much
-less than the latencies do.
+daemon's CPU time per capture is reported too (`daemon_cpu_ms_per_capture`, and its git commands' in
+`git_cpu_ms_per_capture`): on a busy machine it moves much less than the latencies do.
 
 After the run, once git is clean: every acknowledged path must exist, be in a commit carrying
 `origin: capture`, be unique (no two acknowledgements name one path) and the captured folder must hold
@@ -190,13 +190,15 @@ def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> No
         tally.error("mcp", f"session failed: {exc!r}")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc; 0.0 elsewhere)."""
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User + system CPU time so far of a process and of its children that ended (its git commands); Linux
+    /proc, zeros elsewhere."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
 
 
 def stage_summary(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -289,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         for t in threads:
             t.join()
         wall = time.monotonic() - t0
-        cpu_run = cpu_seconds(proc.pid) - cpu_before
+        cpu_after = cpu_seconds(proc.pid)
+        cpu_run, git_run = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         load_after = os.getloadavg()[0]
         t_clean = time.perf_counter()
         wait_for(lambda: git(vault, "status", "--porcelain") == "", 300, step=0.1)
@@ -328,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         "uncommitted_n": len(set(paths) - committed),
         "git_clean_after_s": round(clean_after, 2),
         "daemon_cpu_ms_per_capture": round(cpu_run * 1000 / len(paths), 2) if paths else None,
+        "git_cpu_ms_per_capture": round(git_run * 1000 / len(paths), 2) if paths else None,
     }
     if args.stages:
         result["stages_ms"], result["batch_stages_ms"] = stage_summary(work / "stages.jsonl")
@@ -344,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\n{args.clients} clients for {wall:.0f}s on {args.notes} notes: {len(paths)} captures"
         f" ({result['captures_per_second']}/s), p50 {c.get('p50')} ms, p95 {c.get('p95')} ms, p99 {p99} ms,"
-        f" max {c.get('max')} ms; daemon CPU {result['daemon_cpu_ms_per_capture']} ms a capture;"
+        f" max {c.get('max')} ms; daemon CPU {result['daemon_cpu_ms_per_capture']} ms a capture"
+        f" (git {result['git_cpu_ms_per_capture']} ms);"
         f" load {result['loadavg_1m'][0]}-{result['loadavg_1m'][1]}; {len(tally.errors)} errors; searchable on return"
         f" {result['searchable_on_return']['n']}/{len(paths)}; committed {len(paths) - result['uncommitted_n']}"
         f"/{len(paths)}; " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}" for k, v in result["pass"].items())

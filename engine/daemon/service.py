@@ -109,6 +109,7 @@ class Daemon(Upkeep):
             after_write=lambda path, origin: self.request_commit(self.commit_debounce),
             cap_override=settings.daily_write_cap,
         )
+        self.capturer.group.missed = self._on_change  # notes a capture batch could not index: a pass does
         self.probe_interval = probe_interval
         self.probe_budget = probe_budget
         self._probe_aliases: set[str] = set()

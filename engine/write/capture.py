@@ -47,7 +47,7 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
-from agentmd.engine.write.gate import CapReached
+from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.stages import StageClock, StageLog
@@ -200,9 +200,17 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def write_new(root_fd: int, folder: str, stem: str, text: str) -> str:
+def write_new(
+    root_fd: int,
+    folder: str,
+    stem: str,
+    text: str,
+    on_link: Callable[[str], object] | None = None,
+    hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+) -> str:
     """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites. Returns
-    the vault-relative path written.
+    the vault-relative path written. `on_link(path)` runs the moment the note has its name, inside `hold()`
+    with the link itself, so whoever `hold` keeps out sees the note either not there or already announced.
 
     The folder is opened from the vault root's descriptor one component at a time without following a link
     (`open_dir_at`), and every step after that is relative to the folder's descriptor: a folder swapped for
@@ -224,14 +232,20 @@ def write_new(root_fd: int, folder: str, stem: str, text: str) -> str:
         try:
             for n in range(1, 1000):
                 name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-                try:
-                    os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                except FileExistsError:
-                    continue
-                os.unlink(tmp, dir_fd=dfd)  # before the folder fsync: a crash from here leaves no temp file
+                rel = f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+                with hold():
+                    try:
+                        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                    except FileExistsError:
+                        continue
+                    # before the folder fsync: a crash from here leaves no temp file; and before the note is
+                    # announced, since dropping the temp name changes the note's ctime, which its stat key holds
+                    os.unlink(tmp, dir_fd=dfd)
+                    if on_link is not None:
+                        on_link(rel)
                 os.fsync(dfd)
                 crash_point("after-link")
-                return f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+                return rel
             raise CaptureRefused(
                 "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
             )
@@ -472,8 +486,8 @@ class Capturer:
                 twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
                 clock.mark("twin")
                 if twin is None:
-                    written = self._write(root_fd, folder, stem, text, rel, origin, day, warnings, clock)
-                    landed = self.group.submit(written, fields["title"])
+                    title = fields["title"]
+                    landed = self._write(root_fd, folder, stem, text, rel, origin, day, warnings, clock, title)
         if landed is None:
             assert twin is not None
             return self._reinforced(twin, fields["title"], warnings)
@@ -551,13 +565,23 @@ class Capturer:
         origin: str,
         day: dt.date | None,
         warnings: list[str],
-        clock: StageClock | None = None,
-    ) -> str:
-        """Admit (when `day` is given, the note counts toward that day's cap), write, count. Returns the path.
+        clock: StageClock | None,
+        title: str,
+    ) -> Ticket:
+        """Admit (when `day` is given, the note counts toward that day's cap), write, count. Returns the note's
+        ticket in the index queue: it is queued the moment the note has its name (see `GroupIndexer.landing`).
 
         A failure before the note is on disk refuses the capture (nothing written, a retry is safe); once it
-        is on disk, a failure to count it is a warning, never an error."""
-        landed: str | None = None
+        is on disk, a failure to count it or to sync its folder is a warning, never an error."""
+        landed: Ticket | None = None
+        admission: Admission | None = None
+
+        def announce(path: str) -> None:
+            nonlocal landed
+            landed = self.group.submit(path, title)
+            if admission is not None:
+                admission.landed = True
+
         try:
             with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
                 if clock is not None:
@@ -567,30 +591,29 @@ class Capturer:
                     if clock is not None:
                         clock.mark("origin")
                 try:
-                    landed = write_new(root_fd, folder, stem, text)
+                    write_new(root_fd, folder, stem, text, announce, self.group.landing)
                     if clock is not None:
                         clock.mark("write")
                 except NotInVault as exc:
                     raise CaptureRefused(
                         "outside-vault", f"the note was not written: {exc.strerror} (on the way to {intended})"
                     ) from None
-                if admission is not None:
-                    admission.landed = True
-                    if admission.problem is not None:
-                        warnings.append(
-                            "the note was written, but the daily capture count could not be saved "
-                            f"({admission.problem}); do not retry"
-                        )
+                if admission is not None and admission.problem is not None:
+                    warnings.append(
+                        "the note was written, but the daily capture count could not be saved "
+                        f"({admission.problem}); do not retry"
+                    )
         except CapReached as exc:
             raise CaptureRefused("daily-write-cap", str(exc)) from None
         except OSError as exc:
-            if landed is not None:  # giving the count lock back failed: the note is there all the same
-                warnings.append(f"the note was written; the capture count lock could not be released: {exc}")
+            if landed is not None:  # its folder's sync or the count lock failed: the note is there all the same
+                warnings.append(f"the note was written, but {exc.strerror or exc}; do not retry")
                 return landed
             reason = errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
             raise CaptureRefused(
                 "write-failed", f"the note could not be written ({reason}): {exc.strerror or exc}; nothing was written"
             ) from None
+        assert landed is not None  # write_new returned: the note has its name
         return landed
 
     @staticmethod
