@@ -9,11 +9,16 @@ acknowledged, the same client searches `/v1/search` for its token: the note must
 (searchable on return). Measured: capture latency p50/p95/p99/max per door and together, captures per
 second, errors (any answer that is not an acknowledgement, or a transport failure).
 
+With --stages the daemon logs where each capture's time went (engine/write/stages.py) and the result
+carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`). The
+daemon's CPU time per capture is reported too (`daemon_cpu_ms_per_capture`, and its git commands' in
+`git_cpu_ms_per_capture`): on a busy machine it moves much less than the latencies do.
+
 After the run, once git is clean: every acknowledged path must exist, be in a commit carrying
 `origin: capture`, be unique (no two acknowledgements name one path) and the captured folder must hold
 exactly the acknowledged notes (no twin written on the side).
 
-    .venv/bin/python bench/capture_load.py [--clients 20] [--seconds 60] [--notes 2000] [--debounce 1.0]
+    .venv/bin/python bench/capture_load.py [--clients 20] [--seconds 60] [--notes 2000] [--debounce 1.0] [--stages]
     .venv/bin/python bench/capture_bench.py --clients 20 ...     (the same run)
 
 Bars (issue 16): capture p99 <= 500 ms, 0 errors, every acknowledged capture searchable on return and
@@ -185,6 +190,41 @@ def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> No
         tally.error("mcp", f"session failed: {exc!r}")
 
 
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """User + system CPU time so far of a process and of its children that ended (its git commands); Linux
+    /proc, zeros elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def stage_summary(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Percentiles of each capture stage, and of each stage of the index batches, from the daemon's log."""
+    stages: dict[str, list[float]] = {}
+    batch: dict[str, list[float]] = {}
+    sizes: list[float] = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}, {}
+    for line in lines:
+        item = json.loads(line)
+        for name, value in [*item["stages"].items(), ("total", item["total"])]:
+            stages.setdefault(name, []).append(value / 1000)
+        for name, value in item.get("batch_stages", {}).items():
+            batch.setdefault(name, []).append(value / 1000)
+        if item.get("batch"):
+            sizes.append(float(item["batch"]))
+    out = {name: ms(values) for name, values in stages.items()}
+    batch_out: dict[str, Any] = {name: ms(values) for name, values in batch.items()}
+    if sizes:
+        batch_out["size"] = {f"p{q}": percentile(sizes, q / 100) for q in (50, 95, 99)} | {"max": max(sizes)}
+    return out, batch_out
+
+
 def start_daemon(vault: Path, work: Path, args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], int, dict]:
     env = {
         **os.environ,
@@ -195,6 +235,8 @@ def start_daemon(vault: Path, work: Path, args: argparse.Namespace) -> tuple[sub
         "AGENTMD_DAILY_WRITE_CAP": "0",
         "AGENTMD_DENSE": "1" if args.dense else "0",
     }
+    if args.stages:
+        env["AGENTMD_CAPTURE_STAGES"] = str(work / "stages.jsonl")
     (work / "home").mkdir(exist_ok=True)
     log = open(work / "serve.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
@@ -217,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--debounce", type=float, default=1.0, help="the daemon's --commit-debounce")
     ap.add_argument("--dense", action="store_true", help="leave the dense arm on (it embeds each capture)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    ap.add_argument("--stages", action="store_true", help="log and report where each capture's time went")
     args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="agentmd-cload-"))
@@ -232,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wait_for(lambda: git(vault, "status", "--porcelain") == "", 60)
         load_before = os.getloadavg()[0]
+        cpu_before = cpu_seconds(proc.pid)
         t0 = time.monotonic()
         until = t0 + args.seconds
         n_mcp = args.clients // 2
@@ -247,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         for t in threads:
             t.join()
         wall = time.monotonic() - t0
+        cpu_after = cpu_seconds(proc.pid)
+        cpu_run, git_run = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         load_after = os.getloadavg()[0]
         t_clean = time.perf_counter()
         wait_for(lambda: git(vault, "status", "--porcelain") == "", 300, step=0.1)
@@ -284,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
         "uncommitted": sorted(set(paths) - committed)[:10],
         "uncommitted_n": len(set(paths) - committed),
         "git_clean_after_s": round(clean_after, 2),
+        "daemon_cpu_ms_per_capture": round(cpu_run * 1000 / len(paths), 2) if paths else None,
+        "git_cpu_ms_per_capture": round(git_run * 1000 / len(paths), 2) if paths else None,
     }
+    if args.stages:
+        result["stages_ms"], result["batch_stages_ms"] = stage_summary(work / "stages.jsonl")
     p99 = result["capture_ms"].get("p99", float("inf"))
     result["pass"] = {
         "capture_p99_le_500ms": p99 <= 500,
@@ -298,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\n{args.clients} clients for {wall:.0f}s on {args.notes} notes: {len(paths)} captures"
         f" ({result['captures_per_second']}/s), p50 {c.get('p50')} ms, p95 {c.get('p95')} ms, p99 {p99} ms,"
-        f" max {c.get('max')} ms; {len(tally.errors)} errors; searchable on return"
+        f" max {c.get('max')} ms; daemon CPU {result['daemon_cpu_ms_per_capture']} ms a capture"
+        f" (git {result['git_cpu_ms_per_capture']} ms);"
+        f" load {result['loadavg_1m'][0]}-{result['loadavg_1m'][1]}; {len(tally.errors)} errors; searchable on return"
         f" {result['searchable_on_return']['n']}/{len(paths)}; committed {len(paths) - result['uncommitted_n']}"
         f"/{len(paths)}; " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}" for k, v in result["pass"].items())
     )

@@ -110,6 +110,7 @@ class Daemon(Upkeep):
             cap_override=settings.daily_write_cap,
         )
         self.committer.vault_check = self.capturer.identity.problem
+        self.capturer.group.missed = self._on_change  # notes a capture batch could not index: a pass does
         self.probe_interval = probe_interval
         self.probe_budget = probe_budget
         self._probe_aliases: set[str] = set()
@@ -301,7 +302,11 @@ class Daemon(Upkeep):
                 self._pass_due = False
             # file hints are checked one by one; a folder hint or "./" (overflow, vault moved) walks it all
             full = periodic or any(h.endswith("/") for h in hints)
-            hints -= self.capturer.group.queued()  # captured notes their own batch is about to index
+            hints -= self.capturer.group.covered(hints)  # captured notes their own batch indexes, or indexed
+            if not (full or hints):  # only captured notes: nothing for a pass to do
+                self.dense.wake()  # they still need their vectors
+                self._refresh_status_if_old()
+                continue
             self._run_pass(None if full else hints)
             if periodic:
                 next_periodic = self.clock() + self._reconcile_every()

@@ -36,6 +36,7 @@ import os
 import re
 import signal
 import threading
+import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,11 +45,12 @@ from typing import Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
-from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
-from agentmd.engine.write.gate import CapReached
+from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
+from agentmd.engine.write.stages import StageClock, StageLog
 from agentmd.engine.write.store_swap import StoreSwap
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
@@ -198,9 +200,17 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def write_new(root_fd: int, folder: str, stem: str, text: str) -> str:
+def write_new(
+    root_fd: int,
+    folder: str,
+    stem: str,
+    text: str,
+    on_link: Callable[[str], object] | None = None,
+    hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+) -> str:
     """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites. Returns
-    the vault-relative path written.
+    the vault-relative path written. `on_link(path)` runs the moment the note has its name, inside `hold()`
+    with the link itself, so whoever `hold` keeps out sees the note either not there or already announced.
 
     The folder is opened from the vault root's descriptor one component at a time without following a link
     (`open_dir_at`), and every step after that is relative to the folder's descriptor: a folder swapped for
@@ -222,14 +232,20 @@ def write_new(root_fd: int, folder: str, stem: str, text: str) -> str:
         try:
             for n in range(1, 1000):
                 name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-                try:
-                    os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                except FileExistsError:
-                    continue
-                os.unlink(tmp, dir_fd=dfd)  # before the folder fsync: a crash from here leaves no temp file
+                rel = f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+                with hold():
+                    try:
+                        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                    except FileExistsError:
+                        continue
+                    # before the folder fsync: a crash from here leaves no temp file; and before the note is
+                    # announced, since dropping the temp name changes the note's ctime, which its stat key holds
+                    os.unlink(tmp, dir_fd=dfd)
+                    if on_link is not None:
+                        on_link(rel)
                 os.fsync(dfd)
                 crash_point("after-link")
-                return f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+                return rel
             raise CaptureRefused(
                 "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
             )
@@ -264,9 +280,10 @@ class Capturer:
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
         self.identity = VaultIdentity(vault)
         self._serial = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by title: see `_same_title`
-        self.group = GroupIndexer(self._index_batch)
+        self.group = GroupIndexer(self._index_batch, self._stat_key)
         self.swap = StoreSwap()  # captures hold the store; a rebuild replaces it only between them
         self.cap_override = cap_override
+        self.stages = StageLog.from_env()  # where each capture's time went, when AGENTMD_CAPTURE_STAGES is set
 
     def _cap(self) -> int:
         if self.cap_override is not None:
@@ -369,7 +386,9 @@ class Capturer:
             os.close(dfd)
         pattern = re.compile(re.escape(stem) + r"(?:-\d+)?\.md")
         prefix = folder.strip("/")
-        return [f"{prefix}/{n}" if prefix else n for n in sorted(names) if pattern.fullmatch(n)]
+        # the prefix test first: a folder of thousands of notes holds only a few names starting with the stem
+        candidates = sorted(n for n in names if n.startswith(stem) and pattern.fullmatch(n))
+        return [f"{prefix}/{n}" if prefix else n for n in candidates]
 
     @staticmethod
     def _read(path: str, root_fd: int) -> bytes | None:
@@ -392,10 +411,18 @@ class Capturer:
     ) -> CaptureResult:
         """Capture one note (see the module docstring). A refusal is counted by its code for the morning note
         (`tallies.count_refusal`) before it reaches the caller."""
+        clock = StageClock()
         try:
             with self.swap.using():
+                clock.mark("swap")
                 return self._capture(
-                    req, actor=actor, origin=origin, extra_fields=extra_fields, count=count, twin_exclude=twin_exclude
+                    req,
+                    actor=actor,
+                    origin=origin,
+                    extra_fields=extra_fields,
+                    count=count,
+                    twin_exclude=twin_exclude,
+                    clock=clock,
                 )
         except CaptureRefused as exc:
             try:
@@ -403,6 +430,8 @@ class Capturer:
             except OSError as tally_error:  # the refusal itself must still reach the caller
                 log.warning("a refused capture could not be counted: %s", tally_error)
             raise
+        finally:
+            self.stages.write(clock)
 
     def _capture(
         self,
@@ -413,10 +442,12 @@ class Capturer:
         extra_fields: Mapping[str, Any] | None,
         count: bool,
         twin_exclude: Callable[[str], bool] | None,
+        clock: StageClock,
     ) -> CaptureResult:
         validate(req)
         strings = {k: v for k, v in req.__dict__.items() if v not in (None, (), "")}
         verdict = check_fields(strings)
+        clock.mark("prefilter")
         if not verdict.ok:
             raise CaptureRefused(verdict.findings[0].code, verdict.reason())
         state = self.contracts.get()
@@ -426,12 +457,14 @@ class Capturer:
         folder, route_reason = self._folder(req, state, now)
         stem = slugify(req.title)
         rel = f"{folder}/{stem}.md"
+        clock.mark("fields")
         try:
             decision = decide(self.vault, rel, state.contract, actor=actor, creating=True)
         except OSError as exc:  # the folder changed under the check (renamed, swapped): nothing is written
             raise CaptureRefused(
                 "write-failed", f"{rel} could not be checked ({exc.strerror or exc}); nothing was written"
             ) from None
+        clock.mark("door")
         if not decision.allowed:
             raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
         warnings = []
@@ -446,11 +479,15 @@ class Capturer:
         gated = count and state.contract.space_of(rel) == MEMORY_SPACE
         day = now.date() if gated else None
         landed: Ticket | None = None
-        with self._same_title(fields["title"]), self._root() as root_fd:
-            twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
-            if twin is None:
-                written = self._write(root_fd, folder, stem, text, rel, origin, day, warnings)
-                landed = self.group.submit(written, fields["title"])
+        with self._same_title(fields["title"]):
+            clock.mark("title-lock")
+            with self._root() as root_fd:
+                clock.mark("root")
+                twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
+                clock.mark("twin")
+                if twin is None:
+                    title = fields["title"]
+                    landed = self._write(root_fd, folder, stem, text, rel, origin, day, warnings, clock, title)
         if landed is None:
             assert twin is not None
             return self._reinforced(twin, fields["title"], warnings)
@@ -459,7 +496,8 @@ class Capturer:
         # retry and write a twin. Every later failure becomes a warning on a successful reply.
         if gated and budget > 0:
             self._after_landing(
-                lambda: self._warn_over_budget(now.date(), budget, warnings), "the card budget could not be read",
+                lambda: self._warn_over_budget(now.date(), budget, warnings),
+                "the card budget could not be read",
                 warnings,
             )
         before = self.before_write
@@ -471,13 +509,18 @@ class Capturer:
             {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")} | {"route": route_reason},
             warnings,
         )
+        clock.mark("after-landing")
         result.indexed = self.group.wait(landed)
+        clock.mark_until("index-queue", landed.batch_started_ns)
+        clock.mark("index-batch")
+        clock.batch, clock.batch_stages = landed.batch_size, landed.batch_stages
         crash_point("after-index")
         if not result.indexed:
             result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:
             after = self.after_write
             self._after_landing(lambda: after(path, origin), "its commit could not be scheduled", warnings)
+        clock.mark("schedule-commit")
         return result
 
     def _reinforced(self, twin: str, title: str, warnings: list[str]) -> CaptureResult:
@@ -522,39 +565,55 @@ class Capturer:
         origin: str,
         day: dt.date | None,
         warnings: list[str],
-    ) -> str:
-        """Admit (when `day` is given, the note counts toward that day's cap), write, count. Returns the path.
+        clock: StageClock | None,
+        title: str,
+    ) -> Ticket:
+        """Admit (when `day` is given, the note counts toward that day's cap), write, count. Returns the note's
+        ticket in the index queue: it is queued the moment the note has its name (see `GroupIndexer.landing`).
 
         A failure before the note is on disk refuses the capture (nothing written, a retry is safe); once it
-        is on disk, a failure to count it is a warning, never an error."""
-        landed: str | None = None
+        is on disk, a failure to count it or to sync its folder is a warning, never an error."""
+        landed: Ticket | None = None
+        admission: Admission | None = None
+
+        def announce(path: str) -> None:
+            nonlocal landed
+            landed = self.group.submit(path, title)
+            if admission is not None:
+                admission.landed = True
+
         try:
             with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
+                if clock is not None:
+                    clock.mark("gate")
                 if self.before_write:
                     self.before_write(intended, origin)
+                    if clock is not None:
+                        clock.mark("origin")
                 try:
-                    landed = write_new(root_fd, folder, stem, text)
+                    write_new(root_fd, folder, stem, text, announce, self.group.landing)
+                    if clock is not None:
+                        clock.mark("write")
                 except NotInVault as exc:
                     raise CaptureRefused(
                         "outside-vault", f"the note was not written: {exc.strerror} (on the way to {intended})"
                     ) from None
-                if admission is not None:
-                    admission.landed = True
-                    if admission.problem is not None:
-                        warnings.append(
-                            "the note was written, but the daily capture count could not be saved "
-                            f"({admission.problem}); do not retry"
-                        )
+                if admission is not None and admission.problem is not None:
+                    warnings.append(
+                        "the note was written, but the daily capture count could not be saved "
+                        f"({admission.problem}); do not retry"
+                    )
         except CapReached as exc:
             raise CaptureRefused("daily-write-cap", str(exc)) from None
         except OSError as exc:
-            if landed is not None:  # giving the count lock back failed: the note is there all the same
-                warnings.append(f"the note was written; the capture count lock could not be released: {exc}")
+            if landed is not None:  # its folder's sync or the count lock failed: the note is there all the same
+                warnings.append(f"the note was written, but {exc.strerror or exc}; do not retry")
                 return landed
             reason = errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
             raise CaptureRefused(
                 "write-failed", f"the note could not be written ({reason}): {exc.strerror or exc}; nothing was written"
             ) from None
+        assert landed is not None  # write_new returned: the note has its name
         return landed
 
     @staticmethod
@@ -590,6 +649,11 @@ class Capturer:
                 "out to capture the note unfiled)",
             )
 
+    def _stat_key(self, path: str) -> tuple[int, ...] | None:
+        """A note's (mtime_ns, size, ctime_ns, inode), as the index's passes compare them; None when it is gone."""
+        found = stat_paths(self.vault, {path})
+        return found.get(path)
+
     def _index_batch(self, paths: set[str]) -> set[str]:
         """Index a batch of written notes in one pass (one index commit, one catalog transaction); returns
         the paths indexed. Run by the batch's leader (engine/write/group.py)."""
@@ -597,9 +661,13 @@ class Capturer:
         if store is None:
             return set()
         convention = self.contracts.get().contract.link_convention
+        t0 = time.perf_counter_ns()
         with store.lock:
+            t1 = time.perf_counter_ns()
             store.index.small_commits()
             report = reconcile(self.vault, store, only=paths, link_convention=convention)
+        self.group.batch_stage("store-lock", (t1 - t0) / 1e6)
+        self.group.batch_stage("reconcile", (time.perf_counter_ns() - t1) / 1e6)
         if report.refused is not None:
             return set()
         return paths - {e["path"] for e in report.errors}

@@ -12,18 +12,31 @@ batch behind the one in progress.
 
 While a note waits it is `pending`: the capture path looks at pending notes when it checks for a twin, so a
 note written a moment ago and not yet in the catalog still stops an identical capture filed elsewhere.
+
+The file events a captured note causes arrive at the daemon's indexer while its batch waits or just after the
+batch indexed it. Neither needs a pass of the indexer's own (`covered`): a queued note is read by its batch, and
+an indexed note whose file is still as it was just before the batch read it (same size, times and inode) is in
+the index as it is on disk. So under many captures the indexer does not run a pass, with its status refresh,
+per batch, on top of the batch itself. Notes a batch could not index are handed to `missed` (the daemon's
+indexer takes them as file hints), so a pass indexes them soon even when their own file events were covered.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
 log = logging.getLogger("agentmd.capture")
 
 IndexPaths = Callable[[set[str]], set[str]]  # index these notes; returns the ones indexed
+StatKey = tuple[int, ...]
+Stat = Callable[[str], StatKey | None]  # a note's (mtime_ns, size, ctime_ns, inode) now; None when it is gone
+RECENT = 4096  # indexed notes remembered for `covered`
 
 
 @dataclass(eq=False)
@@ -34,6 +47,9 @@ class Ticket:
     title: str
     done: threading.Event = field(default_factory=threading.Event)
     indexed: bool = False
+    batch_started_ns: int = 0  # perf_counter_ns when the batch that took it began
+    batch_size: int = 0
+    batch_stages: dict[str, float] = field(default_factory=dict)  # what that batch spent, by stage (ms)
 
 
 @dataclass
@@ -49,14 +65,27 @@ class GroupIndexer:
     `index_paths` is the one update: it gets the batch's paths and returns those it indexed; an exception
     counts as none indexed (the next reconcile pass picks them up)."""
 
-    def __init__(self, index_paths: IndexPaths) -> None:
+    def __init__(self, index_paths: IndexPaths, stat: Stat | None = None) -> None:
         self._index_paths = index_paths
+        self._stat = stat
+        self._recent: OrderedDict[str, StatKey] = OrderedDict()  # indexed by a batch: the file as it was read
+        self._running: dict[str, StatKey | None] = {}  # the running batch's notes: None until it has their stat
+        self.missed: Callable[[set[str]], object] | None = None  # told the notes a batch could not index
         self._cond = threading.Condition()
         self._queue: list[Ticket] = []
         self._leading = False
         self._pending: dict[str, list[Ticket]] = {}  # title -> tickets not yet done
         self._waiting = 0
+        self._batch_stages: dict[str, float] = {}
         self.stats = GroupStats()
+
+    @contextlib.contextmanager
+    def landing(self) -> Iterator[None]:
+        """Hold the queue while a written note gets its final name and is submitted: `covered` cannot look
+        between the name appearing on disk and the note being queued, so no file event about a new note finds
+        it neither queued nor indexed (and has a pass index it beside its batch)."""
+        with self._cond:
+            yield
 
     def submit(self, path: str, title: str) -> Ticket:
         """Queue a written note; it is pending from now until its batch has run."""
@@ -77,6 +106,18 @@ class GroupIndexer:
         with self._cond:
             return {t.path for t in self._queue}
 
+    def covered(self, paths: Collection[str]) -> set[str]:
+        """Of `paths` (file events), the ones no index pass needs to look at: notes queued for a batch that has not
+        started, and notes a batch indexed whose file has not changed since (see the module docstring)."""
+        with self._cond:
+            out = {t.path for t in self._queue}.intersection(paths)
+            out |= {p for p in paths if p in self._running and self._running[p] is None}  # about to be read
+            seen: dict[str, StatKey | None] = {p: self._running.get(p) for p in paths if p in self._running}
+            seen |= {p: self._recent[p] for p in paths if p in self._recent and p not in seen}
+        if self._stat is not None:
+            out |= {p for p, key in seen.items() if key is not None and self._stat(p) == key}
+        return out
+
     def wait(self, ticket: Ticket) -> bool:
         """Return once `ticket`'s batch has run (leading a batch when no other is running); whether the note
         was indexed."""
@@ -91,6 +132,7 @@ class GroupIndexer:
                         return ticket.indexed
                     self._leading = True
                     batch, self._queue = self._queue, []
+                    self._running = dict.fromkeys((t.path for t in batch), None)
                 try:
                     self._run(batch)
                 finally:
@@ -106,13 +148,36 @@ class GroupIndexer:
         with self._cond:
             return self._waiting
 
+    def batch_stage(self, name: str, ms: float) -> None:
+        """Record what a stage of the running batch took; called by `index_paths` while it runs (one batch runs
+        at a time), so every note of the batch can report it (engine/write/stages.py)."""
+        self._batch_stages[name] = self._batch_stages.get(name, 0.0) + ms
+
     def _run(self, batch: list[Ticket]) -> None:
         indexed: set[str] = set()
+        started = time.perf_counter_ns()
+        stages: dict[str, float] = {}
+        self._batch_stages = stages
+        for t in batch:
+            t.batch_started_ns, t.batch_size, t.batch_stages = started, len(batch), stages
+        # each file's stat before the batch reads it: a change after that shows as a different key
+        before = {t.path: self._stat(t.path) for t in batch} if self._stat is not None else {}
+        with self._cond:
+            self._running = {p: k for p, k in before.items() if k is not None}
         try:
             indexed = self._index_paths({t.path for t in batch})
         except Exception:
             log.exception("indexing %d captured note(s) failed; the next reconcile will pick them up", len(batch))
         with self._cond:
+            for path in indexed:
+                key = before.get(path)
+                if key is not None:
+                    self._recent[path] = key
+                    self._recent.move_to_end(path)
+            while len(self._recent) > RECENT:
+                self._recent.popitem(last=False)
+            self._running = {}
+            missed = {t.path for t in batch} - indexed
             self.stats.batches += 1
             self.stats.notes += len(batch)
             self.stats.largest = max(self.stats.largest, len(batch))
@@ -120,6 +185,11 @@ class GroupIndexer:
                 t.indexed = t.path in indexed
                 _drop(self._pending, t)
                 t.done.set()
+        if missed and self.missed is not None:
+            try:
+                self.missed(missed)
+            except Exception:
+                log.exception("the notes a batch could not index could not be handed on; the next pass finds them")
 
 
 def _drop(pending: dict[str, list[Ticket]], ticket: Ticket) -> None:

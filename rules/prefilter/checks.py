@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -17,6 +18,7 @@ from agentmd.rules.prefilter.hidden_unicode import unicode_findings
 
 MAX_PER_CODE: Final = 20  # findings kept per (field, code)
 MAX_DEPTH: Final = 32  # nesting accepted by check_fields
+SHORT_TEXT: Final = 256  # texts up to this long are remembered by `_check_short`
 
 
 def _cap(findings: Iterable[Finding]) -> list[Finding]:
@@ -46,12 +48,24 @@ def check_text(text: str, field: str = "body") -> list[Finding]:
     return _cap(findings)
 
 
+@functools.lru_cache(maxsize=4096)
+def _check_short(text: str, field: str) -> tuple[Finding, ...]:
+    """`check_text` of a short text, remembered: field names and the short values writes repeat (a type, a
+    project, a tag, a why) are read once, not on every write. The checks depend on nothing but the text, so a
+    remembered answer is the answer."""
+    return tuple(check_text(text, field))
+
+
+def _check(text: str, field: str) -> list[Finding] | tuple[Finding, ...]:
+    return _check_short(text, field) if len(text) <= SHORT_TEXT else check_text(text, field)
+
+
 _SAFE_KEY = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 
 
 def _walk(value: object, path: str, out: list[Finding], depth: int, active: set[int]) -> None:
     if isinstance(value, str):
-        out.extend(check_text(value, path))
+        out.extend(_check(value, path))
         return
     if isinstance(value, bytes | bytearray):
         out.extend(check_text(bytes(value).decode("utf-8", "replace"), path))
@@ -68,7 +82,7 @@ def _walk(value: object, path: str, out: list[Finding], depth: int, active: set[
             for i, (key, item) in enumerate(value.items()):
                 key_text = key if isinstance(key, str) else str(key)
                 key_field = f"{path}.<key {i}>" if path else f"<key {i}>"
-                key_findings = check_text(key_text, key_field)
+                key_findings = _check(key_text, key_field)
                 out.extend(key_findings)
                 name = key_text if _SAFE_KEY.fullmatch(key_text) and not key_findings else f"<key {i}>"
                 _walk(item, f"{path}.{name}" if path else name, out, depth + 1, active)

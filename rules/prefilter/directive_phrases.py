@@ -637,6 +637,7 @@ def _unspaced(word: str) -> bool:
 
 @functools.cache
 def _address_groups() -> tuple[_Group, tuple[_Group, ...]]:
+    """The groups `_foreign_addresses` reads with, built once: the AI's names, then the orders that may follow."""
     return _Group(_AI_NAMES), (_Group(_CONTROL_FOREIGN), _Group(_IGNORE), _Group(_ORDERS), _Group(_FROM_NOW))
 
 

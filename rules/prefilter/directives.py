@@ -231,8 +231,21 @@ def _scoring_view(text: str) -> str:
     return _COMBINING.sub("", folded)
 
 
-def _gates_pass(gates: Iterable[frozenset[str]], words: set[str], low: str) -> bool:
-    return all(any(g in words if g.isalnum() else g in low for g in group) for group in gates)
+def _gates_pass(gates: tuple[frozenset[str], ...], words: set[str], low: str) -> bool:
+    """Every group has a gate in the text: a word gate among its words, any other gate as a substring."""
+    for word_gates, substrings in _split_gates(gates):
+        if words.isdisjoint(word_gates) and not any(g in low for g in substrings):
+            return False
+    return True
+
+
+@functools.cache
+def _split_gates(gates: tuple[frozenset[str], ...]) -> tuple[tuple[frozenset[str], tuple[str, ...]], ...]:
+    """A rule's gate groups, each split once into its whole-word gates and its substring gates."""
+    return tuple(
+        (frozenset(g for g in group if g.isalnum()), tuple(sorted(g for g in group if not g.isalnum())))
+        for group in gates
+    )
 
 
 def _snippet(matched: str) -> str:
