@@ -64,7 +64,7 @@ from agentmd.engine.client import DaemonClient
 from agentmd.engine.index.embedder import MODEL_ID, shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vectors import VectorStore, note_chunks, refresh
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
@@ -112,6 +112,12 @@ def fill_vectors(settings_cache: Path, vault: Path, catalog_hashes: dict[str, st
     total = store.coverage().total
     model = shared_embedder()
     sample = store.pending_texts(256)  # the texts the daemon would embed first
+    for path in sorted(catalog_hashes) if not sample else ():  # a kept vault embedded before: its first notes
+        got = note_chunks(vault, path)
+        sample += [c.text for c in got[1]] if got else []
+        if len(sample) >= 256:
+            break
+    sample = sample[:256]
     model.embed(sample[:SLICE])  # load and warm the model
     t0 = time.perf_counter()
     for i in range(0, len(sample), SLICE):
@@ -317,11 +323,11 @@ def main() -> int:
             f" (lexical + embed and scan) {side_by_side:.2f}"
         )
         for name in ("lexical_question", "hybrid_question"):
-            row = embedding.get(name)
-            if isinstance(row, dict):
+            during = embedding.get(name)
+            if isinstance(during, dict):
                 print(f"  while embedding ({embedding['pending_chunks_at_start']} chunks pending, still embedding at"
-                      f" the end: {embedding['still_embedding']}): {name} p50 {row['p50_ms']} ms"
-                      f" p99 {row['p99_ms']} ms")
+                      f" the end: {embedding['still_embedding']}): {name} p50 {during['p50_ms']} ms"
+                      f" p99 {during['p99_ms']} ms")
         print(
             f"  daemon RSS {result['daemon_rss_mib']} MiB; model {vectors['model_chunks_per_s']} chunks/s, full"
             f" coverage of {vectors['chunks']} chunks in about {vectors['coverage_eta_s'] / 60:.0f} min"
