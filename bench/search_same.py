@@ -9,9 +9,10 @@ files):
     .venv/bin/python bench/search_same.py --work /tmp/same --save /tmp/same/before.jsonl   # old code
     .venv/bin/python bench/search_same.py --work /tmp/same --check /tmp/same/before.jsonl  # new code
 
-Each query of bench/fixtures/dev-*.jsonl runs in the lexical modes (`fusion`, `and`, and `fusion` with
-three sections a note and `--explain`) and in `hybrid` (plain and with `--explain`), each twice in a row,
-so the memos a repeated query meets are checked too. The dense arm reads vectors from a stand-in embedder
+Each query of bench/fixtures/dev-*.jsonl and each prompt of bench/fixtures/prompts-*.jsonl (the recall
+hook's queries) runs in the lexical modes (`fusion`, `and`, and `fusion` with three sections a note and
+`--explain`) and in `hybrid` (plain and with `--explain`), each twice in a row, so the memos a repeated
+query meets are checked too. The dense arm reads vectors from a stand-in embedder
 (a deterministic unit vector per text, as bench/search_bench.py fills its store), so no model is needed
 and the vectors are the same on every run. Exit status 1 and the first differences when any response
 differs.
@@ -51,15 +52,18 @@ REQUESTS: list[dict[str, Any]] = [
 
 
 def fixture_queries() -> dict[str, list[str]]:
-    """corpus -> the dev fixtures' queries over it, in file order, without repeats."""
+    """corpus -> the dev fixtures' queries over it and the prompt fixtures' prompts (the recall hook's
+    queries, over the vault their file names), in file order, without repeats."""
     out: dict[str, list[str]] = {}
-    for path in sorted(FIXTURES.glob("dev-*.jsonl")):
+    for path in sorted(FIXTURES.glob("dev-*.jsonl")) + sorted(FIXTURES.glob("prompts-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
-                queries = out.setdefault(row["corpus"], [])
-                if row["query"] not in queries:
-                    queries.append(row["query"])
+                corpus = row.get("corpus") or path.stem.removeprefix("prompts-").removesuffix("-holdout")
+                queries = out.setdefault(corpus, [])
+                text = row.get("query") or row["prompt"]
+                if text not in queries:
+                    queries.append(text)
     return out
 
 

@@ -216,3 +216,49 @@ def test_hybrid_keeps_walled_notes_out_of_the_dense_candidates(indexed, embedder
     walled = search(store.index, default_contract(), asked, dense=arm)
     row = next(r for r in walled["results"] if r["note"] == "old/oven.md")
     assert row["wall"] == "archived" and row["penalty"] < 1.0
+
+
+class _Watched:
+    """The real model, noting the thread each query is embedded on; `fail` makes it refuse instead."""
+
+    def __init__(self, model, fail: str | None = None) -> None:  # type: ignore[no-untyped-def]
+        self.model, self.fail = model, fail
+        self.model_id, self.dim = f"{model.model_id}+watched{'-failing' if fail else ''}", model.dim
+        self.threads: list[str] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        import threading
+
+        self.threads.append(threading.current_thread().name)
+        if self.fail:
+            raise AgentmdError(self.fail)
+        return self.model.embed(texts)
+
+
+def test_hybrid_embeds_the_query_beside_the_lexical_search(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.rules import default_contract
+
+    vault, store = indexed
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    contract = default_contract()
+    asked = SearchRequest("how long should a loaf stay in the oven", mode="hybrid", limit=3)
+    plain = search(store.index, contract, asked, dense=DenseArm(vectors, embedder))
+    watched = _Watched(embedder)
+    got = search(store.index, contract, asked, dense=DenseArm(vectors, watched))
+    assert got == plain  # the same answer, whichever thread embedded the query
+    assert len(watched.threads) == 1 and watched.threads[0] != threading.current_thread().name
+    assert watched.threads[0].startswith("agentmd-query-embed")
+    again = search(store.index, contract, asked, dense=DenseArm(vectors, watched))
+    assert again == plain and len(watched.threads) == 1  # a repeated query's vector comes from the cache
+    failing = _Watched(embedder, fail="the embeddings endpoint did not answer")
+    down = search(store.index, contract, asked, dense=DenseArm(vectors, failing))
+    assert down["dense"] == {"used": False, "reason": "the embeddings endpoint did not answer"}
+    lexical = search(store.index, contract, SearchRequest(asked.query, mode="fusion", limit=3))
+    assert [r["path"] for r in down["results"]] == [r["path"] for r in lexical["results"]]

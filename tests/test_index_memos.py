@@ -46,6 +46,30 @@ def test_doc_freq_and_note_terms_follow_every_change(vault: Vault, cache_dir: Pa
         assert index.note_terms("a.md") == (frozenset(), frozenset())
 
 
+def test_a_note_left_as_it_was_keeps_its_terms_across_index_changes(vault: Vault, cache_dir: Path) -> None:
+    vault.note("a.md", "Zanzibar harbour tides.\n", title="Harbour")
+    vault.note("b.md", "Mountain passes in winter.\n", title="Passes", tags=["alps"])
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        index = store.index
+        before = index.note_terms("b.md")
+        vault.note("a.md", "Zanzibar harbour tides, and the ferry.\n", title="Harbour")
+        reconcile(vault.root, store)  # an index change: the per-state memo is forgotten
+        assert "ferri" in index.note_terms("a.md")[0]
+        after = index.note_terms("b.md")
+        assert after is before  # b.md reads as it did: its terms were not analysed again
+        hit, hits = index.hit_for("b.md") or (None, None)
+        assert hit is not None and hits is not None
+        text = f"{hit.facts.get('meta') or ''}\n{hits.text_of(hit)}"
+        title = index.term_set(str(hit.facts["title"]))
+        assert after == (frozenset(title | index.term_set(text)), frozenset(title))  # what a fresh analysis gives
+        assert "alp" in after[0] and "pass" in after[1]
+        vault.note("b.md", "Mountain passes in spring.\n", title="Passes", tags=["alps"])
+        reconcile(vault.root, store)
+        edited = index.note_terms("b.md")
+        assert "spring" in edited[0] and "winter" not in edited[0]
+
+
 def test_a_reader_answers_from_the_state_it_reads(vault: Vault, cache_dir: Path) -> None:
     """A reader in another process (or another index object) reloads only when it opens; what it remembers
     always belongs to the state it reads, and a reader opened after a writer's commit counts the new note."""

@@ -155,3 +155,44 @@ def test_usage_command_upgrades_an_old_catalog(settings: Settings) -> None:
     assert usage.record_quietly(settings.catalog_path, ["memory/used.md"], "injection") == 0
     Catalog(settings.catalog_path).close()
     assert usage.record_quietly(settings.catalog_path, ["memory/used.md"], "injection") == 1
+
+
+def test_background_writer_counts_every_batch_of_a_burst(settings: Settings) -> None:
+    for i in range(60):
+        usage.record_later(settings.catalog_path, ["memory/recalled.md", f"memory/used.md#Part {i % 2}"], "recall")
+        usage.record_later(settings.catalog_path, ["memory/used.md"], "injection")
+    assert usage.flush()
+    got = rows(settings)
+    assert got["memory/recalled.md"][:2] == (0, 60)
+    assert got["memory/used.md"][:2] == (60, 60)  # each batch counts its note once, every batch counts
+    assert usage.since(settings.catalog_path) is not None
+
+
+def test_background_writer_follows_a_replaced_catalog(settings: Settings) -> None:
+    usage.record_later(settings.catalog_path, ["memory/used.md"], "recall")
+    assert usage.flush()
+    assert rows(settings)["memory/used.md"][:2] == (0, 1)
+    for suffix in ("", "-wal", "-shm"):  # what a catalog found unreadable goes through: a new file
+        Path(str(settings.catalog_path) + suffix).unlink(missing_ok=True)
+    usage.record_later(settings.catalog_path, ["memory/used.md"], "recall")
+    assert usage.flush()
+    assert not settings.catalog_path.exists()  # the writer never creates a catalog
+    Catalog(settings.catalog_path).close()
+    usage.record_later(settings.catalog_path, ["memory/used.md"], "recall")
+    assert usage.flush()
+    assert rows(settings) == {"memory/used.md": (0, 1, None, rows(settings)["memory/used.md"][3])}
+
+
+def test_background_writer_recovers_after_a_failed_write(settings: Settings) -> None:
+    usage.record_later(settings.catalog_path, ["memory/used.md"], "recall")
+    assert usage.flush()
+    db = sqlite3.connect(settings.catalog_path)
+    db.execute("DROP TABLE usage")
+    db.commit()
+    db.close()
+    usage.record_later(settings.catalog_path, ["memory/used.md"], "recall")
+    assert usage.flush()  # dropped and logged, the writer goes on
+    Catalog(settings.catalog_path).close()  # the schema check puts the table back
+    usage.record_later(settings.catalog_path, ["memory/old.md"], "recall")
+    assert usage.flush()
+    assert set(rows(settings)) == {"memory/old.md"}

@@ -53,6 +53,9 @@ _MARKER = "agentmd-index.json"
 # gives exactly the terms of the whole text (tests/test_index_memos.py checks it on the shared corpora).
 _SEGMENT_TERMS: dict[str, tuple[str, ...]] = {}
 _SEGMENT_MEMO_MAX = 200_000
+# A note's terms (all of them, and its title's) by path, with the title, meta and body they were analysed
+# from: kept across index changes, which forget the per-state memo of `note_terms` (see `_terms_of`).
+_NOTE_TERMS_KEPT: dict[str, tuple[tuple[str, str, str], tuple[frozenset[str], frozenset[str]]]] = {}
 _DOC_FREQ_MEMO_MAX = 50_000
 _NOTE_TERMS_MEMO_MAX = 2_048
 _QUERY_MEMO_MAX = 4_096
@@ -627,8 +630,9 @@ class SearchIndex:
 
     def note_terms(self, path: str, known: tuple[Hit, HitList] | None = None) -> tuple[frozenset[str], frozenset[str]]:
         """The analysed terms of a note (title, meta and text) and of its title alone, read from the index
-        and remembered until the index changes: the confidence model and the hybrid's word share ask for
-        the same notes in one search, and the hook's searches return the same notes again and again.
+        and remembered until the index changes (after it, a note that reads as before takes its terms from
+        `_terms_of` instead of being analysed again): the confidence model and the hybrid's word share ask
+        for the same notes in one search, and the hook's searches return the same notes again and again.
         `known`: the note's hit as a search of the current state found it, read instead of looking it up."""
         self._check_state()
         cached = self._terms_cache.get(path)
@@ -640,12 +644,25 @@ class SearchIndex:
         if found is None:
             return frozenset(), frozenset()
         hit, hits = found
-        title = self.term_set(str(hit.facts.get("title") or ""))
-        text = f"{hit.facts.get('meta') or ''}\n{hits.text_of(hit)}"
-        terms = (frozenset(title | self.term_set(text)), frozenset(title))
+        terms = self._terms_of(path, str(hit.facts.get("title") or ""), str(hit.facts.get("meta") or ""),
+                               hits.text_of(hit))
         if len(self._terms_cache) >= _NOTE_TERMS_MEMO_MAX:
             self._terms_cache.pop(next(iter(self._terms_cache)))
         self._terms_cache[path] = terms
+        return terms
+
+    def _terms_of(self, path: str, title: str, meta: str, body: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The terms of a note's title, meta and body, and of its title alone; taken from `_NOTE_TERMS_KEPT`
+        when the note reads as it did when they were analysed, so a note that an index change left as it was
+        is not analysed again (the analysis depends on the text alone, never on the index's contents)."""
+        kept = _NOTE_TERMS_KEPT.get(path)
+        if kept is not None and kept[0] == (title, meta, body):
+            return kept[1]
+        title_terms = self.term_set(title)
+        terms = (frozenset(title_terms | self.term_set(f"{meta}\n{body}")), frozenset(title_terms))
+        if len(_NOTE_TERMS_KEPT) >= _NOTE_TERMS_MEMO_MAX:
+            _NOTE_TERMS_KEPT.pop(next(iter(_NOTE_TERMS_KEPT)), None)  # the oldest
+        _NOTE_TERMS_KEPT[path] = ((title, meta, body), terms)
         return terms
 
     def doc_freq(self, word: str) -> int:

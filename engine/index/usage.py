@@ -20,6 +20,8 @@ import only the standard library, so the light hook entry point can record injec
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import datetime as dt
 import logging
 import queue
@@ -77,13 +79,25 @@ def record_quietly(catalog_path: Path, paths: Iterable[str], kind: str, *, timeo
         return 0
 
 
+Batch = tuple[Path, list[str], str, float]  # catalog, note paths, kind, when
+
+
 class _Recorder:
-    """One background writer per process: the daemon's search thread hands counts over and returns at once."""
+    """One background writer per process: the daemon's search thread hands counts over and returns at once.
+
+    The writer keeps its connection to each catalog open between batches (opening one, and reading the schema
+    on its first statement, cost more than the write itself), and writes every batch waiting in the queue in
+    one go, so a burst of searches costs one pass. A connection is opened again when the catalog file was
+    replaced (a rebuild makes a new file) or a write failed."""
+
+    KEEP = 4  # catalogs whose connection stays open (a daemon counts into one; tests make many)
+    DRAIN = 256  # batches written in one pass at most
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Path, list[str], str, float]] = queue.Queue(maxsize=10_000)
+        self._queue: queue.Queue[Batch] = queue.Queue(maxsize=10_000)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._open: dict[Path, tuple[Catalog, tuple[int, int]]] = {}  # only the writer thread touches it
 
     def submit(self, catalog_path: Path, paths: list[str], kind: str) -> None:
         with self._lock:
@@ -97,13 +111,55 @@ class _Recorder:
 
     def _run(self) -> None:
         while True:
-            catalog_path, paths, kind, when = self._queue.get()
+            batches = [self._queue.get()]
+            while len(batches) < self.DRAIN:
+                try:
+                    batches.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
             try:
-                record(catalog_path, paths, kind, when=when, timeout=5.0)
-            except (CatalogError, OSError, ValueError) as exc:
-                log.warning("usage counts not recorded (%s): %s", kind, exc)
+                self._write(batches)
             finally:
-                self._queue.task_done()
+                for _ in batches:
+                    self._queue.task_done()
+
+    def _write(self, batches: list[Batch]) -> None:
+        """Write the batches in their order; consecutive ones for the same catalog, kind and second are one
+        statement (a note named in two of them counts twice, as two calls of `record` would count it)."""
+        groups: list[tuple[Path, str, str, list[str]]] = []
+        for catalog_path, paths, kind, when in batches:
+            stamp = now_stamp(when)
+            last = groups[-1] if groups else None
+            if last is not None and last[:3] == (catalog_path, kind, stamp):
+                last[3].extend(paths)
+            else:
+                groups.append((catalog_path, kind, stamp, list(paths)))
+        for catalog_path, kind, stamp, paths in groups:
+            try:
+                self._catalog(catalog_path).count_usage(paths, kind, stamp)
+            except (CatalogError, OSError, ValueError) as exc:
+                self._forget(catalog_path)
+                log.warning("usage counts not recorded (%s): %s", kind, exc)
+
+    def _catalog(self, catalog_path: Path) -> Catalog:
+        """The open connection to this catalog, opened (again) when there is none or the file was replaced."""
+        st = catalog_path.stat()  # raises FileNotFoundError when there is no catalog: nothing is created
+        identity = (st.st_dev, st.st_ino)
+        known = self._open.get(catalog_path)
+        if known is not None and known[1] == identity:
+            return known[0]
+        self._forget(catalog_path)
+        while len(self._open) >= self.KEEP:
+            self._forget(next(iter(self._open)))
+        catalog = Catalog.counter(catalog_path, timeout=5.0)
+        self._open[catalog_path] = (catalog, identity)
+        return catalog
+
+    def _forget(self, catalog_path: Path) -> None:
+        known = self._open.pop(catalog_path, None)
+        if known is not None:
+            with contextlib.suppress(CatalogError):
+                known[0].close()
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every submitted batch is written (tests, shutdown). False when it timed out."""
@@ -116,6 +172,8 @@ class _Recorder:
 
 
 _recorder = _Recorder()
+# A process that ends normally (the daemon on SIGTERM) writes what its searches counted in its last moments.
+atexit.register(_recorder.flush, 2.0)
 
 
 def record_later(catalog_path: Path, paths: Iterable[str], kind: str) -> None:

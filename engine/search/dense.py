@@ -4,21 +4,29 @@ The query is embedded as it is (no prefix, no stop-word removal: the model was t
 sentences) and compared with every chunk vector; a note scores by its best chunk, and the chunk's heading
 path says which section matched. Query vectors are cached per process for a few hundred queries, since a
 prompt hook and a search often ask the same thing twice.
+
+A hybrid search embeds its query on a small pool of threads (`query_vector_soon`) while its own thread runs
+the lexical search: the model (onnxruntime and the tokenizer) and Tantivy both run without holding Python's
+lock, so the two arms overlap and the search costs about the longer of the two instead of their sum.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
 from agentmd.engine.index.vectors import ChunkHit, TextEmbedder, VectorStore
 
 QUERY_CACHE = 256
+EMBED_THREADS = 4  # queries embedded at once, for searches that arrive together (each waits for its own)
 
 _cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _cache_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def query_vector(embedder: TextEmbedder, query: str) -> np.ndarray:
@@ -34,6 +42,28 @@ def query_vector(embedder: TextEmbedder, query: str) -> np.ndarray:
         while len(_cache) > QUERY_CACHE:
             _cache.popitem(last=False)
     return vec
+
+
+def query_vector_soon(embedder: TextEmbedder, query: str) -> Future[np.ndarray]:
+    """The query's vector, embedded on a worker thread (at once from the cache when it is there). The
+    future's `result()` gives the vector or raises what `embed` raised."""
+    key = (embedder.model_id, query)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            done: Future[np.ndarray] = Future()
+            done.set_result(hit)
+            return done
+    return _workers().submit(query_vector, embedder, query)
+
+
+def _workers() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="agentmd-query-embed")
+        return _pool
 
 
 def dense_candidates(

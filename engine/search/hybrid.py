@@ -53,7 +53,7 @@ from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vectors import TextEmbedder, VectorStore
 from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
-from agentmd.engine.search.dense import query_vector
+from agentmd.engine.search.dense import query_vector_soon
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
 from agentmd.vault_schema import section_text
@@ -239,13 +239,14 @@ def hybrid_search(
     coverage = arm.store.coverage()
     if coverage.done == 0:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), "no note has vectors yet")
-    try:
-        qvec = query_vector(arm.embedder, request.query)
-    except AgentmdError as exc:
-        return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
+    embedding = query_vector_soon(arm.embedder, request.query)  # the model runs while the lexical arm searches
     wide = searcher.search(
         index, contract, replace(lexical_request, limit=searcher.OVERFETCH, per_note=1), catalog, deferred=True
     )
+    try:
+        qvec = embedding.result()
+    except AgentmdError as exc:
+        return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
     rows = {r["note"]: r for r in wide["results"] if "entity" not in r}
     lexical = [(p, float(r["raw_score"])) for p, r in rows.items()]
     lo = searcher.day_bound(request.after, upper=False, name="after")
