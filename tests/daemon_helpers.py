@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.settings import Settings
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test User",
@@ -74,3 +78,15 @@ def http_get(port: int, path: str, headers: dict[str, str] | None = None) -> tup
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"{}")
+
+
+@contextlib.contextmanager
+def running_daemon(settings: Settings, commit_debounce: float = 0.2) -> Iterator[Daemon]:
+    """A real daemon on a free port, with no health or probe loop of its own, once its first pass is done."""
+    d = Daemon(settings, port=0, commit_debounce=commit_debounce, health_interval=0, probe_interval=0)
+    d.start()
+    try:
+        wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
+        yield d
+    finally:
+        d.stop()

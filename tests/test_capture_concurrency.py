@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import md_files
-from daemon_helpers import git, is_clean, make_repo, wait_until
+from daemon_helpers import git, is_clean, make_repo, running_daemon, wait_until
 from mcp import Client
 
 from agentmd.engine.daemon.service import Daemon
@@ -94,11 +94,8 @@ def settings(tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture
 def daemon(settings: Settings) -> Iterator[Daemon]:
-    d = Daemon(settings, port=0, commit_debounce=0.2, health_interval=0, probe_interval=0)
-    d.start()
-    wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
-    yield d
-    d.stop()
+    with running_daemon(settings) as d:
+        yield d
 
 
 def test_concurrent_captures_are_each_searchable_on_return_committed_and_never_twinned(

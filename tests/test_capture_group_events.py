@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import make_repo, wait_until
+from daemon_helpers import make_repo, running_daemon, wait_until
 
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.index.store import Store
@@ -79,11 +79,8 @@ def settings(tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture
 def daemon(settings: Settings) -> Iterator[Daemon]:
-    d = Daemon(settings, port=0, commit_debounce=0.2, health_interval=0, probe_interval=0)
-    d.start()
-    wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
-    yield d
-    d.stop()
+    with running_daemon(settings) as d:
+        yield d
 
 
 def _paths(daemon: Daemon, query: str) -> list[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import http_get, make_repo, wait_until
+from daemon_helpers import http_get, make_repo, running_daemon, wait_until
 
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
@@ -256,13 +256,10 @@ def test_deleted_cache_is_rebuilt_and_new_captures_become_searchable(served: Ser
 
 @pytest.fixture
 def daemon(settings: Settings) -> Iterator[Daemon]:
-    d = Daemon(settings, port=0, commit_debounce=0.2, health_interval=0, probe_interval=0)
-    d.start()
-    wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
-    d.health_check()
-    assert d.status()["red"] == [], d.status()["red"]
-    yield d
-    d.stop()
+    with running_daemon(settings) as d:
+        d.health_check()
+        assert d.status()["red"] == [], d.status()["red"]
+        yield d
 
 
 def red_after_one_pass(d: Daemon, prefix: str) -> str:
