@@ -51,7 +51,7 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vectors import TextEmbedder, VectorStore
-from agentmd.engine.search import searcher, trust
+from agentmd.engine.search import cjk, searcher, trust
 from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import query_vector_soon
 from agentmd.engine.search.searcher import SearchRequest
@@ -62,6 +62,9 @@ DEFAULT_K = 60
 
 
 MAX_DENSE_WEIGHT = 0.95
+# A query whose letters are at least this share Chinese or Japanese skips an embedder that does not read
+# them (its `reads_cjk` is false; an embedder without the attribute is taken to read them).
+CJK_LEXICAL_SHARE = 0.5
 HOLD_DEPTH = 3  # the lexical candidates, best first, whose word share is the lexical list's hold on the query
 
 
@@ -239,6 +242,11 @@ def hybrid_search(
     coverage = arm.store.coverage()
     if coverage.done == 0:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), "no note has vectors yet")
+    if not getattr(arm.embedder, "reads_cjk", True) and cjk.cjk_share(request.query) >= CJK_LEXICAL_SHARE:
+        return _fallback(
+            searcher.search(index, contract, lexical_request, catalog),
+            "the embedding model reads English, and this query is mostly Chinese or Japanese",
+        )
     embedding = query_vector_soon(arm.embedder, request.query)  # the model runs while the lexical arm searches
     wide = searcher.search(
         index, contract, replace(lexical_request, limit=searcher.OVERFETCH, per_note=1), catalog, deferred=True

@@ -36,7 +36,7 @@ from typing import Any
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, NameHit, SearchIndex, name_key
-from agentmd.engine.search import trust
+from agentmd.engine.search import cjk, trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
 from agentmd.vault_schema import Chunk, chunk_text, query_entity_uris, section_text
@@ -184,12 +184,24 @@ def split_words(terms: list[str]) -> list[str]:
     return out
 
 
+def _spaced_words(query: str) -> list[str]:
+    """The query split at white space, each word holding CJK characters split further into its words
+    (engine/search/cjk.py): such text puts no spaces between words."""
+    out: list[str] = []
+    for word in query.split():
+        if cjk.has_cjk(word):
+            out.extend(cjk.words(word))
+        else:
+            out.append(word)
+    return out
+
+
 def query_terms(query: str) -> list[str]:
-    """The words of a query that carry meaning: white-space split, stop words and bare punctuation out,
-    duplicates (case-insensitive) out, order kept."""
+    """The words of a query that carry meaning: white-space split (CJK text into its character pairs), stop
+    words and bare punctuation out, duplicates (case-insensitive) out, order kept."""
     out: list[str] = []
     seen: set[str] = set()
-    for word in query.split():
+    for word in _spaced_words(query):
         bare = "".join(ch for ch in word.lower() if ch.isalnum())
         if not bare or bare in STOP_WORDS or word.lower() in seen:
             continue

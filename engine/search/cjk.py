@@ -1,0 +1,80 @@
+"""Words of Chinese and Japanese text, which has no spaces between them.
+
+The index makes each CJK ideograph, hiragana and katakana a term of its own (engine/index/fulltext.py), so a
+word of several such characters is found as a phrase of its characters. A query cannot be split into words
+without a dictionary, so each run of CJK characters is read as its overlapping pairs (`中文输入法` -> `中文`,
+`文输`, `输入`, `入法`), the usual way to search such text by BM25 without one: every two-character word of the
+run is among the pairs, and a longer word is found through the pairs it holds. A run is cut first at the
+particles that join words rather than carry meaning (`的`, `吗`, `の`, `を` ...), and pairs that are only
+question words (`如何`, `怎么`, `什么` ...) are left out, as stop words are in other languages.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Hiragana, katakana (and their half-width forms), CJK radicals, ideographs and their extensions: the
+# characters the index's tokenizer makes one term each (\p{Han}, \p{Hiragana}, \p{Katakana} there).
+_CJK_CLASS = (
+    "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3041-\u309f\u30a0-\u30ff\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+_PIECES = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
+# Particles that join words: a run of characters is cut at them. Only characters that are seldom part of
+# a content word are here (不 and 有, for example, are not: 不同, 所有).
+_PARTICLES = frozenset("的了吗呢吧啊呀嘛么哪些怎之及与或很都也还就把被让给着にをがはでとものへやかねよ")
+# Pairs that only ask (how, what, which, whether ...) or point (this, that, we).
+_STOP_PAIRS = frozenset(
+    """如何 怎样 什么 哪些 是否 能否 可以 为什 一个 一下 这个 那个 这些 那些 我们 你们 他们 我的 你的 有哪 是什
+    请问 需要 应该 如果 然后 因为 所以 但是 还是 或者 已经 并且 还有 以及""".split()  # noqa: SIM905
+)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether `text` holds a CJK character."""
+    return _CJK.search(text) is not None
+
+
+_OTHER_WORD = re.compile(f"[^\\W{_CJK_CLASS}]+")
+# A word of another script weighs as much as this many CJK characters (a Chinese word is mostly two).
+OTHER_WORD_WEIGHT = 2
+
+
+def cjk_share(text: str) -> float:
+    """How much of `text` is Chinese or Japanese, in [0, 1]: its CJK characters against them plus its words
+    of other scripts, each of those weighing OTHER_WORD_WEIGHT characters (0.0 when it has neither)."""
+    chars = len(_CJK.findall(text))
+    if not chars:
+        return 0.0
+    others = len(_OTHER_WORD.findall(text))
+    return chars / (chars + OTHER_WORD_WEIGHT * others)
+
+
+def words(text: str) -> list[str]:
+    """`text` as words: its runs of other characters as they are, each CJK run as its character pairs (a run
+    of one character as that character), cut at particles first, question-word pairs left out."""
+    out: list[str] = []
+    for piece in _PIECES.findall(text):
+        if not _CJK.match(piece):
+            out.append(piece)
+            continue
+        for run in _runs(piece):
+            if len(run) == 1:
+                out.append(run)
+            else:
+                out.extend(p for i in range(len(run) - 1) if (p := run[i : i + 2]) not in _STOP_PAIRS)
+    return out
+
+
+def _runs(piece: str) -> list[str]:
+    runs: list[str] = []
+    start = 0
+    for i, ch in enumerate(piece):
+        if ch in _PARTICLES:
+            if i > start:
+                runs.append(piece[start:i])
+            start = i + 1
+    if start < len(piece):
+        runs.append(piece[start:])
+    return runs

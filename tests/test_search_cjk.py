@@ -1,0 +1,102 @@
+"""Chinese and Japanese queries: their words found without spaces, on a copy of the shared Chinese vault
+(ailurus-zh), and kept from an embedder that does not read them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.search import cjk
+from agentmd.engine.search.hybrid import DenseArm
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest, query_terms
+from agentmd.rules import default_contract
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "ailurus-zh"
+
+
+def test_a_cjk_run_is_read_as_its_character_pairs() -> None:
+    assert cjk.words("中文输入法") == ["中文", "文输", "输入", "入法"]
+    # particles cut a run, question-word pairs are dropped, other scripts stay whole
+    assert cjk.words("怎么安装中文输入法") == ["安装", "装中", "中文", "文输", "输入", "入法"]
+    assert cjk.words("如何给WSL2配置固定的IP地址") == ["WSL2", "配置", "置固", "固定", "IP", "地址"]
+    assert cjk.words("卷积神经网络的池化层") == ["卷积", "积神", "神经", "经网", "网络", "池化", "化层"]
+    assert cjk.words("日本語の文章") == ["日本", "本語", "文章"]
+    assert cjk.words("一") == ["一"]
+    assert query_terms("docker 安装 piclist") == ["docker", "安装", "piclist"]
+    assert query_terms("plain english words") == ["plain", "english", "words"]
+
+
+def test_cjk_share_weighs_a_word_of_another_script_as_two_characters() -> None:
+    assert cjk.cjk_share("plain english") == 0.0
+    assert cjk.cjk_share("中文") == 1.0
+    assert cjk.cjk_share("docker 安装 piclist") == pytest.approx(2 / 6)
+    assert cjk.cjk_share("kubernetes 集群部署") == pytest.approx(4 / 6)
+
+
+@pytest.fixture(scope="module")
+def chinese(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    if not CORPUS.is_dir():
+        pytest.fail(f"the shared corpus is missing: {CORPUS}")
+    root = tmp_path_factory.mktemp("zh")
+    vault = root / "vault"
+    shutil.copytree(CORPUS, vault)
+    with Store(root / "cache") as store:
+        reconcile(vault, store)
+        yield vault, store
+
+
+QUESTIONS = {
+    "怎么安装中文输入法": "200-note/02-Linux技术/Arch Linux/中文输入法.md",
+    "如何给WSL2配置固定的IP地址": "200-note/02-Linux技术/发行版分类/WSL/配置wsl2固定IP.md",
+    "测试用例设计方法有哪些": "200-note/05-测试理论/测试用例八大设计方法.md",
+    "卷积神经网络的池化层": "200-note/04-深度学习笔记/卷积神经网络.md",
+    "怎么卸载蜂鸣器": "200-note/02-Linux技术/常见问题/卸载蜂鸣器模块.md",
+    "Arch 安装显卡驱动": "200-note/02-Linux技术/Arch Linux/显卡驱动.md",
+}
+
+
+@pytest.mark.parametrize("mode", ["fusion", "hybrid"])
+def test_a_chinese_question_without_spaces_finds_its_note_first(chinese, mode: str) -> None:  # type: ignore[no-untyped-def]
+    _vault, store = chinese
+    contract = default_contract()
+    for question, note in QUESTIONS.items():
+        res = search(store.index, contract, SearchRequest(question, mode=mode), store.catalog)
+        assert res["results"], question
+        assert res["results"][0]["note"] == note, (question, [r["note"] for r in res["results"]])
+        assert res["results"][0]["confidence"] >= 0.8, question
+
+
+class _EnglishOnly:
+    """A real embedder of its own kind: the same vector for every text, as an English model gives Chinese
+    text vectors that are all alike."""
+
+    model_id = "english-only"
+    dim = 4
+    reads_cjk = False
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.tile(np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32), (len(texts), 1))
+
+
+def test_a_chinese_query_skips_an_embedder_that_does_not_read_it(chinese) -> None:  # type: ignore[no-untyped-def]
+    vault, store = chinese
+    vectors = VectorStore(store.cache_dir, _EnglishOnly.model_id, _EnglishOnly.dim)
+    hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+    refresh(vectors, vault, hashes)
+    vectors.embed_pending(_EnglishOnly(), 100_000)
+    arm = DenseArm(vectors, _EnglishOnly())
+    contract = default_contract()
+    res = search(store.index, contract, SearchRequest("怎么安装中文输入法", mode="hybrid"), store.catalog, arm)
+    assert res["dense"]["used"] is False and "mostly Chinese or Japanese" in res["dense"]["reason"]
+    assert [r["arms"] for r in res["results"]] == [["lexical"]] * len(res["results"])
+    assert res["results"][0]["note"] == QUESTIONS["怎么安装中文输入法"]
+    # every chunk's cosine is 1.0 here: without the check each of them would have come back
+    mixed = search(store.index, contract, SearchRequest("docker 安装 piclist", mode="hybrid"), store.catalog, arm)
+    assert mixed["dense"]["used"] is True
