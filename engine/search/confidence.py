@@ -89,8 +89,11 @@ RECAL_SLOPE = 0.811
 MISSING_WEIGHT = 0.888
 MISSING_DEPTH = 5  # the notes, in rank order, whose words count as held
 # A word missing from a vault of a few dozen notes says little (an everyday verb may be in none of them), so
-# the weight grows with the vault up to the size of the smallest dev vault (obsidian-tasks, 410 notes).
-MISSING_FULL_AT = 400
+# the weight (and the search floor, `search_floor`) grows with the vault, in full from 100 notes. On the shared
+# Chinese vault (ailurus-zh, 117 notes; 21 questions it answers, 7 on its topics it cannot) full weight from
+# 100 notes keeps 19 answers in the top 5 and rejects 4 of the 7; growing up to 200 or 400 notes keeps 20 and
+# rejects 2. The other dev vaults hold 410 notes and more, where both read the same.
+MISSING_FULL_AT = 100
 NAME_CONFIDENCE = 0.9  # the least confidence of a note the query names (its title, alias or file name)
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
 
