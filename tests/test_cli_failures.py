@@ -222,3 +222,11 @@ def test_packaged_contract_found_outside_the_repository(vault: Path, env: dict[s
     done = run(agentmd("door", "check", "memory/x.md", "--vault", str(vault)), env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("allowed")
+
+
+def test_an_unknown_command_is_named_once(env: dict[str, str], tmp_path: Path) -> None:
+    """A vault path given where the command goes (`agentmd /my/vault reindex`) says what the commands are."""
+    done = run(agentmd(str(tmp_path), "reindex"), env, tmp_path)
+    assert done.returncode != 0
+    line = assert_one_line(done.stderr, "invalid choice", "reindex", "agentmd --help")
+    assert not line.startswith("agentmd: agentmd:"), line

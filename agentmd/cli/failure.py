@@ -54,7 +54,7 @@ def report(exc: BaseException, err: TextIO, *, verbose: bool = False) -> int:
             err.write("".join(traceback.format_exception(exc)))
         if message is not None:
             # a message that already names its command ("agentmd capture: ...") is not prefixed a second time
-            say(err, f"{message}\n" if message.startswith("agentmd ") else f"agentmd: {message}\n")
+            say(err, f"{message}\n" if message.startswith(("agentmd ", "agentmd:")) else f"agentmd: {message}\n")
             err.flush()
     return code
 
