@@ -100,3 +100,31 @@ def test_a_chinese_query_skips_an_embedder_that_does_not_read_it(chinese) -> Non
     # every chunk's cosine is 1.0 here: without the check each of them would have come back
     mixed = search(store.index, contract, SearchRequest("docker 安装 piclist", mode="hybrid"), store.catalog, arm)
     assert mixed["dense"]["used"] is True
+
+
+def test_chunks_mostly_in_cjk_are_not_given_to_an_embedder_that_does_not_read_them(chinese, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    vault, store = chinese
+    hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+    every = VectorStore(tmp_path / "every", "reads-all", 4)
+    refresh(every, vault, hashes, keep=cjk.embeddable(_ReadsAll()))
+    some = VectorStore(tmp_path / "some", _EnglishOnly.model_id, 4)
+    refresh(some, vault, hashes, keep=cjk.embeddable(_EnglishOnly()))
+    assert cjk.embeddable(_ReadsAll()) is None
+    assert every.coverage().notes == some.coverage().notes == len(hashes)  # every note is listed
+    assert 0 < some.coverage().total < every.coverage().total / 4
+    some.embed_pending(_EnglishOnly(), 100_000)
+    assert some.coverage().done == some.coverage().total
+    # prose in Chinese has no vector; a note of shell commands keeps its chunks
+    theory, commands = "200-note/05-测试理论/测试理论基础.md", "200-note/02-Linux技术/Arch Linux/中文输入法.md"
+    query = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    assert every.cosines(query, [theory, commands]).keys() == set()  # nothing embedded in that store
+    assert set(some.cosines(query, [theory, commands])) == {commands}
+    arm = DenseArm(some, _EnglishOnly())
+    res = search(store.index, default_contract(), SearchRequest("paru fcitx5 rime", mode="hybrid"), store.catalog, arm)
+    assert res["dense"]["used"] is True
+    assert theory not in {r["note"] for r in res["results"]}
+
+
+class _ReadsAll(_EnglishOnly):
+    model_id = "reads-all"
+    reads_cjk = True

@@ -30,6 +30,7 @@ from typing import Any
 
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import EmbedderUnavailable
+from agentmd.engine.search import cjk
 from agentmd.engine.search.arm import load_embedder
 from agentmd.engine.settings import Settings
 
@@ -198,7 +199,7 @@ class DenseWorker:
             catalog.close()
         current = {p: h for p, (h, _c, _s) in rows.items()}
         store.prioritise(embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses))
-        rechunked, removed = refresh(store, self.settings.vault, current)
+        rechunked, removed = refresh(store, self.settings.vault, current, keep=cjk.embeddable(self._arm.embedder))
         if removed:
             self._save(store)
         if rechunked or removed:

@@ -34,7 +34,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -529,10 +529,18 @@ def note_chunks(vault: Path, path: str) -> tuple[str, list[EmbedChunk]] | None:
     return note.content_hash, embedding_chunks(note.text, note.title)
 
 
-def refresh(store: VectorStore, vault: Path, current: Mapping[str, str], limit: int | None = None) -> tuple[int, int]:
+def refresh(
+    store: VectorStore,
+    vault: Path,
+    current: Mapping[str, str],
+    limit: int | None = None,
+    keep: Callable[[str], bool] | None = None,
+) -> tuple[int, int]:
     """Bring the store's note list in line with the catalog (`current`: path -> content hash): drop
-    deleted notes, re-chunk at most `limit` changed ones. Returns (re-chunked, removed). Embedding is
-    separate (`embed_pending`), so this is cheap: reading and parsing files only."""
+    deleted notes, re-chunk at most `limit` changed ones, keeping only the chunks whose text passes `keep`
+    (all without it; a note may be left with none, and then only the lexical arm finds it). Returns
+    (re-chunked, removed). Embedding is separate (`embed_pending`), so this is cheap: reading and parsing
+    files only."""
     stale, gone = store.outdated(current)
     removed = store.remove(gone)
     done = 0
@@ -540,6 +548,7 @@ def refresh(store: VectorStore, vault: Path, current: Mapping[str, str], limit: 
         got = note_chunks(vault, path)
         if got is None:
             continue
-        store.set_note(path, current[path], got[1])
+        chunks = got[1] if keep is None else [c for c in got[1] if keep(c.text)]
+        store.set_note(path, current[path], chunks)
         done += 1
     return done, removed

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentmd.engine.index.embedder import MODEL_ID, THREADS, EmbedderUnavailable
 from agentmd.engine.index.vectors import FILE_NAME, TextEmbedder
+from agentmd.engine.search import cjk
 from agentmd.engine.settings import Settings
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def embed_foreground(
     from agentmd.engine.index.vectors import VectorStore, refresh
 
     store = VectorStore(settings.cache_dir, embedder.model_id, embedder.dim)
-    refresh(store, settings.vault, current)
+    refresh(store, settings.vault, current, keep=cjk.embeddable(embedder))  # only what the model reads
     start = clock()
     embedded = 0
     slices = 0

@@ -12,6 +12,8 @@ question words (`如何`, `怎么`, `什么` ...) are left out, as stop words ar
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 # Hiragana, katakana (and their half-width forms), CJK radicals, ideographs and their extensions: the
 # characters the index's tokenizer makes one term each (\p{Han}, \p{Hiragana}, \p{Katakana} there).
@@ -36,6 +38,9 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+# Text at least this share Chinese or Japanese is kept from an embedder that does not read it: a query is
+# searched lexically, a chunk is not embedded.
+LEXICAL_SHARE = 0.5
 _OTHER_WORD = re.compile(f"[^\\W{_CJK_CLASS}]+")
 # A word of another script weighs as much as this many CJK characters (a Chinese word is mostly two).
 OTHER_WORD_WEIGHT = 2
@@ -78,3 +83,16 @@ def _runs(piece: str) -> list[str]:
     if start < len(piece):
         runs.append(piece[start:])
     return runs
+
+
+def reads(embedder: Any, text: str) -> bool:
+    """Whether `embedder` reads `text`: always, unless its `reads_cjk` is false and the text is mostly CJK (an
+    embedder without the attribute is taken to read every script)."""
+    return getattr(embedder, "reads_cjk", True) or cjk_share(text) < LEXICAL_SHARE
+
+
+def embeddable(embedder: Any) -> Callable[[str], bool] | None:
+    """The test a chunk's text passes to be given to `embedder`, or None when it reads every chunk."""
+    if getattr(embedder, "reads_cjk", True):
+        return None
+    return lambda text: cjk_share(text) < LEXICAL_SHARE

@@ -62,9 +62,6 @@ DEFAULT_K = 60
 
 
 MAX_DENSE_WEIGHT = 0.95
-# A query whose letters are at least this share Chinese or Japanese skips an embedder that does not read
-# them (its `reads_cjk` is false; an embedder without the attribute is taken to read them).
-CJK_LEXICAL_SHARE = 0.5
 HOLD_DEPTH = 3  # the lexical candidates, best first, whose word share is the lexical list's hold on the query
 
 
@@ -242,7 +239,7 @@ def hybrid_search(
     coverage = arm.store.coverage()
     if coverage.done == 0:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), "no note has vectors yet")
-    if not getattr(arm.embedder, "reads_cjk", True) and cjk.cjk_share(request.query) >= CJK_LEXICAL_SHARE:
+    if not cjk.reads(arm.embedder, request.query):  # a mostly Chinese or Japanese query, an English model
         return _fallback(
             searcher.search(index, contract, lexical_request, catalog),
             "the embedding model reads English, and this query is mostly Chinese or Japanese",
