@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,11 +17,11 @@ import pytest
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.index.vectors import VectorStore, refresh
-from agentmd.engine.search import cjk
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest, query_terms
 from agentmd.rules import default_contract
+from agentmd.vault_schema import cjk
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "ailurus-zh"
 
@@ -128,3 +133,46 @@ def test_chunks_mostly_in_cjk_are_not_given_to_an_embedder_that_does_not_read_th
 class _ReadsAll(_EnglishOnly):
     model_id = "reads-all"
     reads_cjk = True
+
+
+def test_a_seam_between_two_cjk_words_is_not_a_missing_word() -> None:
+    held = {"显示": 13, "示中": 0, "中文": 8, "蓝牙": 0, "配置": 18, "置蓝": 0}
+    assert cjk.bridges("显示中文", lambda w: held.get(w, 0)) == {"示中"}
+    # a pair no note holds at a run's edge may be the word the vault lacks
+    assert cjk.bridges("配置蓝牙", lambda w: held.get(w, 0)) == set()
+    assert cjk.pairs(["中", "文", "x", "输", "入"]) == ["中文", "输入"]
+
+
+CODING_PROMPTS = (
+    "请把这个函数重构成 async/await 的写法",
+    "修复 src/parser.rs 里失败的单元测试",
+    "给这个类加上类型注解",
+    "这个接口返回 500 错误，帮我看看日志",
+)
+HELPFUL_PROMPTS = {
+    "怎么在 Arch 上配置 fcitx5 中文输入法": "200-note/02-Linux技术/Arch Linux/中文输入法.md",
+    "WSL2 怎么设置固定 IP": "200-note/02-Linux技术/发行版分类/WSL/配置wsl2固定IP.md",
+}
+
+
+def test_the_recall_hook_stays_silent_for_chinese_coding_prompts(chinese, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Before CJK words were held only where their characters stand together, a long Chinese note held
+    every character of a coding prompt and the hook injected ~500 tokens of C++ and Go notes."""
+    vault, store = chinese
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMD_", "XDG_"))}
+    env |= {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+    def recall(prompt: str) -> dict[str, Any]:
+        argv = [sys.executable, "-m", "agentmd", "recall", "--vault", str(vault), "--index", str(store.cache_dir),
+                "--json", prompt]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=True)
+        out: dict[str, Any] = json.loads(done.stdout)
+        return out
+
+    for prompt in CODING_PROMPTS:
+        got = recall(prompt)
+        assert got["tokens"] == 0 and got["entries"] == [], (prompt, [e["path"] for e in got["entries"]])
+    for prompt, note in HELPFUL_PROMPTS.items():
+        got = recall(prompt)
+        assert [e["path"] for e in got["entries"]][:1] == [note], prompt

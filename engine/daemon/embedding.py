@@ -30,9 +30,9 @@ from typing import Any
 
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import EmbedderUnavailable
-from agentmd.engine.search import cjk
 from agentmd.engine.search.arm import load_embedder
 from agentmd.engine.settings import Settings
+from agentmd.vault_schema import cjk
 
 log = logging.getLogger("agentmd.dense")
 

@@ -31,6 +31,7 @@ import tantivy
 
 from agentmd.engine.errors import IndexBusy, IndexDamaged
 from agentmd.engine.index.integrity import CHECK_INTERVAL, IndexGuard
+from agentmd.vault_schema import cjk
 
 log = logging.getLogger("agentmd.index")
 
@@ -651,6 +652,14 @@ class SearchIndex:
         self._terms_cache[path] = terms
         return terms
 
+    def _cjk_pairs(self, text: str) -> set[str]:
+        """The joined pairs of neighbouring CJK characters of `text` (`cjk.pairs`), so a note is known to hold
+        a query's `中文` only when the two characters stand together in it."""
+        out: set[str] = set()
+        for segment in {s for s in text.split() if cjk.has_cjk(s)}:
+            out.update(cjk.pairs(self._looked_up([segment])[0]))
+        return out
+
     def _terms_of(self, path: str, title: str, meta: str, body: str) -> tuple[frozenset[str], frozenset[str]]:
         """The terms of a note's title, meta and body, and of its title alone; taken from `_NOTE_TERMS_KEPT`
         when the note reads as it did when they were analysed, so a note that an index change left as it was
@@ -659,7 +668,11 @@ class SearchIndex:
         if kept is not None and kept[0] == (title, meta, body):
             return kept[1]
         title_terms = self.term_set(title)
-        terms = (frozenset(title_terms | self.term_set(f"{meta}\n{body}")), frozenset(title_terms))
+        rest = self.term_set(f"{meta}\n{body}")
+        if not (title.isascii() and meta.isascii() and body.isascii()):  # CJK words are pairs of terms
+            title_terms |= self._cjk_pairs(title)
+            rest |= self._cjk_pairs(f"{meta}\n{body}")
+        terms = (frozenset(title_terms | rest), frozenset(title_terms))
         if len(_NOTE_TERMS_KEPT) >= _NOTE_TERMS_MEMO_MAX:
             _NOTE_TERMS_KEPT.pop(next(iter(_NOTE_TERMS_KEPT)), None)  # the oldest
         _NOTE_TERMS_KEPT[path] = ((title, meta, body), terms)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from agentmd.engine.index.embedder import MODEL_ID, THREADS, EmbedderUnavailable
 from agentmd.engine.index.vectors import FILE_NAME, TextEmbedder
-from agentmd.engine.search import cjk
 from agentmd.engine.settings import Settings
+from agentmd.vault_schema import cjk
 
 if TYPE_CHECKING:
     from agentmd.engine.index.embedder import Embedder

@@ -41,6 +41,7 @@ from typing import Any
 
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search.searcher import query_terms, split_words
+from agentmd.vault_schema import cjk
 
 # Logistic coefficients, fitted by bench/confidence_fit.py (gradient descent on class-balanced log loss,
 # L2 0.001) on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl: 766 result rows, the 746
@@ -91,8 +92,9 @@ MISSING_DEPTH = 5  # the notes, in rank order, whose words count as held
 # A word missing from a vault of a few dozen notes says little (an everyday verb may be in none of them), so
 # the weight (and the search floor, `search_floor`) grows with the vault, in full from 100 notes. On the shared
 # Chinese vault (ailurus-zh, 117 notes; 21 questions it answers, 7 on its topics it cannot) full weight from
-# 100 notes keeps 19 answers in the top 5 and rejects 4 of the 7; growing up to 200 or 400 notes keeps 20 and
-# rejects 2. The other dev vaults hold 410 notes and more, where both read the same.
+# 100 notes kept 19 answers in the top 5 and rejected 4 of the 7; growing up to 200 or 400 notes kept 20 and
+# rejected 2 (measured before CJK pairs were held only where they stand together: 18 and 5 since). The other
+# dev vaults hold 410 notes and more, where both read the same.
 MISSING_FULL_AT = 100
 NAME_CONFIDENCE = 0.9  # the least confidence of a note the query names (its title, alias or file name)
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
@@ -147,8 +149,13 @@ class QueryWords:
         self.top_idf = idf(0, docs)
         self.docs = docs
         self.words: list[tuple[tuple[str, ...], float]] = []
+        seams = cjk.bridges(query, index.doc_freq) if cjk.has_cjk(query) else set()
         for word in split_words(query_terms(query)):
+            if word in seams:
+                continue  # no word of the query: where two of its CJK words meet
             terms = tuple(index.analyze(word))
+            if len(terms) > 1 and (joined := cjk.pairs(terms)) and len(joined) == len(terms) - 1:
+                terms = tuple(joined)  # a CJK word is held where its characters stand together
             if terms:
                 self.words.append((terms, idf(index.doc_freq(word), docs)))
 

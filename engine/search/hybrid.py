@@ -51,12 +51,12 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vectors import TextEmbedder, VectorStore
-from agentmd.engine.search import cjk, searcher, trust
+from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import query_vector_soon
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
-from agentmd.vault_schema import section_text
+from agentmd.vault_schema import cjk, section_text
 
 DEFAULT_K = 60
 

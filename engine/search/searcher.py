@@ -36,10 +36,10 @@ from typing import Any
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, NameHit, SearchIndex, name_key
-from agentmd.engine.search import cjk, trust
+from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
-from agentmd.vault_schema import Chunk, chunk_text, query_entity_uris, section_text
+from agentmd.vault_schema import Chunk, chunk_text, cjk, query_entity_uris, section_text
 from agentmd.vocabulary import STOP_WORDS
 
 OVERFETCH = 200

@@ -11,8 +11,9 @@ question words (`如何`, `怎么`, `什么` ...) are left out, as stop words ar
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 # Hiragana, katakana (and their half-width forms), CJK radicals, ideographs and their extensions: the
@@ -72,6 +73,22 @@ def words(text: str) -> list[str]:
     return out
 
 
+def bridges(text: str, doc_freq: Callable[[str], int]) -> set[str]:
+    """The character pairs of `text` that no note holds (`doc_freq` 0) standing between two pairs that notes
+    do hold: the seam between two words (`示中` in `显示中文`), not a word the vault lacks. A pair at the edge
+    of a run is never a seam, so a missing word there (`蓝牙`, `主从`) still counts as missing."""
+    out: set[str] = set()
+    for piece in _PIECES.findall(text):
+        if not _CJK.match(piece):
+            continue
+        for run in _runs(piece):
+            found = [doc_freq(run[i : i + 2]) > 0 for i in range(len(run) - 1)]
+            for i in range(1, len(found) - 1):
+                if not found[i] and found[i - 1] and found[i + 1]:
+                    out.add(run[i : i + 2])
+    return out
+
+
 def _runs(piece: str) -> list[str]:
     runs: list[str] = []
     start = 0
@@ -89,6 +106,12 @@ def reads(embedder: Any, text: str) -> bool:
     """Whether `embedder` reads `text`: always, unless its `reads_cjk` is false and the text is mostly CJK (an
     embedder without the attribute is taken to read every script)."""
     return getattr(embedder, "reads_cjk", True) or cjk_share(text) < LEXICAL_SHARE
+
+
+def pairs(terms: Sequence[str]) -> list[str]:
+    """The pairs of neighbouring terms that are each one CJK character, joined (`中`, `文`, `输` -> `中文`,
+    `文输`): what a note holds of a query's character pairs, which the index finds as phrases."""
+    return [a + b for a, b in itertools.pairwise(terms) if len(a) == len(b) == 1 and _CJK.match(a) and _CJK.match(b)]
 
 
 def embeddable(embedder: Any) -> Callable[[str], bool] | None:
