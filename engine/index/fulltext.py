@@ -656,6 +656,8 @@ class SearchIndex:
         """The joined pairs of neighbouring CJK characters of `text` (`cjk.pairs`), so a note is known to hold
         a query's `中文` only when the two characters stand together in it."""
         out: set[str] = set()
+        if not cjk.has_cjk(text):  # one scan of the text spares splitting most notes that are not ASCII
+            return out
         for segment in {s for s in text.split() if cjk.has_cjk(s)}:
             out.update(cjk.pairs(self._looked_up([segment])[0]))
         return out
