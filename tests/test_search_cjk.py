@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import corpus
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -22,8 +23,6 @@ from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest, query_terms
 from agentmd.rules import default_contract
 from agentmd.vault_schema import cjk
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "ailurus-zh"
 
 
 def test_a_cjk_run_is_read_as_its_character_pairs() -> None:
@@ -47,11 +46,9 @@ def test_cjk_share_weighs_a_word_of_another_script_as_two_characters() -> None:
 
 @pytest.fixture(scope="module")
 def chinese(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    if not CORPUS.is_dir():
-        pytest.fail(f"the shared corpus is missing: {CORPUS}")
     root = tmp_path_factory.mktemp("zh")
     vault = root / "vault"
-    shutil.copytree(CORPUS, vault)
+    shutil.copytree(corpus("ailurus-zh"), vault)
     with Store(root / "cache") as store:
         reconcile(vault, store)
         yield vault, store
