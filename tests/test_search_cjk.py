@@ -1,5 +1,5 @@
 """Chinese and Japanese queries: their words found without spaces, on a copy of the shared Chinese vault
-(ailurus-zh), and kept from an embedder that does not read them."""
+(ailurus-zh), and text in other scripts kept from an embedder that reads Latin script only."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest, query_terms
 from agentmd.rules import default_contract
-from agentmd.vault_schema import cjk
+from agentmd.vault_schema import cjk, scripts
 
 
 def test_a_cjk_run_is_read_as_its_character_pairs() -> None:
@@ -37,11 +37,14 @@ def test_a_cjk_run_is_read_as_its_character_pairs() -> None:
     assert query_terms("plain english words") == ["plain", "english", "words"]
 
 
-def test_cjk_share_weighs_a_word_of_another_script_as_two_characters() -> None:
-    assert cjk.cjk_share("plain english") == 0.0
-    assert cjk.cjk_share("中文") == 1.0
-    assert cjk.cjk_share("docker 安装 piclist") == pytest.approx(2 / 6)
-    assert cjk.cjk_share("kubernetes 集群部署") == pytest.approx(4 / 6)
+def test_foreign_share_weighs_a_word_as_two_cjk_characters() -> None:
+    assert scripts.foreign_share("plain english") == 0.0
+    assert scripts.foreign_share("Wie man einen Server einrichtet, café") == 0.0
+    assert scripts.foreign_share("中文") == 1.0
+    assert scripts.foreign_share("docker 安装 piclist") == pytest.approx(2 / 6)
+    assert scripts.foreign_share("kubernetes 集群部署") == pytest.approx(4 / 6)
+    assert scripts.foreign_share("настроить nginx прокси") == pytest.approx(2 / 3)
+    assert scripts.foreign_share("1234 ... !!") == 0.0
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +84,7 @@ class _EnglishOnly:
 
     model_id = "english-only"
     dim = 4
-    reads_cjk = False
+    latin_only = True
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return np.tile(np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32), (len(texts), 1))
@@ -96,22 +99,25 @@ def test_a_chinese_query_skips_an_embedder_that_does_not_read_it(chinese) -> Non
     arm = DenseArm(vectors, _EnglishOnly())
     contract = default_contract()
     res = search(store.index, contract, SearchRequest("怎么安装中文输入法", mode="hybrid"), store.catalog, arm)
-    assert res["dense"]["used"] is False and "mostly Chinese or Japanese" in res["dense"]["reason"]
+    assert res["dense"]["used"] is False and "mostly in another script" in res["dense"]["reason"]
     assert [r["arms"] for r in res["results"]] == [["lexical"]] * len(res["results"])
     assert res["results"][0]["note"] == QUESTIONS["怎么安装中文输入法"]
     # every chunk's cosine is 1.0 here: without the check each of them would have come back
     mixed = search(store.index, contract, SearchRequest("docker 安装 piclist", mode="hybrid"), store.catalog, arm)
     assert mixed["dense"]["used"] is True
+    request = SearchRequest("настроить обратный прокси", mode="hybrid")
+    russian = search(store.index, contract, request, store.catalog, arm)
+    assert russian["dense"]["used"] is False and russian["results"] == []
 
 
 def test_chunks_mostly_in_cjk_are_not_given_to_an_embedder_that_does_not_read_them(chinese, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     vault, store = chinese
     hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
     every = VectorStore(tmp_path / "every", "reads-all", 4)
-    refresh(every, vault, hashes, keep=cjk.embeddable(_ReadsAll()))
+    refresh(every, vault, hashes, keep=scripts.embeddable(_ReadsAll()))
     some = VectorStore(tmp_path / "some", _EnglishOnly.model_id, 4)
-    refresh(some, vault, hashes, keep=cjk.embeddable(_EnglishOnly()))
-    assert cjk.embeddable(_ReadsAll()) is None
+    refresh(some, vault, hashes, keep=scripts.embeddable(_EnglishOnly()))
+    assert scripts.embeddable(_ReadsAll()) is None
     assert every.coverage().notes == some.coverage().notes == len(hashes)  # every note is listed
     assert 0 < some.coverage().total < every.coverage().total / 4
     some.embed_pending(_EnglishOnly(), 100_000)
@@ -129,7 +135,7 @@ def test_chunks_mostly_in_cjk_are_not_given_to_an_embedder_that_does_not_read_th
 
 class _ReadsAll(_EnglishOnly):
     model_id = "reads-all"
-    reads_cjk = True
+    latin_only = False
 
 
 def test_a_seam_between_two_cjk_words_is_not_a_missing_word() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
 
 # Hiragana, katakana (and their half-width forms), CJK radicals, ideographs and their extensions: the
 # characters the index's tokenizer makes one term each (\p{Han}, \p{Hiragana}, \p{Katakana} there).
@@ -22,6 +21,7 @@ _CJK_CLASS = (
     "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3041-\u309f\u30a0-\u30ff\u31f0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
+CJK_CLASS = _CJK_CLASS  # for the script shares (vault_schema/scripts.py)
 _CJK = re.compile(f"[{_CJK_CLASS}]")
 _PIECES = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
 # Particles that join words: a run of characters is cut at them. Only characters that are seldom part of
@@ -37,24 +37,6 @@ _STOP_PAIRS = frozenset(
 def has_cjk(text: str) -> bool:
     """Whether `text` holds a CJK character."""
     return _CJK.search(text) is not None
-
-
-# Text at least this share Chinese or Japanese is kept from an embedder that does not read it: a query is
-# searched lexically, a chunk is not embedded.
-LEXICAL_SHARE = 0.5
-_OTHER_WORD = re.compile(f"[^\\W{_CJK_CLASS}]+")
-# A word of another script weighs as much as this many CJK characters (a Chinese word is mostly two).
-OTHER_WORD_WEIGHT = 2
-
-
-def cjk_share(text: str) -> float:
-    """How much of `text` is Chinese or Japanese, in [0, 1]: its CJK characters against them plus its words
-    of other scripts, each of those weighing OTHER_WORD_WEIGHT characters (0.0 when it has neither)."""
-    chars = len(_CJK.findall(text))
-    if not chars:
-        return 0.0
-    others = len(_OTHER_WORD.findall(text))
-    return chars / (chars + OTHER_WORD_WEIGHT * others)
 
 
 def words(text: str) -> list[str]:
@@ -102,20 +84,7 @@ def _runs(piece: str) -> list[str]:
     return runs
 
 
-def reads(embedder: Any, text: str) -> bool:
-    """Whether `embedder` reads `text`: always, unless its `reads_cjk` is false and the text is mostly CJK (an
-    embedder without the attribute is taken to read every script)."""
-    return getattr(embedder, "reads_cjk", True) or cjk_share(text) < LEXICAL_SHARE
-
-
 def pairs(terms: Sequence[str]) -> list[str]:
     """The pairs of neighbouring terms that are each one CJK character, joined (`中`, `文`, `输` -> `中文`,
     `文输`): what a note holds of a query's character pairs, which the index finds as phrases."""
     return [a + b for a, b in itertools.pairwise(terms) if len(a) == len(b) == 1 and _CJK.match(a) and _CJK.match(b)]
-
-
-def embeddable(embedder: Any) -> Callable[[str], bool] | None:
-    """The test a chunk's text passes to be given to `embedder`, or None when it reads every chunk."""
-    if getattr(embedder, "reads_cjk", True):
-        return None
-    return lambda text: cjk_share(text) < LEXICAL_SHARE

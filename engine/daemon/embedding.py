@@ -32,7 +32,7 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import EmbedderUnavailable
 from agentmd.engine.search.arm import load_embedder
 from agentmd.engine.settings import Settings
-from agentmd.vault_schema import cjk
+from agentmd.vault_schema import scripts
 
 log = logging.getLogger("agentmd.dense")
 
@@ -199,7 +199,7 @@ class DenseWorker:
             catalog.close()
         current = {p: h for p, (h, _c, _s) in rows.items()}
         store.prioritise(embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses))
-        rechunked, removed = refresh(store, self.settings.vault, current, keep=cjk.embeddable(self._arm.embedder))
+        rechunked, removed = refresh(store, self.settings.vault, current, keep=scripts.embeddable(self._arm.embedder))
         if removed:
             self._save(store)
         if rechunked or removed:

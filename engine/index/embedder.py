@@ -112,9 +112,9 @@ class Embedder:
         self.batch = batch
         self.model_id = MODEL_ID
         self.dim = DIM
-        # The model was trained on English: it maps Chinese or Japanese text to vectors that are all alike
-        # (unrelated passages score a cosine of 0.7 and more), so such queries are searched lexically.
-        self.reads_cjk = False
+        # The model learnt English: text in Chinese, Russian, Arabic ... comes out as vectors that are all alike,
+        # so such queries are searched lexically and such chunks are not embedded (vault_schema/scripts.py).
+        self.latin_only = True
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors, float32, shape (len(texts), 384), in the order of `texts`."""

@@ -65,7 +65,7 @@ class EndpointEmbedder:
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
         self.model_id = endpoint_model_id(model)
-        self.reads_cjk = True  # the owner chose the model; an endpoint's models are most often multilingual
+        self.latin_only = False  # the owner chose the model; an endpoint's models are most often multilingual
         self.timeout = timeout
         self.batch = max(1, batch)
         self._key = api_key

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from agentmd.engine.index.embedder import MODEL_ID, THREADS, EmbedderUnavailable
 from agentmd.engine.index.vectors import FILE_NAME, TextEmbedder
 from agentmd.engine.settings import Settings
-from agentmd.vault_schema import cjk
+from agentmd.vault_schema import scripts
 
 if TYPE_CHECKING:
     from agentmd.engine.index.embedder import Embedder
@@ -128,7 +128,7 @@ def embed_foreground(
     from agentmd.engine.index.vectors import VectorStore, refresh
 
     store = VectorStore(settings.cache_dir, embedder.model_id, embedder.dim)
-    refresh(store, settings.vault, current, keep=cjk.embeddable(embedder))  # only what the model reads
+    refresh(store, settings.vault, current, keep=scripts.embeddable(embedder))  # only what the model reads
     start = clock()
     embedded = 0
     slices = 0

@@ -56,7 +56,7 @@ from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import query_vector_soon
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
-from agentmd.vault_schema import cjk, section_text
+from agentmd.vault_schema import scripts, section_text
 
 DEFAULT_K = 60
 
@@ -239,10 +239,10 @@ def hybrid_search(
     coverage = arm.store.coverage()
     if coverage.done == 0:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), "no note has vectors yet")
-    if not cjk.reads(arm.embedder, request.query):  # a mostly Chinese or Japanese query, an English model
+    if not scripts.reads(arm.embedder, request.query):  # e.g. a Chinese or Russian query, an English model
         return _fallback(
             searcher.search(index, contract, lexical_request, catalog),
-            "the embedding model reads English, and this query is mostly Chinese or Japanese",
+            "the embedding model reads Latin script only, and this query is mostly in another script",
         )
     embedding = query_vector_soon(arm.embedder, request.query)  # the model runs while the lexical arm searches
     wide = searcher.search(
