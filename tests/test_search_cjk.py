@@ -94,7 +94,8 @@ def test_a_chinese_query_skips_an_embedder_that_does_not_read_it(chinese) -> Non
     vault, store = chinese
     vectors = VectorStore(store.cache_dir, _EnglishOnly.model_id, _EnglishOnly.dim)
     hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
-    refresh(vectors, vault, hashes)
+    keep, chunks = scripts.chunk_rule(_EnglishOnly())
+    refresh(vectors, vault, hashes, keep=keep, chunks=chunks)
     vectors.embed_pending(_EnglishOnly(), 100_000)
     arm = DenseArm(vectors, _EnglishOnly())
     contract = default_contract()
@@ -114,10 +115,12 @@ def test_chunks_mostly_in_cjk_are_not_given_to_an_embedder_that_does_not_read_th
     vault, store = chinese
     hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
     every = VectorStore(tmp_path / "every", "reads-all", 4)
-    refresh(every, vault, hashes, keep=scripts.embeddable(_ReadsAll()))
+    keep, chunks = scripts.chunk_rule(_ReadsAll())
+    assert keep is None and chunks == "all"
+    refresh(every, vault, hashes, keep=keep, chunks=chunks)
     some = VectorStore(tmp_path / "some", _EnglishOnly.model_id, 4)
-    refresh(some, vault, hashes, keep=scripts.embeddable(_EnglishOnly()))
-    assert scripts.embeddable(_ReadsAll()) is None
+    keep, chunks = scripts.chunk_rule(_EnglishOnly())
+    refresh(some, vault, hashes, keep=keep, chunks=chunks)
     assert every.coverage().notes == some.coverage().notes == len(hashes)  # every note is listed
     assert 0 < some.coverage().total < every.coverage().total / 4
     some.embed_pending(_EnglishOnly(), 100_000)
@@ -179,3 +182,27 @@ def test_the_recall_hook_stays_silent_for_chinese_coding_prompts(chinese, tmp_pa
     for prompt, note in HELPFUL_PROMPTS.items():
         got = recall(prompt)
         assert [e["path"] for e in got["entries"]][:1] == [note], prompt
+
+
+def test_a_store_cut_before_the_rule_is_cut_again_once_keeping_its_vectors(chinese, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A vector store made before chunks in other scripts were left out (every chunk embedded) drops them at
+    the next refresh, keeps the vectors of the others without embedding them again, and is not cut again."""
+    vault, store = chinese
+    hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+    old = VectorStore(tmp_path, _EnglishOnly.model_id, 4)
+    refresh(old, vault, hashes)  # as an earlier version did
+    old.embed_pending(_EnglishOnly(), 100_000)
+    old.save()
+    before = old.coverage()
+    store_again = VectorStore(tmp_path, _EnglishOnly.model_id, 4)
+    assert store_again.chunks == "all"
+    keep, chunks = scripts.chunk_rule(_EnglishOnly())
+    recut, removed = refresh(store_again, vault, hashes, keep=keep, chunks=chunks)
+    after = store_again.coverage()
+    assert recut == len(hashes) and removed == 0
+    assert after.total < before.total / 4 and after.done == after.total  # nothing left to embed
+    assert not store_again.has_pending()
+    store_again.save()
+    reopened = VectorStore(tmp_path, _EnglishOnly.model_id, 4)
+    assert reopened.chunks == scripts.LATIN_CHUNKS
+    assert refresh(reopened, vault, hashes, keep=keep, chunks=chunks) == (0, 0)

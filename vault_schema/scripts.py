@@ -47,8 +47,12 @@ def reads(embedder: Any, text: str) -> bool:
     return not latin_only(embedder) or foreign_share(text) < FOREIGN_SHARE
 
 
-def embeddable(embedder: Any) -> Callable[[str], bool] | None:
-    """The test a chunk's text passes to be given to `embedder`, or None when it reads every chunk."""
+LATIN_CHUNKS = "latin-script"  # the name of the rule `chunk_rule` gives a Latin-only embedder
+
+
+def chunk_rule(embedder: Any) -> tuple[Callable[[str], bool] | None, str]:
+    """The test a chunk's text passes to be given to `embedder` (None: every chunk) and the rule's name, which
+    the vector store keeps, so a store cut by another rule is cut again."""
     if not latin_only(embedder):
-        return None
-    return lambda text: foreign_share(text) < FOREIGN_SHARE
+        return None, "all"
+    return (lambda text: foreign_share(text) < FOREIGN_SHARE), LATIN_CHUNKS

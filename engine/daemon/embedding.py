@@ -199,7 +199,8 @@ class DenseWorker:
             catalog.close()
         current = {p: h for p, (h, _c, _s) in rows.items()}
         store.prioritise(embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses))
-        rechunked, removed = refresh(store, self.settings.vault, current, keep=scripts.embeddable(self._arm.embedder))
+        keep, chunks = scripts.chunk_rule(self._arm.embedder)  # only what the model reads
+        rechunked, removed = refresh(store, self.settings.vault, current, keep=keep, chunks=chunks)
         if removed:
             self._save(store)
         if rechunked or removed:

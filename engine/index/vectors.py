@@ -93,6 +93,9 @@ class Coverage:
         return self.done / self.total if self.total else 1.0
 
 
+ALL_CHUNKS = "all"  # a store whose notes keep every chunk
+
+
 class VectorStore:
     """Chunk vectors of one model, per note. Thread-safe; the caller decides when to `save`."""
 
@@ -126,6 +129,8 @@ class VectorStore:
         self._complete = 0
         self.dirty = False
         self.reset_reason: str | None = None
+        # which chunks the notes were cut to keep (`refresh`'s `chunks`): "all", or the name of a rule
+        self.chunks = ALL_CHUNKS
         self._load()
 
     # ----- persistence -----
@@ -150,6 +155,7 @@ class VectorStore:
                 row_note = data["row_note"].astype(np.int32)
             pending = dict(meta["pending"])
             listed = meta["notes"]
+            chunks = str(meta.get("chunks", ALL_CHUNKS))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             self.reset_reason = f"vector file {self.path} was unreadable ({exc}); it is rebuilt"
             return
@@ -178,6 +184,7 @@ class VectorStore:
             self._count(note, 1)
         self._row_key = row_key
         self._pending = pending
+        self.chunks = chunks
         self._key_row = {row_key[r]: r for r in np.flatnonzero(has).tolist()}  # type: ignore[misc]
         self._requeue()
 
@@ -202,6 +209,7 @@ class VectorStore:
                 "dim": self.dim,
                 "notes": [[p, n.content_hash, n.keys, n.headings] for p, n in notes],
                 "pending": self._pending,
+                "chunks": self.chunks,
             }
             buf = io.BytesIO()
             np.savez(buf, meta=np.array(json.dumps(meta, ensure_ascii=False)), vectors=vectors, has=has,
@@ -535,20 +543,28 @@ def refresh(
     current: Mapping[str, str],
     limit: int | None = None,
     keep: Callable[[str], bool] | None = None,
+    chunks: str = ALL_CHUNKS,
 ) -> tuple[int, int]:
     """Bring the store's note list in line with the catalog (`current`: path -> content hash): drop
     deleted notes, re-chunk at most `limit` changed ones, keeping only the chunks whose text passes `keep`
-    (all without it; a note may be left with none, and then only the lexical arm finds it). Returns
-    (re-chunked, removed). Embedding is separate (`embed_pending`), so this is cheap: reading and parsing
-    files only."""
+    (all without it; a note may be left with none, and then only the lexical arm finds it). `chunks` names
+    that rule: a store cut by another rule has every note cut again, once (the vectors of the chunks kept are
+    kept, by their text). Returns (re-chunked, removed). Embedding is separate (`embed_pending`), so this is
+    cheap: reading and parsing files only."""
     stale, gone = store.outdated(current)
+    recut = store.chunks != chunks
+    if recut:
+        stale = sorted(current)
     removed = store.remove(gone)
     done = 0
     for path in stale[:limit] if limit is not None else stale:
         got = note_chunks(vault, path)
         if got is None:
             continue
-        chunks = got[1] if keep is None else [c for c in got[1] if keep(c.text)]
-        store.set_note(path, current[path], chunks)
+        kept = got[1] if keep is None else [c for c in got[1] if keep(c.text)]
+        store.set_note(path, current[path], kept)
         done += 1
+    if recut and (limit is None or limit >= len(stale)):
+        store.chunks = chunks
+        store.dirty = True
     return done, removed

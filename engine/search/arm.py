@@ -128,7 +128,8 @@ def embed_foreground(
     from agentmd.engine.index.vectors import VectorStore, refresh
 
     store = VectorStore(settings.cache_dir, embedder.model_id, embedder.dim)
-    refresh(store, settings.vault, current, keep=scripts.embeddable(embedder))  # only what the model reads
+    keep, chunks = scripts.chunk_rule(embedder)  # only what the model reads
+    refresh(store, settings.vault, current, keep=keep, chunks=chunks)
     start = clock()
     embedded = 0
     slices = 0
