@@ -339,3 +339,15 @@ def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_
     assert batches == [{"a.md"}, {"orphan.md", "b.md", "c.md"}]  # one batch took every queued note
     assert group.wait(unwaited) is True  # its capture, waiting at last, finds it indexed
     assert group.waiting() == 0 and group.queued() == set()
+
+
+def test_a_batch_that_fails_before_its_update_still_answers_its_captures() -> None:
+    def stat(path: str) -> tuple[int, ...]:
+        raise RuntimeError(f"no stat for {path}")
+
+    handed: list[set[str]] = []
+    group = GroupIndexer(lambda paths: set(paths), stat)
+    group.missed = handed.append
+    ticket = group.submit("a.md", "A")
+    assert group.wait(ticket) is False  # answered, as not indexed: the next pass indexes it
+    assert handed == [{"a.md"}] and group.waiting() == 0

@@ -185,13 +185,14 @@ class GroupIndexer:
         self._batch_stages = stages
         for t in batch:
             t.batch_started_ns, t.batch_size, t.batch_stages = started, len(batch), stages
-        # each file's stat before the batch reads it: a change after that shows as a different key
-        before = {t.path: self._stat(t.path) for t in batch} if self._stat is not None else {}
-        with self._cond:
-            self._running = {p: k for p, k in before.items() if k is not None}
+        before: dict[str, StatKey | None] = {}
         try:
+            # each file's stat before the batch reads it: a change after that shows as a different key
+            before = {t.path: self._stat(t.path) for t in batch} if self._stat is not None else {}
+            with self._cond:
+                self._running = {p: k for p, k in before.items() if k is not None}
             indexed = self._index_paths({t.path for t in batch})
-        except Exception:
+        except Exception:  # every ticket is still answered below: a waiter asleep on its note must wake
             log.exception("indexing %d captured note(s) failed; the next reconcile will pick them up", len(batch))
         with self._cond:
             for path in indexed:
