@@ -10,7 +10,8 @@ acknowledged, the same client searches `/v1/search` for its token: the note must
 second, errors (any answer that is not an acknowledgement, or a transport failure).
 
 With --stages the daemon logs where each capture's time went (engine/write/stages.py) and the result
-carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`). The
+carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`) and, for the
+slowest hundredth of the captures, each stage's mean (`stages_ms.slowest_1pct_mean`: what the p99 waits on). The
 daemon's CPU time per capture is reported too (`daemon_cpu_ms_per_capture`, and its git commands' in
 `git_cpu_ms_per_capture`): on a busy machine it moves much less than the latencies do.
 
@@ -218,11 +219,27 @@ def stage_summary(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             batch.setdefault(name, []).append(value / 1000)
         if item.get("batch"):
             sizes.append(float(item["batch"]))
-    out = {name: ms(values) for name, values in stages.items()}
+    out: dict[str, Any] = {name: ms(values) for name, values in stages.items()}
     batch_out: dict[str, Any] = {name: ms(values) for name, values in batch.items()}
     if sizes:
         batch_out["size"] = {f"p{q}": percentile(sizes, q / 100) for q in (50, 95, 99)} | {"max": max(sizes)}
+    out["slowest_1pct_mean"] = tail_stages([json.loads(line) for line in lines])
     return out, batch_out
+
+
+def tail_stages(items: list[dict[str, Any]]) -> dict[str, float]:
+    """Where the slowest hundredth of the captures (by the daemon's own total) spent their time: each stage's
+    mean over them, in ms, largest first. Says what the p99 queues behind."""
+    if not items:
+        return {}
+    cut = percentile([float(i["total"]) for i in items], 0.99)
+    slow = [i for i in items if float(i["total"]) >= cut]
+    sums: dict[str, float] = {}
+    for item in slow:
+        for name, value in item["stages"].items():
+            sums[name] = sums.get(name, 0.0) + float(value)
+    means = {name: round(total / len(slow), 1) for name, total in sums.items()}
+    return dict(sorted(means.items(), key=lambda kv: -kv[1])) | {"n": len(slow), "totals_from": round(cut, 1)}
 
 
 def start_daemon(vault: Path, work: Path, args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], int, dict]:
@@ -354,6 +371,10 @@ def main(argv: list[str] | None = None) -> int:
         f" {result['searchable_on_return']['n']}/{len(paths)}; committed {len(paths) - result['uncommitted_n']}"
         f"/{len(paths)}; " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}" for k, v in result["pass"].items())
     )
+    if args.stages and result["stages_ms"].get("slowest_1pct_mean"):
+        tail = result["stages_ms"]["slowest_1pct_mean"]
+        top = [f"{k} {v} ms" for k, v in tail.items() if k not in ("n", "totals_from")][:4]
+        print(f"slowest 1% of captures (daemon total >= {tail['totals_from']} ms) spent on average: " + ", ".join(top))
     if args.keep:
         print(f"kept {work}", file=sys.stderr)
     else:

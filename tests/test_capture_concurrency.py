@@ -299,3 +299,55 @@ def test_an_identical_capture_filed_elsewhere_finds_the_note_still_waiting_for_i
     assert answers["procedure"].reinforced and answers["procedure"].path == answers["decision"].path
     assert answers["procedure"].indexed  # answered once the note it returns is searchable
     assert [p for p in md_files(capturer.vault) if "same-thought" in p] == [answers["decision"].path]
+
+
+def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_waits_for() -> None:
+    release = threading.Event()
+    batches: list[set[str]] = []
+
+    def update(paths: set[str]) -> set[str]:
+        batches.append(set(paths))
+        if len(batches) == 1:
+            assert release.wait(30)
+        return set(paths)
+
+    group = GroupIndexer(update)
+    first = group.submit("a.md", "A")
+    returned: dict[str, bool] = {}
+
+    def wait(name: str, ticket: Any) -> None:
+        returned[name] = group.wait(ticket)
+
+    threads = [threading.Thread(target=wait, args=("a", first))]
+    threads[0].start()
+    wait_until(lambda: len(batches) == 1, 10, "the first batch running")
+    unwaited = group.submit("orphan.md", "O")  # written, its capture not waiting yet: it cannot take the lead
+    second, third = group.submit("b.md", "B"), group.submit("c.md", "C")
+    threads += [
+        threading.Thread(target=wait, args=("b", second)),
+        threading.Thread(target=wait, args=("b-twin", second)),  # a twin's capture waits for the same note
+        threading.Thread(target=wait, args=("c", third)),
+    ]
+    for t in threads[1:]:
+        t.start()
+    wait_until(lambda: group.waiting() == 4, 10, "three captures waiting behind the running batch")
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)  # the lead reached a waiting capture: nobody is left asleep
+    assert returned == {"a": True, "b": True, "b-twin": True, "c": True}
+    assert batches == [{"a.md"}, {"orphan.md", "b.md", "c.md"}]  # one batch took every queued note
+    assert group.wait(unwaited) is True  # its capture, waiting at last, finds it indexed
+    assert group.waiting() == 0 and group.queued() == set()
+
+
+def test_a_batch_that_fails_before_its_update_still_answers_its_captures() -> None:
+    def stat(path: str) -> tuple[int, ...]:
+        raise RuntimeError(f"no stat for {path}")
+
+    handed: list[set[str]] = []
+    group = GroupIndexer(lambda paths: set(paths), stat)
+    group.missed = handed.append
+    ticket = group.submit("a.md", "A")
+    assert group.wait(ticket) is False  # answered, as not indexed: the next pass indexes it
+    assert handed == [{"a.md"}] and group.waiting() == 0

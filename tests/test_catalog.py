@@ -76,6 +76,41 @@ def test_handle_is_a_context_manager_and_keeps_the_schema(catalog_path: Path) ->
         catalog.count()  # closed on leaving the block
 
 
+def test_title_look_ups_use_an_index(catalog_path: Path) -> None:
+    with Catalog(catalog_path) as catalog:
+        assert catalog.paths_with_title("b") == ["memory/b.md"]
+        assert catalog.paths_with_title("no such title") == []
+        plan = " ".join(
+            str(row[-1]) for row in catalog._db.execute("EXPLAIN QUERY PLAN SELECT path FROM notes WHERE title = 'b'")
+        )
+    assert "notes_title" in plan, plan  # not a scan of the whole table
+
+
+def test_a_catalog_of_the_previous_schema_gains_the_title_index_and_keeps_its_rows(catalog_path: Path) -> None:
+    # what a catalog written before the title index looks like: schema 2, no `notes_title`
+    db = sqlite3.connect(catalog_path, isolation_level=None)
+    db.execute("DROP INDEX notes_title")
+    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    db.close()
+    with Catalog(catalog_path) as catalog:
+        assert catalog.reset_reason is None  # migrated, not recreated
+        assert catalog.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert catalog.count() == 5
+        assert catalog.paths_with_title("a") == ["memory/a.md"]
+    names = {r[0] for r in sqlite3.connect(catalog_path).execute("SELECT name FROM sqlite_master")}
+    assert "notes_title" in names
+
+
+def test_a_catalog_of_an_unknown_older_schema_is_recreated(catalog_path: Path) -> None:
+    db = sqlite3.connect(catalog_path, isolation_level=None)
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    db.close()
+    with Catalog(catalog_path) as catalog:
+        assert catalog.reset_reason is not None and "schema 1" in catalog.reset_reason
+        assert catalog.count() == 0
+        assert catalog.get_meta("schema_version") == str(SCHEMA_VERSION)
+
+
 def test_links_and_entities_round_trip(catalog_path: Path) -> None:
     with Catalog.reader(catalog_path) as catalog:
         [link] = catalog.links_from("memory/a.md")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -60,6 +61,12 @@ def test_edits_become_searchable_and_committed(daemon: Daemon, settings: Setting
     wait_until(lambda: searchable(daemon, "beavers") == [], 5, "delete indexed")
     wait_until(lambda: is_clean(vault), 10, "everything committed")
     assert set(origins(vault)[:-1]) == {"local-edit"}
+
+
+def test_the_long_lived_heap_is_set_aside_from_the_cycle_collector_after_the_first_pass(daemon: Daemon) -> None:
+    # a full collection would otherwise walk the daemon's whole state and hold every thread while it does
+    wait_until(lambda: gc.get_freeze_count() > 0, what="the heap set aside after the first pass")
+    assert gc.get_freeze_count() > 10_000  # the modules and the index's state, not a handful of objects
 
 
 def test_phone_and_hand_edits_split_into_two_commits(daemon: Daemon, settings: Settings) -> None:

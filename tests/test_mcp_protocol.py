@@ -148,6 +148,17 @@ def test_tool_schemas_describe_every_field_with_enums_bounds_and_output_schemas(
     assert tools["memory_capture"].input_schema["required"] == ["title"]
 
 
+def test_a_tool_calls_header_check_reads_the_listed_schema_without_listing_the_tools(daemon: Daemon) -> None:
+    # The SDK checks each HTTP tool call's Mcp-Param headers against the tool's input schema; given a look-up
+    # it does not run the whole tools/list handler for every call. The look-up must give what tools/list shows.
+    listed = {t.name: t.input_schema for t in with_mcp(daemon.port, lambda c: c.list_tools()).tools}
+    server = mcp_server.build_server(daemon)
+    assert server.get_tool_input_schema is not None
+    for name, schema in listed.items():
+        assert server.get_tool_input_schema(name) == schema
+    assert server.get_tool_input_schema("memory_delete") is None
+
+
 def test_structured_results_match_the_output_schemas(daemon: Daemon) -> None:
     async def go(client: Any) -> tuple[dict[str, Any], list[Any]]:
         tools = {t.name: t.output_schema for t in (await client.list_tools()).tools}

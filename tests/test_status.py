@@ -154,3 +154,26 @@ def test_no_empty_queue_baseline_before_the_first_index(cli, repo_vault: Vault, 
     r = cli("status", *_args(repo_vault, tmp_path), "--json")
     assert r.code == 0, r.json()["red"]
     assert r.json()["queue"]["inherited"] == 1 and r.json()["queue"]["count"] == 0
+
+
+def test_after_a_commit_cycle_only_the_git_section_is_computed_again(tmp_path: Path) -> None:
+    from agentmd.engine.daemon.status import git_section, with_git
+
+    vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
+    now = dt.datetime.now(dt.UTC)
+    failing = {"commit_failures": 3, "first_commit_failure": "2020-01-01T00:00:00Z", "last_commit_error": "boom"}
+    stalled = git_section(vault, failing, now)
+    assert stalled["red"] and stalled["red"][0].startswith("commit-stalled")
+    queue_red = "queue-size: 1000 unfiled notes (red at 1000)"
+    status = {"git": stalled, "queue": {"red": [queue_red]}, "red": [*stalled["red"], queue_red], "yellow": []}
+    status["color"] = "red"
+
+    healed = with_git(status, vault, {"commit_failures": 0}, now)
+    assert healed["red"] == [queue_red]  # the commit's red is gone, the other part's stays as it was
+    assert healed["color"] == "red" and healed["git"]["commit_failures"] == 0
+    assert status["red"] == [*stalled["red"], queue_red]  # the cached status itself is left as it was
+
+    calm = with_git({**status, "queue": {"red": []}, "red": list(stalled["red"])}, vault, {"commit_failures": 0}, now)
+    assert calm["red"] == [] and calm["color"] == "green"
+    again = with_git(calm, vault, failing, now)
+    assert again["red"] == stalled["red"] and again["color"] == "red"  # red again on the next cycle that fails

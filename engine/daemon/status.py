@@ -162,9 +162,7 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
     red = [r for part in parts.values() for r in part.get("red", [])]
     if daemon.get("vault_problem"):  # the folder at the vault's path is not the vault: captures are refused
         red.append(f"vault-replaced: {daemon['vault_problem']}")
-    yellow = []
-    if parts["git"]["state"] != "ok":
-        yellow.append(f"git-degraded: {parts['git']['reason']}: {parts['git']['detail']}")
+    yellow = _git_yellow(parts["git"])
     unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
     if unwatched > 0:
         names = list((daemon.get("watcher") or {}).get("unwatched_folders") or [])
@@ -177,6 +175,29 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
         yellow.append("daemon-not-running: start `agentmd serve` to keep the index and git current")
     color = "red" if red else ("yellow" if yellow else "green")
     return {"vault": str(vault), "color": color, "red": red, "yellow": yellow, "daemon": daemon, **parts}
+
+
+def _git_yellow(git: dict[str, Any]) -> list[str]:
+    return [] if git.get("state", "ok") == "ok" else [f"git-degraded: {git.get('reason')}: {git.get('detail')}"]
+
+
+def with_git(
+    status: dict[str, Any], vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """The status with only its git section computed again (after a commit cycle), its red and yellow lines
+    replaced by the new section's and the color following; every other part is as the last full status left
+    it. A commit cycle changes nothing else, and the health pass recomputes everything each time it runs."""
+    if not status.get("git"):
+        return status
+    old = status["git"]
+    git = git_section(vault, commit_state, now or dt.datetime.now(dt.UTC))
+    out = dict(status)
+    out["git"] = git
+    out["red"] = [r for r in status.get("red", []) if r not in old.get("red", [])] + git["red"]
+    stale = _git_yellow(old)
+    out["yellow"] = [y for y in status.get("yellow", []) if y not in stale] + _git_yellow(git)
+    out["color"] = "red" if out["red"] else ("yellow" if out["yellow"] else "green")
+    return out
 
 
 def compute_status(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agentmd.vault_schema import EntityRef, Link
 
-SCHEMA_VERSION = 2  # 2: links and entities tables
+SCHEMA_VERSION = 3  # 2: links and entities tables; 3: notes looked up by title
 PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")
 # Per-document tables whose rows belong to the path rather than to the note's content: an edit or a
 # rebuild keeps them (the orphan sweep drops them once the note is gone). `usage` holds the recall
@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS notes (
     flags TEXT NOT NULL DEFAULT '',
     frontmatter_error TEXT
 );
+CREATE INDEX IF NOT EXISTS notes_title ON notes(title);
 CREATE TABLE IF NOT EXISTS tags (path TEXT NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_path ON tags(path);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
@@ -198,6 +199,15 @@ def _schema_version(db: sqlite3.Connection) -> str | None:
 
 _DDL_NAMES = frozenset(re.findall(r"CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)", _DDL))
 
+# How a catalog of an older schema becomes the current one in place, keeping its rows (and so sparing a
+# rebuild of the whole vault): the statements that take it from each version to the next. A version with
+# no entry here is recreated empty instead.
+_MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # the capture's twin check and the enrich job look notes up by title: without this every look-up
+    # read the whole table
+    "2": ("3", ("CREATE INDEX IF NOT EXISTS notes_title ON notes(title)",)),
+}
+
 
 def _has_schema(db: sqlite3.Connection) -> bool:
     """Whether every table and index the schema declares exists (read-only)."""
@@ -240,6 +250,8 @@ class Catalog:
         version = _schema_version(db)
         if version == str(SCHEMA_VERSION) and _has_schema(db):
             return db  # an existing catalog of this schema: opening it writes nothing, so waits on no writer
+        if version in _MIGRATIONS and self._migrate(db, version):
+            return db
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         if version is not None:
             self.reset_reason = f"catalog schema {version} differs from {SCHEMA_VERSION}; recreated"
@@ -249,6 +261,27 @@ class Catalog:
         db.executescript(_DDL)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         return db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection, version: str) -> bool:
+        """Bring a catalog of an older schema to the current one in one transaction, keeping its rows;
+        False when no chain of migrations reaches the current schema (the caller recreates it)."""
+        steps: list[str] = []
+        while version != str(SCHEMA_VERSION):
+            if version not in _MIGRATIONS:
+                return False
+            version, statements = _MIGRATIONS[version]
+            steps += statements
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in steps:
+                db.execute(statement)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return _has_schema(db)
 
     @classmethod
     def _on(cls, path: Path, db: sqlite3.Connection) -> Catalog:
@@ -456,6 +489,7 @@ class Catalog:
                     db.execute(f"DELETE FROM {table}")
 
     def paths_with_title(self, title: str) -> list[str]:
+        """The notes with exactly this title (an index look-up: `notes_title`)."""
         return [r[0] for r in self._db.execute("SELECT path FROM notes WHERE title = ?", (title,))]
 
     def unfiled(self) -> list[tuple[str, str]]:

@@ -384,10 +384,10 @@ class Capturer:
             return []
         finally:
             os.close(dfd)
-        pattern = re.compile(re.escape(stem) + r"(?:-\d+)?\.md")
         prefix = folder.strip("/")
-        # the prefix test first: a folder of thousands of notes holds only a few names starting with the stem
-        candidates = sorted(n for n in names if n.startswith(stem) and pattern.fullmatch(n))
+        # a folder of thousands of notes holds only a few names starting with the stem; no pattern is built
+        # per capture (a compiled pattern per title is more than the rest of the twin check)
+        candidates = sorted(n for n in names if n.startswith(stem) and _stem_suffix(n[len(stem) :]))
         return [f"{prefix}/{n}" if prefix else n for n in candidates]
 
     @staticmethod
@@ -671,6 +671,14 @@ class Capturer:
         if report.refused is not None:
             return set()
         return paths - {e["path"] for e in report.errors}
+
+
+def _stem_suffix(rest: str) -> bool:
+    """Whether what follows a stem in a file name is one `write_new` gives: `.md` or `-N.md` (N digits)."""
+    if rest == ".md":
+        return True
+    number = rest.removeprefix("-").removesuffix(".md")
+    return len(number) == len(rest) - 4 and number.isascii() and number.isdigit()
 
 
 def _parse(path: str, data: bytes | None) -> Note | None:

@@ -10,6 +10,10 @@ holding their note is committed and visible to searches, so "searchable on retur
 and the notes a leader commits are exactly the ones queued when it starts, so no note waits longer than one
 batch behind the one in progress.
 
+Each waiter sleeps on its own ticket: a batch that ends wakes exactly the captures whose notes it indexed, and
+hands the lead to one waiting capture whose note is queued (it takes every queued note as its batch), so under
+many writers an ending batch does not wake every waiting thread to find out which one leads next.
+
 While a note waits it is `pending`: the capture path looks at pending notes when it checks for a twin, so a
 note written a moment ago and not yet in the catalog still stops an identical capture filed elsewhere.
 
@@ -45,8 +49,11 @@ class Ticket:
 
     path: str
     title: str
+    wake: threading.Condition  # on the group's lock: notified when the note's batch ends or the lead is handed over
     done: threading.Event = field(default_factory=threading.Event)
     indexed: bool = False
+    waiters: int = 0  # threads in `wait` for this ticket (its capture; a twin's capture waiting for it too)
+    lead: bool = False  # the lead handed to this ticket's waiters: one of them runs the next batch
     batch_started_ns: int = 0  # perf_counter_ns when the batch that took it began
     batch_size: int = 0
     batch_stages: dict[str, float] = field(default_factory=dict)  # what that batch spent, by stage (ms)
@@ -71,7 +78,8 @@ class GroupIndexer:
         self._recent: OrderedDict[str, StatKey] = OrderedDict()  # indexed by a batch: the file as it was read
         self._running: dict[str, StatKey | None] = {}  # the running batch's notes: None until it has their stat
         self.missed: Callable[[set[str]], object] | None = None  # told the notes a batch could not index
-        self._cond = threading.Condition()
+        self._cond = threading.RLock()  # guards everything below (`landing` holds it around `submit`); each
+        # ticket's `wake` is a condition on it
         self._queue: list[Ticket] = []
         self._leading = False
         self._pending: dict[str, list[Ticket]] = {}  # title -> tickets not yet done
@@ -89,7 +97,7 @@ class GroupIndexer:
 
     def submit(self, path: str, title: str) -> Ticket:
         """Queue a written note; it is pending from now until its batch has run."""
-        ticket = Ticket(path, title)
+        ticket = Ticket(path, title, threading.Condition(self._cond))
         with self._cond:
             self._queue.append(ticket)
             self._pending.setdefault(title, []).append(ticket)
@@ -119,29 +127,46 @@ class GroupIndexer:
         return out
 
     def wait(self, ticket: Ticket) -> bool:
-        """Return once `ticket`'s batch has run (leading a batch when no other is running); whether the note
-        was indexed."""
+        """Return once `ticket`'s batch has run (leading a batch when no other is running, or when the lead
+        is handed to this ticket); whether the note was indexed."""
         with self._cond:
             self._waiting += 1
+            ticket.waiters += 1
         try:
             while True:
                 with self._cond:
-                    while not ticket.done.is_set() and self._leading:
-                        self._cond.wait()
+                    while not ticket.done.is_set():
+                        if not self._leading:
+                            self._leading = True
+                            break
+                        if ticket.lead:  # the batch that ended handed the lead to this note's waiters
+                            ticket.lead = False
+                            break
+                        ticket.wake.wait()
                     if ticket.done.is_set():
                         return ticket.indexed
-                    self._leading = True
                     batch, self._queue = self._queue, []
                     self._running = dict.fromkeys((t.path for t in batch), None)
                 try:
                     self._run(batch)
                 finally:
                     with self._cond:
-                        self._leading = False
-                        self._cond.notify_all()
+                        self._hand_over()
         finally:
             with self._cond:
                 self._waiting -= 1
+                ticket.waiters -= 1
+
+    def _hand_over(self) -> None:
+        """After a batch (the lock held): give the lead to a queued note that a capture waits for, or give
+        it up when none does (the next capture to wait then leads). A note nobody waits for yet is taken by
+        whichever batch runs next."""
+        nxt = next((t for t in self._queue if t.waiters), None)
+        if nxt is None:
+            self._leading = False
+            return
+        nxt.lead = True
+        nxt.wake.notify()
 
     def waiting(self) -> int:
         """How many captures are waiting for a batch now (the leader of the running one included)."""
@@ -160,13 +185,14 @@ class GroupIndexer:
         self._batch_stages = stages
         for t in batch:
             t.batch_started_ns, t.batch_size, t.batch_stages = started, len(batch), stages
-        # each file's stat before the batch reads it: a change after that shows as a different key
-        before = {t.path: self._stat(t.path) for t in batch} if self._stat is not None else {}
-        with self._cond:
-            self._running = {p: k for p, k in before.items() if k is not None}
+        before: dict[str, StatKey | None] = {}
         try:
+            # each file's stat before the batch reads it: a change after that shows as a different key
+            before = {t.path: self._stat(t.path) for t in batch} if self._stat is not None else {}
+            with self._cond:
+                self._running = {p: k for p, k in before.items() if k is not None}
             indexed = self._index_paths({t.path for t in batch})
-        except Exception:
+        except Exception:  # every ticket is still answered below: a waiter asleep on its note must wake
             log.exception("indexing %d captured note(s) failed; the next reconcile will pick them up", len(batch))
         with self._cond:
             for path in indexed:
@@ -185,6 +211,7 @@ class GroupIndexer:
                 t.indexed = t.path in indexed
                 _drop(self._pending, t)
                 t.done.set()
+                t.wake.notify_all()
         if missed and self.missed is not None:
             try:
                 self.missed(missed)
