@@ -4,13 +4,18 @@ the long way) leaves the same index as a pass that replaces every document."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import string
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from conftest import CORPORA, Vault
 from git_helpers import make_repo
 
+from agentmd.engine.index.catalog import PER_DOC_TABLES, Catalog, NoteRow
 from agentmd.engine.index.fulltext import IndexDoc, SearchIndex, name_key
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -150,3 +155,68 @@ def test_notes_read_by_worker_processes_build_what_one_process_builds(tmp_path: 
         assert first.to_dict() | {"seconds": 0} == second.to_dict() | {"seconds": 0}
         assert first.updated == 3 and first.unchanged == 257
         assert _state(one, paths) == _state(pool, paths)
+
+
+def _tables(store: Store) -> dict[str, list[tuple[object, ...]]]:
+    db = sqlite3.connect(store.catalog.path)
+    try:
+        return {t: sorted(db.execute(f"SELECT * FROM {t}"), key=repr) for t in ("notes", *PER_DOC_TABLES)}
+    finally:
+        db.close()
+
+
+def test_a_build_into_an_empty_catalog_writes_the_rows_an_update_writes(tmp_path: Path) -> None:
+    files = _vault_files(40)
+    vault = make_repo(tmp_path / "vault", files)
+    with Store(tmp_path / "fresh") as fresh:
+        assert fresh.catalog.is_empty()
+        assert reconcile(vault, fresh, workers=0).added == 40
+        built = _tables(fresh)
+    # the same notes written by the update path: into a catalog and index that already hold another note
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "gone.md").write_text("# Gone\nsoon removed, with #tag and [[link]]\n", encoding="utf-8")
+    with Store(tmp_path / "updated") as updated:
+        reconcile(other, updated, workers=0)
+        assert not updated.catalog.is_empty()
+        report = reconcile(vault, updated, workers=0, allow_mass_delete=True)
+        assert (report.added, report.deleted) == (40, 1)
+        assert _tables(updated) == built
+    assert sum(len(rows) for rows in built.values()) > 40 * 4  # tags, aliases, links and entities were written
+
+
+def _row(path: str, tags: tuple[str, ...] = ()) -> NoteRow:
+    return NoteRow(path, (1, 2, 3, 4), "h", "2025-01-01", "date", "A", None, None, None, None, None, None, (), None, tags)
+
+
+def test_the_catalog_rows_of_a_build_commit_after_the_index_and_only_with_it(tmp_path: Path) -> None:
+    index = SearchIndex(tmp_path / "ix")
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    seen: list[tuple[int, int]] = []
+    row = _row("a.md")
+
+    def stage() -> None:
+        with catalog.adding([row]):
+            with Catalog.reader(catalog.path) as reader:
+                seen.append((reader.count(), index.doc_count()))  # neither is visible yet
+
+    index.apply([_doc("a.md", "apples")], new=True, alongside=stage)
+    assert seen == [(0, 0)] and catalog.count() == 1 and index.doc_count() == 1
+
+    def failing() -> None:
+        with catalog.adding([replace(row, path="b.md")]):
+            raise RuntimeError("the catalog could not be written")
+
+    with pytest.raises(RuntimeError, match="could not be written"):
+        index.apply([_doc("b.md", "bananas")], new=True, alongside=failing)
+    assert catalog.paths() == ["a.md"]  # rolled back: the next pass finds b.md new and indexes it again
+    catalog.close()
+    index.close()
+
+
+def test_usage_counts_leave_a_catalog_empty_for_a_build(tmp_path: Path) -> None:
+    with Catalog(tmp_path / "catalog.sqlite3") as catalog:
+        catalog.count_usage(["a.md"], "recall", "2025-01-01T00:00:00Z")
+        assert catalog.is_empty()
+        catalog.apply([_row("a.md", tags=("t",))], [], [])
+        assert not catalog.is_empty()

@@ -72,7 +72,9 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             link_convention=convention,
         )
         docs = store.index.doc_count()
-        current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+        # every note's hash, for the embedding that follows; a lexical-only run has no use for it
+        embedding = not (args.no_dense or not settings.dense or report.refused)
+        current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()} if embedding else {}
     payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
     dense_text = ""
     if not report.refused:

@@ -15,7 +15,9 @@ import os
 import stat as stat_module
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -236,6 +238,8 @@ def _reconcile(
     # A pass into an empty index (a first build, a rebuild) adds every document without replacing one: the
     # store's lock keeps any other writer out until it ends, and no path comes twice.
     new = only is None and bool(todo) and store.index.doc_count() == 0
+    # Into an empty catalog as well, the rows are inserted without deleting any first, while the index commits.
+    fresh = new and not known and store.catalog.is_empty()
     if progress:
         progress(0, total)
     previous = store.catalog.hashes(todo)
@@ -276,6 +280,11 @@ def _reconcile(
                     yield prepared.doc
 
             dels = deleted if i == 0 else []
+            if fresh:
+                with ExitStack() as staged:  # the catalog commits after the index, or rolls back
+                    adding = store.catalog.adding(rows)
+                    store.index.apply(documents(), new=True, alongside=partial(staged.enter_context, adding))
+                continue
             if size or dels:
                 store.index.apply(documents(), dels, new=new)
             if rows or dels or touched:
