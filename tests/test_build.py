@@ -11,7 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPORA, Vault
 from git_helpers import make_repo
 
@@ -196,9 +195,8 @@ def test_the_catalog_rows_of_a_build_commit_after_the_index_and_only_with_it(tmp
     row = _row("a.md")
 
     def stage() -> None:
-        with catalog.adding([row]):
-            with Catalog.reader(catalog.path) as reader:
-                seen.append((reader.count(), index.doc_count()))  # neither is visible yet
+        with catalog.adding([row]), Catalog.reader(catalog.path) as reader:
+            seen.append((reader.count(), index.doc_count()))  # neither is visible yet
 
     index.apply([_doc("a.md", "apples")], new=True, alongside=stage)
     assert seen == [(0, 0)] and catalog.count() == 1 and index.doc_count() == 1
