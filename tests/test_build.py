@@ -185,7 +185,8 @@ def test_a_build_into_an_empty_catalog_writes_the_rows_an_update_writes(tmp_path
 
 
 def _row(path: str, tags: tuple[str, ...] = ()) -> NoteRow:
-    return NoteRow(path, (1, 2, 3, 4), "h", "2025-01-01", "date", "A", None, None, None, None, None, None, (), None, tags)
+    nothing = (None,) * 6  # status, lifecycle, type, project, superseded_by, wall
+    return NoteRow(path, (1, 2, 3, 4), "h", "2025-01-01", "date", "A", *nothing, (), None, tags)
 
 
 def test_the_catalog_rows_of_a_build_commit_after_the_index_and_only_with_it(tmp_path: Path) -> None:
