@@ -3,9 +3,12 @@ the long way) leaves the same index as a pass that replaces every document."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sqlite3
 import string
+import subprocess
+import sys
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
@@ -14,9 +17,10 @@ import pytest
 from conftest import CORPORA, Vault
 from git_helpers import make_repo
 
-from agentmd.engine.index.catalog import PER_DOC_TABLES, Catalog, NoteRow
+from agentmd.engine.index.catalog import PER_DOC_TABLES, Catalog, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc, SearchIndex, name_key
-from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.notes import PreparedStream, prepared_in_order
+from agentmd.engine.index.reconcile import reconcile, walk_vault
 from agentmd.engine.index.store import Store
 from agentmd.vault_schema import sections
 from agentmd.vault_schema.markdown import headings
@@ -219,3 +223,61 @@ def test_usage_counts_leave_a_catalog_empty_for_a_build(tmp_path: Path) -> None:
         assert catalog.is_empty()
         catalog.apply([_row("a.md", tags=("t",))], [], [])
         assert not catalog.is_empty()
+
+
+def _tasks(vault: Path) -> list[tuple[str, StatKey, None]]:
+    return [(rel, stat, None) for rel, stat in sorted(walk_vault(vault).files.items())]
+
+
+def test_forked_and_spawned_workers_prepare_what_this_process_prepares(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for rel, text in _vault_files(450).items():  # more than two chunks of notes for each worker
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    tasks = _tasks(vault)
+    alone = list(prepared_in_order(vault, tasks, "obsidian", 0))
+    assert len(alone) == 450 and all(p.doc is not None for p in alone)
+    for fork in (True, False):
+        stream = PreparedStream(vault, tasks, "obsidian", 2, fork=fork)
+        try:
+            assert list(stream) == alone, fork
+        finally:
+            stream.close()
+    assert not multiprocessing.active_children()
+
+
+def test_a_stream_closed_before_it_is_read_stops_its_workers(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for rel, text in _vault_files(450).items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    stream = PreparedStream(vault, _tasks(vault), "obsidian", 2, fork=True)
+    assert multiprocessing.active_children()  # started, and given their first chunks, at once
+    stream.close()
+    assert not multiprocessing.active_children()
+
+
+FORK_CHECK = """
+import pathlib, sys, tempfile, threading
+from agentmd.engine.index.notes import fork_is_safe
+from agentmd.engine.index.store import Store
+seen = [fork_is_safe()]
+store = Store(pathlib.Path(tempfile.mkdtemp()))
+seen.append(fork_is_safe())  # an open index: Tantivy's idle file watcher only
+stop = threading.Event()
+thread = threading.Thread(target=stop.wait)
+thread.start()
+seen.append(fork_is_safe())  # a thread of this interpreter
+stop.set()
+thread.join()
+store.index.small_commits()
+store.index.clear()  # an index writer and its indexing threads
+seen.append(fork_is_safe())
+print(seen)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads are counted in /proc")
+def test_workers_are_forked_only_from_a_process_free_of_other_threads() -> None:
+    done = subprocess.run([sys.executable, "-c", FORK_CHECK], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.strip() == "[True, True, False, False]"
