@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from itertools import islice
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
@@ -81,27 +82,28 @@ def walk_vault(vault: Path) -> WalkResult:
             continue
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if name[0] == ".":
                 continue
             rel = prefix + name
+            note = name.endswith(".md") or name.lower().endswith(".md")
             try:
                 if entry.is_symlink():
-                    if name.lower().endswith(".md") or entry.is_dir():
+                    if note or entry.is_dir():
                         skipped.append({"path": rel, "reason": "symbolic link (not followed)"})
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, rel + "/"))
                     continue
-                if not name.lower().endswith(".md"):
+                if not note:
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
                 continue
-            if not stat_module.S_ISREG(st.st_mode):  # a FIFO would hang the reader, a device never end
+            if not S_ISREG(st.st_mode):  # a FIFO would hang the reader, a device never end
                 skipped.append({"path": _printable(rel), "reason": "not a regular file (FIFO, socket or device)"})
                 continue
-            if not _utf8(rel):
+            if not (rel.isascii() or _utf8(rel)):  # (an ASCII name is valid UTF-8, and says so in O(1))
                 skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
                 continue
             files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
