@@ -281,3 +281,15 @@ print(seen)
 def test_workers_are_forked_only_from_a_process_free_of_other_threads() -> None:
     done = subprocess.run([sys.executable, "-c", FORK_CHECK], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[True, True, False, False]"
+
+
+def test_a_build_into_an_empty_catalog_sweeps_the_usage_counts_of_notes_it_did_not_find(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kept.md").write_text("# Kept\nwith #tag and [[gone]]\n", encoding="utf-8")
+    with Store(tmp_path / "cache") as store:
+        store.catalog.count_usage(["kept.md", "gone.md"], "recall", "2025-01-01T00:00:00Z")
+        assert store.catalog.is_empty()
+        assert reconcile(vault, store).added == 1
+        assert store.catalog.usage_counts(["kept.md", "gone.md"]) == {"kept.md": (0, 1)}
+        assert store.catalog.table_counts() == {"notes": 1, "tags": 1, "aliases": 0, "usage": 1, "links": 1, "entities": 0}

@@ -300,7 +300,9 @@ def _reconcile(
         # The backstop for orphaned rows: every table whenever notes changed. A first pass that changed
         # nothing sweeps only the tables written apart from the notes (the usage counts, which may name a
         # path with no note); the others are only ever written in the transaction that writes their notes.
-        store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed else KEPT_ON_REWRITE)
+        # (A build into an empty catalog wrote every per-document row beside its note: only the usage counts,
+        # kept through it, can name a path that has none.)
+        store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed and not fresh else KEPT_ON_REWRITE)
         store.swept = True
     report.seconds = time.perf_counter() - start
     if only is None:
