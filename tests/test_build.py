@@ -292,4 +292,5 @@ def test_a_build_into_an_empty_catalog_sweeps_the_usage_counts_of_notes_it_did_n
         assert store.catalog.is_empty()
         assert reconcile(vault, store).added == 1
         assert store.catalog.usage_counts(["kept.md", "gone.md"]) == {"kept.md": (0, 1)}
-        assert store.catalog.table_counts() == {"notes": 1, "tags": 1, "aliases": 0, "usage": 1, "links": 1, "entities": 0}
+        counts = store.catalog.table_counts()
+        assert counts == {"notes": 1, "tags": 1, "aliases": 0, "usage": 1, "links": 1, "entities": 0}
