@@ -294,3 +294,27 @@ def test_a_build_into_an_empty_catalog_sweeps_the_usage_counts_of_notes_it_did_n
         assert store.catalog.usage_counts(["kept.md", "gone.md"]) == {"kept.md": (0, 1)}
         counts = store.catalog.table_counts()
         assert counts == {"notes": 1, "tags": 1, "aliases": 0, "usage": 1, "links": 1, "entities": 0}
+
+
+FORK_OUTPUT = """
+import pathlib, sys
+from agentmd.engine.index.notes import PreparedStream
+from agentmd.engine.index.reconcile import walk_vault
+vault = pathlib.Path(sys.argv[1])
+tasks = [(rel, stat, None) for rel, stat in sorted(walk_vault(vault).files.items())]
+print("before the workers", end="")  # still in this process's buffer when they are forked
+stream = PreparedStream(vault, tasks, "obsidian", 2, fork=True)
+print(" and after:", len(list(stream)))
+stream.close()
+"""
+
+
+def test_forked_workers_repeat_nothing_this_process_printed_before_them(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for rel, text in _vault_files(450).items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_OUTPUT, str(vault)], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout == "before the workers and after: 450\n"
