@@ -148,18 +148,29 @@ def sections(text: str) -> list[Section]:
     return result
 
 
-_ATX_LINES = re.compile(_ATX.pattern, re.MULTILINE)
+# A heading's line as `_ATX` reads it, matched from the line's first character to its end (`match` with pos and
+# endpos: `^` would only match at the text's start there), and where such a line may begin: a pattern that opens
+# with a literal is searched for quickly, where one that opens with `^` is tried at every character.
+_ATX_LINE = re.compile(_ATX.pattern.removeprefix("^"))
+_HEADING_START = re.compile(r"\n {0,3}#")
 
 
 def headings(text: str) -> list[tuple[int, str]]:
     """(level, text) of each ATX heading outside code, in order: the headings `sections` splits at, read
-    without building the sections. A text with no fence (no run of three backticks or tildes) is read in
-    one regular-expression pass."""
+    without building the sections. A text with no fence (no run of three backticks or tildes) is read
+    without splitting it into lines: only the lines that begin with `#` (after up to three spaces) are read."""
     if "#" not in text:
         return []
-    if "```" not in text and "~~~" not in text:
-        return [(len(m.group(1)), (m.group(2) or "").strip()) for m in _ATX_LINES.finditer(text)]
-    return [(sec.level, sec.heading) for sec in sections(text) if sec.level]
+    if "```" in text or "~~~" in text:
+        return [(sec.level, sec.heading) for sec in sections(text) if sec.level]
+    out: list[tuple[int, str]] = []
+    starts = [0, *(m.start() + 1 for m in _HEADING_START.finditer(text))]
+    for start in starts:
+        end = text.find("\n", start)
+        m = _ATX_LINE.match(text, start, len(text) if end < 0 else end)
+        if m:
+            out.append((len(m.group(1)), (m.group(2) or "").strip()))
+    return out
 
 
 def section_text(text: str, heading: str) -> str | None:

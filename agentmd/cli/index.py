@@ -72,7 +72,9 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             link_convention=convention,
         )
         docs = store.index.doc_count()
-        current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+        # every note's hash, for the embedding that follows; a lexical-only run has no use for it
+        embedding = not (args.no_dense or not settings.dense or report.refused)
+        current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()} if embedding else {}
     payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
     dense_text = ""
     if not report.refused:
@@ -117,14 +119,16 @@ def _allow_through_daemon(settings: Any, args: argparse.Namespace, out: TextIO) 
 
 
 def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], str]:
-    """Embed the notes in the foreground; (the JSON `dense` part, the summary line)."""
+    """Embed the notes in the foreground; (the JSON `dense` part, the summary line). A lexical-only run imports
+    nothing of the dense arm (numpy and the model's runtime take longer to load than a small vault to index)."""
+    if args.no_dense:
+        return {"state": "lexical-only", "reason": "--no-dense"}, "dense: lexical-only (--no-dense)"
     from agentmd.engine.daemon.instance import running_daemon
     from agentmd.engine.index.embedder import EmbedderUnavailable
     from agentmd.engine.search.arm import SWITCHED_OFF, embed_foreground, load_embedder
 
-    if args.no_dense or not settings.dense:
-        reason = "--no-dense" if args.no_dense else SWITCHED_OFF
-        return {"state": "lexical-only", "reason": reason}, f"dense: lexical-only ({reason})"
+    if not settings.dense:
+        return {"state": "lexical-only", "reason": SWITCHED_OFF}, f"dense: lexical-only ({SWITCHED_OFF})"
     info = running_daemon(settings.state_dir)
     if info and info.get("port"):
         text = "dense: the daemon embeds the notes in the background (`agentmd status` shows how far it got)"

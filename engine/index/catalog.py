@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -221,6 +221,50 @@ def _connect_existing(path: Path, mode: str, timeout: float) -> sqlite3.Connecti
     return sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None)
 
 
+def _insert(db: sqlite3.Connection, ups: Sequence[NoteRow]) -> None:
+    """Insert note rows (a row of the same path in `notes` is replaced) and their per-document rows."""
+    db.executemany(
+        "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                r.path,
+                *r.stat,
+                r.hash,
+                r.captured,
+                r.captured_source,
+                r.title,
+                r.status,
+                r.lifecycle,
+                r.type,
+                r.project,
+                r.superseded_by,
+                r.wall,
+                ",".join(r.flags),
+                r.frontmatter_error,
+            )
+            for r in ups
+        ],
+    )
+    db.executemany("INSERT INTO tags VALUES (?, ?)", [(r.path, t) for r in ups for t in r.tags])
+    db.executemany("INSERT INTO aliases VALUES (?, ?)", [(r.path, a) for r in ups for a in r.aliases])
+    db.executemany(
+        "INSERT INTO links VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [
+            (r.path, k.line, k.kind, k.target, k.key, k.heading, k.block, k.alias, k.embed, k.attachment)
+            for r in ups
+            for k in r.links
+        ],
+    )
+    db.executemany(
+        "INSERT INTO entities VALUES (?,?,?,?,?,0)",
+        [(r.path, e.uri, e.kind, e.text, e.line) for r in ups for e in r.entities],
+    )
+    db.executemany(
+        "INSERT INTO entities VALUES (?,?,?,?,0,1)",
+        [(r.path, r.entity_page, r.entity_page.split(":", 1)[0], r.entity_page) for r in ups if r.entity_page],
+    )
+
+
 class Catalog:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -415,46 +459,7 @@ class Catalog:
             for table in PER_DOC_TABLES:
                 db.executemany(f"DELETE FROM {table} WHERE path=?", dels if table in KEPT_ON_REWRITE else gone)
             db.executemany("DELETE FROM notes WHERE path=?", dels)
-            db.executemany(
-                "INSERT OR REPLACE INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        r.path,
-                        *r.stat,
-                        r.hash,
-                        r.captured,
-                        r.captured_source,
-                        r.title,
-                        r.status,
-                        r.lifecycle,
-                        r.type,
-                        r.project,
-                        r.superseded_by,
-                        r.wall,
-                        ",".join(r.flags),
-                        r.frontmatter_error,
-                    )
-                    for r in ups
-                ],
-            )
-            db.executemany("INSERT INTO tags VALUES (?, ?)", [(r.path, t) for r in ups for t in r.tags])
-            db.executemany("INSERT INTO aliases VALUES (?, ?)", [(r.path, a) for r in ups for a in r.aliases])
-            db.executemany(
-                "INSERT INTO links VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (r.path, k.line, k.kind, k.target, k.key, k.heading, k.block, k.alias, k.embed, k.attachment)
-                    for r in ups
-                    for k in r.links
-                ],
-            )
-            db.executemany(
-                "INSERT INTO entities VALUES (?,?,?,?,?,0)",
-                [(r.path, e.uri, e.kind, e.text, e.line) for r in ups for e in r.entities],
-            )
-            db.executemany(
-                "INSERT INTO entities VALUES (?,?,?,?,0,1)",
-                [(r.path, r.entity_page, r.entity_page.split(":", 1)[0], r.entity_page) for r in ups if r.entity_page],
-            )
+            _insert(db, ups)
             touched = list(touched)
             db.executemany(
                 "UPDATE notes SET mtime_ns=?, size=?, ctime_ns=?, inode=? WHERE path=?",
@@ -468,6 +473,25 @@ class Catalog:
             for path, stat in touched:
                 if path in self._stat_cache:
                     self._stat_cache[path] = stat
+
+    def is_empty(self) -> bool:
+        """Whether the catalog holds no note and no per-document row but the kept ones (the usage counts): a
+        build may then add its rows without deleting any first (`adding`)."""
+        tables = ("notes", *(t for t in PER_DOC_TABLES if t not in KEPT_ON_REWRITE))
+        return not any(self._db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in tables)
+
+    @contextmanager
+    def adding(self, rows: Sequence[NoteRow]) -> Iterator[None]:
+        """Insert the rows of notes the catalog has no row of in any table (a build into an empty catalog, see
+        `is_empty`) without the deletes `apply` runs first, in one transaction that commits when the block
+        ends and rolls back when it raises. The caller commits the index inside the block, so the catalog
+        never describes a note the index does not hold, and the inserts run while the index commits."""
+        with self.transaction() as db:
+            _insert(db, rows)
+            yield
+        if self._stat_cache is not None:
+            for r in rows:
+                self._stat_cache[r.path] = r.stat
 
     def sweep_orphans(self, tables: Iterable[str] = PER_DOC_TABLES) -> dict[str, int]:
         """Delete per-document rows whose note is gone, in the given tables (one of PER_DOC_TABLES, all by

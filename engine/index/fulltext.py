@@ -18,10 +18,11 @@ import json
 import logging
 import re
 import shutil
+import threading
 import time
 import unicodedata
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
@@ -301,6 +302,29 @@ def _schema() -> Any:
     return sb.build()
 
 
+def _commit(writer: Any, alongside: Callable[[], None] | None) -> None:
+    """`writer.commit()`, with `alongside` run in this thread meanwhile; the commit's error wins over its."""
+    if alongside is None:
+        writer.commit()
+        return
+    failed: list[BaseException] = []
+
+    def commit() -> None:
+        try:
+            writer.commit()
+        except BaseException as exc:  # a panic too: raised in the caller's thread below
+            failed.append(exc)
+
+    thread = threading.Thread(target=commit, name="agentmd-index-commit", daemon=True)
+    thread.start()
+    try:
+        alongside()
+    finally:
+        thread.join()
+        if failed:
+            raise failed[0]
+
+
 def _is_panic(exc: BaseException) -> bool:
     """A Rust panic inside Tantivy (pyo3's PanicException derives from BaseException, not Exception)."""
     return type(exc).__name__ == "PanicException"
@@ -432,7 +456,14 @@ class SearchIndex:
         self.close()  # the next write opens the one-thread writer
         self._writer_threads = 1
 
-    def apply(self, upserts: Iterable[IndexDoc], deletes: Iterable[str] = (), *, new: bool = False) -> None:
+    def apply(
+        self,
+        upserts: Iterable[IndexDoc],
+        deletes: Iterable[str] = (),
+        *,
+        new: bool = False,
+        alongside: Callable[[], None] | None = None,
+    ) -> None:
         """Delete and (re)add documents by path, then make the change visible.
 
         `upserts` may be a generator: documents are handed to the indexing threads as they come. Into an
@@ -445,7 +476,11 @@ class SearchIndex:
         faster), the others follow through the analyzer itself. The analyzers belong to the writer's own
         opening of the index, so searches meanwhile analyse queries as always. Should the second commit
         fail, the first stays: the catalog has no row for its notes, so the next pass indexes them again,
-        each replacing its own document."""
+        each replacing its own document.
+
+        `alongside` runs in this thread while the last commit runs in another (Tantivy's commit leaves the
+        interpreter free), so the caller's own writes (a build's catalog rows) cost no time of their own; it
+        does not see the commit's outcome, which this method raises once both are done."""
         self.ensure_sound()
         writer = self._get_writer()
         new = new or self._index.searcher().num_docs == 0
@@ -473,7 +508,7 @@ class SearchIndex:
                 plain = False
                 for doc in later:
                     self._add(writer, doc, new, added)
-            writer.commit()
+            _commit(writer, alongside)
         except BaseException:
             with contextlib.suppress(ValueError):
                 writer.rollback()

@@ -10,15 +10,19 @@ import this module and the note model only.
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
 import signal
+import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +169,10 @@ Task = tuple[str, StatKey, Previous | None]
 
 
 def _worker_start() -> None:
-    """A worker leaves an interrupt (Ctrl-C reaches the whole process group) to the pass that started it."""
+    """A worker leaves an interrupt (Ctrl-C reaches the whole process group) to the pass that started it, and
+    keeps its garbage collector off what it started with (a forked worker holds its parent's objects)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()
 
 
 def _prepare_chunk(vault: Path, link_convention: str, tasks: Sequence[Task]) -> list[Prepared]:
@@ -182,37 +188,96 @@ def pool_size(notes: int, workers: int | None) -> int:
     return min(cores, MAX_WORKERS) if cores > 1 and notes >= POOL_MIN_NOTES else 0
 
 
-def prepared_in_order(
-    vault: Path, tasks: Sequence[Task], link_convention: str, workers: int
-) -> Generator[Prepared, None, None]:
-    """`prepare` of every task, in order. With `workers`, the notes are read by that many processes, a few
-    chunks ahead of the caller (so memory stays bounded); a pool that cannot start or breaks (a worker killed)
-    leaves the remaining notes to this process."""
-    done = 0
-    if workers > 0 and len(tasks) > CHUNK:
-        try:
-            pool = ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
-            )
-        except (OSError, ValueError) as exc:
-            log.warning("notes read in this process: worker processes did not start (%s)", exc)
-        else:
+# Tantivy's watcher of an open index's files (`/proc` shows a thread's name cut to 15 characters). It only
+# polls a file; the workers never call into Tantivy.
+_IDLE_THREADS = ("thread-tantivy-",)
+
+
+def fork_is_safe() -> bool:
+    """Whether worker processes may be forked from this one: on Linux, when its only threads are the main one
+    and Tantivy's file watchers. A forked worker starts in milliseconds where a spawned one starts an
+    interpreter and imports the note model (0.3-0.4 s of CPU each); a process with any other thread (the
+    daemon's, an index writer's indexing threads) spawns its workers, since a fork copies no thread but the
+    caller and another thread may hold a lock the copy then waits on forever."""
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return False
+    try:
+        tasks = [t for t in os.listdir("/proc/self/task") if t != str(os.getpid())]
+        names = [Path(f"/proc/self/task/{t}/comm").read_text(encoding="utf-8").strip() for t in tasks]
+    except OSError:  # not Linux, or a thread ended meanwhile
+        return False
+    return all(name in _IDLE_THREADS for name in names)
+
+
+class PreparedStream:
+    """`prepare` of every task, in order: iterate it, then `close` it (which stops the workers of a pass that
+    failed). With `workers`, the notes are read by that many processes, started and given their first
+    chunks at once, so they are already reading while the caller opens the index's writer (forked while this
+    process is still free of threads, see `fork_is_safe`), and kept a few chunks ahead of the caller (so
+    memory stays bounded). A pool that cannot start or breaks (a worker killed) leaves the remaining notes
+    to this process. `fork`: fork or spawn the workers whatever `fork_is_safe` says (for tests)."""
+
+    def __init__(
+        self, vault: Path, tasks: Sequence[Task], link_convention: str, workers: int, *, fork: bool | None = None
+    ) -> None:
+        self._vault, self._tasks, self._convention = vault, tasks, link_convention
+        self._pool: ProcessPoolExecutor | None = None
+        self._ahead: deque[Future[list[Prepared]]] = deque()
+        self._chunks = iter(range(0, len(tasks), CHUNK))
+        self._limit = max(2 * workers, AHEAD // CHUNK)
+        if workers > 0 and len(tasks) > CHUNK:
+            method = "fork" if (fork_is_safe() if fork is None else fork) else "spawn"
             try:
-                ahead: deque[Future[list[Prepared]]] = deque()
-                chunks = (tasks[i : i + CHUNK] for i in range(0, len(tasks), CHUNK))
-                for chunk in chunks:
-                    ahead.append(pool.submit(_prepare_chunk, vault, link_convention, chunk))
-                    if len(ahead) > max(2 * workers, AHEAD // CHUNK):
-                        results = ahead.popleft().result()
-                        done += len(results)
-                        yield from results
-                while ahead:
-                    results = ahead.popleft().result()
+                with warnings.catch_warnings():  # Python 3.12 warns of any thread at a fork: see fork_is_safe
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    self._pool = ProcessPoolExecutor(
+                        workers, mp_context=multiprocessing.get_context(method), initializer=_worker_start
+                    )
+                    self._submit(self._limit)
+            except (OSError, ValueError, BrokenProcessPool) as exc:
+                log.warning("notes read in this process: worker processes did not start (%s)", exc)
+                self._stop()
+        self._results = self._generate()
+
+    def _submit(self, n: int) -> None:
+        assert self._pool is not None
+        for i in islice(self._chunks, n):
+            chunk = self._tasks[i : i + CHUNK]
+            self._ahead.append(self._pool.submit(_prepare_chunk, self._vault, self._convention, chunk))
+
+    def _generate(self) -> Generator[Prepared, None, None]:
+        done = 0
+        if self._pool is not None:
+            try:
+                while self._ahead:
+                    results = self._ahead.popleft().result()
+                    self._submit(1)
                     done += len(results)
                     yield from results
             except (BrokenProcessPool, OSError) as exc:
                 log.warning("notes read in this process: a worker process failed (%s)", exc)
             finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-    for rel, stat, prev in tasks[done:]:
-        yield prepare(vault, rel, stat, prev, link_convention)
+                self._stop()
+        for rel, stat, prev in self._tasks[done:]:
+            yield prepare(self._vault, rel, stat, prev, self._convention)
+
+    def _stop(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._ahead.clear()
+
+    def __iter__(self) -> PreparedStream:
+        return self
+
+    def __next__(self) -> Prepared:
+        return next(self._results)
+
+    def close(self) -> None:
+        self._results.close()
+        self._stop()
+
+
+def prepared_in_order(vault: Path, tasks: Sequence[Task], link_convention: str, workers: int) -> PreparedStream:
+    """`prepare` of every task, in order, read by `workers` processes (0: this one): see `PreparedStream`."""
+    return PreparedStream(vault, tasks, link_convention, workers)

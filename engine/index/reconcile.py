@@ -15,9 +15,12 @@ import os
 import stat as stat_module
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from itertools import islice
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
@@ -79,27 +82,28 @@ def walk_vault(vault: Path) -> WalkResult:
             continue
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if name[0] == ".":
                 continue
             rel = prefix + name
+            note = name.endswith(".md") or name.lower().endswith(".md")
             try:
                 if entry.is_symlink():
-                    if name.lower().endswith(".md") or entry.is_dir():
+                    if note or entry.is_dir():
                         skipped.append({"path": rel, "reason": "symbolic link (not followed)"})
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, rel + "/"))
                     continue
-                if not name.lower().endswith(".md"):
+                if not note:
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
                 continue
-            if not stat_module.S_ISREG(st.st_mode):  # a FIFO would hang the reader, a device never end
+            if not S_ISREG(st.st_mode):  # a FIFO would hang the reader, a device never end
                 skipped.append({"path": _printable(rel), "reason": "not a regular file (FIFO, socket or device)"})
                 continue
-            if not _utf8(rel):
+            if not (rel.isascii() or _utf8(rel)):  # (an ASCII name is valid UTF-8, and says so in O(1))
                 skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
                 continue
             files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
@@ -236,6 +240,8 @@ def _reconcile(
     # A pass into an empty index (a first build, a rebuild) adds every document without replacing one: the
     # store's lock keeps any other writer out until it ends, and no path comes twice.
     new = only is None and bool(todo) and store.index.doc_count() == 0
+    # Into an empty catalog as well, the rows are inserted without deleting any first, while the index commits.
+    fresh = new and not known and store.catalog.is_empty()
     if progress:
         progress(0, total)
     previous = store.catalog.hashes(todo)
@@ -276,6 +282,11 @@ def _reconcile(
                     yield prepared.doc
 
             dels = deleted if i == 0 else []
+            if fresh:
+                with ExitStack() as staged:  # the catalog commits after the index, or rolls back
+                    adding = store.catalog.adding(rows)
+                    store.index.apply(documents(), new=True, alongside=partial(staged.enter_context, adding))
+                continue
             if size or dels:
                 store.index.apply(documents(), dels, new=new)
             if rows or dels or touched:
@@ -289,7 +300,9 @@ def _reconcile(
         # The backstop for orphaned rows: every table whenever notes changed. A first pass that changed
         # nothing sweeps only the tables written apart from the notes (the usage counts, which may name a
         # path with no note); the others are only ever written in the transaction that writes their notes.
-        store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed else KEPT_ON_REWRITE)
+        # (A build into an empty catalog wrote every per-document row beside its note: only the usage counts,
+        # kept through it, can name a path that has none.)
+        store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed and not fresh else KEPT_ON_REWRITE)
         store.swept = True
     report.seconds = time.perf_counter() - start
     if only is None:

@@ -55,7 +55,8 @@ class Store:
         if self.catalog.reset_reason:
             self.notices.append(self.catalog.reset_reason)
         if from_scratch:
-            self.index.clear()
+            if self.index.doc_count():  # an empty index needs no writer (a build may then fork its workers)
+                self.index.clear()
             self.catalog.clear()
         if self.catalog.get_meta("index_generation") != self.index.generation:
             if self.catalog.count():
