@@ -91,3 +91,19 @@ def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache
         whole = search(s.index, CONTRACT, request, deferred=True)  # the hybrid's way: the full list
         assert ranking(shown) == ranking(whole)
         assert [note for note, _score in ranking(shown)] == ["kelp.md", "filed0.md"]  # found past the head
+
+
+def test_remembered_multipliers_follow_the_project(vault: Vault, cache_dir: Path) -> None:
+    vault.note("proj-a.md", "release checklist for the service\n", project="alpha")
+    vault.note("proj-b.md", "release checklist for the service\n", project="beta")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+
+        def penalties(**kw: Any) -> dict[str, list[str]]:
+            got = search(s.index, CONTRACT, SearchRequest(query="release checklist", **kw))["results"]
+            return {r["note"]: r["penalties"] for r in got}
+
+        for _ in range(2):  # the second round reads the remembered multipliers
+            assert penalties(project="alpha") == {"proj-a.md": [], "proj-b.md": ["project_mismatch"]}
+            assert penalties(project="beta") == {"proj-a.md": ["project_mismatch"], "proj-b.md": []}
+            assert penalties() == {"proj-a.md": [], "proj-b.md": []}

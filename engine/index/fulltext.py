@@ -121,6 +121,8 @@ class Reader:
 
     searcher: Any
     stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    # what callers derive from a document's facts alone (e.g. a note's multipliers), by their own keys
+    derived: dict[Any, Any] = field(default_factory=dict)
 
 
 class HitList:
@@ -140,6 +142,7 @@ class HitList:
         *,
         stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] | None = None,
         make_snippets: Any = None,
+        derived: dict[Any, Any] | None = None,
     ) -> None:
         self.scored = scored
         self.matched = matched  # documents matching the query (outside the walls unless included)
@@ -150,6 +153,8 @@ class HitList:
         self._snippet_chars = snippet_chars
         self._details = details or {}
         self._stored = stored  # the reader's remembered paths and facts (None: not remembered)
+        # kept as long as the reader's state: values callers derive from facts (see `Reader.derived`)
+        self.derived: dict[Any, Any] = {} if derived is None else derived
         self._texts: dict[tuple[int, int], str] = {}  # by address: the texts read for snippets
         # True when `scored` is only the beginning of the top asked for (`SearchIndex.search`'s `head`)
         self.partial = False
@@ -800,13 +805,13 @@ class SearchIndex:
                         if matched is None:
                             matched = int(searcher.search(self._must(counted_q, *filters), 1, count=True).count)
                         partial = HitList(quick, matched, hidden, searcher, None, snippet_chars,
-                                          stored=reader.stored, make_snippets=generator)
+                                          stored=reader.stored, make_snippets=generator, derived=reader.derived)
                         partial.partial = first < limit
                         return partial
                 result = searcher.search(visible, limit, count=matched is None)
                 count = int(result.count) if matched is None else matched
                 return HitList(list(result.hits), count, hidden, searcher, None, snippet_chars,
-                               stored=reader.stored, make_snippets=generator)
+                               stored=reader.stored, make_snippets=generator, derived=reader.derived)
             if matched is None:
                 matched = int(searcher.search(visible, 1, count=True).count)
             fused: dict[tuple[int, int], float] = {}
@@ -827,7 +832,7 @@ class SearchIndex:
                 raise self.damaged(exc) from None
             raise
         return HitList(hits, matched, hidden, searcher, None, snippet_chars, details, stored=reader.stored,
-                       make_snippets=generator)
+                       make_snippets=generator, derived=reader.derived)
 
     def _question_top(
         self, searcher: Any, anyword: Any, loose: Sequence[str], limit: int, filters: list[Any],

@@ -51,6 +51,7 @@ MAX_PER_NOTE = 10
 # usually decide it (SearchIndex.search, `head`); when they do not, from the whole over-fetch.
 HEAD = 30
 HEAD_TIMES = 3
+PENALTY_MEMO_MAX = 50_000  # notes whose multipliers are remembered for one index state (about 10 MB)
 PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
 LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
@@ -471,6 +472,15 @@ def _ranked(found: HitList, request: SearchRequest, contract: Contract, named_pa
     whether they are all of them: False when `found` is only the beginning of the ranking (`partial`) and
     the rows were read to its end."""
     missing = set(named_paths)  # named notes whose lexical row is still to be found
+    # A note's multipliers depend on its facts, the request's project and the contract alone: remembered for
+    # the index state (the hybrid reads 200 rows a search, and searches meet the same notes again and again).
+    # The contract is kept beside its entry, so its id is not reused while the entry lives.
+    memos = found.derived
+    if len(memos) >= 64:  # one entry a contract and project
+        memos.clear()
+    memo: dict[tuple[int, int], tuple[list[tuple[str, float]], float]] = memos.setdefault(
+        ("penalties", id(contract), request.project), (contract, {})
+    )[1]
     ranked: Ranked = []
     best: list[float] = []  # min-heap of the top `limit` final scores so far
     for i in range(len(found)):
@@ -483,10 +493,18 @@ def _ranked(found: HitList, request: SearchRequest, contract: Contract, named_pa
             continue  # further down, only the named notes' own rows are wanted
         if trust.is_probe(hit.facts) and not request.include_probe:
             continue
-        penalties = _penalties(hit.facts, hit.path, request, contract)
-        penalty = 1.0
-        for _name, m in penalties:
-            penalty *= m
+        addr = found.scored[i][1]
+        key = (addr.segment_ord, addr.doc)
+        known = memo.get(key)
+        if known is None:
+            penalties = _penalties(hit.facts, hit.path, request, contract)
+            penalty = 1.0
+            for _name, m in penalties:
+                penalty *= m
+            if len(memo) >= PENALTY_MEMO_MAX:
+                memo.clear()
+            memo[key] = known = (penalties, penalty)
+        penalties, penalty = known
         ranked.append((hit.raw_score * penalty, penalty, penalties, hit, i))
         if len(best) < request.limit:
             heapq.heappush(best, ranked[-1][0])
