@@ -123,6 +123,8 @@ class Reader:
 
     searcher: Any
     stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    # what callers derive from a document's facts alone (e.g. a note's multipliers), by their own keys
+    derived: dict[Any, Any] = field(default_factory=dict)
 
 
 class HitList:
@@ -142,6 +144,7 @@ class HitList:
         *,
         stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] | None = None,
         make_snippets: Any = None,
+        derived: dict[Any, Any] | None = None,
     ) -> None:
         self.scored = scored
         self.matched = matched  # documents matching the query (outside the walls unless included)
@@ -152,7 +155,11 @@ class HitList:
         self._snippet_chars = snippet_chars
         self._details = details or {}
         self._stored = stored  # the reader's remembered paths and facts (None: not remembered)
+        # kept as long as the reader's state: values callers derive from facts (see `Reader.derived`)
+        self.derived: dict[Any, Any] = {} if derived is None else derived
         self._texts: dict[tuple[int, int], str] = {}  # by address: the texts read for snippets
+        # True when `scored` is only the beginning of the top asked for (`SearchIndex.search`'s `head`)
+        self.partial = False
 
     def ranks(self, i: int) -> dict[int, int]:
         """For a fused search: the rank the i-th hit had in each group's list (group index -> rank)."""
@@ -354,6 +361,8 @@ class SearchIndex:
         self._analyzer = _analyzer()
         self._reloads = 0  # bumped at every reload, so caches of the old state are dropped
         self._df_cache: dict[str, int] = {}
+        # the best score of one word's query among the notes outside the walls, or everywhere (see `_word_best`)
+        self._best_cache: dict[tuple[str, tuple[tuple[str, float], ...], bool], float] = {}
         self._terms_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._query_memo: dict[tuple[tuple[str, ...], bool, tuple[tuple[str, float], ...]], Any] = {}
         self._state_key: tuple[int, int, int] | None = None
@@ -740,6 +749,7 @@ class SearchIndex:
         key = (self._reloads, int(searcher.num_docs), int(searcher.num_segments))
         if key != self._state_key:
             self._df_cache = {}
+            self._best_cache = {}
             self._terms_cache = {}
             self._state_key = key
 
@@ -759,8 +769,11 @@ class SearchIndex:
         evidence_weight: float = 0.0,
         min_match: int | None = None,
         sufficient: Sequence[str] = (),
+        head: int | None = None,
     ) -> HitList:
-        """Top `limit` matches.
+        """Top `limit` matches. With `head` (below `limit`), a question's list may hold only its first `head`
+        or more matches, when that is cheaper (`partial` is then True): for a caller that reads only the top
+        and asks again without `head` when it needs more.
 
         Without `groups`: BM25 over `words`, each word required when `conjunction`. With several `groups`
         (fusion): each group is a conjunctive query of its own; their rankings are fused by reciprocal rank
@@ -771,6 +784,8 @@ class SearchIndex:
         if limit <= 0:
             return empty
         subqueries: list[Any] = []
+        counted_q: Any = None  # what matches the same notes as the query, cheaper to count (see `_wall_counts`)
+        loose: tuple[Any, list[str]] | None = None  # a question's any-word query and its words that are not rare
         if groups and len(groups) > 1:
             for group in groups:
                 q = self._text_query(group, True, boosts)
@@ -796,7 +811,9 @@ class SearchIndex:
                 clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(gate, 0.0))]
                 if anyword is not None:
                     clauses.append((tantivy.Occur.Should, anyword))
+                    loose = (anyword, [w for w in terms if w not in sufficient])
                 text_q = tantivy.Query.boolean_query(clauses)
+                counted_q = gate
             if text_q is None:
                 return empty
         else:
@@ -821,7 +838,7 @@ class SearchIndex:
                     text_q = tantivy.Query.boolean_query(
                         [(tantivy.Occur.Should, text_q), (tantivy.Occur.Should, evidence)]
                     )
-            hidden, matched = self._wall_counts(searcher, text_q, filters, include_walled)
+            hidden, matched = self._wall_counts(searcher, counted_q or text_q, filters, include_walled)
             visible = self._must(text_q, *filters)
             schema = self.schema
 
@@ -831,10 +848,20 @@ class SearchIndex:
                 return made
 
             if len(subqueries) <= 1:
+                if loose is not None and day_range == (None, None):
+                    first = min(head or limit, limit)
+                    quick = self._question_top(searcher, loose[0], loose[1], first, filters, boosts)
+                    if quick is not None:
+                        if matched is None:
+                            matched = int(searcher.search(self._must(counted_q, *filters), 1, count=True).count)
+                        partial = HitList(quick, matched, hidden, searcher, None, snippet_chars,
+                                          stored=reader.stored, make_snippets=generator, derived=reader.derived)
+                        partial.partial = first < limit
+                        return partial
                 result = searcher.search(visible, limit, count=matched is None)
                 count = int(result.count) if matched is None else matched
                 return HitList(list(result.hits), count, hidden, searcher, None, snippet_chars,
-                               stored=reader.stored, make_snippets=generator)
+                               stored=reader.stored, make_snippets=generator, derived=reader.derived)
             if matched is None:
                 matched = int(searcher.search(visible, 1, count=True).count)
             fused: dict[tuple[int, int], float] = {}
@@ -855,7 +882,43 @@ class SearchIndex:
                 raise self.damaged(exc) from None
             raise
         return HitList(hits, matched, hidden, searcher, None, snippet_chars, details, stored=reader.stored,
-                       make_snippets=generator)
+                       make_snippets=generator, derived=reader.derived)
+
+    def _question_top(
+        self, searcher: Any, anyword: Any, loose: Sequence[str], limit: int, filters: list[Any],
+        boosts: dict[str, float] | None,
+    ) -> list[tuple[float, Any]] | None:
+        """A question's top `limit` found without its admission rule, when that provably changes nothing; else
+        None. A question (with rare words) admits the notes holding two of its words or one rare word, and
+        scores each by BM25 over all its words (`anyword`, plus a constant 0 for the rule): the rule costs
+        most of the search, since counting words per note is far slower than summing their scores. A note
+        the rule turns away holds a single word that is not rare, so it scores at most the best score that
+        word's query reaches alone; when the `limit`-th note of the ranking without the rule scores more
+        than every such word's best, no note the rule turns away is in the top, and the top is the same
+        notes with the same scores in the same order (each score is the same sum: 0 + the words' BM25)."""
+        found = searcher.search(self._must(anyword, *filters), limit, count=False)
+        hits = list(found.hits)
+        if len(hits) < limit:
+            return None
+        floor = max((self._word_best(searcher, w, filters, boosts) for w in loose), default=float("-inf"))
+        return hits if hits[-1][0] > floor else None
+
+    def _word_best(self, searcher: Any, word: str, filters: list[Any], boosts: dict[str, float] | None) -> float:
+        """The best score a note holding `word` reaches through the word's query alone (with the walls'
+        filter, as a search scores it), remembered until the index changes."""
+        key = (word, tuple((boosts or FIELD_BOOSTS).items()), bool(filters))
+        best = self._best_cache.get(key)
+        if best is None:
+            q = self._text_query([word], True, boosts)
+            if q is None:
+                best = float("-inf")
+            else:
+                got = searcher.search(self._must(q, *filters), 1, count=False).hits
+                best = float(got[0][0]) if got else float("-inf")
+            if len(self._best_cache) >= _DOC_FREQ_MEMO_MAX:
+                self._best_cache.clear()
+            self._best_cache[key] = best
+        return best
 
     def _wall_counts(
         self, searcher: Any, text_q: Any, filters: list[Any], include_walled: bool

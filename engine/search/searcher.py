@@ -47,6 +47,11 @@ MODES = ("fusion", "and")
 DEFAULT_MODE = "fusion"
 MAX_LIMIT = 200
 MAX_PER_NOTE = 10
+# A question shown in `limit` rows is first ranked from the top max(HEAD, HEAD_TIMES * limit) matches, which
+# usually decide it (SearchIndex.search, `head`); when they do not, from the whole over-fetch.
+HEAD = 30
+HEAD_TIMES = 3
+PENALTY_MEMO_MAX = 50_000  # notes whose multipliers are remembered for one index state (about 10 MB)
 PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
 LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
@@ -361,44 +366,33 @@ def search(
     words = request.query.split()
     how = plan(index, request)
     groups, boosts = how.groups, how.boosts
-    found = index.search(
-        words,
-        limit=max(OVERFETCH, request.limit),
-        include_walled=request.include_archived,
-        day_range=(lo, hi),
-        groups=groups,
-        weights=how.weights,
-        boosts=boosts,
-        evidence_weight=how.evidence_weight,
-        min_match=how.min_match,
-        sufficient=how.sufficient,
-    )
+    def lexical_list(head: int | None) -> HitList:
+        return index.search(
+            words,
+            limit=max(OVERFETCH, request.limit),
+            include_walled=request.include_archived,
+            day_range=(lo, hi),
+            groups=groups,
+            weights=how.weights,
+            boosts=boosts,
+            evidence_weight=how.evidence_weight,
+            min_match=how.min_match,
+            sufficient=how.sufficient,
+            head=head,
+        )
+
+    # A caller that shows `limit` rows reads the top of the ranking only: the index may answer a question with
+    # the beginning of its list (cheaper, see SearchIndex.search), asked for again in full when the rows
+    # read run past it. The hybrid fuses every candidate: it asks for the whole list.
+    found = lexical_list(None if deferred else max(HEAD, HEAD_TIMES * request.limit))
     named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
     if not request.include_probe:
         named = [n for n in named if not trust.is_probe(n.hit.facts)]
     named_paths = {n.hit.path for n in named[: request.limit]}
-    missing = set(named_paths)  # named notes whose lexical row is still to be found
-    ranked: list[tuple[float, float, list[tuple[str, float]], Hit, int]] = []
-    best: list[float] = []  # min-heap of the top `limit` final scores so far
-    for i in range(len(found)):
-        tail = len(best) >= request.limit and found.scored[i][0] < best[0]
-        if tail and not missing:
-            break  # multipliers never raise a score: nothing further down can enter the top
-        hit = found.load(i)
-        missing.discard(hit.path)
-        if tail and hit.path not in named_paths:
-            continue  # further down, only the named notes' own rows are wanted
-        if trust.is_probe(hit.facts) and not request.include_probe:
-            continue
-        penalties = _penalties(hit.facts, hit.path, request, contract)
-        penalty = 1.0
-        for _name, m in penalties:
-            penalty *= m
-        ranked.append((hit.raw_score * penalty, penalty, penalties, hit, i))
-        if len(best) < request.limit:
-            heapq.heappush(best, ranked[-1][0])
-        elif ranked[-1][0] > best[0]:
-            heapq.heapreplace(best, ranked[-1][0])
+    ranked, complete = _ranked(found, request, contract, named_paths)
+    if not complete:
+        found = lexical_list(None)
+        ranked, _whole = _ranked(found, request, contract, named_paths)
     ranked.sort(key=lambda r: (-r[0], r[3].path))
     results = []
     terms = groups[0] if groups else words
@@ -480,6 +474,55 @@ def search(
         "superseded_hidden": hidden["superseded"],
         "staged_hidden": hidden["staged"],
     }
+
+
+Ranked = list[tuple[float, float, list[tuple[str, float]], Hit, int]]
+
+
+def _ranked(found: HitList, request: SearchRequest, contract: Contract, named_paths: set[str]) -> tuple[Ranked, bool]:
+    """The rows that may enter the top `limit` (final score, penalty, penalties, hit, index in `found`), and
+    whether they are all of them: False when `found` is only the beginning of the ranking (`partial`) and
+    the rows were read to its end."""
+    missing = set(named_paths)  # named notes whose lexical row is still to be found
+    # A note's multipliers depend on its facts, the request's project and the contract alone: remembered for
+    # the index state (the hybrid reads 200 rows a search, and searches meet the same notes again and again).
+    # The contract is kept beside its entry, so its id is not reused while the entry lives.
+    memos = found.derived
+    if len(memos) >= 64:  # one entry a contract and project
+        memos.clear()
+    memo: dict[tuple[int, int], tuple[list[tuple[str, float]], float]] = memos.setdefault(
+        ("penalties", id(contract), request.project), (contract, {})
+    )[1]
+    ranked: Ranked = []
+    best: list[float] = []  # min-heap of the top `limit` final scores so far
+    for i in range(len(found)):
+        tail = len(best) >= request.limit and found.scored[i][0] < best[0]
+        if tail and not missing:
+            return ranked, True  # multipliers never raise a score: nothing further down can enter the top
+        hit = found.load(i)
+        missing.discard(hit.path)
+        if tail and hit.path not in named_paths:
+            continue  # further down, only the named notes' own rows are wanted
+        if trust.is_probe(hit.facts) and not request.include_probe:
+            continue
+        addr = found.scored[i][1]
+        key = (addr.segment_ord, addr.doc)
+        known = memo.get(key)
+        if known is None:
+            penalties = _penalties(hit.facts, hit.path, request, contract)
+            penalty = 1.0
+            for _name, m in penalties:
+                penalty *= m
+            if len(memo) >= PENALTY_MEMO_MAX:
+                memo.clear()
+            memo[key] = known = (penalties, penalty)
+        penalties, penalty = known
+        ranked.append((hit.raw_score * penalty, penalty, penalties, hit, i))
+        if len(best) < request.limit:
+            heapq.heappush(best, ranked[-1][0])
+        elif ranked[-1][0] > best[0]:
+            heapq.heapreplace(best, ranked[-1][0])
+    return ranked, not found.partial
 
 
 def names_first(

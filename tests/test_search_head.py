@@ -1,0 +1,109 @@
+"""A question's ranking read from the top of the list: the index answers with the beginning of the list only when
+that beginning is provably the same as the full list's, and the searcher asks for the full list when it reads
+past it. Every answer is compared with the full one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import Vault
+
+from agentmd.engine.index.fulltext import HitList
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search import searcher
+from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.rules import default_contract
+
+CONTRACT = default_contract()
+QUESTION = "does kelp grow where water meets the tide on a rocky shore"
+FILLER = " ".join(f"filler{i}" for i in range(60))
+
+
+def listed(store: Store, query: str, head: int | None) -> HitList:
+    request = SearchRequest(query=query)
+    how = searcher.plan(store.index, request)
+    assert how.min_match == 2 and how.sufficient, "the query must be read as a question with a rare word"
+    return store.index.search(
+        query.split(), limit=searcher.OVERFETCH, groups=how.groups, weights=how.weights, boosts=how.boosts,
+        min_match=how.min_match, sufficient=how.sufficient, head=head,
+    )
+
+
+def rows(found: HitList) -> list[tuple[float, int, int]]:
+    return [(score, addr.segment_ord, addr.doc) for score, addr in found.scored]
+
+
+def shore_vault(vault: Vault, *, loud_single_word: bool = False) -> None:
+    vault.note("kelp.md", "Kelp forests.\n")  # the rare word: 1 note in 161
+    for i in range(40):
+        vault.note(f"shore{i:02d}.md", f"water tide shore rocky {'tide ' * (i % 3)}entry {i}\n")
+    for i in range(120):  # one common word each, in long notes: they score low and the rule turns them away
+        vault.note(f"water{i:03d}.md", f"water {FILLER} entry {i}\n")
+    if loud_single_word:  # one word of the question, in two notes (not rare), alone in a short note: it outscores
+        # the notes holding four words of the question, and the rule turns it away
+        vault.note("loud.md", "meets meets meets\n")
+        vault.note("meets.md", f"meets {FILLER}\n")
+
+
+def test_the_head_is_the_beginning_of_the_full_list(vault: Vault, cache_dir: Path) -> None:
+    shore_vault(vault)
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        full, head = listed(s, QUESTION, None), listed(s, QUESTION, 5)
+        assert not full.partial and head.partial
+        assert len(head) == 5 and rows(head) == rows(full)[:5]
+        assert (head.matched, head.hidden) == (full.matched, full.hidden)
+
+
+def test_a_loud_single_word_note_makes_the_index_answer_in_full(vault: Vault, cache_dir: Path) -> None:
+    shore_vault(vault, loud_single_word=True)
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        full, head = listed(s, QUESTION, None), listed(s, QUESTION, 5)
+        assert not head.partial and rows(head) == rows(full)
+        paths = {full.load(i).path for i in range(len(full))}
+        assert "loud.md" not in paths and "kelp.md" in paths  # one common word does not admit a note
+
+
+def ranking(response: dict[str, Any]) -> list[tuple[str, float]]:
+    return [(r["note"], r["score"]) for r in response["results"]]
+
+
+def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache_dir: Path) -> None:
+    # 40 unfiled notes (multiplier below 1) lead the raw ranking; the best final scores are the filed notes
+    # just below them, so the rows read run past the first max(HEAD, HEAD_TIMES * limit) = 30.
+    vault.note("kelp.md", "Kelp forests.\n")
+    for i in range(40):
+        vault.note(f"raw{i:02d}.md", "water tide shore rocky\n", status="unfiled")
+    for i in range(3):
+        vault.note(f"filed{i}.md", f"water tide shore rocky entry {i}\n", status="active")
+    for i in range(120):
+        vault.note(f"water{i:03d}.md", f"water {FILLER} entry {i}\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        head = listed(s, QUESTION, 30)
+        assert head.partial  # the index answers with the first 30, which hold no filed note
+        assert not any(head.load(i).path.startswith("filed") for i in range(len(head)))
+        request = SearchRequest(query=QUESTION, limit=2)
+        shown = search(s.index, CONTRACT, request)
+        whole = search(s.index, CONTRACT, request, deferred=True)  # the hybrid's way: the full list
+        assert ranking(shown) == ranking(whole)
+        assert [note for note, _score in ranking(shown)] == ["kelp.md", "filed0.md"]  # found past the head
+
+
+def test_remembered_multipliers_follow_the_project(vault: Vault, cache_dir: Path) -> None:
+    vault.note("proj-a.md", "release checklist for the service\n", project="alpha")
+    vault.note("proj-b.md", "release checklist for the service\n", project="beta")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+
+        def penalties(**kw: Any) -> dict[str, list[str]]:
+            got = search(s.index, CONTRACT, SearchRequest(query="release checklist", **kw))["results"]
+            return {r["note"]: r["penalties"] for r in got}
+
+        for _ in range(2):  # the second round reads the remembered multipliers
+            assert penalties(project="alpha") == {"proj-a.md": [], "proj-b.md": ["project_mismatch"]}
+            assert penalties(project="beta") == {"proj-a.md": ["project_mismatch"], "proj-b.md": []}
+            assert penalties() == {"proj-a.md": [], "proj-b.md": []}
