@@ -38,9 +38,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives", "directive", False),
     ("directives_general", "directive", False),
     ("directives_fresh", "directive", False),
+    ("directives_fresh3", "directive", False),
     ("benign", None, False),
     ("benign_general", None, False),
     ("benign_fresh", None, False),
+    ("benign_fresh3", None, False),
     ("secrets", "secret", False),
     ("secrets_fresh", "secret", True),
     ("secrets_fresh_benign", None, True),
@@ -48,6 +50,8 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
     ("benign_fresh_holdout", None, False),
+    ("directives_fresh3_holdout", "directive", False),
+    ("benign_fresh3_holdout", None, False),
 )
 
 
