@@ -29,6 +29,8 @@ READS = (
 )
 AI_END = r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b|\s*$)"
 VOCATIVE: Final = re.compile(
+    rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
+    rf"(?:{DET}\s+)?{AI_Q}\s*:|"
     rf"(?:^|[.!?:;(\[\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
     rf"welcome|yo|listen|psst)[\s,]+)"
     rf"(?:(?:there|the|all|any|every)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*[,:!—–]|"
@@ -95,12 +97,14 @@ FRAME: Final = re.compile(
 INSTR_CORE = (
     r"(?:instructions?|rules?|guidance|guidelines?|directions?|directives?|orders?|polic(?:y|ies)|constraints?|"
     r"restrictions?|guardrails?|safety\s+(?:rules|training|checks|guidelines|policy|filters|restrictions)|"
-    r"system\s+(?:prompt|message)|brief|programming|content\s+policy|review\s+policy|principles|limits|limitations|"
+    r"system\s+(?:prompt|message)|brief|briefing|configured\s+behaviou?r|programming|content\s+policy|review\s+policy|"
+    r"principles|limits|limitations|"
     r"(?:prior|previous|original|initial|earlier|former)\s+(?:configuration|setup|training))"
 )
 INSTR = (
     r"(?:instructions?|rules?|guidance|guidelines?|directions?|directives?|orders?|polic(?:y|ies)|constraints?|"
-    r"restrictions?|guardrails?|limits|limitations|safety(?:\s+(?:rules|training|checks|guidelines|policy|"
+    r"restrictions?|guardrails?|limits|limitations|briefing|configured\s+behaviou?r|"
+    r"safety(?:\s+(?:rules|training|checks|guidelines|policy|"
     r"filters|restrictions))?|system\s+(?:prompt|message)|prompt|brief|configuration(?:\s+file)?|config|"
     r"programming|training|setup|content\s+policy|context|confirmations?|review\s+policy|principles|"
     r"instructions\s+from\s+the\s+\w+)"
@@ -135,6 +139,7 @@ OVERRIDE_VERB = (
     r"(?:ignor\w*|disregard\w*|forget\w*|forgot|unlearn\w*|drop|dropped|dropping|discard\w*|throw\s+(?:away|out)|"
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
+    r"scrap\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
     r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
     r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
@@ -185,7 +190,8 @@ AUTHORITY: Final = re.compile(
     r"\b(?:follow|obey)\s+only\s+(?:this|these)\s+(?:note|notes|file|vault|message|memory)\b|"
     r"\b(?:this|the\s+following)\s+(?:note\s+|text\s+)?(?:is\s+a\s+system\s+message|supersedes|overrides)\b|\bthe\s+only\s+(?:valid\s+)?(?:task|rule|"
     r"instruction)s?\s+(?:now\s+)?is\b|\b(?:your|the)\s+(?:new|real|true|actual|only)\s+(?:task|job|purpose|"
-    r"mission|objective|instructions?)\s+(?:is\s+to|is\s*:|:|are\s*:|now\s+is|is\s+now|will\s+be\s+to)|"
+    r"mission|objective|instructions?)(?:\s+|,[^,.!?\n]{1,60},\s*)(?:is\s+to|is\s*:|:|are\s*:|now\s+is|is\s+now|"
+    r"will\s+be\s+to)|"
     r"\b(?:highest|top)[\s-]priority\s+instruction\b|"
     r"\bas\s+your\s+new\s+starting\s+point\b|"
     r"\b(?:adopt|use|take|treat|follow)\s+(?:\w+\s+){0,4}?(?:in|from|of)\s+this\s+(?:note|file|message|memory|page)"
@@ -252,7 +258,8 @@ HIDE: Final = re.compile(
     r"\btell\s+(?:them|the\s+user)\b[^.!?\n]{0,40}\beven\s+if\b|\btell\s+the\s+user\s+(?:that\s+)?(?:the\s+)?"
     r"(?:build|tests?|cleanup|deploy\w*)\b[^.!?\n]{0,30}\b(?:green|passed|succeeded|fine|worked)\b|"
     r"\breport\s+(?:them|it|the\s+tests?)\s+as\s+passed\b|\b(?:reply|say)\s+to\s+the\s+user\s+that\b|"
-    r"\bask\s+for\s+their\s+password\b|\bdon't\s+tell\s+\w+"
+    r"\bask\s+for\s+their\s+password\b|\bdon't\s+tell\s+\w+|"
+    r"\b(?:do\s+not|don't|never)\s+(?:bring\s+up|raise|refer\s+to|talk\s+about|speak\s+of|point\s+out)\b"
 )
 ACT: Final = re.compile(
     r"\bpush\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)?\s*to\s+(?:main|master|production|prod)\b|"
@@ -269,7 +276,7 @@ ACT: Final = re.compile(
     r"(?:script|installer|command)s?\s+(?:in|from|at)\s+(?:the\s+link|this\s+link|scripts/|https?://)|"
     r"\brun\w*\s+(?:the\s+)?(?:cleanup|wipe|reset|deploy|installer|production)\b|\bgrant\w*\s+(?:\w+\s+){0,3}?"
     r"admin\b|\b(?:edit|write)\s+files\s+outside\b|\bbypass\w*\s+(?:the\s+)?(?:confirmation|approval|review|safety|checks?)|"
-    r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b|\bdo\s+not\s+need\s+to\s+"
+    r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b(?!\s+(?:you|me|us)\b)|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
     r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b|"
     r"\b(?:tests?|test\s+suite|logs?|audit\s+logs?|backups?|history|branch(?:es)?|checks?|reviews?)\s+(?:must|should|"
@@ -392,7 +399,9 @@ APPROVED: Final = re.compile(
     r"okayed|allowed)\b"
 )
 ROLE_PLAY: Final = re.compile(
-    r"\b(?:act|pretend|role-?\s?play|behave|pose|imagine)\s+(?:to\s+be\s+|as\s+(?:if\s+)?|like\s+|that\s+|you\b)"
+    r"\b(?:act|pretend|role-?\s?play|behave|pose|imagine)\s+(?:to\s+be\s+|as\s+(?:if\s+)?|like\s+|that\s+|you\b)|"
+    rf"\b(?:write|tell|invent|compose)\s+(?:me\s+)?an?\s+(?:\w+\s+)?(?:story|scene|dialogue|script|tale)\s+(?:in\s+which|"
+    rf"where|about)\s+(?:an?\s+|the\s+)?(?:\w+\s+){{0,2}}?{AI}\b"
 )
 SECRET_RE: Final = re.compile(rf"(?:\b|(?<!\S)(?=[~/.])){SECRET}")
 USER_TRIGGER: Final = re.compile(
@@ -490,7 +499,8 @@ OVERRIDE_FRAME: Final = re.compile(
     r"tell|tells)\b"
 )
 SKIP_USER: Final = re.compile(
-    r"\b(?:do\s+not|don't|never|no\s+need\s+to)\s+ask\s+(?:the\s+user|anyone|for\s+(?:confirmation|permission|approval))\b"
+    r"\b(?:do\s+not|don't|never|no\s+need\s+to|needn't)\s+(?:ask|check\s+with|consult|confirm\s+with|wait\s+for)\s+"
+    r"(?:the\s+user|the\s+human|the\s+owner|anyone|for\s+(?:confirmation|permission|approval))\b"
 )
 SELF_REFERENCE: Final = re.compile(
     r"\b(?:this\s+(?:note|memory|message|change|instruction)|your\s+(?:behaviou?r|instructions|rules)|you\s+read)\b"
@@ -502,7 +512,9 @@ SCRIPTED: Final = re.compile(
 
 DESCRIBED_AI: Final = re.compile(
     rf"\b{AI}\s+(?:\w+\s+)?(?:(?:sometimes|often|usually|occasionally|frequently|rarely|tends\s+to|may|might|can|"
-    rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b"
+    rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b|"
+    rf"\b{AI}\s+(?!(?:must|should|shall|will|is\s+to|are\s+to)\b)[^.!?;\n]{{0,60}}?\b(?:forgot|ignored|disregarded|"
+    rf"overlooked|skipped|missed|lost|dropped)\b"
 )
 PROTECTIVE: Final = re.compile(
     r"\b(?:say\s+no|refuse|decline|hang\s+up|report\s+(?:it|this|them|the\s+\w+)|(?:do\s+not|don't|never)\s+"
@@ -525,3 +537,20 @@ MEMORY_ORDER: Final = re.compile(
     r"the\s+)?(?:permanent|standing|lasting|fixed|new|core)\s+(?:\w+\s+)?(?:rule|instruction|preference|policy|"
     r"directive|setting)"
 )
+
+
+# Safety declared switched off, whoever owns it ("my guardrails are optional", "safety filters are now off").
+SAFETY_VOID: Final = re.compile(
+    r"\b(?:guardrails?|guard\s+rails|safeguards|safety\s+(?:rules|filters?|checks|guidelines|policy|policies|"
+    r"training|settings)|content\s+filter(?:s|ing)?)\s+(?:are|is|have\s+been|has\s+been|were|was|become|becomes)\s+"
+    r"(?:now\s+|hereby\s+|temporarily\s+)?(?:optional|off|lifted|suspended|disabled|removed|void|waived|gone|"
+    r"switched\s+off|turned\s+off|not\s+needed|unnecessary)\b"
+)
+# Code that speaks to the agent: its instructions assigned away, or a command run on its behalf
+# ("agent.instructions = null", "assistant.exec('git push --force')").
+_CODE_AI = r"(?:agent|assistant|model|llm|ai|claude|gpt|bot|copilot)"
+CODE_OVERRIDE: Final = re.compile(
+    rf"\b{_CODE_AI}\.(?:instructions|rules|system\s?prompt|prompt|safety\w*|guardrails|restrictions|filters?|"
+    r"polic(?:y|ies)|constraints)\s*=\s*(?:null|none|nil|false|\"\"|''|\[\]|\{\}|0|undefined)"
+)
+CODE_CALL: Final = re.compile(rf"\b{_CODE_AI}\.(?:exec\w*|run\w*|shell|system|eval|call|invoke|spawn|do)\s*\(")

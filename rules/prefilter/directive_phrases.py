@@ -288,7 +288,7 @@ _IGNORE = (
     "yok_say görmezden unut dikkate_alma "
     "zignoruj ignoruj zapomnij "
     "negeer vergeet "
-    "ignorera glöm "
+    "ignorera glöm strunta_i bortse_från "
     "abaikan lupakan "
     "ignoruj zapomeň "
     "αγνόησε ξέχασε "
@@ -299,7 +299,7 @@ _IGNORE = (
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
     "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron todo_lo_anterior "
-    "tout_ce_qui_précède alles_vorherige tutto_quanto_sopra все_вышесказанное "
+    "tout_ce_qui_précède alles_vorherige tutto_quanto_sopra все_вышесказанное ce_qu'on_t'a_dit "
     "instructions consignes règles directives t'a_dit "
     "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt sicherheitsregeln sicherheitsrichtlinien "
     "istruzioni regole direttive detto "
@@ -321,7 +321,7 @@ _ORDERS = (
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
     "anteriores anterior previas todas tus sus antes cualquier que_te_dieron te_dieron "
-    "précédentes antérieures toutes tes vos ci-dessus dessus avant tout_ce_qu'on "
+    "précédentes antérieures toutes tes vos ci-dessus dessus avant tout_ce_qu'on au_début ce_que_l'on "
     "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
     "precedenti tutte tue prima "
     "anteriores todas suas tuas "
@@ -345,11 +345,12 @@ _FROM_NOW = (
     "à partir de maintenant|dorénavant|"
     "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
     "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
-    "vanaf nu|från och med nu|mulai sekarang|od teď|kể từ bây giờ|από τώρα|从现在起|从现在开始|今後|これから|"
+    "vanaf nu|från och med nu|mostantól|ezentúl|mulai sekarang|od teď|kể từ bây giờ|από τώρα|从现在起|从现在开始|"
+    "今後|これから|"
     "지금부터|이제부터|من الآن|अब से|מעכשיו|از این به بعد|ตั้งแต่นี้"
 )
 _MUST = (
-    "must|always|never|you will|you shall|"
+    "must|always|never|you will|you shall|asla|hiçbir zaman|soha|sosem|jamais|nunca|nie|никогда|"
     "debes|tienes que|siempre|dois|toujours|musst|müssen|immer|devi|deve|sempre|você deve|"
     "должен|должна|обязан|всегда|повинен|завжди|zorundasın|her zaman|musisz|zawsze|moet|altijd|måste|alltid|"
     "harus|selalu|musíš|vždy|πρέπει|πάντα|phải|luôn|必须|总是|永远|必ず|常に|해야|항상|يجب|دائما|चाहिए|हमेशा|"
@@ -358,7 +359,8 @@ _MUST = (
 _ADDRESSEE = (
     "you|your|you'll|you're|assistant|agent|model|ai|llm|claude|"
     "tú|tu|usted|debes|asistente|agente|vous|tu dois|du|dein|deine|sie müssen|musst|assistent|agent|tu|devi|"
-    "assistente|você|ты|вы|ассистент|агент|sen|siz|zorundasın|ty|musisz|asystent|jij|je moet|du måste|kamu|anda|"
+    "assistente|você|ты|вы|тебе|тебя|твои|вам|ассистент|агент|neked|téged|te|"
+    "sen|siz|zorundasın|ty|musisz|asystent|jij|je moet|du måste|kamu|anda|"
     "harus|musíš|εσύ|πρέπει|bạn|你|您|助手|あなた|アシスタント|너|당신|어시스턴트|أنت|أنتَ|يجب عليك|आप|तुम|אתה|את|"
     "تو|شما|คุณ"
 )
@@ -366,7 +368,9 @@ _VOID_FOREIGN = (  # other languages only: the English forms are read by the sen
     "作废|无效|失效|取消了|不再有效|無効|取り消|무효|취소|anulad|nulas|inválidas|annulé|caduques|nulles|ungültig|"
     "aufgehoben|nichtig|annullat|nulle|non valide|недействительн|отменен|отменён|анульован|geçersiz|iptal|"
     "nieważne|anulowane|ongeldig|vervallen|ogiltig|batal|tidak berlaku|neplatné|άκυρ|vô hiệu|باطلة|ملغاة|"
-    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก|" + joined_void()
+    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก|ne compte plus|ne comptent plus|ne s'applique plus|ne s'appliquent plus|"
+    "n'est plus valable|ne sont plus valables|больше не действ|не действуют|утратил|nicht mehr gültig|"
+    "gelten nicht mehr|ya no valen|ya no son válidas|ya no aplican|non valgono più|não valem mais|" + joined_void()
 )
 _AI_NAMES = (
     "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
@@ -528,7 +532,8 @@ def _compiled() -> tuple[
     phrases = tuple((label, frozenset(gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in PHRASES)
     groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
-        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
+        ("standing order to the reader",
+         (_Group(_FROM_NOW), _Group(_MUST), _Group("|".join((_ADDRESSEE, _HIDE_FOREIGN))))),
         ("tells the AI to ignore its instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_AI_NAMES))),
         ("declares earlier instructions void",
          (_Group(_ORDERS), _Group(_PRIOR), _Group(_VOID_FOREIGN),
@@ -559,7 +564,17 @@ _CONTROL_FOREIGN = (
     "cronologia|историю|历史|履歴|기록|парол|пароли|approva|aprueba|aprobar|approuve|genehmige|zatwierdź|"
     "usuwaj|potwierdzeni|senza revisione|sin revisión|sans relecture|ohne review|sem revisão|zonder review|"
     "registros|registri|journaux|protokoll|logs|back-ups|backups|copias de seguridad|sauvegardes|"
-    "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그"
+    "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그|"
+    "obéis|obéissez|obedece|obedezca|gehorche|gehorcht|obbedisci|obbedire|obedeça|подчиняйся|подчиняешься|"
+    "слушайся|engedelmesked|itaat et|gehoorzaam|服从|従って|복종"
+)
+# Keeping something from the user, in other languages ("never mention", "do not tell"): with "from now on" and
+# "never" it makes a standing order even when the language leaves the pronoun out.
+_HIDE_FOREIGN = (
+    "bahsetme|söyleme|ne mondd|ne szólj|ne említsd|ne dis pas|ne le dis|ne mentionne|no le digas|no menciones|"
+    "sag nicht|erwähne nicht|non dire|non menzionare|não diga|não mencione|не говори|не упоминай|не сообщай|"
+    "nie mów|nie wspominaj|zeg niet|noem niet|säg inte|nämn inte|不要告诉|不要提|言わないで|触れないで|말하지 마|"
+    "언급하지 마"
 )
 
 

@@ -41,7 +41,9 @@ from agentmd.rules.prefilter.directive_features import (
     APPROVED,
     AUTH_CLAIM,
     AUTHORITY,
+    CODE_CALL,
     CODE_COMMENT,
+    CODE_OVERRIDE,
     COVERT,
     DECEIT,
     DECLARED_VOID,
@@ -85,6 +87,7 @@ from agentmd.rules.prefilter.directive_features import (
     ROLE,
     ROLE_PLAY,
     SAFETY,
+    SAFETY_VOID,
     SCRIPTED,
     SECRET_RE,
     SELF_REFERENCE,
@@ -223,6 +226,14 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "tells the reader to drop its instructions"
     if SCRIPTED.search(s):
         return "scripts the reader's answers to the user"
+    if CODE_OVERRIDE.search(s):
+        return "tells the reader to drop its instructions"
+    if CODE_CALL.search(s) and ACT.search(s):
+        return "orders an unsafe action"
+    if SKIP_USER.search(s) and ACT.search(s):
+        return "orders an unsafe action without asking the user"
+    if SAFETY_VOID.search(s) and (weak or framed or mentions_ai):
+        return "raises the reader's permissions"
     if YOU.search(s) and HIDE.search(s) and SELF_REFERENCE.search(s):
         return "asks to hide something from the user"
     if ordered and DECEIT.search(s):
@@ -315,7 +326,9 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
         return 0
     score = 3 if vocative else 2 if strong else 1 if mentions_ai else 0
     score += you + 2 * principal + 2 * (IDENTITY.search(s) is not None) + ordered
-    score += 2 * (OVERRIDE_VERB_RE.search(s) is not None) + (INSTR_RE.search(s) is not None)
+    # an override verb counts fully when what it drops is an instruction ("forget your password" is no override)
+    score += (OVERRIDE_VERB_RE.search(s) is not None) + (OVERRIDE_ANY.search(s) is not None)
+    score += INSTR_RE.search(s) is not None
     score += 2 * (OWNED_RE.search(s) is not None) + 2 * (VOID_RE.search(s) is not None)
     score += (SAFETY.search(s) is not None) + (SECRET_RE.search(s) is not None) + (LEAK.search(s) is not None)
     score += (DEST.search(s) is not None) + 2 * (ACT.search(s) is not None) + 2 * (HIDE.search(s) is not None)

@@ -207,10 +207,33 @@ _WORD = re.compile(r"[a-z0-9]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
 
 
+# People called agents: a travel, estate or sales agent, "agents on the support desk". Their "agent" is read as
+# "clerk" (same length, so positions and lines stay), and an order to them is not taken for one to an AI.
+_HUMAN_AGENT = re.compile(
+    r"\b(?:travel|estate|insurance|sales|human|field|booking|ticket|secret|special|free|shipping|customs|"
+    r"literary|talent|sports|press|letting|leasing|enrolment|enrollment)\s+(agent)s?\b|"
+    r"\b(agent)s?\s+(?:on|at|in|of)\s+(?:the\s+|our\s+|a\s+)?(?:\w+\s+)?(?:desk|floor|phones?|hotline|counter|"
+    r"shift|queue|call\s+cent(?:er|re)|branch|office|front\s+desk)\b",
+    re.IGNORECASE,
+)
+
+
+def _people_not_agents(text: str) -> str:
+    if "agent" not in text and "Agent" not in text and "AGENT" not in text:
+        return text
+
+    def clerk(m: re.Match[str]) -> str:
+        k = 1 if m.group(1) is not None else 2
+        start, end = m.start(k) - m.start(), m.end(k) - m.start()
+        return m.group()[:start] + "clerk" + m.group()[end:]
+
+    return _HUMAN_AGENT.sub(clerk, text)
+
+
 def _directive_views(prose: str) -> tuple[str, str]:
     """(plain, folded): invisible characters and emphasis dropped, NFKC applied; folded also maps look-alike
     letters to Latin. Line breaks are kept one for one, so line numbers match the original text."""
-    plain = prose.translate(_DROP_FOR_DIRECTIVES)
+    plain = _people_not_agents(prose.translate(_DROP_FOR_DIRECTIVES))
     if plain.isascii():
         return plain, plain
     plain = unicodedata.normalize("NFKC", plain)
@@ -224,7 +247,7 @@ def _scoring_view(text: str) -> str:
     """The text for `scored_hits`: code kept (the scorer decides what of it to read), invisible characters
     dropped, NFKC, look-alike letters folded to Latin, combining marks over Latin letters (strike-through,
     underline) dropped. Line breaks kept one for one."""
-    plain = text.translate(_DROP_FOR_SCORING)
+    plain = _people_not_agents(text.translate(_DROP_FOR_SCORING))
     if plain.isascii():
         return plain
     folded = unicodedata.normalize("NFKC", plain).translate(_HOMOGLYPHS)
@@ -401,7 +424,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
         # than they could find
-        languages = how not in ("rot13", "reversed")
+        languages = how not in ("rot13", "reversed", "leetspeak")
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
