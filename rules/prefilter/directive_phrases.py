@@ -16,7 +16,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from agentmd.rules.prefilter.directive_languages import AI_NAMES, CONTROL, joined, joined_void
 
@@ -503,6 +503,17 @@ class _Group:
         """Whether a text whose words start with `starts` (first three letters) could hold an entry."""
         return not self.starts.isdisjoint(starts) or bool(self.unspaced and (self.ascii_unspaced or not ascii_text))
 
+    def present(self, low: str, words: set[str], chars: set[str]) -> tuple[tuple[str, ...], ...]:
+        """The entries found in a text (its whitespace-joined, lowercased, accent-folded form `low`, its words
+        and its characters): (whole words, stems, phrases, substrings)."""
+        stems = self.stems
+        return (
+            tuple(sorted(self.exact & words)),
+            tuple(sorted({st for w in words if w[:3] in stems for st in stems[w[:3]] if w.startswith(st)})),
+            tuple(sorted({p for w in words if w in self.phrases for p in self.phrases[w] if p in low})),
+            tuple(sorted({e for c in self.unspaced.keys() & chars for e in self.unspaced[c] if e in low})),
+        )
+
     def hit(self, low: str, words: set[str]) -> bool:
         if not self.exact.isdisjoint(words):
             return True
@@ -681,6 +692,97 @@ _CJK_ADDRESSED = re.compile(
 )
 
 
+class Chunk(NamedTuple):
+    """A run of whole lines of a long text, with the lowercased text and the words the rules' gates read."""
+
+    start: int
+    end: int
+    low: str
+    words: frozenset[str]
+
+
+CHUNK_LINES: Final = 48  # lines a chunk starts with (it then reaches on over OVERLAP_LINES more)
+OVERLAP_LINES: Final = 8  # more than any rule's match spans, so a match across a chunk's end is seen whole
+LONG_TEXT: Final = 16_384  # shorter texts are one chunk
+
+
+def chunks(view: str, low: str, words: set[str], word: re.Pattern[str] | None = None) -> tuple[Chunk, ...]:
+    """`view` cut into overlapping runs of lines, each with its own words (found with `word`, by default words
+    with their accents also folded away, as `phrase_hits` reads them), so that on a long note a rule is tried
+    only where its gates are (one chunk, the whole text, when the text is short). `low` and `words` are the
+    whole text's, used for that one chunk."""
+    if len(view) < LONG_TEXT:
+        return (Chunk(0, len(view), low, frozenset(words)),)
+    breaks = [-1, *(i for i, ch in enumerate(view) if ch == "\n")] if view.count("\n") else [-1]
+    out: list[Chunk] = []
+    for first in range(0, len(breaks), CHUNK_LINES):
+        # a chunk starts on the line break before its first line, so rules that open on a line break match there
+        start = max(0, breaks[first])
+        last = first + CHUNK_LINES + OVERLAP_LINES
+        end = breaks[last] if last < len(breaks) else len(view)
+        part = view[start:end].lower()
+        found = set((word or _WORDISH).findall(part))
+        if word is None and not part.isascii():
+            found |= set(_WORDISH.findall(fold_accents(part)))
+        out.append(Chunk(start, end, part, frozenset(found)))
+    return tuple(out)
+
+
+def chunked_finditer(rx: re.Pattern[str], view: str, parts: Sequence[Chunk]) -> Iterator[re.Match[str]]:
+    """Every match of `rx` in the chunks `parts` of `view`, each once (chunks overlap)."""
+    if len(parts) == 1 and parts[0].start == 0 and parts[0].end == len(view):
+        yield from rx.finditer(view)
+        return
+    seen_to = -1
+    for c in parts:
+        for m in rx.finditer(view, c.start, c.end):
+            if m.start() > seen_to or (m.start() == seen_to and m.end() == m.start()):
+                seen_to = m.start()
+                yield m
+
+
+@functools.lru_cache(maxsize=256)
+def _finder(present: tuple[tuple[str, ...], ...]) -> re.Pattern[str]:
+    """One pattern for the entries of a group found in a text (see `_Group.present`)."""
+    exact, stems, phrases, unspaced = present
+    alternatives = []
+    if exact:
+        alternatives.append(r"(?<!\w)(?:" + "|".join(map(re.escape, exact)) + r")(?!\w)")
+    if stems:
+        alternatives.append(r"(?<!\w)(?:" + "|".join(map(re.escape, stems)) + ")")
+    alternatives += [r"\s+".join(map(re.escape, p.split())) for p in phrases]
+    alternatives += [re.escape(e) for e in unspaced]
+    return re.compile("|".join(alternatives))
+
+
+def _sentences_to_read(
+    view: str, live: list[tuple[str, tuple[_Group, ...]]], low: str, words: set[str]
+) -> Iterator[re.Match[str]]:
+    """The sentences of `view` that could hold a word of every group of a live rule: for each rule, the lines
+    where its group with the fewest entries present in the text occurs, found in one scan, then split into
+    sentences. A long note is not read sentence by sentence for the few where an order could be."""
+    folded = fold_accents(view.lower())
+    if len(folded) != len(view) or len(view) < 4096:
+        yield from _SENTENCE.finditer(view)  # a short text, or one whose folding moved its letters
+        return
+    starts: set[int] = set()
+    chars = set(low)
+    for _label, parts in live:
+        found = [g.present(low, words, chars) for g in parts]
+        if not all(any(kinds) for kinds in found):
+            continue  # a group with no entry in the text: no sentence can hit this rule
+        last_end = -1
+        for m in _finder(min(found, key=lambda kinds: sum(map(len, kinds)))).finditer(folded):
+            if m.start() < last_end:
+                continue
+            starts.add(view.rfind("\n", 0, m.start()) + 1)
+            end = view.find("\n", m.end())
+            last_end = len(view) if end < 0 else end
+    for start in sorted(starts):
+        end = view.find("\n", start)
+        yield from _SENTENCE.finditer(view, start, len(view) if end < 0 else end)
+
+
 def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
     """(label, position, matched text) for every phrase hit in `view`, and with `languages` every co-occurrence
     hit (one sentence holding a word of each group)."""
@@ -690,10 +792,11 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     if languages and not low.isascii():
         low = fold_accents(low)
         words |= set(_WORDISH.findall(low))
+    parts = chunks(view, low, words)
     for label, gates, rx in phrases:
         if gates and gates.isdisjoint(words):
             continue
-        for m in rx.finditer(view):
+        for m in chunked_finditer(rx, view, [c for c in parts if not gates or not gates.isdisjoint(c.words)]):
             if label in _NEEDS_ADDRESSEE and not _ADDRESSED.search(_sentence_at(view, m.start(), m.end())):
                 continue  # "the previous deploy instructions are obsolete": a note to people
             yield label, m.start(), m.group()
@@ -704,7 +807,7 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     live = [(label, parts) for label, parts in groups if all(g.hit(low, words) for g in parts)]
     if not live:
         return
-    for s in _SENTENCE.finditer(view):
+    for s in _sentences_to_read(view, live, low, words):
         sentence = fold_accents(" ".join(s.group().lower().split()))
         if len(sentence) < 6:
             continue

@@ -13,12 +13,13 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_features import REPORTED
-from agentmd.rules.prefilter.directive_phrases import ABOUT, phrase_hits
+from agentmd.rules.prefilter.directive_phrases import ABOUT, chunked_finditer, chunks, phrase_hits
 from agentmd.rules.prefilter.directive_score import scored_hits
 from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
 
@@ -254,7 +255,7 @@ def _scoring_view(text: str) -> str:
     return _COMBINING.sub("", folded)
 
 
-def _gates_pass(gates: tuple[frozenset[str], ...], words: set[str], low: str) -> bool:
+def _gates_pass(gates: tuple[frozenset[str], ...], words: AbstractSet[str], low: str) -> bool:
     """Every group has a gate in the text: a word gate among its words, any other gate as a substring."""
     for word_gates, substrings in _split_gates(gates):
         if words.isdisjoint(word_gates) and not any(g in low for g in substrings):
@@ -339,9 +340,10 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
     view "folded") or `plain` (the view "plain")."""
     low_folded, low_plain = folded.lower(), plain.lower()
     words = set(_WORD.findall(low_folded))
+    parts = chunks(folded, low_folded, words, _WORD)
     for label, gates, rx in _directive_res():
         if _gates_pass(gates, words, low_folded):
-            for m in rx.finditer(folded):
+            for m in chunked_finditer(rx, folded, [c for c in parts if _gates_pass(gates, c.words, c.low)]):
                 if not _mention(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
