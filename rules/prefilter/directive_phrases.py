@@ -792,11 +792,11 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     if languages and not low.isascii():
         low = fold_accents(low)
         words |= set(_WORDISH.findall(low))
-    parts = chunks(view, low, words)
+    pieces = chunks(view, low, words)
     for label, gates, rx in phrases:
         if gates and gates.isdisjoint(words):
             continue
-        for m in chunked_finditer(rx, view, [c for c in parts if not gates or not gates.isdisjoint(c.words)]):
+        for m in chunked_finditer(rx, view, [c for c in pieces if not gates or not gates.isdisjoint(c.words)]):
             if label in _NEEDS_ADDRESSEE and not _ADDRESSED.search(_sentence_at(view, m.start(), m.end())):
                 continue  # "the previous deploy instructions are obsolete": a note to people
             yield label, m.start(), m.group()
