@@ -209,7 +209,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     ordered = IMPERATIVE.search(s) is not None or ORDER_MODAL.search(s) is not None
     weak = strong or ordered or YOU.search(s) is not None or ORDER_START.match(s) is not None
     tool = TOOL_CUE.search(s) is not None and TOOL.search(s) is not None
-    if not (weak or framed or mentions_ai or tool):
+    skips_user = SKIP_USER.search(s) is not None  # "no need to check with the user before ...": the AI's user
+    if not (weak or framed or mentions_ai or tool or skips_user):
         return None
     described = DESCRIBED_AI.search(s) is not None and not (strong or YOU.search(s) or ORDER_START.match(s))
     if mentions_ai and described and not ROLE.search(s):
@@ -230,7 +231,7 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "tells the reader to drop its instructions"
     if CODE_CALL.search(s) and ACT.search(s):
         return "orders an unsafe action"
-    if SKIP_USER.search(s) and ACT.search(s):
+    if skips_user and ACT.search(s):
         return "orders an unsafe action without asking the user"
     if SAFETY_VOID.search(s) and (weak or framed or mentions_ai):
         return "raises the reader's permissions"

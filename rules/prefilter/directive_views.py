@@ -108,10 +108,9 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     leet = _leet_lines(prose)
     if leet:
         yield "leetspeak", leet
-    if prose.isascii() or sum(c.isascii() for c in prose) > 0.9 * len(prose):
-        rot = _cue_lines(codecs.encode(prose, "rot13"))
-        if rot:
-            yield "rot13", rot
+    rot = _cue_lines(codecs.encode(prose, "rot13"))  # letters beyond ASCII stay as they are
+    if rot:
+        yield "rot13", rot
     backwards = _cue_lines(prose[::-1])
     if backwards:
         yield "reversed", backwards

@@ -367,7 +367,8 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
             if found:
-                yield compact_label + " (with its letters spaced, joined or disguised)", -1, found.group(), "compact"
+                where = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
+                yield compact_label + " (with its letters spaced, joined or disguised)", where, found.group(), "compact"
 
 
 def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
@@ -398,10 +399,10 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     folded_lines = Lines(folded)
     plain_lines = folded_lines if plain is folded else Lines(plain)
     hit_lines: set[int] = set()
-    compact_hit = ""
+    compact_hit: tuple[str, int] | None = None
     for label, pos, matched, view in _rule_hits(plain, folded):
         if view == "compact":
-            compact_hit = compact_hit or label
+            compact_hit = compact_hit or (label, folded_lines.at(pos) if pos >= 0 else 1)
             continue
         lines = folded_lines if view == "folded" else plain_lines
         line = lines.at(pos + len(matched) - len(matched.lstrip()))
@@ -409,8 +410,9 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             hit_lines.add(line)
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line)
     if compact_hit and not hit_lines:
-        hit_lines.add(1)
-        yield Finding("directive", field, _directive_message(1, compact_hit), 1)
+        compact_label, compact_line = compact_hit
+        hit_lines.add(compact_line)
+        yield Finding("directive", field, _directive_message(compact_line, compact_label), compact_line)
     if hit_lines:
         return
     scoring = _scoring_view(flatten_containers(text))
