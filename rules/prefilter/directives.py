@@ -367,8 +367,8 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
             if found:
-                where = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
-                yield compact_label + " (with its letters spaced, joined or disguised)", where, found.group(), "compact"
+                at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
+                yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
 
 
 def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
