@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Final, NamedTuple
 
 from agentmd.rules.prefilter.directive_languages import AI_NAMES, CONTROL, joined, joined_void
@@ -503,22 +504,29 @@ class _Group:
         """Whether a text whose words start with `starts` (first three letters) could hold an entry."""
         return not self.starts.isdisjoint(starts) or bool(self.unspaced and (self.ascii_unspaced or not ascii_text))
 
-    def present(self, low: str, words: set[str], chars: set[str]) -> tuple[tuple[str, ...], ...]:
-        """The entries found in a text (its whitespace-joined, lowercased, accent-folded form `low`, its words
-        and its characters): (whole words, stems, phrases, substrings)."""
+    def present(
+        self, low: str, words: set[str], chars: set[str], index: Mapping[str, list[str]]
+    ) -> tuple[tuple[str, ...], ...]:
+        """The entries found in a text (its whitespace-joined, lowercased, accent-folded form `low`, its words,
+        its characters and its words by their first three letters): (whole words, stems, phrases, substrings)."""
         stems = self.stems
         return (
             tuple(sorted(self.exact & words)),
-            tuple(sorted({st for w in words if w[:3] in stems for st in stems[w[:3]] if w.startswith(st)})),
+            tuple(sorted({st for p in stems.keys() & index.keys() for st in stems[p] if _starts(index[p], st)})),
             tuple(sorted({p for w in words if w in self.phrases for p in self.phrases[w] if p in low})),
             tuple(sorted({e for c in self.unspaced.keys() & chars for e in self.unspaced[c] if e in low})),
         )
 
-    def hit(self, low: str, words: set[str]) -> bool:
+    def hit(self, low: str, words: AbstractSet[str], index: Mapping[str, list[str]] | None = None) -> bool:
+        """Whether the text (`low`, its words) holds an entry; `index` (the words by their first three letters,
+        see `by_start`) makes this cheap on a long text's many words."""
         if not self.exact.isdisjoint(words):
             return True
         stems = self.stems
-        if any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ())):
+        if index is not None:
+            if any(w.startswith(st) for p in stems.keys() & index.keys() for st in stems[p] for w in index[p]):
+                return True
+        elif any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ())):
             return True
         phrases = self.phrases
         if any(p in low for w in words if w in phrases for p in phrases[w]):
@@ -755,8 +763,24 @@ def _finder(present: tuple[tuple[str, ...], ...]) -> re.Pattern[str]:
     return re.compile("|".join(alternatives))
 
 
+def _starts(words: Iterable[str], stem: str) -> bool:
+    return any(w.startswith(stem) for w in words)
+
+
+def by_start(words: Iterable[str]) -> dict[str, list[str]]:
+    """Words grouped by their first three letters (how a group's stems are looked up)."""
+    index: dict[str, list[str]] = {}
+    for w in words:
+        index.setdefault(w[:3], []).append(w)
+    return index
+
+
 def _sentences_to_read(
-    view: str, live: list[tuple[str, tuple[_Group, ...]]], low: str, words: set[str]
+    view: str,
+    live: list[tuple[str, tuple[_Group, ...]]],
+    low: str,
+    words: set[str],
+    index: Mapping[str, list[str]],
 ) -> Iterator[re.Match[str]]:
     """The sentences of `view` that could hold a word of every group of a live rule: for each rule, the lines
     where its group with the fewest entries present in the text occurs, found in one scan, then split into
@@ -768,7 +792,7 @@ def _sentences_to_read(
     starts: set[int] = set()
     chars = set(low)
     for _label, parts in live:
-        found = [g.present(low, words, chars) for g in parts]
+        found = [g.present(low, words, chars, index) for g in parts]
         if not all(any(kinds) for kinds in found):
             continue  # a group with no entry in the text: no sentence can hit this rule
         last_end = -1
@@ -804,10 +828,11 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
         return
     yield from _foreign_addresses(view)
     yield from _foreign_vocatives(view)
-    live = [(label, parts) for label, parts in groups if all(g.hit(low, words) for g in parts)]
+    index = by_start(words)
+    live = [(label, parts) for label, parts in groups if all(g.hit(low, words, index) for g in parts)]
     if not live:
         return
-    for s in _sentences_to_read(view, live, low, words):
+    for s in _sentences_to_read(view, live, low, words, index):
         sentence = fold_accents(" ".join(s.group().lower().split()))
         if len(sentence) < 6:
             continue

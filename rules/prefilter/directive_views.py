@@ -142,7 +142,7 @@ def _cue_lines(view: str) -> str:
 
 # A word in leetspeak: letters and look-alike digits or signs that read as letters ("byp4ss", "1gn0r3", "s4f3ty").
 _LEET_WORD = re.compile(
-    r"(?<![\w@$])(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0134578@$])[a-z0-9@$]{3,}(?![\w@$])", re.IGNORECASE
+    r"(?<![\w@$])(?=(?:[0-9@$]*[a-z]){2})(?=[a-z0-9@$]*[0134578@$])[a-z0-9@$]{3,}(?![\w@$])", re.IGNORECASE
 )
 _LEET_READ: Final = str.maketrans(
     {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"}
@@ -159,7 +159,7 @@ def _leet_lines(prose: str) -> str:
     if not any(c in prose for c in "0134578@$"):
         return ""
     out: list[str] = []
-    for line in prose.split("\n") if len(_LEET_WORD.findall(prose)) >= 2 else ():
+    for line in prose.split("\n"):
         words = [w for w in _LEET_WORD.findall(line) if _leet(w)]
         if len(words) >= 2 and 4 * len(words) >= len(line.split()):
             out.append(_LEET_WORD.sub(lambda m: m.group().translate(_LEET_READ), line))
