@@ -6,8 +6,9 @@ filters were changed for them; `*_fresh_holdout.jsonl` is a round kept aside and
 Secret rows of the fresh round are templates (see tests/prefilter_helpers.expand), so no file holds a value.
 
 Latency: `check_text` on a 469 KB note built from corpus prose (or the fixtures when the corpora are absent),
-on one of English prose only and on a 469 KB note of 60,000 tags, each against a floor measured in the same run (one NFKC pass and one word
-scan of the same text: the least any content check must do). CPU time (process_time), so load matters less.
+on one of English prose only and on a 469 KB note of 60,000 tags, each against a floor measured in the same run
+(one NFKC pass and one word scan of the same text: the least any content check must do). CPU time
+(process_time), so load matters less.
 
     .venv/bin/python bench/prefilter_rounds.py [--holdout] [--misses] [--json-only]
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 import unicodedata
 import urllib.parse
@@ -457,6 +458,23 @@ def _fold(line: str) -> str:
     return unicodedata.normalize("NFKC", line).translate(_FOLD)
 
 
+def _concatenated(text: str) -> str | None:
+    """The lines around string concatenations (`"ghp_" + "..."`), with the concatenations joined and every
+    other line left empty; None when there is none."""
+    marks = [m.span() for m in _CONCAT.finditer(text)]
+    if not marks:
+        return None
+    breaks = [i for i, ch in enumerate(text) if ch == "\n"] if len(marks) < 64 else None
+    if breaks is None:
+        return _CONCAT.sub("", text)  # concatenations all over the text: read it whole
+    keep: set[int] = set()
+    for start, end in marks:
+        first, last = bisect.bisect_left(breaks, start), bisect.bisect_left(breaks, end)
+        keep.update(range(max(0, first - 1), last + 2))
+    lines = text.split("\n")
+    return _CONCAT.sub("", "\n".join(line if i in keep else "" for i, line in enumerate(lines)))
+
+
 def _views(text: str) -> Iterator[tuple[str, str]]:
     if "%" in text and (decoded := _changed_lines(text, lambda line: "%" in line, urllib.parse.unquote)):
         yield " (URL-encoded)", decoded
@@ -469,8 +487,8 @@ def _views(text: str) -> Iterator[tuple[str, str]]:
     spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text) if _token_pieces(m.group())]
     if spaced:
         yield " (spaced out)", "\n".join(spaced)
-    if "+" in text and _CONCAT.search(text):
-        yield " (concatenated)", _CONCAT.sub("", text)
+    if "+" in text and (joined := _concatenated(text)):
+        yield " (concatenated)", joined
     # a reversed token is one long run; the lines without one are not read backwards
     backwards = _changed_lines(text, lambda line: _LONG_RUN.search(line) is not None, lambda line: line[::-1])
     if backwards:

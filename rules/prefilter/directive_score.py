@@ -347,6 +347,7 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
 
 
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t>]*\n")
+_LATIN_PAIR: Final = re.compile(r"[a-z]{2}")
 
 
 def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
@@ -365,6 +366,9 @@ def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
         if not s or s in seen:
             continue  # a sentence read once is not read again (repeated text costs nothing)
         seen.add(s)
+        if _LATIN_PAIR.search(s) is None:
+            previous = s
+            continue  # the features are English words: a sentence without two Latin letters in a row has none
         if discusses or _discusses(s) or (previous.endswith(":") and _discusses(previous)):
             if s.startswith(('"', "“", "'", "«")):
                 previous = s
