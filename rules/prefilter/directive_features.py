@@ -128,6 +128,7 @@ OWNED: Final = (
     rf"\b{INSTR}\s+(?:that\s+)?(?:your|the)\s+(?:\w+\s+)?(?:gave|has\s+given|have\s+given|set\s+for)\s+you\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?you\s+(?:{TOLD})\b|"
     rf"\b{INSTR}\s+(?:received|given|issued)\s+(?:earlier|before|previously|above)\b|"
+    rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:preceded|precedes|came\s+before|comes\s+before)\s+(?:this|it|here)\b|"
     rf"\b{PRIOR}\s+(?:\w+\s+)?{INSTR}\b|\b(?:system|developer|operator)\s+(?:prompt|message|instructions)\b|"
     rf"\bwhat(?:ever)?\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:your|the)\s+(?:\w+\s+){{0,2}}"
     rf"(?:says|said|told\s+you))\b|\beverything\s+(?:the\s+user\s+told\s+you|you\s+(?:were|have\s+been)\s+"
@@ -139,7 +140,7 @@ OVERRIDE_VERB = (
     r"(?:ignor\w*|disregard\w*|forget\w*|forgot|unlearn\w*|drop|dropped|dropping|discard\w*|throw\s+(?:away|out)|"
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
-    r"scrap\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
+    r"scrap\w*|discount\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
     r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
     r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
@@ -149,7 +150,8 @@ OVERRIDE_VERB = (
 )
 VOID = (
     r"(?:(?:are|is|have\s+been|has\s+been|were|was|becomes?)\s+(?:now\s+|hereby\s+|all\s+)?(?:void|cancell?ed|"
-    r"obsolete|superseded|withdrawn|revoked|replaced|suspended|lifted|removed|disabled|out\s+of\s+date|outdated|"
+    r"obsolete|superseded|withdrawn|revoked|replaced|suspended|paused|lifted|removed|disabled|out\s+of\s+date|"
+    r"outdated|"
     r"a\s+(?:rough\s+)?draft|invalid|null|deprecated|overridden|rescinded|expired|lapsed|retired|optional|advisory|"
     r"non-?binding|not\s+binding|(?:just|merely|only)\s+(?:suggestions?|advice|a\s+suggestion|guidelines)|"
     r"no\s+longer\s+\w+|(?:a|an)\s+(?:mistake|error|accident|test|joke))|(?:has|have)\s+(?:now\s+)?(?:expired|"
@@ -204,6 +206,8 @@ ROLE: Final = re.compile(
     rf"\byou(?:'re|\s+are)\s+(?:now\s+)?\w+,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?{AI}\b|"
     rf"\b(?:only|sole|one)\s+(?:rule|task|purpose|duty)\s+is\s+to\s+(?:obey|follow|do\s+what)\b|"
     rf"\byou\s+have\s+been\s+(?:promoted|upgraded|granted|given\s+(?:admin|root|full|elevated))\b|"
+    rf"\b(?:consider|regard|think\s+of|treat)\s+yourself\s+(?:as\s+)?(?:\w+\s+)?(?:unconstrained|unrestricted|"
+    rf"unfiltered|uncensored|unbound|free\s+(?:of|from)|exempt|jailbroken|root|an?\s+admin\w*)|"
     rf"\byour\s+(?:persona|identity|true\s+identity|role|new\s+role|character)\b[^.!?\n]{{0,30}}\b(?:is|for)\b|"
     rf"\b(?:developer|maintenance|god|unrestricted|admin|debug|jailbreak|dan)\s+mode\b(?=.*\b(?:you|your|{AI})\b)|"
     rf"\b(?:upgraded|promoted|switched)\s+to\s+(?:\w+\s+)?(?:mode|administrator|admin|root|owner)\b|"
@@ -225,7 +229,7 @@ SECRET = (
     r"deploy\s+keys?|ssh\s+(?:keys?|config)|passwords?|passwd|credentials?|secrets?|"
     r"\.env\b|id_rsa|\.netrc|\.aws|\.ssh|cookies|environment\s+variables?|env\s+vars|system\s+prompt|"
     r"hidden\s+(?:instructions|rules|prompt)|context\s+window|(?:conversation|chat)\s+history|this\s+conversation|"
-    r"private\s+notes|customer\s+list|database\s+dump|password\s+manager|secrets?\s*\.\s*ya?ml|github_token|"
+    r"private\s+notes|customer\s+list|database\s+dump|password\s+manager|secrets?\s*\.\s*(?:ya?ml|json|toml|env)|(?:config|conf|etc)/\S*secret\S*|github_token|"
     r"mfa\s+code|/etc/passwd|home\s+directory|messages\s+of\s+this\s+conversation|~/\.[\w./-]+|"
     r"\.npmrc|\.pypirc|\.gitconfig|\.git-credentials|kubeconfig|private\s+keys?|/etc/shadow|shadow\s+file)"
 )
@@ -263,6 +267,8 @@ HIDE: Final = re.compile(
 )
 ACT: Final = re.compile(
     r"\bpush\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)?\s*to\s+(?:main|master|production|prod)\b|"
+    r"\b(?:commit\w*|merge\w*|deploy\w*|changes?)\b[^.!?\n]{0,30}\b(?:straight|directly)\s+(?:to|into|on)\s+"
+    r"(?:main|master|production|prod)\b|['\"]rm['\"]\s*,\s*['\"]-(?:rf|fr|r)['\"]|"
     r"\bwithout\s+(?:any\s+)?(?:tests|testing|sandbox\w*|a\s+review)\b|\bforce[\s-]?push\w*|--force\b|"
     r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop|clear|clearing)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
     r"(?:directory|suite)|logs?|audit\s+log|notes?|changelog|repository|repo|database|branch(?:es)?|archive|"
@@ -356,7 +362,8 @@ VERBS = (
     r"tell|say|reply|respond|answer|leave|keep|hide|change|replace|mention|omit|commit|install|download|visit|"
     r"open|create|give|make|turn|switch|enter|start|begin|end|use|set|link|accept|trust|act|pretend|do|prepend|"
     r"refuse|deny|decline|mark|state|claim|report|summari[sz]e|"
-    r"sign|list|comply|consider|forward|publish|bump|transfer)"
+    r"sign|list|comply|consider|forward|publish|bump|transfer|discount|scrap|abandon|nullify|overlook|neglect|"
+    r"dismiss|supersede)"
 )
 IMPERATIVE: Final = re.compile(
     rf"(?:^|[:;—–(|]\s*|,\s+(?:and\s+|then\s+)?(?=(?:please|kindly|just|now|always|never)\b)|"
@@ -414,7 +421,7 @@ OVERRIDE_CUE: Final = re.compile(
     r"nullif|dismiss|neglect|overlook|circumvent|suspend|lift|replace|skip|stop|longer|follow|obey|apply|honou?r|"
     r"respect|comply|listen|void|cancel|obsolete|supersed|withdraw|revok|outdated|out of date|draft|invalid|null|"
     r"deprecat|rescind|weight|consider|tiens|seguire|side|optional|expired|lapsed|binding|draft|suggestion|advisory|"
-    r"need|retired"
+    r"need|retired|scrap|discount|past|round|paused"
 )
 
 # Evidence: weaker signals summed when no single rule decides (see directive_score._evidence).
@@ -542,7 +549,8 @@ MEMORY_ORDER: Final = re.compile(
 # Safety declared switched off, whoever owns it ("my guardrails are optional", "safety filters are now off").
 SAFETY_VOID: Final = re.compile(
     r"\b(?:guardrails?|guard\s+rails|safeguards|safety\s+(?:rules|filters?|checks|guidelines|policy|policies|"
-    r"training|settings)|content\s+filter(?:s|ing)?)\s+(?:are|is|have\s+been|has\s+been|were|was|become|becomes)\s+"
+    r"training|settings)|content\s+filter(?:s|ing)?|confirmations?|confirmation\s+(?:prompts?|steps?|checks?))\s+"
+    r"(?:are|is|have\s+been|has\s+been|were|was|become|becomes)\s+"
     r"(?:now\s+|hereby\s+|temporarily\s+)?(?:optional|off|lifted|suspended|disabled|removed|void|waived|gone|"
     r"switched\s+off|turned\s+off|not\s+needed|unnecessary)\b"
 )
@@ -554,3 +562,18 @@ CODE_OVERRIDE: Final = re.compile(
     r"polic(?:y|ies)|constraints)\s*=\s*(?:null|none|nil|false|\"\"|''|\[\]|\{\}|0|undefined)"
 )
 CODE_CALL: Final = re.compile(rf"\b{_CODE_AI}\.(?:exec\w*|run\w*|shell|system|eval|call|invoke|spawn|do)\s*\(")
+
+# The context above declared skippable: "everything above this line can be skipped", "what was written before
+# here is irrelevant".
+ABOVE_SKIPPED: Final = re.compile(
+    r"\b(?:everything|all|anything|the\s+text|whatever|what(?:'s|\s+is|\s+was))\s+(?:written\s+|said\s+)?(?:above|"
+    r"before)\s+(?:this\s+(?:line|point|note|message|section|sentence)|here)\b[^.!?\n]{0,80}?\b(?:skip\w*|ignor\w*|"
+    r"disregard\w*|irrelevant|void|obsolete|discard\w*|superseded|(?:does|do)\s+not\s+(?:apply|count|matter))"
+)
+# A how-to's "by passing --yes", "by setting the flag": a person told how to use a tool.
+HOW_TO: Final = re.compile(r"\bby\s+(?:passing|setting|running|using|adding|typing|pressing|clicking|editing)\b")
+# An order told to people, reported: "the game master told the players to ignore ...".
+TOLD_PEOPLE: Final = re.compile(
+    rf"\b(?:told|asked|instructed|reminded|wanted|ordered|advised|encouraged)\s+(?!you\b|(?:the\s+|an?\s+)?{AI}\b)"
+    r"(?:the\s+|our\s+|his\s+|her\s+|their\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?\s+to\s+$"
+)

@@ -424,6 +424,11 @@ def _sentence_at(view: str, start: int, end: int) -> str:
     return view[left + 1 : min(rights) if rights else len(view)]
 
 
+# People told to do something, reported ("the game master told the players to ..."): not the reader, not an AI.
+TOLD_OTHERS = re.compile(
+    r"\b(?:told|asked|instructed|reminded|ordered|advised)\s+(?!you\b|(?:the\s+)?(?:ai|models?|assistants?|agents?|"
+    r"llms?|bots?|claude|chatgpt|gpt)\b)(?:the\s+|our\s+|his\s+|her\s+|their\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?\s+to\b"
+)
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
@@ -846,6 +851,8 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
                 continue
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
+                if TOLD_OTHERS.search(sentence):
+                    continue  # "the game master told the players to ignore the rules": people told, reported
                 if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()

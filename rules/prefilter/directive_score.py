@@ -35,6 +35,7 @@ from typing import Final
 from agentmd import vault_schema
 from agentmd.rules.prefilter.directive_features import (
     ABOVE,
+    ABOVE_SKIPPED,
     ACT,
     AGENT_FRAME,
     AI_SUBJECT,
@@ -55,6 +56,7 @@ from agentmd.rules.prefilter.directive_features import (
     FRAME,
     HIDDEN_BLOCK,
     HIDE,
+    HOW_TO,
     HUMAN_ADDRESS,
     IDENTITY,
     IMPERATIVE,
@@ -227,6 +229,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "tells the reader to drop its instructions"
     if SCRIPTED.search(s):
         return "scripts the reader's answers to the user"
+    if ABOVE_SKIPPED.search(s) and (mentions_ai or weak or framed):
+        return "tells the reader to drop its instructions"
     if CODE_OVERRIDE.search(s):
         return "tells the reader to drop its instructions"
     if CODE_CALL.search(s) and ACT.search(s):
@@ -342,7 +346,7 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
         score += 1
     score -= 3 * (HUMAN_ADDRESS.search(s) is not None) + 2 * (PASSIVE_AI.search(s) is not None)
     score -= 3 * (REPORTED_PAST.search(s) is not None) + 3 * (_discusses(s))
-    score -= 2 * (WE.search(s) is not None)
+    score -= 2 * (WE.search(s) is not None) + 2 * (HOW_TO.search(s) is not None)
     return score
 
 
@@ -350,8 +354,10 @@ _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t>]*\n")
 _LATIN_PAIR: Final = re.compile(r"[a-z]{2}")
 
 
-def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
-    """(label, position, sentence) of every sentence of `view` that reads as a directive to its reader."""
+def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int, str]]:
+    """(label, position, sentence) of every sentence of `view` that reads as a directive to its reader. With
+    `encoded` the view is text that was hidden by an encoding (base64, hex, ...), and every sentence of it is read
+    as framed: plain notes are not encoded, an order to the reader may be."""
     text, discusses = prose_with_code(view)
     previous = ""
     addressed = False  # an earlier sentence of the paragraph named an AI as the one spoken to
@@ -384,7 +390,7 @@ def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
         mentions_ai = MENTIONS_AI.search(s) is not None
         vocative = (mentions_ai or "your" in s) and VOCATIVE.search(s) is not None
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
-        framed = (hidden and mentions_ai) or FRAME.search(s) is not None
+        framed = encoded or (hidden and mentions_ai) or FRAME.search(s) is not None
         label = _verdict(s, vocative or addressed, strong, framed, mentions_ai)
         addressed = addressed or (
             vocative and label is None and (_addresses_what_follows(s, raw) or VOCATIVE_OPENING.match(s) is not None)

@@ -18,8 +18,8 @@ from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
-from agentmd.rules.prefilter.directive_features import REPORTED
-from agentmd.rules.prefilter.directive_phrases import ABOUT, chunked_finditer, chunks, phrase_hits
+from agentmd.rules.prefilter.directive_features import REPORTED, TOLD_PEOPLE
+from agentmd.rules.prefilter.directive_phrases import ABOUT, TOLD_OTHERS, chunked_finditer, chunks, phrase_hits
 from agentmd.rules.prefilter.directive_score import scored_hits
 from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
 
@@ -335,6 +335,13 @@ def _mention(view: str, start: int) -> bool:
     return ABOUT.search(sentence[: opened.start()]) is not None
 
 
+def _told_people(view: str, start: int) -> bool:
+    """An order reported as given to people ("the game master told the players to ignore the previous rules"):
+    the words just before it name who was told, and that is not the reader or an AI."""
+    head = view[max(0, start - 80) : start].lower()
+    return TOLD_PEOPLE.search(re.split(r"[.!?\n]", head)[-1]) is not None
+
+
 def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[tuple[str, int, str, str]]:
     """(label, position, matched text, view name) of every rule that matches; positions are in `folded` (the
     view "folded") or `plain` (the view "plain")."""
@@ -344,14 +351,14 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
     for label, gates, rx in _directive_res():
         if _gates_pass(gates, words, low_folded):
             for m in chunked_finditer(rx, folded, [c for c in parts if _gates_pass(gates, c.words, c.low)]):
-                if not _mention(folded, m.start()):
+                if not _mention(folded, m.start()) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
                 yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages):
-        if not _mention(folded, pos):
+        if not _mention(folded, pos) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
         changed, where = _changed_lines(plain, folded)
@@ -361,7 +368,7 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
     if not any(rx.search(whole) for _, rx in COMPACT_RULES):
         return
     for sentence in _loose_sentences(folded):
-        if ABOUT.search(sentence):
+        if ABOUT.search(sentence) or TOLD_OTHERS.search(sentence.lower()):
             continue
         squeezed = compact(sentence)
         for compact_label, compact_rx in COMPACT_RULES:
@@ -434,7 +441,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
-        for label, _pos, _sentence in scored_hits(_scoring_view(decoded)):
+        for label, _pos, _sentence in scored_hits(_scoring_view(decoded), encoded=True):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
 
