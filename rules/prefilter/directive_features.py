@@ -140,7 +140,7 @@ OVERRIDE_VERB = (
     r"(?:ignor\w*|disregard\w*|forget\w*|forgot|unlearn\w*|drop|dropped|dropping|discard\w*|throw\s+(?:away|out)|"
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
-    r"scrap\w*|discount\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
+    r"scrap\w*|discount\w*|supersed\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
     r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
     r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
@@ -576,4 +576,8 @@ HOW_TO: Final = re.compile(r"\bby\s+(?:passing|setting|running|using|adding|typi
 TOLD_PEOPLE: Final = re.compile(
     rf"\b(?:told|asked|instructed|reminded|wanted|ordered|advised|encouraged)\s+(?!you\b|(?:the\s+|an?\s+)?{AI}\b)"
     r"(?:the\s+|our\s+|his\s+|her\s+|their\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?\s+to\s+$"
+)
+# An order described as given to someone else ("a sentence that asks it to drop its rules"): not to the reader.
+THIRD_PERSON_ORDER: Final = re.compile(
+    r"\b(?:asks?|tells?|instructs?|orders?|wants?|gets?|makes?)\s+(?:it|them|him|her)\s+to\b"
 )

@@ -304,7 +304,7 @@ _ORDERS = (
     "instructions consignes règles directives t'a_dit "
     "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt sicherheitsregeln sicherheitsrichtlinien "
     "istruzioni regole direttive detto "
-    "instruções instrucoes regras diretrizes "
+    "instruções instrucoes regras diretrizes orientações orientacoes "
     "инструкци указани правил команд говорили сказали "
     "інструкці вказівк правил "
     "talimat kuralları yönerge "
@@ -428,6 +428,11 @@ def _sentence_at(view: str, start: int, end: int) -> str:
 TOLD_OTHERS = re.compile(
     r"\b(?:told|asked|instructed|reminded|ordered|advised)\s+(?!you\b|(?:the\s+)?(?:ai|models?|assistants?|agents?|"
     r"llms?|bots?|claude|chatgpt|gpt)\b)(?:the\s+|our\s+|his\s+|her\s+|their\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?\s+to\b"
+)
+# What an AI does, described ("Copilot suggestions ignore our lint rules").
+_AI_DOES = re.compile(
+    r"\b(?:ai|copilot|claude|chatgpt|gpt|llms?|models?|assistants?|agents?|bots?)(?:\s+\w+)?\s+(?:ignores?|"
+    r"forgets?|disregards?|skips?|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
 )
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
@@ -853,6 +858,6 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if TOLD_OTHERS.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported
-                if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
+                if (_DESCRIBED.search(sentence) or _AI_DOES.search(sentence)) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()

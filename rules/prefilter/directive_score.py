@@ -96,6 +96,7 @@ from agentmd.rules.prefilter.directive_features import (
     SEND_OUT,
     SENTENCE_SPLIT,
     SKIP_USER,
+    THIRD_PERSON_ORDER,
     TOOL,
     TOOL_CUE,
     TRIGGER,
@@ -217,6 +218,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     described = DESCRIBED_AI.search(s) is not None and not (strong or YOU.search(s) or ORDER_START.match(s))
     if mentions_ai and described and not ROLE.search(s):
         return None  # "the model sometimes forgets earlier instructions": what a model does, described
+    if THIRD_PERSON_ORDER.search(s) and not (vocative or YOU.search(s)):
+        return None  # "a sentence that asks it to drop its rules": an order to someone else, described
     if vocative and (ordered or _controls(s)):
         return "gives orders to the AI reading it"
     if (mentions_ai or YOU.search(s)) and NOTE_AUTHORITY.search(s):

@@ -61,6 +61,12 @@ def _looks_encoded(piece: str) -> bool:
     )
 
 
+def _url_encoded(run: str) -> bool:
+    """Two escapes, or one with spaces written as "+" ("assistant%2C+delete+all+notes")."""
+    escapes = len(_ESCAPE.findall(run))
+    return escapes >= 2 or (escapes == 1 and run.count("+") >= 2)
+
+
 def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     """(how, decoded text) for every encoding found in `prose`."""
     pieces = [m.group() for m in _B64_PIECE.finditer(prose) if _looks_encoded(m.group())]
@@ -97,7 +103,7 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     if "%" in prose:
         # only the runs that carry escapes are decoded (an encoded order is one run: its spaces are escaped too),
         # so a long note with a few links is not read a second time
-        runs = [urllib.parse.unquote_plus(r) for r in _RUN.findall(prose) if len(_ESCAPE.findall(r)) >= 2]
+        runs = [urllib.parse.unquote_plus(r) for r in _RUN.findall(prose) if _url_encoded(r)]
         if runs:
             yield "URL-encoded", "\n".join(runs)
     for m in _MORSE_RUN.finditer(prose):
