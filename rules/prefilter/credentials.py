@@ -454,6 +454,19 @@ def _unescape_line(line: str) -> str:
     return _ESCAPED.sub(_unescape, line)
 
 
+# What can disguise a token's letters: the look-alikes folded above, invisible characters, and the letters, digits
+# and joiners that NFKC maps to ASCII (full-width, mathematical, circled, enclosed, super- and subscript,
+# letterlike, ligatures). Other lines (Chinese prose with its full-width commas) are not folded.
+_LOOK_ALIKE = re.compile(
+    "[" + re.escape("".join(chr(c) for c in _FOLD)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\uff3f"
+    "\U0001d400-\U0001d7ff\u2460-\u24ff\U0001f100-\U0001f1ff\u2070-\u209f\u2100-\u214f\ufb00-\ufb06]"
+)
+
+
+def _has_look_alike(line: str) -> bool:
+    return _LOOK_ALIKE.search(line) is not None
+
+
 def _fold(line: str) -> str:
     return unicodedata.normalize("NFKC", line).translate(_FOLD)
 
@@ -482,7 +495,7 @@ def _views(text: str) -> Iterator[tuple[str, str]]:
         unescaped := _changed_lines(text, lambda line: "\\" in line or "&#" in line, _unescape_line)
     ):
         yield " (escaped)", unescaped
-    if not text.isascii() and (folded := _changed_lines(text, lambda line: not line.isascii(), _fold)):
+    if not text.isascii() and (folded := _changed_lines(text, _has_look_alike, _fold)):
         yield " (look-alike characters)", folded
     spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text) if _token_pieces(m.group())]
     if spaced:
