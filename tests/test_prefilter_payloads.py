@@ -14,7 +14,10 @@ they are train rows, and the held-out rows were not read until the end.
 The fresh rounds (`*_fresh*.jsonl`) were written in one sitting before the filters were changed for them: a dev
 round with its benign look-alikes, secret shapes as templates (no file holds a value), and probe rows written
 after the first changes to find the classes still missed. `*_fresh_holdout.jsonl` was kept aside and read once
-at the end (bench/prefilter_rounds.py --holdout)."""
+at the end (bench/prefilter_rounds.py --holdout). The third round (`*_fresh3*`) was written the same way, a fifth of
+each kind held out: synonyms, paraphrases, attributed policy claims, tool and calendar spoofs, Markdown comments,
+callouts and footnotes, role-play, nine encodings, spacing and leetspeak, thirty languages; and look-alike notes
+that quote attacks, address the reader, give people orders or name human agents."""
 
 from __future__ import annotations
 
@@ -83,14 +86,17 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
     return selected
 
 
-@pytest.mark.parametrize(("name", "family"), [("directives_fresh", "directive"), ("secrets_fresh", "secret")])
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [("directives_fresh", "directive"), ("directives_fresh3", "directive"), ("secrets_fresh", "secret")],
+)
 def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
     selected = fresh_rows(name)
     missed = [f"{r['kind']}: {r['text'][:80]!r}" for r in selected if family not in families(r["text"])]
     assert len(missed) * 10 <= len(selected), missed
 
 
-@pytest.mark.parametrize("name", ["benign_fresh", "secrets_fresh_benign"])
+@pytest.mark.parametrize("name", ["benign_fresh", "benign_fresh3", "secrets_fresh_benign"])
 def test_fresh_round_benign_controls_pass(name: str) -> None:
     selected = fresh_rows(name)
     refused = [r["text"][:80] for r in selected if families(r["text"])]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
@@ -271,6 +272,7 @@ def _secret_assignment(parts: list[str], value: str) -> bool:
 
 _MAX_SPLIT_LINES: Final = 8
 _MAX_SPLIT_CHARS: Final = 1000
+_MIN_WRAPPED: Final = 16  # no token the rules know is shorter once its pieces are joined
 
 
 def _split_candidates(text: str) -> Iterator[tuple[int, str]]:
@@ -289,7 +291,7 @@ def _split_candidates(text: str) -> Iterator[tuple[int, str]]:
             joined += following[0]
             if len(following) > 1:
                 break
-        if len(joined) > len(words[-1]):
+        if len(joined) > len(words[-1]) and len(joined) >= _MIN_WRAPPED:
             yield i + 1, joined
 
 
@@ -341,10 +343,14 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
     retry = [r for r in _SECRET_RULES if r.anchored and r.code not in found]
     if not retry:
         return
-    if "\n" in text:
+    # a wrapped token is a run of the text with its line breaks and spaces taken out, so only the rules with a
+    # gate in that squeezed text can match one (the joined words of an ordinary long note are not all tried)
+    squeezed = _WHITESPACE.sub("", low) if "\n" in text else ""
+    wrapped = [r for r in retry if any(g in squeezed for g in r.gates)]
+    if wrapped:
         for line, joined in _split_candidates(text):
             low_joined = joined.lower()
-            for rule in retry:
+            for rule in wrapped:
                 if any(g in low_joined for g in rule.gates):
                     hit = rule.regex.search(joined)
                     if hit and (rule.check is None or rule.check(hit, joined)):
@@ -423,23 +429,83 @@ def _token_pieces(run: str) -> bool:
     return 2 * marked >= len(pieces)
 
 
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _changed_lines(text: str, read: Callable[[str], bool], change: Callable[[str], str]) -> str | None:
+    """`text` with `change` applied to the lines `read` picks and every other line left empty, so that a view of
+    a long note costs what its few changed lines cost and keeps its line numbers; None when no line changed."""
+    out: list[str] = []
+    changed = False
+    for line in text.split("\n"):
+        if not read(line):
+            out.append("")
+            continue
+        new = change(line)
+        changed = changed or new != line
+        out.append(new)
+    return "\n".join(out) if changed else None
+
+
+_LONG_RUN = re.compile(r"\S{16,}")
+
+
+def _unescape_line(line: str) -> str:
+    return _ESCAPED.sub(_unescape, line)
+
+
+# What can disguise a token's letters: the look-alikes folded above, invisible characters, and the letters, digits
+# and joiners that NFKC maps to ASCII (full-width, mathematical, circled, enclosed, super- and subscript,
+# letterlike, ligatures). Other lines (Chinese prose with its full-width commas) are not folded.
+_LOOK_ALIKE = re.compile(
+    "[" + re.escape("".join(chr(c) for c in _FOLD)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\uff3f"
+    "\U0001d400-\U0001d7ff\u2460-\u24ff\U0001f100-\U0001f1ff\u2070-\u209f\u2100-\u214f\ufb00-\ufb06]"
+)
+
+
+def _has_look_alike(line: str) -> bool:
+    return _LOOK_ALIKE.search(line) is not None
+
+
+def _fold(line: str) -> str:
+    return unicodedata.normalize("NFKC", line).translate(_FOLD)
+
+
+def _concatenated(text: str) -> str | None:
+    """The lines around string concatenations (`"ghp_" + "..."`), with the concatenations joined and every
+    other line left empty; None when there is none."""
+    marks = [m.span() for m in _CONCAT.finditer(text)]
+    if not marks:
+        return None
+    breaks = [i for i, ch in enumerate(text) if ch == "\n"] if len(marks) < 64 else None
+    if breaks is None:
+        return _CONCAT.sub("", text)  # concatenations all over the text: read it whole
+    keep: set[int] = set()
+    for start, end in marks:
+        first, last = bisect.bisect_left(breaks, start), bisect.bisect_left(breaks, end)
+        keep.update(range(max(0, first - 1), last + 2))
+    lines = text.split("\n")
+    return _CONCAT.sub("", "\n".join(line if i in keep else "" for i, line in enumerate(lines)))
+
+
 def _views(text: str) -> Iterator[tuple[str, str]]:
-    if "%" in text:
-        decoded = urllib.parse.unquote(text)
-        if decoded != text:
-            yield " (URL-encoded)", decoded
-    if "\\" in text or "&#" in text:
-        yield " (escaped)", _ESCAPED.sub(_unescape, text)
-    if not text.isascii():
-        folded = unicodedata.normalize("NFKC", text).translate(_FOLD)
-        if folded != text:
-            yield " (look-alike characters)", folded
+    if "%" in text and (decoded := _changed_lines(text, lambda line: "%" in line, urllib.parse.unquote)):
+        yield " (URL-encoded)", decoded
+    if ("\\" in text or "&#" in text) and (
+        unescaped := _changed_lines(text, lambda line: "\\" in line or "&#" in line, _unescape_line)
+    ):
+        yield " (escaped)", unescaped
+    if not text.isascii() and (folded := _changed_lines(text, _has_look_alike, _fold)):
+        yield " (look-alike characters)", folded
     spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text) if _token_pieces(m.group())]
     if spaced:
         yield " (spaced out)", "\n".join(spaced)
-    if "+" in text:
-        yield " (concatenated)", _CONCAT.sub("", text)
-    yield " (reversed)", text[::-1]
+    if "+" in text and (joined := _concatenated(text)):
+        yield " (concatenated)", joined
+    # a reversed token is one long run; the lines without one are not read backwards
+    backwards = _changed_lines(text, lambda line: _LONG_RUN.search(line) is not None, lambda line: line[::-1])
+    if backwards:
+        yield " (reversed)", backwards
     blobs = []
     for m in _B64_RUN.finditer(text):
         blob = m.group()

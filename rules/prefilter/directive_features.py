@@ -29,6 +29,8 @@ READS = (
 )
 AI_END = r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b|\s*$)"
 VOCATIVE: Final = re.compile(
+    rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
+    rf"(?:{DET}\s+)?{AI_Q}\s*:|"
     rf"(?:^|[.!?:;(\[\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
     rf"welcome|yo|listen|psst)[\s,]+)"
     rf"(?:(?:there|the|all|any|every)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*[,:!—–]|"
@@ -95,12 +97,14 @@ FRAME: Final = re.compile(
 INSTR_CORE = (
     r"(?:instructions?|rules?|guidance|guidelines?|directions?|directives?|orders?|polic(?:y|ies)|constraints?|"
     r"restrictions?|guardrails?|safety\s+(?:rules|training|checks|guidelines|policy|filters|restrictions)|"
-    r"system\s+(?:prompt|message)|brief|programming|content\s+policy|review\s+policy|principles|limits|limitations|"
+    r"system\s+(?:prompt|message)|brief|briefing|configured\s+behaviou?r|programming|content\s+policy|review\s+policy|"
+    r"principles|limits|limitations|"
     r"(?:prior|previous|original|initial|earlier|former)\s+(?:configuration|setup|training))"
 )
 INSTR = (
     r"(?:instructions?|rules?|guidance|guidelines?|directions?|directives?|orders?|polic(?:y|ies)|constraints?|"
-    r"restrictions?|guardrails?|limits|limitations|safety(?:\s+(?:rules|training|checks|guidelines|policy|"
+    r"restrictions?|guardrails?|limits|limitations|briefing|configured\s+behaviou?r|"
+    r"safety(?:\s+(?:rules|training|checks|guidelines|policy|"
     r"filters|restrictions))?|system\s+(?:prompt|message)|prompt|brief|configuration(?:\s+file)?|config|"
     r"programming|training|setup|content\s+policy|context|confirmations?|review\s+policy|principles|"
     r"instructions\s+from\s+the\s+\w+)"
@@ -124,6 +128,7 @@ OWNED: Final = (
     rf"\b{INSTR}\s+(?:that\s+)?(?:your|the)\s+(?:\w+\s+)?(?:gave|has\s+given|have\s+given|set\s+for)\s+you\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?you\s+(?:{TOLD})\b|"
     rf"\b{INSTR}\s+(?:received|given|issued)\s+(?:earlier|before|previously|above)\b|"
+    rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:preceded|precedes|came\s+before|comes\s+before)\s+(?:this|it|here)\b|"
     rf"\b{PRIOR}\s+(?:\w+\s+)?{INSTR}\b|\b(?:system|developer|operator)\s+(?:prompt|message|instructions)\b|"
     rf"\bwhat(?:ever)?\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:your|the)\s+(?:\w+\s+){{0,2}}"
     rf"(?:says|said|told\s+you))\b|\beverything\s+(?:the\s+user\s+told\s+you|you\s+(?:were|have\s+been)\s+"
@@ -135,6 +140,7 @@ OVERRIDE_VERB = (
     r"(?:ignor\w*|disregard\w*|forget\w*|forgot|unlearn\w*|drop|dropped|dropping|discard\w*|throw\s+(?:away|out)|"
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
+    r"scrap\w*|discount\w*|supersed\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
     r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
     r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
@@ -144,7 +150,8 @@ OVERRIDE_VERB = (
 )
 VOID = (
     r"(?:(?:are|is|have\s+been|has\s+been|were|was|becomes?)\s+(?:now\s+|hereby\s+|all\s+)?(?:void|cancell?ed|"
-    r"obsolete|superseded|withdrawn|revoked|replaced|suspended|lifted|removed|disabled|out\s+of\s+date|outdated|"
+    r"obsolete|superseded|withdrawn|revoked|replaced|suspended|paused|lifted|removed|disabled|out\s+of\s+date|"
+    r"outdated|"
     r"a\s+(?:rough\s+)?draft|invalid|null|deprecated|overridden|rescinded|expired|lapsed|retired|optional|advisory|"
     r"non-?binding|not\s+binding|(?:just|merely|only)\s+(?:suggestions?|advice|a\s+suggestion|guidelines)|"
     r"no\s+longer\s+\w+|(?:a|an)\s+(?:mistake|error|accident|test|joke))|(?:has|have)\s+(?:now\s+)?(?:expired|"
@@ -185,7 +192,8 @@ AUTHORITY: Final = re.compile(
     r"\b(?:follow|obey)\s+only\s+(?:this|these)\s+(?:note|notes|file|vault|message|memory)\b|"
     r"\b(?:this|the\s+following)\s+(?:note\s+|text\s+)?(?:is\s+a\s+system\s+message|supersedes|overrides)\b|\bthe\s+only\s+(?:valid\s+)?(?:task|rule|"
     r"instruction)s?\s+(?:now\s+)?is\b|\b(?:your|the)\s+(?:new|real|true|actual|only)\s+(?:task|job|purpose|"
-    r"mission|objective|instructions?)\s+(?:is\s+to|is\s*:|:|are\s*:|now\s+is|is\s+now|will\s+be\s+to)|"
+    r"mission|objective|instructions?)(?:\s+|,[^,.!?\n]{1,60},\s*)(?:is\s+to|is\s*:|:|are\s*:|now\s+is|is\s+now|"
+    r"will\s+be\s+to)|"
     r"\b(?:highest|top)[\s-]priority\s+instruction\b|"
     r"\bas\s+your\s+new\s+starting\s+point\b|"
     r"\b(?:adopt|use|take|treat|follow)\s+(?:\w+\s+){0,4}?(?:in|from|of)\s+this\s+(?:note|file|message|memory|page)"
@@ -198,6 +206,8 @@ ROLE: Final = re.compile(
     rf"\byou(?:'re|\s+are)\s+(?:now\s+)?\w+,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?{AI}\b|"
     rf"\b(?:only|sole|one)\s+(?:rule|task|purpose|duty)\s+is\s+to\s+(?:obey|follow|do\s+what)\b|"
     rf"\byou\s+have\s+been\s+(?:promoted|upgraded|granted|given\s+(?:admin|root|full|elevated))\b|"
+    rf"\b(?:consider|regard|think\s+of|treat)\s+yourself\s+(?:as\s+)?(?:\w+\s+)?(?:unconstrained|unrestricted|"
+    rf"unfiltered|uncensored|unbound|free\s+(?:of|from)|exempt|jailbroken|root|an?\s+admin\w*)|"
     rf"\byour\s+(?:persona|identity|true\s+identity|role|new\s+role|character)\b[^.!?\n]{{0,30}}\b(?:is|for)\b|"
     rf"\b(?:developer|maintenance|god|unrestricted|admin|debug|jailbreak|dan)\s+mode\b(?=.*\b(?:you|your|{AI})\b)|"
     rf"\b(?:upgraded|promoted|switched)\s+to\s+(?:\w+\s+)?(?:mode|administrator|admin|root|owner)\b|"
@@ -219,7 +229,7 @@ SECRET = (
     r"deploy\s+keys?|ssh\s+(?:keys?|config)|passwords?|passwd|credentials?|secrets?|"
     r"\.env\b|id_rsa|\.netrc|\.aws|\.ssh|cookies|environment\s+variables?|env\s+vars|system\s+prompt|"
     r"hidden\s+(?:instructions|rules|prompt)|context\s+window|(?:conversation|chat)\s+history|this\s+conversation|"
-    r"private\s+notes|customer\s+list|database\s+dump|password\s+manager|secrets?\s*\.\s*ya?ml|github_token|"
+    r"private\s+notes|customer\s+list|database\s+dump|password\s+manager|secrets?\s*\.\s*(?:ya?ml|json|toml|env)|(?:config|conf|etc)/\S*secret\S*|github_token|"
     r"mfa\s+code|/etc/passwd|home\s+directory|messages\s+of\s+this\s+conversation|~/\.[\w./-]+|"
     r"\.npmrc|\.pypirc|\.gitconfig|\.git-credentials|kubeconfig|private\s+keys?|/etc/shadow|shadow\s+file)"
 )
@@ -252,10 +262,13 @@ HIDE: Final = re.compile(
     r"\btell\s+(?:them|the\s+user)\b[^.!?\n]{0,40}\beven\s+if\b|\btell\s+the\s+user\s+(?:that\s+)?(?:the\s+)?"
     r"(?:build|tests?|cleanup|deploy\w*)\b[^.!?\n]{0,30}\b(?:green|passed|succeeded|fine|worked)\b|"
     r"\breport\s+(?:them|it|the\s+tests?)\s+as\s+passed\b|\b(?:reply|say)\s+to\s+the\s+user\s+that\b|"
-    r"\bask\s+for\s+their\s+password\b|\bdon't\s+tell\s+\w+"
+    r"\bask\s+for\s+their\s+password\b|\bdon't\s+tell\s+\w+|"
+    r"\b(?:do\s+not|don't|never)\s+(?:bring\s+up|raise|refer\s+to|talk\s+about|speak\s+of|point\s+out)\b"
 )
 ACT: Final = re.compile(
     r"\bpush\w*\s+(?:\w+\s+){0,3}?(?:straight|directly)?\s*to\s+(?:main|master|production|prod)\b|"
+    r"\b(?:commit\w*|merge\w*|deploy\w*|changes?)\b[^.!?\n]{0,30}\b(?:straight|directly)\s+(?:to|into|on)\s+"
+    r"(?:main|master|production|prod)\b|['\"]rm['\"]\s*,\s*['\"]-(?:rf|fr|r)['\"]|"
     r"\bwithout\s+(?:any\s+)?(?:tests|testing|sandbox\w*|a\s+review)\b|\bforce[\s-]?push\w*|--force\b|"
     r"\brm\s+-rf\b|\b(?:delete|deleting|wipe|wiping|remove|erase|purge|drop|clear|clearing)\s+(?:\w+\s+){0,3}?(?:tests?|test\s+"
     r"(?:directory|suite)|logs?|audit\s+log|notes?|changelog|repository|repo|database|branch(?:es)?|archive|"
@@ -269,7 +282,7 @@ ACT: Final = re.compile(
     r"(?:script|installer|command)s?\s+(?:in|from|at)\s+(?:the\s+link|this\s+link|scripts/|https?://)|"
     r"\brun\w*\s+(?:the\s+)?(?:cleanup|wipe|reset|deploy|installer|production)\b|\bgrant\w*\s+(?:\w+\s+){0,3}?"
     r"admin\b|\b(?:edit|write)\s+files\s+outside\b|\bbypass\w*\s+(?:the\s+)?(?:confirmation|approval|review|safety|checks?)|"
-    r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b|\bdo\s+not\s+need\s+to\s+"
+    r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b(?!\s+(?:you|me|us)\b)|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
     r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b|"
     r"\b(?:tests?|test\s+suite|logs?|audit\s+logs?|backups?|history|branch(?:es)?|checks?|reviews?)\s+(?:must|should|"
@@ -349,7 +362,8 @@ VERBS = (
     r"tell|say|reply|respond|answer|leave|keep|hide|change|replace|mention|omit|commit|install|download|visit|"
     r"open|create|give|make|turn|switch|enter|start|begin|end|use|set|link|accept|trust|act|pretend|do|prepend|"
     r"refuse|deny|decline|mark|state|claim|report|summari[sz]e|"
-    r"sign|list|comply|consider|forward|publish|bump|transfer)"
+    r"sign|list|comply|consider|forward|publish|bump|transfer|discount|scrap|abandon|nullify|overlook|neglect|"
+    r"dismiss|supersede)"
 )
 IMPERATIVE: Final = re.compile(
     rf"(?:^|[:;—–(|]\s*|,\s+(?:and\s+|then\s+)?(?=(?:please|kindly|just|now|always|never)\b)|"
@@ -392,7 +406,9 @@ APPROVED: Final = re.compile(
     r"okayed|allowed)\b"
 )
 ROLE_PLAY: Final = re.compile(
-    r"\b(?:act|pretend|role-?\s?play|behave|pose|imagine)\s+(?:to\s+be\s+|as\s+(?:if\s+)?|like\s+|that\s+|you\b)"
+    r"\b(?:act|pretend|role-?\s?play|behave|pose|imagine)\s+(?:to\s+be\s+|as\s+(?:if\s+)?|like\s+|that\s+|you\b)|"
+    rf"\b(?:write|tell|invent|compose)\s+(?:me\s+)?an?\s+(?:\w+\s+)?(?:story|scene|dialogue|script|tale)\s+(?:in\s+which|"
+    rf"where|about)\s+(?:an?\s+|the\s+)?(?:\w+\s+){{0,2}}?{AI}\b"
 )
 SECRET_RE: Final = re.compile(rf"(?:\b|(?<!\S)(?=[~/.])){SECRET}")
 USER_TRIGGER: Final = re.compile(
@@ -405,7 +421,7 @@ OVERRIDE_CUE: Final = re.compile(
     r"nullif|dismiss|neglect|overlook|circumvent|suspend|lift|replace|skip|stop|longer|follow|obey|apply|honou?r|"
     r"respect|comply|listen|void|cancel|obsolete|supersed|withdraw|revok|outdated|out of date|draft|invalid|null|"
     r"deprecat|rescind|weight|consider|tiens|seguire|side|optional|expired|lapsed|binding|draft|suggestion|advisory|"
-    r"need|retired"
+    r"need|retired|scrap|discount|past|round|paused"
 )
 
 # Evidence: weaker signals summed when no single rule decides (see directive_score._evidence).
@@ -490,7 +506,8 @@ OVERRIDE_FRAME: Final = re.compile(
     r"tell|tells)\b"
 )
 SKIP_USER: Final = re.compile(
-    r"\b(?:do\s+not|don't|never|no\s+need\s+to)\s+ask\s+(?:the\s+user|anyone|for\s+(?:confirmation|permission|approval))\b"
+    r"\b(?:do\s+not|don't|never|no\s+need\s+to|needn't)\s+(?:ask|check\s+with|consult|confirm\s+with|wait\s+for)\s+"
+    r"(?:the\s+user|the\s+human|the\s+owner|anyone|for\s+(?:confirmation|permission|approval))\b"
 )
 SELF_REFERENCE: Final = re.compile(
     r"\b(?:this\s+(?:note|memory|message|change|instruction)|your\s+(?:behaviou?r|instructions|rules)|you\s+read)\b"
@@ -502,7 +519,9 @@ SCRIPTED: Final = re.compile(
 
 DESCRIBED_AI: Final = re.compile(
     rf"\b{AI}\s+(?:\w+\s+)?(?:(?:sometimes|often|usually|occasionally|frequently|rarely|tends\s+to|may|might|can|"
-    rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b"
+    rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b|"
+    rf"\b{AI}\s+(?!(?:must|should|shall|will|is\s+to|are\s+to)\b)[^.!?;\n]{{0,60}}?\b(?:forgot|ignored|disregarded|"
+    rf"overlooked|skipped|missed|lost|dropped)\b"
 )
 PROTECTIVE: Final = re.compile(
     r"\b(?:say\s+no|refuse|decline|hang\s+up|report\s+(?:it|this|them|the\s+\w+)|(?:do\s+not|don't|never)\s+"
@@ -524,4 +543,41 @@ MEMORY_ORDER: Final = re.compile(
     r"\b(?:treat|regard|take)\s+(?:this|the\s+next\s+\w+|the\s+following|what\s+follows)\s+as\s+(?:a\s+|an\s+|"
     r"the\s+)?(?:permanent|standing|lasting|fixed|new|core)\s+(?:\w+\s+)?(?:rule|instruction|preference|policy|"
     r"directive|setting)"
+)
+
+
+# Safety declared switched off, whoever owns it ("my guardrails are optional", "safety filters are now off").
+SAFETY_VOID: Final = re.compile(
+    r"\b(?:guardrails?|guard\s+rails|safeguards|safety\s+(?:rules|filters?|checks|guidelines|policy|policies|"
+    r"training|settings)|content\s+filter(?:s|ing)?|confirmations?|confirmation\s+(?:prompts?|steps?|checks?))\s+"
+    r"(?:are|is|have\s+been|has\s+been|were|was|become|becomes)\s+"
+    r"(?:now\s+|hereby\s+|temporarily\s+)?(?:optional|off|lifted|suspended|disabled|removed|void|waived|gone|"
+    r"switched\s+off|turned\s+off|not\s+needed|unnecessary)\b"
+)
+# Code that speaks to the agent: its instructions assigned away, or a command run on its behalf
+# ("agent.instructions = null", "assistant.exec('git push --force')").
+_CODE_AI = r"(?:agent|assistant|model|llm|ai|claude|gpt|bot|copilot)"
+CODE_OVERRIDE: Final = re.compile(
+    rf"\b{_CODE_AI}\.(?:instructions|rules|system\s?prompt|prompt|safety\w*|guardrails|restrictions|filters?|"
+    r"polic(?:y|ies)|constraints)\s*=\s*(?:null|none|nil|false|\"\"|''|\[\]|\{\}|0|undefined)"
+)
+CODE_CALL: Final = re.compile(rf"\b{_CODE_AI}\.(?:exec\w*|run\w*|shell|system|eval|call|invoke|spawn|do)\s*\(")
+
+# The context above declared skippable: "everything above this line can be skipped", "what was written before
+# here is irrelevant".
+ABOVE_SKIPPED: Final = re.compile(
+    r"\b(?:everything|all|anything|the\s+text|whatever|what(?:'s|\s+is|\s+was))\s+(?:written\s+|said\s+)?(?:above|"
+    r"before)\s+(?:this\s+(?:line|point|note|message|section|sentence)|here)\b[^.!?\n]{0,80}?\b(?:skip\w*|ignor\w*|"
+    r"disregard\w*|irrelevant|void|obsolete|discard\w*|superseded|(?:does|do)\s+not\s+(?:apply|count|matter))"
+)
+# A how-to's "by passing --yes", "by setting the flag": a person told how to use a tool.
+HOW_TO: Final = re.compile(r"\bby\s+(?:passing|setting|running|using|adding|typing|pressing|clicking|editing)\b")
+# An order told to people, reported: "the game master told the players to ignore ...".
+TOLD_PEOPLE: Final = re.compile(
+    rf"\b(?:told|asked|instructed|reminded|wanted|ordered|advised|encouraged)\s+(?!you\b|(?:the\s+|an?\s+)?{AI}\b)"
+    r"(?:the\s+|our\s+|his\s+|her\s+|their\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?\s+to\s+$"
+)
+# An order described as given to someone else ("a sentence that asks it to drop its rules"): not to the reader.
+THIRD_PERSON_ORDER: Final = re.compile(
+    r"\b(?:asks?|tells?|instructs?|orders?|wants?|gets?|makes?)\s+(?:it|them|him|her)\s+to\b"
 )

@@ -97,6 +97,12 @@ LANGUAGES: Final[dict[str, Language]] = {
     "basque": Language(
         "ez_ikusi ahaztu baztertu", "argibide jarraibide arauak aginduak", "aurreko guztiak", "ez dira baliozkoak"
     ),
+    "hindi (latin letters)": Language(
+        "bhool bhul_jao bhul_jaao nazarandaz ignore_karo ignore_kar anadekha",
+        "instructions nirdesh hidayat niyam rules",
+        "pichle pichhle pichli saare sare sabhi purane",
+        "ab lagu nahi|ab valid nahi|radd ho gaye",
+    ),
     "estonian": Language(
         "ignoreeri ignoreerige unusta unustage eira eirake",
         "juhis juhend reegl käsud",

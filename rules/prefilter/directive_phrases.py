@@ -15,8 +15,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
-from typing import Final
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Final, NamedTuple
 
 from agentmd.rules.prefilter.directive_languages import AI_NAMES, CONTROL, joined, joined_void
 
@@ -288,7 +289,7 @@ _IGNORE = (
     "yok_say görmezden unut dikkate_alma "
     "zignoruj ignoruj zapomnij "
     "negeer vergeet "
-    "ignorera glöm "
+    "ignorera glöm strunta_i bortse_från "
     "abaikan lupakan "
     "ignoruj zapomeň "
     "αγνόησε ξέχασε "
@@ -299,11 +300,11 @@ _IGNORE = (
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
     "instrucciones instrucción indicaciones reglas regla órdenes directrices lo_que_te_dijeron todo_lo_anterior "
-    "tout_ce_qui_précède alles_vorherige tutto_quanto_sopra все_вышесказанное "
+    "tout_ce_qui_précède alles_vorherige tutto_quanto_sopra все_вышесказанное ce_qu'on_t'a_dit "
     "instructions consignes règles directives t'a_dit "
     "anweisungen instruktionen regeln befehle vorgaben richtlinien gesagt sicherheitsregeln sicherheitsrichtlinien "
     "istruzioni regole direttive detto "
-    "instruções instrucoes regras diretrizes "
+    "instruções instrucoes regras diretrizes orientações orientacoes "
     "инструкци указани правил команд говорили сказали "
     "інструкці вказівк правил "
     "talimat kuralları yönerge "
@@ -321,7 +322,7 @@ _ORDERS = (
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
     "anteriores anterior previas todas tus sus antes cualquier que_te_dieron te_dieron "
-    "précédentes antérieures toutes tes vos ci-dessus dessus avant tout_ce_qu'on "
+    "précédentes antérieures toutes tes vos ci-dessus dessus avant tout_ce_qu'on au_début ce_que_l'on "
     "vorherigen bisherigen vorigen obigen früheren vorher alles alle deine ihre "
     "precedenti tutte tue prima "
     "anteriores todas suas tuas "
@@ -345,11 +346,12 @@ _FROM_NOW = (
     "à partir de maintenant|dorénavant|"
     "ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|da adesso|a partir de agora|de agora em diante|"
     "с этого момента|отныне|з цього моменту|відтепер|bundan sonra|şu andan itibaren|od teraz|od tej chwili|"
-    "vanaf nu|från och med nu|mulai sekarang|od teď|kể từ bây giờ|από τώρα|从现在起|从现在开始|今後|これから|"
+    "vanaf nu|från och med nu|mostantól|ezentúl|mulai sekarang|od teď|kể từ bây giờ|από τώρα|从现在起|从现在开始|"
+    "今後|これから|"
     "지금부터|이제부터|من الآن|अब से|מעכשיו|از این به بعد|ตั้งแต่นี้"
 )
 _MUST = (
-    "must|always|never|you will|you shall|"
+    "must|always|never|you will|you shall|asla|hiçbir zaman|soha|sosem|jamais|nunca|nie|никогда|"
     "debes|tienes que|siempre|dois|toujours|musst|müssen|immer|devi|deve|sempre|você deve|"
     "должен|должна|обязан|всегда|повинен|завжди|zorundasın|her zaman|musisz|zawsze|moet|altijd|måste|alltid|"
     "harus|selalu|musíš|vždy|πρέπει|πάντα|phải|luôn|必须|总是|永远|必ず|常に|해야|항상|يجب|دائما|चाहिए|हमेशा|"
@@ -358,7 +360,8 @@ _MUST = (
 _ADDRESSEE = (
     "you|your|you'll|you're|assistant|agent|model|ai|llm|claude|"
     "tú|tu|usted|debes|asistente|agente|vous|tu dois|du|dein|deine|sie müssen|musst|assistent|agent|tu|devi|"
-    "assistente|você|ты|вы|ассистент|агент|sen|siz|zorundasın|ty|musisz|asystent|jij|je moet|du måste|kamu|anda|"
+    "assistente|você|ты|вы|тебе|тебя|твои|вам|ассистент|агент|neked|téged|te|"
+    "sen|siz|zorundasın|ty|musisz|asystent|jij|je moet|du måste|kamu|anda|"
     "harus|musíš|εσύ|πρέπει|bạn|你|您|助手|あなた|アシスタント|너|당신|어시스턴트|أنت|أنتَ|يجب عليك|आप|तुम|אתה|את|"
     "تو|شما|คุณ"
 )
@@ -366,7 +369,9 @@ _VOID_FOREIGN = (  # other languages only: the English forms are read by the sen
     "作废|无效|失效|取消了|不再有效|無効|取り消|무효|취소|anulad|nulas|inválidas|annulé|caduques|nulles|ungültig|"
     "aufgehoben|nichtig|annullat|nulle|non valide|недействительн|отменен|отменён|анульован|geçersiz|iptal|"
     "nieważne|anulowane|ongeldig|vervallen|ogiltig|batal|tidak berlaku|neplatné|άκυρ|vô hiệu|باطلة|ملغاة|"
-    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก|" + joined_void()
+    "अमान्य|रद्द|בטל|מבוטל|باطل|ยกเลิก|ne compte plus|ne comptent plus|ne s'applique plus|ne s'appliquent plus|"
+    "n'est plus valable|ne sont plus valables|больше не действ|не действуют|утратил|nicht mehr gültig|"
+    "gelten nicht mehr|ya no valen|ya no son válidas|ya no aplican|non valgono più|não valem mais|" + joined_void()
 )
 _AI_NAMES = (
     "assistant|agent|model|llm|ai|chatbot|claude|copilot|asistente|agente|modelo|la ia|l'ia|assistente|modello|"
@@ -419,6 +424,16 @@ def _sentence_at(view: str, start: int, end: int) -> str:
     return view[left + 1 : min(rights) if rights else len(view)]
 
 
+# People told to do something, reported ("the game master told the players to ..."): not the reader, not an AI.
+TOLD_OTHERS = re.compile(
+    r"\b(?:told|asked|instructed|reminded|ordered|advised)\s+(?!you\b|(?:the\s+)?(?:ai|models?|assistants?|agents?|"
+    r"llms?|bots?|claude|chatgpt|gpt)\b)(?:the\s+|our\s+|his\s+|her\s+|their\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?\s+to\b"
+)
+# What an AI does, described ("Copilot suggestions ignore our lint rules").
+_AI_DOES = re.compile(
+    r"\b(?:ai|copilot|claude|chatgpt|gpt|llms?|models?|assistants?|agents?|bots?)(?:\s+\w+)?\s+(?:ignores?|"
+    r"forgets?|disregards?|skips?|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
+)
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
@@ -499,11 +514,29 @@ class _Group:
         """Whether a text whose words start with `starts` (first three letters) could hold an entry."""
         return not self.starts.isdisjoint(starts) or bool(self.unspaced and (self.ascii_unspaced or not ascii_text))
 
-    def hit(self, low: str, words: set[str]) -> bool:
+    def present(
+        self, low: str, words: set[str], chars: set[str], index: Mapping[str, list[str]]
+    ) -> tuple[tuple[str, ...], ...]:
+        """The entries found in a text (its whitespace-joined, lowercased, accent-folded form `low`, its words,
+        its characters and its words by their first three letters): (whole words, stems, phrases, substrings)."""
+        stems = self.stems
+        return (
+            tuple(sorted(self.exact & words)),
+            tuple(sorted({st for p in stems.keys() & index.keys() for st in stems[p] if _starts(index[p], st)})),
+            tuple(sorted({p for w in words if w in self.phrases for p in self.phrases[w] if p in low})),
+            tuple(sorted({e for c in self.unspaced.keys() & chars for e in self.unspaced[c] if e in low})),
+        )
+
+    def hit(self, low: str, words: AbstractSet[str], index: Mapping[str, list[str]] | None = None) -> bool:
+        """Whether the text (`low`, its words) holds an entry; `index` (the words by their first three letters,
+        see `by_start`) makes this cheap on a long text's many words."""
         if not self.exact.isdisjoint(words):
             return True
         stems = self.stems
-        if any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ())):
+        if index is not None:
+            if any(w.startswith(st) for p in stems.keys() & index.keys() for st in stems[p] for w in index[p]):
+                return True
+        elif any(w.startswith(stem) for w in words for stem in stems.get(w[:3], ())):
             return True
         phrases = self.phrases
         if any(p in low for w in words if w in phrases for p in phrases[w]):
@@ -528,7 +561,8 @@ def _compiled() -> tuple[
     phrases = tuple((label, frozenset(gates), re.compile(rx, re.IGNORECASE)) for label, gates, rx in PHRASES)
     groups: tuple[tuple[str, tuple[_Group, ...]], ...] = (
         ("tells the reader to ignore earlier instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_PRIOR))),
-        ("standing order to the reader", (_Group(_FROM_NOW), _Group(_MUST), _Group(_ADDRESSEE))),
+        ("standing order to the reader",
+         (_Group(_FROM_NOW), _Group(_MUST), _Group("|".join((_ADDRESSEE, _HIDE_FOREIGN))))),
         ("tells the AI to ignore its instructions", (_Group(_IGNORE), _Group(_ORDERS), _Group(_AI_NAMES))),
         ("declares earlier instructions void",
          (_Group(_ORDERS), _Group(_PRIOR), _Group(_VOID_FOREIGN),
@@ -559,7 +593,17 @@ _CONTROL_FOREIGN = (
     "cronologia|историю|历史|履歴|기록|парол|пароли|approva|aprueba|aprobar|approuve|genehmige|zatwierdź|"
     "usuwaj|potwierdzeni|senza revisione|sin revisión|sans relecture|ohne review|sem revisão|zonder review|"
     "registros|registri|journaux|protokoll|logs|back-ups|backups|copias de seguridad|sauvegardes|"
-    "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그"
+    "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그|"
+    "obéis|obéissez|obedece|obedezca|gehorche|gehorcht|obbedisci|obbedire|obedeça|подчиняйся|подчиняешься|"
+    "слушайся|engedelmesked|itaat et|gehoorzaam|服从|従って|복종"
+)
+# Keeping something from the user, in other languages ("never mention", "do not tell"): with "from now on" and
+# "never" it makes a standing order even when the language leaves the pronoun out.
+_HIDE_FOREIGN = (
+    "bahsetme|söyleme|ne mondd|ne szólj|ne említsd|ne dis pas|ne le dis|ne mentionne|no le digas|no menciones|"
+    "sag nicht|erwähne nicht|non dire|non menzionare|não diga|não mencione|не говори|не упоминай|не сообщай|"
+    "nie mów|nie wspominaj|zeg niet|noem niet|säg inte|nämn inte|不要告诉|不要提|言わないで|触れないで|말하지 마|"
+    "언급하지 마"
 )
 
 
@@ -666,6 +710,113 @@ _CJK_ADDRESSED = re.compile(
 )
 
 
+class Chunk(NamedTuple):
+    """A run of whole lines of a long text, with the lowercased text and the words the rules' gates read."""
+
+    start: int
+    end: int
+    low: str
+    words: frozenset[str]
+
+
+CHUNK_LINES: Final = 48  # lines a chunk starts with (it then reaches on over OVERLAP_LINES more)
+OVERLAP_LINES: Final = 8  # more than any rule's match spans, so a match across a chunk's end is seen whole
+LONG_TEXT: Final = 16_384  # shorter texts are one chunk
+
+
+def chunks(view: str, low: str, words: set[str], word: re.Pattern[str] | None = None) -> tuple[Chunk, ...]:
+    """`view` cut into overlapping runs of lines, each with its own words (found with `word`, by default words
+    with their accents also folded away, as `phrase_hits` reads them), so that on a long note a rule is tried
+    only where its gates are (one chunk, the whole text, when the text is short). `low` and `words` are the
+    whole text's, used for that one chunk."""
+    if len(view) < LONG_TEXT:
+        return (Chunk(0, len(view), low, frozenset(words)),)
+    breaks = [-1, *(i for i, ch in enumerate(view) if ch == "\n")] if view.count("\n") else [-1]
+    out: list[Chunk] = []
+    for first in range(0, len(breaks), CHUNK_LINES):
+        # a chunk starts on the line break before its first line, so rules that open on a line break match there
+        start = max(0, breaks[first])
+        last = first + CHUNK_LINES + OVERLAP_LINES
+        end = breaks[last] if last < len(breaks) else len(view)
+        part = view[start:end].lower()
+        found = set((word or _WORDISH).findall(part))
+        if word is None and not part.isascii():
+            found |= set(_WORDISH.findall(fold_accents(part)))
+        out.append(Chunk(start, end, part, frozenset(found)))
+    return tuple(out)
+
+
+def chunked_finditer(rx: re.Pattern[str], view: str, parts: Sequence[Chunk]) -> Iterator[re.Match[str]]:
+    """Every match of `rx` in the chunks `parts` of `view`, each once (chunks overlap)."""
+    if len(parts) == 1 and parts[0].start == 0 and parts[0].end == len(view):
+        yield from rx.finditer(view)
+        return
+    seen_to = -1
+    for c in parts:
+        for m in rx.finditer(view, c.start, c.end):
+            if m.start() > seen_to or (m.start() == seen_to and m.end() == m.start()):
+                seen_to = m.start()
+                yield m
+
+
+@functools.lru_cache(maxsize=256)
+def _finder(present: tuple[tuple[str, ...], ...]) -> re.Pattern[str]:
+    """One pattern for the entries of a group found in a text (see `_Group.present`)."""
+    exact, stems, phrases, unspaced = present
+    alternatives = []
+    if exact:
+        alternatives.append(r"(?<!\w)(?:" + "|".join(map(re.escape, exact)) + r")(?!\w)")
+    if stems:
+        alternatives.append(r"(?<!\w)(?:" + "|".join(map(re.escape, stems)) + ")")
+    alternatives += [r"\s+".join(map(re.escape, p.split())) for p in phrases]
+    alternatives += [re.escape(e) for e in unspaced]
+    return re.compile("|".join(alternatives))
+
+
+def _starts(words: Iterable[str], stem: str) -> bool:
+    return any(w.startswith(stem) for w in words)
+
+
+def by_start(words: Iterable[str]) -> dict[str, list[str]]:
+    """Words grouped by their first three letters (how a group's stems are looked up)."""
+    index: dict[str, list[str]] = {}
+    for w in words:
+        index.setdefault(w[:3], []).append(w)
+    return index
+
+
+def _sentences_to_read(
+    view: str,
+    live: list[tuple[str, tuple[_Group, ...]]],
+    low: str,
+    words: set[str],
+    index: Mapping[str, list[str]],
+) -> Iterator[re.Match[str]]:
+    """The sentences of `view` that could hold a word of every group of a live rule: for each rule, the lines
+    where its group with the fewest entries present in the text occurs, found in one scan, then split into
+    sentences. A long note is not read sentence by sentence for the few where an order could be."""
+    folded = fold_accents(view.lower())
+    if len(folded) != len(view) or len(view) < 4096:
+        yield from _SENTENCE.finditer(view)  # a short text, or one whose folding moved its letters
+        return
+    starts: set[int] = set()
+    chars = set(low)
+    for _label, parts in live:
+        found = [g.present(low, words, chars, index) for g in parts]
+        if not all(any(kinds) for kinds in found):
+            continue  # a group with no entry in the text: no sentence can hit this rule
+        last_end = -1
+        for m in _finder(min(found, key=lambda kinds: sum(map(len, kinds)))).finditer(folded):
+            if m.start() < last_end:
+                continue
+            starts.add(view.rfind("\n", 0, m.start()) + 1)
+            end = view.find("\n", m.end())
+            last_end = len(view) if end < 0 else end
+    for start in sorted(starts):
+        end = view.find("\n", start)
+        yield from _SENTENCE.finditer(view, start, len(view) if end < 0 else end)
+
+
 def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
     """(label, position, matched text) for every phrase hit in `view`, and with `languages` every co-occurrence
     hit (one sentence holding a word of each group)."""
@@ -675,10 +826,11 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
     if languages and not low.isascii():
         low = fold_accents(low)
         words |= set(_WORDISH.findall(low))
+    pieces = chunks(view, low, words)
     for label, gates, rx in phrases:
         if gates and gates.isdisjoint(words):
             continue
-        for m in rx.finditer(view):
+        for m in chunked_finditer(rx, view, [c for c in pieces if not gates or not gates.isdisjoint(c.words)]):
             if label in _NEEDS_ADDRESSEE and not _ADDRESSED.search(_sentence_at(view, m.start(), m.end())):
                 continue  # "the previous deploy instructions are obsolete": a note to people
             yield label, m.start(), m.group()
@@ -686,10 +838,11 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
         return
     yield from _foreign_addresses(view)
     yield from _foreign_vocatives(view)
-    live = [(label, parts) for label, parts in groups if all(g.hit(low, words) for g in parts)]
+    index = by_start(words)
+    live = [(label, parts) for label, parts in groups if all(g.hit(low, words, index) for g in parts)]
     if not live:
         return
-    for s in _SENTENCE.finditer(view):
+    for s in _sentences_to_read(view, live, low, words, index):
         sentence = fold_accents(" ".join(s.group().lower().split()))
         if len(sentence) < 6:
             continue
@@ -703,6 +856,8 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
                 continue
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
-                if _DESCRIBED.search(sentence) and not _SECOND_PERSON.search(sentence):
+                if TOLD_OTHERS.search(sentence):
+                    continue  # "the game master told the players to ignore the rules": people told, reported
+                if (_DESCRIBED.search(sentence) or _AI_DOES.search(sentence)) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()

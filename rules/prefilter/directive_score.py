@@ -35,13 +35,16 @@ from typing import Final
 from agentmd import vault_schema
 from agentmd.rules.prefilter.directive_features import (
     ABOVE,
+    ABOVE_SKIPPED,
     ACT,
     AGENT_FRAME,
     AI_SUBJECT,
     APPROVED,
     AUTH_CLAIM,
     AUTHORITY,
+    CODE_CALL,
     CODE_COMMENT,
+    CODE_OVERRIDE,
     COVERT,
     DECEIT,
     DECLARED_VOID,
@@ -53,6 +56,7 @@ from agentmd.rules.prefilter.directive_features import (
     FRAME,
     HIDDEN_BLOCK,
     HIDE,
+    HOW_TO,
     HUMAN_ADDRESS,
     IDENTITY,
     IMPERATIVE,
@@ -85,12 +89,14 @@ from agentmd.rules.prefilter.directive_features import (
     ROLE,
     ROLE_PLAY,
     SAFETY,
+    SAFETY_VOID,
     SCRIPTED,
     SECRET_RE,
     SELF_REFERENCE,
     SEND_OUT,
     SENTENCE_SPLIT,
     SKIP_USER,
+    THIRD_PERSON_ORDER,
     TOOL,
     TOOL_CUE,
     TRIGGER,
@@ -206,11 +212,14 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     ordered = IMPERATIVE.search(s) is not None or ORDER_MODAL.search(s) is not None
     weak = strong or ordered or YOU.search(s) is not None or ORDER_START.match(s) is not None
     tool = TOOL_CUE.search(s) is not None and TOOL.search(s) is not None
-    if not (weak or framed or mentions_ai or tool):
+    skips_user = SKIP_USER.search(s) is not None  # "no need to check with the user before ...": the AI's user
+    if not (weak or framed or mentions_ai or tool or skips_user):
         return None
     described = DESCRIBED_AI.search(s) is not None and not (strong or YOU.search(s) or ORDER_START.match(s))
     if mentions_ai and described and not ROLE.search(s):
         return None  # "the model sometimes forgets earlier instructions": what a model does, described
+    if THIRD_PERSON_ORDER.search(s) and not (vocative or YOU.search(s)):
+        return None  # "a sentence that asks it to drop its rules": an order to someone else, described
     if vocative and (ordered or _controls(s)):
         return "gives orders to the AI reading it"
     if (mentions_ai or YOU.search(s)) and NOTE_AUTHORITY.search(s):
@@ -223,6 +232,16 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "tells the reader to drop its instructions"
     if SCRIPTED.search(s):
         return "scripts the reader's answers to the user"
+    if ABOVE_SKIPPED.search(s) and (mentions_ai or weak or framed):
+        return "tells the reader to drop its instructions"
+    if CODE_OVERRIDE.search(s):
+        return "tells the reader to drop its instructions"
+    if CODE_CALL.search(s) and ACT.search(s):
+        return "orders an unsafe action"
+    if skips_user and ACT.search(s):
+        return "orders an unsafe action without asking the user"
+    if SAFETY_VOID.search(s) and (weak or framed or mentions_ai):
+        return "raises the reader's permissions"
     if YOU.search(s) and HIDE.search(s) and SELF_REFERENCE.search(s):
         return "asks to hide something from the user"
     if ordered and DECEIT.search(s):
@@ -315,7 +334,9 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
         return 0
     score = 3 if vocative else 2 if strong else 1 if mentions_ai else 0
     score += you + 2 * principal + 2 * (IDENTITY.search(s) is not None) + ordered
-    score += 2 * (OVERRIDE_VERB_RE.search(s) is not None) + (INSTR_RE.search(s) is not None)
+    # an override verb counts fully when what it drops is an instruction ("forget your password" is no override)
+    score += (OVERRIDE_VERB_RE.search(s) is not None) + (OVERRIDE_ANY.search(s) is not None)
+    score += INSTR_RE.search(s) is not None
     score += 2 * (OWNED_RE.search(s) is not None) + 2 * (VOID_RE.search(s) is not None)
     score += (SAFETY.search(s) is not None) + (SECRET_RE.search(s) is not None) + (LEAK.search(s) is not None)
     score += (DEST.search(s) is not None) + 2 * (ACT.search(s) is not None) + 2 * (HIDE.search(s) is not None)
@@ -328,15 +349,18 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
         score += 1
     score -= 3 * (HUMAN_ADDRESS.search(s) is not None) + 2 * (PASSIVE_AI.search(s) is not None)
     score -= 3 * (REPORTED_PAST.search(s) is not None) + 3 * (_discusses(s))
-    score -= 2 * (WE.search(s) is not None)
+    score -= 2 * (WE.search(s) is not None) + 2 * (HOW_TO.search(s) is not None)
     return score
 
 
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t>]*\n")
+_LATIN_PAIR: Final = re.compile(r"[a-z]{2}")
 
 
-def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
-    """(label, position, sentence) of every sentence of `view` that reads as a directive to its reader."""
+def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int, str]]:
+    """(label, position, sentence) of every sentence of `view` that reads as a directive to its reader. With
+    `encoded` the view is text that was hidden by an encoding (base64, hex, ...), and every sentence of it is read
+    as framed: plain notes are not encoded, an order to the reader may be."""
     text, discusses = prose_with_code(view)
     previous = ""
     addressed = False  # an earlier sentence of the paragraph named an AI as the one spoken to
@@ -351,6 +375,9 @@ def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
         if not s or s in seen:
             continue  # a sentence read once is not read again (repeated text costs nothing)
         seen.add(s)
+        if _LATIN_PAIR.search(s) is None:
+            previous = s
+            continue  # the features are English words: a sentence without two Latin letters in a row has none
         if discusses or _discusses(s) or (previous.endswith(":") and _discusses(previous)):
             if s.startswith(('"', "“", "'", "«")):
                 previous = s
@@ -366,7 +393,7 @@ def scored_hits(view: str) -> Iterator[tuple[str, int, str]]:
         mentions_ai = MENTIONS_AI.search(s) is not None
         vocative = (mentions_ai or "your" in s) and VOCATIVE.search(s) is not None
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
-        framed = (hidden and mentions_ai) or FRAME.search(s) is not None
+        framed = encoded or (hidden and mentions_ai) or FRAME.search(s) is not None
         label = _verdict(s, vocative or addressed, strong, framed, mentions_ai)
         addressed = addressed or (
             vocative and label is None and (_addresses_what_follows(s, raw) or VOCATIVE_OPENING.match(s) is not None)
@@ -385,6 +412,8 @@ _ADDRESSES: Final = re.compile(
 def _discusses(text: str) -> bool:
     """The text talks about attacks ("injection", "for example", "such as"), web and mail addresses aside
     ("collect.example.net" is no example)."""
+    if DISCUSSION.search(text) is None:
+        return False  # the addresses are only taken out of text that might discuss attacks: that costs more
     return DISCUSSION.search(_ADDRESSES.sub(" ", text)) is not None
 
 

@@ -61,6 +61,12 @@ def _looks_encoded(piece: str) -> bool:
     )
 
 
+def _url_encoded(run: str) -> bool:
+    """Two escapes, or one with spaces written as "+" ("assistant%2C+delete+all+notes")."""
+    escapes = len(_ESCAPE.findall(run))
+    return escapes >= 2 or (escapes == 1 and run.count("+") >= 2)
+
+
 def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     """(how, decoded text) for every encoding found in `prose`."""
     pieces = [m.group() for m in _B64_PIECE.finditer(prose) if _looks_encoded(m.group())]
@@ -97,7 +103,7 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     if "%" in prose:
         # only the runs that carry escapes are decoded (an encoded order is one run: its spaces are escaped too),
         # so a long note with a few links is not read a second time
-        runs = [urllib.parse.unquote_plus(r) for r in _RUN.findall(prose) if len(_ESCAPE.findall(r)) >= 2]
+        runs = [urllib.parse.unquote_plus(r) for r in _RUN.findall(prose) if _url_encoded(r)]
         if runs:
             yield "URL-encoded", "\n".join(runs)
     for m in _MORSE_RUN.finditer(prose):
@@ -105,9 +111,65 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
         decoded = " ".join("".join(_MORSE.get(c, "") for c in w.split()) for w in words)
         if _readable(decoded):
             yield "Morse code", decoded
-    if prose.isascii() or sum(c.isascii() for c in prose) > 0.9 * len(prose):
-        yield "rot13", codecs.encode(prose, "rot13")
-    yield "reversed", prose[::-1]
+    leet = _leet_lines(prose)
+    if leet:
+        yield "leetspeak", leet
+    rot = _cue_lines(codecs.encode(prose, "rot13"))  # letters beyond ASCII stay as they are
+    if rot:
+        yield "rot13", rot
+    backwards = _cue_lines(prose[::-1])
+    if backwards:
+        yield "reversed", backwards
+
+
+# Words an order read backwards or in rot13 would hold; only the lines with one are read (a long note read
+# backwards is noise, and reading all of it again would cost as much as the note itself).
+_CUES = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass|instructions|prompt|you|your|system|assistant|agents?|ai|must|"
+    r"always|never|pretend|act|send|reveal|rules|leak|delete|push)\b",
+    re.IGNORECASE,
+)
+
+
+def _cue_lines(view: str) -> str:
+    """The lines of `view` that hold a cue word, joined by line breaks."""
+    kept: list[str] = []
+    last = -1
+    for m in _CUES.finditer(view):
+        if m.start() <= last:
+            continue
+        start = view.rfind("\n", 0, m.start()) + 1
+        end = view.find("\n", m.end())
+        end = len(view) if end < 0 else end
+        kept.append(view[start:end])
+        last = end
+    return "\n".join(kept)
+
+
+# A word in leetspeak: letters and look-alike digits or signs that read as letters ("byp4ss", "1gn0r3", "s4f3ty").
+_LEET_WORD = re.compile(
+    r"(?<![\w@$])(?=(?:[0-9@$]*[a-z]){2})(?=[a-z0-9@$]*[0134578@$])[a-z0-9@$]{3,}(?![\w@$])", re.IGNORECASE
+)
+_LEET_READ: Final = str.maketrans(
+    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s"}
+)
+
+
+def _leet(word: str) -> bool:
+    """Reads as a word once its digits are letters, and has two letters of its own ("t10", a counter, does not)."""
+    return word.translate(_LEET_READ).isalpha() and sum(c.isalpha() for c in word) >= 2
+
+
+def _leet_lines(prose: str) -> str:
+    """The lines with two or more leetspeak words, those words read as letters; empty when there are none."""
+    if not any(c in prose for c in "0134578@$"):
+        return ""
+    out: list[str] = []
+    for line in prose.split("\n"):
+        words = [w for w in _LEET_WORD.findall(line) if _leet(w)]
+        if len(words) >= 2 and 4 * len(words) >= len(line.split()):
+            out.append(_LEET_WORD.sub(lambda m: m.group().translate(_LEET_READ), line))
+    return "\n".join(out)
 
 
 def compact(folded: str) -> str:

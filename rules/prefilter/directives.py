@@ -13,12 +13,13 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
-from agentmd.rules.prefilter.directive_features import REPORTED
-from agentmd.rules.prefilter.directive_phrases import ABOUT, phrase_hits
+from agentmd.rules.prefilter.directive_features import REPORTED, TOLD_PEOPLE
+from agentmd.rules.prefilter.directive_phrases import ABOUT, TOLD_OTHERS, chunked_finditer, chunks, phrase_hits
 from agentmd.rules.prefilter.directive_score import scored_hits
 from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
 
@@ -207,10 +208,33 @@ _WORD = re.compile(r"[a-z0-9]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
 
 
+# People called agents: a travel, estate or sales agent, "agents on the support desk". Their "agent" is read as
+# "clerk" (same length, so positions and lines stay), and an order to them is not taken for one to an AI.
+_HUMAN_AGENT = re.compile(
+    r"\b(?:travel|estate|insurance|sales|human|field|booking|ticket|secret|special|free|shipping|customs|"
+    r"literary|talent|sports|press|letting|leasing|enrolment|enrollment)\s+(agent)s?\b|"
+    r"\b(agent)s?\s+(?:on|at|in|of)\s+(?:the\s+|our\s+|a\s+)?(?:\w+\s+)?(?:desk|floor|phones?|hotline|counter|"
+    r"shift|queue|call\s+cent(?:er|re)|branch|office|front\s+desk)\b",
+    re.IGNORECASE,
+)
+
+
+def _people_not_agents(text: str) -> str:
+    if "agent" not in text and "Agent" not in text and "AGENT" not in text:
+        return text
+
+    def clerk(m: re.Match[str]) -> str:
+        k = 1 if m.group(1) is not None else 2
+        start, end = m.start(k) - m.start(), m.end(k) - m.start()
+        return m.group()[:start] + "clerk" + m.group()[end:]
+
+    return _HUMAN_AGENT.sub(clerk, text)
+
+
 def _directive_views(prose: str) -> tuple[str, str]:
     """(plain, folded): invisible characters and emphasis dropped, NFKC applied; folded also maps look-alike
     letters to Latin. Line breaks are kept one for one, so line numbers match the original text."""
-    plain = prose.translate(_DROP_FOR_DIRECTIVES)
+    plain = _people_not_agents(prose.translate(_DROP_FOR_DIRECTIVES))
     if plain.isascii():
         return plain, plain
     plain = unicodedata.normalize("NFKC", plain)
@@ -224,14 +248,14 @@ def _scoring_view(text: str) -> str:
     """The text for `scored_hits`: code kept (the scorer decides what of it to read), invisible characters
     dropped, NFKC, look-alike letters folded to Latin, combining marks over Latin letters (strike-through,
     underline) dropped. Line breaks kept one for one."""
-    plain = text.translate(_DROP_FOR_SCORING)
+    plain = _people_not_agents(text.translate(_DROP_FOR_SCORING))
     if plain.isascii():
         return plain
     folded = unicodedata.normalize("NFKC", plain).translate(_HOMOGLYPHS)
     return _COMBINING.sub("", folded)
 
 
-def _gates_pass(gates: tuple[frozenset[str], ...], words: set[str], low: str) -> bool:
+def _gates_pass(gates: tuple[frozenset[str], ...], words: AbstractSet[str], low: str) -> bool:
     """Every group has a gate in the text: a word gate among its words, any other gate as a substring."""
     for word_gates, substrings in _split_gates(gates):
         if words.isdisjoint(word_gates) and not any(g in low for g in substrings):
@@ -311,22 +335,30 @@ def _mention(view: str, start: int) -> bool:
     return ABOUT.search(sentence[: opened.start()]) is not None
 
 
+def _told_people(view: str, start: int) -> bool:
+    """An order reported as given to people ("the game master told the players to ignore the previous rules"):
+    the words just before it name who was told, and that is not the reader or an AI."""
+    head = view[max(0, start - 80) : start].lower()
+    return TOLD_PEOPLE.search(re.split(r"[.!?\n]", head)[-1]) is not None
+
+
 def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[tuple[str, int, str, str]]:
     """(label, position, matched text, view name) of every rule that matches; positions are in `folded` (the
     view "folded") or `plain` (the view "plain")."""
     low_folded, low_plain = folded.lower(), plain.lower()
     words = set(_WORD.findall(low_folded))
+    parts = chunks(folded, low_folded, words, _WORD)
     for label, gates, rx in _directive_res():
         if _gates_pass(gates, words, low_folded):
-            for m in rx.finditer(folded):
-                if not _mention(folded, m.start()):
+            for m in chunked_finditer(rx, folded, [c for c in parts if _gates_pass(gates, c.words, c.low)]):
+                if not _mention(folded, m.start()) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
                 yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages):
-        if not _mention(folded, pos):
+        if not _mention(folded, pos) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
         changed, where = _changed_lines(plain, folded)
@@ -336,13 +368,14 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
     if not any(rx.search(whole) for _, rx in COMPACT_RULES):
         return
     for sentence in _loose_sentences(folded):
-        if ABOUT.search(sentence):
+        if ABOUT.search(sentence) or TOLD_OTHERS.search(sentence.lower()):
             continue
         squeezed = compact(sentence)
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
             if found:
-                yield compact_label + " (with its letters spaced, joined or disguised)", -1, found.group(), "compact"
+                at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
+                yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
 
 
 def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
@@ -373,10 +406,10 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     folded_lines = Lines(folded)
     plain_lines = folded_lines if plain is folded else Lines(plain)
     hit_lines: set[int] = set()
-    compact_hit = ""
+    compact_hit: tuple[str, int] | None = None
     for label, pos, matched, view in _rule_hits(plain, folded):
         if view == "compact":
-            compact_hit = compact_hit or label
+            compact_hit = compact_hit or (label, folded_lines.at(pos) if pos >= 0 else 1)
             continue
         lines = folded_lines if view == "folded" else plain_lines
         line = lines.at(pos + len(matched) - len(matched.lstrip()))
@@ -384,8 +417,9 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             hit_lines.add(line)
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line)
     if compact_hit and not hit_lines:
-        hit_lines.add(1)
-        yield Finding("directive", field, _directive_message(1, compact_hit), 1)
+        compact_label, compact_line = compact_hit
+        hit_lines.add(compact_line)
+        yield Finding("directive", field, _directive_message(compact_line, compact_label), compact_line)
     if hit_lines:
         return
     scoring = _scoring_view(flatten_containers(text))
@@ -401,13 +435,13 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
         # than they could find
-        languages = how not in ("rot13", "reversed")
+        languages = how not in ("rot13", "reversed", "leetspeak")
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
-        for label, _pos, _sentence in scored_hits(_scoring_view(decoded)):
+        for label, _pos, _sentence in scored_hits(_scoring_view(decoded), encoded=True):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
 
