@@ -70,6 +70,7 @@ from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import resolve
 from agentmd.rules import Contract, default_contract
+from agentmd.vault_schema import scripts
 
 BARS = {"hybrid_p50_ms": 20.0, "hybrid_p99_ms": 60.0, "lexical_question_p50_ms": 5.0}
 SLICE = 8  # chunks per embedding call, as the daemon's background worker embeds them
@@ -106,11 +107,12 @@ def queries(vault: Path, n: int, seed: int = 5) -> dict[str, list[str]]:
 
 def fill_vectors(settings_cache: Path, vault: Path, catalog_hashes: dict[str, str], real: bool) -> dict[str, float]:
     store = VectorStore(settings_cache, MODEL_ID)
+    model = shared_embedder()
+    keep, chunks = scripts.chunk_rule(model)  # the chunks the daemon gives its model, so it cuts none again
     t0 = time.perf_counter()
-    refresh(store, vault, catalog_hashes)
+    refresh(store, vault, catalog_hashes, keep=keep, chunks=chunks)
     chunking_s = time.perf_counter() - t0
     total = store.coverage().total
-    model = shared_embedder()
     sample = store.pending_texts(256)  # the texts the daemon would embed first
     for path in sorted(catalog_hashes) if not sample else ():  # a kept vault embedded before: its first notes
         got = note_chunks(vault, path)
