@@ -177,3 +177,22 @@ def test_after_a_commit_cycle_only_the_git_section_is_computed_again(tmp_path: P
     assert calm["red"] == [] and calm["color"] == "green"
     again = with_git(calm, vault, failing, now)
     assert again["red"] == stalled["red"] and again["color"] == "red"  # red again on the next cycle that fails
+
+
+def test_after_a_commit_cycle_a_probe_run_by_another_process_shows(tmp_path: Path) -> None:
+    """`agentmd probe` and `agentmd jobs run` write their results from their own processes; the status after
+    the next commit cycle carries them without waiting for the health pass."""
+    import json
+
+    from agentmd.engine.daemon.status import git_section, probe_section, with_git
+
+    vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
+    state = tmp_path / "state"
+    state.mkdir()
+    now = dt.datetime.now(dt.UTC)
+    git = git_section(vault, {"commit_failures": 0}, now)
+    status = {"git": git, "probe": probe_section(state, now), "red": [], "yellow": [], "color": "green"}
+    (state / "probe.json").write_text(json.dumps({"ok": False, "error": "search-miss", "at": now.isoformat()}))
+    after = with_git(status, vault, {"commit_failures": 0}, now, state_dir=state)
+    assert after["color"] == "red" and after["red"][0].startswith("probe-failed: search-miss")
+    assert with_git(status, vault, {"commit_failures": 0}, now)["color"] == "green"  # without it, as it was

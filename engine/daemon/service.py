@@ -641,7 +641,10 @@ class Daemon(Upkeep):
             self._refresh_status()
             return
         try:
-            status = with_git(cached, self.settings.vault, self.committer.state.to_dict())
+            status = with_git(
+                cached, self.settings.vault, self.committer.state.to_dict(), state_dir=self.settings.state_dir,
+                settings=self.settings,
+            )
         except Exception:
             log.exception("the status's git section could not be computed")
             return

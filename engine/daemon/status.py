@@ -182,18 +182,32 @@ def _git_yellow(git: dict[str, Any]) -> list[str]:
 
 
 def with_git(
-    status: dict[str, Any], vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime | None = None
+    status: dict[str, Any],
+    vault: Path,
+    commit_state: dict[str, Any] | None,
+    now: dt.datetime | None = None,
+    state_dir: Path | None = None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """The status with only its git section computed again (after a commit cycle), its red and yellow lines
-    replaced by the new section's and the color following; every other part is as the last full status left
-    it. A commit cycle changes nothing else, and the health pass recomputes everything each time it runs."""
+    """The status with only its git section computed again (after a commit cycle), and with `state_dir` and
+    `settings` also the probe's and the jobs' (other processes write those: `agentmd probe`, `agentmd jobs
+    run`), their red and yellow lines replaced by the new sections' and the color following; every other part
+    is as the last full status left it. The health pass recomputes everything each time it runs."""
     if not status.get("git"):
         return status
+    now = now or dt.datetime.now(dt.UTC)
     old = status["git"]
-    git = git_section(vault, commit_state, now or dt.datetime.now(dt.UTC))
+    git = git_section(vault, commit_state, now)
     out = dict(status)
     out["git"] = git
-    out["red"] = [r for r in status.get("red", []) if r not in old.get("red", [])] + git["red"]
+    fresh = {"git": git}
+    if state_dir is not None and "probe" in status:
+        fresh["probe"] = out["probe"] = probe_section(state_dir, now)
+    if settings is not None and "jobs" in status:
+        fresh["jobs"] = out["jobs"] = jobs_status(settings)
+    gone = {r for name in fresh for r in (status.get(name) or {}).get("red", [])}
+    kept = [r for r in status.get("red", []) if r not in gone]
+    out["red"] = kept + [r for part in fresh.values() for r in part.get("red", [])]
     stale = _git_yellow(old)
     out["yellow"] = [y for y in status.get("yellow", []) if y not in stale] + _git_yellow(git)
     out["color"] = "red" if out["red"] else ("yellow" if out["yellow"] else "green")
