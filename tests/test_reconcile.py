@@ -226,3 +226,22 @@ def test_catalog_rows_and_per_document_tables_follow_notes(vault: Vault, cache_d
         assert store.catalog.get("t.md") is None
         counts = store.catalog.table_counts()
         assert {"notes", "tags", "aliases"} <= set(counts) and set(counts.values()) == {0}, counts
+
+
+def test_a_pass_leaves_the_garbage_collector_as_it_found_it(vault: Vault, cache_dir: Path) -> None:
+    """The walk holds the cyclic collector off while it runs (its tuples make no cycles); afterwards it runs
+    again, and a collector the caller turned off stays off."""
+    import gc
+
+    vault.note("notes/a.md", "alpha", title="A")
+    with Store(cache_dir) as store:
+        assert gc.isenabled()
+        assert reconcile(vault.root, store).added == 1
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            vault.note("notes/b.md", "beta", title="B")
+            assert reconcile(vault.root, store).added == 1
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
