@@ -196,3 +196,12 @@ def test_after_a_commit_cycle_a_probe_run_by_another_process_shows(tmp_path: Pat
     after = with_git(status, vault, {"commit_failures": 0}, now, state_dir=state)
     assert after["color"] == "red" and after["red"][0].startswith("probe-failed: search-miss")
     assert with_git(status, vault, {"commit_failures": 0}, now)["color"] == "green"  # without it, as it was
+
+
+def test_the_health_pass_keeps_the_full_status_to_a_small_share_of_the_time() -> None:
+    from agentmd.engine.daemon.upkeep import STATUS_SHARE, status_due
+
+    assert status_due(100.0, None, 0.0)  # no status yet
+    assert status_due(100.0, 99.0, 0.05)  # a cheap status: every health pass
+    assert not status_due(100.0, 95.0, 1.8)  # 1.8 s of work (100,000 notes): not again for 18 s
+    assert status_due(100.0, 100.0 - 1.8 / STATUS_SHARE, 1.8)

@@ -611,6 +611,7 @@ class Daemon(Upkeep):
     def _refresh_status(self, first_pass_done: bool = False) -> None:
         if self.store is None or (self._stale and not first_pass_done):
             return
+        began = self.clock()
         try:
             status = compute_status(
                 self.settings,
@@ -629,6 +630,7 @@ class Daemon(Upkeep):
         with self._status_lock:
             self._status = status
             self._status_at = self.clock()
+            self._status_cost = self._status_at - began
 
     def _refresh_git_status(self) -> None:
         """After a commit cycle: the status's git section again, the rest as the last full status left it

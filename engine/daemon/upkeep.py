@@ -29,6 +29,17 @@ FALLBACK_RECONCILE = 30.0  # the periodic pass while part of the vault is not wa
 WATCH_RETRY = 60.0
 
 
+# The full status may take at most this share of the daemon's time when the health pass recomputes it.
+STATUS_SHARE = 0.1
+
+
+def status_due(now: float, last_at: float | None, last_cost: float) -> bool:
+    """Whether the health pass computes the full status again: always when there is none yet, otherwise once
+    the time since the last one is at least its cost over STATUS_SHARE (a status that took 0.1 s may be
+    computed again after 1 s, one that took 2 s after 20 s)."""
+    return last_at is None or now - last_at >= last_cost / STATUS_SHARE
+
+
 class Upkeep:
     settings: Settings
     store: Store | None
@@ -161,5 +172,9 @@ class Upkeep:
             dead_threads=tuple(t.name for t in self._threads if not t.is_alive()) if not self._stop.is_set() else (),
         )
         self._live = live
-        self._refresh_status()
+        # the live checks reach every status answer at once (`status()` merges them); the full status, which
+        # reads every note's review state (about 1.8 s of CPU at 100,000 notes), is computed again only as
+        # often as keeps it to a small share of the daemon's time
+        if status_due(self.clock(), getattr(self, "_status_at", None), getattr(self, "_status_cost", 0.0)):
+            self._refresh_status()
         return live
