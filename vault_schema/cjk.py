@@ -39,6 +39,11 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+def scripts(text: str) -> list[str]:
+    """`text` cut where it passes between CJK and other characters (`在Linux上` -> `在`, `Linux`, `上`)."""
+    return _PIECES.findall(text)
+
+
 def words(text: str) -> list[str]:
     """`text` as words: its runs of other characters as they are, each CJK run as its character pairs (a run
     of one character as that character), cut at particles first, question-word pairs left out."""

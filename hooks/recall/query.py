@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.search.recall import PROJECTS_SPACE, Walls
+from agentmd.vault_schema import cjk
 from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS, VAULT_CONTRACT
 
 MAX_QUERY_WORDS = 12
@@ -24,6 +25,24 @@ _TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
 _SPLIT = re.compile(r"[^\w'.\-]+")
 _HEXISH = re.compile(r"^(?:0x)?[0-9a-f]{10,}$")
 _EDGE = "'.-_"
+MAX_WORD_CHARS = 40  # a longer word is a hash, a blob or a run-together identifier, not something a note says
+# Chinese and Japanese put no spaces between words, so a clause arrives as one long token: it is read in
+# slices of this many characters (each slice counts as one of the query's words) rather than dropped.
+CJK_SLICE = 16
+
+
+def _pieces(word: str) -> list[str]:
+    """A token as the query reads it: a long one holding CJK text cut where the script changes, its CJK runs in
+    slices of CJK_SLICE characters; anything else whole."""
+    if len(word) <= MAX_WORD_CHARS or not cjk.has_cjk(word):
+        return [word]
+    out: list[str] = []
+    for run in cjk.scripts(word):
+        if cjk.has_cjk(run):
+            out.extend(run[i : i + CJK_SLICE] for i in range(0, len(run), CJK_SLICE))
+        else:
+            out.append(run)
+    return out
 
 
 def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
@@ -37,11 +56,10 @@ def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
     for token in text.split():
         if "/" in token or "\\" in token or "@" in token:  # paths, e-mail addresses, slash commands
             continue
-        for word in _SPLIT.split(token):
-            word = word.strip(_EDGE)
+        for word in (piece for part in _SPLIT.split(token) for piece in _pieces(part.strip(_EDGE))):
             lower = word.lower()
             bare = "".join(ch for ch in lower if ch.isalnum())
-            if len(bare) < 2 or len(word) > 40 or _HEXISH.match(lower):
+            if len(bare) < 2 or len(word) > MAX_WORD_CHARS or _HEXISH.match(lower):
                 continue
             if bare in STOP_WORDS or lower in STOP_WORDS or lower in PROMPT_FILLER or bare in PROMPT_FILLER:
                 continue

@@ -33,6 +33,16 @@ def test_sanitize_query_caps_meaningful_words() -> None:
     assert len(sanitize_query(" ".join(words), max_words=5).split()) == 5
 
 
+def test_a_long_chinese_clause_is_read_in_slices_not_dropped() -> None:
+    clause = "我想知道怎么在Linux系统上安装中文输入法并且把它设置成默认的输入法应该修改哪些配置文件才行"
+    assert len(clause) > 40  # one token: no spaces, no punctuation
+    query = sanitize_query(clause)
+    assert "".join(query.split()) == clause
+    assert all(len(word) <= 16 for word in query.split())
+    assert "Linux" in query.split()  # the Latin word inside the clause stays whole
+    assert sanitize_query("a" * 41 + " vacuum") == "vacuum"  # a long Latin token is still a blob
+
+
 def test_bind_project_rule(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     (vault / "projects" / "ledgerline").mkdir(parents=True)
