@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
 import pytest
 
-from agentmd.vault_schema import clean_for_embedding, embedding_chunks, token_windows
+from agentmd.engine.index.vectors import FIRST_CUT, VectorStore, note_chunks, refresh
+from agentmd.vault_schema import clean_for_embedding, embedding_chunks, scripts, token_windows
+from agentmd.vault_schema.chunks import SUMMARY_TOKENS
 
 
 def test_short_text_is_one_window_with_original_spacing() -> None:
@@ -52,3 +58,64 @@ def test_long_sections_are_windowed_under_the_same_heading() -> None:
 def test_a_note_with_only_a_title_still_has_one_chunk() -> None:
     assert [c.text for c in embedding_chunks("", "Lonely title")] == ["Lonely title"]
     assert embedding_chunks("", "") == []
+
+
+def test_a_notes_description_is_embedded_as_a_chunk_of_its_own() -> None:
+    body = "> **{{fm.title}}** merges the active note into another.\n\n## Summary\n\n{{ fm.desc }}\n"
+    fm = {"title": "Merge Note", "desc": "Merge a note into another and update all backlinks", "n": True}
+    chunks = embedding_chunks(body, "Merge Note", frontmatter=fm)
+    assert chunks[0].heading_path == ()
+    assert chunks[0].text == "Merge Note\nMerge a note into another and update all backlinks"
+    assert "**Merge Note** merges" in chunks[1].text  # Dendron's variables read as their values
+    assert chunks[2].text.endswith("Merge a note into another and update all backlinks")
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert embedding_chunks(body, "Merge Note")[0].text.startswith("Merge Note\n> **{{fm.title}}**")  # no frontmatter
+    assert embedding_chunks("text", "T", frontmatter={"description": ["not", "text"]})[0].text == "T\ntext"
+    long = " ".join(f"w{i}" for i in range(500))
+    assert len(embedding_chunks("x", "T", frontmatter={"summary": long})[0].text.split()) == 1 + SUMMARY_TOKENS
+
+
+def test_a_store_cut_the_older_way_is_cut_again_once(tmp_path: Path) -> None:
+    """A store saved before its notes' descriptions were embedded gains their summary chunks at the next
+    refresh, keeps the vectors of the chunks whose text is unchanged, and is not cut again after that."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("---\ntitle: A\ndesc: what a is for\n---\nbody of a\n", encoding="utf-8")
+    (vault / "b.md").write_text("---\ntitle: B\n---\nbody of b\n", encoding="utf-8")
+    current = {"a.md": "ha", "b.md": "hb"}
+    cache = tmp_path / "cache"
+    old = VectorStore(cache, _Counting.model_id, 4)
+    for path in current:  # as the first cut left it: no summary chunk
+        got = note_chunks(vault, path)
+        assert got is not None
+        old.set_note(path, current[path], [c for c in got[1] if "what a is for" not in c.text])
+    old.chunks = FIRST_CUT
+    model = _Counting()
+    old.embed_pending(model, 100)
+    old.save()
+    assert model.seen == 2
+    again = VectorStore(cache, _Counting.model_id, 4)
+    assert again.chunks == FIRST_CUT
+    assert refresh(again, vault, current, chunks=scripts.ALL_CHUNKS) == (2, 0)
+    again.embed_pending(model, 100)
+    assert model.seen == 3  # only the new summary chunk was embedded
+    again.save()
+    reopened = VectorStore(cache, _Counting.model_id, 4)
+    assert reopened.chunks == scripts.ALL_CHUNKS and reopened.coverage().done == 3
+    assert refresh(reopened, vault, current, chunks=scripts.ALL_CHUNKS) == (0, 0)
+
+
+class _Counting:
+    """An embedder that counts the texts it is given and returns fixed unit vectors."""
+
+    model_id = "counting"
+    dim = 4
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen += len(texts)
+        out = np.zeros((len(texts), 4), dtype=np.float32)
+        out[:, 0] = 1.0
+        return out

@@ -116,7 +116,7 @@ def test_chunks_mostly_in_cjk_are_not_given_to_an_embedder_that_does_not_read_th
     hashes = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
     every = VectorStore(tmp_path / "every", "reads-all", 4)
     keep, chunks = scripts.chunk_rule(_ReadsAll())
-    assert keep is None and chunks == "all"
+    assert keep is None and chunks == scripts.ALL_CHUNKS
     refresh(every, vault, hashes, keep=keep, chunks=chunks)
     some = VectorStore(tmp_path / "some", _EnglishOnly.model_id, 4)
     keep, chunks = scripts.chunk_rule(_EnglishOnly())
@@ -195,7 +195,7 @@ def test_a_store_cut_before_the_rule_is_cut_again_once_keeping_its_vectors(chine
     old.save()
     before = old.coverage()
     store_again = VectorStore(tmp_path, _EnglishOnly.model_id, 4)
-    assert store_again.chunks == "all"
+    assert store_again.chunks == scripts.ALL_CHUNKS
     keep, chunks = scripts.chunk_rule(_EnglishOnly())
     recut, removed = refresh(store_again, vault, hashes, keep=keep, chunks=chunks)
     after = store_again.coverage()

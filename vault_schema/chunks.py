@@ -8,7 +8,9 @@ headings is one unit, unless it is longer than the budget, when it is windowed l
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .markdown import sections
 
@@ -81,6 +83,10 @@ def chunk_text(text: str, budget: int = DEFAULT_BUDGET) -> list[Chunk]:
 # OVERLAP_TOKENS; a token is a run of non-space characters, or one CJK character. Markup that carries no
 # meaning for the model is dropped (HTML comments and tags, URLs); link text is kept. Each chunk opens
 # with `Title > heading path`, so a window deep in a section still says what it is about.
+# How `embedding_chunks` cuts a note, counted up when that changes, so a vector store cut the older way is
+# cut again once (its vectors kept for every chunk whose text is the same): 2 added the summary chunk and
+# Dendron's frontmatter variables.
+EMBED_CUT = 2
 WINDOW_TOKENS = 200
 OVERLAP_TOKENS = 50
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -90,6 +96,12 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 _WIKILINK = re.compile(r"!?\[\[([^\]|\n]*)(?:\|([^\]\n]*))?\]\]")
 _URL = re.compile(r"<?\b(?:https?|ftp)://[^\s>)\]]+>?")
+# Frontmatter fields that say in a sentence what a note is about (Dendron writes `desc`, many Obsidian vaults
+# `description` or `summary`): the first one a note has is embedded with its title as a chunk of its own.
+SUMMARY_FIELDS = ("description", "desc", "summary", "abstract", "excerpt")
+SUMMARY_TOKENS = 80
+# `{{fm.title}}`: a frontmatter value that Dendron writes into the page when it renders the note.
+_FM_VARIABLE = re.compile(r"\{\{\s*fm\.([A-Za-z_][\w-]*)\s*\}\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +138,46 @@ def token_windows(text: str, window: int = WINDOW_TOKENS, overlap: int = OVERLAP
         start += window - overlap
 
 
+def summary_of(frontmatter: Mapping[str, Any]) -> str:
+    """The note's one-sentence description from its frontmatter (see SUMMARY_FIELDS), cut to SUMMARY_TOKENS
+    tokens; "" when it has none."""
+    for key in SUMMARY_FIELDS:
+        value = frontmatter.get(key)
+        if isinstance(value, str) and value.strip():
+            windows = token_windows(" ".join(clean_for_embedding(value).split()), SUMMARY_TOKENS, 0)
+            return windows[0] if windows else ""
+    return ""
+
+
+def _fill_variables(body: str, frontmatter: Mapping[str, Any]) -> str:
+    """`{{fm.key}}` replaced by the frontmatter's value for `key` when it is plain text or a number."""
+
+    def value(m: re.Match[str]) -> str:
+        v = frontmatter.get(m.group(1))
+        return str(v) if isinstance(v, str | int | float) and not isinstance(v, bool) else " "
+
+    return _FM_VARIABLE.sub(value, body) if "{{" in body else body
+
+
 def embedding_chunks(
-    body: str, title: str = "", window: int = WINDOW_TOKENS, overlap: int = OVERLAP_TOKENS
+    body: str,
+    title: str = "",
+    window: int = WINDOW_TOKENS,
+    overlap: int = OVERLAP_TOKENS,
+    frontmatter: Mapping[str, Any] | None = None,
 ) -> list[EmbedChunk]:
     """The chunks of a note's Markdown body (frontmatter removed) to embed, in reading order. A note
-    with no text still gives one chunk of its title, so every titled note can be found."""
+    with no text still gives one chunk of its title, so every titled note can be found. With the note's
+    `frontmatter`, its description (`summary_of`) comes first, as a chunk of the title and that sentence, and
+    the Dendron variables of the body (`{{fm.title}}`) read as their values."""
     chunks: list[EmbedChunk] = []
     path: list[tuple[int, str]] = []
     title = " ".join(title.split())
+    if frontmatter:
+        body = _fill_variables(body, frontmatter)
+        summary = summary_of(frontmatter)
+        if summary:
+            chunks.append(EmbedChunk(0, (), f"{title}\n{summary}" if title else summary))
     for sec in sections(body):
         if sec.level:
             while path and path[-1][0] >= sec.level:

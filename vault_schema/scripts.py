@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .chunks import EMBED_CUT
 from .cjk import CJK_CLASS
 
 # At least this share of a text in other scripts keeps it from a Latin-only model.
@@ -47,12 +48,14 @@ def reads(embedder: Any, text: str) -> bool:
     return not latin_only(embedder) or foreign_share(text) < FOREIGN_SHARE
 
 
-LATIN_CHUNKS = "latin-script"  # the name of the rule `chunk_rule` gives a Latin-only embedder
+# The names of the rules `chunk_rule` gives, which carry the way notes are cut (vault_schema/chunks.py).
+ALL_CHUNKS = f"all, cut {EMBED_CUT}"  # every chunk
+LATIN_CHUNKS = f"latin-script, cut {EMBED_CUT}"  # a Latin-only embedder's
 
 
 def chunk_rule(embedder: Any) -> tuple[Callable[[str], bool] | None, str]:
     """The test a chunk's text passes to be given to `embedder` (None: every chunk) and the rule's name, which
     the vector store keeps, so a store cut by another rule is cut again."""
     if not latin_only(embedder):
-        return None, "all"
+        return None, ALL_CHUNKS
     return (lambda text: foreign_share(text) < FOREIGN_SHARE), LATIN_CHUNKS

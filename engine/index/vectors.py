@@ -42,7 +42,7 @@ from typing import Protocol
 import numpy as np
 
 from agentmd.engine.fsutil import atomic_write, read_regular
-from agentmd.vault_schema import EmbedChunk, embedding_chunks, parse_note
+from agentmd.vault_schema import EmbedChunk, embedding_chunks, parse_note, scripts
 
 log = logging.getLogger("agentmd.vectors")
 
@@ -93,7 +93,8 @@ class Coverage:
         return self.done / self.total if self.total else 1.0
 
 
-ALL_CHUNKS = "all"  # a store whose notes keep every chunk
+ALL_CHUNKS = scripts.ALL_CHUNKS  # a store whose notes keep every chunk, cut the current way
+FIRST_CUT = "all"  # the tag of a store saved before stores kept one: every chunk, cut the first way
 
 
 class VectorStore:
@@ -155,7 +156,7 @@ class VectorStore:
                 row_note = data["row_note"].astype(np.int32)
             pending = dict(meta["pending"])
             listed = meta["notes"]
-            chunks = str(meta.get("chunks", ALL_CHUNKS))
+            chunks = str(meta.get("chunks", FIRST_CUT))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             self.reset_reason = f"vector file {self.path} was unreadable ({exc}); it is rebuilt"
             return
@@ -538,7 +539,7 @@ def note_chunks(vault: Path, path: str) -> tuple[str, list[EmbedChunk]] | None:
     except OSError:
         return None
     note = parse_note(path, data, mtime)
-    return note.content_hash, embedding_chunks(note.text, note.title)
+    return note.content_hash, embedding_chunks(note.text, note.title, frontmatter=note.frontmatter)
 
 
 def refresh(
