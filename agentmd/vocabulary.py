@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from typing import Final
 
+# Hiragana, katakana (and their half-width forms), CJK radicals, ideographs and their extensions: the
+# characters the index's tokenizer makes one term each (\p{Han}, \p{Hiragana}, \p{Katakana} there), as the
+# body of a regular-expression character class. Chinese and Japanese put no spaces between words.
+CJK_CHARACTERS: Final = (
+    "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3041-\u309f\u30a0-\u30ff\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+
 # Where the storage-rules contract lives in a vault, relative to its root.
 VAULT_CONTRACT: Final = "standards/storage-rules.md"
 

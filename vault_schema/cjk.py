@@ -15,12 +15,9 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 
-# Hiragana, katakana (and their half-width forms), CJK radicals, ideographs and their extensions: the
-# characters the index's tokenizer makes one term each (\p{Han}, \p{Hiragana}, \p{Katakana} there).
-_CJK_CLASS = (
-    "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3038-\u303b\u3041-\u309f\u30a0-\u30ff\u31f0-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
-)
+from agentmd.vocabulary import CJK_CHARACTERS
+
+_CJK_CLASS = CJK_CHARACTERS  # agentmd/vocabulary.py: the characters the index makes one term each
 CJK_CLASS = _CJK_CLASS  # for the script shares (vault_schema/scripts.py)
 _CJK = re.compile(f"[{_CJK_CLASS}]")
 _PIECES = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
@@ -37,11 +34,6 @@ _STOP_PAIRS = frozenset(
 def has_cjk(text: str) -> bool:
     """Whether `text` holds a CJK character."""
     return _CJK.search(text) is not None
-
-
-def scripts(text: str) -> list[str]:
-    """`text` cut where it passes between CJK and other characters (`在Linux上` -> `在`, `Linux`, `上`)."""
-    return _PIECES.findall(text)
 
 
 def words(text: str) -> list[str]:

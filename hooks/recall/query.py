@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.search.recall import PROJECTS_SPACE, Walls
-from agentmd.vault_schema import cjk
-from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS, VAULT_CONTRACT
+from agentmd.vocabulary import CJK_CHARACTERS, PROMPT_FILLER, STOP_WORDS, VAULT_CONTRACT
 
 MAX_QUERY_WORDS = 12
 MAX_PROMPT_CHARS = 100_000  # only the head of a huge pasted prompt is read
@@ -29,16 +28,18 @@ MAX_WORD_CHARS = 40  # a longer word is a hash, a blob or a run-together identif
 # Chinese and Japanese put no spaces between words, so a clause arrives as one long token: it is read in
 # slices of this many characters (each slice counts as one of the query's words) rather than dropped.
 CJK_SLICE = 16
+_CJK = re.compile(f"[{CJK_CHARACTERS}]")
+_SCRIPTS = re.compile(f"[{CJK_CHARACTERS}]+|[^{CJK_CHARACTERS}]+")  # CJK runs and the text between them
 
 
 def _pieces(word: str) -> list[str]:
     """A token as the query reads it: a long one holding CJK text cut where the script changes, its CJK runs in
     slices of CJK_SLICE characters; anything else whole."""
-    if len(word) <= MAX_WORD_CHARS or not cjk.has_cjk(word):
+    if len(word) <= MAX_WORD_CHARS or word.isascii() or not _CJK.search(word):
         return [word]
     out: list[str] = []
-    for run in cjk.scripts(word):
-        if cjk.has_cjk(run):
+    for run in _SCRIPTS.findall(word):
+        if _CJK.match(run):
             out.extend(run[i : i + CJK_SLICE] for i in range(0, len(run), CJK_SLICE))
         else:
             out.append(run)
