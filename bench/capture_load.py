@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
-from hook_bench import wait_for_daemon
+from hook_bench import daemon_pid, wait_for_daemon
 from index_bench import generate, git, percentile, vocabulary, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -292,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wait_for(lambda: git(vault, "status", "--porcelain") == "", 60)
         load_before = os.getloadavg()[0]
-        cpu_before = cpu_seconds(proc.pid)
+        daemon = daemon_pid(next((work / "state").rglob("daemon.json")).parent)
+        cpu_before = cpu_seconds(daemon)
         t0 = time.monotonic()
         until = t0 + args.seconds
         n_mcp = args.clients // 2
@@ -308,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in threads:
             t.join()
         wall = time.monotonic() - t0
-        cpu_after = cpu_seconds(proc.pid)
+        cpu_after = cpu_seconds(daemon)
         cpu_run, git_run = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         load_after = os.getloadavg()[0]
         t_clean = time.perf_counter()

@@ -96,6 +96,12 @@ def wait_for_daemon(state_dir: Path, proc: subprocess.Popen[bytes], timeout: flo
     raise SystemExit("the daemon did not finish its first pass in time")
 
 
+def daemon_pid(state_dir: Path) -> int:
+    """The pid of the daemon itself (from its daemon.json): `agentmd serve` runs it in a child process
+    (engine/daemon/supervisor.py), so the process a benchmark started is not the one to measure."""
+    return int(json.loads((state_dir / "daemon.json").read_text())["pid"])
+
+
 def bench_env(work: Path, vault: Path) -> dict[str, str]:
     """The environment of a benchmark's processes: its own home, cache, state and config under `work`."""
     return {

@@ -49,7 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hook_bench import wait_for_daemon
+from hook_bench import daemon_pid, wait_for_daemon
 from index_bench import generate, stat_walk
 from search_bench import fill_vectors, queries, rss_kib, summary, timed
 
@@ -259,7 +259,7 @@ def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense:
     proc, client = serve({**env, "AGENTMD_DENSE": "0"}, settings.state_dir)
     try:
         result["lexical_daemon"] = latencies(client, asked, ("fusion",))
-        result["lexical_daemon_memory"] = memory(proc.pid)
+        result["lexical_daemon_memory"] = memory(daemon_pid(settings.state_dir))
         result["lexical_daemon_rss_mib"] = result["lexical_daemon_memory"]["rss_mib"]
     finally:
         stop(proc)
@@ -275,7 +275,7 @@ def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense:
     try:
         vectors["daemon_load_s"] = wait_dense(client).get("load_seconds")
         result["dense_daemon"] = latencies(client, asked, ("hybrid", "fusion"))
-        result["dense_daemon_memory"] = memory(proc.pid)
+        result["dense_daemon_memory"] = memory(daemon_pid(settings.state_dir))
         result["dense_daemon_rss_mib"] = result["dense_daemon_memory"]["rss_mib"]
     finally:
         stop(proc)

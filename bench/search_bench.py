@@ -57,7 +57,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hook_bench import bench_env, stop_daemon, wait_for_daemon
+from hook_bench import bench_env, daemon_pid, stop_daemon, wait_for_daemon
 from index_bench import generate, percentile
 
 from agentmd.engine.client import DaemonClient
@@ -284,7 +284,7 @@ def main() -> int:
                 latency[f"{'lexical' if mode == 'fusion' else mode}_{shape}"] = summary(got)
         counted = timed(client, [{"query": q, "mode": "fusion"} for q in asked["question"]])
         latency["lexical_question_counted"] = summary(counted)
-        rss = rss_kib(serve.pid)
+        rss = rss_kib(daemon_pid(settings.state_dir))
         floor = floors(settings.cache_dir, vault, asked, client, default_contract())
         embedding = while_embedding(client, vault, asked["question"], args.edits) if args.edits else {}
         result = {

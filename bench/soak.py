@@ -131,7 +131,7 @@ class Soak:
                     info = json.loads(info_path.read_text())
                 except (OSError, ValueError):
                     continue
-                if info.get("pid") == proc.pid and info.get("port"):
+                if proc.pid in (info.get("pid"), info.get("supervisor")) and info.get("port"):
                     try:
                         code, body = request(int(info["port"]), "GET", "/health", timeout=2)
                     except OSError:

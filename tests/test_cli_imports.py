@@ -182,7 +182,7 @@ def daemon(cli: Cli, before_daemon: dict[str, str]) -> Iterator[int]:
             info = json.loads((cli.settings.state_dir / "daemon.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        port = info.get("port") if info.get("pid") == proc.pid else None
+        port = info.get("port") if proc.pid in (info.get("pid"), info.get("supervisor")) else None
         if not port:
             return None
         try:

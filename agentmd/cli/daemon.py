@@ -38,6 +38,11 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--min-free-mb", type=float, default=64.0, help="status turns red when a disk has less free space (64)"
     )
+    p.add_argument(
+        "--no-restart",
+        action="store_true",
+        help="run the daemon in this process, not in a child started again after a crash (Linux only)",
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -60,10 +65,12 @@ def add_probe(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _check_can_serve(settings: Settings, port: int) -> None:
     """Refuse, in one line and before anything starts (or logs), a vault that already has its daemon or a port
-    another process listens on."""
-    from agentmd.engine.daemon.instance import running_daemon
-    from agentmd.engine.daemon.server import listen_socket
+    another process listens on. A daemon whose `agentmd serve` was killed is going down with it: it is waited
+    for (a few seconds at most), so a start right after a `kill -9` is not refused."""
+    from agentmd.engine.daemon.instance import running_daemon, wait_for_orphan
+    from agentmd.engine.daemon.server import PortInUse, listen_socket
 
+    waited = wait_for_orphan(settings.state_dir)
     info = running_daemon(settings.state_dir)
     if info is not None:
         raise AgentmdError(
@@ -71,10 +78,39 @@ def _check_can_serve(settings: Settings, port: int) -> None:
             "this one did not start, and that one keeps running"
         )
     if port:
-        listen_socket("127.0.0.1", port).close()  # raises PortInUse, naming the port, when it is taken
+        import time
+
+        deadline = time.monotonic() + (5.0 if waited else 0.0)
+        while True:
+            try:
+                listen_socket("127.0.0.1", port).close()  # raises PortInUse, naming the port, when it is taken
+                return
+            except PortInUse:
+                if time.monotonic() >= deadline:  # the daemon that went down may close its socket a moment late
+                    raise
+                time.sleep(0.05)
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.daemon import supervisor
+
+    settings = settings_of(args)
+    _check_can_serve(settings, args.port)
+
+    def run() -> int:
+        try:
+            return _run_daemon(args, settings)
+        except (Exception, KeyboardInterrupt) as exc:
+            from agentmd.cli import failure
+
+            return failure.report(exc, err)
+
+    if args.no_restart or not supervisor.supported():
+        return _run_daemon(args, settings)
+    return supervisor.supervise(run, err)
+
+
+def _run_daemon(args: argparse.Namespace, settings: Settings) -> int:
     import faulthandler
     import logging
     import sys
@@ -83,9 +119,6 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     # a crash in native code (the index library) leaves every thread's stack in the log instead of nothing
     faulthandler.enable(file=sys.stderr, all_threads=True)
-
-    settings = settings_of(args)
-    _check_can_serve(settings, args.port)
     logging.getLogger("agentmd").setLevel(logging.INFO)
     daemon = Daemon(
         settings,

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, write_json
+
+ORPHAN_WAIT = 10.0  # seconds a start waits for a daemon whose `agentmd serve` is gone to finish dying
 
 
 class AlreadyRunning(AgentmdError):
@@ -66,3 +69,21 @@ def running_daemon(state_dir: Path) -> dict[str, Any] | None:
         return None
     finally:
         os.close(fd)
+
+
+def wait_for_orphan(state_dir: Path, timeout: float = ORPHAN_WAIT) -> bool:
+    """Wait, up to `timeout` seconds, while the vault's lock is held by a daemon whose supervising
+    `agentmd serve` is gone (engine/daemon/supervisor.py): the kernel is killing it, and its lock, port and
+    files are about to be free. True when there was such a daemon."""
+    from agentmd.engine.daemon.supervisor import supervisor_alive
+
+    deadline = time.monotonic() + timeout
+    waited = False
+    while True:
+        info = running_daemon(state_dir)
+        if info is None or supervisor_alive(info):
+            return waited
+        waited = True
+        if time.monotonic() >= deadline:
+            return waited
+        time.sleep(0.02)

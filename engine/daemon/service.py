@@ -46,6 +46,7 @@ from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
 from agentmd.engine.daemon.status import compute_status, with_dense, with_git, with_live, write_json
+from agentmd.engine.daemon.supervisor import SUPERVISOR_ENV
 from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
@@ -156,8 +157,15 @@ class Daemon(Upkeep):
 
     # -- lifecycle -------------------------------------------------------------------------------
 
+    def _instance_info(self) -> dict[str, Any]:
+        """What `daemon.json` says of this daemon: pid, port, host, and the supervising `agentmd serve`."""
+        info: dict[str, Any] = {"pid": os.getpid(), "port": self.port, "host": socket.gethostname()}
+        if os.environ.get(SUPERVISOR_ENV) == str(os.getppid()):  # run by `agentmd serve`'s supervising parent
+            info["supervisor"] = os.getppid()
+        return info
+
     def start(self) -> None:
-        self.lock.acquire({"pid": os.getpid(), "port": self.port, "host": socket.gethostname()})
+        self.lock.acquire(self._instance_info())
         try:
             self._setup_log_file()
             log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)
@@ -173,7 +181,7 @@ class Daemon(Upkeep):
             self.server.start()
             if self.port == 0:
                 self.port = self.server.port
-                write_json(self.lock.info_path, {"pid": os.getpid(), "port": self.port, "host": socket.gethostname()})
+                write_json(self.lock.info_path, self._instance_info())
             for line in self.committer.prepare():
                 log.info("%s", line)
             self.health_pass.record_vault()
