@@ -78,11 +78,12 @@ def _gone(pid: int) -> bool:
 def test_a_daemon_killed_by_sigbus_is_started_again(settings: Settings, env: dict[str, str]) -> None:
     proc = _serve(settings, env)
     try:
-        first, _port = _ready(settings, proc)
+        first, port = _ready(settings, proc)
         assert first != proc.pid  # the daemon is a child; `agentmd serve` itself maps no index
         os.kill(first, signal.SIGBUS)  # what a mapped index file cut short does to the reader
-        second, port = _ready(settings, proc, other_than=first)
+        second, again = _ready(settings, proc, other_than=first)
         assert proc.poll() is None and _gone(first)
+        assert again == port  # the parent kept the listening socket: clients find the daemon where it was
         wait_until(  # the new daemon opens the index again and serves it
             lambda: http_get(port, "/status")[1].get("index", {}).get("documents") == 2, 30, "the index served again"
         )

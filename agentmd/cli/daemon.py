@@ -16,8 +16,11 @@ DEFAULT_PORT = 7821
 RECONCILE_INTERVAL = 300.0
 COMMIT_DEBOUNCE = 1.0
 COMMIT_MAX_WAIT = 10.0
+LISTEN_BACKLOG = 2048  # uvicorn's own
 
 if TYPE_CHECKING:
+    import socket
+
     from agentmd.engine.settings import Settings
 
 
@@ -63,10 +66,13 @@ def add_probe(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_probe)
 
 
-def _check_can_serve(settings: Settings, port: int) -> None:
+def _check_can_serve(settings: Settings, port: int) -> socket.socket:
     """Refuse, in one line and before anything starts (or logs), a vault that already has its daemon or a port
-    another process listens on. A daemon whose `agentmd serve` was killed is going down with it: it is waited
-    for (a few seconds at most), so a start right after a `kill -9` is not refused."""
+    another process listens on; the socket, bound and listening, for the daemon. A daemon whose `agentmd
+    serve` was killed is going down with it: it is waited for (a few seconds at most), so a start right after
+    a `kill -9` is not refused."""
+    import time
+
     from agentmd.engine.daemon.instance import running_daemon, wait_for_orphan
     from agentmd.engine.daemon.server import PortInUse, listen_socket
 
@@ -77,40 +83,45 @@ def _check_can_serve(settings: Settings, port: int) -> None:
             f"agentmd serve is already running for this vault (pid {info.get('pid')}, port {info.get('port')}); "
             "this one did not start, and that one keeps running"
         )
-    if port:
-        import time
-
-        deadline = time.monotonic() + (5.0 if waited else 0.0)
-        while True:
-            try:
-                listen_socket("127.0.0.1", port).close()  # raises PortInUse, naming the port, when it is taken
-                return
-            except PortInUse:
-                if time.monotonic() >= deadline:  # the daemon that went down may close its socket a moment late
-                    raise
-                time.sleep(0.05)
+    deadline = time.monotonic() + (5.0 if waited else 0.0)
+    while True:
+        try:
+            sock = listen_socket("127.0.0.1", port)  # raises PortInUse, naming the port, when it is taken
+            # listening from now on: a client that connects before the daemon (or a restarted one) serves
+            # waits in the queue instead of being refused
+            sock.listen(LISTEN_BACKLOG)
+            return sock
+        except PortInUse:
+            if time.monotonic() >= deadline:  # the daemon that went down may close its socket a moment late
+                raise
+            time.sleep(0.05)
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.daemon import supervisor
 
     settings = settings_of(args)
-    _check_can_serve(settings, args.port)
+    listener = _check_can_serve(settings, args.port)
 
     def run() -> int:
         try:
-            return _run_daemon(args, settings)
+            return _run_daemon(args, settings, listener)
         except (Exception, KeyboardInterrupt) as exc:
             from agentmd.cli import failure
 
             return failure.report(exc, err)
 
-    if args.no_restart or not supervisor.supported():
-        return _run_daemon(args, settings)
-    return supervisor.supervise(run, err)
+    try:
+        if args.no_restart or not supervisor.supported():
+            return _run_daemon(args, settings, listener)
+        # the parent keeps the listening socket across restarts: a client's connection waits in its queue
+        # while a new daemon starts, and the port never changes
+        return supervisor.supervise(run, err)
+    finally:
+        listener.close()
 
 
-def _run_daemon(args: argparse.Namespace, settings: Settings) -> int:
+def _run_daemon(args: argparse.Namespace, settings: Settings, listener: socket.socket) -> int:
     import faulthandler
     import logging
     import sys
@@ -128,6 +139,7 @@ def _run_daemon(args: argparse.Namespace, settings: Settings) -> int:
         commit_max_wait=args.commit_max_wait,
         health_interval=args.health_interval,
         min_free_bytes=int(args.min_free_mb * 2**20),
+        listener=listener,
     )
     return daemon.run_forever()
 

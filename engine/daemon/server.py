@@ -353,15 +353,16 @@ def listen_socket(host: str, port: int) -> socket.socket:
 class HttpServer:
     """uvicorn in a background thread, bound to 127.0.0.1."""
 
-    def __init__(self, app: ASGIApp, port: int, host: str = "127.0.0.1") -> None:
+    def __init__(self, app: ASGIApp, port: int, host: str = "127.0.0.1", sock: socket.socket | None = None) -> None:
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="auto")
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
         self.host = host
         self.port = port
+        self._sock = sock  # already bound and listening (see listen_socket), else bound at start
 
     def start(self, timeout: float = 10.0) -> None:
-        sock = listen_socket(self.host, self.port)
+        sock = self._sock if self._sock is not None else listen_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, name="agentmd-http", daemon=True

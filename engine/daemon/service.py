@@ -94,9 +94,12 @@ class Daemon(Upkeep):
         clock: Callable[[], float] = time.monotonic,
         health_interval: float = HEALTH_INTERVAL,
         min_free_bytes: int = MIN_FREE_BYTES,
+        listener: socket.socket | None = None,
     ) -> None:
         self.settings = settings
-        self.port = port
+        # a socket already listening (`agentmd serve`'s supervisor keeps one across restarts), else `port`
+        self.listener = listener
+        self.port = listener.getsockname()[1] if listener is not None else port
         self.reconcile_interval = reconcile_interval
         self.commit_debounce = commit_debounce
         self.clock = clock
@@ -177,7 +180,7 @@ class Daemon(Upkeep):
             routes += self.jobs.routes()
             app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
             self.app = app
-            self.server = HttpServer(app, self.port)
+            self.server = HttpServer(app, self.port, sock=self.listener)
             self.server.start()
             if self.port == 0:
                 self.port = self.server.port
