@@ -5,7 +5,8 @@ between the daemon's check and its read kills the reading process with SIGBUS, a
 Tantivy itself. No handler turns either into an exception, so the daemon runs in a child process and this
 parent, which imports and maps nothing, starts it again when it dies of a crash signal (SIGBUS, SIGSEGV,
 SIGABRT, SIGILL, SIGFPE). The new daemon checks the index files before it maps them, sets a damaged index
-aside and rebuilds it; clients meanwhile get a refused connection for a second or two, never a hung one.
+aside and rebuilds it. The parent keeps the listening socket (agentmd/cli/daemon.py), so the port stays the
+same and a client's connection waits in its queue while the new daemon starts.
 
 - Stopping: SIGTERM, SIGINT and SIGHUP sent to the parent are passed to the daemon, which stops cleanly;
   the parent then exits with the daemon's exit code.
