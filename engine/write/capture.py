@@ -58,7 +58,7 @@ from agentmd.engine.write.tempfiles import temp_name
 from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
 from agentmd.rules import ContractCache, ContractState, default_state
 from agentmd.rules.door import decide
-from agentmd.rules.prefilter import check_fields
+from agentmd.rules.prefilter import Verdict, check_fields
 from agentmd.vault_schema import Note, parse_note, render_note
 
 log = logging.getLogger("agentmd.capture")
@@ -78,6 +78,15 @@ class CaptureRefused(AgentmdError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def refusal(verdict: Verdict) -> str:
+    """A prefilter refusal as a client reads it: every reason with its fields, then what the first finding
+    was and how to fix it (the others are of the same kind or listed in the reasons)."""
+    first = verdict.findings[0]
+    more = len(verdict.findings) - 1
+    rest = f" ({more} more finding{'s' if more > 1 else ''} of the reasons above)" if more else ""
+    return f"{verdict.reason()}. In {first.field}: {first.message}{rest}"
 
 
 @dataclass(frozen=True)
@@ -449,7 +458,7 @@ class Capturer:
         verdict = check_fields(strings)
         clock.mark("prefilter")
         if not verdict.ok:
-            raise CaptureRefused(verdict.findings[0].code, verdict.reason())
+            raise CaptureRefused(verdict.findings[0].code, refusal(verdict))
         state = self.contracts.get()
         now = self.now()
         self._check_type(req, state)
