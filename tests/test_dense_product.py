@@ -184,3 +184,29 @@ def test_the_dense_switch_reads_env_and_config(tmp_path: Path) -> None:
     assert got.dense is False and got.model_file == Path("/models/m.onnx")
     with pytest.raises(ConfigError, match="AGENTMD_DENSE"):
         resolve(vault=str(vault), env={"HOME": str(tmp_path), "AGENTMD_DENSE": "maybe"})
+
+
+def test_eval_prompts_hybrid_runs_the_search_a_daemon_answers_the_hook_with(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """`eval prompts --hybrid` measures the hook as it runs with a daemon up: hybrid search, cosines and all;
+    without vectors it says why instead of measuring the lexical search under that name."""
+    import json
+
+    vault = make_repo(tmp_path / "vault", NOTES)
+    prompts = tmp_path / "prompts.jsonl"
+    rows = [
+        {"id": "h1", "prompt": "how long should the sourdough loaf bake in the oven", "expected": "cooking/bread.md"},
+        {"id": "u1", "prompt": "rename this variable and fix the lint warnings", "expected": None},
+    ]
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    early = cli("eval", "prompts", str(prompts), "--vault", str(vault), "--hybrid")
+    assert early.code != 0 and "--hybrid needs the dense arm" in early.err
+    assert cli("reindex", "--vault", str(vault)).code == 0
+    done = cli("eval", "prompts", str(prompts), "--vault", str(vault), "--hybrid", "--json")
+    assert done.code == 0, done.err
+    report = done.json()
+    assert report["search"] == "hybrid"
+    assert report["summary"]["kept"] == 1 and report["summary"]["silent"] == 1
+    lexical = cli("eval", "prompts", str(prompts), "--vault", str(vault), "--json").json()
+    assert lexical["search"] == "lexical"

@@ -88,6 +88,24 @@ def test_confidence_is_bounded_and_monotone_in_word_share() -> None:
     assert conf.confidence(conf.Evidence(1.0, 1.0, 12, 1.0, 1.0)) <= 1.0
 
 
+def test_a_result_far_from_the_query_in_meaning_keeps_only_its_cosine_confidence(store: Store) -> None:
+    """Every word of the query in a note, but its best chunk far from the query in meaning: the words are
+    there in another sense, and the dense arm's cosine alone sets the confidence."""
+    query = "retention window gateway canary rollout"
+    with store:
+        words_only = conf.annotate(store.index, query, _search(store, query, mode="fusion"))["results"][0]
+
+        def with_cosine(cosine: float) -> float:
+            response = _search(store, query, mode="fusion")
+            for row in response["results"]:  # type: ignore[attr-defined]
+                row["cosine"] = cosine
+            return float(conf.annotate(store.index, query, response)["results"][0]["confidence"])  # type: ignore[index]
+
+        far, near = with_cosine(conf.COSINE_VETO - 0.05), with_cosine(conf.COSINE_VETO + 0.05)
+    assert words_only["confidence"] > 0.5  # type: ignore[operator]
+    assert far < 0.1 < 0.5 < near and near >= words_only["confidence"]  # type: ignore[operator]
+
+
 def test_search_below_its_floor_returns_nothing_and_names_the_closest_miss(store: Store) -> None:
     with store:
         request = SearchRequest(query="canary rollout flaky websocket timeout", limit=10)

@@ -43,6 +43,12 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     pr.add_argument("file", help="JSONL: one {id, prompt, expected (path or null), category} per line")
     pr.add_argument("--search-floor", type=float, metavar="X", help="override the contract's search_floor")
     pr.add_argument("--recall-floor", type=float, metavar="X", help="override the contract's recall_floor")
+    pr.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="search as the hook does with a daemon up (hybrid, the embedding model loaded here), not lexically "
+        "as it does without one",
+    )
     pr.set_defaults(func=cmd_eval_prompts)
 
 
@@ -107,6 +113,13 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(f"--{name.replace('_', '-')} {value} is not a number from 0 to 1")
     settings = settings_of(args)
     contract = load_contract(settings.vault, settings.contract_path).contract
+    dense = None
+    if args.hybrid:
+        from agentmd.engine.search.arm import arm_from_disk
+
+        dense, why = arm_from_disk(settings)
+        if dense is None:
+            raise UsageError(f"--hybrid needs the dense arm, which is not available: {why}")
     with Store(settings.cache_dir) as store:
         notices(err, store.notices)
         try:
@@ -123,6 +136,7 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             inject=inject,
             search_floor=args.search_floor,
             recall_floor=args.recall_floor,
+            dense=dense,
         )
     report["vault"] = str(settings.vault)
     emit(out, args, report, render_prompts(report))

@@ -21,7 +21,7 @@ from typing import Any
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.query import search
+from agentmd.engine.search.query import HYBRID, search
 from agentmd.engine.search.recall import MAX_DIRECT, Walls, gather
 from agentmd.engine.search.searcher import DEFAULT_MODE, SearchRequest
 from agentmd.rules import Contract
@@ -73,15 +73,19 @@ def run_prompt(
     inject: Inject,
     search_floor: float | None,
     limit: int = MAX_DIRECT,
+    dense: Any = None,
 ) -> dict[str, Any]:
-    """One prompt: its query, the notes the hook would inject, and the closest results with confidence."""
+    """One prompt: its query, the notes the hook would inject, and the closest results with confidence. With
+    `dense` (a hybrid.DenseArm) the search is the hybrid one a daemon answers the hook with; without, the
+    lexical one the hook runs in its own process."""
     query = query_of(case.prompt)
     results: list[dict[str, Any]] = []
     injected: list[str] = []
     tokens = 0
     if query:
-        request = SearchRequest(query=query, limit=limit, mode=DEFAULT_MODE)
-        response = search(store.index, contract, request, store.catalog, floor=search_floor)
+        # the hook asks for hybrid; with no arm the search answers it lexically, as the hook's own process does
+        request = SearchRequest(query=query, limit=limit, mode=HYBRID if dense is not None else DEFAULT_MODE)
+        response = search(store.index, contract, request, store.catalog, dense, floor=search_floor)
         results = response.get("results", [])
         gathered = gather(store.catalog, store.index, walls, results, max_direct=limit)
         injected, tokens = inject(gathered)
@@ -109,20 +113,23 @@ def evaluate_prompts(
     inject: Inject,
     search_floor: float | None = None,
     recall_floor: float | None = None,
+    dense: Any = None,
 ) -> dict[str, Any]:
-    """Every prompt of a file through the hook's gathering; floors default to the contract's."""
+    """Every prompt of a file through the hook's gathering; floors default to the contract's. `dense`: as in
+    `run_prompt`."""
     cases = load_prompts(path)
     walls = Walls.from_contract(contract)
     if recall_floor is not None:
         walls = replace(walls, recall_floor=recall_floor)
     rows = [
-        run_prompt(store, contract, walls, c, query_of=query_of, inject=inject, search_floor=search_floor)
+        run_prompt(store, contract, walls, c, query_of=query_of, inject=inject, search_floor=search_floor, dense=dense)
         for c in cases
     ]
     return {
         "file": str(path),
         "search_floor": contract.thresholds.search_floor if search_floor is None else search_floor,
         "recall_floor": walls.recall_floor,
+        "search": "hybrid" if dense is not None else "lexical",
         "summary": summarize(rows),
         "prompts": rows,
     }
