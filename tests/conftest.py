@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
-from collections.abc import Callable
+import signal
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,59 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"{len(SKIPPED)} test(s) skipped under CI, which fails the run:", red=True)
         for nodeid in SKIPPED:
             terminalreporter.write_line(f"  {nodeid}")
+
+
+def _serve_children() -> list[int]:
+    """The `agentmd serve` processes this test process started and that are still its children (Linux /proc)."""
+    me = os.getpid()
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                if ppid != me:
+                    continue
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    argv = fh.read().split(b"\0")
+            except (OSError, ValueError, IndexError):
+                continue
+            if b"serve" in argv and any(b"agentmd" in a for a in argv):
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_daemon_outlives_its_module() -> Iterator[None]:
+    """A test that failed while its `agentmd serve` was starting may never have stopped it. Whatever is left
+    is stopped when the module ends, so one failure does not leave daemons loading the machine for the rest
+    of the run (and failing later tests by it)."""
+    yield
+    left = _serve_children()
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    for sig_after in (signal.SIGKILL, None):
+        for pid in list(left):
+            while True:
+                try:
+                    done, _status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # reaped already (its Popen waited)
+                    done = pid
+                if done or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            if done:
+                left.remove(pid)
+        if not left or sig_after is None:
+            break
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig_after)
+        deadline = time.monotonic() + 10
 
 
 def md_files(root: Path) -> set[str]:

@@ -155,7 +155,7 @@ def _port(settings: Settings, proc: subprocess.Popen[bytes]) -> int:
             info = json.loads((settings.state_dir / "daemon.json").read_text())
         except (OSError, ValueError):
             return None
-        if proc.pid not in (info.get("pid"), info.get("supervisor")):  # a file left by a killed daemon names the old one
+        if proc.pid not in (info.get("pid"), info.get("supervisor")):  # a file left by a killed daemon
             return None
         return info.get("port") or None
 
