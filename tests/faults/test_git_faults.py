@@ -196,7 +196,8 @@ def test_captures_acknowledged_by_a_daemon_killed_before_its_commit_keep_their_o
 
         def port() -> int | None:
             info = read_json(settings.state_dir / "daemon.json") or {}
-            return int(info["port"]) if info.get("pid") == proc.pid and info.get("port") else None
+            ours = proc.pid in (info.get("pid"), info.get("supervisor"))  # not a file a killed daemon left
+            return int(info["port"]) if ours and info.get("port") else None
 
         return proc, int(wait_until(port, 30, "the daemon's port"))
 
