@@ -121,6 +121,29 @@ def test_symlinks_are_reported_not_followed(vault: Vault, cache_dir: Path, tmp_p
     assert any(s["path"] == "linked" for s in result.skipped)
 
 
+def test_the_walk_gives_each_note_its_own_stat_key_and_reports_what_it_leaves_out(vault: Vault, tmp_path: Path) -> None:
+    """Notes in nested folders carry the key of their own file (as lstat gives it); a folder whose name ends
+    in `.md` is walked into; a link named like a note, a linked folder and a FIFO are reported, not read."""
+    vault.note("top.md", "top\n")
+    vault.note("a/b/deep.md", "deep\n")
+    vault.note("odd.md/inner.md", "inside a folder named like a note\n")
+    vault.write("a/readme.txt", "not a note\n")
+    os.symlink(vault.root / "top.md", vault.root / "a" / "link.md")
+    os.symlink(tmp_path, vault.root / "a" / "elsewhere")
+    os.mkfifo(vault.root / "a" / "pipe.md")
+    result = walk_vault(vault.root)
+    assert set(result.files) == {"top.md", "a/b/deep.md", "odd.md/inner.md"}
+    for rel, key in result.files.items():
+        st = os.lstat(vault.root / rel)
+        assert key == (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    reasons = {s["path"]: s["reason"] for s in result.skipped}
+    assert reasons == {
+        "a/link.md": "symbolic link (not followed)",
+        "a/elsewhere": "symbolic link (not followed)",
+        "a/pipe.md": "not a regular file (FIFO, socket or device)",
+    }
+
+
 def test_deleting_cache_and_reindexing_gives_same_results(vault: Vault, tmp_path: Path) -> None:
     for i in range(40):
         vault.note(f"n{i}.md", f"topic {i % 5} shared words orchard {'pear ' * (i % 3)}\n", title=f"Note {i}")
