@@ -261,10 +261,75 @@ def test_a_pass_leaves_the_garbage_collector_as_it_found_it(vault: Vault, cache_
         assert gc.isenabled()
         assert reconcile(vault.root, store).added == 1
         assert gc.isenabled()
+        assert reconcile(vault.root, store).unchanged == 1  # (a pass that finds nothing to do ends early)
+        assert gc.isenabled()
         gc.disable()
         try:
             vault.note("notes/b.md", "beta", title="B")
             assert reconcile(vault.root, store).added == 1
             assert not gc.isenabled()
+            assert reconcile(vault.root, store).unchanged == 2
+            assert not gc.isenabled()
         finally:
             gc.enable()
+
+
+def _key(path: Path) -> tuple[int, int, int, int]:
+    st = os.lstat(path)
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["one store kept open (the daemon)", "a fresh store a pass"])
+def test_every_change_is_seen_by_the_next_pass_whether_the_keys_come_from_memory_or_the_snapshot(
+    vault: Vault, cache_dir: Path, kept: bool
+) -> None:
+    """An edit that keeps the size and the modification time (only the change time tells), an edit written by
+    another process, a rename and a deletion: each is seen by the next pass, whether it reads the stat keys
+    held from the pass before or the snapshot that pass left beside the catalog."""
+    import subprocess
+    import sys
+
+    for name in ("same.md", "other.md", "moved.md", "gone.md", "still.md"):
+        vault.note(name, f"{name} original words\n")
+    stores: list[Store] = []
+
+    def store() -> Store:
+        if not kept or not stores:
+            if stores and not kept:
+                stores.pop().close()
+            stores.append(Store(cache_dir))
+        return stores[-1]
+
+    try:
+        assert reconcile(vault.root, store()).added == 5
+        assert reconcile(vault.root, store()).unchanged == 5
+        assert Path(str(store().catalog.path) + ".statkeys").is_file()
+
+        same = vault.root / "same.md"
+        before = os.stat(same)
+        same.write_text("same.md replaced words\n")  # the same size
+        os.utime(same, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same modification time
+        assert os.stat(same).st_size == before.st_size and os.stat(same).st_mtime_ns == before.st_mtime_ns
+        r = reconcile(vault.root, store())
+        assert (r.updated, r.unchanged) == (1, 4)
+        assert _search_paths(store(), "replaced") == ["same.md"]
+
+        script = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_text('other.md edited elsewhere\\n')"
+        subprocess.run([sys.executable, "-c", script, str(vault.root / "other.md")], check=True)
+        r = reconcile(vault.root, store())
+        assert (r.updated, r.unchanged) == (1, 4)
+        assert _search_paths(store(), "elsewhere") == ["other.md"]
+
+        os.rename(vault.root / "moved.md", vault.root / "sub-moved.md")
+        vault.remove("gone.md")
+        r = reconcile(vault.root, store())
+        assert (r.added, r.deleted, r.unchanged) == (1, 2, 3)
+        assert _paths(store()) == {"same.md", "other.md", "sub-moved.md", "still.md"}
+
+        r = reconcile(vault.root, store())
+        assert (r.changed, r.unchanged) == (0, 4)
+        keys = store().catalog.stat_keys()
+        assert keys == {p: _key(vault.root / p) for p in keys}
+    finally:
+        for s in stores:
+            s.close()

@@ -248,7 +248,12 @@ def _reconcile(
         with _collector_paused():
             walk = walk_vault(vault)
             known = store.catalog.stat_keys()
-        report.skipped = walk.skipped
+            report.skipped = walk.skipped
+            if walk.files == known:  # the usual pass: nothing changed (one compare in C)
+                report.unchanged = len(known)
+                # freed while the collector is off, the walk's tuples never cost it a look
+                del walk, known
+                return _finish(store, report, start, fresh=False)
         on_disk = walk.files
         indexed = len(known)
     else:  # a pass over a few paths named by file events: no walk, no full catalog read
@@ -346,7 +351,12 @@ def _reconcile(
         stream.close()  # stops the worker processes of a pass that failed
     if progress:
         progress(total, total)
-    if only is None and (report.changed or not store.swept):
+    return _finish(store, report, start, fresh=fresh, full=only is None)
+
+
+def _finish(store: Store, report: ReconcileReport, start: float, *, fresh: bool, full: bool = True) -> ReconcileReport:
+    """Sweep orphaned rows when the pass calls for it, record a full pass and keep its stat keys' snapshot."""
+    if full and (report.changed or not store.swept):
         # The backstop for orphaned rows: every table whenever notes changed. A first pass that changed
         # nothing sweeps only the tables written apart from the notes (the usage counts, which may name a
         # path with no note); the others are only ever written in the transaction that writes their notes.
@@ -354,8 +364,10 @@ def _reconcile(
         # kept through it, can name a path that has none.)
         store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed and not fresh else KEPT_ON_REWRITE)
         store.swept = True
+    if full:
+        store.catalog.save_stat_snapshot()  # for the next process's first pass (written only when they changed)
     report.seconds = time.perf_counter() - start
-    if only is None:
+    if full:
         record_pass(store, report)
     if report.changed:
         log.info(
