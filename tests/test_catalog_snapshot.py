@@ -165,3 +165,26 @@ def test_clearing_the_catalog_makes_the_snapshot_stale(path: Path) -> None:
         catalog.clear()
     with Catalog(path) as catalog:
         assert catalog.stat_keys() == {}
+
+
+def test_the_pass_record_lives_beside_the_catalog_and_earlier_catalogs_keep_theirs(path: Path) -> None:
+    with Catalog(path) as catalog:
+        assert catalog.pass_record() is None
+        catalog.set_meta("last_pass", '{"at": "earlier"}')  # where catalogs of earlier versions kept it
+        assert catalog.pass_record() == '{"at": "earlier"}'
+        catalog.set_pass_record('{"at": "now"}')
+    assert Path(str(path) + ".lastpass").read_text() == '{"at": "now"}'
+    with Catalog.reader(path) as reader:
+        assert reader.pass_record() == '{"at": "now"}'
+
+
+def test_a_new_catalog_drops_the_files_a_deleted_one_left_beside_it(path: Path) -> None:
+    with Catalog(path) as catalog:
+        catalog.stat_keys()
+        assert catalog.save_stat_snapshot()
+        catalog.set_pass_record('{"at": "then"}')
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    with Catalog(path) as catalog:
+        assert catalog.pass_record() is None and catalog.stat_keys() == {}
+    assert not Path(str(path) + ".statkeys").exists() and not Path(str(path) + ".lastpass").exists()

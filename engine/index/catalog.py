@@ -47,6 +47,10 @@ log = logging.getLogger("agentmd.catalog")
 # of the stat keys made at one value is known to be exact while the catalog still holds it
 STAT_TOKEN_KEY = "stat_keys_token"
 STAT_SNAPSHOT_SUFFIX = ".statkeys"  # the stat keys' snapshot, beside the catalog file
+# The record of the last full pass, beside the catalog file: a file replaced in one rename, where a row in the
+# catalog would make every process's first pass wait on sqlite syncing a new write-ahead log to disk.
+PASS_RECORD_SUFFIX = ".lastpass"
+PASS_RECORD_KEY = "last_pass"  # meta key where catalogs of earlier versions kept that record
 
 # What every catalog query raises when the database is missing, locked past the wait, or of another schema.
 CatalogError = sqlite3.Error
@@ -346,7 +350,7 @@ class Catalog:
             db = self._open_checked()
         except sqlite3.DatabaseError as exc:
             self.reset_reason = f"catalog unreadable ({exc}); recreated"
-            for suffix in ("", "-wal", "-shm", STAT_SNAPSHOT_SUFFIX):
+            for suffix in ("", "-wal", "-shm", STAT_SNAPSHOT_SUFFIX, PASS_RECORD_SUFFIX):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
             db = self._open_checked()
         return db
@@ -363,6 +367,8 @@ class Catalog:
         if version in _MIGRATIONS and self._migrate(db, version):
             return db
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        for suffix in (STAT_SNAPSHOT_SUFFIX, PASS_RECORD_SUFFIX):  # left by a catalog deleted or recreated
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
         if version is not None:
             self.reset_reason = f"catalog schema {version} differs from {SCHEMA_VERSION}; recreated"
             tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
@@ -449,6 +455,26 @@ class Catalog:
 
     def set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def pass_record(self) -> str | None:
+        """The record of the last full pass (`set_pass_record`), or None when no pass was recorded."""
+        try:
+            return Path(str(self.path) + PASS_RECORD_SUFFIX).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return self.get_meta(PASS_RECORD_KEY)
+
+    def set_pass_record(self, text: str) -> None:
+        """Keep the record of a full pass beside the catalog (in the catalog when that file cannot be written)."""
+        target = Path(str(self.path) + PASS_RECORD_SUFFIX)
+        part = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            part.write_text(text, encoding="utf-8")
+            os.replace(part, target)
+        except OSError as exc:
+            log.debug("the pass record was not written beside the catalog: %s", exc)
+            part.unlink(missing_ok=True)
+            target.unlink(missing_ok=True)
+            self.set_meta(PASS_RECORD_KEY, text)
 
     # -- notes -------------------------------------------------------------------------------------
 

@@ -166,12 +166,15 @@ def record_pass(store: Store, report: ReconcileReport) -> None:
     summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
     summary["errors"] = len(report.errors)
     summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    store.catalog.set_meta("last_pass", json.dumps(summary))
+    store.catalog.set_pass_record(json.dumps(summary))
 
 
 def last_pass(store: Store) -> dict[str, Any] | None:
-    text = store.catalog.get_meta("last_pass")
-    return None if text is None else dict(json.loads(text))
+    text = store.catalog.pass_record()
+    try:
+        return None if text is None else dict(json.loads(text))
+    except ValueError:  # a record torn by a crash: as if no pass had been recorded since
+        return None
 
 
 def reconcile(
