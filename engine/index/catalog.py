@@ -485,15 +485,7 @@ class Catalog:
         carries the catalog's current stat token (a stale, torn or damaged snapshot is passed over for the
         table itself)."""
         if paths is None:
-            token = self.get_meta(STAT_TOKEN_KEY)
-            if self._stat_cache is None or token != self._stat_token:
-                keys = self._read_snapshot(token) if token is not None else None
-                if keys is None:
-                    token, keys = self._read_stat_table()
-                else:
-                    self._snapshot_token = token
-                self._stat_cache, self._stat_token = keys, token
-            return dict(self._stat_cache)
+            return dict(self._current_stat_keys())
         out: dict[str, StatKey] = {}
         wanted = list(paths)
         for i in range(0, len(wanted), 500):
@@ -503,6 +495,22 @@ class Catalog:
             for p, m, s, c, ino in self._db.execute(q, chunk):
                 out[p] = (m, s, c, ino)
         return out
+
+    def holds_stat_keys(self, keys: dict[str, StatKey]) -> bool:
+        """Whether these are exactly the stat keys of every catalogued note (read as `stat_keys` reads them)."""
+        return self._current_stat_keys() == keys
+
+    def _current_stat_keys(self) -> dict[str, StatKey]:
+        """Every note's stat keys as held in memory, read again when the catalog's stat token moved on."""
+        token = self.get_meta(STAT_TOKEN_KEY)
+        if self._stat_cache is None or token != self._stat_token:
+            keys = self._read_snapshot(token) if token is not None else None
+            if keys is None:
+                token, keys = self._read_stat_table()
+            else:
+                self._snapshot_token = token
+            self._stat_cache, self._stat_token = keys, token
+        return self._stat_cache
 
     def _read_stat_table(self) -> tuple[str | None, dict[str, StatKey]]:
         """The stat token and every note's stat key, read in one transaction."""

@@ -250,13 +250,12 @@ def _reconcile(
     if only is None:
         with _collector_paused():
             walk = walk_vault(vault)
-            known = store.catalog.stat_keys()
             report.skipped = walk.skipped
-            if walk.files == known:  # the usual pass: nothing changed (one compare in C)
-                report.unchanged = len(known)
-                # freed while the collector is off, the walk's tuples never cost it a look
-                del walk, known
+            if store.catalog.holds_stat_keys(walk.files):  # the usual pass: nothing changed (one compare in C)
+                report.unchanged = len(walk.files)
+                del walk  # freed while the collector is off, the walk's tuples never cost it a look
                 return _finish(store, report, start, fresh=False)
+            known = store.catalog.stat_keys()
         on_disk = walk.files
         indexed = len(known)
     else:  # a pass over a few paths named by file events: no walk, no full catalog read
