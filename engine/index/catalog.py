@@ -513,14 +513,17 @@ class Catalog:
         return self._stat_cache
 
     def _read_stat_table(self) -> tuple[str | None, dict[str, StatKey]]:
-        """The stat token and every note's stat key, read in one transaction."""
-        self._db.execute("BEGIN")
+        """The stat token and every note's stat key, read in one transaction (the caller's, when one is open)."""
+        own = not self._db.in_transaction
+        if own:
+            self._db.execute("BEGIN")
         try:
             token = self.get_meta(STAT_TOKEN_KEY)
             rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
             keys = {p: (m, s, c, i) for p, m, s, c, i in rows}
         finally:
-            self._db.execute("COMMIT")
+            if own:
+                self._db.execute("COMMIT")
         return token, keys
 
     @property
