@@ -87,6 +87,9 @@ class _EmptyCatalog:
     def get_meta(self, key: str) -> str | None:
         return None
 
+    def pass_record(self) -> str | None:
+        return None
+
     def flag_counts(self) -> dict[str, int]:
         return {}
 

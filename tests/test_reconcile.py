@@ -121,6 +121,29 @@ def test_symlinks_are_reported_not_followed(vault: Vault, cache_dir: Path, tmp_p
     assert any(s["path"] == "linked" for s in result.skipped)
 
 
+def test_the_walk_gives_each_note_its_own_stat_key_and_reports_what_it_leaves_out(vault: Vault, tmp_path: Path) -> None:
+    """Notes in nested folders carry the key of their own file (as lstat gives it); a folder whose name ends
+    in `.md` is walked into; a link named like a note, a linked folder and a FIFO are reported, not read."""
+    vault.note("top.md", "top\n")
+    vault.note("a/b/deep.md", "deep\n")
+    vault.note("odd.md/inner.md", "inside a folder named like a note\n")
+    vault.write("a/readme.txt", "not a note\n")
+    os.symlink(vault.root / "top.md", vault.root / "a" / "link.md")
+    os.symlink(tmp_path, vault.root / "a" / "elsewhere")
+    os.mkfifo(vault.root / "a" / "pipe.md")
+    result = walk_vault(vault.root)
+    assert set(result.files) == {"top.md", "a/b/deep.md", "odd.md/inner.md"}
+    for rel, key in result.files.items():
+        st = os.lstat(vault.root / rel)
+        assert key == (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    reasons = {s["path"]: s["reason"] for s in result.skipped}
+    assert reasons == {
+        "a/link.md": "symbolic link (not followed)",
+        "a/elsewhere": "symbolic link (not followed)",
+        "a/pipe.md": "not a regular file (FIFO, socket or device)",
+    }
+
+
 def test_deleting_cache_and_reindexing_gives_same_results(vault: Vault, tmp_path: Path) -> None:
     for i in range(40):
         vault.note(f"n{i}.md", f"topic {i % 5} shared words orchard {'pear ' * (i % 3)}\n", title=f"Note {i}")
@@ -238,10 +261,75 @@ def test_a_pass_leaves_the_garbage_collector_as_it_found_it(vault: Vault, cache_
         assert gc.isenabled()
         assert reconcile(vault.root, store).added == 1
         assert gc.isenabled()
+        assert reconcile(vault.root, store).unchanged == 1  # (a pass that finds nothing to do ends early)
+        assert gc.isenabled()
         gc.disable()
         try:
             vault.note("notes/b.md", "beta", title="B")
             assert reconcile(vault.root, store).added == 1
             assert not gc.isenabled()
+            assert reconcile(vault.root, store).unchanged == 2
+            assert not gc.isenabled()
         finally:
             gc.enable()
+
+
+def _key(path: Path) -> tuple[int, int, int, int]:
+    st = os.lstat(path)
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["one store kept open (the daemon)", "a fresh store a pass"])
+def test_every_change_is_seen_by_the_next_pass_whether_the_keys_come_from_memory_or_the_snapshot(
+    vault: Vault, cache_dir: Path, kept: bool
+) -> None:
+    """An edit that keeps the size and the modification time (only the change time tells), an edit written by
+    another process, a rename and a deletion: each is seen by the next pass, whether it reads the stat keys
+    held from the pass before or the snapshot that pass left beside the catalog."""
+    import subprocess
+    import sys
+
+    for name in ("same.md", "other.md", "moved.md", "gone.md", "still.md"):
+        vault.note(name, f"{name} original words\n")
+    stores: list[Store] = []
+
+    def store() -> Store:
+        if not kept or not stores:
+            if stores and not kept:
+                stores.pop().close()
+            stores.append(Store(cache_dir))
+        return stores[-1]
+
+    try:
+        assert reconcile(vault.root, store()).added == 5
+        assert reconcile(vault.root, store()).unchanged == 5
+        assert Path(str(store().catalog.path) + ".statkeys").is_file()
+
+        same = vault.root / "same.md"
+        before = os.stat(same)
+        same.write_text("same.md replaced words\n")  # the same size
+        os.utime(same, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same modification time
+        assert os.stat(same).st_size == before.st_size and os.stat(same).st_mtime_ns == before.st_mtime_ns
+        r = reconcile(vault.root, store())
+        assert (r.updated, r.unchanged) == (1, 4)
+        assert _search_paths(store(), "replaced") == ["same.md"]
+
+        script = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_text('other.md edited elsewhere\\n')"
+        subprocess.run([sys.executable, "-c", script, str(vault.root / "other.md")], check=True)
+        r = reconcile(vault.root, store())
+        assert (r.updated, r.unchanged) == (1, 4)
+        assert _search_paths(store(), "elsewhere") == ["other.md"]
+
+        os.rename(vault.root / "moved.md", vault.root / "sub-moved.md")
+        vault.remove("gone.md")
+        r = reconcile(vault.root, store())
+        assert (r.added, r.deleted, r.unchanged) == (1, 2, 3)
+        assert _paths(store()) == {"same.md", "other.md", "sub-moved.md", "still.md"}
+
+        r = reconcile(vault.root, store())
+        assert (r.changed, r.unchanged) == (0, 4)
+        keys = store().catalog.stat_keys()
+        assert keys == {p: _key(vault.root / p) for p in keys}
+    finally:
+        for s in stores:
+            s.close()

@@ -14,8 +14,14 @@ without loading the YAML parser.
 
 from __future__ import annotations
 
+import array
+import logging
+import os
 import re
 import sqlite3
+import struct
+import sys
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -34,6 +40,17 @@ PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")
 KEPT_ON_REWRITE = ("usage",)
 USAGE_KINDS = ("injection", "recall")
 USAGE_SINCE_KEY = "usage_since"  # meta key: when this catalog started counting
+
+log = logging.getLogger("agentmd.catalog")
+
+# meta key: a fresh random value written in every transaction that changes a note's stat key, so that a copy
+# of the stat keys made at one value is known to be exact while the catalog still holds it
+STAT_TOKEN_KEY = "stat_keys_token"
+STAT_SNAPSHOT_SUFFIX = ".statkeys"  # the stat keys' snapshot, beside the catalog file
+# The record of the last full pass, beside the catalog file: a file replaced in one rename, where a row in the
+# catalog would make every process's first pass wait on sqlite syncing a new write-ahead log to disk.
+PASS_RECORD_SUFFIX = ".lastpass"
+PASS_RECORD_KEY = "last_pass"  # meta key where catalogs of earlier versions kept that record
 
 # What every catalog query raises when the database is missing, locked past the wait, or of another schema.
 CatalogError = sqlite3.Error
@@ -99,6 +116,56 @@ CREATE TABLE IF NOT EXISTS usage (
 """
 
 StatKey = tuple[int, int, int, int]  # mtime_ns, size, ctime_ns, inode
+
+# The snapshot of every note's stat key: a header (magic, the catalog's stat token, the number of notes, the
+# length of the paths, a CRC-32 of what follows), the paths in UTF-8 separated by NUL, then the four keys of
+# each note as little-endian 64-bit integers in the same order. Reading it is a few copies and one dict.
+_SNAPSHOT_MAGIC = b"amdstat1"
+_SNAPSHOT_HEADER = struct.Struct("<8s16sQQI")
+
+
+def _encode_snapshot(token: str, keys: dict[str, StatKey]) -> bytes:
+    """The snapshot's bytes. Raises OverflowError for a key that does not fit 64 bits, ValueError for a token
+    that is not 16 ASCII characters."""
+    paths = "\0".join(keys).encode("utf-8")
+    ints = array.array("q", [n for key in keys.values() for n in key])
+    if sys.byteorder == "big":
+        ints.byteswap()
+    numbers = ints.tobytes()
+    tag = token.encode("ascii")
+    if len(tag) != 16:
+        raise ValueError(f"stat token {token!r} is not 16 characters")
+    crc = zlib.crc32(numbers, zlib.crc32(paths))
+    return _SNAPSHOT_HEADER.pack(_SNAPSHOT_MAGIC, tag, len(keys), len(paths), crc) + paths + numbers
+
+
+def _decode_snapshot(data: bytes, token: str) -> dict[str, StatKey] | None:
+    """The stat keys a snapshot holds, or None when it is of another token, truncated or damaged."""
+    size = _SNAPSHOT_HEADER.size
+    if len(data) < size:
+        return None
+    magic, tag, count, paths_len, crc = _SNAPSHOT_HEADER.unpack_from(data)
+    if (
+        magic != _SNAPSHOT_MAGIC
+        or tag != token.encode("ascii", "replace")
+        or len(data) != size + paths_len + 32 * count
+    ):
+        return None
+    view = memoryview(data)
+    paths, numbers = view[size : size + paths_len], view[size + paths_len :]
+    if zlib.crc32(numbers, zlib.crc32(paths)) != crc:
+        return None
+    try:
+        names = str(paths, "utf-8").split("\0") if count else []
+    except UnicodeDecodeError:
+        return None
+    ints = array.array("q")
+    ints.frombytes(numbers)
+    if sys.byteorder == "big":
+        ints.byteswap()
+    it = iter(ints)
+    keys = dict(zip(names, zip(it, it, it, it, strict=True), strict=True)) if len(names) == count else {}
+    return keys if len(keys) == count else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,15 +339,18 @@ class Catalog:
         self.reset_reason: str | None = None
         self._db = self._connect()
         # The stat keys of every note, kept in memory once read: this handle is the catalog's only writer
-        # (the index writer lock keeps a second process from writing), so `apply` keeps it exact.
+        # (the index writer lock keeps a second process from writing), so `apply` keeps it exact. It holds
+        # for as long as the catalog's stat token is the one it was read or last written at.
         self._stat_cache: dict[str, StatKey] | None = None
+        self._stat_token: str | None = None
+        self._snapshot_token: str | None = None  # the token of the snapshot this handle read or wrote
 
     def _connect(self) -> sqlite3.Connection:
         try:
             db = self._open_checked()
         except sqlite3.DatabaseError as exc:
             self.reset_reason = f"catalog unreadable ({exc}); recreated"
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", STAT_SNAPSHOT_SUFFIX, PASS_RECORD_SUFFIX):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
             db = self._open_checked()
         return db
@@ -297,6 +367,8 @@ class Catalog:
         if version in _MIGRATIONS and self._migrate(db, version):
             return db
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        for suffix in (STAT_SNAPSHOT_SUFFIX, PASS_RECORD_SUFFIX):  # left by a catalog deleted or recreated
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
         if version is not None:
             self.reset_reason = f"catalog schema {version} differs from {SCHEMA_VERSION}; recreated"
             tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
@@ -335,6 +407,8 @@ class Catalog:
         self.reset_reason = None
         self._db = db
         self._stat_cache = None
+        self._stat_token = None
+        self._snapshot_token = None
         return self
 
     @classmethod
@@ -382,15 +456,36 @@ class Catalog:
     def set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    def pass_record(self) -> str | None:
+        """The record of the last full pass (`set_pass_record`), or None when no pass was recorded."""
+        try:
+            return Path(str(self.path) + PASS_RECORD_SUFFIX).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return self.get_meta(PASS_RECORD_KEY)
+
+    def set_pass_record(self, text: str) -> None:
+        """Keep the record of a full pass beside the catalog (in the catalog when that file cannot be written)."""
+        target = Path(str(self.path) + PASS_RECORD_SUFFIX)
+        part = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            part.write_text(text, encoding="utf-8")
+            os.replace(part, target)
+        except OSError as exc:
+            log.debug("the pass record was not written beside the catalog: %s", exc)
+            part.unlink(missing_ok=True)
+            target.unlink(missing_ok=True)
+            self.set_meta(PASS_RECORD_KEY, text)
+
     # -- notes -------------------------------------------------------------------------------------
 
     def stat_keys(self, paths: Iterable[str] | None = None) -> dict[str, StatKey]:
-        """Stat keys of every note, or of the given paths that are catalogued."""
+        """Stat keys of every note, or of the given paths that are catalogued.
+
+        Every note's are kept in memory once read, and read from the snapshot beside the catalog when it
+        carries the catalog's current stat token (a stale, torn or damaged snapshot is passed over for the
+        table itself)."""
         if paths is None:
-            if self._stat_cache is None:
-                rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
-                self._stat_cache = {p: (m, s, c, i) for p, m, s, c, i in rows}
-            return dict(self._stat_cache)
+            return dict(self._current_stat_keys())
         out: dict[str, StatKey] = {}
         wanted = list(paths)
         for i in range(0, len(wanted), 500):
@@ -400,6 +495,77 @@ class Catalog:
             for p, m, s, c, ino in self._db.execute(q, chunk):
                 out[p] = (m, s, c, ino)
         return out
+
+    def holds_stat_keys(self, keys: dict[str, StatKey]) -> bool:
+        """Whether these are exactly the stat keys of every catalogued note (read as `stat_keys` reads them)."""
+        return self._current_stat_keys() == keys
+
+    def _current_stat_keys(self) -> dict[str, StatKey]:
+        """Every note's stat keys as held in memory, read again when the catalog's stat token moved on."""
+        token = self.get_meta(STAT_TOKEN_KEY)
+        if self._stat_cache is None or token != self._stat_token:
+            keys = self._read_snapshot(token) if token is not None else None
+            if keys is None:
+                token, keys = self._read_stat_table()
+            else:
+                self._snapshot_token = token
+            self._stat_cache, self._stat_token = keys, token
+        return self._stat_cache
+
+    def _read_stat_table(self) -> tuple[str | None, dict[str, StatKey]]:
+        """The stat token and every note's stat key, read in one transaction (the caller's, when one is open)."""
+        own = not self._db.in_transaction
+        if own:
+            self._db.execute("BEGIN")
+        try:
+            token = self.get_meta(STAT_TOKEN_KEY)
+            rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
+            keys = {p: (m, s, c, i) for p, m, s, c, i in rows}
+        finally:
+            if own:
+                self._db.execute("COMMIT")
+        return token, keys
+
+    @property
+    def snapshot_path(self) -> Path:
+        return Path(str(self.path) + STAT_SNAPSHOT_SUFFIX)
+
+    def _read_snapshot(self, token: str) -> dict[str, StatKey] | None:
+        try:
+            data = self.snapshot_path.read_bytes()
+        except OSError:
+            return None
+        return _decode_snapshot(data, token)
+
+    def save_stat_snapshot(self) -> bool:
+        """Write the stat keys held in memory to the snapshot beside the catalog (replacing it in one rename),
+        unless the snapshot already holds them. A snapshot that cannot be written is left out: the next
+        handle reads the table. Whether a snapshot was written."""
+        keys = self._stat_cache
+        if keys is None or (self._stat_token is not None and self._stat_token == self._snapshot_token):
+            return False
+        if self._stat_token is None:  # a catalog from before stat tokens: it gets its first one
+            with self.transaction() as db:
+                exact = self._next_stat_token(db)
+        else:
+            exact = self.get_meta(STAT_TOKEN_KEY) == self._stat_token
+        token = self._stat_token
+        if not exact or token is None:  # written by another handle since: the keys are not exact
+            self._stat_cache = self._stat_token = None
+            return False
+        target = self.snapshot_path
+        part = target.with_name(f"{target.name}.{os.getpid()}.part")
+        try:
+            data = _encode_snapshot(token, keys)
+            with open(part, "wb") as fh:
+                fh.write(data)
+            os.replace(part, target)
+        except (OSError, OverflowError, ValueError) as exc:
+            log.debug("the stat keys' snapshot was not written: %s", exc)
+            part.unlink(missing_ok=True)
+            return False
+        self._snapshot_token = token
+        return True
 
     def hashes(self, paths: Iterable[str]) -> dict[str, tuple[str, str, str]]:
         """path -> (hash, captured, captured_source) for the given paths that are catalogued."""
@@ -450,6 +616,19 @@ class Catalog:
             ),
         )
 
+    def _next_stat_token(self, db: sqlite3.Connection) -> bool:
+        """Give the catalog a new stat token, in the caller's transaction that changes stat keys; whether the
+        keys held in memory are those the catalog held until now (then the caller brings them up to date with
+        its change and they carry the new token; else they are dropped, to be read again)."""
+        row = db.execute("SELECT value FROM meta WHERE key=?", (STAT_TOKEN_KEY,)).fetchone()
+        token = os.urandom(8).hex()
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (STAT_TOKEN_KEY, token))
+        if self._stat_cache is not None and (None if row is None else str(row[0])) == self._stat_token:
+            self._stat_token = token
+            return True
+        self._stat_cache = self._stat_token = None
+        return False
+
     def apply(self, upserts: Iterable[NoteRow], deletes: Iterable[str], touched: Iterable[tuple[str, StatKey]]) -> None:
         """Write note rows, delete rows (in every per-document table) and refresh stat keys, atomically."""
         with self.transaction() as db:
@@ -465,7 +644,11 @@ class Catalog:
                 "UPDATE notes SET mtime_ns=?, size=?, ctime_ns=?, inode=? WHERE path=?",
                 [(*stat, p) for p, stat in touched],
             )
-        if self._stat_cache is not None:
+            if not (dels or ups or touched):
+                return
+            exact = self._next_stat_token(db)
+        if exact:
+            assert self._stat_cache is not None
             for (path,) in dels:
                 self._stat_cache.pop(path, None)
             for r in ups:
@@ -488,8 +671,10 @@ class Catalog:
         never describes a note the index does not hold, and the inserts run while the index commits."""
         with self.transaction() as db:
             _insert(db, rows)
+            exact = self._next_stat_token(db)
             yield
-        if self._stat_cache is not None:
+        if exact:
+            assert self._stat_cache is not None
             for r in rows:
                 self._stat_cache[r.path] = r.stat
 
@@ -506,11 +691,12 @@ class Catalog:
         return removed
 
     def clear(self) -> None:
-        self._stat_cache = None
+        self._stat_cache = self._stat_token = None
         with self.transaction() as db:
             for table in (*PER_DOC_TABLES, "notes"):
                 if table not in KEPT_ON_REWRITE:
                     db.execute(f"DELETE FROM {table}")
+            self._next_stat_token(db)
 
     def paths_with_title(self, title: str) -> list[str]:
         """The notes with exactly this title (an index look-up: `notes_title`)."""

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
@@ -66,49 +66,82 @@ class WalkResult:
     skipped: list[dict[str, str]]
 
 
+_ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
+
+
 def walk_vault(vault: Path) -> WalkResult:
     """Every `*.md` file under `vault` with its stat key; dot directories and dot files are skipped.
 
-    Symbolic links are not followed (a linked folder can loop or lead outside the vault).
+    Symbolic links are not followed (a linked folder can loop or lead outside the vault). Each folder is
+    opened once and its notes are stat'ed by name relative to it, which spares the kernel a lookup of the
+    whole path for every note (a quarter of a walk's time at 10,000 notes).
     """
     files: dict[str, StatKey] = {}
     skipped: list[dict[str, str]] = []
-    stack: list[tuple[str, str]] = [(str(vault), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError as exc:
-            skipped.append({"path": prefix or ".", "reason": f"folder unreadable: {exc.strerror}"})
-            continue
-        for entry in entries:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            rel = prefix + name
-            note = name.endswith(".md") or name.lower().endswith(".md")
+    try:
+        top = os.open(vault, _ROOT_FLAGS)
+    except OSError as exc:
+        skipped.append({"path": ".", "reason": f"folder unreadable: {exc.strerror}"})
+        return WalkResult(files, skipped)
+    try:
+        stack = [""]
+        while stack:
+            prefix = stack.pop()
             try:
-                if entry.is_symlink():
-                    if note or entry.is_dir():
-                        skipped.append({"path": rel, "reason": "symbolic link (not followed)"})
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
-                    continue
-                if not note:
-                    continue
-                st = entry.stat(follow_symlinks=False)
+                fd = os.open(prefix[:-1], _DIR_FLAGS, dir_fd=top) if prefix else top
             except OSError as exc:
-                skipped.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
+                skipped.append({"path": _printable(prefix[:-1]), "reason": f"folder unreadable: {exc.strerror}"})
                 continue
-            if not S_ISREG(st.st_mode):  # a FIFO would hang the reader, a device never end
-                skipped.append({"path": _printable(rel), "reason": "not a regular file (FIFO, socket or device)"})
-                continue
-            if not (rel.isascii() or _utf8(rel)):  # (an ASCII name is valid UTF-8, and says so in O(1))
-                skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
-                continue
-            files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+            try:
+                _walk_folder(fd, prefix, files, skipped, stack)
+            finally:
+                if fd != top:
+                    os.close(fd)
+    finally:
+        os.close(top)
     return WalkResult(files, skipped)
+
+
+def _walk_folder(
+    fd: int, prefix: str, files: dict[str, StatKey], skipped: list[dict[str, str]], stack: list[str]
+) -> None:
+    """Add the notes of the open folder `fd` (vault-relative `prefix`, "" or ending in "/") to `files`, what
+    is left out and why to `skipped`, and its subfolders to `stack`."""
+    try:
+        entries = list(os.scandir(fd))
+    except OSError as exc:
+        skipped.append({"path": _printable(prefix[:-1]) or ".", "reason": f"folder unreadable: {exc.strerror}"})
+        return
+    for entry in entries:
+        name = entry.name
+        if name[0] == ".":
+            continue
+        rel = prefix + name
+        try:
+            if name.endswith(".md") or name.lower().endswith(".md"):
+                st = entry.stat(follow_symlinks=False)  # one fstatat: its mode says file, link or folder
+                mode = st.st_mode
+                if S_ISREG(mode):
+                    if rel.isascii() or _utf8(rel):  # (an ASCII name is valid UTF-8, and says so in O(1))
+                        files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+                    else:
+                        skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
+                    continue
+                if S_ISLNK(mode):
+                    skipped.append({"path": _printable(rel), "reason": "symbolic link (not followed)"})
+                    continue
+                if not S_ISDIR(mode):  # a FIFO would hang the reader, a device never end
+                    skipped.append({"path": _printable(rel), "reason": "not a regular file (FIFO, socket or device)"})
+                    continue
+            elif not entry.is_dir(follow_symlinks=False):
+                if entry.is_symlink() and entry.is_dir():
+                    skipped.append({"path": _printable(rel), "reason": "symbolic link (not followed)"})
+                continue
+        except OSError as exc:
+            skipped.append({"path": _printable(rel), "reason": f"unreadable: {exc.strerror}"})
+            continue
+        stack.append(rel + "/")
 
 
 NOT_UTF8 = "file name is not valid UTF-8; rename the file"
@@ -133,12 +166,15 @@ def record_pass(store: Store, report: ReconcileReport) -> None:
     summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
     summary["errors"] = len(report.errors)
     summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    store.catalog.set_meta("last_pass", json.dumps(summary))
+    store.catalog.set_pass_record(json.dumps(summary))
 
 
 def last_pass(store: Store) -> dict[str, Any] | None:
-    text = store.catalog.get_meta("last_pass")
-    return None if text is None else dict(json.loads(text))
+    text = store.catalog.pass_record()
+    try:
+        return None if text is None else dict(json.loads(text))
+    except ValueError:  # a record torn by a crash: as if no pass had been recorded since
+        return None
 
 
 def reconcile(
@@ -214,8 +250,12 @@ def _reconcile(
     if only is None:
         with _collector_paused():
             walk = walk_vault(vault)
+            report.skipped = walk.skipped
+            if store.catalog.holds_stat_keys(walk.files):  # the usual pass: nothing changed (one compare in C)
+                report.unchanged = len(walk.files)
+                del walk  # freed while the collector is off, the walk's tuples never cost it a look
+                return _finish(store, report, start, fresh=False)
             known = store.catalog.stat_keys()
-        report.skipped = walk.skipped
         on_disk = walk.files
         indexed = len(known)
     else:  # a pass over a few paths named by file events: no walk, no full catalog read
@@ -313,7 +353,12 @@ def _reconcile(
         stream.close()  # stops the worker processes of a pass that failed
     if progress:
         progress(total, total)
-    if only is None and (report.changed or not store.swept):
+    return _finish(store, report, start, fresh=fresh, full=only is None)
+
+
+def _finish(store: Store, report: ReconcileReport, start: float, *, fresh: bool, full: bool = True) -> ReconcileReport:
+    """Sweep orphaned rows when the pass calls for it, record a full pass and keep its stat keys' snapshot."""
+    if full and (report.changed or not store.swept):
         # The backstop for orphaned rows: every table whenever notes changed. A first pass that changed
         # nothing sweeps only the tables written apart from the notes (the usage counts, which may name a
         # path with no note); the others are only ever written in the transaction that writes their notes.
@@ -321,8 +366,10 @@ def _reconcile(
         # kept through it, can name a path that has none.)
         store.catalog.sweep_orphans(PER_DOC_TABLES if report.changed and not fresh else KEPT_ON_REWRITE)
         store.swept = True
+    if full:
+        store.catalog.save_stat_snapshot()  # for the next process's first pass (written only when they changed)
     report.seconds = time.perf_counter() - start
-    if only is None:
+    if full:
         record_pass(store, report)
     if report.changed:
         log.info(
