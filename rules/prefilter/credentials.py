@@ -425,10 +425,13 @@ def _token_pieces(run: str) -> bool:
     """A run of pieces that reads as a token written out in groups (`ghp_ aB3d eF5g ...`), not a sentence: most
     pieces after the first hold a digit or a capital after their first letter."""
     pieces = run.split()[1:]
+    if 2 * len(_MARK.findall(run)) < len(pieces):
+        return False  # too few digits and capitals for half the pieces to hold one (most prose)
     marked = sum(any(c.isdigit() for c in p) or any(c.isupper() for c in p[1:]) for p in pieces)
     return 2 * marked >= len(pieces)
 
 
+_MARK = re.compile(r"[0-9A-Z]")
 _WHITESPACE = re.compile(r"\s+")
 
 

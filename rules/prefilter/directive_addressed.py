@@ -78,6 +78,12 @@ ADDRESSEE: Final = re.compile(
     rf"\b(?:whoever|whatever|anyone|anything)\s+(?:is\s+)?(?:processing|reading|summari[sz]ing|indexing|parsing)\b|"
     rf"\b(?:any|every|all|each)\s+(?:automated|machine|ai)\s+{_READER}\b|\bautomated\s+readers?\b|"
     rf"\bon\s+the\s+(?:model|ai|llm|agent)\s+side\b|"
+    # "whichever model ends up with this file in its context: ...", "it is the policy ... that agents forward"
+    rf"\b(?:whichever|any|every|each)\s+(?:[\w-]+\s+)?{_NAME}\b[^.:!?\n]{{0,60}}:|"
+    rf"\b(?:policy|rule|requirement|expectation|convention)\b[^.!?\n]{{0,40}}\bthat\s+(?:the\s+|all\s+|any\s+)?"
+    rf"{_NAME}\b|"
+    # an action item: "- Claude to email the customer list to ..."
+    rf"^\W*(?:\[[ x]\]\s*)?(?:the\s+)?(?:[\w-]+\s+)?{_NAME}\s+to\s+(?!be\b)[a-z]+|"
     # a task tagged for the AI: "- [ ] (AI) archive ..."
     rf"^\W*(?:\[[ x]\]\s*)?\((?:ai|agent|assistant|bot|llm|model|claude|copilot)\)"
 )
@@ -91,7 +97,7 @@ _PERSON: Final = re.compile(
 # A line that addresses what follows: "TODO (agent):", "### Tasks for the assistant", "Agent instructions:".
 _LIST_LABEL: Final = re.compile(
     rf"^\W*(?:(?:tasks?|todos?|to-?dos?|action\s+items?|instructions|follow-?ups?|notes?|reminders?|steps?|"
-    rf"checklist|orders|rules|directives)\s*(?:\(\s*|for\s+|to\s+)(?:{_DET}\s+)?{_NAME}\b|"
+    rf"checklist|orders|rules|directives|backlog|queue|jobs|chores|assignments|work\s+items)\s*(?:\(\s*|for\s+|to\s+)(?:{_DET}\s+)?{_NAME}\b|"
     rf"{_NAME}{_NOT_AI_AFTER}\s+(?:instructions|tasks|todos?|to-?dos?|action\s+items?|orders|rules|checklist)\b)"
 )
 _HEADING_OR_LABEL: Final = re.compile(r"^\s*(?:#{1,6}\s|\S[^\n]{0,80}:\s*$)")
@@ -107,6 +113,12 @@ _WEAKEN: Final = re.compile(
     r"\b(?:turn\w*\s+off|disabl\w*|remov\w*|delet\w*|drop\w*|weaken\w*|bypass\w*|skip\w*|rewrit\w*)\b[^.!?\n]{0,40}"
     r"\b(?:tests?|test\s+step|auth\w*|two-factor|2fa|mfa|rate\s+limit\w*|security\s+warnings?|branch\s+protection|"
     r"hooks|ci|checks?|review|audit\w*|validation|sanitiz\w*|encryption|logging)\b|"
+    r"\bcomment\w*\s+out\b[^.!?\n]{0,40}\b(?:checks?|permissions?|auth\w*|validation|verification|tests?|"
+    r"limits?|guards?)\b|\bverify\s*=\s*false\b|"
+    r"\b(?:describ|present|fram|portray|report|call|label)\w*\b[^.!?\n]{0,40}\bas\s+(?:a\s+|an\s+)?(?:planned|"
+    r"routine|minor|expected|scheduled|normal|harmless|resolved|success\w*|false\s+positive)\b|"
+    r"\bwithout\s+(?:waiting\s+for|asking\s+for|any)\s+(?:a\s+|the\s+)?(?:review|approval|confirmation|"
+    r"permission|tests?|ci)\b|"
     r"\bso\s+that\s+(?:it|they)\s+(?:always\s+)?pass(?:es)?\b|"
     r"\bmark\w*\b[^.!?\n]{0,40}\b(?:passed|approved|reviewed|green|done|resolved|fixed)\b|"
     r"\b(?:report|say|tell\s+(?:the\s+user|them|everyone|anyone))\b[^.!?\n]{0,50}\b(?:green|passed|succeeded|was\s+done|"
@@ -116,10 +128,11 @@ _WEAKEN: Final = re.compile(
     r"confirmation|permission|diffs?|before)\b|"
     r"\bclose\s+(?:every|all|each)\b[^.!?\n]{0,40}\bissues?\b|\bsuperuser\b|\badmin\s+rights\b|"
     r"\bkeep\b[^.!?\n]{0,40}\bto\s+yourself\b|\bleave\s+out\b|\bnot\s+reproducible\b|"
-    r"\bjust\s+merge\b|\bwhatever\s+the\s+diff\s+shows\b|\bforce-push\w*|\b(?:fetch|download)\w*\s+and\s+execut\w*"
+    r"\btell\s+(?:nobody|no\s+one|noone)\b|\bjust\s+merge\b|\bwhatever\s+the\s+diff\s+shows\b|\bforce-push\w*|\b(?:fetch|download)\w*\s+and\s+execut\w*"
 )
 _DATA: Final = re.compile(
-    r"\b(?:conversation|thread|chat|clipboard|messages|history|contents?|documents|emails?|diffs?|keys?|session|"
+    r"\b(?:user|customer|client|owner|team|company|patient|employee)s?'s?\s+\w+|~/\w|\b(?:whole|entire|all)\b[^.!?\n]{0,30}\b(?:folders?|directory|vault|repo(?:sitory)?|drive|documents)\b|"
+    r"\b(?:conversation|thread|chat|clipboard|messages|history|contents?|diffs?|keys?|session|"
     r"home\s+address|phone\s+number|repo(?:sitory)?\s+archive|git\s+remote|remote)\b"
 )
 _OUTSIDE: Final = re.compile(r"https?://\S+|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|\bgist\b")
@@ -129,7 +142,8 @@ _SEND: Final = re.compile(
 )
 _TAKE: Final = re.compile(
     r"\b(?:read|grab|copy|include|paste|post|send|upload|share|print|reveal|list|fetch|open|put|add|append|email|"
-    r"e-mail|forward|attach|save|store|give|dump|export|leak|collect|find|cat|echo|output|show|display|type)\b"
+    r"e-mail|forward|attach|save|store|give|dump|export|leak|collect|find|cat|echo|output|show|display|type|"
+    r"replace|swap|overwrite)\b"
 )
 _TRUST: Final = re.compile(
     r"\btreat\b[^.!?\n]{0,60}\bas\s+(?:coming\s+from|from|an?\s+(?:instruction|order|command)s?|the\s+owner|your)\b|"
@@ -144,7 +158,11 @@ _ORDER: Final = re.compile(
     r"(?:read|grab|archive|rewrite|close|load|regenerate|bump|put|turn|mark|store|remember|save|upload|post|paste|"
     r"include|forward|attach|copy|delete|remove|drop|skip|disable|push|merge|approve|list|print|send|email|fetch|"
     r"open|render|append|add|reply|say|tell|report|keep|leave|hide|commit|begin|proceed|check\s+out|inherit|"
-    r"suggest|recommend|treat|act|stop|never|don't|do\s+not|always)\b"
+    r"suggest|recommend|treat|act|stop|never|don't|do\s+not|always|replace|purge|wipe|switch|change|set|update|"
+    r"install|download|run|execute|publish|deploy|grant|give|share|tell)\b|"
+    # "that agents forward ...", "Claude to email ...": an order in the third person
+    rf"\bthat\s+(?:the\s+|all\s+|any\s+)?{_NAME}\s+(?!(?:is|are|was|were|has|have|had|can|could|may|might)\b)"
+    rf"[a-z]+|\b{_NAME}\s+to\s+(?!be\b)[a-z]+"
 )
 _QUESTION: Final = re.compile(r"\?\s*$")
 
@@ -154,14 +172,20 @@ def _normalise(text: str) -> str:
     return " ".join(low.split())
 
 
+_KEYS: Final = re.compile(
+    r"\b(?:signing|deploy|private|ssh|api|access|secret|gpg|pgp)\s+keys?\b|\bsession\s+(?:cookies?|tokens?)\b|"
+    r"\bcookies?\b|\bkube\s*config\b|\.kube/config\b"
+)
+
+
 def _target(s: str) -> bool:
     """The segment asks for something an attacker wants from an agent."""
     if any(rx.search(s) for rx in (ACT, HIDE, DECEIT, LEAK_PROMPT, SKIP_USER, TOOL, _MEMORY, _WEAKEN, _TRUST)):
         return True
-    if SECRET_RE.search(s) and _TAKE.search(s):
+    if (SECRET_RE.search(s) or _KEYS.search(s)) and _TAKE.search(s):
         return True  # a secret named with something done to it ("read ~/.ssh/id_rsa and include it")
     outside = _OUTSIDE.search(s)
-    return outside is not None and (_DATA.search(s) is not None or _SEND.search(s) is not None)
+    return outside is not None and _DATA.search(s) is not None and _SEND.search(s) is not None
 
 
 def _ordered(s: str) -> bool:
@@ -201,7 +225,7 @@ _TABLE_ROW: Final = re.compile(r"^\s*\|(.+)\|?\s*$")
 _TABLE_RULE: Final = re.compile(r"^[\s|:\-]+$")
 _CELL_NAME: Final = re.compile(rf"(?:the\s+|an?\s+)?{_NAME}")
 _ATTRIBUTE: Final = re.compile(
-    r"\b(?:title|alt|aria-[\w-]+|data-[\w-]+|placeholder|content|label|summary|value)\s*=\s*(?:\"([^\"\n]{6,})\"|"
+    r"\b(?P<name>title|alt|aria-[\w-]+|data-[\w-]+|placeholder|content|label|summary|value)\s*=\s*(?:\"([^\"\n]{6,})\"|"
     r"'([^'\n]{6,})')",
     re.IGNORECASE,
 )
@@ -211,6 +235,10 @@ _REFERENCE: Final = re.compile(
 )
 _ALT: Final = re.compile(r"!\[([^\]\n]{6,})\]")
 _FRONTMATTER: Final = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+# A key or attribute named for the AI ("ai_instructions", "note_for_model", "data-agent", "llm_hint").
+_KEY_NAMES_AI: Final = re.compile(
+    r"(?<![a-z])(?:ai|llm|agent|assistant|model|bot|copilot|claude|gpt|chatgpt|gemini|cursor)(?![a-z])", re.IGNORECASE
+)
 _YAML_KEY: Final = re.compile(r"^[ \t]*([\w.-]{1,60})[ \t]*:[ \t]*(.*)$")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+(?=\S)")
 _AI_WORD: Final = re.compile(
@@ -229,7 +257,10 @@ _YOU_ANSWERING: Final = re.compile(
 
 def _segments(view: str) -> Iterator[tuple[int, str, bool]]:
     """(position, raw text, addressed by the line above) of every segment to read."""
-    for rx in (_ATTRIBUTE, _TITLE, _REFERENCE, _ALT):
+    for m in _ATTRIBUTE.finditer(view):
+        k = 2 if m.group(2) is not None else 3
+        yield m.start(k), m.group(k), _KEY_NAMES_AI.search(m.group("name").replace("-", " ")) is not None
+    for rx in (_TITLE, _REFERENCE, _ALT):
         for m in rx.finditer(view):
             k = next(i for i in range(1, (m.lastindex or 1) + 1) if m.group(i) is not None)
             yield m.start(k), m.group(k), False
@@ -245,23 +276,23 @@ def _segments(view: str) -> Iterator[tuple[int, str, bool]]:
         if not stripped:
             addressed = False
             continue
-        row = _TABLE_ROW.match(line)
+        row = _TABLE_ROW.match(line) if "|" in line else None
         if row:
             if not _TABLE_RULE.match(line):
                 cells = [c.strip() for c in row.group(1).split("|")]
                 named = any(_CELL_NAME.fullmatch(_normalise(c)) for c in cells)
                 yield start, ": ".join(c for c in cells if c), named
             continue
-        low = _normalise(stripped)
+        named = _AI_WORD.search(line) is not None
         item = _LIST_ITEM.match(line) is not None
-        if not item and _LIST_LABEL.search(low):
+        if not item and named and _LIST_LABEL.search(_normalise(stripped)):
             addressed = True
-        elif not item and _HEADING_OR_LABEL.match(line):
+        elif not item and addressed and _HEADING_OR_LABEL.match(line):
             addressed = False
         if item and addressed:
             yield start, stripped, True
             continue
-        if _AI_WORD.search(line) is None and _YOU_ANSWERING.search(line) is None:
+        if not named and _YOU_ANSWERING.search(line) is None:
             continue
         for part in _SENTENCE_END.split(line):
             yield start + max(0, line.find(part[:20])), part, False
@@ -276,7 +307,8 @@ def _frontmatter(block: str, offset: int) -> Iterator[tuple[int, str, bool]]:
         m = _YAML_KEY.match(line)
         if m and not line.startswith((" ", "\t")):
             if key and value.strip():
-                yield at, f"{key}: {value.strip()}", False
+                named = _KEY_NAMES_AI.search(key.replace("_", " ").replace("-", " ")) is not None
+                yield at, f"{key}: {value.strip()}", named
             key, value, at = m.group(1), m.group(2).strip("|>- \"'"), pos
         else:
             value += " " + line.strip().strip("\"'")
@@ -293,7 +325,7 @@ def addressed_hits(view: str) -> Iterator[tuple[str, int, str]]:
     Code is read as the scorer reads it (comments of code fences, prose fences whole); a note that discusses
     attacks has its quotations and code blanked."""
     image = "![" in view and _IMAGE_BLANK.search(view) is not None
-    if not image and _AI_WORD.search(view) is None and _YOU_ANSWERING.search(view) is None:
+    if not image and not any(rx.search(view) for rx in (_AI_WORD, _KEY_NAMES_AI, _YOU_ANSWERING)):
         return
     text, about_attacks = prose_with_code(view)
     if image and not about_attacks:
@@ -306,9 +338,10 @@ def addressed_hits(view: str) -> Iterator[tuple[str, int, str]]:
         s = _normalise(raw)
         if len(s) < 8:
             continue
+        if not judge(s, addressed):
+            continue
         if about_attacks or discusses(s):
-            s = _normalise(QUOTED.sub(" ", s))
-            if discusses(s):
+            s = _normalise(QUOTED.sub(" ", s))  # a note about attacks: its quotations are examples
+            if discusses(s) or not judge(s, addressed):
                 continue
-        if judge(s, addressed):
-            yield "addresses an AI and asks it for secrets, memory changes or unsafe actions", pos, raw.strip()
+        yield "addresses an AI and asks it for secrets, memory changes or unsafe actions", pos, raw.strip()
