@@ -139,5 +139,5 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAAA|"
        rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
        rf"GOCSPX-)"
-       rf"(?P<val>[A-Za-z0-9_\-=.]{{24,}})", _random_tail(3.3)),
+       rf"(?P<val>[A-Za-z0-9_\-=.]{{22,}})", _random_tail(3.3)),
 )  # fmt: skip
