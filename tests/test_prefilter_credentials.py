@@ -341,3 +341,10 @@ def test_passwords_in_prose_after_more_words_are_refused(text: str) -> None:
 @pytest.mark.parametrize("text", ["the password is forgotten again", "Пароль от почты: забыла", "password: iPhone"])
 def test_words_after_a_password_word_pass(text: str) -> None:
     assert not {c for c in codes(text) if c.startswith("secret")}, text
+
+
+def test_a_discord_webhook_address_is_refused_and_its_shape_passes() -> None:
+    webhook = "https://discord.com/api/webhooks/" + rand(18, "0123456789") + "/" + rand(68, ALNUM + "_-")
+    assert "secret:discord-token" in codes(f"alerts go to {webhook}")
+    shape = "https://discord.com/api/webhooks/" + "1" * 18 + "/" + "x" * 68
+    assert not {c for c in codes(f"the address looks like {shape}") if c.startswith("secret")}

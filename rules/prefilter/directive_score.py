@@ -28,6 +28,7 @@ not discuss attacks, is read as meant.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -118,11 +119,13 @@ from agentmd.rules.prefilter.directive_features import (
 # Views
 
 
+@functools.lru_cache(maxsize=4)
 def prose_with_code(text: str) -> tuple[str, bool]:
     """The text as a reader takes its words, line count kept: inline code kept, the whole of a prose fence
     (no language, text, markdown, prompt), only the comments of a code fence. When the note's prose discusses
     attacks every fence and code span is blanked instead: they are then its quoted examples. Also says whether
-    the note discusses attacks."""
+    the note discusses attacks. The last few answers are kept: the scorer and the segment reader
+    (`directive_addressed`) both read the same view of a note."""
     prose = vault_schema.strip_code(text)
     discusses = _discusses(prose.lower())
     if discusses:

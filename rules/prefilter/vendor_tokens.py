@@ -95,6 +95,9 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"{_START}do[opr]_v1_(?P<val>[0-9a-f]{{64}}){_END}", _random_tail(3.0)),
     _t("secret:shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), "Shopify access token",
        rf"{_START}shp(?:at|ss|ca|pa)_(?P<val>[0-9a-fA-F]{{32}}){_END}", _random_tail(3.0)),
+    _t("secret:discord-token", ("/api/webhooks/",), "Discord webhook address",
+       r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/(?P<val>[A-Za-z0-9_\-]{60,68})"
+       rf"{_END}", _random_tail()),
     _t("secret:discord-token", (".",), "Discord bot token",
        rf"{_START}(?P<val>[MNO][A-Za-z0-9]{{23,27}}\.[A-Za-z0-9_\-]{{6}}\.[A-Za-z0-9_\-]{{27,40}}){_END}",
        _random_tail(4.0, mixed=True)),
