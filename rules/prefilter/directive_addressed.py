@@ -143,7 +143,7 @@ _SEND: Final = re.compile(
 _TAKE: Final = re.compile(
     r"\b(?:read|grab|copy|include|paste|post|send|upload|share|print|reveal|list|fetch|open|put|add|append|email|"
     r"e-mail|forward|attach|save|store|give|dump|export|leak|collect|find|cat|echo|output|show|display|type|"
-    r"replace|swap|overwrite)\b"
+    r"replace|swap|overwrite|render|embed|load|encode|url-encode)\b"
 )
 _TRUST: Final = re.compile(
     r"\btreat\b[^.!?\n]{0,60}\bas\s+(?:coming\s+from|from|an?\s+(?:instruction|order|command)s?|the\s+owner|your)\b|"

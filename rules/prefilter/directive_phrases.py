@@ -440,6 +440,9 @@ _AI_DOES = re.compile(
     r"forgets?|disregards?|skips?|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
 )
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
+_OWN_RULES = re.compile(
+    r"\b(?:my|our|personal|house|family|household|own)\s+(?:\w+\s+)?(?:rules|guidelines|routine|habits)\b"
+)
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
 
@@ -603,6 +606,9 @@ _CONTROL_FOREIGN = (
     "слушайся|engedelmesked|itaat et|gehoorzaam|服从|従って|복종|"
     # the same in every language: private files and keys; pushing and tests in the scripts that borrow the words
     "ssh|id_rsa|.env|env|api key|api-key|プッシュ|푸시|テスト|테스트|"
+    # the reader's memory
+    "gedächtnis|speichere|merke dir|mémoire|retiens|memoria|recuerda|memória|lembre|memorizza|ricorda|памят|"
+    "запомни|记住|记忆|記憶|覚えて|기억|ذاكرة|याद|pamięć|zapamiętaj|geheugen|onthoud|ghi nhớ|ingat|"
     "credenziali|credenciales|credenciais|identifiants|inoltra|reenvía|encaminhe|"
     "أرسل|احذف|لا تخبر|المستخدم|كلمة المرور|مفاتيح|भेज|पासवर्ड|मत बताना|उपयोगकर्ता|हटा|xóa|kiểm tra|đừng nói|"
     "người dùng|mật khẩu|gửi|izin|hapus|jangan beri tahu|kata sandi|kirim|pengguna|確認せず|확인 없이|보고하|통과"
@@ -918,6 +924,8 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if TOLD_OTHERS.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported
+                if _OWN_RULES.search(sentence) and not _SECOND_PERSON.search(sentence):
+                    continue  # "personal rules for deep work: ... forget about slack": the writer's own rules
                 if (_DESCRIBED.search(sentence) or _AI_DOES.search(sentence)) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()
