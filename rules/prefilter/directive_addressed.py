@@ -326,13 +326,21 @@ def _frontmatter(block: str, offset: int) -> Iterator[tuple[int, str, bool]]:
 _IMAGE_BLANK: Final = re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:\{\{|<|\$\{|%7[bB]|[A-Z][A-Z_]{5,})")
 
 
+_GATE_WORDS: Final = ("ai", "a.i", "llm", "agent", "assistant", "model", "bot", "claude", "gpt", "copilot", "cursor",
+                      "gemini", "automated", "processing", "machine", "you")  # fmt: skip
+
+
 def addressed_hits(view: str) -> Iterator[tuple[str, int, str]]:
     """(label, position, segment) of every segment of `view` that orders an AI to do what an attacker wants.
     Code is read as the scorer reads it (comments of code fences, prose fences whole); a note that discusses
     attacks has its quotations and code blanked."""
     image = "![" in view and _IMAGE_BLANK.search(view) is not None
-    if not image and not any(rx.search(view) for rx in (_AI_WORD, _KEY_NAMES_AI, _YOU_ANSWERING)):
-        return
+    if not image:
+        low = view.lower()
+        if not any(w in low for w in _GATE_WORDS):
+            return  # no word that `_AI_WORD`, `_KEY_NAMES_AI` or `_YOU_ANSWERING` could match
+        if not any(rx.search(view) for rx in (_AI_WORD, _KEY_NAMES_AI, _YOU_ANSWERING)):
+            return
     text, about_attacks = prose_with_code(view)
     if image and not about_attacks:
         for m in _IMAGE_BLANK.finditer(text):

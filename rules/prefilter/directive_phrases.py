@@ -736,13 +736,14 @@ _FOREIGN_SUBJECT = re.compile(
 )
 
 
+_TOPIC_SCRIPTS = re.compile(r"[\u3040-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
 _PLANNED = re.compile(r"予定|つもり|見込み|예정|계획|计划|打算|预计|將|将会")
 
 
 def _foreign_subjects(view: str) -> Iterator[tuple[str, int, str]]:
     """A sentence whose topic is an AI and that says what it does from now on, and speaks of the user, secrets,
     deleting, sending, confirmations or the repository."""
-    if not any("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in view):
+    if _TOPIC_SCRIPTS.search(view) is None:
         return
     _, control = _address_groups()
     for m in _FOREIGN_SUBJECT.finditer(view):
