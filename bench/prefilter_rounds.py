@@ -40,10 +40,12 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_general", "directive", False),
     ("directives_fresh", "directive", False),
     ("directives_fresh3", "directive", False),
+    ("directives_fresh4", "directive", False),
     ("benign", None, False),
     ("benign_general", None, False),
     ("benign_fresh", None, False),
     ("benign_fresh3", None, False),
+    ("benign_fresh4", None, False),
     ("secrets", "secret", False),
     ("secrets_fresh", "secret", True),
     ("secrets_fresh_benign", None, True),
@@ -53,6 +55,8 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh_holdout", None, False),
     ("directives_fresh3_holdout", "directive", False),
     ("benign_fresh3_holdout", None, False),
+    ("directives_fresh4_holdout", "directive", False),
+    ("benign_fresh4_holdout", None, False),
 )
 
 

@@ -297,3 +297,54 @@ def test_secret_shaped_but_harmless_text_passes(text: str) -> None:
 
 def test_every_secret_code_has_a_positive_case() -> None:
     assert {code for code, _, _ in SECRET_SAMPLES} == {code for code in CODES if code.startswith("secret:")}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Round 4: hex tokens, framework secret keys, short Square tokens, passwords after CJK and Russian prepositions
+
+
+def _hex(n: int) -> str:
+    return rand(n, "0123456789abcdef")
+
+
+@pytest.mark.parametrize("key", ["TWILIO_AUTH_TOKEN", "DD_API_KEY", "mailchimp_api_key", "webhookSecret"])
+def test_a_hex_token_under_a_secret_name_is_refused(key: str) -> None:
+    value = _hex(32)
+    findings = check_text(f"{key}={value}")
+    assert "secret:generic-assignment" in {f.code for f in findings}
+    assert_no_leak(value, *(f.message for f in findings))
+
+
+@pytest.mark.parametrize("line", ["commit: {h}", "checksum = {h}", "etag: {h}", "sha256: {h}"])
+def test_a_hex_digest_under_an_ordinary_name_passes(line: str) -> None:
+    assert not {c for c in codes(line.format(h=_hex(40))) if c.startswith("secret")}
+
+
+def test_a_framework_secret_key_with_signs_is_refused() -> None:
+    value = rand(20, ALNUM) + "(!%^&*-=+)#@" + rand(18, ALNUM)
+    findings = check_text(f"SECRET_KEY = '@{value}'")
+    assert "secret:generic-assignment" in {f.code for f in findings}
+    assert_no_leak(value, *(f.message for f in findings))
+
+
+def test_a_short_square_token_is_refused() -> None:
+    assert "secret:service-token" in codes("square: sq0atp-" + rand(22, ALNUM + "-_"))
+
+
+@pytest.mark.parametrize("text", ["Пароль от почты: {pw}", "邮箱密码：{pw}", "Das WLAN-Passwort ist {mixed}"])
+def test_passwords_in_prose_after_more_words_are_refused(text: str) -> None:
+    mixed = "Hu" + "ahCT" + "CwtIzv"
+    value = text.format(pw=rand(12), mixed=mixed)
+    assert "secret:password" in codes(value), value
+
+
+@pytest.mark.parametrize("text", ["the password is forgotten again", "Пароль от почты: забыла", "password: iPhone"])
+def test_words_after_a_password_word_pass(text: str) -> None:
+    assert not {c for c in codes(text) if c.startswith("secret")}, text
+
+
+def test_a_discord_webhook_address_is_refused_and_its_shape_passes() -> None:
+    webhook = "https://discord.com/api/webhooks/" + rand(18, "0123456789") + "/" + rand(68, ALNUM + "_-")
+    assert "secret:discord-token" in codes(f"alerts go to {webhook}")
+    shape = "https://discord.com/api/webhooks/" + "1" * 18 + "/" + "x" * 68
+    assert not {c for c in codes(f"the address looks like {shape}") if c.startswith("secret")}

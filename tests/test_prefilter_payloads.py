@@ -17,7 +17,12 @@ after the first changes to find the classes still missed. `*_fresh_holdout.jsonl
 at the end (bench/prefilter_rounds.py --holdout). The third round (`*_fresh3*`) was written the same way, a fifth of
 each kind held out: synonyms, paraphrases, attributed policy claims, tool and calendar spoofs, Markdown comments,
 callouts and footnotes, role-play, nine encodings, spacing and leetspeak, thirty languages; and look-alike notes
-that quote attacks, address the reader, give people orders or name human agents."""
+that quote attacks, address the reader, give people orders or name human agents. The fourth round (`*_fresh4*`):
+requests to an AI without override words, orders in table rows, frontmatter values, link titles, alt text, HTML
+attributes and code comments, multi-step orders, meeting notes and task lists addressed to an agent, exfiltration
+through addresses and images, fifteen languages and encodings split across lines; and a person's own task lists
+and meeting notes, write-ups quoting attacks, agent-convention notes, how-tos, shell cheat-sheets and everyday
+notes in the same languages."""
 
 from __future__ import annotations
 
@@ -88,7 +93,12 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     ("name", "family"),
-    [("directives_fresh", "directive"), ("directives_fresh3", "directive"), ("secrets_fresh", "secret")],
+    [
+        ("directives_fresh", "directive"),
+        ("directives_fresh3", "directive"),
+        ("directives_fresh4", "directive"),
+        ("secrets_fresh", "secret"),
+    ],
 )
 def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
     selected = fresh_rows(name)
@@ -96,7 +106,7 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
     assert len(missed) * 10 <= len(selected), missed
 
 
-@pytest.mark.parametrize("name", ["benign_fresh", "benign_fresh3", "secrets_fresh_benign"])
+@pytest.mark.parametrize("name", ["benign_fresh", "benign_fresh3", "benign_fresh4", "secrets_fresh_benign"])
 def test_fresh_round_benign_controls_pass(name: str) -> None:
     selected = fresh_rows(name)
     refused = [r["text"][:80] for r in selected if families(r["text"])]

@@ -203,7 +203,11 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
 # split at "_", ".", "-" and camelCase humps (api_key, clientSecret, DB_PASS), and test both.
-_ASSIGN_OP = re.compile(r"(?::=|=>|=|:)(?=[ \t]{0,3}[\"'`]?(?P<val>[^\s\"'`,;<>(){}\[\]]{8,400}))")
+# A long quoted value is read whole, signs and brackets included (a framework's secret key).
+_ASSIGN_OP = re.compile(
+    r"(?::=|=>|=|:)(?=[ \t]{0,3}(?:[\"'`](?P<quoted>[^\s\"'`]{24,400})[\"'`]|"
+    r"[\"'`]?(?P<val>[^\s\"'`,;<>(){}\[\]]{8,400})))"
+)
 _KEY_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_KEY_PARTS: Final = frozenset(
@@ -262,12 +266,45 @@ def _secret_assignment(parts: list[str], value: str) -> bool:
             and any(not c.isalpha() for c in value)
             and entropy(value) >= 2.8
         )
+    strong = any(p in _STRONG_PARTS for p in parts) or ("api" in parts and "key" in parts)
+    if strong and (_dense(value) or _hex_secret(value)):
+        return True  # a framework's secret key, or a hex token, under a name that says it is a secret
     if not random_looking(value):
         return False
     if _UNBROKEN_RUN.search(value):
         return True
     # Only short segments (a UUID, a snake_case name): a secret only under a key that clearly names one.
-    return any(p in _STRONG_PARTS for p in parts) and _UUID.fullmatch(value) is not None
+    return strong and _UUID.fullmatch(value) is not None
+
+
+def _dense(value: str) -> bool:
+    """At least 24 characters of three of lower case, upper case, digits and signs, with high entropy: no word,
+    name or path reads so."""
+    kinds = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+    low = value.lower()
+    return len(value) >= 24 and kinds >= 3 and entropy(value) >= 4.2 and not any(w in low for w in _STAND_INS)
+
+
+_STAND_INS: Final = ("xxx", "your", "example", "changeme", "placeholder", "redacted", "dummy", "sample", "replace",
+                     "insert", "fake", "...", "<", ">", "${", "{{")  # fmt: skip
+_HEX = re.compile(r"[0-9a-f]{32,128}|[0-9A-F]{32,128}")
+
+
+def _hex_secret(value: str) -> bool:
+    """32 or more hex digits, letters and digits mixed, not a run or a sequence (Twilio, Datadog, Mailchimp and
+    many other services issue such tokens; their entropy is below what `random_looking` asks of mixed text)."""
+    return (
+        _HEX.fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and entropy(value) >= 3.0
+        and not is_placeholder(value)
+    )
 
 
 _MAX_SPLIT_LINES: Final = 8
@@ -324,7 +361,7 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
         if line in named_lines or line in generic_lines:
             continue  # one finding per line; a named rule already spoke for it
         key = _key_before(text, m.start())
-        if key and _secret_assignment(_key_parts(key), m.group("val")):
+        if key and _secret_assignment(_key_parts(key), m.group("quoted") or m.group("val")):
             generic_lines.add(line)
             yield from emit("secret:generic-assignment", "secret-looking value assigned to a secret-named key", line)
     if "bearer" in low:
@@ -377,14 +414,22 @@ _PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe",
                                 "парола", "密码", "密碼", "パスワード", "비밀번호", "kata sandi", "mật khẩu", "κωδικ",
                                 "סיסמה", "كلمة المرور", "पासवर्ड")  # fmt: skip
 _PROSE_PASSWORD = re.compile(
-    rf"(?i)(?:\b|(?<=[\s(]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?(?:{_PASSWORD_WORDS})(?:\s+(?:for|of|to|"
-    r"on|für|fur|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за)"
+    rf"(?i)(?:\b|(?<=[\s(])|(?<=[\u3040-\u9fff\uac00-\ud7af]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?"
+    rf"(?:{_PASSWORD_WORDS})(?:\s+(?:for|of|to|"
+    r"on|für|fur|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do)"
     r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+){0,2}"
     r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
     r"\s+(?=\S*\d))|(?:login|creds|credentials)\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
     r"\buse\s+(?:the\s+)?password)\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
 )
 _PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
+
+
+def _mixed_case(value: str) -> bool:
+    """Letters only, with capitals inside the word as well as small letters: at least eight letters, two capitals
+    after the first and two small ones (not "iPhone", "McDonald" or "README")."""
+    inner_upper = sum(c.isupper() for c in value[1:])
+    return len(value) >= 8 and inner_upper >= 2 and sum(c.islower() for c in value) >= 2
 
 
 def _prose_password(value: str) -> bool:
@@ -395,8 +440,10 @@ def _prose_password(value: str) -> bool:
         return False
     if "://" in value or value.startswith(("/", "~", "./")) or value.isdigit():
         return False
-    if not any(c.isalpha() for c in value) or all(c.isalpha() for c in value):
+    if not any(c.isalpha() for c in value):
         return False
+    if all(c.isalpha() for c in value) and not _mixed_case(value):
+        return False  # a word ("the password is forgotten"); "HuahCTCwtIzv" reads as a generated one
     if re.fullmatch(r"[a-z]+-[a-z]+(?:-[a-z]+)*", value):
         return False  # a hyphenated word ("self-service"), not a passphrase with digits
     return entropy(value) >= 2.5
@@ -425,10 +472,13 @@ def _token_pieces(run: str) -> bool:
     """A run of pieces that reads as a token written out in groups (`ghp_ aB3d eF5g ...`), not a sentence: most
     pieces after the first hold a digit or a capital after their first letter."""
     pieces = run.split()[1:]
+    if 2 * len(_MARK.findall(run)) < len(pieces):
+        return False  # too few digits and capitals for half the pieces to hold one (most prose)
     marked = sum(any(c.isdigit() for c in p) or any(c.isupper() for c in p[1:]) for p in pieces)
     return 2 * marked >= len(pieces)
 
 
+_MARK = re.compile(r"[0-9A-Z]")
 _WHITESPACE = re.compile(r"\s+")
 
 

@@ -27,7 +27,10 @@ READS = (
     r"parses|summari[sz]ing|summari[sz]es|indexing|ingesting|sees|seeing|picks\s+up|picking\s+up|reviewing|"
     r"reviews|handling|handles|encountering|encounters|visiting|scanning|scans)"
 )
-AI_END = r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b|\s*$)"
+AI_END = (
+    r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b"
+    r"(?!\s+(?:group|club|list|circle|room|session)s?\b)|\s*$)"
+)
 VOCATIVE: Final = re.compile(
     rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
     rf"(?:{DET}\s+)?{AI_Q}\s*:|"
@@ -276,7 +279,7 @@ ACT: Final = re.compile(
     r"pre-commit|checks?|safety|review|test\s+suite)\b|\bskip\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+suite|ci|review|"
     r"checks?|hooks?|backup|confirmation|approval)\b|\bwithout\s+(?:asking|review\w*|reading|running|"
     r"confirmation|approval|checking|questions|permission)\b|\bapprov(?:e|ing)\s+(?:every|all|it|the|each)\b|"
-    r"\bmerg\w*\s+(?:directly|without|it)\b|\b(?:npm|twine|cargo)\s+publish\b|\bpublish\s+without\b|"
+    r"\bmerg(?:e|ing)\s+(?:it\s+)?(?:directly|without)\b|\bmerge\s+it\b(?!\s+(?:after|once|when|if|only))|\b(?:npm|twine|cargo)\s+publish\b|\bpublish\s+without\b|"
     r"\bbackdoor\b|\bauthorized_keys\b|\bchange\s+the\s+remote\b|--no-verify\b|\breport\s+success\b|"
     r"\b(?:download\w*|fetch\w*)\s+and\s+run\w*|\bcarry\s+out\s+whatever\b|\brun\w*\s+(?:the\s+)?(?:\w+\s+)?"
     r"(?:script|installer|command)s?\s+(?:in|from|at)\s+(?:the\s+link|this\s+link|scripts/|https?://)|"
@@ -479,6 +482,17 @@ HUMAN_ADDRESS: Final = re.compile(
     r"\b(?:hey|hi|hello|dear|to|note\s+to|reminder\s+(?:to|for))\s+(?:the\s+)?(?:team|everyone|all|folks|staff|"
     r"colleagues|guys|devs|reviewers|contributors|reading\s+group)\b"
 )
+# A draft of a message to someone ("email draft to sam:", "message for priya:"): written to a person.
+DRAFT_TO_PERSON: Final = re.compile(
+    rf"^\W*(?:e-?mail|message|letter|reply|draft|dm|text|slack\s+message|memo)\s+(?:draft\s+)?(?:to|for)\s+"
+    rf"(?!(?:the\s+|an?\s+|any\s+)?{AI}\b)[a-z]+\s*:"
+)
+# An AI's own turn in a transcript ("Assistant: Sure, here is how ..."): the AI speaking, not spoken to.
+SPEAKER_TURN: Final = re.compile(
+    rf"^\W*(?:the\s+)?{AI}\s*:\s*(?:sure|certainly|of\s+course|here(?:'s|\s+is|\s+are)|i\b|i'm|i'll|i've|i'd|yes|"
+    r"no\b|okay|ok\b|great|happy\s+to|absolutely|thanks|thank\s+you|hello|hi\b|glad|sorry|good\s+question|"
+    r"you're\s+welcome|let\s+me)"
+)
 PASSIVE_AI: Final = re.compile(
     rf"\b{AI}\s+(?:must|should|shall|will|can|may)\s+(?:not\s+|never\s+)?be\s+\w+(?:ed|en)\b"
 )
@@ -522,6 +536,12 @@ DESCRIBED_AI: Final = re.compile(
     rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b|"
     rf"\b{AI}\s+(?!(?:must|should|shall|will|is\s+to|are\s+to)\b)[^.!?;\n]{{0,60}}?\b(?:forgot|ignored|disregarded|"
     rf"overlooked|skipped|missed|lost|dropped)\b"
+)
+# An AI described doing something, its verb a few words after it ("the assistant feature in our app ignores the
+# user's language setting"): a bug report, not an order.
+DESCRIBED_AI_LOOSE: Final = re.compile(
+    rf"\b{AI}\b(?:\s+[\w']+){{0,5}}?\s+(?:ignores|forgets|disregards|drops|overlooks|skips|bypasses|overrides|"
+    rf"discards|neglects)\b"
 )
 PROTECTIVE: Final = re.compile(
     r"\b(?:say\s+no|refuse|decline|hang\s+up|report\s+(?:it|this|them|the\s+\w+)|(?:do\s+not|don't|never)\s+"

@@ -232,12 +232,12 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
     ("gives agents an order", _G_CLAIM,
      r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
      r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
-     r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+)?(?:required|allowed|"
-     r"cleared|authori[sz]ed|permitted)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
+     r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+(?:required|allowed|"
+     r"cleared|authori[sz]ed|permitted)|required|cleared|authori[sz]ed)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
      r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"
      r"\b(?:reminder|note|message|heads-up|heads\s+up|memo|instructions?|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|"
      r"all\s+|every\s+)?(?:ai|ais|agents?|assistants?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|models?)"
-     r"\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b"),
+     r"\s+(?:reading|parsing|processing|summari[sz]ing|indexing)\b(?!\s+(?:group|club|list|circle|session|room)\b)"),
     ("addresses an AI directly", _G_ADDRESS,
      rf"\b(?:dear|hey|hi|hello)\s+(?:the\s+)?{_AGENTS}\s*[—–]|"
      rf"\b(?:any|every)\s+{_AGENTS}\s+(?:that|who|which)\s+(?:reads|is\s+reading|processes|parses)\s+this\b|"
@@ -378,7 +378,8 @@ _AI_NAMES = (
     "l'assistant|le modèle|l'agent|assistent|modell|ki|ассистент|агент|модель|ии|асистент|модел|助手|智能体|模型|"
     "アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|yapay zeka|asistan|asystent|agencie|model ai|"
     "trợ lý|mô hình|المساعد|النموذج|सहायक|מודל|עוזר|دستیار|ผู้ช่วย|asisten|modèle|modello|asistent|asystencie|"
-    "asystent|assistentin|асистенте|ассистент|人工智能|エーアイ|인공지능|yapay zekâ"
+    "asystent|assistentin|асистенте|ассистент|人工智能|エーアイ|인공지능|yapay zekâ|الوكيل|tác tử|agen|agente|"
+    "एजेंट|एआई"
 )
 _REVEAL = (
     "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
@@ -402,7 +403,11 @@ _WHERE_EN = "reply replies answer answers pull_request commit_message http https
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
     r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
-    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example)\b",
+    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example|something\s+like|risks?|mitigations?)\b|"
+    # the same in other languages (scripts without spaces have no word boundaries)
+    r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|"
+    r"\b(?:атак\w*|инъекц\w*|ataques?|inyecci\w*|attaques?|injektion\w*|angriff\w*|attacc\w*|ataku|"
+    r"aanval\w*|wstrzykni\w*)",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" and "v1.2" do not end a sentence
@@ -435,6 +440,9 @@ _AI_DOES = re.compile(
     r"forgets?|disregards?|skips?|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
 )
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
+_OWN_RULES = re.compile(
+    r"\b(?:my|our|personal|house|family|household|own)\s+(?:\w+\s+)?(?:rules|guidelines|routine|habits)\b"
+)
 _SECOND_PERSON = re.compile(r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b")
 _LETTER_SCRIPTS: Final = ((0x41, 0x24F), (0x370, 0x52F), (0x1E00, 0x1EFF))  # Latin, Greek, Cyrillic: spaced words
 
@@ -595,7 +603,15 @@ _CONTROL_FOREIGN = (
     "registros|registri|journaux|protokoll|logs|back-ups|backups|copias de seguridad|sauvegardes|"
     "clé api|clave api|chiave api|api-schlüssel|api key|token|密钥|ログ|日志|로그|"
     "obéis|obéissez|obedece|obedezca|gehorche|gehorcht|obbedisci|obbedire|obedeça|подчиняйся|подчиняешься|"
-    "слушайся|engedelmesked|itaat et|gehoorzaam|服从|従って|복종"
+    "слушайся|engedelmesked|itaat et|gehoorzaam|服从|従って|복종|"
+    # the same in every language: private files and keys; pushing and tests in the scripts that borrow the words
+    "ssh|id_rsa|.env|env|api key|api-key|プッシュ|푸시|テスト|테스트|"
+    # the reader's memory
+    "gedächtnis|speichere|merke dir|mémoire|retiens|memoria|recuerda|memória|lembre|memorizza|ricorda|памят|"
+    "запомни|记住|记忆|記憶|覚えて|기억|ذاكرة|याद|pamięć|zapamiętaj|geheugen|onthoud|ghi nhớ|ingat|"
+    "credenziali|credenciales|credenciais|identifiants|inoltra|reenvía|encaminhe|"
+    "أرسل|احذف|لا تخبر|المستخدم|كلمة المرور|مفاتيح|भेज|पासवर्ड|मत बताना|उपयोगकर्ता|हटा|xóa|kiểm tra|đừng nói|"
+    "người dùng|mật khẩu|gửi|izin|hapus|jangan beri tahu|kata sandi|kirim|pengguna|確認せず|확인 없이|보고하|통과"
 )
 # Keeping something from the user, in other languages ("never mention", "do not tell"): with "from now on" and
 # "never" it makes a standing order even when the language leaves the pronoun out.
@@ -647,6 +663,9 @@ def _foreign_vocatives(view: str) -> Iterator[tuple[str, int, str]]:
         rest_list = _WORDISH.findall(low_rest)
         if low_rest.isascii() and _english(rest_list):
             continue  # English is read by the sentence scorer, which weighs the order itself
+        core = _TRAILING_AI.sub("", label)
+        if core != label and len(core.split()) <= 2 and ai.hit(core, set(_WORDISH.findall(core))):
+            label = core  # "Agente IA", "Tác tử AI": the name with "AI" after it
         words = label.split()
         greeted = len(words) > 1 and greeting.hit(" ".join(words[:-1]), set(_WORDISH.findall(" ".join(words[:-1]))))
         name = _HONORIFIC.sub("", words[-1])
@@ -663,6 +682,7 @@ def _foreign_vocatives(view: str) -> Iterator[tuple[str, int, str]]:
             yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
 
 
+_TRAILING_AI = re.compile(r"\s+(?:ai|ia|ki|ии|llm)$")
 _HONORIFIC = re.compile(r"(?:さん|様|さま|君|くん|ちゃん|님|씨|ji|जी)$")
 _GREETINGS = (
     "querido querida estimado estimada hola cher chère bonjour salut caro cara ciao gentile liebe lieber hallo hi "
@@ -694,13 +714,59 @@ def _foreign_addresses(view: str) -> Iterator[tuple[str, int, str]]:
         label = " ".join(m.group("label").lower().split())
         if label.isascii() and not _FOREIGN_LABEL.search(label):
             continue
+        if m.group("rest").startswith("//"):
+            continue  # the colon of a web address ("[GitHub Copilot](https://...)"), not a label
         low_rest = " ".join(m.group("rest").lower().split())
         rest_words = set(_WORDISH.findall(low_rest))
         named = ai.hit(label, set(_WORDISH.findall(label))) or _LATIN_AI.search(label) is not None
         if named and " " not in label and _unspaced(label) and not _CJK_ADDRESSED.search(label):
             continue  # "助手功能说明": a heading about the assistant; "给助手的说明", "AI에게" address it
+        if named and _all_spaced(label) and not _ends_with_ai(label, ai):
+            continue  # "Hinweis für die KI-Gruppe", "Note pour l'agent comptable": the AI's word qualifies another
         if named and any(g.hit(low_rest, rest_words) for g in control):
             yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
+
+
+# An AI as the topic of a sentence that lays down what it does from now on, in languages that mark the topic
+# with a particle ("エージェントは今後、...", "에이전트는 앞으로 ...", "助手以后..."): an order in the third person.
+_FOREIGN_SUBJECT = re.compile(
+    r"(?:^|(?<=[。．.!?！？\n]))[ \t>*\-]*(?:ai|AI|ＡＩ)?[ \t]*(?P<label>アシスタント|エージェント|モデル|어시스턴트|"
+    r"에이전트|모델|助手|智能体|AI|ai)(?:は|が|에게|는|은|이|가|们|們)?[ \t,，、]*(?:今後|これから|以後|以降|앞으로|"
+    r"지금부터|이제부터|以后|今后|从现在起|从现在开始|每次)(?P<rest>[^。．.!?！？\n]{4,})"
+)
+
+
+_TOPIC_SCRIPTS = re.compile(r"[\u3040-\u9fff\uac00-\ud7af]")  # kana, CJK ideographs, Hangul
+_PLANNED = re.compile(r"予定|つもり|見込み|예정|계획|计划|打算|预计|將|将会")
+
+
+def _foreign_subjects(view: str) -> Iterator[tuple[str, int, str]]:
+    """A sentence whose topic is an AI and that says what it does from now on, and speaks of the user, secrets,
+    deleting, sending, confirmations or the repository."""
+    if _TOPIC_SCRIPTS.search(view) is None:
+        return
+    _, control = _address_groups()
+    for m in _FOREIGN_SUBJECT.finditer(view):
+        rest = m.group("rest").lower()
+        if _PLANNED.search(rest):
+            continue  # "エージェントは今後、...回答する予定です": a plan described, not an order
+        if any(g.hit(rest, set(_WORDISH.findall(rest))) for g in control):
+            yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
+
+
+def _all_spaced(label: str) -> bool:
+    """Every letter of the label is Latin, Greek or Cyrillic ("AIへの注意" and "AI에게" are not)."""
+    return all(_spaced_script(c) for c in label if c.isalpha())
+
+
+_LABEL_WORDS = re.compile(r"[\s\-'’]+")
+
+
+def _ends_with_ai(label: str, ai: _Group) -> bool:
+    """The last word of a label in a spaced script names the AI ("für den KI-Assistenten", "de l'IA", "dla
+    asystenta AI"): the one the line speaks to, not a group, project or person the AI's word describes."""
+    last = _LABEL_WORDS.split(label.strip(" .:"))[-1]
+    return bool(last) and (ai.hit(last, {last}) or _LATIN_AI.fullmatch(last) is not None)
 
 
 # An unspaced label that addresses an AI: the name at its end (after particles and honorifics), or "to" first.
@@ -838,6 +904,7 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
         return
     yield from _foreign_addresses(view)
     yield from _foreign_vocatives(view)
+    yield from _foreign_subjects(view)
     index = by_start(words)
     live = [(label, parts) for label, parts in groups if all(g.hit(low, words, index) for g in parts)]
     if not live:
@@ -858,6 +925,8 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if TOLD_OTHERS.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported
+                if _OWN_RULES.search(sentence) and not _SECOND_PERSON.search(sentence):
+                    continue  # "personal rules for deep work: ... forget about slack": the writer's own rules
                 if (_DESCRIBED.search(sentence) or _AI_DOES.search(sentence)) and not _SECOND_PERSON.search(sentence):
                     continue  # "the model would reveal its system prompt": a model described, not addressed
                 yield label, s.start(), s.group().strip()

@@ -28,6 +28,7 @@ not discuss attacks, is read as meant.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -49,8 +50,10 @@ from agentmd.rules.prefilter.directive_features import (
     DECEIT,
     DECLARED_VOID,
     DESCRIBED_AI,
+    DESCRIBED_AI_LOOSE,
     DEST,
     DISCUSSION,
+    DRAFT_TO_PERSON,
     DROP_SAFETY,
     EXFILTRATE,
     FRAME,
@@ -96,6 +99,7 @@ from agentmd.rules.prefilter.directive_features import (
     SEND_OUT,
     SENTENCE_SPLIT,
     SKIP_USER,
+    SPEAKER_TURN,
     THIRD_PERSON_ORDER,
     TOOL,
     TOOL_CUE,
@@ -115,11 +119,13 @@ from agentmd.rules.prefilter.directive_features import (
 # Views
 
 
+@functools.lru_cache(maxsize=4)
 def prose_with_code(text: str) -> tuple[str, bool]:
     """The text as a reader takes its words, line count kept: inline code kept, the whole of a prose fence
     (no language, text, markdown, prompt), only the comments of a code fence. When the note's prose discusses
     attacks every fence and code span is blanked instead: they are then its quoted examples. Also says whether
-    the note discusses attacks."""
+    the note discusses attacks. The last few answers are kept: the scorer and the segment reader
+    (`directive_addressed`) both read the same view of a note."""
     prose = vault_schema.strip_code(text)
     discusses = _discusses(prose.lower())
     if discusses:
@@ -215,7 +221,9 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     skips_user = SKIP_USER.search(s) is not None  # "no need to check with the user before ...": the AI's user
     if not (weak or framed or mentions_ai or tool or skips_user):
         return None
-    described = DESCRIBED_AI.search(s) is not None and not (strong or YOU.search(s) or ORDER_START.match(s))
+    described = (DESCRIBED_AI.search(s) is not None or DESCRIBED_AI_LOOSE.search(s) is not None) and not (
+        strong or YOU.search(s) or ORDER_START.match(s)
+    )
     if mentions_ai and described and not ROLE.search(s):
         return None  # "the model sometimes forgets earlier instructions": what a model does, described
     if THIRD_PERSON_ORDER.search(s) and not (vocative or YOU.search(s)):
@@ -288,6 +296,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "speaks to the AI reading it about its instructions, secrets or actions"
     if not (weak or framed or tool):
         return None
+    if DRAFT_TO_PERSON.search(s) and not (strong or framed or mentions_ai):
+        return None  # "email draft to sam: could you send me the token ...": words written to a person
     leak = next((m for m in LEAK.finditer(s) if not NEGATED.search(s, 0, m.start())), None)
     if leak and (strong or framed or DEST.search(s, leak.start())):
         return "asks to leak secrets or the conversation"
@@ -391,7 +401,7 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
             previous = s
             continue  # "we asked the model to ignore its system prompt": a test, reported
         mentions_ai = MENTIONS_AI.search(s) is not None
-        vocative = (mentions_ai or "your" in s) and VOCATIVE.search(s) is not None
+        vocative = (mentions_ai or "your" in s) and VOCATIVE.search(s) is not None and not SPEAKER_TURN.match(s)
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
         framed = encoded or (hidden and mentions_ai) or FRAME.search(s) is not None
         label = _verdict(s, vocative or addressed, strong, framed, mentions_ai)
@@ -431,3 +441,8 @@ def _plainly_reported(s: str) -> bool:
     .env file"): past tense, third person."""
     reported = re.search(r"\b(?:told|asked|said|tried|instructed|claimed|wanted|demoed)\b", s) is not None
     return reported and not (YOU.search(s) or ORDER_START.match(s))
+
+
+def discusses(text: str) -> bool:
+    """The text talks about attacks (see `_discusses`): for the other readers of segments."""
+    return _discusses(text)

@@ -13,7 +13,7 @@ import codecs
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 _B64_PIECE = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
@@ -114,36 +114,66 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     leet = _leet_lines(prose)
     if leet:
         yield "leetspeak", leet
-    rot = _cue_lines(codecs.encode(prose, "rot13"))  # letters beyond ASCII stay as they are
+    rot = _encoded_cue_lines(prose, _ROT13_CUES, lambda line: codecs.encode(line, "rot13"))
     if rot:
         yield "rot13", rot
-    backwards = _cue_lines(prose[::-1])
+    backwards = _encoded_cue_lines(prose, _REVERSED_CUES, lambda line: line[::-1], backwards=True)
     if backwards:
         yield "reversed", backwards
 
 
 # Words an order read backwards or in rot13 would hold; only the lines with one are read (a long note read
 # backwards is noise, and reading all of it again would cost as much as the note itself).
-_CUES = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass|instructions|prompt|you|your|system|assistant|agents?|ai|must|"
-    r"always|never|pretend|act|send|reveal|rules|leak|delete|push)\b",
-    re.IGNORECASE,
-)
+_CUE_WORDS: Final = [
+    "ignore",
+    "disregard",
+    "forget",
+    "override",
+    "bypass",
+    "instructions",
+    "prompt",
+    "you",
+    "your",
+    "system",
+    "assistant",
+    "agent",
+    "agents",
+    "ai",
+    "must",
+    "always",
+    "never",
+    "pretend",
+    "act",
+    "send",
+    "reveal",
+    "rules",
+    "leak",
+    "delete",
+    "push",
+]
+# The cue words as they stand in the original text when it is rot13 or reversed text: found there, so that the
+# whole note is not encoded only to look for them (rot13 and reversal keep word boundaries and letter case).
+_ROT13_CUES = re.compile(r"\b(?:" + "|".join(codecs.encode(w, "rot13") for w in _CUE_WORDS) + r")\b", re.IGNORECASE)
+_REVERSED_CUES = re.compile(r"\b(?:" + "|".join(w[::-1] for w in _CUE_WORDS) + r")\b", re.IGNORECASE)
 
 
-def _cue_lines(view: str) -> str:
-    """The lines of `view` that hold a cue word, joined by line breaks."""
+def _encoded_cue_lines(
+    prose: str, cues: re.Pattern[str], decode: Callable[[str], str], *, backwards: bool = False
+) -> str:
+    """The lines of `decode(prose)` that hold a cue word, joined by line breaks: found by looking for the encoded
+    cue words in `prose` and decoding only their lines (in reverse order when `backwards`: reversing the text
+    reverses the order of its lines too)."""
     kept: list[str] = []
     last = -1
-    for m in _CUES.finditer(view):
+    for m in cues.finditer(prose):
         if m.start() <= last:
             continue
-        start = view.rfind("\n", 0, m.start()) + 1
-        end = view.find("\n", m.end())
-        end = len(view) if end < 0 else end
-        kept.append(view[start:end])
+        start = prose.rfind("\n", 0, m.start()) + 1
+        end = prose.find("\n", m.end())
+        end = len(prose) if end < 0 else end
+        kept.append(decode(prose[start:end]))
         last = end
-    return "\n".join(kept)
+    return "\n".join(reversed(kept) if backwards else kept)
 
 
 # A word in leetspeak: letters and look-alike digits or signs that read as letters ("byp4ss", "1gn0r3", "s4f3ty").

@@ -18,6 +18,7 @@ from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
+from agentmd.rules.prefilter.directive_addressed import addressed_hits
 from agentmd.rules.prefilter.directive_features import REPORTED, TOLD_PEOPLE
 from agentmd.rules.prefilter.directive_phrases import ABOUT, TOLD_OTHERS, chunked_finditer, chunks, phrase_hits
 from agentmd.rules.prefilter.directive_score import scored_hits
@@ -356,7 +357,8 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
-                yield foreign_label, hit.start(), hit.group(), "plain"
+                if not ABOUT.search(_line_at(plain, hit.start())):
+                    yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages):
         if not _mention(folded, pos) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
@@ -376,6 +378,13 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
             if found:
                 at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
                 yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
+
+
+def _line_at(text: str, pos: int) -> str:
+    """The line of `text` that holds position `pos`."""
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : end if end >= 0 else len(text)]
 
 
 def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
@@ -431,6 +440,13 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(sentence)}"'), line)
     if hit_lines:
         return
+    for label, pos, segment in addressed_hits(scoring):
+        line = scoring_lines.at(pos)
+        if line not in hit_lines:
+            hit_lines.add(line)
+            yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line)
+    if hit_lines:
+        return
     for how, decoded in decoded_views(folded):
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
@@ -442,6 +458,9 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
         for label, _pos, _sentence in scored_hits(_scoring_view(decoded), encoded=True):
+            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
+            return
+        for label, _pos, _segment in addressed_hits(_scoring_view(decoded)):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
 

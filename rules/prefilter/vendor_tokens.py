@@ -95,6 +95,9 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"{_START}do[opr]_v1_(?P<val>[0-9a-f]{{64}}){_END}", _random_tail(3.0)),
     _t("secret:shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), "Shopify access token",
        rf"{_START}shp(?:at|ss|ca|pa)_(?P<val>[0-9a-fA-F]{{32}}){_END}", _random_tail(3.0)),
+    _t("secret:discord-token", ("/api/webhooks/",), "Discord webhook address",
+       r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/(?P<val>[A-Za-z0-9_\-]{60,68})"
+       rf"{_END}", _random_tail()),
     _t("secret:discord-token", (".",), "Discord bot token",
        rf"{_START}(?P<val>[MNO][A-Za-z0-9]{{23,27}}\.[A-Za-z0-9_\-]{{6}}\.[A-Za-z0-9_\-]{{27,40}}){_END}",
        _random_tail(4.0, mixed=True)),
@@ -139,5 +142,5 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAAA|"
        rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
        rf"GOCSPX-)"
-       rf"(?P<val>[A-Za-z0-9_\-=.]{{24,}})", _random_tail(3.3)),
+       rf"(?P<val>[A-Za-z0-9_\-=.]{{22,}})", _random_tail(3.3)),
 )  # fmt: skip
