@@ -67,6 +67,21 @@ def test_a_loud_single_word_note_makes_the_index_answer_in_full(vault: Vault, ca
         assert "loud.md" not in paths and "kelp.md" in paths  # one common word does not admit a note
 
 
+def test_a_loud_word_in_a_note_the_rule_admits_still_lets_the_head_answer(vault: Vault, cache_dir: Path) -> None:
+    # `meets` (not rare) scores high in a short note that also holds other words of the question, so the rule
+    # admits that note; the notes holding `meets` alone are long and score low: the head is still exact.
+    shore_vault(vault)
+    vault.note("loud.md", "meets meets meets water tide\n")
+    vault.note("meets.md", f"meets {FILLER}\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        full, head = listed(s, QUESTION, None), listed(s, QUESTION, 5)
+        assert head.partial and len(head) == 5 and rows(head) == rows(full)[:5]
+        assert full.load(0).path == "loud.md"
+        paths = {full.load(i).path for i in range(len(full))}
+        assert "meets.md" not in paths  # one common word does not admit a note
+
+
 def ranking(response: dict[str, Any]) -> list[tuple[str, float]]:
     return [(r["note"], r["score"]) for r in response["results"]]
 

@@ -785,7 +785,8 @@ class SearchIndex:
             return empty
         subqueries: list[Any] = []
         counted_q: Any = None  # what matches the same notes as the query, cheaper to count (see `_wall_counts`)
-        loose: tuple[Any, list[str]] | None = None  # a question's any-word query and its words that are not rare
+        # a question's any-word query, its words and those of them that are not rare
+        loose: tuple[Any, list[str], list[str]] | None = None
         if groups and len(groups) > 1:
             for group in groups:
                 q = self._text_query(group, True, boosts)
@@ -811,7 +812,7 @@ class SearchIndex:
                 clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(gate, 0.0))]
                 if anyword is not None:
                     clauses.append((tantivy.Occur.Should, anyword))
-                    loose = (anyword, [w for w in terms if w not in sufficient])
+                    loose = (anyword, list(terms), [w for w in terms if w not in sufficient])
                 text_q = tantivy.Query.boolean_query(clauses)
                 counted_q = gate
             if text_q is None:
@@ -850,7 +851,7 @@ class SearchIndex:
             if len(subqueries) <= 1:
                 if loose is not None and day_range == (None, None):
                     first = min(head or limit, limit)
-                    quick = self._question_top(searcher, loose[0], loose[1], first, filters, boosts)
+                    quick = self._question_top(searcher, loose, first, filters, boosts)
                     if quick is not None:
                         if matched is None:
                             matched = int(searcher.search(self._must(counted_q, *filters), 1, count=True).count)
@@ -885,23 +886,49 @@ class SearchIndex:
                        make_snippets=generator, derived=reader.derived)
 
     def _question_top(
-        self, searcher: Any, anyword: Any, loose: Sequence[str], limit: int, filters: list[Any],
+        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], limit: int, filters: list[Any],
         boosts: dict[str, float] | None,
     ) -> list[tuple[float, Any]] | None:
         """A question's top `limit` found without its admission rule, when that provably changes nothing; else
         None. A question (with rare words) admits the notes holding two of its words or one rare word, and
-        scores each by BM25 over all its words (`anyword`, plus a constant 0 for the rule): the rule costs
-        most of the search, since counting words per note is far slower than summing their scores. A note
-        the rule turns away holds a single word that is not rare, so it scores at most the best score that
-        word's query reaches alone; when the `limit`-th note of the ranking without the rule scores more
-        than every such word's best, no note the rule turns away is in the top, and the top is the same
-        notes with the same scores in the same order (each score is the same sum: 0 + the words' BM25)."""
+        scores each by BM25 over all its words (`loose[0]`, the any-word query, plus a constant 0 for the
+        rule): the rule costs most of the search, since counting words per note is far slower than summing
+        their scores. A note the rule turns away matches exactly one of the words' clauses, one of a word that
+        is not rare (`loose[2]`), so it scores what that word's clause gives it alone. When the `limit`-th
+        note of the ranking without the rule scores more than every such note could, no note the rule turns
+        away is in the top, and the top is the same notes with the same scores in the same order (each score
+        is the same sum: 0 + the words' BM25). Such a note's best is bounded first by the best score of any
+        note holding the word (`_word_best`, remembered), and only when that bound is not low enough by the
+        best score of the notes holding that word and none of the others (`_alone_best`)."""
+        anyword, words, loose_words = loose
         found = searcher.search(self._must(anyword, *filters), limit, count=False)
         hits = list(found.hits)
         if len(hits) < limit:
             return None
-        floor = max((self._word_best(searcher, w, filters, boosts) for w in loose), default=float("-inf"))
-        return hits if hits[-1][0] > floor else None
+        last = hits[-1][0]
+        for word in loose_words:
+            if self._word_best(searcher, word, filters, boosts) < last:
+                continue
+            if self._alone_best(searcher, word, words, filters, boosts) >= last:
+                return None
+        return hits
+
+    def _alone_best(
+        self, searcher: Any, word: str, words: Sequence[str], filters: list[Any], boosts: dict[str, float] | None
+    ) -> float:
+        """The best score (with the walls' filter, as a search scores it) of a note that matches the clause of
+        `word` and the clause of no other of `words`, each clause as `_at_least` makes it."""
+        clause = self._text_query([word], True, boosts)
+        if clause is None:
+            return float("-inf")
+        others = [q for w in words if w != word and (q := self._text_query([w], True, boosts)) is not None]
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, clause)]
+            + [(tantivy.Occur.MustNot, q) for q in others]
+            + [(tantivy.Occur.Must, f) for f in filters]
+        )
+        got = searcher.search(query, 1, count=False).hits
+        return float(got[0][0]) if got else float("-inf")
 
     def _word_best(self, searcher: Any, word: str, filters: list[Any], boosts: dict[str, float] | None) -> float:
         """The best score a note holding `word` reaches through the word's query alone (with the walls'

@@ -226,8 +226,12 @@ def hybrid_search(
     catalog: Catalog | None = None,
     arm: DenseArm | None = None,
     rule: FusionRule = CHOSEN,
+    *,
+    cut: bool = True,
 ) -> dict[str, Any]:
     """The lexical search (default mode) fused with the dense arm by `rule`; one result per note.
+    Without `cut`, a row's best section and snippet may be left to `searcher.fill` (for a caller that drops
+    rows first, as the confidence floor does).
 
     Walls, date bounds and multipliers apply to dense candidates as to lexical ones: a fused score is
     multiplied by the note's penalty. Without vectors (none yet, or no model) the response is the
@@ -292,7 +296,9 @@ def hybrid_search(
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     results = []
     for f in ranked:
-        row = searcher.fill(dict(rows[f.path]))
+        row = dict(rows[f.path])
+        if cut:
+            searcher.fill(row)
         row["score"] = round(f.score * row["penalty"], 6)
         row["raw_score"] = round(f.score, 6)
         row["cosine"] = None if f.cosine is None else round(f.cosine, 6)

@@ -347,12 +347,18 @@ def search(
     catalog: Catalog | None = None,
     *,
     deferred: bool = False,
+    cut_later: bool = False,
 ) -> dict[str, Any]:
     """Run one lexical search and return the response mapping (SPEC §7). With the catalog, a note marked as
     the page of an entity the query names (e.g. `repo:owner/name`) comes first.
 
     `deferred` (for a caller that asks for many candidates and shows a few, as the hybrid does): each row's
-    best section and snippet are left to be cut when the row is shown, by `fill` (one row a note)."""
+    best section and snippet are left to be cut when the row is shown, by `fill` (one row a note).
+    `cut_later` (for a caller that drops rows after the search, as the confidence floor does): the same
+    rows as without it, each row's best section and snippet left to `fill`; only with `per_note` 1. The
+    rows of the notes the query names are cut at once, as without it."""
+    if cut_later and request.per_note != 1:
+        raise UsageError("cut_later needs per_note 1: each deferred row cuts one section")
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if not 1 <= request.limit <= MAX_LIMIT:
@@ -397,10 +403,11 @@ def search(
     results = []
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
+    later = deferred or cut_later
     for score, penalty, penalties, hit, i in shown:
         if not deferred:
             index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
-        cut = [(None, "")] if deferred else _sections(index, found, hit, terms, request.per_note)
+        cut = [(None, "")] if later else _sections(index, found, hit, terms, request.per_note)
         for heading, snippet in cut:
             row: dict[str, Any] = {
                 "path": hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
@@ -417,7 +424,7 @@ def search(
                 **trust.labels(hit.facts),
                 "snippet": snippet,
             }
-            if deferred:
+            if later:
                 row[FILL] = _filler(index, found, hit, terms)
             if request.explain:
                 row["explain"] = {
@@ -435,6 +442,10 @@ def search(
             results.append(row)
     if named:
         lexical = {r["note"]: r for r in reversed(results)}  # each note's first (best) row
+        if cut_later:
+            for n in named:  # a named note's row is cut as without `cut_later` (see `_name_row`)
+                if n.hit.path in lexical:
+                    fill(lexical[n.hit.path])
         top = results[0]["score"] if results else 0.0
         rows = [_name_row(index, found, n, lexical.get(n.hit.path), request, contract, top) for n in named]
         results = names_first(results, rows[: request.limit], request.limit * request.per_note, request.per_note)
