@@ -42,6 +42,9 @@ log = logging.getLogger("agentmd.index")
 SCHEMA_VERSION = 7
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
+# The boosts a question's words are scored with (engine/search/searcher.py, QUESTION_BOOSTS): a word counted
+# before it is searched (`doc_freq`) is parsed with them, so the question's search finds it parsed.
+QUESTION_FIELD_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]
 NO_WALL = "none"
 WALL_NAMES = ("archived", "superseded", "staged")
@@ -365,6 +368,7 @@ class SearchIndex:
         self._best_cache: dict[tuple[str, tuple[tuple[str, float], ...], bool], float] = {}
         self._terms_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._query_memo: dict[tuple[tuple[str, ...], bool, tuple[tuple[str, float], ...]], Any] = {}
+        self._word_memo: dict[str, Any] = {}  # one word's parsed query, any boosts (see `_word_query`)
         self._state_key: tuple[int, int, int] | None = None
         # damage seen from outside the memory map (engine/index/integrity.py)
         self.guard = IndexGuard(directory, min_interval=CHECK_INTERVAL)
@@ -634,8 +638,18 @@ class SearchIndex:
                 query = None  # every quoted word analysed to nothing (e.g. only over-long tokens)
         if len(memo) >= _QUERY_MEMO_MAX:
             memo.clear()
+            self._word_memo.clear()
         memo[key] = query
+        if len(words) == 1 and all(b > 0 for b in (boosts or FIELD_BOOSTS).values()):
+            self._word_memo[words[0]] = query
         return query
+
+    def _word_query(self, word: str) -> Any | None:
+        """A parsed query of one word over the searched fields, with whatever field boosts it was parsed with
+        (all above 0): the notes it matches do not depend on them, so counting them needs no parse of its own."""
+        if word in self._word_memo:
+            return self._word_memo[word]
+        return self._text_query([word], True, QUESTION_FIELD_BOOSTS)
 
     def _at_least(self, words: Sequence[str], n: int, boosts: dict[str, float] | None) -> Any | None:
         """Notes holding at least `n` of the words (each in any field), scored by BM25 over all of them."""
@@ -731,7 +745,7 @@ class SearchIndex:
         cached = self._df_cache.get(word)
         if cached is not None:
             return cached
-        q = self._text_query([word], True)
+        q = self._word_query(word)
         if q is None:
             n = 0
         else:
@@ -992,7 +1006,6 @@ class SearchIndex:
         key = name_key(query)
         if not key:
             return []
-        text_q = self._text_query(key.split(), False)
         tries = [(kind, True) for kind in NAME_KINDS]
         if " " in key:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
@@ -1018,6 +1031,7 @@ class SearchIndex:
             if isinstance(exc, ValueError) or _is_panic(exc):
                 raise self.damaged(exc) from None
             raise
+        text_q = self._text_query(key.split(), False)  # orders the notes of one name
         found: dict[str, tuple[int, NameHit]] = {}
         ways: dict[str, int] = {}
         for kind, exact in tries:

@@ -35,7 +35,15 @@ from typing import Any
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
-from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, NameHit, SearchIndex, name_key
+from agentmd.engine.index.fulltext import (
+    FIELD_BOOSTS,
+    QUESTION_FIELD_BOOSTS,
+    Hit,
+    HitList,
+    NameHit,
+    SearchIndex,
+    name_key,
+)
 from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
@@ -75,7 +83,7 @@ EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion 
 # (bm25s on the same train split: 0.6964 / 0.928). Any word alone also admits the notes sharing one common
 # word with a question, which a small vault's scaled floor then lets through as noise.
 RARE_SHARE = 0.01
-QUESTION_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
+QUESTION_BOOSTS = QUESTION_FIELD_BOOSTS
 
 _NON_WORD = re.compile(r"[^\w]+")
 # A note's sections with the counts of their analysed terms, by path, kept with the text they were cut from
