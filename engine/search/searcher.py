@@ -303,12 +303,40 @@ def _section_terms(index: SearchIndex, path: str, text: str) -> list[tuple[Chunk
 FILL = "_fill"  # a deferred row's cutter of its section and snippet; removed by `fill`
 
 
-def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Callable[[], tuple[str | None, str]]:
+class Cut:
+    """A deferred row's cutter of its best section and snippet (called by `fill`), which keeps the hit its
+    search found, so the note's terms are read from that hit (`terms`) rather than looked up again."""
+
+    __slots__ = ("_cut", "_found", "_hit", "_index")
+
+    def __init__(
+        self, index: SearchIndex, found: HitList, hit: Hit, cut: Callable[[], tuple[str | None, str]]
+    ) -> None:
+        self._index, self._found, self._hit, self._cut = index, found, hit, cut
+
+    def __call__(self) -> tuple[str | None, str]:
+        return self._cut()
+
+    def terms(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The note's terms and its title's (`SearchIndex.note_terms`), read from the hit."""
+        return self._index.note_terms(self._hit.path, (self._hit, self._found))
+
+
+def row_terms(index: SearchIndex, row: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """The terms of a result row's note and of its title: read from the hit the search found while the row
+    is deferred (`Cut`), else looked up (remembered once read)."""
+    cut = row.get(FILL)
+    if isinstance(cut, Cut):
+        return cut.terms()
+    return index.note_terms(str(row["note"]))
+
+
+def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Cut:
     def cut() -> tuple[str | None, str]:
         index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         return _sections(index, found, hit, terms, 1)[0]
 
-    return cut
+    return Cut(index, found, hit, cut)
 
 
 def fill(row: dict[str, Any]) -> dict[str, Any]:
