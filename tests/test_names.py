@@ -172,3 +172,14 @@ def test_a_deleted_note_names_nothing_though_the_dictionary_holds_its_names(vaul
         (vault.root / "tides/Tide Tables North.md").unlink()
         reconcile(vault.root, s)  # the note is deleted; its segment, and so its names' terms, may stay
         assert s.index.name_hits("tide tables north") == [] and s.index.name_hits("tide tables") == []
+
+
+def test_more_notes_of_one_name_than_the_limit_show_the_best_of_them(vault: Vault, cache_dir: Path) -> None:
+    for i in range(6):
+        vault.note(f"n{i}/Setup.md", "Setup of the tool. " + "setup again. " * i + "\n## Steps\nrun it\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        shown = search(s.index, CONTRACT, SearchRequest("setup", limit=3))["results"]
+        every = search(s.index, CONTRACT, SearchRequest("setup", limit=6))["results"]
+    assert [r["note"] for r in shown] == ["n5/Setup.md", "n4/Setup.md", "n3/Setup.md"]
+    assert shown == every[:3] and all(r["name"] == "title" and r["section"] is None for r in every)

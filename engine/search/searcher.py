@@ -478,13 +478,14 @@ def search(
             results.append(row)
     if named:
         lexical = {r["note"]: r for r in reversed(results)}  # each note's first (best) row
+        first = named[: request.limit]  # the named notes shown first; the others keep their lexical rows
         if cut_later:
-            for n in named:  # a named note's row is cut as without `cut_later` (see `_name_row`)
+            for n in first:  # a named note's row is cut as without `cut_later` (see `_name_row`)
                 if n.hit.path in lexical:
                     fill(lexical[n.hit.path])
         top = results[0]["score"] if results else 0.0
-        rows = [_name_row(index, found, n, lexical.get(n.hit.path), request, contract, top) for n in named]
-        results = names_first(results, rows[: request.limit], request.limit * request.per_note, request.per_note)
+        rows = [_name_row(index, found, n, lexical.get(n.hit.path), request, contract, top) for n in first]
+        results = names_first(results, rows, request.limit * request.per_note, request.per_note)
     page = _entity_page(index, catalog, request)
     if page is not None:
         uri, hit, hits = page
