@@ -159,3 +159,27 @@ def test_hybrid_keeps_the_named_note_first(store: Store, vault: Vault) -> None:
         assert first["score"] >= max(r["score"] for r in res["results"])
     heading = any_search(store.index, CONTRACT, SearchRequest("rollback procedure", mode="hybrid"), dense=arm)
     assert heading["results"][0]["path"] == "ops/runbook.md#Rollback procedure"
+
+
+def test_a_deleted_note_names_nothing_though_the_dictionary_holds_its_names(vault: Vault, cache_dir: Path) -> None:
+    vault.note("tides/Tide Tables North.md", "When the water turns.\n")
+    for i in range(20):  # notes beside it in its segment, which stays when the note is deleted
+        vault.note(f"tides/other{i}.md", "Nothing about the name.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        assert [n.hit.path for n in s.index.name_hits("tide tables north")] == ["tides/Tide Tables North.md"]
+        assert [n.exact for n in s.index.name_hits("tide tables")] == [False]  # a title's beginning
+        (vault.root / "tides/Tide Tables North.md").unlink()
+        reconcile(vault.root, s)  # the note is deleted; its segment, and so its names' terms, may stay
+        assert s.index.name_hits("tide tables north") == [] and s.index.name_hits("tide tables") == []
+
+
+def test_more_notes_of_one_name_than_the_limit_show_the_best_of_them(vault: Vault, cache_dir: Path) -> None:
+    for i in range(6):
+        vault.note(f"n{i}/Setup.md", "Setup of the tool. " + "setup again. " * i + "\n## Steps\nrun it\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        shown = search(s.index, CONTRACT, SearchRequest("setup", limit=3))["results"]
+        every = search(s.index, CONTRACT, SearchRequest("setup", limit=6))["results"]
+    assert [r["note"] for r in shown] == ["n5/Setup.md", "n4/Setup.md", "n3/Setup.md"]
+    assert shown == every[:3] and all(r["name"] == "title" and r["section"] is None for r in every)

@@ -42,6 +42,9 @@ log = logging.getLogger("agentmd.index")
 SCHEMA_VERSION = 7
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
+# The boosts a question's words are scored with (engine/search/searcher.py, QUESTION_BOOSTS): a word counted
+# before it is searched (`doc_freq`) is parsed with them, so the question's search finds it parsed.
+QUESTION_FIELD_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]
 NO_WALL = "none"
 WALL_NAMES = ("archived", "superseded", "staged")
@@ -63,6 +66,13 @@ _NOTE_TERMS_MEMO_MAX = 2_048
 _QUERY_MEMO_MAX = 4_096
 _FACTS_MEMO_MAX = 20_000
 WRITER_HEAP = 128_000_000
+# How much less than the last note of a question's top the next note must score for the top to be taken from
+# the any-word ranking (`SearchIndex._rescored_top`): a relative gap far above the rounding of a dozen additions
+# of 32-bit scores in another order (about 1e-6).
+RESCORE_GAP = 1e-4
+# How many notes the words whose turned-away notes are read one by one may hold, as a share of the notes all the
+# question's words hold (counted once per word): see `SearchIndex._turned_away_below`.
+ALONE_SHARE = 0.25
 # The kinds of name, in the order they rank: a Dendron hierarchy's last segments (`b.c` and `c` of `a.b.c`)
 # are a `segment`, reported as a file name; an exact title, file name or alias ranks before them.
 NAME_KINDS = ("title", "file name", "alias", "segment", "heading")
@@ -365,6 +375,7 @@ class SearchIndex:
         self._best_cache: dict[tuple[str, tuple[tuple[str, float], ...], bool], float] = {}
         self._terms_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._query_memo: dict[tuple[tuple[str, ...], bool, tuple[tuple[str, float], ...]], Any] = {}
+        self._word_memo: dict[str, Any] = {}  # one word's parsed query, any boosts (see `_word_query`)
         self._state_key: tuple[int, int, int] | None = None
         # damage seen from outside the memory map (engine/index/integrity.py)
         self.guard = IndexGuard(directory, min_interval=CHECK_INTERVAL)
@@ -634,8 +645,18 @@ class SearchIndex:
                 query = None  # every quoted word analysed to nothing (e.g. only over-long tokens)
         if len(memo) >= _QUERY_MEMO_MAX:
             memo.clear()
+            self._word_memo.clear()
         memo[key] = query
+        if len(words) == 1 and all(b > 0 for b in (boosts or FIELD_BOOSTS).values()):
+            self._word_memo[words[0]] = query
         return query
+
+    def _word_query(self, word: str) -> Any | None:
+        """A parsed query of one word over the searched fields, with whatever field boosts it was parsed with
+        (all above 0): the notes it matches do not depend on them, so counting them needs no parse of its own."""
+        if word in self._word_memo:
+            return self._word_memo[word]
+        return self._text_query([word], True, QUESTION_FIELD_BOOSTS)
 
     def _at_least(self, words: Sequence[str], n: int, boosts: dict[str, float] | None) -> Any | None:
         """Notes holding at least `n` of the words (each in any field), scored by BM25 over all of them."""
@@ -731,7 +752,7 @@ class SearchIndex:
         cached = self._df_cache.get(word)
         if cached is not None:
             return cached
-        q = self._text_query([word], True)
+        q = self._word_query(word)
         if q is None:
             n = 0
         else:
@@ -785,7 +806,9 @@ class SearchIndex:
             return empty
         subqueries: list[Any] = []
         counted_q: Any = None  # what matches the same notes as the query, cheaper to count (see `_wall_counts`)
-        loose: tuple[Any, list[str]] | None = None  # a question's any-word query and its words that are not rare
+        # a question's any-word query, its words and those of them that are not rare
+        loose: tuple[Any, list[str], list[str]] | None = None
+        rescored: tuple[Any, list[str], list[str]] | None = None  # the same, for a question without rare words
         if groups and len(groups) > 1:
             for group in groups:
                 q = self._text_query(group, True, boosts)
@@ -811,9 +834,11 @@ class SearchIndex:
                 clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(gate, 0.0))]
                 if anyword is not None:
                     clauses.append((tantivy.Occur.Should, anyword))
-                    loose = (anyword, [w for w in terms if w not in sufficient])
+                    loose = (anyword, list(terms), [w for w in terms if w not in sufficient])
                 text_q = tantivy.Query.boolean_query(clauses)
                 counted_q = gate
+            elif text_q is not None and (anyword := self._at_least(terms, 1, boosts)) is not None:
+                rescored = (anyword, list(terms), list(terms))
             if text_q is None:
                 return empty
         else:
@@ -848,12 +873,17 @@ class SearchIndex:
                 return made
 
             if len(subqueries) <= 1:
-                if loose is not None and day_range == (None, None):
+                if (loose or rescored) is not None and day_range == (None, None):
                     first = min(head or limit, limit)
-                    quick = self._question_top(searcher, loose[0], loose[1], first, filters, boosts)
+                    if loose is not None:
+                        quick = self._question_top(searcher, loose, first, filters, boosts)
+                    else:
+                        assert rescored is not None
+                        quick = self._rescored_top(searcher, rescored, text_q, first, filters, boosts, reader)
                     if quick is not None:
                         if matched is None:
-                            matched = int(searcher.search(self._must(counted_q, *filters), 1, count=True).count)
+                            counted = counted_q if counted_q is not None else text_q
+                            matched = int(searcher.search(self._must(counted, *filters), 1, count=True).count)
                         partial = HitList(quick, matched, hidden, searcher, None, snippet_chars,
                                           stored=reader.stored, make_snippets=generator, derived=reader.derived)
                         partial.partial = first < limit
@@ -885,23 +915,98 @@ class SearchIndex:
                        make_snippets=generator, derived=reader.derived)
 
     def _question_top(
-        self, searcher: Any, anyword: Any, loose: Sequence[str], limit: int, filters: list[Any],
+        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], limit: int, filters: list[Any],
         boosts: dict[str, float] | None,
     ) -> list[tuple[float, Any]] | None:
         """A question's top `limit` found without its admission rule, when that provably changes nothing; else
         None. A question (with rare words) admits the notes holding two of its words or one rare word, and
-        scores each by BM25 over all its words (`anyword`, plus a constant 0 for the rule): the rule costs
-        most of the search, since counting words per note is far slower than summing their scores. A note
-        the rule turns away holds a single word that is not rare, so it scores at most the best score that
-        word's query reaches alone; when the `limit`-th note of the ranking without the rule scores more
-        than every such word's best, no note the rule turns away is in the top, and the top is the same
-        notes with the same scores in the same order (each score is the same sum: 0 + the words' BM25)."""
-        found = searcher.search(self._must(anyword, *filters), limit, count=False)
+        scores each by BM25 over all its words (`loose[0]`, the any-word query, plus a constant 0 for the
+        rule): the rule costs most of the search, since counting words per note is far slower than summing
+        their scores. A note the rule turns away matches exactly one of the words' clauses, one of a word that
+        is not rare (`loose[2]`), so it scores what that word's clause gives it alone. When the `limit`-th
+        note of the ranking without the rule scores more than every such note could, no note the rule turns
+        away is in the top, and the top is the same notes with the same scores in the same order (each score
+        is the same sum: 0 + the words' BM25). Such a note's best is bounded first by the best score of any
+        note holding the word (`_word_best`, remembered), and only when that bound is not low enough by the
+        best score of the notes holding that word and none of the others (`_alone_best`)."""
+        found = searcher.search(self._must(loose[0], *filters), limit, count=False)
         hits = list(found.hits)
-        if len(hits) < limit:
+        if len(hits) < limit or not self._turned_away_below(searcher, loose, hits[-1][0], filters, boosts):
             return None
-        floor = max((self._word_best(searcher, w, filters, boosts) for w in loose), default=float("-inf"))
-        return hits if hits[-1][0] > floor else None
+        return hits
+
+    def _turned_away_below(
+        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], last: float, filters: list[Any],
+        boosts: dict[str, float] | None,
+    ) -> bool:
+        """Whether every note a question's admission rule turns away (one that matches the clause of one word
+        of `loose[2]` and of no other word of `loose[1]`) scores below `last` by the any-word query. A word
+        whose best note (`_word_best`) scores below `last` is settled at once; the others are read
+        (`_alone_best`, which walks the notes holding the word) only when the notes they hold come to at most
+        ALONE_SHARE of the notes the question's words hold together: past that, reading them costs about
+        what the search it would spare costs, and the answer is False (the search is run)."""
+        _anyword, words, loose_words = loose
+        unsettled = [w for w in loose_words if self._word_best(searcher, w, filters, boosts) >= last]
+        if not unsettled:
+            return True
+        held = {w: self.doc_freq(w) for w in words}
+        if sum(held.get(w, 0) for w in unsettled) > ALONE_SHARE * sum(held.values()):
+            return False
+        return all(self._alone_best(searcher, w, words, filters, boosts) < last for w in unsettled)
+
+    def _rescored_top(
+        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], ranked_q: Any, limit: int,
+        filters: list[Any], boosts: dict[str, float] | None, reader: Reader,
+    ) -> list[tuple[float, Any]] | None:
+        """The top `limit` of a question without rare words (`ranked_q`: the notes holding at least two of its
+        words, scored by BM25 over all of them), found from the any-word ranking when that provably changes
+        nothing; else None. As in `_question_top`, no note the rule turns away is in the any-word top when
+        the `limit`-th scores more than every such note could. The two queries add the same words' scores
+        in different orders (Tantivy's scorers for "any" and "at least two" differ), so a score may differ
+        in its last bits: the top is taken only when the next note scores clearly less (RESCORE_GAP, far
+        above what the order of a few additions changes), and those notes are then scored by `ranked_q`
+        itself, restricted to them, which gives the full search's scores and order exactly (the restriction
+        adds a constant 0). Not tried when the words' best scores (`_word_best`) are mostly still to be found:
+        each walks the notes holding its word, and together they would cost what the search costs."""
+        held = {w: self.doc_freq(w) for w in loose[1]}
+        unknown = sum(n for w, n in held.items() if not self._knows_best(w, filters, boosts))
+        if unknown > ALONE_SHARE * sum(held.values()):
+            return None  # finding the words' best scores would cost about what the search costs
+        hits = list(searcher.search(self._must(loose[0], *filters), limit + 1, count=False).hits)
+        if len(hits) <= limit:
+            return None
+        last = hits[limit - 1][0]
+        if not hits[limit][0] < last * (1.0 - RESCORE_GAP):
+            return None
+        if not self._turned_away_below(searcher, loose, last, filters, boosts):
+            return None
+        listed = HitList(hits[:limit], 0, {}, searcher, stored=reader.stored)
+        paths = [listed.load(i).path for i in range(limit)]
+        only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self.schema, "path", paths), 0.0)
+        got = list(searcher.search(self._must(ranked_q, only, *filters), limit, count=False).hits)
+        return got if len(got) == limit else None
+
+    def _alone_best(
+        self, searcher: Any, word: str, words: Sequence[str], filters: list[Any], boosts: dict[str, float] | None
+    ) -> float:
+        """The best score (with the walls' filter, as a search scores it) of a note that matches the clause of
+        `word` and the clause of no other of `words`, each clause as `_at_least` makes it."""
+        clause = self._text_query([word], True, boosts)
+        if clause is None:
+            return float("-inf")
+        others = [q for w in words if w != word and (q := self._text_query([w], True, boosts)) is not None]
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, clause)]
+            + [(tantivy.Occur.MustNot, q) for q in others]
+            + [(tantivy.Occur.Must, f) for f in filters]
+        )
+        got = searcher.search(query, 1, count=False).hits
+        return float(got[0][0]) if got else float("-inf")
+
+    def _knows_best(self, word: str, filters: list[Any], boosts: dict[str, float] | None) -> bool:
+        """Whether `_word_best` of the word is remembered for the index's current state."""
+        self._check_state()
+        return (word, tuple((boosts or FIELD_BOOSTS).items()), bool(filters)) in self._best_cache
 
     def _word_best(self, searcher: Any, word: str, filters: list[Any], boosts: dict[str, float] | None) -> float:
         """The best score a note holding `word` reaches through the word's query alone (with the walls'
@@ -965,7 +1070,6 @@ class SearchIndex:
         key = name_key(query)
         if not key:
             return []
-        text_q = self._text_query(key.split(), False)
         tries = [(kind, True) for kind in NAME_KINDS]
         if " " in key:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
@@ -982,15 +1086,14 @@ class SearchIndex:
             # compiles a DFA per call, about 1.3 ms; this costs microseconds)
             return tantivy.Query.fuzzy_term_query(self.schema, "names", term + " ", distance=0, prefix=True)
 
-        # Most queries name no note: one search over every way of naming tells, before one search a way.
-        anyway = tantivy.Query.boolean_query([(tantivy.Occur.Should, named_query(k, e)) for k, e in tries])
         try:
-            if not int(searcher.search(anyway, 1, count=True).count):
+            if not self._any_name(searcher, key, tries, named_query):
                 return []
         except BaseException as exc:
             if isinstance(exc, ValueError) or _is_panic(exc):
                 raise self.damaged(exc) from None
             raise
+        text_q = self._text_query(key.split(), False)  # orders the notes of one name
         found: dict[str, tuple[int, NameHit]] = {}
         ways: dict[str, int] = {}
         for kind, exact in tries:
@@ -1022,6 +1125,24 @@ class SearchIndex:
             found.values(), key=lambda r: (r[0], -ways.get(r[1].hit.path, 0), -r[1].score, r[1].hit.path)
         )
         return [h for _rank, h in ordered]
+
+    @staticmethod
+    def _any_name(
+        searcher: Any, key: str, tries: list[tuple[str, bool]], named_query: Callable[[str, bool], Any]
+    ) -> bool:
+        """Whether some note may have one of the names: most queries name no note, and the term dictionary
+        tells, before one search a way. It counts deleted notes too, which only sends a query on to the
+        searches, which find nothing. A Tantivy without `terms_with_prefix` is asked by one search over every
+        way of naming."""
+        if hasattr(searcher, "terms_with_prefix"):
+            return any(
+                searcher.doc_freq("names", f"{_NAME_CODES[kind]}:{key}")
+                if exact
+                else searcher.terms_with_prefix("names", f"{_NAME_CODES[kind]}:{key} ", limit=1)
+                for kind, exact in tries
+            )
+        anyway = tantivy.Query.boolean_query([(tantivy.Occur.Should, named_query(k, e)) for k, e in tries])
+        return bool(int(searcher.search(anyway, 1, count=True).count))
 
     def hit_for(self, path: str) -> tuple[Hit, HitList] | None:
         """The stored document of one note (score 0), with a HitList able to cut its snippets."""

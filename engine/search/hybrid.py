@@ -187,12 +187,19 @@ def query_words(index: SearchIndex, query: str) -> tuple[list[str], dict[str, fl
     return terms, idf_weights(terms, index.doc_freq, max(index.doc_count(), 1))
 
 
-def lexical_hold(index: SearchIndex, terms: Sequence[str], idf: Mapping[str, float], paths: Sequence[str]) -> float:
+def lexical_hold(
+    index: SearchIndex,
+    terms: Sequence[str],
+    idf: Mapping[str, float],
+    paths: Sequence[str],
+    terms_of: Callable[[str], AbstractSet[str]] | None = None,
+) -> float:
     """How well the lexical list holds the query: the best word share among its first HOLD_DEPTH notes
     (0 when it is empty). A keyword question's top note holds all its words; a question in other words
     than its note's leaves the lexical list with notes that share a word or two, and the dense list is
-    then the one to trust."""
-    return max((word_share(terms, index.note_terms(p)[0], idf) for p in paths[:HOLD_DEPTH]), default=0.0)
+    then the one to trust. `terms_of`: a note's terms by path, when the caller has them at hand."""
+    read = terms_of or (lambda p: index.note_terms(p)[0])
+    return max((word_share(terms, read(p), idf) for p in paths[:HOLD_DEPTH]), default=0.0)
 
 
 # ----- the `hybrid` search mode -----
@@ -229,8 +236,12 @@ def hybrid_search(
     catalog: Catalog | None = None,
     arm: DenseArm | None = None,
     rule: FusionRule = CHOSEN,
+    *,
+    cut: bool = True,
 ) -> dict[str, Any]:
     """The lexical search (default mode) fused with the dense arm by `rule`; one result per note.
+    Without `cut`, a row's best section and snippet may be left to `searcher.fill` (for a caller that drops
+    rows first, as the confidence floor does).
 
     Walls, date bounds and multipliers apply to dense candidates as to lexical ones: a fused score is
     multiplied by the note's penalty. Without vectors (none yet, or no model) the response is the
@@ -261,12 +272,14 @@ def hybrid_search(
     hi = searcher.day_bound(request.before, upper=True, name="before")
     dense: list[tuple[str, float]] = []
     headings: dict[str, str] = {}
-    found, cosine_of = arm.store.search_and_score(qvec, searcher.OVERFETCH, [p for p, _s in lexical])
+    paths = [p for p, _s in lexical]
+    found, cosine_of = arm.store.search_and_score(qvec, searcher.OVERFETCH, paths)
     for hit in found:
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
     terms, idf = query_words(index, request.query)
-    hold = lexical_hold(index, terms, idf, [p for p, _s in lexical]) if rule.lift else 1.0
+    held = lambda p: searcher.row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
+    hold = lexical_hold(index, terms, idf, paths, held) if rule.lift else 1.0
     fused = fuse(lexical, dense, rule, cosine_of, hold)
     # A note only the dense arm found is read from the index when it may enter the top: walls, probe and
     # dates leave it out, its multipliers lower its score (never raise it), so once the fused score of the
@@ -295,11 +308,13 @@ def hybrid_search(
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     results = []
     for f in ranked:
-        row = searcher.fill(dict(rows[f.path]))
+        row = dict(rows[f.path])
+        if cut:
+            searcher.fill(row)
         row["score"] = round(f.score * row["penalty"], 6)
         row["raw_score"] = round(f.score, 6)
         row["cosine"] = None if f.cosine is None else round(f.cosine, 6)
-        row["word_share"] = round(word_share(terms, index.note_terms(f.path)[0], idf), 6)
+        row["word_share"] = round(word_share(terms, searcher.row_terms(index, row)[0], idf), 6)
         row["arms"] = [arm for arm, rank in (("lexical", f.lexical_rank), ("dense", f.dense_rank)) if rank is not None]
         if request.explain:
             row["explain"] = dict(row.get("explain") or {"mode": "hybrid", "plan": "dense"})
@@ -358,10 +373,12 @@ def _dense_candidate(
     lo, hi = days
     if day is not None and ((lo is not None and day < lo) or (hi is not None and day > hi)):
         return None
-    return _dense_row(note, hits, heading, searcher.note_penalties(note.facts, path, request, contract))
+    return _dense_row(index, note, hits, heading, searcher.note_penalties(note.facts, path, request, contract))
 
 
-def _dense_row(hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]) -> dict[str, Any]:
+def _dense_row(
+    index: SearchIndex, hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]
+) -> dict[str, Any]:
     """A result row for a note only the dense arm found (its best chunk's section is the anchor). Its snippet
     is cut only if the row is shown (`searcher.fill`)."""
     last = heading.split(" > ")[-1] if heading else None
@@ -388,5 +405,5 @@ def _dense_row(hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str,
         "wall": hit.facts.get("wall"),
         **trust.labels(hit.facts),
         "snippet": "",
-        searcher.FILL: cut,
+        searcher.FILL: searcher.Cut(index, hits, hit, cut),
     }

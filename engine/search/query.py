@@ -41,13 +41,15 @@ def search(
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if request.mode != HYBRID:
-        return _floored(index, contract, request, searcher.search(index, contract, request, catalog), floor)
+        later = request.per_note == 1  # rows below the floor are never cut (see `_floored`)
+        response = searcher.search(index, contract, request, catalog, cut_later=later)
+        return _floored(index, contract, request, response, floor)
     if dense is None and dense_reason:
         lexical = searcher.search(index, contract, replace(request, mode=searcher.DEFAULT_MODE), catalog)
         return _floored(index, contract, request, lexical_only(lexical, dense_reason), floor)
     from agentmd.engine.search.hybrid import hybrid_search  # numpy and the vectors load only here
 
-    response = hybrid_search(index, contract, request, catalog, dense)
+    response = hybrid_search(index, contract, request, catalog, dense, cut=False)
     for row in response["results"]:
         row.setdefault("arms", ["lexical"])
     return _floored(index, contract, request, response, floor)
@@ -56,9 +58,14 @@ def search(
 def _floored(
     index: SearchIndex, contract: Contract, request: SearchRequest, response: dict[str, Any], floor: float | None
 ) -> dict[str, Any]:
+    """The response with every result's confidence, without the results below the floor; a row whose best
+    section and snippet were left to be cut (`searcher.fill`) is cut only when it clears the floor."""
     response = confidence.annotate(index, request.query, response)
     wanted = contract.thresholds.search_floor if floor is None else floor
-    return confidence.apply_floor(response, confidence.search_floor(index, wanted))
+    response = confidence.apply_floor(response, confidence.search_floor(index, wanted))
+    for row in response["results"]:
+        searcher.fill(row)
+    return response
 
 
 def lexical_only(response: dict[str, Any], reason: str) -> dict[str, Any]:

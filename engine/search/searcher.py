@@ -35,7 +35,15 @@ from typing import Any
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
-from agentmd.engine.index.fulltext import FIELD_BOOSTS, Hit, HitList, NameHit, SearchIndex, name_key
+from agentmd.engine.index.fulltext import (
+    FIELD_BOOSTS,
+    QUESTION_FIELD_BOOSTS,
+    Hit,
+    HitList,
+    NameHit,
+    SearchIndex,
+    name_key,
+)
 from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
@@ -75,7 +83,7 @@ EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion 
 # (bm25s on the same train split: 0.6964 / 0.928). Any word alone also admits the notes sharing one common
 # word with a question, which a small vault's scaled floor then lets through as noise.
 RARE_SHARE = 0.01
-QUESTION_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
+QUESTION_BOOSTS = QUESTION_FIELD_BOOSTS
 
 _NON_WORD = re.compile(r"[^\w]+")
 # A note's sections with the counts of their analysed terms, by path, kept with the text they were cut from
@@ -295,12 +303,40 @@ def _section_terms(index: SearchIndex, path: str, text: str) -> list[tuple[Chunk
 FILL = "_fill"  # a deferred row's cutter of its section and snippet; removed by `fill`
 
 
-def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Callable[[], tuple[str | None, str]]:
+class Cut:
+    """A deferred row's cutter of its best section and snippet (called by `fill`), which keeps the hit its
+    search found, so the note's terms are read from that hit (`terms`) rather than looked up again."""
+
+    __slots__ = ("_cut", "_found", "_hit", "_index")
+
+    def __init__(
+        self, index: SearchIndex, found: HitList, hit: Hit, cut: Callable[[], tuple[str | None, str]]
+    ) -> None:
+        self._index, self._found, self._hit, self._cut = index, found, hit, cut
+
+    def __call__(self) -> tuple[str | None, str]:
+        return self._cut()
+
+    def terms(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The note's terms and its title's (`SearchIndex.note_terms`), read from the hit."""
+        return self._index.note_terms(self._hit.path, (self._hit, self._found))
+
+
+def row_terms(index: SearchIndex, row: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """The terms of a result row's note and of its title: read from the hit the search found while the row
+    is deferred (`Cut`), else looked up (remembered once read)."""
+    cut = row.get(FILL)
+    if isinstance(cut, Cut):
+        return cut.terms()
+    return index.note_terms(str(row["note"]))
+
+
+def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Cut:
     def cut() -> tuple[str | None, str]:
         index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         return _sections(index, found, hit, terms, 1)[0]
 
-    return cut
+    return Cut(index, found, hit, cut)
 
 
 def fill(row: dict[str, Any]) -> dict[str, Any]:
@@ -347,12 +383,18 @@ def search(
     catalog: Catalog | None = None,
     *,
     deferred: bool = False,
+    cut_later: bool = False,
 ) -> dict[str, Any]:
     """Run one lexical search and return the response mapping (SPEC §7). With the catalog, a note marked as
     the page of an entity the query names (e.g. `repo:owner/name`) comes first.
 
     `deferred` (for a caller that asks for many candidates and shows a few, as the hybrid does): each row's
-    best section and snippet are left to be cut when the row is shown, by `fill` (one row a note)."""
+    best section and snippet are left to be cut when the row is shown, by `fill` (one row a note).
+    `cut_later` (for a caller that drops rows after the search, as the confidence floor does): the same
+    rows as without it, each row's best section and snippet left to `fill`; only with `per_note` 1. The
+    rows of the notes the query names are cut at once, as without it."""
+    if cut_later and request.per_note != 1:
+        raise UsageError("cut_later needs per_note 1: each deferred row cuts one section")
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if not 1 <= request.limit <= MAX_LIMIT:
@@ -397,10 +439,11 @@ def search(
     results = []
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
+    later = deferred or cut_later
     for score, penalty, penalties, hit, i in shown:
         if not deferred:
             index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
-        cut = [(None, "")] if deferred else _sections(index, found, hit, terms, request.per_note)
+        cut = [(None, "")] if later else _sections(index, found, hit, terms, request.per_note)
         for heading, snippet in cut:
             row: dict[str, Any] = {
                 "path": hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
@@ -417,7 +460,7 @@ def search(
                 **trust.labels(hit.facts),
                 "snippet": snippet,
             }
-            if deferred:
+            if later:
                 row[FILL] = _filler(index, found, hit, terms)
             if request.explain:
                 row["explain"] = {
@@ -435,9 +478,14 @@ def search(
             results.append(row)
     if named:
         lexical = {r["note"]: r for r in reversed(results)}  # each note's first (best) row
+        first = named[: request.limit]  # the named notes shown first; the others keep their lexical rows
+        if cut_later:
+            for n in first:  # a named note's row is cut as without `cut_later` (see `_name_row`)
+                if n.hit.path in lexical:
+                    fill(lexical[n.hit.path])
         top = results[0]["score"] if results else 0.0
-        rows = [_name_row(index, found, n, lexical.get(n.hit.path), request, contract, top) for n in named]
-        results = names_first(results, rows[: request.limit], request.limit * request.per_note, request.per_note)
+        rows = [_name_row(index, found, n, lexical.get(n.hit.path), request, contract, top) for n in first]
+        results = names_first(results, rows, request.limit * request.per_note, request.per_note)
     page = _entity_page(index, catalog, request)
     if page is not None:
         uri, hit, hits = page
