@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -90,3 +91,14 @@ def running_daemon(settings: Settings, commit_debounce: float = 0.2) -> Iterator
         yield d
     finally:
         d.stop()
+
+
+def serve_process(vault: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
+    """`agentmd serve` on `vault` as its own process on a free loopback port, stderr kept for the test."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentmd", "serve", "--vault", str(vault), "--port", "0", *extra],
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )

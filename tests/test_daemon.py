@@ -7,12 +7,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_helpers import files_in_commit, git, http_get, is_clean, make_repo, origins, wait_until
+from daemon_helpers import files_in_commit, git, http_get, is_clean, make_repo, origins, serve_process, wait_until
 
 from agentmd.engine.daemon.instance import AlreadyRunning, running_daemon
 from agentmd.engine.daemon.service import Daemon
@@ -140,13 +139,7 @@ def test_reconcile_converges_without_the_watcher(settings: Settings) -> None:
 
 
 def _serve(settings: Settings, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agentmd", "serve", "--vault", str(settings.vault), "--port", "0", *extra],
-        cwd=REPO,
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    return serve_process(settings.vault, env, *extra)
 
 
 def _port(settings: Settings, proc: subprocess.Popen[bytes]) -> int:

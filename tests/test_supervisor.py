@@ -7,12 +7,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import http_get, make_repo, wait_until
+from daemon_helpers import http_get, make_repo, serve_process, wait_until
 
 from agentmd.engine.daemon import supervisor
 from agentmd.engine.daemon.instance import running_daemon
@@ -30,13 +29,7 @@ def settings(tmp_path: Path, env: dict[str, str]) -> Settings:
 
 
 def _serve(settings: Settings, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agentmd", "serve", "--vault", str(settings.vault), "--port", "0", *extra],
-        cwd=REPO,
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    return serve_process(settings.vault, env, *extra)
 
 
 def _info(settings: Settings) -> dict[str, Any]:
