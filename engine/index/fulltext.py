@@ -70,9 +70,6 @@ WRITER_HEAP = 128_000_000
 # the any-word ranking (`SearchIndex._rescored_top`): a relative gap far above the rounding of a dozen additions
 # of 32-bit scores in another order (about 1e-6).
 RESCORE_GAP = 1e-4
-# How many notes the words whose turned-away notes are read one by one may hold, as a share of the notes all the
-# question's words hold (counted once per word): see `SearchIndex._turned_away_below`.
-ALONE_SHARE = 0.25
 # The kinds of name, in the order they rank: a Dendron hierarchy's last segments (`b.c` and `c` of `a.b.c`)
 # are a `segment`, reported as a file name; an exact title, file name or alias ranks before them.
 NAME_KINDS = ("title", "file name", "alias", "segment", "heading")
@@ -940,19 +937,14 @@ class SearchIndex:
         boosts: dict[str, float] | None,
     ) -> bool:
         """Whether every note a question's admission rule turns away (one that matches the clause of one word
-        of `loose[2]` and of no other word of `loose[1]`) scores below `last` by the any-word query. A word
-        whose best note (`_word_best`) scores below `last` is settled at once; the others are read
-        (`_alone_best`, which walks the notes holding the word) only when the notes they hold come to at most
-        ALONE_SHARE of the notes the question's words hold together: past that, reading them costs about
-        what the search it would spare costs, and the answer is False (the search is run)."""
+        of `loose[2]` and of no other word of `loose[1]`) scores below `last` by the any-word query."""
         _anyword, words, loose_words = loose
-        unsettled = [w for w in loose_words if self._word_best(searcher, w, filters, boosts) >= last]
-        if not unsettled:
-            return True
-        held = {w: self.doc_freq(w) for w in words}
-        if sum(held.get(w, 0) for w in unsettled) > ALONE_SHARE * sum(held.values()):
-            return False
-        return all(self._alone_best(searcher, w, words, filters, boosts) < last for w in unsettled)
+        for word in loose_words:
+            if self._word_best(searcher, word, filters, boosts) < last:
+                continue
+            if self._alone_best(searcher, word, words, filters, boosts) >= last:
+                return False
+        return True
 
     def _rescored_top(
         self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], ranked_q: Any, limit: int,
@@ -966,12 +958,7 @@ class SearchIndex:
         in its last bits: the top is taken only when the next note scores clearly less (RESCORE_GAP, far
         above what the order of a few additions changes), and those notes are then scored by `ranked_q`
         itself, restricted to them, which gives the full search's scores and order exactly (the restriction
-        adds a constant 0). Not tried when the words' best scores (`_word_best`) are mostly still to be found:
-        each walks the notes holding its word, and together they would cost what the search costs."""
-        held = {w: self.doc_freq(w) for w in loose[1]}
-        unknown = sum(n for w, n in held.items() if not self._knows_best(w, filters, boosts))
-        if unknown > ALONE_SHARE * sum(held.values()):
-            return None  # finding the words' best scores would cost about what the search costs
+        adds a constant 0)."""
         hits = list(searcher.search(self._must(loose[0], *filters), limit + 1, count=False).hits)
         if len(hits) <= limit:
             return None
@@ -1002,11 +989,6 @@ class SearchIndex:
         )
         got = searcher.search(query, 1, count=False).hits
         return float(got[0][0]) if got else float("-inf")
-
-    def _knows_best(self, word: str, filters: list[Any], boosts: dict[str, float] | None) -> bool:
-        """Whether `_word_best` of the word is remembered for the index's current state."""
-        self._check_state()
-        return (word, tuple((boosts or FIELD_BOOSTS).items()), bool(filters)) in self._best_cache
 
     def _word_best(self, searcher: Any, word: str, filters: list[Any], boosts: dict[str, float] | None) -> float:
         """The best score a note holding `word` reaches through the word's query alone (with the walls'
