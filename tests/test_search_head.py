@@ -82,44 +82,6 @@ def test_a_loud_word_in_a_note_the_rule_admits_still_lets_the_head_answer(vault:
         assert "meets.md" not in paths  # one common word does not admit a note
 
 
-def plain_listed(store: Store, query: str, head: int | None) -> HitList:
-    request = SearchRequest(query=query)
-    how = searcher.plan(store.index, request)
-    assert how.min_match == 2 and not how.sufficient, "the query must be read as a question without rare words"
-    return store.index.search(
-        query.split(), limit=searcher.OVERFETCH, groups=how.groups, weights=how.weights, boosts=how.boosts,
-        min_match=how.min_match, head=head,
-    )
-
-
-def test_a_question_without_rare_words_is_read_from_the_head_with_its_scores(vault: Vault, cache_dir: Path) -> None:
-    for i in range(40):  # each note its own counts of two of the words: no two score alike
-        vault.note(f"shore{i:02d}.md", f"water shore {'tide ' * (i % 5 + 1)}{'rocky ' * (i // 5 + 1)}entry {i}\n")
-    for i in range(120):
-        vault.note(f"water{i:03d}.md", f"water {FILLER} entry {i}\n")
-    vault.note("kelp2.md", "Kelp beds.\n")  # `kelp` in two notes: no word of the question is rare
-    vault.note("kelp3.md", "Kelp again.\n")
-    with Store(cache_dir) as s:
-        reconcile(vault.root, s)
-        full, head = plain_listed(s, QUESTION, None), plain_listed(s, QUESTION, 5)
-        assert not full.partial and head.partial
-        assert len(head) == 5 and rows(head) == rows(full)[:5]  # the same scores, to the last bit, and order
-        assert (head.matched, head.hidden) == (full.matched, full.hidden)
-
-
-def test_tied_scores_at_the_end_of_the_head_make_the_index_answer_in_full(vault: Vault, cache_dir: Path) -> None:
-    for i in range(12):  # twelve notes alike: every score of the head is the same
-        vault.note(f"same{i:02d}.md", "water tide shore rocky\n")
-    for i in range(120):
-        vault.note(f"water{i:03d}.md", f"water {FILLER} entry {i}\n")
-    vault.note("kelp2.md", "Kelp beds.\n")
-    vault.note("kelp3.md", "Kelp again.\n")
-    with Store(cache_dir) as s:
-        reconcile(vault.root, s)
-        full, head = plain_listed(s, QUESTION, None), plain_listed(s, QUESTION, 5)
-        assert not head.partial and rows(head) == rows(full)
-
-
 def ranking(response: dict[str, Any]) -> list[tuple[str, float]]:
     return [(r["note"], r["score"]) for r in response["results"]]
 

@@ -66,10 +66,6 @@ _NOTE_TERMS_MEMO_MAX = 2_048
 _QUERY_MEMO_MAX = 4_096
 _FACTS_MEMO_MAX = 20_000
 WRITER_HEAP = 128_000_000
-# How much less than the last note of a question's top the next note must score for the top to be taken from
-# the any-word ranking (`SearchIndex._rescored_top`): a relative gap far above the rounding of a dozen additions
-# of 32-bit scores in another order (about 1e-6).
-RESCORE_GAP = 1e-4
 # The kinds of name, in the order they rank: a Dendron hierarchy's last segments (`b.c` and `c` of `a.b.c`)
 # are a `segment`, reported as a file name; an exact title, file name or alias ranks before them.
 NAME_KINDS = ("title", "file name", "alias", "segment", "heading")
@@ -805,7 +801,6 @@ class SearchIndex:
         counted_q: Any = None  # what matches the same notes as the query, cheaper to count (see `_wall_counts`)
         # a question's any-word query, its words and those of them that are not rare
         loose: tuple[Any, list[str], list[str]] | None = None
-        rescored: tuple[Any, list[str], list[str]] | None = None  # the same, for a question without rare words
         if groups and len(groups) > 1:
             for group in groups:
                 q = self._text_query(group, True, boosts)
@@ -834,8 +829,6 @@ class SearchIndex:
                     loose = (anyword, list(terms), [w for w in terms if w not in sufficient])
                 text_q = tantivy.Query.boolean_query(clauses)
                 counted_q = gate
-            elif text_q is not None and (anyword := self._at_least(terms, 1, boosts)) is not None:
-                rescored = (anyword, list(terms), list(terms))
             if text_q is None:
                 return empty
         else:
@@ -870,17 +863,12 @@ class SearchIndex:
                 return made
 
             if len(subqueries) <= 1:
-                if (loose or rescored) is not None and day_range == (None, None):
+                if loose is not None and day_range == (None, None):
                     first = min(head or limit, limit)
-                    if loose is not None:
-                        quick = self._question_top(searcher, loose, first, filters, boosts)
-                    else:
-                        assert rescored is not None
-                        quick = self._rescored_top(searcher, rescored, text_q, first, filters, boosts, reader)
+                    quick = self._question_top(searcher, loose, first, filters, boosts)
                     if quick is not None:
                         if matched is None:
-                            counted = counted_q if counted_q is not None else text_q
-                            matched = int(searcher.search(self._must(counted, *filters), 1, count=True).count)
+                            matched = int(searcher.search(self._must(counted_q, *filters), 1, count=True).count)
                         partial = HitList(quick, matched, hidden, searcher, None, snippet_chars,
                                           stored=reader.stored, make_snippets=generator, derived=reader.derived)
                         partial.partial = first < limit
@@ -926,52 +914,18 @@ class SearchIndex:
         is the same sum: 0 + the words' BM25). Such a note's best is bounded first by the best score of any
         note holding the word (`_word_best`, remembered), and only when that bound is not low enough by the
         best score of the notes holding that word and none of the others (`_alone_best`)."""
-        found = searcher.search(self._must(loose[0], *filters), limit, count=False)
+        anyword, words, loose_words = loose
+        found = searcher.search(self._must(anyword, *filters), limit, count=False)
         hits = list(found.hits)
-        if len(hits) < limit or not self._turned_away_below(searcher, loose, hits[-1][0], filters, boosts):
+        if len(hits) < limit:
             return None
-        return hits
-
-    def _turned_away_below(
-        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], last: float, filters: list[Any],
-        boosts: dict[str, float] | None,
-    ) -> bool:
-        """Whether every note a question's admission rule turns away (one that matches the clause of one word
-        of `loose[2]` and of no other word of `loose[1]`) scores below `last` by the any-word query."""
-        _anyword, words, loose_words = loose
+        last = hits[-1][0]
         for word in loose_words:
             if self._word_best(searcher, word, filters, boosts) < last:
                 continue
             if self._alone_best(searcher, word, words, filters, boosts) >= last:
-                return False
-        return True
-
-    def _rescored_top(
-        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], ranked_q: Any, limit: int,
-        filters: list[Any], boosts: dict[str, float] | None, reader: Reader,
-    ) -> list[tuple[float, Any]] | None:
-        """The top `limit` of a question without rare words (`ranked_q`: the notes holding at least two of its
-        words, scored by BM25 over all of them), found from the any-word ranking when that provably changes
-        nothing; else None. As in `_question_top`, no note the rule turns away is in the any-word top when
-        the `limit`-th scores more than every such note could. The two queries add the same words' scores
-        in different orders (Tantivy's scorers for "any" and "at least two" differ), so a score may differ
-        in its last bits: the top is taken only when the next note scores clearly less (RESCORE_GAP, far
-        above what the order of a few additions changes), and those notes are then scored by `ranked_q`
-        itself, restricted to them, which gives the full search's scores and order exactly (the restriction
-        adds a constant 0)."""
-        hits = list(searcher.search(self._must(loose[0], *filters), limit + 1, count=False).hits)
-        if len(hits) <= limit:
-            return None
-        last = hits[limit - 1][0]
-        if not hits[limit][0] < last * (1.0 - RESCORE_GAP):
-            return None
-        if not self._turned_away_below(searcher, loose, last, filters, boosts):
-            return None
-        listed = HitList(hits[:limit], 0, {}, searcher, stored=reader.stored)
-        paths = [listed.load(i).path for i in range(limit)]
-        only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self.schema, "path", paths), 0.0)
-        got = list(searcher.search(self._must(ranked_q, only, *filters), limit, count=False).hits)
-        return got if len(got) == limit else None
+                return None
+        return hits
 
     def _alone_best(
         self, searcher: Any, word: str, words: Sequence[str], filters: list[Any], boosts: dict[str, float] | None
