@@ -153,3 +153,21 @@ def test_an_exit_or_a_sigkill_is_final(tmp_path: Path, ending: int | signal.Sign
     runs, err = tmp_path / "runs", io.StringIO()
     assert supervisor.supervise(_runner(runs, ending), err) == code
     assert _count(runs) == 1 and err.getvalue() == ""
+
+
+def test_no_restart_runs_the_daemon_in_the_serve_process_itself(settings: Settings, env: dict[str, str]) -> None:
+    proc = _serve(settings, env, "--no-restart")
+    try:
+
+        def ready() -> int | None:
+            info = _info(settings)
+            if info.get("pid") != proc.pid or not info.get("port"):
+                return None
+            return int(info["port"]) if http_get(int(info["port"]), "/health")[0] == 200 else None
+
+        wait_until(ready, 30, "the unsupervised daemon")
+        assert "supervisor" not in _info(settings)  # nobody would start it again
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0 and running_daemon(settings.state_dir) is None
