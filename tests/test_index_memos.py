@@ -108,6 +108,41 @@ def test_walled_counts_come_from_one_aggregation(vault: Vault, cache_dir: Path) 
         assert shown["matched"] == 4 and shown["archived_hidden"] == 0
 
 
+def test_counts_taken_beside_the_ranking_match_the_rows_in_every_search_shape(vault: Vault, cache_dir: Path) -> None:
+    """A search counts its matches on a worker thread while it ranks them (and ranks a fused search's lists
+    side by side): with a limit above the number of matches, `matched` is the number of rows, and the walls
+    hide exactly the notes they count, for a two-word fused query, a question and an all-words query, with a
+    day range or without."""
+    import random
+
+    from agentmd.engine.search import searcher
+
+    rng = random.Random(7)
+    words = ["harbour", "tides", "lantern", "pier", "gull", "ferry", "rope", "beacon"]
+    for i in range(60):
+        body = " ".join(rng.sample(words, rng.randint(1, 4))) + ".\n"
+        status = "archived" if i % 5 == 0 else None
+        extra = {"status": status} if status else {}
+        vault.note(f"n/{i:02d}.md", body, captured=f"2026-0{1 + i % 3}-10", **extra)
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        contract = default_contract()
+        hidden: list[int] = []
+        shapes = [("harbour tides", "fusion"), ("harbour tides lantern pier gull", "fusion"), ("gull rope", "and")]
+        for query, mode in shapes:
+            for after in (None, "2026-02-01"):
+                closed = searcher.search(store.index, contract, SearchRequest(query, mode=mode, limit=200, after=after))
+                opened = searcher.search(
+                    store.index, contract,
+                    SearchRequest(query, mode=mode, limit=200, after=after, include_archived=True),
+                )
+                assert closed["matched"] == len(closed["results"]) > 0, (query, after)
+                assert opened["matched"] == len(opened["results"]) == closed["matched"] + closed["archived_hidden"]
+                assert opened["archived_hidden"] == 0
+                hidden.append(closed["archived_hidden"])
+        assert sum(hidden) > 0 and len([h for h in hidden if h]) >= 4, hidden
+
+
 def test_remembered_facts_and_sections_follow_every_change(vault: Vault, cache_dir: Path) -> None:
     """A search remembers each document's path and facts per reader state and each note's sections by its
     text; an edit (a commit and reload) is seen by the very next search, as if nothing were remembered."""

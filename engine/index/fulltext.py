@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import shutil
 import threading
@@ -23,6 +24,7 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
@@ -75,6 +77,24 @@ _APOSTROPHES = dict.fromkeys(map(ord, "'\u2019`\u00b4"), None)
 _ASCII_KEY: dict[int, str | None] = {i: " " for i in range(128) if not chr(i).isalnum()} | dict.fromkeys(
     map(ord, "'`"), None
 )
+
+
+# A search counts its matches (`SearchIndex._counts`) on a worker thread while it ranks them, and a fused search
+# ranks its lists side by side: Tantivy releases the GIL while it searches, so on two cores the count, which
+# visits every match, no longer adds to the ranking's time (bench/search_bench.py). One pool per process: a
+# forked child makes its own, since the parent's threads do not exist in it.
+_SEARCH_WORKERS = 2
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _search_pool() -> ThreadPoolExecutor:
+    global _pool
+    pid = os.getpid()
+    with _pool_lock:
+        if _pool is None or _pool[0] != pid:
+            _pool = (pid, ThreadPoolExecutor(_SEARCH_WORKERS, thread_name_prefix="agentmd-search"))
+        return _pool[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -798,7 +818,7 @@ class SearchIndex:
         if limit <= 0:
             return empty
         subqueries: list[Any] = []
-        counted_q: Any = None  # what matches the same notes as the query, cheaper to count (see `_wall_counts`)
+        counted_q: Any = None  # what matches the same notes as the query, cheaper to count (see `_counts`)
         # a question's any-word query, its words and those of them that are not rare
         loose: tuple[Any, list[str], list[str]] | None = None
         if groups and len(groups) > 1:
@@ -853,7 +873,7 @@ class SearchIndex:
                     text_q = tantivy.Query.boolean_query(
                         [(tantivy.Occur.Should, text_q), (tantivy.Occur.Should, evidence)]
                     )
-            hidden, matched = self._wall_counts(searcher, counted_q or text_q, filters, include_walled)
+            counting = _search_pool().submit(self._counts, searcher, counted_q or text_q, filters, include_walled)
             visible = self._must(text_q, *filters)
             schema = self.schema
 
@@ -867,23 +887,26 @@ class SearchIndex:
                     first = min(head or limit, limit)
                     quick = self._question_top(searcher, loose, first, filters, boosts)
                     if quick is not None:
-                        if matched is None:
-                            matched = int(searcher.search(self._must(counted_q, *filters), 1, count=True).count)
+                        hidden, matched = counting.result()
                         partial = HitList(quick, matched, hidden, searcher, None, snippet_chars,
                                           stored=reader.stored, make_snippets=generator, derived=reader.derived)
                         partial.partial = first < limit
                         return partial
-                result = searcher.search(visible, limit, count=matched is None)
-                count = int(result.count) if matched is None else matched
-                return HitList(list(result.hits), count, hidden, searcher, None, snippet_chars,
+                result = searcher.search(visible, limit, count=False)
+                hidden, matched = counting.result()
+                return HitList(list(result.hits), matched, hidden, searcher, None, snippet_chars,
                                stored=reader.stored, make_snippets=generator, derived=reader.derived)
-            if matched is None:
-                matched = int(searcher.search(visible, 1, count=True).count)
             fused: dict[tuple[int, int], float] = {}
             ranks: dict[tuple[int, int], dict[int, int]] = {}
             addresses: dict[tuple[int, int], Any] = {}
-            for i, sub in enumerate(lists):
-                res = searcher.search(self._must(sub, *filters), limit)
+            # the lists after the first are ranked on the pool while this thread ranks the first
+            later: list[Future[Any]] = [
+                _search_pool().submit(searcher.search, self._must(sub, *filters), limit) for sub in lists[1:]
+            ]
+            first_list = searcher.search(self._must(lists[0], *filters), limit)
+            listed = [first_list, *(f.result() for f in later)]
+            hidden, matched = counting.result()
+            for i, res in enumerate(listed):
                 for rank, (_score, addr) in enumerate(res.hits, 1):
                     key = (addr.segment_ord, addr.doc)
                     addresses[key] = addr
@@ -903,46 +926,60 @@ class SearchIndex:
         self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], limit: int, filters: list[Any],
         boosts: dict[str, float] | None,
     ) -> list[tuple[float, Any]] | None:
-        """A question's top `limit` found without its admission rule, when that provably changes nothing; else
+        """A question's top `limit` found without its admission rule, when that provably gives the same list; else
         None. A question (with rare words) admits the notes holding two of its words or one rare word, and
         scores each by BM25 over all its words (`loose[0]`, the any-word query, plus a constant 0 for the
         rule): the rule costs most of the search, since counting words per note is far slower than summing
-        their scores. A note the rule turns away matches exactly one of the words' clauses, one of a word that
-        is not rare (`loose[2]`), so it scores what that word's clause gives it alone. When the `limit`-th
-        note of the ranking without the rule scores more than every such note could, no note the rule turns
-        away is in the top, and the top is the same notes with the same scores in the same order (each score
-        is the same sum: 0 + the words' BM25). Such a note's best is bounded first by the best score of any
-        note holding the word (`_word_best`, remembered), and only when that bound is not low enough by the
-        best score of the notes holding that word and none of the others (`_alone_best`)."""
+        their scores. Every note the rule admits is in the any-word ranking with the same score (each score is
+        the same sum: 0 + the words' BM25), so the top is the any-word ranking without the notes the rule
+        turns away. Such a note matches exactly one of the words' clauses, one of a word that is not rare
+        (`loose[2]`), and scores what that clause gives it alone. A word whose best score (`_word_best`,
+        remembered) is below the `limit`-th kept note's cannot place such a note in the top; for any other
+        word, the best-scored notes that hold it and none of the other words are read (`ALONE_READ` of them)
+        and taken out of the ranking. When every note left unread scores less than the `limit`-th kept note,
+        the kept notes are the top, with the full search's scores and order."""
         anyword, words, loose_words = loose
-        found = searcher.search(self._must(anyword, *filters), limit, count=False)
+        found = searcher.search(self._must(anyword, *filters), 2 * limit, count=False)
         hits = list(found.hits)
-        if len(hits) < limit:
-            return None
-        last = hits[-1][0]
-        for word in loose_words:
-            if self._word_best(searcher, word, filters, boosts) < last:
-                continue
-            if self._alone_best(searcher, word, words, filters, boosts) >= last:
+        turned_away: set[tuple[int, int]] = set()
+        unread_below = float("-inf")  # every turned-away note not read scores at most this
+        read: set[str] = set()
+        while True:
+            kept = [h for h in hits if (h[1].segment_ord, h[1].doc) not in turned_away]
+            if len(kept) < limit:
                 return None
-        return hits
+            last = kept[limit - 1][0]
+            if unread_below >= last:
+                return None
+            more = False
+            for word in loose_words:
+                if word in read or self._word_best(searcher, word, filters, boosts) < last:
+                    continue
+                read.add(word)
+                alone = self._alone(searcher, word, words, filters, boosts, limit)
+                turned_away.update((addr.segment_ord, addr.doc) for _score, addr in alone)
+                if len(alone) == limit:
+                    unread_below = max(unread_below, float(alone[-1][0]))
+                more = True
+            if not more:
+                return kept[:limit]
 
-    def _alone_best(
-        self, searcher: Any, word: str, words: Sequence[str], filters: list[Any], boosts: dict[str, float] | None
-    ) -> float:
-        """The best score (with the walls' filter, as a search scores it) of a note that matches the clause of
-        `word` and the clause of no other of `words`, each clause as `_at_least` makes it."""
+    def _alone(
+        self, searcher: Any, word: str, words: Sequence[str], filters: list[Any], boosts: dict[str, float] | None,
+        limit: int,
+    ) -> list[tuple[float, Any]]:
+        """The best `limit` notes (with the walls' filter, scored as a search scores them) that match the clause
+        of `word` and the clause of no other of `words`, each clause as `_at_least` makes it."""
         clause = self._text_query([word], True, boosts)
         if clause is None:
-            return float("-inf")
+            return []
         others = [q for w in words if w != word and (q := self._text_query([w], True, boosts)) is not None]
         query = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, clause)]
             + [(tantivy.Occur.MustNot, q) for q in others]
             + [(tantivy.Occur.Must, f) for f in filters]
         )
-        got = searcher.search(query, 1, count=False).hits
-        return float(got[0][0]) if got else float("-inf")
+        return list(searcher.search(query, limit, count=False).hits)
 
     def _word_best(self, searcher: Any, word: str, filters: list[Any], boosts: dict[str, float] | None) -> float:
         """The best score a note holding `word` reaches through the word's query alone (with the walls'
@@ -961,19 +998,21 @@ class SearchIndex:
             self._best_cache[key] = best
         return best
 
-    def _wall_counts(
-        self, searcher: Any, text_q: Any, filters: list[Any], include_walled: bool
-    ) -> tuple[dict[str, int], int | None]:
-        """How many notes matching `text_q` (and the day range) each wall hides, and how many no wall hides,
-        in one pass: a terms aggregation over the `wall` fast field. Without walled notes in the index at all
-        (the term dictionary tells, for free) there is nothing to count: ({0, ...}, None)."""
+    def _counts(
+        self, searcher: Any, query: Any, filters: list[Any], include_walled: bool
+    ) -> tuple[dict[str, int], int]:
+        """How many notes match `query` (and the day range): those no wall hides, and for each wall those it
+        hides (all 0 when the walls are open, `include_walled`, and every match counts). One pass, a terms
+        aggregation over the `wall` fast field, which scores nothing: cheaper than a scored count. `filters`
+        as `_filters` makes them (the wall's filter last, when there is one)."""
         hidden = dict.fromkeys(WALL_NAMES, 0)
-        if include_walled or not any(searcher.doc_freq("wall", wall) for wall in WALL_NAMES):
-            return hidden, None
+        scope = filters if include_walled else filters[:-1]
         counted = searcher.aggregate(
-            self._must(text_q, *filters[:-1]), {"walls": {"terms": {"field": "wall", "size": len(WALL_NAMES) + 1}}}
+            self._must(query, *scope), {"walls": {"terms": {"field": "wall", "size": len(WALL_NAMES) + 1}}}
         )
         buckets = {str(b["key"]): int(b["doc_count"]) for b in counted["walls"]["buckets"]}
+        if include_walled:
+            return hidden, sum(buckets.values())
         for wall in WALL_NAMES:
             hidden[wall] = buckets.get(wall, 0)
         return hidden, buckets.get(NO_WALL, 0)
