@@ -121,7 +121,9 @@ def test_health_status_and_loopback_guard(daemon: Daemon) -> None:
     code, _ = http_get(daemon.port, "/health", {"Origin": f"http://localhost:{daemon.port}"})
     assert code == 200
     code, body = http_get(daemon.port, "/nope")
-    assert code == 404 and "error" in body
+    assert code == 404 and "no such endpoint: /nope" in body["error"] and "/mcp" in body["error"]
+    code, body = http_get(daemon.port, "/sse")  # an MCP client set up for the older HTTP+SSE transport
+    assert code == 404 and "MCP is served at /mcp" in body["error"] and "streamable" in body["error"]
 
 
 def test_reconcile_converges_without_the_watcher(settings: Settings) -> None:

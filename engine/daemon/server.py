@@ -167,7 +167,7 @@ def build_app(
         return JSONResponse(status())
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"error": f"no such endpoint: {request.url.path}"}, status_code=404)
+        return JSONResponse({"error": not_found_message(request.url.path)}, status_code=404)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": f"{request.method} is not allowed on {request.url.path}"}, status_code=405)
@@ -187,6 +187,25 @@ def build_app(
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error, Exception: server_error},
     )
     return LoopbackGuard(app)
+
+
+# Where MCP clients configured for the older HTTP+SSE transport, or for another spelling, knock first.
+_MCP_ELSEWHERE = ("/sse", "/messages", "/message", "/mcp/sse", "/v1/mcp", "/api/mcp")
+
+
+def not_found_message(path: str) -> str:
+    """What a request to an unknown path is told: the endpoints there are, and for a path where an MCP client
+    looks for its server, where MCP really is."""
+    if path.rstrip("/").lower() in _MCP_ELSEWHERE or path.lower().startswith(("/sse", "/messages")):
+        return (
+            f"no MCP endpoint at {path}: MCP is served at {MCP_PATH} over the streamable HTTP transport (the older "
+            f"HTTP+SSE transport is not served); configure the client with transport \"http\" (or "
+            f"\"streamable-http\") and the URL http://127.0.0.1:<port>{MCP_PATH}"
+        )
+    return (
+        f"no such endpoint: {path}; the daemon answers GET /health, GET /status, MCP at {MCP_PATH} and POST "
+        "/v1/<route> (see the README)"
+    )
 
 
 JsonHandler = Callable[[dict[str, Any]], dict[str, Any]]
