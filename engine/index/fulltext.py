@@ -900,10 +900,11 @@ class SearchIndex:
             ranks: dict[tuple[int, int], dict[int, int]] = {}
             addresses: dict[tuple[int, int], Any] = {}
             # the lists after the first are ranked on the pool while this thread ranks the first
+            # (no list counts its matches: the count above is the fused query's; a top without a count is cheaper)
             later: list[Future[Any]] = [
-                _search_pool().submit(searcher.search, self._must(sub, *filters), limit) for sub in lists[1:]
+                _search_pool().submit(searcher.search, self._must(sub, *filters), limit, False) for sub in lists[1:]
             ]
-            first_list = searcher.search(self._must(lists[0], *filters), limit)
+            first_list = searcher.search(self._must(lists[0], *filters), limit, count=False)
             listed = [first_list, *(f.result() for f in later)]
             hidden, matched = counting.result()
             for i, res in enumerate(listed):
