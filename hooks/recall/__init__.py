@@ -7,9 +7,11 @@ code is a hook error. This hook therefore **always exits 0**, and on any failure
 
 One run:
 
-1. **Query** (`query.py`). The prompt becomes one search query: fenced code, URLs, e-mail addresses and
-   paths are dropped, punctuation is trimmed, stop words and conversational filler go, duplicates go, and
-   at most 12 meaningful words are kept (`sanitize_query`).
+1. **Query** (`query.py`). The prompt becomes one search query: fenced code, URLs and e-mail addresses
+   are dropped, a file path gives only its file's name (`src/parser.rs` -> `parser`: the most specific word
+   of a prompt about code, and one a notes vault usually lacks, which the confidence's missing-word step
+   reads), words joined by slashes are split, punctuation is trimmed, stop words and conversational filler
+   go, duplicates go, and at most 12 meaningful words are kept (`sanitize_query`).
 2. **Project** (`query.py`). The session's project comes from the prompt's working directory
    (`bind_project`):
    a. the nearest `.agentmd` binding file in the directory or any parent, with a line `project: <slug>`

@@ -46,6 +46,27 @@ def _pieces(word: str) -> list[str]:
     return out
 
 
+_SLASHES = re.compile(r"[/\\]+")
+_CODE_FILE = re.compile(r"^[^.]+\.[A-Za-z][A-Za-z0-9]{0,9}$")  # parser.rs, Button.tsx, README.md
+
+
+def _slashed(token: str) -> list[str]:
+    """The words of a token holding a slash: a file path gives its file's name without the extension (the most
+    specific word of a prompt about code: `src/parser.rs` -> `parser`); two or three words joined by slashes
+    (`async/await`, `TCP/IP`) give each word; a slash command (`/review`) gives nothing."""
+    bare = token.strip(_EDGE + "`\"'()[]{}<>,;:!?")
+    parts = [p for p in _SLASHES.split(bare) if p]
+    if not parts or (bare.startswith("/") and len(parts) == 1 and "." not in parts[0]):
+        return []
+    last = parts[-1]
+    pathlike = (
+        len(parts) > 3 or bool(_CODE_FILE.match(last)) or bare.startswith(("./", "../", "~/", "/")) or ":" in bare
+    )
+    if pathlike:
+        return [last.lstrip(".").split(".", 1)[0]]  # ~/.bashrc -> bashrc
+    return parts
+
+
 def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
     """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated."""
     text = (prompt or "")[:MAX_PROMPT_CHARS]
@@ -55,9 +76,10 @@ def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
     kept: list[str] = []
     seen: set[str] = set()
     for token in text.split():
-        if "/" in token or "\\" in token or "@" in token:  # paths, e-mail addresses, slash commands
+        if "@" in token:  # e-mail addresses, mentions
             continue
-        for word in (piece for part in _SPLIT.split(token) for piece in _pieces(part.strip(_EDGE))):
+        parts = _slashed(token) if "/" in token or "\\" in token else _SPLIT.split(token)
+        for word in (piece for part in parts for piece in _pieces(part.strip(_EDGE))):
             lower = word.lower()
             bare = "".join(ch for ch in lower if ch.isalnum())
             if len(bare) < 2 or len(word) > MAX_WORD_CHARS or _HEXISH.match(lower):

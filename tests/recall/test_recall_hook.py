@@ -80,7 +80,8 @@ def test_hook_strips_noise_and_follows_links(indexed: Settings, env: dict[str, s
     assert code == 0
     bullets = assert_block_shape(out)
     assert bullets[0].startswith("- Webhook retries use exponential backoff")
-    assert "query='webhook retries test fails fix retry backoff'" in hook_log(indexed)
+    # the prompt's path gives its file's name (webhooks), its code block and URL nothing
+    assert "query='webhook retries test fails webhooks fix retry backoff'" in hook_log(indexed)
 
 
 def test_hook_linked_notes_pass_the_same_walls(indexed: Settings, env: dict[str, str], workdir: Path) -> None:

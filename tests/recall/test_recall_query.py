@@ -16,7 +16,13 @@ from agentmd.hooks.recall.query import WALLS_CACHE, bind_project, load_walls, sa
     [
         ("Why did we pick postgres for the ledger?", "pick postgres ledger"),
         ("see https://x.example/a?b=1 and www.example.org/y about caching", "caching"),
-        ("fix src/api/webhooks.py and C:\\tmp\\x then mail dev@example.org", "fix mail"),
+        # a path gives its file's name, an e-mail address nothing
+        ("fix src/api/webhooks.py and C:\\tmp\\x then mail dev@example.org", "fix webhooks mail"),
+        ("fix the failing unit test in src/parser.rs", "fix failing unit test parser"),
+        ("edit ~/.bashrc and ./scripts/build.sh", "edit bashrc build"),
+        # words joined by a slash are words; a slash command is not
+        ("please refactor this function to use async/await", "refactor function use async await"),
+        ("/review the TCP/IP handshake", "TCP IP handshake"),
         ("```python\nsecret_code_words()\n```\nretry backoff", "retry backoff"),
         ("ok, thanks! yes please", ""),
         ("Retry retry RETRY `backoff()` (backoff) deadbeefcafe1234", "Retry backoff"),
