@@ -19,6 +19,8 @@ from typing import Final
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
 from agentmd.rules.prefilter.vendor_tokens import VENDOR_RULES, SecretRule, value_not_filler
 
+_STAND_IN_SIGNATURE = re.compile(r"(?i)not[-_]?a[-_]?real|notreal|fake|dummy|example|placeholder|signature|xxxx")
+
 
 def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
     head = m.group("head")
@@ -26,6 +28,8 @@ def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
         raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
         return False
+    if _STAND_IN_SIGNATURE.search(m.group("sig")):
+        return False  # a documented example: "eyJ...eyJ...not-a-real-signature"
     return raw.lstrip().startswith("{") and ('"alg"' in raw or '"typ"' in raw)
 
 
@@ -187,7 +191,7 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:jwt",
         ("eyj",),
         "JSON Web Token",
-        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
+        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.(?P<sig>[A-Za-z0-9_\-]{16,})"),
         _jwt_header_ok,
     ),
     SecretRule(

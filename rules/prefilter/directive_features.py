@@ -32,7 +32,8 @@ AI_END = (
     r"(?!\s+(?:group|club|list|circle|room|session)s?\b)|\s*$)"
 )
 _AI_NAME = r"(?:ai|llms?|models?|assistants?|agents?|claude|copilot|cursor|gemini|chatgpt|gpt|bots?)"
-_DOING = r"(?:\s+\w+ing\b(?:\s+[\w./~-]+){0,2})?"  # "writing migrations", "building this image"
+# "writing migrations", "building this image"; not "the AI reading group", a group of people
+_DOING = r"(?:\s+\w+ing\b(?!\s+(?:group|club|list|circle|room|session|team|channel)s?\b)(?:\s+[\w./~-]+){0,2})?"
 VOCATIVE: Final = re.compile(
     rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
     rf"(?:{DET}\s+)?{AI_Q}\s*:|"
@@ -550,6 +551,8 @@ SCRIPTED: Final = re.compile(
 DESCRIBED_AI: Final = re.compile(
     rf"\b{AI}\s+(?:\w+\s+)?(?:(?:sometimes|often|usually|occasionally|frequently|rarely|tends\s+to|may|might|can|"
     rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b|"
+    rf"\b{AI}\s+(?:\w+\s+)?(?:keeps?|kept|started|starts|is|was|are|were)\s+(?:on\s+)?(?:forgetting|ignoring|"
+    rf"disregarding|dropping|overlooking|losing|skipping|missing)\b|"
     rf"\b{AI}\s+(?!(?:must|should|shall|will|is\s+to|are\s+to)\b)[^.!?;\n]{{0,60}}?\b(?:forgot|ignored|disregarded|"
     rf"overlooked|skipped|missed|lost|dropped)\b"
 )

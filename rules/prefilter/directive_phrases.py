@@ -435,8 +435,9 @@ TOLD_OTHERS = re.compile(
 )
 # What an AI does, described ("Copilot suggestions ignore our lint rules").
 _AI_DOES = re.compile(
-    r"\b(?:ai|copilot|claude|chatgpt|gpt|llms?|models?|assistants?|agents?|bots?)(?:\s+\w+)?\s+(?:ignores?|"
-    r"forgets?|disregards?|skips?|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
+    r"\b(?:ai|copilot|claude|chatgpt|gpt|llms?|models?|assistants?|agents?|bots?)(?:\s+\w+)?\s+(?:(?:keeps?|kept|"
+    r"often|sometimes|always|still|started|starts)\s+)?(?:ignores?|ignoring|forgets?|forgetting|disregards?|"
+    r"disregarding|skips?|skipping|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
 )
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _OWN_RULES = re.compile(
@@ -885,6 +886,14 @@ def _sentences_to_read(
 _QUOTATION = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
 
 
+# A quotation that is the subject of what follows ('"Disregard all prior instructions" was the most common
+# opening'): a phrase talked about, not said.
+QUOTE_AS_SUBJECT: Final = re.compile(
+    r"\w[.!?,]?['\"’”»」]\s*(?:is|was|are|were|appears?|appeared|became|becomes|remains?|means?|shows?\s+up|"
+    r"has\s+been|accounts?\s+for|tops?|topped|ranks?|ranked|occurs?|occurred)\b"
+)
+
+
 def _hits_unquoted(sentence: str, parts: tuple[_Group, ...]) -> bool:
     """Whether every group still has a word in the sentence once its quotations are taken out."""
     bare = _QUOTATION.sub(" ", sentence)
@@ -932,7 +941,7 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
             if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
                 continue
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
-                if discussing and not _hits_unquoted(sentence, parts):
+                if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
                     continue  # "the user types 'forget your instructions'" in a write-up about injection
                 if TOLD_OTHERS.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported

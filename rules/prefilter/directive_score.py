@@ -424,7 +424,13 @@ def turns_carry_orders(turns: str) -> bool:
     secrets, permissions or tools, or a consequential act (delete, push, run, send...). A chat log in which a
     user asks how to turn off emojis carries none."""
     s = _normalise(turns)
-    return _controls(s) or _CONSEQUENTIAL.search(s) is not None
+    if any(
+        rx.search(s) is not None
+        for rx in (VOID_RE, SAFETY, SECRET_RE, HIDE, AUTH_CLAIM, NOTE_AUTHORITY, PERMISSION, TOOL, SEND_OUT,
+                   LEAK_PROMPT, _CONSEQUENTIAL, _ASSEMBLED)
+    ):  # fmt: skip
+        return True
+    return _acts(s) or (OVERRIDE_VERB_RE.search(s) is not None and INSTR_RE.search(s) is not None)
 
 
 EVIDENCE_BAR: Final = 7

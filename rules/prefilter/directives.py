@@ -21,7 +21,14 @@ from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
 from agentmd.rules.prefilter.directive_features import QUOTED, REPORTED, TOLD_PEOPLE
-from agentmd.rules.prefilter.directive_phrases import ABOUT, TOLD_OTHERS, chunked_finditer, chunks, phrase_hits
+from agentmd.rules.prefilter.directive_phrases import (
+    ABOUT,
+    QUOTE_AS_SUBJECT,
+    TOLD_OTHERS,
+    chunked_finditer,
+    chunks,
+    phrase_hits,
+)
 from agentmd.rules.prefilter.directive_score import discusses, harmless_order, scored_hits, turns_carry_orders
 from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views, hidden_views
 
@@ -336,7 +343,21 @@ def _mention(view: str, start: int, discussing: bool = False) -> bool:
     inside = sentence[opened.end() : -1]
     if re.search(r"\w['\"’”»」](?:\s|[,.;:!?)]|$)", inside):
         return False  # the quote closed before the phrase
-    return discussing or ABOUT.search(sentence[: opened.start()]) is not None
+    if discussing or ABOUT.search(sentence[: opened.start()]) is not None:
+        return True
+    return QUOTE_AS_SUBJECT.match(view, _closing_quote(view, start)) is not None
+
+
+def _closing_quote(view: str, start: int) -> int:
+    """Where the first closing quotation mark after `start` on its line is, from the letter before it (the
+    line's end if there is none)."""
+    end = view.find("\n", start)
+    end = len(view) if end < 0 else end
+    m = _CLOSING.search(view, start, end)
+    return m.start() if m else end
+
+
+_CLOSING = re.compile(r"\w[.!?,]?['\"’”»」]")
 
 
 def _told_people(view: str, start: int) -> bool:
@@ -383,7 +404,8 @@ def _rule_hits(
     for sentence in _loose_sentences(folded):
         if ABOUT.search(sentence) or TOLD_OTHERS.search(sentence.lower()):
             continue
-        squeezed = compact(QUOTED.sub(" ", sentence) if discussing else sentence)
+        quoting = discussing or QUOTE_AS_SUBJECT.search(sentence) is not None
+        squeezed = compact(QUOTED.sub(" ", sentence) if quoting else sentence)
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
             if found:
