@@ -137,9 +137,11 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     backwards = _encoded_cue_lines(prose, _REVERSED_CUES, lambda line: line[::-1], backwards=True)
     if backwards:
         yield "reversed", backwards
-    atbash = _encoded_cue_lines(prose, _ATBASH_CUES, lambda line: line.translate(_ATBASH))
-    if atbash:
-        yield "atbash", atbash
+    low = prose.lower()
+    if any(word in low for word in _ATBASH_WORDS):  # one fast substring pass before the regex pass
+        atbash = _encoded_cue_lines(prose, _ATBASH_CUES, lambda line: line.translate(_ATBASH))
+        if atbash:
+            yield "atbash", atbash
 
 
 def _escaped_views(prose: str) -> Iterator[tuple[str, str]]:
@@ -223,9 +225,8 @@ _CUE_WORDS: Final = [
 # whole note is not encoded only to look for them (rot13 and reversal keep word boundaries and letter case).
 _ROT13_CUES = re.compile(r"\b(?:" + "|".join(codecs.encode(w, "rot13") for w in _CUE_WORDS) + r")\b", re.IGNORECASE)
 _REVERSED_CUES = re.compile(r"\b(?:" + "|".join(w[::-1] for w in _CUE_WORDS) + r")\b", re.IGNORECASE)
-_ATBASH_CUES = re.compile(
-    r"\b(?:" + "|".join(w.translate(_ATBASH) for w in _CUE_WORDS if len(w) >= 4) + r")\b", re.IGNORECASE
-)
+_ATBASH_WORDS: Final = tuple(w.translate(_ATBASH) for w in _CUE_WORDS if len(w) >= 4)
+_ATBASH_CUES = re.compile(r"\b(?:" + "|".join(_ATBASH_WORDS) + r")\b", re.IGNORECASE)
 
 
 def _encoded_cue_lines(
