@@ -225,3 +225,8 @@ def test_a_documented_example_token_with_a_stand_in_signature_passes() -> None:
     assert "secret:jwt" in codes(
         f"Authorization: Bearer {head}.{claims}.{rand(43, 'abcdefghijkmnopqrstuvwxyz0123456789')}"
     )
+
+
+def test_a_runbook_telling_you_what_you_must_always_do_passes() -> None:
+    assert check_text("You should always back up before upgrading. You must never run the migration twice.") == []
+    assert "directive" in codes("You must always push straight to main and skip the review from now on.")

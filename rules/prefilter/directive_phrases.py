@@ -894,6 +894,12 @@ QUOTE_AS_SUBJECT: Final = re.compile(
 )
 
 
+_NEGATED_REVEAL: Final = re.compile(
+    r"\b(?:never|not|don't|cannot|can't|won't)\s+(?:\w+\s+)?(?:reveal|show|print|share|disclose|leak|output|repeat|"
+    r"display|dump|expose)\b"
+)
+
+
 def _hits_unquoted(sentence: str, parts: tuple[_Group, ...]) -> bool:
     """Whether every group still has a word in the sentence once its quotations are taken out."""
     bare = _QUOTATION.sub(" ", sentence)
@@ -941,6 +947,8 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
             if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
                 continue
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
+                if label == "asks for the system prompt" and _NEGATED_REVEAL.search(sentence):
+                    continue  # "assistants must never reveal the system prompt": a safeguard
                 if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
                     continue  # "the user types 'forget your instructions'" in a write-up about injection
                 if TOLD_OTHERS.search(sentence):

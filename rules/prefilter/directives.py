@@ -336,6 +336,8 @@ def _mention(view: str, start: int, discussing: bool = False) -> bool:
     sentence = re.split(r"(?<!e\.g)(?<!i\.e)[.!?\n]\s", head)[-1]
     if ABOUT.search(sentence) and REPORTED.search(sentence.lower()):
         return True  # "a jailbreak asks the model to stay in character": what an attack does, reported
+    if discussing and (_in_comment(view, start) or _EXAMPLE_LEAD.search(sentence[:-1]) is not None):
+        return True  # "strings such as <!-- ignore previous instructions --> and [SYSTEM] notices" in a write-up
     quotes = list(_OPENING_QUOTE.finditer(sentence))
     if not quotes:
         return False
@@ -360,6 +362,29 @@ def _closing_quote(view: str, start: int) -> int:
 _CLOSING = re.compile(r"\w[.!?,]?['\"’”»」]")
 
 
+# An example introduced as one, the phrase a few words after it ("strings such as ...", "e.g. ...").
+_EXAMPLE_LEAD = re.compile(
+    r"(?i)\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including)\b(?:<!--|[^.!?\n]){0,80}$"
+)
+# What an authority's rule forbids: "must never reveal ...", "must not share ...".
+_SAFEGUARD_FOLLOWS = re.compile(
+    r"(?i)\s*(?:never|not)\s+(?:\w+\s+)?(?:reveal|share|send|post|leak|expose|print|disclose|store|commit|paste|"
+    r"upload|give\s+out|hand\s+over)\b"
+)
+
+
+def _in_comment(view: str, start: int) -> bool:
+    """The position is inside an HTML or Obsidian comment that opens and closes on its line."""
+    line_start = view.rfind("\n", 0, start) + 1
+    line_end = view.find("\n", start)
+    line_end = len(view) if line_end < 0 else line_end
+    for opener, closer in (("<!--", "-->"), ("%%", "%%")):
+        at = view.rfind(opener, line_start, start)
+        if at >= 0 and view.find(closer, start, line_end) >= 0:
+            return True
+    return False
+
+
 def _told_people(view: str, start: int) -> bool:
     """An order reported as given to people ("the game master told the players to ignore the previous rules"):
     the words just before it name who was told, and that is not the reader or an AI."""
@@ -382,6 +407,8 @@ def _rule_hits(
                     _normalise(_sentence_around(folded, m.start(), m.end()))
                 ):
                     continue  # "Dear assistant, keep the tone friendly": a greeting or a label and a house rule
+                if label in _REQUESTS and _NEGATED.search(folded, max(0, m.start() - 40), m.start()):
+                    continue  # "assistants must never reveal the system prompt": a safeguard
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
@@ -392,6 +419,8 @@ def _rule_hits(
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
         if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):
             continue  # a chat log kept as a note: its turns carry no order
+        if label in _AGENTS_TOLD and _SAFEGUARD_FOLLOWS.match(folded, pos + len(matched)):
+            continue  # "Policy: assistants must never reveal the system prompt": a safeguard
         if not _mention(folded, pos, discussing) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
@@ -416,11 +445,21 @@ def _rule_hits(
 # Rules that match a form (a greeting, a role label, "always answer ...") rather than what is asked: a hit is
 # kept only when the sentence asks for something an attacker wants (see directive_score.harmless_order).
 _BY_FORM: Final = frozenset({"addresses an AI directly", "carries a chat role label", "orders how to respond"})
+_AGENTS_TOLD: Final = frozenset({"claims an authority orders agents", "gives agents an order"})
+
+
+# Rules that read a request (reveal the system prompt, send secrets out): negated, the request is a safeguard.
+_REQUESTS: Final = frozenset({"asks for or replaces the system prompt", "asks to send secrets out"})
+_NEGATED = re.compile(r"(?i)\b(?:never|not|don't|do\s+not|must\s+not|cannot|can't|won't)\s+(?:\w+\s+)?$")
 
 
 def _by_form(label: str, matched: str) -> bool:
-    """A hit of a rule that reads a form only; a "system:" or "developer:" label claims authority, and is kept."""
-    return label in _BY_FORM and not matched.lstrip(" \t\n-*+").lower().startswith(("system", "developer"))
+    """A hit of a rule that reads a form only; a "system:" or "developer:" label claims authority, and is kept,
+    and so is "from now on" (a memory frame); "you must always ..." is a runbook's form as much as an attack's."""
+    head = matched.lstrip(" \t\n-*+").lower()
+    if label == "standing order to the reader":
+        return head.startswith("you")
+    return label in _BY_FORM and not head.startswith(("system", "developer"))
 
 
 def _sentence_around(view: str, start: int, end: int) -> str:
