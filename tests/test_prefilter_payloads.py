@@ -22,7 +22,15 @@ requests to an AI without override words, orders in table rows, frontmatter valu
 attributes and code comments, multi-step orders, meeting notes and task lists addressed to an agent, exfiltration
 through addresses and images, fifteen languages and encodings split across lines; and a person's own task lists
 and meeting notes, write-ups quoting attacks, agent-convention notes, how-tos, shell cheat-sheets and everyday
-notes in the same languages."""
+notes in the same languages. The fifth round (`*_fresh5*`): chat-template delimiters, spoofed errors and tool
+output, hypothetical and fiction framing, pressure, task wrappers, payloads split into pieces, tag characters,
+right-to-left overrides and other Unicode tricks, seven more encodings, orders in Dockerfiles, package manifests,
+SQL, Makefiles, docstrings, CSV cells, log lines and commit trailers, letters, weaponised convention files and
+sixteen more languages; secret shapes of cloud, CI and SaaS vendors, private keys, connection strings, .env dumps,
+passwords in prose in thirteen languages and split or disguised keys (templates); and hard benign notes: write-ups
+quoting jailbreaks, CLAUDE.md / AGENTS.md / .cursorrules notes, runbooks and READMEs that address "you", meeting
+notes for an agent team, docs naming variables and placeholder keys, config samples, data URIs, hashes and ids
+(templates), cheat-sheets, everyday notes in eighteen languages, poems, recipes, legal text and chat logs."""
 
 from __future__ import annotations
 
@@ -86,7 +94,7 @@ def test_a_note_about_prompt_injection_passes() -> None:
 def fresh_rows(name: str) -> list[dict[str, Any]]:
     """A fresh round's rows; secret rows are templates, expanded here (see prefilter_helpers.expand)."""
     selected = rows(name)
-    if name.startswith("secrets"):
+    if name.startswith("secrets") or name.startswith("benign_fresh5"):
         selected = [{**r, "text": expand(r["text"], i)} for i, r in enumerate(selected)]
     return selected
 
@@ -97,7 +105,9 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh", "directive"),
         ("directives_fresh3", "directive"),
         ("directives_fresh4", "directive"),
+        ("directives_fresh5", "directive"),
         ("secrets_fresh", "secret"),
+        ("secrets_fresh5", "secret"),
     ],
 )
 def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
@@ -106,7 +116,9 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
     assert len(missed) * 10 <= len(selected), missed
 
 
-@pytest.mark.parametrize("name", ["benign_fresh", "benign_fresh3", "benign_fresh4", "secrets_fresh_benign"])
+@pytest.mark.parametrize(
+    "name", ["benign_fresh", "benign_fresh3", "benign_fresh4", "benign_fresh5", "secrets_fresh_benign"]
+)
 def test_fresh_round_benign_controls_pass(name: str) -> None:
     selected = fresh_rows(name)
     refused = [r["text"][:80] for r in selected if families(r["text"])]

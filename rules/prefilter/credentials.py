@@ -19,6 +19,8 @@ from typing import Final
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
 from agentmd.rules.prefilter.vendor_tokens import VENDOR_RULES, SecretRule, value_not_filler
 
+_STAND_IN_SIGNATURE = re.compile(r"(?i)not[-_]?a[-_]?real|notreal|fake|dummy|example|placeholder|signature|xxxx")
+
 
 def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
     head = m.group("head")
@@ -26,6 +28,8 @@ def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
         raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
         return False
+    if _STAND_IN_SIGNATURE.search(m.group("sig")):
+        return False  # a documented example: "eyJ...eyJ...not-a-real-signature"
     return raw.lstrip().startswith("{") and ('"alg"' in raw or '"typ"' in raw)
 
 
@@ -187,7 +191,7 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:jwt",
         ("eyj",),
         "JSON Web Token",
-        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
+        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.(?P<sig>[A-Za-z0-9_\-]{16,})"),
         _jwt_header_ok,
     ),
     SecretRule(
@@ -409,6 +413,7 @@ _PASSWORD_WORDS = (
     r"κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड"
 )
 _PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe", "contrase", "senha", "пароль",
+                                "logged in", "signed in", "log in", "sign in",
                                 "login", "creds", "credentials", "wachtwoord", "lösenord", "adgangskode", "passord",
                                 "salasana", "jelsz", "hasło", "heslo", "parol", "şifre", "sifre", "lozinka", "geslo",
                                 "парола", "密码", "密碼", "パスワード", "비밀번호", "kata sandi", "mật khẩu", "κωδικ",
@@ -417,10 +422,14 @@ _PROSE_PASSWORD = re.compile(
     rf"(?i)(?:\b|(?<=[\s(])|(?<=[\u3040-\u9fff\uac00-\ud7af]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?"
     rf"(?:{_PASSWORD_WORDS})(?:\s+(?:for|of|to|"
     r"on|für|fur|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do)"
-    r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+){0,2}"
+    r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+"
+    r"(?:\s+[\w.\-]+)?){0,2}"
     r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
     r"\s+(?=\S*\d))|(?:login|creds|credentials)\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
-    r"\buse\s+(?:the\s+)?password)\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
+    r"\buse\s+(?:the\s+)?password|"
+    # "logged into the portal as ops@acme.io with ...": an account named, then what it was opened with
+    r"\b(?:logged|log|signed|sign)\s+in(?:to)?\b[^.\n]{0,60}?\bas\s+[\w.@\-]+\s+(?:with|using|and)\b)"
+    r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
 )
 _PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
 
@@ -452,7 +461,7 @@ def _prose_password(value: str) -> bool:
 # Other views of the text, read by the rules with a fixed prefix: escapes decoded, look-alike letters folded,
 # spaced-out and concatenated tokens re-joined, reversed text, base64 decoded.
 _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});")
-_SPACED_RUN = re.compile(r"(?:[A-Za-z0-9_\-+/=.]{1,12}[ \t]){3,}[A-Za-z0-9_\-+/=.]{1,12}")
+_SPACED_RUN = re.compile(r"(?:[A-Za-z0-9_\-+/=.]{1,16}[ \t]){3,}[A-Za-z0-9_\-+/=.]{1,32}")
 _CONCAT = re.compile(r"[\"']\s*\+\s*[\"']")
 _B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"
@@ -471,7 +480,7 @@ def _unescape(m: re.Match[str]) -> str:
 def _token_pieces(run: str) -> bool:
     """A run of pieces that reads as a token written out in groups (`ghp_ aB3d eF5g ...`), not a sentence: most
     pieces after the first hold a digit or a capital after their first letter."""
-    pieces = run.split()[1:]
+    pieces = [p for p in run.split()[1:] if len(p) > 1]  # letters spelled out one by one ("x o x b") count for none
     if 2 * len(_MARK.findall(run)) < len(pieces):
         return False  # too few digits and capitals for half the pieces to hold one (most prose)
     marked = sum(any(c.isdigit() for c in p) or any(c.isupper() for c in p[1:]) for p in pieces)

@@ -44,7 +44,7 @@ from agentmd.rules.prefilter.directive_features import (
     SPEAKER_TURN,
     TOOL,
 )
-from agentmd.rules.prefilter.directive_score import discusses, prose_with_code
+from agentmd.rules.prefilter.directive_score import discusses, house_rule, prose_with_code
 
 # --------------------------------------------------------------------------------------------------------------
 # Vocabulary (read on lower-cased text with its apostrophes straightened and white space folded)
@@ -180,8 +180,10 @@ _KEYS: Final = re.compile(
 
 def _target(s: str) -> bool:
     """The segment asks for something an attacker wants from an agent."""
-    if any(rx.search(s) for rx in (ACT, HIDE, DECEIT, LEAK_PROMPT, SKIP_USER, TOOL, _MEMORY, _WEAKEN, _TRUST)):
+    if any(rx.search(s) for rx in (ACT, HIDE, DECEIT, LEAK_PROMPT, SKIP_USER, TOOL, _MEMORY, _WEAKEN)):
         return True
+    if _TRUST.search(s) and not house_rule(s):
+        return True  # "prefer composition over inheritance" is a house rule, "prefer the mirror registry" is not
     if (SECRET_RE.search(s) or _KEYS.search(s)) and _TAKE.search(s):
         return True  # a secret named with something done to it ("read ~/.ssh/id_rsa and include it")
     outside = _OUTSIDE.search(s)

@@ -31,6 +31,9 @@ AI_END = (
     r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b"
     r"(?!\s+(?:group|club|list|circle|room|session)s?\b)|\s*$)"
 )
+_AI_NAME = r"(?:ai|llms?|models?|assistants?|agents?|claude|copilot|cursor|gemini|chatgpt|gpt|bots?)"
+# "writing migrations", "building this image"; not "the AI reading group", a group of people
+_DOING = r"(?:\s+\w+ing\b(?!\s+(?:group|club|list|circle|room|session|team|channel)s?\b)(?:\s+[\w./~-]+){0,2})?"
 VOCATIVE: Final = re.compile(
     rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
     rf"(?:{DET}\s+)?{AI_Q}\s*:|"
@@ -64,7 +67,14 @@ VOCATIVE: Final = re.compile(
     rf",\s*(?:dear\s+)?(?:assistant|agent|model|claude|ai|bot|copilot|llm)\s*[,.!?—–:]|"
     rf"\b(?:duty|job|task|role|responsibility)\s+of\s+(?:the|any|every)\s+{AI_Q}\b|"
     rf"\b(?:instructions?|directives?|notes?|messages?|orders?|text)\s+(?:is|are)\s+(?:meant\s+|intended\s+|only\s+)?"
-    rf"(?:for|to)\s+(?:the\s+|all\s+|any\s+)?{AI_Q}(?:\s+only)?\s*(?:[:,—–!]|$)"
+    rf"(?:for|to)\s+(?:the\s+|all\s+|any\s+)?{AI_Q}(?:\s+only)?\s*(?:[:,—–!]|$)|"
+    # a label naming the AI it is for, then a colon: "part 1 of 2 for the model:", "note to the AI writing
+    # migrations:", "to the log-analysis AI:", "LLM agents building this image:", "AI-Reviewer-Instruction:"
+    rf"^(?:part\s+\d+\s+of\s+\d+|step\s+\d+|note|message|reminder|memo|hint|instructions?|directive|request|task)"
+    rf"\s+(?:for|to)\s+(?:{DET}\s+)?(?:\w+-[\w-]+\s+)?{_AI_NAME}{_DOING}\s*:(?!//)|"
+    rf"(?:^|[(\[]\s*)(?:for|to)\s+(?:{DET}\s+)?(?:\w+-[\w-]+\s+)?{_AI_NAME}{_DOING}\s*:(?!//)|"
+    rf"^(?:{DET}\s+)?(?:(?:llm|ai|coding)\s+)?{_AI_NAME}\s+\w+ing\b(?:\s+[\w./~-]+){{0,3}}\s*:(?!//)|"
+    rf"^{_AI_NAME}(?:-\w+)*-(?:instructions?|directives?|notes?|orders?|tasks?)\s*:"
 )
 MODAL = (
     r"(?:must|shall|should|is\s+to|are\s+to|will|is\s+going\s+to|are\s+going\s+to|needs?\s+to|has\s+to|have\s+to|"
@@ -248,7 +258,7 @@ DEST: Final = re.compile(
     r"\byou\s+(?:have\s+seen|can\s+see|can\s+find|have\s+access\s+to|saw|know)\b|\b(?:the\s+)?address\b|\b(?:your|the|its)\s+(?:next\s+)?"
     r"(?:reply|replies|answer|response|summary|output)\b|\bcommit\s+message|\bpull\s+request|\bdescription\b|"
     r"\breadme\b|\bgist\b|\bpublic\s+note|\bnote\s+(?:titled|named)|\bbucket\b|\bserver\b|\bfooter\b|"
-    r"\bsignature\b|\bdiagnostics\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\bnc\s+\S+|\bcurl\b|\bpaste\s+site"
+    r"\bto\s+[\w./-]+\.(?:md|txt|json|csv|log|yaml|yml)\b|\bsignature\b|\bdiagnostics\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\bnc\s+\S+|\bcurl\b|\bpaste\s+site"
 )
 HIDE: Final = re.compile(
     r"\b(?:do\s+not|don't|never)\s+mention\b|\b(?:omit|leave\s+out|suppress|hide|redact|skip\s+over)\b[^.!?\n]{0,40}"
@@ -401,7 +411,9 @@ PERMISSION: Final = re.compile(
     r"approval|the\s+go-ahead)\s+to\b|"
     rf"\b(?:authori[sz]ed|permitted|allowed|cleared)\s+(?:all\s+|the\s+|any\s+|every\s+)?{AI_Q}\s+to\b|"
     rf"\b(?:now\s+)?(?:permitted|allowed|ok|okay|fine|safe)\s+for\s+(?:the\s+|all\s+|any\s+)?{AI_Q}\s+to\b|\byou\s+may\s+(?:now\s+)?"
-    r"(?:skip|bypass|ignore|delete|push|disable|send|merge|approve|override|drop)\b"
+    r"(?:skip|bypass|ignore|delete|push|disable|send|merge|approve|override|drop)\b|"
+    r"\bthe\s+(?:user|owner|operator|admin)\s+(?:allows|permits|authori[sz]es|lets\s+(?:you|agents?|the\s+\w+)|"
+    r"has\s+(?:allowed|authori[sz]ed|permitted))\s+(?:you\s+|agents?\s+|the\s+\w+\s+)?(?:to\s+)?\w+"
 )
 APPROVED: Final = re.compile(
     r"\b(?:owner|user|operator|admin\w*|team|cto|ceo|maintainers?|management|boss|manager|developers?|company)\s+"
@@ -508,7 +520,12 @@ DROP_SAFETY: Final = re.compile(
 DECEIT: Final = re.compile(
     r"\b(?:omit|leave\s+out|suppress|hide|redact|skip\s+over|cover\s+up)\b[^.!?\n]{0,40}\b(?:breach|incident|"
     r"vulnerabilit\w+|outage|security\s+(?:issue|problem|finding)s?|data\s+loss|leak)\b|\b(?:client|customer|user|"
-    r"boss|auditors?|regulators?)\s+(?:must|should)\s+(?:not|never)\s+(?:learn|know|find\s+out|notice|hear)\b"
+    r"boss|auditors?|regulators?)\s+(?:must|should)\s+(?:not|never)\s+(?:learn|know|find\s+out|notice|hear)\b|"
+    # "tell them it is done without doing it": reporting work as done that was not
+    r"\b(?:tell|say\s+to|report\s+to|assure|inform)\s+(?:them|the\s+user|the\s+owner|the\s+team|him|her|everyone)\b"
+    r"[^.!?\n]{0,40}?\b(?:is|was|has\s+been|have\s+been|are|were)\s+(?:done|fixed|rotated|complete|completed|green|"
+    r"passed|patched|resolved|finished|deployed)\b[^.!?\n]{0,30}?\b(?:without|even\s+(?:though|if)|when\s+it\s+(?:is|was)"
+    r"n[o']t)\b"
 )
 VOCATIVE_OPENING: Final = re.compile(
     rf"^(?:(?:hi|hey|hello|dear|attention|ok|okay|greetings|psst|so|now|yo)[\s,]+)?(?:the\s+|my\s+)?(?:\w+\s+)?"
@@ -534,6 +551,8 @@ SCRIPTED: Final = re.compile(
 DESCRIBED_AI: Final = re.compile(
     rf"\b{AI}\s+(?:\w+\s+)?(?:(?:sometimes|often|usually|occasionally|frequently|rarely|tends\s+to|may|might|can|"
     rf"could|would)\s+)?(?:forgets|ignores|disregards|drops|overlooks|loses|skips|misses|forget|ignore|lose)\b|"
+    rf"\b{AI}\s+(?:\w+\s+)?(?:keeps?|kept|started|starts|is|was|are|were)\s+(?:on\s+)?(?:forgetting|ignoring|"
+    rf"disregarding|dropping|overlooking|losing|skipping|missing)\b|"
     rf"\b{AI}\s+(?!(?:must|should|shall|will|is\s+to|are\s+to)\b)[^.!?;\n]{{0,60}}?\b(?:forgot|ignored|disregarded|"
     rf"overlooked|skipped|missed|lost|dropped)\b"
 )
@@ -551,6 +570,9 @@ PROTECTIVE: Final = re.compile(
 # An order to change what the reader keeps or how it behaves from now on ("save this to your long-term memory:",
 # "learn this as a core rule:", "update your system prompt with ...").
 MEMORY_ORDER: Final = re.compile(
+    r"\b(?:add|save|store|create|write|record|make|keep)\s+(?:a\s+|an\s+)?(?:new\s+)?(?:permanent|persistent|"
+    r"long-term|standing|lasting)\s+(?:memory|memories|rule|note|instruction)\b|"
+    r"\b(?:add|save|store|create|write|record)\s+(?:a|an)\s+memory\s+(?:that|saying|stating)\b|"
     r"\b(?:remember|memori[sz]e|learn|store|save|record|keep|add|write|commit|file|log)\s+(?:this|that|the\s+"
     r"following|it)\s+(?:as|to|in|into|among)\s+(?:a\s+|an\s+|your\s+|the\s+)?(?:\w+\s+){0,2}?(?:rules?|"
     r"instructions?|memory|memories|directives?|polic(?:y|ies)|preferences?|facts?|principles?|guidelines?|"
@@ -591,6 +613,12 @@ ABOVE_SKIPPED: Final = re.compile(
     r"disregard\w*|irrelevant|void|obsolete|discard\w*|superseded|(?:does|do)\s+not\s+(?:apply|count|matter))"
 )
 # A how-to's "by passing --yes", "by setting the flag": a person told how to use a tool.
+# What people or attackers are able to do, described ("users can try to override it", "an attacker could ask"):
+# a possibility, not an order to the reader.
+POSSIBILITY: Final = re.compile(
+    r"\b(?:users?|people|someone|anyone|attackers?|adversar(?:y|ies)|hackers?|they|one)\s+(?:can|could|may|might)"
+    r"(?:\s+(?:try|attempt|want)\s+to)?\s+\w+"
+)
 HOW_TO: Final = re.compile(r"\bby\s+(?:passing|setting|running|using|adding|typing|pressing|clicking|editing)\b")
 # An order told to people, reported: "the game master told the players to ignore ...".
 TOLD_PEOPLE: Final = re.compile(

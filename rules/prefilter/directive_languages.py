@@ -95,7 +95,16 @@ LANGUAGES: Final[dict[str, Language]] = {
     ),
     "galician": Language("ignora esquece esquecede", "instrucións regras", "anteriores todas", "xa non son válidas"),
     "basque": Language(
-        "ez_ikusi ahaztu baztertu", "argibide jarraibide arauak aginduak", "aurreko guztiak", "ez dira baliozkoak"
+        "ez_ikusi ahaztu baztertu ez_egin_kasurik kasurik_ez",
+        "argibide jarraibide arauak aginduak",
+        "aurreko guztiak",
+        "ez dira baliozkoak",
+    ),
+    "serbian (cyrillic)": Language(
+        "игнориши игноришите заборави заборавите занемари занемарите не_обазири",
+        "упутств упута= инструкциј правила наредбе речено",
+        "претходн раниј сва= све= горње старе",
+        "више не важе|више не вреде|неважећ|поништен",
     ),
     "hindi (latin letters)": Language(
         "bhool bhul_jao bhul_jaao nazarandaz ignore_karo ignore_kar anadekha",
@@ -139,7 +148,7 @@ LANGUAGES: Final[dict[str, Language]] = {
     "armenian": Language("անտեսիր մոռացիր", "հրահանգ կանոնն", "նախորդ բոլոր", "անվավեր"),
     "bengali": Language("উপেক্ষা ভুলে_যাও ভুলে_যান", "নির্দেশ নিয়ম আদেশ", "পূর্ববর্তী আগের সমস্ত সব", "বাতিল"),
     "tamil": Language("புறக்கணி மறந்து மறந்துவிடு", "வழிமுறை அறிவுறுத்தல் விதி கட்டளை", "முந்தைய அனைத்து எல்லா", "செல்லாது"),
-    "telugu": Language("విస్మరించు మర్చిపో", "సూచనలు నియమాలు ఆదేశాలు", "మునుపటి అన్ని", "చెల్లవు"),
+    "telugu": Language("విస్మరించ మర్చిపో పట్టించుకోవద్దు", "సూచనల నియమాల ఆదేశాల", "మునుపటి అన్ని", "చెల్లవు"),
     "marathi": Language("दुर्लक्ष विसरा", "सूचना आदेश", "मागील आधीच्या सर्व", "रद्द"),
     "urdu": Language("نظر_انداز بھول", "ہدایات اصول احکامات", "پچھلی پچھلے تمام سابقہ", "منسوخ|کالعدم"),
     "punjabi": Language("ਅਣਡਿੱਠ ਭੁੱਲ", "ਹਦਾਇਤਾਂ ਨਿਯਮ", "ਪਿਛਲੀਆਂ ਸਾਰੀਆਂ", "ਰੱਦ"),

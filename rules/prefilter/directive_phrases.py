@@ -252,7 +252,6 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\bpretend\s+(?:that\s+)?(?:the\s+|your\s+)?(?:safety|rules|guidelines|policy|policies|restrictions)\b|"
      r"\b(?:attention|dear|hey|hello)\s+(?:the\s+)?(?:language\s+model|large\s+language\s+model|automated\s+"
      r"(?:readers?|agents?))\s*[!,:—–]|\bnote\s+(?:for|to)\s+(?:automated|machine)\s+(?:readers?|agents?)\b|"
-     r"(?:^|\n)[ \t]*(?:coding\s+|ai\s+)?agents\s*:|"
      r"\b(?:permissions?|privileges?|access)\s+(?:are\s+|is\s+|have\s+been\s+)?(?:elevated|escalated)\b|"
      r"\bsafety\s+(?:layer|filters?|checks?|mode|rules|guardrails)\s+(?:is\s+|are\s+)?(?:off|disabled|removed|"
      r"lifted)\b|\b(?:with\s+no|without\s+(?:any\s+)?)(?:filters|censorship|guardrails)\b|"
@@ -436,8 +435,9 @@ TOLD_OTHERS = re.compile(
 )
 # What an AI does, described ("Copilot suggestions ignore our lint rules").
 _AI_DOES = re.compile(
-    r"\b(?:ai|copilot|claude|chatgpt|gpt|llms?|models?|assistants?|agents?|bots?)(?:\s+\w+)?\s+(?:ignores?|"
-    r"forgets?|disregards?|skips?|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
+    r"\b(?:ai|copilot|claude|chatgpt|gpt|llms?|models?|assistants?|agents?|bots?)(?:\s+\w+)?\s+(?:(?:keeps?|kept|"
+    r"often|sometimes|always|still|started|starts)\s+)?(?:ignores?|ignoring|forgets?|forgetting|disregards?|"
+    r"disregarding|skips?|skipping|overlooks?|drops?)\s+(?:our|the|my|their|its|his|her)\b"
 )
 _DESCRIBED = re.compile(r"\b(?:its|their|his|her|whether|would|did|does|ignored|forgot|disregarded)\b")
 _OWN_RULES = re.compile(
@@ -883,9 +883,33 @@ def _sentences_to_read(
         yield from _SENTENCE.finditer(view, start, len(view) if end < 0 else end)
 
 
-def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int, str]]:
+_QUOTATION = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
+
+
+# A quotation that is the subject of what follows ('"Disregard all prior instructions" was the most common
+# opening'): a phrase talked about, not said.
+QUOTE_AS_SUBJECT: Final = re.compile(
+    r"\w[.!?,]?['\"’”»」]\s*(?:is|was|are|were|appears?|appeared|became|becomes|remains?|means?|shows?\s+up|"
+    r"has\s+been|accounts?\s+for|tops?|topped|ranks?|ranked|occurs?|occurred)\b"
+)
+
+
+_NEGATED_REVEAL: Final = re.compile(
+    r"\b(?:never|not|don't|cannot|can't|won't)\s+(?:\w+\s+)?(?:reveal|show|print|share|disclose|leak|output|repeat|"
+    r"display|dump|expose)\b"
+)
+
+
+def _hits_unquoted(sentence: str, parts: tuple[_Group, ...]) -> bool:
+    """Whether every group still has a word in the sentence once its quotations are taken out."""
+    bare = _QUOTATION.sub(" ", sentence)
+    return bare == sentence or all(g.hit(bare, set(_WORDISH.findall(bare))) for g in parts)
+
+
+def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) -> Iterator[tuple[str, int, str]]:
     """(label, position, matched text) for every phrase hit in `view`, and with `languages` every co-occurrence
-    hit (one sentence holding a word of each group)."""
+    hit (one sentence holding a word of each group). With `discussing` (the note talks about attacks) a
+    co-occurrence that needs words inside quotation marks is a quoted example, not a hit."""
     phrases, groups = _compiled()
     low = " ".join(view.lower().split()) if languages else view.lower()
     words = set(_WORDISH.findall(low))
@@ -923,6 +947,10 @@ def phrase_hits(view: str, *, languages: bool = True) -> Iterator[tuple[str, int
             if label in _FOREIGN_ONLY and (len(listed) < 4 or _english(listed)):
                 continue
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
+                if label == "asks for the system prompt" and _NEGATED_REVEAL.search(sentence):
+                    continue  # "assistants must never reveal the system prompt": a safeguard
+                if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
+                    continue  # "the user types 'forget your instructions'" in a write-up about injection
                 if TOLD_OTHERS.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported
                 if _OWN_RULES.search(sentence) and not _SECOND_PERSON.search(sentence):

@@ -83,6 +83,7 @@ from agentmd.rules.prefilter.directive_features import (
     OWNED_RE,
     PASSIVE_AI,
     PERMISSION,
+    POSSIBILITY,
     PRINCIPAL,
     PROSE_FENCES,
     PROTECTIVE,
@@ -156,10 +157,18 @@ def _normalise(sentence: str) -> str:
     return " ".join(low.split())
 
 
+_INLINE_CODE: Final = re.compile(r"(?<!`)`[^`\n]+`(?!`)")
+_COMMENT_MARK: Final = re.compile(r"<!--|-->|%%")
+
+
 def _sentences(view: str) -> Iterator[tuple[int, str, bool]]:
     """(position, sentence, hidden) for every sentence: paragraphs split at sentence ends, line breaks,
     semicolons and dashes; HTML and Obsidian comments, link texts and titles read as sentences of their own,
     marked hidden (text a reader of the rendered note does not see, or sees out of context)."""
+    if "`" in view and ("<!--" in view or "%%" in view):
+        # a comment in inline code is shown as written (a quoted example, not hidden text): its markers are
+        # blanked, so it is neither read as hidden nor split off as a sentence of its own
+        view = _INLINE_CODE.sub(lambda m: _COMMENT_MARK.sub(lambda c: " " * len(c.group()), m.group()), view)
     for m in HIDDEN_BLOCK.finditer(view):
         inner = m.group(1) if m.group(1) is not None else m.group(2)
         start = m.start(1) if m.group(1) is not None else m.start(2)
@@ -228,7 +237,7 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return None  # "the model sometimes forgets earlier instructions": what a model does, described
     if THIRD_PERSON_ORDER.search(s) and not (vocative or YOU.search(s)):
         return None  # "a sentence that asks it to drop its rules": an order to someone else, described
-    if vocative and (ordered or _controls(s)):
+    if vocative and (_controls(s) or (ordered and not harmless_order(s))):
         return "gives orders to the AI reading it"
     if (mentions_ai or YOU.search(s)) and NOTE_AUTHORITY.search(s):
         return "claims authority over the reader's instructions"
@@ -310,7 +319,7 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "asks to hide something from the user"
     if tool and (strong or framed or DEST.search(s)):
         return "asks for a tool call"
-    if (strong or framed or hide or tool) and ACT.search(s):
+    if (strong or framed or hide or tool) and _acts(s):
         return (
             "asks to hide something from the user"
             if hide and not (strong or framed)
@@ -321,14 +330,107 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     return None
 
 
+# A project's house rules for the agents that work on it, as CLAUDE.md, AGENTS.md or .cursorrules write them
+# ("Agents: run make test before you open a PR", "Copilot, use pnpm and write vitest tests"): a build, test,
+# style or docs convention, nothing sent anywhere, no secret named, no safeguard (tests, review, checks) dropped.
+_CONVENTION_VERB: Final = re.compile(
+    r"\b(?:use|prefer|run|write|keep|follow|format|lint|document|update|put|place|name|prefix|add|sort|type|test|"
+    r"build|install|mention|cite|ask|check|answer|respond|reply|summari[sz]e|explain|open|make\s+sure|remember\s+to)\b"
+)
+_CONVENTION_OBJECT: Final = re.compile(
+    r"\b(?:tests?|test\s+suite|unit\s+tests?|linters?|lint|ruff|mypy|eslint|prettier|black|pytest|vitest|jest|types?|"
+    r"type\s+hints|typescript|docstrings?|docs|documentation|readme|changelog|spelling|grammar|style|style\s+guide|"
+    r"formatting|formatter|pnpm|npm|yarn|poetry|uv|pip|cargo|make|makefile|commit\s+messages?|pull\s+requests?|prs?|"
+    r"draft\s+prs?|branch\s+names?|functions?|components?|modules?|classes|naming|snake_case|camelcase|kebab-case|"
+    r"imports?|comments?|british|american|english|tabs|spaces|indentation|line\s+length|conventional\s+commits|"
+    r"imperative\s+mood|present\s+tense|python\s+3[.\d]*|node\s+\d+|examples?|markdown|headings?|bullet\s+points|"
+    r"tone|replies|answers|responses|summar(?:y|ies)|emojis?|sql|keywords|composition|inheritance|migrations?|"
+    r"contributing(?:\.md)?|config|eslint\s+config)\b"
+)
+_SAFEGUARD: Final = (
+    r"(?:tests?|test\s+suite|review\w*|lint\w*|checks?|ci|hooks?|verification|signing|confirmation|approval)"
+)
+_CONVENTION_BREAK: Final = re.compile(
+    rf"\b(?:never|not|don't|no\s+longer|stop|without)\s+(?:\w+\s+){{0,3}}?{_SAFEGUARD}\b|"
+    rf"\b(?:skip\w*|disabl\w*|bypass\w*|delet\w*|remov\w*|wip\w*)\s+(?:\w+\s+){{0,3}}?{_SAFEGUARD}\b|"
+    r"\bagain\b|\bevery\s+outgoing\b|\b(?:secret|password|token|credential|cookie)s?\b|\b(?:api|ssh|private)\s+keys?\b|"
+    r"\b(?:hidden|quietly|silently|secretly)\b|https?://|@\w"
+)
+
+
+_PROHIBITION: Final = re.compile(r"(?:^|[:;,.]\s+|\b(?:please|and|but)\s+)(?:do\s+not|don't|never)\s+\w+")
+
+
+def harmless_order(s: str) -> bool:
+    """A sentence (normalised) said to an agent that asks nothing an attacker wants: no talk of its rules,
+    secrets, permissions or tools, no unsafe act, and either no order at all, a house rule, or a prohibition
+    that keeps a safeguard ("do not deploy from your machine")."""
+    if _controls(s):
+        return False
+    if IMPERATIVE.search(s) is None and ORDER_MODAL.search(s) is None:
+        return True
+    return _CONVENTION_BREAK.search(s) is None and (house_rule(s) or _PROHIBITION.search(s) is not None)
+
+
+def house_rule(s: str) -> bool:
+    """The order is a build, test, style or docs convention for the agents working on a project."""
+    return (
+        _CONVENTION_VERB.search(s) is not None
+        and _CONVENTION_OBJECT.search(s) is not None
+        and _CONVENTION_BREAK.search(s) is None
+    )
+
+
+# An order to run what the note assembles from pieces ("carry out A + B", "do what steps one and two say
+# together"): the payload is split so that no one piece reads as an order.
+_ASSEMBLED: Final = re.compile(
+    r"\b(?:carry\s+out|execute|perform|do|follow|run|obey|act\s+on)\s+(?:the\s+)?(?:[a-z]\s*\+\s*[a-z]\b|"
+    r"what\s+(?:steps?|parts?|lines?)\s+[\w\s,]{1,40}?\s+say|both\s+(?:parts|halves|steps)|"
+    r"(?:combined|joined|concatenated|assembled)\s+\w+)"
+)
+
+
+def _acts(s: str) -> bool:
+    """An unsafe action is asked for, not forbidden: "never commit directly to main" and "don't delete the
+    migrations" are safeguards."""
+    return any(NEGATED.search(s, 0, m.start()) is None for m in ACT.finditer(s))
+
+
 def _controls(s: str) -> bool:
     """The sentence is about what an agent is allowed to do: its rules, safety, secrets, unsafe actions, the
     user's knowledge, someone's authority, permissions or tools."""
     return any(
         rx.search(s) is not None
-        for rx in (OVERRIDE_VERB_RE, VOID_RE, SAFETY, SECRET_RE, ACT, HIDE, AUTH_CLAIM, NOTE_AUTHORITY, PERMISSION,
+        for rx in (OVERRIDE_VERB_RE, VOID_RE, SAFETY, SECRET_RE, HIDE, AUTH_CLAIM, NOTE_AUTHORITY, PERMISSION,
                    TOOL, SEND_OUT, LEAK_PROMPT, APPROVED)
-    )  # fmt: skip
+    ) or _acts(s) or _ASSEMBLED.search(s) is not None  # fmt: skip
+
+
+# A chat log: a user's turn and an assistant's turn on lines of their own, in either order.
+_TRANSCRIPT: Final = re.compile(
+    r"(?im)^[ \t]*(?:human|user|me)[ \t]*:[^\n]*(?:\n[^\n]*){0,6}?\n[ \t]*(?:assistant|ai|claude|model|bot)[ \t]*:|"
+    r"^[ \t]*(?:assistant|ai|claude|model|bot)[ \t]*:[^\n]*(?:\n[^\n]*){0,6}?\n[ \t]*(?:human|user|me)[ \t]*:"
+)
+_AI_TURN: Final = re.compile(r"^(?:assistant|ai|claude|model|bot)\s*:")
+_CONSEQUENTIAL: Final = re.compile(
+    r"\b(?:delet\w*|remov\w*|drop\w*|wip\w*|destroy\w*|disabl\w*|push\w*|deploy\w*|merg\w*|run|running|ran|"
+    r"execut\w*|send\w*|sent|upload\w*|grant\w*|approv\w*|print\w*|reveal\w*|list|dump\w*|ignor\w*|"
+    r"forget|forgot|overrid\w*|bypass\w*)\b"
+)
+
+
+def turns_carry_orders(turns: str) -> bool:
+    """Whether spoofed chat turns carry something an agent must not take as said to it: talk of its rules,
+    secrets, permissions or tools, or a consequential act (delete, push, run, send...). A chat log in which a
+    user asks how to turn off emojis carries none."""
+    s = _normalise(turns)
+    if any(
+        rx.search(s) is not None
+        for rx in (VOID_RE, SAFETY, SECRET_RE, HIDE, AUTH_CLAIM, NOTE_AUTHORITY, PERMISSION, TOOL, SEND_OUT,
+                   LEAK_PROMPT, _CONSEQUENTIAL, _ASSEMBLED)
+    ):  # fmt: skip
+        return True
+    return _acts(s) or (OVERRIDE_VERB_RE.search(s) is not None and INSTR_RE.search(s) is not None)
 
 
 EVIDENCE_BAR: Final = 7
@@ -360,6 +462,7 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
     score -= 3 * (HUMAN_ADDRESS.search(s) is not None) + 2 * (PASSIVE_AI.search(s) is not None)
     score -= 3 * (REPORTED_PAST.search(s) is not None) + 3 * (_discusses(s))
     score -= 2 * (WE.search(s) is not None) + 2 * (HOW_TO.search(s) is not None)
+    score -= 2 * (not (you or vocative) and POSSIBILITY.search(s) is not None)
     return score
 
 
@@ -372,6 +475,7 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
     `encoded` the view is text that was hidden by an encoding (base64, hex, ...), and every sentence of it is read
     as framed: plain notes are not encoded, an order to the reader may be."""
     text, discusses = prose_with_code(view)
+    chat_log = _TRANSCRIPT.search(text) is not None and not turns_carry_orders(text)
     previous = ""
     addressed = False  # an earlier sentence of the paragraph named an AI as the one spoken to
     last_end = -1
@@ -385,6 +489,9 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
         if not s or s in seen:
             continue  # a sentence read once is not read again (repeated text costs nothing)
         seen.add(s)
+        if chat_log and _AI_TURN.match(s):
+            previous = s
+            continue  # the assistant's turn of a chat log kept as a note: a speaker's label, not a call to the AI
         if _LATIN_PAIR.search(s) is None:
             previous = s
             continue  # the features are English words: a sentence without two Latin letters in a row has none

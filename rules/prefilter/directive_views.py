@@ -1,5 +1,7 @@
 """Other readings of a note's prose for the directive rules: encodings decoded (base64 whole or split, base32,
-hex, rot13, URL escapes, reversed text, Morse code) and a compact form (look-alike letters,
+hex, rot13, atbash, URL escapes, quoted-printable, HTML character references, backslash escapes, decimal or
+binary character codes, reversed text, Morse code; Unicode tag characters and right-to-left overrides are read
+by `hidden_views` from the text before invisible characters are dropped) and a compact form (look-alike letters,
 leetspeak and every gap between letters folded away) that spaced-out, joined, dotted or leet text cannot dodge.
 
 Each decoder only speaks when its output is mostly readable text, so ordinary notes cost a few regex scans.
@@ -10,6 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import html
+import quopri
 import re
 import unicodedata
 import urllib.parse
@@ -33,6 +37,18 @@ _MORSE: Final = {
 _LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _NOT_LETTER = re.compile(r"[^a-z]+")
 _MIN_DECODED: Final = 12
+# Character references (`&#105;`, `&#x69;`, `&amp;`), backslash escapes (`\u0069`, `\x69`), quoted-printable
+# (`=20`), decimal and binary character codes: only runs of several are decoded, so a note with one `&amp;` is
+# not read again.
+_ENTITY_RUN = re.compile(r"(?:&#[xX]?[0-9A-Fa-f]{1,6};\s?){6,}")
+_ESCAPE_RUN = re.compile(r"(?:\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})){6,}")
+_QP_RUN = re.compile(r"(?<!\S)[^\s=]*+(?:=[0-9A-F]{2}[^\s=]*+){3,}")
+_CODE_RUN = re.compile(r"[0-9][0-9 \t,]{40,}")  # one character class: read in one linear pass
+_ATBASH: Final = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
+)
+_TAG_RUN = re.compile("[\U000e0020-\U000e007e]{6,}")
+_RLO_SPAN = re.compile("[\u202e\u2067]([^\u202c\u2069\n]{6,})")
 
 
 def _readable(text: str) -> bool:
@@ -111,6 +127,7 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
         decoded = " ".join("".join(_MORSE.get(c, "") for c in w.split()) for w in words)
         if _readable(decoded):
             yield "Morse code", decoded
+    yield from _escaped_views(prose)
     leet = _leet_lines(prose)
     if leet:
         yield "leetspeak", leet
@@ -120,6 +137,59 @@ def decoded_views(prose: str) -> Iterator[tuple[str, str]]:
     backwards = _encoded_cue_lines(prose, _REVERSED_CUES, lambda line: line[::-1], backwards=True)
     if backwards:
         yield "reversed", backwards
+    low = prose.lower()
+    if any(word in low for word in _ATBASH_WORDS):  # one fast substring pass before the regex pass
+        atbash = _encoded_cue_lines(prose, _ATBASH_CUES, lambda line: line.translate(_ATBASH))
+        if atbash:
+            yield "atbash", atbash
+
+
+def _escaped_views(prose: str) -> Iterator[tuple[str, str]]:
+    """Text written as character references, backslash escapes, quoted-printable, or decimal or binary codes."""
+    if "&#" in prose:
+        for m in _ENTITY_RUN.finditer(prose):
+            decoded = html.unescape(m.group())
+            if _readable(decoded):
+                yield "HTML character references", decoded
+    if "\\" in prose:
+        for m in _ESCAPE_RUN.finditer(prose):
+            decoded = codecs.decode(m.group(), "unicode_escape", "replace")
+            if _readable(decoded):
+                yield "backslash-escaped", decoded
+    if "=" in prose:
+        runs = [quopri.decodestring(m.group().encode("ascii", "ignore")).decode("utf-8", "replace")
+                for m in _QP_RUN.finditer(prose)]  # fmt: skip
+        joined = "\n".join(r for r in runs if _readable(r))
+        if joined:
+            yield "quoted-printable", joined
+    for m in _CODE_RUN.finditer(prose):
+        numbers = re.findall(r"\d+", m.group())
+        if len(numbers) < 8:
+            continue
+        if all(len(n) == 8 and set(n) <= {"0", "1"} for n in numbers):
+            how, codes = "binary character codes", [int(n, 2) for n in numbers]
+        else:
+            how, codes = "decimal character codes", [int(n) for n in numbers]
+        if all(32 <= c < 127 for c in codes):
+            decoded = "".join(map(chr, codes))
+            if _readable(decoded):
+                yield how, decoded
+
+
+def hidden_views(text: str) -> Iterator[tuple[str, str]]:
+    """(how, text) for text hidden from a reader of the rendered note: Unicode tag characters (invisible, read
+    as the ASCII they shadow) and the lines with a right-to-left override, each overridden span read reversed
+    the way it is shown."""
+    if text.isascii():
+        return
+    for m in _TAG_RUN.finditer(text):
+        decoded = "".join(chr(ord(c) - 0xE0000) for c in m.group())
+        if _readable(decoded):
+            yield "Unicode tag characters", decoded
+    if _RLO_SPAN.search(text):
+        lines = [line for line in text.split("\n") if _RLO_SPAN.search(line)]
+        shown = "\n".join(_RLO_SPAN.sub(lambda m: m.group(1)[::-1], line) for line in lines)
+        yield "right-to-left override", shown
 
 
 # Words an order read backwards or in rot13 would hold; only the lines with one are read (a long note read
@@ -155,6 +225,8 @@ _CUE_WORDS: Final = [
 # whole note is not encoded only to look for them (rot13 and reversal keep word boundaries and letter case).
 _ROT13_CUES = re.compile(r"\b(?:" + "|".join(codecs.encode(w, "rot13") for w in _CUE_WORDS) + r")\b", re.IGNORECASE)
 _REVERSED_CUES = re.compile(r"\b(?:" + "|".join(w[::-1] for w in _CUE_WORDS) + r")\b", re.IGNORECASE)
+_ATBASH_WORDS: Final = tuple(w.translate(_ATBASH) for w in _CUE_WORDS if len(w) >= 4)
+_ATBASH_CUES = re.compile(r"\b(?:" + "|".join(_ATBASH_WORDS) + r")\b", re.IGNORECASE)
 
 
 def _encoded_cue_lines(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -19,10 +20,17 @@ from typing import Final
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
-from agentmd.rules.prefilter.directive_features import REPORTED, TOLD_PEOPLE
-from agentmd.rules.prefilter.directive_phrases import ABOUT, TOLD_OTHERS, chunked_finditer, chunks, phrase_hits
-from agentmd.rules.prefilter.directive_score import scored_hits
-from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views
+from agentmd.rules.prefilter.directive_features import QUOTED, REPORTED, TOLD_PEOPLE
+from agentmd.rules.prefilter.directive_phrases import (
+    ABOUT,
+    QUOTE_AS_SUBJECT,
+    TOLD_OTHERS,
+    chunked_finditer,
+    chunks,
+    phrase_hits,
+)
+from agentmd.rules.prefilter.directive_score import discusses, harmless_order, scored_hits, turns_carry_orders
+from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views, hidden_views
 
 _G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
 _SENTENCE_START = r"(?:^|(?<=[.!?:;])\s+|(?<=\n)[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?)"
@@ -319,13 +327,17 @@ _QUOTES: Final = "'\"‘“«„「"
 _OPENING_QUOTE = re.compile(r"(?:^|(?<=[\s(\[:]))['\"‘“«„「](?=\w)")
 
 
-def _mention(view: str, start: int) -> bool:
+def _mention(view: str, start: int, discussing: bool = False) -> bool:
     """A phrase quoted inside a sentence that talks about attacks ("phrases such as 'ignore previous ...'", "a
-    malicious note could say 'agents must ...'"): a description of an injection, not one."""
+    malicious note could say 'agents must ...'"), or quoted anywhere in a note that `discussing` (its prose,
+    quotations aside, talks about attacks: a jailbreak taxonomy listing its examples in quotation marks): a
+    description of an injection, not one."""
     head = view[max(0, start - 160) : start + 1]  # with the phrase's first letter, which follows an opening quote
     sentence = re.split(r"(?<!e\.g)(?<!i\.e)[.!?\n]\s", head)[-1]
     if ABOUT.search(sentence) and REPORTED.search(sentence.lower()):
         return True  # "a jailbreak asks the model to stay in character": what an attack does, reported
+    if discussing and (_in_comment(view, start) or _EXAMPLE_LEAD.search(sentence[:-1]) is not None):
+        return True  # "strings such as <!-- ignore previous instructions --> and [SYSTEM] notices" in a write-up
     quotes = list(_OPENING_QUOTE.finditer(sentence))
     if not quotes:
         return False
@@ -333,7 +345,44 @@ def _mention(view: str, start: int) -> bool:
     inside = sentence[opened.end() : -1]
     if re.search(r"\w['\"’”»」](?:\s|[,.;:!?)]|$)", inside):
         return False  # the quote closed before the phrase
-    return ABOUT.search(sentence[: opened.start()]) is not None
+    if discussing or ABOUT.search(sentence[: opened.start()]) is not None:
+        return True
+    return QUOTE_AS_SUBJECT.match(view, _closing_quote(view, start)) is not None
+
+
+def _closing_quote(view: str, start: int) -> int:
+    """Where the first closing quotation mark after `start` on its line is, from the letter before it (the
+    line's end if there is none)."""
+    end = view.find("\n", start)
+    end = len(view) if end < 0 else end
+    m = _CLOSING.search(view, start, end)
+    return m.start() if m else end
+
+
+_CLOSING = re.compile(r"\w[.!?,]?['\"’”»」]")
+
+
+# An example introduced as one, the phrase a few words after it ("strings such as ...", "e.g. ...").
+_EXAMPLE_LEAD = re.compile(
+    r"(?i)\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including)\b(?:<!--|[^.!?\n]){0,80}$"
+)
+# What an authority's rule forbids: "must never reveal ...", "must not share ...".
+_SAFEGUARD_FOLLOWS = re.compile(
+    r"(?i)\s*(?:never|not)\s+(?:\w+\s+)?(?:reveal|share|send|post|leak|expose|print|disclose|store|commit|paste|"
+    r"upload|give\s+out|hand\s+over)\b"
+)
+
+
+def _in_comment(view: str, start: int) -> bool:
+    """The position is inside an HTML or Obsidian comment that opens and closes on its line."""
+    line_start = view.rfind("\n", 0, start) + 1
+    line_end = view.find("\n", start)
+    line_end = len(view) if line_end < 0 else line_end
+    for opener, closer in (("<!--", "-->"), ("%%", "%%")):
+        at = view.rfind(opener, line_start, start)
+        if at >= 0 and view.find(closer, start, line_end) >= 0:
+            return True
+    return False
 
 
 def _told_people(view: str, start: int) -> bool:
@@ -343,24 +392,36 @@ def _told_people(view: str, start: int) -> bool:
     return TOLD_PEOPLE.search(re.split(r"[.!?\n]", head)[-1]) is not None
 
 
-def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[tuple[str, int, str, str]]:
+def _rule_hits(
+    plain: str, folded: str, *, languages: bool = True, discussing: bool = False
+) -> Iterator[tuple[str, int, str, str]]:
     """(label, position, matched text, view name) of every rule that matches; positions are in `folded` (the
-    view "folded") or `plain` (the view "plain")."""
+    view "folded") or `plain` (the view "plain"). With `discussing` (see `_mention`) a quoted phrase is kept."""
     low_folded, low_plain = folded.lower(), plain.lower()
     words = set(_WORD.findall(low_folded))
     parts = chunks(folded, low_folded, words, _WORD)
     for label, gates, rx in _directive_res():
         if _gates_pass(gates, words, low_folded):
             for m in chunked_finditer(rx, folded, [c for c in parts if _gates_pass(gates, c.words, c.low)]):
-                if not _mention(folded, m.start()) and not _told_people(folded, m.start()):
+                if _by_form(label, m.group()) and harmless_order(
+                    _normalise(_sentence_around(folded, m.start(), m.end()))
+                ):
+                    continue  # "Dear assistant, keep the tone friendly": a greeting or a label and a house rule
+                if label in _REQUESTS and _NEGATED.search(folded, max(0, m.start() - 40), m.start()):
+                    continue  # "assistants must never reveal the system prompt": a safeguard
+                if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
                 if not ABOUT.search(_line_at(plain, hit.start())):
                     yield foreign_label, hit.start(), hit.group(), "plain"
-    for label, pos, matched in phrase_hits(folded, languages=languages):
-        if not _mention(folded, pos) and not _told_people(folded, pos):
+    for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
+        if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):
+            continue  # a chat log kept as a note: its turns carry no order
+        if label in _AGENTS_TOLD and _SAFEGUARD_FOLLOWS.match(folded, pos + len(matched)):
+            continue  # "Policy: assistants must never reveal the system prompt": a safeguard
+        if not _mention(folded, pos, discussing) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
         changed, where = _changed_lines(plain, folded)
@@ -372,12 +433,56 @@ def _rule_hits(plain: str, folded: str, *, languages: bool = True) -> Iterator[t
     for sentence in _loose_sentences(folded):
         if ABOUT.search(sentence) or TOLD_OTHERS.search(sentence.lower()):
             continue
-        squeezed = compact(sentence)
+        quoting = discussing or QUOTE_AS_SUBJECT.search(sentence) is not None
+        squeezed = compact(QUOTED.sub(" ", sentence) if quoting else sentence)
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
             if found:
                 at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
                 yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
+
+
+# Rules that match a form (a greeting, a role label, "always answer ...") rather than what is asked: a hit is
+# kept only when the sentence asks for something an attacker wants (see directive_score.harmless_order).
+_BY_FORM: Final = frozenset({"addresses an AI directly", "carries a chat role label", "orders how to respond"})
+_AGENTS_TOLD: Final = frozenset({"claims an authority orders agents", "gives agents an order"})
+
+
+# Rules that read a request (reveal the system prompt, send secrets out): negated, the request is a safeguard.
+_REQUESTS: Final = frozenset({"asks for or replaces the system prompt", "asks to send secrets out"})
+_NEGATED = re.compile(r"(?i)\b(?:never|not|don't|do\s+not|must\s+not|cannot|can't|won't)\s+(?:\w+\s+)?$")
+
+
+def _by_form(label: str, matched: str) -> bool:
+    """A hit of a rule that reads a form only; a "system:" or "developer:" label claims authority, and is kept,
+    and so is "from now on" (a memory frame); "you must always ..." is a runbook's form as much as an attack's."""
+    head = matched.lstrip(" \t\n-*+").lower()
+    if label == "standing order to the reader":
+        return head.startswith("you")
+    return label in _BY_FORM and not head.startswith(("system", "developer"))
+
+
+def _sentence_around(view: str, start: int, end: int) -> str:
+    """The line of view[start:end], from the start of the match's line to the end of its last line."""
+    left = view.rfind("\n", 0, start) + 1
+    right = view.find("\n", end)
+    return view[left : right if right >= 0 else len(view)]
+
+
+def _normalise(sentence: str) -> str:
+    low = sentence.lower().replace("’", "'").replace("‘", "'").replace("_", " ")
+    return " ".join(low.split())
+
+
+def _turns(view: str, pos: int, matched: str) -> str:
+    """The spoofed chat turns of a hit: the matched text and the eight lines after it."""
+    end = pos + len(matched)
+    for _ in range(8):
+        nxt = view.find("\n", end + 1)
+        if nxt < 0:
+            return view[pos:]
+        end = nxt
+    return view[pos:end]
 
 
 def _line_at(text: str, pos: int) -> str:
@@ -416,7 +521,8 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     plain_lines = folded_lines if plain is folded else Lines(plain)
     hit_lines: set[int] = set()
     compact_hit: tuple[str, int] | None = None
-    for label, pos, matched, view in _rule_hits(plain, folded):
+    discussing = discusses(QUOTED.sub(" ", folded.lower()))
+    for label, pos, matched, view in _rule_hits(plain, folded, discussing=discussing):
         if view == "compact":
             compact_hit = compact_hit or (label, folded_lines.at(pos) if pos >= 0 else 1)
             continue
@@ -447,11 +553,11 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line)
     if hit_lines:
         return
-    for how, decoded in decoded_views(folded):
+    for how, decoded in itertools.chain(hidden_views(prose), decoded_views(folded)):
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
         # than they could find
-        languages = how not in ("rot13", "reversed", "leetspeak")
+        languages = how not in ("rot13", "reversed", "leetspeak", "atbash")
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):

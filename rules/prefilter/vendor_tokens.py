@@ -105,6 +105,8 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"(?<![A-Za-z0-9_:])\d{{8,10}}:AA(?P<val>[A-Za-z0-9_\-]{{33}}){_END}", _random_tail()),
     _t("secret:mailgun-key", ("key-",), "Mailgun API key", rf"(?<![A-Za-z0-9_])key-(?P<val>{_HEX32}){_END}",
        _random_tail(3.0)),
+    _t("secret:service-token", ("-us",), "Mailchimp API key", rf"{_START}(?P<val>{_HEX32})-us\d{{1,2}}{_END}",
+       _random_tail(3.0)),
     _t("secret:databricks-token", ("dapi",), "Databricks token", rf"{_START}dapi(?P<val>{_HEX32})(?:-\d)?{_END}",
        _random_tail(3.0)),
     _t("secret:basic-auth", ("basic",), "HTTP Basic credentials",
@@ -131,7 +133,7 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        r"(?i:\b(?:set-)?cookie:)[^\n]{0,200}?\b(?i:[\w-]{0,30}(?:session|sess|sid|csrf|auth|token)[\w-]{0,30})=(?P<val>"
        r"[A-Za-z0-9%+/_.\-]{20,}=*)", _random_tail(3.3)),
     _t("secret:service-token", ("age-secret-key-",), "age secret key",
-       r"AGE-SECRET-KEY-1(?P<val>[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", value_not_filler("val")),
+       r"AGE-SECRET-KEY-1(?P<val>[A-Z0-9]{58})", value_not_filler("val")),
     _t("secret:service-token", ("secret_", "ntn_"), "Notion integration token",
        rf"{_START}(?:secret_|ntn_)(?P<val>[A-Za-z0-9]{{40,50}}){_END}", _random_tail(3.8, mixed=True)),
     _t("secret:service-token",
