@@ -7,7 +7,9 @@ interpreter. Then --clients clients capture for --seconds seconds, each in a loo
 session each. Every capture has its own title, body and unique token. Right after a capture is
 acknowledged, the same client searches `/v1/search` for its token: the note must be among the results
 (searchable on return). Measured: capture latency p50/p95/p99/max per door and together, captures per
-second, errors (any answer that is not an acknowledgement, or a transport failure).
+second, errors (any answer that is not an acknowledgement, or a transport failure), and the ten slowest
+captures with when they began (`slowest_captures`: several beginning at one moment point at a stall of the
+daemon, scattered ones at queueing).
 
 With --stages the daemon logs where each capture's time went (engine/write/stages.py) and the result
 carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`) and, for the
@@ -86,13 +88,16 @@ class Tally:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.latency: dict[str, list[float]] = {"http": [], "mcp": []}
+        self.timeline: list[tuple[float, float, str]] = []  # (seconds since the start, latency, door)
+        self.t0 = time.perf_counter()
         self.acked: list[tuple[str, str]] = []  # (path, token)
         self.errors: list[str] = []
         self.unsearchable: list[str] = []
 
-    def ack(self, door: str, seconds: float, path: str, token: str, searchable: bool) -> None:
+    def ack(self, door: str, seconds: float, path: str, token: str, searchable: bool, began: float) -> None:
         with self.lock:
             self.latency[door].append(seconds)
+            self.timeline.append((began - self.t0, seconds, door))
             self.acked.append((path, token))
             if not searchable:
                 self.unsearchable.append(path)
@@ -146,7 +151,7 @@ def http_client(port: int, client: int, until: float, tally: Tally) -> None:
         if code != 200 or not got or not got.get("path"):
             tally.error("http", f"{code} {got}")
             continue
-        tally.ack("http", took, got["path"], token, conn.searchable(token, got["path"]))
+        tally.ack("http", took, got["path"], token, conn.searchable(token, got["path"]), t0)
 
 
 def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> None:
@@ -172,7 +177,7 @@ def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> No
                     continue
                 path = result.structured_content["path"]
                 ok = await anyio.to_thread.run_sync(search.searchable, token, path)
-                tally.ack("mcp", took, path, token, ok)
+                tally.ack("mcp", took, path, token, ok, t0)
 
     async def guarded(client: int) -> None:
         try:
@@ -295,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         daemon = daemon_pid(next((work / "state").rglob("daemon.json")).parent)
         cpu_before = cpu_seconds(daemon)
         t0 = time.monotonic()
+        tally.t0 = time.perf_counter()
         until = t0 + args.seconds
         n_mcp = args.clients // 2
         threads = [
@@ -338,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         "capture_ms": ms(every),
         "capture_http_ms": ms(tally.latency["http"]),
         "capture_mcp_ms": ms(tally.latency["mcp"]),
+        "slowest_captures": [
+            {"at_s": round(at, 2), "ms": round(took * 1000, 1), "door": door}
+            for at, took, door in sorted(tally.timeline, key=lambda x: -x[1])[:10]
+        ],
         "errors": len(tally.errors),
         "error_examples": tally.errors[:5],
         "searchable_on_return": {"n": len(paths) - len(tally.unsearchable), "of": len(paths)},
