@@ -15,7 +15,8 @@ With --stages the daemon logs where each capture's time went (engine/write/stage
 carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`) and, for the
 slowest hundredth of the captures, each stage's mean (`stages_ms.slowest_1pct_mean`: what the p99 waits on). The
 daemon's CPU time per capture is reported too (`daemon_cpu_ms_per_capture`, and its git commands' in
-`git_cpu_ms_per_capture`): on a busy machine it moves much less than the latencies do.
+`git_cpu_ms_per_capture`), and the clients' own (`clients_cpu_ms_per_capture`, this process, which shares the
+machine's cores with the daemon): on a busy machine they move much less than the latencies do.
 
 After the run, once git is clean: every acknowledged path must exist, be in a commit carrying
 `origin: capture`, be unique (no two acknowledgements name one path) and the captured folder must hold
@@ -218,7 +219,7 @@ def stage_summary(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     for line in lines:
         item = json.loads(line)
-        for name, value in [*item["stages"].items(), ("total", item["total"])]:
+        for name, value in [*item["stages"].items(), ("total", item["total"]), ("cpu", item.get("cpu", 0.0))]:
             stages.setdefault(name, []).append(value / 1000)
         for name, value in item.get("batch_stages", {}).items():
             batch.setdefault(name, []).append(value / 1000)
@@ -299,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         load_before = os.getloadavg()[0]
         daemon = daemon_pid(next((work / "state").rglob("daemon.json")).parent)
         cpu_before = cpu_seconds(daemon)
+        clients_cpu = time.process_time()
         t0 = time.monotonic()
         tally.t0 = time.perf_counter()
         until = t0 + args.seconds
@@ -316,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             t.join()
         wall = time.monotonic() - t0
         cpu_after = cpu_seconds(daemon)
+        clients_cpu = time.process_time() - clients_cpu
         cpu_run, git_run = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         load_after = os.getloadavg()[0]
         t_clean = time.perf_counter()
@@ -360,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         "git_clean_after_s": round(clean_after, 2),
         "daemon_cpu_ms_per_capture": round(cpu_run * 1000 / len(paths), 2) if paths else None,
         "git_cpu_ms_per_capture": round(git_run * 1000 / len(paths), 2) if paths else None,
+        "clients_cpu_ms_per_capture": round(clients_cpu * 1000 / len(paths), 2) if paths else None,
     }
     if args.stages:
         result["stages_ms"], result["batch_stages_ms"] = stage_summary(work / "stages.jsonl")
@@ -377,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{args.clients} clients for {wall:.0f}s on {args.notes} notes: {len(paths)} captures"
         f" ({result['captures_per_second']}/s), p50 {c.get('p50')} ms, p95 {c.get('p95')} ms, p99 {p99} ms,"
         f" max {c.get('max')} ms; daemon CPU {result['daemon_cpu_ms_per_capture']} ms a capture"
-        f" (git {result['git_cpu_ms_per_capture']} ms);"
+        f" (git {result['git_cpu_ms_per_capture']} ms), the clients' {result['clients_cpu_ms_per_capture']} ms;"
         f" load {result['loadavg_1m'][0]}-{result['loadavg_1m'][1]}; {len(tally.errors)} errors; searchable on return"
         f" {result['searchable_on_return']['n']}/{len(paths)}; committed {len(paths) - result['uncommitted_n']}"
         f"/{len(paths)}; " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}" for k, v in result["pass"].items())

@@ -52,5 +52,8 @@ def test_the_stage_log_says_when_each_capture_began(tmp_path: Path) -> None:
         for line in lines:  # the capture took its time after it began: `at` plus the total is no later than the end
             assert line["at"] + line["total"] / 1000 <= ended + 0.01
             assert line["batch"] >= 1 and "reconcile" in line["batch_stages"]
+            # CPU time of one thread: never more than the wall time it ran for (each capture led its own batch)
+            assert 0 < line["cpu"] <= line["total"] + 1
+            assert 0 <= line["batch_stages"]["reconcile-cpu"] <= line["batch_stages"]["reconcile"] + 1
     finally:
         store.close()
