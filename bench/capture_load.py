@@ -7,13 +7,16 @@ interpreter. Then --clients clients capture for --seconds seconds, each in a loo
 session each. Every capture has its own title, body and unique token. Right after a capture is
 acknowledged, the same client searches `/v1/search` for its token: the note must be among the results
 (searchable on return). Measured: capture latency p50/p95/p99/max per door and together, captures per
-second, errors (any answer that is not an acknowledgement, or a transport failure).
+second, errors (any answer that is not an acknowledgement, or a transport failure), and the ten slowest
+captures with when they began (`slowest_captures`: several beginning at one moment point at a stall of the
+daemon, scattered ones at queueing).
 
 With --stages the daemon logs where each capture's time went (engine/write/stages.py) and the result
 carries each stage's percentiles (`stages_ms`, the index batch's own stages in `batch_stages_ms`) and, for the
 slowest hundredth of the captures, each stage's mean (`stages_ms.slowest_1pct_mean`: what the p99 waits on). The
 daemon's CPU time per capture is reported too (`daemon_cpu_ms_per_capture`, and its git commands' in
-`git_cpu_ms_per_capture`): on a busy machine it moves much less than the latencies do.
+`git_cpu_ms_per_capture`), and the clients' own (`clients_cpu_ms_per_capture`, this process, which shares the
+machine's cores with the daemon): on a busy machine they move much less than the latencies do.
 
 After the run, once git is clean: every acknowledged path must exist, be in a commit carrying
 `origin: capture`, be unique (no two acknowledgements name one path) and the captured folder must hold
@@ -86,13 +89,16 @@ class Tally:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.latency: dict[str, list[float]] = {"http": [], "mcp": []}
+        self.timeline: list[tuple[float, float, str]] = []  # (seconds since the start, latency, door)
+        self.t0 = time.perf_counter()
         self.acked: list[tuple[str, str]] = []  # (path, token)
         self.errors: list[str] = []
         self.unsearchable: list[str] = []
 
-    def ack(self, door: str, seconds: float, path: str, token: str, searchable: bool) -> None:
+    def ack(self, door: str, seconds: float, path: str, token: str, searchable: bool, began: float) -> None:
         with self.lock:
             self.latency[door].append(seconds)
+            self.timeline.append((began - self.t0, seconds, door))
             self.acked.append((path, token))
             if not searchable:
                 self.unsearchable.append(path)
@@ -146,7 +152,7 @@ def http_client(port: int, client: int, until: float, tally: Tally) -> None:
         if code != 200 or not got or not got.get("path"):
             tally.error("http", f"{code} {got}")
             continue
-        tally.ack("http", took, got["path"], token, conn.searchable(token, got["path"]))
+        tally.ack("http", took, got["path"], token, conn.searchable(token, got["path"]), t0)
 
 
 def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> None:
@@ -172,7 +178,7 @@ def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> No
                     continue
                 path = result.structured_content["path"]
                 ok = await anyio.to_thread.run_sync(search.searchable, token, path)
-                tally.ack("mcp", took, path, token, ok)
+                tally.ack("mcp", took, path, token, ok, t0)
 
     async def guarded(client: int) -> None:
         try:
@@ -213,7 +219,7 @@ def stage_summary(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     for line in lines:
         item = json.loads(line)
-        for name, value in [*item["stages"].items(), ("total", item["total"])]:
+        for name, value in [*item["stages"].items(), ("total", item["total"]), ("cpu", item.get("cpu", 0.0))]:
             stages.setdefault(name, []).append(value / 1000)
         for name, value in item.get("batch_stages", {}).items():
             batch.setdefault(name, []).append(value / 1000)
@@ -294,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         load_before = os.getloadavg()[0]
         daemon = daemon_pid(next((work / "state").rglob("daemon.json")).parent)
         cpu_before = cpu_seconds(daemon)
+        clients_cpu = time.process_time()
         t0 = time.monotonic()
+        tally.t0 = time.perf_counter()
         until = t0 + args.seconds
         n_mcp = args.clients // 2
         threads = [
@@ -310,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             t.join()
         wall = time.monotonic() - t0
         cpu_after = cpu_seconds(daemon)
+        clients_cpu = time.process_time() - clients_cpu
         cpu_run, git_run = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         load_after = os.getloadavg()[0]
         t_clean = time.perf_counter()
@@ -338,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         "capture_ms": ms(every),
         "capture_http_ms": ms(tally.latency["http"]),
         "capture_mcp_ms": ms(tally.latency["mcp"]),
+        "slowest_captures": [
+            {"at_s": round(at, 2), "ms": round(took * 1000, 1), "door": door}
+            for at, took, door in sorted(tally.timeline, key=lambda x: -x[1])[:10]
+        ],
         "errors": len(tally.errors),
         "error_examples": tally.errors[:5],
         "searchable_on_return": {"n": len(paths) - len(tally.unsearchable), "of": len(paths)},
@@ -350,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         "git_clean_after_s": round(clean_after, 2),
         "daemon_cpu_ms_per_capture": round(cpu_run * 1000 / len(paths), 2) if paths else None,
         "git_cpu_ms_per_capture": round(git_run * 1000 / len(paths), 2) if paths else None,
+        "clients_cpu_ms_per_capture": round(clients_cpu * 1000 / len(paths), 2) if paths else None,
     }
     if args.stages:
         result["stages_ms"], result["batch_stages_ms"] = stage_summary(work / "stages.jsonl")
@@ -367,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{args.clients} clients for {wall:.0f}s on {args.notes} notes: {len(paths)} captures"
         f" ({result['captures_per_second']}/s), p50 {c.get('p50')} ms, p95 {c.get('p95')} ms, p99 {p99} ms,"
         f" max {c.get('max')} ms; daemon CPU {result['daemon_cpu_ms_per_capture']} ms a capture"
-        f" (git {result['git_cpu_ms_per_capture']} ms);"
+        f" (git {result['git_cpu_ms_per_capture']} ms), the clients' {result['clients_cpu_ms_per_capture']} ms;"
         f" load {result['loadavg_1m'][0]}-{result['loadavg_1m'][1]}; {len(tally.errors)} errors; searchable on return"
         f" {result['searchable_on_return']['n']}/{len(paths)}; committed {len(paths) - result['uncommitted_n']}"
         f"/{len(paths)}; " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}" for k, v in result["pass"].items())

@@ -341,6 +341,34 @@ def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_
     assert group.waiting() == 0 and group.queued() == set()
 
 
+def test_a_batch_led_by_a_handed_over_capture_records_how_long_the_hand_over_took() -> None:
+    release = threading.Event()
+    batches: list[set[str]] = []
+
+    def update(paths: set[str]) -> set[str]:
+        batches.append(set(paths))
+        if len(batches) == 1:
+            assert release.wait(30)
+        return set(paths)
+
+    group = GroupIndexer(update)
+    first = group.submit("a.md", "A")
+    leader = threading.Thread(target=group.wait, args=(first,))
+    leader.start()
+    wait_until(lambda: len(batches) == 1, 10, "the first batch running")
+    second = group.submit("b.md", "B")
+    follower = threading.Thread(target=group.wait, args=(second,))
+    follower.start()
+    wait_until(lambda: group.waiting() == 2, 10, "a capture waiting behind the running batch")
+    release.set()
+    for t in (leader, follower):
+        t.join(30)
+    assert not leader.is_alive() and not follower.is_alive()
+    assert "handover" not in first.batch_stages  # nobody handed the first batch its lead: it found none running
+    assert second.batch_stages["handover"] >= 0  # the second batch's leader was woken to lead it
+    assert second.batch_started_ns > first.batch_started_ns
+
+
 def test_a_batch_that_fails_before_its_update_still_answers_its_captures() -> None:
     def stat(path: str) -> tuple[int, ...]:
         raise RuntimeError(f"no stat for {path}")

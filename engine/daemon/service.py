@@ -286,6 +286,10 @@ class Daemon(Upkeep):
 
     def _indexer_loop(self) -> None:
         try:
+            log.info("capture path ready in %.2fs", self.capturer.warm())
+        except Exception:  # a capture would then fail the same way and say why; the index still opens
+            log.exception("the capture path could not be prepared")
+        try:
             self.store = Store(self.settings.cache_dir)
             for notice in self.store.notices:
                 log.warning("%s", notice)

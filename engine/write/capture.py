@@ -199,6 +199,20 @@ def validate(req: CaptureRequest) -> None:
         raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
 
 
+# A note in the shape agents write (prose addressed to a reader, a link, a URL, a comment, a code fence,
+# letters of several scripts): reading it once builds every rule set the content prefilters compile on first
+# use, so the first captures after a start do not compile them, each on its own, while they are timed.
+WARM_UP = CaptureRequest(
+    title="Warm-up: how the capture path reads a note",
+    type="decision",
+    why="read once at start-up",
+    body=(
+        "We decided to keep the cache.\n\nYou should run the tests first; the AI assistant reads this later.\n\n"
+        "- see [[another note]] and https://example.org/a?b=c\n<!-- a comment -->\n\n```python\nprint('x')\n```\n\n"
+        "From now on the team reviews every change. Café, naïve, 東京, Привет.\n"
+    ),
+)
+
 CRASH_POINTS = ("after-temp-write", "after-link", "after-index")
 
 
@@ -293,6 +307,18 @@ class Capturer:
         self.swap = StoreSwap()  # captures hold the store; a rebuild replaces it only between them
         self.cap_override = cap_override
         self.stages = StageLog.from_env()  # where each capture's time went, when AGENTMD_CAPTURE_STAGES is set
+
+    def warm(self) -> float:
+        """Run the checks, the rendering and the parsing a capture goes through over `WARM_UP`, writing nothing;
+        returns the seconds it took. The daemon calls it before its first pass, so no capture it serves pays for
+        compiling the prefilters' rules (tens of milliseconds once, and once in every thread that asks before the
+        first has finished)."""
+        t0 = time.perf_counter()
+        validate(WARM_UP)
+        check_fields({k: v for k, v in WARM_UP.__dict__.items() if v not in (None, (), "")})
+        fields = {"title": WARM_UP.title, "type": WARM_UP.type, "status": "active", "why": WARM_UP.why}
+        parse_note("warm-up.md", render_note(fields, WARM_UP.body).encode("utf-8"), 0)
+        return time.perf_counter() - t0
 
     def _cap(self) -> int:
         if self.cap_override is not None:
@@ -672,11 +698,12 @@ class Capturer:
         convention = self.contracts.get().contract.link_convention
         t0 = time.perf_counter_ns()
         with store.lock:
-            t1 = time.perf_counter_ns()
+            t1, cpu = time.perf_counter_ns(), time.thread_time_ns()
             store.index.small_commits()
             report = reconcile(self.vault, store, only=paths, link_convention=convention)
         self.group.batch_stage("store-lock", (t1 - t0) / 1e6)
         self.group.batch_stage("reconcile", (time.perf_counter_ns() - t1) / 1e6)
+        self.group.batch_stage("reconcile-cpu", (time.thread_time_ns() - cpu) / 1e6)  # this thread's, not Tantivy's
         if report.refused is not None:
             return set()
         return paths - {e["path"] for e in report.errors}

@@ -85,6 +85,7 @@ class GroupIndexer:
         self._pending: dict[str, list[Ticket]] = {}  # title -> tickets not yet done
         self._waiting = 0
         self._batch_stages: dict[str, float] = {}
+        self._handed_ns = 0  # when the last batch handed the lead to a waiting capture (perf_counter_ns)
         self.stats = GroupStats()
 
     @contextlib.contextmanager
@@ -166,6 +167,7 @@ class GroupIndexer:
             self._leading = False
             return
         nxt.lead = True
+        self._handed_ns = time.perf_counter_ns()
         nxt.wake.notify()
 
     def waiting(self) -> int:
@@ -182,6 +184,9 @@ class GroupIndexer:
         indexed: set[str] = set()
         started = time.perf_counter_ns()
         stages: dict[str, float] = {}
+        if self._handed_ns:  # how long the capture handed the lead took to wake and start this batch
+            stages["handover"] = (started - self._handed_ns) / 1e6
+            self._handed_ns = 0
         self._batch_stages = stages
         for t in batch:
             t.batch_started_ns, t.batch_size, t.batch_stages = started, len(batch), stages

@@ -1,9 +1,12 @@
 """Where a capture's time goes: wall time per stage, one JSON line per capture, for profiling under load.
 
 Off unless `AGENTMD_CAPTURE_STAGES` names a file. Then every capture appends one line to it once it has its
-answer: `{"stages": {"prefilter": 1.2, "door": 0.3, ...}, "total": 41.0, "batch": 6, "batch_stages": {...}}`
-in milliseconds, the stages in the order they ran, and for a note that was written the size of the index batch
-that took it and what that batch spent by stage (waiting for the store, the index and catalog update).
+answer: `{"stages": {"prefilter": 1.2, "door": 0.3, ...}, "total": 41.0, "at": 1767225600.125, "cpu": 3.2,
+"batch": 6, "batch_stages": {...}}` in milliseconds, the stages in the order they ran, `at` when the capture
+began (seconds since the epoch, to line captures up with each other and with the daemon's log), `cpu` the CPU
+time its thread used (a batch it led included), and for a note that was written the size of the index batch
+that took it and what that batch spent by stage (the wake-up of a capture handed the lead, waiting for the
+store, the index and catalog update, and the CPU time of the thread that ran it).
 bench/capture_load.py sets it and reports each stage's percentiles. Lines are appended under a lock by one
 `write` each, so lines of captures finishing together never interleave. Measuring costs two `perf_counter_ns`
 calls a stage whether the log is on or not; only the writing is skipped when it is off.
@@ -23,9 +26,11 @@ ENV = "AGENTMD_CAPTURE_STAGES"
 class StageClock:
     """The stage times of one capture: `mark(name)` closes the stage that ran since the last mark."""
 
-    __slots__ = ("_last", "_start", "batch", "batch_stages", "stages")
+    __slots__ = ("_cpu", "_last", "_start", "at", "batch", "batch_stages", "stages")
 
     def __init__(self) -> None:
+        self.at = time.time()  # when the capture began (seconds since the epoch), to line it up with other logs
+        self._cpu = time.thread_time_ns()  # the CPU time this thread has used so far
         self._start = self._last = time.perf_counter_ns()
         self.stages: dict[str, float] = {}
         self.batch = 0  # notes in the index batch that took this capture's note
@@ -50,6 +55,8 @@ class StageClock:
         return {
             "stages": {k: round(v, 3) for k, v in self.stages.items()},
             "total": round(self.total_ms(), 3),
+            "at": round(self.at, 3),
+            "cpu": round((time.thread_time_ns() - self._cpu) / 1e6, 3),
             "batch": self.batch,
             "batch_stages": {k: round(v, 3) for k, v in self.batch_stages.items()},
         }
