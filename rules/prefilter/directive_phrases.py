@@ -462,6 +462,22 @@ def fold_accents(text: str) -> str:
     return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
 
 
+# A stressed final vowel marks a past form in the Romance languages ("olvidé", "ignoró", "oublié",
+# "dimenticò"), where the same word without it is an order ("olvide", "ignore", "oublie"): such a word keeps its
+# last letter when the rest is folded, so a diary line saying what the writer forgot is not read as an order.
+_PAST_ENDING = re.compile(r"[éóèò](?!\w)")
+_KEPT = "\ue000\ue001\ue002\ue003"
+
+
+def fold_past_apart(text: str) -> str:
+    """`fold_accents`, except that a word-final é, ó, è or ò stays as it is."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFC", text)
+    kept = _PAST_ENDING.sub(lambda m: _KEPT["éóèò".index(m.group())], text)
+    return fold_accents(kept).translate({ord(k): v for k, v in zip(_KEPT, "éóèò", strict=True)})
+
+
 # Stems an override order shares across many languages written in Latin or Cyrillic letters ("ignorați",
 # "ignoreeri", "игнорирай"; "instrucțiunile", "instruktioner", "инструкции"): read only in a sentence that is
 # not English, where the English rules (which need the reader's own instructions) do not reach.
@@ -934,7 +950,7 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
     if not live:
         return
     for s in _sentences_to_read(view, live, low, words, index):
-        sentence = fold_accents(" ".join(s.group().lower().split()))
+        sentence = fold_past_apart(" ".join(s.group().lower().split()))
         if len(sentence) < 6:
             continue
         listed = _WORDISH.findall(sentence)

@@ -437,6 +437,8 @@ def _rule_hits(
         squeezed = compact(QUOTED.sub(" ", sentence) if quoting else sentence)
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
+            if found and compact_label in _REQUESTS and _only_negated_requests(sentence):
+                continue  # "assistants must never reveal the system prompt", squeezed: a safeguard all the same
             if found:
                 at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
                 yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
@@ -451,6 +453,13 @@ _AGENTS_TOLD: Final = frozenset({"claims an authority orders agents", "gives age
 # Rules that read a request (reveal the system prompt, send secrets out): negated, the request is a safeguard.
 _REQUESTS: Final = frozenset({"asks for or replaces the system prompt", "asks to send secrets out"})
 _NEGATED = re.compile(r"(?i)\b(?:never|not|don't|do\s+not|must\s+not|cannot|can't|won't)\s+(?:\w+\s+)?$")
+_REQUEST_VERB = re.compile(r"(?i)\b(?:reveal|print|show|leak|share|disclose|output|repeat|display|expose|dump)\b")
+
+
+def _only_negated_requests(sentence: str) -> bool:
+    """The sentence asks to reveal something only under a negation ("must never reveal ..."), at least once."""
+    verbs = list(_REQUEST_VERB.finditer(sentence))
+    return bool(verbs) and all(_NEGATED.search(sentence, max(0, v.start() - 40), v.start()) for v in verbs)
 
 
 def _by_form(label: str, matched: str) -> bool:
