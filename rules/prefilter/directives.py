@@ -30,7 +30,13 @@ from agentmd.rules.prefilter.directive_phrases import (
     phrase_hits,
 )
 from agentmd.rules.prefilter.directive_score import discusses, harmless_order, scored_hits, turns_carry_orders
-from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views, hidden_views
+from agentmd.rules.prefilter.directive_views import (
+    COMPACT_RULES,
+    addressed_fields,
+    compact,
+    decoded_views,
+    hidden_views,
+)
 
 _G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
 _SENTENCE_START = r"(?:^|(?<=[.!?:;])\s+|(?<=\n)[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?)"
@@ -562,6 +568,14 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line)
     if hit_lines:
         return
+    fields = addressed_fields(scoring)
+    if fields is not None:
+        field_lines = Lines(fields)
+        for label, pos, sentence in scored_hits(fields):
+            line = field_lines.at(pos + len(sentence) - len(sentence.lstrip()))
+            what = f'{label}, in a data field written to the AI: "{_snippet(sentence.split(": ", 1)[-1])}"'
+            yield Finding("directive", field, _directive_message(line, what), line)
+            return
     for how, decoded in itertools.chain(hidden_views(prose), decoded_views(folded)):
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
