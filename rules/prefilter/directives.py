@@ -580,7 +580,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
         # than they could find
-        languages = how not in ("rot13", "reversed", "leetspeak", "atbash")
+        languages = how not in ("rot13", "reversed", "leetspeak", "atbash") and "Caesar" not in how
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
