@@ -22,14 +22,27 @@ from agentmd.rules.prefilter.vendor_tokens import VENDOR_RULES, SecretRule, valu
 _STAND_IN_SIGNATURE = re.compile(r"(?i)not[-_]?a[-_]?real|notreal|fake|dummy|example|placeholder|signature|xxxx")
 
 
-def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
-    head = m.group("head")
+# Claims naming a domain reserved for documentation and tests (RFC 2606, RFC 6761): example.com/.net/.org and
+# the .example, .test, .invalid and .localhost names. No live issuer signs for them.
+_RESERVED_DOMAIN = re.compile(
+    r'"(?:iss|aud|sub|email|azp)"\s*:\s*"[^"]*?(?:\bexample\.(?:com|net|org)|\.(?:example|test|invalid|localhost)'
+    r'|^(?:example|test|invalid|localhost))(?:[:/"]|$)'
+)
+
+
+def _b64_json(part: str) -> str:
     try:
-        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("utf-8", "replace")
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
-        return False
+        return ""
+
+
+def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
+    raw = _b64_json(m.group("head"))
     if _STAND_IN_SIGNATURE.search(m.group("sig")):
         return False  # a documented example: "eyJ...eyJ...not-a-real-signature"
+    if _RESERVED_DOMAIN.search(_b64_json(m.group("body"))):
+        return False  # a test fixture: issued by or for a reserved example domain ("iss": "auth.example.test")
     return raw.lstrip().startswith("{") and ('"alg"' in raw or '"typ"' in raw)
 
 
@@ -77,6 +90,7 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),
         "AWS access key id",  # AWS's own documentation example key is refused too, on purpose
         re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+        lambda m, _t: not is_filler(m.group()[4:]),  # `AKIAXXXXXXXXXXXXXXXX` in an .env.example is a stand-in
     ),
     SecretRule(
         "secret:aws-secret-key",
@@ -191,7 +205,7 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:jwt",
         ("eyj",),
         "JSON Web Token",
-        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.ey[A-Za-z0-9_\-]{8,}\.(?P<sig>[A-Za-z0-9_\-]{16,})"),
+        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.(?P<body>ey[A-Za-z0-9_\-]{8,})\.(?P<sig>[A-Za-z0-9_\-]{16,})"),
         _jwt_header_ok,
     ),
     SecretRule(

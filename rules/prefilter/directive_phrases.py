@@ -288,6 +288,7 @@ _IGNORE = (
     "yok_say görmezden unut dikkate_alma "
     "zignoruj ignoruj zapomnij "
     "negeer vergeet "
+    "anwybydda anwybyddwch anghofia anghofiwch "
     "ignorera glöm strunta_i bortse_från "
     "abaikan lupakan "
     "ignoruj zapomeň "
@@ -309,6 +310,7 @@ _ORDERS = (
     "talimat kuralları yönerge "
     "instrukcj poleceni zasad reguł "
     "instructies regels opdrachten "
+    "cyfarwyddyd cyfarwyddiadau rheolau gorchmynion "
     "instruktioner regler "
     "instruksi perintah aturan "
     "pokyny instrukce pravidla "
@@ -330,6 +332,7 @@ _PRIOR = (
     "önceki tüm bütün talimatlarını "
     "poprzedni wcześniejsze wszystkie swoich swoje "
     "vorige eerdere alle je "
+    "blaenorol cynharach pob holl "
     "tidigare alla dina "
     "sebelumnya semua atas sebelum "
     "předchozí všechny "
@@ -460,6 +463,22 @@ def fold_accents(text: str) -> str:
     if text.isascii():
         return text
     return unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+
+
+# A stressed final vowel marks a past form in the Romance languages ("olvidé", "ignoró", "oublié",
+# "dimenticò"), where the same word without it is an order ("olvide", "ignore", "oublie"): such a word keeps its
+# last letter when the rest is folded, so a diary line saying what the writer forgot is not read as an order.
+_PAST_ENDING = re.compile(r"[éóèò](?!\w)")
+_KEPT = "\ue000\ue001\ue002\ue003"
+
+
+def fold_past_apart(text: str) -> str:
+    """`fold_accents`, except that a word-final é, ó, è or ò stays as it is."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFC", text)
+    kept = _PAST_ENDING.sub(lambda m: _KEPT["éóèò".index(m.group())], text)
+    return fold_accents(kept).translate({ord(k): v for k, v in zip(_KEPT, "éóèò", strict=True)})
 
 
 # Stems an override order shares across many languages written in Latin or Cyrillic letters ("ignorați",
@@ -934,7 +953,7 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
     if not live:
         return
     for s in _sentences_to_read(view, live, low, words, index):
-        sentence = fold_accents(" ".join(s.group().lower().split()))
+        sentence = fold_past_apart(" ".join(s.group().lower().split()))
         if len(sentence) < 6:
             continue
         listed = _WORDISH.findall(sentence)

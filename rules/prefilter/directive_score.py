@@ -297,7 +297,7 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "asks to deceive the user"
     if AUTHORITY.search(s):
         return "claims authority over the reader's instructions"
-    if ROLE.search(s):
+    if (role := ROLE.search(s)) and not NEEDED_ACCESS.search(s, 0, role.start()):
         return "reassigns the reader's role or permissions"
     if EXFILTRATE.search(s):
         return "asks to send data out"
@@ -310,7 +310,7 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     leak = next((m for m in LEAK.finditer(s) if not NEGATED.search(s, 0, m.start())), None)
     if leak and (strong or framed or DEST.search(s, leak.start())):
         return "asks to leak secrets or the conversation"
-    if LEAK_PROMPT.search(s):
+    if (prompt := LEAK_PROMPT.search(s)) and not NEGATED.search(s, 0, prompt.start()):
         return "asks to leak secrets or the conversation"
     if (strong or framed) and SEND_OUT.search(s):
         return "asks to send data out"
@@ -396,6 +396,14 @@ def _acts(s: str) -> bool:
     return any(NEGATED.search(s, 0, m.start()) is None for m in ACT.finditer(s))
 
 
+# Access named as something a person needs or lacks ("you will need admin access to the load balancer",
+# "ask IT for root access"): a step of a runbook, not access handed to the reader.
+NEEDED_ACCESS: Final = re.compile(
+    r"\b(?:need|needs|needed|require|requires|required|request|requests|requested|ask\s+(?:\w+\s+){0,2}for|"
+    r"without|lacks?|lacking)\s+(?:(?:a|an|the|your|their|some|temporary|temporarily)\s+)?$"
+)
+
+
 def _controls(s: str) -> bool:
     """The sentence is about what an agent is allowed to do: its rules, safety, secrets, unsafe actions, the
     user's knowledge, someone's authority, permissions or tools."""
@@ -450,7 +458,10 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
     score += (OVERRIDE_VERB_RE.search(s) is not None) + (OVERRIDE_ANY.search(s) is not None)
     score += INSTR_RE.search(s) is not None
     score += 2 * (OWNED_RE.search(s) is not None) + 2 * (VOID_RE.search(s) is not None)
-    score += (SAFETY.search(s) is not None) + (SECRET_RE.search(s) is not None) + (LEAK.search(s) is not None)
+    leaks = [not NEGATED.search(s, 0, m.start()) for m in LEAK.finditer(s)]
+    # a leak asked for counts; one only forbidden ("assistants must never reveal the system prompt") is a safeguard
+    score += (SAFETY.search(s) is not None) + (SECRET_RE.search(s) is not None) + any(leaks)
+    score -= 2 * (bool(leaks) and not any(leaks) and not vocative)
     score += (DEST.search(s) is not None) + 2 * (ACT.search(s) is not None) + 2 * (HIDE.search(s) is not None)
     score += 2 * (AUTHORITY.search(s) is not None or NOTE_AUTHORITY.search(s) is not None)
     score += 2 * (PERMISSION.search(s) is not None) + 2 * (ORDERS_YOU.search(s) is not None)
@@ -507,6 +518,9 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
         if REPORTED_PAST.search(s):
             previous = s
             continue  # "we asked the model to ignore its system prompt": a test, reported
+        if hidden and discusses and _shown_as_example(text, pos):
+            previous = s
+            continue  # "an attacker may hide text in a comment, for example <!-- ignore ... -->" in a write-up
         mentions_ai = MENTIONS_AI.search(s) is not None
         vocative = (mentions_ai or "your" in s) and VOCATIVE.search(s) is not None and not SPEAKER_TURN.match(s)
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
@@ -518,6 +532,17 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
         if label is not None and not (discusses and not (hidden or addressed) and _plainly_reported(s)):
             yield label, pos, raw.strip()
         previous = s
+
+
+# A comment introduced on its line as an example ("for example <!-- ... -->", "such as %% ... %%").
+_COMMENT_EXAMPLE: Final = re.compile(
+    r"(?i)\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including|like\s+this)\b[^.!?\n]{0,80}(?:<!--|%%)\s*$"
+)
+
+
+def _shown_as_example(text: str, pos: int) -> bool:
+    """The comment whose text starts at `pos` is introduced as an example by the words before it on its line."""
+    return _COMMENT_EXAMPLE.search(text, text.rfind("\n", 0, pos) + 1, pos) is not None
 
 
 _ADDRESSES: Final = re.compile(

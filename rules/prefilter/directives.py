@@ -30,7 +30,13 @@ from agentmd.rules.prefilter.directive_phrases import (
     phrase_hits,
 )
 from agentmd.rules.prefilter.directive_score import discusses, harmless_order, scored_hits, turns_carry_orders
-from agentmd.rules.prefilter.directive_views import COMPACT_RULES, compact, decoded_views, hidden_views
+from agentmd.rules.prefilter.directive_views import (
+    COMPACT_RULES,
+    addressed_fields,
+    compact,
+    decoded_views,
+    hidden_views,
+)
 
 _G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
 _SENTENCE_START = r"(?:^|(?<=[.!?:;])\s+|(?<=\n)[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?)"
@@ -437,6 +443,8 @@ def _rule_hits(
         squeezed = compact(QUOTED.sub(" ", sentence) if quoting else sentence)
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
+            if found and compact_label in _REQUESTS and _only_negated_requests(sentence):
+                continue  # "assistants must never reveal the system prompt", squeezed: a safeguard all the same
             if found:
                 at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
                 yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
@@ -451,6 +459,13 @@ _AGENTS_TOLD: Final = frozenset({"claims an authority orders agents", "gives age
 # Rules that read a request (reveal the system prompt, send secrets out): negated, the request is a safeguard.
 _REQUESTS: Final = frozenset({"asks for or replaces the system prompt", "asks to send secrets out"})
 _NEGATED = re.compile(r"(?i)\b(?:never|not|don't|do\s+not|must\s+not|cannot|can't|won't)\s+(?:\w+\s+)?$")
+_REQUEST_VERB = re.compile(r"(?i)\b(?:reveal|print|show|leak|share|disclose|output|repeat|display|expose|dump)\b")
+
+
+def _only_negated_requests(sentence: str) -> bool:
+    """The sentence asks to reveal something only under a negation ("must never reveal ..."), at least once."""
+    verbs = list(_REQUEST_VERB.finditer(sentence))
+    return bool(verbs) and all(_NEGATED.search(sentence, max(0, v.start() - 40), v.start()) for v in verbs)
 
 
 def _by_form(label: str, matched: str) -> bool:
@@ -553,11 +568,19 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line)
     if hit_lines:
         return
+    fields = addressed_fields(scoring)
+    if fields is not None:
+        field_lines = Lines(fields)
+        for label, pos, sentence in scored_hits(fields):
+            line = field_lines.at(pos + len(sentence) - len(sentence.lstrip()))
+            what = f'{label}, in a data field written to the AI: "{_snippet(sentence.split(": ", 1)[-1])}"'
+            yield Finding("directive", field, _directive_message(line, what), line)
+            return
     for how, decoded in itertools.chain(hidden_views(prose), decoded_views(folded)):
         inner_plain, inner_folded = _directive_views(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
         # than they could find
-        languages = how not in ("rot13", "reversed", "leetspeak", "atbash")
+        languages = how not in ("rot13", "reversed", "leetspeak", "atbash") and "Caesar" not in how
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
