@@ -202,6 +202,7 @@ def test_the_health_pass_keeps_the_full_status_to_a_small_share_of_the_time() ->
     from agentmd.engine.daemon.upkeep import STATUS_SHARE, status_due
 
     assert status_due(100.0, None, 0.0)  # no status yet
-    assert status_due(100.0, 99.0, 0.05)  # a cheap status: every health pass
-    assert not status_due(100.0, 95.0, 1.8)  # 1.8 s of work (100,000 notes): not again for 18 s
+    assert status_due(100.0, 99.0, 0.01)  # a cheap status: every health pass
+    assert not status_due(100.0, 95.0, 0.2)  # 0.2 s of work (10,000 notes): not again for 10 s
+    assert not status_due(100.0, 50.0, 1.8)  # 1.8 s of work (100,000 notes): not again for 90 s
     assert status_due(100.0, 100.0 - 1.8 / STATUS_SHARE, 1.8)

@@ -163,9 +163,14 @@ class Contract:
         return rel is not None and any(_is_under(rel, area) for area in self.recall_exempt_areas)
 
     def is_phone_path(self, path: str) -> bool:
-        """True when a vault-relative path lies under one of `phone_paths`."""
-        rel = _relative(path)
-        return rel is not None and any(_is_under(rel, area) for area in self.phone_paths)
+        """True when a vault-relative path lies under one of `phone_paths` (asked for every note when the review
+        queue is read: an already plain path is compared as it is)."""
+        if not self.phone_paths:
+            return False
+        rel = path if _plain(path) else _relative(path)
+        if rel is None:
+            return False
+        return any(rel == area or rel.startswith(area + "/") for area in self.phone_paths)
 
 
 @dataclass(frozen=True)
@@ -218,6 +223,15 @@ def _relative(path: str) -> str | None:
     if ".." in parts:
         return None
     return "/".join(parts)
+
+
+def _plain(path: str) -> bool:
+    """Whether a path is already what `_relative` makes of it (no leading or doubled slash, no `.` or `..`
+    part, no trailing slash)."""
+    return bool(path) and not (
+        path.startswith(("/", "./", "../")) or path.endswith(("/", "/.", "/..")) or "//" in path
+        or "/./" in path or "/../" in path or path in (".", "..")
+    )
 
 
 def _is_under(rel: str, folder: str) -> bool:
