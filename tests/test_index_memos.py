@@ -128,7 +128,12 @@ def test_counts_taken_beside_the_ranking_match_the_rows_in_every_search_shape(va
         reconcile(vault.root, store)
         contract = default_contract()
         hidden: list[int] = []
-        shapes = [("harbour tides", "fusion"), ("harbour tides lantern pier gull", "fusion"), ("gull rope", "and")]
+        shapes = [
+            ("harbour tides", "fusion"),
+            ("harbour tides lantern", "fusion"),  # three words: the conjunction, its pairs and the evidence list
+            ("harbour tides lantern pier gull", "fusion"),
+            ("gull rope", "and"),
+        ]
         for query, mode in shapes:
             for after in (None, "2026-02-01"):
                 closed = searcher.search(store.index, contract, SearchRequest(query, mode=mode, limit=200, after=after))
