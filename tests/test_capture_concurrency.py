@@ -301,7 +301,8 @@ def test_an_identical_capture_filed_elsewhere_finds_the_note_still_waiting_for_i
     assert [p for p in md_files(capturer.vault) if "same-thought" in p] == [answers["decision"].path]
 
 
-def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_waits_for() -> None:
+def held_first_batch() -> tuple[threading.Event, list[set[str]], GroupIndexer]:
+    """A group indexer whose first batch runs until the event is set; every batch's notes are recorded."""
     release = threading.Event()
     batches: list[set[str]] = []
 
@@ -311,7 +312,11 @@ def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_
             assert release.wait(30)
         return set(paths)
 
-    group = GroupIndexer(update)
+    return release, batches, GroupIndexer(update)
+
+
+def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_waits_for() -> None:
+    release, batches, group = held_first_batch()
     first = group.submit("a.md", "A")
     returned: dict[str, bool] = {}
 
@@ -342,16 +347,7 @@ def test_an_ending_batch_hands_the_lead_to_a_waiting_capture_past_a_note_nobody_
 
 
 def test_a_batch_led_by_a_handed_over_capture_records_how_long_the_hand_over_took() -> None:
-    release = threading.Event()
-    batches: list[set[str]] = []
-
-    def update(paths: set[str]) -> set[str]:
-        batches.append(set(paths))
-        if len(batches) == 1:
-            assert release.wait(30)
-        return set(paths)
-
-    group = GroupIndexer(update)
+    release, batches, group = held_first_batch()
     first = group.submit("a.md", "A")
     leader = threading.Thread(target=group.wait, args=(first,))
     leader.start()
