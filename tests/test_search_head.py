@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import Vault
 
 from agentmd.engine.index.fulltext import HitList
@@ -92,10 +93,12 @@ def ask(store: Store, query: str, how: searcher.Plan, head: int | None) -> HitLi
     )
 
 
-def test_the_head_is_the_full_lists_beginning_on_random_vaults(vault: Vault, cache_dir: Path) -> None:
-    """Random notes over a small vocabulary (short and long, words repeated), random questions: whenever the
-    index answers with a head, it is the beginning of the full list, scores and order included."""
-    rng = random.Random(11)
+@pytest.mark.parametrize("rare", [True, False], ids=["with-a-rare-word", "common-words-only"])
+def test_the_head_is_the_full_lists_beginning_on_random_vaults(vault: Vault, cache_dir: Path, rare: bool) -> None:
+    """Random notes over a small vocabulary (short and long, words repeated), random questions, with a rare word
+    (a note holding it qualifies alone) or of common words only: whenever the index answers with a head, it is
+    the beginning of the full list, scores and order included."""
+    rng = random.Random(11 if rare else 12)
     vocabulary = [f"w{i}" for i in range(14)] + ["kelp"]
     for i in range(150):
         words = rng.choices(vocabulary[:14], k=rng.randint(1, 6))
@@ -104,21 +107,23 @@ def test_the_head_is_the_full_lists_beginning_on_random_vaults(vault: Vault, cac
         body = " ".join([rng.choice(vocabulary[:14])] * 3) if loud else spoken
         vault.note(f"r{i:03d}.md", body + "\n")
     vault.note("kelp.md", "kelp forests\n")
-    heads = 0
+    heads = asked = 0
     with Store(cache_dir) as s:
         reconcile(vault.root, s)
         for _ in range(40):
-            query = " ".join(["kelp", *rng.sample(vocabulary[:14], rng.randint(4, 7))])
+            query = " ".join([*(["kelp"] if rare else []), *rng.sample(vocabulary[:14], rng.randint(4, 7))])
             request = SearchRequest(query=query)
             how = searcher.plan(s.index, request)
-            if how.min_match != 2 or not how.sufficient:
+            if how.min_match != 2 or bool(how.sufficient) != rare:
                 continue
+            asked += 1
             full = ask(s, query, how, None)
             for n in (3, 5, 10):
                 head = ask(s, query, how, n)
                 expected = rows(full)[:n] if head.partial else rows(full)
                 assert rows(head) == expected, (query, n)
                 heads += head.partial
+    assert asked >= 30
     assert heads >= 20  # the head answers most of them
 
 

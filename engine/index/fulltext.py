@@ -848,22 +848,27 @@ class SearchIndex:
             )
         elif min_match is not None:
             terms = groups[0] if groups else words
-            text_q = self._at_least(terms, min_match, boosts)
+            rule = self._at_least(terms, min_match, boosts)
+            # a note holding one of the `sufficient` (rare) words qualifies too
             alone = [q for q in (self._text_query([w], True, boosts) for w in sufficient) if q is not None]
-            if alone:
-                # a note holding one of the `sufficient` (rare) words qualifies too; every note is scored
-                # alike, by BM25 over all the words
-                admitted = [q for q in (text_q, *alone) if q is not None]
-                gate = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in admitted])
-                anyword = self._at_least(terms, 1, boosts)
-                clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(gate, 0.0))]
-                if anyword is not None:
-                    clauses.append((tantivy.Occur.Should, anyword))
-                    loose = (anyword, list(terms), [w for w in terms if w not in sufficient])
-                text_q = tantivy.Query.boolean_query(clauses)
-                counted_q = gate
-            if text_q is None:
+            admitted = [q for q in (rule, *alone) if q is not None]
+            if not admitted:
                 return empty
+            gate = (
+                admitted[0]
+                if len(admitted) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in admitted])
+            )
+            # Every admitted note is scored alike, by BM25 over all the words: a constant 0 for the admission
+            # rule plus the any-word query's score, so the top can be read from the any-word ranking
+            # (`_question_top`) with the very scores the full search gives.
+            anyword = self._at_least(terms, 1, boosts)
+            clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(gate, 0.0))]
+            if anyword is not None:
+                clauses.append((tantivy.Occur.Should, anyword))
+                loose = (anyword, list(terms), [w for w in terms if w not in sufficient])
+            text_q = tantivy.Query.boolean_query(clauses)
+            counted_q = gate
         else:
             text_q = self._text_query(groups[0] if groups else words, conjunction, boosts)
             if text_q is None:
@@ -943,7 +948,7 @@ class SearchIndex:
         boosts: dict[str, float] | None,
     ) -> list[tuple[float, Any]] | None:
         """A question's top `limit` found without its admission rule, when that provably gives the same list; else
-        None. A question (with rare words) admits the notes holding two of its words or one rare word, and
+        None. A question admits the notes holding two of its words or one of its rare words (if it has any), and
         scores each by BM25 over all its words (`loose[0]`, the any-word query, plus a constant 0 for the
         rule): the rule costs most of the search, since counting words per note is far slower than summing
         their scores. Every note the rule admits is in the any-word ranking with the same score (each score is
@@ -951,7 +956,7 @@ class SearchIndex:
         turns away. Such a note matches exactly one of the words' clauses, one of a word that is not rare
         (`loose[2]`), and scores what that clause gives it alone. A word whose best score (`_word_best`,
         remembered) is below the `limit`-th kept note's cannot place such a note in the top; for any other
-        word, the best-scored notes that hold it and none of the other words are read (`ALONE_READ` of them)
+        word, the best-scored notes that hold it and none of the other words are read (`limit` of them)
         and taken out of the ranking. When every note left unread scores less than the `limit`-th kept note,
         the kept notes are the top, with the full search's scores and order."""
         anyword, words, loose_words = loose
