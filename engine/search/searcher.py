@@ -64,6 +64,9 @@ PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
 LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
 EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion of a three-word query
+# A three-word query each of whose words is in more than half of the notes is ranked by that all-words BM25
+# ranking alone (from this many notes; in a smaller vault a word is easily in half of them).
+COMMON_FROM = 1_000
 # Questions weigh the title and meta fields lightly: the body already carries the frontmatter (title, tags,
 # aliases) once, and the keyword plan's 4x title weight summed per field drowns a long question's evidence in
 # the body, but a little title and alias evidence helps (a question that is a note's name is put first by
@@ -238,7 +241,8 @@ def plan(index: SearchIndex, request: SearchRequest) -> Plan:
 
     `and`: one conjunction of every word. `fusion`: stop words out; one or two words are a conjunction;
     three words fuse, by reciprocal rank, the full conjunction, each pair, and a BM25 ranking of all the
-    words over the notes holding at least two of them; four or more words are a question: the notes that
+    words over the notes holding at least two of them (that ranking alone when every word is in more than
+    half of a large vault's notes); four or more words are a question: the notes that
     hold at least two of its words (the union of the pair conjunctions) or one of its rare words, ranked by
     BM25 of all its words.
     On SciFact and on the dev fixtures the BM25 ranking of that union beats the reciprocal-rank fusion of
@@ -255,6 +259,11 @@ def plan(index: SearchIndex, request: SearchRequest) -> Plan:
         ceiling = int(index.doc_count() * RARE_SHARE)  # 0 below 100 notes, where no word is rare by share
         sufficient = tuple(t for t in parts if 0 < index.doc_freq(t) <= ceiling)
         return Plan([parts], [1.0], QUESTION_BOOSTS, min_match=2, sufficient=sufficient)
+    docs = index.doc_count()
+    if len(terms) == 3 and docs >= COMMON_FROM and all(index.doc_freq(t) * 2 > docs for t in terms):
+        # Every word is in most notes: the conjunction and each pair hold nearly every note, cost most of the
+        # search and tell the notes apart no better than the evidence ranking does on its own.
+        return Plan([terms], [1.0], FIELD_BOOSTS, min_match=2)
     rare = sorted(terms, key=lambda t: (index.doc_freq(t), terms.index(t)))[:PAIR_TERMS]
     rare = [t for t in terms if t in rare]  # back to query order
     groups = [terms] + [list(p) for p in itertools.combinations(rare, 2)]
