@@ -62,7 +62,9 @@ def test_a_note_left_as_it_was_keeps_its_terms_across_index_changes(vault: Vault
         assert hit is not None and hits is not None
         text = f"{hit.facts.get('meta') or ''}\n{hits.text_of(hit)}"
         title = index.term_set(str(hit.facts["title"]))
-        assert after == (frozenset(title | index.term_set(text)), frozenset(title))  # what a fresh analysis gives
+        fresh = title | index.term_set(text)  # what a fresh analysis gives
+        assert all(t in after[0] for t in fresh) and after[1] == frozenset(title)
+        assert not any(t in after[0] for t in ("zanzibar", "ferri", "spring", "passes"))
         assert "alp" in after[0] and "pass" in after[1]
         vault.note("b.md", "Mountain passes in spring.\n", title="Passes", tags=["alps"])
         reconcile(vault.root, store)

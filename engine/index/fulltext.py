@@ -23,7 +23,7 @@ import threading
 import time
 import unicodedata
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -34,6 +34,7 @@ import tantivy
 
 from agentmd.engine.errors import IndexBusy, IndexDamaged
 from agentmd.engine.index.integrity import CHECK_INTERVAL, IndexGuard
+from agentmd.engine.index.terms import BothTerms, TextTerms
 from agentmd.vault_schema import cjk
 
 log = logging.getLogger("agentmd.index")
@@ -62,7 +63,7 @@ _SEGMENT_TERMS: dict[str, tuple[str, ...]] = {}
 _SEGMENT_MEMO_MAX = 200_000
 # A note's terms (all of them, and its title's) by path, with the title, meta and body they were analysed
 # from: kept across index changes, which forget the per-state memo of `note_terms` (see `_terms_of`).
-_NOTE_TERMS_KEPT: dict[str, tuple[tuple[str, str, str], tuple[frozenset[str], frozenset[str]]]] = {}
+_NOTE_TERMS_KEPT: dict[str, tuple[tuple[str, str, str], tuple[Container[str], frozenset[str]]]] = {}
 _DOC_FREQ_MEMO_MAX = 50_000
 _NOTE_TERMS_MEMO_MAX = 2_048
 _QUERY_MEMO_MAX = 4_096
@@ -403,7 +404,7 @@ class SearchIndex:
         self._df_cache: dict[str, int] = {}
         # the best score of one word's query among the notes outside the walls, or everywhere (see `_word_best`)
         self._best_cache: dict[tuple[str, tuple[tuple[str, float], ...], bool], float] = {}
-        self._terms_cache: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._terms_cache: dict[str, tuple[Container[str], frozenset[str]]] = {}
         self._query_memo: dict[tuple[tuple[str, ...], bool, tuple[tuple[str, float], ...]], Any] = {}
         self._word_memo: dict[str, Any] = {}  # one word's parsed query, any boosts (see `_word_query`)
         self._state_key: tuple[int, int, int] | None = None
@@ -724,7 +725,9 @@ class SearchIndex:
                     looked[i] = memo[segments[i]] = tuple(self._analyzer.analyze(segments[i]))
         return looked  # type: ignore[return-value]  # every None was filled above
 
-    def note_terms(self, path: str, known: tuple[Hit, HitList] | None = None) -> tuple[frozenset[str], frozenset[str]]:
+    def note_terms(
+        self, path: str, known: tuple[Hit, HitList] | None = None
+    ) -> tuple[Container[str], frozenset[str]]:
         """The analysed terms of a note (title, meta and text) and of its title alone, read from the index
         and remembered until the index changes (after it, a note that reads as before takes its terms from
         `_terms_of` instead of being analysed again): the confidence model and the hybrid's word share ask
@@ -757,23 +760,32 @@ class SearchIndex:
             out.update(cjk.pairs(self._looked_up([segment])[0]))
         return out
 
-    def _terms_of(self, path: str, title: str, meta: str, body: str) -> tuple[frozenset[str], frozenset[str]]:
+    def _terms_of(self, path: str, title: str, meta: str, body: str) -> tuple[Container[str], frozenset[str]]:
         """The terms of a note's title, meta and body, and of its title alone; taken from `_NOTE_TERMS_KEPT`
         when the note reads as it did when they were analysed, so a note that an index change left as it was
-        is not analysed again (the analysis depends on the text alone, never on the index's contents)."""
+        is not analysed again (the analysis depends on the text alone, never on the index's contents). The
+        terms of an ASCII note's meta and body are found one at a time, as they are asked for (`TextTerms`)."""
         kept = _NOTE_TERMS_KEPT.get(path)
         if kept is not None and kept[0] == (title, meta, body):
             return kept[1]
         title_terms = self.term_set(title)
-        rest = self.term_set(f"{meta}\n{body}")
-        if not (title.isascii() and meta.isascii() and body.isascii()):  # CJK words are pairs of terms
-            title_terms |= self._cjk_pairs(title)
+        terms: tuple[Container[str], frozenset[str]]
+        if title.isascii() and meta.isascii() and body.isascii():
+            title_set = frozenset(title_terms)
+            terms = (BothTerms(title_set, TextTerms(f"{meta}\n{body}", self._run_terms)), title_set)
+        else:
+            rest = self.term_set(f"{meta}\n{body}")
+            title_terms |= self._cjk_pairs(title)  # CJK words are pairs of terms
             rest |= self._cjk_pairs(f"{meta}\n{body}")
-        terms = (frozenset(title_terms | rest), frozenset(title_terms))
+            terms = (frozenset(title_terms | rest), frozenset(title_terms))
         if len(_NOTE_TERMS_KEPT) >= _NOTE_TERMS_MEMO_MAX:
             _NOTE_TERMS_KEPT.pop(next(iter(_NOTE_TERMS_KEPT)), None)  # the oldest
         _NOTE_TERMS_KEPT[path] = ((title, meta, body), terms)
         return terms
+
+    def _run_terms(self, run: str) -> tuple[str, ...]:
+        """The terms of one run of word characters (from the analyzer's memo)."""
+        return self._looked_up([run])[0]
 
     def doc_freq(self, word: str) -> int:
         """How many notes contain `word` in any searched field. Remembered until the index changes: a

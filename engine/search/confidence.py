@@ -35,7 +35,7 @@ closest miss. The floors come from the contract's `thresholds` (`search_floor`, 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,7 +171,7 @@ class QueryWords:
             if terms:
                 self.words.append((terms, idf(index.doc_freq(word), docs)))
 
-    def share(self, note_terms: Set[str]) -> tuple[float, float, float]:
+    def share(self, note_terms: Container[str]) -> tuple[float, float, float]:
         """(IDF-weighted share, plain share, rarity) of the query's words found among `note_terms`."""
         total = sum(w for _t, w in self.words)
         found = [w for terms, w in self.words if all(t in note_terms for t in terms)]
@@ -179,7 +179,7 @@ class QueryWords:
         rarity = max(found, default=0.0) / self.top_idf if self.top_idf > 0 else 0.0
         return weighted, (len(found) / len(self.words) if self.words else 0.0), rarity
 
-    def held(self, note_terms: Set[str]) -> list[bool]:
+    def held(self, note_terms: Container[str]) -> list[bool]:
         """For each of the query's words, whether `note_terms` holds it."""
         return [all(t in note_terms for t in terms) for terms, _w in self.words]
 
@@ -193,7 +193,7 @@ class QueryWords:
         """How much `missing` counts in this index: in full from MISSING_FULL_AT notes, less in a smaller one."""
         return MISSING_WEIGHT * min(1.0, self.docs / MISSING_FULL_AT)
 
-    def evidence(self, note_terms: Set[str], title_terms: Set[str] = frozenset()) -> Evidence:
+    def evidence(self, note_terms: Container[str], title_terms: Container[str] = frozenset()) -> Evidence:
         """How much of the query a note holds, given the note's analysed terms (title included) and its
         title's terms."""
         share, coverage, rarity = self.share(note_terms)

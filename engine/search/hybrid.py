@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -166,7 +165,7 @@ def fuse(
     return [Fused(p, scores[p], lex_rank.get(p), den_rank.get(p), lex_score.get(p, 0.0), cos.get(p)) for p in order]
 
 
-def word_share(words: Iterable[str], note_terms: AbstractSet[str], idf: Mapping[str, float]) -> float:
+def word_share(words: Iterable[str], note_terms: Container[str], idf: Mapping[str, float]) -> float:
     """The IDF-weighted share of the query's content words (already analysed into index terms) found in
     a note's terms: Σ idf(found) / Σ idf(all). 0 for a query without content words."""
     wanted = list(dict.fromkeys(words))
@@ -192,7 +191,7 @@ def lexical_hold(
     terms: Sequence[str],
     idf: Mapping[str, float],
     paths: Sequence[str],
-    terms_of: Callable[[str], AbstractSet[str]] | None = None,
+    terms_of: Callable[[str], Container[str]] | None = None,
 ) -> float:
     """How well the lexical list holds the query: the best word share among its first HOLD_DEPTH notes
     (0 when it is empty). A keyword question's top note holds all its words; a question in other words

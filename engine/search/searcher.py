@@ -29,7 +29,7 @@ import heapq
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -326,12 +326,12 @@ class Cut:
     def __call__(self) -> tuple[str | None, str]:
         return self._cut()
 
-    def terms(self) -> tuple[frozenset[str], frozenset[str]]:
+    def terms(self) -> tuple[Container[str], frozenset[str]]:
         """The note's terms and its title's (`SearchIndex.note_terms`), read from the hit."""
         return self._index.note_terms(self._hit.path, (self._hit, self._found))
 
 
-def row_terms(index: SearchIndex, row: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+def row_terms(index: SearchIndex, row: dict[str, Any]) -> tuple[Container[str], frozenset[str]]:
     """The terms of a result row's note and of its title: read from the hit the search found while the row
     is deferred (`Cut`), else looked up (remembered once read)."""
     cut = row.get(FILL)
