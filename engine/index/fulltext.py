@@ -772,7 +772,7 @@ class SearchIndex:
         terms: tuple[Container[str], frozenset[str]]
         if title.isascii() and meta.isascii() and body.isascii():
             title_set = frozenset(title_terms)
-            terms = (BothTerms(title_set, TextTerms(f"{meta}\n{body}", self._run_terms)), title_set)
+            terms = (BothTerms(title_set, TextTerms(f"{meta}\n{body}", self.run_terms, self.term_set)), title_set)
         else:
             rest = self.term_set(f"{meta}\n{body}")
             title_terms |= self._cjk_pairs(title)  # CJK words are pairs of terms
@@ -783,7 +783,7 @@ class SearchIndex:
         _NOTE_TERMS_KEPT[path] = ((title, meta, body), terms)
         return terms
 
-    def _run_terms(self, run: str) -> tuple[str, ...]:
+    def run_terms(self, run: str) -> tuple[str, ...]:
         """The terms of one run of word characters (from the analyzer's memo)."""
         return self._looked_up([run])[0]
 

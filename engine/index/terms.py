@@ -11,7 +11,9 @@ letter begins the lower-cased run, except for `die`, `lie`, `tie` and the like, 
 and of SciFact's 5,183 abstracts, 95,000 in all, was checked; tests/test_note_terms.py checks the notes). So a
 term is held exactly when some run beginning with one of those openings analyses to it: each such run is
 analysed (through the analyzer's memo) until one does. A text that is not ASCII is analysed in full instead
-(folding, CJK characters and other scripts do not keep that shape).
+(folding, CJK characters and other scripts do not keep that shape), and so is a text in which one term's
+openings begin more than CHECKS_BEFORE_WHOLE runs (60,000 tags of one stem, say), where reading every such
+run one by one would cost more than the whole analysis.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 from collections.abc import Callable, Container, Sequence
 
 _RUN = re.compile(r"[a-z0-9_]+")
+CHECKS_BEFORE_WHOLE = 64
 
 
 def openings(term: str) -> tuple[str, ...]:
@@ -33,12 +36,17 @@ def openings(term: str) -> tuple[str, ...]:
 class TextTerms(Container[str]):
     """The terms of an ASCII text, found on demand (`term in terms`) and remembered."""
 
-    __slots__ = ("_analyse", "_known", "_lowered", "_text")
+    __slots__ = ("_analyse", "_known", "_lowered", "_text", "_whole", "_whole_of")
 
-    def __init__(self, text: str, analyse: Callable[[str], Sequence[str]]) -> None:
-        """`analyse`: a run of the text (already lower-cased) to its terms, as the index's analyzer gives them."""
+    def __init__(
+        self, text: str, analyse: Callable[[str], Sequence[str]], whole_of: Callable[[str], Container[str]]
+    ) -> None:
+        """`analyse`: a run of the text (already lower-cased) to its terms, as the index's analyzer gives them;
+        `whole_of`: the terms of a whole text, as the analyzer gives them."""
         self._text = text
         self._analyse = analyse
+        self._whole_of = whole_of
+        self._whole: Container[str] | None = None
         self._lowered: str | None = None
         self._known: dict[str, bool] = {}
 
@@ -51,13 +59,20 @@ class TextTerms(Container[str]):
         return known
 
     def _find(self, term: str) -> bool:
+        if self._whole is not None:
+            return term in self._whole
         lowered = self._lowered
         if lowered is None:
             lowered = self._lowered = self._text.lower()
+        checks = 0
         for opening in openings(term):
             at = lowered.find(opening)
             while at >= 0:
                 if at == 0 or not _is_run_char(lowered[at - 1]):
+                    checks += 1
+                    if checks > CHECKS_BEFORE_WHOLE:
+                        self._whole = self._whole_of(self._text)
+                        return term in self._whole
                     run = _RUN.match(lowered, at)
                     if run is not None and term in self._analyse(run.group()):
                         return True
