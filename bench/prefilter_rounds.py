@@ -53,6 +53,9 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh", "secret", True),
     ("secrets_fresh_benign", None, True),
     ("secrets_fresh5", "secret", True),
+    ("directives_fresh7", "directive", False),
+    ("benign_fresh7", None, True),
+    ("secrets_fresh7", "secret", True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -64,6 +67,9 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh5_holdout", "directive", False),
     ("benign_fresh5_holdout", None, True),
     ("secrets_fresh5_holdout", "secret", True),
+    ("directives_fresh7_holdout", "directive", False),
+    ("benign_fresh7_holdout", None, True),
+    ("secrets_fresh7_holdout", "secret", True),
 )
 
 
