@@ -17,7 +17,7 @@ from typing import Final
 AI = (
     r"(?:ai|a\.i\.|ais|assistants?|agents?|models?|llms?|(?:large\s+)?language\s+models?|bots?|chatbots?|claude|"
     r"chatgpt|gpt(?:-?\d[\w.]*)?|copilot|cursor|gemini|curator|machine\s+readers?|(?:ai|llm|coding)\s+(?:helpers?|tools?|"
-    r"systems?)|automated\s+(?:readers?|systems?|"
+    r"systems?|reviewers?|readers?|editors?)|automated\s+(?:readers?|systems?|"
     r"tools?|processes|agents?|reviewers?))"
 )
 AI_Q = rf"(?:(?:coding|ai|automated|autonomous|helpful|llm|vault's|\w+'s)\s+)?{AI}"
@@ -299,7 +299,7 @@ ACT: Final = re.compile(
     r"backups?|folder|history|files?)\b|\bwipe\b|\bdisabl\w*\s+(?:[\w-]+\s+){0,2}?(?:ci|tests?|linter|hooks?|"
     r"pre-commit|checks?|safety|review|test\s+suite)\b|\bskip\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+suite|ci|review|"
     r"checks?|hooks?|backup|confirmation|approval)\b|\bwithout\s+(?:asking|review\w*|reading|running|"
-    r"confirmation|approval|checking|questions|permission)\b|\bapprov(?:e|ing)\s+(?:every|all|it|the|each)\b|"
+    r"confirmation|approval|checking|questions|permission)\b|\bapprov(?:e|ing)\s+(?:every|all|it|the|each|this)\b|"
     r"\bmerg(?:e|ing)\s+(?:it\s+)?(?:directly|without)\b|\bmerge\s+it\b(?!\s+(?:after|once|when|if|only))|\b(?:npm|twine|cargo)\s+publish\b|\bpublish\s+without\b|"
     r"\bbackdoor\b|\bauthorized_keys\b|\bchange\s+the\s+remote\b|--no-verify\b|\breport\s+success\b|"
     r"\b(?:download\w*|fetch\w*)\s+and\s+run\w*|\bcarry\s+out\s+whatever\b|\brun\w*\s+(?:the\s+)?(?:\w+\s+)?"
@@ -309,6 +309,8 @@ ACT: Final = re.compile(
     r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b(?!\s+(?:you|me|us)\b)|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
     r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b|"
+    r"\bmove\s+(?:everything|all|every\s+\w+)\b[^.!?\n]{0,40}\bto\s+the\s+(?:trash|bin|recycle\s+bin|wastebasket)\b|"
+    r"\bempty\s+(?:it|the\s+(?:trash|bin|recycle\s+bin|wastebasket))\b|"
     r"\b(?:do|follow|obey|carry\s+out|execute|act\s+on)\s+(?:what(?:ever)?|the\s+(?:instructions?|steps|commands?))\s+"
     r"(?:the\s+|that\s+|this\s+)?(?:page|site|link|url|file|document|gist|post)\s+(?:there\s+|at\s+\S+\s+)?(?:says|asks|"
     r"lists|tells|contains|gives)\b|\bfollow\s+the\s+(?:instructions?|steps|commands?)\s+(?:at|on|from|in)\s+"

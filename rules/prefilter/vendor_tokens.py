@@ -145,6 +145,8 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
        rf"GOCSPX-|whsec_|nfp_|CFPAT-|(?<![\w/])1//0)"
        rf"(?P<val>[A-Za-z0-9_\-=.]{{22,}})", _random_tail(3.3)),
+    _t("secret:service-token", ("ssws",), "Okta API token", r"\bSSWS\s+(?P<val>[A-Za-z0-9_\-]{30,})",
+       _random_tail(3.3)),
     _t("secret:service-token", (".atlasv1.",), "Terraform Cloud API token",
        rf"{_START}[A-Za-z0-9]{{14}}\.atlasv1\.(?P<val>[A-Za-z0-9_\-=]{{60,}})", _random_tail(3.3)),
     _t("secret:service-token", ("access_token$production$",), "Braintree access token",
