@@ -3,8 +3,8 @@ controls it lets through, per fixture file and split, and how long one large not
 
 The fixture files are under tests/fixtures/payloads. The fresh rounds (`*_fresh*.jsonl`) were written before the
 filters were changed for them; `*_fresh_holdout.jsonl` is a round kept aside and read only with --holdout.
-Secret rows of the fresh rounds, and the benign rows of the fifth round (hashes, ids, example tokens), are templates
-(see tests/prefilter_helpers.expand), so no file holds a value.
+Secret rows of the fresh rounds, and the benign rows of the fifth and seventh rounds (hashes, ids, example tokens),
+are templates (see tests/prefilter_helpers.expand), so no file holds a value.
 
 Latency: `check_text` on a 469 KB note built from corpus prose (or the fixtures when the corpora are absent),
 on one of English prose only and on a 469 KB note of 60,000 tags, each against a floor measured in the same run
@@ -53,6 +53,9 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh", "secret", True),
     ("secrets_fresh_benign", None, True),
     ("secrets_fresh5", "secret", True),
+    ("directives_fresh7", "directive", False),
+    ("benign_fresh7", None, True),
+    ("secrets_fresh7", "secret", True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -64,6 +67,9 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh5_holdout", "directive", False),
     ("benign_fresh5_holdout", None, True),
     ("secrets_fresh5_holdout", "secret", True),
+    ("directives_fresh7_holdout", "directive", False),
+    ("benign_fresh7_holdout", None, True),
+    ("secrets_fresh7_holdout", "secret", True),
 )
 
 

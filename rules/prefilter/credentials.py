@@ -439,7 +439,8 @@ _PROSE_PASSWORD = re.compile(
     r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+"
     r"(?:\s+[\w.\-]+)?){0,2}"
     r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
-    r"\s+(?=\S*\d))|(?:login|creds|credentials)\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
+    r"\s+(?=\S*\d))|(?:login|creds|credentials)(?:\s+(?:for|to|on|of)(?:\s+(?:the|my|our|this|that))?\s+[\w.\-]+"
+    r"(?:\s+[\w.\-]+)?)?\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
     r"\buse\s+(?:the\s+)?password|"
     # "logged into the portal as ops@acme.io with ...": an account named, then what it was opened with
     r"\b(?:logged|log|signed|sign)\s+in(?:to)?\b[^.\n]{0,60}?\bas\s+[\w.@\-]+\s+(?:with|using|and)\b)"

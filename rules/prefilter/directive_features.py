@@ -17,7 +17,7 @@ from typing import Final
 AI = (
     r"(?:ai|a\.i\.|ais|assistants?|agents?|models?|llms?|(?:large\s+)?language\s+models?|bots?|chatbots?|claude|"
     r"chatgpt|gpt(?:-?\d[\w.]*)?|copilot|cursor|gemini|curator|machine\s+readers?|(?:ai|llm|coding)\s+(?:helpers?|tools?|"
-    r"systems?)|automated\s+(?:readers?|systems?|"
+    r"systems?|reviewers?|readers?|editors?)|automated\s+(?:readers?|systems?|"
     r"tools?|processes|agents?|reviewers?))"
 )
 AI_Q = rf"(?:(?:coding|ai|automated|autonomous|helpful|llm|vault's|\w+'s)\s+)?{AI}"
@@ -28,7 +28,8 @@ READS = (
     r"reviews|handling|handles|encountering|encounters|visiting|scanning|scans)"
 )
 AI_END = (
-    r"(?=\s*[:,—–!)]|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing)\b"
+    r"(?=\s*[:,—–!)]|\s+-\s|\s+(?:that|who|which|reading|processing|picking|picks|recalling|parsing|opens|opening|"
+    r"finds|finding|gets|getting|handles|handling|loads|loading|receives|receiving|sees|seeing)\b"
     r"(?!\s+(?:group|club|list|circle|room|session)s?\b)|\s*$)"
 )
 _AI_NAME = r"(?:ai|llms?|models?|assistants?|agents?|claude|copilot|cursor|gemini|chatgpt|gpt|bots?)"
@@ -60,6 +61,11 @@ VOCATIVE: Final = re.compile(
     rf"\bas\s+(?:the|an?)\s+(?:\w+\s+)?{AI}\s+(?:that\s+is\s+|who\s+is\s+)?{READS}\b|"
     rf"\bif\s+you(?:'re|\s+(?:are|happen\s+to\s+be|might\s+be|were))\s+(?:actually\s+|really\s+)?(?:an?|the)\s+"
     rf"(?:\w+\s+){{0,2}}?{AI}\b|"
+    rf"\bif\s+(?:the\s+)?(?:reader|recipient|consumer|processor|audience)\s+of\s+this\s+\w+\s+(?:is|are)\s+"
+    rf"(?:an?\s+|the\s+)?(?:\w+\s+)?{AI}\b|"
+    # a markup tag named for the AI's instructions: "<instructions_for_assistant>", "<assistant_rules>"
+    rf"^<\s*(?:instructions?|directives?|notes?|rules|orders|tasks?|messages?|guidance|prompt)\s+(?:for|to)\s+"
+    rf"(?:the\s+)?{AI_Q}\s*>|^<\s*{AI_Q}\s+(?:instructions?|directives?|notes?|rules|orders|tasks?|guidance)\s*>|"
     rf"\b{AI}\s+(?:that\s+|who\s+|which\s+)?(?:is\s+|are\s+)?{READS}\s+(?:this|these|my\s+\w+|the\s+(?:note|"
     rf"memory|vault|text|message))\b|\byour\s+(?:operator|creator|developers?|programming|training|context\s+window|"
     rf"system\s+prompt)\b|"
@@ -104,7 +110,10 @@ FRAME: Final = re.compile(
     r"\bfor\s+the\s+rest\s+of\s+(?:this|the)\s+(?:session|conversation|chat|task)\b|"
     r"\b(?:in|during|earlier\s+in)\s+this\s+(?:conversation|session|chat)\b|"
     r"\b(?:once|after|when)\s+you\s+(?:have\s+|'ve\s+)?(?:finish\w*\s+)?read(?:ing)?\s+(?:this|far)\b|"
-    r"\b(?:tomorrow|later\s+today|later\s+on|next\s+time|after\s+this\s+\w+),?\s+(?:when\s+)?you\b"
+    r"\b(?:tomorrow|later\s+today|later\s+on|next\s+time|after\s+this\s+\w+),?\s+(?:when\s+)?you\b|"
+    rf"\b(?:when|if|once|whenever)\s+(?:it\s+is\s+|this\s+is\s+)?read\s+by\s+(?:an?|the|any)\s+(?:\w+\s+)?{AI}|"
+    r"\b(?:on|at|with|for)\s+the\s+next\s+(?:request|prompt|query|question|message|conversation|chat)\s+(?:that|which|"
+    r"about|mentioning|containing)\b"
 )
 
 INSTR_CORE = (
@@ -244,7 +253,9 @@ SECRET = (
     r"hidden\s+(?:instructions|rules|prompt)|context\s+window|(?:conversation|chat)\s+history|this\s+conversation|"
     r"private\s+notes|customer\s+list|database\s+dump|password\s+manager|secrets?\s*\.\s*(?:ya?ml|json|toml|env)|(?:config|conf|etc)/\S*secret\S*|github_token|"
     r"mfa\s+code|/etc/passwd|home\s+directory|messages\s+of\s+this\s+conversation|~/\.[\w./-]+|"
-    r"\.npmrc|\.pypirc|\.gitconfig|\.git-credentials|kubeconfig|private\s+keys?|/etc/shadow|shadow\s+file)"
+    r"\.npmrc|\.pypirc|\.gitconfig|\.git-credentials|kubeconfig|private\s+keys?|/etc/shadow|shadow\s+file|"
+    r"contents?\s+of\s+(?:the\s+)?(?:user's\s+|their\s+|your\s+|his\s+|her\s+)?clipboard|(?:user's|their|your)\s+"
+    r"clipboard|clipboard\s+(?:contents|history|data))"
 )
 LEAK_VERB = (
     r"(?:send|sending|email|e-mail|post|upload|paste|include|including|attach|copy|forward|exfiltrate|print|"
@@ -256,7 +267,7 @@ NEGATED: Final = re.compile(r"\b(?:never|not|don't|no|without)\s+(?:\w+\s+)?$")
 DEST: Final = re.compile(
     r"https?://|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|\b(?:to|for)\s+(?:me|us)\b|\b(?:email|send|mail|forward|give|show|tell)\s+me\b|"
     r"\byou\s+(?:have\s+seen|can\s+see|can\s+find|have\s+access\s+to|saw|know)\b|\b(?:the\s+)?address\b|\b(?:your|the|its)\s+(?:next\s+)?"
-    r"(?:reply|replies|answer|response|summary|output)\b|\bcommit\s+message|\bpull\s+request|\bdescription\b|"
+    r"(?:reply|replies|answers?|responses?|summary|summaries|outputs?)\b|\bcommit\s+message|\bpull\s+request|\bdescription\b|"
     r"\breadme\b|\bgist\b|\bpublic\s+note|\bnote\s+(?:titled|named)|\bbucket\b|\bserver\b|\bfooter\b|"
     r"\bto\s+[\w./-]+\.(?:md|txt|json|csv|log|yaml|yml)\b|\bsignature\b|\bdiagnostics\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\bnc\s+\S+|\bcurl\b|\bpaste\s+site"
 )
@@ -288,7 +299,7 @@ ACT: Final = re.compile(
     r"backups?|folder|history|files?)\b|\bwipe\b|\bdisabl\w*\s+(?:[\w-]+\s+){0,2}?(?:ci|tests?|linter|hooks?|"
     r"pre-commit|checks?|safety|review|test\s+suite)\b|\bskip\w*\s+(?:\w+\s+){0,2}?(?:tests?|test\s+suite|ci|review|"
     r"checks?|hooks?|backup|confirmation|approval)\b|\bwithout\s+(?:asking|review\w*|reading|running|"
-    r"confirmation|approval|checking|questions|permission)\b|\bapprov(?:e|ing)\s+(?:every|all|it|the|each)\b|"
+    r"confirmation|approval|checking|questions|permission)\b|\bapprov(?:e|ing)\s+(?:every|all|it|the|each|this)\b|"
     r"\bmerg(?:e|ing)\s+(?:it\s+)?(?:directly|without)\b|\bmerge\s+it\b(?!\s+(?:after|once|when|if|only))|\b(?:npm|twine|cargo)\s+publish\b|\bpublish\s+without\b|"
     r"\bbackdoor\b|\bauthorized_keys\b|\bchange\s+the\s+remote\b|--no-verify\b|\breport\s+success\b|"
     r"\b(?:download\w*|fetch\w*)\s+and\s+run\w*|\bcarry\s+out\s+whatever\b|\brun\w*\s+(?:the\s+)?(?:\w+\s+)?"
@@ -298,6 +309,14 @@ ACT: Final = re.compile(
     r"\bskip\w*\s+asking\b|\bwithout\s+checking\b|\bbranch\s+protection\b|\bchmod\s+(?:-r\s+)?777\b|\bworld[\s-]writable\b|\bclick\s+(?:on\s+)?(?:every|all|each)\s+links?\b|\bsubmit\s+(?:every|all|each|the)\s+forms?\b|\bstop\s+asking\b|\bnever\s+ask\b(?!\s+(?:you|me|us)\b)|\bdo\s+not\s+need\s+to\s+"
     r"check\b|\btracking\s+script\b|\binclude\s+a\s+link\b|\brespond\s+to\s+every\b|"
     r"\bexfiltrat\w*|\bexport\s+the\s+vault\b|\binsert\s+the\s+following\b|"
+    r"\bmove\s+(?:everything|all|every\s+\w+)\b[^.!?\n]{0,40}\bto\s+the\s+(?:trash|bin|recycle\s+bin|wastebasket)\b|"
+    r"\bempty\s+(?:it|the\s+(?:trash|bin|recycle\s+bin|wastebasket))\b|"
+    r"\b(?:do|follow|obey|carry\s+out|execute|act\s+on)\s+(?:what(?:ever)?|the\s+(?:instructions?|steps|commands?))\s+"
+    r"(?:the\s+|that\s+|this\s+)?(?:page|site|link|url|file|document|gist|post)\s+(?:there\s+|at\s+\S+\s+)?(?:says|asks|"
+    r"lists|tells|contains|gives)\b|\bfollow\s+the\s+(?:instructions?|steps|commands?)\s+(?:at|on|from|in)\s+"
+    r"(?:https?://|the\s+link|this\s+link)|"
+    r"\bgrant\w*\s+(?:[\w']+\s+){0,3}?(?:owner|admin|root|write|full|superuser|maintainer)\s+(?:rights|access|role|"
+    r"permissions?|privileges)\b|"
     r"\b(?:tests?|test\s+suite|logs?|audit\s+logs?|backups?|history|branch(?:es)?|checks?|reviews?)\s+(?:must|should|"
     r"shall|is\s+to|are\s+to|can)\s+(?:now\s+)?be\s+(?:deleted|wiped|cleared|removed|erased|purged|disabled|skipped)\b"
 )
@@ -330,7 +349,9 @@ TRIGGER: Final = re.compile(
     r"[^.!?\n]{0,60}?\b(?:this|the)\s+(?:note|memory|message|text|comment)\b[^.!?\n]{0,40}?\b(?:in\s+your|your\s+"
     r"context|your\s+prompt|recall\w*|retriev\w*|load\w*|shows?\s+up|ends?\s+up|reach\w*)|"
     r"\b(?:when|whenever|if|once|after|upon)\s+(?:you\s+)?(?:have\s+)?(?:read|see|recall|load|retrieve)\w*\s+this\s+"
-    r"(?:note|memory|message)\b"
+    r"(?:note|memory|message)\b|"
+    # a trigger on the reader's future requests: "on the next request that mentions an invoice, reply ..."
+    r"\b(?:on|at|with|for)\s+the\s+next\s+(?:request|prompt|query)\s+(?:that|which|about|mentioning|containing)\b"
 )
 ORDER_CLAUSE: Final = re.compile(
     r",\s*(?:please\s+|then\s+|just\s+)?(?:append|add|include|reply|respond|answer|say|tell|run|send|delete|"
@@ -376,7 +397,7 @@ VERBS = (
     r"open|create|give|make|turn|switch|enter|start|begin|end|use|set|link|accept|trust|act|pretend|do|prepend|"
     r"refuse|deny|decline|mark|state|claim|report|summari[sz]e|"
     r"sign|list|comply|consider|forward|publish|bump|transfer|discount|scrap|abandon|nullify|overlook|neglect|"
-    r"dismiss|supersede)"
+    r"dismiss|supersede|describe|rate|recommend|praise|portray|find|locate|gather|collect)"
 )
 IMPERATIVE: Final = re.compile(
     rf"(?:^|[:;—–(|]\s*|,\s+(?:and\s+|then\s+)?(?=(?:please|kindly|just|now|always|never)\b)|"
@@ -385,12 +406,19 @@ IMPERATIVE: Final = re.compile(
     rf"never|quietly|silently)\s+)*{VERBS}\b(?!\s+(?:of|is|are|was|were|has|have)\b)"
 )
 ORDER_MODAL: Final = re.compile(
+    r"\b(?:could|would|can|will)\s+you\s+(?:please\s+|kindly\s+|just\s+)?(?!tell\s+me\b)[a-z]+|"
+    r"\bplease\s+be\s+(?:a\s+dear|so\s+kind|kind\s+enough)\s+(?:and|to|as\s+to)\s+[a-z]+|"
+    r"\bit\s+would\s+be\s+(?:really\s+|very\s+|so\s+)?(?:great|helpful|nice|lovely|wonderful)\s+if\s+(?:you|the\s+\w+)\b|"
     r"\byou\s+(?:must|should|shall|will|are\s+to|need\s+to|have\s+to|may\s+(?:now\s+)?\w+|can\s+now|"
     r"are\s+(?:now\s+)?(?:authori[sz]ed|permitted|allowed|cleared|required|instructed)\s+to|have\s+(?:been\s+"
     r"given\s+)?permission\s+to)\b|\b(?:must|shall)\s+(?:always\s+|never\s+|not\s+)?[a-z]+|"
     r"\byour\s+(?:new\s+|real\s+|only\s+|first\s+|next\s+)?(?:job|task|duty|role|purpose|mission|goal|objective|"
     r"action)\s+(?:\w+\s+){0,4}?(?:is|will\s+be|must\s+be)\s+to\b|"
-    r"\b(?:it|they)\s+(?:must|should|shall|is\s+to|are\s+to)\s+(?!be\b)(?:always\s+|never\s+|now\s+)?[a-z]+"
+    r"\b(?:it|they)\s+(?:must|should|shall|is\s+to|are\s+to)\s+(?!be\b)(?:always\s+|never\s+|now\s+)?[a-z]+|"
+    r"\bthe\s+(?:correct|right|proper|expected|appropriate|only|safe)\s+(?:behaviou?r|answer|response|reply|action|"
+    r"move|next\s+step|thing\s+to\s+do)\s+(?:here\s+|now\s+)?is\s+to\b|"
+    r"\bthe\s+(?:correct|right|proper|only|official|expected)\s+(?:[\w-]+\s+)?(?:summary|answer|response|reply|"
+    r"description|verdict)\s+(?:of|for|to)\s+this\s+(?:page|note|document|file|text|question)\s+is\b"
 )
 AGENT_FRAME: Final = re.compile(
     rf"\b(?:when|whenever|if|once)\s+(?:the\s+|an?\s+|any\s+)?{AI_Q}\s+(?:sees|reads|finds|encounters|gets|receives|"
@@ -468,7 +496,10 @@ NOTE_AUTHORITY: Final = re.compile(
     r"command|instructs|priority|precedence)\b|\b(?:trust|obey|follow)\s+only\b|\bdo\s+(?:what|as)\s+i\s+say\b|"
     r"\bmore\s+authoritative\b|\breal\s+instructions\b|\bas\s+if\s+(?:they|it|this|these)\s+(?:came|come|were|was)"
     r"\s+from\s+(?:the\s+user|your\s+\w+|the\s+operator|the\s+owner)\b|\bcomply\s+with\s+(?:all\s+|any\s+)?"
-    r"requests\s+from\b"
+    r"requests\s+from\b|"
+    r"\b(?:above|over|before|ahead\s+of|regardless\s+of)\s+(?:anything|whatever|what|everything)\s+(?:the\s+)?(?:user|"
+    r"owner|operator|human|rest)\s+(?:of\s+(?:the|this)\s+\w+\s+)?(?:says?|said|asks?|wants?|tells?\s+you)\b|"
+    r"\bwhatever\s+the\s+rest\s+(?:of\s+(?:the|this)\s+\w+\s+)?says\b"
 )
 AUTH_CLAIM: Final = re.compile(
     r"\bofficial\s+(?:message|notice|instruction|communication)\s+from\b|\bi(?:'m|\s+am)\s+(?:the|your)\s+"
@@ -528,7 +559,8 @@ DECEIT: Final = re.compile(
     r"n[o']t)\b"
 )
 VOCATIVE_OPENING: Final = re.compile(
-    rf"^(?:(?:hi|hey|hello|dear|attention|ok|okay|greetings|psst|so|now|yo)[\s,]+)?(?:the\s+|my\s+)?(?:\w+\s+)?"
+    rf"^(?:(?:hi|hey|hello|dear|attention|ok|okay|greetings|psst|so|now|yo)[\s,]+)?(?:(?:to|for)\s+)?(?:the\s+|my\s+)?"
+    rf"(?:\w+\s+)?"
     rf"{AI_Q}\s*[,:!?—–]"
 )
 OVERRIDE_FRAME: Final = re.compile(
@@ -545,7 +577,11 @@ SELF_REFERENCE: Final = re.compile(
 )
 SCRIPTED: Final = re.compile(
     r"\byou(?:'ll|\s+will|\s+are\s+going\s+to)\s+be\s+asked\b[^.!?\n]{0,80}\byou(?:'ll|\s+will|\s+should|\s+must)\s+"
-    r"(?:say|tell|answer|reply|claim|respond|insist)\b"
+    r"(?:say|tell|answer|reply|claim|respond|insist)\b|"
+    # "if anyone asks you about this note, answer that ...": the reader's answer about the note itself, written out
+    r"\b(?:if|when|whenever)\s+(?:anyone|someone|somebody|the\s+user|a\s+user|people|they)\s+asks?\s+(?:you\s+)?"
+    r"(?:about|for)\s+this\s+(?:note|memory|page|document|file|text)\b[^.!?\n]{0,40}?,\s*(?:just\s+)?(?:answer|say|"
+    r"reply|respond|tell\s+(?:them|him|her|the\s+user))\s+(?:that|with)\b"
 )
 
 DESCRIBED_AI: Final = re.compile(

@@ -416,6 +416,22 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+")  # ".npmrc" 
 
 
 _WORDISH = re.compile(r"\w+")
+_LEAK_LABEL: Final = "asks to leak secrets"
+_LEAK_WORD = re.compile(r"\b(?:" + "|".join(_LEAK_EN.split()) + r")\b")
+_FORBIDDEN_BEFORE = re.compile(
+    r"\b(?:never|not|don't|doesn't|won't|cannot|can't|no\s+one|nobody)\b(?:\s+[^\s,;:]+){0,5}\s+$"
+)
+
+
+def _only_forbidden_leaks(sentence: str) -> bool:
+    """Every leak verb of the (lower-cased) sentence is under a negation a few words before it, in the same
+    clause: "never send passwords by email", "IT will never ask for your password by email"."""
+    verbs = list(_LEAK_WORD.finditer(sentence))
+    return bool(verbs) and all(
+        _FORBIDDEN_BEFORE.search(sentence, max(0, m.start() - 80), m.start()) is not None for m in verbs
+    )
+
+
 _NEEDS_ADDRESSEE: Final = frozenset({"declares earlier instructions void"})
 _ADDRESSED = re.compile(
     r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|\b(?:ai|ais|assistants?|agents?|models?|llms?|bots?|chatbots?|claude|"
@@ -649,7 +665,11 @@ _FOREIGN_LABEL = re.compile(r"\b(?:für|fur|para|pour|per|pro|voor|för|dla|untu
 # A sentence that opens by calling an AI by name in another language ("Querido asistente, ...", "KI, bitte
 # ...", "亲爱的助手，..."): the name, then a comma or a colon, then the order.
 _VOCATIVE_OPENING = re.compile(
-    r"(?:^|(?<=[.!?。！？\n]))[ \t>*_#\-]*+(?P<label>[^\s,，、،:：.!?。！？][^,，、،:：.!?。！？\n]{0,39}?)[ \t]*+"
+    r"(?:^|(?<=[.!?。！？\n]))[ \t>*_#\-]*+"
+    # a "please" before the name ("Por favor, modelo, ...", "Bitte, KI: ...")
+    r"(?i:(?:por\s+favor|per\s+favore|s'il\s+(?:te|vous)\s+pla[iî]t|bitte|proszę|пожалуйста|lütfen|alsjeblieft|"
+    r"vă\s+rog|prosím|kérlek|por\s+gentileza)[ \t]*[,，][ \t]*)?"
+    r"(?P<label>[^\s,，、،:：.!?。！？][^,，、،:：.!?。！？\n]{0,39}?)[ \t]*+"
     r"[,，、،:：—–][ \t]*(?P<rest>[^\n]{6,})",
     re.MULTILINE,
 )
@@ -666,7 +686,13 @@ _ARTICLES: Final = frozenset(
 def _vocative_groups() -> tuple[_Group, _Group, tuple[_Group, ...]]:
     """(AI names, greetings, what an order speaks of), built on first use."""
     ai = _Group(" ".join(w.replace(" ", "_") for w in _AI_NAMES.split("|")) + " " + " ".join(AI_NAMES.values()))
-    control = (_Group(_CONTROL_FOREIGN), _Group(" ".join(CONTROL.values())), _Group(_IGNORE), _Group(_FROM_NOW))
+    control = (
+        _Group(_CONTROL_FOREIGN),
+        _Group(" ".join(CONTROL.values())),
+        _Group(_IGNORE),
+        _Group(_FROM_NOW),
+        _Group(_HIDE_FOREIGN),
+    )
     return ai, _Group(_GREETINGS), control
 
 
@@ -968,6 +994,8 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if label == "asks for the system prompt" and _NEGATED_REVEAL.search(sentence):
                     continue  # "assistants must never reveal the system prompt": a safeguard
+                if label == _LEAK_LABEL and _only_forbidden_leaks(sentence):
+                    continue  # "IT will never ask for your password by email": a warning, nothing asked
                 if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
                     continue  # "the user types 'forget your instructions'" in a write-up about injection
                 if TOLD_OTHERS.search(sentence):

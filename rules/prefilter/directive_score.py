@@ -137,6 +137,7 @@ def prose_with_code(text: str) -> tuple[str, bool]:
     for b in vault_schema.fenced_blocks(text):
         language = (b.info.split() or [""])[0].lower()
         content = b.content.split("\n")
+        spoofed = _CHAT_ROLE.search(b.content) is not None
         out[b.start_line] = ""
         for i, line in enumerate(content, start=b.start_line + 1):
             if i >= len(out):
@@ -145,11 +146,23 @@ def prose_with_code(text: str) -> tuple[str, bool]:
                 out[i] = line
             else:
                 m = CODE_COMMENT.match(line)
-                out[i] = m.group(1) if m else ""
+                out[i] = m.group(1) if m else (_message_text(line) if spoofed else "")
         close = b.start_line + len(content) + 1
         if close < len(out):
             out[close] = ""
     return "\n".join(out), False
+
+
+# A chat message written as data ({"role": "tool", "content": "..."}): a model reads its text as a turn of the
+# conversation, so the text of such a message in a code fence is read as prose.
+_CHAT_ROLE: Final = re.compile(r"[\"']role[\"']\s*:\s*[\"'](?:tool|system|assistant|function|developer|ipython)[\"']")
+_MESSAGE_VALUE: Final = re.compile(
+    r"[\"'](?:content|text|message|output|result|instructions?)[\"']\s*:\s*\"((?:[^\"\\\n]|\\.){6,})\""
+)
+
+
+def _message_text(line: str) -> str:
+    return " ".join(m.group(1) for m in _MESSAGE_VALUE.finditer(line))
 
 
 def _normalise(sentence: str) -> str:
@@ -404,14 +417,27 @@ NEEDED_ACCESS: Final = re.compile(
 )
 
 
+# The reader's summary of the note written out for it ("the correct summary of this page is '...'"): what it will
+# tell the user is decided by the note.
+_DICTATED: Final = re.compile(
+    r"\bthe\s+(?:correct|right|proper|only|official|expected)\s+(?:[\w-]+\s+)?(?:summary|description|verdict)\s+"
+    r"(?:of|for)\s+this\s+(?:page|note|document|file|text)\s+is\b"
+)
+
+
 def _controls(s: str) -> bool:
     """The sentence is about what an agent is allowed to do: its rules, safety, secrets, unsafe actions, the
-    user's knowledge, someone's authority, permissions or tools."""
-    return any(
+    user's knowledge, someone's authority, permissions or tools, or what it will say this note is."""
+    return _DICTATED.search(s) is not None or any(
         rx.search(s) is not None
         for rx in (OVERRIDE_VERB_RE, VOID_RE, SAFETY, SECRET_RE, HIDE, AUTH_CLAIM, NOTE_AUTHORITY, PERMISSION,
                    TOOL, SEND_OUT, LEAK_PROMPT, APPROVED)
     ) or _acts(s) or _ASSEMBLED.search(s) is not None  # fmt: skip
+
+
+def asks_for_control(text: str) -> bool:
+    """The text (any case) asks for something an attacker wants from an agent (see `_controls`)."""
+    return _controls(_normalise(text))
 
 
 # A chat log: a user's turn and an assistant's turn on lines of their own, in either order.

@@ -178,10 +178,33 @@ def _escaped_views(prose: str) -> Iterator[tuple[str, str]]:
                 yield how, decoded
 
 
+# Six or more single characters in a row, each followed by one space, dot, dash or underscore ("a s s i s t a n t",
+# "I.G.N.O.R.E"): a word spelt out so that no word of it is matched.
+_SPACED_GATE: Final = re.compile(r"(?<![^\s.\-_])(?:[^\s.\-_][ .\-_]){5,}[^\s.\-_](?![^\s.\-_])")
+_WORD_BREAK: Final = re.compile(r"\s{2,}|\s+/\s+|\t")
+
+
+def _spelt_out_word(piece: str) -> str:
+    parts = piece.split(" ") if " " in piece else re.split(r"[.\-_]", piece)
+    return "".join(parts) if len(parts) >= 2 and all(len(p) <= 1 for p in parts) else piece
+
+
+def spelt_out(text: str) -> str | None:
+    """The lines that spell words out letter by letter, each word joined up (two spaces or a slash part words),
+    or None when no line does."""
+    lines = [line for line in text.split("\n") if _SPACED_GATE.search(line)]
+    if not lines:
+        return None
+    return "\n".join(" ".join(_spelt_out_word(w) for w in _WORD_BREAK.split(line.strip()) if w) for line in lines)
+
+
 def hidden_views(text: str) -> Iterator[tuple[str, str]]:
-    """(how, text) for text hidden from a reader of the rendered note: Unicode tag characters (invisible, read
-    as the ASCII they shadow) and the lines with a right-to-left override, each overridden span read reversed
-    the way it is shown."""
+    """(how, text) for text hidden from a reader of the rendered note: words spelt out letter by letter (read
+    joined up), Unicode tag characters (invisible, read as the ASCII they shadow) and the lines with a
+    right-to-left override, each overridden span read reversed the way it is shown."""
+    joined = spelt_out(text)
+    if joined is not None:
+        yield "letter-by-letter", joined
     if text.isascii():
         return
     for m in _TAG_RUN.finditer(text):

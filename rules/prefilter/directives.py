@@ -29,7 +29,13 @@ from agentmd.rules.prefilter.directive_phrases import (
     chunks,
     phrase_hits,
 )
-from agentmd.rules.prefilter.directive_score import discusses, harmless_order, scored_hits, turns_carry_orders
+from agentmd.rules.prefilter.directive_score import (
+    asks_for_control,
+    discusses,
+    harmless_order,
+    scored_hits,
+    turns_carry_orders,
+)
 from agentmd.rules.prefilter.directive_views import (
     COMPACT_RULES,
     addressed_fields,
@@ -415,6 +421,8 @@ def _rule_hits(
                     continue  # "Dear assistant, keep the tone friendly": a greeting or a label and a house rule
                 if label in _REQUESTS and _NEGATED.search(folded, max(0, m.start() - 40), m.start()):
                     continue  # "assistants must never reveal the system prompt": a safeguard
+                if label == _ANNOUNCES and _documented_prompt(folded, m.start(), m.end()):
+                    continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
@@ -448,6 +456,22 @@ def _rule_hits(
             if found:
                 at = folded.find(sentence.strip()[:40])  # a run of short sentences is found by its first
                 yield compact_label + " (with its letters spaced, joined or disguised)", at, found.group(), "compact"
+
+
+_ANNOUNCES: Final = "announces replacement instructions"
+_NAMED_PROMPT: Final = re.compile(r"(?i)\S[^\n]*\s(?:system[\s*_]+prompt)[\s*_]*:$")
+_PARAGRAPH_END: Final = re.compile(r"\n[ \t>]*\n")
+
+
+def _documented_prompt(view: str, start: int, end: int) -> bool:
+    """A system prompt kept as a document: the label names what the prompt is for ("support bot v3 system
+    prompt:", not a bare "System prompt:" or "new instructions:"), and the paragraph after it asks for nothing an
+    attacker wants (no secrets, no dropped rules, no unsafe act, nothing kept from the user)."""
+    line_start = view.rfind("\n", 0, start) + 1
+    if _NAMED_PROMPT.search(view[line_start:end]) is None:
+        return False
+    stop = _PARAGRAPH_END.search(view, end)
+    return not asks_for_control(view[end : stop.start() if stop else min(len(view), end + 2000)])
 
 
 # Rules that match a form (a greeting, a role label, "always answer ...") rather than what is asked: a hit is

@@ -139,10 +139,21 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
     _t("secret:service-token",
        ("lin_api_", "hrku-", "dp.", "pul-", "glsa_", "glc_", "pmak-", "nrak-", "eaaa", "sq0", "atatt", "gsk_", "r8_",
         "pplx-", "sbp_", "sntrys_", "figd_", "xai-", "dckr_pat_", "ya29.", "sk.eyj", "fo1_", "tfp_", "hvs.", "hvb.",
-        "gocspx-"),
+        "gocspx-", "whsec_", "nfp_", "cfpat-", "eaab", "eaag", "1//0"),
        "service access token",
-       rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAAA|"
+       rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAA[ABG]|"
        rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
-       rf"GOCSPX-)"
+       rf"GOCSPX-|whsec_|nfp_|CFPAT-|(?<![\w/])1//0)"
        rf"(?P<val>[A-Za-z0-9_\-=.]{{22,}})", _random_tail(3.3)),
+    _t("secret:service-token", ("ssws",), "Okta API token", r"\bSSWS\s+(?P<val>[A-Za-z0-9_\-]{30,})",
+       _random_tail(3.3)),
+    _t("secret:service-token", (".atlasv1.",), "Terraform Cloud API token",
+       rf"{_START}[A-Za-z0-9]{{14}}\.atlasv1\.(?P<val>[A-Za-z0-9_\-=]{{60,}})", _random_tail(3.3)),
+    _t("secret:service-token", ("access_token$production$",), "Braintree access token",
+       r"access_token\$production\$[0-9a-z]{16}\$(?P<val>[0-9a-f]{32})(?![0-9a-f])", _random_tail(3.0)),
+    # 64 hex digits after 0x are a transaction or block hash as often as a key: only a key when the line calls it
+    # one (a wallet's private key, a signer's key)
+    _t("secret:private-key", ("0x",), "blockchain wallet private key",
+       r"(?im)^[^\n]*?\b(?:private[\s_-]?key|priv[\s_-]?key|wallet[\s_-]key|signer[\s_-]key|signing[\s_-]key|"
+       r"deployer[\s_-]key|secret[\s_-]key)\b[^\n]{0,40}?\b0x(?P<val>[0-9a-f]{64})(?![0-9a-f])", _random_tail(3.3)),
 )  # fmt: skip
