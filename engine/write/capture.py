@@ -388,9 +388,16 @@ class Capturer:
         lands there as `<stem>.md` or `<stem>-N.md`, so a retry finds the note its first attempt wrote even
         when the index has not caught up (a daemon restarted and still on its first pass, an index update
         that failed). Then the catalog, for a twin filed elsewhere since.
+
+        On disk, `write_new` gives a note the first of those names that is free, so once the index is open
+        the names are tried in that order up to the first one missing: a stat each, where listing a folder of
+        thousands of notes cost milliseconds of every capture. A note named past a gap (a lower-numbered one
+        deleted since) is found through the catalog or the notes waiting for their batch. Before the first
+        pass has opened the index (`store` unset) neither can vouch for what an earlier run wrote, and the
+        whole folder is listed.
         """
         want = body.strip()
-        for path in self._same_stem(root_fd, folder, stem):
+        for path in self._same_stem(root_fd, folder, stem, whole=self.store is None):
             if exclude is not None and exclude(path):
                 continue
             if _same_note(path, self._read(path, root_fd), title, want):
@@ -408,21 +415,26 @@ class Capturer:
         return None
 
     @staticmethod
-    def _same_stem(root_fd: int, folder: str, stem: str) -> list[str]:
+    def _same_stem(root_fd: int, folder: str, stem: str, *, whole: bool = True) -> list[str]:
+        """The notes in `folder` named as `write_new` names a note of this stem: with `whole` every such name
+        the folder holds, else those from `<stem>.md` on up to the first name missing (see `_twin`)."""
         try:
             dfd = open_dir_at(root_fd, folder)
         except OSError:
             return []
         try:
-            names = os.listdir(dfd)
+            if whole:
+                names = os.listdir(dfd)
+                # a folder of thousands of notes holds only a few names starting with the stem; no pattern is
+                # built per capture (a compiled pattern per title is more than the rest of the twin check)
+                candidates = sorted(n for n in names if n.startswith(stem) and _stem_suffix(n[len(stem) :]))
+            else:
+                candidates = _taken_names(dfd, stem)
         except OSError:
             return []
         finally:
             os.close(dfd)
         prefix = folder.strip("/")
-        # a folder of thousands of notes holds only a few names starting with the stem; no pattern is built
-        # per capture (a compiled pattern per title is more than the rest of the twin check)
-        candidates = sorted(n for n in names if n.startswith(stem) and _stem_suffix(n[len(stem) :]))
         return [f"{prefix}/{n}" if prefix else n for n in candidates]
 
     @staticmethod
@@ -711,6 +723,20 @@ class Capturer:
         if report.refused is not None:
             return set()
         return paths - {e["path"] for e in report.errors}
+
+
+def _taken_names(dfd: int, stem: str) -> list[str]:
+    """`<stem>.md`, `<stem>-2.md`, ... in the open folder `dfd`, in `write_new`'s order, up to the first name
+    that is free (anything there, a folder too, keeps the name taken, as it keeps `write_new` from it)."""
+    taken = []
+    for n in range(1, 1000):
+        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+        try:
+            os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            break
+        taken.append(name)
+    return taken
 
 
 def _stem_suffix(rest: str) -> bool:
