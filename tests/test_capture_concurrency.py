@@ -375,3 +375,59 @@ def test_a_batch_that_fails_before_its_update_still_answers_its_captures() -> No
     ticket = group.submit("a.md", "A")
     assert group.wait(ticket) is False  # answered, as not indexed: the next pass indexes it
     assert handed == [{"a.md"}] and group.waiting() == 0
+
+
+def recording_group(linger: float) -> tuple[list[set[str]], GroupIndexer]:
+    batches: list[set[str]] = []
+
+    def update(paths: set[str]) -> set[str]:
+        batches.append(set(paths))
+        return set(paths)
+
+    return batches, GroupIndexer(update, linger=linger)
+
+
+def test_a_leader_waits_for_a_note_being_written_and_indexes_it_in_the_same_batch() -> None:
+    batches, group = recording_group(linger=60.0)  # far longer than the test: only the note ends the wait
+    with group.arriving() as coming:
+        first = group.submit("a.md", "A")
+        leader = threading.Thread(target=group.wait, args=(first,))
+        leader.start()
+        wait_until(group.lingering, 10, "the leader waiting for the note on its way")
+        assert batches == []
+        second = group.submit("b.md", "B", coming)  # its name given: the leader stops waiting
+        leader.join(30)
+        assert not leader.is_alive()
+    assert batches == [{"a.md", "b.md"}]  # one commit for both
+    assert group.wait(second) is True  # its own capture finds it indexed without a batch of its own
+    assert len(batches) == 1
+
+
+def test_a_note_whose_write_fails_is_no_longer_waited_for() -> None:
+    batches, group = recording_group(linger=60.0)
+    first = group.submit("a.md", "A")
+    leader = threading.Thread(target=group.wait, args=(first,))
+    with pytest.raises(OSError), group.arriving():
+        leader.start()
+        wait_until(group.lingering, 10, "the leader waiting for the note on its way")
+        raise OSError("disk full")  # the write failed: nothing will be submitted
+    leader.join(30)
+    assert not leader.is_alive()
+    assert batches == [{"a.md"}]
+
+
+def test_a_leader_waits_for_notes_on_their_way_no_longer_than_its_linger() -> None:
+    batches, group = recording_group(linger=0.05)
+    with group.arriving():  # a note that stays on its way through the whole batch
+        first = group.submit("a.md", "A")
+        assert group.wait(first) is True
+        assert batches == [{"a.md"}]
+    assert not group.lingering()
+
+
+def test_a_capture_with_nothing_on_its_way_starts_its_batch_at_once() -> None:
+    batches, group = recording_group(linger=60.0)  # would hang the test if it waited at all
+    with group.arriving() as coming:
+        ticket = group.submit("a.md", "A", coming)
+    assert group.wait(ticket) is True
+    assert batches == [{"a.md"}]

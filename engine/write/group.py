@@ -97,6 +97,7 @@ class GroupIndexer:
         self._handed_ns = 0  # when the last batch handed the lead to a waiting capture (perf_counter_ns)
         self._arriving = 0  # notes being written that will be submitted (see `arriving`)
         self._arrived = threading.Condition(self._cond)  # a leader lingering for them sleeps on it
+        self._lingering = False
         self.stats = GroupStats()
 
     @contextlib.contextmanager
@@ -147,11 +148,20 @@ class GroupIndexer:
         if self._arriving == 0 or self.linger <= 0:
             return
         deadline = time.monotonic() + self.linger
-        while self._arriving:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            self._arrived.wait(left)
+        self._lingering = True
+        try:
+            while self._arriving:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._arrived.wait(left)
+        finally:
+            self._lingering = False
+
+    def lingering(self) -> bool:
+        """Whether a leader is waiting for notes on their way before it starts its batch."""
+        with self._cond:
+            return self._lingering
 
     def pending(self, title: str) -> list[Ticket]:
         """The notes with this title written but not yet through their update."""
