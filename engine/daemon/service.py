@@ -289,9 +289,12 @@ class Daemon(Upkeep):
             self._cond.notify_all()
 
     def request_commit(self, delay: float = 0.0) -> None:
+        """Ask for a commit cycle `delay` seconds from now. The threads asleep on the condition (the indexer,
+        the committer) are woken only when the cycle moved sooner: a later one the committer finds when it
+        wakes at the time it had, so a capture's request costs no wake-up of either."""
         with self._cond:
-            self.commit_schedule.changed(delay)
-            self._cond.notify_all()
+            if self.commit_schedule.changed(delay):
+                self._cond.notify_all()
 
     # -- indexer ---------------------------------------------------------------------------------
 
