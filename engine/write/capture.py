@@ -49,7 +49,7 @@ from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
 from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
-from agentmd.engine.write.group import Arrival, GroupIndexer, Ticket
+from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.stages import StageClock, StageLog
 from agentmd.engine.write.store_swap import StoreSwap
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
@@ -622,19 +622,15 @@ class Capturer:
         is on disk, a failure to count it or to sync its folder is a warning, never an error."""
         landed: Ticket | None = None
         admission: Admission | None = None
-        arrival: Arrival | None = None
 
         def announce(path: str) -> None:
             nonlocal landed
-            landed = self.group.submit(path, title, arrival)
+            landed = self.group.submit(path, title)
             if admission is not None:
                 admission.landed = True
 
         try:
-            with (
-                self.group.arriving() as arrival,
-                self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission,
-            ):
+            with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
                 if clock is not None:
                     clock.mark("gate")
                 if self.before_write:

@@ -41,7 +41,6 @@ IndexPaths = Callable[[set[str]], set[str]]  # index these notes; returns the on
 StatKey = tuple[int, ...]
 Stat = Callable[[str], StatKey | None]  # a note's (mtime_ns, size, ctime_ns, inode) now; None when it is gone
 RECENT = 4096  # indexed notes remembered for `covered`
-LINGER = 0.015  # seconds a batch's leader waits at most for notes about to be written (see `arriving`)
 
 
 @dataclass(eq=False)
@@ -60,13 +59,6 @@ class Ticket:
     batch_stages: dict[str, float] = field(default_factory=dict)  # what that batch spent, by stage (ms)
 
 
-@dataclass(eq=False)
-class Arrival:
-    """A note on its way to the queue: its capture is admitted and writing it (see `GroupIndexer.arriving`)."""
-
-    submitted: bool = False
-
-
 @dataclass
 class GroupStats:
     batches: int = 0
@@ -80,9 +72,8 @@ class GroupIndexer:
     `index_paths` is the one update: it gets the batch's paths and returns those it indexed; an exception
     counts as none indexed (the next reconcile pass picks them up)."""
 
-    def __init__(self, index_paths: IndexPaths, stat: Stat | None = None, linger: float = LINGER) -> None:
+    def __init__(self, index_paths: IndexPaths, stat: Stat | None = None) -> None:
         self._index_paths = index_paths
-        self.linger = linger
         self._stat = stat
         self._recent: OrderedDict[str, StatKey] = OrderedDict()  # indexed by a batch: the file as it was read
         self._running: dict[str, StatKey | None] = {}  # the running batch's notes: None until it has their stat
@@ -95,9 +86,6 @@ class GroupIndexer:
         self._waiting = 0
         self._batch_stages: dict[str, float] = {}
         self._handed_ns = 0  # when the last batch handed the lead to a waiting capture (perf_counter_ns)
-        self._arriving = 0  # notes being written that will be submitted (see `arriving`)
-        self._arrived = threading.Condition(self._cond)  # a leader lingering for them sleeps on it
-        self._lingering = False
         self.stats = GroupStats()
 
     @contextlib.contextmanager
@@ -108,60 +96,13 @@ class GroupIndexer:
         with self._cond:
             yield
 
-    @contextlib.contextmanager
-    def arriving(self) -> Iterator[Arrival]:
-        """Around the writing of a note that will be submitted (`submit(..., arrival=)`): while any note is
-        on its way, a leader about to start a batch waits for it, at most `linger` seconds, so the captures
-        written side by side share one index commit instead of each starting one of their own. A note
-        that is never submitted (its write failed) stops being waited for when the block ends."""
-        arrival = Arrival()
-        with self._cond:
-            self._arriving += 1
-        try:
-            yield arrival
-        finally:
-            with self._cond:
-                if not arrival.submitted:
-                    arrival.submitted = True
-                    self._arrival_done()
-
-    def _arrival_done(self) -> None:
-        self._arriving -= 1
-        if self._arriving == 0:
-            self._arrived.notify_all()
-
-    def submit(self, path: str, title: str, arrival: Arrival | None = None) -> Ticket:
-        """Queue a written note; it is pending from now until its batch has run. `arrival`: the note's
-        `arriving` block, which ends its wait there."""
+    def submit(self, path: str, title: str) -> Ticket:
+        """Queue a written note; it is pending from now until its batch has run."""
         ticket = Ticket(path, title, threading.Condition(self._cond))
         with self._cond:
             self._queue.append(ticket)
             self._pending.setdefault(title, []).append(ticket)
-            if arrival is not None and not arrival.submitted:
-                arrival.submitted = True
-                self._arrival_done()
         return ticket
-
-    def _linger(self) -> None:
-        """The leader, before taking the queue (the lock held): wait while notes are on their way, at most
-        `linger` seconds in all."""
-        if self._arriving == 0 or self.linger <= 0:
-            return
-        deadline = time.monotonic() + self.linger
-        self._lingering = True
-        try:
-            while self._arriving:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                self._arrived.wait(left)
-        finally:
-            self._lingering = False
-
-    def lingering(self) -> bool:
-        """Whether a leader is waiting for notes on their way before it starts its batch."""
-        with self._cond:
-            return self._lingering
 
     def pending(self, title: str) -> list[Ticket]:
         """The notes with this title written but not yet through their update."""
@@ -205,7 +146,6 @@ class GroupIndexer:
                         ticket.wake.wait()
                     if ticket.done.is_set():
                         return ticket.indexed
-                    self._linger()
                     batch, self._queue = self._queue, []
                     self._running = dict.fromkeys((t.path for t in batch), None)
                 try:
