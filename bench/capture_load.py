@@ -229,6 +229,9 @@ def stage_summary(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     batch_out: dict[str, Any] = {name: ms(values) for name, values in batch.items()}
     if sizes:
         batch_out["size"] = {f"p{q}": percentile(sizes, q / 100) for q in (50, 95, 99)} | {"max": max(sizes)}
+        # each batch's notes all report it: a batch of n counts 1/n per note, so this sums to the batches run
+        batch_out["batches"] = round(sum(1 / s for s in sizes))
+        batch_out["notes_per_batch"] = round(len(sizes) / batch_out["batches"], 2)
     out["slowest_1pct_mean"] = tail_stages([json.loads(line) for line in lines])
     return out, batch_out
 

@@ -215,6 +215,44 @@ def test_identical_capture_reinforces_and_is_not_counted(make_capturer: Callable
     assert info.value.code == "daily-write-cap"
 
 
+def test_a_retry_finds_on_disk_the_note_its_first_attempt_wrote_when_the_index_does_not_hold_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    first_index, other_index = Store(tmp_path / "cache"), Store(tmp_path / "other-cache")
+    try:
+        writer = Capturer(repo, tmp_path / "state", ContractCache(repo), first_index)
+        one = writer.capture(CaptureRequest(title="Retry me", body="first body"))
+        two = writer.capture(CaptureRequest(title="Retry me", body="second body"))
+        assert one.path.endswith("/retry-me.md") and two.path == one.path.replace(".md", "-2.md")
+        # a capturer whose index holds neither note (one whose update failed, say): only the disk can tell
+        retry = Capturer(repo, tmp_path / "state", ContractCache(repo), other_index)
+        before = snapshot(repo)
+        for body, path in (("second body", two.path), ("first body", one.path)):
+            again = retry.capture(CaptureRequest(title="Retry me", body=body))
+            assert again.reinforced and again.path == path
+        assert snapshot(repo) == before
+        fresh = retry.capture(CaptureRequest(title="Retry me", body="third body"))
+        assert fresh.path == one.path.replace(".md", "-3.md") and not fresh.reinforced
+    finally:
+        first_index.close()
+        other_index.close()
+
+
+def test_before_the_index_opens_a_retry_finds_its_note_past_a_gap_in_the_names(tmp_path: Path, repo: Path) -> None:
+    store = Store(tmp_path / "cache")
+    try:
+        writer = Capturer(repo, tmp_path / "state", ContractCache(repo), store)
+        one = writer.capture(CaptureRequest(title="Retry me", body="first body"))
+        two = writer.capture(CaptureRequest(title="Retry me", body="second body"))
+    finally:
+        store.close()
+    (repo / one.path).unlink()  # the lower-numbered note deleted: a gap before the one a retry looks for
+    starting = Capturer(repo, tmp_path / "state", ContractCache(repo), None)  # a daemon still on its first pass
+    again = starting.capture(CaptureRequest(title="Retry me", body="second body"))
+    assert again.reinforced and again.path == two.path
+    assert not (repo / one.path).exists()
+
+
 # ---------------------------------------------------------------------------------------------- refusals
 
 

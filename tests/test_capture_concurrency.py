@@ -131,6 +131,27 @@ def test_concurrent_captures_are_each_searchable_on_return_committed_and_never_t
     assert set(paths) <= committed_with_origin_capture(settings.vault)
 
 
+def test_a_capture_costs_the_watcher_one_file_event_its_temp_file_none(daemon: Daemon, settings: Settings) -> None:
+    assert daemon.watcher is not None
+    before = daemon.watcher.stats()
+    paths = []
+    for k in range(10):
+        code, body = post(daemon.port, "/v1/capture", {"title": f"Watched capture {k}", "body": f"body {k}"})
+        assert code == 200, body
+        paths.append(body["path"])
+    # each note's own creation reaches the watcher (a hint its batch has covered already)
+    wait_until(lambda: daemon.watcher is not None and daemon.watcher.stats()["events"] >= before["events"] + 10, 30,
+               "the notes' file events")  # fmt: skip
+    after = daemon.watcher.stats()
+    # the temp files were written where no watch looks: no creation, write, close or removal of theirs was read
+    # (at most the scratch folder's own creation, seen by the vault root's watch, is dropped)
+    assert after["ignored"] - before["ignored"] <= 2, (before, after)
+    assert after["events"] - before["events"] <= 10 + 2
+    assert all((settings.vault / p).is_file() for p in paths)
+    wait_until(lambda: is_clean(settings.vault), 30, "the captures committed")
+    assert set(paths) <= committed_with_origin_capture(settings.vault)
+
+
 def test_http_and_mcp_captures_together_are_searchable_on_return(daemon: Daemon, settings: Settings) -> None:
     port = daemon.port
     mcp_acked: list[tuple[str, bool]] = []

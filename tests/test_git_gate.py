@@ -10,6 +10,7 @@ from git_helpers import committer, git, make_repo, origins, stray_temp_files, tr
 from agentmd.engine.git.gate import corpus_write_gate
 from agentmd.engine.git.health import git_health
 from agentmd.engine.git.repo_init import GitError, init_git
+from agentmd.engine.write.tempfiles import SCRATCH_DIR
 
 # --------------------------------------------------------------------------------------------------
 # Gate
@@ -86,6 +87,7 @@ def test_init_git_creates_repo_gitignore_settings_and_first_commit(tmp_path: Pat
     ignore = (vault / ".gitignore").read_text()
     for line in (".obsidian/workspace*.json", ".trash/", ".DS_Store", "*.swp", "*~", ".#*", ".tmp.driveupload/"):
         assert line in ignore.splitlines()
+    assert f"{SCRATCH_DIR}/" in ignore.splitlines()  # a crashed capture's temp file is never added by hand
     assert git(vault, "config", "--local", "gc.auto").stdout.strip() == "0"
     assert git(vault, "config", "--local", "maintenance.auto").stdout.strip() == "false"
     assert origins(vault) == ["local-edit"]

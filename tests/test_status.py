@@ -206,3 +206,15 @@ def test_the_health_pass_keeps_the_full_status_to_a_small_share_of_the_time() ->
     assert not status_due(100.0, 95.0, 0.2)  # 0.2 s of work (10,000 notes): not again for 10 s
     assert not status_due(100.0, 50.0, 1.8)  # 1.8 s of work (100,000 notes): not again for 90 s
     assert status_due(100.0, 100.0 - 1.8 / STATUS_SHARE, 1.8)
+
+
+def test_the_indexer_computes_the_full_status_again_only_when_it_is_old_and_its_share_allows() -> None:
+    from agentmd.engine.daemon.service import STATUS_MAX_AGE, status_old
+    from agentmd.engine.daemon.upkeep import STATUS_SHARE
+
+    assert not status_old(100.0, 100.0 - STATUS_MAX_AGE / 2, 0.01)  # fresh
+    assert status_old(100.0, 100.0 - STATUS_MAX_AGE - 1, 0.01)  # old, and cheap to compute again
+    # old, but a status that took 0.4 s (thousands of captures since the last) waits for its share: 20 s
+    assert not status_old(100.0, 100.0 - STATUS_MAX_AGE - 1, 0.4)
+    assert status_old(100.0, 100.0 - 0.4 / STATUS_SHARE - 0.1, 0.4)
+    assert status_old(1000.0, 0.0, 0.0)  # none computed yet

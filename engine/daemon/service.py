@@ -47,7 +47,7 @@ from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_o
 from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
 from agentmd.engine.daemon.status import compute_status, with_dense, with_git, with_live, write_json
 from agentmd.engine.daemon.supervisor import SUPERVISOR_ENV
-from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep
+from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep, status_due
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.committer import Committer
@@ -77,6 +77,17 @@ def settle_heap() -> None:
     extra wait. Later collections walk only what was made since."""
     gc.collect()
     gc.freeze()
+
+
+STATUS_MAX_AGE = 10.0  # seconds: the age at which the indexer computes the full status again (see `status_old`)
+
+
+def status_old(now: float, last_at: float, last_cost: float) -> bool:
+    """Whether the indexer, between passes, computes the full status again: once it is STATUS_MAX_AGE old, and
+    no sooner than the health pass's share allows (`status_due`): under many captures the full status (every
+    note's review state, the notes captured since the last one read anew) takes a few hundred milliseconds of
+    the interpreter, and computing it every ten seconds regardless took it past that share."""
+    return now - last_at > STATUS_MAX_AGE and status_due(now, last_at, last_cost)
 
 
 class Daemon(Upkeep):
@@ -278,9 +289,12 @@ class Daemon(Upkeep):
             self._cond.notify_all()
 
     def request_commit(self, delay: float = 0.0) -> None:
+        """Ask for a commit cycle `delay` seconds from now. The threads asleep on the condition (the indexer,
+        the committer) are woken only when the cycle moved sooner: a later one the committer finds when it
+        wakes at the time it had, so a capture's request costs no wake-up of either."""
         with self._cond:
-            self.commit_schedule.changed(delay)
-            self._cond.notify_all()
+            if self.commit_schedule.changed(delay):
+                self._cond.notify_all()
 
     # -- indexer ---------------------------------------------------------------------------------
 
@@ -659,7 +673,10 @@ class Daemon(Upkeep):
             return
         try:
             status = with_git(
-                cached, self.settings.vault, self.committer.state.to_dict(), state_dir=self.settings.state_dir,
+                cached,
+                self.settings.vault,
+                self.committer.state.to_dict(),
+                state_dir=self.settings.state_dir,
                 settings=self.settings,
             )
         except Exception:
@@ -670,7 +687,7 @@ class Daemon(Upkeep):
                 self._status = status
 
     def _refresh_status_if_old(self) -> None:
-        if self.clock() - getattr(self, "_status_at", 0.0) > 10.0:
+        if status_old(self.clock(), getattr(self, "_status_at", 0.0), getattr(self, "_status_cost", 0.0)):
             self._refresh_status()
 
     def health(self) -> dict[str, Any]:

@@ -28,10 +28,12 @@ GITIGNORE_LINES = (
     "4913",
     ".~lock.*#",
     ".tmp.driveupload/",
+    ".agentmd-scratch/",  # captures' temp files (engine/write/tempfiles.py's SCRATCH_DIR)
 )
 _GITIGNORE_HEADER = (
-    "# Added by `agentmd init-git`: per-device Obsidian UI state, the Obsidian trash, OS clutter and\n"
-    "# editor scratch files stay out of history. agentmd keeps its index and caches outside the vault.\n"
+    "# Added by `agentmd init-git`: per-device Obsidian UI state, the Obsidian trash, OS clutter, editor\n"
+    "# scratch files and agentmd's capture temp files stay out of history. agentmd keeps its index and caches\n"
+    "# outside the vault.\n"
 )
 
 

@@ -37,14 +37,18 @@ class CommitSchedule:
         self.due: float | None = None  # clock time the next cycle is due, None when nothing is pending
         self._first: float | None = None  # the first pending change not yet taken by a cycle
 
-    def changed(self, delay: float | None = None) -> None:
+    def changed(self, delay: float | None = None) -> bool:
         """Something changed: a cycle `delay` (default: the debounce) from now, and never later than
-        `max_wait` after the first pending change."""
+        `max_wait` after the first pending change. Returns whether the cycle is now due sooner than it was
+        (or newly due): only then must a committer asleep until the time it had be woken. Under a stream of
+        captures each one only pushes the cycle back, so none of them wakes it."""
         now = self.clock()
         if self._first is None:
             self._first = now
+        previous = self.due
         wanted = now + (self.debounce if delay is None else max(0.0, delay))
         self.due = min(wanted, self._first + self.max_wait)
+        return previous is None or self.due < previous
 
     def skipped(self) -> None:
         """The cycle that just ran could not commit: try again after `retry` seconds."""

@@ -53,8 +53,8 @@ from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.stages import StageClock, StageLog
 from agentmd.engine.write.store_swap import StoreSwap
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
+from agentmd.engine.write.tempfiles import SCRATCH_DIR, temp_name
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
-from agentmd.engine.write.tempfiles import temp_name
 from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
 from agentmd.rules import ContractCache, ContractState, default_state
 from agentmd.rules.door import decide
@@ -240,43 +240,79 @@ def write_new(
     a symbolic link meanwhile cannot redirect the write out of the vault. The bytes go to a hidden temp file
     first (fsynced), which is then hard-linked to the final name: the link fails if the name exists, so the
     check and the creation are one atomic step.
+
+    The temp file is written in the vault's scratch folder (`tempfiles.SCRATCH_DIR`, opened the same way), a
+    hidden folder at the top that no watch covers: its creation, write, close and removal would otherwise be
+    four file events for the daemon's watcher to read and drop for every capture, beside the one event of
+    the note itself. Where the scratch folder cannot be had, or is on another file system than the note's
+    folder (the link says so), the temp file is written in the note's folder, as hidden.
     """
     data = text.encode("utf-8")
     dfd = open_dir_at(root_fd, folder, create=True)
     try:
-        tmp = temp_name(stem)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
         try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        crash_point("after-temp-write")
+            place, in_folder = open_dir_at(root_fd, SCRATCH_DIR, create=True), False
+        except OSError:
+            place, in_folder = os.dup(dfd), True
         try:
-            for n in range(1, 1000):
-                name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-                rel = f"{folder.strip('/')}/{name}" if folder.strip("/") else name
-                with hold():
-                    try:
-                        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-                    except FileExistsError:
-                        continue
-                    # before the folder fsync: a crash from here leaves no temp file; and before the note is
-                    # announced, since dropping the temp name changes the note's ctime, which its stat key holds
-                    os.unlink(tmp, dir_fd=dfd)
-                    if on_link is not None:
-                        on_link(rel)
-                os.fsync(dfd)
-                crash_point("after-link")
-                return rel
-            raise CaptureRefused(
-                "name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title"
-            )
+            while True:
+                tmp = _write_temp(place, stem, data)
+                try:
+                    return _link_new(place, tmp, dfd, folder, stem, on_link, hold)
+                except OSError as exc:
+                    if exc.errno != errno.EXDEV or in_folder:
+                        raise
+                finally:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp, dir_fd=place)
+                os.close(place)  # another file system: the note's own folder then
+                place, in_folder = os.dup(dfd), True
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=dfd)
+            os.close(place)
     finally:
         os.close(dfd)
+
+
+def _write_temp(place: int, stem: str, data: bytes) -> str:
+    """A new hidden temp file in the open folder `place` holding `data`, fsynced; its name."""
+    tmp = temp_name(stem)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=place)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    crash_point("after-temp-write")
+    return tmp
+
+
+def _link_new(
+    place: int,
+    tmp: str,
+    dfd: int,
+    folder: str,
+    stem: str,
+    on_link: Callable[[str], object] | None,
+    hold: Callable[[], contextlib.AbstractContextManager[object]],
+) -> str:
+    """Link the temp file `tmp` (in `place`) to the first free name of the stem in the open folder `dfd`."""
+    for n in range(1, 1000):
+        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+        rel = f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+        with hold():
+            try:
+                os.link(tmp, name, src_dir_fd=place, dst_dir_fd=dfd, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            # before the folder fsync: a crash from here leaves no temp file; and before the note is
+            # announced, since dropping the temp name changes the note's ctime, which its stat key holds
+            os.unlink(tmp, dir_fd=place)
+            if on_link is not None:
+                on_link(rel)
+        os.fsync(dfd)
+        crash_point("after-link")
+        return rel
+    raise CaptureRefused("name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title")
 
 
 class Capturer:
@@ -388,9 +424,16 @@ class Capturer:
         lands there as `<stem>.md` or `<stem>-N.md`, so a retry finds the note its first attempt wrote even
         when the index has not caught up (a daemon restarted and still on its first pass, an index update
         that failed). Then the catalog, for a twin filed elsewhere since.
+
+        On disk, `write_new` gives a note the first of those names that is free, so once the index is open
+        the names are tried in that order up to the first one missing: a stat each, where listing a folder of
+        thousands of notes cost milliseconds of every capture. A note named past a gap (a lower-numbered one
+        deleted since) is found through the catalog or the notes waiting for their batch. Before the first
+        pass has opened the index (`store` unset) neither can vouch for what an earlier run wrote, and the
+        whole folder is listed.
         """
         want = body.strip()
-        for path in self._same_stem(root_fd, folder, stem):
+        for path in self._same_stem(root_fd, folder, stem, whole=self.store is None):
             if exclude is not None and exclude(path):
                 continue
             if _same_note(path, self._read(path, root_fd), title, want):
@@ -408,21 +451,26 @@ class Capturer:
         return None
 
     @staticmethod
-    def _same_stem(root_fd: int, folder: str, stem: str) -> list[str]:
+    def _same_stem(root_fd: int, folder: str, stem: str, *, whole: bool = True) -> list[str]:
+        """The notes in `folder` named as `write_new` names a note of this stem: with `whole` every such name
+        the folder holds, else those from `<stem>.md` on up to the first name missing (see `_twin`)."""
         try:
             dfd = open_dir_at(root_fd, folder)
         except OSError:
             return []
         try:
-            names = os.listdir(dfd)
+            if whole:
+                names = os.listdir(dfd)
+                # a folder of thousands of notes holds only a few names starting with the stem; no pattern is
+                # built per capture (a compiled pattern per title is more than the rest of the twin check)
+                candidates = sorted(n for n in names if n.startswith(stem) and _stem_suffix(n[len(stem) :]))
+            else:
+                candidates = _taken_names(dfd, stem)
         except OSError:
             return []
         finally:
             os.close(dfd)
         prefix = folder.strip("/")
-        # a folder of thousands of notes holds only a few names starting with the stem; no pattern is built
-        # per capture (a compiled pattern per title is more than the rest of the twin check)
-        candidates = sorted(n for n in names if n.startswith(stem) and _stem_suffix(n[len(stem) :]))
         return [f"{prefix}/{n}" if prefix else n for n in candidates]
 
     @staticmethod
@@ -707,6 +755,20 @@ class Capturer:
         if report.refused is not None:
             return set()
         return paths - {e["path"] for e in report.errors}
+
+
+def _taken_names(dfd: int, stem: str) -> list[str]:
+    """`<stem>.md`, `<stem>-2.md`, ... in the open folder `dfd`, in `write_new`'s order, up to the first name
+    that is free (anything there, a folder too, keeps the name taken, as it keeps `write_new` from it)."""
+    taken = []
+    for n in range(1, 1000):
+        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+        try:
+            os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            break
+        taken.append(name)
+    return taken
 
 
 def _stem_suffix(rest: str) -> bool:

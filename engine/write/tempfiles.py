@@ -1,8 +1,10 @@
 """Capture temp files: how they are named, and the start-up sweep that removes those a crash left behind.
 
-A capture (and a phone-note edit) writes its bytes to a hidden temp file in the note's folder before linking
-or renaming it into place. The name carries the writing process's id, so a sweep can tell a file a live
-writer is still using from one an interrupted writer left.
+A capture writes its bytes to a hidden temp file in the vault's scratch folder (SCRATCH_DIR, at the top,
+hidden, so never watched nor indexed) before linking it into place; a phone-note edit, and a capture whose
+scratch folder is on another file system, write theirs in the note's own folder. The name carries the
+writing process's id, so a sweep can tell a file a live writer is still using from one an interrupted
+writer left.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import contextlib
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+SCRATCH_DIR = ".agentmd-scratch"
 
 
 def temp_name(stem: str) -> str:
@@ -32,6 +37,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _folders(vault: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """The vault's folders outside dot folders, and the scratch folder (SCRATCH_DIR) itself, not below it."""
+    yield from os.walk(vault)
+    scratch = os.path.join(vault, SCRATCH_DIR)
+    if os.path.isdir(scratch) and not os.path.islink(scratch):
+        with contextlib.suppress(OSError):
+            yield scratch, [], os.listdir(scratch)
+
+
 def sweep_temp_files(vault: Path, *, older_than: float | None = None) -> int:
     """Remove capture temp files left by a crash (they are hidden and never indexed).
 
@@ -40,7 +54,7 @@ def sweep_temp_files(vault: Path, *, older_than: float | None = None) -> int:
     a capture in flight in this or another live process keeps its temp file.
     """
     removed = 0
-    for dirpath, dirnames, filenames in os.walk(vault):
+    for dirpath, dirnames, filenames in _folders(vault):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for name in filenames:
             if not (name.startswith(".") and name.endswith(".capture-tmp")):

@@ -299,6 +299,26 @@ def test_schedule_bounds_the_delay_and_retries_a_skipped_cycle() -> None:
     assert schedule.wait_seconds() == 5.0
 
 
+def test_a_change_says_when_the_cycle_moved_sooner_so_a_sleeping_committer_needs_waking() -> None:
+    clock = FakeClock()
+    schedule = CommitSchedule(1.0, 3.0, clock=clock)
+    assert schedule.changed() is True  # nothing was due: the committer sleeps without a deadline
+    first_due = schedule.due
+    clock.now += 0.25
+    assert schedule.changed() is False  # pushed back: the committer wakes at the earlier time and waits on
+    assert schedule.due is not None and first_due is not None and schedule.due > first_due
+    assert schedule.changed(0.0) is True  # a cycle wanted now: sooner than the debounce said
+    schedule.take()
+    start = clock.now
+    assert schedule.changed() is True
+    wakes = 0
+    while not schedule.ready():  # a stream of changes every 0.25 s: none wakes anybody, the cycle still comes
+        clock.now += 0.25
+        wakes += schedule.changed()
+    assert wakes == 0
+    assert clock.now - start <= 3.0  # within max_wait of the first change
+
+
 # --------------------------------------------------------------------------------------------------
 # 5. ENOSPC / EIO while publishing the index, and our own lock after a crash
 

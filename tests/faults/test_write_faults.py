@@ -32,6 +32,7 @@ from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.settings import resolve
 from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
+from agentmd.engine.write.tempfiles import SCRATCH_DIR
 from agentmd.rules import ContractCache
 from agentmd.vault_schema import parse_note
 
@@ -281,6 +282,43 @@ def test_the_start_up_sweep_keeps_temp_files_of_live_writers_and_new_ones(vault:
     os.utime(crashed_new, (started + 1, started + 1))
     assert sweep_temp_files(vault, older_than=started) == 1
     assert live.exists() and crashed_new.exists() and not crashed.exists()
+
+
+def test_the_start_up_sweep_clears_the_scratch_folder_of_a_crashed_writer_and_only_that(vault: Path) -> None:
+    scratch = vault / SCRATCH_DIR
+    scratch.mkdir()
+    (scratch / "nested").mkdir()
+    dead = _dead_pid()
+    live = scratch / f".note.{os.getpid()}-0123abcd.capture-tmp"
+    crashed = scratch / f".note.{dead}-0123abcd.capture-tmp"
+    below = scratch / "nested" / f".deep.{dead}-89abcdef.capture-tmp"  # not where a capture writes
+    for p in (live, crashed, below):
+        p.write_text("x")
+    assert sweep_temp_files(vault) == 1
+    assert live.exists() and below.exists() and not crashed.exists()
+
+
+def test_a_capture_writes_its_temp_file_in_the_scratch_folder_and_leaves_none(
+    vault: Path, make_capturer: Callable[..., Capturer]
+) -> None:
+    capturer = make_capturer()
+    path = capturer.capture(CaptureRequest(title="Scratch", body="written through the scratch folder\n")).path
+    assert (vault / path).read_text().endswith("written through the scratch folder\n")
+    assert (vault / SCRATCH_DIR).is_dir() and os.listdir(vault / SCRATCH_DIR) == []  # linked into place, gone
+    assert not [p for p in files_under(vault / "memory") if p.endswith(".capture-tmp")]
+
+
+def test_a_scratch_folder_swapped_for_a_link_is_not_followed_and_the_capture_still_lands(
+    vault: Path, tmp_path: Path, make_capturer: Callable[..., Capturer]
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (vault / SCRATCH_DIR).symlink_to(outside)
+    capturer = make_capturer()
+    path = capturer.capture(CaptureRequest(title="Linked scratch", body="kept inside the vault\n")).path
+    assert (vault / path).is_file() and not (vault / path).is_symlink()
+    assert files_under(outside) == []  # the temp file went to the note's own folder instead
+    assert not [p for p in files_under(vault / "memory") if p.endswith(".capture-tmp")]
 
 
 def test_the_sweep_never_races_captures_in_flight(vault: Path, make_capturer: Callable[..., Capturer]) -> None:
