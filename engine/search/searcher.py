@@ -316,15 +316,25 @@ class Cut:
     """A deferred row's cutter of its best section and snippet (called by `fill`), which keeps the hit its
     search found, so the note's terms are read from that hit (`terms`) rather than looked up again."""
 
-    __slots__ = ("_cut", "_found", "_hit", "_index")
+    __slots__ = ("_cut", "_found", "_hit", "_index", "_words")
 
     def __init__(
-        self, index: SearchIndex, found: HitList, hit: Hit, cut: Callable[[], tuple[str | None, str]]
+        self,
+        index: SearchIndex,
+        found: HitList,
+        hit: Hit,
+        cut: Callable[[], tuple[str | None, str]] | None = None,
+        words: list[str] | None = None,
     ) -> None:
-        self._index, self._found, self._hit, self._cut = index, found, hit, cut
+        """`cut` cuts the row's section and snippet; without it, the note's best section for `words` is cut
+        (`_sections`), the note's terms read from the hit first, since the row's confidence asks for them next."""
+        self._index, self._found, self._hit, self._cut, self._words = index, found, hit, cut, words
 
     def __call__(self) -> tuple[str | None, str]:
-        return self._cut()
+        if self._cut is not None:
+            return self._cut()
+        self._index.note_terms(self._hit.path, (self._hit, self._found))
+        return _sections(self._index, self._found, self._hit, self._words or [], 1)[0]
 
     def terms(self) -> tuple[Container[str], frozenset[str]]:
         """The note's terms and its title's (`SearchIndex.note_terms`), read from the hit."""
@@ -341,11 +351,7 @@ def row_terms(index: SearchIndex, row: dict[str, Any]) -> tuple[Container[str], 
 
 
 def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> Cut:
-    def cut() -> tuple[str | None, str]:
-        index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
-        return _sections(index, found, hit, terms, 1)[0]
-
-    return Cut(index, found, hit, cut)
+    return Cut(index, found, hit, words=terms)
 
 
 def fill(row: dict[str, Any]) -> dict[str, Any]:
@@ -453,20 +459,23 @@ def search(
         if not deferred:
             index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         cut = [(None, "")] if later else _sections(index, found, hit, terms, request.per_note)
+        raw = round(hit.raw_score, 6)
+        facts = hit.facts
         for heading, snippet in cut:
             row: dict[str, Any] = {
                 "path": hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
                 "note": hit.path,
                 "section": heading,
-                "title": hit.facts.get("title"),
-                "score": round(score, 6),
-                "raw_score": round(hit.raw_score, 6),
-                "penalty": round(penalty, 6),
-                "penalties": [name for name, _m in penalties],
-                "captured": hit.facts.get("captured"),
-                "captured_source": hit.facts.get("captured_source"),
-                "wall": hit.facts.get("wall"),
-                **trust.labels(hit.facts),
+                "title": facts.get("title"),
+                # most notes carry no multiplier: their score is their raw score, rounded once
+                "score": raw if penalty == 1.0 else round(score, 6),
+                "raw_score": raw,
+                "penalty": 1.0 if penalty == 1.0 else round(penalty, 6),
+                "penalties": [name for name, _m in penalties] if penalties else [],
+                "captured": facts.get("captured"),
+                "captured_source": facts.get("captured_source"),
+                "wall": facts.get("wall"),
+                **trust.labels(facts),
                 "snippet": snippet,
             }
             if later:
