@@ -206,7 +206,9 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"(?:ai|assistant|model|bot|terminal|hacker|agent)\b|\b(?:roleplay|role-play|role\s+play)\s+as\b|"
      r"\b(?:simulate|emulate|become)\s+(?:an?\s+)?(?:jailbroken|unrestricted|unfiltered|uncensored|evil|"
      r"rogue)\b|(?:^|[.!?:]\s+|\bplease\s+|\bnow\s+|\band\s+)pretend\s+to\s+be\b|\bassume\s+the\s+(?:persona|role|identity)\s+of\b|\bstay\s+in\s+"
-     r"character\b|\bbehave\s+as\s+(?:though|if)\s+you\b|\btake\s+on\s+the\s+(?:role|persona)\s+of\b|"
+     # a timed exercise or one played alongside the writer ("for five minutes", "while I order") is people's
+     r"character\b(?!\s+(?:for\s+(?:\d+|a|an|one|two|three|four|five|ten|fifteen|twenty|thirty)\s+"
+     r"(?:\w+\s+)?(?:seconds?|minutes?|hours?|rounds?|scenes?)|while\s+(?:i|we)\b))|\bbehave\s+as\s+(?:though|if)\s+you\b|\btake\s+on\s+the\s+(?:role|persona)\s+of\b|"
      r"\b(?:who|that)\s+never\s+refuses\b|\bthe\s+assistant\s+ignores\s+its\s+instructions\b|"
      r"\bfor\s+the\s+rest\s+of\s+this\s+(?:conversation|session|chat)\b"),
     ("asks to leak secrets", _G_LEAK,
