@@ -88,3 +88,9 @@ def test_round8_directive_shapes_are_refused(text: str) -> None:
 )
 def test_round8_directive_look_alikes_pass(text: str) -> None:
     assert "directive" not in {c.split(":")[0] for c in codes(text)}, text
+
+
+def test_an_aws_key_id_joined_with_plus_signs_is_refused() -> None:
+    text = "key id: AKIA" + rand(3, UPPER) + "4 + " + rand(7, UPPER) + "9 + " + rand(4, UPPER)
+    assert "secret:aws-access-key" in codes(text)
+    assert "secret:aws-access-key" not in codes("AKIA + ASIA + AROA are the prefixes of AWS ids")

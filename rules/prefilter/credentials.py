@@ -56,7 +56,7 @@ def _private_key_has_body(m: re.Match[str], text: str) -> bool:
 
 def _split_aws_key_real(m: re.Match[str], _text: str) -> bool:
     """Sixteen characters once the spaces are taken out, digits among them, not a stand-in."""
-    joined = re.sub(r"\s", "", m.group("val"))
+    joined = re.sub(r"[\s+]", "", m.group("val"))
     return len(joined) == 16 and sum(c.isdigit() for c in joined) >= 2 and not is_filler(joined)
 
 
@@ -103,8 +103,9 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:aws-access-key",
         ("akia", "asia"),
         "AWS access key id split into pieces",
-        # the sixteen characters after the prefix cut by one or two spaces ("AKIA1B2C3D4E 5F6G7H8I")
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)(?P<val>[A-Z0-9]{4,12}(?:[ \t][A-Z0-9]{4,12}){1,2})(?![A-Z0-9])"),
+        # the sixteen characters after the prefix cut by one or two spaces or plus signs ("AKIA1B2C3D4E 5F6G7H8I")
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)(?P<val>[A-Z0-9]{4,12}(?:(?:[ \t]|[ \t]*\+[ \t]*)[A-Z0-9]{4,12}){1,2})"
+                   r"(?![A-Z0-9])"),
         _split_aws_key_real,
     ),
     SecretRule(
