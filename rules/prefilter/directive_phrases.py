@@ -285,11 +285,6 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\b(?:obedece|obedezca|sigue)\s+(?:solo|solamente|únicamente)\s+(?:a\s+)?(?:este|esta)\b|"
      r"\bn'obéis\s+qu'à\s+(?:ce|cette)\b|\bobéis\s+uniquement\s+à\s+(?:ce|cette)\b|"
      r"\bgehorche\s+nur\s+(?:diese[mr]?|dem)\b|(?:υπακούς|υπάκουε|ακολούθα)\s+μόνο\s+(?:σε\s+)?(?:αυτ|το)"),
-    ("orders the reader to act on decoded text", ("decode", "decoded", "base64", "unscramble", "backwards",
-                                                   "reverse", "reversed", "morse", "rot13"),
-     r"\b(?:decode|base64\s+-d|unscramble|de-?obfuscate|reverse|read\s+(?:it|this|them|the\s+line)\s+"
-     r"(?:backwards|in\s+reverse))\b[^.\n]{0,80}?\b(?:and|then)\s+(?:run|execute|follow|obey|carry\s+"
-     r"(?:it\s+|them\s+)?out|do\s+(?:what|as)\s+it\s+says|comply|act\s+on)\b(?!\s+(?:it\s+|them\s+)?through\b)"),
     ("requires AI readers to send data out", ("assistants", "agents", "models", "assistant", "agent", "model",
                                               "llms", "ai"),
      r"\b(?:assistants?|agents?|models?|llms?)\b[^.\n]{0,60}?\b(?:are|is)\s+(?:now\s+)?(?:required|obliged|"
