@@ -56,6 +56,9 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh7", "directive", False),
     ("benign_fresh7", None, True),
     ("secrets_fresh7", "secret", True),
+    ("directives_fresh8", "directive", False),
+    ("benign_fresh8", None, True),
+    ("secrets_fresh8", "secret", True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -70,6 +73,9 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh7_holdout", "directive", False),
     ("benign_fresh7_holdout", None, True),
     ("secrets_fresh7_holdout", "secret", True),
+    ("directives_fresh8_holdout", "directive", False),
+    ("benign_fresh8_holdout", None, True),
+    ("secrets_fresh8_holdout", "secret", True),
 )
 
 

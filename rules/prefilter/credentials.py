@@ -49,8 +49,15 @@ def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
 def _private_key_has_body(m: re.Match[str], text: str) -> bool:
     """A PEM header followed by real key material, not `...` or `<your key>`."""
     body = text[m.end() : m.end() + 400].split("-----END", 1)[0]
-    run = re.match(r"[A-Za-z0-9+/=]+", re.sub(r"\s+", "", body))
+    # a key kept in JSON or a string literal has its line breaks written as `\n`
+    run = re.match(r"[A-Za-z0-9+/=]+", re.sub(r"\s+|\\[nr]", "", body))
     return run is not None and len(run.group()) >= 32 and not is_filler(run.group())
+
+
+def _split_aws_key_real(m: re.Match[str], _text: str) -> bool:
+    """Sixteen characters once the spaces are taken out, digits among them, not a stand-in."""
+    joined = re.sub(r"[\s+]", "", m.group("val"))
+    return len(joined) == 16 and sum(c.isdigit() for c in joined) >= 2 and not is_filler(joined)
 
 
 def _aws_secret_near_aws(m: re.Match[str], text: str) -> bool:
@@ -91,6 +98,15 @@ _SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "AWS access key id",  # AWS's own documentation example key is refused too, on purpose
         re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
         lambda m, _t: not is_filler(m.group()[4:]),  # `AKIAXXXXXXXXXXXXXXXX` in an .env.example is a stand-in
+    ),
+    SecretRule(
+        "secret:aws-access-key",
+        ("akia", "asia"),
+        "AWS access key id split into pieces",
+        # the sixteen characters after the prefix cut by one or two spaces or plus signs ("AKIA1B2C3D4E 5F6G7H8I")
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)(?P<val>[A-Z0-9]{4,12}(?:(?:[ \t]|[ \t]*\+[ \t]*)[A-Z0-9]{4,12}){1,2})"
+                   r"(?![A-Z0-9])"),
+        _split_aws_key_real,
     ),
     SecretRule(
         "secret:aws-secret-key",
@@ -426,7 +442,8 @@ _PASSWORD_WORDS = (
     r"şifre(?:si)?|sifre(?:si)?|lozinka|geslo|пароль|парола|密码|密碼|パスワード|비밀번호|kata\s+sandi|mật\s+khẩu|"
     r"κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड"
 )
-_PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe", "contrase", "senha", "пароль",
+_PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "wifi", "wi-fi",
+                                "kennwort", "mot de passe", "contrase", "senha", "пароль",
                                 "logged in", "signed in", "log in", "sign in",
                                 "login", "creds", "credentials", "wachtwoord", "lösenord", "adgangskode", "passord",
                                 "salasana", "jelsz", "hasło", "heslo", "parol", "şifre", "sifre", "lozinka", "geslo",
@@ -434,8 +451,8 @@ _PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "kennwort", "mot de passe",
                                 "סיסמה", "كلمة المرور", "पासवर्ड")  # fmt: skip
 _PROSE_PASSWORD = re.compile(
     rf"(?i)(?:\b|(?<=[\s(])|(?<=[\u3040-\u9fff\uac00-\ud7af]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?"
-    rf"(?:{_PASSWORD_WORDS})(?:\s+(?:for|of|to|"
-    r"on|für|fur|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do)"
+    rf"(?:{_PASSWORD_WORDS}|wi-?fi(?:\s+(?:key|code))?)(?:\s+(?:for|of|to|"
+    r"on|at|in|für|fur|vom|zum|im|am|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do)"
     r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+"
     r"(?:\s+[\w.\-]+)?){0,2}"
     r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"

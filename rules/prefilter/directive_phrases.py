@@ -206,7 +206,9 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"(?:ai|assistant|model|bot|terminal|hacker|agent)\b|\b(?:roleplay|role-play|role\s+play)\s+as\b|"
      r"\b(?:simulate|emulate|become)\s+(?:an?\s+)?(?:jailbroken|unrestricted|unfiltered|uncensored|evil|"
      r"rogue)\b|(?:^|[.!?:]\s+|\bplease\s+|\bnow\s+|\band\s+)pretend\s+to\s+be\b|\bassume\s+the\s+(?:persona|role|identity)\s+of\b|\bstay\s+in\s+"
-     r"character\b|\bbehave\s+as\s+(?:though|if)\s+you\b|\btake\s+on\s+the\s+(?:role|persona)\s+of\b|"
+     # a timed exercise or one played alongside the writer ("for five minutes", "while I order") is people's
+     r"character\b(?!\s+(?:for\s+(?:\d+|a|an|one|two|three|four|five|ten|fifteen|twenty|thirty)\s+"
+     r"(?:\w+\s+)?(?:seconds?|minutes?|hours?|rounds?|scenes?)|while\s+(?:i|we)\b))|\bbehave\s+as\s+(?:though|if)\s+you\b|\btake\s+on\s+the\s+(?:role|persona)\s+of\b|"
      r"\b(?:who|that)\s+never\s+refuses\b|\bthe\s+assistant\s+ignores\s+its\s+instructions\b|"
      r"\bfor\s+the\s+rest\s+of\s+this\s+(?:conversation|session|chat)\b"),
     ("asks to leak secrets", _G_LEAK,
@@ -271,6 +273,27 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"\bkeep\s+this\s+(?:instruction|note|change|message)?\s*(?:a\s+)?secret\s+from\b|"
      r"\bdo\s+not\s+mention\s+this\s+(?:note|instruction|message|change)\b|"
      r"\b(?:make|do)\s+this\s+(?:change\s+)?silently\b"),
+    # the reader's obedience moved to the note itself or to its writer, or the reader made to authorise itself
+    ("claims the reader's obedience", ("only", "solely", "exclusively", "loyalty", "allegiance", "yourself",
+                                       "solo", "únicamente", "uniquement", "nur", "μόνο"),
+     r"\b(?:obey|listen|defer)\s+(?:only|solely|exclusively)\s+(?:to\s+)?(?:[\w']+\s+){0,4}?(?:this|the\s+present)"
+     r"\s+(?:note|file|page|document|paragraph|text|message)\b|\b(?:answer|respond|report)\s+(?:only|solely|"
+     r"exclusively)\s+to\s+(?:this|the\s+(?:text|words|instructions|orders)\s+(?:\w+\s+)?(?:in|of|on)\s+this)\s+"
+     r"(?:note|file|page|document|paragraph|text|message)\b|"
+     r"\byour\s+(?:loyalty|allegiance|obedience)\s+(?:now\s+)?(?:belongs|lies|is\s+owed|goes)\s+to\b|"
+     r"\byou\s+(?:hereby\s+)?(?:authori[sz]e|permit|allow|grant)\s+yourself\b|"
+     r"\b(?:obedece|obedezca|sigue)\s+(?:solo|solamente|únicamente)\s+(?:a\s+)?(?:este|esta)\b|"
+     r"\bn'obéis\s+qu'à\s+(?:ce|cette)\b|\bobéis\s+uniquement\s+à\s+(?:ce|cette)\b|"
+     r"\bgehorche\s+nur\s+(?:diese[mr]?|dem)\b|(?:υπακούς|υπάκουε|ακολούθα)\s+μόνο\s+(?:σε\s+)?(?:αυτ|το)"),
+    ("requires AI readers to send data out", ("assistants", "agents", "models", "assistant", "agent", "model",
+                                              "llms", "ai"),
+     r"\b(?:assistants?|agents?|models?|llms?)\b[^.\n]{0,60}?\b(?:are|is)\s+(?:now\s+)?(?:required|obliged|"
+     r"expected|instructed)\s+to\s+(?:\w+\s+){0,2}?(?:mirror|send|upload|forward|copy|post|sync|export|email|share)"
+     r"\b[^.\n]{0,80}?(?:https?://|\b[\w.+\-]+@[\w\-]+\.)"),
+    ("asks to leak secrets in the reply", ("contents", "content", "text"),
+     r"\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:the\s+)?(?:full\s+|raw\s+|whole\s+)?(?:contents?|text)"
+     r"\s+of\s+(?:the\s+|your\s+|my\s+|their\s+)?(?:~/\.ssh|id_rsa|\.env\b|\.npmrc|\.aws|credentials|secrets?\b|"
+     r"passwords?|system\s+prompt|api\s+keys?)"),
 )  # fmt: skip
 
 
@@ -295,7 +318,7 @@ _IGNORE = (
     "αγνόησε ξέχασε "
     "bỏ_qua quên "
     "忽略 无视 忽视 不要理会 忘记 忘掉 無視 忘れ 무시 잊어 تجاهل انس انسَ إنس अनदेखा नज़रअंदाज़ नजरअंदाज भूल התעלם שכח "
-    "نادیده فراموش เพิกเฉย ละเว้น ลืม " + joined("drop")
+    "نادیده فراموش เพิกเฉย ละเว้น ลืม neglege neglegite obliviscere " + joined("drop")
 )
 _ORDERS = (
     "instruction directive guideline guidance prompt configuration "
@@ -318,7 +341,7 @@ _ORDERS = (
     "hướng_dẫn chỉ_thị quy_tắc "
     "指令 指示 说明 指导 提示 规则 命令 命令を ルール プロンプト 지시 명령 지침 규칙 프롬프트 "
     "التعليمات تعليمات الأوامر القواعد "
-    "निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ " + joined("orders")
+    "praecepta mandata iussa निर्देश नियम आदेश הוראות הנחיות دستورالعمل دستورات قوانین คำสั่ง คำแนะนำ " + joined("orders")
 )
 _PRIOR = (
     "previous prior earlier above preceding original initial before all your "
@@ -340,7 +363,7 @@ _PRIOR = (
     "trước tất_cả mọi "
     "之前 以前 先前 上面 上述 前面 此前 所有 全部 你的 以上 前の 上の すべて これまで 上記 "
     "이전 모든 위의 앞의 지금까지 السابقة جميع تعليماتك "
-    "पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด " + joined("prior")
+    "priora priores omnia पिछले सभी अपने הקודמות כל قبلی تمام ก่อนหน้า ทั้งหมด " + joined("prior")
 )
 _FROM_NOW = (
     "from now on|from here on|from this moment|from today onwards|from today on|"

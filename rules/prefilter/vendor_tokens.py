@@ -102,7 +102,7 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"{_START}(?P<val>[MNO][A-Za-z0-9]{{23,27}}\.[A-Za-z0-9_\-]{{6}}\.[A-Za-z0-9_\-]{{27,40}}){_END}",
        _random_tail(4.0, mixed=True)),
     _t("secret:telegram-token", (":aa",), "Telegram bot token",
-       rf"(?<![A-Za-z0-9_:])\d{{8,10}}:AA(?P<val>[A-Za-z0-9_\-]{{33}}){_END}", _random_tail()),
+       rf"(?:(?<=/bot)|(?<![A-Za-z0-9_:]))\d{{8,10}}:AA(?P<val>[A-Za-z0-9_\-]{{33}}){_END}", _random_tail()),
     _t("secret:mailgun-key", ("key-",), "Mailgun API key", rf"(?<![A-Za-z0-9_])key-(?P<val>{_HEX32}){_END}",
        _random_tail(3.0)),
     _t("secret:service-token", ("-us",), "Mailchimp API key", rf"{_START}(?P<val>{_HEX32})-us\d{{1,2}}{_END}",
