@@ -59,6 +59,9 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh8", "directive", False),
     ("benign_fresh8", None, True),
     ("secrets_fresh8", "secret", True),
+    ("directives_fresh9", "directive", False),
+    ("benign_fresh9", None, True),
+    ("secrets_fresh9", "secret", True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -76,6 +79,9 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh8_holdout", "directive", False),
     ("benign_fresh8_holdout", None, True),
     ("secrets_fresh8_holdout", "secret", True),
+    ("directives_fresh9_holdout", "directive", False),
+    ("benign_fresh9_holdout", None, True),
+    ("secrets_fresh9_holdout", "secret", True),
 )
 
 

@@ -541,8 +541,12 @@ def _changed_lines(text: str, read: Callable[[str], bool], change: Callable[[str
 _LONG_RUN = re.compile(r"\S{16,}")
 
 
+# a backslash before punctuation, as Markdown and JSON writers add it (`ghp\\_...` renders as `ghp_...`)
+_PUNCT_ESCAPE = re.compile(r"\\([_\-*.~`/+=])")
+
+
 def _unescape_line(line: str) -> str:
-    return _ESCAPED.sub(_unescape, line)
+    return _PUNCT_ESCAPE.sub(r"\1", _ESCAPED.sub(_unescape, line))
 
 
 # What can disguise a token's letters: the look-alikes folded above, invisible characters, and the letters, digits
