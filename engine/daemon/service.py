@@ -52,6 +52,7 @@ from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
+from agentmd.engine.index.fulltext import is_panic
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
@@ -484,12 +485,17 @@ class Daemon(Upkeep):
         store = self.store
         try:
             response = search(store.index, contract, request, store.catalog, self.dense.arm, self.dense.unavailable())
-        except IndexDamaged as exc:
+        except BaseException as exc:
+            # Tantivy panics where a damaged file is read (a stored document, a snippet, a count); a panic is not
+            # an Exception, so it is turned into the damage it shows here, where every read of the search is below
+            failure = exc if isinstance(exc, IndexDamaged) else store.index.damaged(exc) if is_panic(exc) else None
+            if failure is None:
+                raise
             damage = store.damage()  # a search error on sound files (checksums pass) is no reason to rebuild
             if damage is None:
-                raise
+                raise failure from None
             self.request_rebuild(damage)
-            raise IndexDamaged(f"{exc}; the daemon is rebuilding it now: retry in a moment") from None
+            raise IndexDamaged(f"{failure}; the daemon is rebuilding it now: retry in a moment") from None
         if self._stale:
             response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
         response["index_stale"] = self._stale

@@ -373,9 +373,12 @@ def _commit(writer: Any, alongside: Callable[[], None] | None) -> None:
             raise failed[0]
 
 
-def _is_panic(exc: BaseException) -> bool:
+def is_panic(exc: BaseException) -> bool:
     """A Rust panic inside Tantivy (pyo3's PanicException derives from BaseException, not Exception)."""
     return type(exc).__name__ == "PanicException"
+
+
+_is_panic = is_panic
 
 
 def quote_terms(words: Iterable[str]) -> list[str]:
