@@ -161,6 +161,31 @@ def test_searches_beside_the_background_embedding_see_a_consistent_store(tmp_pat
     assert s.search(np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32), 1)[0].cosine > 0.999
 
 
+def test_a_scan_answers_for_the_store_it_read_and_refuses_after_any_change(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    s.set_note("a.md", "1", chunks("x", "xx y"))
+    s.set_note("b.md", "1", chunks("y"))
+    embedder = Counted()
+    while s.embed_pending(embedder, 8):
+        pass
+    query = np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32)
+    scan = s.scan(query, 2)
+    hits, cosines = s.search_and_score(query, 2, ["a.md", "b.md"])
+    assert scan.hits == hits  # the same nearest notes as the one-pass search
+    assert s.best_cosines(scan, ["a.md", "b.md", "gone.md"]) == cosines and set(cosines) == {"a.md", "b.md"}
+    # a note added (rows handed out), a vector arrived, a note removed: each makes the scan stale
+    s.set_note("c.md", "1", chunks("xyz"))
+    assert s.best_cosines(scan, ["a.md"]) is None
+    scan = s.scan(query, 2)
+    s.embed_pending(embedder, 8)
+    assert s.best_cosines(scan, ["a.md"]) is None
+    scan = s.scan(query, 2)
+    s.remove(["b.md"])
+    assert s.best_cosines(scan, ["a.md"]) is None
+    assert s.best_cosines(s.scan(query, 2), ["a.md", "b.md"]) == s.search_and_score(query, 2, ["a.md", "b.md"])[1]
+    assert s.scan(query, 0).hits == [] and VectorStore(tmp_path / "empty", "counted", 4).scan(query, 3).hits == []
+
+
 def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, cache_dir: Path) -> None:
     from agentmd.engine.search.hybrid import DenseArm
     from agentmd.engine.search.query import search

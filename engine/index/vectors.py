@@ -82,6 +82,17 @@ class ChunkHit:
 
 
 @dataclass(frozen=True, slots=True)
+class Scan:
+    """A query's cosine to every chunk row as the store stood at `generation`, and the notes nearest to it.
+    A search takes it on the thread that embedded the query, while its lexical arm runs, and reads the
+    cosines of that arm's notes from it afterwards (`best_cosines`)."""
+
+    scores: np.ndarray
+    generation: int
+    hits: list[ChunkHit]
+
+
+@dataclass(frozen=True, slots=True)
 class Coverage:
     done: int
     total: int
@@ -119,6 +130,7 @@ class VectorStore:
         self._ordinal = np.zeros(0, dtype=np.int32)  # the chunk's number in its note
         self._row_key: list[str | None] = []
         self._used = 0
+        self._generation = 0  # moves whenever a row changes hands or gains its vector (see `Scan`)
         self._free: list[int] = []
         self._slot_path: list[str | None] = []
         self._free_slots: list[int] = []
@@ -162,8 +174,11 @@ class VectorStore:
             return
         counts = np.array([len(keys) for _p, _h, keys, _hd in listed], dtype=np.int64)
         rows = int(counts.sum())
-        if vectors.shape != (rows, self.dim) or len(has) != rows or len(row_note) != rows or not np.array_equal(
-            row_note, np.repeat(np.arange(len(listed), dtype=np.int32), counts)
+        if (
+            vectors.shape != (rows, self.dim)
+            or len(has) != rows
+            or len(row_note) != rows
+            or not np.array_equal(row_note, np.repeat(np.arange(len(listed), dtype=np.int32), counts))
         ):
             self.reset_reason = f"vector file {self.path} is inconsistent; it is rebuilt"
             return
@@ -177,8 +192,14 @@ class VectorStore:
         for n, (path, content_hash, keys, headings) in enumerate(listed):
             start = int(starts[n])
             missing = int(len(keys) - has[start : start + len(keys)].sum())
-            note = _Note(content_hash, list(keys), [sys.intern(h) for h in headings],
-                         np.arange(start, start + len(keys), dtype=np.int32), n, missing)
+            note = _Note(
+                content_hash,
+                list(keys),
+                [sys.intern(h) for h in headings],
+                np.arange(start, start + len(keys), dtype=np.int32),
+                n,
+                missing,
+            )
             self._notes[path] = note
             self._slot_path.append(path)
             row_key.extend(note.keys)
@@ -213,8 +234,9 @@ class VectorStore:
                 "chunks": self.chunks,
             }
             buf = io.BytesIO()
-            np.savez(buf, meta=np.array(json.dumps(meta, ensure_ascii=False)), vectors=vectors, has=has,
-                     row_note=row_note)
+            np.savez(
+                buf, meta=np.array(json.dumps(meta, ensure_ascii=False)), vectors=vectors, has=has, row_note=row_note
+            )
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, buf.getvalue(), durable=False)
             self.dirty = False
@@ -222,6 +244,7 @@ class VectorStore:
     # ----- rows, slots and counts -----
 
     def _alloc(self, n: int) -> np.ndarray:
+        self._generation += 1
         take = [self._free.pop() for _ in range(min(n, len(self._free)))]
         extra = n - len(take)
         if extra:
@@ -239,6 +262,7 @@ class VectorStore:
 
     def _release(self, note: _Note) -> None:
         """Free a note's rows; their vectors stay reusable (`_spare`) until the next save."""
+        self._generation += 1
         for i, r in enumerate(note.rows.tolist()):
             key = note.keys[i]
             if self._has[r]:
@@ -262,6 +286,7 @@ class VectorStore:
         return self._spare.get(key)
 
     def _put(self, note: _Note, i: int, vec: np.ndarray) -> None:
+        self._generation += 1
         r = int(note.rows[i])
         self._vectors[r] = vec
         self._has[r] = True
@@ -310,8 +335,9 @@ class VectorStore:
                 slot = len(self._slot_path)
                 self._slot_path.append(path)
             rows = self._alloc(len(keys))
-            note = _Note(content_hash, keys, [sys.intern(" > ".join(c.heading_path)) for c in chunks], rows, slot,
-                         len(keys))
+            note = _Note(
+                content_hash, keys, [sys.intern(" > ".join(c.heading_path)) for c in chunks], rows, slot, len(keys)
+            )
             self._count(note, 1)
             for i, (r, key, vec, chunk) in enumerate(zip(rows.tolist(), keys, known, chunks, strict=True)):
                 self._owner[r] = slot
@@ -464,23 +490,49 @@ class VectorStore:
         with self._lock:
             if not self._done or limit < 1:
                 return [], {}
-            used = self._used
-            scores = _cosines(self._vectors[:used], query.astype(np.float32))
-            scores[~self._has[:used]] = -np.inf
-            scored: dict[str, float] = {}
-            notes = self._notes
-            wanted = [(path, note) for path in also
-                      if (note := notes.get(path)) is not None and note.missing < len(note.keys) and len(note.rows)]
-            if wanted:  # each note's best row in one pass (a search asks for some 200 notes)
-                rows = np.concatenate([note.rows for _path, note in wanted])
-                starts = np.cumsum([0] + [len(note.rows) for _path, note in wanted[:-1]])
-                best = np.maximum.reduceat(scores[rows], starts).tolist()
-                scored = {path: float(b) for (path, _note), b in zip(wanted, best, strict=True)}
+            scores = self._scores(query)
+            scored = self._best_of(scores, also)
             if allowed is not None:
                 slots = np.zeros(len(self._slot_path), dtype=bool)
                 slots[[n.slot for p in allowed if (n := self._notes.get(p)) is not None]] = True
-                scores[~slots[self._owner[:used]]] = -np.inf
+                scores[~slots[self._owner[: self._used]]] = -np.inf
             return self._best(scores, limit), scored
+
+    def scan(self, query: np.ndarray, limit: int) -> Scan:
+        """The query's cosine to every chunk and the `limit` nearest notes (see `Scan`)."""
+        with self._lock:
+            if not self._done or limit < 1:
+                return Scan(np.full(self._used, -np.inf, dtype=np.float32), self._generation, [])
+            scores = self._scores(query)
+            return Scan(scores, self._generation, self._best(scores, limit))
+
+    def best_cosines(self, scan: Scan, paths: Iterable[str]) -> dict[str, float] | None:
+        """The best-chunk cosine of each note of `paths` that has vectors, read from `scan`; None when the
+        store has changed since the scan (a row moved or gained its vector): scan again."""
+        with self._lock:
+            if scan.generation != self._generation:
+                return None
+            return self._best_of(scan.scores, paths)
+
+    def _scores(self, query: np.ndarray) -> np.ndarray:
+        scores = _cosines(self._vectors[: self._used], query.astype(np.float32))
+        scores[~self._has[: self._used]] = -np.inf
+        return scores
+
+    def _best_of(self, scores: np.ndarray, paths: Iterable[str]) -> dict[str, float]:
+        notes = self._notes
+        wanted = [
+            (path, note)
+            for path in paths
+            if (note := notes.get(path)) is not None and note.missing < len(note.keys) and len(note.rows)
+        ]
+        if not wanted:
+            return {}
+        # each note's best row in one pass (a hybrid search asks for some 200 notes)
+        rows = np.concatenate([note.rows for _path, note in wanted])
+        starts = np.cumsum([0] + [len(note.rows) for _path, note in wanted[:-1]])
+        best = np.maximum.reduceat(scores[rows], starts).tolist()
+        return {path: float(b) for (path, _note), b in zip(wanted, best, strict=True)}
 
     def _best(self, scores: np.ndarray, limit: int) -> list[ChunkHit]:
         fetch = min(len(scores), max(4 * limit, 64))

@@ -5,9 +5,10 @@ sentences) and compared with every chunk vector; a note scores by its best chunk
 path says which section matched. Query vectors are cached per process for a few hundred queries, since a
 prompt hook and a search often ask the same thing twice.
 
-A hybrid search embeds its query on a small pool of threads (`query_vector_soon`) while its own thread runs
-the lexical search: the model (onnxruntime and the tokenizer) and Tantivy both run without holding Python's
-lock, so the two arms overlap and the search costs about the longer of the two instead of their sum.
+A hybrid search embeds its query and scans the chunk vectors with it on a small pool of threads (`scan_soon`)
+while its own thread runs the lexical search: the model (onnxruntime and the tokenizer), the matrix product
+and Tantivy all run without holding Python's lock, so the two arms overlap and the search costs about the
+longer of the two instead of their sum.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from agentmd.engine.index.vectors import ChunkHit, TextEmbedder, VectorStore
+from agentmd.engine.index.vectors import ChunkHit, Scan, TextEmbedder, VectorStore
 
 QUERY_CACHE = 256
 EMBED_THREADS = 4  # queries embedded at once, for searches that arrive together (each waits for its own)
@@ -44,18 +45,15 @@ def query_vector(embedder: TextEmbedder, query: str) -> np.ndarray:
     return vec
 
 
-def query_vector_soon(embedder: TextEmbedder, query: str) -> Future[np.ndarray]:
-    """The query's vector, embedded on a worker thread (at once from the cache when it is there). The
-    future's `result()` gives the vector or raises what `embed` raised."""
-    key = (embedder.model_id, query)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            done: Future[np.ndarray] = Future()
-            done.set_result(hit)
-            return done
-    return _workers().submit(query_vector, embedder, query)
+def scan_soon(store: VectorStore, embedder: TextEmbedder, query: str, limit: int) -> Future[tuple[np.ndarray, Scan]]:
+    """The query's vector and its `store.scan` for the `limit` nearest notes, both made on a worker thread.
+    The future's `result()` gives them or raises what `embed` raised."""
+    return _workers().submit(_scanned, store, embedder, query, limit)
+
+
+def _scanned(store: VectorStore, embedder: TextEmbedder, query: str, limit: int) -> tuple[np.ndarray, Scan]:
+    vec = query_vector(embedder, query)
+    return vec, store.scan(vec, limit)
 
 
 def _workers() -> ThreadPoolExecutor:

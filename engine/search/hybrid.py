@@ -55,7 +55,7 @@ from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vectors import TextEmbedder, VectorStore
 from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
-from agentmd.engine.search.dense import query_vector_soon
+from agentmd.engine.search.dense import scan_soon
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
 from agentmd.vault_schema import scripts, section_text
@@ -257,12 +257,13 @@ def hybrid_search(
             searcher.search(index, contract, lexical_request, catalog),
             "the embedding model reads Latin script only, and this query is mostly in another script",
         )
-    embedding = query_vector_soon(arm.embedder, request.query)  # the model runs while the lexical arm searches
+    # the model and the scan of the vectors run while the lexical arm searches
+    scanning = scan_soon(arm.store, arm.embedder, request.query, searcher.OVERFETCH)
     wide = searcher.search(
         index, contract, replace(lexical_request, limit=searcher.OVERFETCH, per_note=1), catalog, deferred=True
     )
     try:
-        qvec = embedding.result()
+        qvec, scan = scanning.result()
     except AgentmdError as exc:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
     rows = {r["note"]: r for r in wide["results"] if "entity" not in r}
@@ -272,7 +273,9 @@ def hybrid_search(
     dense: list[tuple[str, float]] = []
     headings: dict[str, str] = {}
     paths = [p for p, _s in lexical]
-    found, cosine_of = arm.store.search_and_score(qvec, searcher.OVERFETCH, paths)
+    found, cosine_of = scan.hits, arm.store.best_cosines(scan, paths)
+    if cosine_of is None:  # the vectors changed while the lexical arm searched (the daemon embeds meanwhile)
+        found, cosine_of = arm.store.search_and_score(qvec, searcher.OVERFETCH, paths)
     for hit in found:
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
@@ -330,8 +333,11 @@ def hybrid_search(
     if named:
         by_note = {r["note"]: r for r in results}
         top = results[0]["score"] if results else 0.0
-        pinned = [by_note[r["note"]] | {"score": round(max(top, by_note[r["note"]]["score"]), 6)} for r in named
-                  if r["note"] in by_note]
+        pinned = [
+            by_note[r["note"]] | {"score": round(max(top, by_note[r["note"]]["score"]), 6)}
+            for r in named
+            if r["note"] in by_note
+        ]
         results = searcher.names_first(results, pinned, request.limit)
     pages = [r for r in wide["results"] if "entity" in r]  # an entity page the query names stays first
     if pages:
@@ -342,7 +348,8 @@ def hybrid_search(
     if coverage.done < coverage.total:
         share = f"{100 * coverage.share:.0f}%"
         response["note"] = "; ".join(
-            x for x in (wide.get("note") if not results else None, f"vectors cover {share} of the notes' chunks so far")
+            x
+            for x in (wide.get("note") if not results else None, f"vectors cover {share} of the notes' chunks so far")
             if x
         )
     elif results:
