@@ -168,6 +168,23 @@ def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache
         assert [note for note, _score in ranking(shown)] == ["kelp.md", "filed0.md"]  # found past the head
 
 
+def test_a_deferred_search_s_short_rows_made_whole_are_the_rows_of_an_ordinary_search(vault: Vault, cache_dir: Path) -> None:
+    vault.note("kelp.md", "Kelp forests grow on a rocky shore.\n\n## Tides\n\nThe tide meets kelp.\n", title="Kelp")
+    vault.note("raw.md", "water tide shore rocky\n", status="unfiled", trust="untrusted")
+    vault.note("old.md", "water tide shore rocky kelp\n", captured="2024-05-01", project="beta")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        request = SearchRequest(query=QUESTION, limit=5, project="alpha")
+        shown = search(s.index, CONTRACT, request)["results"]
+        deferred = search(s.index, CONTRACT, request, deferred=True)["results"]
+        assert deferred and all(set(r) == {"note", "score", "raw_score", "penalty", searcher.FILL} for r in deferred)
+        assert [searcher.row_terms(s.index, r)[0] for r in deferred]  # the note's terms, read from the hit
+        whole = [searcher.fill(dict(r)) for r in deferred]
+    assert whole == shown
+    assert {r["note"]: r["status"] for r in whole}["raw.md"] == "unfiled"
+    assert {r["note"]: r["penalties"] for r in whole}["old.md"] == ["project_mismatch"]
+
+
 def test_remembered_multipliers_follow_the_project(vault: Vault, cache_dir: Path) -> None:
     vault.note("proj-a.md", "release checklist for the service\n", project="alpha")
     vault.note("proj-b.md", "release checklist for the service\n", project="beta")

@@ -310,7 +310,7 @@ def hybrid_search(
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     results = []
     for f in ranked:
-        row = dict(rows[f.path])
+        row = searcher.complete(dict(rows[f.path]))
         if cut:
             searcher.fill(row)
         row["score"] = round(f.score * row["penalty"], 6)

@@ -316,7 +316,7 @@ class Cut:
     """A deferred row's cutter of its best section and snippet (called by `fill`), which keeps the hit its
     search found, so the note's terms are read from that hit (`terms`) rather than looked up again."""
 
-    __slots__ = ("_cut", "_found", "_hit", "_index", "_words")
+    __slots__ = ("_cut", "_found", "_hit", "_index", "_words", "penalties")
 
     def __init__(
         self,
@@ -329,6 +329,7 @@ class Cut:
         """`cut` cuts the row's section and snippet; without it, the note's best section for `words` is cut
         (`_sections`), the note's terms read from the hit first, since the row's confidence asks for them next."""
         self._index, self._found, self._hit, self._cut, self._words = index, found, hit, cut, words
+        self.penalties: list[tuple[str, float]] | None = None  # set for a short row (see `complete`)
 
     def __call__(self) -> tuple[str | None, str]:
         if self._cut is not None:
@@ -354,8 +355,32 @@ def _filler(index: SearchIndex, found: HitList, hit: Hit, terms: list[str]) -> C
     return Cut(index, found, hit, words=terms)
 
 
+def complete(row: dict[str, Any]) -> dict[str, Any]:
+    """Give a short row (a hybrid candidate: note, scores and penalty only) the rest of a result row's
+    fields, read from the note's facts; its section and snippet are still left to `fill`. Any other row is
+    left as it is."""
+    cut = row.get(FILL)
+    if isinstance(cut, Cut) and cut.penalties is not None:
+        penalties, cut.penalties = cut.penalties, None
+        facts = cut._hit.facts
+        row.update(
+            path=row["note"],
+            section=None,
+            title=facts.get("title"),
+            penalties=[name for name, _m in penalties],
+            captured=facts.get("captured"),
+            captured_source=facts.get("captured_source"),
+            wall=facts.get("wall"),
+            **trust.labels(facts),
+            snippet="",
+        )
+    return row
+
+
 def fill(row: dict[str, Any]) -> dict[str, Any]:
-    """Cut a deferred row's best section and snippet (a row that is not deferred is left as it is)."""
+    """Make a deferred row whole (`complete`) and cut its best section and snippet (a row that is not
+    deferred is left as it is)."""
+    complete(row)
     cut = row.pop(FILL, None)
     if cut is not None:
         heading, snippet = cut()
@@ -403,8 +428,9 @@ def search(
     """Run one lexical search and return the response mapping (SPEC §7). With the catalog, a note marked as
     the page of an entity the query names (e.g. `repo:owner/name`) comes first.
 
-    `deferred` (for a caller that asks for many candidates and shows a few, as the hybrid does): each row's
-    best section and snippet are left to be cut when the row is shown, by `fill` (one row a note).
+    `deferred` (for a caller that asks for many candidates and shows a few, as the hybrid does): each row is
+    short (note, scores, penalty) and made whole when it is shown, by `complete`, its best section and snippet
+    cut by `fill` (one row a note); with `explain`, rows are whole from the start, sections still deferred.
     `cut_later` (for a caller that drops rows after the search, as the confidence floor does): the same
     rows as without it, each row's best section and snippet left to `fill`; only with `per_note` 1. The
     rows of the notes the query names are cut at once, as without it."""
@@ -446,8 +472,8 @@ def search(
     if not request.include_probe:
         named = [n for n in named if not trust.is_probe(n.hit.facts)]
     named_paths = {n.hit.path for n in named[: request.limit]}
-    ranked, complete = _ranked(found, request, contract, named_paths)
-    if not complete:
+    ranked, read_all = _ranked(found, request, contract, named_paths)
+    if not read_all:
         found = lexical_list(None)
         ranked, _whole = _ranked(found, request, contract, named_paths)
     ranked.sort(key=lambda r: (-r[0], r[3].path))
@@ -455,11 +481,23 @@ def search(
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     later = deferred or cut_later
+    short = deferred and not request.explain
     for score, penalty, penalties, hit, i in shown:
+        raw = round(hit.raw_score, 6)
+        if short:  # a hybrid candidate: most are never shown, so the rest of the row waits for `complete`
+            filler = _filler(index, found, hit, terms)
+            filler.penalties = penalties
+            results.append({
+                "note": hit.path,
+                "score": raw if penalty == 1.0 else round(score, 6),
+                "raw_score": raw,
+                "penalty": 1.0 if penalty == 1.0 else round(penalty, 6),
+                FILL: filler,
+            })  # fmt: skip
+            continue
         if not deferred:
             index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         cut = [(None, "")] if later else _sections(index, found, hit, terms, request.per_note)
-        raw = round(hit.raw_score, 6)
         facts = hit.facts
         for heading, snippet in cut:
             row: dict[str, Any] = {
@@ -497,6 +535,9 @@ def search(
     if named:
         lexical = {r["note"]: r for r in reversed(results)}  # each note's first (best) row
         first = named[: request.limit]  # the named notes shown first; the others keep their lexical rows
+        for n in first:
+            if n.hit.path in lexical:
+                complete(lexical[n.hit.path])
         if cut_later:
             for n in first:  # a named note's row is cut as without `cut_later` (see `_name_row`)
                 if n.hit.path in lexical:
