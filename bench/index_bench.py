@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
@@ -79,7 +81,11 @@ def wait_for(pred: Callable[[], bool], timeout: float = 30.0, step: float = 0.00
     return time.perf_counter() - start
 
 
+ENGLISH = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "vaultofknowledge"
+
+
 def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    """Made-up words of 3 to 10 letters (alphabetical order, so a word's rank says nothing of its letters)."""
     letters = "abcdefghijklmnopqrstuvwxyz"
     words: set[str] = set()
     while len(words) < size:
@@ -87,19 +93,40 @@ def vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
     return sorted(words)
 
 
-def generate(root: Path, n: int, seed: int = 7) -> list[str]:
+def english(corpus: Path = ENGLISH, size: int = 6000) -> list[str]:
+    """The `size` commonest words of 3 to 14 letters in a real English vault, commonest first: a question
+    made of them is cut into as many word pieces by the embedding model, and spread over the index's terms,
+    as a person's question is (a made-up word is cut into three or four pieces)."""
+    counts: Counter[str] = Counter()
+    for path in sorted(corpus.rglob("*.md")):
+        counts.update(re.findall(r"\b[a-z]{3,14}\b", path.read_text(encoding="utf-8", errors="replace").lower()))
+    if len(counts) < size:
+        raise SystemExit(f"{corpus} holds {len(counts)} distinct words, fewer than the {size} asked for")
+    return [w for w, _n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:size]]
+
+
+def generate(root: Path, n: int, seed: int = 7, words_of: list[str] | None = None) -> list[str]:
+    """Write `n` notes under `root` and return their titles. Words are drawn from `words_of` (ranked,
+    commonest first) or from made-up words, with Zipf-like frequencies."""
     rng = random.Random(seed)
-    vocab = vocabulary(rng)
+    vocab = vocabulary(rng) if words_of is None else words_of
     # Zipf-like; cumulative once (the same draws as passing the weights, without summing them at every call)
     cum_weights = list(accumulate(1 / (i + 1) for i in range(len(vocab))))
 
     def words(k: int) -> str:
         return " ".join(rng.choices(vocab, cum_weights=cum_weights, k=k))
 
+    # a title of real words is not made of the commonest ones ("the", "and", "with")
+    named = vocab[150:] if words_of is not None else vocab
+    named_weights = cum_weights if words_of is None else list(accumulate(1 / (i + 1) for i in range(len(named))))
+
+    def title_words(k: int) -> str:
+        return " ".join(rng.choices(named, cum_weights=named_weights, k=k))
+
     titles = []
     for i in range(n):
         folder = FOLDERS[i % len(FOLDERS)]
-        title = words(rng.randint(2, 5))
+        title = title_words(rng.randint(2, 5))
         titles.append(title)
         slug = "-".join(title.split())[:60] + f"-{i}"
         t = rng.choice(TYPES)

@@ -1,8 +1,10 @@
 """Search benchmark at 10,000 notes, in the daemon: question-length and name queries, lexical and hybrid.
 
-Generates a synthetic vault (the generator of index_bench.py), indexes it, fills the dense arm's vector
-store, starts the real daemon (`agentmd serve`) in its own process on a loopback port and sends it what a
-person and the hook send, over HTTP (`POST /v1/search`, the CLI's and the hook's route):
+Generates a synthetic vault (the generator of index_bench.py; by default its words are the commonest
+words of a real English vault, so questions are cut into as many word pieces by the embedding model as a
+person's are; `--words made-up` takes made-up words, three or four pieces each), indexes it, fills the
+dense arm's vector store, starts the real daemon (`agentmd serve`) in its own process on a loopback port
+and sends it what a person and the hook send, over HTTP (`POST /v1/search`, the CLI's and the hook's route):
 
 - questions: 4-12 words taken from a note's text, the recall hook's shape;
 - names: a note's title or file name written as words.
@@ -58,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hook_bench import bench_env, daemon_pid, stop_daemon, wait_for_daemon
-from index_bench import generate, percentile
+from index_bench import ENGLISH, english, generate, percentile
 
 from agentmd.engine.client import DaemonClient
 from agentmd.engine.index.embedder import MODEL_ID, shared_embedder
@@ -243,6 +245,12 @@ def main() -> int:
     ap.add_argument("--real-vectors", action="store_true", help="embed every chunk with the real model")
     ap.add_argument("--keep", help="work in this folder and keep it (a kept vault is reused, as it is)")
     ap.add_argument("--edits", type=int, default=300, help="notes edited to time searches while embedding")
+    ap.add_argument(
+        "--words",
+        choices=("english", "made-up"),
+        default="english",
+        help=f"the vault's words: the commonest words of {ENGLISH} (default) or made-up ones",
+    )
     args = ap.parse_args()
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="agentmd-search-bench-"))
@@ -251,7 +259,7 @@ def main() -> int:
     serve: subprocess.Popen[bytes] | None = None
     try:
         if not vault.is_dir():
-            generate(vault, args.notes)
+            generate(vault, args.notes, words_of=english() if args.words == "english" else None)
         settings = resolve(vault=str(vault), env=env)
         with Store(settings.cache_dir) as store:
             reconcile(vault, store)
@@ -289,6 +297,7 @@ def main() -> int:
         embedding = while_embedding(client, vault, asked["question"], args.edits) if args.edits else {}
         result = {
             "notes": args.notes,
+            "words": args.words,
             "queries_per_shape": args.queries,
             "latency": latency,
             "floor": floor,
@@ -305,7 +314,10 @@ def main() -> int:
             "lexical_question_p50": latency["lexical_question"]["p50_ms"] <= BARS["lexical_question_p50_ms"],
         }
         print(json.dumps(result, indent=2))
-        print(f"\n{args.notes} notes, {vectors['chunks']} chunks, {args.queries} queries a shape, daemon over HTTP:")
+        print(
+            f"\n{args.notes} notes ({args.words} words), {vectors['chunks']} chunks, {args.queries} queries a shape,"
+            " daemon over HTTP:"
+        )
         for name, row in latency.items():
             print(f"  {name:18s} p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms")
         print(
