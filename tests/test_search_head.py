@@ -168,7 +168,7 @@ def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache
         assert [note for note, _score in ranking(shown)] == ["kelp.md", "filed0.md"]  # found past the head
 
 
-def test_a_deferred_search_s_short_rows_made_whole_are_the_rows_of_an_ordinary_search(vault: Vault, cache_dir: Path) -> None:
+def test_deferred_short_rows_made_whole_are_the_rows_of_an_ordinary_search(vault: Vault, cache_dir: Path) -> None:
     vault.note("kelp.md", "Kelp forests grow on a rocky shore.\n\n## Tides\n\nThe tide meets kelp.\n", title="Kelp")
     vault.note("raw.md", "water tide shore rocky\n", status="unfiled", trust="untrusted")
     vault.note("old.md", "water tide shore rocky kelp\n", captured="2024-05-01", project="beta")
