@@ -45,9 +45,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
@@ -128,7 +128,7 @@ def fuse(
     rule: FusionRule = CHOSEN,
     cosine_of: Mapping[str, float] | None = None,
     hold: float = 1.0,
-) -> list[Fused]:
+) -> Fusion:
     """The candidates of both lists in fused order, best first (ties by path).
 
     `lexical` and `dense` are (path, score) in rank order. `cosine_of` gives the best-chunk cosine of
@@ -161,8 +161,48 @@ def fuse(
         scores = {p: (1 - w) * lex_n[p] + w * cos_n[p] for p in paths}
     else:
         raise ValueError(f"unknown fusion rule {rule.kind!r}")
-    order = sorted(paths, key=lambda p: (-scores[p], p))
-    return [Fused(p, scores[p], lex_rank.get(p), den_rank.get(p), lex_score.get(p, 0.0), cos.get(p)) for p in order]
+    return Fusion(sorted(paths, key=lambda p: (-scores[p], p)), scores, lex_rank, den_rank, lex_score, cos)
+
+
+class Fusion(Sequence[Fused]):
+    """The fused candidates, best first; each `Fused` is made when it is read (a search reads the first
+    few of some 400)."""
+
+    def __init__(
+        self,
+        order: list[str],
+        scores: dict[str, float],
+        lex_rank: dict[str, int],
+        den_rank: dict[str, int],
+        lex_score: dict[str, float],
+        cos: dict[str, float],
+    ) -> None:
+        self.order = order  # the candidates' paths, best first
+        self._scores, self._lex_rank, self._den_rank, self._lex_score, self._cos = (
+            scores, lex_rank, den_rank, lex_score, cos
+        )  # fmt: skip
+
+    def of(self, path: str) -> Fused:
+        """The fused candidate of one path (a path of `order`)."""
+        return Fused(path, self._scores[path], self._lex_rank.get(path), self._den_rank.get(path),
+                     self._lex_score.get(path, 0.0), self._cos.get(path))  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @overload
+    def __getitem__(self, i: int) -> Fused: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Fused]: ...
+
+    def __getitem__(self, i: int | slice) -> Fused | list[Fused]:
+        if isinstance(i, slice):
+            return [self.of(p) for p in self.order[i]]
+        return self.of(self.order[i])
+
+    def __iter__(self) -> Iterator[Fused]:
+        return (self.of(p) for p in self.order)
 
 
 def word_share(words: Iterable[str], note_terms: Container[str], idf: Mapping[str, float]) -> float:
@@ -305,7 +345,7 @@ def hybrid_search(
     named = [r for r in wide["results"] if "name" in r]  # the notes the query names (searcher.names_first)
     named_notes = {r["note"] for r in named}
     taken = {f.path for f in kept}
-    kept += [f for f in fused if f.path in named_notes and f.path not in taken]  # named, further down
+    kept += [fused.of(p) for p in fused.order if p in named_notes and p not in taken]  # named, further down
     ordered = sorted(kept, key=lambda f: (-f.score * rows[f.path]["penalty"], f.path))
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     results = []
