@@ -1,0 +1,71 @@
+"""The confidence's last step counts only query words the vault lacks that are not everyday English: a product or
+format a question names and no note holds says the vault cannot answer it; an everyday word no note holds says
+only that the question is worded differently. Real vault, real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Vault
+
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search import confidence as conf
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.rules import default_contract
+
+TOPICS = ["recurring", "priority", "due date", "start date", "filters", "grouping", "sorting", "presets"]
+
+
+@pytest.fixture
+def store(vault: Vault, cache_dir: Path) -> Store:
+    for n in range(120):  # past MISSING_FULL_AT, so a missing word counts in full
+        topic = TOPICS[n % len(TOPICS)]
+        vault.note(f"docs/{topic.replace(' ', '-')}-{n}.md",
+                   f"How {topic} works for tasks in a note, case {n}: write the task line, then query it.",
+                   title=f"Tasks {topic} {n}")
+    vault.note("docs/export.md", "Export tasks from a note as a list: run the export command on the note.",
+               title="Export tasks")
+    s = Store(cache_dir)
+    reconcile(vault.root, s)
+    return s
+
+
+def test_everyday_words_are_the_tokenizers_whole_words() -> None:
+    assert all(conf.everyday(w) for w in ("diary", "Laptop", "erase", "calendar", "the"))
+    assert not any(conf.everyday(w) for w in ("todoist", "kubernetes", "intellij", "logseq", "co-op", "记忆", ""))
+    assert not conf.everyday("vocab")  # the key the word list stands under, not a word of it
+
+
+def test_a_missing_product_name_counts_and_a_missing_everyday_word_does_not(store: Store) -> None:
+    with store:
+        top = [store.index.note_terms("docs/export.md")[0]]
+        product = conf.QueryWords(store.index, "export tasks to todoist")
+        everyday = conf.QueryWords(store.index, "export tasks to diary")
+        chinese = conf.QueryWords(store.index, "export tasks 记忆")
+        assert product.missing([product.held(t) for t in top]) == pytest.approx(conf.MISSING_WEIGHT)
+        assert everyday.missing([everyday.held(t) for t in top]) == 0.0
+        assert chinese.missing([chinese.held(t) for t in top]) == pytest.approx(conf.CJK_MISSING_WEIGHT, rel=1e-3)
+
+        def best(query: str) -> dict[str, object]:
+            request = SearchRequest(query=query, limit=5)
+            return search(store.index, default_contract(), request, store.catalog, floor=0.0)["results"][0]  # type: ignore[no-any-return]
+
+        named, plain = best("export tasks to todoist"), best("export tasks to diary")
+    assert named["note"] == plain["note"] == "docs/export.md"
+    assert float(plain["confidence"]) > float(named["confidence"])  # type: ignore[arg-type]
+
+
+def test_the_word_list_answers_the_same_by_text_search_and_by_set(tmp_path: Path) -> None:
+    words = ["diary", "todoist", "calendar", "kubernetes", "erase", "intellij", "the", "vocab"]
+    fresh = conf.Vocabulary(conf.VOCABULARY_FILE)
+    by_text = [fresh.holds(w) for w in words]
+    assert fresh.words is None  # a few lookups: the file's text is searched
+    for _ in range(fresh.SET_AFTER):
+        fresh.holds("diary")
+    assert fresh.words is not None  # asked on and on: the set is built
+    assert [fresh.holds(w) for w in words] == by_text == [True, False, True, False, True, False, True, False]
+    unreadable = conf.Vocabulary(tmp_path / "absent.json")
+    assert not unreadable.holds("diary")  # without the list every missing word counts
