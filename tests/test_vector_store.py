@@ -17,7 +17,7 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vectors import VectorStore, note_chunks, refresh
 from agentmd.vault_schema import EmbedChunk
 
 
@@ -184,6 +184,82 @@ def test_a_scan_answers_for_the_store_it_read_and_refuses_after_any_change(tmp_p
     assert s.best_cosines(scan, ["a.md"]) is None
     assert s.best_cosines(s.scan(query, 2), ["a.md", "b.md"]) == s.search_and_score(query, 2, ["a.md", "b.md"])[1]
     assert s.scan(query, 0).hits == [] and VectorStore(tmp_path / "empty", "counted", 4).scan(query, 3).hits == []
+
+
+class Hashed:
+    """Deterministic unit vectors drawn from each text's hash (16 dimensions)."""
+
+    model_id = "hashed"
+    dim = 16
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(text.encode("utf-8")[:8].ljust(8, b"."), "little") ^ len(text)
+            v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+            rows.append(v / np.linalg.norm(v))
+        return np.array(rows, dtype=np.float32)
+
+
+def test_hybrid_cosines_stay_true_while_the_store_changes_under_the_search(vault: Vault, cache_dir: Path) -> None:
+    from agentmd.engine.search.hybrid import DenseArm, hybrid_search
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.rules import default_contract
+
+    words = ["harbour", "lantern", "granite", "meadow", "copper", "willow", "ember", "tide"]
+    for n in range(48):
+        text = f"{words[n % 8]} {words[(n * 3) % 8]} note {n} about the {words[(n + 5) % 8]}."
+        vault.note(f"notes/n{n:02d}.md", text)
+    embedder = Hashed()
+    with Store(cache_dir) as st:
+        reconcile(vault.root, st)
+        current = {p: h for p, (h, _c, _s) in st.catalog.hashes(st.catalog.paths()).items()}
+        vectors = VectorStore(cache_dir, embedder.model_id, dim=embedder.dim)
+        refresh(vectors, vault.root, current)
+        while vectors.embed_pending(embedder, 64):
+            pass
+        arm, contract = DenseArm(vectors, embedder), default_contract()
+        done = threading.Event()
+
+        cut = {p: note_chunks(vault.root, p) for p in sorted(current)}
+
+        def churn() -> None:
+            # Two notes leave the store and come back in the other order, so each takes the rows the other had
+            # (their vectors are reused, nothing is embedded): a scan taken before the swap reads the wrong rows
+            # for both, and must be refused.
+            k = 0
+            paths = sorted(cut)
+            while not done.is_set():
+                a, b = paths[k % len(paths)], paths[(k + 1) % len(paths)]
+                vectors.remove([a, b])
+                for p in (a, b):
+                    got = cut[p]
+                    assert got is not None
+                    vectors.set_note(p, got[0], got[1])
+                k += 1
+
+        thread = threading.Thread(target=churn)
+        thread.start()
+        try:
+            answers = []
+            for n in range(60):
+                query = f"{words[n % 8]} and {words[(n + 3) % 8]} by the {words[(n + 6) % 8]} {n}"
+                res = hybrid_search(st.index, contract, SearchRequest(query, mode="hybrid", limit=5), arm=arm)
+                answers.append((query, res))
+        finally:
+            done.set()
+            thread.join()
+        checked = 0
+        for query, res in answers:
+            assert res["dense"]["used"] is True and res["results"], query
+            qvec = embedder.embed([query])[0]
+            for row in res["results"]:
+                if row["cosine"] is None:
+                    continue  # the note was out of the store at that moment
+                true = vectors.cosines(qvec, [row["note"]])[row["note"]]
+                assert row["cosine"] == pytest.approx(true, abs=1e-5), (query, row["note"])
+                checked += 1
+        assert checked >= 100
 
 
 def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, cache_dir: Path) -> None:
