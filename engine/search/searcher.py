@@ -477,7 +477,7 @@ def search(
         found = lexical_list(None)
         ranked, _whole = _ranked(found, request, contract, named_paths)
     ranked.sort(key=lambda r: (-r[0], r[3].path))
-    results = []
+    results: list[dict[str, Any]] = []
     terms = groups[0] if groups else words
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     later = deferred or cut_later
