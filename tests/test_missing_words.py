@@ -28,6 +28,8 @@ def store(vault: Vault, cache_dir: Path) -> Store:
                    title=f"Tasks {topic} {n}")
     vault.note("docs/export.md", "Export tasks from a note as a list: run the export command on the note.",
                title="Export tasks")
+    vault.note("docs/logseq.md", "Export tasks to logseq: run the export command with the logseq target.",
+               title="Logseq export")
     s = Store(cache_dir)
     reconcile(vault.root, s)
     return s
@@ -69,3 +71,21 @@ def test_the_word_list_answers_the_same_by_text_search_and_by_set(tmp_path: Path
     assert [fresh.holds(w) for w in words] == by_text == [True, False, True, False, True, False, True, False]
     unreadable = conf.Vocabulary(tmp_path / "absent.json")
     assert not unreadable.holds("diary")  # without the list every missing word counts
+
+
+def test_a_missing_word_counts_by_its_share_of_the_querys_specific_words(store: Store) -> None:
+    """A long question whose top note holds all its specific words but one (a scientific claim, say) is
+    weighed less than one whose only specific word no note holds: the lost word's weight is scaled by the
+    share it has of all the specific words' weights."""
+    with store:
+        top = [store.index.note_terms("docs/logseq.md")[0]]
+        alone = conf.QueryWords(store.index, "export tasks to todoist")
+        beside = conf.QueryWords(store.index, "export tasks from logseq to todoist")
+        lost_alone = alone.missing([alone.held(t) for t in top])
+        lost_beside = beside.missing([beside.held(t) for t in top])
+        weights = dict(zip(beside.plain, (w for _t, w in beside.words), strict=True))
+    assert lost_alone == pytest.approx(conf.MISSING_WEIGHT)
+    share = weights["todoist"] / (weights["todoist"] + weights["logseq"])
+    assert 0.0 < share < 1.0
+    assert lost_beside == pytest.approx(conf.MISSING_WEIGHT * share)
+    assert lost_beside < lost_alone

@@ -122,6 +122,14 @@ MISSING_EVERYDAY = True  # `missing` skips everyday words (False: every word cou
 # A CJK word keeps the weight first fitted (every word counted): on the Chinese vault's dev questions (ailurus-zh)
 # the weight 2.0 for its words kept one paraphrase fewer at floor 0.3 (5 of 8) and rejected no more.
 CJK_MISSING_WEIGHT = 0.888
+# The missing word's weight is scaled by the share of the query's specific words (those with a weight) that no
+# top note holds (`QueryWords.missing`). Over the dev questions of three vaults (bench/vocab_bench.py, hybrid,
+# every chunk embedded) it changes nothing at the search floor 0.3 (hits kept 37/37, 39/42, 11/43; 23 of 46
+# unanswerable rejected; at 0.2 and 0.4 one unanswerable question fewer is rejected), nor the recall hook on
+# the prompt files (50 of 52 silent lexically, 51 through the hybrid, 20 of 20 kept); on SciFact's train split
+# (809 claims, every one answerable, lexical, through the floor as `agentmd search` returns them) 160 claims
+# come back empty instead of 211 and nDCG@10 reads 0.576 for 0.534.
+MISSING_SHARE = True
 MISSING_DEPTH = 5  # the notes, in rank order, whose words count as held
 # A word missing from a vault of a few dozen notes says little (an everyday verb may be in none of them), so
 # the weight (and the search floor, `search_floor`) grows with the vault, in full from 100 notes. On the shared
@@ -260,12 +268,19 @@ class QueryWords:
     def missing(self, held: Sequence[Sequence[bool]]) -> float:
         """How much the query's words that none of the notes described by `held` holds count against them:
         the most, over those words, of a word's IDF over `top_idf` times its weight (MISSING_WEIGHT, none for an
-        everyday English word, CJK_MISSING_WEIGHT for a CJK one), less in a vault of fewer than MISSING_FULL_AT
-        notes; 0.0 when every word is held by one of them."""
+        everyday English word, CJK_MISSING_WEIGHT for a CJK one), times the share those lost words have of the
+        weights of all the query's words (MISSING_SHARE), less in a vault of fewer than MISSING_FULL_AT notes;
+        0.0 when every word is held by one of them. The share keeps a short question whose one specific word
+        no note holds weighed in full, and weighs less a long one whose top notes hold its other specific
+        words (a claim naming a drug and a disease, its abstract naming the disease only)."""
         if self.top_idf <= 0:
             return 0.0
-        lost = [w * self._weight(self.plain[i]) for i, (_t, w) in enumerate(self.words) if not any(h[i] for h in held)]
-        return max(lost, default=0.0) / self.top_idf * min(1.0, self.docs / MISSING_FULL_AT)
+        weighed = [w * self._weight(self.plain[i]) for i, (_t, w) in enumerate(self.words)]
+        lost = [v for i, v in enumerate(weighed) if not any(h[i] for h in held)]
+        worst = max(lost, default=0.0) / self.top_idf * min(1.0, self.docs / MISSING_FULL_AT)
+        if MISSING_SHARE and worst > 0:
+            worst *= sum(lost) / sum(weighed)
+        return worst
 
     @staticmethod
     def _weight(word: str) -> float:
