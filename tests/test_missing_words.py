@@ -89,3 +89,16 @@ def test_a_missing_word_counts_by_its_share_of_the_querys_specific_words(store: 
     assert 0.0 < share < 1.0
     assert lost_beside == pytest.approx(conf.MISSING_WEIGHT * share)
     assert lost_beside < lost_alone
+
+
+def test_a_missing_word_counts_for_less_in_a_query_longer_than_the_questions_it_was_fitted_on(store: Store) -> None:
+    with store:
+        top = [store.index.note_terms("docs/export.md")[0]]
+        short = conf.QueryWords(store.index, "export tasks to todoist")
+        words = "export every recurring tasks note priority grouping filters sorting todoist"
+        long = conf.QueryWords(store.index, words)
+        assert len(long.words) > conf.MISSING_LONG_FROM >= len(short.words)
+        lost_short = short.missing([short.held(t) for t in top])
+        lost_long = long.missing([long.held(t) for t in top])
+    assert lost_short == pytest.approx(conf.MISSING_WEIGHT)
+    assert lost_long == pytest.approx(conf.MISSING_WEIGHT * conf.MISSING_LONG_FROM / len(long.words))
