@@ -164,7 +164,24 @@ def before_daemon(cli: Cli) -> dict[str, str]:
     return {
         "search": cli("search", "queue", "retries").out,
         "search_json": cli("search", "sqlite", "wal", "--json").out,
+        "search_floor": cli("search", "queue", "retries", "--floor", "0.999", "--json").out,
+        "search_no_floor": cli("search", "queue", "retries", "--floor", "0", "--json").out,
     }
+
+
+def test_a_search_takes_its_own_floor_and_refuses_one_out_of_range(cli: Cli, before_daemon: dict[str, str]) -> None:
+    """`--floor` replaces the contract's floor for one search, as given (a 3-note vault scales the contract's
+    own floor down to almost nothing); 0 returns the whole ranking."""
+    whole = json.loads(before_daemon["search_no_floor"])
+    strict = json.loads(before_daemon["search_floor"])
+    assert whole["floor"] == 0.0 and strict["floor"] == 0.999
+    assert whole["results"] and all(r["confidence"] < 0.999 for r in whole["results"])
+    assert strict["results"] == [] and strict["below_floor"] == len(whole["results"])
+    assert "closest miss" in strict["note"]
+    for bad in ("2", "-0.1", "nan"):
+        run = cli("search", "queue", "--floor", bad)
+        assert run.code == 2, (bad, run.out)
+        assert "out of range" in run.err and "0 to 1" in run.err
 
 
 @pytest.fixture(scope="module")
@@ -304,6 +321,15 @@ def test_search_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int, 
     answer = json.loads(run.out)
     assert answer.pop("index_stale") is False  # the daemon says whether its index is still building
     assert answer == json.loads(before_daemon["search_json"])
+
+    for key, argv in (("search_floor", "0.999"), ("search_no_floor", "0")):  # the floor goes to the daemon
+        run = cli("search", "queue", "retries", "--floor", argv, "--json")
+        assert run.code == 0, run.err
+        answer = json.loads(run.out)
+        assert answer.pop("index_stale") is False
+        assert answer == json.loads(before_daemon[key])
+    run = cli("search", "queue", "--floor", "1.5")
+    assert run.code == 2 and "out of range" in run.err
 
     run = cli("search", "queue", "--after", "not-a-date")
     assert run.code == 2

@@ -46,6 +46,13 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--before", help="captured on or before this date (YYYY-MM-DD)")
     p.add_argument("--project", help="the project the search is for (other projects' notes rank lower)")
     p.add_argument("--include-archived", action="store_true", help="also return archived/superseded/staged notes")
+    p.add_argument(
+        "--floor",
+        type=float,
+        metavar="X",
+        help="the confidence floor for this search, 0 to 1 (default: the contract's search_floor; 0 returns the"
+        " whole ranking, as a ranking evaluation wants it)",
+    )
     p.set_defaults(func=cmd_search)
 
 
@@ -172,6 +179,8 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "per_note": args.per_note,
         "explain": args.explain,
     }
+    if args.floor is not None:
+        fields["floor"] = args.floor  # sent only when given, so an older daemon still takes the request
     emit(out, args, (response := _search(settings, fields)), render_search(response))
     return EXIT_OK
 

@@ -36,10 +36,12 @@ def search(
 ) -> dict[str, Any]:
     """Run one search in any mode. `hybrid` also needs `dense` (a `hybrid.DenseArm`); without it, or before any
     vectors exist, it answers lexically and says why in `note` and `dense` (`dense_reason`, when the caller
-    knows why it has no arm). Every result carries a `confidence`; those below `floor` (default: the
-    contract's `search_floor`) are left out."""
+    knows why it has no arm). Every result carries a `confidence`; those below `floor` (default: the request's
+    `floor` as it is, else the contract's `search_floor`, scaled down in a small vault) are left out."""
     if request.mode not in MODES:
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
+    if request.floor is not None and not _is_share(request.floor):
+        raise UsageError(f"floor {request.floor!r} is out of range; use a number from 0 to 1 (0 returns every result)")
     if request.mode != HYBRID:
         later = request.per_note == 1  # rows below the floor are never cut (see `_floored`)
         response = searcher.search(index, contract, request, catalog, cut_later=later)
@@ -55,14 +57,22 @@ def search(
     return _floored(index, contract, request, response, floor)
 
 
+def _is_share(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= float(value) <= 1.0
+
+
 def _floored(
     index: SearchIndex, contract: Contract, request: SearchRequest, response: dict[str, Any], floor: float | None
 ) -> dict[str, Any]:
     """The response with every result's confidence, without the results below the floor; a row whose best
     section and snippet were left to be cut (`searcher.fill`) is cut only when it clears the floor."""
     response = confidence.annotate(index, request.query, response)
-    wanted = contract.thresholds.search_floor if floor is None else floor
-    response = confidence.apply_floor(response, confidence.search_floor(index, wanted))
+    if floor is None and request.floor is not None:
+        effective = float(request.floor)  # the request's own floor, as asked (`agentmd search --floor`)
+    else:
+        wanted = contract.thresholds.search_floor if floor is None else floor
+        effective = confidence.search_floor(index, wanted)
+    response = confidence.apply_floor(response, effective)
     for row in response["results"]:
         searcher.fill(row)
     return response

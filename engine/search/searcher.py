@@ -109,6 +109,7 @@ class SearchRequest:
     per_note: int = 1
     explain: bool = False
     include_probe: bool = False  # self-probe notes are left out unless asked for (engine/search/trust.py)
+    floor: float | None = None  # this search's confidence floor, 0..1, as given (None: the contract's search_floor)
 
 
 def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
