@@ -62,6 +62,9 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh9", "directive", False),
     ("benign_fresh9", None, True),
     ("secrets_fresh9", "secret", True),
+    ("directives_fresh10", "directive", False),
+    ("benign_fresh10", None, True),
+    ("secrets_fresh10", "secret", True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -82,6 +85,9 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh9_holdout", "directive", False),
     ("benign_fresh9_holdout", None, True),
     ("secrets_fresh9_holdout", "secret", True),
+    ("directives_fresh10_holdout", "directive", False),
+    ("benign_fresh10_holdout", None, True),
+    ("secrets_fresh10_holdout", "secret", True),
 )
 
 
