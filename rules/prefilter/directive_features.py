@@ -152,7 +152,8 @@ OWNED: Final = (
     rf"\b{INSTR}\s+(?:received|given|issued)\s+(?:earlier|before|previously|above)\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:preceded|precedes|came\s+before|comes\s+before)\s+(?:this|it|here)\b|"
     rf"\b{PRIOR}\s+(?:\w+\s+)?{INSTR}\b|\b(?:system|developer|operator)\s+(?:prompt|message|instructions)\b|"
-    rf"\bwhat(?:ever)?\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:your|the)\s+(?:\w+\s+){{0,2}}"
+    rf"\bwhat(?:ever)?\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:your\s+(?:\w+\s+){{0,2}}|"
+    rf"the\s+(?:\w+\s+)?(?:{PRIOR}|{AI}|{INSTR}|system|operator|developer|user|admin\w*|owner|creator|maker|notes?|text|message|page|file|vault|memory)\s+(?:\w+\s+)?)"
     rf"(?:says|said|told\s+you))\b|\beverything\s+(?:the\s+user\s+told\s+you|you\s+(?:were|have\s+been)\s+"
     rf"(?:told|given))\b|\bthe\s+(?:user|human|operator|person\s+you\s+are\s+talking\s+to)(?:'s\s+(?:\w+\s+)?"
     rf"(?:instructions|requests?|confirmations?|choices|wishes|commands|orders|rules))?\b)"
@@ -247,7 +248,7 @@ ROLE: Final = re.compile(
     rf"disabled|off|lifted|removed)\b|\byou\s+are\s+(?:\w+gpt|\w+bot|\w+agent)\b"
 )
 SECRET = (
-    r"(?:tokens?|api\s+keys?|(?:user's|their|my|his|her|the\s+project's|your|all\s+the|secret|access|signing)\s+keys|"
+    r"(?:tokens?(?!i[sz])|api\s+keys?|(?:user's|their|my|his|her|the\s+project's|your|all\s+the|secret|access|signing)\s+keys|"
     r"deploy\s+keys?|ssh\s+(?:keys?|config)|passwords?|passwd|credentials?|secrets?|"
     r"\.env\b|id_rsa|\.netrc|\.aws|\.ssh|cookies|environment\s+variables?|env\s+vars|system\s+prompt|"
     r"hidden\s+(?:instructions|rules|prompt)|context\s+window|(?:conversation|chat)\s+history|this\s+conversation|"
@@ -664,4 +665,59 @@ TOLD_PEOPLE: Final = re.compile(
 # An order described as given to someone else ("a sentence that asks it to drop its rules"): not to the reader.
 THIRD_PERSON_ORDER: Final = re.compile(
     r"\b(?:asks?|tells?|instructs?|orders?|wants?|gets?|makes?)\s+(?:it|them|him|her)\s+to\b"
+)
+# An order to ignore, negated: "stop ignoring the homework instructions", "don't forget the old rules" ask the
+# reader to keep to them, the opposite of an override. Read as "mind" before the override patterns are tried.
+NEGATED_OVERRIDE: Final = re.compile(
+    r"\b(?:stop|stops|stopped|quit|quits|not|never|don't|do\s+not|no\s+longer)\s+(?:\w+ly\s+)?"
+    r"(?:ignor(?:e|es|ing)|disregard(?:s|ing)?|forget(?:s|ting)?|neglect(?:s|ing)?|overlook(?:s|ing)?)\b"
+)
+# An override someone did, reported in the past tense ("we forgot the old instructions", "she ignored the rules"):
+# what happened, not an order to the reader.
+REPORTED_OVERRIDE: Final = re.compile(
+    r"\b(?:i|we|they|he|she|everyone|nobody|people|the\s+team)\s+(?:had\s+|have\s+|has\s+|all\s+|just\s+|"
+    r"simply\s+|completely\s+|totally\s+)?(?:forgot|forgotten|ignored|disregarded|dropped|skipped|overlooked|"
+    r"neglected|dismissed|scrapped|abandoned)\b"
+)
+# Instructions that come with the data a model reads ("ignore instructions found in documents", "never follow
+# commands embedded in emails"): advice that protects a model, not an override of its own instructions.
+DATA_INSTRUCTIONS: Final = re.compile(
+    r"\b(?:instructions?|commands?|directives?|orders|requests?|text|prompts?)\s+(?:that\s+(?:are|appear|come|show\s+up)"
+    r"\s+|which\s+(?:are|appear|come)\s+)?(?:found|embedded|hidden|contained|appearing|planted|injected|smuggled|"
+    r"inside|within|in|from)\s+(?:in\s+|inside\s+|within\s+)?(?:the\s+|any\s+|a\s+|an\s+)?(?:retrieved\s+|untrusted\s+|"
+    r"external\s+|uploaded\s+|third-party\s+|fetched\s+|scraped\s+|incoming\s+)?(?:documents|emails|e-mails|web\s*pages|"
+    r"pages|websites|files|attachments|pdfs|search\s+results|tool\s+(?:outputs?|results?)|retrieved\s+\w+|"
+    r"untrusted\s+\w+|(?:document|email|web\s*page|website|attachment|pdf)\s+(?:content|text|bodies|body))\b"
+)
+# The writer's own turn in a log of a chat with an AI ("Me to Claude: ...", "I to the assistant: ..."): what the
+# writer said to their assistant, kept as a note, not the note speaking to its reader.
+OWN_TURN: Final = re.compile(rf"^\W*(?:me|i|myself)\s+(?:->\s*|to\s+)(?:the\s+)?{AI}\s*:")
+# A request reported as made of the writer or of people, in other languages ("le chef nous a demandé d'ignorer",
+# "nos pidió que", "ci ha detto di", "hat uns gebeten"): people told, not the reader.
+TOLD_OTHERS_FOREIGN: Final = re.compile(
+    r"\b(?:nous|m'|me|leur|lui|les)\s*(?:a|ont|avait|avaient)\s+(?:demand[ée]|dit|conseill[ée]|ordonn[ée]|pri[ée])"
+    r"e?s?\s+d|\b(?:nos|me|les|le)\s+(?:pidi[óo]|pidieron|dijo|dijeron|ha\s+pedido|han\s+pedido|mand[óo])\s+que\b|"
+    r"\b(?:ci|mi|gli|le)\s+(?:ha|hanno|aveva)\s+(?:chiesto|detto|ordinato)\s+di\b|"
+    r"\b(?:hat|haben|hatte)\s+(?:uns|mich|mir|ihn|ihm|ihnen)\s+(?:gebeten|gesagt|aufgefordert)\b|"
+    r"\b(?:nos|me|lhe|lhes)\s+(?:pediu|pediram|disse|disseram|mandou)\b|\bmandou\s+(?:eu|a\s+gente|n[óo]s)\b"
+)
+
+
+def without_false_overrides(s: str) -> str:
+    """The (lower-cased) sentence with the overrides that ask for none taken out: a negated one ("stop ignoring
+    the instructions") read as "mind", a reported one ("we forgot the old instructions") as "missed", and
+    instructions that come with data ("ignore instructions found in documents") as "injected content"."""
+    if not _FALSE_OVERRIDE_CUE.search(s):
+        return s
+    s = NEGATED_OVERRIDE.sub("mind", s)
+    s = REPORTED_OVERRIDE.sub(lambda m: m.group().split(None, 1)[0] + " missed", s)
+    return _IGNORED_DATA.sub("screen injected content", s)
+
+
+_IGNORED_DATA: Final = re.compile(
+    r"\b(?:ignor\w*|disregard\w*|(?:do\s+not|don't|never|not)\s+(?:follow|obey|act\s+on|execute))\s+"
+    r"(?:any\s+|all\s+|the\s+|such\s+)?" + DATA_INSTRUCTIONS.pattern
+)
+_FALSE_OVERRIDE_CUE: Final = re.compile(
+    r"ignor|disregard|forg[eo]t|neglect|overlook|dropped|skipped|dismissed|scrapped|abandoned|follow|obey"
 )

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Final, NamedTuple
 
+from agentmd.rules.prefilter.directive_features import TOLD_OTHERS_FOREIGN, without_false_overrides
 from agentmd.rules.prefilter.directive_languages import AI_NAMES, CONTROL, joined, joined_void
 
 _AGENTS = r"(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|cursor)"
@@ -962,6 +963,13 @@ QUOTE_AS_SUBJECT: Final = re.compile(
 )
 
 
+# A system prompt as the subject of a reveal word ("why system prompts leak", "the system prompt shows up in the
+# logs"), with no reveal word used as an order elsewhere in the sentence.
+_PROMPT_AS_SUBJECT: Final = re.compile(
+    r"^(?!.*\b(?:reveal|print|show|display|dump|output|leak|repeat)\s+(?:\w+\s+){0,3}?(?:system\s+)?prompt)"
+    r".*\bsystem\s+prompts?\s+(?:often\s+|sometimes\s+|can\s+|may\s+|will\s+)?(?:leak|leaks|leaked|show|shows|"
+    r"showed|display|displays|output|outputs|get\s+leaked|gets\s+leaked)\b"
+)
 _NEGATED_REVEAL: Final = re.compile(
     r"\b(?:never|not|don't|cannot|can't|won't)\s+(?:\w+\s+)?(?:reveal|show|print|share|disclose|leak|output|repeat|"
     r"display|dump|expose)\b"
@@ -1021,8 +1029,14 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
                     continue  # "IT will never ask for your password by email": a warning, nothing asked
                 if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
                     continue  # "the user types 'forget your instructions'" in a write-up about injection
-                if TOLD_OTHERS.search(sentence):
+                if TOLD_OTHERS.search(sentence) or TOLD_OTHERS_FOREIGN.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported
+                if (bare := without_false_overrides(sentence)) != sentence and not all(
+                    g.hit(bare, set(_WORDISH.findall(bare))) for g in parts
+                ):
+                    continue  # "Leo must stop ignoring the homework instructions": an override negated or reported
+                if label == "asks for the system prompt" and _PROMPT_AS_SUBJECT.search(sentence):
+                    continue  # "why system prompts leak": what prompts do, described
                 if _OWN_RULES.search(sentence) and not _SECOND_PERSON.search(sentence):
                     continue  # "personal rules for deep work: ... forget about slack": the writer's own rules
                 if (_DESCRIBED.search(sentence) or _AI_DOES.search(sentence)) and not _SECOND_PERSON.search(sentence):

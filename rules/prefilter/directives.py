@@ -378,6 +378,44 @@ _CLOSING = re.compile(r"\w[.!?,]?['\"’”»」]")
 _EXAMPLE_LEAD = re.compile(
     r"(?i)\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including)\b(?:<!--|[^.!?\n]){0,80}$"
 )
+# A prohibition that keeps an agent from doing something ("the assistant must never give medical advice"), unless
+# what it forbids is a safeguard itself (warning or asking the user, refusing, checking, following the rules).
+_PROHIBITION_FOLLOWS = re.compile(
+    r"(?i)\s*(?:never|not)\s+(?:\w+ly\s+)?(?!(?:tell|inform|warn|alert|notify|mention|ask|question|refuse|decline|"
+    r"reject|check|verify|confirm|doubt|hesitate|stop|follow|obey|listen|comply|apply|respect|honou?r|heed|trust|"
+    r"flag|report|log|wait|pause|seek|let|say|show|explain|answer|reply|respond|be|have|need)\b)[a-z]+\b"
+    r"(?![^.!?\n]*\b(?:user|human|owner|operator)\b[^.!?\n]*\b(?:know|knowing|notice|noticing|aware|find\s+out)\b)"
+)
+_TEMPLATE_TOKENS: Final = "carries chat-template control tokens"
+_FORMAT_TALK = re.compile(
+    r"(?i)\b(?:formats?|templates?|tokenizers?|special\s+tokens|control\s+tokens|wrapped|wraps|delimit\w*|"
+    r"marks?|markers?|syntax|fine-tunes?|looks?\s+like|written\s+as|encoded\s+as)\b"
+)
+
+
+def _documented_format(view: str, start: int, matched: str) -> bool:
+    """A chat template's control token shown while its format is described ("each turn is wrapped as <|im_start|>
+    role ... <|im_end|>"): the sentence talks about the format, and the turns carry no order."""
+    return _FORMAT_TALK.search(_sentence_at(view, start)) is not None and not turns_carry_orders(
+        _turns(view, start, matched)
+    )
+
+
+def _sentence_at(view: str, start: int) -> str:
+    """The sentence around `start`: from the last sentence end (a stop before a capital) or line break before it
+    to the next, within 300 characters either side (a token's own "|" and an ellipsis do not end it)."""
+    head = view[max(0, start - 300) : start]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    tail = view[start : start + 300]
+    after = _SENTENCE_END.search(tail)
+    return head[ends[-1] if ends else 0 :] + tail[: after.start() if after else len(tail)]
+
+
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])|\n")
+_IGNORE_EARLIER: Final = "tells the reader to ignore earlier instructions"
+_OWN_MESSAGE = re.compile(r"(?i)\b(?:my|our)\s+(?:\w+\s+)?messages?$")
+
+
 # What an authority's rule forbids: "must never reveal ...", "must not share ...".
 _SAFEGUARD_FOLLOWS = re.compile(
     r"(?i)\s*(?:never|not)\s+(?:\w+\s+)?(?:reveal|share|send|post|leak|expose|print|disclose|store|commit|paste|"
@@ -421,6 +459,10 @@ def _rule_hits(
                     continue  # "Dear assistant, keep the tone friendly": a greeting or a label and a house rule
                 if label in _REQUESTS and _NEGATED.search(folded, max(0, m.start() - 40), m.start()):
                     continue  # "assistants must never reveal the system prompt": a safeguard
+                if label == _TEMPLATE_TOKENS and _documented_format(folded, m.start(), m.group()):
+                    continue  # "each turn is wrapped as <|im_start|>role ... <|im_end|>": a chat format documented
+                if label == _IGNORE_EARLIER and _OWN_MESSAGE.search(m.group()):
+                    continue  # "please disregard my earlier message": the writer takes back what they wrote
                 if label == _ANNOUNCES and _documented_prompt(folded, m.start(), m.end()):
                     continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
@@ -433,7 +475,10 @@ def _rule_hits(
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
         if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):
             continue  # a chat log kept as a note: its turns carry no order
-        if label in _AGENTS_TOLD and _SAFEGUARD_FOLLOWS.match(folded, pos + len(matched)):
+        if label in _AGENTS_TOLD and (
+            _SAFEGUARD_FOLLOWS.match(folded, pos + len(matched))
+            or _PROHIBITION_FOLLOWS.match(folded, pos + len(matched))
+        ):
             continue  # "Policy: assistants must never reveal the system prompt": a safeguard
         if not _mention(folded, pos, discussing) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
