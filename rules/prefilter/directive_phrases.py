@@ -429,7 +429,7 @@ _WHERE_EN = "reply replies answer answers pull_request commit_message http https
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
     r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
-    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example|something\s+like|risks?|mitigations?)\b|"
+    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|(?<![.@/])example(?!\.\w)|something\s+like|risks?|mitigations?)\b|"
     # the same in other languages (scripts without spaces have no word boundaries)
     r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|"
     r"\b(?:атак\w*|инъекц\w*|ataques?|inyecci\w*|attaques?|injektion\w*|angriff\w*|attacc\w*|ataku|"
