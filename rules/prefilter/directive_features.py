@@ -163,7 +163,8 @@ OVERRIDE_VERB = (
     r"(?:ignor\w*|disregard\w*|forget\w*|forgot|unlearn\w*|drop|dropped|dropping|discard\w*|throw\s+(?:away|out)|"
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
-    r"scrap\w*|discount\w*|supersed\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
+    r"scrap\w*|discount(?:s|ed|ing)?(?=\s+(?:all|any|the|your|every|what|whatever|its|their|these|those|"
+    r"previous|prior|earlier|everything)\b)|supersed\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
     r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
     r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
@@ -378,7 +379,8 @@ REPORTED: Final = re.compile(
 DISCUSSION: Final = re.compile(
     r"\b(?:injections?|jailbr\w*|attack(?:s|ers?)?|malicious|payloads?|phrasings?|red[\s-]?team\w*|"
     r"adversarial|e\.g\.|such\s+as|for\s+example|for\s+instance|examples?|quoted|quotes?|demo(?:ed|s)?|"
-    r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?)\b"
+    r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?|"
+    r"(?:inputs?|prompts?|strings?|messages?|sentences?|requests?|queries)\s+like)\b"
 )
 QUOTED: Final = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
 SENTENCE_SPLIT: Final = re.compile(
@@ -689,6 +691,12 @@ DATA_INSTRUCTIONS: Final = re.compile(
     r"pages|websites|files|attachments|pdfs|search\s+results|tool\s+(?:outputs?|results?)|retrieved\s+\w+|"
     r"untrusted\s+\w+|(?:document|email|web\s*page|website|attachment|pdf)\s+(?:content|text|bodies|body))\b"
 )
+# Advice on writing one's own system prompt ("start your system prompt with the role", "keep your system prompt
+# short"): read as "a prompt".
+PROMPT_WRITING: Final = re.compile(
+    r"\b(start|begin|open|end|keep|make|structure|write|draft)\s+your\s+system\s+prompts?\s+(with|by|short|brief|"
+    r"concise|simple|clear|focused|under|in)\b"
+)
 # The writer's own turn in a log of a chat with an AI ("Me to Claude: ...", "I to the assistant: ..."): what the
 # writer said to their assistant, kept as a note, not the note speaking to its reader.
 OWN_TURN: Final = re.compile(rf"^\W*(?:me|i|myself)\s+(?:->\s*|to\s+)(?:the\s+)?{AI}\s*:")
@@ -710,6 +718,7 @@ def without_false_overrides(s: str) -> str:
     if not _FALSE_OVERRIDE_CUE.search(s):
         return s
     s = NEGATED_OVERRIDE.sub("mind", s)
+    s = PROMPT_WRITING.sub(lambda m: m.group(1) + " a prompt " + m.group(2), s)
     s = REPORTED_OVERRIDE.sub(lambda m: m.group().split(None, 1)[0] + " missed", s)
     return _IGNORED_DATA.sub("screen injected content", s)
 
@@ -719,5 +728,6 @@ _IGNORED_DATA: Final = re.compile(
     r"(?:any\s+|all\s+|the\s+|such\s+)?" + DATA_INSTRUCTIONS.pattern
 )
 _FALSE_OVERRIDE_CUE: Final = re.compile(
-    r"ignor|disregard|forg[eo]t|neglect|overlook|dropped|skipped|dismissed|scrapped|abandoned|follow|obey"
+    r"ignor|disregard|forg[eo]t|neglect|overlook|dropped|skipped|dismissed|scrapped|abandoned|follow|obey|"
+    r"system prompt"
 )

@@ -429,7 +429,8 @@ _WHERE_EN = "reply replies answer answers pull_request commit_message http https
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
     r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
-    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|(?<![.@/])example(?!\.\w)|something\s+like|risks?|mitigations?)\b|"
+    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|(?<![.@/])example(?!\.\w)|something\s+like|risks?|mitigations?|"
+    r"(?:inputs?|prompts?|strings?|messages?|texts?|sentences?|requests?|queries|lines)\s+like)\b|"
     # the same in other languages (scripts without spaces have no word boundaries)
     r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|"
     r"\b(?:атак\w*|инъекц\w*|ataques?|inyecci\w*|attaques?|injektion\w*|angriff\w*|attacc\w*|ataku|"
@@ -970,6 +971,15 @@ _PROMPT_AS_SUBJECT: Final = re.compile(
     r".*\bsystem\s+prompts?\s+(?:often\s+|sometimes\s+|can\s+|may\s+|will\s+)?(?:leak|leaks|leaked|show|shows|"
     r"showed|display|displays|output|outputs|get\s+leaked|gets\s+leaked)\b"
 )
+_DROP_LABEL: Final = "tells the reader to drop its instructions"
+# Something other than this note said to replace earlier rules ("the new policy supersedes all previous
+# guidelines"), with no other order to drop them in the sentence.
+_SUPERSEDED_BY_OTHER: Final = re.compile(
+    r"^(?!.*\b(?:ignor\w*|disregard\w*|forget\w*|forgot)\b)(?!.*\b(?:this|these|the\s+following|my)\s+(?:\w+\s+)?"
+    r"(?:note|notes|message|text|file|memory|document|instructions?|paragraph|line|section|comment)\s+supersed)"
+    r".*\b(?:policy|policies|version|contract|agreement|law|act|regulation|rule|rules|guideline|guidelines|handbook|"
+    r"manual|edition|release|standard|procedure|document|memo|plan|schedule|draft)\s+(?:\w+\s+)?supersed\w*\b"
+)
 _NEGATED_REVEAL: Final = re.compile(
     r"\b(?:never|not|don't|cannot|can't|won't)\s+(?:\w+\s+)?(?:reveal|show|print|share|disclose|leak|output|repeat|"
     r"display|dump|expose)\b"
@@ -1035,6 +1045,12 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
                     g.hit(bare, set(_WORDISH.findall(bare))) for g in parts
                 ):
                     continue  # "Leo must stop ignoring the homework instructions": an override negated or reported
+                if (
+                    label == _DROP_LABEL
+                    and _SUPERSEDED_BY_OTHER.search(sentence)
+                    and not _SECOND_PERSON.search(sentence)
+                ):
+                    continue  # "the new policy supersedes all previous guidelines": one document replacing another
                 if label == "asks for the system prompt" and _PROMPT_AS_SUBJECT.search(sentence):
                     continue  # "why system prompts leak": what prompts do, described
                 if _OWN_RULES.search(sentence) and not _SECOND_PERSON.search(sentence):

@@ -20,7 +20,7 @@ from typing import Final
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
-from agentmd.rules.prefilter.directive_features import QUOTED, REPORTED, TOLD_PEOPLE
+from agentmd.rules.prefilter.directive_features import PROMPT_WRITING, QUOTED, REPORTED, TOLD_PEOPLE
 from agentmd.rules.prefilter.directive_phrases import (
     ABOUT,
     QUOTE_AS_SUBJECT,
@@ -457,8 +457,13 @@ def _rule_hits(
                     _normalise(_sentence_around(folded, m.start(), m.end()))
                 ):
                     continue  # "Dear assistant, keep the tone friendly": a greeting or a label and a house rule
-                if label in _REQUESTS and _NEGATED.search(folded, max(0, m.start() - 40), m.start()):
+                if label in _REQUESTS and (
+                    _NEGATED.search(folded, max(0, m.start() - 40), m.start())
+                    or _REFUSED.search(folded, max(0, m.start() - 60), m.start())
+                ):
                     continue  # "assistants must never reveal the system prompt": a safeguard
+                if label == _PROMPT_LABEL and PROMPT_WRITING.match(folded.lower(), m.start()):
+                    continue  # "start your system prompt with the role": advice on writing one
                 if label == _TEMPLATE_TOKENS and _documented_format(folded, m.start(), m.group()):
                     continue  # "each turn is wrapped as <|im_start|>role ... <|im_end|>": a chat format documented
                 if label == _IGNORE_EARLIER and _OWN_MESSAGE.search(m.group()):
@@ -480,6 +485,13 @@ def _rule_hits(
             or _PROHIBITION_FOLLOWS.match(folded, pos + len(matched))
         ):
             continue  # "Policy: assistants must never reveal the system prompt": a safeguard
+        if (
+            label == "gives agents an order"
+            and matched.lower().startswith("the ")
+            and " should " in f" {matched.lower()} "
+            and harmless_order(_normalise(_sentence_around(folded, pos, pos + len(matched))))
+        ):
+            continue  # "the chatbot should always answer in the user's language": a product's assistant specified
         if not _mention(folded, pos, discussing) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
@@ -528,6 +540,9 @@ _AGENTS_TOLD: Final = frozenset({"claims an authority orders agents", "gives age
 # Rules that read a request (reveal the system prompt, send secrets out): negated, the request is a safeguard.
 _REQUESTS: Final = frozenset({"asks for or replaces the system prompt", "asks to send secrets out"})
 _NEGATED = re.compile(r"(?i)\b(?:never|not|don't|do\s+not|must\s+not|cannot|can't|won't)\s+(?:\w+\s+)?$")
+# A request refused ("the LLM should refuse requests to reveal the system prompt"): a safeguard.
+_REFUSED = re.compile(r"(?i)\b(?:refus\w*|declin\w*|reject\w*|resist\w*)\s+(?:\w+\s+){0,3}?to\s+$")
+_PROMPT_LABEL: Final = "asks for or replaces the system prompt"
 _REQUEST_VERB = re.compile(r"(?i)\b(?:reveal|print|show|leak|share|disclose|output|repeat|display|expose|dump)\b")
 
 
