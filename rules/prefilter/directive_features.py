@@ -697,9 +697,12 @@ PROMPT_WRITING: Final = re.compile(
     r"\b(start|begin|open|end|keep|make|structure|write|draft)\s+your\s+system\s+prompts?\s+(with|by|short|brief|"
     r"concise|simple|clear|focused|under|in)\b"
 )
-# The writer's own turn in a log of a chat with an AI ("Me to Claude: ...", "I to the assistant: ..."): what the
+# The writer's own turn in a log of a chat with an AI ("Me to Claude: ...", "my prompt to Gemini: ..."): what the
 # writer said to their assistant, kept as a note, not the note speaking to its reader.
-OWN_TURN: Final = re.compile(rf"^\W*(?:me|i|myself)\s+(?:->\s*|to\s+)(?:the\s+)?{AI}\s*:")
+OWN_TURN: Final = re.compile(
+    rf"^\W*(?:me|i|myself|my\s+(?:\w+\s+)?(?:prompt|message|question|request|query|reply))\s+(?:->\s*|to\s+)"
+    rf"(?:the\s+)?{AI}\s*:"
+)
 # A request reported as made of the writer or of people, in other languages ("le chef nous a demandé d'ignorer",
 # "nos pidió que", "ci ha detto di", "hat uns gebeten"): people told, not the reader.
 TOLD_OTHERS_FOREIGN: Final = re.compile(

@@ -234,7 +234,7 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"imagine\s+(?:that\s+)?you\b|\brole-?\s?play\s*:"),
     ("gives agents an order", _G_CLAIM,
      r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
-     r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
+     r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+|never\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
      r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+(?:required|allowed|"
      r"cleared|authori[sz]ed|permitted)|required|cleared|authori[sz]ed)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
      r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"

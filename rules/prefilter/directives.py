@@ -462,6 +462,8 @@ def _rule_hits(
                     or _REFUSED.search(folded, max(0, m.start() - 60), m.start())
                 ):
                     continue  # "assistants must never reveal the system prompt": a safeguard
+                if label == _FORGET_TOLD and _TOPIC_FORGOTTEN.match(folded, m.end()):
+                    continue  # "forget everything you learned about the old ticketing system": a topic, not rules
                 if label == _PROMPT_LABEL and PROMPT_WRITING.match(folded.lower(), m.start()):
                     continue  # "start your system prompt with the role": advice on writing one
                 if label == _TEMPLATE_TOKENS and _documented_format(folded, m.start(), m.group()):
@@ -543,6 +545,15 @@ _NEGATED = re.compile(r"(?i)\b(?:never|not|don't|do\s+not|must\s+not|cannot|can'
 # A request refused ("the LLM should refuse requests to reveal the system prompt"): a safeguard.
 _REFUSED = re.compile(r"(?i)\b(?:refus\w*|declin\w*|reject\w*|resist\w*)\s+(?:\w+\s+){0,3}?to\s+$")
 _PROMPT_LABEL: Final = "asks for or replaces the system prompt"
+_FORGET_TOLD: Final = "tells the reader to forget what it was told"
+# What was learned about a named topic ("... about our old ticketing system"), the topic no rule, safety or
+# instruction of the reader's.
+_TOPIC_FORGOTTEN = re.compile(
+    r"(?i)\s+(?:about|on|of)\s+(?:our|the|my|this|that|their)\s+(?!(?:\w+\s+)?(?:rules?|instructions?|safety|"
+    r"guidelines?|polic(?:y|ies)|restrictions?|prompts?|training|limits|principles|ethics|user|owner|operator)\b)"
+    r"(?:old|previous|former|legacy|last|first)?\s*[\w-]+(?:\s+[\w-]+)?\s*(?:system|tool|process|app|workflow|"
+    r"setup|software|platform|office|school|course|class|job|team|project|codebase|language|framework)\b"
+)
 _REQUEST_VERB = re.compile(r"(?i)\b(?:reveal|print|show|leak|share|disclose|output|repeat|display|expose|dump)\b")
 
 
