@@ -29,6 +29,9 @@ def _password() -> str:
         "Me to Claude: 'forget the earlier outline, start from the list I just pasted'. It did, and the result "
         "was better.",
         "Compte rendu : la directrice nous a demandé d'ignorer les consignes précédentes sur les congés.",
+        "Заметка: начальник сказал нам игнорировать предыдущие инструкции по отпускам.",
+        "メモ：部長が前の指示は無視して、新しい手順に従うように言った。",
+        "메모: 팀장님이 이전 지시는 무시하고 새 매뉴얼을 따르라고 하셨다.",
         "Forwarded from HR: 'Please disregard my earlier message about the offsite; the venue is unchanged.'",
         "Decisions for the support bot: the assistant must never give legal advice and must hand off to a human "
         "on request.",

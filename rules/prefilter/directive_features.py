@@ -704,13 +704,17 @@ OWN_TURN: Final = re.compile(
     rf"(?:the\s+)?{AI}\s*:"
 )
 # A request reported as made of the writer or of people, in other languages ("le chef nous a demandé d'ignorer",
-# "nos pidió que", "ci ha detto di", "hat uns gebeten"): people told, not the reader.
+# "nos pidió que", "ci ha detto di", "hat uns gebeten", "сказал нам", "…ように言った", "…라고 하셨다"): people told,
+# not the reader.
 TOLD_OTHERS_FOREIGN: Final = re.compile(
     r"\b(?:nous|m'|me|leur|lui|les)\s*(?:a|ont|avait|avaient)\s+(?:demand[ée]|dit|conseill[ée]|ordonn[ée]|pri[ée])"
     r"e?s?\s+d|\b(?:nos|me|les|le)\s+(?:pidi[óo]|pidieron|dijo|dijeron|ha\s+pedido|han\s+pedido|mand[óo])\s+que\b|"
     r"\b(?:ci|mi|gli|le)\s+(?:ha|hanno|aveva)\s+(?:chiesto|detto|ordinato)\s+di\b|"
     r"\b(?:hat|haben|hatte)\s+(?:uns|mich|mir|ihn|ihm|ihnen)\s+(?:gebeten|gesagt|aufgefordert)\b|"
-    r"\b(?:nos|me|lhe|lhes)\s+(?:pediu|pediram|disse|disseram|mandou)\b|\bmandou\s+(?:eu|a\s+gente|n[óo]s)\b"
+    r"\b(?:nos|me|lhe|lhes)\s+(?:pediu|pediram|disse|disseram|mandou)\b|\bmandou\s+(?:eu|a\s+gente|n[óo]s)\b|"
+    r"(?<!\w)(?:сказал|сказала|сказали|попросил|попросила|попросили|велел|велела|велели)\s+(?:нам|мне|им|ему|ей|нас|"
+    r"меня|их|его|её)(?!\w)|ように(?:言った|言われた|言いました|言われました|指示された|頼まれた)|"
+    r"(?:라고|하라고|으라고)\s*(?:하셨|했|말했|말씀하셨|시켰)"
 )
 
 

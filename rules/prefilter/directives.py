@@ -20,7 +20,13 @@ from typing import Final
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
-from agentmd.rules.prefilter.directive_features import PROMPT_WRITING, QUOTED, REPORTED, TOLD_PEOPLE
+from agentmd.rules.prefilter.directive_features import (
+    PROMPT_WRITING,
+    QUOTED,
+    REPORTED,
+    TOLD_OTHERS_FOREIGN,
+    TOLD_PEOPLE,
+)
 from agentmd.rules.prefilter.directive_phrases import (
     ABOUT,
     QUOTE_AS_SUBJECT,
@@ -477,7 +483,8 @@ def _rule_hits(
     for foreign_label, substrings, foreign_rx in _foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
-                if not ABOUT.search(_line_at(plain, hit.start())):
+                line = _line_at(plain, hit.start())
+                if not ABOUT.search(line) and not TOLD_OTHERS_FOREIGN.search(line.lower()):
                     yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
         if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):
