@@ -674,6 +674,12 @@ NEGATED_OVERRIDE: Final = re.compile(
     r"\b(?:stop|stops|stopped|quit|quits|not|never|don't|do\s+not|no\s+longer)\s+(?:\w+ly\s+)?"
     r"(?:ignor(?:e|es|ing)|disregard(?:s|ing)?|forget(?:s|ting)?|neglect(?:s|ing)?|overlook(?:s|ing)?)\b"
 )
+# An override kept from happening ("never let retrieved notes override the system prompt"): a safeguard. Read as
+# "keep retrieved notes under the system prompt".
+PREVENTED_OVERRIDE: Final = re.compile(
+    r"\b(?:never|not|don't|do\s+not|cannot|can't|won't|must\s+not)\s+(?:let|allow|permit)\s+((?:\w+\s+){0,4}?)"
+    r"(?:to\s+)?(?:override|overrule|bypass|ignore|disregard|replace|supersede)\b"
+)
 # An override someone did, reported in the past tense ("we forgot the old instructions", "she ignored the rules"):
 # what happened, not an order to the reader.
 REPORTED_OVERRIDE: Final = re.compile(
@@ -725,6 +731,7 @@ def without_false_overrides(s: str) -> str:
     if not _FALSE_OVERRIDE_CUE.search(s):
         return s
     s = NEGATED_OVERRIDE.sub("mind", s)
+    s = PREVENTED_OVERRIDE.sub(lambda m: "keep " + m.group(1) + "under", s)
     s = PROMPT_WRITING.sub(lambda m: m.group(1) + " a prompt " + m.group(2), s)
     s = REPORTED_OVERRIDE.sub(lambda m: m.group().split(None, 1)[0] + " missed", s)
     return _IGNORED_DATA.sub("screen injected content", s)
@@ -736,5 +743,5 @@ _IGNORED_DATA: Final = re.compile(
 )
 _FALSE_OVERRIDE_CUE: Final = re.compile(
     r"ignor|disregard|forg[eo]t|neglect|overlook|dropped|skipped|dismissed|scrapped|abandoned|follow|obey|"
-    r"system prompt"
+    r"system prompt|overrid|overrul|bypass|replace|supersede"
 )

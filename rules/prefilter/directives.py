@@ -26,6 +26,7 @@ from agentmd.rules.prefilter.directive_features import (
     REPORTED,
     TOLD_OTHERS_FOREIGN,
     TOLD_PEOPLE,
+    without_false_overrides,
 )
 from agentmd.rules.prefilter.directive_phrases import (
     ABOUT,
@@ -246,7 +247,21 @@ _HUMAN_AGENT = re.compile(
 )
 
 
+# People whose job title starts with "assistant" ("the assistant manager", "assistant professor"): read as
+# "associate" (same length), so an order to them is not taken for one to an AI.
+_HUMAN_ASSISTANT = re.compile(
+    r"\b(assistant)\s+(?:managers?|directors?|professors?|coach(?:es)?|editors?|principals?|teachers?|head|chief|"
+    r"secretar(?:y|ies)|producers?|referees?|curators?|librarians?|buyers?|superintendents?|attorneys?|"
+    r"store\s+managers?|general\s+managers?|to\s+the\s+(?:director|manager|ceo|head|principal))\b",
+    re.IGNORECASE,
+)
+
+
 def _people_not_agents(text: str) -> str:
+    if "ssistant" in text or "SSISTANT" in text:
+        text = _HUMAN_ASSISTANT.sub(
+            lambda m: m.group()[: m.start(1) - m.start()] + "associate" + m.group()[m.end(1) - m.start() :], text
+        )
     if "agent" not in text and "Agent" not in text and "AGENT" not in text:
         return text
 
@@ -419,6 +434,11 @@ def _sentence_at(view: str, start: int) -> str:
 
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])|\n")
 _IGNORE_EARLIER: Final = "tells the reader to ignore earlier instructions"
+# An override kept from happening ("never let retrieved notes override ...", "do not allow anyone to ...").
+_PREVENTED = re.compile(
+    r"(?i)\b(?:never|not|don't|do\s+not|cannot|can't|won't|must\s+not)\s+(?:let|allow|permit)\s+(?:\w+\s+){0,4}?"
+    r"(?:to\s+)?$"
+)
 _OWN_MESSAGE = re.compile(r"(?i)\b(?:my|our)\s+(?:\w+\s+)?messages?$")
 
 
@@ -466,6 +486,7 @@ def _rule_hits(
                 if label in _REQUESTS and (
                     _NEGATED.search(folded, max(0, m.start() - 40), m.start())
                     or _REFUSED.search(folded, max(0, m.start() - 60), m.start())
+                    or _PREVENTED.search(folded, max(0, m.start() - 60), m.start())
                 ):
                     continue  # "assistants must never reveal the system prompt": a safeguard
                 if label == _FORGET_TOLD and _TOPIC_FORGOTTEN.match(folded, m.end()):
@@ -474,6 +495,8 @@ def _rule_hits(
                     continue  # "start your system prompt with the role": advice on writing one
                 if label == _TEMPLATE_TOKENS and _documented_format(folded, m.start(), m.group()):
                     continue  # "each turn is wrapped as <|im_start|>role ... <|im_end|>": a chat format documented
+                if label == _IGNORE_EARLIER and _PREVENTED.search(folded, max(0, m.start() - 60), m.start()):
+                    continue  # "never let retrieved notes override the system prompt": a safeguard
                 if label == _IGNORE_EARLIER and _OWN_MESSAGE.search(m.group()):
                     continue  # "please disregard my earlier message": the writer takes back what they wrote
                 if label == _ANNOUNCES and _documented_prompt(folded, m.start(), m.end()):
@@ -514,7 +537,10 @@ def _rule_hits(
         if ABOUT.search(sentence) or TOLD_OTHERS.search(sentence.lower()):
             continue
         quoting = discussing or QUOTE_AS_SUBJECT.search(sentence) is not None
-        squeezed = compact(QUOTED.sub(" ", sentence) if quoting else sentence)
+        read = QUOTED.sub(" ", sentence) if quoting else sentence
+        if (bare := without_false_overrides(read.lower())) != read.lower():
+            read = bare  # "never let retrieved notes override the system prompt": a safeguard, squeezed or not
+        squeezed = compact(read)
         for compact_label, compact_rx in COMPACT_RULES:
             found = compact_rx.search(squeezed)
             if found and compact_label in _REQUESTS and _only_negated_requests(sentence):
