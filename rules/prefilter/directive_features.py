@@ -709,6 +709,11 @@ OWN_TURN: Final = re.compile(
     rf"^\W*(?:me|i|myself|my\s+(?:\w+\s+)?(?:prompt|message|question|request|query|reply))\s+(?:->\s*|to\s+)"
     rf"(?:the\s+)?{AI}\s*:"
 )
+# A question about what an AI can or will do ("FAQ: Can the AI read my private notes?"): asked about it, not to it.
+AI_QUESTION: Final = re.compile(
+    rf"^\W*(?:[\w\s]{{1,30}}:\s*)?(?:can|could|does|do|will|would|is|are|may|should)\s+(?:the|an?|my|our|this|your)\s+"
+    rf"(?:\w+\s+)?{AI}\b[^?]*\?$"
+)
 # A request reported as made of the writer or of people, in other languages ("le chef nous a demandé d'ignorer",
 # "nos pidió que", "ci ha detto di", "hat uns gebeten", "сказал нам", "…ように言った", "…라고 하셨다"): people told,
 # not the reader.

@@ -39,6 +39,7 @@ from agentmd.rules.prefilter.directive_features import (
     ABOVE_SKIPPED,
     ACT,
     AGENT_FRAME,
+    AI_QUESTION,
     AI_SUBJECT,
     APPROVED,
     AUTH_CLAIM,
@@ -556,6 +557,7 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
             and VOCATIVE.search(s) is not None
             and not SPEAKER_TURN.match(s)
             and not OWN_TURN.match(s)
+            and not AI_QUESTION.match(s)
         )
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
         framed = encoded or (hidden and mentions_ai) or FRAME.search(s) is not None
