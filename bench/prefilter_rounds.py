@@ -62,6 +62,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh9", "directive", False),
     ("benign_fresh9", None, True),
     ("secrets_fresh9", "secret", True),
+    # round 10, written blind before its changes: on the filters before them, the dev split refused 51/54 directives,
+    # 37/40 secrets and 11/118 benign notes; after, 54/54, 40/40 and 1/118 (a Templater tag outside code)
+    ("directives_fresh10", "directive", False),
+    ("benign_fresh10", None, True),
+    ("secrets_fresh10", "secret", True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -82,6 +87,11 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh9_holdout", "directive", False),
     ("benign_fresh9_holdout", None, True),
     ("secrets_fresh9_holdout", "secret", True),
+    # its held-out fifth, read once after the changes: 12/14 directives, 10/10 secrets, 0/30 benign refused
+    # (10/14, 10/10 and 0/30 on the filters before them)
+    ("directives_fresh10_holdout", "directive", False),
+    ("benign_fresh10_holdout", None, True),
+    ("secrets_fresh10_holdout", "secret", True),
 )
 
 

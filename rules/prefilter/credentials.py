@@ -410,6 +410,15 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
             if line not in named_lines and line not in generic_lines and _prose_password(m.group("val")):
                 yield from emit("secret:password", "password written in prose", line)
 
+    if "|" in text and any(w in low for w in _PROSE_PASSWORD_GATES):
+        for line, value in _table_passwords(text):
+            if line not in named_lines and line not in generic_lines and _prose_password(value):
+                yield from emit("secret:password", "password in a table's password column", line)
+    if "pgpass" in low:
+        for m in _PGPASS_LINE.finditer(text):
+            if _prose_password(m.group("val")):
+                yield from emit("secret:password", "password in a .pgpass line", lines.at(m.start()))
+
     found = {code for code, _ in seen}
     retry = [r for r in _SECRET_RULES if r.anchored and r.code not in found]
     if not retry:
@@ -452,7 +461,8 @@ _PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "wifi", "wi-fi",
 _PROSE_PASSWORD = re.compile(
     rf"(?i)(?:\b|(?<=[\s(])|(?<=[\u3040-\u9fff\uac00-\ud7af]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?"
     rf"(?:{_PASSWORD_WORDS}|wi-?fi(?:\s+(?:key|code))?)(?:\s+(?:for|of|to|"
-    r"on|at|in|für|fur|vom|zum|im|am|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do)"
+    r"on|at|in|für|fur|vom|zum|im|am|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do|"
+    r"della|dello|delle|degli|dei|al|alla|sul|sulla|dos|das|der)"
     r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+"
     r"(?:\s+[\w.\-]+)?){0,2}"
     r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
@@ -464,6 +474,33 @@ _PROSE_PASSWORD = re.compile(
     r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
 )
 _PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
+
+
+# A .pgpass line, host:port:database:user:password.
+_PGPASS_LINE = re.compile(r"(?<!\S)[\w.\-*]+:(?:\d{2,5}|\*):[\w.\-*]+:[\w.\-*@]+:(?P<val>\S{6,128})")
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[\s|:\-]+$")
+_PASSWORD_HEADER = re.compile(rf"(?i)^\s*(?:{_PASSWORD_WORDS}|secret|credentials?)\s*$")
+
+
+def _table_passwords(text: str) -> Iterator[tuple[int, str]]:
+    """(line, cell) of every body cell of a Markdown table under a header cell that names a password."""
+    column: int | None = None
+    for number, line in enumerate(text.split("\n"), 1):
+        row = _TABLE_ROW.match(line)
+        if row is None:
+            column = None
+            continue
+        cells = row.group(1).split("|")
+        if _TABLE_RULE.match(row.group(1)):
+            continue
+        if column is None:
+            column = next((i for i, cell in enumerate(cells) if _PASSWORD_HEADER.match(cell)), -1)
+            continue
+        if 0 <= column < len(cells):
+            value = cells[column].strip().strip("`")
+            if value and " " not in value:
+                yield number, value
 
 
 def _mixed_case(value: str) -> bool:

@@ -198,6 +198,7 @@ def _ordered(s: str) -> bool:
 # it forbids is telling or asking the user, or running the checks
 _FORBIDS: Final = re.compile(
     r"\b(?:must|should|shall|will|may|can)\s+(?:not|never)\b|\b(?:mustn't|shouldn't|can't|cannot|won't)\b|"
+    r"\b(?:refuse|refuses|decline|declines|reject|rejects)\s+(?:\w+\s+){0,3}?to\b|"
     r"\b(?:never|don't|do\s+not)\s+(?:\w+\s+)?(?:see|share|send|post|reveal|expose|log|print|commit|paste|store|"
     r"include|upload|leak|read|access|touch|push|merge|delete|give|hand)\b"
 )

@@ -16,7 +16,7 @@ from typing import Final
 
 AI = (
     r"(?:ai|a\.i\.|ais|assistants?|agents?|models?|llms?|(?:large\s+)?language\s+models?|bots?|chatbots?|claude|"
-    r"chatgpt|gpt(?:-?\d[\w.]*)?|copilot|cursor|gemini|curator|machine\s+readers?|(?:ai|llm|coding)\s+(?:helpers?|tools?|"
+    r"chatgpt|gpt(?:-?\d[\w.]*)?|copilot|cursor|gemini|curator|machine\s+readers?|mcp\s+clients?|(?:ai|llm|coding)\s+(?:helpers?|tools?|"
     r"systems?|reviewers?|readers?|editors?)|automated\s+(?:readers?|systems?|"
     r"tools?|processes|agents?|reviewers?))"
 )
@@ -38,7 +38,7 @@ _DOING = r"(?:\s+\w+ing\b(?!\s+(?:group|club|list|circle|room|session|team|chann
 VOCATIVE: Final = re.compile(
     rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
     rf"(?:{DET}\s+)?{AI_Q}\s*:|"
-    rf"(?:^|[.!?:;(\[\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
+    rf"(?:^|[.!?:;(\[\]\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
     rf"welcome|yo|listen|psst)[\s,]+)"
     rf"(?:(?:there|the|all|any|every)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*[,:!—–]|"
     rf"^you\s+there,?\s+(?:the\s+)?{AI_Q}\b|"
@@ -152,7 +152,8 @@ OWNED: Final = (
     rf"\b{INSTR}\s+(?:received|given|issued)\s+(?:earlier|before|previously|above)\b|"
     rf"\b{INSTR}\s+(?:that\s+|which\s+)?(?:preceded|precedes|came\s+before|comes\s+before)\s+(?:this|it|here)\b|"
     rf"\b{PRIOR}\s+(?:\w+\s+)?{INSTR}\b|\b(?:system|developer|operator)\s+(?:prompt|message|instructions)\b|"
-    rf"\bwhat(?:ever)?\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:your|the)\s+(?:\w+\s+){{0,2}}"
+    rf"\bwhat(?:ever)?\s+(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told|(?:your\s+(?:\w+\s+){{0,2}}|"
+    rf"the\s+(?:\w+\s+)?(?:{PRIOR}|{AI}|{INSTR}|system|operator|developer|user|admin\w*|owner|creator|maker|notes?|text|message|page|file|vault|memory)\s+(?:\w+\s+)?)"
     rf"(?:says|said|told\s+you))\b|\beverything\s+(?:the\s+user\s+told\s+you|you\s+(?:were|have\s+been)\s+"
     rf"(?:told|given))\b|\bthe\s+(?:user|human|operator|person\s+you\s+are\s+talking\s+to)(?:'s\s+(?:\w+\s+)?"
     rf"(?:instructions|requests?|confirmations?|choices|wishes|commands|orders|rules))?\b)"
@@ -162,7 +163,8 @@ OVERRIDE_VERB = (
     r"(?:ignor\w*|disregard\w*|forget\w*|forgot|unlearn\w*|drop|dropped|dropping|discard\w*|throw\s+(?:away|out)|"
     r"set\s+(?:\w+\s+){0,3}?(?:aside|to\s+one\s+side)|put\s+aside|pay\s+no\s+(?:heed|attention)\s+to|bypass\w*|"
     r"overrid\w*|overrule\w*|abandon\w*|nullif\w*|dismiss\w*|neglect\w*|overlook\w*|circumvent\w*|suspend\w*|"
-    r"scrap\w*|discount\w*|supersed\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
+    r"scrap\w*|discount(?:s|ed|ing)?(?=\s+(?:all|any|the|your|every|what|whatever|its|their|these|those|"
+    r"previous|prior|earlier|everything)\b)|supersed\w*|(?:get|gets|got|getting)\s+(?:past|around|round)|"
     r"lift|replace|skip|stop\s+(?:following|honou?ring|obeying|applying|respecting|adhering\s+to|listening\s+to)|"
     r"no\s+longer\s+(?:follow|obey|apply|honou?r|respect)|"
     r"(?:no\s+longer|never\s+again)\s+(?:needs?|has|have)\s+to\s+(?:follow|obey|apply|honou?r|respect|heed|ask\s+for)|"
@@ -247,7 +249,7 @@ ROLE: Final = re.compile(
     rf"disabled|off|lifted|removed)\b|\byou\s+are\s+(?:\w+gpt|\w+bot|\w+agent)\b"
 )
 SECRET = (
-    r"(?:tokens?|api\s+keys?|(?:user's|their|my|his|her|the\s+project's|your|all\s+the|secret|access|signing)\s+keys|"
+    r"(?:tokens?(?!i[sz])|api\s+keys?|(?:user's|their|my|his|her|the\s+project's|your|all\s+the|secret|access|signing)\s+keys|"
     r"deploy\s+keys?|ssh\s+(?:keys?|config)|passwords?|passwd|credentials?|secrets?|"
     r"\.env\b|id_rsa|\.netrc|\.aws|\.ssh|cookies|environment\s+variables?|env\s+vars|system\s+prompt|"
     r"hidden\s+(?:instructions|rules|prompt)|context\s+window|(?:conversation|chat)\s+history|this\s+conversation|"
@@ -377,7 +379,8 @@ REPORTED: Final = re.compile(
 DISCUSSION: Final = re.compile(
     r"\b(?:injections?|jailbr\w*|attack(?:s|ers?)?|malicious|payloads?|phrasings?|red[\s-]?team\w*|"
     r"adversarial|e\.g\.|such\s+as|for\s+example|for\s+instance|examples?|quoted|quotes?|demo(?:ed|s)?|"
-    r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?)\b"
+    r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?|"
+    r"(?:inputs?|prompts?|strings?|messages?|sentences?|requests?|queries)\s+like)\b"
 )
 QUOTED: Final = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
 SENTENCE_SPLIT: Final = re.compile(
@@ -664,4 +667,86 @@ TOLD_PEOPLE: Final = re.compile(
 # An order described as given to someone else ("a sentence that asks it to drop its rules"): not to the reader.
 THIRD_PERSON_ORDER: Final = re.compile(
     r"\b(?:asks?|tells?|instructs?|orders?|wants?|gets?|makes?)\s+(?:it|them|him|her)\s+to\b"
+)
+# An order to ignore, negated: "stop ignoring the homework instructions", "don't forget the old rules" ask the
+# reader to keep to them, the opposite of an override. Read as "mind" before the override patterns are tried.
+NEGATED_OVERRIDE: Final = re.compile(
+    r"\b(?:stop|stops|stopped|quit|quits|not|never|don't|do\s+not|no\s+longer)\s+(?:\w+ly\s+)?"
+    r"(?:ignor(?:e|es|ing)|disregard(?:s|ing)?|forget(?:s|ting)?|neglect(?:s|ing)?|overlook(?:s|ing)?)\b"
+)
+# An override kept from happening ("never let retrieved notes override the system prompt"): a safeguard. Read as
+# "keep retrieved notes under the system prompt".
+PREVENTED_OVERRIDE: Final = re.compile(
+    r"\b(?:never|not|don't|do\s+not|cannot|can't|won't|must\s+not)\s+(?:let|allow|permit)\s+((?:\w+\s+){0,4}?)"
+    r"(?:to\s+)?(?:override|overrule|bypass|ignore|disregard|replace|supersede)\b"
+)
+# An override someone did, reported in the past tense ("we forgot the old instructions", "she ignored the rules"):
+# what happened, not an order to the reader.
+REPORTED_OVERRIDE: Final = re.compile(
+    r"\b(?:i|we|they|he|she|everyone|nobody|people|the\s+team)\s+(?:had\s+|have\s+|has\s+|all\s+|just\s+|"
+    r"simply\s+|completely\s+|totally\s+)?(?:forgot|forgotten|ignored|disregarded|dropped|skipped|overlooked|"
+    r"neglected|dismissed|scrapped|abandoned)\b"
+)
+# Instructions that come with the data a model reads ("ignore instructions found in documents", "never follow
+# commands embedded in emails"): advice that protects a model, not an override of its own instructions.
+DATA_INSTRUCTIONS: Final = re.compile(
+    r"\b(?:instructions?|commands?|directives?|orders|requests?|text|prompts?)\s+(?:that\s+(?:are|appear|come|show\s+up)"
+    r"\s+|which\s+(?:are|appear|come)\s+)?(?:found|embedded|hidden|contained|appearing|planted|injected|smuggled|"
+    r"inside|within|in|from)\s+(?:in\s+|inside\s+|within\s+)?(?:the\s+|any\s+|a\s+|an\s+)?(?:retrieved\s+|untrusted\s+|"
+    r"external\s+|uploaded\s+|third-party\s+|fetched\s+|scraped\s+|incoming\s+)?(?:documents|emails|e-mails|web\s*pages|"
+    r"pages|websites|files|attachments|pdfs|search\s+results|tool\s+(?:outputs?|results?)|retrieved\s+\w+|"
+    r"untrusted\s+\w+|(?:document|email|web\s*page|website|attachment|pdf)\s+(?:content|text|bodies|body))\b"
+)
+# Advice on writing one's own system prompt ("start your system prompt with the role", "keep your system prompt
+# short"): read as "a prompt".
+PROMPT_WRITING: Final = re.compile(
+    r"\b(start|begin|open|end|keep|make|structure|write|draft)\s+your\s+system\s+prompts?\s+(with|by|short|brief|"
+    r"concise|simple|clear|focused|under|in)\b"
+)
+# The writer's own turn in a log of a chat with an AI ("Me to Claude: ...", "my prompt to Gemini: ..."): what the
+# writer said to their assistant, kept as a note, not the note speaking to its reader.
+OWN_TURN: Final = re.compile(
+    rf"^\W*(?:me|i|myself|my\s+(?:\w+\s+)?(?:prompt|message|question|request|query|reply))\s+(?:->\s*|to\s+)"
+    rf"(?:the\s+)?{AI}\s*:"
+)
+# A question about what an AI can or will do ("FAQ: Can the AI read my private notes?"): asked about it, not to it.
+AI_QUESTION: Final = re.compile(
+    rf"^\W*(?:[\w\s]{{1,30}}:\s*)?(?:can|could|does|do|will|would|is|are|may|should)\s+(?:the|an?|my|our|this|your)\s+"
+    rf"(?:\w+\s+)?{AI}\b[^?]*\?$"
+)
+# A request reported as made of the writer or of people, in other languages ("le chef nous a demandé d'ignorer",
+# "nos pidió que", "ci ha detto di", "hat uns gebeten", "сказал нам", "…ように言った", "…라고 하셨다"): people told,
+# not the reader.
+TOLD_OTHERS_FOREIGN: Final = re.compile(
+    r"\b(?:nous|m'|me|leur|lui|les)\s*(?:a|ont|avait|avaient)\s+(?:demand[ée]|dit|conseill[ée]|ordonn[ée]|pri[ée])"
+    r"e?s?\s+d|\b(?:nos|me|les|le)\s+(?:pidi[óo]|pidieron|dijo|dijeron|ha\s+pedido|han\s+pedido|mand[óo])\s+que\b|"
+    r"\b(?:ci|mi|gli|le)\s+(?:ha|hanno|aveva)\s+(?:chiesto|detto|ordinato)\s+di\b|"
+    r"\b(?:hat|haben|hatte)\s+(?:uns|mich|mir|ihn|ihm|ihnen)\s+(?:gebeten|gesagt|aufgefordert)\b|"
+    r"\b(?:nos|me|lhe|lhes)\s+(?:pediu|pediram|disse|disseram|mandou)\b|\bmandou\s+(?:eu|a\s+gente|n[óo]s)\b|"
+    r"(?<!\w)(?:сказал|сказала|сказали|попросил|попросила|попросили|велел|велела|велели)\s+(?:нам|мне|им|ему|ей|нас|"
+    r"меня|их|его|её)(?!\w)|ように(?:言った|言われた|言いました|言われました|指示された|頼まれた)|"
+    r"(?:라고|하라고|으라고)\s*(?:하셨|했|말했|말씀하셨|시켰)"
+)
+
+
+def without_false_overrides(s: str) -> str:
+    """The (lower-cased) sentence with the overrides that ask for none taken out: a negated one ("stop ignoring
+    the instructions") read as "mind", a reported one ("we forgot the old instructions") as "missed", and
+    instructions that come with data ("ignore instructions found in documents") as "injected content"."""
+    if not _FALSE_OVERRIDE_CUE.search(s):
+        return s
+    s = NEGATED_OVERRIDE.sub("mind", s)
+    s = PREVENTED_OVERRIDE.sub(lambda m: "keep " + m.group(1) + "under", s)
+    s = PROMPT_WRITING.sub(lambda m: m.group(1) + " a prompt " + m.group(2), s)
+    s = REPORTED_OVERRIDE.sub(lambda m: m.group().split(None, 1)[0] + " missed", s)
+    return _IGNORED_DATA.sub("screen injected content", s)
+
+
+_IGNORED_DATA: Final = re.compile(
+    r"\b(?:ignor\w*|disregard\w*|(?:do\s+not|don't|never|not)\s+(?:follow|obey|act\s+on|execute))\s+"
+    r"(?:any\s+|all\s+|the\s+|such\s+)?" + DATA_INSTRUCTIONS.pattern
+)
+_FALSE_OVERRIDE_CUE: Final = re.compile(
+    r"ignor|disregard|forg[eo]t|neglect|overlook|dropped|skipped|dismissed|scrapped|abandoned|follow|obey|"
+    r"system prompt|overrid|overrul|bypass|replace|supersede"
 )

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Final, NamedTuple
 
+from agentmd.rules.prefilter.directive_features import TOLD_OTHERS_FOREIGN, without_false_overrides
 from agentmd.rules.prefilter.directive_languages import AI_NAMES, CONTROL, joined, joined_void
 
 _AGENTS = r"(?:ai|ais|agents?|assistants?|models?|llms?|bots?|chatbots?|claude|chatgpt|gpt|copilot|cursor)"
@@ -233,7 +234,7 @@ PHRASES: Final[tuple[tuple[str, Sequence[str], str], ...]] = (
      r"imagine\s+(?:that\s+)?you\b|\brole-?\s?play\s*:"),
     ("gives agents an order", _G_CLAIM,
      r"\b(?:(?:the\s+)?(?:ai|assistants?|llms?|chatbots?|claude|chatgpt|gpt|copilot)|(?:all|every|any|ai|coding)\s+"
-     r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
+     r"agents?)\s+(?!(?:must|shall|has\s+to|have\s+to|needs?\s+to)\s+(?:not\s+|never\s+)?be\s)(?:must|has\s+to|have\s+to|shall|should\s+(?:now|always|never|skip|stop|ignore|disable|bypass)|"
      r"may\s+now|can\s+now|needs?\s+to|is\s+to|are\s+to|will\s+now|(?:is|are)\s+(?:now\s+(?:required|allowed|"
      r"cleared|authori[sz]ed|permitted)|required|cleared|authori[sz]ed)\s+to)\b|\bagents?\s+(?:may|can)\s+now\b|"
      r"\byou\s+are\s+(?:now\s+(?:cleared|authori[sz]ed|permitted|allowed)|cleared)\s+to\b|"
@@ -428,7 +429,8 @@ _WHERE_EN = "reply replies answer answers pull_request commit_message http https
 ABOUT = re.compile(
     r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
     r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
-    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|example|something\s+like|risks?|mitigations?)\b|"
+    r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|(?<![.@/])example(?!\.\w)|something\s+like|risks?|mitigations?|"
+    r"(?:inputs?|prompts?|strings?|messages?|texts?|sentences?|requests?|queries|lines)\s+like)\b|"
     # the same in other languages (scripts without spaces have no word boundaries)
     r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|"
     r"\b(?:атак\w*|инъекц\w*|ataques?|inyecci\w*|attaques?|injektion\w*|angriff\w*|attacc\w*|ataku|"
@@ -962,6 +964,22 @@ QUOTE_AS_SUBJECT: Final = re.compile(
 )
 
 
+# A system prompt as the subject of a reveal word ("why system prompts leak", "the system prompt shows up in the
+# logs"), with no reveal word used as an order elsewhere in the sentence.
+_PROMPT_AS_SUBJECT: Final = re.compile(
+    r"^(?!.*\b(?:reveal|print|show|display|dump|output|leak|repeat)\s+(?:\w+\s+){0,3}?(?:system\s+)?prompt)"
+    r".*\bsystem\s+prompts?\s+(?:often\s+|sometimes\s+|can\s+|may\s+|will\s+)?(?:leak|leaks|leaked|show|shows|"
+    r"showed|display|displays|output|outputs|get\s+leaked|gets\s+leaked)\b"
+)
+_DROP_LABEL: Final = "tells the reader to drop its instructions"
+# Something other than this note said to replace earlier rules ("the new policy supersedes all previous
+# guidelines"), with no other order to drop them in the sentence.
+_SUPERSEDED_BY_OTHER: Final = re.compile(
+    r"^(?!.*\b(?:ignor\w*|disregard\w*|forget\w*|forgot)\b)(?!.*\b(?:this|these|the\s+following|my)\s+(?:\w+\s+)?"
+    r"(?:note|notes|message|text|file|memory|document|instructions?|paragraph|line|section|comment)\s+supersed)"
+    r".*\b(?:policy|policies|version|contract|agreement|law|act|regulation|rule|rules|guideline|guidelines|handbook|"
+    r"manual|edition|release|standard|procedure|document|memo|plan|schedule|draft)\s+(?:\w+\s+)?supersed\w*\b"
+)
 _NEGATED_REVEAL: Final = re.compile(
     r"\b(?:never|not|don't|cannot|can't|won't)\s+(?:\w+\s+)?(?:reveal|show|print|share|disclose|leak|output|repeat|"
     r"display|dump|expose)\b"
@@ -1021,8 +1039,20 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
                     continue  # "IT will never ask for your password by email": a warning, nothing asked
                 if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
                     continue  # "the user types 'forget your instructions'" in a write-up about injection
-                if TOLD_OTHERS.search(sentence):
+                if TOLD_OTHERS.search(sentence) or TOLD_OTHERS_FOREIGN.search(sentence):
                     continue  # "the game master told the players to ignore the rules": people told, reported
+                if (bare := without_false_overrides(sentence)) != sentence and not all(
+                    g.hit(bare, set(_WORDISH.findall(bare))) for g in parts
+                ):
+                    continue  # "Leo must stop ignoring the homework instructions": an override negated or reported
+                if (
+                    label == _DROP_LABEL
+                    and _SUPERSEDED_BY_OTHER.search(sentence)
+                    and not _SECOND_PERSON.search(sentence)
+                ):
+                    continue  # "the new policy supersedes all previous guidelines": one document replacing another
+                if label == "asks for the system prompt" and _PROMPT_AS_SUBJECT.search(sentence):
+                    continue  # "why system prompts leak": what prompts do, described
                 if _OWN_RULES.search(sentence) and not _SECOND_PERSON.search(sentence):
                     continue  # "personal rules for deep work: ... forget about slack": the writer's own rules
                 if (_DESCRIBED.search(sentence) or _AI_DOES.search(sentence)) and not _SECOND_PERSON.search(sentence):

@@ -39,6 +39,7 @@ from agentmd.rules.prefilter.directive_features import (
     ABOVE_SKIPPED,
     ACT,
     AGENT_FRAME,
+    AI_QUESTION,
     AI_SUBJECT,
     APPROVED,
     AUTH_CLAIM,
@@ -80,6 +81,7 @@ from agentmd.rules.prefilter.directive_features import (
     OVERRIDE_CUE,
     OVERRIDE_FRAME,
     OVERRIDE_VERB_RE,
+    OWN_TURN,
     OWNED_RE,
     PASSIVE_AI,
     PERMISSION,
@@ -114,6 +116,7 @@ from agentmd.rules.prefilter.directive_features import (
     WE,
     WORM,
     YOU,
+    without_false_overrides,
 )
 
 # --------------------------------------------------------------------------------------------------------------
@@ -547,8 +550,15 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
         if hidden and discusses and _shown_as_example(text, pos):
             previous = s
             continue  # "an attacker may hide text in a comment, for example <!-- ignore ... -->" in a write-up
+        s = without_false_overrides(s)
         mentions_ai = MENTIONS_AI.search(s) is not None
-        vocative = (mentions_ai or "your" in s) and VOCATIVE.search(s) is not None and not SPEAKER_TURN.match(s)
+        vocative = (
+            (mentions_ai or "your" in s)
+            and VOCATIVE.search(s) is not None
+            and not SPEAKER_TURN.match(s)
+            and not OWN_TURN.match(s)
+            and not AI_QUESTION.match(s)
+        )
         strong = vocative or addressed or (mentions_ai and AI_SUBJECT.search(s) is not None)
         framed = encoded or (hidden and mentions_ai) or FRAME.search(s) is not None
         label = _verdict(s, vocative or addressed, strong, framed, mentions_ai)
