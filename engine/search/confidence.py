@@ -133,8 +133,9 @@ MISSING_SHARE = True
 # The missing-word step was fitted on questions of at most 7 content words (the dev files' unanswerable ones hold
 # 3 to 7); a longer query has more words one of which its answer may lack by chance, so past 7 words the step
 # weighs 7 / words of itself. It changes nothing on the dev questions and prompt files above (at floors 0.2 to
-# 0.4); on SciFact train through the floor, hybrid (every chunk embedded), nDCG@10 reads 0.687 for 0.655 (75
-# claims empty before, 64 after), lexical 0.589 for 0.576 (160 and 142 empty). 5 words cost a coding prompt.
+# 0.4); on SciFact train through the floor, hybrid (every chunk embedded), nDCG@10 reads 0.687 for 0.677 (75
+# claims empty before, 64 after; 0.646 and 119 before either change), lexical 0.589 for 0.576 (160 and 142
+# empty). 5 words cost a coding prompt.
 MISSING_LONG_FROM = 7
 MISSING_DEPTH = 5  # the notes, in rank order, whose words count as held
 # A word missing from a vault of a few dozen notes says little (an everyday verb may be in none of them), so
