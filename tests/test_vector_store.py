@@ -161,6 +161,49 @@ def test_searches_beside_the_background_embedding_see_a_consistent_store(tmp_pat
     assert s.search(np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32), 1)[0].cosine > 0.999
 
 
+class HeldWrite(VectorStore):
+    """A store whose write of a save waits until told to go on (a slow disk, or megabytes of queued texts)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.writing = threading.Event()
+        self.go_on = threading.Event()
+
+    def _write(self, data: bytes) -> None:
+        self.writing.set()
+        assert self.go_on.wait(10), "the test never let the write go on"
+        super()._write(data)
+
+
+def test_searches_and_embedding_go_on_while_a_save_writes(tmp_path: Path) -> None:
+    s = HeldWrite(tmp_path / "cache", Counted.model_id, dim=Counted.dim)
+    for n in range(20):
+        s.set_note(f"n{n:02d}.md", str(n), chunks("x" * n, "y"))
+    embedder = Counted()
+    s.embed_pending(embedder, 16)
+    saving = threading.Thread(target=s.save)
+    saving.start()
+    try:
+        assert s.writing.wait(10)
+        answered: list[int] = []
+        worker = threading.Thread(  # a search and a slice of embedding while the save's write is held
+            target=lambda: answered.extend([len(s.search(np.array([0.0, 1.0, 0.0, 0.0], np.float32), 3)),
+                                            s.embed_pending(embedder, 8)])
+        )
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive(), "the search waited on the save's write"
+        assert answered[0] == 3 and answered[1] > 0
+        assert s.dirty  # what was embedded after the copy is saved next time
+    finally:
+        s.go_on.set()
+        saving.join(10)
+    again = VectorStore(tmp_path / "cache", Counted.model_id, dim=Counted.dim)
+    assert 0 < again.coverage().done < s.coverage().done  # the save wrote the store as it was when copied
+    s.save()
+    assert VectorStore(tmp_path / "cache", Counted.model_id, dim=Counted.dim).coverage().done == s.coverage().done
+
+
 def test_a_scan_answers_for_the_store_it_read_and_refuses_after_any_change(tmp_path: Path) -> None:
     s = store(tmp_path)
     s.set_note("a.md", "1", chunks("x", "xx y"))

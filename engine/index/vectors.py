@@ -119,6 +119,9 @@ class VectorStore:
         self.dim = dim or 0
         self._any_dim = dim is None
         self._lock = threading.RLock()
+        # held over a whole save, so saves write in the order they were taken; searches wait only on `_lock`,
+        # which a save holds just while it copies the store (not while it encodes and writes the copy)
+        self._save_lock = threading.Lock()
         self._notes: dict[str, _Note] = {}
         self._pending: dict[str, str] = {}  # chunk key -> text, for queued chunks
         self._spare: dict[str, np.ndarray] = {}  # vectors of freed rows, reusable until the next save
@@ -211,35 +214,48 @@ class VectorStore:
         self._requeue()
 
     def save(self) -> None:
-        """Write the store atomically (float16 vectors, the queued chunks' texts included)."""
-        with self._lock:
-            self._fill_known()
-            notes = sorted(self._notes.items())
-            rows = np.concatenate([n.rows for _p, n in notes]) if notes else np.zeros(0, dtype=np.int32)
-            counts = np.array([len(n.keys) for _p, n in notes], dtype=np.int64)
-            vectors = self._vectors[rows].astype(np.float16)
-            has = self._has[rows]
-            row_note = np.repeat(np.arange(len(notes), dtype=np.int32), counts)
-            wanted = {n.keys[i] for _p, n in notes if n.missing for i in np.flatnonzero(~self._has[n.rows]).tolist()}
-            self._pending = {k: t for k, t in self._pending.items() if k in wanted}
-            self._spare = {}  # forget the vectors of chunks no note holds any more
-            live = np.flatnonzero(self._has[: self._used]).tolist()
-            self._key_row = {self._row_key[r]: r for r in live}  # type: ignore[misc]
-            meta = {
-                "format": FORMAT,
-                "model_id": self.model_id,
-                "dim": self.dim,
-                "notes": [[p, n.content_hash, n.keys, n.headings] for p, n in notes],
-                "pending": self._pending,
-                "chunks": self.chunks,
-            }
-            buf = io.BytesIO()
-            np.savez(
-                buf, meta=np.array(json.dumps(meta, ensure_ascii=False)), vectors=vectors, has=has, row_note=row_note
-            )
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, buf.getvalue(), durable=False)
-            self.dirty = False
+        """Write the store atomically (float16 vectors, the queued chunks' texts included). The store is copied
+        under its lock and the copy encoded and written after it is released: at the start of a large vault's
+        embedding the queued texts alone are megabytes of JSON, and a search must not wait for them."""
+        with self._save_lock:
+            with self._lock:
+                self._fill_known()
+                notes = sorted(self._notes.items())
+                rows = np.concatenate([n.rows for _p, n in notes]) if notes else np.zeros(0, dtype=np.int32)
+                counts = np.array([len(n.keys) for _p, n in notes], dtype=np.int64)
+                vectors = self._vectors[rows].astype(np.float16)
+                has = self._has[rows]
+                row_note = np.repeat(np.arange(len(notes), dtype=np.int32), counts)
+                wanted = {
+                    n.keys[i] for _p, n in notes if n.missing for i in np.flatnonzero(~self._has[n.rows]).tolist()
+                }
+                self._pending = {k: t for k, t in self._pending.items() if k in wanted}
+                self._spare = {}  # forget the vectors of chunks no note holds any more
+                live = np.flatnonzero(self._has[: self._used]).tolist()
+                self._key_row = {self._row_key[r]: r for r in live}  # type: ignore[misc]
+                meta = {
+                    "format": FORMAT,
+                    "model_id": self.model_id,
+                    "dim": self.dim,
+                    "notes": [[p, n.content_hash, list(n.keys), list(n.headings)] for p, n in notes],
+                    "pending": dict(self._pending),
+                    "chunks": self.chunks,
+                }
+                self.dirty = False  # a change made while the copy is written marks the store dirty again
+            try:
+                buf = io.BytesIO()
+                text = np.array(json.dumps(meta, ensure_ascii=False))
+                np.savez(buf, meta=text, vectors=vectors, has=has, row_note=row_note)
+                self._write(buf.getvalue())
+            except BaseException:
+                with self._lock:
+                    self.dirty = True
+                raise
+
+    def _write(self, data: bytes) -> None:
+        """Put the encoded store in place (atomically; the store is a cache, so not fsynced)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, data, durable=False)
 
     # ----- rows, slots and counts -----
 
