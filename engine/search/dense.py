@@ -37,7 +37,8 @@ def query_vector(embedder: TextEmbedder, query: str) -> np.ndarray:
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    vec = embedder.embed([query])[0]
+    embed_query = getattr(embedder, "embed_query", None)  # the local model's own query session (embedder.py)
+    vec = embed_query(query) if embed_query is not None else embedder.embed([query])[0]
     with _cache_lock:
         _cache[key] = vec
         while len(_cache) > QUERY_CACHE:
