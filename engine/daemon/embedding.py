@@ -23,6 +23,8 @@ load and while embedding ("waiting" in status, with the reason); searches meanwh
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -39,10 +41,30 @@ log = logging.getLogger("agentmd.dense")
 SLICE = 8  # chunks per slice: one model batch, about 0.4 s on 2 cores
 SAVE_EVERY = 16  # slices between saves while the queue drains
 PAUSE = 0.005  # seconds the thread yields between slices
+# The background thread (and the model's worker threads it starts) run at this nice value, so a search, a
+# capture or a prompt hook's process gets the CPU first while the vault is embedded (the hook's p95 at 10,000
+# notes while embedding: bench/hook_bench.py). A search's query runs on a session of its own at the
+# daemon's priority (engine/index/embedder.py, `embed_query`).
+BACKGROUND_NICE = 10
 RATE_WINDOW = 30.0  # seconds of embedding the measured rate averages over
 RETRY = 30.0  # seconds before an embeddings endpoint that failed is asked again
 SAVE_SHARE = 0.05  # at most this share of the embedding time goes to periodic saves
 
+
+
+def lower_priority(nice: int = BACKGROUND_NICE) -> bool:
+    """Lower the calling thread's scheduling priority by `nice` (Linux: a thread's nice value is its own, and the
+    threads it starts take it). False where the platform has no per-thread priority or refuses."""
+    get_id = getattr(threading, "get_native_id", None)
+    setprio = getattr(os, "setpriority", None)
+    if get_id is None or setprio is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        tid = get_id()
+        setprio(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError:
+        return False
+    return True
 
 class DenseWorker:
     """Owns the daemon's embedder and vector store. `arm` is what searches use; `status` what /status shows."""
@@ -108,6 +130,7 @@ class DenseWorker:
     # -- the thread ------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        lower_priority()  # before the model loads: its worker threads take this thread's priority
         while True:
             started = self.clock()
             try:
