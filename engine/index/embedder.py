@@ -38,7 +38,6 @@ DIM = 384
 MAX_TOKENS = 256
 BATCH = 8
 THREADS = 2
-QUERY_THREADS = 1  # a query is a few dozen tokens: one thread runs it in milliseconds
 
 
 class EmbedderUnavailable(AgentmdError):
@@ -95,14 +94,17 @@ class Embedder:
             raise EmbedderUnavailable(
                 f"the vendored tokenizer {TOKENIZER_PATH} is missing or altered; reinstall agentmd"
             )
-        self._ort, self._model = ort, model
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # Worker threads sleep between batches instead of spinning: the daemon embeds in slices beside captures,
+        # searches and reconcile passes, and spinning threads would hold both cores between slices.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session: Any = self._new_session(threads)
+            self._session: Any = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
             tokenizer: Any = Tokenizer.from_file(str(TOKENIZER_PATH))
         except Exception as exc:  # the runtime's own errors have no common base class
             raise EmbedderUnavailable(f"the embedding model could not be loaded: {exc}") from exc
-        self._query_session: Any = None  # made on the first query (`embed_query`)
-        self._query_lock = threading.Lock()
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding()
         self._tokenizer = tokenizer
@@ -126,37 +128,14 @@ class Embedder:
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One search query's unit vector, from a session of the same model kept for queries. A session's
-        threads serve one run at a time, so a query sent to the session that embeds the vault's chunks in the
-        background waited for the slice in flight (a batch of 8 chunks, a few hundred milliseconds on 2
-        cores); its own session answers in milliseconds beside the slice. Same model, same vector."""
-        with self._query_lock:
-            if self._query_session is None:
-                try:
-                    self._query_session = self._new_session(QUERY_THREADS)
-                except Exception as exc:  # the runtime's own errors have no common base class
-                    raise EmbedderUnavailable(f"the embedding model could not be loaded: {exc}") from exc
-            session = self._query_session
-        return self._run([text], session)[0]
-
-    def _new_session(self, threads: int) -> Any:
-        options = self._ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Worker threads sleep between batches instead of spinning: the daemon embeds in slices beside captures,
-        # searches and reconcile passes, and spinning threads would hold both cores between slices.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return self._ort.InferenceSession(str(self._model), options, providers=["CPUExecutionProvider"])
-
-    def _run(self, texts: Sequence[str], session: Any = None) -> np.ndarray:
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
         encoded = self._tokenizer.encode_batch([t if t.strip() else "." for t in texts])
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = (session or self._session).run(None, feed)[0]
+        hidden = self._session.run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -37,8 +37,7 @@ def query_vector(embedder: TextEmbedder, query: str) -> np.ndarray:
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    embed_query = getattr(embedder, "embed_query", None)  # the local model's own query session (embedder.py)
-    vec = embed_query(query) if embed_query is not None else embedder.embed([query])[0]
+    vec = embedder.embed([query])[0]
     with _cache_lock:
         _cache[key] = vec
         while len(_cache) > QUERY_CACHE:
