@@ -51,20 +51,18 @@ RETRY = 30.0  # seconds before an embeddings endpoint that failed is asked again
 SAVE_SHARE = 0.05  # at most this share of the embedding time goes to periodic saves
 
 
-
 def lower_priority(nice: int = BACKGROUND_NICE) -> bool:
     """Lower the calling thread's scheduling priority by `nice` (Linux: a thread's nice value is its own, and the
-    threads it starts take it). False where the platform has no per-thread priority or refuses."""
-    get_id = getattr(threading, "get_native_id", None)
-    setprio = getattr(os, "setpriority", None)
-    if get_id is None or setprio is None or not sys.platform.startswith("linux"):
+    threads it starts take it). False elsewhere, or when the system refuses."""
+    if not sys.platform.startswith("linux"):
         return False
+    tid = threading.get_native_id()
     try:
-        tid = get_id()
-        setprio(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
     except OSError:
         return False
     return True
+
 
 class DenseWorker:
     """Owns the daemon's embedder and vector store. `arm` is what searches use; `status` what /status shows."""

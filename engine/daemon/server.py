@@ -226,6 +226,7 @@ FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "per_note": (int,),
         "explain": (bool,),
         "include_probe": (bool,),
+        "floor": (int, float, type(None)),  # its range (0..1) is checked by the search itself
         "count_usage": (bool,),
         "recall": (bool,),
     },
