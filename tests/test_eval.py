@@ -360,3 +360,103 @@ def test_beir_refuses_a_folder_without_a_collection(tmp_path: Path, monkeypatch:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError, match="not a BEIR collection"):
         _run(["eval", "beir", str(tmp_path / "empty")], monkeypatch, tmp_path)
+
+
+def _beir_with_filler(root: Path) -> Path:
+    """A collection of 121 documents (so the default floor applies in full): 120 on gardening, one on bone
+    density. `q1` is answered by its words; `q2` names two words no document holds; one document holds its others."""
+    root.mkdir()
+    docs = [{"_id": "d1", "title": "Vitamin D and bone density", "text": "Vitamin D supplements raise bone density."}]
+    docs += [
+        {"_id": f"g{i}", "title": f"Garden diary {i}", "text": f"Tomatoes, beans and compost in bed {i} this spring."}
+        for i in range(120)
+    ]
+    queries = [{"_id": "q1", "text": "vitamin D bone density"}, {"_id": "q2", "text": "zyxquartz qwvblorp in bed 7"}]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    (root / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\tg7\t1\n", encoding="utf-8")
+    (root / "train.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
+    return root
+
+
+def test_beir_scores_the_ranking_and_what_the_floor_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beir = _beir_with_filler(tmp_path / "filler")
+    code, out, err = _run(["eval", "beir", str(beir), "--mode", "fusion", "--json"], monkeypatch, tmp_path)
+    assert code == 0, err
+    r = json.loads(out)["modes"]["fusion"]
+    # the whole ranking puts each judged document first; through the floor the words no document holds leave q2
+    # with nothing, as `agentmd search` answers it
+    assert r["empty_results"] == 0 and r["ndcg@10"] == 1.0
+    floored = r["floored"]
+    assert floored["floor"] == 0.3
+    assert floored["empty_results"] == 1
+    assert floored["ndcg@10"] == pytest.approx(0.5)  # q1 kept at rank 1, q2 empty
+
+    code, out, err = _run(["eval", "beir", str(beir), "--mode", "fusion"], monkeypatch, tmp_path)
+    assert code == 0, err
+    assert "as `agentmd search` returns, floor 0.3" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("fusion "))
+    assert row.split()[-3:] == ["0.500", "0.500", "1"]
+
+
+def test_beir_reads_another_judgments_file_and_refuses_a_missing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beir = _beir_with_filler(tmp_path / "filler")
+    argv = ["eval", "beir", str(beir), "--mode", "fusion", "--json", "--qrels", str(beir / "train.tsv")]
+    code, out, err = _run(argv, monkeypatch, tmp_path)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["queries"] == 1 and report["qrels"] == str(beir / "train.tsv")
+    with pytest.raises(UsageError, match="does not exist"):
+        _run(["eval", "beir", str(beir), "--qrels", str(beir / "nope.tsv")], monkeypatch, tmp_path)
+
+
+def test_beir_hybrid_embeds_once_into_a_kept_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    beir = _tiny_beir(tmp_path / "tiny")
+    work = tmp_path / "work"
+    argv = ["eval", "beir", str(beir), "--json", "--work", str(work)]
+    code, out, err = _run(argv, monkeypatch, tmp_path)
+    assert code == 0, err
+    report = json.loads(out)
+    assert list(report["modes"]) == ["hybrid", "fusion", "and"]  # every mode, the product's default first
+    assert report["embedding"]["embedded"] == report["embedding"]["chunks"] == 3
+    hybrid_scores = report["modes"]["hybrid"]
+    assert hybrid_scores["mrr@10"] == 1.0 and hybrid_scores["empty_results"] == 0
+    assert (work / "agentmd-beir.json").is_file() and len(list((work / "vault").glob("*.md"))) == 3
+    # a second run in the same folder searches the vectors it kept
+    code, out, err = _run(argv, monkeypatch, tmp_path)
+    assert code == 0, err
+    again = json.loads(out)
+    assert again["embedding"]["embedded"] == 0
+    assert again["modes"]["hybrid"]["ndcg@10"] == hybrid_scores["ndcg@10"]
+
+
+def test_beir_without_the_model_runs_the_lexical_modes_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beir = _tiny_beir(tmp_path / "tiny")
+    monkeypatch.setenv("AGENTMD_DENSE", "0")
+    code, out, err = _run(["eval", "beir", str(beir)], monkeypatch, tmp_path)
+    assert code == 0, err
+    assert "hybrid: not run (the dense arm is switched off" in out
+    assert [line.split()[0] for line in out.splitlines() if line.strip().startswith(("fusion ", "and "))] == [
+        "fusion",
+        "and",
+    ]
+    with pytest.raises(UsageError, match="mode hybrid needs the embedding model"):
+        _run(["eval", "beir", str(beir), "--mode", "hybrid"], monkeypatch, tmp_path)
+
+
+def test_beir_keeps_its_work_only_in_a_folder_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    beir = _tiny_beir(tmp_path / "tiny")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "mine.md").write_text("my own note\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="holds other files"):
+        _run(["eval", "beir", str(beir), "--mode", "and", "--work", str(notes)], monkeypatch, tmp_path)
+    assert [p.name for p in notes.iterdir()] == ["mine.md"]  # nothing written, nothing removed
+    with pytest.raises(UsageError, match="is a file"):
+        _run(["eval", "beir", str(beir), "--mode", "and", "--work", str(notes / "mine.md")], monkeypatch, tmp_path)

@@ -33,9 +33,21 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     b = esub.add_parser("beir", parents=[common], help="nDCG@10, recall@100 and MRR@10 on a BEIR collection")
     b.add_argument("dir", help="folder with corpus.jsonl, queries.jsonl and qrels/test.tsv (or qrels.tsv)")
     b.add_argument(
-        "--mode", action="append", metavar="M", help="search mode to measure (repeatable; default: every mode)"
+        "--mode",
+        action="append",
+        metavar="M",
+        help="search mode to measure (repeatable; default: every mode, hybrid when the embedding model loads)",
     )
     b.add_argument("--limit-queries", type=int, metavar="N", help="run only the first N judged queries")
+    b.add_argument(
+        "--qrels", metavar="FILE", help="another judgments file, e.g. a train split (default: the test qrels)"
+    )
+    b.add_argument(
+        "--work",
+        metavar="DIR",
+        help="keep the collection's vault, index and vectors in DIR (new, empty, or kept by an earlier run), so a "
+        "second run only searches",
+    )
     b.set_defaults(func=cmd_eval_beir)
     pr = esub.add_parser(
         "prompts", parents=[common], help="how many notes the recall hook would inject for each prompt of a set"
@@ -80,12 +92,34 @@ def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 
 def cmd_eval_beir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.search.eval.beir import render_beir, run_beir
+    from agentmd.cli.output import EmbedBar
+    from agentmd.engine.search.eval.beir import DenseSide, render_beir, run_beir
 
     directory = Path(args.dir)
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a folder; give the folder holding corpus.jsonl")
-    report = run_beir(directory, modes=args.mode, limit_queries=args.limit_queries)
+    dense = None
+    if not args.mode or "hybrid" in args.mode:
+        from agentmd.engine.index.embedder import EmbedderUnavailable
+        from agentmd.engine.search.arm import load_embedder
+        from agentmd.engine.settings import resolve
+
+        # only the embedder's settings are read (switch, model file, endpoint): the collection gets a vault and
+        # a cache of its own
+        settings = resolve(vault=str(directory), config=args.config)
+        bar = None if args.json else EmbedBar(err, tty=err.isatty())
+        try:
+            dense = DenseSide(load_embedder(settings), progress=bar)
+        except EmbedderUnavailable as exc:
+            dense = DenseSide(None, str(exc))
+    report = run_beir(
+        directory,
+        modes=args.mode,
+        limit_queries=args.limit_queries,
+        qrels_path=Path(args.qrels) if args.qrels else None,
+        dense=dense,
+        keep=Path(args.work) if args.work else None,
+    )
     emit(out, args, report, render_beir(report))
     return EXIT_OK
 

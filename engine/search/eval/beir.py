@@ -1,27 +1,38 @@
 """The BEIR harness: a public retrieval collection scored through the engine.
 
-A BEIR collection (`corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv` or `qrels.tsv`) is written out as a
-throwaway vault (one note per document), indexed into a throwaway store, and every judged query is run per
-search mode: nDCG@10, recall@100 and MRR@10 (`metrics.score_beir_run`).
+A BEIR collection (`corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv` or `qrels.tsv`, or another judgments file)
+is written out as a vault of its own (one note per document), indexed into a store of its own, and every judged
+query is run per search mode, `hybrid` included (the collection is embedded first): nDCG@10, recall@100 and
+MRR@10 (`metrics.score_beir_run`) of the whole ranking, which is what those measures are defined on, and of
+what `agentmd search` returns through the contract's default confidence floor, where a query the floor
+leaves with nothing scores 0. The vault, index and vectors are thrown away, or kept in a folder of their own
+so that a second run only searches.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.search import confidence
+from agentmd.engine.search import query as query_module
 from agentmd.engine.search.eval.metrics import BEIR_DEPTH, note_path, rounded, score_beir_run
-from agentmd.engine.search.eval.runs import check_modes, fmt, max_limit, search_paths
+from agentmd.engine.search.eval.runs import check_modes, fmt, max_limit
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
+
+if TYPE_CHECKING:
+    from agentmd.engine.index.vectors import TextEmbedder
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +57,15 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield obj
 
 
-def load_beir(directory: Path) -> BeirCollection:
-    """Read a BEIR collection's queries and test qrels (the corpus is streamed later)."""
+def load_beir(directory: Path, judgments: Path | None = None) -> BeirCollection:
+    """Read a BEIR collection's queries and its test qrels, or the judgments file `judgments` (e.g. a train split);
+    the corpus is streamed later."""
     corpus = directory / "corpus.jsonl"
     queries_path = directory / "queries.jsonl"
-    qrels_path = next((p for p in (directory / "qrels" / "test.tsv", directory / "qrels.tsv") if p.is_file()), None)
+    if judgments is not None and not judgments.is_file():
+        raise UsageError(f"the judgments file {judgments} does not exist; give a qrels TSV: query, document, score")
+    defaults = (directory / "qrels" / "test.tsv", directory / "qrels.tsv")
+    qrels_path = judgments if judgments is not None else next((p for p in defaults if p.is_file()), None)
     missing = [str(p.name) for p in (corpus, queries_path) if not p.is_file()]
     if qrels_path is None:
         missing.append("qrels/test.tsv or qrels.tsv")
@@ -111,6 +126,70 @@ def build_beir_vault(corpus_path: Path, vault: Path) -> dict[str, str]:
     return paths
 
 
+MARKER = "agentmd-beir.json"  # in a kept work folder: the collection it holds and each note's document id
+
+
+@dataclass(frozen=True, slots=True)
+class DenseSide:
+    """What the `hybrid` mode needs to embed a collection: the embedder (`search.arm.load_embedder`), or the
+    reason there is none, and where to report the foreground embedding's progress."""
+
+    embedder: TextEmbedder | None
+    reason: str | None = None
+    progress: Callable[[Any], None] | None = None
+
+
+def beir_modes(modes: Sequence[str] | None, dense: DenseSide | None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """(the modes to run, {mode left out: why}). By default every mode, `hybrid` only when an embedder is at
+    hand; `hybrid` asked for by name without one is refused with the reason."""
+    known = query_module.MODES
+    chosen = check_modes(modes, known)
+    embedder = dense.embedder if dense else None
+    why = (dense.reason if dense else None) or "no embedding model was given"
+    if query_module.HYBRID in chosen and embedder is None:
+        if modes:
+            raise UsageError(f"mode hybrid needs the embedding model, which is not available: {why}")
+        return tuple(m for m in chosen if m != query_module.HYBRID), {query_module.HYBRID: why}
+    return chosen, {}
+
+
+def _work_folder(keep: Path, collection: BeirCollection) -> None:
+    """Make `keep` ready to hold this collection's vault and cache: a new or empty folder, or one an earlier
+    run kept (its marker names the collection); never a folder of anything else."""
+    marker = keep / MARKER
+    if keep.exists() and not keep.is_dir():
+        raise UsageError(f"--work {keep} is a file; give a folder (new, empty, or kept by an earlier run)")
+    if keep.is_dir() and any(keep.iterdir()) and not marker.is_file():
+        raise UsageError(
+            f"--work {keep} holds other files; give a new or empty folder, or one an earlier `eval beir` kept"
+        )
+    keep.mkdir(parents=True, exist_ok=True)
+
+
+def _kept_vault(keep: Path, collection: BeirCollection) -> dict[str, str]:
+    """The vault in `keep` for this collection (written once; rewritten when the corpus file changed)."""
+    marker = keep / MARKER
+    stamp = collection.corpus_path.stat()
+    source = {"corpus": str(collection.corpus_path.resolve()), "size": stamp.st_size, "mtime_ns": stamp.st_mtime_ns}
+    if marker.is_file():
+        try:
+            held = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            held = {}
+        if isinstance(held, dict) and held.get("source") == source and isinstance(held.get("doc_of"), dict):
+            return {str(k): str(v) for k, v in held["doc_of"].items()}
+    marker.write_text(json.dumps({"source": None}), encoding="utf-8")  # a run cut short here is rewritten next time
+    vault = keep / "vault"
+    if vault.is_dir():
+        for old in vault.glob("*.md"):
+            old.unlink()
+    doc_of = build_beir_vault(collection.corpus_path, vault)
+    tmp = marker.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"source": source, "doc_of": doc_of}), encoding="utf-8")
+    tmp.replace(marker)
+    return doc_of
+
+
 def run_beir(
     directory: Path,
     *,
@@ -118,10 +197,19 @@ def run_beir(
     limit_queries: int | None = None,
     work_dir: Path | None = None,
     keep_runs: bool = False,
+    qrels_path: Path | None = None,
+    dense: DenseSide | None = None,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
-    """Index a BEIR collection into a throwaway vault and store, run every judged query per mode."""
-    modes = check_modes(modes)
-    collection = load_beir(directory)
+    """Index a BEIR collection into a vault and store of its own, run every judged query per mode.
+
+    Each mode is scored on its whole ranking (the first 100 results, no confidence floor: what nDCG and recall
+    are defined on) and, under `floored`, on what `agentmd search` returns with the contract's default floor.
+    `hybrid` embeds the collection first (in the foreground, `dense.progress` told after each slice). `keep`
+    holds the vault, index and vectors for the next run, which then only searches; without it they go in a
+    throwaway folder (under `work_dir`). `qrels_path`: another judgments file (e.g. a train split)."""
+    collection = load_beir(directory, qrels_path)
+    chosen, skipped = beir_modes(modes, dense)
     qids = list(collection.qrels)
     if limit_queries is not None:
         if limit_queries < 1:
@@ -130,37 +218,47 @@ def run_beir(
     qrels = {q: collection.qrels[q] for q in qids}
     contract = default_contract()
     limit = min(BEIR_DEPTH, max_limit())
-    with tempfile.TemporaryDirectory(prefix="agentmd-beir-", dir=work_dir) as tmp:
-        vault = Path(tmp) / "vault"
+    if keep is not None:
+        _work_folder(keep, collection)
+    with contextlib.ExitStack() as stack:
+        home = keep if keep is not None else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="agentmd-beir-", dir=work_dir)
+        ))  # fmt: skip
+        vault = home / "vault"
         start = time.perf_counter()
-        doc_of = build_beir_vault(collection.corpus_path, vault)
+        doc_of = _kept_vault(home, collection) if keep is not None else build_beir_vault(collection.corpus_path, vault)
         written = time.perf_counter() - start
-        with Store(Path(tmp) / "cache") as store:
+        store = stack.enter_context(Store(home / "cache"))
+        start = time.perf_counter()
+        rec = reconcile(vault, store, allow_mass_delete=True)
+        indexed = time.perf_counter() - start
+        if rec.errors:
+            raise UsageError(f"{len(rec.errors)} documents could not be indexed, e.g. {rec.errors[0]}")
+        docs = store.index.doc_count()
+        arm = None
+        embedding: dict[str, Any] | None = None
+        if query_module.HYBRID in chosen and dense is not None and dense.embedder is not None:
+            arm, embedding = _embed(vault, home / "cache", store, dense)
+        floor = confidence.search_floor(store.index, contract.thresholds.search_floor)
+        results: dict[str, Any] = {}
+        runs: dict[str, dict[str, list[str]]] = {}
+        for mode in chosen:
+            run: dict[str, list[str]] = {}
+            floored: dict[str, list[str]] = {}
             start = time.perf_counter()
-            rec = reconcile(vault, store, allow_mass_delete=True)
-            indexed = time.perf_counter() - start
-            if rec.errors:
-                raise UsageError(f"{len(rec.errors)} documents could not be indexed, e.g. {rec.errors[0]}")
-            docs = store.index.doc_count()
-            results: dict[str, Any] = {}
-            runs: dict[str, dict[str, list[str]]] = {}
-            for mode in modes:
-                run: dict[str, list[str]] = {}
-                empty = 0
-                start = time.perf_counter()
-                for q in qids:
-                    paths, _r = search_paths(store.index, contract, collection.queries[q], mode, limit)
-                    ranked = [doc_of.get(note_path(p)) for p in paths]
-                    run[q] = [d for d in ranked if d is not None]
-                    empty += not paths
-                seconds = time.perf_counter() - start
-                scores = score_beir_run(run, qrels, recall_k=BEIR_DEPTH)
-                results[mode] = {k: rounded(v) if isinstance(v, float) else v for k, v in scores.items()} | {
-                    "empty_results": empty,
-                    "seconds": round(seconds, 3),
-                    "ms_per_query": round(1000 * seconds / max(len(qids), 1), 3),
-                }
-                runs[mode] = run
+            for q in qids:
+                request = SearchRequest(query=collection.queries[q], limit=limit, mode=mode)
+                response = query_module.search(store.index, contract, request, store.catalog, arm, floor=0.0)
+                ranked = [(doc_of.get(note_path(str(r.get("note") or r["path"]))), r) for r in response["results"]]
+                run[q] = [d for d, _r in ranked if d is not None]
+                floored[q] = [d for d, r in ranked if d is not None and float(r.get("confidence") or 0.0) >= floor]
+            seconds = time.perf_counter() - start
+            results[mode] = _scored(run, qrels) | {
+                "seconds": round(seconds, 3),
+                "ms_per_query": round(1000 * seconds / max(len(qids), 1), 3),
+                "floored": _scored(floored, qrels) | {"floor": round(floor, 4)},
+            }
+            runs[mode] = run
     report: dict[str, Any] = {
         "collection": str(directory),
         "qrels": str(collection.qrels_path),
@@ -171,22 +269,75 @@ def run_beir(
         "build_seconds": {"write_vault": round(written, 3), "index": round(indexed, 3)},
         "modes": results,
     }
+    if embedding is not None:
+        report["embedding"] = embedding
+    if skipped:
+        report["skipped"] = skipped
+    if keep is not None:
+        report["kept"] = str(keep)
     if keep_runs:
         report["runs"] = runs
     return report
 
 
+def _scored(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    scores = score_beir_run(run, qrels, recall_k=BEIR_DEPTH)
+    return {k: rounded(v) if isinstance(v, float) else v for k, v in scores.items()} | {
+        "empty_results": sum(1 for q in qrels if not run.get(q)),
+    }
+
+
+def _embed(vault: Path, cache: Path, store: Store, dense: DenseSide) -> tuple[Any, dict[str, Any]]:
+    """Embed every chunk of the collection's vault (what a kept folder already holds is not embedded again);
+    (the dense arm, what the embedding did)."""
+    from agentmd.engine.index.vectors import VectorStore
+    from agentmd.engine.search.arm import embed_foreground
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.settings import Settings
+
+    assert dense.embedder is not None
+    embedder = dense.embedder
+    current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+    place = Settings(vault=vault, cache_dir=cache, state_dir=cache, config_file=None, contract_path=None,
+                     daily_write_cap=None)  # fmt: skip
+    done = embed_foreground(place, current, embedder, dense.progress)
+    vectors = VectorStore(cache, embedder.model_id, embedder.dim)
+    return DenseArm(vectors, embedder), {
+        "model": embedder.model_id,
+        "embedded": done.embedded,
+        "chunks": done.chunks_total,
+        "seconds": round(done.seconds, 3),
+    }
+
+
 def render_beir(report: Mapping[str, Any]) -> str:
-    """The `eval beir` report as text: one line per mode."""
+    """The `eval beir` report as text: one line per mode, its whole ranking and what the default floor keeps."""
     b = report["build_seconds"]
     lines = [
         f"BEIR {report['collection']}: {report['documents']} documents, {report['queries']} judged queries "
         f"({report['judgments']} judgments); vault written in {b['write_vault']:.2f}s, indexed in {b['index']:.2f}s",
-        f"  {'mode':<10}  {'nDCG@10':>8}  {'R@100':>8}  {'MRR@10':>8}  {'empty':>6}  {'ms/query':>9}",
+    ]
+    emb = report.get("embedding")
+    if emb:
+        lines.append(
+            f"  embedded {emb['embedded']:,} of {emb['chunks']:,} chunks in {emb['seconds']:.1f}s ({emb['model']})"
+        )
+    floors = {r["floored"]["floor"] for r in report["modes"].values()}
+    floor = f"floor {next(iter(floors)):g}" if len(floors) == 1 else "floor"
+    lines += [
+        f"  {'':<10}  {'whole ranking (no floor)':^44}  {'as `agentmd search` returns, ' + floor:^30}",
+        f"  {'mode':<10}  {'nDCG@10':>8}  {'R@100':>8}  {'MRR@10':>8}  {'empty':>6}  {'ms/query':>9}"
+        f"  {'nDCG@10':>8}  {'MRR@10':>8}  {'empty':>6}",
     ]
     for mode, r in report["modes"].items():
+        f = r["floored"]
         lines.append(
             f"  {mode:<10}  {fmt(r['ndcg@10']):>8}  {fmt(r['recall@100']):>8}  {fmt(r['mrr@10']):>8}"
             f"  {r['empty_results']:>6}  {r['ms_per_query']:>9.2f}"
+            f"  {fmt(f['ndcg@10']):>8}  {fmt(f['mrr@10']):>8}  {f['empty_results']:>6}"
         )
+    for mode, why in (report.get("skipped") or {}).items():
+        lines.append(f"  {mode}: not run ({why})")
+    if report.get("kept"):
+        lines.append(f"  the vault, index and vectors are kept in {report['kept']}; a second run there only searches")
     return "\n".join(lines)

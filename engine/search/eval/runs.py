@@ -3,7 +3,7 @@ mode added to the engine is measured without a change here), and one search redu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentmd.engine.errors import UsageError
@@ -24,9 +24,10 @@ def available_modes() -> tuple[str, ...]:
     return tuple(search_module.MODES)
 
 
-def check_modes(modes: Iterable[str] | None) -> tuple[str, ...]:
-    """The modes asked for, each once and in order (every mode when none is given); an unknown one refused."""
-    known = available_modes()
+def check_modes(modes: Iterable[str] | None, known: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The modes asked for, each once and in order (every mode of `known`, by default the lexical searcher's,
+    when none is given); an unknown one refused."""
+    known = tuple(known) if known is not None else available_modes()
     chosen = tuple(dict.fromkeys(modes)) if modes else known
     for m in chosen:
         if m not in known:
