@@ -27,6 +27,19 @@ notes of the fused or the dense list, weight 0.3 to 0.7, a second full scan, its
 averaged with the first) put 16 to 21 of 43 different-vocabulary answers in the top 5 at floor 0 against 19,
 and 3 to 7 at floor 0.3 against 6, paraphrases 34 to 39 of 42 against 39; the outline vector 19 and 8 (one
 paraphrase fewer at floor 0). Neither moves the floor's choice, which is where those answers were lost.
+
+And on the same dev files with the shipped rule (2026-12-02, second session; each question's results and their
+features saved once and the confidence recomputed per variant, 0 of 3,419 confidences off the engine's), with
+SciFact's train split and the prompt files beside them:
+- agreement of the arms (a result both lists rank within the first k, k = 1 to 3, raises its logit by 0.5 to
+  2.0): at floor 0.3 one or two more different-vocabulary answers kept and 0 to 5 fewer unanswerable questions
+  rejected, SciFact train through the floor 0.687 -> 0.690 to 0.701; but a coding prompt's first notes are often
+  first in both lists too, and the hybrid hook's silence fell from 51 to 47-49 of 52 (26 to 22-26 of 30 fresh
+  prompts). Not kept.
+- an English dictionary as the test of an everyday word (pyspellchecker's list, besides the tokenizer's whole
+  words): `boilerplate`, `flaky`, `benchmark` no longer count as missing, but neither do `encrypt`, `kindle`,
+  `sourdough`, `dictation`; at floor 0.3 105 of 138 kept and 21 of 46 rejected (103 and 23 now), at 0.4 98 and
+  23: the same curve, moved along. Not kept.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -379,9 +380,7 @@ def _beir_with_filler(root: Path) -> Path:
     return root
 
 
-def test_beir_scores_the_ranking_and_what_the_floor_keeps(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_beir_scores_the_ranking_and_what_the_floor_keeps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     beir = _beir_with_filler(tmp_path / "filler")
     code, out, err = _run(["eval", "beir", str(beir), "--mode", "fusion", "--json"], monkeypatch, tmp_path)
     assert code == 0, err
@@ -460,3 +459,18 @@ def test_beir_keeps_its_work_only_in_a_folder_of_its_own(tmp_path: Path, monkeyp
     assert [p.name for p in notes.iterdir()] == ["mine.md"]  # nothing written, nothing removed
     with pytest.raises(UsageError, match="is a file"):
         _run(["eval", "beir", str(beir), "--mode", "and", "--work", str(notes / "mine.md")], monkeypatch, tmp_path)
+
+
+def test_beir_rewrites_a_kept_vault_that_is_gone_or_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    beir = _tiny_beir(tmp_path / "tiny")
+    work = tmp_path / "work"
+    argv = ["eval", "beir", str(beir), "--mode", "and", "--json", "--work", str(work)]
+    first = json.loads(_run(argv, monkeypatch, tmp_path)[1])["modes"]["and"]
+    shutil.rmtree(work / "vault")  # a person tidied up the vault but not the marker
+    again = json.loads(_run(argv, monkeypatch, tmp_path)[1])["modes"]["and"]
+    assert again["ndcg@10"] == first["ndcg@10"] and len(list((work / "vault").glob("*.md"))) == 3
+    with (beir / "corpus.jsonl").open("a", encoding="utf-8") as fh:  # the corpus grew: its vault is written anew
+        fh.write(json.dumps({"_id": "d4", "title": "Bone density scans", "text": "Scans measure bone density."}) + "\n")
+    code, out, err = _run(argv, monkeypatch, tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["documents"] == 4 and len(list((work / "vault").glob("*.md"))) == 4

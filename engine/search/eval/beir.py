@@ -176,7 +176,8 @@ def _kept_vault(keep: Path, collection: BeirCollection) -> dict[str, str]:
             held = json.loads(marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             held = {}
-        if isinstance(held, dict) and held.get("source") == source and isinstance(held.get("doc_of"), dict):
+        fresh = isinstance(held, dict) and held.get("source") == source and (keep / "vault").is_dir()
+        if fresh and isinstance(held.get("doc_of"), dict):
             return {str(k): str(v) for k, v in held["doc_of"].items()}
     marker.write_text(json.dumps({"source": None}), encoding="utf-8")  # a run cut short here is rewritten next time
     vault = keep / "vault"
