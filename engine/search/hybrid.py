@@ -23,7 +23,10 @@ on questions worded without their note's words (15, 19 and 22 of 43); at the def
 within 0.005 of the best; on the test split, read once for it, nDCG@10 0.727 and Recall@100 0.971 (0.5: 0.735
 and 0.965), against 0.686 and 0.920 for the lexical search alone. A lift was measured for the same reason: a
 lift of 0.4 put 108 dev answers in the top 5 against 101 at 0.5, but cost SciFact more (train 0.7316) for
-less on the vaults than the fixed share.
+less on the vaults than the fixed share. Measured again on the share 0.6 once the confidence floor stood
+(2026-12-02): lifts 0.2 and 0.3 put 22 and 23 of 43 different-vocabulary answers in the top 5 against 19, but
+the floor 0.3 keeps 11 of them either way (one paraphrase and one rejection more), and SciFact train fell to
+0.7277 and 0.7250 against 0.7358.
 
 A note found by only one list has a lexical score of 0 (it does not hold enough of the query's words) or
 its real best-chunk cosine (every note with vectors has one), so the combinations compare like with like.

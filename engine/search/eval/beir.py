@@ -252,7 +252,7 @@ def run_beir(
                 response = query_module.search(store.index, contract, request, store.catalog, arm, floor=0.0)
                 ranked = [(doc_of.get(note_path(str(r.get("note") or r["path"]))), r) for r in response["results"]]
                 run[q] = [d for d, _r in ranked if d is not None]
-                floored[q] = [d for d, r in ranked if d is not None and float(r.get("confidence") or 0.0) >= floor]
+                floored[q] = [d for d, r in ranked if d is not None and _clears(r, floor)]
             seconds = time.perf_counter() - start
             results[mode] = _scored(run, qrels) | {
                 "seconds": round(seconds, 3),
@@ -279,6 +279,13 @@ def run_beir(
     if keep_runs:
         report["runs"] = runs
     return report
+
+
+def _clears(row: Mapping[str, Any], floor: float) -> bool:
+    """Whether `agentmd search` shows this result at this floor (`confidence.apply_floor`: one without a
+    confidence is kept)."""
+    sure = row.get("confidence")
+    return sure is None or float(sure) >= floor
 
 
 def _scored(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
