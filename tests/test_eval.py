@@ -310,6 +310,56 @@ def test_every_mode_by_default_and_unknown_mode_refused(tmp_path: Path, monkeypa
         _run(_fixture_args(tmp_path, "--k", "0"), monkeypatch, tmp_path)
 
 
+def test_fixtures_are_scored_through_the_floor_a_search_has(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = _run(_fixture_args(tmp_path, "--mode", "fusion", "--json"), monkeypatch, tmp_path)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["floor"] == 0.018  # the search floor 0.3, scaled to a vault of 6 notes as `agentmd search` does
+    whole = json.loads(
+        _run(_fixture_args(tmp_path, "--mode", "fusion", "--json", "--floor", "0"), monkeypatch, tmp_path)[1]
+    )
+    assert whole["floor"] == 0
+    high = json.loads(
+        _run(_fixture_args(tmp_path, "--mode", "fusion", "--json", "--floor", "0.99"), monkeypatch, tmp_path)[1]
+    )
+    # nothing but an entity page clears 0.99: every no-answer question is rejected, fewer answers are found
+    assert high["modes"]["fusion"]["overall"]["correct_rejection"] == 1.0
+    assert high["modes"]["fusion"]["overall"]["hits@5"] < whole["modes"]["fusion"]["overall"]["hits@5"]
+    assert whole["modes"]["fusion"]["overall"]["correct_rejection"] <= 0.5
+    code, out, err = _run(_fixture_args(tmp_path, "--mode", "fusion", "--floor", "0.99"), monkeypatch, tmp_path)
+    assert "through the confidence floor 0.99, as `agentmd search` returns results" in out
+    with pytest.raises(UsageError, match=r"--floor 2\.0 is not a number from 0 to 1"):
+        _run(_fixture_args(tmp_path, "--floor", "2"), monkeypatch, tmp_path)
+
+
+def test_fixtures_run_hybrid_on_the_vectors_a_reindex_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentmd.engine.index.embedder import shared_embedder
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.search.arm import embed_foreground
+    from agentmd.engine.settings import resolve
+
+    with pytest.raises(UsageError, match="mode hybrid needs the dense arm, which is not available: no vectors on disk"):
+        _run(_fixture_args(tmp_path, "--mode", "hybrid"), monkeypatch, tmp_path)
+    code, out, err = _run(_fixture_args(tmp_path), monkeypatch, tmp_path)
+    assert code == 0, err
+    assert "hybrid: not run (no vectors on disk yet" in out
+    settings = resolve(vault=str(SMALL_VAULT), index=str(tmp_path / "cache"), env={"HOME": str(tmp_path)})
+    with Store(settings.cache_dir) as store:
+        reconcile(settings.vault, store)
+        current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()}
+    done = embed_foreground(settings, current, shared_embedder())
+    assert done.chunks_done == done.chunks_total > 0
+    code, out, err = _run(_fixture_args(tmp_path, "--json"), monkeypatch, tmp_path)
+    assert code == 0, err
+    report = json.loads(out)
+    assert list(report["modes"]) == ["hybrid", *search_module.MODES] and "skipped" not in report
+    hybrid = report["modes"]["hybrid"]
+    assert hybrid["overall"]["answerable"] == 7
+    kinds = {m["id"]: m["kind"] for m in hybrid["misses"]}
+    assert kinds["q7"] == "not_indexed" and "q1" not in kinds
+
+
 # -- BEIR ----------------------------------------------------------------------------------------------
 
 
@@ -445,7 +495,7 @@ def test_beir_without_the_model_runs_the_lexical_modes_and_says_why(
         "fusion",
         "and",
     ]
-    with pytest.raises(UsageError, match="mode hybrid needs the embedding model"):
+    with pytest.raises(UsageError, match="mode hybrid needs the dense arm"):
         _run(["eval", "beir", str(beir), "--mode", "hybrid"], monkeypatch, tmp_path)
 
 

@@ -27,7 +27,17 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     f.add_argument("file", help="JSONL: one {id, query, expected (path or null), alternates, category} per line")
     f.add_argument("--k", default=",".join(map(str, DEFAULT_KS)), help="cut-offs for recall, e.g. 5,15 (default)")
     f.add_argument(
-        "--mode", action="append", metavar="M", help="search mode to measure (repeatable; default: every mode)"
+        "--mode",
+        action="append",
+        metavar="M",
+        help="search mode to measure (repeatable; default: every mode, hybrid when the vault's vectors exist)",
+    )
+    f.add_argument(
+        "--floor",
+        type=float,
+        metavar="X",
+        help="the confidence floor, 0 to 1 (default: the contract's search_floor, as `agentmd search`; 0: the whole "
+        "ranking)",
     )
     f.set_defaults(func=cmd_eval_fixtures)
     b = esub.add_parser("beir", parents=[common], help="nDCG@10, recall@100 and MRR@10 on a BEIR collection")
@@ -69,14 +79,19 @@ def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.eval.fixtures import evaluate_fixtures, parse_ks, render_fixtures
-    from agentmd.engine.search.eval.runs import check_modes
     from agentmd.rules import load_contract
 
     settings = settings_of(args)
     contract = load_contract(settings.vault, settings.contract_path).contract
     fixture = Path(args.file)
     ks = parse_ks(args.k)
-    modes = check_modes(args.mode)
+    if args.floor is not None and not 0 <= args.floor <= 1:
+        raise UsageError(f"--floor {args.floor} is not a number from 0 to 1 (0 scores the whole ranking)")
+    dense, why = None, None
+    if not args.mode or "hybrid" in args.mode:
+        from agentmd.engine.search.arm import arm_from_disk
+
+        dense, why = arm_from_disk(settings)  # the vectors `agentmd reindex` or the daemon made
     with Store(settings.cache_dir) as store:
         notices(err, store.notices)
         try:
@@ -85,7 +100,9 @@ def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
                 err.write(f"agentmd: reconcile refused ({rec.refused}); evaluating the index as it is\n")
         except IndexBusy as exc:
             err.write(f"agentmd: {exc}; evaluating the index as it is\n")
-        report = evaluate_fixtures(fixture, store, contract, modes=modes, ks=ks)
+        report = evaluate_fixtures(
+            fixture, store, contract, modes=args.mode, ks=ks, dense=dense, dense_reason=why, floor=args.floor
+        )
     report["vault"] = str(settings.vault)
     emit(out, args, report, render_fixtures(report))
     return EXIT_OK

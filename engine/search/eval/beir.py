@@ -27,7 +27,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.search import confidence
 from agentmd.engine.search import query as query_module
 from agentmd.engine.search.eval.metrics import BEIR_DEPTH, note_path, rounded, score_beir_run
-from agentmd.engine.search.eval.runs import check_modes, fmt, max_limit
+from agentmd.engine.search.eval.runs import fmt, max_limit, modes_with_dense
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
@@ -140,17 +140,8 @@ class DenseSide:
 
 
 def beir_modes(modes: Sequence[str] | None, dense: DenseSide | None) -> tuple[tuple[str, ...], dict[str, str]]:
-    """(the modes to run, {mode left out: why}). By default every mode, `hybrid` only when an embedder is at
-    hand; `hybrid` asked for by name without one is refused with the reason."""
-    known = query_module.MODES
-    chosen = check_modes(modes, known)
-    embedder = dense.embedder if dense else None
-    why = (dense.reason if dense else None) or "no embedding model was given"
-    if query_module.HYBRID in chosen and embedder is None:
-        if modes:
-            raise UsageError(f"mode hybrid needs the embedding model, which is not available: {why}")
-        return tuple(m for m in chosen if m != query_module.HYBRID), {query_module.HYBRID: why}
-    return chosen, {}
+    """(the modes to run, {mode left out: why}): `runs.modes_with_dense` with this run's embedder."""
+    return modes_with_dense(modes, dense.embedder if dense else None, dense.reason if dense else None)
 
 
 def _work_folder(keep: Path, collection: BeirCollection) -> None:

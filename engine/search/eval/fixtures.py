@@ -19,6 +19,7 @@ from typing import Any
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.index.store import Store
+from agentmd.engine.search import confidence
 from agentmd.engine.search import searcher as search_module
 from agentmd.engine.search.eval.metrics import (
     DEFAULT_KS,
@@ -32,7 +33,7 @@ from agentmd.engine.search.eval.metrics import (
     summarize,
     summarize_by_category,
 )
-from agentmd.engine.search.eval.runs import check_modes, fmt, max_limit, search_paths
+from agentmd.engine.search.eval.runs import fmt, max_limit, modes_with_dense, search_paths
 from agentmd.rules import Contract
 
 
@@ -144,6 +145,7 @@ def _investigate(
     depth: int,
     rank: int | None,
     indexed_paths: set[str],
+    dense: Any = None,
 ) -> dict[str, Any]:
     present = [t for t in case.targets if t in indexed_paths]
     words = tuple(dict.fromkeys(case.query.split()))
@@ -153,7 +155,7 @@ def _investigate(
     elif rank is not None:
         evidence = MissEvidence(indexed=True, rank=rank, words=words)
     else:
-        paths, results = search_paths(index, contract, case.query, mode, depth, include_archived=True)
+        paths, results = search_paths(index, contract, case.query, mode, depth, include_archived=True, dense=dense)
         wrank = rank_of(paths, present)
         wall = results[wrank - 1].get("wall") if wrank else None
         if wrank is not None and wall:
@@ -175,25 +177,36 @@ def run_fixtures(
     modes: Sequence[str] | None = None,
     ks: Sequence[int] = DEFAULT_KS,
     depth: int | None = None,
+    dense: Any = None,
+    dense_reason: str | None = None,
+    floor: float | None = None,
 ) -> dict[str, Any]:
-    """Run every case in every mode; the per-mode summaries, categories, misses and per-query ranks."""
-    modes = check_modes(modes)
+    """Run every case in every mode, each search as `agentmd search` answers it: through the contract's search
+    floor (scaled in a small vault) or `floor` as given (0: the whole ranking), so that a no-answer question
+    counts as rejected when nothing clears the floor. `hybrid` runs with `dense` (a `hybrid.DenseArm`); without
+    one it is left out and `skipped` says why (`dense_reason`). The per-mode summaries, categories, misses and
+    per-query ranks."""
+    modes, skipped = modes_with_dense(modes, dense, dense_reason)
     ks = parse_ks(ks)
     depth = min(depth or max_limit(), max_limit())
     indexed_paths = store.index.paths()
+    default = confidence.search_floor(store.index, contract.thresholds.search_floor)
+    effective = default if floor is None else floor
     report: dict[str, Any] = {}
     for mode in modes:
         outcomes: list[QueryOutcome] = []
         start = time.perf_counter()
         for case in cases:
-            paths, _results = search_paths(store.index, contract, case.query, mode, depth)
+            paths, _results = search_paths(
+                store.index, contract, case.query, mode, depth, catalog=store.catalog, dense=dense, floor=floor
+            )
             rank = rank_of(paths, case.targets) if case.answerable else None
             outcomes.append(QueryOutcome(case, rank, len(paths), tuple(paths[:3])))
         seconds = time.perf_counter() - start
         misses = []
         for o in outcomes:
             if o.case.answerable and not hit_at(o.rank, ks[0]):
-                entry = _investigate(store.index, contract, o.case, mode, depth, o.rank, indexed_paths)
+                entry = _investigate(store.index, contract, o.case, mode, depth, o.rank, indexed_paths, dense)
                 entry["missed_at"] = [k for k in ks if not hit_at(o.rank, k)]
                 misses.append(entry)
         report[mode] = {
@@ -214,7 +227,8 @@ def run_fixtures(
             ],
             "seconds": round(seconds, 4),
         }
-    return {"ks": list(ks), "depth": depth, "modes": report}
+    out = {"ks": list(ks), "depth": depth, "floor": round(effective, 4), "modes": report}
+    return out | ({"skipped": skipped} if skipped else {})
 
 
 def evaluate_fixtures(
@@ -224,10 +238,16 @@ def evaluate_fixtures(
     *,
     modes: Sequence[str] | None = None,
     ks: Sequence[int] = DEFAULT_KS,
+    dense: Any = None,
+    dense_reason: str | None = None,
+    floor: float | None = None,
 ) -> dict[str, Any]:
-    """The whole `eval fixtures` report for one fixture file against an open, reconciled store."""
+    """The whole `eval fixtures` report for one fixture file against an open, reconciled store (see
+    `run_fixtures` for `dense` and `floor`)."""
     cases, sha = load_fixtures(fixture)
-    result = run_fixtures(store, contract, cases, modes=modes, ks=ks)
+    result = run_fixtures(
+        store, contract, cases, modes=modes, ks=ks, dense=dense, dense_reason=dense_reason, floor=floor
+    )
     corpora = sorted({str(c.extra["corpus"]) for c in cases if "corpus" in c.extra})
     return {
         "fixture": str(fixture),
@@ -246,7 +266,11 @@ def render_fixtures(report: Mapping[str, Any]) -> str:
         f"fixture {report['fixture']} ({report['queries']} queries)",
         f"  sha256 {report['fixture_sha256']}",
         f"  corpus {corpus['documents']} notes indexed, newest modified {corpus['newest_mtime'] or '-'}",
+        f"  through the confidence floor {report['floor']:g}, as `agentmd search` returns results"
+        + (" (--floor 0: the whole ranking)" if report["floor"] else " (the whole ranking)"),
     ]
+    for mode, why in (report.get("skipped") or {}).items():
+        lines.append(f"  {mode}: not run ({why})")
     for mode, r in report["modes"].items():
         o = r["overall"]
         lines.append("")
