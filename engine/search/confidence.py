@@ -368,13 +368,19 @@ def describe_miss(row: Mapping[str, Any]) -> str:
     return f"{title} ({row.get('note') or row.get('path')}, confidence {float(row.get('confidence') or 0.0):.2f})"
 
 
+def clears(row: Mapping[str, Any], floor: float) -> bool:
+    """Whether a result is shown at this floor (one without a confidence always is)."""
+    sure = row.get("confidence")
+    return sure is None or float(sure) >= floor
+
+
 def apply_floor(response: dict[str, Any], floor: float) -> dict[str, Any]:
     """Drop the results whose confidence is below `floor` (results without one are kept). Records the
     floor and how many results it dropped; when it dropped them all, `note` says so and names the
     closest miss (title, path and confidence), also in `closest_miss`."""
     response["floor"] = floor
     results = list(response.get("results") or [])
-    kept = [r for r in results if r.get("confidence") is None or float(r["confidence"]) >= floor]
+    kept = [r for r in results if clears(r, floor)]
     dropped = [r for r in results if r not in kept]
     response["below_floor"] = len({str(r.get("note") or r.get("path")) for r in dropped})
     if not dropped:

@@ -139,12 +139,7 @@ class DenseSide:
     progress: Callable[[Any], None] | None = None
 
 
-def beir_modes(modes: Sequence[str] | None, dense: DenseSide | None) -> tuple[tuple[str, ...], dict[str, str]]:
-    """(the modes to run, {mode left out: why}): `runs.modes_with_dense` with this run's embedder."""
-    return modes_with_dense(modes, dense.embedder if dense else None, dense.reason if dense else None)
-
-
-def _work_folder(keep: Path, collection: BeirCollection) -> None:
+def _work_folder(keep: Path) -> None:
     """Make `keep` ready to hold this collection's vault and cache: a new or empty folder, or one an earlier
     run kept (its marker names the collection); never a folder of anything else."""
     marker = keep / MARKER
@@ -201,7 +196,7 @@ def run_beir(
     holds the vault, index and vectors for the next run, which then only searches; without it they go in a
     throwaway folder (under `work_dir`). `qrels_path`: another judgments file (e.g. a train split)."""
     collection = load_beir(directory, qrels_path)
-    chosen, skipped = beir_modes(modes, dense)
+    chosen, skipped = modes_with_dense(modes, dense.embedder if dense else None, dense.reason if dense else None)
     qids = list(collection.qrels)
     if limit_queries is not None:
         if limit_queries < 1:
@@ -211,7 +206,7 @@ def run_beir(
     contract = default_contract()
     limit = min(BEIR_DEPTH, max_limit())
     if keep is not None:
-        _work_folder(keep, collection)
+        _work_folder(keep)
     with contextlib.ExitStack() as stack:
         home = keep if keep is not None else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="agentmd-beir-", dir=work_dir)
@@ -243,7 +238,7 @@ def run_beir(
                 response = query_module.search(store.index, contract, request, store.catalog, arm, floor=0.0)
                 ranked = [(doc_of.get(note_path(str(r.get("note") or r["path"]))), r) for r in response["results"]]
                 run[q] = [d for d, _r in ranked if d is not None]
-                floored[q] = [d for d, r in ranked if d is not None and _clears(r, floor)]
+                floored[q] = [d for d, r in ranked if d is not None and confidence.clears(r, floor)]
             seconds = time.perf_counter() - start
             results[mode] = _scored(run, qrels) | {
                 "seconds": round(seconds, 3),
@@ -270,13 +265,6 @@ def run_beir(
     if keep_runs:
         report["runs"] = runs
     return report
-
-
-def _clears(row: Mapping[str, Any], floor: float) -> bool:
-    """Whether `agentmd search` shows this result at this floor (`confidence.apply_floor`: one without a
-    confidence is kept)."""
-    sure = row.get("confidence")
-    return sure is None or float(sure) >= floor
 
 
 def _scored(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:

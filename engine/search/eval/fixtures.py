@@ -146,6 +146,7 @@ def _investigate(
     rank: int | None,
     indexed_paths: set[str],
     dense: Any = None,
+    floor: float | None = None,
 ) -> dict[str, Any]:
     present = [t for t in case.targets if t in indexed_paths]
     words = tuple(dict.fromkeys(case.query.split()))
@@ -155,7 +156,9 @@ def _investigate(
     elif rank is not None:
         evidence = MissEvidence(indexed=True, rank=rank, words=words)
     else:
-        paths, results = search_paths(index, contract, case.query, mode, depth, include_archived=True, dense=dense)
+        paths, results = search_paths(
+            index, contract, case.query, mode, depth, include_archived=True, dense=dense, floor=floor
+        )
         wrank = rank_of(paths, present)
         wall = results[wrank - 1].get("wall") if wrank else None
         if wrank is not None and wall:
@@ -206,7 +209,7 @@ def run_fixtures(
         misses = []
         for o in outcomes:
             if o.case.answerable and not hit_at(o.rank, ks[0]):
-                entry = _investigate(store.index, contract, o.case, mode, depth, o.rank, indexed_paths, dense)
+                entry = _investigate(store.index, contract, o.case, mode, depth, o.rank, indexed_paths, dense, floor)
                 entry["missed_at"] = [k for k in ks if not hit_at(o.rank, k)]
                 misses.append(entry)
         report[mode] = {
