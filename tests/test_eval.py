@@ -150,6 +150,8 @@ def test_summarize_and_merge() -> None:
 def test_classify_miss() -> None:
     assert classify_miss(MissEvidence(indexed=False, rank=None)) == {"kind": "not_indexed"}
     assert classify_miss(MissEvidence(indexed=True, rank=7)) == {"kind": "ranking_loss", "rank": 7}
+    below = MissEvidence(indexed=True, rank=None, unfloored_rank=1, confidence=0.21, floor=0.3, walled_rank=1)
+    assert classify_miss(below) == {"kind": "below_floor", "rank": 1, "confidence": 0.21, "floor": 0.3}
     walled = MissEvidence(indexed=True, rank=None, walled_rank=2, wall="archived")
     assert classify_miss(walled) == {"kind": "walled", "wall": "archived", "rank": 2}
     vocab = MissEvidence(
@@ -278,6 +280,7 @@ def test_fixtures_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert r["miss_kinds"] == {
         "not_indexed": 1,
         "ranking_loss": 1,
+        "below_floor": 0,
         "walled": 1,
         "vocabulary_mismatch": 1,
         "partial_match": 1,
@@ -326,8 +329,26 @@ def test_fixtures_are_scored_through_the_floor_a_search_has(tmp_path: Path, monk
     assert high["modes"]["fusion"]["overall"]["correct_rejection"] == 1.0
     assert high["modes"]["fusion"]["overall"]["hits@5"] < whole["modes"]["fusion"]["overall"]["hits@5"]
     assert whole["modes"]["fusion"]["overall"]["correct_rejection"] <= 0.5
+    # a miss the floor made says so: the note is in the whole ranking, under the floor
+    whole_kinds = {m["id"]: m["kind"] for m in whole["modes"]["fusion"]["misses"]}
+    floored = [m for m in high["modes"]["fusion"]["misses"] if m["kind"] == "below_floor"]
+    assert floored and high["modes"]["fusion"]["miss_kinds"]["below_floor"] == len(floored)
+    by_rank = {q["id"]: q["rank"] for q in whole["modes"]["fusion"]["queries"]}
+    for m in floored:
+        assert m["id"] not in whole_kinds or whole_kinds[m["id"]] == "ranking_loss"
+        assert m["rank"] == by_rank[m["id"]] and m["floor"] == 0.99 and m["confidence"] < 0.99
+    assert whole["modes"]["fusion"]["miss_kinds"]["below_floor"] == 0  # no floor, no miss of its making
+    # left out by the floor but beyond K in the whole ranking too: the ranking lost it, at its rank there
+    at_one = json.loads(
+        _run(
+            _fixture_args(tmp_path, "--mode", "fusion", "--json", "--floor", "0.99", "--k", "1"), monkeypatch, tmp_path
+        )[1]
+    )
+    q2 = next(m for m in at_one["modes"]["fusion"]["misses"] if m["id"] == "q2")
+    assert by_rank["q2"] == 2 and q2["kind"] == "ranking_loss" and q2["rank"] == 2
     code, out, err = _run(_fixture_args(tmp_path, "--mode", "fusion", "--floor", "0.99"), monkeypatch, tmp_path)
     assert "through the confidence floor 0.99, as `agentmd search` returns results" in out
+    assert "under the floor 0.99" in out
     with pytest.raises(UsageError, match=r"--floor 2\.0 is not a number from 0 to 1"):
         _run(_fixture_args(tmp_path, "--floor", "2"), monkeypatch, tmp_path)
 

@@ -147,7 +147,12 @@ def _investigate(
     indexed_paths: set[str],
     dense: Any = None,
     floor: float | None = None,
+    effective: float = 0.0,
+    k: int = DEFAULT_KS[0],
 ) -> dict[str, Any]:
+    """Why `case` missed at `k`: `floor` is what the search ran with (None: the contract's), `effective` the
+    floor that was in force (scaled in a small vault). A note the floor left out is `below_floor` when the
+    whole ranking has it within `k`, and a `ranking_loss` at its rank there when not."""
     present = [t for t in case.targets if t in indexed_paths]
     words = tuple(dict.fromkeys(case.query.split()))
     content = tuple(content_words(case.query))
@@ -155,6 +160,14 @@ def _investigate(
         evidence = MissEvidence(indexed=False, rank=None, words=words)
     elif rank is not None:
         evidence = MissEvidence(indexed=True, rank=rank, words=words)
+    elif (below := _below_floor(index, contract, case.query, mode, depth, present, dense, effective)) is not None:
+        frank, sure = below
+        if frank > k:
+            evidence = MissEvidence(indexed=True, rank=frank, words=words)
+        else:
+            evidence = MissEvidence(
+                indexed=True, rank=None, unfloored_rank=frank, confidence=sure, floor=round(effective, 4), words=words
+            )
     else:
         paths, results = search_paths(
             index, contract, case.query, mode, depth, include_archived=True, dense=dense, floor=floor
@@ -170,6 +183,28 @@ def _investigate(
             )
     verdict = classify_miss(evidence)
     return {"id": case.id, "query": case.query, "expected": case.expected, "category": case.category} | verdict
+
+
+def _below_floor(
+    index: SearchIndex,
+    contract: Contract,
+    query: str,
+    mode: str,
+    depth: int,
+    targets: Sequence[str],
+    dense: Any,
+    effective: float,
+) -> tuple[int, float | None] | None:
+    """(rank, confidence) of the first of `targets` in the mode's whole ranking (floor 0), when the floor in
+    force (`effective`) left it out; None when there was no floor or the whole ranking lacks it too."""
+    if effective <= 0:
+        return None
+    paths, results = search_paths(index, contract, query, mode, depth, dense=dense, floor=0.0)
+    rank = rank_of(paths, targets)
+    if rank is None:
+        return None
+    sure = results[rank - 1].get("confidence")
+    return rank, None if sure is None else float(sure)
 
 
 def run_fixtures(
@@ -209,7 +244,9 @@ def run_fixtures(
         misses = []
         for o in outcomes:
             if o.case.answerable and not hit_at(o.rank, ks[0]):
-                entry = _investigate(store.index, contract, o.case, mode, depth, o.rank, indexed_paths, dense, floor)
+                entry = _investigate(
+                    store.index, contract, o.case, mode, depth, o.rank, indexed_paths, dense, floor, effective, ks[0]
+                )
                 entry["missed_at"] = [k for k in ks if not hit_at(o.rank, k)]
                 misses.append(entry)
         report[mode] = {
@@ -302,6 +339,9 @@ def _miss_text(m: Mapping[str, Any]) -> str:
     kind = m["kind"]
     if kind == "ranking_loss":
         return f"ranking_loss rank {m['rank']}" if m["rank"] else f"ranking_loss below rank {m.get('beyond')}"
+    if kind == "below_floor":
+        sure = "-" if m["confidence"] is None else f"{m['confidence']:.2f}"
+        return f"below_floor rank {m['rank']} with confidence {sure} under the floor {m['floor']:g}"
     if kind == "walled":
         return f"walled ({m['wall']}) rank {m['rank']} with include_archived"
     if kind == "partial_match":

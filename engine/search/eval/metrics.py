@@ -8,8 +8,12 @@ recall@100 and MRR@10.
 Miss taxonomy (`classify_miss`; first that applies, against the smallest K the query missed):
 
 - `not_indexed`: neither the expected path nor any alternate is in the index.
-- `ranking_loss`: the mode's query returns the note, but at rank R greater than K (R reported; when every
-  query word reaches the note yet it is not within the fetched depth, R is null and `beyond` the depth).
+- `ranking_loss`: the mode's query returns the note, but at rank R greater than K (R reported, in the whole
+  ranking when the floor left the note out; when every query word reaches the note yet it is not within the
+  fetched depth, R is null and `beyond` the depth).
+- `below_floor`: the mode's whole ranking (floor 0) has the note within K (at rank R), but its confidence is
+  under the floor the search ran with, so `agentmd search` leaves it out (R, the confidence and the floor
+  reported). A note the floor left out that the whole ranking has beyond K is a `ranking_loss` at that rank.
 - `walled`: the note comes back only with include_archived (an archived, superseded or staged note).
 - `vocabulary_mismatch`: not one query word that carries meaning (stop words aside, as the engine's
   `query_terms` judges them), searched alone and restricted to the note, matches it.
@@ -29,7 +33,7 @@ DEFAULT_KS = (5, 15)
 BEIR_DEPTH = 100  # results fetched per BEIR query (recall@100 needs them all)
 NDCG_K = 10
 MRR_K = 10
-MISS_KINDS = ("not_indexed", "ranking_loss", "walled", "vocabulary_mismatch", "partial_match")
+MISS_KINDS = ("not_indexed", "ranking_loss", "below_floor", "walled", "vocabulary_mismatch", "partial_match")
 
 
 def note_path(result_path: str) -> str:
@@ -212,6 +216,9 @@ class MissEvidence:
 
     indexed: bool  # the expected path or an alternate is in the index
     rank: int | None  # rank in the mode's own results (beyond K, else it would not be a miss)
+    unfloored_rank: int | None = None  # rank in the whole ranking (floor 0) when the floor left the note out
+    confidence: float | None = None  # the note's confidence there
+    floor: float | None = None  # the floor the search ran with
     walled_rank: int | None = None  # rank when the walls are lifted (include_archived)
     wall: str | None = None
     reaching_words: tuple[str, ...] = ()  # query words that, alone, match the note
@@ -226,6 +233,9 @@ def classify_miss(evidence: MissEvidence) -> dict[str, Any]:
         return {"kind": "not_indexed"}
     if evidence.rank is not None:
         return {"kind": "ranking_loss", "rank": evidence.rank}
+    if evidence.unfloored_rank is not None:
+        return {"kind": "below_floor", "rank": evidence.unfloored_rank, "confidence": evidence.confidence,
+                "floor": evidence.floor}  # fmt: skip
     if evidence.walled_rank is not None:
         return {"kind": "walled", "wall": evidence.wall, "rank": evidence.walled_rank}
     content = evidence.words if evidence.content_words is None else evidence.content_words
