@@ -102,3 +102,29 @@ def test_a_missing_word_counts_for_less_in_a_query_longer_than_the_questions_it_
         lost_long = long.missing([long.held(t) for t in top])
     assert lost_short == pytest.approx(conf.MISSING_WEIGHT)
     assert lost_long == pytest.approx(conf.MISSING_WEIGHT * conf.MISSING_LONG_FROM / len(long.words))
+
+
+def test_a_misspelt_word_is_not_a_word_the_vault_lacks(store: Store) -> None:
+    """A query word in no note that a top note holds one edit away (`logesq` for `logseq`) is read as a
+    misspelling, not as a product the vault does not hold; a word with no near spelling still counts."""
+    with store:
+        paths = ["docs/logseq.md", "docs/export.md"]
+        top = [store.index.note_terms(p)[0] for p in paths]
+        typo = conf.QueryWords(store.index, "export tasks to logesq")
+        product = conf.QueryWords(store.index, "export tasks to todoist")
+        assert typo.missing([typo.held(t) for t in top]) == pytest.approx(conf.MISSING_WEIGHT)  # without the notes
+        assert typo.missing([typo.held(t) for t in top], paths) == 0.0
+        assert product.missing([product.held(t) for t in top], paths) == pytest.approx(conf.MISSING_WEIGHT)
+        assert store.index.near_spelling("logesq", paths)
+        assert not store.index.near_spelling("logesq", ["docs/export.md"])  # only the notes asked about
+        assert not store.index.near_spelling("logesq", [])
+        short = conf.QueryWords(store.index, "export tasks to logsq")  # a deletion, but a term under 6 letters
+        assert short.missing([short.held(t) for t in top], paths) == pytest.approx(conf.MISSING_WEIGHT)
+
+        def first(query: str) -> dict[str, object]:
+            request = SearchRequest(query=query, limit=5)
+            return search(store.index, default_contract(), request, store.catalog, floor=0.0)["results"][0]  # type: ignore[no-any-return]
+
+        typed, named = first("export tasks to logesq"), first("export tasks to todoist")
+    assert typed["note"] in paths
+    assert float(typed["confidence"]) > float(named["confidence"])  # type: ignore[arg-type]
