@@ -399,6 +399,9 @@ def test_refused_mass_deletion_is_red_and_reindex_allows_it_while_the_daemon_run
     git(vault, "add", "-A")
     git(vault, "commit", "-q", "-m", "thirty notes")
     d = started(Daemon(settings, port=0, watch=False, commit_debounce=0.1, probe_interval=0))
+    # the start's own commit cycle has run, so the deletion below meets a reconcile pass first (a cycle that
+    # runs between a mass deletion and the pass that would refuse it is another case, not this test's)
+    wait_until(lambda: d.commit_cycles >= 1, 15, "the start's commit cycle")
     before = head(vault)
     for i in range(25):
         (vault / f"notes/n{i}.md").unlink()
