@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from conftest import EXAMPLE_VAULT, Vault
@@ -107,6 +108,26 @@ def test_mass_delete_refusal_exits_1(cli, vault: Vault, tmp_path: Path) -> None:
     assert r.code == 1 and "--allow-mass-delete" in r.err
     r = cli("reindex", "--allow-mass-delete", "--json", *args)
     assert r.code == 0 and r.json()["deleted"] == 35
+
+
+def test_an_allowed_mass_deletion_without_a_daemon_says_how_it_reaches_git(cli, vault: Vault, tmp_path: Path) -> None:
+    for i in range(40):
+        vault.note(f"n{i}.md", f"note {i}\n")
+    for argv in (
+        ["init", "-q"],
+        ["config", "user.email", "owner@example.com"],
+        ["config", "user.name", "Vault Owner"],
+        ["add", "-A"],
+        ["commit", "-qm", "forty notes"],
+    ):
+        subprocess.run(["git", "-C", str(vault.root), *argv], check=True)
+    args = ("--vault", str(vault.root), "--index", str(tmp_path / "i"))
+    assert cli("reindex", *args).code == 0
+    for i in range(35):
+        vault.remove(f"n{i}.md")
+    r = cli("reindex", "--allow-mass-delete", *args)
+    assert r.code == 0 and "35 deleted" in r.out
+    assert "no daemon runs to commit their deletion" in r.out and "agentmd serve" in r.out
 
 
 def test_contract_check(cli, tmp_path: Path, vault: Vault) -> None:

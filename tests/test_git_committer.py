@@ -221,6 +221,55 @@ def test_missing_index_is_rebuilt_from_head_not_read_as_mass_deletion(tmp_path: 
 
 
 
+def test_a_mass_deletion_is_held_until_allowed_and_then_committed(tmp_path: Path) -> None:
+    # the case a reconcile pass cannot cover: a cycle that runs before the pass that would refuse the deletion
+    files: dict[str, str | bytes] = {f"n/{i}.md": f"{i}\n" for i in range(60)} | {"img.png": b"\x89"}
+    repo = make_repo(tmp_path / "v", files)
+    before = git(repo, "rev-parse", "HEAD").stdout
+    for i in range(31):  # 31 of 60 notes: over half
+        (repo / f"n/{i}.md").unlink()
+    write(repo, "n/59.md", "edited in the same minute\n")
+    c = committer(repo)
+
+    held = c.commit_cycle()
+    assert held.commits == [] and held.error is None and held.skipped is None
+    assert c.state.mass_deletion == "31 of 60 committed notes deleted at once"
+    assert any("--allow-mass-delete" in w for w in held.warnings)
+    assert git(repo, "rev-parse", "HEAD").stdout == before
+    again = c.commit_cycle()  # still held, and said once
+    assert again.commits == [] and not any("--allow-mass-delete" in w for w in again.warnings)
+
+    c.allow_mass_deletion()
+    result = c.commit_cycle()
+    assert [len(x.paths) for x in result.commits] == [32]
+    assert tree(repo) == {f"n/{i}.md" for i in range(31, 60)} | {"img.png"}
+    assert c.state.mass_deletion is None and status(repo) == []
+
+    for i in range(31, 46):  # the allowance was spent: 15 of the 29 left is held again
+        (repo / f"n/{i}.md").unlink()
+    assert c.commit_cycle().commits == [] and c.state.mass_deletion == "15 of 29 committed notes deleted at once"
+    assert len(tree(repo)) == 30
+
+
+def test_deletions_under_the_breaker_are_committed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v", {f"n/{i}.md": f"{i}\n" for i in range(30)} | {".obsidian/a.md": "x\n"})
+    for i in range(15):  # exactly half is not over half
+        (repo / f"n/{i}.md").unlink()
+    c = committer(repo)
+    assert [len(x.paths) for x in c.commit_cycle().commits] == [15] and c.state.mass_deletion is None
+
+    small = make_repo(tmp_path / "small", {f"n/{i}.md": f"{i}\n" for i in range(19)})
+    for i in range(19):  # a vault of fewer than 20 notes may lose them all
+        (small / f"n/{i}.md").unlink()
+    assert [len(x.paths) for x in committer(small).commit_cycle().commits] == [19]
+
+    files = {f"n/{i}.md": f"{i}\n" for i in range(20)} | {f"img/{i}.png": b"\x89" for i in range(40)}
+    media = make_repo(tmp_path / "media", files)
+    for i in range(40):  # deleted attachments are not notes
+        (media / f"img/{i}.png").unlink()
+    assert [len(x.paths) for x in committer(media).commit_cycle().commits] == [40]
+
+
 def test_merge_in_progress_skips_the_cycle(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v")
     sha = git(repo, "rev-parse", "HEAD").stdout

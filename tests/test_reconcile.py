@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import Vault
 
-from agentmd.engine.index.reconcile import MASS_DELETE_MIN_INDEXED, reconcile, walk_vault
+from agentmd.engine.breaker import MASS_DELETE_MIN_NOTES
+from agentmd.engine.index.reconcile import reconcile, walk_vault
 from agentmd.engine.index.store import Store
 
 
@@ -188,7 +189,7 @@ def test_corrupted_catalog_is_recreated(vault: Vault, cache_dir: Path) -> None:
 
 
 def test_mass_delete_is_refused_then_allowed(vault: Vault, cache_dir: Path) -> None:
-    n = MASS_DELETE_MIN_INDEXED + 10
+    n = MASS_DELETE_MIN_NOTES + 10
     for i in range(n):
         vault.note(f"n{i}.md", f"note {i}\n")
     with Store(cache_dir) as store:

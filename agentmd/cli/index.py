@@ -94,6 +94,11 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"{report.added} added, {report.updated} updated, {report.deleted} deleted, {report.unchanged} unchanged, "
         f"{len(report.errors)} errors in {report.seconds:.2f}s ({docs} notes indexed)"
     )
+    if args.allow_mass_delete and report.deleted and (settings.vault / ".git").exists():
+        text += (
+            "\n  git still has the deleted notes: no daemon runs to commit their deletion; start `agentmd serve` "
+            "and run this command again while it runs"
+        )
     for e in report.errors:
         text += f"\n  error: {e['path']}: {e['error']}"
     for s in report.skipped:

@@ -375,6 +375,7 @@ class Daemon(Upkeep):
             return
         if allowed:
             log.warning("a pass allowed to remove many notes ran (agentmd reindex --allow-mass-delete)")
+            self.committer.allow_mass_deletion()  # the next commit cycle commits the deletion the pass allowed
             self.allowance.answer(allowed, report.to_dict())
             self.request_commit(0.0)
         self.passes += 1

@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agentmd.engine.breaker import MASS_DELETE_MIN_NOTES, MASS_DELETE_SHARE, is_mass_deletion, is_note
 from agentmd.engine.git.busy import operation_in_progress
 from agentmd.engine.git.changes import StatusEntry, is_scratch, read_status, under_dot_dir
 from agentmd.engine.git.failpoints import failpoint
@@ -154,6 +155,7 @@ class Committer:
         self._reported: set[str] = set()
         self._last_repack: float | None = None
         self._untracked_dot_dirs: set[str] = set()
+        self._deletion_allowed = False
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -200,6 +202,11 @@ class Committer:
     def hold(self, reason: str | None) -> None:
         """Record that the daemon holds every commit back for `reason` (None: no longer); see `CommitState`."""
         self._accounting.held(reason)
+
+    def allow_mass_deletion(self) -> None:
+        """Let the next cycle commit a deletion the mass-deletion breaker would hold back (the daemon calls
+        this after the pass `agentmd reindex --allow-mass-delete` asked for); a later one trips it again."""
+        self._deletion_allowed = True
 
     def first_commit(self) -> CycleResult:
         """`agentmd init-git`'s first commit: like a cycle, but `.obsidian/` is committed too."""
@@ -298,6 +305,16 @@ class Committer:
                         "commits again once the index has no conflicts",
                         warnings,
                     )
+                held = self._mass_deletion(entries, tmp_index)
+                if held:
+                    if held != self.state.mass_deletion:
+                        warnings.append(
+                            f"nothing committed: {held}, which looks like an unmounted or emptied vault; restore "
+                            "the files, or run `agentmd reindex --allow-mass-delete` if the deletion is deliberate"
+                        )
+                    self._accounting.deletion_held(held)
+                    return CycleResult([], None, None, warnings)
+                self._accounting.deletion_held(None)
                 groups = self._plan(entries, warnings, initial=initial)
                 if not groups:
                     return self._succeeded([], warnings)
@@ -476,6 +493,22 @@ class Committer:
     def _acquire(self, wait: float) -> IndexLock | str:
         """Take `.git/index.lock`, waiting up to `wait` seconds with backoff; a message when we could not."""
         return acquire(self._git.gitdir / "index.lock", wait, clock=self.clock, sleep=self.sleep)
+
+    def _mass_deletion(self, entries: list[StatusEntry], tmp_index: Path) -> str | None:
+        """Why this cycle must not commit (the breaker's verdict on the notes deleted from the worktree), or
+        None. The reconcile pass applies the same rule to the index; this check covers a cycle that runs
+        between a deletion and the pass that would refuse it. A held allowance is spent here."""
+        allowed, self._deletion_allowed = self._deletion_allowed, False
+        removed = sum(1 for e in entries if e.x == " " and e.y == "D" and is_note(e.path))
+        if allowed or removed <= MASS_DELETE_SHARE * MASS_DELETE_MIN_NOTES:
+            return None  # a count this small trips the breaker at no vault size: no need to count the notes
+        run = self._git.run("ls-files", "-z", index=tmp_index)
+        if run.code != 0:
+            raise CycleFailure(f"`git ls-files` failed: {run.why()}")
+        notes = sum(1 for raw in run.out.split(b"\0") if raw and is_note(os.fsdecode(raw)))
+        if not is_mass_deletion(removed, notes):
+            return None
+        return f"{removed} of {notes} committed notes deleted at once"
 
     def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool) -> list[tuple[str, list[str]]]:
         staged_by_user = sorted({e.path for e in entries if e.staged})

@@ -60,6 +60,7 @@ class CommitState:
     last_skip_reason: str | None = None
     commits_held: str | None = None  # why the daemon holds every commit back, with the command that ends it
     commits_held_since: str | None = None  # ISO 8601, UTC
+    mass_deletion: str | None = None  # the deletion the committer itself would not commit, and how many notes
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,6 +116,10 @@ class CommitAccounting:
         if st.commits_held is None:
             st.commits_held_since = _now_iso(self.wall())
         st.commits_held = reason
+
+    def deletion_held(self, detail: str | None) -> None:
+        """The committer would not commit a mass deletion (`detail` says how large); None: it no longer holds one."""
+        self.state.mass_deletion = detail
 
     def succeeded(self, last_sha: str | None) -> None:
         """A cycle completed; `last_sha` is its newest commit, None when it had nothing to commit."""

@@ -24,6 +24,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
+from agentmd.engine.breaker import is_mass_deletion
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
@@ -32,8 +33,6 @@ from agentmd.engine.index.store import Store
 
 log = logging.getLogger("agentmd.reconcile")
 
-MASS_DELETE_MIN_INDEXED = 20  # below this many indexed notes, any deletion is allowed
-MASS_DELETE_SHARE = 0.5
 BATCH = 10_000  # notes per index and catalog commit on a large pass (bounds memory; fewer commits build faster)
 
 Progress = Callable[[int, int], None]
@@ -265,12 +264,7 @@ def _reconcile(
         indexed = store.catalog.count() if len(known) > len(on_disk) else len(known)
 
     deleted = [p for p in known if p not in on_disk]
-    if (
-        deleted
-        and not allow_mass_delete
-        and indexed >= MASS_DELETE_MIN_INDEXED
-        and len(deleted) > MASS_DELETE_SHARE * indexed
-    ):
+    if deleted and not allow_mass_delete and is_mass_deletion(len(deleted), indexed):
         report.refused = (
             f"this pass would remove {len(deleted)} of {len(known)} indexed notes, which looks like an unmounted "
             "or emptied vault; nothing was changed. If the deletion is deliberate, run "

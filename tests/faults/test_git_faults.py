@@ -400,7 +400,7 @@ def test_refused_mass_deletion_is_red_and_reindex_allows_it_while_the_daemon_run
     git(vault, "commit", "-q", "-m", "thirty notes")
     d = started(Daemon(settings, port=0, watch=False, commit_debounce=0.1, probe_interval=0))
     # the start's own commit cycle has run, so the deletion below meets a reconcile pass first (a cycle that
-    # runs between a mass deletion and the pass that would refuse it is another case, not this test's)
+    # runs between a mass deletion and the pass that would refuse it is the next test's case)
     wait_until(lambda: d.commit_cycles >= 1, 15, "the start's commit cycle")
     before = head(vault)
     for i in range(25):
@@ -420,6 +420,34 @@ def test_refused_mass_deletion_is_red_and_reindex_allows_it_while_the_daemon_run
     wait_until(lambda: head(vault) != before and status(vault) == [], 15, "the deletion committed")
     assert d.committer.state.commits_held is None
     wait_until(lambda: not any("commits-held" in r for r in d.status().get("red", [])), 15, "status clear")
+
+
+def test_a_commit_cycle_before_the_refusing_pass_does_not_commit_a_mass_deletion(
+    settings: Settings, started: Callable[[Daemon], Daemon]
+) -> None:
+    vault = settings.vault
+    for i in range(30):
+        write(vault, f"notes/n{i}.md", f"note {i}\n")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "thirty notes")
+    d = started(Daemon(settings, port=0, watch=False, commit_debounce=0.1, probe_interval=0))
+    wait_until(lambda: d.commit_cycles >= 1, 15, "the start's commit cycle")
+    before = head(vault)
+    for i in range(25):
+        (vault / f"notes/n{i}.md").unlink()
+    cycles = d.commit_cycles
+    d.request_commit(0.0)  # a cycle now, whether or not a pass has seen the deletion yet
+    wait_until(lambda: d.commit_cycles > cycles, 15, "a commit cycle after the deletion")
+    assert head(vault) == before
+    d.request_pass()
+    wait_until(lambda: d.committer.state.commits_held, 15, "the pass's refusal")
+    assert head(vault) == before and len(status(vault)) == 25
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["reindex", "--vault", str(vault), "--allow-mass-delete"], out=out, err=err) == 0, err.getvalue()
+    wait_until(lambda: head(vault) != before and status(vault) == [], 15, "the deletion committed")
+    assert d.committer.state.mass_deletion is None
+    wait_until(lambda: not d.status().get("red"), 15, "status clear")
 
 
 # --------------------------------------------------------------------------------------------------
