@@ -390,21 +390,31 @@ def test_a_cycle_skipped_for_a_foreign_lock_is_retried_without_a_new_change(
 # 6. A refused mass deletion: red status, and the allowance taken while the daemon runs
 
 
-def test_refused_mass_deletion_is_red_and_reindex_allows_it_while_the_daemon_runs(
+def _thirty_committed_notes_then_25_deleted(
     settings: Settings, started: Callable[[Daemon], Daemon]
-) -> None:
+) -> tuple[Daemon, str]:
+    """Thirty committed notes, a daemon started on them (its start-up commit cycle run), then 25 of them
+    deleted; (the daemon, the HEAD before the deletion)."""
     vault = settings.vault
     for i in range(30):
         write(vault, f"notes/n{i}.md", f"note {i}\n")
     git(vault, "add", "-A")
     git(vault, "commit", "-q", "-m", "thirty notes")
     d = started(Daemon(settings, port=0, watch=False, commit_debounce=0.1, probe_interval=0))
-    # the start's own commit cycle has run, so the deletion below meets a reconcile pass first (a cycle that
-    # runs between a mass deletion and the pass that would refuse it is the next test's case)
     wait_until(lambda: d.commit_cycles >= 1, 15, "the start's commit cycle")
     before = head(vault)
     for i in range(25):
         (vault / f"notes/n{i}.md").unlink()
+    return d, before
+
+
+def test_refused_mass_deletion_is_red_and_reindex_allows_it_while_the_daemon_runs(
+    settings: Settings, started: Callable[[Daemon], Daemon]
+) -> None:
+    vault = settings.vault
+    d, before = _thirty_committed_notes_then_25_deleted(settings, started)
+    # the start's own commit cycle has run, so the deletion meets a reconcile pass first (a cycle that runs
+    # between a mass deletion and the pass that would refuse it is the next test's case)
     d.request_pass()
     wait_until(lambda: d.committer.state.commits_held, 15, "the refusal held in the commit state")
     d.request_commit(0.0)
@@ -426,15 +436,7 @@ def test_a_commit_cycle_before_the_refusing_pass_does_not_commit_a_mass_deletion
     settings: Settings, started: Callable[[Daemon], Daemon]
 ) -> None:
     vault = settings.vault
-    for i in range(30):
-        write(vault, f"notes/n{i}.md", f"note {i}\n")
-    git(vault, "add", "-A")
-    git(vault, "commit", "-q", "-m", "thirty notes")
-    d = started(Daemon(settings, port=0, watch=False, commit_debounce=0.1, probe_interval=0))
-    wait_until(lambda: d.commit_cycles >= 1, 15, "the start's commit cycle")
-    before = head(vault)
-    for i in range(25):
-        (vault / f"notes/n{i}.md").unlink()
+    d, before = _thirty_committed_notes_then_25_deleted(settings, started)
     cycles = d.commit_cycles
     d.request_commit(0.0)  # a cycle now, whether or not a pass has seen the deletion yet
     wait_until(lambda: d.commit_cycles > cycles, 15, "a commit cycle after the deletion")
