@@ -17,5 +17,6 @@ def is_mass_deletion(removed: int, notes: int) -> bool:
 
 
 def is_note(path: str) -> bool:
-    """A vault-relative path the index holds as a note: `*.md`, with no dot file or dot folder in it."""
-    return path.lower().endswith(".md") and not any(part.startswith(".") for part in path.split("/"))
+    """A vault-relative path the index holds as a note: `*.md`, with no dot file, dot folder or empty part in it
+    (so never `..`)."""
+    return path.lower().endswith(".md") and not any(not part or part.startswith(".") for part in path.split("/"))

@@ -24,7 +24,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
-from agentmd.engine.breaker import is_mass_deletion
+from agentmd.engine.breaker import is_mass_deletion, is_note
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
@@ -204,8 +204,7 @@ def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | Non
     valid UTF-8 cannot be stored: it is left out (and reported in `skipped`), so it never fails the pass."""
     out: dict[str, StatKey] = {}
     for rel in paths:
-        parts = rel.split("/")
-        if not rel.lower().endswith(".md") or any(p.startswith(".") or p in ("", "..") for p in parts):
+        if not is_note(rel):
             continue
         if not _utf8(rel):
             if skipped is not None:
