@@ -20,8 +20,10 @@ CATEGORIES = {"terms", "paraphrase", "vocabulary", "no_answer", "name"}
 KEYS = {"id", "corpus", "query", "expected", "alternates", "category"}
 MINIMUMS = {"paraphrase": 30, "vocabulary": 30, "no_answer": 40, "name": 15}
 
-# Question sets (dev-*, holdout-*); the prompt sets (prompts-*) have their own shape, read by `agentmd eval prompts`
-FILES = sorted(p for p in FIXTURE_DIR.glob("*.jsonl") if p.name.startswith(("dev-", "holdout-")))
+# Question sets (dev-*, holdout-*, long-*); the prompt sets (prompts-*) have their own shape, read by `agentmd eval
+# prompts`
+FILES = sorted(p for p in FIXTURE_DIR.glob("*.jsonl") if p.name.startswith(("dev-", "holdout-", "long-")))
+LONG_SET = [p for p in FILES if p.name.startswith("long-")]
 SECOND_SET = [p for p in FILES if p.name.startswith("holdout-") or p.stem.endswith("-2")]
 
 
@@ -77,6 +79,17 @@ def test_second_set_size_spread_and_categories() -> None:
     for category, minimum in MINIMUMS.items():
         assert categories[category] >= minimum, (category, categories[category])
     for row in rows:
+        if row["category"] == "no_answer":
+            assert row.get("why"), f"{row['id']}: a no-answer line says in `why` what was checked"
+
+
+def test_long_set_is_long_and_says_what_was_checked() -> None:
+    rows = [row for path in LONG_SET for row in lines_of(path)]
+    assert {row["corpus"] for row in rows} == {"dendron-site", "obsidian-tasks", "vaultofknowledge"}
+    categories = Counter(row["category"] for row in rows)
+    assert categories["no_answer"] >= 15 and categories["paraphrase"] >= 10, categories
+    for row in rows:
+        assert len(row["query"].split()) >= 9, f"{row['id']}: a long question has at least nine words"
         if row["category"] == "no_answer":
             assert row.get("why"), f"{row['id']}: a no-answer line says in `why` what was checked"
 
