@@ -60,16 +60,6 @@ def test_a_missing_product_name_counts_and_a_missing_everyday_word_does_not(stor
     assert float(plain["confidence"]) > float(named["confidence"])  # type: ignore[arg-type]
 
 
-def test_a_missing_number_does_not_count(store: Store) -> None:
-    with store:
-        top = [store.index.note_terms("docs/export.md")[0]]
-        numbered = conf.QueryWords(store.index, "export tasks from line 4711")
-        assert numbered.plain[-1] == "4711" and not numbered.held(top[0])[-1]  # no note holds it
-        assert numbered.missing([numbered.held(t) for t in top]) == 0.0
-        named = conf.QueryWords(store.index, "export tasks from line 4711 to todoist")
-        assert named.missing([named.held(t) for t in top]) > 0.0  # the product name still counts
-
-
 def test_the_word_list_answers_the_same_by_text_search_and_by_set(tmp_path: Path) -> None:
     words = ["diary", "todoist", "calendar", "kubernetes", "erase", "intellij", "the", "vocab"]
     fresh = conf.Vocabulary(conf.VOCABULARY_FILE)

@@ -139,10 +139,6 @@ MISSING_SHARE = True
 # empty). 5 words cost a coding prompt.
 MISSING_LONG_FROM = 7
 MISSING_DEPTH = 5  # the notes, in rank order, whose words count as held
-# A plain number counts as no missing word: it names a line, a count or a version, not a thing the vault lacks.
-# SciFact train through the floor, hybrid: 0.6888 -> 0.6913 (62 claims empty, 61 after). Unchanged: the dev
-# questions (103 of 138 kept, 23 of 46 rejected at floor 0.3), the long questions (8 of 18 rejected), the recall
-# hook on the prompt files (51 of 52 and 26 of 30 silent, 20 of 20 kept through the hybrid search).
 # A query word in no note that a top note holds one edit away is a misspelling, not a thing the vault lacks
 # (`priorty`, `logesq`): it is not counted as missing. Only analysed terms of 6 characters and more are read so
 # (a shorter word is one edit from too many others). On the dev questions of three shared vaults, each
@@ -291,8 +287,8 @@ class QueryWords:
     def missing(self, held: Sequence[Sequence[bool]], paths: Sequence[str] = ()) -> float:
         """How much the query's words that none of the notes described by `held` holds count against them:
         the most, over those words, of a word's IDF over `top_idf` times its weight (MISSING_WEIGHT, none for an
-        everyday English word or a number, CJK_MISSING_WEIGHT for a CJK one), times the share those lost words have
-        of the weights of all the query's words (MISSING_SHARE), less in a query of more than MISSING_LONG_FROM words
+        everyday English word, CJK_MISSING_WEIGHT for a CJK one), times the share those lost words have of the
+        weights of all the query's words (MISSING_SHARE), less in a query of more than MISSING_LONG_FROM words
         and in a vault of fewer than MISSING_FULL_AT notes; 0.0 when every word is held by one of them. The
         share keeps a short question whose one specific word no note holds weighed in full, and weighs less a
         long one whose top notes hold its other specific words (a claim naming a drug and a disease, its
@@ -324,8 +320,6 @@ class QueryWords:
 
     @staticmethod
     def _weight(word: str) -> float:
-        if word.isdigit():
-            return 0.0  # a number (a line, a count, a version) names no thing the vault could lack
         if cjk.has_cjk(word):
             return CJK_MISSING_WEIGHT  # the tokenizer cuts every CJK word into characters: it says nothing here
         return 0.0 if MISSING_EVERYDAY and everyday(word) else MISSING_WEIGHT
