@@ -125,6 +125,10 @@ def test_head_closing_the_pipe_leaves_no_message(vault: Path, env: dict[str, str
     assert done.returncode in (0, EXIT_BROKEN_PIPE)  # 0 when all of it fit in the pipe before head left
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _blocked_reading_a_pipe(pid: int) -> bool:
     try:
         return "pipe_read" in Path(f"/proc/{pid}/wchan").read_text()
@@ -143,6 +147,9 @@ def test_ctrl_c_is_one_line(vault: Path, env: dict[str, str], tmp_path: Path) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as a command typed at a terminal: a suite started in the background (`cmd &` without job control)
+        # hands its children SIGINT ignored, and Python then installs no Ctrl-C handler
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + DEADLINE
