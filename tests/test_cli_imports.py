@@ -166,6 +166,7 @@ def before_daemon(cli: Cli) -> dict[str, str]:
         "search_json": cli("search", "sqlite", "wal", "--json").out,
         "search_floor": cli("search", "queue", "retries", "--floor", "0.999", "--json").out,
         "search_no_floor": cli("search", "queue", "retries", "--floor", "0", "--json").out,
+        "search_floor_text": cli("search", "queue", "retries", "--floor", "0.999").out,
     }
 
 
@@ -178,6 +179,14 @@ def test_a_search_takes_its_own_floor_and_refuses_one_out_of_range(cli: Cli, bef
     assert whole["results"] and all(r["confidence"] < 0.999 for r in whole["results"])
     assert strict["results"] == [] and strict["below_floor"] == len(whole["results"])
     assert "closest miss" in strict["note"]
+    assert "`--floor 0`" in before_daemon["search_floor_text"]  # a person is told how to see what the floor hid
+    both = json.loads(cli("search", "queue", "--floor", "0", "--json").out)["results"]  # the queue and CI notes
+    confidences = sorted(r["confidence"] for r in both)
+    assert confidences[0] < confidences[-1], confidences
+    between = (confidences[0] + confidences[-1]) / 2  # a floor that hides some results and keeps some
+    partly = cli("search", "queue", "--floor", f"{between:.4f}").out
+    hidden = sum(1 for c in confidences if c < between)
+    assert f"{hidden} more note" in partly and "`--floor 0` shows them" in partly, partly
     for bad in ("2", "-0.1", "nan"):
         run = cli("search", "queue", "--floor", bad)
         assert run.code == 2, (bad, run.out)

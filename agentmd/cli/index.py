@@ -262,6 +262,13 @@ def render_search(response: dict[str, Any]) -> str:
     if response["note"]:
         # the engine names the request field; on the command line it is the flag
         lines.append(f"note: {response['note']}".replace("include_archived", "--include-archived"))
+    dropped = response.get("below_floor") or 0
+    if response.get("closest_miss"):
+        lines.append("the whole ranking, whatever the confidence: add `--floor 0`")
+    elif dropped and response["results"]:
+        notes = "note" if dropped == 1 else "notes"
+        floor = f"{response['floor']:.2f}"
+        lines.append(f"{dropped} more {notes} below the confidence floor ({floor}): `--floor 0` shows them")
     if not lines:
         lines.append("no results")
     return "\n".join(lines)
