@@ -13,7 +13,7 @@ from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import confidence as conf
 from agentmd.engine.search.query import search
-from agentmd.engine.search.recall import Walls, gather
+from agentmd.engine.search.recall import RECALL_COSINE, Walls, gather
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.hooks.recall.query import sanitize_query
 from agentmd.rules import default_contract, validate
@@ -158,3 +158,25 @@ def test_eval_prompts_reports_injections(vault: Vault, cli: object, tmp_path: Pa
     loose = run("eval", "prompts", str(prompts), "--vault", str(vault.root), "--index",  # type: ignore[operator]
                 str(tmp_path / "idx"), "--json", "--search-floor", "0", "--recall-floor", "0").json()
     assert loose["recall_floor"] == 0.0 and loose["summary"]["kept"] == 1
+
+
+def test_recall_leaves_out_a_hit_far_from_the_prompt_in_meaning_unless_the_prompt_names_it(store: Store) -> None:
+    """A hybrid hit above the recall floor on its words alone, whose best chunk is far from the prompt in
+    meaning, is not pushed into the prompt; one near in meaning is, and so is a note the prompt names."""
+    walls = Walls.from_contract(default_contract())
+    query = "what do I set retention_window to in the gateway config"
+    with store:
+        def gathered(cosine: float, named: bool = False) -> dict[str, object]:
+            response = _search(store, query, mode="fusion")
+            rows = [r for r in response["results"] if r["note"] == "notes/filed.md"]  # type: ignore[attr-defined]
+            assert rows and rows[0]["confidence"] >= walls.recall_floor  # its words clear the floor
+            rows[0]["cosine"] = cosine  # as a hybrid search gives it
+            if named:
+                rows[0]["name"] = "title"
+            return gather(store.catalog, store.index, walls, rows)
+
+        far, near = gathered(RECALL_COSINE - 0.05), gathered(RECALL_COSINE + 0.05)
+        named = gathered(RECALL_COSINE - 0.05, named=True)
+    assert far["direct"] == [] and any("far from the prompt" in w for w in far["left_out"])  # type: ignore[attr-defined]
+    assert [c["path"] for c in near["direct"]] == ["notes/filed.md"]  # type: ignore[attr-defined]
+    assert [c["path"] for c in named["direct"]] == ["notes/filed.md"]  # type: ignore[attr-defined]

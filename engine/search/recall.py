@@ -12,7 +12,8 @@ recall-exempt areas (`Walls`), walled notes (archived, superseded, staged), and 
 confirmed knowledge (unfiled, untrusted and self-probe notes: engine/search/trust.py), read from the
 catalog row. A direct hit must also reach the contract's `recall_floor`: its search `confidence`
 (engine/search/confidence.py) at least the floor, so most prompts the vault cannot help with gather
-nothing. A linked note rides on the hit it is linked from.
+nothing; and a hit of a hybrid search must be near the prompt in meaning (`RECALL_COSINE`), unless the prompt
+names it. A linked note rides on the hit it is linked from.
 
 The summary is what reconcile already read from the note and the index stores with it
 (engine/index/digest.py): the frontmatter `summary`, else the search snippet (unless it is only the
@@ -35,6 +36,17 @@ MAX_DIRECT = 15
 MAX_LINKED_CANDIDATES = 10  # linked notes gathered, in order, before a budget renders a few of them
 DAEMON_GATHER_SECONDS = 1.0
 NO_DAEMON = "no daemon runs, and the prompt hook does not load the embedding model itself"
+# A direct hit of a hybrid search whose best chunk is this far or farther from the prompt in meaning is not shown,
+# whatever its words (a note the prompt names is): the hook pushes notes unasked, and a coding prompt's words
+# (`update`, `install`, `steps`, `runs`) fill long notes on other things. Through the hybrid search a daemon
+# answers the hook with, on a copy of vaultofknowledge with every chunk embedded (`agentmd eval prompts
+# --hybrid`): the 30 fresh coding prompts of bench/fixtures/prompts-vaultofknowledge-fresh.jsonl 27 silent for
+# 26 (`update README new install steps` no longer gets a note on installing an operating system; a GitHub
+# Actions prompt keeps the GitHub Actions note and no longer gets two others beside it); the 52 train prompts
+# 51 silent, and the 20 helpful ones keep their note, as before (their notes' cosines are 0.47 and up). The
+# search's own veto (engine/search/confidence.py COSINE_VETO, 0.30) is lower: a person who asks may still want
+# a note their words name.
+RECALL_COSINE = 0.40
 
 
 def vault_relative(path: str) -> str | None:
@@ -166,6 +178,11 @@ def gather(
         if confidence is not None and float(confidence) < walls.recall_floor:
             below.add(path)
             left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
+            continue
+        cosine = r.get("cosine")
+        if isinstance(cosine, int | float) and float(cosine) < RECALL_COSINE and not (r.get("name") or r.get("entity")):
+            below.add(path)
+            left_out.append(f"{path}: its meaning is far from the prompt's (cosine {float(cosine):.2f})")
             continue
         shown.add(path)
         candidate, why = _candidate(catalog, index, walls, path, r.get("title"), r.get("snippet"))
