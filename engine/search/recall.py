@@ -36,8 +36,8 @@ MAX_DIRECT = 15
 MAX_LINKED_CANDIDATES = 10  # linked notes gathered, in order, before a budget renders a few of them
 DAEMON_GATHER_SECONDS = 1.0
 NO_DAEMON = "no daemon runs, and the prompt hook does not load the embedding model itself"
-# A direct hit of a hybrid search whose best chunk is this far or farther from the prompt in meaning is not shown,
-# whatever its words (a note the prompt names is): the hook pushes notes unasked, and a coding prompt's words
+# A direct hit of a hybrid search whose best chunk's cosine to the prompt is below this is not shown, whatever its
+# words (a note the prompt names is): the hook pushes notes unasked, and a coding prompt's words
 # (`update`, `install`, `steps`, `runs`) fill long notes on other things. Through the hybrid search a daemon
 # answers the hook with, on a copy of vaultofknowledge with every chunk embedded (`agentmd eval prompts
 # --hybrid`): the 30 fresh coding prompts of bench/fixtures/prompts-vaultofknowledge-fresh.jsonl 27 silent for
