@@ -45,9 +45,8 @@ NO_DAEMON = "no daemon runs, and the prompt hook does not load the embedding mod
 # Actions prompt keeps the GitHub Actions note and no longer gets two others beside it); the 52 train prompts
 # 51 silent, and the 20 helpful ones keep their note, as before (their notes' cosines are 0.47 and up); of the
 # dev and long questions' answers in a top 5 that reach the recall floor (bench/fixtures, three vaults), 0 of 105
-# have a cosine below 0.40. The
-# search's own veto (engine/search/confidence.py COSINE_VETO, 0.30) is lower: a person who asks may still want
-# a note their words name.
+# have a cosine below 0.40. The search's own veto (engine/search/confidence.py COSINE_VETO, 0.30) is lower: a
+# person who asks may still want a note their words name.
 RECALL_COSINE = 0.40
 
 
