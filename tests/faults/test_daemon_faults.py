@@ -492,7 +492,10 @@ def test_serve_starts_at_the_inotify_watch_limit_and_reports_what_is_unwatched(
             assert ("max_user_watches" if userns else "max_user_instances") in line
         else:
             assert watcher["unwatched_folders"], json.dumps(watcher)
-            assert all(f.startswith("deep/") for f in watcher["unwatched_folders"]), json.dumps(watcher)
+            # the folders past the limit are in the deep tree; whether `deep` itself got a watch before `notes`
+            # depends on the order the file system lists them in
+            in_deep = [f == "deep" or f.startswith("deep/") for f in watcher["unwatched_folders"]]
+            assert all(in_deep), json.dumps(watcher)
             assert any("unwatched-folders" in y and "deep/" in y for y in st["yellow"]), st["yellow"]
         (settings.vault / "deep" / "d1" / "heron.md").write_text("# Heron\n\nherons wade in the shallows\n")
         wait_until(lambda: matched(served.port, "herons") == 1, 20, "reconciled without a watch")
