@@ -56,8 +56,10 @@ def daemon(settings: Settings) -> Iterator[Daemon]:
 
 
 def _complete(d: Daemon) -> dict[str, Any] | None:
+    """The dense section once the daemon reports the vectors complete: every chunk embedded and saved."""
     dense = d.status()["dense"]
-    return dense if dense.get("chunks_total") and dense["chunks_done"] == dense["chunks_total"] else None
+    done = dense["state"] == "complete" and dense.get("chunks_total") and dense["chunks_done"] == dense["chunks_total"]
+    return dense if done else None
 
 
 def _stored_hash(d: Daemon, path: str) -> str | None:

@@ -152,7 +152,8 @@ class DenseWorker:
         log.info("embedding model %s loaded in %.2fs", embedder.model_id, self.load_seconds)
         self.reason = None
         self._arm = DenseArm(store, embedder)
-        self.state = "embedding" if store.coverage().done < store.coverage().total else "complete"
+        # "complete" only once the store is in line with the catalog and saved: the first sync comes next
+        self.state = "embedding"
         try:
             self._loop()
         except Exception:
@@ -226,6 +227,8 @@ class DenseWorker:
             self._save(store)
         if rechunked or removed:
             log.info("vectors: %d note(s) to (re)embed, %d removed", rechunked, removed)
+        if store.has_pending():
+            self.state = "embedding"
 
     def _save_due(self, slices: int) -> bool:
         """Every `save_every` slices, and never more often than SAVE_SHARE of the time goes to saving: a
