@@ -4,6 +4,8 @@ status shows coverage, reindex embeds in the foreground. Real model, real daemon
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +15,14 @@ from conftest import CliResult
 from daemon_helpers import http_get, make_repo, wait_until
 
 from agentmd.engine.client import DaemonClient
+from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.service import Daemon
-from agentmd.engine.daemon.status import render
+from agentmd.engine.daemon.status import dense_line, render, with_dense
 from agentmd.engine.errors import ConfigError
 from agentmd.engine.index.embedder import shared_embedder
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.settings import Settings, resolve
 
 NOTES = {
@@ -119,6 +125,53 @@ def test_a_model_that_cannot_load_leaves_the_daemon_lexical_with_the_reason(sett
         assert data["results"][0]["note"] == "cooking/bread.md" and data["results"][0]["arms"] == ["lexical"]
     finally:
         d.stop()
+
+
+def test_vectors_that_cannot_be_saved_stay_in_memory_turn_status_yellow_and_are_saved_once_they_can(
+    settings: Settings,
+) -> None:
+    """A save that fails (here the save's temp file is a folder, as a full disk fails a write) keeps the embedding
+    going: searches use the vectors, status says why they are not on disk, and a later try saves them."""
+    settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    blocked = settings.cache_dir / f".vectors.npz.agentmd-{os.getpid()}.tmp"
+    (blocked / "in-the-way").mkdir(parents=True)
+    with Store(settings.cache_dir) as store:
+        reconcile(settings.vault, store)
+    worker = DenseWorker(settings, slice_size=2, retry=0.05)
+    worker.start()
+    worker.wake()  # as the daemon does after each pass
+    try:
+        dense = wait_until(lambda: (s := worker.status()).get("save_error") and s, DEADLINE, "the failed save")
+        why = dense["save_error"]
+        assert str(settings.cache_dir / "vectors.npz") in why and "free disk space" in why
+        assert not (settings.cache_dir / "vectors.npz").exists() and worker.state == "embedding"
+        wait_until(lambda: worker.status()["chunks_done"] == worker.status()["chunks_total"], DEADLINE, "all embedded")
+        assert worker.arm.store.search(worker.arm.embedder.embed([QUESTION])[0], 1)  # the vectors answer searches
+        status = with_dense({"color": "green", "yellow": []}, worker.status())
+        assert status["color"] == "yellow" and status["yellow"][0].startswith("dense-unsaved: the vectors could not")
+
+        shutil.rmtree(blocked)
+        wait_until(lambda: worker.status()["state"] == "complete", DEADLINE, "the vectors saved")
+        assert worker.status()["save_error"] is None and (settings.cache_dir / "vectors.npz").is_file()
+        assert with_dense({"color": "green", "yellow": []}, worker.status())["color"] == "green"
+    finally:
+        worker.stop()
+    again = VectorStore(settings.cache_dir, worker.arm.embedder.model_id, dim=None)
+    assert again.coverage().notes_done == 4  # what was saved is every note's vectors
+
+
+def test_status_is_yellow_while_embedding_waits_or_has_stopped() -> None:
+    waiting = {"state": "waiting", "chunks_done": 3, "chunks_total": 9, "reason": "HTTP 503: overloaded"}
+    status = with_dense({"color": "green", "yellow": []}, waiting)
+    assert status["color"] == "yellow" and status["yellow"] == [
+        "dense-waiting: new notes are found by their words until the endpoint answers: HTTP 503: overloaded"
+    ]
+    stopped = {"state": "stopped", "chunks_done": 3, "chunks_total": 9, "reason": "background embedding stopped"}
+    status = with_dense({"color": "red", "red": ["x"], "yellow": []}, stopped)
+    assert status["color"] == "red" and status["yellow"] == ["dense-stopped: background embedding stopped"]
+    assert dense_line(stopped) == "3 / 9 chunks, embedding stopped (see the yellow line)"
+    assert dense_line(waiting) == "3 / 9 chunks, waiting for the embeddings endpoint"
+    assert dense_line({"state": "embedding", "chunks_done": 9, "chunks_total": 9}) == "9 / 9 chunks (saving)"
 
 
 def test_a_switched_off_dense_arm_is_lexical_without_turning_status_yellow(settings: Settings) -> None:

@@ -7,7 +7,9 @@ chunks whose text changed, since the store keys vectors by text hash and model i
 in slices of one model batch, pausing between slices. A search embeds its query beside a running slice (the
 model takes calls from several threads), so it never waits for one to finish. The store is
 saved every few slices (never spending more than a twentieth of the time on saves, which grow with the
-vault), when the queue drains and at shutdown.
+vault), when the queue drains and at shutdown. A save that fails (a full disk, a cache folder that cannot be
+written) does not stop the embedding: the vectors stay in memory, searches use them, status turns yellow
+with the reason, and the save is tried again every RETRY seconds.
 
 The queue is taken in `embedding_order`: the most-used notes first (the usage counters of
 engine/index/usage.py), then the newest. On a CPU a 100,000-note vault takes hours to cover; meanwhile a
@@ -18,6 +20,8 @@ When the model cannot load (switched off, a package or file missing, a hash that
 searches lexical-only and remembers why; status and every hybrid answer show the reason. An embeddings
 endpoint (engine/index/endpoint_embedder.py) that does not answer is asked again every RETRY seconds, at
 load and while embedding ("waiting" in status, with the reason); searches meanwhile answer lexically.
+Anything else that breaks the thread stops the embedding ("stopped", with the reason and a yellow status);
+searches go on with the vectors made so far.
 """
 
 from __future__ import annotations
@@ -93,6 +97,8 @@ class DenseWorker:
         self.embedded = 0  # chunks embedded since start
         self._saved_at = clock()
         self._save_seconds = 0.0  # how long the last save took
+        self.save_error: str | None = None  # why the last save failed, until one succeeds
+        self._save_retry_at = 0.0  # no save is tried before this clock reading after a failure
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -156,12 +162,16 @@ class DenseWorker:
         self.state = "embedding"
         try:
             self._loop()
-        except Exception:
+        except Exception as exc:
             log.exception("background embedding stopped; search goes on with the vectors made so far")
+            self.reason = (
+                f"background embedding stopped ({type(exc).__name__}: {exc}); searches use the vectors made so "
+                "far, and restarting the daemon resumes it (the daemon's log has the details)"
+            )
             self.state = "stopped"
         finally:
             if store.dirty:
-                store.save()
+                self._save(store)
 
     def _lexical_only(self, reason: str) -> None:
         self.reason = reason
@@ -174,10 +184,15 @@ class DenseWorker:
         slices = 0
         while not self._stop.is_set():
             with self._cond:
-                if not self._due and not store.has_pending():
-                    self._cond.wait(5.0)
+                idle = not self._due and not store.has_pending()
+                if idle and not (store.dirty and self.clock() >= self._save_retry_at):
+                    self._cond.wait(5.0 if not store.dirty else max(0.05, self._save_retry_at - self.clock()))
                     continue
                 due, self._due = self._due, False
+            if idle:  # nothing to embed, but a save that failed earlier is due again
+                self._save(store)
+                self._settle(store)
+                continue
             if due:
                 self._sync(store)
             if self._stop.is_set():
@@ -195,16 +210,21 @@ class DenseWorker:
             if count:
                 self._measure(count, self.clock() - began)
                 slices += 1
-            if store.dirty and (not store.has_pending() or self._save_due(slices)):
+            retry_passed = self.clock() >= self._save_retry_at
+            if store.dirty and retry_passed and (not store.has_pending() or self._save_due(slices)):
                 self._save(store)
                 slices = 0
-            cov = store.coverage()
-            state = "complete" if cov.done >= cov.total else "embedding"
-            if state == "complete" and self.state != "complete":
-                rate = f", {self._rate:.1f} chunks/s" if self._rate else ""
-                log.info("vectors complete: %d chunks of %d notes%s", cov.total, cov.notes, rate)
-            self.state = state
+            self._settle(store)
             self._stop.wait(PAUSE)  # let searches and captures have the CPU between slices
+
+    def _settle(self, store: Any) -> None:
+        """The state after a slice or a save: complete once every chunk is embedded and the store saved."""
+        cov = store.coverage()
+        state = "complete" if cov.done >= cov.total and not store.dirty else "embedding"
+        if state == "complete" and self.state != "complete":
+            rate = f", {self._rate:.1f} chunks/s" if self._rate else ""
+            log.info("vectors complete: %d chunks of %d notes%s", cov.total, cov.notes, rate)
+        self.state = state
 
     def _sync(self, store: Any) -> None:
         from agentmd.engine.index.vectors import refresh
@@ -235,11 +255,29 @@ class DenseWorker:
         save writes the whole store, which takes seconds at 100,000 notes."""
         return slices >= self.save_every and self.clock() - self._saved_at >= self._save_seconds / SAVE_SHARE
 
-    def _save(self, store: Any) -> None:
+    def _save(self, store: Any) -> bool:
+        """Save the store; on an OS error keep the vectors in memory, say why and try again after RETRY s."""
         began = self.clock()
-        store.save()
+        try:
+            store.save()
+        except OSError as exc:
+            why = (
+                f"the vectors could not be saved to {store.path} ({exc}); they are kept in memory and searches use "
+                f"them; the save is tried again every {self.retry:g} s (free disk space, or make the cache folder "
+                "writable)"
+            )
+            if why != self.save_error:
+                log.warning("%s", why)
+            self.save_error = why
+            self._save_retry_at = self.clock() + self.retry
+            return False
         self._saved_at = self.clock()
         self._save_seconds = self._saved_at - began
+        if self.save_error is not None:
+            log.info("the vectors are saved again to %s", store.path)
+        self.save_error = None
+        self._save_retry_at = 0.0
+        return True
 
     def _measure(self, count: int, seconds: float) -> None:
         self.embedded += count
@@ -269,7 +307,8 @@ class DenseWorker:
             "rate_per_s": None if self._rate is None else round(self._rate, 1),
             "eta_s": eta,
             "load_seconds": self.load_seconds,
-            "reason": self.reason,  # why embedding is paused ("waiting"), else None
+            "reason": self.reason,  # why embedding is paused ("waiting") or stopped ("stopped"), else None
+            "save_error": self.save_error,  # why the vectors on disk lag the ones in memory, else None
         }
 
 

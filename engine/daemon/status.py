@@ -281,12 +281,23 @@ def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, 
 
 
 def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:
-    """The status with its `dense` section. A model that should load but cannot turns the status yellow
-    (`dense-unavailable`); a dense arm switched off by the settings does not."""
+    """The status with its `dense` section. Yellow when the dense arm is not doing its work: a model that
+    should load but cannot (`dense-unavailable`; a dense arm switched off by the settings is not yellow), an
+    embeddings endpoint that stopped answering (`dense-waiting`), a background embedding that stopped
+    (`dense-stopped`), vectors that cannot be saved (`dense-unsaved`)."""
     status["dense"] = dense
-    if dense.get("state") == "lexical-only" and not switched_off:
-        why = f"dense-unavailable: searching lexical-only: {dense.get('reason')}"
-        status["yellow"] = [*status.get("yellow", []), why]
+    state, reason = dense.get("state"), dense.get("reason")
+    lines = []
+    if state == "lexical-only" and not switched_off:
+        lines.append(f"dense-unavailable: searching lexical-only: {reason}")
+    elif state == "waiting":
+        lines.append(f"dense-waiting: new notes are found by their words until the endpoint answers: {reason}")
+    elif state == "stopped":
+        lines.append(f"dense-stopped: {reason}")
+    if dense.get("save_error"):
+        lines.append(f"dense-unsaved: {dense['save_error']}")
+    if lines:
+        status["yellow"] = [*status.get("yellow", []), *lines]
         if status.get("color") == "green":
             status["color"] = "yellow"
     return status
@@ -337,8 +348,13 @@ def dense_line(dense: dict[str, Any] | None) -> str:
         return f"{prefix}: {dense.get('reason')}"
     done, total = int(dense["chunks_done"]), int(dense["chunks_total"])
     text = f"{done:,} / {total:,} chunks"
+    state = dense.get("state")
+    if state == "stopped":
+        return text + ", embedding stopped (see the yellow line)"
+    if state == "waiting":
+        return text + ", waiting for the embeddings endpoint"
     if done >= total:
-        return text + " (complete)"
+        return text + (" (complete)" if state in ("complete", "partial") else " (saving)")
     eta = dense.get("eta_s")
     if eta is not None:
         return text + f", {_duration(float(eta))} left"
