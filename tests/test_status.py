@@ -34,6 +34,42 @@ def test_healthy_vault_is_not_red(cli, repo_vault: Vault, tmp_path: Path) -> Non
     assert "index     2 notes" in text and "daemon    not running" in text
 
 
+def test_notes_not_read_whole_are_named_by_reindex_and_turn_status_yellow_until_fixed(
+    cli, repo_vault: Vault, tmp_path: Path
+) -> None:
+    repo_vault.write("notes/typo.md", "---\ntitle: [Deploy steps\nstatus: archived\n---\nDeploy with make ship.\n")
+    (repo_vault.root / "notes/latin.md").write_bytes(b"caf\xe9 au lait, a Latin-1 note\n")
+    done = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
+    assert done.code == 0, done.err  # both are indexed: a note is never hidden for what cannot be read
+    assert "not read whole: notes/latin.md: the file is not valid UTF-8" in done.out
+    assert "not read whole: notes/typo.md: frontmatter is not valid YAML at line" in done.out
+    listed = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense", "--json").json()["unreadable"]
+    assert [u["path"] for u in listed] == ["notes/latin.md", "notes/typo.md"]
+    found = cli("search", "make ship", *_args(repo_vault, tmp_path), "--json").json()
+    assert found["results"][0]["note"] == "notes/typo.md"
+
+    status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
+    line = next(y for y in status["yellow"] if y.startswith("notes-unreadable: 2 notes not read whole"))
+    assert "notes/typo.md: frontmatter is not valid YAML" in line and "save it as UTF-8" in line
+    assert status["red"] == [] and status["index"]["unreadable"] == listed
+
+    repo_vault.write("notes/typo.md", "---\ntitle: '[Deploy steps'\nstatus: archived\n---\nDeploy with make ship.\n")
+    (repo_vault.root / "notes/latin.md").write_text("café au lait, now UTF-8\n", encoding="utf-8")
+    again = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense", "--json").json()
+    assert again["unreadable"] == [] and again["updated"] == 2
+    status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
+    assert not any(y.startswith("notes-unreadable") for y in status["yellow"]) and status["index"]["unreadable"] == []
+
+
+def test_more_unreadable_notes_than_are_named_are_counted(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    for n in range(7):
+        repo_vault.write(f"notes/broken-{n}.md", "---\n- a list, not a mapping\n---\nbody\n")
+    cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
+    status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
+    line = next(y for y in status["yellow"] if y.startswith("notes-unreadable: 7 notes"))
+    assert "notes/broken-4.md" in line and "notes/broken-5.md" not in line and "; and 2 more;" in line
+
+
 def test_never_indexed_is_red(cli, repo_vault: Vault, tmp_path: Path) -> None:
     r = cli("status", *_args(repo_vault, tmp_path))
     assert r.code == 3 and "index-never-built" in r.out

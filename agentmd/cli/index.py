@@ -79,10 +79,12 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             link_convention=convention,
         )
         docs = store.index.doc_count()
+        unreadable = store.catalog.unreadable()
         # every note's hash, for the embedding that follows; a lexical-only run has no use for it
         embedding = not (args.no_dense or not settings.dense or report.refused)
         current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()} if embedding else {}
     payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
+    payload["unreadable"] = [{"path": path, "problem": why} for path, why in unreadable]
     dense_text = ""
     if not report.refused:
         payload["dense"], dense_text = _embed(settings, current, args, err)
@@ -103,6 +105,8 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text += f"\n  error: {e['path']}: {e['error']}"
     for s in report.skipped:
         text += f"\n  skipped: {s['path']}: {s['reason']}"
+    for path, why in unreadable:  # indexed, but not read whole
+        text += f"\n  not read whole: {path}: {why}"
     emit(out, args, payload, text + (f"\n{dense_text}" if dense_text else ""))
     return EXIT_FAILURE if report.errors else EXIT_OK
 

@@ -98,14 +98,27 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
             f"index-stale: last pass {int((now - at).total_seconds() // 60)} min ago (red past 15): look for the "
             "indexer's error in the agentmd log and restart `agentmd serve`"
         )
+    flags = store.catalog.flag_counts()
+    unreadable = flags.get("frontmatter_error", 0) + flags.get("decode_error", 0)
+    examples = store.catalog.unreadable() if unreadable else []
+    yellow = []
+    if unreadable:
+        shown = "; ".join(f"{path}: {why}" for path, why in examples)
+        more = f"; and {unreadable - len(examples)} more" if unreadable > len(examples) else ""
+        yellow.append(
+            f"notes-unreadable: {unreadable} note{'s' if unreadable != 1 else ''} not read whole: {shown}{more}; the "
+            "next pass after a fix reads them again"
+        )
     return {
         "documents": store.index.doc_count(),
         "last_pass_at": info.get("at") if info else None,
         "last_pass_age_s": _age_s(at, now),
         "last_pass": info,
         "index_stale": stale,
-        "flags": store.catalog.flag_counts(),
+        "flags": flags,
+        "unreadable": [{"path": path, "problem": why} for path, why in examples],
         "red": reasons,
+        "yellow": yellow,
     }
 
 
@@ -162,7 +175,7 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
     red = [r for part in parts.values() for r in part.get("red", [])]
     if daemon.get("vault_problem"):  # the folder at the vault's path is not the vault: captures are refused
         red.append(f"vault-replaced: {daemon['vault_problem']}")
-    yellow = _git_yellow(parts["git"])
+    yellow = _git_yellow(parts["git"]) + [y for part in parts.values() for y in part.get("yellow", [])]
     unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
     if unwatched > 0:
         names = list((daemon.get("watcher") or {}).get("unwatched_folders") or [])
