@@ -64,10 +64,28 @@ def test_notes_not_read_whole_are_named_by_reindex_and_turn_status_yellow_until_
 def test_more_unreadable_notes_than_are_named_are_counted(cli, repo_vault: Vault, tmp_path: Path) -> None:
     for n in range(7):
         repo_vault.write(f"notes/broken-{n}.md", "---\n- a list, not a mapping\n---\nbody\n")
-    cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
+    done = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
+    assert "not read whole: notes/broken-4.md: frontmatter is a YAML list" in done.out
+    assert "broken-5" not in done.out and "and 2 more notes not read whole (`--json` lists them all)" in done.out
     status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
     line = next(y for y in status["yellow"] if y.startswith("notes-unreadable: 7 notes"))
     assert "notes/broken-4.md" in line and "notes/broken-5.md" not in line and "; and 2 more;" in line
+    assert len(status["index"]["unreadable"]) == 7
+
+
+def test_templates_with_placeholders_in_the_folders_obsidian_names_are_not_reported(
+    cli, repo_vault: Vault, tmp_path: Path
+) -> None:
+    template = "---\ntitle: {{title}}\ncreated: {{date}}\n---\n# {{title}}\n"
+    repo_vault.write("Templates/Meeting.md", template)  # the core Templates plugin's folder
+    repo_vault.write("meta/tpl/Daily.md", template)  # Templater's
+    repo_vault.write("notes/copied.md", template)  # a template copied as it is, outside both: reported
+    repo_vault.write(".obsidian/templates.json", '{"folder": "Templates"}')
+    repo_vault.write(".obsidian/plugins/templater-obsidian/data.json", '{"templates_folder": "meta/tpl/"}')
+    cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
+    status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
+    assert [u["path"] for u in status["index"]["unreadable"]] == ["notes/copied.md"]
+    assert any(y.startswith("notes-unreadable: 1 note not read whole: notes/copied.md:") for y in status["yellow"])
 
 
 def test_never_indexed_is_red(cli, repo_vault: Vault, tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
 def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
+    from agentmd.engine.index.unreadable import SHOWN, unreadable_notes
     from agentmd.rules import load_contract
 
     settings = settings_of(args)
@@ -79,7 +80,7 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             link_convention=convention,
         )
         docs = store.index.doc_count()
-        unreadable = store.catalog.unreadable()
+        unreadable = unreadable_notes(settings.vault, store.catalog)
         # every note's hash, for the embedding that follows; a lexical-only run has no use for it
         embedding = not (args.no_dense or not settings.dense or report.refused)
         current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()} if embedding else {}
@@ -105,8 +106,10 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text += f"\n  error: {e['path']}: {e['error']}"
     for s in report.skipped:
         text += f"\n  skipped: {s['path']}: {s['reason']}"
-    for path, why in unreadable:  # indexed, but not read whole
+    for path, why in unreadable[:SHOWN]:  # indexed, but not read whole
         text += f"\n  not read whole: {path}: {why}"
+    if len(unreadable) > SHOWN:
+        text += f"\n  and {len(unreadable) - SHOWN} more notes not read whole (`--json` lists them all)"
     emit(out, args, payload, text + (f"\n{dense_text}" if dense_text else ""))
     return EXIT_FAILURE if report.errors else EXIT_OK
 

@@ -81,8 +81,11 @@ def queue_section(
     }
 
 
-def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.datetime) -> dict[str, Any]:
+def index_section(
+    store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime
+) -> dict[str, Any]:
     from agentmd.engine.index.reconcile import last_pass
+    from agentmd.engine.index.unreadable import SHOWN, unreadable_notes
 
     info = last_pass(store)
     at = _parse_time(info.get("at")) if info else None
@@ -99,15 +102,16 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
             "indexer's error in the agentmd log and restart `agentmd serve`"
         )
     flags = store.catalog.flag_counts()
-    unreadable = flags.get("frontmatter_error", 0) + flags.get("decode_error", 0)
-    examples = store.catalog.unreadable() if unreadable else []
+    some = flags.get("frontmatter_error") or flags.get("decode_error")
+    unreadable = unreadable_notes(vault, store.catalog) if some else []
+    examples = unreadable[:SHOWN]
     yellow = []
     if unreadable:
         shown = "; ".join(f"{path}: {why}" for path, why in examples)
-        more = f"; and {unreadable - len(examples)} more" if unreadable > len(examples) else ""
+        more = f"; and {len(unreadable) - len(examples)} more" if len(unreadable) > len(examples) else ""
         yellow.append(
-            f"notes-unreadable: {unreadable} note{'s' if unreadable != 1 else ''} not read whole: {shown}{more}; the "
-            "next pass after a fix reads them again"
+            f"notes-unreadable: {len(unreadable)} note{'s' if len(unreadable) != 1 else ''} not read whole: "
+            f"{shown}{more}; the next pass after a fix reads them again"
         )
     return {
         "documents": store.index.doc_count(),
@@ -116,7 +120,7 @@ def index_section(store: Store, *, daemon_running: bool, stale: bool, now: dt.da
         "last_pass": info,
         "index_stale": stale,
         "flags": flags,
-        "unreadable": [{"path": path, "problem": why} for path, why in examples],
+        "unreadable": [{"path": path, "problem": why} for path, why in unreadable],
         "red": reasons,
         "yellow": yellow,
     }
@@ -241,7 +245,7 @@ def compute_status(
 
     now = now or dt.datetime.now(dt.UTC)
     parts = {
-        "index": index_section(store, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
+        "index": index_section(store, settings.vault, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
         "queue": queue_section(store, settings.state_dir, now, _waiting(settings, store, contract, now)),
         "git": git_section(settings.vault, commit_state, now),
         "contract": contract_section(contract),

@@ -40,7 +40,6 @@ PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")
 KEPT_ON_REWRITE = ("usage",)
 USAGE_KINDS = ("injection", "recall")
 USAGE_SINCE_KEY = "usage_since"  # meta key: when this catalog started counting
-UNREADABLE_SHOWN = 5  # unreadable notes that status and reindex name (the count covers them all)
 
 log = logging.getLogger("agentmd.catalog")
 
@@ -775,13 +774,12 @@ class Catalog:
         """Rows in the notes table and in each per-document table."""
         return {t: int(self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in ("notes", *PER_DOC_TABLES)}
 
-    def unreadable(self, limit: int = UNREADABLE_SHOWN) -> list[tuple[str, str]]:
-        """Up to `limit` notes (path order) indexed by their text alone, with what could not be read: frontmatter
-        that does not parse (its error), or bytes that are not UTF-8."""
+    def unreadable(self) -> list[tuple[str, str]]:
+        """The notes (path order) that were not read whole, with what could not be read: frontmatter that does
+        not parse (its error), or bytes that are not UTF-8 (engine/index/unreadable.py)."""
         rows = self._db.execute(
             "SELECT path, flags, frontmatter_error FROM notes WHERE flags LIKE '%frontmatter_error%' "
-            "OR flags LIKE '%decode_error%' ORDER BY path LIMIT ?",
-            (limit,),
+            "OR flags LIKE '%decode_error%' ORDER BY path"
         )
         out = []
         for path, flags, error in rows:
