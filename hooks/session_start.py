@@ -132,7 +132,7 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]
     try:
         store: Any = _StoreView(catalog)
         try:
-            index = index_section(store, daemon_running=False, stale=False, now=now)
+            index = index_section(store, settings.vault, daemon_running=False, stale=False, now=now)
             if (settings.state_dir / "queue-baseline.json").exists():
                 queue = queue_section(store, settings.state_dir, now)
             else:  # the first status records the baseline; a hook only reads, so count all as inherited

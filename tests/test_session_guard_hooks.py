@@ -336,6 +336,17 @@ def test_session_start_from_disk_agrees_with_agentmd_status(cli, settings: Setti
     assert disk_status(settings)["red"] == status["red"]
 
 
+def test_session_start_from_disk_names_notes_not_read_whole(cli, settings: Settings, layout: dict[str, Path]) -> None:
+    vault = str(settings.vault)
+    (settings.vault / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    assert cli("reindex", "--vault", vault, "--no-dense").code == 0
+    status = cli("status", "--vault", vault, "--json").json()
+    code, out, err = run_hook(["session-start", "--vault", vault, "--budget", "5"], "{}")
+    assert code == 0, err
+    assert "notes-unreadable" in _lines(out)[0]
+    assert disk_status(settings)["yellow"] == status["yellow"]
+
+
 def test_session_start_names_red_items(settings: Settings, layout: dict[str, Path]) -> None:
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     at = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=3)).isoformat(timespec="seconds")

@@ -43,7 +43,7 @@ def test_notes_not_read_whole_are_named_by_reindex_and_turn_status_yellow_until_
     assert done.code == 0, done.err  # both are indexed: a note is never hidden for what cannot be read
     assert "not read whole: notes/latin.md: the file is not valid UTF-8" in done.out
     assert "not read whole: notes/typo.md: frontmatter is not valid YAML at line" in done.out
-    listed = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense", "--json").json()["unreadable"]
+    listed = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense", "--json").json()["not_read_whole"]
     assert [u["path"] for u in listed] == ["notes/latin.md", "notes/typo.md"]
     found = cli("search", "make ship", *_args(repo_vault, tmp_path), "--json").json()
     assert found["results"][0]["note"] == "notes/typo.md"
@@ -51,14 +51,15 @@ def test_notes_not_read_whole_are_named_by_reindex_and_turn_status_yellow_until_
     status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
     line = next(y for y in status["yellow"] if y.startswith("notes-unreadable: 2 notes not read whole"))
     assert "notes/typo.md: frontmatter is not valid YAML" in line and "save it as UTF-8" in line
-    assert status["red"] == [] and status["index"]["unreadable"] == listed
+    assert status["red"] == [] and status["index"]["not_read_whole"] == listed
 
     repo_vault.write("notes/typo.md", "---\ntitle: '[Deploy steps'\nstatus: archived\n---\nDeploy with make ship.\n")
     (repo_vault.root / "notes/latin.md").write_text("café au lait, now UTF-8\n", encoding="utf-8")
     again = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense", "--json").json()
-    assert again["unreadable"] == [] and again["updated"] == 2
+    assert again["not_read_whole"] == [] and again["updated"] == 2
     status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
-    assert not any(y.startswith("notes-unreadable") for y in status["yellow"]) and status["index"]["unreadable"] == []
+    assert not any(y.startswith("notes-unreadable") for y in status["yellow"])
+    assert status["index"]["not_read_whole"] == []
 
 
 def test_more_unreadable_notes_than_are_named_are_counted(cli, repo_vault: Vault, tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_more_unreadable_notes_than_are_named_are_counted(cli, repo_vault: Vault
     status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
     line = next(y for y in status["yellow"] if y.startswith("notes-unreadable: 7 notes"))
     assert "notes/broken-4.md" in line and "notes/broken-5.md" not in line and "; and 2 more;" in line
-    assert len(status["index"]["unreadable"]) == 7
+    assert len(status["index"]["not_read_whole"]) == 7
 
 
 def test_templates_with_placeholders_in_the_folders_obsidian_names_are_not_reported(
@@ -84,7 +85,7 @@ def test_templates_with_placeholders_in_the_folders_obsidian_names_are_not_repor
     repo_vault.write(".obsidian/plugins/templater-obsidian/data.json", '{"templates_folder": "meta/tpl/"}')
     cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
     status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
-    assert [u["path"] for u in status["index"]["unreadable"]] == ["notes/copied.md"]
+    assert [u["path"] for u in status["index"]["not_read_whole"]] == ["notes/copied.md"]
     assert any(y.startswith("notes-unreadable: 1 note not read whole: notes/copied.md:") for y in status["yellow"])
 
 

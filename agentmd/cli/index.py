@@ -85,7 +85,7 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         embedding = not (args.no_dense or not settings.dense or report.refused)
         current = {p: h for p, (h, _c, _s) in store.catalog.hashes(store.catalog.paths()).items()} if embedding else {}
     payload = report.to_dict() | {"vault": str(settings.vault), "index": str(settings.cache_dir), "documents": docs}
-    payload["unreadable"] = [{"path": path, "problem": why} for path, why in unreadable]
+    payload["not_read_whole"] = [{"path": path, "problem": why} for path, why in unreadable]
     dense_text = ""
     if not report.refused:
         payload["dense"], dense_text = _embed(settings, current, args, err)

@@ -120,7 +120,7 @@ def index_section(
         "last_pass": info,
         "index_stale": stale,
         "flags": flags,
-        "unreadable": [{"path": path, "problem": why} for path, why in unreadable],
+        "not_read_whole": [{"path": path, "problem": why} for path, why in unreadable],
         "red": reasons,
         "yellow": yellow,
     }
