@@ -74,6 +74,27 @@ def test_more_unreadable_notes_than_are_named_are_counted(cli, repo_vault: Vault
     assert len(status["index"]["not_read_whole"]) == 7
 
 
+def test_a_file_the_pass_cannot_read_turns_status_yellow_with_its_error_until_it_is_read(
+    cli, repo_vault: Vault, tmp_path: Path
+) -> None:
+    from agentmd.engine.index.notes import MAX_NOTE_BYTES
+
+    huge = repo_vault.root / "notes/export.md"
+    with huge.open("wb") as f:
+        f.truncate(MAX_NOTE_BYTES + 1)  # sparse: larger than a note may be, without writing 64 MiB
+    done = cli("reindex", *_args(repo_vault, tmp_path), "--no-dense")
+    assert done.code == 1 and "error: notes/export.md: could not read:" in done.out
+    status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
+    line = next(y for y in status["yellow"] if y.startswith("read-errors: the last pass could not read 1 file"))
+    assert f"notes/export.md: could not read: {MAX_NOTE_BYTES + 1} bytes, over the limit" in line
+    assert status["red"] == []
+
+    huge.write_text("# Export\n\nNow a note of a normal size.\n", encoding="utf-8")
+    assert cli("reindex", *_args(repo_vault, tmp_path), "--no-dense").code == 0
+    status = cli("status", *_args(repo_vault, tmp_path), "--json").json()
+    assert not any(y.startswith("read-errors") for y in status["yellow"])
+
+
 def test_templates_with_placeholders_in_the_folders_obsidian_names_are_not_reported(
     cli, repo_vault: Vault, tmp_path: Path
 ) -> None:

@@ -113,6 +113,14 @@ def index_section(
             f"notes-unreadable: {len(unreadable)} note{'s' if len(unreadable) != 1 else ''} not read whole: "
             f"{shown}{more}; the next pass after a fix reads them again"
         )
+    failed = int(info.get("errors", 0) or 0) if info else 0
+    if failed and info:
+        named = "; ".join(f"{e.get('path')}: {e.get('error')}" for e in info.get("read_errors") or [])
+        yellow.append(
+            f"read-errors: the last pass could not read {failed} file{'s' if failed != 1 else ''}"
+            f"{f' ({named})' if named else ''}; a note already indexed keeps the version last read; fix what "
+            "the error names (the file's permissions, its size, the disk), and the next pass reads it"
+        )
     return {
         "documents": store.index.doc_count(),
         "last_pass_at": info.get("at") if info else None,

@@ -34,6 +34,7 @@ from agentmd.engine.index.store import Store
 log = logging.getLogger("agentmd.reconcile")
 
 BATCH = 10_000  # notes per index and catalog commit on a large pass (bounds memory; fewer commits build faster)
+READ_ERRORS_KEPT = 5  # files that could not be read, kept by path in the pass record for status to name
 
 Progress = Callable[[int, int], None]
 
@@ -164,6 +165,7 @@ def record_pass(store: Store, report: ReconcileReport) -> None:
     """Remember when the last pass ran and what it did, for `agentmd status`."""
     summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
     summary["errors"] = len(report.errors)
+    summary["read_errors"] = report.errors[:READ_ERRORS_KEPT]  # the files status names
     summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     store.catalog.set_pass_record(json.dumps(summary))
 
