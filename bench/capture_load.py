@@ -52,6 +52,8 @@ import anyio
 from hook_bench import daemon_pid, wait_for_daemon
 from index_bench import generate, git, percentile, vocabulary, wait_for
 
+from agentmd.engine.client import access_token
+
 REPO = Path(__file__).resolve().parent.parent
 CAPTURE_TYPE = "decision"  # memory/decisions
 FOLDER = "memory/decisions"
@@ -108,6 +110,9 @@ class Tally:
             self.errors.append(f"{door}: {what}"[:300])
 
 
+AUTH: dict[str, str] = {}  # the daemon's access token, as every client sends it (set once it has started)
+
+
 class Http:
     """One kept-alive connection to the daemon."""
 
@@ -118,7 +123,7 @@ class Http:
     def post(self, path: str, payload: dict[str, Any]) -> tuple[int, Any]:
         body = json.dumps(payload).encode()
         try:
-            self.conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+            self.conn.request("POST", path, body=body, headers={"Content-Type": "application/json", **AUTH})
             resp = self.conn.getresponse()
             data = resp.read()
         except (OSError, http.client.HTTPException):
@@ -158,11 +163,13 @@ def http_client(port: int, client: int, until: float, tally: Tally) -> None:
 def mcp_clients(port: int, clients: list[int], until: float, tally: Tally) -> None:
     """The MCP clients, each its own session, as tasks of one event loop (in this thread)."""
     from mcp import Client
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
     async def one(client: int) -> None:
         fields, search = Fields(client), Http(port)
         i = 0
-        async with Client(f"http://127.0.0.1:{port}/mcp") as session:
+        transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(AUTH))
+        async with Client(transport) as session:
             while time.monotonic() < until:
                 payload, token = fields.make(i)
                 i += 1
@@ -274,6 +281,7 @@ def start_daemon(vault: Path, work: Path, args: argparse.Namespace) -> tuple[sub
     found: list[Path] = []
     wait_for(lambda: bool(found.extend((work / "state").rglob("daemon.json")) or found), 120)
     port = wait_for_daemon(found[0].parent, proc)
+    AUTH["Authorization"] = f"Bearer {access_token(found[0].parent)}"
     return proc, port, env
 
 

@@ -53,7 +53,7 @@ from hook_bench import daemon_pid, wait_for_daemon
 from index_bench import generate, stat_walk
 from search_bench import fill_vectors, queries, rss_kib, summary, timed
 
-from agentmd.engine.client import DaemonClient
+from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.index.embedder import MODEL_ID
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -170,7 +170,7 @@ def serve(env: dict[str, str], state_dir: Path) -> tuple[subprocess.Popen[bytes]
     proc = subprocess.Popen([sys.executable, "-m", "agentmd", "serve", "--port", "0"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     port = wait_for_daemon(state_dir, proc, timeout=900)
-    return proc, DaemonClient(port, timeout=60)
+    return proc, DaemonClient(port, timeout=60, token=access_token(state_dir))
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -64,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hook_bench import bench_env, daemon_pid, stop_daemon, wait_for_daemon
 from index_bench import ENGLISH, english, generate, percentile
 
-from agentmd.engine.client import DaemonClient
+from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.index.embedder import MODEL_ID, shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -276,7 +276,7 @@ def main() -> int:
             start_new_session=True,
         )
         port = wait_for_daemon(settings.state_dir, serve)
-        client = DaemonClient(port, timeout=30)
+        client = DaemonClient(port, timeout=30, token=access_token(settings.state_dir))
         deadline = time.monotonic() + 300
         while True:
             dense = client.get("/status").get("dense") or {}

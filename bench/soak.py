@@ -33,6 +33,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.client import access_token
+
 REPO = Path(__file__).resolve().parent.parent
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 GIT_ENV = {
@@ -49,11 +51,12 @@ def git(vault: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     )
 
 
-def request(port: int, method: str, path: str, payload: Any = None, timeout: float = 10.0) -> tuple[int, Any]:
+def request(
+    port: int, method: str, path: str, payload: Any = None, timeout: float = 10.0, token: str | None = None
+) -> tuple[int, Any]:
     data = None if payload is None else json.dumps(payload).encode()
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
-    )
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method, headers=headers)
     try:
         with OPENER.open(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read())
@@ -155,7 +158,8 @@ class Soak:
                 "why": "soak test",
             }
             try:
-                code, body = request(port, "POST", "/v1/capture", payload, timeout=10)
+                secret = access_token(self.state_dir())
+                code, body = request(port, "POST", "/v1/capture", payload, timeout=10, token=secret)
             except OSError:
                 return  # the daemon died: nothing more is acknowledged
             if code == 200 and body and body.get("path"):
@@ -209,7 +213,7 @@ class Soak:
         """Once the restarted daemon ran a commit cycle, no index.lock of a killed one may remain."""
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            code, body = request(port, "GET", "/status", timeout=5)
+            code, body = request(port, "GET", "/status", timeout=5, token=access_token(self.state_dir()))
             if code == 200 and body["daemon"].get("commit_cycles", 0) >= 1:
                 break
             time.sleep(0.1)

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, running_port
+from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, running
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
@@ -37,10 +37,10 @@ class RemoteBackend:
     """Sends the work to the running daemon. Loads only the light client (and the operator token's reader), so
     a command the daemon answers starts as quickly as the prompt hook."""
 
-    def __init__(self, port: int, actor: str = "agent", operator_token: str | None = None) -> None:
-        self.port = port
+    def __init__(self, daemon: Located, actor: str = "agent", operator_token: str | None = None) -> None:
+        self.port = daemon.port
         self.actor = actor
-        self._client = DaemonClient(port)
+        self._client = daemon.client()
         self._headers: dict[str, str] = {}
         if operator_token:
             from agentmd.engine.daemon.operator import OPERATOR_HEADER
@@ -144,9 +144,9 @@ def backend_for(settings: Settings, actor: str = "agent") -> RemoteBackend | Loc
         from agentmd.engine.daemon.operator import ensure_token
 
         token = ensure_token(settings.state_dir)
-    port = running_port(settings.state_dir)
-    if port:
-        return RemoteBackend(port, actor, token)
+    daemon = running(settings.state_dir, settings.vault)
+    if daemon is not None:
+        return RemoteBackend(daemon, actor, token)
     return LocalBackend(settings, actor)
 
 
@@ -165,15 +165,13 @@ class FollowingBackend:
         self._lock = threading.Lock()
 
     def current(self) -> RemoteBackend | LocalBackend:
-        from agentmd.engine.daemon.instance import running_daemon
-
-        info = running_daemon(self.settings.state_dir)
+        daemon = running(self.settings.state_dir, self.settings.vault)
         with self._lock:
-            if info and info.get("port"):
+            if daemon is not None:
                 if self._local is not None:
                     self._local.close()
                     self._local = None
-                return RemoteBackend(int(info["port"]), self.actor)
+                return RemoteBackend(daemon, self.actor)
             if self._local is None:
                 self._local = LocalBackend(self.settings, self.actor)
             return self._local

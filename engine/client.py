@@ -1,11 +1,18 @@
 """The one client of the daemon's loopback HTTP API: every command, hook and backend that asks a running
 `agentmd serve` something goes through here.
 
-Where the daemon listens: `<state dir>/daemon.json` names the port of the process holding the instance
-lock `<state dir>/daemon.lock` (engine/daemon/instance.py writes both). `daemon_port` checks the lock
-first (a stale daemon.json left by a crashed daemon names nobody); `recorded_port` reads daemon.json alone,
-for callers that verify the answer themselves; `running_port` is `daemon_port` for callers that do the work
-themselves when no daemon answers.
+Where the daemon listens: first the vault lease (engine/lease.py, inside the vault's `.git`), which names
+the daemon serving the vault from this machine whatever the caller's XDG folders; then `<state dir>/daemon.json`,
+the port of the process holding the instance lock `<state dir>/daemon.lock` (engine/daemon/instance.py writes
+both). `locate` checks the locks first (a stale record left by a crashed daemon names nobody) and answers the
+port and the daemon's own state folder; `recorded_port` reads daemon.json alone, for callers that verify the
+answer themselves; `running_port` is `daemon_port` for callers that do the work themselves when no daemon
+answers.
+
+Who may ask: every route but `/health` needs the vault's access token, `<daemon's state dir>/access.token`
+(mode 0600, made by the daemon, replaced by `agentmd token rotate`), sent as `Authorization: Bearer <token>`.
+A `Located` daemon's `client()` reads it; a process that cannot read the owner's state folder gets no token
+and the daemon answers 401.
 
 How it asks: HTTP/1.1 on a plain socket to 127.0.0.1, one request per connection (`Connection: close`),
 JSON in and out. Never through a proxy (nothing here reads proxy settings) and never to another host.
@@ -20,17 +27,22 @@ Only the standard library, and only its light modules: the prompt hook imports t
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agentmd.engine import lease
+from agentmd.engine.secret import SecretFileError, read_secret
 
 HOST = "127.0.0.1"
 DEFAULT_TIMEOUT = 30.0
 MAX_ANSWER_BYTES = 64 * 2**20
 LOCK_FILE = "daemon.lock"
 INFO_FILE = "daemon.json"
+ACCESS_TOKEN_FILE = "access.token"
+ACCESS_WHAT = "the access token"
 
 
 class DaemonError(Exception):
@@ -81,39 +93,83 @@ def recorded_port(state_dir: Path) -> int | None:
     return _valid_port(info.get("port")) if isinstance(info, dict) else None
 
 
-def daemon_port(state_dir: Path) -> int | None:
+def _state_dir_port(state_dir: Path) -> int | None:
     """The port of the daemon holding this state dir's instance lock; None when no daemon holds it.
 
     Raises DaemonError when a daemon holds the lock but daemon.json names no usable port."""
-    import fcntl
-
-    try:
-        fd = os.open(state_dir / LOCK_FILE, os.O_RDWR)
-    except OSError:
+    if not lease.lock_held(state_dir / LOCK_FILE):
         return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                info = json.loads((state_dir / INFO_FILE).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                raise DaemonError(f"the daemon holds the lock but its {INFO_FILE} is unreadable") from None
-            port = _valid_port(info.get("port")) if isinstance(info, dict) else None
+        info = json.loads((state_dir / INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise DaemonError(f"the daemon holds the lock but its {INFO_FILE} is unreadable") from None
+    port = _valid_port(info.get("port")) if isinstance(info, dict) else None
+    if port is None:
+        raise DaemonError(f"the daemon holds the lock but names no port ({info!r})") from None
+    return port
+
+
+def access_token_path(state_dir: Path) -> Path:
+    return Path(state_dir) / ACCESS_TOKEN_FILE
+
+
+def access_token(state_dir: Path) -> str | None:
+    """The access token in a daemon's state folder; None when there is none or it cannot be trusted (the
+    daemon then answers 401, which says where the token lives)."""
+    try:
+        return read_secret(access_token_path(state_dir), ACCESS_WHAT)
+    except (SecretFileError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class Located:
+    """A running daemon: its port, and the state folder its access token lives in."""
+
+    port: int
+    state_dir: Path
+
+    def client(self, *, timeout: float = DEFAULT_TIMEOUT) -> DaemonClient:
+        return DaemonClient(self.port, timeout=timeout, token=access_token(self.state_dir))
+
+
+def locate(state_dir: Path, vault: Path | None = None) -> Located | None:
+    """The daemon serving `vault` from this machine (through the vault lease), else the one holding this
+    state dir's instance lock; None when neither runs.
+
+    Raises DaemonError when a daemon holds a lock but names no usable port (still starting, or its record
+    damaged)."""
+    if vault is not None:
+        holder = lease.live_holder(vault)
+        if holder is not None:
+            port = _valid_port(holder.get("port"))
             if port is None:
-                raise DaemonError(f"the daemon holds the lock but names no port ({info!r})") from None
-            return port
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+                raise DaemonError(f"the daemon holding the vault lease names no port ({holder!r})")
+            own = holder.get("state_dir")
+            return Located(port, Path(own) if isinstance(own, str) and own else Path(state_dir))
+    port = _state_dir_port(Path(state_dir))
+    return Located(port, Path(state_dir)) if port is not None else None
 
 
-def running_port(state_dir: Path) -> int | None:
-    """The port of the daemon holding this state dir's instance lock; None when no daemon holds it, or when
-    the one holding it names no usable port (still starting, or its daemon.json damaged)."""
+def daemon_port(state_dir: Path, vault: Path | None = None) -> int | None:
+    """The port of the running daemon (`locate`); None when none runs. Raises DaemonError as `locate` does."""
+    found = locate(state_dir, vault)
+    return found.port if found is not None else None
+
+
+def running_port(state_dir: Path, vault: Path | None = None) -> int | None:
+    """`daemon_port`, None also when the daemon holding a lock names no usable port (still starting, or its
+    record damaged)."""
     try:
-        return daemon_port(state_dir)
+        return daemon_port(state_dir, vault)
+    except DaemonError:
+        return None
+
+
+def running(state_dir: Path, vault: Path | None = None) -> Located | None:
+    """`locate`, None also when the daemon holding a lock names no usable port."""
+    try:
+        return locate(state_dir, vault)
     except DaemonError:
         return None
 
@@ -124,11 +180,12 @@ def running_port(state_dir: Path) -> int | None:
 class DaemonClient:
     """Calls to the daemon on one loopback port."""
 
-    def __init__(self, port: int, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, port: int, *, timeout: float = DEFAULT_TIMEOUT, token: str | None = None) -> None:
         if _valid_port(port) is None:
             raise DaemonError(f"not a port: {port!r}")
         self.port = port
         self.timeout = timeout
+        self.token = token  # the vault's access token, sent with every request
 
     def get(self, route: str, *, timeout: float | None = None) -> Any:
         """GET a route; its JSON answer. Raises DaemonHTTPError on an error status."""
@@ -166,6 +223,8 @@ class DaemonClient:
             raise DaemonTimeout(f"no time left to ask the daemon on port {self.port}")
         body = b"" if payload is None else json.dumps(payload).encode("utf-8")
         head = f"{method} {route} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nConnection: close\r\n"
+        if self.token:
+            head += f"Authorization: Bearer {self.token}\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         if payload is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"

@@ -33,7 +33,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
+from agentmd.engine.client import DaemonError, Located, recorded_port, running
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog, CatalogError
 from agentmd.engine.settings import DEFAULT_PORT
@@ -55,18 +55,23 @@ def daemon_status(
 ) -> dict[str, Any] | None:
     """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time.
 
-    Asked, in turn: `port` when given; else the port in this caller's state folder, then `fallback_ports` (the
-    default port), since the daemon may run with other XDG folders than the session (a service manager, another
-    shell). Only an answer naming this vault counts."""
-    candidates = [port] if port else [recorded_port(settings.state_dir), *fallback_ports]
-    ports = [p for p in dict.fromkeys(candidates) if p]
+    Asked, in turn: `port` when given; else the daemon holding the vault lease (whatever its XDG folders), the
+    port in this caller's state folder, then `fallback_ports` (the default port), since the daemon may run with
+    other XDG folders than the session (a service manager, another shell) on a vault without a lease. Only an
+    answer naming this vault counts."""
+    own = settings.state_dir
+    found = running(own, settings.vault) if not port else None
+    candidates: list[Located | None] = [Located(port, own)] if port else [found]
+    if not port:
+        candidates += [Located(p, own) for p in (recorded_port(own), *fallback_ports) if p]
+    daemons = list(dict.fromkeys(d for d in candidates if d is not None))
     deadline = time.monotonic() + max(timeout, 0.05)
-    for candidate in ports:
+    for candidate in daemons:
         left = deadline - time.monotonic()
         if left <= 0:
             return None
         try:
-            data = DaemonClient(candidate).get("/status", timeout=left)  # loopback only, never a proxy
+            data = candidate.client(timeout=left).get("/status")  # loopback only, never a proxy
         except DaemonError:
             continue
         if not isinstance(data, dict) or data.get("color") not in ("green", "yellow", "red"):

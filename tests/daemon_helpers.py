@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings
 
@@ -71,9 +72,52 @@ def wait_until(pred: Callable[[], Any], timeout: float = 10.0, what: str = "cond
         pause.wait(0.02)
 
 
-def http_get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+def token_for_port(port: int) -> str | None:
+    """The access token of the daemon listening on `port`, found as a client of this user finds it: the state
+    folder (under this environment's XDG state home) whose daemon.json names the port."""
+    root = Path(os.environ.get("XDG_STATE_HOME") or Path(os.environ.get("HOME", str(Path.home()))) / ".local/state")
+    for info in sorted(root.glob("agentmd/*/daemon.json")):
+        try:
+            if json.loads(info.read_text(encoding="utf-8")).get("port") == port:
+                return access_token(info.parent)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def bearer(state_dir: Path) -> dict[str, str]:
+    """The Authorization header carrying the access token of the daemon whose state folder is `state_dir`."""
+    token = access_token(state_dir)
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def client_of(daemon: Daemon) -> DaemonClient:
+    """A client of `daemon` holding its access token, as the CLI makes one."""
+    return DaemonClient(daemon.port, token=access_token(daemon.settings.state_dir))
+
+
+def auth(target: int | Daemon) -> dict[str, str]:
+    """The Authorization header a client of the daemon (given itself, or its port) sends."""
+    token = access_token(target.settings.state_dir) if isinstance(target, Daemon) else token_for_port(target)
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def mcp_transport(target: int | Daemon) -> Any:
+    """The SDK's streamable HTTP transport to the daemon's `/mcp` (the daemon, or its port), carrying its access
+    token."""
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    port = target.port if isinstance(target, Daemon) else target
+    return streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(auth(target)))
+
+
+def http_get(
+    port: int, path: str, headers: dict[str, str] | None = None, *, authorized: bool = True
+) -> tuple[int, dict[str, Any]]:
+    """GET a route of the daemon on `port`, with its access token unless `authorized` is False."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
+    sent = {**(auth(port) if authorized else {}), **(headers or {})}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=sent)
     try:
         with opener.open(req, timeout=10) as resp:
             return resp.status, json.loads(resp.read())

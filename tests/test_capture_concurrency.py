@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 from conftest import md_files
-from daemon_helpers import git, is_clean, make_repo, running_daemon, wait_until
+from daemon_helpers import auth, git, is_clean, make_repo, mcp_transport, running_daemon, wait_until
 from mcp import Client
 
 from agentmd.engine.daemon.service import Daemon
@@ -38,7 +38,7 @@ def post(port: int, path: str, payload: dict[str, Any]) -> tuple[int, dict[str, 
     req = urllib.request.Request(
         f"http://127.0.0.1:{port}{path}",
         data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", **auth(port)},
         method="POST",
     )
     try:
@@ -166,7 +166,7 @@ def test_http_and_mcp_captures_together_are_searchable_on_return(daemon: Daemon,
 
     async def sessions() -> None:
         async def one(i: int) -> None:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as session:
+            async with Client(mcp_transport(port)) as session:
                 for k in range(3):
                     token = f"zqmcp{i}x{k}q"
                     result = await session.call_tool(

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from agentmd.engine.settings import resolve
-from tests.daemon_helpers import GIT_ENV, http_get, make_repo, wait_until
+from tests.daemon_helpers import GIT_ENV, bearer, http_get, make_repo, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 # Run the command line and write the names of every module it loaded, one a line, when the process ends.
@@ -64,7 +64,14 @@ HEAVY = (
     "agentmd.engine.daemon.instance",
 )
 PARSER_ONLY = {"agentmd.engine", "agentmd.engine.errors"}
-CLIENT = PARSER_ONLY | {"agentmd.engine.settings", "agentmd.engine.client", "agentmd.engine.backends"}
+# the client finds the daemon through the vault lease and reads the access token (both standard library only)
+CLIENT = PARSER_ONLY | {
+    "agentmd.engine.settings",
+    "agentmd.engine.client",
+    "agentmd.engine.backends",
+    "agentmd.engine.lease",
+    "agentmd.engine.secret",
+}
 # `recall` runs the prompt hook's own light path (hooks/recall/pipeline.py) and counts what it shows
 RECALL = CLIENT | {
     "agentmd.hooks",
@@ -227,7 +234,7 @@ def daemon(cli: Cli, before_daemon: dict[str, str]) -> Iterator[int]:
             proc.wait(10)
 
 
-def post(port: int, route: str, payload: dict[str, Any]) -> dict[str, Any]:
+def post(port: int, route: str, payload: dict[str, Any], state_dir: Path) -> dict[str, Any]:
     """The daemon's answer to a request sent as the command line sent it before it loaded only the client."""
     import urllib.request
 
@@ -235,7 +242,7 @@ def post(port: int, route: str, payload: dict[str, Any]) -> dict[str, Any]:
     req = urllib.request.Request(
         f"http://127.0.0.1:{port}/v1/{route}",
         data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", **bearer(state_dir)},
     )
     with opener.open(req, timeout=30) as resp:
         return dict(json.loads(resp.read()))
@@ -322,7 +329,7 @@ def test_search_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int, 
     assert run.out == before_daemon["search"]  # the same index, the same answer as without the daemon
     # and the same as the daemon's answer to the request the command line sent while it built it in the engine
     old = request_payload(SearchRequest(query="queue retries", mode="hybrid")) | {"count_usage": False}
-    assert run.out == render_search(post(daemon, "search", old)) + "\n"
+    assert run.out == render_search(post(daemon, "search", old, cli.settings.state_dir)) + "\n"
 
     run = cli("search", "sqlite", "wal", "--json")
     assert run.code == 0, run.err
@@ -359,7 +366,7 @@ def test_capture_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int)
     values = {"type": "decision", "why": "a plan changed", "tags": "ci, postgres", "importance": "4"}
     old = request_payload(request_from_cli({"title": "Pin the Postgres major", "body": "Body.", **values}))
     old["related"] = ["Postgres in CI"]
-    answer = post(daemon, "capture", old | {"_actor": "agent"})
+    answer = post(daemon, "capture", old | {"_actor": "agent"}, cli.settings.state_dir)
     new_note = (cli.vault / "memory/decisions/pin-the-postgres-minor.md").read_text(encoding="utf-8")
     old_note = (cli.vault / answer["path"]).read_text(encoding="utf-8")
 
@@ -394,7 +401,7 @@ def test_status_probe_and_recall_through_the_daemon(cli: Cli, daemon: int) -> No
     text = cli("status")
     assert_light(text, STATUS)
     lines = text.out.splitlines()
-    expected = render(http_get(daemon, "/status")[1]).splitlines()
+    expected = render(http_get(daemon, "/status", bearer(cli.settings.state_dir))[1]).splitlines()
     assert lines[:2] == expected[:2]  # the header and the daemon's line; ages move on between the two asks
     assert [ln.split()[0] for ln in lines] == [ln.split()[0] for ln in expected]
 

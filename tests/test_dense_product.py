@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from conftest import CliResult
-from daemon_helpers import http_get, make_repo, wait_until
+from daemon_helpers import client_of, http_get, make_repo, wait_until
 
-from agentmd.engine.client import DaemonClient
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.daemon.status import dense_line, render, with_dense
@@ -82,16 +81,16 @@ def test_background_embedding_covers_every_note_and_search_is_hybrid(daemon: Dae
     assert (daemon.settings.cache_dir / "vectors.npz").is_file()  # saved when the queue drained
 
     # the search route defaults to hybrid; each result names its arms
-    data = DaemonClient(daemon.port).post("/v1/search", {"query": QUESTION, "limit": 3, "explain": True}, timeout=10)
+    data = client_of(daemon).post("/v1/search", {"query": QUESTION, "limit": 3, "explain": True}, timeout=10)
     assert data["mode"] == "hybrid" and data["dense"]["used"] is True and data["note"] is None
     top = data["results"][0]
     assert top["note"] == "cooking/bread.md" and "dense" in top["arms"]
     assert top["explain"]["dense"]["cosine"] > 0.3
-    keyword = DaemonClient(daemon.port).post("/v1/search", {"query": "port 8765", "limit": 3}, timeout=10)
+    keyword = client_of(daemon).post("/v1/search", {"query": "port 8765", "limit": 3}, timeout=10)
     assert keyword["results"][0]["note"] == "dev/ports.md"
     assert keyword["results"][0]["arms"] == ["lexical", "dense"]
     # the lexical mode is unchanged: no arms, no dense part
-    lexical = DaemonClient(daemon.port).post("/v1/search", {"query": "port 8765", "mode": "fusion"}, timeout=10)
+    lexical = client_of(daemon).post("/v1/search", {"query": "port 8765", "mode": "fusion"}, timeout=10)
     assert lexical["mode"] == "fusion" and "dense" not in lexical and "arms" not in lexical["results"][0]
 
 
@@ -119,7 +118,7 @@ def test_a_model_that_cannot_load_leaves_the_daemon_lexical_with_the_reason(sett
         assert str(missing) in status["dense"]["reason"]
         assert any(y.startswith("dense-unavailable:") for y in status["yellow"]) and status["color"] != "green"
         assert f"dense     lexical-only: the embedding model file {missing}" in render(status)
-        data = DaemonClient(d.port).post("/v1/search", {"query": "oven"}, timeout=10)
+        data = client_of(d).post("/v1/search", {"query": "oven"}, timeout=10)
         assert data["mode"] == "hybrid" and data["dense"]["used"] is False
         assert data["note"].startswith("lexical results only: the embedding model file")
         assert data["results"][0]["note"] == "cooking/bread.md" and data["results"][0]["arms"] == ["lexical"]

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import CliResult
-from daemon_helpers import http_get, make_repo, wait_until
+from daemon_helpers import client_of, http_get, make_repo, wait_until
 
-from agentmd.engine.client import DaemonClient
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.errors import ConfigError
@@ -264,7 +263,7 @@ def test_the_daemon_embeds_through_the_endpoint_and_searches_lexically_when_it_f
         dense = wait_until(lambda: (s := d.status()["dense"]).get("chunks_total")
                            and s["chunks_done"] == s["chunks_total"] and s, 30, "coverage")
         assert dense["model"] == "endpoint:toy" and dense["notes_total"] == 4
-        client = DaemonClient(d.port)
+        client = client_of(d)
         hybrid = client.post("/v1/search", {"query": "growing tomato plants", "limit": 2}, timeout=10)
         assert hybrid["dense"]["used"] is True and hybrid["results"][0]["note"] == "garden/tomatoes.md"
         toy.fail = (503, "overloaded")

@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from auth_proxy import auth_proxy
 from conftest import EXAMPLE_VAULT, REPO
 from daemon_helpers import git, wait_until
 
-from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
+from agentmd.engine.client import DaemonClient, DaemonError, access_token, recorded_port
 
 SUITE_BIN = Path(os.environ.get("AGENTMD_CONFORMANCE_BIN", REPO / ".venv" / "conformance" / "node_modules" / ".bin"))
 AGENTMD = str(Path(sys.executable).with_name("agentmd"))
@@ -105,7 +106,11 @@ def served(tmp_path: Path) -> Iterator[str]:
             return None
 
         port = wait_until(ready, 60, "agentmd serve ready")
-        yield f"http://127.0.0.1:{port}/mcp"
+        token = next(access_token(info.parent) for info in state.rglob("daemon.json"))
+        assert token
+        # the suite takes a URL alone, so a proxy gives it the access token every client of the daemon sends
+        with auth_proxy(port, token) as proxied:
+            yield f"http://127.0.0.1:{proxied}/mcp"
     finally:
         proc.terminate()
         proc.wait(timeout=30)

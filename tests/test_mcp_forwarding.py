@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from daemon_helpers import is_clean, make_repo, origins, wait_until
+from daemon_helpers import is_clean, make_repo, mcp_transport, origins, wait_until
 from mcp import Client, StdioServerParameters
 
 from agentmd.cli import main
@@ -67,7 +67,7 @@ def stdio(settings: Settings, fn: Callable[[Any], Awaitable[Any]]) -> Any:
 
 def http(port: int, fn: Callable[[Any], Awaitable[Any]]) -> Any:
     async def go() -> Any:
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with Client(mcp_transport(port)) as client:
             return await fn(client)
 
     return anyio.run(go)

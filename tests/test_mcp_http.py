@@ -18,7 +18,17 @@ import anyio
 import httpx
 import pytest
 from conftest import md_files
-from daemon_helpers import files_in_commit, git, http_get, is_clean, make_repo, origins, wait_until
+from daemon_helpers import (
+    auth,
+    files_in_commit,
+    git,
+    http_get,
+    is_clean,
+    make_repo,
+    mcp_transport,
+    origins,
+    wait_until,
+)
 from mcp import Client
 
 from agentmd.cli import main
@@ -70,7 +80,9 @@ def daemon(settings: Settings) -> Iterator[Daemon]:
 
 @pytest.fixture
 def http(daemon: Daemon) -> Iterator[httpx.Client]:
-    with httpx.Client(trust_env=False, base_url=f"http://127.0.0.1:{daemon.port}", timeout=20) as client:
+    headers = auth(daemon.port)
+    base = f"http://127.0.0.1:{daemon.port}"
+    with httpx.Client(trust_env=False, base_url=base, timeout=20, headers=headers) as client:
         yield client
 
 
@@ -110,7 +122,7 @@ def error_message(body: dict[str, Any]) -> str:
 
 def with_mcp(port: int, fn: Callable[[Any], Any]) -> Any:
     async def go() -> Any:
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with Client(mcp_transport(port)) as client:
             return await fn(client)
 
     return anyio.run(go)
@@ -336,7 +348,7 @@ def test_peer_address_must_be_loopback(daemon: Daemon, settings: Settings) -> No
     async def go(client: tuple[str, int]) -> tuple[httpx.Response, httpx.Response]:
         transport = httpx.ASGITransport(app=daemon.app, client=client)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
-            return await c.get("/health"), await c.post("/v1/capture", json=capture)
+            return await c.get("/health"), await c.post("/v1/capture", json=capture, headers=auth(daemon.port))
 
     before = snapshot(settings.vault)
     for remote in (("192.0.2.10", 5555), ("10.0.0.2", 40000), ("::ffff:192.0.2.10", 5555)):

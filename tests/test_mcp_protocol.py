@@ -15,7 +15,7 @@ import anyio
 import httpx
 import jsonschema
 import pytest
-from daemon_helpers import make_repo, wait_until
+from daemon_helpers import auth, make_repo, mcp_transport, wait_until
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -64,13 +64,15 @@ def daemon(settings: Settings) -> Iterator[Daemon]:
 
 @pytest.fixture
 def http(daemon: Daemon) -> Iterator[httpx.Client]:
-    with httpx.Client(trust_env=False, base_url=f"http://127.0.0.1:{daemon.port}", timeout=20) as client:
+    headers = auth(daemon)
+    base = f"http://127.0.0.1:{daemon.port}"
+    with httpx.Client(trust_env=False, base_url=base, timeout=20, headers=headers) as client:
         yield client
 
 
 def with_mcp(port: int, fn: Callable[[Any], Any]) -> Any:
     async def go() -> Any:
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with Client(mcp_transport(port)) as client:
             return await fn(client)
 
     return anyio.run(go)

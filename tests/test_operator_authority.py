@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import make_repo, wait_until
+from daemon_helpers import auth, make_repo, wait_until
 
 from agentmd.engine.daemon.operator import (
     OPERATOR_HEADER,
@@ -32,7 +32,7 @@ def post(port: int, body: dict[str, Any], headers: dict[str, str] | None = None)
     req = urllib.request.Request(
         f"http://127.0.0.1:{port}/v1/capture",
         data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **(headers or {})},
+        headers={"Content-Type": "application/json", **auth(port), **(headers or {})},
         method="POST",
     )
     try:

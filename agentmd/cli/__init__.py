@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from agentmd import __version__
 from agentmd.cli import (
+    access,
     capture,
     curate,
     daemon,
@@ -56,6 +57,7 @@ COMMANDS: tuple[Register, ...] = (
     enrich.add_enrich_parser,
     rules.add_door,
     daemon.add_mcp,
+    access.add_access_parsers,  # `token path | rotate`, `mcp-config`
     daemon.add_probe,
     evaluation.add_eval_parser,
     links.add_links_parser,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from agentmd.engine.errors import UsageError
 
 if TYPE_CHECKING:
+    from agentmd.engine.client import Located
     from agentmd.engine.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
@@ -77,12 +78,13 @@ def raised_from(exc: BaseException, module: str, name: str) -> bool:
     return isinstance(cls, type) and isinstance(exc, cls)
 
 
-def daemon_port_of(settings: Settings) -> int | None:
-    """The port of the daemon running for this vault; None when none runs (or one starting names no port yet).
-    Asked through the light client alone, so a command the daemon answers loads nothing of the engine."""
-    from agentmd.engine.client import running_port
+def daemon_of(settings: Settings) -> Located | None:
+    """The daemon running for this vault (through the vault lease, whatever its state folder, else this state
+    folder's record); None when none runs (or one starting names no port yet). Asked through the light client
+    alone, so a command the daemon answers loads nothing of the engine."""
+    from agentmd.engine.client import running
 
-    return running_port(settings.state_dir)
+    return running(settings.state_dir, settings.vault)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

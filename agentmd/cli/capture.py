@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, daemon_port_of, raised_from, settings_of
+from agentmd.cli.base import EXIT_OK, daemon_of, raised_from, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
 
@@ -79,9 +79,9 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     fields = {name: getattr(args, name) for name in OPTION_FIELDS}
     values = {k: v for k, v in {"title": args.title, "body": body, **fields}.items() if v is not None}
     actor = "operator" if args.operator else "agent"
-    port = daemon_port_of(settings)
+    daemon = daemon_of(settings)
     try:
-        if port:
+        if daemon is not None:
             from agentmd.engine.backends import RemoteBackend
 
             token = None
@@ -90,7 +90,7 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
                 token = ensure_token(settings.state_dir)
             # the daemon reads the fields as `request_from_cli` does here (comma-separated lists included)
-            result = RemoteBackend(port, actor, token).capture(values)
+            result = RemoteBackend(daemon, actor, token).capture(values)
         else:
             result = _capture_here(settings, values, actor)
     except AgentmdError as exc:

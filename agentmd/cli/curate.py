@@ -127,7 +127,7 @@ def _fresh_catalog(settings: Settings) -> Any:
     from agentmd.rules import load_contract
 
     store = Store(settings.cache_dir)
-    if not daemon_port(settings.state_dir):
+    if not daemon_port(settings.state_dir, settings.vault):
         convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
         reconcile(settings.vault, store, link_convention=convention)
     return store

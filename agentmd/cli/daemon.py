@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_port_of, settings_of
+from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_of, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
@@ -73,16 +73,20 @@ def _check_can_serve(settings: Settings, port: int) -> socket.socket:
     a `kill -9` is not refused."""
     import time
 
+    from agentmd.engine import lease
     from agentmd.engine.daemon.instance import running_daemon, wait_for_orphan
     from agentmd.engine.daemon.server import PortInUse, listen_socket
 
-    waited = wait_for_orphan(settings.state_dir)
-    info = running_daemon(settings.state_dir)
+    waited = wait_for_orphan(settings.state_dir, vault=settings.vault)
+    info = running_daemon(settings.state_dir, settings.vault)
     if info is not None:
         raise AgentmdError(
-            f"agentmd serve is already running for this vault (pid {info.get('pid')}, port {info.get('port')}); "
-            "this one did not start, and that one keeps running"
+            f"agentmd serve is already running for this vault ({lease.describe(info)}, state folder "
+            f"{info.get('state_dir', settings.state_dir)}); this one did not start, and that one keeps running"
         )
+    foreign = lease.foreign_holder(settings.vault)
+    if foreign is not None:
+        raise AgentmdError(f"{lease.foreign_message(settings.vault, foreign)}; this one did not start")
     deadline = time.monotonic() + (5.0 if waited else 0.0)
     while True:
         try:
@@ -145,13 +149,13 @@ def _run_daemon(args: argparse.Namespace, settings: Settings, listener: socket.s
 
 
 def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | None:
-    from agentmd.engine.client import DaemonClient, DaemonError
+    from agentmd.engine.client import DaemonError, Located
 
-    port = port or daemon_port_of(settings)
-    if not port:
+    found = Located(int(port), settings.state_dir) if port else daemon_of(settings)
+    if found is None:
         return None
     try:
-        data = DaemonClient(int(port)).get("/status", timeout=5)
+        data = found.client(timeout=5).get("/status")
     except DaemonError:
         return None
     return data if isinstance(data, dict) else None
@@ -177,8 +181,12 @@ def _status_here(settings: Settings) -> dict[str, Any]:
 
     contract = load_contract(settings.vault, settings.contract_path)
     commit_state = read_json(settings.state_dir / "commit-state.json")
+    from agentmd.engine import lease
+
+    foreign = lease.foreign_holder(settings.vault)
+    daemon = {"running": False, "lease_problem": lease.foreign_message(settings.vault, foreign) if foreign else None}
     with Store(settings.cache_dir) as store:
-        status = compute_status(settings, store, contract, daemon={"running": False}, commit_state=commit_state)
+        status = compute_status(settings, store, contract, daemon=daemon, commit_state=commit_state)
     return with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load
 
 
@@ -196,12 +204,12 @@ def cmd_mcp(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
-    port = daemon_port_of(settings)
-    if not port:
+    daemon = daemon_of(settings)
+    if daemon is None:
         raise AgentmdError("the self-probe checks the running daemon; start `agentmd serve` first")
     from agentmd.engine.backends import RemoteBackend
 
-    result = RemoteBackend(port).probe(args.budget)
+    result = RemoteBackend(daemon).probe(args.budget)
     if result.get("ok"):
         emit(out, args, result, f"probe ok (round trip {result.get('round_trip_ms')} ms, note {result.get('path')})")
         return EXIT_OK

@@ -110,7 +110,7 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(_line(n) + "\n")
 
     with store:
-        if not daemon_port(settings.state_dir):
+        if not daemon_port(settings.state_dir, settings.vault):
             reconcile(settings.vault, store, link_convention=contract.link_convention)
         report = enrich(
             vault=settings.vault,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_port_of, settings_of
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, settings_of
 from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices, one_line
 from agentmd.engine.errors import AgentmdError
 
@@ -200,11 +200,11 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
     """The running daemon's answer (not counted as a recall), else one from this process. Asking the daemon
     loads only its light client: the request goes as the JSON object of the search request's fields."""
-    port = daemon_port_of(settings)
-    if port:
+    daemon = daemon_of(settings)
+    if daemon is not None:
         from agentmd.engine.backends import RemoteBackend
 
-        return RemoteBackend(port).search(fields, count_usage=False)
+        return RemoteBackend(daemon).search(fields, count_usage=False)
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.query import search

@@ -68,14 +68,16 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import DaemonClient, DaemonHTTPError, DaemonUnreachable, recorded_port
+    from agentmd.engine.client import DaemonHTTPError, DaemonUnreachable, Located, recorded_port, running
 
     settings = settings_of(args)
-    port = recorded_port(settings.state_dir)
+    daemon = running(settings.state_dir, settings.vault)
+    port = daemon.port if daemon is not None else recorded_port(settings.state_dir)  # one still starting
     if not port:
         raise AgentmdError("jobs run in the daemon; start `agentmd serve` (or `agentmd service install`) first")
     try:
-        rec = DaemonClient(port).post("/v1/jobs_run", {"name": args.name}, timeout=args.timeout)
+        client = (daemon or Located(port, settings.state_dir)).client(timeout=args.timeout)
+        rec = client.post("/v1/jobs_run", {"name": args.name})
     except DaemonHTTPError as exc:
         raise UsageError(exc.message) from None
     except DaemonUnreachable as exc:

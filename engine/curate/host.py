@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, daemon_port
+from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, locate
 from agentmd.engine.curate.steps import Step, StepRefused, StepResult, Writer, apply_steps
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.committer import Committer
@@ -48,9 +48,9 @@ def run_steps(settings: Settings, steps: Sequence[Step]) -> tuple[list[StepResul
     steps = [s for s in steps if s.edits]
     if not steps:
         return [], "local"
-    port = daemon_port(settings.state_dir)
-    if port:
-        return _forward(settings, port, steps), "daemon"
+    daemon = locate(settings.state_dir, settings.vault)
+    if daemon is not None:
+        return _forward(daemon, steps), "daemon"
     contracts = ContractCache(settings.vault, settings.contract_path)
     store = Store(settings.cache_dir)
     try:
@@ -63,17 +63,18 @@ def plan_folder(settings: Settings) -> Path:
     return settings.state_dir / PLAN_FOLDER
 
 
-def _forward(settings: Settings, port: int, steps: Sequence[Step]) -> list[StepResult]:
+def _forward(daemon: Located, steps: Sequence[Step]) -> list[StepResult]:
     """Hand the steps to the daemon. A plan can be far larger than an HTTP body may be, so it travels as a
-    file in the state folder (the daemon reads plans from there and nowhere else) and the request names it."""
-    folder = plan_folder(settings)
+    file in the daemon's state folder (it reads plans from there and nowhere else) and the request names it."""
+    port = daemon.port
+    folder = daemon.state_dir / PLAN_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     plan = folder / f"plan-{uuid.uuid4().hex}.json"
     tmp = plan.with_suffix(".tmp")
     tmp.write_text(json.dumps({"steps": [s.to_dict() for s in steps]}), encoding="utf-8")
     os.replace(tmp, plan)
     try:
-        answer = DaemonClient(port).post("/v1/curate", {"plan": plan.name}, timeout=600)
+        answer = daemon.client(timeout=600).post("/v1/curate", {"plan": plan.name})
     except DaemonHTTPError as exc:
         raise AgentmdError(f"the daemon could not apply the curation: {exc.message}") from None
     except DaemonError as exc:

@@ -1,7 +1,10 @@
-"""One daemon per vault: an exclusive lock in the vault's state directory, and who holds it.
+"""One daemon per vault: an exclusive lock in the vault's state directory and the vault lease kept with the
+vault (engine/lease.py), and who holds them.
 
-Kept apart from the daemon itself so commands that only need to know whether a daemon runs (and on
-which port) stay quick to start.
+The state folder's lock keeps one daemon per state folder (and is all a vault without `.git` has); the lease
+keeps one per vault whatever the state folder, and refuses a start while another machine's daemon holds it.
+Kept apart from the daemon itself so commands that only need to know whether a daemon runs (and on which
+port) stay quick to start.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine import lease
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, write_json
 
@@ -23,12 +27,14 @@ class AlreadyRunning(AgentmdError):
 
 
 class InstanceLock:
-    """An exclusive flock on `<state>/daemon.lock`; `<state>/daemon.json` says who holds it and where."""
+    """An exclusive flock on `<state>/daemon.lock`, `<state>/daemon.json` saying who holds it and where, and,
+    when `vault` is given, the vault lease beside them."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, vault: Path | None = None) -> None:
         self.state_dir = state_dir
         self.path = state_dir / "daemon.lock"
         self.info_path = state_dir / "daemon.json"
+        self.lease = lease.Lease(vault) if vault is not None else None
         self._fd: int | None = None
 
     def acquire(self, info: dict[str, Any]) -> None:
@@ -43,19 +49,45 @@ class InstanceLock:
                 f"agentmd serve is already running for this vault (pid {other.get('pid', '?')}, "
                 f"port {other.get('port', '?')}); stop it first or use that one"
             ) from None
+        if self.lease is not None:
+            try:
+                refused = self.lease.acquire({**info, "state_dir": str(self.state_dir)})
+            except OSError as exc:
+                refused = f"the vault lease in {self.lease.folder} could not be taken ({exc.strerror or exc})"
+            if refused is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+                raise AlreadyRunning(refused)
         self._fd = fd
         write_json(self.info_path, info)
 
+    def update(self, info: dict[str, Any]) -> None:
+        """Rewrite who holds the lock (the port is known once the listener is bound)."""
+        write_json(self.info_path, info)
+        if self.lease is not None:
+            self.lease.update({**info, "state_dir": str(self.state_dir)})
+
+    def problem(self) -> str | None:
+        """Why the vault lease on disk no longer names this daemon, else None."""
+        return self.lease.problem() if self.lease is not None else None
+
     def release(self) -> None:
         if self._fd is not None:
+            if self.lease is not None:
+                self.lease.release()
             self.info_path.unlink(missing_ok=True)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
 
 
-def running_daemon(state_dir: Path) -> dict[str, Any] | None:
-    """The running daemon's info (pid, port) for this state dir, or None when none holds the lock."""
+def running_daemon(state_dir: Path, vault: Path | None = None) -> dict[str, Any] | None:
+    """The running daemon's info (pid, port): the one holding `vault`'s lease on this machine, else the one
+    holding this state dir's lock; None when neither is held."""
+    if vault is not None:
+        holder = lease.live_holder(vault)
+        if holder is not None:
+            return holder
     lock = state_dir / "daemon.lock"
     if not lock.exists():
         return None
@@ -71,7 +103,7 @@ def running_daemon(state_dir: Path) -> dict[str, Any] | None:
         os.close(fd)
 
 
-def wait_for_orphan(state_dir: Path, timeout: float = ORPHAN_WAIT) -> bool:
+def wait_for_orphan(state_dir: Path, timeout: float = ORPHAN_WAIT, vault: Path | None = None) -> bool:
     """Wait, up to `timeout` seconds, while the vault's lock is held by a daemon whose supervising
     `agentmd serve` is gone (engine/daemon/supervisor.py): the kernel is killing it, and its lock, port and
     files are about to be free. True when there was such a daemon."""
@@ -80,7 +112,7 @@ def wait_for_orphan(state_dir: Path, timeout: float = ORPHAN_WAIT) -> bool:
     deadline = time.monotonic() + timeout
     waited = False
     while True:
-        info = running_daemon(state_dir)
+        info = running_daemon(state_dir, vault)
         if info is None or supervisor_alive(info):
             return waited
         waited = True

@@ -1,11 +1,20 @@
 """The daemon's HTTP listener: loopback only, JSON only.
 
-Every request passes `LoopbackGuard` first: the peer address must be loopback, the `Host` header must
-name a loopback address, and an `Origin` header, when present, must be a loopback origin; anything else
-gets 403 and nothing is done. This is what stops a web page in the user's browser from reaching the
-daemon through DNS rebinding. Request bodies over `MAX_BODY_BYTES` are refused with 413. No CORS headers
-are ever sent. There is no bearer token: any local process can read the vault files anyway; only an operator
-write needs the vault's operator token, in a header (see `operator`).
+Every request passes `LoopbackGuard` first:
+
+- the peer address must be loopback and the `Host` header must name a loopback address (DNS rebinding);
+- an `Origin` header, when present, must be exactly the daemon's own origin (`http://127.0.0.1:<its port>`,
+  or `localhost`/`[::1]` with that port). A page on another localhost port is another origin: dev servers
+  and previews serve third-party content, and a browser lets any page send a "simple" POST anywhere;
+- every route but `/health` needs the vault's access token (`Authorization: Bearer <token>`, the file
+  `<state>/access.token`, see engine/client.py): a page, a sandboxed tool or another user that can reach
+  the port but not the owner's files is refused with 401;
+- a POST must say `Content-Type: application/json`, so a browser can only send one after a CORS preflight,
+  and the preflight is refused (no CORS headers are ever sent): 415 otherwise.
+
+Anything refused is answered before any route runs, so nothing is done. Request bodies over
+`MAX_BODY_BYTES` are refused with 413. An operator write needs, besides, the vault's operator token in its
+own header (see `operator`).
 
 Routes are plain functions of the `Daemon` they serve; `build_app` takes extra routes and an optional
 lifespan so further endpoints mount on the same listener.
@@ -18,9 +27,11 @@ import ipaddress
 import json
 import logging
 import math
+import os
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,7 +48,9 @@ from agentmd.engine.settings import DEFAULT_PORT
 
 log = logging.getLogger("agentmd.server")
 
-__all__ = ["DEFAULT_PORT", "MAX_BODY_BYTES", "HttpServer", "LoopbackGuard", "build_app", "json_routes"]
+__all__ = [
+    "DEFAULT_PORT", "MAX_BODY_BYTES", "AccessToken", "HttpServer", "LoopbackGuard", "build_app", "json_routes"
+]
 
 MAX_BODY_BYTES = 1 * 2**20
 
@@ -68,24 +81,106 @@ def error_body(path: str, message: str) -> bytes:
     return json.dumps({"error": message}).encode()
 
 
-async def _deny(send: Send, status: int, message: str, path: str = "") -> None:
+def _unauthorized(presented: bool) -> str:
+    said = "the access token sent is not this vault's" if presented else "this request carries no access token"
+    return (
+        f"unauthorized: {said}; send `Authorization: Bearer <token>` with the token from the daemon's state folder "
+        "(`agentmd mcp-config` prints a client set-up that carries it; `agentmd token rotate` makes a new one)"
+    )
+
+
+async def _deny(
+    send: Send, status: int, message: str, path: str = "", extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = error_body(path, message)
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *extra,
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
-class LoopbackGuard:
-    """Pure ASGI middleware (safe with streaming responses) enforcing loopback peers, hosts and origins."""
+OPEN_PATHS = frozenset({"/health"})  # liveness, naming nothing of the vault: answered without the token
 
-    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY_BYTES) -> None:
+
+def own_origins(port: int) -> frozenset[str]:
+    """The origins a page served by the daemon itself would have; no other page may call it."""
+    hosts = ("127.0.0.1", "localhost", "[::1]")
+    return frozenset(f"{scheme}://{host}:{port}" for scheme in ("http", "https") for host in hosts)
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json"
+
+
+class AccessToken:
+    """The daemon's view of `<state>/access.token`: made at start, re-read when the file changes (a rotation
+    takes effect on the next request, without a restart)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        from agentmd.engine.client import access_token_path
+
+        self.path = access_token_path(state_dir)
+        self._seen: tuple[int, ...] | None = None
+        self._token: str | None = None
+        self._lock = threading.Lock()
+
+    def ensure(self) -> str:
+        from agentmd.engine.client import ACCESS_WHAT
+        from agentmd.engine.secret import ensure_secret
+
+        token = ensure_secret(self.path, ACCESS_WHAT)
+        with self._lock:
+            self._seen, self._token = None, token
+        return token
+
+    def current(self) -> str | None:
+        """The token now in force; None when the file is gone or unsafe (then every guarded request is
+        refused, never let through)."""
+        from agentmd.engine.client import ACCESS_WHAT
+        from agentmd.engine.secret import SecretFileError, read_secret
+
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_uid)
+        with self._lock:
+            if key == self._seen:
+                return self._token
+        try:
+            token = read_secret(self.path, ACCESS_WHAT)
+        except (SecretFileError, OSError) as exc:
+            log.error("%s", exc)
+            token = None
+        with self._lock:
+            self._seen, self._token = key, token
+        return token
+
+
+def _bearer(value: str | None) -> str | None:
+    scheme, _, token = (value or "").strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+class LoopbackGuard:
+    """Pure ASGI middleware (safe with streaming responses) enforcing loopback peers and hosts, the daemon's own
+    origin, the access token and JSON bodies."""
+
+    def __init__(
+        self, app: ASGIApp, max_body: int = MAX_BODY_BYTES, token: Callable[[], str | None] | None = None
+    ) -> None:
         self.app = app
         self.max_body = max_body
+        self.token = token  # the access token now in force; None: no token is asked (an app built for a test)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -98,21 +193,31 @@ class LoopbackGuard:
         except ValueError:
             peer_ok = False
         origin = headers.get("origin")
-        origin_ok = True
-        if origin is not None:
-            parts = urlsplit(origin)
-            origin_ok = parts.scheme in ("http", "https") and _is_loopback_host(parts.netloc)
-        if not (peer_ok and _is_loopback_host(headers.get("host", "")) and origin_ok):
-            log.warning(
-                "refused a request: peer=%s host=%r origin=%r",
-                client[0] if client else None,
-                headers.get("host"),
-                origin,
-            )
-            await _deny(send, 403, "forbidden: agentmd answers loopback clients only", scope.get("path", ""))
+        server = scope.get("server")
+        origin_ok = origin is None or (server is not None and origin.strip().lower() in own_origins(server[1]))
+        path = scope.get("path", "")
+        if not (peer_ok and _is_loopback_host(headers.get("host", ""))):
+            log.warning("refused a request: peer=%s host=%r", client[0] if client else None, headers.get("host"))
+            await _deny(send, 403, "forbidden: agentmd answers loopback clients only", path)
+            return
+        if not origin_ok:
+            log.warning("refused a request from the web page origin %r", origin)
+            refusal = "forbidden: agentmd answers loopback clients only, never a web page of another origin"
+            await _deny(send, 403, f"{refusal} (its Origin header)", path)
             return
         if scope["type"] == "websocket":
             await _deny(send, 403, "forbidden: websockets are not served")
+            return
+        if self.token is not None and path not in OPEN_PATHS:
+            expected = self.token()
+            presented = _bearer(headers.get("authorization"))
+            from agentmd.engine.secret import matches
+
+            if not matches(presented, expected):
+                await _deny(send, 401, _unauthorized(presented is not None), path, [(b"www-authenticate", b"Bearer")])
+                return
+        if scope.get("method") == "POST" and not _is_json(headers.get("content-type")):
+            await _deny(send, 415, "send the request body as JSON, with Content-Type: application/json", path)
             return
         length = headers.get("content-length")
         if length is not None:
@@ -159,6 +264,7 @@ def build_app(
     *,
     extra_routes: Sequence[BaseRoute] = (),
     lifespan: Any = None,
+    token: Callable[[], str | None] | None = None,
 ) -> ASGIApp:
     async def health_route(request: Request) -> Response:
         return JSONResponse(health())
@@ -186,7 +292,7 @@ def build_app(
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error, Exception: server_error},
     )
-    return LoopbackGuard(app)
+    return LoopbackGuard(app, token=token)
 
 
 # Where MCP clients configured for the older HTTP+SSE transport, or for another spelling, knock first.

@@ -44,7 +44,7 @@ from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
-from agentmd.engine.daemon.server import DEFAULT_PORT, HttpServer, build_app, json_routes
+from agentmd.engine.daemon.server import DEFAULT_PORT, AccessToken, HttpServer, build_app, json_routes
 from agentmd.engine.daemon.status import compute_status, with_dense, with_git, with_live, write_json
 from agentmd.engine.daemon.supervisor import SUPERVISOR_ENV
 from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep, status_due
@@ -116,7 +116,8 @@ class Daemon(Upkeep):
         self.commit_debounce = commit_debounce
         self.clock = clock
         self.contracts = ContractCache(settings.vault, settings.contract_path)
-        self.lock = InstanceLock(settings.state_dir)
+        self.lock = InstanceLock(settings.state_dir, settings.vault)
+        self.access = AccessToken(settings.state_dir)
         self.committer = Committer(
             settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths, state_dir=settings.state_dir
         )
@@ -174,7 +175,12 @@ class Daemon(Upkeep):
 
     def _instance_info(self) -> dict[str, Any]:
         """What `daemon.json` says of this daemon: pid, port, host, and the supervising `agentmd serve`."""
-        info: dict[str, Any] = {"pid": os.getpid(), "port": self.port, "host": socket.gethostname()}
+        info: dict[str, Any] = {
+            "pid": os.getpid(),
+            "port": self.port,
+            "host": socket.gethostname(),
+            "started": self.started_at.isoformat(timespec="seconds"),
+        }
         if os.environ.get(SUPERVISOR_ENV) == str(os.getppid()):  # run by `agentmd serve`'s supervising parent
             info["supervisor"] = os.getppid()
         return info
@@ -190,13 +196,20 @@ class Daemon(Upkeep):
                 search=self._search_json, capture=self._capture_json, probe=self._probe_json, curate=self._curate_json
             )
             routes += self.jobs.routes()
-            app = build_app(self.health, self.status, extra_routes=[*routes, *mcp_routes], lifespan=lifespan)
+            self.access.ensure()
+            app = build_app(
+                self.health,
+                self.status,
+                extra_routes=[*routes, *mcp_routes],
+                lifespan=lifespan,
+                token=self.access.current,
+            )
             self.app = app
             self.server = HttpServer(app, self.port, sock=self.listener)
             self.server.start()
             if self.port == 0:
                 self.port = self.server.port
-                write_json(self.lock.info_path, self._instance_info())
+                self.lock.update(self._instance_info())
             for line in self.committer.prepare():
                 log.info("%s", line)
             self.health_pass.record_vault()
@@ -591,7 +604,7 @@ class Daemon(Upkeep):
         with self._probe_lock:
             self._probe_aliases.add(alias)
         try:
-            result = run_probe(self.port, alias, body_nonce, budget)
+            result = run_probe(self.port, alias, body_nonce, budget, self.access.current())
         finally:
             with self._probe_lock:
                 self._probe_aliases.discard(alias)
@@ -634,6 +647,7 @@ class Daemon(Upkeep):
             "commit_cycles": self.commit_cycles,
             "watcher": self._watcher_info(),
             "vault_problem": self.capturer.identity.problem(),
+            "lease_problem": self.lock.problem(),
         }
 
     def _watcher_info(self) -> dict[str, Any]:

@@ -187,6 +187,8 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
     red = [r for part in parts.values() for r in part.get("red", [])]
     if daemon.get("vault_problem"):  # the folder at the vault's path is not the vault: captures are refused
         red.append(f"vault-replaced: {daemon['vault_problem']}")
+    if daemon.get("lease_problem"):  # another daemon (another machine's) serves this vault too
+        red.append(f"another-daemon: {daemon['lease_problem']}")
     yellow = _git_yellow(parts["git"]) + [y for part in parts.values() for y in part.get("yellow", [])]
     unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
     if unwatched > 0:

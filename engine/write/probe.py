@@ -49,12 +49,15 @@ def _payload(result: Any) -> dict[str, Any]:
     return dict(data)
 
 
-async def _probe(url: str, alias: str, body_nonce: str, budget: float) -> tuple[str, float]:
-    from mcp import Client  # the MCP client is only needed here; importing it costs half a second
+async def _probe(url: str, alias: str, body_nonce: str, budget: float, token: str | None) -> tuple[str, float]:
+    # the MCP client is only needed here; importing it costs half a second
+    from mcp import Client
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     start = time.perf_counter()
     with anyio.fail_after(budget):
-        async with Client(url) as client:
+        async with Client(streamable_http_client(url, http_client=create_mcp_http_client(headers))) as client:
             title = f"agentmd self-probe {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M:%S')}"
             body = f"Synthetic note written by the daemon's self-probe. Marker: {body_nonce}\n"
             captured = _payload(
@@ -70,12 +73,15 @@ async def _probe(url: str, alias: str, body_nonce: str, budget: float) -> tuple[
     return path, (time.perf_counter() - start) * 1000
 
 
-def run_probe(port: int, alias: str, body_nonce: str, budget: float = DEFAULT_BUDGET) -> ProbeResult:
-    """Run one probe against the daemon on `port`. Never raises."""
+def run_probe(
+    port: int, alias: str, body_nonce: str, budget: float = DEFAULT_BUDGET, token: str | None = None
+) -> ProbeResult:
+    """Run one probe against the daemon on `port`, as an MCP client holding the access `token` does. Never
+    raises."""
     at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        path, ms = anyio.run(_probe, url, alias, body_nonce, budget)
+        path, ms = anyio.run(_probe, url, alias, body_nonce, budget, token)
     except TimeoutError:
         return ProbeResult(False, at, error=f"the probe did not finish within its {budget:g} s budget")
     except Exception as exc:  # a probe reports every failure; it never takes the daemon down

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, daemon_port
+from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, locate
 from agentmd.engine.search.recall import Walls
 from agentmd.hooks.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
 from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
@@ -56,11 +56,11 @@ class Recall:
         }
 
 
-def search_daemon(port: int, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+def search_daemon(daemon: Located, request: dict[str, Any], timeout: float) -> dict[str, Any]:
     """The daemon's search answer, with the recall candidates it gathered (`recall`), not counted as
     recalls. A daemon from an older install that knows neither option is asked again for a plain search."""
     deadline = time.monotonic() + timeout
-    client = DaemonClient(port)
+    client = daemon.client()
     try:
         try:
             data = client.post("/v1/search", request | {"count_usage": False, "recall": True}, timeout=timeout)
@@ -97,10 +97,10 @@ def recall(
     deadline = deadline if deadline is not None else now() + 3600
     query = sanitize_query(prompt, options.max_query_words)
     try:
-        port = daemon_port(settings.state_dir)
+        daemon = locate(settings.state_dir, settings.vault)
     except DaemonError as exc:
         raise HookError(str(exc)) from None
-    walls = load_walls(settings) if port is not None else None
+    walls = load_walls(settings) if daemon is not None else None
     if project is not None:
         project_source = "given"
     else:
@@ -111,8 +111,8 @@ def recall(
     limit = min(max(options.max_entries, 1), MAX_SEARCH_LIMIT)
     request = {"query": query, "limit": limit, "mode": "hybrid", "project": project}
     gathered: dict[str, Any] | None = None
-    if port is not None:
-        response = search_daemon(port, request, deadline - now())
+    if daemon is not None:
+        response = search_daemon(daemon, request, deadline - now())
         gathered = response.get("recall") if isinstance(response.get("recall"), dict) else None
         via = "daemon" if gathered is not None else "daemon (candidates gathered here: restart agentmd serve)"
         if gathered is None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import http_get, make_repo, running_daemon, wait_until
+from daemon_helpers import auth, http_get, make_repo, running_daemon, wait_until
 
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
@@ -37,7 +37,10 @@ def http_post(port: int, path: str, payload: Any, raw: bytes | None = None) -> t
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     data = raw if raw is not None else json.dumps(payload).encode()
     req = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, headers={"Content-Type": "application/json"}, method="POST"
+        f"http://127.0.0.1:{port}{path}",
+        data=data,
+        headers={"Content-Type": "application/json", **auth(port)},
+        method="POST",
     )
     try:
         with opener.open(req, timeout=20) as resp:

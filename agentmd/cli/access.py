@@ -1,0 +1,115 @@
+"""`agentmd token` and `agentmd mcp-config`: the vault's access token, and the set-up an MCP client needs.
+
+Every request to the daemon but `/health` carries the access token (engine/client.py says where it lives).
+The CLI, the hooks and the stdio MCP server read it themselves; a client that speaks to `/mcp` over HTTP is
+given it in its configuration, which `mcp-config` prints. `token rotate` makes a new one at once: the daemon
+takes it on the next request, and HTTP clients configured with the old one must be given the new one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from agentmd.cli.base import EXIT_OK, daemon_of, settings_of, subcommands
+from agentmd.cli.output import emit
+
+if TYPE_CHECKING:
+    from agentmd.engine.settings import Settings
+
+DEFAULT_PORT = 7821  # engine/settings.py's, written out so that building the parser loads no engine module
+SERVER_NAME = "agentmd"
+
+
+def add_access_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    token = sub.add_parser("token", parents=[common], help="the vault's access token: where it is, or a new one")
+    actions = subcommands(token, "action", "ACTION")
+    actions.required = True
+    path = actions.add_parser("path", parents=[common], help="print where the access token is kept")
+    path.set_defaults(func=cmd_token_path)
+    rotate = actions.add_parser(
+        "rotate", parents=[common], help="replace the access token (HTTP MCP clients need the new one)"
+    )
+    rotate.set_defaults(func=cmd_token_rotate)
+
+    config = sub.add_parser(
+        "mcp-config", parents=[common], help="print the MCP client set-up for this vault, with its access token"
+    )
+    config.add_argument("--port", type=int, help="the daemon's port (default: the running daemon's, else 7821)")
+    config.add_argument("--name", default=SERVER_NAME, help=f"the server's name in the client ({SERVER_NAME})")
+    config.set_defaults(func=cmd_mcp_config)
+
+
+def _token_folder(settings: Settings) -> Path:
+    """The state folder whose token the daemon serving this vault checks: the running daemon's own, else this
+    environment's (where `agentmd serve` run from here will look)."""
+    found = daemon_of(settings)
+    return found.state_dir if found is not None else settings.state_dir
+
+
+def cmd_token_path(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.client import access_token_path
+
+    path = access_token_path(_token_folder(settings_of(args)))
+    emit(out, args, {"path": str(path), "exists": path.exists()}, str(path))
+    return EXIT_OK
+
+
+def cmd_token_rotate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.client import ACCESS_WHAT, access_token_path
+    from agentmd.engine.secret import replace_secret
+
+    path = access_token_path(_token_folder(settings_of(args)))
+    replace_secret(path, ACCESS_WHAT)
+    text = (
+        f"a new access token is in {path}; the daemon takes it on the next request. The CLI, the hooks and "
+        "`agentmd mcp` read it themselves; give HTTP MCP clients the new one (`agentmd mcp-config` prints it)"
+    )
+    emit(out, args, {"path": str(path), "rotated": True}, text)
+    return EXIT_OK
+
+
+def cmd_mcp_config(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.client import ACCESS_WHAT, access_token_path, recorded_port
+    from agentmd.engine.secret import ensure_secret
+
+    settings = settings_of(args)
+    found = daemon_of(settings)
+    folder = found.state_dir if found is not None else settings.state_dir
+    port = args.port or (found.port if found is not None else None) or recorded_port(folder) or DEFAULT_PORT
+    token = ensure_secret(access_token_path(folder), ACCESS_WHAT)
+    url = f"http://127.0.0.1:{port}/mcp"
+    headers = {"Authorization": f"Bearer {token}"}
+    http_entry = {"type": "http", "url": url, "headers": headers}
+    agentmd = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "agentmd" else "agentmd"
+    stdio_entry = {"command": agentmd, "args": ["mcp", "--vault", str(settings.vault)]}
+    claude = (
+        f"claude mcp add --transport http {shlex.quote(args.name)} {url} "
+        f"--header {shlex.quote('Authorization: Bearer ' + token)}"
+    )
+    payload = {
+        "url": url,
+        "headers": headers,
+        "running": found is not None,
+        "claude": claude,
+        "http": {"mcpServers": {args.name: http_entry}},
+        "stdio": {"mcpServers": {args.name: stdio_entry}},
+    }
+    lines = [
+        "# Claude Code, over HTTP to the daemon (`agentmd serve` must be running on this port):",
+        claude,
+        "",
+        "# Any client that takes a JSON server entry, over HTTP:",
+        json.dumps(payload["http"], indent=2),
+        "",
+        "# Or over stdio: the client starts `agentmd mcp`, which reads the token itself:",
+        json.dumps(payload["stdio"], indent=2),
+    ]
+    if found is None:
+        lines.append(f"\n(no daemon runs for {settings.vault} now: start `agentmd serve` before an HTTP client)")
+    emit(out, args, payload, "\n".join(lines))
+    return EXIT_OK

@@ -1,0 +1,197 @@
+"""The vault lease: which daemon serves this vault, kept with the vault itself.
+
+One daemon per vault, wherever its state folder is: two `agentmd serve` with different `XDG_STATE_HOME`
+(another user, a container, a second machine whose synced folder holds the same vault and `.git`) would
+otherwise both watch, index and commit the same files. The lease lives inside the vault's `.git` (never
+indexed, never committed), in `.git/agentmd/`:
+
+- `daemon.lock`, held with an exclusive `flock` for the daemon's whole life: on this machine the kernel says
+  whether the holder is alive, and a daemon killed with `kill -9` frees it at once;
+- `lease.json`, naming the holder: machine id, host name, boot id, pid, port, the state folder its token and
+  logs live in, and when it started.
+
+A daemon that starts takes the lock; when it cannot, another daemon on this machine runs, and the start is
+refused naming it. With the lock taken, a `lease.json` left behind by this machine (a crash, an earlier
+boot) is reclaimed, but one naming another machine is never taken over: a flock does not reach across a
+file-sync tool or a network share, so the other machine may well be running; the start is refused and
+`status` is red until that machine stops (its clean stop removes the file) or the person removes it.
+
+Clients (the CLI, the hooks, the stdio MCP server) find the live daemon here first, whatever their own
+XDG folders, and fall back to their state folder's own record (a vault that is not a git repository has
+no lease). Standard library only: the prompt hook reads it on every prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+LEASE_FOLDER = "agentmd"
+LOCK_FILE = "daemon.lock"
+LEASE_FILE = "lease.json"
+
+
+def lease_folder(vault: Path) -> Path | None:
+    """`<vault>/.git/agentmd`, or None when the vault has no `.git` folder of its own."""
+    git = Path(vault) / ".git"
+    return git / LEASE_FOLDER if git.is_dir() and not git.is_symlink() else None
+
+
+def _first_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.readline().strip() or None
+    except OSError:
+        return None
+
+
+def this_machine() -> dict[str, Any]:
+    """How a lease names this machine: a stable id (systemd's machine id where there is one, else the host
+    name), the host name people read, and the boot (a reboot frees every lease this machine held)."""
+    host = socket.gethostname()
+    machine = _first_line("/etc/machine-id") or _first_line("/var/lib/dbus/machine-id") or host
+    return {"machine": machine, "host": host, "boot": _first_line("/proc/sys/kernel/random/boot_id")}
+
+
+def same_machine(lease: dict[str, Any], here: dict[str, Any] | None = None) -> bool:
+    here = here or this_machine()
+    return lease.get("machine", lease.get("host")) == here["machine"]
+
+
+def read_lease(vault: Path) -> dict[str, Any] | None:
+    """The lease's record as written, or None when there is none (or it is unreadable: a half-synced file)."""
+    folder = lease_folder(vault)
+    if folder is None:
+        return None
+    try:
+        data = json.loads((folder / LEASE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def lock_held(path: Path) -> bool:
+    """Whether some process holds an exclusive flock on `path` (False when the file does not exist)."""
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def live_holder(vault: Path) -> dict[str, Any] | None:
+    """The record of the daemon serving this vault from this machine, or None when none holds the lock."""
+    folder = lease_folder(vault)
+    if folder is None or not lock_held(folder / LOCK_FILE):
+        return None
+    lease = read_lease(vault)
+    return lease if lease is not None else {"pid": None, "port": None}
+
+
+def foreign_holder(vault: Path) -> dict[str, Any] | None:
+    """The record of a daemon that another machine says it runs on this vault, or None."""
+    lease = read_lease(vault)
+    if lease is None or same_machine(lease):
+        return None
+    return lease
+
+
+def describe(lease: dict[str, Any]) -> str:
+    """`host H, pid P, port N, since T` for a message."""
+    parts = [f"host {lease.get('host', '?')}", f"pid {lease.get('pid', '?')}", f"port {lease.get('port', '?')}"]
+    if lease.get("started"):
+        parts.append(f"since {lease['started']}")
+    return ", ".join(parts)
+
+
+def foreign_message(vault: Path, lease: dict[str, Any]) -> str:
+    """What `status` and a refused start say of a lease another machine holds."""
+    path = (lease_folder(vault) or Path(vault) / ".git" / LEASE_FOLDER) / LEASE_FILE
+    return (
+        f"another machine runs agentmd on this vault ({describe(lease)}); two daemons must not commit into one "
+        f"repository: stop the one there (its stop removes the lease), or, if that machine no longer runs "
+        f"agentmd on this folder, delete {path}"
+    )
+
+
+class Lease:
+    """The lease as a daemon holds it: `acquire` takes it or says who has it, `update` rewrites the record
+    (the port is known only once the listener is bound), `release` gives it back."""
+
+    def __init__(self, vault: Path) -> None:
+        self.vault = Path(vault)
+        self.folder = lease_folder(self.vault)
+        self._fd: int | None = None
+        self._record: dict[str, Any] | None = None
+
+    def acquire(self, info: dict[str, Any]) -> str | None:
+        """Take the lease for a daemon described by `info` (pid, port, state folder). None when taken (or there
+        is no `.git` to keep it in); otherwise the reason it cannot be taken, naming the holder."""
+        if self.folder is None:
+            return None
+        self.folder.mkdir(exist_ok=True)
+        fd = os.open(self.folder / LOCK_FILE, os.O_CREAT | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            other = read_lease(self.vault) or {}
+            return (
+                f"agentmd serve is already running for this vault ({describe(other)}, state folder "
+                f"{other.get('state_dir', '?')}); this one did not start, and that one keeps running"
+            )
+        here = this_machine()
+        left = read_lease(self.vault)
+        if left is not None and not same_machine(left, here):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            return foreign_message(self.vault, left)
+        self._fd = fd
+        self.update(info)
+        return None
+
+    def update(self, info: dict[str, Any]) -> None:
+        if self._fd is None or self.folder is None:
+            return
+        self._record = {**this_machine(), **info}
+        temp = self.folder / f".{LEASE_FILE}.{os.getpid()}"
+        temp.write_text(json.dumps(self._record, indent=1) + "\n", encoding="utf-8")
+        os.replace(temp, self.folder / LEASE_FILE)
+
+    def problem(self) -> str | None:
+        """While held: why the lease on disk is no longer this daemon's (another machine's record synced over
+        it), else None."""
+        if self._fd is None or self._record is None:
+            return None
+        found = read_lease(self.vault)
+        if found is None or (found.get("pid") == self._record.get("pid") and same_machine(found)):
+            return None
+        if not same_machine(found):
+            return foreign_message(self.vault, found)
+        return f"the vault lease names another daemon on this machine ({describe(found)})"
+
+    def release(self) -> None:
+        if self._fd is None or self.folder is None:
+            return
+        found = read_lease(self.vault)
+        if found is not None and found.get("pid") == (self._record or {}).get("pid") and same_machine(found):
+            with contextlib.suppress(OSError):
+                (self.folder / LEASE_FILE).unlink()
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
