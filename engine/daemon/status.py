@@ -23,6 +23,7 @@ INDEX_RED_AGE = dt.timedelta(minutes=15)
 QUEUE_RED_AGE = dt.timedelta(days=3)
 QUEUE_RED_COUNT = 1000
 STALL_RED = dt.timedelta(minutes=30)
+LEASE_RED = "another-daemon: "  # how status names a vault lease held by another daemon
 
 
 def _parse_time(text: str | None) -> dt.datetime | None:
@@ -188,7 +189,7 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
     if daemon.get("vault_problem"):  # the folder at the vault's path is not the vault: captures are refused
         red.append(f"vault-replaced: {daemon['vault_problem']}")
     if daemon.get("lease_problem"):  # another daemon (another machine's) serves this vault too
-        red.append(f"another-daemon: {daemon['lease_problem']}")
+        red.append(LEASE_RED + daemon["lease_problem"])
     yellow = _git_yellow(parts["git"]) + [y for part in parts.values() for y in part.get("yellow", [])]
     unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
     if unwatched > 0:
@@ -287,6 +288,17 @@ def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.
 
     items = review_queue(settings.vault, store.catalog, contract.contract, state_dir=settings.state_dir, now=now)
     return [(i.path, i.captured) for i in items]
+
+
+def with_lease(status: dict[str, Any], problem: str | None) -> dict[str, Any]:
+    """The status with the vault lease as it is now: red while the lease names another daemon (another
+    machine's record synced over this one's), whatever the last recorded status said."""
+    red = [r for r in status.get("red", []) if not r.startswith(LEASE_RED)]
+    if problem:
+        red.append(LEASE_RED + problem)
+    status["red"] = red
+    status["color"] = "red" if red else ("yellow" if status.get("yellow") else "green")
+    return status
 
 
 def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:

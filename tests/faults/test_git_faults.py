@@ -31,7 +31,7 @@ from git_helpers import (
 )
 
 from agentmd.cli import main
-from agentmd.engine.client import DaemonClient
+from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.git.committer import Committer
@@ -203,7 +203,7 @@ def test_captures_acknowledged_by_a_daemon_killed_before_its_commit_keep_their_o
 
     proc, port = serve()
     try:
-        client = DaemonClient(port)
+        client = DaemonClient(port, token=access_token(settings.state_dir))
         wait_until(lambda: client.get("/status")["daemon"]["commit_cycles"] >= 1, 30, "the start-up cycle")
         paths = [
             client.post(

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agentmd.engine.client import DaemonClient
+from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -291,7 +291,7 @@ def test_hook_with_daemon_renders_the_same_block(
 
 def test_search_route_takes_the_recall_options(daemon: Daemon, indexed: Settings) -> None:
     body = {"query": "webhook retries", "limit": 5, "count_usage": False, "recall": True}
-    data = DaemonClient(daemon.port).post("/v1/search", body, timeout=10)
+    data = DaemonClient(daemon.port, token=access_token(daemon.settings.state_dir)).post("/v1/search", body, timeout=10)
     assert data["recall"]["direct"][0]["path"] == "memory/conventions/webhook-retries.md"
     from agentmd.engine.index import usage
 
