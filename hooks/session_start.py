@@ -38,7 +38,7 @@ from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog, CatalogError
 from agentmd.engine.settings import DEFAULT_PORT
 
-from .worktree_guard import read_hook_input, standalone_common
+from .pretool import read_hook_input, standalone_common
 
 HOOK_EVENT = "SessionStart"
 DEFAULT_BUDGET = 1.0

@@ -30,6 +30,7 @@ from agentmd.hooks.install import (
     plan_install,
     plan_uninstall,
 )
+from agentmd.hooks.pretool import standalone_common
 
 REPO = Path(__file__).resolve().parent.parent
 EXE = ["/opt/agentmd/bin/agentmd"]
@@ -99,12 +100,7 @@ def ours(data: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--vault")
-    common.add_argument("--index")
-    common.add_argument("--config")
-    common.add_argument("--json", action="store_true")
-    common.add_argument("-v", "--verbose", action="store_true")
+    common = standalone_common()  # the options every command takes
     top = argparse.ArgumentParser(prog="agentmd")
     add_hooks_install_parsers(top.add_subparsers(dest="command"), common)
     return top
