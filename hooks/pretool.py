@@ -132,15 +132,44 @@ def standalone_common() -> argparse.ArgumentParser:
     return p
 
 
-def run_standalone(
+def guard_hook(
+    name: str,
+    decide: Callable[[argparse.Namespace, str, dict[str, Any], str | None], Verdict],
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO | None,
+) -> int:
+    """Run one PreToolUse guard: read the payload, `decide(args, tool_name, tool_input, cwd)`, print a denial.
+    Always exits 0 (exit 2 would block the tool on the guard's own failure): a failure that escapes `decide` is
+    one line on stderr and lets the call through, so a guard that must refuse on failure decides that itself."""
+    try:
+        tool, tool_input, cwd = hook_input(stdin)
+        decide(args, tool, tool_input, cwd).emit(out)
+    except Exception as exc:
+        err.write(f"agentmd {name}: could not check the tool call ({type(exc).__name__}: {exc}); allowed\n")
+    return 0
+
+
+def standalone(
     name: str,
     cmd: Callable[[argparse.Namespace, TextIO, TextIO, TextIO | None], int],
-    argv: Sequence[str] | None,
-    stdin: TextIO | None,
-    out: TextIO | None,
-    err: TextIO | None,
-) -> int:
-    """Run a guard's `cmd` from its own argument list (`agentmd-hook NAME ...`), without the full CLI."""
-    parser = argparse.ArgumentParser(prog=f"agentmd hook {name}", parents=[standalone_common()])
-    args, _unknown = parser.parse_known_args(argv)
-    return cmd(args, out or sys.stdout, err or sys.stderr, stdin)
+    options: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> Callable[..., int]:
+    """A hook's `main(argv=None, stdin=None, out=None, err=None)`: the hook run from its own argument list
+    (`agentmd-hook NAME ...`, `python -m agentmd.hooks.MODULE`), without the full CLI's start-up. `options`
+    adds the hook's own options to the common ones."""
+
+    def main(
+        argv: Sequence[str] | None = None,
+        stdin: TextIO | None = None,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+    ) -> int:
+        parser = argparse.ArgumentParser(prog=f"agentmd hook {name}", parents=[standalone_common()])
+        if options is not None:
+            options(parser)
+        args, _unknown = parser.parse_known_args(argv)
+        return cmd(args, out or sys.stdout, err or sys.stderr, stdin)
+
+    return main

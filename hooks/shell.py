@@ -110,8 +110,9 @@ def expand(word: str, env: Mapping[str, str]) -> str | None:
     return word
 
 
-def resolve(word: str, base: Path | None, env: Mapping[str, str]) -> Path | None:
-    """The real absolute path `word` names when the shell runs in `base`; None when it cannot be known."""
+def absolute(word: str, base: Path | None, env: Mapping[str, str]) -> str | None:
+    """The absolute path `word` spells when the shell runs in `base` (links not followed); None when it
+    cannot be known."""
     text = expand(word, env)
     if text is None:
         return None
@@ -119,7 +120,13 @@ def resolve(word: str, base: Path | None, env: Mapping[str, str]) -> Path | None
         if base is None:
             return None
         text = os.path.join(base, text)
-    return Path(os.path.realpath(text))
+    return text
+
+
+def resolve(word: str, base: Path | None, env: Mapping[str, str]) -> Path | None:
+    """The real absolute path `word` names when the shell runs in `base`; None when it cannot be known."""
+    text = absolute(word, base, env)
+    return None if text is None else Path(os.path.realpath(text))
 
 
 def inside(path: Path, vault: Path) -> bool:
@@ -208,6 +215,21 @@ class ShellWalker:
     def __init__(self, vault: Path, env: Mapping[str, str]) -> None:
         self.vault = Path(os.path.realpath(vault))
         self.env = dict(env)  # the command's own `X=...` assignments are added as it is read
+
+    @classmethod
+    def check(
+        cls,
+        command: str,
+        *,
+        cwd: str | os.PathLike[str] | None,
+        vault: str | os.PathLike[str],
+        env: Mapping[str, str] | None = None,
+    ) -> Verdict:
+        """Decide one shell command. `cwd` is where the shell starts (the hook input's `cwd`; None uses this
+        process's directory); `env` supplies `HOME` and the variables to expand (default: os.environ)."""
+        env = os.environ if env is None else env
+        start = Path(os.path.realpath(cwd if cwd else os.getcwd()))
+        return cls(Path(vault), env).walk(command, start, 0)
 
     def walk(self, command: str, cwd: Path | None, depth: int) -> Verdict:
         try:

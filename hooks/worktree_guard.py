@@ -40,14 +40,13 @@ operator; heredoc bodies are read as commands.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from .pretool import ALLOW, Verdict, hook_input, hook_settings, read_hook_input, run_standalone
+from .pretool import ALLOW, Verdict, guard_hook, hook_settings, read_hook_input, standalone
 from .shell import ShellWalker, inside, positionals, resolve
 
 __all__ = ["ALLOW", "Verdict", "check_command", "cmd_hook_worktree_guard", "main", "read_hook_input"]
@@ -149,50 +148,30 @@ class _Walker(ShellWalker):
         )
 
 
-def check_command(
-    command: str,
-    *,
-    cwd: str | os.PathLike[str] | None,
-    vault: str | os.PathLike[str],
-    env: Mapping[str, str] | None = None,
-) -> Verdict:
-    """Decide one shell command. `cwd` is where the shell starts (the hook input's `cwd`; None uses this
-    process's directory); `env` supplies `HOME` and the variables to expand (default: os.environ)."""
-    env = os.environ if env is None else env
-    start = Path(os.path.realpath(cwd if cwd else os.getcwd()))
-    return _Walker(Path(vault), env).walk(command, start, 0)
+check_command = _Walker.check  # check_command(command, *, cwd, vault, env=None) -> Verdict
 
 
 # --------------------------------------------------------------------------------------------------
 # The command
 
 
+def _decide(args: argparse.Namespace, _tool: str, tool_input: dict[str, Any], cwd: str | None) -> Verdict:
+    command = tool_input.get("command")
+    if not isinstance(command, str) or "worktree" not in command:
+        return ALLOW
+    settings = hook_settings(args)
+    if settings is None:  # no vault configured: nothing to protect
+        return ALLOW
+    return check_command(command, cwd=cwd, vault=settings.vault)
+
+
 def cmd_hook_worktree_guard(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
     """PreToolUse hook: print the deny object for a command that would put a worktree in the vault; print
-    nothing otherwise. Always exits 0 (exit 2 would block the tool on the guard's own failure)."""
-    try:
-        _tool, tool_input, cwd = hook_input(stdin)
-        command = tool_input.get("command")
-        if not isinstance(command, str) or "worktree" not in command:
-            return 0
-        settings = hook_settings(args)
-        if settings is None:  # no vault configured: nothing to protect
-            return 0
-        check_command(command, cwd=cwd, vault=settings.vault).emit(out)
-    except Exception as exc:  # never block the user's shell for the guard's own failure
-        err.write(f"agentmd worktree-guard: could not check the command ({type(exc).__name__}: {exc}); allowed\n")
-    return 0
+    nothing otherwise. Always exits 0; a failure of the guard itself lets the command through."""
+    return guard_hook("worktree-guard", _decide, args, out, err, stdin)
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    stdin: TextIO | None = None,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-) -> int:
-    """`python -m agentmd.hooks.worktree_guard [--vault PATH]`: the same hook without the full CLI's start-up."""
-    return run_standalone("worktree-guard", cmd_hook_worktree_guard, argv, stdin, out, err)
-
+main = standalone("worktree-guard", cmd_hook_worktree_guard)  # `python -m agentmd.hooks.worktree_guard`
 
 if __name__ == "__main__":
     sys.exit(main())
