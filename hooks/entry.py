@@ -10,6 +10,7 @@ measures it, process start to exit.
     agentmd-hook recall [--vault PATH] [--token-budget N] [--max-entries N] [--time-budget S] [-v]
     agentmd-hook session-start [...]     (hooks/session_start.py)
     agentmd-hook worktree-guard [...]    (hooks/worktree_guard.py)
+    agentmd-hook file-guard [...]        (hooks/file_guard.py)
 
 Claude Code settings (`~/.claude/settings.json` or the project's `.claude/settings.json`):
 
@@ -27,8 +28,13 @@ HOOKS = {
     "recall": "UserPromptSubmit: prior learnings from the vault, as reference, within a token budget",
     "session-start": "SessionStart: the memory's status in a line or two",
     "worktree-guard": "PreToolUse (Bash): refuse a git worktree inside the vault",
+    "file-guard": "PreToolUse (Write, Edit, MultiEdit, NotebookEdit, Bash): the door and prefilters on vault writes",
 }
-MODULES = {"session-start": "agentmd.hooks.session_start", "worktree-guard": "agentmd.hooks.worktree_guard"}
+MODULES = {
+    "session-start": "agentmd.hooks.session_start",
+    "worktree-guard": "agentmd.hooks.worktree_guard",
+    "file-guard": "agentmd.hooks.file_guard",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

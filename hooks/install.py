@@ -1,4 +1,4 @@
-"""`agentmd hooks install|uninstall`: put agentmd's three Claude Code hooks into a settings file, or take
+"""`agentmd hooks install|uninstall`: put agentmd's four Claude Code hooks into a settings file, or take
 them out again, leaving everything else in the file as it was.
 
 The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks": [{"type": "command",
@@ -7,6 +7,8 @@ The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks
     UserPromptSubmit             -> <agentmd> hook recall --vault <vault>
     SessionStart                 -> <agentmd> hook session-start --vault <vault>
     PreToolUse, matcher "Bash"   -> <agentmd> hook worktree-guard --vault <vault>
+    PreToolUse, matcher "Write|Edit|MultiEdit|NotebookEdit|Bash"
+                                 -> <agentmd> hook file-guard --vault <vault>
 
 `<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m agentmd`),
 so the hooks work outside any virtualenv; the vault is named explicitly (and `--index`/`--config` when they
@@ -52,6 +54,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("UserPromptSubmit", None, "recall"),
     ("SessionStart", None, "session-start"),
     ("PreToolUse", "Bash", "worktree-guard"),
+    ("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash", "file-guard"),
 )
 BACKUP_INFIX = ".agentmd-backup-"
 

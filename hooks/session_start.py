@@ -38,7 +38,7 @@ from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog, CatalogError
 from agentmd.engine.settings import DEFAULT_PORT
 
-from .worktree_guard import read_hook_input, standalone_common
+from .pretool import read_hook_input, standalone
 
 HOOK_EVENT = "SessionStart"
 DEFAULT_BUDGET = 1.0
@@ -285,19 +285,13 @@ def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, s
     return 0
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    stdin: TextIO | None = None,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-) -> int:
-    """`python -m agentmd.hooks.session_start [--vault PATH] [--json]`: the same hook without the full CLI."""
-    parser = argparse.ArgumentParser(prog="agentmd hook session-start", parents=[standalone_common()])
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int)
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET)
-    args, _unknown = parser.parse_known_args(argv)
-    return cmd_hook_session_start(args, out or sys.stdout, err or sys.stderr, stdin)
 
+
+# `python -m agentmd.hooks.session_start [--vault PATH] [--json]`: the same hook without the full CLI
+main = standalone("session-start", cmd_hook_session_start, _options)
 
 if __name__ == "__main__":
     sys.exit(main())

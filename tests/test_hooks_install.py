@@ -30,6 +30,7 @@ from agentmd.hooks.install import (
     plan_install,
     plan_uninstall,
 )
+from agentmd.hooks.pretool import standalone_common
 
 REPO = Path(__file__).resolve().parent.parent
 EXE = ["/opt/agentmd/bin/agentmd"]
@@ -99,12 +100,7 @@ def ours(data: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--vault")
-    common.add_argument("--index")
-    common.add_argument("--config")
-    common.add_argument("--json", action="store_true")
-    common.add_argument("-v", "--verbose", action="store_true")
+    common = standalone_common()  # the options every command takes
     top = argparse.ArgumentParser(prog="agentmd")
     add_hooks_install_parsers(top.add_subparsers(dest="command"), common)
     return top
@@ -136,10 +132,17 @@ def test_install_keeps_everything_else(project: Path, vault: Path) -> None:
         "matcher": "Bash",
         "hooks": [{"type": "command", "command": commands(vault)["worktree-guard"]}],
     }
+    assert hooks["PreToolUse"][2] == {
+        "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+        "hooks": [{"type": "command", "command": commands(vault)["file-guard"]}],
+    }
     assert hooks["UserPromptSubmit"][0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]
     assert hooks["UserPromptSubmit"][1] == {"hooks": [{"type": "command", "command": commands(vault)["recall"]}]}
     assert hooks["SessionStart"] == [{"hooks": [{"type": "command", "command": commands(vault)["session-start"]}]}]
-    assert ours(data) == {event: [commands(vault)[name]] for event, _m, name in HOOKS}
+    expected: dict[str, list[str]] = {}
+    for event, _m, name in HOOKS:
+        expected.setdefault(event, []).append(commands(vault)[name])
+    assert ours(data) == expected
 
 
 def test_commands_are_absolute_and_name_the_vault(vault: Path) -> None:
@@ -344,7 +347,8 @@ def test_reinstall_with_another_vault_updates_in_place(project: Path, vault: Pat
     apply(plan_install(path, hook_commands(["/elsewhere/bin/agentmd"], other)))
     data = json.loads(path.read_text())
     found = ours(data)
-    assert all(len(cmds) == 1 and str(other) in cmds[0] for cmds in found.values()) and len(found) == 3
+    assert all(str(other) in cmd and str(vault) not in cmd for cmds in found.values() for cmd in cmds)
+    assert sorted(len(cmds) for cmds in found.values()) == [1, 1, 2] and len(found) == 3
     assert data["hooks"]["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
 
 
@@ -414,3 +418,60 @@ def test_installed_guard_runs_from_its_command(project: Path, vault: Path, tmp_p
     )
     assert run_.returncode == 0, run_.stderr
     assert json.loads(run_.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+# --------------------------------------------------------------------------------------------------
+# The file guard beside the worktree guard
+
+
+def test_install_over_an_older_install_adds_the_file_guard_once(project: Path, vault: Path) -> None:
+    """A settings file holding the three hooks of an earlier agentmd gets the file guard added, and only once."""
+    path = settings_file(project)
+    older: dict[str, list[dict[str, Any]]] = {}
+    for event, matcher, name in HOOKS[:3]:
+        entry = {"type": "command", "command": commands(vault)[name]}
+        older[event] = [{"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]}]
+    path.write_text(json.dumps({"hooks": older}, indent=2) + "\n", encoding="utf-8")
+    added = [line for line in plan_install(path, commands(vault)).diff().splitlines() if line.startswith("+ ")]
+    assert any("hook file-guard" in line for line in added) and not any("worktree-guard" in x for x in added)
+    install(path, vault)
+    once = path.read_bytes()
+    pre = json.loads(once)["hooks"]["PreToolUse"]
+    assert [g["matcher"] for g in pre] == ["Bash", "Write|Edit|MultiEdit|NotebookEdit|Bash"]
+    assert install(path, vault) is None and path.read_bytes() == once
+    uninstall(path)
+    assert json.loads(path.read_text(encoding="utf-8")) == {}
+
+
+def test_uninstall_takes_out_both_guards_and_keeps_the_users_bash_hook(project: Path, vault: Path) -> None:
+    path = settings_file(project)
+    path.write_text(json.dumps(USER_SETTINGS, indent=2), encoding="utf-8")
+    install(path, vault)
+    names = [agentmd_hook_name(g["hooks"][0]["command"]) for g in json.loads(path.read_text())["hooks"]["PreToolUse"]]
+    assert names == [None, "worktree-guard", "file-guard"]
+    code, _out = run("hooks", "uninstall", "--project", str(project), "--dry-run")
+    assert code == 0 and ours(json.loads(path.read_text()))["PreToolUse"]  # a dry run writes nothing
+    uninstall(path)
+    assert json.loads(path.read_text()) == USER_SETTINGS
+
+
+def test_installed_file_guard_runs_from_its_command(project: Path, vault: Path) -> None:
+    """The file guard's command from the settings file, run by a shell with a Write payload as Claude Code sends it."""
+    path = settings_file(project)
+    apply(plan_install(path, hook_commands([sys.executable, "-m", "agentmd"], vault)))
+    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    command = next(g["hooks"][0]["command"] for g in groups if g["matcher"].startswith("Write"))
+    payload = {
+        "session_id": "s",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(project),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(vault / "at-the-root.md"), "content": "hello\n"},
+    }
+    done = subprocess.run(
+        ["bash", "-c", command], input=json.dumps(payload), capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    spec = json.loads(done.stdout)["hookSpecificOutput"]
+    assert spec["permissionDecision"] == "deny" and "(vault-root)" in spec["permissionDecisionReason"]

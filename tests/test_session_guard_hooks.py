@@ -25,6 +25,7 @@ from agentmd.cli.hooks import add_hook_parsers
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.errors import UsageError
 from agentmd.engine.settings import Settings, resolve
+from agentmd.hooks.pretool import standalone_common
 from agentmd.hooks.session_start import disk_status, session_context, summarize
 from agentmd.hooks.worktree_guard import check_command, read_hook_input
 
@@ -55,12 +56,7 @@ def fixture(name: str, **subs: str) -> str:
 
 def parser() -> argparse.ArgumentParser:
     """The `hook` group as the command line builds it, with this module's commands registered on it."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--vault")
-    common.add_argument("--index")
-    common.add_argument("--config")
-    common.add_argument("--json", action="store_true")
-    common.add_argument("-v", "--verbose", action="store_true")
+    common = standalone_common()  # the options every command takes
     top = argparse.ArgumentParser(prog="agentmd")
     sub = top.add_subparsers(dest="command")
     hook = sub.add_parser("hook")

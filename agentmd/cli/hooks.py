@@ -22,13 +22,13 @@ if TYPE_CHECKING:
 
 
 def add_hook_group(sub: Any, common: argparse.ArgumentParser) -> None:
-    """The `agentmd hook` group, with the session-start and worktree-guard hooks in it."""
+    """The `agentmd hook` group, with the session-start, worktree-guard and file-guard hooks in it."""
     p = sub.add_parser("hook", help="agent hooks (Claude Code's hook protocol on stdin/stdout)")
     add_hook_parsers(subcommands(p, "hook_command", "HOOK"), common)
 
 
 def add_hook_parsers(hook_sub: Any, common: argparse.ArgumentParser) -> None:
-    """Register `agentmd hook session-start` and `agentmd hook worktree-guard` under the `hook` group."""
+    """Register `agentmd hook session-start`, `worktree-guard` and `file-guard` under the `hook` group."""
     p = hook_sub.add_parser(
         "session-start",
         parents=[common],
@@ -52,6 +52,16 @@ def add_hook_parsers(hook_sub: Any, common: argparse.ArgumentParser) -> None:
         "would create a git worktree inside the vault, nothing otherwise. Always exits 0.",
     )
     p.set_defaults(func=cmd_hook_worktree_guard)
+    p = hook_sub.add_parser(
+        "file-guard",
+        parents=[common],
+        help="Claude Code PreToolUse hook (Write, Edit, MultiEdit, NotebookEdit, Bash): the door and the content "
+        "prefilters on writes into the vault",
+        description="Reads a PreToolUse hook payload on stdin; prints a deny decision when a file tool would write "
+        "into the vault where the door refuses agents or text the content prefilters refuse, or when a shell "
+        "command visibly writes into the vault; nothing otherwise. Always exits 0.",
+    )
+    p.set_defaults(func=cmd_hook_file_guard)
 
 
 def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
@@ -62,6 +72,12 @@ def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, s
 
 def cmd_hook_worktree_guard(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
     from agentmd.hooks.worktree_guard import cmd_hook_worktree_guard as run
+
+    return run(args, out, err, stdin)
+
+
+def cmd_hook_file_guard(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
+    from agentmd.hooks.file_guard import cmd_hook_file_guard as run
 
     return run(args, out, err, stdin)
 
@@ -80,7 +96,7 @@ def add_hooks_install_parsers(sub: Any, common: argparse.ArgumentParser) -> None
     i = hsub.add_parser(
         "install",
         parents=[common],
-        help="merge the recall, session-start and worktree-guard hooks into a Claude Code settings file",
+        help="merge the recall, session-start, worktree-guard and file-guard hooks into a Claude Code settings file",
     )
     _where(i)
     i.set_defaults(func=cmd_hooks_install)

@@ -1,0 +1,175 @@
+"""What agentmd's PreToolUse guards share (hooks/worktree_guard.py, hooks/file_guard.py): reading the hook
+input, the vault they protect, and the decision they print.
+
+Contract with Claude Code (hooks reference, PreToolUse): the hook reads one JSON object on stdin
+(`session_id`, `transcript_path`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`, ...). To refuse, it
+prints `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+"permissionDecisionReason": "..."}}` on stdout and exits 0 (the reason is shown to the agent). Anything it lets
+through gets no output and exit 0, so the normal permission flow carries on untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from agentmd.engine.settings import Settings
+
+HOOK_EVENT = "PreToolUse"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A guard's decision on one tool call."""
+
+    deny: bool
+    reason: str = ""
+
+    def hook_output(self) -> dict[str, Any] | None:
+        """The PreToolUse stdout object for a denial; None (print nothing) when the tool may run."""
+        if not self.deny:
+            return None
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": HOOK_EVENT,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": self.reason,
+            }
+        }
+
+    def emit(self, out: TextIO) -> None:
+        """Print the decision the way Claude Code reads it (nothing at all for an allow)."""
+        output = self.hook_output()
+        if output is not None:
+            out.write(json.dumps(output, ensure_ascii=False) + "\n")
+            out.flush()
+
+
+ALLOW = Verdict(False)
+
+
+def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, Any]:
+    """The hook's JSON input from `stream`, or {} when there is none, it is not JSON, or it does not arrive
+    within `timeout` seconds (a terminal, or a parent that never closes the pipe)."""
+    if stream is None:
+        return {}
+    try:
+        if stream.isatty():
+            return {}
+    except (AttributeError, ValueError, OSError):
+        pass
+    box: dict[str, str] = {}
+
+    def read() -> None:
+        try:
+            box["text"] = stream.read()
+        except (OSError, ValueError, UnicodeDecodeError):
+            box["text"] = ""
+
+    reader = threading.Thread(target=read, name="agentmd-hook-stdin", daemon=True)
+    reader.start()
+    reader.join(timeout)
+    try:
+        data = json.loads(box.get("text") or "")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def hook_input(stdin: TextIO | None) -> tuple[str, dict[str, Any], str | None]:
+    """(tool_name, tool_input, cwd) of the PreToolUse payload on `stdin` (default: this process's stdin);
+    empty values for anything missing or of the wrong type."""
+    payload = read_hook_input(sys.stdin if stdin is None else stdin)
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    cwd = payload.get("cwd")
+    return (
+        tool if isinstance(tool, str) else "",
+        tool_input if isinstance(tool_input, dict) else {},
+        cwd if isinstance(cwd, str) and cwd else None,
+    )
+
+
+def hook_settings(args: argparse.Namespace) -> Settings | None:
+    """The settings naming the vault to protect (`--vault`, else `$AGENTMD_VAULT`, else the config file), or
+    None when no vault is configured: then there is nothing to protect."""
+    from agentmd.engine.errors import ConfigError
+    from agentmd.engine.settings import resolve
+
+    try:
+        return resolve(vault=args.vault, index=args.index, config=args.config, require_vault=False)
+    except ConfigError:
+        return None
+
+
+def vault_names(settings: Settings, args: argparse.Namespace) -> tuple[Path, ...]:
+    """Every absolute name of the vault: its real path, and the path as given when that goes through a link
+    (so a target spelled through the given name is recognised before its links are followed)."""
+    names = [Path(os.path.realpath(settings.vault))]
+    given = args.vault or os.environ.get("AGENTMD_VAULT")
+    if given:
+        spelled = Path(os.path.normpath(os.path.abspath(os.path.expanduser(given))))
+        if spelled not in names:
+            names.append(spelled)
+    return tuple(names)
+
+
+def standalone_common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--vault")
+    p.add_argument("--index")
+    p.add_argument("--config")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
+def guard_hook(
+    name: str,
+    decide: Callable[[argparse.Namespace, str, dict[str, Any], str | None], Verdict],
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO | None,
+) -> int:
+    """Run one PreToolUse guard: read the payload, `decide(args, tool_name, tool_input, cwd)`, print a denial.
+    Always exits 0 (exit 2 would block the tool on the guard's own failure): a failure that escapes `decide` is
+    one line on stderr and lets the call through, so a guard that must refuse on failure decides that itself."""
+    try:
+        tool, tool_input, cwd = hook_input(stdin)
+        decide(args, tool, tool_input, cwd).emit(out)
+    except Exception as exc:
+        err.write(f"agentmd {name}: could not check the tool call ({type(exc).__name__}: {exc}); allowed\n")
+    return 0
+
+
+def standalone(
+    name: str,
+    cmd: Callable[[argparse.Namespace, TextIO, TextIO, TextIO | None], int],
+    options: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> Callable[..., int]:
+    """A hook's `main(argv=None, stdin=None, out=None, err=None)`: the hook run from its own argument list
+    (`agentmd-hook NAME ...`, `python -m agentmd.hooks.MODULE`), without the full CLI's start-up. `options`
+    adds the hook's own options to the common ones."""
+
+    def main(
+        argv: Sequence[str] | None = None,
+        stdin: TextIO | None = None,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+    ) -> int:
+        parser = argparse.ArgumentParser(prog=f"agentmd hook {name}", parents=[standalone_common()])
+        if options is not None:
+            options(parser)
+        args, _unknown = parser.parse_known_args(argv)
+        return cmd(args, out or sys.stdout, err or sys.stderr, stdin)
+
+    return main

@@ -1,0 +1,310 @@
+"""Reading a shell command line the way the PreToolUse guards need it (hooks/worktree_guard.py,
+hooks/shell_writes.py): its simple commands, their redirections, and the directory each one runs in.
+
+`ShellWalker.walk` splits a command line into simple commands at `;`, `&&`, `||`, `|`, `&`, newlines and
+parentheses, and follows the effective directory through it: the hook input's `cwd`, then every `cd`/`pushd`
+(a subshell's `cd` ends with the subshell; `cd -` and `popd` make it unknown). `~` and `$VAR`/`${VAR}` are
+expanded from the environment and from the command's own `X=...` assignments; anything the text cannot settle
+(`$(...)`, an unset variable) is unknown (None). `sh -c '...'`/`bash -c '...'` and `eval '...'` are read as
+commands in their turn, behind `VAR=value` prefixes and the usual wrappers (`env`, `sudo`, `command`, `exec`,
+`nohup`, `time`, `nice`, `timeout`). A subclass decides on each simple command (`command`) and on its
+redirections (`redirected`); the first denial wins.
+
+Known limits: shlex does not say whether a token was quoted, so a quoted lone operator (`echo ';'`, `echo '>'`)
+is read as an operator, and a single-quoted `'$X'` is expanded like `"$X"`; heredoc bodies are read as commands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .pretool import ALLOW, Verdict
+
+PUNCT = "();<>|&\n`"
+REDIRECT = re.compile(r"&?(<<<|<<-?|<>|<&|>&|>>|>\||<|>)&?-?")
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh"})
+MAX_DEPTH = 4
+
+
+@dataclass
+class SimpleCommand:
+    before: str  # the operator before it ("" first, "(" / ")" for the markers of a subshell)
+    words: list[str]
+    redirects: list[tuple[str, str]] = field(default_factory=list)  # (operator, target word)
+
+
+def tokens(command: str) -> list[str]:
+    """Shell words and operators (`&&`, `;`, `|`, `(`, newline, ...); raises ValueError on an unbalanced
+    quote or a trailing backslash."""
+    lex = shlex.shlex(command, posix=True, punctuation_chars=PUNCT)
+    lex.whitespace = " \t\r"  # a newline separates commands, so it comes back as an operator
+    lex.whitespace_split = True  # words run to the next blank or operator, as in the shell
+    lex.commenters = ""  # `#` mid-word is not a comment in the shell; a real comment is harmless words
+    return list(lex)
+
+
+def is_operator(token: str) -> bool:
+    return token != "" and all(c in PUNCT for c in token)
+
+
+def split_commands(toks: list[str]) -> list[SimpleCommand]:
+    """Simple commands, each with its redirections taken out of its words; `(` and `)` come back as
+    commands of their own with no words, so that a subshell's `cd` can be undone."""
+    out: list[SimpleCommand] = []
+    current = SimpleCommand("", [])
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if is_operator(tok) and REDIRECT.fullmatch(tok):
+            if current.words and current.words[-1].isdigit():  # the fd of `2>file`
+                current.words.pop()
+            if i + 1 < len(toks) and not is_operator(toks[i + 1]):
+                current.redirects.append((tok, toks[i + 1]))  # the target is not an argument
+                i += 1
+            i += 1
+            continue
+        if is_operator(tok):
+            if current.words or current.redirects:
+                out.append(current)
+            current = SimpleCommand(tok, [])
+            for ch in tok:
+                if ch in "()":
+                    out.append(SimpleCommand(ch, []))
+            i += 1
+            continue
+        current.words.append(tok)
+        i += 1
+    if current.words or current.redirects:
+        out.append(current)
+    return out
+
+
+def expand(word: str, env: Mapping[str, str]) -> str | None:
+    """`~` and `$VAR`/`${VAR}` expanded from `env`; None when something is left the text cannot settle
+    (an unset variable, `$(...)`, a backtick)."""
+    if word == "~" or word.startswith("~/"):
+        home = env.get("HOME")
+        if not home:
+            return None
+        word = home + word[1:]
+    elif word.startswith("~"):
+        expanded = os.path.expanduser(word)
+        if expanded == word:
+            return None
+        word = expanded
+
+    def sub(m: re.Match[str]) -> str:
+        value = env.get(m.group(1) or m.group(2))
+        return "\x00" if value is None else value
+
+    word = _VAR.sub(sub, word)
+    if "\x00" in word or "$" in word or "`" in word:
+        return None
+    return word
+
+
+def absolute(word: str, base: Path | None, env: Mapping[str, str]) -> str | None:
+    """The absolute path `word` spells when the shell runs in `base` (links not followed); None when it
+    cannot be known."""
+    text = expand(word, env)
+    if text is None:
+        return None
+    if not os.path.isabs(text):
+        if base is None:
+            return None
+        text = os.path.join(base, text)
+    return text
+
+
+def resolve(word: str, base: Path | None, env: Mapping[str, str]) -> Path | None:
+    """The real absolute path `word` names when the shell runs in `base`; None when it cannot be known."""
+    text = absolute(word, base, env)
+    return None if text is None else Path(os.path.realpath(text))
+
+
+def inside(path: Path, vault: Path) -> bool:
+    return path == vault or path.is_relative_to(vault)
+
+
+def strip_wrappers(words: list[str]) -> tuple[list[str], list[str]]:
+    """Drop `VAR=value` prefixes and wrappers that run their argument as a command; also return any
+    `env -C DIR` directory changes met on the way."""
+    chdirs: list[str] = []
+    while words:
+        if ASSIGNMENT.match(words[0]):
+            words = words[1:]
+            continue
+        name = os.path.basename(words[0])
+        rest = words[1:]
+        if name in ("command", "builtin", "exec", "nohup", "time", "noglob"):
+            while rest and rest[0].startswith("-") and rest[0] != "--":
+                rest = rest[1:]
+        elif name in ("sudo", "doas"):
+            while rest and rest[0].startswith("-") and rest[0] != "--":
+                takes = rest[0] in ("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T")
+                if rest[0] == "-D" and len(rest) > 1:
+                    chdirs.append(rest[1])
+                rest = rest[2:] if takes else rest[1:]
+        elif name == "env":
+            while rest and (rest[0].startswith("-") or ASSIGNMENT.match(rest[0])) and rest[0] != "--":
+                opt = rest[0]
+                if opt in ("-C", "--chdir") and len(rest) > 1:
+                    chdirs.append(rest[1])
+                    rest = rest[2:]
+                elif opt.startswith("--chdir="):
+                    chdirs.append(opt.split("=", 1)[1])
+                    rest = rest[1:]
+                elif opt in ("-u", "--unset", "-S", "--split-string"):
+                    rest = rest[2:]
+                else:
+                    rest = rest[1:]
+        elif name == "nice":
+            while rest and rest[0].startswith("-") and rest[0] != "--":
+                rest = rest[2:] if rest[0] in ("-n", "--adjustment") else rest[1:]
+        elif name == "timeout":
+            while rest and rest[0].startswith("-") and rest[0] != "--":
+                rest = rest[2:] if rest[0] in ("-s", "--signal", "-k", "--kill-after") else rest[1:]
+            rest = rest[1:]  # the duration
+        else:
+            break
+        if rest and rest[0] == "--":
+            rest = rest[1:]
+        words = rest
+    return words, chdirs
+
+
+def positionals(args: list[str], value_opts: Sequence[str], bundled_value: str = "") -> list[str]:
+    """Positional arguments of a command, skipping its options (and the values of `value_opts`;
+    `bundled_value` lists short options that take a value inside a bundle like `-fb name`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out.extend(args[i + 1 :])
+            break
+        if arg in value_opts:
+            i += 2
+            continue
+        if arg.startswith("--"):
+            i += 1
+            continue
+        if arg.startswith("-") and len(arg) > 1:
+            for k, ch in enumerate(arg[1:], 1):
+                if ch in bundled_value:
+                    if k == len(arg) - 1:
+                        i += 1  # the value is the next word
+                    break
+            i += 1
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+class ShellWalker:
+    """Walks a command line (see the module docstring); subclasses judge commands and redirections."""
+
+    def __init__(self, vault: Path, env: Mapping[str, str]) -> None:
+        self.vault = Path(os.path.realpath(vault))
+        self.env = dict(env)  # the command's own `X=...` assignments are added as it is read
+
+    @classmethod
+    def check(
+        cls,
+        command: str,
+        *,
+        cwd: str | os.PathLike[str] | None,
+        vault: str | os.PathLike[str],
+        env: Mapping[str, str] | None = None,
+    ) -> Verdict:
+        """Decide one shell command. `cwd` is where the shell starts (the hook input's `cwd`; None uses this
+        process's directory); `env` supplies `HOME` and the variables to expand (default: os.environ)."""
+        env = os.environ if env is None else env
+        start = Path(os.path.realpath(cwd if cwd else os.getcwd()))
+        return cls(Path(vault), env).walk(command, start, 0)
+
+    def walk(self, command: str, cwd: Path | None, depth: int) -> Verdict:
+        try:
+            toks = tokens(command)
+        except ValueError:
+            return ALLOW  # the shell cannot parse it either, so it will not run
+        stack: list[Path | None] = []
+        for cmd in split_commands(toks):
+            marker = not cmd.words and not cmd.redirects
+            if cmd.before == "(" and marker:
+                stack.append(cwd)
+                continue
+            if cmd.before == ")" and marker:
+                if stack:
+                    cwd = stack.pop()
+                continue
+            verdict = self.redirected(cmd.redirects, cwd) if cmd.redirects else ALLOW
+            if verdict.deny:
+                return verdict
+            verdict, cwd = self.simple(cmd.words, cwd, depth)
+            if verdict.deny:
+                return verdict
+        return ALLOW
+
+    def simple(self, words: list[str], cwd: Path | None, depth: int) -> tuple[Verdict, Path | None]:
+        assigns = words[1:] if words and words[0] in ("export", "local", "declare", "readonly") else words
+        if assigns and all(ASSIGNMENT.match(w) for w in assigns):  # `X=...` alone sets a shell variable
+            for w in assigns:
+                name, value = w.split("=", 1)
+                expanded = expand(value, self.env)
+                if expanded is None:
+                    self.env.pop(name, None)  # `X=$(mktemp -d)`: "$X" cannot be known
+                else:
+                    self.env[name] = expanded
+            return ALLOW, cwd
+        words, chdirs = strip_wrappers(words)
+        if not words:
+            return ALLOW, cwd
+        here = cwd
+        for d in chdirs:
+            here = resolve(d, here, self.env)
+        name = os.path.basename(words[0])
+        args = words[1:]
+        if name in ("cd", "pushd", "chdir"):
+            targets = [a for a in args if not (a.startswith("-") and a != "-")]
+            if not targets:
+                home = self.env.get("HOME")
+                return ALLOW, Path(os.path.realpath(home)) if home else None
+            if targets[0] == "-":
+                return ALLOW, None
+            return ALLOW, resolve(targets[0], cwd, self.env)
+        if name == "popd":
+            return ALLOW, None
+        if depth < MAX_DEPTH and name in SHELLS:
+            script = self.shell_script(args)
+            if script is not None:
+                return self.walk(script, here, depth + 1), cwd
+            return ALLOW, cwd
+        if depth < MAX_DEPTH and name == "eval":
+            return self.walk(" ".join(args), here, depth + 1), cwd
+        return self.command(name, words, here), cwd
+
+    @staticmethod
+    def shell_script(args: list[str]) -> str | None:
+        for i, arg in enumerate(args):
+            if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+                return args[i + 1] if i + 1 < len(args) else None
+            if not arg.startswith("-"):
+                return None  # `bash script.sh`: a file we do not read
+        return None
+
+    def command(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
+        """The decision on one simple command (`name` is the basename of `words[0]`, wrappers stripped)."""
+        return ALLOW
+
+    def redirected(self, redirects: list[tuple[str, str]], cwd: Path | None) -> Verdict:
+        """The decision on a simple command's redirections, opened in `cwd`."""
+        return ALLOW

@@ -1,0 +1,234 @@
+"""Shell commands that visibly write into the vault: the Bash half of `agentmd hook file-guard`
+(hooks/file_guard.py).
+
+A shell write bypasses the door and the content prefilters, so `check_shell_writes` refuses a command whose
+text shows it writing, moving or deleting a path inside the vault:
+
+- output redirections `>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `>&FILE` whose target lies in the vault (`2>&1`
+  and `>&2` only duplicate a descriptor);
+- `tee [-a] FILE...`; `cp`, `install`, `ln`, `rsync` with a destination in the vault (the last operand, or
+  `-t DIR`); `mv` and `rm`, `rmdir`, `unlink`, `shred` with any operand in the vault; `touch`, `mkdir`,
+  `truncate` with an operand in the vault; `dd of=FILE`; `sed -i` and `perl -i` on a file in the vault;
+  `curl -o FILE`, `curl -O` and `wget` writing into the vault (`-O FILE`, `-P DIR`, or the directory it runs
+  in); `find` in the vault with `-delete` or `-exec rm ...`.
+
+Paths are read as hooks/shell.py reads them: relative to the effective directory (`cwd`, `cd`, `pushd`),
+after `~` and `$VAR` expansion, through `sh -c`, `eval` and the usual wrappers, and with links followed; a
+path counts as in the vault when it resolves there, or when its name does (`rm` deletes a link in the vault
+even when the link points out). Reading (`cat`, `grep -r`, `rg`, `less`, `cp` out of the vault) passes, and
+git commands are left to git and the worktree guard. A target the text cannot settle (an unset variable,
+`$(...)`, a `cd` into one) is not positively in the vault, so it passes: the guard stops visible writes, not
+a determined program (`python -c`, a script, a path built at run time).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .pretool import ALLOW, Verdict
+from .shell import ShellWalker, absolute, inside, positionals
+
+# a cheap look at the text first: a command with none of these cannot write visibly
+_MIGHT_WRITE = re.compile(
+    r">|\b(?:tee|cp|mv|rm|rmdir|unlink|shred|ln|install|rsync|touch|mkdir|truncate|dd|sed|perl|curl|wget|find)\b"
+)
+_CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
+_DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
+_COPIES = frozenset({"cp", "install", "ln", "rsync"})
+# options whose value is the next word, per command (so the value is not read as an operand)
+_VALUE_OPTS: Mapping[str, tuple[str, ...]] = {
+    "cp": ("-t", "--target-directory", "-S", "--suffix"),
+    "mv": ("-t", "--target-directory", "-S", "--suffix"),
+    "ln": ("-t", "--target-directory", "-S", "--suffix"),
+    "install": ("-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"),
+    "rsync": ("-e", "--rsh", "-f", "--filter", "--exclude", "--include", "-T", "--temp-dir", "--partial-dir"),
+    "touch": ("-d", "--date", "-t", "-r", "--reference"),
+    "mkdir": ("-m", "--mode"),
+    "truncate": ("-s", "--size", "-r", "--reference"),
+}
+
+
+def might_write(command: str) -> bool:
+    """False when the command text has no redirection and names no command this guard reads."""
+    return bool(_MIGHT_WRITE.search(command))
+
+
+def option_values(args: Sequence[str], short: str, longs: Sequence[str]) -> list[str]:
+    """Every value given to an option spelled `-X V`, `-XV`, inside a bundle (`-abX V`, `-abXV`), `--long V`
+    or `--long=V` (`short` is the letter, or "" for none)."""
+    values: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, nxt = args[i], args[i + 1] if i + 1 < len(args) else None
+        i += 1
+        if arg == "--":
+            break
+        if arg in longs and nxt is not None:
+            values.append(nxt)
+            i += 1
+        elif arg.startswith("--") and arg.split("=", 1)[0] in longs and "=" in arg:
+            values.append(arg.split("=", 1)[1])
+        elif short and arg.startswith("-") and not arg.startswith("--") and short in arg[1:]:
+            rest = arg[arg.index(short, 1) + 1 :]
+            if rest:
+                values.append(rest)
+            elif nxt is not None:
+                values.append(nxt)
+                i += 1
+    return values
+
+
+def short_flag(args: Sequence[str], flag: str, value_letters: str, longs: Sequence[str] = ()) -> bool:
+    """Whether the short option `flag` is given, alone or in a bundle before any letter that takes the rest of
+    the bundle as its value (`-ni`, `-Ei.bak`, `-pi`, `-sSLO`; not the `O` of `-XPOST`), or a long option
+    starting with one of `longs` (`--in-place=.bak`)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if longs and arg.startswith(tuple(longs)):
+            return True
+        if arg.startswith("-") and not arg.startswith("--"):
+            for ch in arg[1:]:
+                if ch == flag:
+                    return True
+                if ch in value_letters:
+                    break
+    return False
+
+
+def _script_files(args: list[str], script_opts: tuple[str, ...], value_letters: str) -> list[str]:
+    """The files a sed or perl command reads (and rewrites with -i): its operands, less the script when the
+    script is not given with -e/-E/-f."""
+    operands = positionals(args, script_opts, bundled_value=value_letters)
+    scripted = any(
+        a in script_opts
+        or a.startswith(("--expression", "--file"))
+        or (a.startswith("-") and not a.startswith("--") and any(c in value_letters for c in a[1:]))
+        for a in args
+    )
+    return operands if scripted else operands[1:]
+
+
+class _WriteWalker(ShellWalker):
+    def walk(self, command: str, cwd: Path | None, depth: int) -> Verdict:
+        return super().walk(command, cwd, depth) if might_write(command) else ALLOW
+
+    def redirected(self, redirects: list[tuple[str, str]], cwd: Path | None) -> Verdict:
+        for op, target in redirects:
+            if ">" not in op:
+                continue  # input: <, <<, <<<, <&
+            if op.endswith(">&") and (target.isdigit() or target == "-"):
+                continue  # 2>&1, >&2, >&-: a descriptor, not a file
+            verdict = self.judge([target], cwd, f"the redirection `{op} {target}`", "write")
+            if verdict.deny:
+                return verdict
+        return ALLOW
+
+    def command(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
+        args = words[1:]
+        shown = f"`{name}`"
+        if name == "tee":
+            return self.judge(positionals(args, ()), cwd, shown, "write")
+        if name in _DELETES:
+            return self.judge(positionals(args, ()), cwd, shown, "delete")
+        if name == "mv":
+            dests = option_values(args, "t", ("--target-directory",))
+            return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, shown, "move")
+        if name in _COPIES:
+            return self.judge(self.copy_destinations(name, args), cwd, shown, "write")
+        if name in ("touch", "mkdir", "truncate"):
+            return self.judge(positionals(args, _VALUE_OPTS[name]), cwd, shown, "write")
+        if name == "dd":
+            return self.judge([a[3:] for a in args if a.startswith("of=")], cwd, shown, "write")
+        if name == "sed" and short_flag(args, "i", "efl", ("--in-place",)):
+            files = _script_files(args, ("-e", "-f", "-l", "--expression", "--file", "--line-length"), "efl")
+            return self.judge(files, cwd, "`sed -i`", "rewrite")
+        if name == "perl" and short_flag(args, "i", "eEIMlx0"):
+            return self.judge(_script_files(args, ("-e", "-E"), "eE"), cwd, "`perl -i`", "rewrite")
+        if name in ("curl", "wget"):
+            return self.judge(self.download_targets(name, args), cwd, shown, "write")
+        if name == "find":
+            return self.judge(self.find_deletes(args), cwd, "`find -delete`", "delete")
+        return ALLOW
+
+    @staticmethod
+    def copy_destinations(name: str, args: list[str]) -> list[str]:
+        if name == "install" and any(a in ("-d", "--directory") for a in args):
+            return positionals(args, _VALUE_OPTS[name])  # install -d creates every operand
+        dests = [] if name == "rsync" else option_values(args, "t", ("--target-directory",))
+        operands = positionals(args, _VALUE_OPTS[name])
+        if dests:
+            return dests
+        if len(operands) >= 2:
+            return operands[-1:]
+        if name == "ln" and operands:
+            return [os.path.basename(operands[0].rstrip("/")) or "."]  # `ln -s TARGET`: a link here
+        return []
+
+    @staticmethod
+    def download_targets(name: str, args: list[str]) -> list[str]:
+        if name == "curl":
+            files = [f for f in option_values(args, "o", ("--output",)) if f != "-"]
+            if short_flag(args, "O", _CURL_VALUE_LETTERS, ("--remote-name",)):  # named after the URL, here
+                files += option_values(args, "", ("--output-dir",)) or ["."]
+            return files
+        logs = option_values(args, "o", ("--output-file",)) + option_values(args, "a", ("--append-output",))
+        if "--spider" in args:
+            return logs
+        files = option_values(args, "O", ("--output-document",))
+        if files:
+            return logs + [f for f in files if f != "-"]
+        return logs + (option_values(args, "P", ("--directory-prefix",)) or ["."])
+
+    @staticmethod
+    def find_deletes(args: list[str]) -> list[str]:
+        starts: list[str] = []
+        for arg in args:
+            if arg.startswith(("-", "(", "!")):
+                break
+            starts.append(arg)
+        runs = {args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-exec", "-execdir", "-ok", "-okdir")}
+        if "-delete" in args or {os.path.basename(r) for r in runs} & (_DELETES | {"mv", "truncate"}):
+            return starts or ["."]
+        return []
+
+    def judge(self, words: list[str], cwd: Path | None, what: str, verb: str) -> Verdict:
+        for word in words:
+            where = self.lands_in_vault(word, cwd)
+            if where is not None:
+                return Verdict(True, _reason(what, verb, where, self.vault))
+        return ALLOW
+
+    def lands_in_vault(self, word: str, cwd: Path | None) -> Path | None:
+        """The path `word` names, when it is positively in the vault once followed, or by its own name (a
+        link in the vault); None otherwise, or when it cannot be known."""
+        text = absolute(word, cwd, self.env) if word else None
+        if text is None:
+            return None
+        real = Path(os.path.realpath(text))
+        base = os.path.basename(text.rstrip("/"))
+        named = Path(os.path.realpath(os.path.dirname(text.rstrip("/")) or "/")) / base if base else real
+        for path in (real, named):
+            if inside(path, self.vault):
+                return path
+        return None
+
+
+def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
+    instead = (
+        "to retire a note use `agentmd retire` (it archives, never deletes)"
+        if verb == "delete"
+        else "to save a memory use the `memory_capture` MCP tool (or `agentmd capture`); to change a note use "
+        "the Write or Edit tool, which this guard checks"
+    )
+    return (
+        f"agentmd file guard: {what} would {verb} {where}, inside the agentmd vault {vault}. A shell write "
+        "bypasses the door (who may write where) and the content prefilters (secrets, directives, executable "
+        f"blocks), so it is refused; {instead}. Reading the vault (cat, grep, rg) is fine."
+    )
+
+
+check_shell_writes = _WriteWalker.check  # check_shell_writes(command, *, cwd, vault, env=None) -> Verdict
