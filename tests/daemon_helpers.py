@@ -125,6 +125,13 @@ def http_get(
         return exc.code, json.loads(exc.read() or b"{}")
 
 
+def vault_settings(vault: Path, notes: dict[str, str]) -> Settings:
+    """The settings of a new git vault at `vault` holding `notes`, in this environment's XDG folders."""
+    from agentmd.engine.settings import resolve
+
+    return resolve(vault=str(make_repo(vault, notes)))
+
+
 @contextlib.contextmanager
 def running_daemon(settings: Settings, commit_debounce: float = 0.2) -> Iterator[Daemon]:
     """A real daemon on a free port, with no health or probe loop of its own, once its first pass is done."""

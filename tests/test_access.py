@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from daemon_helpers import auth, make_repo, wait_until
+from daemon_helpers import auth, make_repo, running_daemon, vault_settings
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -39,19 +39,13 @@ CAPTURE = {"title": "Poisoned note", "body": "Written by a page on another port.
 
 @pytest.fixture
 def settings(tmp_path: Path, env: dict[str, str]) -> Settings:
-    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/first.md": "first note about otters\n"})
-    return resolve(vault=str(vault))
+    return vault_settings(tmp_path / "vault", {"README.md": "# Vault\n", "notes/first.md": "first note about otters\n"})
 
 
 @pytest.fixture
 def daemon(settings: Settings) -> Iterator[Daemon]:
-    d = Daemon(settings, port=0, commit_debounce=0.1, probe_interval=0)
-    d.start()
-    try:
-        wait_until(lambda: not d.health()["index_stale"], 20, "first pass")
+    with running_daemon(settings, commit_debounce=0.1) as d:
         yield d
-    finally:
-        d.stop()
 
 
 @pytest.fixture

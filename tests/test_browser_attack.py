@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_helpers import make_repo, wait_until
+from daemon_helpers import running_daemon, vault_settings, wait_until
 
 from agentmd.engine.daemon.service import Daemon
-from agentmd.engine.settings import Settings, resolve
+from agentmd.engine.settings import Settings
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian's `chromium`; ./dev test installs it)")
@@ -86,19 +86,13 @@ main();
 
 @pytest.fixture
 def settings(tmp_path: Path, env: dict[str, str]) -> Settings:
-    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/otters.md": "# Otters\n\nOtters.\n"})
-    return resolve(vault=str(vault))
+    return vault_settings(tmp_path / "vault", {"README.md": "# Vault\n", "notes/otters.md": "# Otters\n\nOtters.\n"})
 
 
 @pytest.fixture
 def daemon(settings: Settings) -> Iterator[Daemon]:
-    d = Daemon(settings, port=0, commit_debounce=0.1, probe_interval=0)
-    d.start()
-    try:
-        wait_until(lambda: not d.health()["index_stale"], 20, "first pass")
+    with running_daemon(settings, commit_debounce=0.1) as d:
         yield d
-    finally:
-        d.stop()
 
 
 class AttackSite:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_helpers import make_repo, origins, wait_until
+from daemon_helpers import make_repo, origins, running_daemon, wait_until
 
 from agentmd.cli import main
 from agentmd.engine import lease
@@ -43,13 +43,8 @@ def vault(tmp_path: Path, env: dict[str, str]) -> Path:
 
 @pytest.fixture
 def first(vault: Path) -> Iterator[Daemon]:
-    d = Daemon(resolve(vault=str(vault)), port=0, commit_debounce=0.1, probe_interval=0)
-    d.start()
-    try:
-        wait_until(lambda: not d.health()["index_stale"], 20, "first pass")
+    with running_daemon(resolve(vault=str(vault)), commit_debounce=0.1) as d:
         yield d
-    finally:
-        d.stop()
 
 
 def other(vault: Path, tmp_path: Path) -> tuple[Settings, dict[str, str]]:
