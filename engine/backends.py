@@ -91,7 +91,10 @@ class LocalBackend:
         self.actor = actor
         self.contracts = ContractCache(settings.vault, settings.contract_path)
         self.store = Store(settings.cache_dir)
-        self.committer = Committer(settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths)
+        # the daemon's origin journal and intent record: captures it had not committed keep their origins
+        self.committer = Committer(
+            settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths, state_dir=settings.state_dir
+        )
         self.committer.prepare()
         self.capturer = Capturer(
             settings.vault,

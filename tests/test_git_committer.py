@@ -7,6 +7,7 @@ Every test builds a real repository in tmp_path and plays the user with the real
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -430,9 +431,9 @@ def test_origins_registered_together_are_all_durable(tmp_path: Path) -> None:
     assert book.problem is None
     again = OriginBook(journal)  # what a daemon started after a crash reads back
     assert again.current() == {p: "capture" for p in paths}
-    assert again.loaded() == set(paths)
     lines = journal.read_text().splitlines()
     assert len(lines) == len(paths) and all(json.loads(line)["origin"] == "capture" for line in lines)
+    assert {json.loads(line)["pid"] for line in lines} == {os.getpid()}  # each line names its writer
 
 
 def test_an_origin_journal_that_cannot_be_written_is_reported_to_every_writer(tmp_path: Path) -> None:
@@ -488,3 +489,54 @@ def test_a_vault_swapped_during_a_cycle_is_not_committed_into(tmp_path: Path) ->
     moved = tmp_path / "unmounted"
     assert git(moved, "rev-parse", "HEAD").stdout == head
     assert not (moved / ".git" / "index.lock").exists() and not list((moved / ".git").glob("*.lock"))
+
+
+def _dead_pid() -> int:
+    child = subprocess.run(["python3", "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(child.stdout)
+
+
+def test_a_pending_origin_never_expires_by_the_clock(tmp_path: Path) -> None:
+    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
+
+    now = [1_000.0]
+    book = OriginBook(tmp_path / JOURNAL_NAME, wall=lambda: now[0])
+    book.note("memory/held.md", "capture")
+    now[0] += 7 * 24 * 3600  # a week: a commit editor left open, a merge left unresolved, a suspend
+    assert book.current(pending={"memory/held.md"}) == {"memory/held.md": "capture"}
+    assert book.current(pending=set()) == {"memory/held.md": "capture"}  # its writer runs: not spent
+
+
+def test_every_writer_shares_one_journal(tmp_path: Path) -> None:
+    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
+
+    journal = tmp_path / JOURNAL_NAME
+    daemon, cli = OriginBook(journal), OriginBook(journal)  # two processes' views of one state folder
+    daemon.note("memory/a.md", "capture")
+    cli.note("inbox/phone/b.md", "phone")
+    assert cli.current() == daemon.current() == {"memory/a.md": "capture", "inbox/phone/b.md": "phone"}
+    cli.consume(["memory/a.md"])  # the CLI's cycle committed the daemon's capture
+    assert daemon.current() == {"inbox/phone/b.md": "phone"}
+
+
+def test_a_registration_is_spent_only_when_its_writer_is_gone_and_nothing_is_pending(tmp_path: Path) -> None:
+    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
+
+    journal = tmp_path / JOURNAL_NAME
+    dead = _dead_pid()
+    lines = [
+        {"path": "memory/written.md", "origin": "capture", "at": 1.0, "pid": dead},  # written, not committed
+        {"path": "memory/never.md", "origin": "capture", "at": 1.0, "pid": dead},  # its writer died first
+        {"path": "memory/about-to.md", "origin": "capture", "at": 1.0, "pid": os.getpid()},  # a live writer
+        {"path": "memory/old.md", "origin": "capture", "at": 1.0},  # a line without a pid: its writer is gone
+    ]
+    journal.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    book = OriginBook(journal)
+    assert book.current(pending={"memory/written.md"}) == {
+        "memory/written.md": "capture",
+        "memory/about-to.md": "capture",
+    }
+    assert {json.loads(x)["path"] for x in journal.read_text().splitlines()} == {
+        "memory/written.md",
+        "memory/about-to.md",
+    }

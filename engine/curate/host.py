@@ -29,7 +29,9 @@ PLAN_FOLDER = "curate"
 
 
 def local_writer(settings: Settings, contracts: ContractCache, store: Store) -> Writer:
-    committer = Committer(settings.vault, phone_paths=lambda: contracts.get().contract.phone_paths)
+    committer = Committer(
+        settings.vault, phone_paths=lambda: contracts.get().contract.phone_paths, state_dir=settings.state_dir
+    )
     committer.prepare()
 
     def commit() -> tuple[list[str], str | None]:

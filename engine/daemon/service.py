@@ -186,6 +186,7 @@ class Daemon(Upkeep):
         return info
 
     def start(self) -> None:
+        self.access.ensure()  # before daemon.json names the port: a client that finds the port finds the token
         self.lock.acquire(self._instance_info())
         try:
             self._setup_log_file()
@@ -196,7 +197,6 @@ class Daemon(Upkeep):
                 search=self._search_json, capture=self._capture_json, probe=self._probe_json, curate=self._curate_json
             )
             routes += self.jobs.routes()
-            self.access.ensure()
             app = build_app(
                 self.health,
                 self.status,

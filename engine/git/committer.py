@@ -150,7 +150,6 @@ class Committer:
         self._git = GitCli(self.vault)
         self.origins = OriginBook(state_dir / JOURNAL_NAME if state_dir is not None else None)
         self._intent = state_dir / INTENT_NAME if state_dir is not None else None
-        self._loaded_origins_checked = False
         self._cycle_mutex = threading.Lock()
         self._reported: set[str] = set()
         self._last_repack: float | None = None
@@ -540,10 +539,8 @@ class Committer:
         self._reported = persistent
         by_origin: dict[str, list[str]] = {}
         prefixes = self._phone_prefixes(warnings)
-        if not self._loaded_origins_checked:  # journal entries whose path has nothing pending are spent
-            self.origins.forget_loaded(self.origins.loaded() - {e.path for e in entries})
-            self._loaded_origins_checked = True
-        registered = self.origins.current()
+        # registrations whose writer is gone and whose path has nothing pending are spent
+        registered = self.origins.current(pending={e.path for e in entries})
         for path in dict.fromkeys(chosen):
             origin = registered.get(path)
             if origin is None:

@@ -1,30 +1,35 @@
-"""The origins of the daemon's pending writes, kept until they are committed, and kept across a crash.
+"""The origins of pending writes, kept until they are committed, and kept across a crash and across processes.
 
-The daemon registers the origin of each write it is about to make (`capture`, `phone`, `self-probe`)
-before writing; the commit that takes the path carries that origin. With a state folder every
-registration is also appended to `pending-origins.jsonl` there and fsynced before `note` returns, so it is
-durable before the write it describes exists: after a `kill -9` the next daemon reads the journal and the
-pending notes are still committed under their own origin instead of `local-edit`. Committed
-registrations are dropped and the journal rewritten (atomically) without them.
+Every writer registers the origin of each write it is about to make (`capture`, `phone`, `self-probe`, ...)
+before writing; the commit that takes the path carries that origin. With a state folder every registration
+is appended to `pending-origins.jsonl` there and fsynced before `note` returns, so it is durable before the
+write it describes exists. The journal is the one provenance record of the vault: the daemon, a CLI capture
+made while no daemon runs, and the curation commands all read and append it, under an exclusive lock on
+`pending-origins.lock`. A committer reads the journal at each cycle, so it commits another process's
+pending writes (a daemon killed before its commit, a CLI capture) under their own origins, never as
+`local-edit`; committed registrations are dropped and the journal rewritten (atomically, under the lock).
+
+A registration ends when its path is committed, or when the process that made it is gone and its path has
+nothing to commit (the write never happened, or its commit went through and only the journal's rewrite was
+lost). Never by age or by the wall clock: a capture held uncommitted for hours (a commit editor left open,
+an unresolved merge, a clock stepped after a suspend) keeps its origin. Each line names its writer's pid;
+the state folder is this machine's, so a pid is enough to tell whether the writer still runs.
 
 Registrations that arrive together share one append and one fsync: a writer whose line is not yet on disk
 either flushes every line queued so far (the leader) or waits for the leader that took its line. Each
 `note` still returns only once its own line is durable, so many captures at once do not queue behind one
 fsync each.
-
-A registration expires `REGISTRATION_TTL_SECONDS` after it was made (its file never showed up); one read
-back from the journal whose path turns out to have nothing to commit is dropped at start-up (the write
-never happened, or its commit went through and only the journal's rewrite was lost).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,15 +39,28 @@ ORIGINS = (
     "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
     "local-edit",
 )
-REGISTRATION_TTL_SECONDS = 3600.0
 JOURNAL_NAME = "pending-origins.jsonl"
+LOCK_NAME = "pending-origins.lock"
 
 
 @dataclass
 class _Registration:
     origin: str
-    at: float  # wall-clock seconds
-    loaded: bool = False  # read back from the journal of an earlier run
+    at: float  # wall-clock seconds, for a person reading the journal; it decides nothing
+    pid: int | None  # the process that made it; None in a line of an older version (its writer is gone)
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether a process with this pid runs on this machine."""
+    if not pid or pid < 1:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True
 
 
 def normalise(path: str) -> str:
@@ -53,36 +71,120 @@ def normalise(path: str) -> str:
 
 
 class OriginBook:
-    """Pending origins by vault-relative path; `journal` (a file path) makes them survive a crash."""
+    """Pending origins by vault-relative path; `journal` (a file path) makes them survive a crash and shared
+    by every process that commits into the vault. Without a journal they live in this object alone."""
 
-    def __init__(self, journal: Path | None, *, wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        journal: Path | None,
+        *,
+        wall: Callable[[], float] = time.time,
+        alive: Callable[[int | None], bool] = process_alive,
+    ) -> None:
         self.journal = journal
         self.wall = wall
+        self.alive = alive
+        self.pid = os.getpid()
         self._mutex = threading.Lock()
-        self._items: dict[str, _Registration] = {}
+        self._items: dict[str, _Registration] = {}  # without a journal: every registration; with one: the
+        # registrations whose append failed (kept in memory, and `problem` says so)
         self._flush = threading.Lock()  # held by the one writer appending queued lines to the journal
         self._queued: list[bytes] = []  # journal lines not yet appended, in registration order
         self._queued_upto = 0  # the sequence number of the last line queued
         self._durable_upto = 0  # ... and of the last line known to be on disk
         self._failed: list[tuple[int, int, OSError]] = []  # recent failed flushes: (first, last line, error)
-        self.problem: str | None = None  # the last journal write that failed, for the committer's warnings
-        if journal is not None:
-            self._load(journal)
+        self.problem: str | None = None  # the last journal read or write that failed, for the committer
 
-    def _load(self, journal: Path) -> None:
+    # -- the journal ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The journal's cross-process lock (a flock on `pending-origins.lock` beside it). A lock file that
+        cannot be opened (a broken state folder) is no reason to stop a write: the journal's own write then
+        fails and says so."""
+        assert self.journal is not None
+        fd = None
         try:
-            lines = journal.read_bytes().splitlines()
+            self.journal.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.journal.with_name(LOCK_NAME), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+        try:
+            yield
+        finally:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+    def _read(self) -> dict[str, _Registration]:
+        """The journal's registrations, the last line for a path winning; a torn last line (a crash in
+        mid-append) is skipped. Call under `_locked`."""
+        assert self.journal is not None
+        try:
+            lines = self.journal.read_bytes().splitlines()
         except FileNotFoundError:
-            return
+            return {}
         except OSError as exc:
-            self.problem = f"cannot read {journal} ({exc.strerror or exc}); pending origins are lost"
-            return
-        for line in lines:  # a torn last line (a crash mid-append) is skipped
+            self.problem = f"cannot read {self.journal} ({exc.strerror or exc}); pending origins are unknown"
+            return {}
+        found: dict[str, _Registration] = {}
+        for line in lines:
             with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
                 item = json.loads(line)
                 path, origin, at = normalise(str(item["path"])), str(item["origin"]), float(item["at"])
+                pid = item.get("pid")
                 if origin in ORIGINS and path:
-                    self._items[path] = _Registration(origin, at, loaded=True)
+                    found[path] = _Registration(origin, at, pid if isinstance(pid, int) else None)
+        return found
+
+    def _all(self) -> dict[str, _Registration]:
+        """Every pending registration: the journal's, and those of this object its appends could not keep.
+        Call under `_mutex` (and `_locked` when there is a journal)."""
+        if self.journal is None:
+            return dict(self._items)
+        return {**self._read(), **self._items}
+
+    def _rewrite(self, items: dict[str, _Registration]) -> None:
+        """Replace the journal with `items`. Call under `_locked`."""
+        if self.journal is None:
+            return
+        lines = [
+            json.dumps({"path": p, "origin": r.origin, "at": r.at, "pid": r.pid}, sort_keys=True) + "\n"
+            for p, r in sorted(items.items())
+        ]
+        try:
+            if lines:
+                atomic_write(self.journal, "".join(lines), mode=0o600)
+            elif self.journal.exists():
+                # Emptied in place, so the next append needs no new directory entry, and without an fsync:
+                # should the old lines come back after a power loss, their paths are clean and dropped.
+                os.truncate(self.journal, 0)
+            self.problem = None
+        except OSError as exc:  # the old journal stays: at worst a committed path is looked at again
+            self.problem = f"could not rewrite {self.journal} ({exc.strerror or exc})"
+
+    def _append(self, data: bytes) -> None:
+        assert self.journal is not None
+        if not data:
+            return
+        with self._locked():
+            self.journal.parent.mkdir(parents=True, exist_ok=True)
+            created = not self.journal.exists()
+            fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if created:
+                fsync_dir_quietly(self.journal.parent)
+
+    # -- registrations --------------------------------------------------------------------------
 
     def note(self, path: str, origin: str) -> None:
         """Register `origin` for `path`, durable on return when there is a journal. Raises ValueError for an
@@ -93,14 +195,18 @@ class OriginBook:
         rel = normalise(path)
         with self._mutex:
             at = self.wall()
-            self._items[rel] = _Registration(origin, at)
             if self.journal is None:
+                self._items[rel] = _Registration(origin, at, self.pid)
                 return
-            self._queued.append((json.dumps({"at": at, "origin": origin, "path": rel}, sort_keys=True) + "\n").encode())
+            self._items.pop(rel, None)
+            line = {"at": at, "origin": origin, "path": rel, "pid": self.pid}
+            self._queued.append((json.dumps(line, sort_keys=True) + "\n").encode())
             self._queued_upto += 1
             mine = self._queued_upto
         error = self._durable(mine)
         if error is not None:
+            with self._mutex:
+                self._items[rel] = _Registration(origin, at, self.pid)
             self.problem = (
                 f"could not record the origin of {rel} in {self.journal} ({error.strerror or error}); it is kept "
                 "in memory only and a crash before its commit would commit it as local-edit"
@@ -121,66 +227,33 @@ class OriginBook:
                 self._durable_upto = upto
             return next((exc for first, last, exc in self._failed if first <= mine <= last), None)
 
-    def _append(self, data: bytes) -> None:
-        assert self.journal is not None
-        if not data:
-            return
-        self.journal.parent.mkdir(parents=True, exist_ok=True)
-        created = not self.journal.exists()
-        fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            fsync_dir_quietly(self.journal.parent)
-
-    def current(self) -> dict[str, str]:
-        """Origins of the registrations that have not expired."""
-        with self._mutex:
-            now = self.wall()
-            expired = [k for k, r in self._items.items() if now - r.at > REGISTRATION_TTL_SECONDS]
-            for key in expired:
-                del self._items[key]
-            if expired:
-                self._rewrite()
-            return {p: r.origin for p, r in self._items.items()}
-
-    def loaded(self) -> set[str]:
-        with self._mutex:
-            return {p for p, r in self._items.items() if r.loaded}
+    def current(self, pending: Iterable[str] | None = None) -> dict[str, str]:
+        """The origins of the pending registrations, by path. With `pending` (the paths that have something
+        to commit), the registrations that are spent (their writer gone, their path with nothing to commit)
+        are dropped first."""
+        with self._mutex, self._locked() if self.journal is not None else contextlib.nullcontext():
+            items = self._all()
+            if pending is not None:
+                waiting = set(pending)
+                spent = [p for p, r in items.items() if p not in waiting and not self.alive(r.pid)]
+                if spent:
+                    for p in spent:
+                        del items[p]
+                        self._items.pop(p, None)
+                    self._rewrite({p: r for p, r in items.items() if p not in self._items})
+            return {p: r.origin for p, r in items.items()}
 
     def consume(self, paths: Iterable[str]) -> None:
-        """The paths were committed: forget their registrations."""
+        """The paths were committed: their registrations end."""
+        done = set(paths)
         with self._mutex:
-            removed = [p for p in paths if self._items.pop(p, None) is not None]
-            if removed:
-                self._rewrite()
-
-    def forget_loaded(self, paths: Iterable[str]) -> None:
-        """Drop registrations read back from the journal for `paths` (nothing of theirs is pending)."""
-        with self._mutex:
-            removed = [p for p in paths if p in self._items and self._items[p].loaded and self._items.pop(p)]
-            if removed:
-                self._rewrite()
-
-    def _rewrite(self) -> None:
-        if self.journal is None:
-            return
-        lines = [
-            json.dumps({"path": p, "origin": r.origin, "at": r.at}, sort_keys=True) + "\n"
-            for p, r in sorted(self._items.items())
-        ]
-        try:
-            if lines:
-                atomic_write(self.journal, "".join(lines), mode=0o600)
-            elif self.journal.exists():
-                # Emptied in place, so the next append needs no new directory entry, and without an fsync:
-                # should the old lines come back after a power loss, their paths are clean and dropped.
-                os.truncate(self.journal, 0)
-            self.problem = None
-        except OSError as exc:  # the old journal stays: at worst a committed path is looked at again
-            self.problem = f"could not rewrite {self.journal} ({exc.strerror or exc})"
+            if self.journal is None:
+                for p in done:
+                    self._items.pop(p, None)
+                return
+            with self._locked():
+                items = self._read()
+                for p in done:
+                    self._items.pop(p, None)
+                if done & set(items):
+                    self._rewrite({p: r for p, r in items.items() if p not in done})

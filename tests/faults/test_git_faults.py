@@ -8,6 +8,7 @@ raising ENOSPC. Clocks are injected where the code reads time; nothing here slee
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from git_helpers import (
 )
 
 from agentmd.cli import main
-from agentmd.engine.client import DaemonClient, access_token
+from agentmd.engine.client import DaemonClient, access_token, locate
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.git.committer import Committer
@@ -169,9 +170,12 @@ def test_pending_origins_survive_kill_9(tmp_path: Path) -> None:
     assert (state / "pending-origins.jsonl").read_bytes() == b""  # every registration was spent
 
 
+@pytest.mark.parametrize("then", ["restart", "cli-capture"])
 def test_captures_acknowledged_by_a_daemon_killed_before_its_commit_keep_their_origin(
-    tmp_path: Path, env: dict[str, str]
+    tmp_path: Path, env: dict[str, str], then: str
 ) -> None:
+    """After the kill, either a new daemon commits, or a CLI capture made while none runs commits everything
+    pending itself: either way every capture keeps `origin: capture`, none becomes a local edit."""
     vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
     settings = resolve(vault=str(vault))
 
@@ -217,12 +221,21 @@ def test_captures_acknowledged_by_a_daemon_killed_before_its_commit_keep_their_o
     assert all(p.startswith("memory/") for p in paths) and len(set(paths)) == 5
     assert head(vault) == git(vault, "rev-list", "--max-parents=0", "HEAD").stdout.strip()  # nothing committed
 
-    proc, port = serve()
-    try:
-        wait_until(lambda: status(vault) == [], 30, "the commit after the restart")
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    if then == "restart":
+        proc, port = serve()
+        try:
+            wait_until(lambda: status(vault) == [], 30, "the commit after the restart")
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    else:
+        wait_until(lambda: locate(settings.state_dir, vault) is None, 30, "the killed daemon's child to go too")
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["capture", "--vault", str(vault), "--title", "Decision 9: pin the linter", "--body", "We pin it."]
+        assert main([*argv, "--json"], out=out, err=err) == 0, err.getvalue()
+        assert status(vault) == []  # the CLI's own cycle committed it all
+        paths.append(json.loads(out.getvalue())["path"])
+        assert "local-edit" not in git(vault, "log", "--format=%(trailers:key=origin,valueonly)").stdout
     commit_of = {
         p: git(vault, "log", "-1", "--format=%(trailers:key=origin,valueonly)", "--", p).stdout.strip() for p in paths
     }
