@@ -125,6 +125,17 @@ def flood(base: str, names: list[str]) -> list[httpx.Response]:
         return [http.post("/mcp", json=initialize(name), headers=MCP_HEADERS) for name in names]
 
 
+def settled(cap: SessionCap, *streaming: str) -> None:
+    """Wait until the server has finished every request (a request's last use is dated when it finishes, which
+    may come just after the client has its answer), so moving the clock then dates no request after it. The
+    sessions of the `streaming` clients keep a request open (the SDK client's stream) and are not waited for."""
+
+    def done() -> bool:
+        return not any(s.in_flight for s in list(cap.sessions.values()) if s.client[0] not in streaming)
+
+    wait_until(done, 10, "requests finished")
+
+
 def held_by(cap: SessionCap, name: str) -> int:
     return sum(n for label, n in cap.client_sessions().items() if label.startswith(f"{name} ("))
 
@@ -175,6 +186,7 @@ def test_an_agents_sessions_survive_150_clients_of_different_names_filling_the_t
 
         def crowd() -> list[list[httpx.Response]]:
             first = flood(base, [f"first-{i}" for i in range(150)])
+            settled(cap, "agent")
             clock.advance(FLOOR + 1)  # the crowd's sessions are now idle beyond the floor...
             assert ping(http, quiet) == 200  # ...but the quiet agent has just made a call
             return [first, flood(base, [f"second-{i}" for i in range(150)]), cap.client_sessions()]
@@ -201,6 +213,7 @@ def test_a_client_opening_150_sessions_under_one_name_keeps_its_cap_and_ends_onl
     clock = Clock()
     with serve(clock, max_sessions=8, max_per_client=3) as (base, cap), raw_client(base) as http:
         others = [open_session(http, "other-1") for _ in range(3)] + [open_session(http, "other-2") for _ in range(2)]
+        settled(cap)
         clock.advance(FLOOR + 1)  # the others are idle beyond the floor: the total cap could end them
         opened = flood(base, ["greedy"] * 150)
         assert all(r.status_code == 200 for r in opened), {r.status_code for r in opened}
@@ -253,6 +266,7 @@ def test_at_the_total_cap_with_every_session_recent_a_new_one_is_503_until_the_f
             for _ in range(count):
                 clock.advance(1)
                 sessions[name].append(open_session(http, name))
+                settled(cap)
         refused = http.post("/mcp", json=initialize("d"), headers=MCP_HEADERS)
         assert refused.status_code == 503, refused.text
         body = refused.json()
@@ -266,6 +280,7 @@ def test_at_the_total_cap_with_every_session_recent_a_new_one_is_503_until_the_f
         for sid in sessions["c"] + sessions["a"] + sessions["b"]:
             clock.advance(1)
             assert ping(http, sid) == 200
+            settled(cap)
         clock.advance(FLOOR)
         opened = http.post("/mcp", json=initialize("d"), headers=MCP_HEADERS)
         assert opened.status_code == 200, opened.text
@@ -354,3 +369,30 @@ def test_an_opening_body_too_big_to_read_is_an_unknown_client_with_its_own_cap()
         assert [r.status_code for r in opened] == [200] * 5  # the SDK got the whole body, as sent
         assert cap.client_sessions() == {"unknown client (flood/1)": 3, "named (flood/1)": 1}
         assert ping(http, named) == 200
+
+
+def test_concurrent_openings_from_one_client_never_exceed_the_caps_nor_touch_another_client() -> None:
+    clock = Clock()
+    with serve(clock, max_sessions=8, max_per_client=3) as (base, cap), raw_client(base) as http:
+        others = [open_session(http, "other") for _ in range(3)]
+        settled(cap)
+        clock.advance(FLOOR + 1)  # idle beyond the floor: only the per-client rule keeps them
+
+        async def rush() -> list[httpx.Response]:
+            async with httpx.AsyncClient(trust_env=False, base_url=base, timeout=60,
+                                         headers={"User-Agent": "flood/1"}) as client:
+                results: list[httpx.Response] = []
+
+                async def one() -> None:
+                    results.append(await client.post("/mcp", json=initialize("rush"), headers=MCP_HEADERS))
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(60):
+                        group.start_soon(one)
+                return results
+
+        answers = anyio.run(rush)
+        assert {r.status_code for r in answers} <= {200, 503}
+        assert any(r.status_code == 200 for r in answers)
+        assert held_by(cap, "rush") <= 3 and cap.open_sessions() <= 8 and not cap.opening
+        assert [ping(http, sid) for sid in others] == [200] * 3

@@ -434,7 +434,7 @@ def mount_mcp(
         app=server,
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         session_idle_timeout=SESSION_IDLE_SECONDS,
-        max_sessions=max_sessions + 16,  # a backstop; SessionCap ends idle sessions before this is reached
+        max_sessions=max_sessions + 16,  # a backstop; SessionCap ends or refuses sessions before this
     )
     endpoint = SessionCap(StreamableHTTPASGIApp(manager), max_sessions, max_per_client, clock=clock)
 
