@@ -140,20 +140,23 @@ def held_by(cap: SessionCap, name: str) -> int:
     return sum(n for label, n in cap.client_sessions().items() if label.startswith(f"{name} ("))
 
 
-def agent_calls_around(base: str, during: Any) -> tuple[Any, Any, Any]:
-    """The agent (SDK client) calls memory_search, `during()` runs in a thread, then the agent calls again."""
+def agent_calls_around(base: str, *steps: Any) -> tuple[list[Any], list[Any]]:
+    """The agent (SDK client) calls memory_search, then each step runs in a thread and the agent calls again
+    after it; the calls' results and the steps'."""
 
-    async def go() -> tuple[Any, Any, Any]:
+    async def go() -> tuple[list[Any], list[Any]]:
         agent = Implementation(name="agent", version="1")
         async with (
             streamable_http_client(f"{base}/mcp") as (read, write),
             ClientSession(read, write, client_info=agent) as session,
         ):
             await session.initialize()
-            before = await session.call_tool("memory_search", {"query": "otters"})
-            meanwhile = await anyio.to_thread.run_sync(during)
-            after = await session.call_tool("memory_search", {"query": "otters"})
-            return before, meanwhile, after
+            calls = [await session.call_tool("memory_search", {"query": "otters"})]
+            done = []
+            for step in steps:
+                done.append(await anyio.to_thread.run_sync(step))
+                calls.append(await session.call_tool("memory_search", {"query": "otters"}))
+            return calls, done
 
     return anyio.run(go)
 
@@ -169,11 +172,11 @@ def answered(result: Any) -> None:
 def test_an_agents_session_survives_another_client_opening_150_sessions_at_the_real_caps() -> None:
     with serve() as (base, cap):
         assert (cap.cap, cap.per_client, cap.recent) == (100, 25, 300)
-        before, (flooded, held), after = agent_calls_around(
+        calls, [(flooded, held)] = agent_calls_around(
             base, lambda: (flood(base, ["flooder"] * 150), cap.client_sessions())
         )
-        answered(before)
-        answered(after)
+        for call in calls:
+            answered(call)
         assert all(r.status_code == 200 for r in flooded)  # the flooder ends its own sessions, none refused
         assert held["flooder (flood/1)"] == mcp_server.MAX_SESSIONS_PER_CLIENT
         assert [n for label, n in held.items() if label.startswith("agent (")] == [1], held
@@ -184,16 +187,19 @@ def test_an_agents_sessions_survive_150_clients_of_different_names_filling_the_t
     with serve(clock, max_sessions=8, max_per_client=3) as (base, cap), raw_client(base) as http:
         quiet = open_session(http, "quiet-agent")  # no stream open: only its recent use keeps it
 
-        def crowd() -> list[list[httpx.Response]]:
+        def first_crowd() -> list[httpx.Response]:
             first = flood(base, [f"first-{i}" for i in range(150)])
             settled(cap, "agent")
             clock.advance(FLOOR + 1)  # the crowd's sessions are now idle beyond the floor...
-            assert ping(http, quiet) == 200  # ...but the quiet agent has just made a call
-            return [first, flood(base, [f"second-{i}" for i in range(150)]), cap.client_sessions()]
+            assert ping(http, quiet) == 200  # ...but both agents make a call (the SDK one right after this)
+            return first
 
-        before, (first, second, held), after = agent_calls_around(base, crowd)
-        answered(before)
-        answered(after)
+        def second_crowd() -> tuple[list[httpx.Response], dict[str, int]]:
+            return flood(base, [f"second-{i}" for i in range(150)]), cap.client_sessions()
+
+        calls, [first, (second, held)] = agent_calls_around(base, first_crowd, second_crowd)
+        for call in calls:
+            answered(call)
         assert ping(http, quiet) == 200
         # 8 in all: the agent, the quiet agent and 6 of the crowd; everyone else refused, nobody's session taken
         assert [r.status_code for r in first] == [200] * 6 + [503] * 144
