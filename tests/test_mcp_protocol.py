@@ -283,13 +283,13 @@ def test_hostile_json_on_mcp_is_a_json_rpc_error_not_a_500(http: httpx.Client, a
 # ---------------------------------------------------------------------------------------------- sessions
 
 
-def test_open_sessions_are_capped_and_the_longest_idle_is_ended_first(http: httpx.Client) -> None:
+def test_a_clients_open_sessions_are_capped_and_its_longest_idle_is_ended_first(http: httpx.Client) -> None:
     first = open_session(http)
     second = open_session(http)
     assert http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=first).status_code == 200
-    for _ in range(mcp_server.MAX_SESSIONS - 1):
+    for _ in range(mcp_server.MAX_SESSIONS_PER_CLIENT - 1):
         assert http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code == 200
-    # one more than the cap: the session idle longest (the second; the first was used since) was ended
+    # one more than this client's cap: its session idle longest (the second; the first was used since) was ended
     gone = http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=second)
     assert gone.status_code == 404, gone.text
     kept = http.post("/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "ping"}, headers=first)
