@@ -2,10 +2,13 @@
 
 Each cycle starts `agentmd serve` on a scratch vault, runs capture threads (POST /v1/capture) and an
 editor thread (the user's own notes, created and rewritten) for a random time, then kills the daemon with
-SIGKILL. After the last cycle a daemon runs until git is clean and stops with SIGTERM. Then:
+SIGKILL; while it is down, `agentmd capture` runs from the command line (`--cli-captures` a cycle), which
+writes and commits in its own process. After the last cycle a daemon runs until git is clean and stops with
+SIGTERM. Then:
 
 - lost: acknowledged captures (answered 200) missing from the worktree or from HEAD;
-- wrong origin: acknowledged captures whose adding commit does not carry `origin: capture`;
+- wrong origin: acknowledged captures (over HTTP or from the command line) whose adding commit does not
+  carry `origin: capture`;
 - git fsck after every kill; a stale `.git/index.lock` once each restarted daemon has run a commit cycle;
 - restarts that did not answer /health in time; user edits missing from HEAD after settling.
 Prints one JSON object, then a summary. Exit status 1 when any check fails.
@@ -33,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.client import access_token
+from agentmd.engine.client import access_token, locate
 
 REPO = Path(__file__).resolve().parent.parent
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -208,6 +211,31 @@ class Soak:
             self.out["fsck_clean"] += 1
         else:
             self.problems.append(f"cycle {i}: git fsck: {fsck.stderr.strip()[:300]}")
+        self.cli_captures(i)
+
+    def cli_captures(self, cycle: int) -> None:
+        """`agentmd capture` while no daemon runs: it writes and commits itself, and every capture the killed
+        daemon acknowledged but had not committed must keep its origin through that commit."""
+        deadline = time.monotonic() + 15
+        while locate(self.state_dir(), self.vault) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)  # the killed supervisor's daemon child goes down with it
+        for n in range(self.args.cli_captures):
+            token = f"soakcli{cycle}x{n}"
+            argv = [sys.executable, "-m", "agentmd", "capture", "--vault", str(self.vault), "--json",
+                    "--title", f"Soak command-line capture {cycle} {n}", "--body", f"Captured offline: {token}.",
+                    "--type", "fact", "--why", "soak test"]  # fmt: skip
+            run = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=120, check=False)
+            try:
+                path = json.loads(run.stdout)["path"] if run.returncode == 0 else None
+            except (ValueError, KeyError, TypeError):
+                path = None
+            if path:
+                with self.lock:
+                    self.acked[path] = token
+                self.out["cli_captures_acknowledged"] += 1
+            else:
+                self.out["cli_captures_refused"] += 1
+                self.problems.append(f"cycle {cycle}: agentmd capture failed: {run.stderr.strip()[:200]}")
 
     def check_no_stale_lock(self, port: int, where: str) -> None:
         """Once the restarted daemon ran a commit cycle, no index.lock of a killed one may remain."""
@@ -299,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cycles", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--writers", type=int, default=3, help="concurrent capture threads")
+    p.add_argument("--cli-captures", type=int, default=1, help="`agentmd capture` runs while each daemon is down")
     p.add_argument("--min-run", type=float, default=0.5, help="shortest life of a daemon, seconds")
     p.add_argument("--max-run", type=float, default=3.0, help="longest life of a daemon, seconds")
     p.add_argument("--debounce", type=float, default=0.3, help="the daemon's commit debounce")
@@ -335,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         "restarts_failed",
         "edits_missing_from_head",
         "captures_acknowledged",
+        "cli_captures_acknowledged",
+        "cli_captures_refused",
         "fsck_clean",
         "restarts_ok",
     ):
@@ -342,13 +373,15 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(out, indent=2, sort_keys=True))
     lost = out["captures_lost_from_disk"] + out["captures_missing_from_head"]
     print(
-        f"\n{args.cycles} kill -9 cycles in {out['seconds']} s: {out['captures_acknowledged']} captures acknowledged, "
+        f"\n{args.cycles} kill -9 cycles in {out['seconds']} s: {out['captures_acknowledged']} captures acknowledged "
+        f"over HTTP and {out['cli_captures_acknowledged']} from the command line while the daemon was down, "
         f"{lost} lost, {out['captures_wrong_origin']} under a wrong origin {out['origins_of_acknowledged']}; "
         f"git fsck clean {out['fsck_clean']}/{args.cycles}; restarts OK {out['restarts_ok']}/{args.cycles + 1}; "
         f"stale index.lock {out['stale_locks']}; user edits missing from HEAD {out['edits_missing_from_head']}"
     )
     failed = lost or out["stale_locks"] or out["restarts_failed"] or out["fsck_clean"] < args.cycles
     failed = failed or out["edits_missing_from_head"] or not out["final_fsck_clean"] or out["captures_wrong_origin"]
+    failed = failed or out["cli_captures_refused"]
     return 1 if failed else 0
 
 

@@ -60,8 +60,10 @@ def daemon_status(
     other XDG folders than the session (a service manager, another shell) on a vault without a lease. Only an
     answer naming this vault counts."""
     own = settings.state_dir
-    found = running(own, settings.vault) if not port else None
-    candidates: list[Located | None] = [Located(port, own)] if port else [found]
+    found = running(own, settings.vault)
+    if port and (found is None or found.port != port):
+        found = Located(port, own)  # a port given that the vault lease does not name: this folder's token
+    candidates: list[Located | None] = [found]
     if not port:
         candidates += [Located(p, own) for p in (recorded_port(own), *fallback_ports) if p]
     daemons = list(dict.fromkeys(d for d in candidates if d is not None))

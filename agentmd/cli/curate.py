@@ -121,13 +121,14 @@ def _relative(vault: Path, raw: str) -> str:
 
 def _fresh_catalog(settings: Settings) -> Any:
     """The store, brought up to date when no daemon runs (a running daemon's indexer keeps it current)."""
-    from agentmd.engine.client import daemon_port
+    from agentmd.engine.client import running_port
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
     from agentmd.rules import load_contract
 
     store = Store(settings.cache_dir)
-    if not daemon_port(settings.state_dir, settings.vault):
+    # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
+    if not running_port(settings.state_dir):
         convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
         reconcile(settings.vault, store, link_convention=convention)
     return store

@@ -78,7 +78,7 @@ def render(report: Report) -> str:
 
 
 def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import daemon_port
+    from agentmd.engine.client import running_port
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.enrich.run import caller_for, enrich, settings_from
     from agentmd.engine.git.gate import corpus_write_gate
@@ -110,7 +110,8 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(_line(n) + "\n")
 
     with store:
-        if not daemon_port(settings.state_dir, settings.vault):
+        # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
+        if not running_port(settings.state_dir):
             reconcile(settings.vault, store, link_convention=contract.link_convention)
         report = enrich(
             vault=settings.vault,
