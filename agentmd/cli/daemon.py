@@ -211,7 +211,9 @@ def cmd_probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     result = RemoteBackend(daemon).probe(args.budget)
     if result.get("ok"):
-        emit(out, args, result, f"probe ok (round trip {result.get('round_trip_ms')} ms, note {result.get('path')})")
+        slow = f", over its {result.get('budget_s')} s budget: a busy machine" if result.get("slow") else ""
+        took = f"round trip {result.get('round_trip_ms')} ms{slow}"
+        emit(out, args, result, f"probe ok ({took}, note {result.get('path')})")
         return EXIT_OK
     emit(out, args, result, f"probe FAILED: {result.get('error')}")
     return EXIT_RED

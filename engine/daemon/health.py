@@ -6,6 +6,9 @@ other threads would only notice when they fail, or never:
 - the vault folder: still there, and still the folder the daemon started on (device and inode of the
   root, recorded at start; an unmounted drive or a folder swapped for another changes them);
 - the state and cache folders: writable (a file is created and removed) and with free space left;
+- the vault's own disk: writable (not a read-only mount, not the owner's permission taken away) and with
+  free space left, since every capture and every commit writes there; and `.git/objects`, where a commit
+  writes first (checked without writing a file into the vault, which the watcher and git would see);
 - the index: the cache folder, the catalog and every index file intact (engine/index/integrity.py);
   damage asks the indexer to rebuild, and the line says so while it runs;
 - the watcher: alive, or why it could not start (inotify limits), and how much of the vault is unwatched;
@@ -88,6 +91,34 @@ class HealthPass:
             )
         return None
 
+    def vault_disk_problems(self) -> tuple[list[str], dict[str, Any]]:
+        """The vault's own disk: writable, with free space, and git's object store writable."""
+        red: list[str] = []
+        if not self.vault.is_dir():
+            return red, {}
+        free = free_bytes(self.vault)
+        can_write = os.access(self.vault, os.W_OK)
+        checks: dict[str, Any] = {"folder": str(self.vault), "writable": can_write, "free_bytes": free}
+        if not can_write:
+            red.append(
+                f"vault-unwritable: the vault folder {self.vault} cannot be written (a read-only mount, or its "
+                "permissions): captures are refused and edits cannot be committed; make it writable again"
+            )
+        elif free is not None and free < self.min_free_bytes:
+            red.append(
+                f"disk-full: only {_mb(free)} free on the vault's disk ({self.vault}; red under "
+                f"{_mb(self.min_free_bytes)}): captures and commits fail until some space is freed"
+            )
+        objects = self.vault / ".git" / "objects"
+        if objects.is_dir():
+            checks["git_objects_writable"] = os.access(objects, os.W_OK)
+            if not checks["git_objects_writable"]:
+                red.append(
+                    f"git-unwritable: git cannot write in {objects} (a read-only mount, or its permissions): "
+                    "changes wait uncommitted and are committed once it can; make it writable again"
+                )
+        return red, checks
+
     def disk_problems(self) -> tuple[list[str], dict[str, Any]]:
         red: list[str] = []
         checks: dict[str, Any] = {}
@@ -136,6 +167,9 @@ class HealthPass:
             red.append(vault)
         disk_red, checks = self.disk_problems()
         red += disk_red
+        if not vault:
+            vault_red, checks["vault"] = self.vault_disk_problems()
+            red += vault_red
         if index_damage:
             red.append(
                 f"index-damaged: {index_damage}: the daemon rebuilds the index from the vault in the background "

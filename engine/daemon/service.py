@@ -469,9 +469,11 @@ class Daemon(Upkeep):
         self._last_cycle_skipped = bool(result.skipped)
         for w in result.warnings:
             log.warning("%s", w)
-        if result.skipped:
-            log.warning("commit cycle skipped: %s", result.skipped)
-            # what it would have committed still waits: try again, backing off while the cause lasts
+        if result.skipped or result.error:
+            if result.skipped:
+                log.warning("commit cycle skipped: %s", result.skipped)
+            # what it would have committed still waits (a lock, a read-only object store, a full disk): try
+            # again, backing off while the cause lasts, so it is committed once the cause is gone
             self._skips += 1
             self.request_commit(min(60.0, max(self.commit_debounce, 1.0) * 2 ** min(self._skips - 1, 6)))
         else:
@@ -597,14 +599,15 @@ class Daemon(Upkeep):
 
     # -- self-probe ------------------------------------------------------------------------------
 
-    def probe(self, budget: float | None = None) -> ProbeResult:
-        """Capture and find a synthetic note through the real MCP endpoint; record the result."""
+    def probe(self, budget: float | None = None, limit: float | None = None) -> ProbeResult:
+        """Capture and find a synthetic note through the real MCP endpoint, within `limit` seconds at most
+        (default: a few times the budget); record the result."""
         budget = self.probe_budget if budget is None else budget
         alias, body_nonce = new_nonces()
         with self._probe_lock:
             self._probe_aliases.add(alias)
         try:
-            result = run_probe(self.port, alias, body_nonce, budget, self.access.current())
+            result = run_probe(self.port, alias, body_nonce, budget, self.access.current(), limit)
         finally:
             with self._probe_lock:
                 self._probe_aliases.discard(alias)

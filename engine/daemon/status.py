@@ -181,7 +181,14 @@ def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
     at = _parse_time(last.get("at"))
     fix = "see the agentmd log for the failing step, then run `agentmd probe` again"
     red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}: {fix}"]
-    return {"last": last, "age_s": _age_s(at, now), "red": red}
+    yellow = []
+    if last.get("ok") and last.get("slow"):
+        took = (last.get("round_trip_ms") or 0) / 1000
+        yellow.append(
+            f"probe-slow: the self-probe succeeded in {took:.1f} s, over its {last.get('budget_s')} s budget: the "
+            "machine or the daemon is busy; nothing failed"
+        )
+    return {"last": last, "age_s": _age_s(at, now), "red": red, "yellow": yellow}
 
 
 def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from daemon_helpers import auth, http_get, make_repo, running_daemon, wait_until
 
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
+from agentmd.engine.write.capture import CaptureRequest
 
 REPO = Path(__file__).resolve().parents[2]
 NOTES = {f"notes/n{i:02d}.md": f"# Note {i}\n\nA note about otters number {i} and rivers.\n" for i in range(30)}
@@ -322,6 +323,47 @@ def test_read_only_state_and_cache_folders_turn_status_red(daemon: Daemon, setti
         assert not [r for r in daemon.status()["red"] if "unwritable" in r]
 
 
+def test_a_read_only_vault_turns_status_red_and_clears(daemon: Daemon, settings: Settings) -> None:
+    with ReadOnly(settings.vault):
+        line = red_after_one_pass(daemon, "vault-unwritable")
+        assert str(settings.vault) in line and "captures are refused" in line
+    daemon.health_check()
+    assert not [r for r in daemon.status()["red"] if "unwritable" in r]
+
+
+def test_read_only_git_objects_turn_status_red_and_the_commit_follows_once_writable(
+    daemon: Daemon, settings: Settings
+) -> None:
+    from daemon_helpers import is_clean, origins
+
+    objects = settings.vault / ".git" / "objects"
+    with contextlib.ExitStack() as frozen:  # the object store and every folder in it: no object can be written
+        for folder in [objects, *(p for p in objects.rglob("*") if p.is_dir())]:
+            frozen.enter_context(ReadOnly(folder))
+        line = red_after_one_pass(daemon, "git-unwritable")
+        assert str(objects) in line and "committed once it can" in line
+        captured = daemon.capture(CaptureRequest(title="Held by git", body="Written while git could not write."))
+        wait_until(lambda: daemon.committer.state.to_dict().get("commit_failures", 0) >= 1, 20, "a failed cycle")
+        assert not is_clean(settings.vault)
+    # no new event after this: the failed cycle is retried on its own
+    wait_until(lambda: is_clean(settings.vault), 60, "the retried commit once git can write")
+    assert origins(settings.vault)[0] == "capture" and captured["path"].endswith(".md")
+    daemon.health_check()
+    assert not [r for r in daemon.status()["red"] if r.startswith("git-unwritable")]
+
+
+def test_a_probe_slowed_by_load_is_yellow_and_one_that_fails_is_red(daemon: Daemon) -> None:
+    slow = daemon.probe(budget=0.001, limit=60)  # a budget no round trip meets, a limit every one does
+    assert slow.ok and slow.slow
+    status = daemon.status()
+    assert not [r for r in status["red"] if r.startswith("probe")]
+    line = next(y for y in status["yellow"] if y.startswith("probe-slow"))
+    assert "over its 0.001 s budget" in line and "nothing failed" in line
+    failed = daemon.probe(budget=0.001, limit=0.001)  # not even the limit: a failure
+    assert not failed.ok and "did not finish within" in (failed.error or "")
+    assert any(r.startswith("probe-failed") for r in daemon.status()["red"])
+
+
 def test_a_full_disk_turns_status_red(settings: Settings) -> None:
     d = Daemon(settings, port=0, health_interval=0, probe_interval=0, min_free_bytes=2**62)
     d.start()
@@ -329,6 +371,8 @@ def test_a_full_disk_turns_status_red(settings: Settings) -> None:
         wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
         line = red_after_one_pass(d, "disk-full")
         assert "free some space" in line
+        vault_line = next(r for r in d.status()["red"] if r.startswith("disk-full") and "vault's disk" in r)
+        assert str(settings.vault) in vault_line and "captures and commits fail" in vault_line
     finally:
         d.stop()
 
