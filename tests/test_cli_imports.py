@@ -84,6 +84,7 @@ RECALL = CLIENT | {
     "agentmd.engine.search.recall",
     "agentmd.engine.index",
     "agentmd.engine.index.catalog",
+    "agentmd.engine.index.sqlite_threads",
     "agentmd.engine.index.usage",
 }
 # `status` renders the daemon's answer with the renderer of engine/daemon/status.py (its jobs lines included)

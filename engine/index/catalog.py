@@ -29,6 +29,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from agentmd.engine.index.sqlite_threads import ThreadedDb
+
 if TYPE_CHECKING:
     from agentmd.vault_schema import EntityRef, Link
 
@@ -338,6 +340,7 @@ class Catalog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.reset_reason: str | None = None
         self._db = self._connect()
+        self._dbs = ThreadedDb(self._db, self._open_reader)
         # The stat keys of every note, kept in memory once read: this handle is the catalog's only writer
         # (the index writer lock keeps a second process from writing), so `apply` keeps it exact. It holds
         # for as long as the catalog's stat token is the one it was read or last written at.
@@ -406,6 +409,7 @@ class Catalog:
         self.path = path
         self.reset_reason = None
         self._db = db
+        self._dbs = ThreadedDb(db, self._open_reader)
         self._stat_cache = None
         self._stat_token = None
         self._snapshot_token = None
@@ -426,8 +430,15 @@ class Catalog:
         exist."""
         return cls._on(path, _connect_existing(path, "rw", timeout))
 
+    def _q(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run a read on this thread's connection (engine/index/sqlite_threads.py)."""
+        return self._dbs.reading().execute(sql, params)
+
+    def _open_reader(self) -> sqlite3.Connection:
+        return _connect_existing(self.path, "ro", BUSY_TIMEOUT)
+
     def close(self) -> None:
-        self._db.close()
+        self._dbs.close()
 
     def __enter__(self) -> Catalog:
         return self
@@ -439,22 +450,19 @@ class Catalog:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        """A write transaction; other threads' statements never run inside it (engine/index/sqlite_threads.py)."""
+        with self._dbs.transaction() as db:
+            yield db
 
     # -- meta --------------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        row = self._q("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        with self._dbs.writing() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def pass_record(self) -> str | None:
         """The record of the last full pass (`set_pass_record`), or None when no pass was recorded."""
@@ -492,7 +500,7 @@ class Catalog:
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             q = f"SELECT path, mtime_ns, size, ctime_ns, inode FROM notes WHERE path IN ({marks})"
-            for p, m, s, c, ino in self._db.execute(q, chunk):
+            for p, m, s, c, ino in self._q(q, chunk):
                 out[p] = (m, s, c, ino)
         return out
 
@@ -514,16 +522,18 @@ class Catalog:
 
     def _read_stat_table(self) -> tuple[str | None, dict[str, StatKey]]:
         """The stat token and every note's stat key, read in one transaction (the caller's, when one is open)."""
-        own = not self._db.in_transaction
+        db = self._dbs.reading()
+        own = not db.in_transaction
         if own:
-            self._db.execute("BEGIN")
+            db.execute("BEGIN")
         try:
-            token = self.get_meta(STAT_TOKEN_KEY)
-            rows = self._db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
+            row = db.execute("SELECT value FROM meta WHERE key=?", (STAT_TOKEN_KEY,)).fetchone()
+            token = None if row is None else str(row[0])
+            rows = db.execute("SELECT path, mtime_ns, size, ctime_ns, inode FROM notes")
             keys = {p: (m, s, c, i) for p, m, s, c, i in rows}
         finally:
             if own:
-                self._db.execute("COMMIT")
+                db.execute("COMMIT")
         return token, keys
 
     @property
@@ -575,23 +585,23 @@ class Catalog:
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             q = f"SELECT path, hash, captured, captured_source FROM notes WHERE path IN ({marks})"
-            for p, h, c, s in self._db.execute(q, chunk):
+            for p, h, c, s in self._q(q, chunk):
                 out[p] = (h, c, s)
         return out
 
     def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM notes").fetchone()[0])
+        return int(self._q("SELECT count(*) FROM notes").fetchone()[0])
 
     def get(self, path: str) -> NoteRow | None:
-        row = self._db.execute(
+        row = self._q(
             "SELECT path, mtime_ns, size, ctime_ns, inode, hash, captured, captured_source, title, status,"
             " lifecycle, type, project, superseded_by, wall, flags, frontmatter_error FROM notes WHERE path=?",
             (path,),
         ).fetchone()
         if row is None:
             return None
-        tags = tuple(r[0] for r in self._db.execute("SELECT tag FROM tags WHERE path=?", (path,)))
-        aliases = tuple(r[0] for r in self._db.execute("SELECT alias FROM aliases WHERE path=?", (path,)))
+        tags = tuple(r[0] for r in self._q("SELECT tag FROM tags WHERE path=?", (path,)))
+        aliases = tuple(r[0] for r in self._q("SELECT alias FROM aliases WHERE path=?", (path,)))
         return NoteRow(
             path=row[0],
             stat=(row[1], row[2], row[3], row[4]),
@@ -612,7 +622,7 @@ class Catalog:
             links=tuple(self.links_from(path)),
             entities=tuple(self.entities_of(path)),
             entity_page=next(
-                (r[0] for r in self._db.execute("SELECT uri FROM entities WHERE path=? AND page=1", (path,))), None
+                (r[0] for r in self._q("SELECT uri FROM entities WHERE path=? AND page=1", (path,))), None
             ),
         )
 
@@ -661,7 +671,7 @@ class Catalog:
         """Whether the catalog holds no note and no per-document row but the kept ones (the usage counts): a
         build may then add its rows without deleting any first (`adding`)."""
         tables = ("notes", *(t for t in PER_DOC_TABLES if t not in KEPT_ON_REWRITE))
-        return not any(self._db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in tables)
+        return not any(self._q(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in tables)
 
     @contextmanager
     def adding(self, rows: Sequence[NoteRow]) -> Iterator[None]:
@@ -700,11 +710,11 @@ class Catalog:
 
     def paths_with_title(self, title: str) -> list[str]:
         """The notes with exactly this title (an index look-up: `notes_title`)."""
-        return [r[0] for r in self._db.execute("SELECT path FROM notes WHERE title = ?", (title,))]
+        return [r[0] for r in self._q("SELECT path FROM notes WHERE title = ?", (title,))]
 
     def unfiled(self) -> list[tuple[str, str]]:
         """(path, captured) of every note whose status is `unfiled`: the queue awaiting judgment."""
-        rows = self._db.execute(
+        rows = self._q(
             "SELECT path, captured FROM notes WHERE lower(status) = 'unfiled' AND ',' || flags || ',' NOT LIKE"
             " '%,probe,%' ORDER BY captured"
         )
@@ -713,7 +723,7 @@ class Catalog:
     def review_rows(self) -> list[tuple[str, str, str | None, str, tuple[str, ...]]]:
         """(path, captured, status, hash, flags) of every note no wall hides, oldest first: what the review
         queue (engine/curate/queue.py) looks through."""
-        rows = self._db.execute(
+        rows = self._q(
             "SELECT path, captured, status, hash, flags FROM notes WHERE wall IS NULL ORDER BY captured, path"
         )
         return [(p, c, s, h, tuple(filter(None, f.split(",")))) for p, c, s, h, f in rows]
@@ -722,12 +732,12 @@ class Catalog:
 
     def paths(self) -> list[str]:
         """Every catalogued note path, sorted."""
-        return [r[0] for r in self._db.execute("SELECT path FROM notes ORDER BY path")]
+        return [r[0] for r in self._q("SELECT path FROM notes ORDER BY path")]
 
     def links_from(self, path: str) -> list[Link]:
         """The links written in one note, in text order. Targets are as written; resolve with engine.graph."""
         q = f"SELECT {_LINK_COLUMNS} FROM links WHERE path=? ORDER BY line, rowid"
-        return _links(self._db.execute(q, (path,)))
+        return _links(self._q(q, (path,)))
 
     def links_with_keys(self, keys: Iterable[str]) -> list[tuple[str, Link]]:
         """(source path, link) for every link whose target names one of these lower-cased file names
@@ -738,25 +748,25 @@ class Catalog:
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             q = f"SELECT path, {_LINK_COLUMNS} FROM links WHERE target_key IN ({marks}) ORDER BY path, line, rowid"
-            out.extend(_sourced_links(self._db.execute(q, chunk)))
+            out.extend(_sourced_links(self._q(q, chunk)))
         return out
 
     def all_links(self) -> list[tuple[str, Link]]:
         """(source path, link) for every link in the vault, by source path and line."""
         q = f"SELECT path, {_LINK_COLUMNS} FROM links ORDER BY path, line, rowid"
-        return _sourced_links(self._db.execute(q))
+        return _sourced_links(self._q(q))
 
     def entities_of(self, path: str) -> list[EntityRef]:
         """The entity references one note makes, in text order (not its own `entity:` declaration)."""
         from agentmd.vault_schema import EntityRef
 
         q = "SELECT uri, kind, text, line FROM entities WHERE path=? AND page=0 ORDER BY line, rowid"
-        return [EntityRef(*r) for r in self._db.execute(q, (path,))]
+        return [EntityRef(*r) for r in self._q(q, (path,))]
 
     def notes_mentioning(self, uri: str) -> list[str]:
         """Paths of the notes that reference an entity (or declare themselves its page), sorted."""
         q = "SELECT DISTINCT path FROM entities WHERE uri=? ORDER BY path"
-        return [r[0] for r in self._db.execute(q, (uri.lower(),))]
+        return [r[0] for r in self._q(q, (uri.lower(),))]
 
     def entity_page_paths(self, uris: Iterable[str]) -> dict[str, list[str]]:
         """uri -> the paths of the notes whose frontmatter declares them the page for it (sorted)."""
@@ -766,18 +776,18 @@ class Catalog:
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             q = f"SELECT uri, path FROM entities WHERE page=1 AND uri IN ({marks}) ORDER BY uri, path"
-            for uri, path in self._db.execute(q, chunk):
+            for uri, path in self._q(q, chunk):
                 out.setdefault(uri, []).append(path)
         return out
 
     def table_counts(self) -> dict[str, int]:
         """Rows in the notes table and in each per-document table."""
-        return {t: int(self._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in ("notes", *PER_DOC_TABLES)}
+        return {t: int(self._q(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in ("notes", *PER_DOC_TABLES)}
 
     def unreadable(self) -> list[tuple[str, str]]:
         """The notes (path order) that were not read whole, with what could not be read: frontmatter that does
         not parse (its error), or bytes that are not UTF-8 (engine/index/unreadable.py)."""
-        rows = self._db.execute(
+        rows = self._q(
             "SELECT path, flags, frontmatter_error FROM notes WHERE flags LIKE '%frontmatter_error%' "
             "OR flags LIKE '%decode_error%' ORDER BY path"
         )
@@ -792,7 +802,7 @@ class Catalog:
 
     def flag_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for (flags,) in self._db.execute("SELECT flags FROM notes WHERE flags != ''"):
+        for (flags,) in self._q("SELECT flags FROM notes WHERE flags != ''"):
             for f in flags.split(","):
                 out[f] = out.get(f, 0) + 1
         return out
@@ -817,7 +827,7 @@ class Catalog:
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             q = f"SELECT path, injections, recalls FROM usage WHERE path IN ({marks})"
-            for p, inj, rec in self._db.execute(q, chunk):
+            for p, inj, rec in self._q(q, chunk):
                 out[p] = (int(inj), int(rec))
         return out
 
@@ -828,7 +838,7 @@ class Catalog:
     def note_usage(self) -> list[NoteUsage]:
         """Usage of every note outside the walls (archived, superseded, staged) that is not a self-probe,
         counted or not, by captured date and path: what the usage report reviews."""
-        rows = self._db.execute(
+        rows = self._q(
             "SELECT n.path, n.title, n.captured, coalesce(u.injections, 0), coalesce(u.recalls, 0),"
             " u.last_injected, u.last_recalled FROM notes n LEFT JOIN usage u ON u.path = n.path"
             " WHERE n.wall IS NULL AND ',' || n.flags || ',' NOT LIKE '%,probe,%' ORDER BY n.captured, n.path"
