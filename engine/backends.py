@@ -53,6 +53,12 @@ class RemoteBackend:
         except DaemonHTTPError as exc:
             if exc.code == "usage":
                 raise UsageError(exc.message) from None
+            if exc.status == 413:  # too large to send: said as a local capture of that size says it
+                if route == "capture":
+                    from agentmd.engine.write.capture import CaptureRefused
+
+                    raise CaptureRefused("body-too-large", f"{exc.message}; nothing was written") from None
+                raise UsageError(exc.message) from None
             if exc.status == 422:
                 from agentmd.engine.write.capture import CaptureRefused
 

@@ -39,6 +39,7 @@ from agentmd.engine.secret import SecretFileError, read_secret
 HOST = "127.0.0.1"
 DEFAULT_TIMEOUT = 30.0
 MAX_ANSWER_BYTES = 64 * 2**20
+MAX_REQUEST_BYTES = 2**20  # the largest request body the daemon takes (engine/daemon/server.py answers 413 above)
 LOCK_FILE = "daemon.lock"
 INFO_FILE = "daemon.json"
 ACCESS_TOKEN_FILE = "access.token"
@@ -222,6 +223,15 @@ class DaemonClient:
         if timeout <= 0:
             raise DaemonTimeout(f"no time left to ask the daemon on port {self.port}")
         body = b"" if payload is None else json.dumps(payload).encode("utf-8")
+        if len(body) > MAX_REQUEST_BYTES:  # the daemon would answer 413 and close before reading it all
+            raise DaemonHTTPError(
+                413,
+                {
+                    "error": f"the request is {len(body):,} bytes, over the {MAX_REQUEST_BYTES:,} bytes (1 MiB) the "
+                    "daemon takes in one request: send less (split a long note into smaller ones)",
+                    "code": "too-large",
+                },
+            )
         head = f"{method} {route} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\nConnection: close\r\n"
         if self.token:
             head += f"Authorization: Bearer {self.token}\r\n"
@@ -242,7 +252,10 @@ class DaemonClient:
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
                 sock.settimeout(timeout)
                 sock.connect((HOST, self.port))
-                sock.sendall(data)
+                try:  # noqa: SIM105 - contextlib is one more import on the prompt hook's path
+                    sock.sendall(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the daemon answered (a refusal) and closed before reading it all: read that answer
                 while True:
                     left = deadline - time.monotonic()
                     if left <= 0:

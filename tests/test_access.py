@@ -205,3 +205,30 @@ def test_a_token_file_others_can_read_is_not_trusted(daemon: Daemon, http: httpx
         os.chmod(path, 0o600)
     response = http.post("/v1/search", json={"query": "otters"}, headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200
+
+
+def test_a_capture_too_large_to_send_is_told_so_and_writes_nothing(daemon: Daemon, settings: Settings) -> None:
+    before = notes(settings.vault)
+    body = "word " * 300_000  # 1.5 MB: over what one request may carry
+    code, out, err = cli("capture", "--vault", str(settings.vault), "--title", "Huge", "--body", body, "--json")
+    assert code == 1
+    assert json.loads(out)["code"] == "body-too-large"
+    assert "over the 1,048,576 bytes (1 MiB)" in err and "nothing was written" in err and "could not reach" not in err
+    assert notes(settings.vault) == before
+
+
+def test_a_refusal_sent_before_the_whole_body_is_read_reaches_the_client() -> None:
+    """A server that answers 413 and closes while the client is still sending: the client reads that answer
+    rather than reporting the daemon unreachable."""
+    from starlette.applications import Starlette
+
+    from agentmd.engine.daemon.server import HttpServer, LoopbackGuard
+
+    server = HttpServer(LoopbackGuard(Starlette(), max_body=1000), 0)
+    server.start()
+    try:
+        with pytest.raises(DaemonHTTPError) as refused:
+            DaemonClient(server.port).post("/v1/capture", {"title": "x", "body": "y" * 900_000}, timeout=30)
+        assert refused.value.status == 413 and "request body over 1000 bytes" in refused.value.message
+    finally:
+        server.stop()

@@ -43,6 +43,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentmd.engine.client import MAX_REQUEST_BYTES
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.settings import DEFAULT_PORT
 
@@ -52,7 +53,7 @@ __all__ = [
     "DEFAULT_PORT", "MAX_BODY_BYTES", "AccessToken", "HttpServer", "LoopbackGuard", "build_app", "json_routes"
 ]
 
-MAX_BODY_BYTES = 1 * 2**20
+MAX_BODY_BYTES = MAX_REQUEST_BYTES  # one owner: what the client refuses to send is what this refuses to take
 
 
 def _is_loopback_host(hostport: str) -> bool:
@@ -171,6 +172,23 @@ def _bearer(value: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+DRAIN_BYTES = 64 * 2**20
+
+
+async def _drain(receive: Receive, limit: int = DRAIN_BYTES) -> None:
+    """Read and drop the rest of a refused request's body (up to `limit` bytes) before the refusal is sent. A
+    connection closed with unread bytes is reset, and the reset can take the refusal with it before the
+    client reads it; drained, it closes cleanly and the client reads why it was refused."""
+    dropped = 0
+    while dropped <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        dropped += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 class LoopbackGuard:
     """Pure ASGI middleware (safe with streaming responses) enforcing loopback peers and hosts, the daemon's own
     origin, the access token and JSON bodies."""
@@ -226,6 +244,7 @@ class LoopbackGuard:
             except ValueError:
                 too_big = True
             if too_big:
+                await _drain(receive)
                 await _deny(send, 413, f"request body over {self.max_body} bytes", scope.get("path", ""))
                 return
             await self.app(scope, receive, send)  # the server delivers no more than the declared length
@@ -241,6 +260,8 @@ class LoopbackGuard:
             chunk = message.get("body", b"")
             received += len(chunk)
             if received > self.max_body:
+                if message.get("more_body", False):
+                    await _drain(receive)
                 await _deny(send, 413, f"request body over {self.max_body} bytes", scope.get("path", ""))
                 return
             chunks.append(chunk)
