@@ -309,3 +309,16 @@ def test_one_run_at_a_time(cli, vault: Path, model, tmp_path: Path) -> None:
         )  # sizing the night needs no lock
     assert model.calls() == []
     assert run(cli, vault, config(tmp_path))["calls"] == 3
+
+
+def test_a_model_command_that_is_not_installed_is_a_failure_naming_it_and_its_setting(
+    cli, vault: Path, model, tmp_path: Path
+) -> None:
+    cfg = config(tmp_path, program="no-such-model-cli-here")
+    before = head(vault)
+    r = cli("enrich", "--vault", str(vault), "--index", str(vault.parent / "idx"), "--config", str(cfg))
+    assert r.code == 1
+    assert "`no-such-model-cli-here` is not installed or not on PATH" in r.err and "[enrich]" in r.err
+    assert str(cfg) in r.err and model.calls() == [] and head(vault) == before
+    dry = cli("enrich", "--vault", str(vault), "--index", str(vault.parent / "idx"), "--config", str(cfg), "--dry-run")
+    assert dry.code == 0  # sizing the night calls nothing

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
 from agentmd.cli.output import emit
+from agentmd.engine.errors import AgentmdError
 
 if TYPE_CHECKING:
     from agentmd.engine.enrich.run import NoteOutcome, Report
@@ -77,6 +78,21 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _check_model_command(program: str, settings: Any) -> None:
+    """Refuse a run whose model command cannot be started, naming it and the setting that chooses it."""
+    import os
+    import shutil
+
+    if shutil.which(program) is not None or (os.sep in program and os.access(program, os.X_OK)):
+        return
+    where = settings.config_file or "$XDG_CONFIG_HOME/agentmd/config.toml"
+    raise AgentmdError(
+        f"enrich: the model command `{program}` is not installed or not on PATH; install it, or name the one to "
+        f'use in the [enrich] table of {where} (`program = "/path/to/claude"`, or `command = ["llm", ...]` for '
+        "another model CLI)"
+    )
+
+
 def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.client import running_port
     from agentmd.engine.curate.host import run_steps
@@ -91,6 +107,7 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     budget, model = settings_from(read_config(settings), max_calls=args.max_calls, max_tokens=args.max_tokens)
     contract = load_contract(settings.vault, settings.contract_path).contract
     if not args.dry_run:
+        _check_model_command(model.command[0], settings)
         gate = corpus_write_gate(settings.vault)
         if not gate.ok:
             text = f"enrich: the corpus-write gate refused ({gate.reason}): {gate.detail}"
