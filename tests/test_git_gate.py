@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+from conftest import corpus
 from git_helpers import committer, git, make_repo, origins, stray_temp_files, tree, write
 
 from agentmd.engine.git.gate import corpus_write_gate
@@ -83,9 +85,11 @@ def test_init_git_creates_repo_gitignore_settings_and_first_commit(tmp_path: Pat
 
     summary = init_git(vault)
 
-    assert "\n" not in summary and "initialised" in summary and ".smart-cache/" in summary
+    first, why, *left = summary.splitlines()
+    assert "initialised" in first and "(.smart-cache/)" in why and "corpus-write gate" in why
+    assert [line.strip() for line in left] == [".smart-cache/blob"]  # every file left untracked, by name
     ignore = (vault / ".gitignore").read_text()
-    for line in (".obsidian/workspace*.json", ".trash/", ".DS_Store", "*.swp", "*~", ".#*", ".tmp.driveupload/"):
+    for line in ("**/.obsidian/workspace*.json", ".trash/", ".DS_Store", "*.swp", "*~", ".#*", ".tmp.driveupload/"):
         assert line in ignore.splitlines()
     assert f"{SCRATCH_DIR}/" in ignore.splitlines()  # a crashed capture's temp file is never added by hand
     assert git(vault, "config", "--local", "gc.auto").stdout.strip() == "0"
@@ -108,3 +112,38 @@ def test_init_git_keeps_an_existing_gitignore(tmp_path: Path) -> None:
     lines = (vault / ".gitignore").read_text().splitlines()
     assert lines[:2] == ["private/", "*~"] and lines.count("*~") == 1 and ".trash/" in lines
 
+
+
+def test_init_git_commits_the_settings_of_vaults_nested_in_folders(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    for sub in ("", "docs/", "Tasks-Demo/"):  # one repository holding three vaults
+        write(vault, f"{sub}note.md", "a note\n")
+        write(vault, f"{sub}.obsidian/app.json", "{}\n")
+        write(vault, f"{sub}.obsidian/workspace.json", '{"open": "per device"}\n')
+        write(vault, f"{sub}.obsidian/workspace-mobile.json", "{}\n")
+    write(vault, "docs/.trash/gone.md", "trashed\n")
+    write(vault, "docs/.smart-env/cache.bin", "cache\n")
+
+    summary = init_git(vault)
+
+    committed = tree(vault)
+    for sub in ("", "docs/", "Tasks-Demo/"):
+        assert f"{sub}.obsidian/app.json" in committed
+        assert f"{sub}.obsidian/workspace.json" not in committed  # ignored at every depth
+    assert "docs/.smart-env/cache.bin" not in committed
+    named = [line.strip() for line in summary.splitlines()[2:]]
+    assert named == ["docs/.smart-env/cache.bin"]  # .trash/ is ignored, so only the cache is left, named
+    assert "docs/.smart-env/" in summary.splitlines()[1]
+    git(vault, "add", "docs/.smart-env/cache.bin")
+    git(vault, "commit", "-q", "-m", "the owner commits it")
+    assert corpus_write_gate(vault).ok
+
+
+@pytest.mark.parametrize("name", ["dendron-site", "obsidian-tasks", "vaultofknowledge", "ailurus-zh"])
+def test_the_gate_passes_right_after_init_git_on_every_shared_corpus(tmp_path: Path, name: str) -> None:
+    vault = tmp_path / name
+    shutil.copytree(corpus(name), vault)
+    summary = init_git(vault)
+    assert "left untracked" not in summary, summary
+    gate = corpus_write_gate(vault)
+    assert gate.ok, gate.detail

@@ -56,7 +56,23 @@ def _parse_status(out: bytes) -> list[StatusEntry]:
 
 
 def under_dot_dir(path: str) -> bool:
-    return any(part.startswith(".") for part in path.split("/")[:-1])
+    return dot_folder(path) is not None
+
+
+def dot_folder(path: str) -> str | None:
+    """The first dot folder on `path`'s way, with its parents (`docs/.obsidian/`), or None when there is none."""
+    parts = path.split("/")[:-1]
+    for i, part in enumerate(parts):
+        if part.startswith("."):
+            return "/".join(parts[: i + 1]) + "/"
+    return None
+
+
+def in_obsidian_settings(path: str) -> bool:
+    """Whether `path` lies in a vault's Obsidian settings folder: the top-level `.obsidian/` or one of a vault
+    nested in a folder (`docs/.obsidian/`, as a repository holding several vaults has them)."""
+    folder = dot_folder(path)
+    return folder is not None and folder.rstrip("/").rsplit("/", 1)[-1] == ".obsidian"
 
 
 def is_scratch(path: str) -> bool:

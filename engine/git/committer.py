@@ -69,7 +69,7 @@ from pathlib import Path
 
 from agentmd.engine.breaker import MASS_DELETE_MIN_NOTES, MASS_DELETE_SHARE, is_mass_deletion, is_note
 from agentmd.engine.git.busy import operation_in_progress
-from agentmd.engine.git.changes import StatusEntry, is_scratch, read_status, under_dot_dir
+from agentmd.engine.git.changes import StatusEntry, dot_folder, in_obsidian_settings, is_scratch, read_status
 from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.health import REPACK_EVERY_SECONDS, CommitAccounting, git_health, inspect_repo, repack
 from agentmd.engine.git.lock import (
@@ -153,7 +153,7 @@ class Committer:
         self._cycle_mutex = threading.Lock()
         self._reported: set[str] = set()
         self._last_repack: float | None = None
-        self._untracked_dot_dirs: set[str] = set()
+        self._untracked_dot_files: dict[str, str] = {}  # untracked file -> the dot folder it lies in
         self._deletion_allowed = False
 
     # -- start-up -------------------------------------------------------------------------------
@@ -208,13 +208,15 @@ class Committer:
         self._deletion_allowed = True
 
     def first_commit(self) -> CycleResult:
-        """`agentmd init-git`'s first commit: like a cycle, but `.obsidian/` is committed too."""
+        """`agentmd init-git`'s first commit: like a cycle, but the Obsidian settings folders (`.obsidian/`,
+        and those of vaults nested in folders) are committed too."""
         return self._cycle(initial=True)
 
     @property
-    def untracked_dot_dirs(self) -> list[str]:
-        """Top-level dot folders the last cycle left untracked (it never commits them on its own)."""
-        return sorted(self._untracked_dot_dirs)
+    def untracked_dot_files(self) -> dict[str, str]:
+        """The untracked files under dot folders the last cycle left alone (it never commits them on its own),
+        each with the dot folder it lies in."""
+        return dict(sorted(self._untracked_dot_files.items()))
 
     # -- origins --------------------------------------------------------------------------------
 
@@ -513,14 +515,15 @@ class Committer:
         staged_by_user = sorted({e.path for e in entries if e.staged})
         nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
         chosen: list[str] = []
-        self._untracked_dot_dirs = set()
+        self._untracked_dot_files = {}
         blocked = set(staged_by_user)
         for e in entries:
             if e.path in blocked or e.path.endswith("/"):
                 continue
             if e.untracked:
-                if under_dot_dir(e.path) and not (initial and e.path.startswith(".obsidian/")):
-                    self._untracked_dot_dirs.add(e.path.split("/")[0] + "/")
+                folder = dot_folder(e.path)
+                if folder is not None and not (initial and in_obsidian_settings(e.path)):
+                    self._untracked_dot_files[e.path] = folder
                     continue
                 if is_scratch(e.path) or not os.path.lexists(self.vault / e.path):
                     continue

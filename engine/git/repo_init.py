@@ -14,7 +14,7 @@ from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli, GitMissing, absolute_path, listing, plural
 
 GITIGNORE_LINES = (
-    ".obsidian/workspace*.json",
+    "**/.obsidian/workspace*.json",  # at the top and in vaults nested in folders
     ".trash/",
     ".DS_Store",
     "._*",
@@ -35,6 +35,9 @@ _GITIGNORE_HEADER = (
     "# scratch files and agentmd's capture temp files stay out of history. agentmd keeps its index and caches\n"
     "# outside the vault.\n"
 )
+
+
+SHOWN_UNTRACKED = 50  # files left untracked that init-git names one by one
 
 
 class GitError(AgentmdError):
@@ -77,9 +80,16 @@ def init_git(vault: Path) -> str:
         f"initialised a git repository in {vault}: first commit {sha} with {plural(files, 'file')} "
         f"(origin: local-edit); {ignore_note}; set gc.auto=0 and maintenance.auto=false"
     )
-    left = committer.untracked_dot_dirs
+    left = committer.untracked_dot_files
     if left:
-        summary += f"; left untracked: {listing(left, 5)} (commit them yourself or add them to .gitignore)"
+        shown = sorted(left)[:SHOWN_UNTRACKED]
+        folders = sorted(set(left.values()))
+        more = f"\n  and {len(left) - len(shown)} more (`git status` lists them)" if len(left) > len(shown) else ""
+        summary += (
+            f"\nleft untracked, {plural(len(left), 'file')} in dot folders agentmd never commits on its own "
+            f"({listing(folders, 5)}): commit them yourself or add them to .gitignore, or the corpus-write gate "
+            "refuses bulk writes until you do:\n  " + "\n  ".join(shown) + more
+        )
     return summary
 
 
