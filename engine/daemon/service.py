@@ -30,6 +30,7 @@ import math
 import os
 import signal
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -530,12 +531,22 @@ class Daemon(Upkeep):
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
         with self._probe_lock:
             is_probe = bool(self._probe_aliases.intersection(request.aliases))
-        if is_probe:
-            result = self.capturer.capture(
-                request, origin="self-probe", extra_fields={"probe": "self-probe"}, count=False
-            )
-        else:
-            result = self.capturer.capture(request)
+        try:
+            if is_probe:
+                result = self.capturer.capture(
+                    request, origin="self-probe", extra_fields={"probe": "self-probe"}, count=False
+                )
+            else:
+                result = self.capturer.capture(request)
+        except sqlite3.DatabaseError as exc:  # before the note was written: the twin check read a damaged catalog
+            store = self.store
+            damage = store.damage() if store is not None else None
+            if damage is None:
+                raise
+            self.request_rebuild(damage)
+            raise AgentmdError(
+                f"{damage}; the daemon is rebuilding it from the vault: nothing was written, retry in a moment"
+            ) from exc
         return result.to_dict()
 
     def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from agentmd.engine.daemon.health import HealthPass
 from agentmd.engine.daemon.watch_observer import inotify_problem
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.git.committer import Committer
-from agentmd.engine.index.store import Store, set_aside_index
+from agentmd.engine.index.store import Store, catalog_problem, set_aside_catalog, set_aside_index
 from agentmd.engine.settings import Settings
 from agentmd.engine.write.capture import Capturer
 
@@ -101,6 +101,8 @@ class Upkeep:
                     with old.lock:
                         old.retire()  # searches and the health pass may still be reading its catalog
                 moved = set_aside_index(self.settings.cache_dir)
+                if catalog_problem(self.settings.catalog_path):
+                    log.warning("the damaged catalog was kept as %s", set_aside_catalog(self.settings.cache_dir))
                 store = Store(self.settings.cache_dir)
                 self.capturer.store = store
         except Exception as exc:

@@ -21,6 +21,43 @@ from agentmd.engine.index.fulltext import SearchIndex
 log = logging.getLogger("agentmd.store")
 
 KEEP_BROKEN = 2  # damaged index folders kept beside the cache as evidence
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def catalog_problem(path: Path) -> str | None:
+    """What is wrong with the catalog file's header, or None: one short read, no sqlite call (a garbled
+    header makes every statement on an open connection fail)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return f"the catalog {path} was deleted"
+    except OSError as exc:
+        return f"the catalog {path} cannot be read ({exc.strerror or exc})"
+    if head and head != SQLITE_HEADER:  # an empty file is a catalog sqlite has not written yet
+        return f"the catalog {path} is damaged (its header is not an SQLite database's)"
+    return None
+
+
+def set_aside_catalog(cache_dir: Path) -> Path | None:
+    """Move a damaged catalog out of the way as `catalog.sqlite3.broken-<stamp>` (its journal files are
+    dropped), so the rebuild starts an empty one; the newest KEEP_BROKEN stay as evidence. Returns where it
+    went, or None when there was none or it could only be removed."""
+    path = cache_dir / "catalog.sqlite3"
+    stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    target: Path | None = path.with_name(f"{path.name}.broken-{stamp}")
+    try:
+        path.rename(path.with_name(f"{path.name}.broken-{stamp}"))
+    except FileNotFoundError:
+        return None
+    except OSError:
+        path.unlink(missing_ok=True)
+        target = None
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    for old in sorted(cache_dir.glob(f"{path.name}.broken-*"))[:-KEEP_BROKEN]:
+        old.unlink(missing_ok=True)
+    return target
 
 
 def set_aside_index(cache_dir: Path) -> Path | None:
@@ -71,9 +108,7 @@ class Store:
         files that are missing, truncated or garbled (engine/index/integrity.py). Cheap: a few stats."""
         if not self.cache_dir.is_dir():
             return f"the cache folder {self.cache_dir} was deleted"
-        if not self.catalog.path.exists():
-            return f"the catalog {self.catalog.path} was deleted"
-        return self.index.guard.check()
+        return catalog_problem(self.catalog.path) or self.index.guard.check()
 
     def close(self) -> None:
         """Flush and release the writer. Never raises: a damaged or deleted index closes as far as it can."""

@@ -276,6 +276,20 @@ def test_deleted_cache_is_rebuilt_and_new_captures_become_searchable(served: Ser
     assert (served.settings.cache_dir / "index").is_dir()
 
 
+def test_a_garbled_catalog_header_is_set_aside_and_rebuilt_without_a_restart(served: Served) -> None:
+    catalog = served.settings.catalog_path
+    with open(catalog, "r+b") as fh:  # the header overwritten in place: every statement on it now fails
+        fh.write(b"garbage garbage!")
+    wait_until(lambda: not served.alive() or rebuilds(served) >= 1, 30, "the damage found and rebuilt")
+    assert served.alive()
+    assert "header" in status(served.port)["index"]["rebuild"]["reason"]
+    wait_until(lambda: recovered(served, "otters", len(NOTES)), 30, "search answers from the rebuilt catalog")
+    code, body = http_post(served.port, "/v1/capture", {"title": "Herons fish at dawn", "body": "heron"})
+    assert code == 200, body
+    assert list(catalog.parent.glob("catalog.sqlite3.broken-*"))  # the damaged one is kept as evidence
+    assert not [r for r in status(served.port)["red"] if "damaged" in r]
+
+
 # -- live failures in status (the daemon in this process; one health pass = one call) ---------------------
 
 
