@@ -334,3 +334,25 @@ def test_every_change_is_seen_by_the_next_pass_whether_the_keys_come_from_memory
     finally:
         for s in stores:
             s.close()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_stopped_pass_keeps_what_it_read_and_the_next_one_finishes(
+    vault: Vault, cache_dir: Path, workers: int
+) -> None:
+    for i in range(60):
+        vault.note(f"notes/n{i:02d}.md", f"note {i} about herons\n")
+    asked = 0
+
+    def stop() -> bool:  # a shutdown that comes once 25 notes were read
+        nonlocal asked
+        asked += 1
+        return asked > 25
+
+    with Store(cache_dir) as store:
+        first = reconcile(vault.root, store, stop=stop, workers=workers)
+        assert first.interrupted and first.added == 25
+        assert len(_paths(store)) == 25  # index and catalog agree on what was kept
+        second = reconcile(vault.root, store, workers=workers)
+        assert not second.interrupted and second.added == 35 and second.unchanged == 25
+        assert len(_paths(store)) == 60 and len(_search_paths(store, "herons")) == 50  # the search's own limit

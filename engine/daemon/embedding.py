@@ -193,7 +193,7 @@ class DenseWorker:
                 self._save(store)
                 self._settle(store)
                 continue
-            if due:
+            if due and not self._stop.is_set():
                 self._sync(store)
             if self._stop.is_set():
                 break

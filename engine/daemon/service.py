@@ -373,7 +373,12 @@ class Daemon(Upkeep):
         try:
             convention = self.contracts.get().contract.link_convention
             report = reconcile(
-                self.settings.vault, self.store, only=only, link_convention=convention, allow_mass_delete=bool(allowed)
+                self.settings.vault,
+                self.store,
+                only=only,
+                link_convention=convention,
+                allow_mass_delete=bool(allowed),
+                stop=self._stop.is_set,  # a shutdown ends a long pass at the next note, keeping what it read
             )
         except Exception as exc:
             damage = self.store.damage()
@@ -387,6 +392,12 @@ class Daemon(Upkeep):
             if allowed:
                 self.allowance.answer(allowed, None, f"the pass failed: {exc}")
             return
+        if report.interrupted:
+            log.info(
+                "the pass stopped early for the shutdown after %d notes (%.1f s); the next start finishes it",
+                report.added + report.updated,
+                report.seconds,
+            )
         if allowed:
             log.warning("a pass allowed to remove many notes ran (agentmd reindex --allow-mass-delete)")
             self.committer.allow_mass_deletion()  # the next commit cycle commits the deletion the pass allowed

@@ -49,6 +49,7 @@ class ReconcileReport:
     seconds: float = 0.0
     refused: str | None = None
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not indexed, with the reason
+    interrupted: bool = False  # stopped before the end (the daemon shutting down): the next pass finishes it
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -187,10 +188,13 @@ def reconcile(
     only: set[str] | None = None,
     link_convention: str = "obsidian",
     workers: int | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ReconcileReport:
     """Bring the index and catalog in line with the vault. `only` limits the pass to some paths.
     `link_convention` is the contract's (which side of `[[a|b]]` names the note). `workers`: how many
-    processes read the notes (0: this one); by default one a core on a pass with thousands to read."""
+    processes read the notes (0: this one); by default one a core on a pass with thousands to read.
+    `stop`, asked before each note, ends the pass early (a daemon shutting down): what was read so far is
+    committed to the index and catalog together, and the report says `interrupted`."""
     start = time.perf_counter()
     report = ReconcileReport()
     if not vault.is_dir():
@@ -198,7 +202,9 @@ def reconcile(
         report.seconds = time.perf_counter() - start
         return report
     with store.lock:
-        return _reconcile(vault, store, report, start, allow_mass_delete, progress, only, link_convention, workers)
+        return _reconcile(
+            vault, store, report, start, allow_mass_delete, progress, only, link_convention, workers, stop
+        )
 
 
 def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | None = None) -> dict[str, StatKey]:
@@ -246,6 +252,7 @@ def _reconcile(
     only: set[str] | None,
     link_convention: str,
     workers: int | None,
+    stop: Callable[[], bool] | None = None,
 ) -> ReconcileReport:
     if only is None:
         with _collector_paused():
@@ -312,6 +319,9 @@ def _reconcile(
                 # A generator, so the index's threads tokenise each note while the next one is parsed.
                 nonlocal done
                 for prepared in islice(stream, size):
+                    if stop is not None and stop():
+                        report.interrupted = True
+                        return
                     rel = prepared.path
                     done += 1
                     if progress and done % 200 == 0:
@@ -344,11 +354,13 @@ def _reconcile(
             if rows or dels or touched:
                 store.catalog.apply(rows, dels, touched)
             report.deleted += len(dels)
+            if report.interrupted:
+                break
     finally:
         stream.close()  # stops the worker processes of a pass that failed
-    if progress:
+    if progress and not report.interrupted:
         progress(total, total)
-    return _finish(store, report, start, fresh=fresh, full=only is None)
+    return _finish(store, report, start, fresh=fresh, full=only is None and not report.interrupted)
 
 
 def _finish(store: Store, report: ReconcileReport, start: float, *, fresh: bool, full: bool = True) -> ReconcileReport:
