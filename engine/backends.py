@@ -99,7 +99,10 @@ class LocalBackend:
         self.store = Store(settings.cache_dir)
         # the daemon's origin journal and intent record: captures it had not committed keep their origins
         self.committer = Committer(
-            settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths, state_dir=settings.state_dir
+            settings.vault,
+            phone_paths=lambda: self.contracts.get().contract.phone_paths,
+            state_dir=settings.state_dir,
+            max_file_bytes=settings.commit_max_bytes,
         )
         self.committer.prepare()
         self.capturer = Capturer(

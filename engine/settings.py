@@ -9,7 +9,7 @@ An OpenAI-compatible embeddings endpoint replaces the bundled model when a base 
 (`AGENTMD_EMBED_URL` or `embed_url = "http://127.0.0.1:8080/v1"`) with a model name (`AGENTMD_EMBED_MODEL` or
 `embed_model = "..."`); its API key, if it needs one, is read from the environment variable
 `AGENTMD_EMBED_API_KEY`, or from the one `embed_api_key_env = "NAME"` in the config file names (never from the
-config file itself).
+config file itself). A new file larger than `commit_max_mb = 50` (MiB, the config file) is not committed.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ DEFAULT_PORT = 7821
 RECONCILE_INTERVAL = 300.0  # seconds between the daemon's full passes
 COMMIT_DEBOUNCE = 1.0  # seconds of quiet before the daemon commits
 COMMIT_MAX_WAIT = 10.0  # seconds at most between a change and its commit, however busy the vault
+COMMIT_MAX_MB = 50  # a new file larger than this many MiB is not committed (git history keeps it forever)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,7 @@ class Settings:
     embed_url: str | None = None  # an OpenAI-compatible embeddings endpoint's base URL (…/v1); None: the bundled model
     embed_model: str | None = None  # the endpoint's model name
     embed_api_key: str | None = field(default=None, repr=False)  # read from the environment, never shown
+    commit_max_bytes: int = COMMIT_MAX_MB * 2**20  # `commit_max_mb` in the config file
 
     @property
     def index_dir(self) -> Path:
@@ -134,6 +136,12 @@ def resolve(
     dense = _switch(dense_text, "AGENTMD_DENSE") if dense_text else _config_switch(data.get("dense", True))
     model_text = env.get("AGENTMD_MODEL_FILE") or data.get("model_file")
     embed_url, embed_model, embed_key = _endpoint(env, data)
+    max_mb = data.get("commit_max_mb", COMMIT_MAX_MB)
+    if isinstance(max_mb, bool) or not isinstance(max_mb, int | float) or max_mb <= 0:
+        raise ConfigError(
+            f"`commit_max_mb = {max_mb!r}` in the config file is not a positive number of MiB; write e.g. "
+            "`commit_max_mb = 200`"
+        )
     return Settings(
         vault=vault_path,
         cache_dir=cache_dir,
@@ -146,6 +154,7 @@ def resolve(
         embed_url=embed_url,
         embed_model=embed_model,
         embed_api_key=embed_key,
+        commit_max_bytes=int(max_mb * 2**20),
     )
 
 

@@ -11,6 +11,7 @@ import os
 import subprocess
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -540,3 +541,46 @@ def test_a_registration_is_spent_only_when_its_writer_is_gone_and_nothing_is_pen
         "memory/written.md",
         "memory/about-to.md",
     }
+
+
+def test_a_new_file_over_the_size_limit_is_held_and_named_until_it_is_allowed(tmp_path: Path) -> None:
+    from agentmd.engine.daemon.status import git_section
+
+    repo = make_repo(tmp_path / "v", {"notes/x.md": "x\n"})
+    big = b"\0" * (3 * 2**20)
+    (repo / "attachments").mkdir()
+    (repo / "attachments/scan.pdf").write_bytes(big)
+    write(repo, "notes/keep.md", "a note beside it\n")
+    c = committer(repo, max_file_bytes=2 * 2**20)
+    result = c.commit_cycle()
+    assert [set(x.paths) for x in result.commits] == [{"notes/keep.md"}]
+    assert c.state.large_files_held == {"attachments/scan.pdf": len(big)}
+    section = git_section(repo, c.state.to_dict(), datetime.now(UTC))
+    (line,) = section["yellow"]
+    assert line.startswith("large-files-held: 1 new file(s) over 2 MiB not committed: attachments/scan.pdf (3 MiB)")
+    assert "commit_max_mb" in line and ".gitignore" in line and section["red"] == []
+    # the owner commits it by hand: from then on it is a tracked file and its changes are committed
+    git(repo, "add", "attachments/scan.pdf")
+    git(repo, "commit", "-q", "-m", "the owner keeps the scan")
+    (repo / "attachments/scan.pdf").write_bytes(big + b"more")
+    assert [set(x.paths) for x in c.commit_cycle().commits] == [{"attachments/scan.pdf"}]
+    assert c.state.large_files_held == {}
+    # a limit raised in the config file lets new large files through
+    (repo / "attachments/other.pdf").write_bytes(big)
+    assert [set(x.paths) for x in committer(repo, max_file_bytes=4 * 2**20).commit_cycle().commits] == [
+        {"attachments/other.pdf"}
+    ]
+
+
+def test_the_size_limit_comes_from_the_config_file(tmp_path: Path) -> None:
+    from agentmd.engine.errors import ConfigError
+    from agentmd.engine.settings import resolve
+
+    vault = make_repo(tmp_path / "v", {"a.md": "a\n"})
+    config = tmp_path / "config.toml"
+    assert resolve(vault=str(vault), env={"HOME": str(tmp_path)}).commit_max_bytes == 50 * 2**20  # the default
+    config.write_text("commit_max_mb = 200\n")
+    assert resolve(vault=str(vault), config=str(config)).commit_max_bytes == 200 * 2**20
+    config.write_text('commit_max_mb = "lots"\n')
+    with pytest.raises(ConfigError, match="commit_max_mb"):
+        resolve(vault=str(vault), config=str(config))

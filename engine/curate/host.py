@@ -30,7 +30,10 @@ PLAN_FOLDER = "curate"
 
 def local_writer(settings: Settings, contracts: ContractCache, store: Store) -> Writer:
     committer = Committer(
-        settings.vault, phone_paths=lambda: contracts.get().contract.phone_paths, state_dir=settings.state_dir
+        settings.vault,
+        phone_paths=lambda: contracts.get().contract.phone_paths,
+        state_dir=settings.state_dir,
+        max_file_bytes=settings.commit_max_bytes,
     )
     committer.prepare()
 

@@ -120,7 +120,10 @@ class Daemon(Upkeep):
         self.lock = InstanceLock(settings.state_dir, settings.vault)
         self.access = AccessToken(settings.state_dir)
         self.committer = Committer(
-            settings.vault, phone_paths=lambda: self.contracts.get().contract.phone_paths, state_dir=settings.state_dir
+            settings.vault,
+            phone_paths=lambda: self.contracts.get().contract.phone_paths,
+            state_dir=settings.state_dir,
+            max_file_bytes=settings.commit_max_bytes,
         )
         self.commit_schedule = CommitSchedule(
             commit_debounce, commit_max_wait, retry=min(30.0, max(1.0, 5 * commit_debounce)), clock=clock

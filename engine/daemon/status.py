@@ -151,6 +151,18 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
         )
     if state.get("commits_held"):
         reasons.append(f"commits-held since {state.get('commits_held_since')}: {state['commits_held']}")
+    yellow = []
+    held = dict(state.get("large_files_held") or {})
+    if held:
+        limit = int(state.get("large_file_limit") or 0)
+        named = ", ".join(f"{p} ({size / 2**20:.0f} MiB)" for p, size in sorted(held.items())[:5])
+        more = f" and {len(held) - 5} more" if len(held) > 5 else ""
+        yellow.append(
+            f"large-files-held: {len(held)} new file(s) over {limit / 2**20:.0f} MiB not committed: {named}{more}: "
+            "git history keeps a file forever; keep it outside the vault, or add it to .gitignore, or commit it "
+            "yourself (git add, git commit: a file git tracks is committed from then on), or raise "
+            "`commit_max_mb` in the config file"
+        )
     worktrees = worktrees_inside(vault) if health.ok else []
     return {
         "state": "ok" if health.ok else "degraded",
@@ -161,7 +173,9 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
         "last_commit_error": state.get("last_commit_error"),
         "last_commit_at": state.get("last_commit_at"),
         "worktrees_inside_vault": worktrees,
+        "large_files_held": held,
         "red": reasons,
+        "yellow": yellow,
     }
 
 

@@ -93,6 +93,7 @@ from agentmd.engine.git.runner import (
     plural,
     printable,
 )
+from agentmd.engine.settings import COMMIT_MAX_MB
 
 __all__ = ["ORIGINS", "Commit", "Committer", "CycleResult"]
 
@@ -124,6 +125,7 @@ class Committer:
         *,
         phone_paths: Callable[[], Sequence[str]],
         large_file_bytes: int = 20 * 2**20,
+        max_file_bytes: int = COMMIT_MAX_MB * 2**20,
         lock_wait: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -139,7 +141,8 @@ class Committer:
         self.vault = absolute_path(vault)
         self.vault_check = vault_check
         self.phone_paths = phone_paths
-        self.large_file_bytes = large_file_bytes
+        self.large_file_bytes = large_file_bytes  # committed with a warning above this
+        self.max_file_bytes = max_file_bytes  # a new file above this is not committed at all
         self.lock_wait = lock_wait
         self.clock = clock
         self.sleep = sleep
@@ -147,6 +150,7 @@ class Committer:
         # The accounting reads `self.wall` at every stamp, so a wall clock assigned later takes effect.
         self._accounting = CommitAccounting(lambda: self.wall())
         self.state = self._accounting.state
+        self.state.large_file_limit = max_file_bytes
         self._git = GitCli(self.vault)
         self.origins = OriginBook(state_dir / JOURNAL_NAME if state_dir is not None else None)
         self._intent = state_dir / INTENT_NAME if state_dir is not None else None
@@ -516,6 +520,7 @@ class Committer:
         nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
         chosen: list[str] = []
         self._untracked_dot_files = {}
+        held_large: dict[str, int] = {}
         blocked = set(staged_by_user)
         for e in entries:
             if e.path in blocked or e.path.endswith("/"):
@@ -527,7 +532,12 @@ class Committer:
                     continue
                 if is_scratch(e.path) or not os.path.lexists(self.vault / e.path):
                     continue
+                size = _size(self.vault / e.path)
+                if size > self.max_file_bytes:  # git would keep it forever: a file git already tracks is let through
+                    held_large[e.path] = size
+                    continue
             chosen.append(e.path)
+        self.state.large_files_held = held_large
         persistent = set()
         if staged_by_user:
             persistent.add(
@@ -575,6 +585,13 @@ class Committer:
             if done:
                 self._last_repack = now
             return message
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
 
 
 def _reflog(commits: Sequence[Commit], base: str | None) -> str:

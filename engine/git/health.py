@@ -27,7 +27,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,8 @@ class CommitState:
     commits_held: str | None = None  # why the daemon holds every commit back, with the command that ends it
     commits_held_since: str | None = None  # ISO 8601, UTC
     mass_deletion: str | None = None  # the deletion the committer itself would not commit, and how many notes
+    large_files_held: dict[str, int] = field(default_factory=dict)  # new files over the size limit, by bytes
+    large_file_limit: int | None = None  # that limit, in bytes
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
