@@ -50,6 +50,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
+from agentmd.engine.write.renames import find_by_inode, inode_of
 from agentmd.engine.write.stages import StageClock, StageLog
 from agentmd.engine.write.store_swap import StoreSwap
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
@@ -445,7 +446,13 @@ class Capturer:
         for path in dict.fromkeys(waiting + indexed):
             if exclude is not None and exclude(path):
                 continue
-            note = _parse(path, self._read(path, root_fd))
+            data = self._read(path, root_fd)
+            if data is None and self.store is not None:  # gone from where the catalog saw it: renamed just now?
+                row = self.store.catalog.get(path)
+                moved = find_by_inode(root_fd, path, row.stat[3] if row is not None else None)
+                if moved is not None and not (exclude is not None and exclude(moved)):
+                    path, data = moved, self._read(moved, root_fd)
+            note = _parse(path, data)
             if note is not None and note.text.strip() == want:
                 return path
         return None
@@ -567,13 +574,14 @@ class Capturer:
             with self._root() as root_fd:
                 clock.mark("root")
                 twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
+                twin_inode = inode_of(root_fd, twin) if twin is not None else None
                 clock.mark("twin")
                 if twin is None:
                     title = fields["title"]
                     landed = self._write(root_fd, folder, stem, text, rel, origin, day, warnings, clock, title)
         if landed is None:
             assert twin is not None
-            return self._reinforced(twin, fields["title"], warnings)
+            return self._reinforced(twin, twin_inode, fields["title"], warnings)
         path = landed.path
         # From here on the note is on disk: nothing may turn the answer into an error, or the caller would
         # retry and write a twin. Every later failure becomes a warning on a successful reply.
@@ -606,13 +614,19 @@ class Capturer:
         clock.mark("schedule-commit")
         return result
 
-    def _reinforced(self, twin: str, title: str, warnings: list[str]) -> CaptureResult:
+    def _reinforced(self, twin: str, inode: int | None, title: str, warnings: list[str]) -> CaptureResult:
         """The answer for a capture whose note already exists: that note, once it is searchable (a twin still
-        waiting for its index update is waited for, as its own capture waits)."""
+        waiting for its index update is waited for, as its own capture waits), at the path it has now (a note
+        renamed since the twin check is followed by its inode)."""
         waiting: list[Ticket] = [t for t in self.group.pending(title) if t.path == twin]
         for ticket in waiting:
             self.group.wait(ticket)
         row = self.store.catalog.get(twin) if self.store is not None else None
+        with self._root() as root_fd:
+            if inode_of(root_fd, twin) != inode:
+                moved = find_by_inode(root_fd, twin, inode)
+                if moved is not None:
+                    twin, row = moved, (self.store.catalog.get(moved) if self.store is not None else None) or row
         return CaptureResult(
             twin,
             (row.status if row else None) or "unfiled",
