@@ -70,9 +70,17 @@ def auth_proxy(upstream: int, token: str) -> Iterator[int]:
     thread.start()
     ready.wait(10)
     server = holder["server"]
+    async def shut() -> None:
+        server.close()
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)  # every pipe ends before the loop stops
+
     try:
         yield server.sockets[0].getsockname()[1]
     finally:
-        loop.call_soon_threadsafe(server.close)
+        asyncio.run_coroutine_threadsafe(shut(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
+        loop.close()
