@@ -73,6 +73,7 @@ _FACTS_MEMO_MAX = 20_000
 # in full against 1.97 ms from the top at 10,000 notes, 12.5 against 7.5 ms at 100,000.
 WIDE_HEAD_FROM = 30_000
 WRITER_HEAP = 128_000_000
+WRITER_BUSY_WAIT = 5.0  # seconds a writer waits for the write lock of a writer just closed before IndexBusy
 # The kinds of name, in the order they rank: a Dendron hierarchy's last segments (`b.c` and `c` of `a.b.c`)
 # are a `segment`, reported as a file name; an exact title, file name or alias ranks before them.
 NAME_KINDS = ("title", "file name", "alias", "segment", "heading")
@@ -394,8 +395,9 @@ def quote_terms(words: Iterable[str]) -> list[str]:
 class SearchIndex:
     """A Tantivy index in `directory`, created, upgraded or set aside and rebuilt as needed."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, busy_wait: float = WRITER_BUSY_WAIT) -> None:
         self.directory = directory
+        self.busy_wait = busy_wait  # how long a writer waits for the index's write lock before IndexBusy
         self.schema = _schema()
         self.created = False  # True when this open started an empty index
         self.set_aside: Path | None = None
@@ -485,19 +487,27 @@ class SearchIndex:
     # -- writing ---------------------------------------------------------------------------------
 
     def _get_writer(self) -> Any:
-        if self._writer is None:
+        """The index writer, opened when there is none. Its lock file may still be held for a moment by a
+        writer just closed (this process's own, being dropped; a rebuild's), so a busy lock is waited for up to
+        `busy_wait` seconds before IndexBusy says another process is writing."""
+        deadline = time.monotonic() + self.busy_wait
+        pause = 0.005
+        while self._writer is None:
             try:
                 if self._write_index is None:
                     self._write_index = tantivy.Index(self.schema, path=str(self.directory), reuse=True)
                     self._write_index.register_tokenizer(ANALYZER, _analyzer())
                 self._writer = self._write_index.writer(heap_size=WRITER_HEAP, num_threads=self._writer_threads)
             except ValueError as exc:
-                if "LockBusy" in str(exc) or "Lockfile" in str(exc):
+                if "LockBusy" not in str(exc) and "Lockfile" not in str(exc):
+                    raise
+                if time.monotonic() >= deadline:
                     raise IndexBusy(
                         f"another process is writing the index at {self.directory} (is `agentmd serve` "
                         "running for this vault?); let it do the work or stop it, then retry"
                     ) from None
-                raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
         return self._writer
 
     def small_commits(self) -> None:
