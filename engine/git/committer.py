@@ -62,7 +62,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -201,6 +201,12 @@ class Committer:
             return [str(exc)]
         finally:
             lock.release()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No commit cycle runs while the block does (a sync round moving the work tree and HEAD)."""
+        with self._cycle_mutex:
+            yield
 
     def hold(self, reason: str | None) -> None:
         """Record that the daemon holds every commit back for `reason` (None: no longer); see `CommitState`."""
@@ -400,7 +406,7 @@ class Committer:
         entries `git add` produced, so the user's staged entries never reach our commits.
         """
         git = self._git
-        identity = self._identity_env()
+        identity = self.identity_env()
         parent = base
         parent_tree = self._tree_of(base) if base else None
         if user_staged and base:
@@ -561,7 +567,7 @@ class Committer:
             by_origin.setdefault(origin, []).append(path)
         return [(o, sorted(by_origin[o])) for o in ORIGINS if o in by_origin]
 
-    def _identity_env(self) -> dict[str, str]:
+    def identity_env(self) -> dict[str, str]:
         run = self._git.run("config", "--get-regexp", r"^user\.(name|email)$")
         keys = {line.split(" ", 1)[0].lower() for line in run.text.splitlines() if " " in line}
         if {"user.name", "user.email"} <= keys:

@@ -1,0 +1,307 @@
+"""One sync round with a git remote: the same memory on every machine, with git as the distributed engine.
+
+A round, run while the committer is held (no cycle starts meanwhile):
+
+1. what is pending in the vault is committed first, so the round works on commits only;
+2. `git fetch` the remote's branch;
+3. the remote's commit and ours are compared through their merge base:
+   - the same commit: nothing to do;
+   - ours behind: fast-forward, moving the work tree with `git read-tree -m -u` (which refuses to overwrite
+     a file changed since the commit, so an edit that arrives mid-round is never lost: the round stops and
+     the next one takes it);
+   - ours ahead: push;
+   - both moved: a merge computed before the work tree is touched (`git merge-tree --write-tree`); where
+     it conflicts, no marker ever reaches a note:
+       * both sides changed the same lines of a note (or both added it): ours stays at the path and theirs
+         becomes a sibling note beside it, `<name>.conflict-<their host>-<date>.md`, marked
+         `status: conflict` with `conflict_of:` naming the note, for the review queue;
+       * deleted on one side and edited on the other: the edit survives;
+       * a file that is not a note (`.obsidian/*.json`): ours wins; theirs stays in history (the merge's
+         second parent) and the round names it;
+     the merge is committed with both parents (`origin: sync`), then the work tree moves to it;
+4. push, fast-forward only, never forced; a push the remote rejects (it moved meanwhile) starts the round
+   again, a few times at most.
+
+Credentials are git's own (ssh agent, credential helper): agentmd stores none and git never prompts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
+
+DEFAULT_REMOTE = "origin"
+ATTEMPTS = 3  # rounds tried when the remote moves between our fetch and our push
+CONFLICT_STATUS = "conflict"
+
+
+class SyncError(AgentmdError):
+    """A sync round could not run or finish; the message says why and what to do."""
+
+
+@dataclass
+class SyncResult:
+    outcome: str  # "up-to-date", "pushed", "fast-forward", "merged", "nothing-to-sync"
+    head: str | None = None
+    remote: str = DEFAULT_REMOTE
+    branch: str | None = None
+    fetched: str | None = None
+    conflicts: list[dict[str, str]] = field(default_factory=list)  # {"path", "sibling"} or {"path", "kept"}
+    changed: list[str] = field(default_factory=list)  # paths the round changed in the work tree
+    attempts: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "head": self.head,
+            "remote": self.remote,
+            "branch": self.branch,
+            "fetched": self.fetched,
+            "conflicts": self.conflicts,
+            "changed": self.changed,
+            "attempts": self.attempts,
+        }
+
+
+def host_name() -> str:
+    """This machine's name as conflict siblings and `host:` trailers carry it: letters, digits and dashes."""
+    return re.sub(r"[^A-Za-z0-9-]+", "-", socket.gethostname()).strip("-")[:40] or "host"
+
+
+def _check(run: GitRun, what: str) -> str:
+    if run.code != 0:
+        raise SyncError(f"{what} failed: {run.why()}")
+    return run.text
+
+
+def remote_url(git: GitCli, remote: str = DEFAULT_REMOTE) -> str | None:
+    run = git.run("remote", "get-url", remote)
+    return run.text if run.code == 0 and run.text else None
+
+
+def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
+    """Point `remote` at `url` (added, or changed when it exists); what was done, in one line."""
+    if not url.strip():
+        raise SyncError("give the remote's URL: a bare repository over ssh, a path, GitHub or Gitea")
+    had = remote_url(git, remote)
+    if had == url:
+        return f"the remote {remote} already points at {url}"
+    _check(git.run("remote", "set-url" if had else "add", remote, url), f"`git remote {'set-url' if had else 'add'}`")
+    return f"the remote {remote} now points at {url}" + (f" (was {had})" if had else "")
+
+
+def current_branch(git: GitCli) -> str:
+    run = git.run("symbolic-ref", "--quiet", "--short", "HEAD")
+    if run.code != 0 or not run.text:
+        raise SyncError("the vault's repository is not on a branch (a detached HEAD); check out a branch first")
+    return run.text
+
+
+def _rev(git: GitCli, ref: str) -> str | None:
+    run = git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
+
+
+class Round:
+    """One sync round over a vault whose committer is held by the caller."""
+
+    def __init__(self, vault: Path, *, remote: str = DEFAULT_REMOTE, identity: dict[str, str] | None = None) -> None:
+        self.git = GitCli(vault)
+        self.vault = vault
+        self.remote = remote
+        self.identity = identity or {}
+        self.host = host_name()
+        self.now = dt.datetime.now(dt.UTC)
+
+    def run(self) -> SyncResult:
+        if remote_url(self.git, self.remote) is None:
+            raise SyncError(f"the vault has no remote {self.remote!r}: add one with `agentmd remote add URL`")
+        branch = current_branch(self.git)
+        for attempt in range(1, ATTEMPTS + 1):
+            result = self._once(branch)
+            result.attempts = attempt
+            if result.outcome != "retry":
+                return result
+        raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
+
+    def _once(self, branch: str) -> SyncResult:
+        ours = _rev(self.git, "HEAD")
+        if ours is None:
+            raise SyncError("the vault's repository has no commit yet; run `agentmd init-git` first")
+        fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{branch}")
+        theirs: str | None = None
+        if fetch.code == 0:
+            theirs = _rev(self.git, "FETCH_HEAD")
+        elif "couldn't find remote ref" not in fetch.err:  # an empty remote has no branch yet: push creates it
+            raise SyncError(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
+        result = SyncResult("up-to-date", ours, self.remote, branch, theirs)
+        if theirs == ours:
+            return result
+        if theirs is not None:
+            base = self.git.run("merge-base", ours, theirs).text or None
+            if base == ours:  # behind: the remote has all we have and more
+                result.changed = self._move_tree(ours, theirs)
+                result.outcome, result.head = "fast-forward", theirs
+                return result
+            if base != theirs:  # both moved
+                merged, conflicts = self._merge(ours, theirs, base)
+                result.changed = self._move_tree(ours, merged)
+                result.outcome, result.head, result.conflicts = "merged", merged, conflicts
+                ours = merged
+        if self._push(branch, ours):
+            result.outcome = "pushed" if result.outcome == "up-to-date" else result.outcome
+            return result
+        result.outcome = "retry"
+        return result
+
+    # -- the work tree ---------------------------------------------------------------------------
+
+    def _move_tree(self, old: str, new: str) -> list[str]:
+        """Move HEAD, the index and the work tree from `old` to `new`; the paths that changed. Refused (nothing
+        moved) when a file changed since `old` would be overwritten."""
+        changed = self.git.run("diff", "--name-only", "-z", old, new)
+        paths = [os.fsdecode(p) for p in changed.out.split(b"\0") if p] if changed.code == 0 else []
+        move = self.git.run("read-tree", "-m", "-u", old, new)
+        if move.code != 0:
+            raise SyncError(
+                f"the work tree could not move to the synced commit without overwriting a change made meanwhile "
+                f"({move.why()}); the change is kept and the next round syncs it"
+            )
+        _check(self.git.run("update-ref", "-m", f"sync: {self.remote}", "HEAD", new, old), "moving HEAD")
+        return paths
+
+    # -- merging ---------------------------------------------------------------------------------
+
+    def _merge(self, ours: str, theirs: str, base: str | None) -> tuple[str, list[dict[str, str]]]:
+        """The merge commit of `ours` and `theirs`, conflicts resolved as the module docstring says."""
+        run = self.git.run("merge-tree", "--write-tree", "-z", "--no-messages", ours, theirs)
+        if run.code not in (0, 1):
+            raise SyncError(f"`git merge-tree` failed: {run.why()}")
+        fields = run.out.split(b"\0")
+        tree = os.fsdecode(fields[0])
+        conflicts: list[dict[str, str]] = []
+        if run.code == 1:
+            stages: dict[str, dict[int, tuple[str, str]]] = {}
+            for raw in fields[1:]:
+                if not raw:
+                    break  # the conflicted-file list ends with an empty field
+                info, _, path = raw.partition(b"\t")
+                mode, oid, stage = info.decode().split()
+                stages.setdefault(os.fsdecode(path), {})[int(stage)] = (mode, oid)
+            tree, conflicts = self._resolve(tree, stages, theirs)
+        message = self._message(theirs, conflicts)
+        commit = self.git.run("commit-tree", tree, "-p", ours, "-p", theirs, stdin=message.encode(), env=self.identity)
+        return _check(commit, "`git commit-tree` of the merge"), conflicts
+
+    def _resolve(
+        self, tree: str, stages: dict[str, dict[int, tuple[str, str]]], theirs: str
+    ) -> tuple[str, list[dict[str, str]]]:
+        """The merged tree with every conflicted path decided (see the module docstring); what was decided."""
+        index = self.git.gitdir / f"agentmd-sync-index-{os.getpid()}"
+        env = {**self.identity}
+        try:
+            _check(self.git.run("read-tree", tree, index=index), "reading the merged tree")
+            lines: list[str] = []
+            decided: list[dict[str, str]] = []
+            for path, by_stage in sorted(stages.items()):
+                mine, other = by_stage.get(2), by_stage.get(3)
+                if mine is not None and other is not None and path.lower().endswith(".md"):
+                    sibling = self._sibling(path, theirs)
+                    blob = self._conflict_note(other[1], path)
+                    lines += [f"{mine[0]} {mine[1]}\t{path}", f"{other[0]} {blob}\t{sibling}"]
+                    decided.append({"path": path, "sibling": sibling})
+                elif mine is not None and other is not None:  # not a note: ours wins, theirs stays in history
+                    lines.append(f"{mine[0]} {mine[1]}\t{path}")
+                    decided.append({"path": path, "kept": "ours"})
+                else:  # deleted on one side, edited on the other: the edit survives
+                    mode, oid = mine or other or ("", "")
+                    if oid:
+                        lines.append(f"{mode} {oid}\t{path}")
+                        decided.append({"path": path, "kept": "the edit"})
+            feed = "".join(f"{line}\0" for line in lines).encode()
+            # drop the conflicted entries first (stages 1-3 and the marker blob), then set the decided ones
+            clear = "".join(f"0 {'0' * len(tree)}\t{p}\0" for p in stages).encode()
+            _check(self.git.run("update-index", "-z", "--index-info", index=index, stdin=clear + feed), "update-index")
+            return _check(self.git.run("write-tree", index=index, env=env), "`git write-tree`"), decided
+        finally:
+            index.unlink(missing_ok=True)
+
+    def _sibling(self, path: str, theirs: str) -> str:
+        """`<name>.conflict-<their host>-<date>.md` beside `path`, named after the machine that wrote theirs."""
+        run = self.git.run("log", "-1", "--format=%(trailers:key=host,valueonly)", theirs, "--", path)
+        other = re.sub(r"[^A-Za-z0-9-]+", "-", run.text.strip()).strip("-")[:40] if run.code == 0 else ""
+        stem = path[: -len(".md")]
+        return f"{stem}.conflict-{other or 'remote'}-{self.now.strftime('%Y%m%d-%H%M%S')}.md"
+
+    def _conflict_note(self, oid: str, path: str) -> str:
+        """The blob of theirs, marked as a conflict sibling in its frontmatter."""
+        data = self.git.run("cat-file", "blob", oid).out
+        text = data.decode("utf-8", "replace")
+        name = path.rsplit("/", 1)[-1][: -len(".md")]
+        stamp = f"status: {CONFLICT_STATUS}\nconflict_of: \"[[{name}]]\"\n"
+        if text.startswith("---\n") and "\n---" in text[4:]:
+            end = text.index("\n---", 4)
+            head = re.sub(r"(?m)^(status|conflict_of):.*\n?", "", text[4 : end + 1])
+            text = "---\n" + head + stamp + text[end + 1 :]
+        else:
+            text = "---\n" + stamp + "---\n" + text
+        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=text.encode()), "writing the sibling")
+
+    def _message(self, theirs: str, conflicts: list[dict[str, str]]) -> str:
+        summary = f"sync: merge {self.remote} ({theirs[:10]})"
+        if conflicts:
+            summary += f", {len(conflicts)} conflict(s) kept side by side"
+        return f"{summary}\n\norigin: sync\nhost: {self.host}\n"
+
+    # -- pushing ---------------------------------------------------------------------------------
+
+    def _push(self, branch: str, head: str) -> bool:
+        """Push `head` to the remote's branch, fast-forward only (never forced). False when the remote moved."""
+        run = self.git.run("push", "--porcelain", "--quiet", self.remote, f"{head}:refs/heads/{branch}")
+        if run.code == 0:
+            return True
+        text = os.fsdecode(run.out) + run.err
+        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
+            return False
+        raise SyncError(f"`git push {self.remote}` failed (is the remote reachable and writable?): {run.why()}")
+
+
+# -- a round as the daemon and the CLI run it ---------------------------------------------------------
+
+STATE_FILE = "sync-state.json"
+
+
+def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE) -> SyncResult:
+    """Commit what is pending, then run one round with the committer held; the outcome (or the failure) is
+    recorded in `<state>/sync-state.json` for `status`."""
+    from agentmd.engine.fsutil import read_json, write_json
+
+    state = (read_json(state_dir / STATE_FILE) if state_dir is not None else None) or {}
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    try:
+        cycle = committer.commit_cycle()
+        if cycle.error or cycle.skipped:
+            raise SyncError(f"what is pending could not be committed first ({cycle.error or cycle.skipped})")
+        with committer.paused():
+            result = Round(committer.vault, remote=remote, identity=committer.identity_env()).run()
+    except SyncError as exc:
+        state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
+        if state_dir is not None:
+            write_json(state_dir / STATE_FILE, state)
+        raise
+    state.update(
+        last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
+        last_error_at=None, failing_since=None,
+        conflicts=[*state.get("conflicts", []), *result.conflicts][-50:],
+    )  # fmt: skip
+    if state_dir is not None:
+        write_json(state_dir / STATE_FILE, state)
+    return result

@@ -1,0 +1,155 @@
+"""Sync rounds between machines through a git remote: a bare repository and clones of it, each clone with
+its own committer, as two machines sharing one memory would be. Real git throughout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from git_helpers import git, make_repo, tree, write
+
+from agentmd.engine.git.committer import Committer
+from agentmd.engine.git.runner import GitCli
+from agentmd.engine.git.sync import SyncError, add_remote, sync_vault
+
+NOTES = {
+    "notes/alpha.md": "---\ntitle: Alpha\ntags: [one]\nsource: web\n---\n# Alpha\n\nline one\nline two\nline three\n",
+    "notes/beta.md": "# Beta\n\nbeta text\n",
+    "notes/gamma.md": "# Gamma\n\ngamma text\n",
+}
+
+
+class Machine:
+    def __init__(self, vault: Path, state: Path) -> None:
+        self.vault = vault
+        self.state = state
+        self.committer = Committer(vault, phone_paths=tuple, state_dir=state)
+
+    def sync(self) -> dict:
+        return sync_vault(self.committer, self.state).to_dict()
+
+    def read(self, rel: str) -> str:
+        return (self.vault / rel).read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    return bare
+
+
+@pytest.fixture
+def machines(tmp_path: Path, remote: Path) -> tuple[Machine, Machine]:
+    first = make_repo(tmp_path / "laptop", NOTES)
+    print(add_remote(GitCli(first), str(remote)))
+    a = Machine(first, tmp_path / "state-a")
+    assert a.sync()["outcome"] == "pushed"  # an empty remote gets the branch
+    git(tmp_path, "clone", "-q", str(remote), str(tmp_path / "desktop"))
+    git(tmp_path / "desktop", "config", "user.name", "Desk Owner")
+    git(tmp_path / "desktop", "config", "user.email", "desk@example.com")
+    b = Machine(tmp_path / "desktop", tmp_path / "state-b")
+    assert b.sync()["outcome"] == "up-to-date"
+    return a, b
+
+
+def no_markers(*machines: Machine) -> None:
+    for m in machines:
+        for path in m.vault.rglob("*.md"):
+            text = path.read_text(encoding="utf-8")
+            assert "<<<<<<<" not in text and ">>>>>>>" not in text, path
+
+
+def converged(a: Machine, b: Machine, remote: Path) -> None:
+    head = git(remote, "rev-parse", "main").stdout.strip()
+    assert git(a.vault, "rev-parse", "HEAD").stdout.strip() == head
+    assert git(b.vault, "rev-parse", "HEAD").stdout.strip() == head
+    assert git(a.vault, "status", "--porcelain").stdout == "" and git(b.vault, "status", "--porcelain").stdout == ""
+
+
+def test_edits_of_different_notes_merge_and_every_machine_converges(machines, remote: Path) -> None:
+    a, b = machines
+    write(a.vault, "notes/beta.md", "# Beta\n\nbeta text, edited on the laptop\n")
+    write(b.vault, "notes/gamma.md", "# Gamma\n\ngamma text, edited on the desktop\n")
+    write(b.vault, "notes/new.md", "# New\n\nwritten on the desktop\n")
+    assert a.sync()["outcome"] == "pushed"
+    merged = b.sync()
+    assert merged["outcome"] == "merged" and merged["conflicts"] == []
+    assert "notes/beta.md" in merged["changed"]
+    assert a.sync()["outcome"] == "fast-forward"
+    converged(a, b, remote)
+    assert "edited on the laptop" in b.read("notes/beta.md") and "edited on the desktop" in a.read("notes/gamma.md")
+    assert a.read("notes/new.md") == "# New\n\nwritten on the desktop\n"
+    log = git(a.vault, "log", "-1", "--format=%B").stdout
+    assert "origin: sync" in log and "host: " in log
+
+
+def test_different_lines_of_one_note_and_different_frontmatter_keys_merge(machines, remote: Path) -> None:
+    a, b = machines
+    write(a.vault, "notes/alpha.md", NOTES["notes/alpha.md"].replace("tags: [one]", "tags: [one, two]"))
+    write(b.vault, "notes/alpha.md", NOTES["notes/alpha.md"].replace("line three", "line three, desk"))
+    a.sync()
+    assert b.sync()["conflicts"] == []
+    a.sync()
+    converged(a, b, remote)
+    text = a.read("notes/alpha.md")
+    assert "tags: [one, two]" in text and "line three, desk" in text
+
+
+def test_the_same_line_changed_on_both_keeps_both_side_by_side_and_no_markers(machines, remote: Path) -> None:
+    a, b = machines
+    write(a.vault, "notes/beta.md", "# Beta\n\nthe laptop's version\n")
+    write(b.vault, "notes/beta.md", "# Beta\n\nthe desktop's version\n")
+    a.sync()
+    merged = b.sync()
+    (conflict,) = merged["conflicts"]
+    assert conflict["path"] == "notes/beta.md" and conflict["sibling"].startswith("notes/beta.conflict-")
+    assert b.read("notes/beta.md") == "# Beta\n\nthe desktop's version\n"  # ours stays at the path
+    sibling = b.read(conflict["sibling"])
+    assert "status: conflict" in sibling and 'conflict_of: "[[beta]]"' in sibling and "the laptop's version" in sibling
+    a.sync()
+    converged(a, b, remote)
+    assert a.read(conflict["sibling"]) == sibling
+    no_markers(a, b)
+
+
+def test_deleted_on_one_machine_and_edited_on_the_other_keeps_the_edit(machines, remote: Path) -> None:
+    a, b = machines
+    (a.vault / "notes/gamma.md").unlink()
+    write(b.vault, "notes/gamma.md", "# Gamma\n\nstill needed: edited on the desktop\n")
+    a.sync()
+    b.sync()
+    a.sync()
+    converged(a, b, remote)
+    assert "still needed" in a.read("notes/gamma.md")
+
+
+def test_both_adding_a_note_of_the_same_name_keeps_both(machines, remote: Path) -> None:
+    a, b = machines
+    write(a.vault, "memory/pin-the-toolchain.md", "# Pin the toolchain\n\nuv, from the laptop\n")
+    write(b.vault, "memory/pin-the-toolchain.md", "# Pin the toolchain\n\nuv, from the desktop\n")
+    a.sync()
+    (conflict,) = b.sync()["conflicts"]
+    a.sync()
+    converged(a, b, remote)
+    assert "from the desktop" in a.read("memory/pin-the-toolchain.md")
+    assert "from the laptop" in a.read(conflict["sibling"])
+    no_markers(a, b)
+
+
+def test_a_push_is_never_forced_and_the_remote_keeps_every_commit(machines, remote: Path) -> None:
+    a, b = machines
+    write(a.vault, "notes/beta.md", "# Beta\n\nlaptop\n")
+    a.sync()
+    laptop_head = git(a.vault, "rev-parse", "HEAD").stdout.strip()
+    write(b.vault, "notes/gamma.md", "# Gamma\n\ndesk\n")
+    b.sync()
+    # the laptop's commit is an ancestor of the remote's branch: nothing was overwritten
+    assert git(remote, "merge-base", "--is-ancestor", laptop_head, "main", check=False).returncode == 0
+
+
+def test_a_vault_without_a_remote_is_told_how_to_add_one(tmp_path: Path) -> None:
+    vault = make_repo(tmp_path / "v", NOTES)
+    with pytest.raises(SyncError, match="agentmd remote add URL"):
+        Machine(vault, tmp_path / "s").sync()
+    assert set(tree(vault)) == set(NOTES)
