@@ -39,6 +39,7 @@ from agentmd.cli import (
     recall,
     rules,
     service,
+    sync,
 )
 from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
 
@@ -67,6 +68,7 @@ COMMANDS: tuple[Register, ...] = (
     rules.add_contract,
     service.add_service_parser,  # `service install | uninstall | status`
     jobs.add_jobs_parser,  # `jobs list | run | history`
+    sync.add_sync_parsers,  # `remote add | show`, `sync`, `conflicts`
 )
 
 EPILOG = """\

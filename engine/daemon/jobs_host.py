@@ -51,6 +51,7 @@ class DaemonJobs:
             "ingest-sweep": self._ingest_sweep,
             "groom-propose": self._groom_propose,
             "enrich": self._enrich,
+            "sync": self._sync,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -138,6 +139,19 @@ class DaemonJobs:
         if not result.ok:
             raise JobFailed(f"probe failed: {result.error}")
         return {"round_trip_ms": result.round_trip_ms, "note": result.path}
+
+    def _sync(self, meter: Meter) -> Mapping[str, Any]:
+        """A sync round when the vault has a remote. An unreachable remote is no job failure: the round's state
+        (engine/git/sync.py) turns status yellow after an hour of failures and red after a day."""
+        from agentmd.engine.git.runner import GitCli
+        from agentmd.engine.git.sync import SyncError, remote_url
+
+        if not (self.daemon.settings.vault / ".git").exists() or remote_url(GitCli(self.daemon.settings.vault)) is None:
+            return {"skipped": "the vault has no git remote (`agentmd remote add URL` adds one)"}
+        try:
+            return self.daemon.sync().to_dict()
+        except SyncError as exc:
+            return {"failed": str(exc)}
 
     def _repack(self, meter: Meter) -> Mapping[str, Any]:
         if not (self.daemon.settings.vault / ".git").exists():

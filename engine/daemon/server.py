@@ -369,6 +369,7 @@ FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "_actor": (str,),
     },
     "probe": {"budget": (int, float)},
+    "sync": {"remote": _TEXT},
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list of strings", type(None): "null"}

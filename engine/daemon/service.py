@@ -53,6 +53,7 @@ from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
+from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
 from agentmd.engine.index.fulltext import is_panic
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
@@ -198,7 +199,11 @@ class Daemon(Upkeep):
             mcp_routes, lifespan = mount_mcp(self)
             self.jobs = DaemonJobs(self)  # owns the periodic pass (`reconcile_interval`), the probe and the repack
             routes = json_routes(
-                search=self._search_json, capture=self._capture_json, probe=self._probe_json, curate=self._curate_json
+                search=self._search_json,
+                capture=self._capture_json,
+                probe=self._probe_json,
+                curate=self._curate_json,
+                sync=self._sync_json,
             )
             routes += self.jobs.routes()
             app = build_app(
@@ -501,6 +506,26 @@ class Daemon(Upkeep):
         write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
         self._refresh_git_status()
         return bool(result.skipped)
+
+    # -- sync ----------------------------------------------------------------------------------
+
+    def sync(self, remote: str = DEFAULT_REMOTE) -> SyncResult:
+        """One sync round with the vault's git remote, the committer held while it moves the work tree; the
+        files it changed are reconciled at once (the watcher sees them too)."""
+        result = sync_vault(self.committer, self.settings.state_dir, remote=remote)
+        if result.changed:
+            self._on_change(set(result.changed))
+        self._refresh_git_status()
+        return result
+
+    def _sync_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        remote = data.get("remote") or DEFAULT_REMOTE
+        if not isinstance(remote, str):
+            raise UsageError("`remote` must be the name of a git remote")
+        try:
+            return self.sync(remote).to_dict()
+        except SyncError as exc:
+            raise AgentmdError(str(exc)) from None
 
     # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
 

@@ -273,6 +273,7 @@ def compute_status(
     stale: bool = False,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
+    from agentmd.engine.git.sync import sync_section
     from agentmd.engine.write.tallies import budget_warning, halted_refusals
 
     now = now or dt.datetime.now(dt.UTC)
@@ -283,6 +284,7 @@ def compute_status(
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
         "jobs": jobs_status(settings),
+        "sync": sync_section(settings.vault, settings.state_dir, now),
     }
     parts["contract"]["halted_refusals"] = int(halted_refusals(settings.state_dir).get("count", 0) or 0)
     status = assemble(parts, settings.vault, daemon)

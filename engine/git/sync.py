@@ -305,3 +305,45 @@ def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_
     if state_dir is not None:
         write_json(state_dir / STATE_FILE, state)
     return result
+
+
+SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow
+SYNC_RED = dt.timedelta(days=1)  # failing this long: red
+
+
+def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+    """`status`'s view of sync: the remote, the last good round, how far ahead and behind, what is failing
+    and since when (yellow after an hour, red after a day), and the conflict siblings not yet resolved."""
+    from agentmd.engine.fsutil import read_json
+
+    git = GitCli(vault)
+    if not (vault / ".git").exists() or remote_url(git) is None:
+        return {"remote": None, "red": [], "yellow": []}
+    state = read_json(state_dir / STATE_FILE) or {}
+    out: dict[str, Any] = {"remote": remote_url(git), "last_ok_at": state.get("last_ok_at"), "red": [], "yellow": []}
+    branch = git.run("symbolic-ref", "--quiet", "--short", "HEAD").text
+    counts = git.run("rev-list", "--left-right", "--count", f"HEAD...refs/remotes/{DEFAULT_REMOTE}/{branch}")
+    if counts.code == 0 and len(counts.text.split()) == 2:
+        out["ahead"], out["behind"] = (int(n) for n in counts.text.split())
+    since = state.get("failing_since")
+    if since:
+        try:
+            failing = now - dt.datetime.fromisoformat(since)
+        except ValueError:
+            failing = SYNC_RED
+        line = f"since {since}: {state.get('last_error')}; the daemon tries again every few minutes"
+        if failing >= SYNC_RED:
+            out["red"].append(f"sync-failing {line}")
+        elif failing >= SYNC_YELLOW:
+            out["yellow"].append(f"sync-failing {line}")
+    siblings = [c["sibling"] for c in state.get("conflicts", []) if c.get("sibling")]
+    open_conflicts = [s for s in siblings if (vault / s).exists()]
+    out["conflicts"] = open_conflicts
+    if open_conflicts:
+        more = f" and {len(open_conflicts) - 5} more" if len(open_conflicts) > 5 else ""
+        shown = ", ".join(open_conflicts[:5]) + more
+        out["yellow"].append(
+            f"sync-conflicts: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare each "
+            "with its note, keep what you want and delete the sibling (`agentmd conflicts` lists them)"
+        )
+    return out

@@ -1,0 +1,138 @@
+"""`agentmd remote add URL | show` and `agentmd sync`: the same memory on every machine through a git remote.
+
+`sync` runs one round now (engine/git/sync.py): through the running daemon, which holds its committer while
+the round moves the work tree, or in this process when no daemon runs. `conflicts` lists the notes a sync
+kept side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, settings_of, subcommands
+from agentmd.cli.output import emit
+from agentmd.engine.errors import AgentmdError
+
+DEFAULT_REMOTE = "origin"  # engine/git/sync.py's, written out so that building the parser loads no engine module
+
+
+def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    remote = sub.add_parser("remote", parents=[common], help="the vault's git remote, which `sync` syncs with")
+    actions = subcommands(remote, "action", "ACTION")
+    actions.required = True
+    add = actions.add_parser("add", parents=[common], help="point the vault's remote at URL (any git remote)")
+    add.add_argument("url", help="a bare repository over ssh, a path, GitHub or Gitea; git's own credentials")
+    add.add_argument("--name", default=DEFAULT_REMOTE, help=f"the remote's name ({DEFAULT_REMOTE})")
+    add.set_defaults(func=cmd_remote_add)
+    show = actions.add_parser("show", parents=[common], help="the remote and the last sync")
+    show.set_defaults(func=cmd_remote_show)
+
+    sync = sub.add_parser("sync", parents=[common], help="one sync round with the remote now: fetch, merge, push")
+    sync.add_argument("--remote", default=DEFAULT_REMOTE, help=f"the remote's name ({DEFAULT_REMOTE})")
+    sync.set_defaults(func=cmd_sync)
+
+    conflicts = sub.add_parser("conflicts", parents=[common], help="notes a sync kept side by side, to resolve")
+    conflicts.set_defaults(func=cmd_conflicts)
+
+
+def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.git.runner import GitCli
+    from agentmd.engine.git.sync import SyncError, add_remote
+
+    settings = settings_of(args)
+    if not (settings.vault / ".git").is_dir():
+        raise AgentmdError("the vault is not a git repository yet; run `agentmd init-git` first")
+    try:
+        text = add_remote(GitCli(settings.vault), args.url, args.name)
+    except SyncError as exc:
+        raise AgentmdError(str(exc)) from None
+    emit(out, args, {"remote": args.name, "url": args.url}, text + "; `agentmd sync` syncs now, the daemon every 5 min")
+    return EXIT_OK
+
+
+def cmd_remote_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
+    from agentmd.engine.git.sync import sync_section
+
+    settings = settings_of(args)
+    section = sync_section(settings.vault, settings.state_dir, dt.datetime.now(dt.UTC))
+    if section["remote"] is None:
+        emit(out, args, section, "no remote: `agentmd remote add URL` adds one")
+        return EXIT_OK
+    lines = [f"remote {section['remote']}; last good sync {section.get('last_ok_at') or 'never'}"]
+    if "ahead" in section:
+        lines.append(f"{section['ahead']} commit(s) to push, {section['behind']} to bring in (as of the last fetch)")
+    lines += section["red"] + section["yellow"]
+    emit(out, args, section, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = settings_of(args)
+    daemon = daemon_of(settings)
+    if daemon is not None:
+        from agentmd.engine.client import DaemonError, DaemonHTTPError
+
+        try:
+            result = daemon.client(timeout=600).post("/v1/sync", {"remote": args.remote})
+        except DaemonHTTPError as exc:
+            raise AgentmdError(f"sync: {exc.message}") from None
+        except DaemonError as exc:
+            raise AgentmdError(f"could not reach agentmd serve on port {daemon.port} ({exc})") from None
+    else:
+        result = _sync_here(settings, args.remote)
+    emit(out, args, result, _line(result))
+    return EXIT_OK if result.get("outcome") else EXIT_FAILURE
+
+
+def _sync_here(settings: Any, remote: str) -> dict[str, Any]:
+    from agentmd.engine.git.committer import Committer
+    from agentmd.engine.git.sync import SyncError, sync_vault
+    from agentmd.rules import ContractCache
+
+    contracts = ContractCache(settings.vault, settings.contract_path)
+    committer = Committer(
+        settings.vault,
+        phone_paths=lambda: contracts.get().contract.phone_paths,
+        state_dir=settings.state_dir,
+        max_file_bytes=settings.commit_max_bytes,
+    )
+    try:
+        return sync_vault(committer, settings.state_dir, remote=remote).to_dict()
+    except SyncError as exc:
+        raise AgentmdError(str(exc)) from None
+
+
+def _line(result: dict[str, Any]) -> str:
+    outcome = result.get("outcome")
+    head = (result.get("head") or "")[:10]
+    words = {
+        "up-to-date": "already in step with",
+        "pushed": "pushed to",
+        "fast-forward": "brought in the changes of",
+        "merged": "merged with",
+    }.get(str(outcome), str(outcome))
+    line = f"sync: {words} {result.get('remote')}/{result.get('branch')} (now at {head})"
+    if result.get("changed"):
+        line += f"; {len(result['changed'])} file(s) changed here"
+    for c in result.get("conflicts") or []:
+        if c.get("sibling"):
+            line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"
+        else:
+            line += f"\nconflict: {c['path']}: {c.get('kept')} kept"
+    return line
+
+
+def cmd_conflicts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
+    from agentmd.engine.git.sync import sync_section
+
+    settings = settings_of(args)
+    section = sync_section(settings.vault, settings.state_dir, dt.datetime.now(dt.UTC))
+    siblings = section.get("conflicts") or []
+    text = "\n".join(siblings) if siblings else "no conflicts left by a sync"
+    emit(out, args, {"conflicts": siblings}, text)
+    return EXIT_OK

@@ -1,0 +1,128 @@
+"""Sync as people run it: `agentmd remote add`, `agentmd sync` with and without a daemon, and two daemons on two
+clones of one vault (separate XDG folders, as two machines have), each capturing and syncing through a bare
+remote. Real git, real daemons, real indexes."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_helpers import client_of, git, make_repo, running_daemon, wait_until
+
+from agentmd.cli import main
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.settings import Settings, resolve
+from agentmd.engine.write.capture import CaptureRequest
+
+
+def environment(root: Path) -> dict[str, str]:
+    return {
+        "HOME": str(root / "home"),
+        "XDG_STATE_HOME": str(root / "state"),
+        "XDG_CACHE_HOME": str(root / "cache"),
+        "XDG_CONFIG_HOME": str(root / "config"),
+    }
+
+
+def cli(env: dict[str, str], monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str, str]:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def two(tmp_path: Path, env: dict[str, str]) -> tuple[Path, Path, Path]:
+    """A bare remote, the laptop's vault pushed to it, and the desktop's clone."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    laptop = make_repo(tmp_path / "laptop", {"README.md": "# Vault\n", "notes/otters.md": "# Otters\n\nThey float.\n"})
+    git(laptop, "remote", "add", "origin", str(bare))
+    git(laptop, "push", "-q", "origin", "main")
+    git(tmp_path, "clone", "-q", str(bare), str(tmp_path / "desktop"))
+    desktop = tmp_path / "desktop"
+    git(desktop, "config", "user.name", "Desk")
+    git(desktop, "config", "user.email", "desk@example.com")
+    return bare, laptop, desktop
+
+
+def test_remote_add_sync_and_conflicts_from_the_command_line(
+    tmp_path: Path, two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, laptop, desktop = two
+    a, b = environment(tmp_path / "a"), environment(tmp_path / "b")
+    other = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(other))
+    code, out, _ = cli(a, monkeypatch, "remote", "add", str(other), "--vault", str(laptop))
+    assert code == 0 and f"now points at {other} (was {bare})" in out
+    cli(a, monkeypatch, "remote", "add", str(bare), "--vault", str(laptop))
+    (laptop / "notes/otters.md").write_text("# Otters\n\nThey hold hands, says the laptop.\n")
+    (desktop / "notes/otters.md").write_text("# Otters\n\nThey hold hands, says the desktop.\n")
+    code, out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop))
+    assert code == 0 and "sync: pushed to origin/main" in out, err
+    code, out, err = cli(b, monkeypatch, "sync", "--vault", str(desktop), "--json")
+    result = json.loads(out)
+    assert code == 0 and result["outcome"] == "merged", err
+    (conflict,) = result["conflicts"]
+    code, out, _ = cli(b, monkeypatch, "conflicts", "--vault", str(desktop))
+    assert out.strip() == conflict["sibling"]
+    code, out, _ = cli(b, monkeypatch, "status", "--vault", str(desktop), "--json")
+    sync = json.loads(out)["sync"]
+    assert sync["remote"] == str(bare) and sync["conflicts"] == [conflict["sibling"]]
+    assert any(y.startswith("sync-conflicts: 1 note(s)") for y in json.loads(out)["yellow"])
+    code, out, _ = cli(b, monkeypatch, "remote", "show", "--vault", str(desktop))
+    assert f"remote {bare}; last good sync 20" in out
+
+
+def test_a_sync_with_an_unreachable_remote_says_so_and_keeps_everything(
+    tmp_path: Path, two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, laptop, _ = two
+    a = environment(tmp_path / "a")
+    (laptop / "notes/new.md").write_text("# New\n\nwritten while the remote is away\n")
+    bare.rename(tmp_path / "away.git")
+    code, _out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop))
+    assert code == 1 and "is the remote reachable?" in err and "Traceback" not in err
+    assert git(laptop, "status", "--porcelain") == ""  # committed locally all the same
+    (tmp_path / "away.git").rename(bare)
+    code, out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop))
+    assert code == 0 and "pushed" in out, err
+
+
+@pytest.fixture
+def daemons(tmp_path: Path, two: tuple[Path, Path, Path]) -> Iterator[tuple[Daemon, Daemon]]:
+    _, laptop, desktop = two
+    settings: list[Settings] = [
+        resolve(vault=str(laptop), env=environment(tmp_path / "a")),
+        resolve(vault=str(desktop), env=environment(tmp_path / "b")),
+    ]
+    with running_daemon(settings[0]) as a, running_daemon(settings[1]) as b:
+        yield a, b
+
+
+def test_two_daemons_share_their_captures_through_the_remote(daemons: tuple[Daemon, Daemon]) -> None:
+    a, b = daemons
+    first = a.capture(CaptureRequest(title="Pin the toolchain", body="Use uv in every repository.", type="decision",
+                                     why="reproducible builds"))  # fmt: skip
+    second = b.capture(CaptureRequest(title="Deploys on Fridays", body="Never deploy on a Friday.", type="decision",
+                                      why="weekends"))  # fmt: skip
+    a.sync()
+    b.sync()
+    assert client_of(a).post("/v1/sync", {}, timeout=60)["outcome"] == "fast-forward"  # as `agentmd sync` asks
+    for d in (a, b):
+        for path in (first["path"], second["path"]):
+            assert (d.settings.vault / path).is_file()
+
+    def found(d: Daemon, words: str, path: str) -> bool:
+        return path in [r["path"] for r in d.search(SearchRequest(query=words, mode="fusion"))["results"]]
+
+    wait_until(lambda: found(b, "toolchain uv", first["path"]), 20, "the laptop's capture searchable on the desktop")
+    wait_until(lambda: found(a, "deploy friday", second["path"]), 20, "the desktop's capture searchable on the laptop")
+    for d in (a, b):
+        log = git(d.settings.vault, "log", "--format=%(trailers:key=origin,valueonly)", "--", first["path"])
+        assert log.split() == ["capture"]  # committed once, by the machine that captured it; never a local edit
+    assert git(b.settings.vault, "rev-parse", "HEAD") == git(a.settings.vault, "rev-parse", "HEAD")
