@@ -68,7 +68,8 @@ def test_the_daemon_timers_run_as_jobs_at_their_times(
     (settings.vault / "notes" / "second.md").write_text("a second note about herons\n", encoding="utf-8")
     clock.now += dt.timedelta(minutes=3)
     records = jobs.scheduler.tick()
-    assert [r["job"] for r in records] == ["reconcile"] and records[0]["outcome"] == "ok"
+    assert [r["job"] for r in records] == ["reconcile", "sync"] and records[0]["outcome"] == "ok"
+    assert "no git remote" in records[1]["changed"]["skipped"]  # a vault without a remote has nothing to sync
     wait_until(lambda: is_clean(settings.vault), 10, "the pass's commit")
 
     clock.at(2, 10)
@@ -92,7 +93,7 @@ def test_the_daemon_timers_run_as_jobs_at_their_times(
     # before 06:30, is logged as skipped: it did not run)
     logged = [r["job"] for r in RunLog(settings.state_dir).records() if r.get("outcome") != "skipped"]
     assert logged[0] == "probe" and "groom-propose" in logged  # the nightly groom proposal ran in its window
-    assert [j for j in logged if j not in ("probe", "reconcile", "groom-propose")] == ["repack", "morning-note"]
+    assert [j for j in logged if j not in ("probe", "reconcile", "groom-propose", "sync")] == ["repack", "morning-note"]
 
 
 def test_a_daemon_without_the_probe_has_it_switched_off(settings: Settings) -> None:

@@ -74,7 +74,7 @@ def test_each_default_job_runs_at_its_time(tmp_path: Path) -> None:
     assert calls.runs == ["probe"]  # the probe's first delay after a start
     clock.advance(minutes=3)
     s.tick()
-    assert calls.runs == ["probe", "reconcile"]  # five minutes after the start
+    assert calls.runs == ["probe", "reconcile", "sync"]  # five minutes after the start
     clock.advance(minutes=1)
     s.tick()
     assert calls.runs.count("reconcile") == 1  # not again before its interval
@@ -93,7 +93,7 @@ def test_each_default_job_runs_at_its_time(tmp_path: Path) -> None:
     records = RunLog(tmp_path / "state").records()
     # the groom proposal ran once in its 03:00-05:00 window; the ingest sweep ships switched off
     assert calls.runs.count("groom-propose") == 1 and "ingest-sweep" not in calls.runs
-    assert {r["job"] for r in records} == {"probe", "reconcile", "repack", "groom-propose", "morning-note"}
+    assert {r["job"] for r in records} == {"probe", "reconcile", "repack", "groom-propose", "morning-note", "sync"}
     assert all(r["outcome"] == "ok" and r["changed"] == {"did": r["job"]} for r in records)
 
 
