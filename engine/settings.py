@@ -55,6 +55,13 @@ class Settings:
         return self.cache_dir / "catalog.sqlite3"
 
 
+def host_name() -> str:
+    """This machine's name as commits' `host:` trailers and conflict siblings carry it: letters, digits, dashes."""
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9-]+", "-", socket.gethostname()).strip("-")[:40] or "host"
+
+
 def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
     value = env.get(name)
     if value and os.path.isabs(value):

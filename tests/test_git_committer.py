@@ -33,6 +33,7 @@ from git_helpers import (
 from agentmd.engine.git.committer import ORIGINS, Committer
 from agentmd.engine.git.gate import corpus_write_gate
 from agentmd.engine.git.health import git_health
+from agentmd.engine.settings import host_name
 from agentmd.engine.write.vault_guard import VaultIdentity
 
 # --------------------------------------------------------------------------------------------------
@@ -79,13 +80,13 @@ def test_message_has_summary_blank_line_and_parseable_trailer(tmp_path: Path) ->
         write(repo, f"n/{i}.md", f"{i}\n")
     committer(repo).commit_cycle()
     raw = git(repo, "log", "-1", "--format=%B").stdout
-    subject, blank, trailer = raw.split("\n")[:3]
+    subject, blank, trailer, host = raw.split("\n")[:4]
     assert subject == "local-edit: 5 files (n/0.md, n/1.md, n/2.md, and 2 more)"
-    assert blank == "" and trailer == "origin: local-edit"
+    assert blank == "" and trailer == "origin: local-edit" and host == f"host: {host_name()}"
     parsed = subprocess.run(
         ["git", "interpret-trailers", "--parse"], input=raw, capture_output=True, text=True, check=True
     ).stdout
-    assert parsed.strip() == "origin: local-edit"
+    assert parsed.strip() == f"origin: local-edit\nhost: {host_name()}"
 
 
 
@@ -127,7 +128,7 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
     # the curation commands and the morning note commit under their own names; a hand edit is still local-edit
     assert ORIGINS == (
         "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
-        "local-edit",
+        "sync", "local-edit",
     )
 
 

@@ -321,7 +321,8 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if path is not None:
         lines = [f"{path}: {len(changes)} change(s), oldest first"]
         for c in changes:
-            lines.append(f"  {c.at}  {c.origin:<10} {c.sha[:10]}  {c.summary}")
+            where = f" [{c.host}]" if c.host else ""
+            lines.append(f"  {c.at}  {c.origin:<10} {c.sha[:10]}  {c.summary}{where}")
         emit(out, args, {"path": path, "changes": [c.to_dict() for c in changes]}, "\n".join(lines))
         return EXIT_OK if changes else EXIT_USAGE
     groups = grouped(changes)

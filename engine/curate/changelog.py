@@ -18,7 +18,10 @@ from agentmd.engine.git.runner import GitCli, GitMissing
 
 MANUAL = "manual"
 _REC, _SEP = "\x1e", "\x1f"
-_FORMAT = f"{_REC}%H{_SEP}%aI{_SEP}%an{_SEP}%s{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)"
+_FORMAT = (
+    f"{_REC}%H{_SEP}%aI{_SEP}%an{_SEP}%s{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)"
+    f"{_SEP}%(trailers:key=host,valueonly,separator=%x2C)"
+)
 
 
 @dataclass
@@ -29,6 +32,7 @@ class Change:
     summary: str
     origin: str
     files: list[tuple[str, str]] = field(default_factory=list)  # (git status letter, path)
+    host: str = ""  # the machine that made it (its `host:` trailer), "" for commits without one
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +40,7 @@ class Change:
             "at": self.at,
             "author": self.author,
             "origin": self.origin,
+            "host": self.host,
             "summary": self.summary,
             "files": [{"status": s, "path": p} for s, p in self.files],
         }
@@ -51,7 +56,8 @@ def _parse(raw: str) -> list[Change]:
         if len(parts) < 5:
             continue
         sha, at, author, summary, origin = parts[:5]
-        change = Change(sha, at, author, summary, origin.strip().split(",")[0].strip() or MANUAL)
+        host = parts[5].strip().split(",")[0].strip() if len(parts) > 5 else ""
+        change = Change(sha, at, author, summary, origin.strip().split(",")[0].strip() or MANUAL, host=host)
         for line in rest.splitlines():
             cols = line.split("\t")
             if len(cols) >= 2 and cols[0]:

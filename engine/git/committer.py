@@ -93,7 +93,7 @@ from agentmd.engine.git.runner import (
     plural,
     printable,
 )
-from agentmd.engine.settings import COMMIT_MAX_MB
+from agentmd.engine.settings import COMMIT_MAX_MB, host_name
 
 __all__ = ["ORIGINS", "Commit", "Committer", "CycleResult"]
 
@@ -608,11 +608,12 @@ def _reflog(commits: Sequence[Commit], base: str | None) -> str:
 
 
 def _message(origin: str, paths: Sequence[str], *, initial: bool = False) -> str:
-    """Summary line, blank line, `origin:` trailer, final newline (so git parses the trailer)."""
+    """Summary line, blank line, the `origin:` and `host:` trailers (who wrote it, on which machine: history is
+    shared between machines once the vault syncs), final newline (so git parses the trailers)."""
     if initial:
         summary = f"{origin}: initial commit of {plural(len(paths), 'file')}"
     else:
         shown = ", ".join(printable(p) for p in paths[:3])
         more = f", and {len(paths) - 3} more" if len(paths) > 3 else ""
         summary = f"{origin}: {plural(len(paths), 'file')} ({shown}{more})"
-    return f"{summary}\n\norigin: {origin}\n"
+    return f"{summary}\n\norigin: {origin}\nhost: {host_name()}\n"

@@ -30,13 +30,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
+from agentmd.engine.settings import host_name
 
 DEFAULT_REMOTE = "origin"
 ATTEMPTS = 3  # rounds tried when the remote moves between our fetch and our push
@@ -69,11 +69,6 @@ class SyncResult:
             "changed": self.changed,
             "attempts": self.attempts,
         }
-
-
-def host_name() -> str:
-    """This machine's name as conflict siblings and `host:` trailers carry it: letters, digits and dashes."""
-    return re.sub(r"[^A-Za-z0-9-]+", "-", socket.gethostname()).strip("-")[:40] or "host"
 
 
 def _check(run: GitRun, what: str) -> str:
