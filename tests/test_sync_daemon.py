@@ -70,6 +70,9 @@ def test_remote_add_sync_and_conflicts_from_the_command_line(
     (conflict,) = result["conflicts"]
     code, out, _ = cli(b, monkeypatch, "conflicts", "--vault", str(desktop))
     assert out.strip() == conflict["sibling"]
+    code, out, _ = cli(b, monkeypatch, "queue", "--vault", str(desktop), "--origin", "sync", "--json")
+    (queued,) = json.loads(out)["items"]
+    assert queued["path"] == conflict["sibling"] and queued["reason"] == "conflict"
     code, out, _ = cli(b, monkeypatch, "status", "--vault", str(desktop), "--json")
     sync = json.loads(out)["sync"]
     assert sync["remote"] == str(bare) and sync["conflicts"] == [conflict["sibling"]]

@@ -5,7 +5,9 @@ A note waits when it is
 - an ingested note (`source: ingest:<file>`, written unfiled for review);
 - a phone clip without any status (the clipper wrote it, nobody has looked at it yet);
 - a low-confidence filing: filed, but its `filing_confidence` is `low` or a number under the contract's
-  `thresholds.low_confidence`, and nobody has confirmed it (a `confirmed:` record ends the wait).
+  `thresholds.low_confidence`, and nobody has confirmed it (a `confirmed:` record ends the wait);
+- a conflict sibling (`status: conflict`): another machine's version of a note that a sync kept beside it
+  (engine/git/sync.py), until the owner keeps what they want and deletes it.
 Notes behind a wall (archived, superseded, staged) and the self-probe's notes never wait.
 
 The catalog gives the candidates and their content hash; the few frontmatter fields the catalog does not keep
@@ -28,16 +30,16 @@ from agentmd.rules import Contract
 from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter
 
 CACHE_FILE = "queue-fields.json"
-ORIGINS = ("capture", "phone", "ingest")
+ORIGINS = ("capture", "phone", "ingest", "sync")
 
 
 @dataclass(frozen=True)
 class QueueItem:
     path: str
     captured: str
-    reason: str  # unfiled | ingested | phone-clip | low-confidence
+    reason: str  # unfiled | ingested | phone-clip | low-confidence | conflict
     why: str  # the reason in words
-    origin: str  # capture | phone | ingest
+    origin: str  # capture | phone | ingest | sync
     source: str | None
 
     def to_dict(self) -> dict[str, Any]:
@@ -171,6 +173,15 @@ def review_queue(
         fields = cache.get(vault, path, content_hash)
         source = fields.get("source")
         source = str(source) if source is not None else None
+        if state == "conflict":
+            reason, why = "conflict", (
+                "another machine's version of a note, kept beside it by a sync: compare the two, keep what you "
+                "want in the note and delete this one"
+            )
+            item = QueueItem(path, captured, reason, why, "sync", source)
+            if (not wanted or "sync" in wanted) and (older_than is None or _older(captured, now, older_than)):
+                items.append(item)
+            continue
         if state == "unfiled":
             if source and source.startswith("ingest:"):
                 reason, why = "ingested", f"ingested from {source[len('ingest:') :]}; confirm or retire it"
@@ -198,6 +209,11 @@ def review_queue(
         items.append(item)
     cache.save(p for p, *_ in rows)
     return items
+
+
+def _older(captured: str, now: dt.datetime, age: dt.timedelta) -> bool:
+    at = parse_time(captured)
+    return at is not None and now - at >= age
 
 
 def parse_age(text: str) -> dt.timedelta:
