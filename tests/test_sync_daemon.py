@@ -129,3 +129,32 @@ def test_two_daemons_share_their_captures_through_the_remote(daemons: tuple[Daem
         log = git(d.settings.vault, "log", "--format=%(trailers:key=origin,valueonly)", "--", first["path"])
         assert log.split() == ["capture"]  # committed once, by the machine that captured it; never a local edit
     assert git(b.settings.vault, "rev-parse", "HEAD") == git(a.settings.vault, "rev-parse", "HEAD")
+
+
+def test_a_mass_deletion_that_arrives_through_git_passes_the_breaker(
+    tmp_path: Path, two: tuple[Path, Path, Path]
+) -> None:
+    bare, laptop, desktop = two
+    for i in range(60):
+        (laptop / f"notes/n{i:02d}.md").write_text(f"# Note {i}\n\nabout herons {i}\n")
+    git(laptop, "add", "-A")
+    git(laptop, "commit", "-q", "-m", "sixty notes")
+    git(laptop, "push", "-q", "origin", "main")
+    settings = resolve(vault=str(desktop), env=environment(tmp_path / "b"))
+    with running_daemon(settings) as d:
+        d.sync()
+        wait_until(lambda: d.store is not None and d.store.catalog.count() >= 62, 20, "the sixty notes indexed")
+        for i in range(35):  # the owner deletes most of them on the laptop and commits it there, deliberately
+            (laptop / f"notes/n{i:02d}.md").unlink()
+        git(laptop, "add", "-A")
+        git(laptop, "commit", "-q", "-m", "prune")
+        git(laptop, "push", "-q", "origin", "main")
+        assert d.sync().outcome == "fast-forward"
+        assert d.store is not None and d.store.catalog.count() == 27
+        d.health_check()
+        assert not [r for r in d.status()["red"] if "refused" in r or "held" in r], d.status()["red"]
+        # a deletion git has not seen still trips it
+        for i in range(35, 55):
+            (desktop / f"notes/n{i:02d}.md").unlink()
+        d.request_pass()
+        wait_until(lambda: any(r.startswith("reconcile-refused") for r in d.status()["red"]), 20, "the refusal")

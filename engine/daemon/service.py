@@ -513,8 +513,18 @@ class Daemon(Upkeep):
         """One sync round with the vault's git remote, the committer held while it moves the work tree; the
         files it changed are reconciled at once (the watcher sees them too)."""
         result = sync_vault(self.committer, self.settings.state_dir, remote=remote)
-        if result.changed:
-            self._on_change(set(result.changed))
+        if result.changed and self.store is not None:
+            # what git brought is history already: a deletion in it passes the mass-deletion breaker, which
+            # keeps guarding deletions git has not seen
+            convention = self.contracts.get().contract.link_convention
+            reconcile(
+                self.settings.vault,
+                self.store,
+                only=set(result.changed),
+                link_convention=convention,
+                allow_mass_delete=True,
+            )
+            self.dense.wake()
         self._refresh_git_status()
         return result
 
