@@ -134,7 +134,7 @@ def test_two_daemons_share_their_captures_through_the_remote(daemons: tuple[Daem
 def test_a_mass_deletion_that_arrives_through_git_passes_the_breaker(
     tmp_path: Path, two: tuple[Path, Path, Path]
 ) -> None:
-    bare, laptop, desktop = two
+    _bare, laptop, desktop = two
     for i in range(60):
         (laptop / f"notes/n{i:02d}.md").write_text(f"# Note {i}\n\nabout herons {i}\n")
     git(laptop, "add", "-A")
@@ -158,3 +158,50 @@ def test_a_mass_deletion_that_arrives_through_git_passes_the_breaker(
             (desktop / f"notes/n{i:02d}.md").unlink()
         d.request_pass()
         wait_until(lambda: any(r.startswith("reconcile-refused") for r in d.status()["red"]), 20, "the refusal")
+
+
+def test_a_persons_own_git_pull_never_meets_the_daemons_lock_while_agents_capture(
+    tmp_path: Path, two: tuple[Path, Path, Path]
+) -> None:
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    _bare, laptop, desktop = two
+    env = environment(tmp_path / "b")
+    settings = resolve(vault=str(desktop), env=env)
+    stop = threading.Event()
+    captured: list[str] = []
+    with running_daemon(settings, commit_debounce=0.05) as d:
+
+        def agent() -> None:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                answer = d.capture(CaptureRequest(title=f"Agent fact {n}", body=f"Fact {n} while the owner pulls."))
+                captured.append(answer["path"])
+
+        worker = threading.Thread(target=agent)
+        worker.start()
+        codes = []
+        try:
+            for i in range(6):
+                (laptop / f"notes/laptop-{i}.md").write_text(f"# Laptop {i}\n\nfrom the laptop\n")
+                git(laptop, "add", "-A")
+                git(laptop, "commit", "-q", "-m", f"laptop {i}")
+                git(laptop, "push", "-q", "origin", "main")
+                pull = subprocess.run(
+                    [sys.executable, "-m", "agentmd", "git", "--vault", str(desktop), "pull", "-q", "--no-rebase",
+                     "--no-edit", "origin", "main"],
+                    env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
+                )  # fmt: skip
+                codes.append((pull.returncode, pull.stderr.strip()[-300:]))
+        finally:
+            stop.set()
+            worker.join(60)
+        assert [c for c, _ in codes] == [0] * 6, codes
+        wait_until(lambda: git(desktop, "status", "--porcelain") == "", 30, "every capture committed")
+    tracked = set(git(desktop, "ls-files").split())
+    assert {f"notes/laptop-{i}.md" for i in range(6)} <= tracked and set(captured) <= tracked
+    assert not (desktop / ".git/agentmd/pause.json").exists()

@@ -35,6 +35,12 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     conflicts = sub.add_parser("conflicts", parents=[common], help="notes a sync kept side by side, to resolve")
     conflicts.set_defaults(func=cmd_conflicts)
 
+    run = sub.add_parser(
+        "git", parents=[common], help="run a git command in the vault with agentmd's commits held until it ends"
+    )
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the git command's arguments (`pull --rebase`, ...)")
+    run.set_defaults(func=cmd_git)
+
 
 def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.git.runner import GitCli
@@ -123,6 +129,28 @@ def _line(result: dict[str, Any]) -> str:
         else:
             line += f"\nconflict: {c['path']}: {c.get('kept')} kept"
     return line
+
+
+def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`git ARGS` in the vault, as the person would run it, while the committer waits (engine/git/busy.py)."""
+    import subprocess
+
+    from agentmd.engine.git.busy import paused_for_person
+    from agentmd.engine.git.runner import absolute_path
+
+    settings = settings_of(args)
+    vault = absolute_path(settings.vault)
+    if not (vault / ".git").is_dir():
+        raise AgentmdError("the vault is not a git repository; run `agentmd init-git` first")
+    words = [a for a in args.args if a != "--"] if args.args[:1] == ["--"] else list(args.args)
+    if not words:
+        raise AgentmdError("give the git command to run, e.g. `agentmd git pull --rebase`")
+    out.flush()
+    with paused_for_person(vault / ".git", " ".join(words)):
+        try:
+            return subprocess.run(["git", *words], cwd=vault, check=False).returncode
+        except FileNotFoundError:
+            raise AgentmdError("git is not installed or not on PATH") from None
 
 
 def cmd_conflicts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

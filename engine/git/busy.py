@@ -11,7 +11,11 @@ A commit cycle moves HEAD, so it must not run while someone else is about to mov
   the editor, so a message file newer than HEAD's last move is the sign. Where `/proc` is readable the sign
   is confirmed by a live process whose arguments name that file (the editor, or the shell git started it
   through), so an abandoned commit never blocks anything; elsewhere the sign alone counts, for at most
-  `EDIT_WAIT_SECONDS`.
+  `EDIT_WAIT_SECONDS`;
+* a git command the person runs through `agentmd git ...` (a `pull`, a `rebase`, a `push`): it leaves
+  `.git/agentmd/pause.json`, naming its process, for as long as it runs, and the committer (and a sync
+  round) waits for it, so the person's command never meets the daemon's `index.lock`. A pause whose
+  process is gone counts for nothing.
 """
 
 from __future__ import annotations
@@ -19,14 +23,71 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 EDIT_WAIT_SECONDS = 30 * 60.0
 _MESSAGE_FILES = ("COMMIT_EDITMSG",)
 
 
+PAUSE_FILE = "agentmd/pause.json"
+
+
+def person_pause(gitdir: Path) -> str | None:
+    """The git command the person runs through `agentmd git` right now, as a sentence, or None."""
+    import json
+
+    try:
+        data = json.loads((gitdir / PAUSE_FILE).read_text(encoding="utf-8"))
+        pid = int(data["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass  # another user's process: it runs
+    return f"`git {data.get('command', '')}` of yours is running (pid {pid}); agentmd commits after it"
+
+
+@contextlib.contextmanager
+def paused_for_person(gitdir: Path, command: str, *, wait: float = 30.0) -> Iterator[None]:
+    """Hold the committer back while the person's git command runs: write the pause file, wait (up to
+    `wait` seconds) for a commit cycle agentmd is in the middle of to let go of `index.lock`, run the block,
+    and remove the file whatever happens."""
+    import json
+
+    from agentmd.engine.git.lock import LOCK_MARKER_RE
+
+    path = gitdir / PAUSE_FILE
+    path.parent.mkdir(exist_ok=True)
+    temp = path.with_name(f".pause.{os.getpid()}")
+    temp.write_text(json.dumps({"pid": os.getpid(), "command": command}), encoding="utf-8")
+    os.replace(temp, path)
+    try:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                held = (gitdir / "index.lock").read_bytes()
+            except OSError:
+                break
+            if not LOCK_MARKER_RE.search(held.decode("utf-8", "replace")):
+                break  # someone else's lock: the person's git command says so itself
+            time.sleep(0.05)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("pid") == os.getpid():
+                path.unlink()
+
+
 def operation_in_progress(gitdir: Path, *, now: float | None = None) -> str | None:
     """Why the committer must not move HEAD now (a sentence), or None."""
+    paused = person_pause(gitdir)
+    if paused:
+        return paused
     for name, what in (
         ("MERGE_HEAD", "a merge"),
         ("CHERRY_PICK_HEAD", "a cherry-pick"),
