@@ -205,3 +205,31 @@ def test_a_persons_own_git_pull_never_meets_the_daemons_lock_while_agents_captur
     tracked = set(git(desktop, "ls-files").split())
     assert {f"notes/laptop-{i}.md" for i in range(6)} <= tracked and set(captured) <= tracked
     assert not (desktop / ".git/agentmd/pause.json").exists()
+
+
+@pytest.mark.parametrize("keep", ["mine", "theirs", "both"])
+def test_resolve_ends_a_conflict_in_one_commit(
+    tmp_path: Path, two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, keep: str
+) -> None:
+    _bare, laptop, desktop = two
+    a, b = environment(tmp_path / "a"), environment(tmp_path / "b")
+    (laptop / "notes/otters.md").write_text("# Otters\n\nThe laptop's otters.\n")
+    (desktop / "notes/otters.md").write_text("# Otters\n\nThe desktop's otters.\n")
+    cli(a, monkeypatch, "sync", "--vault", str(laptop))
+    _code, out, _ = cli(b, monkeypatch, "sync", "--vault", str(desktop), "--json")
+    sibling = json.loads(out)["conflicts"][0]["sibling"]
+    before = git(desktop, "rev-parse", "HEAD")
+    code, out, err = cli(b, monkeypatch, "resolve", "notes/otters.md", "--keep", keep, "--vault", str(desktop))
+    assert code == 0 and "committed (origin: resolve)" in out, err
+    assert git(desktop, "rev-list", "--count", f"{before.strip()}..HEAD").strip() == "1"
+    assert git(desktop, "log", "-1", "--format=%(trailers:key=origin,valueonly)").strip() == "resolve"
+    note = (desktop / "notes/otters.md").read_text()
+    if keep == "mine":
+        assert "desktop's" in note and not (desktop / sibling).exists()
+    elif keep == "theirs":
+        assert "laptop's" in note and "conflict" not in note and not (desktop / sibling).exists()
+    else:
+        kept = (desktop / sibling).read_text()
+        assert "desktop's" in note and "laptop's" in kept and "status: conflict" not in kept
+    _code, out, _ = cli(b, monkeypatch, "conflicts", "--vault", str(desktop))
+    assert out.strip() == "no conflicts left by a sync"

@@ -35,6 +35,12 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     conflicts = sub.add_parser("conflicts", parents=[common], help="notes a sync kept side by side, to resolve")
     conflicts.set_defaults(func=cmd_conflicts)
 
+    resolve = sub.add_parser("resolve", parents=[common], help="end one conflict a sync left, in one commit")
+    resolve.add_argument("path", help="the conflict sibling (or its note, when it has one sibling)")
+    resolve.add_argument("--keep", required=True, choices=("mine", "theirs", "both"),
+                         help="mine: drop the sibling; theirs: the sibling's text replaces the note; both: keep both")
+    resolve.set_defaults(func=cmd_resolve)
+
     run = sub.add_parser(
         "git", parents=[common], help="run a git command in the vault with agentmd's commits held until it ends"
     )
@@ -129,6 +135,27 @@ def _line(result: dict[str, Any]) -> str:
         else:
             line += f"\nconflict: {c['path']}: {c.get('kept')} kept"
     return line
+
+
+def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.git.sync import SyncError, resolve_conflict
+
+    settings = settings_of(args)
+    try:
+        note, sibling, changed = resolve_conflict(settings.vault, settings.state_dir, args.path, args.keep)
+    except SyncError as exc:
+        raise AgentmdError(str(exc)) from None
+    committed = "the daemon commits it (origin: resolve)"
+    if daemon_of(settings) is None:
+        from agentmd.engine.git.committer import Committer
+
+        cycle = Committer(settings.vault, phone_paths=tuple, state_dir=settings.state_dir).commit_cycle()
+        problem = cycle.error or cycle.skipped
+        committed = f"not committed yet ({problem})" if problem else "committed (origin: resolve)"
+    done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds the other machine's version, "
+            f"{sibling} removed", "both": f"kept both: {sibling} is a note of its own now"}[args.keep]  # fmt: skip
+    emit(out, args, {"note": note, "sibling": sibling, "keep": args.keep, "changed": changed}, f"{done}; {committed}")
+    return EXIT_OK
 
 
 def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -302,6 +302,55 @@ def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_
     return result
 
 
+KEEP = ("mine", "theirs", "both")
+
+
+def still_conflict(path: Path) -> bool:
+    """Whether a sibling a sync wrote is still there and still marked `status: conflict` (a person who kept it
+    as a note of its own, or deleted it, has resolved it)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return re.search(rf"(?m)^status:\s*{CONFLICT_STATUS}\s*$", head) is not None
+
+
+def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
+    """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
+    `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
+    keeps the sibling as a note of its own. The origin of every path written is recorded first (the shared
+    journal), so the commit that takes them says `origin: resolve`. Returns (note, sibling, paths changed)."""
+    from agentmd.engine.fsutil import atomic_write, read_json
+    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
+    from agentmd.vault_schema.writer import update_frontmatter
+
+    if keep not in KEEP:
+        raise SyncError(f"--keep takes {', '.join(KEEP)}, not {keep!r}")
+    pairs = [(c["path"], c["sibling"]) for c in (read_json(state_dir / STATE_FILE) or {}).get("conflicts", [])
+             if c.get("sibling") and still_conflict(vault / c["sibling"])]  # fmt: skip
+    found = [p for p in pairs if path in p]
+    if not found:
+        raise SyncError(f"{path} is no conflict a sync left (`agentmd conflicts` lists them)")
+    if len(found) > 1:
+        names = ", ".join(s for _, s in found)
+        raise SyncError(f"{path} has {len(found)} conflict siblings: name the one to resolve ({names})")
+    note, sibling = found[0]
+    book = OriginBook(state_dir / JOURNAL_NAME)
+    text = (vault / sibling).read_text(encoding="utf-8")
+    plain = update_frontmatter(text, {}, remove=("status", "conflict_of"))
+    if keep == "both":
+        book.note(sibling, "resolve")
+        atomic_write(vault / sibling, plain)
+        return note, sibling, [sibling]
+    book.note(sibling, "resolve")
+    if keep == "theirs":
+        book.note(note, "resolve")
+        atomic_write(vault / note, plain)
+    (vault / sibling).unlink()
+    return note, sibling, [note, sibling] if keep == "theirs" else [sibling]
+
+
 SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow
 SYNC_RED = dt.timedelta(days=1)  # failing this long: red
 
@@ -332,7 +381,7 @@ def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, An
         elif failing >= SYNC_YELLOW:
             out["yellow"].append(f"sync-failing {line}")
     siblings = [c["sibling"] for c in state.get("conflicts", []) if c.get("sibling")]
-    open_conflicts = [s for s in siblings if (vault / s).exists()]
+    open_conflicts = [s for s in siblings if still_conflict(vault / s)]
     out["conflicts"] = open_conflicts
     if open_conflicts:
         more = f" and {len(open_conflicts) - 5} more" if len(open_conflicts) > 5 else ""
