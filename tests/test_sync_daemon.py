@@ -76,7 +76,7 @@ def test_remote_add_sync_and_conflicts_from_the_command_line(
     code, out, _ = cli(b, monkeypatch, "status", "--vault", str(desktop), "--json")
     sync = json.loads(out)["sync"]
     assert sync["remote"] == str(bare) and sync["conflicts"] == [conflict["sibling"]]
-    assert any(y.startswith("sync-conflicts: 1 note(s)") for y in json.loads(out)["yellow"])
+    assert any(y.startswith("conflicts-to-resolve: 1 note(s)") for y in json.loads(out)["yellow"])
     code, out, _ = cli(b, monkeypatch, "remote", "show", "--vault", str(desktop))
     assert f"remote {bare}; last good sync 20" in out
 

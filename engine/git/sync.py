@@ -387,7 +387,7 @@ def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, An
         more = f" and {len(open_conflicts) - 5} more" if len(open_conflicts) > 5 else ""
         shown = ", ".join(open_conflicts[:5]) + more
         out["yellow"].append(
-            f"sync-conflicts: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare each "
-            "with its note, keep what you want and delete the sibling (`agentmd conflicts` lists them)"
+            f"conflicts-to-resolve: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare "
+            "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
         )
     return out
