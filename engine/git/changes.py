@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentmd.engine.git.runner import CycleFailure, GitCli
+from agentmd.engine.synctools import is_sync_temp
 
 _VIM_SWAP_RE = re.compile(r"\.sw[a-px]$")
 
@@ -76,7 +77,8 @@ def in_obsidian_settings(path: str) -> bool:
 
 
 def is_scratch(path: str) -> bool:
-    """Editor swap/backup files, sync-client temp files and OS clutter: never committed when untracked."""
+    """Editor swap/backup files, sync-client temp files and placeholders (engine/synctools.py) and OS clutter:
+    never committed when untracked."""
     name = path.rsplit("/", 1)[-1]
     return (
         bool(_VIM_SWAP_RE.search(name))
@@ -89,6 +91,7 @@ def is_scratch(path: str) -> bool:
         or path.startswith(".tmp.driveupload/")
         or "/.tmp.driveupload/" in path
         or (name.startswith(".") and name.endswith(".capture-tmp"))  # agentmd's own, mid-capture or crashed
+        or is_sync_temp(path)
     )
 
 
