@@ -1,0 +1,136 @@
+"""A vault kept in a file-sync tool's folder, with real files, a real index and the real committer: conflict
+copies are reported with their originals and not indexed, temp files are never indexed or committed, an
+evicted note stays searchable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import Vault
+from daemon_helpers import make_repo
+from git_helpers import committer, tree
+
+from agentmd.engine.index.reconcile import reconcile, walk_vault
+from agentmd.engine.index.store import Store
+
+NOTES = {
+    "notes/Note.md": "the original plan, pelicans\n",
+    "notes/Budget.md": "the budget, quokkas\n",
+    "Inbox.md": "inbox, narwhals\n",
+    "Ideas.md": "ideas, axolotls\n",
+    "Journal.md": "journal, wombats\n",
+    "Report.md": "report, capybaras\n",
+    "Meeting 2.md": "second meeting, honestly named, ocelots\n",  # no Meeting.md beside it
+    "Chapter (1).md": "chapter one, honestly named, tapirs\n",  # no Chapter.md beside it
+    "Q4-2026.md": "quarter four, honestly named, dugongs\n",  # no Q4.md beside it
+}
+COPIES = {  # copy -> (tool, original)
+    "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md": ("Syncthing", "notes/Note.md"),
+    "notes/Budget (Ann's conflicted copy 2026-12-04).md": ("Dropbox", "notes/Budget.md"),
+    "Inbox (1).md": ("Google Drive", "Inbox.md"),
+    "Ideas-DESKTOP-ABC123.md": ("OneDrive", "Ideas.md"),
+    "Journal 2.md": ("iCloud", "Journal.md"),
+    "Report (conflicted copy 2026-12-04 101500).md": ("Nextcloud", "Report.md"),
+}
+TEMP = [
+    ".syncthing.Note.md.tmp",
+    "notes/~syncthing~Budget.md.tmp",
+    "~$Report.md",
+    "notes/.~Note.md",
+    "upload.tmp",
+    ".stfolder",
+    ".stversions/notes/Note~20261203-090000.md",
+    ".dropbox.cache/old.md",
+    "notes/.Budget.md.~1a2b3c",
+    "Ideas.md.!sync",
+]
+
+
+def _sync_vault(vault: Vault) -> None:
+    for rel, text in NOTES.items():
+        vault.write(rel, text)
+    for rel, (tool, _original) in COPIES.items():
+        vault.write(rel, f"the {tool} copy, conflicting words flamingos\n")
+    for rel in TEMP:
+        vault.write(rel, "half a download, flamingos\n")
+
+
+def _search(store: Store, *words: str) -> list[str]:
+    return [h.path for h in store.index.search(list(words), limit=50).hits]
+
+
+def test_conflict_copies_are_reported_with_their_originals_and_never_indexed(vault: Vault, cache_dir: Path) -> None:
+    _sync_vault(vault)
+    with Store(cache_dir) as store:
+        report = reconcile(vault.root, store)
+        indexed = store.index.paths()
+        assert indexed == set(NOTES), "the notes, honest names included; no copy, no temp file"
+        assert report.added == len(NOTES) and report.errors == []
+        reasons = {s["path"]: s["reason"] for s in report.skipped}
+        assert reasons == {rel: f"conflict-copy: {tool} copy of {orig}" for rel, (tool, orig) in COPIES.items()}
+        assert _search(store, "flamingos") == []  # the copies' and the temp files' words are nowhere
+        assert _search(store, "ocelots") == ["Meeting 2.md"] and _search(store, "tapirs") == ["Chapter (1).md"]
+
+        # the copy goes once the owner has compared it and deleted it; an unchanged pass still names the rest
+        (vault.root / "Inbox (1).md").unlink()
+        again = reconcile(vault.root, store)
+        assert again.changed == 0 and len([s for s in again.skipped if s["reason"].startswith("conflict-copy")]) == 5
+
+        # a file event naming a copy (the watcher's pass over a few paths) leaves it out as well
+        only = reconcile(vault.root, store, only={"Journal 2.md", "~$Report.md", "Meeting 2.md"})
+        assert only.changed == 0 and [s["path"] for s in only.skipped] == ["Journal 2.md"]
+        assert store.index.paths() == set(NOTES)
+
+
+def test_an_honest_name_becomes_a_copy_only_when_its_original_appears_beside_it(vault: Vault) -> None:
+    vault.write("Meeting 2.md", "second meeting\n")
+    assert set(walk_vault(vault.root).files) == {"Meeting 2.md"}
+    vault.write("Meeting.md", "first meeting\n")
+    walk = walk_vault(vault.root)
+    assert set(walk.files) == {"Meeting.md"}
+    assert walk.skipped == [{"path": "Meeting 2.md", "reason": "conflict-copy: iCloud copy of Meeting.md"}]
+
+
+def test_temp_files_and_placeholders_are_never_committed_and_an_evicted_note_stays(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "vault", {"notes/Note.md": "pelicans\n", "notes/Keep.md": "kept\n"})
+    vault = Vault(repo)
+    for rel in TEMP:
+        vault.write(rel, "half a download\n")
+    vault.write("notes/Note.sync-conflict-20261204-101500-ABCDEF7.md", "the other device's version\n")
+    (repo / "notes/Keep.md").unlink()  # a real deletion, committed
+    (repo / "notes/Note.md").unlink()  # evicted by iCloud: its placeholder lies beside it
+    vault.write("notes/.Note.md.icloud", "bplist00 placeholder")
+
+    result = committer(repo).commit_cycle()
+
+    assert result.error is None and len(result.commits) == 1
+    committed = set(result.commits[0].paths)
+    assert committed == {"notes/Keep.md", "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md"}
+    assert tree(repo) == {"notes/Note.md", "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md"}
+    assert not any(rel in committed for rel in TEMP) and "notes/.Note.md.icloud" not in committed
+    assert committer(repo).commit_cycle().commits == []  # nothing left to commit, cycle after cycle
+
+
+def test_an_evicted_note_stays_in_the_index_and_searchable(vault: Vault, cache_dir: Path) -> None:
+    vault.write("notes/Note.md", "the plan, pelicans\n")
+    vault.write("notes/Other.md", "other\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        (vault.root / "notes/Note.md").unlink()
+        vault.write("notes/.Note.md.icloud", "placeholder")
+
+        full = reconcile(vault.root, store)
+        assert (full.deleted, full.changed) == (0, 0)
+        assert _search(store, "pelicans") == ["notes/Note.md"]
+        only = reconcile(vault.root, store, only={"notes/Note.md", "notes/.Note.md.icloud"})
+        assert (only.deleted, only.changed) == (0, 0)
+        assert _search(store, "pelicans") == ["notes/Note.md"]
+
+        # downloaded again, edited on this device: indexed as any note; deleted for real: gone
+        (vault.root / "notes/.Note.md.icloud").unlink()
+        vault.write("notes/Note.md", "the plan, pelicans and puffins\n")
+        assert reconcile(vault.root, store).updated == 1
+        assert _search(store, "puffins") == ["notes/Note.md"]
+        (vault.root / "notes/Note.md").unlink()
+        assert reconcile(vault.root, store).deleted == 1
+        assert _search(store, "pelicans") == []
