@@ -1,6 +1,6 @@
 """A vault kept in a file-sync tool's folder, with real files, a real index and the real committer: conflict
 copies are reported with their originals and not indexed, temp files are never indexed or committed, an
-evicted note stays searchable."""
+evicted note stays searchable, and a note with merge conflict markers is held back and named."""
 
 from __future__ import annotations
 
@@ -134,3 +134,60 @@ def test_an_evicted_note_stays_in_the_index_and_searchable(vault: Vault, cache_d
         (vault.root / "notes/Note.md").unlink()
         assert reconcile(vault.root, store).deleted == 1
         assert _search(store, "pelicans") == []
+
+
+CONFLICTED = (
+    "# Plan\n\nShared line.\n<<<<<<< HEAD\nShip on Monday, kingfishers.\n=======\nShip on Friday, kingfishers.\n"
+    ">>>>>>> origin/main\n"
+)
+
+
+def test_a_note_with_conflict_markers_is_held_back_and_named(vault: Vault, cache_dir: Path) -> None:
+    vault.write("plan.md", "# Plan\n\nShip on Monday, herons.\n")
+    vault.write("howto.md", "How a conflict looks:\n\n```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n```\negrets\n")
+    with Store(cache_dir) as store:
+        first = reconcile(vault.root, store)
+        assert first.added == 2 and _search(store, "egrets") == ["howto.md"]  # markers in a code block
+
+        vault.write("plan.md", CONFLICTED)  # a merge left its markers in the note
+        vault.write("new.md", CONFLICTED.replace("Plan", "New"))
+        report = reconcile(vault.root, store)
+        assert report.changed == 0
+        assert {"path": "plan.md", "reason": "conflict-markers"} in report.skipped
+        assert {"path": "new.md", "reason": "conflict-markers"} in report.skipped
+        assert _search(store, "kingfishers") == []  # never indexed with its markers
+        assert _search(store, "herons") == ["plan.md"]  # the version last read stays
+        assert "new.md" not in store.index.paths()
+
+        vault.write("plan.md", "# Plan\n\nShip on Friday, kingfishers.\n")  # resolved
+        assert reconcile(vault.root, store).updated == 1
+        assert _search(store, "kingfishers") == ["plan.md"]
+
+
+def test_status_names_conflict_copies_and_conflicted_notes(cli, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "vault", {"notes/Note.md": "pelicans\n", "Journal.md": "journal\n"})
+    vault = Vault(repo)
+    vault.write("notes/Note.sync-conflict-20261204-101500-ABCDEF7.md", "other device\n")
+    vault.write("Journal 2.md", "other device\n")
+    vault.write("plan.md", CONFLICTED)
+    args = ("--vault", str(repo), "--index", str(tmp_path / "idx"))
+    assert cli("reindex", *args, "--no-dense").code == 0
+
+    status = cli("status", *args, "--json").json()
+    copies = next(y for y in status["yellow"] if y.startswith("sync-conflicts: "))
+    assert copies.startswith("sync-conflicts: 2 conflict copies left by a file-sync tool")
+    assert "Journal 2.md (iCloud copy of Journal.md)" in copies
+    assert "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md (Syncthing copy of notes/Note.md)" in copies
+    assert copies.endswith("compare each with its original, keep what you want, delete the copy")
+    marked = next(y for y in status["yellow"] if y.startswith("merge-conflicts: "))
+    assert "1 note holds unresolved git conflict markers" in marked and ": plan.md;" in marked
+    assert "resolve the merge" in marked and status["red"] == []
+    text = cli("status", *args).out
+    assert "yellow sync-conflicts: 2 conflict copies" in text and "yellow merge-conflicts: 1 note" in text
+
+    (repo / "Journal 2.md").unlink()
+    (repo / "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md").unlink()
+    vault.write("plan.md", "# Plan\n\nresolved\n")
+    assert cli("reindex", *args, "--no-dense").code == 0
+    status = cli("status", *args, "--json").json()
+    assert not any(y.startswith(("sync-conflicts", "merge-conflicts")) for y in status["yellow"])

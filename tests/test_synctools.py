@@ -9,6 +9,7 @@ from agentmd.engine.breaker import is_note
 from agentmd.engine.daemon.watch_paths import is_ignored
 from agentmd.engine.git.changes import is_scratch
 from agentmd.engine.synctools import conflict_copy, evicted_note, is_sync_temp, placeholder_of
+from agentmd.vault_schema.markdown import has_conflict_markers
 
 # The files beside the copies: an ambiguous shape is a copy only when its original is one of these.
 BESIDE = {
@@ -137,3 +138,20 @@ def test_a_placeholder_names_its_note_and_back() -> None:
     assert evicted_note(".icloud") is None and evicted_note("Note.md.icloud") is None
     assert placeholder_of("notes/Note.md") == "notes/.Note.md.icloud"
     assert placeholder_of("Note.md") == ".Note.md.icloud"
+
+
+@pytest.mark.parametrize(
+    ("text", "conflicted"),
+    [
+        ("a\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> origin/main\nb\n", True),
+        ("<<<<<<< HEAD\r\nmine\r\n=======\r\ntheirs\r\n>>>>>>> 1a2b3c\r\n", True),
+        ("<<<<<<< ours\nx\n||||||| base\ny\n=======\nz\n>>>>>>> theirs\n", True),  # diff3 style
+        ("How a conflict looks:\n\n```\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> branch\n```\n", False),
+        ("<<<<<<< HEAD\nmine, never closed\n", False),
+        (">>>>>>> x\n=======\n<<<<<<< y\n", False),  # out of order
+        ("Title\n=======\n\nA setext heading, no conflict.\n", False),
+        ("<<<<<<<HEAD\n=======\n>>>>>>>x\n", False),  # git puts a space after the marker
+    ],
+)
+def test_conflict_markers_outside_code(text: str, conflicted: bool) -> None:
+    assert has_conflict_markers(text) is conflicted

@@ -142,7 +142,7 @@ HELD_SHOWN = 5  # conflict copies or conflicted notes named on a status line
 
 def held_lines(info: dict[str, Any] | None) -> list[str]:
     """The yellow lines for what the last full pass held back from the index: conflict copies a file-sync tool
-    left (with their originals)."""
+    left (with their originals) and notes holding a merge's unresolved conflict markers."""
     if not info:
         return []
     lines = []
@@ -154,6 +154,17 @@ def held_lines(info: dict[str, Any] | None) -> list[str]:
         lines.append(
             f"sync-conflicts: {copies} conflict cop{'ies' if copies != 1 else 'y'} left by a file-sync tool, not "
             f"indexed: {shown}{more}: compare each with its original, keep what you want, delete the copy"
+        )
+    marked = int(info.get("conflict_markers", 0) or 0)
+    if marked:
+        paths = [str(e.get("path")) for e in (info.get("conflict_markers_named") or [])[:HELD_SHOWN]]
+        more = f", and {marked - len(paths)} more" if marked > len(paths) else ""
+        lines.append(
+            f"merge-conflicts: {marked} note{'s' if marked != 1 else ''} hold{'' if marked != 1 else 's'} unresolved "
+            f"git conflict markers (<<<<<<< ... >>>>>>>) and {'are' if marked != 1 else 'is'} not indexed "
+            f"as {'they stand' if marked != 1 else 'it stands'}: {', '.join(paths)}{more}; resolve the merge "
+            "(keep the lines you want, delete the markers, commit), and the next pass indexes "
+            f"{'them' if marked != 1 else 'it'}"
         )
     return lines
 

@@ -28,7 +28,7 @@ from agentmd.engine.breaker import is_mass_deletion, is_note
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
-from agentmd.engine.index.notes import pool_size, prepared_in_order, redate
+from agentmd.engine.index.notes import HELD_CONFLICT, pool_size, prepared_in_order, redate
 from agentmd.engine.index.store import Store
 from agentmd.engine.synctools import CONFLICT_COPY, conflict_copy, evicted_note, is_sync_temp, placeholder_of
 
@@ -36,7 +36,7 @@ log = logging.getLogger("agentmd.reconcile")
 
 BATCH = 10_000  # notes per index and catalog commit on a large pass (bounds memory; fewer commits build faster)
 READ_ERRORS_KEPT = 5  # files that could not be read, kept by path in the pass record for status to name
-HELD_KEPT = 50  # conflict copies, kept by path in the pass record for status
+HELD_KEPT = 50  # conflict copies and notes with conflict markers, kept by path in the pass record for status
 
 Progress = Callable[[int, int], None]
 
@@ -197,7 +197,10 @@ def record_pass(store: Store, report: ReconcileReport) -> None:
     summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
     summary["errors"] = len(report.errors)
     summary["read_errors"] = report.errors[:READ_ERRORS_KEPT]  # the files status names
-    for key, held in (("sync_conflicts", [s for s in report.skipped if s["reason"].startswith(CONFLICT_COPY)]),):
+    for key, held in (
+        ("sync_conflicts", [s for s in report.skipped if s["reason"].startswith(CONFLICT_COPY)]),
+        ("conflict_markers", [s for s in report.skipped if s["reason"] == HELD_CONFLICT]),
+    ):
         summary[key] = len(held)
         summary[f"{key}_named"] = held[:HELD_KEPT]
     summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -373,6 +376,9 @@ def _reconcile(
                         progress(done, total)
                     if prepared.error is not None:
                         report.errors.append({"path": rel, "error": prepared.error})
+                        continue
+                    if prepared.held is not None:  # a note already indexed keeps the version last read
+                        report.skipped.append({"path": rel, "reason": prepared.held})
                         continue
                     if prepared.same:
                         touched.append((rel, on_disk[rel]))  # same bytes, new stat (touch, copy, sync client)
