@@ -1,16 +1,21 @@
 """A vault kept in a file-sync tool's folder, with real files, a real index and the real committer: conflict
 copies are reported with their originals and not indexed, temp files are never indexed or committed, an
-evicted note stays searchable, and a note with merge conflict markers is held back and named."""
+evicted note stays searchable, a note with merge conflict markers is held back and named, and a file still
+being written is left for the next pass."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
 from conftest import Vault
 from daemon_helpers import make_repo
 from git_helpers import committer, tree
 
-from agentmd.engine.index.reconcile import reconcile, walk_vault
+from agentmd.engine.index import reconcile as reconcile_module
+from agentmd.engine.index.notes import prepare
+from agentmd.engine.index.reconcile import WalkResult, reconcile, walk_vault
 from agentmd.engine.index.store import Store
 
 NOTES = {
@@ -191,3 +196,55 @@ def test_status_names_conflict_copies_and_conflicted_notes(cli, tmp_path: Path) 
     assert cli("reindex", *args, "--no-dense").code == 0
     status = cli("status", *args, "--json").json()
     assert not any(y.startswith(("sync-conflicts", "merge-conflicts")) for y in status["yellow"])
+
+
+def test_a_file_that_changes_between_the_walk_and_the_read_waits_for_the_next_pass(
+    vault: Vault, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault.write("a.md", "steady\n")
+    vault.write("syncing.md", "the first half of a long note, ")
+    real_walk = walk_vault
+
+    def walk_then_the_sync_client_writes(root: Path) -> WalkResult:
+        walk = real_walk(root)
+        with open(root / "syncing.md", "a", encoding="utf-8") as f:
+            f.write("and its second half, cormorants\n")
+        return walk
+
+    monkeypatch.setattr(reconcile_module, "walk_vault", walk_then_the_sync_client_writes)
+    with Store(cache_dir) as store:
+        report = reconcile(vault.root, store)
+        assert report.added == 1 and report.skipped == [{"path": "syncing.md", "reason": "still-changing"}]
+        assert store.index.paths() == {"a.md"}
+        monkeypatch.setattr(reconcile_module, "walk_vault", real_walk)
+        after = reconcile(vault.root, store)
+        assert after.added == 1 and after.skipped == []
+        assert _search(store, "cormorants") == ["syncing.md"]
+
+
+def test_a_file_whose_size_or_mtime_moves_during_the_read_is_held(vault: Vault) -> None:
+    path = vault.write("n.md", "some words\n")
+    st = path.stat()
+    key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    assert prepare(vault.root, "n.md", key, None, "obsidian").doc is not None
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # same bytes, the mtime moved on
+    assert prepare(vault.root, "n.md", key, None, "obsidian").held == "still-changing"
+
+
+def test_a_file_written_to_while_it_is_read_is_held(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = vault.write("n.md", "the first half, ")
+    st = path.stat()
+    key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    real_read = os.read
+    appended = []
+
+    def read_while_the_sync_client_appends(fd: int, n: int) -> bytes:
+        chunk = real_read(fd, n)
+        if chunk and not appended:  # the first chunk read, then the rest of the file lands
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("and the second half\n")
+            appended.append(True)
+        return chunk
+
+    monkeypatch.setattr(os, "read", read_while_the_sync_client_appends)
+    assert prepare(vault.root, "n.md", key, None, "obsidian").held == "still-changing"

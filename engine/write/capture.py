@@ -768,7 +768,7 @@ class Capturer:
         self.group.batch_stage("reconcile-cpu", (time.thread_time_ns() - cpu) / 1e6)  # this thread's, not Tantivy's
         if report.refused is not None:
             return set()
-        # a note held back (holding conflict markers) is not indexed: the next pass takes it
+        # a note held back (still being written, or holding conflict markers) is not indexed: the next pass takes it
         return paths - {e["path"] for e in report.errors} - {s["path"] for s in report.skipped}
 
 
