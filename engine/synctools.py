@@ -35,8 +35,9 @@ are the owner's files, kept and committed, but not indexed as notes; status name
 The OneDrive shape takes a Windows computer name: 1-15 upper-case letters, digits and hyphens, one letter at
 least (so `Plan-2026.md` beside `Plan.md` is not a copy).
 
-A new tool is one more entry in `CONFLICT_SHAPES` or `_TEMP_NAME` / `TEMP_FOLDERS`. Standard library only:
-the watcher, the committer and the reconcile walk import it.
+A new tool is one more entry in `CONFLICT_SHAPES` (a copy's name must still pass `may_be_copy`, which the
+reconcile walk runs inline on every note) or in `_TEMP_NAME` / `TEMP_FOLDERS`. Standard library only: the
+watcher, the committer and the reconcile walk import it.
 """
 
 from __future__ import annotations
@@ -96,44 +97,80 @@ def placeholder_of(rel: str) -> str:
 
 @dataclass(frozen=True)
 class ConflictShape:
-    """How one tool names a conflict copy. `pattern` matches the whole file name; its groups `stem` and `ext`
-    make the original's name. `needs_original`: the shape is also an honest name (`Meeting 2.md`), so it is a
-    copy only when the original exists beside it."""
+    """How one tool names a conflict copy.
+
+    An unambiguous shape has a `marker`, a piece of every such name (lower case), and a `pattern` matching
+    the whole name, whose groups `stem` and `ext` make the original's name. An ambiguous shape (also an honest
+    name: `Meeting 2.md`) is a copy only when its original exists beside it: its suffix starts with `sep`
+    and ends in one of `ends`, and `pattern` matches the suffix (the name between the original's stem and the
+    extension), `longest` characters at most. Every marker holds "conflict"."""
 
     tool: str
     pattern: re.Pattern[str]
-    needs_original: bool = False
+    marker: str = ""
+    sep: str = ""
+    ends: str = ""
+    longest: int = 0  # the longest suffix the ambiguous pattern matches
 
 
 _EXT = r"(?P<ext>\.[^./]+)?"
-_ONEDRIVE_HOST = re.compile(r"(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{0,14}")
+_DIGITS = "0123456789"
+_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 CONFLICT_SHAPES: tuple[ConflictShape, ...] = (
-    ConflictShape("Syncthing", re.compile(r"(?P<stem>.+)\.sync-conflict-\d{8}-\d{6}-[A-Z0-9]{7}" + _EXT)),
+    ConflictShape(
+        "Syncthing", re.compile(r"(?P<stem>.+)\.sync-conflict-\d{8}-\d{6}-[A-Z0-9]{7}" + _EXT), ".sync-conflict-"
+    ),
     ConflictShape(
         "Dropbox",
         re.compile(r"(?P<stem>.+?) \((?:[^()]+['’]s )?(?i:conflicted copy) \d{4}-\d\d-\d\d(?: \(\d+\))?\)" + _EXT),
+        "conflicted copy",
     ),
     ConflictShape(
-        "Nextcloud", re.compile(r"(?P<stem>.+?) \((?i:conflicted copy) (?:[^()]+ )?\d{4}-\d\d-\d\d \d{6}\)" + _EXT)
+        "Nextcloud",
+        re.compile(r"(?P<stem>.+?) \((?i:conflicted copy) (?:[^()]+ )?\d{4}-\d\d-\d\d \d{6}\)" + _EXT),
+        "conflicted copy",
     ),
-    ConflictShape("ownCloud", re.compile(r"(?P<stem>.+)_conflict-\d{8}-\d{6}" + _EXT)),
-    ConflictShape("Obsidian Sync", re.compile(r"(?P<stem>.+?) \((?i:conflicted copy) [^()]+ \d{12,14}\)" + _EXT)),
-    ConflictShape("file-sync tool", re.compile(r"(?P<stem>.+?) \([^()]*(?i:conflicted copy)[^()]*\)" + _EXT)),
-    ConflictShape("Google Drive", re.compile(r"(?P<stem>.+) \(\d{1,3}\)" + _EXT), needs_original=True),
-    ConflictShape("iCloud", re.compile(r"(?P<stem>.+) (?:[2-9]|[1-9]\d{1,2})" + _EXT), needs_original=True),
-    # OneDrive's stem may itself hold hyphens: `conflict_copy` tries every split (see `_onedrive`).
-    ConflictShape("OneDrive", re.compile(r"(?P<stem>.+?)-[A-Z0-9][A-Z0-9-]*" + _EXT), needs_original=True),
+    ConflictShape("ownCloud", re.compile(r"(?P<stem>.+)_conflict-\d{8}-\d{6}" + _EXT), "_conflict-"),
+    ConflictShape(
+        "Obsidian Sync",
+        re.compile(r"(?P<stem>.+?) \((?i:conflicted copy) [^()]+ \d{12,14}\)" + _EXT),
+        "conflicted copy",
+    ),
+    ConflictShape(
+        "file-sync tool", re.compile(r"(?P<stem>.+?) \([^()]*(?i:conflicted copy)[^()]*\)" + _EXT), "conflicted copy"
+    ),
+    ConflictShape("Google Drive", re.compile(r" \(\d{1,3}\)"), sep=" (", ends=")", longest=6),
+    ConflictShape("iCloud", re.compile(r" (?:[2-9]|[1-9]\d{1,2})"), sep=" ", ends=_DIGITS, longest=4),
+    # a Windows computer name: 1-15 capitals, digits and hyphens, a capital at least
+    ConflictShape(
+        "OneDrive",
+        re.compile(r"-(?=[A-Z0-9-]*[A-Z])[A-Z0-9][A-Z0-9-]{0,14}"),
+        sep="-",
+        ends=_DIGITS + _CAPITALS,
+        longest=16,
+    ),
 )
 
 
+def may_be_copy(name: str) -> bool:
+    """False for a file name no shape can match, which is most names (a walk asks for every note): the names of
+    the unambiguous copies hold "onflict"; an ambiguous copy's name ends, before its extension, in ")" (Google
+    Drive), a space and digits (iCloud) or a computer name of capitals, digits and hyphens (OneDrive): without
+    its trailing digits and hyphens, in ")", " " or a capital."""
+    if "onflict" in name:
+        return True
+    dot = name.rfind(".")
+    base = name[:dot] if dot > 0 else name
+    end = base.rstrip("0123456789-")[-1:]
+    return end == ")" or end == " " or "A" <= end <= "Z"
 
-def _maybe(name: str) -> bool:
-    """Whether any shape could match: every one ends in ")", a digit or an upper-case letter, before the
-    extension or at the end. The walk asks for every note; most names stop here."""
-    base = name.rsplit(".", 1)[0]
-    return any(s[-1:] == ")" or s[-1:].isdigit() or "A" <= s[-1:] <= "Z" for s in (base, name))
 
+_MARKED = tuple(shape for shape in CONFLICT_SHAPES if shape.marker)
+_BY_END: dict[str, tuple[ConflictShape, ...]] = {}  # the ambiguous shapes, by the last character of their suffix
+for _shape in CONFLICT_SHAPES:
+    for _end in _shape.ends:
+        _BY_END[_end] = (*_BY_END.get(_end, ()), _shape)
 
 CONFLICT_COPY = "conflict-copy: "  # how a pass report's reason for a conflict copy starts
 
@@ -153,26 +190,21 @@ def conflict_copy(rel: str, exists: Callable[[str], bool] | None = None) -> Conf
     """The copy's original and tool when `rel` is a sync tool's conflict copy, else None. `exists(path)` says
     whether a vault-relative path exists; without it, only the unambiguous shapes are recognised."""
     folder, _, name = rel.rpartition("/")
-    if not _maybe(name):
-        return None
     prefix = f"{folder}/" if folder else ""
-    for shape in CONFLICT_SHAPES:
-        m = shape.pattern.fullmatch(name)
-        if m is None:
-            continue
-        if not shape.needs_original:
-            return ConflictCopy(prefix + m["stem"] + (m["ext"] or ""), shape.tool)
-        if exists is None:
-            continue
-        ext = m["ext"] or ""
-        stems = _onedrive(name[: len(name) - len(ext)]) if shape.tool == "OneDrive" else [m["stem"]]
-        for stem in stems:
-            original = prefix + stem + ext
-            if original != rel and exists(original):
+    dot = name.rfind(".")
+    base, ext = (name[:dot], name[dot:]) if dot > 0 else (name, "")
+    if "onflict" in name:
+        low = name.lower()
+        for shape in _MARKED:
+            if shape.marker in low and (m := shape.pattern.fullmatch(name)) is not None:
+                return ConflictCopy(prefix + m["stem"] + (m["ext"] or ""), shape.tool)
+    if exists is None or not base:
+        return None
+    for shape in _BY_END.get(base[-1], ()):
+        at = base.rfind(shape.sep)
+        start = len(base) - shape.longest
+        while at > 0 and at >= start:  # every split: the original's own name may hold the separator
+            if exists(original := prefix + base[:at] + ext) and shape.pattern.fullmatch(base, at) is not None:
                 return ConflictCopy(original, shape.tool)
+            at = base.rfind(shape.sep, 0, at)
     return None
-
-
-def _onedrive(base: str) -> list[str]:
-    """Every stem `base` has as `<stem>-<computer name>`, the longest computer name first."""
-    return [base[:i] for i, ch in enumerate(base) if ch == "-" and i and _ONEDRIVE_HOST.fullmatch(base[i + 1 :])]

@@ -96,6 +96,17 @@ def test_an_honest_name_becomes_a_copy_only_when_its_original_appears_beside_it(
     assert walk.skipped == [{"path": "Meeting 2.md", "reason": "conflict-copy: iCloud copy of Meeting.md"}]
 
 
+def test_the_walk_finds_every_copy_of_the_pattern_table(vault: Vault) -> None:
+    from test_synctools import BESIDE, CONFLICT_TABLE
+
+    for rel in BESIDE | {path for path, _tool, _original in CONFLICT_TABLE}:
+        vault.write(rel, "words\n")
+    walk = walk_vault(vault.root)
+    copies = {path: f"conflict-copy: {tool} copy of {original}" for path, tool, original in CONFLICT_TABLE if tool}
+    assert {s["path"]: s["reason"] for s in walk.skipped} == copies
+    assert set(walk.files) == (BESIDE | {path for path, _t, _o in CONFLICT_TABLE}) - set(copies)
+
+
 def test_temp_files_and_placeholders_are_never_committed_and_an_evicted_note_stays(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "vault", {"notes/Note.md": "pelicans\n", "notes/Keep.md": "kept\n"})
     vault = Vault(repo)

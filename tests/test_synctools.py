@@ -8,7 +8,7 @@ import pytest
 from agentmd.engine.breaker import is_note
 from agentmd.engine.daemon.watch_paths import is_ignored
 from agentmd.engine.git.changes import is_scratch
-from agentmd.engine.synctools import conflict_copy, evicted_note, is_sync_temp, placeholder_of
+from agentmd.engine.synctools import conflict_copy, evicted_note, is_sync_temp, may_be_copy, placeholder_of
 from agentmd.vault_schema.markdown import has_conflict_markers
 
 # The files beside the copies: an ambiguous shape is a copy only when its original is one of these.
@@ -70,6 +70,15 @@ def test_conflict_copies_name_their_tool_and_original(path: str, tool: str | Non
     else:
         assert found is not None and (found.tool, found.original) == (tool, original)
         assert found.reason == f"conflict-copy: {tool} copy of {original}"
+
+
+def test_the_cheap_first_test_lets_every_copy_through() -> None:
+    """`may_be_copy` (which the reconcile walk runs inline on every note) never turns a copy away."""
+    for path, tool, _original in CONFLICT_TABLE:
+        name = path.rsplit("/", 1)[-1]
+        if tool is not None:
+            assert may_be_copy(name), path
+    assert not any(may_be_copy(n) for n in ("Note.md", "daily-2026-12-04.md", "plan-draft-7.md", "Tasks (done.md"))
 
 
 def test_the_table_covers_at_least_thirty_paths() -> None:

@@ -30,7 +30,13 @@ from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
 from agentmd.engine.index.notes import HELD_CONFLICT, pool_size, prepared_in_order, redate
 from agentmd.engine.index.store import Store
-from agentmd.engine.synctools import CONFLICT_COPY, conflict_copy, evicted_note, is_sync_temp, placeholder_of
+from agentmd.engine.synctools import (
+    CONFLICT_COPY,
+    conflict_copy,
+    evicted_note,
+    is_sync_temp,
+    placeholder_of,
+)
 
 log = logging.getLogger("agentmd.reconcile")
 
@@ -126,7 +132,7 @@ def _walk_folder(
     except OSError as exc:
         skipped.append({"path": _printable(prefix[:-1]) or ".", "reason": f"folder unreadable: {exc.strerror}"})
         return
-    names: set[str] | None = None  # the folder's names, made when a name looks like a conflict copy
+    exists: Callable[[str], bool] | None = None  # a name in this folder? (made when a name looks like a copy)
     for entry in entries:
         name = entry.name
         if name[0] == ".":
@@ -141,11 +147,14 @@ def _walk_folder(
                 st = entry.stat(follow_symlinks=False)  # one fstatat: its mode says file, link or folder
                 mode = st.st_mode
                 if S_ISREG(mode):
-                    last = name[-4]  # every conflict copy's name ends in ")", a digit or a capital before ".md"
-                    if last == ")" or last.isdigit() or "A" <= last <= "Z":
-                        if names is None:
-                            names = {e.name for e in entries}
-                        found = conflict_copy(rel, partial(_named, names, len(prefix)))
+                    # synctools.may_be_copy(name), inline: as a call it cost the walk a fifth more at 10,000 notes
+                    if (
+                        name[-4] in ")0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        and ((e := name[:-3].rstrip("0123456789-")[-1:]) == ")" or e == " " or "A" <= e <= "Z")
+                    ) or "onflict" in name:
+                        if exists is None:
+                            exists = {prefix + e.name for e in entries}.__contains__
+                        found = conflict_copy(rel, exists)
                         if found is not None:
                             skipped.append({"path": _printable(rel), "reason": found.reason})
                             continue
@@ -171,11 +180,6 @@ def _walk_folder(
 
 
 NOT_UTF8 = "file name is not valid UTF-8; rename the file"
-
-
-def _named(names: set[str], cut: int, rel: str) -> bool:
-    """Whether a path in the folder being walked (its prefix `cut` characters long) is one of its `names`."""
-    return rel[cut:] in names
 
 
 def _utf8(rel: str) -> bool:
