@@ -7,6 +7,8 @@ an edit. `agentmd reindex --allow-mass-delete` is the way through when it was de
 
 from __future__ import annotations
 
+from agentmd.engine.synctools import is_sync_temp
+
 MASS_DELETE_MIN_NOTES = 20  # below this many notes, any deletion is allowed
 MASS_DELETE_SHARE = 0.5
 
@@ -18,5 +20,9 @@ def is_mass_deletion(removed: int, notes: int) -> bool:
 
 def is_note(path: str) -> bool:
     """A vault-relative path the index holds as a note: `*.md`, with no dot file, dot folder or empty part in it
-    (so never `..`)."""
-    return path.lower().endswith(".md") and not any(not part or part.startswith(".") for part in path.split("/"))
+    (so never `..`), and not a sync tool's temp file (`~$Note.md`, see engine/synctools.py)."""
+    return (
+        path.lower().endswith(".md")
+        and not any(not part or part.startswith(".") for part in path.split("/"))
+        and not is_sync_temp(path)
+    )

@@ -162,9 +162,17 @@ class FileTooLarge(OSError):
     """The file is larger than the reader accepts."""
 
 
-def read_regular(path: str | Path, *, limit: int = MAX_READ_BYTES, dir_fd: int | None = None) -> bytes:
+class StillChanging(OSError):
+    """The file's size or modification time moved while it was being read (a sync client mid-write)."""
+
+
+def read_regular(
+    path: str | Path, *, limit: int = MAX_READ_BYTES, dir_fd: int | None = None, expect: tuple[int, int] | None = None
+) -> bytes:
     """The bytes of a regular file at `path` (relative to `dir_fd` when given). Raises `NotRegularFile` for
-    anything else, `FileTooLarge` past `limit` bytes, OSError when it cannot be read."""
+    anything else, `FileTooLarge` past `limit` bytes, OSError when it cannot be read. With `expect` (mtime_ns,
+    size), raises `StillChanging` unless the file has them when opened and still after it is read (a sync
+    client writing it meanwhile)."""
     st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegularFile(errno.EINVAL, f"not a regular file ({_kind(st.st_mode)})")
@@ -176,6 +184,8 @@ def read_regular(path: str | Path, *, limit: int = MAX_READ_BYTES, dir_fd: int |
             raise NotRegularFile(errno.EINVAL, f"not a regular file ({_kind(st.st_mode)})")
         if st.st_size > limit:
             raise FileTooLarge(errno.EFBIG, f"{st.st_size} bytes, over the limit of {limit}")
+        if expect is not None and (st.st_mtime_ns, st.st_size) != expect:
+            raise StillChanging(errno.EAGAIN, "changed since it was listed")
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -186,6 +196,10 @@ def read_regular(path: str | Path, *, limit: int = MAX_READ_BYTES, dir_fd: int |
             total += len(chunk)
             if total > limit:  # grew while being read
                 raise FileTooLarge(errno.EFBIG, f"over the limit of {limit} bytes")
+        if expect is not None:
+            after = os.fstat(fd)
+            if (after.st_mtime_ns, after.st_size) != expect or total != st.st_size:
+                raise StillChanging(errno.EAGAIN, "changed while it was read")
         return b"".join(chunks)
     finally:
         os.close(fd)

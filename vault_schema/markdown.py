@@ -74,6 +74,28 @@ def fenced_blocks(text: str, info: str | None = None) -> list[FencedBlock]:
     return [b for b in blocks if (b.info.split() or [""])[0].lower() == info.lower()]
 
 
+CONFLICT_START = "<<<<<<< "
+
+
+def has_conflict_markers(text: str) -> bool:
+    """Whether `text` holds an unresolved merge conflict as git writes it: a line starting `<<<<<<< `, then a
+    line `=======`, then a line starting `>>>>>>> `, outside fenced code blocks (a note showing markers in a
+    code block, say one explaining git, holds no conflict)."""
+    if CONFLICT_START not in text:
+        return False
+    want = 0  # 0: the start marker, 1: the separator, 2: the end marker
+    for i, line, code, _ in _scan(text):
+        if i < 0 or code:
+            continue
+        if want == 0 and line.startswith(CONFLICT_START):
+            want = 1
+        elif want == 1 and line.rstrip("\r") == "=======":
+            want = 2
+        elif want == 2 and line.startswith(">>>>>>> "):
+            return True
+    return False
+
+
 def strip_code(text: str) -> str:
     """The text with fenced blocks and inline code spans blanked out (line count kept)."""
     if "```" in text or "~~~" in text:

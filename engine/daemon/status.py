@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.jobs.report import jobs_status, render_lines
+from agentmd.engine.synctools import CONFLICT_COPY
 
 if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
     from agentmd.engine.index.store import Store
@@ -122,6 +123,7 @@ def index_section(
             f"{f' ({named})' if named else ''}; a note already indexed keeps the version last read; fix what "
             "the error names (the file's permissions, its size, the disk), and the next pass reads it"
         )
+    yellow += held_lines(info)
     return {
         "documents": store.index.doc_count(),
         "last_pass_at": info.get("at") if info else None,
@@ -133,6 +135,38 @@ def index_section(
         "red": reasons,
         "yellow": yellow,
     }
+
+
+HELD_SHOWN = 5  # conflict copies or conflicted notes named on a status line
+
+
+def held_lines(info: dict[str, Any] | None) -> list[str]:
+    """The yellow lines for what the last full pass held back from the index: conflict copies a file-sync tool
+    left (with their originals) and notes holding a merge's unresolved conflict markers."""
+    if not info:
+        return []
+    lines = []
+    copies = int(info.get("sync_conflicts", 0) or 0)
+    if copies:
+        entries = (info.get("sync_conflicts_named") or [])[:HELD_SHOWN]
+        shown = "; ".join(f"{e.get('path')} ({str(e.get('reason', '')).removeprefix(CONFLICT_COPY)})" for e in entries)
+        more = f"; and {copies - len(entries)} more" if copies > len(entries) else ""
+        lines.append(
+            f"sync-conflicts: {copies} conflict cop{'ies' if copies != 1 else 'y'} left by a file-sync tool, not "
+            f"indexed: {shown}{more}: compare each with its original, keep what you want, delete the copy"
+        )
+    marked = int(info.get("conflict_markers", 0) or 0)
+    if marked:
+        paths = [str(e.get("path")) for e in (info.get("conflict_markers_named") or [])[:HELD_SHOWN]]
+        more = f", and {marked - len(paths)} more" if marked > len(paths) else ""
+        lines.append(
+            f"merge-conflicts: {marked} note{'s' if marked != 1 else ''} hold{'' if marked != 1 else 's'} unresolved "
+            f"git conflict markers (<<<<<<< ... >>>>>>>) and {'are' if marked != 1 else 'is'} not indexed "
+            f"as {'they stand' if marked != 1 else 'it stands'}: {', '.join(paths)}{more}; resolve the merge "
+            "(keep the lines you want, delete the markers, commit), and the next pass indexes "
+            f"{'them' if marked != 1 else 'it'}"
+        )
+    return lines
 
 
 def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime) -> dict[str, Any]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from agentmd.engine.synctools import is_sync_temp
+
 _JUNK_NAME = re.compile(
     r"""
       ~$                          # backup: note.md~ (vim, emacs, gedit)
@@ -38,8 +40,10 @@ def is_ignored(rel_path: str) -> bool:
     Any component starting with "." (``.git/``, ``.obsidian/``, ``.trash/``, ``.tmp.driveupload/``, dotfiles
     such as ``.note.md.swp`` or ``.#note.md``) ignores the path. The last component is also checked against
     editor and downloader temporaries: ``*.swp``/``*.swo``/``*.swx``, ``*~``, ``#*#``, vim's ``4913`` probe,
-    ``*.tmp``, ``*.crdownload``, ``*.part``, ``*.md.tmp*``. A trailing "/" (directory hint) is allowed. The
-    empty path (the vault root itself) is ignored.
+    ``*.tmp``, ``*.crdownload``, ``*.part``, ``*.md.tmp*``; and a file-sync tool's temp files, placeholders and
+    folders (``~$Note.md``, ``~syncthing~Note.md.tmp``, ``Note.md.!sync``, ``.stversions/``: see
+    engine/synctools.py). A trailing "/" (directory hint) is allowed. The empty path (the vault root itself)
+    is ignored.
     """
     parts = [p for p in rel_path.split("/") if p]
     if not parts:
@@ -47,4 +51,4 @@ def is_ignored(rel_path: str) -> bool:
     if any(p.startswith(".") for p in parts):
         return True
     name = parts[-1]
-    return bool(_JUNK_NAME.search(name)) or _is_vim_probe(name)
+    return bool(_JUNK_NAME.search(name)) or _is_vim_probe(name) or is_sync_temp(name)

@@ -2,7 +2,7 @@
 
 Both the committer (what to commit) and the corpus-write gate (what is uncommitted) read the worktree
 through `read_status`; `under_dot_dir` and `is_scratch` are the rules for untracked paths the committer
-leaves alone.
+leaves alone. A file iCloud evicted (its `.Note.md.icloud` placeholder beside it) is not reported deleted.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentmd.engine.git.runner import CycleFailure, GitCli
+from agentmd.engine.synctools import is_sync_temp, placeholder_of
 
 _VIM_SWAP_RE = re.compile(r"\.sw[a-px]$")
 
@@ -76,7 +77,8 @@ def in_obsidian_settings(path: str) -> bool:
 
 
 def is_scratch(path: str) -> bool:
-    """Editor swap/backup files, sync-client temp files and OS clutter: never committed when untracked."""
+    """Editor swap/backup files, sync-client temp files and placeholders (engine/synctools.py) and OS clutter:
+    never committed when untracked."""
     name = path.rsplit("/", 1)[-1]
     return (
         bool(_VIM_SWAP_RE.search(name))
@@ -89,6 +91,7 @@ def is_scratch(path: str) -> bool:
         or path.startswith(".tmp.driveupload/")
         or "/.tmp.driveupload/" in path
         or (name.startswith(".") and name.endswith(".capture-tmp"))  # agentmd's own, mid-capture or crashed
+        or is_sync_temp(path)
     )
 
 
@@ -105,4 +108,11 @@ def read_status(git: GitCli, index: Path | None = None, *, optional_locks: bool 
     )
     if run.code != 0:
         raise CycleFailure(f"`git status` failed: {run.why()}")
-    return _parse_status(run.out)
+    return [e for e in _parse_status(run.out) if not evicted(git.vault, e)]
+
+
+def evicted(vault: Path, entry: StatusEntry) -> bool:
+    """Whether a tracked file missing from the worktree was evicted by iCloud, not deleted: its placeholder
+    (`.Note.md.icloud`) lies beside it. Such a file is no change to commit; the file comes back when it is
+    opened."""
+    return entry.x == " " and entry.y == "D" and os.path.lexists(vault / placeholder_of(entry.path))

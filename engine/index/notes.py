@@ -26,12 +26,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.fsutil import MAX_READ_BYTES, read_regular
+from agentmd.engine.fsutil import MAX_READ_BYTES, StillChanging, read_regular
 from agentmd.engine.index.catalog import NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc, encoded, facts_of, with_facts
 from agentmd.vault_schema import Note, parse_note
 from agentmd.vault_schema.digest import digest
-from agentmd.vault_schema.markdown import headings
+from agentmd.vault_schema.markdown import CONFLICT_START, has_conflict_markers, headings
 
 log = logging.getLogger("agentmd.reconcile")
 
@@ -40,6 +40,9 @@ POOL_MIN_NOTES = 3000  # below this many notes to read, starting worker processe
 CHUNK = 200  # notes a worker prepares per task
 MAX_WORKERS = 8
 AHEAD = 2000  # notes prepared ahead of the caller at most (so the workers go on while the index commits)
+
+HELD_CONFLICT = "conflict-markers"  # why a note holding an unresolved merge is not indexed
+HELD_CHANGING = "still-changing"  # why a note whose file moved while it was read is not indexed this time
 
 Previous = tuple[str, str, str]  # the catalog's (hash, captured, captured_source) of a note
 
@@ -113,8 +116,25 @@ def read_note(
 ) -> Note:
     """Read and parse one note (a regular file only, up to MAX_NOTE_BYTES). A note whose frontmatter has no
     date is dated by the commit that added it (`git_date`, source `git`), else by its mtime; either date never
-    moves once catalogued."""
-    data = read_regular(os.path.join(vault, rel), limit=MAX_NOTE_BYTES)
+    moves once catalogued. Raises `StillChanging` when the file's mtime or size is no longer `stat`'s."""
+    return _parsed(rel, _read(vault, rel, stat), stat, previous, link_convention, git_date)
+
+
+def _read(vault: Path, rel: str, stat: StatKey) -> bytes:
+    return read_regular(os.path.join(vault, rel), limit=MAX_NOTE_BYTES, expect=(stat[0], stat[1]))
+
+
+_CONFLICT_START = CONFLICT_START.encode()
+
+
+def _parsed(
+    rel: str,
+    data: bytes,
+    stat: StatKey,
+    previous: Previous | None,
+    link_convention: str,
+    git_date: Callable[[str], str | None] | None = None,
+) -> Note:
     note = parse_note(rel, data, stat[0], link_convention=link_convention)
     if note.captured_source == "mtime":
         if previous is not None and previous[2] in ("mtime", "git"):
@@ -131,6 +151,7 @@ class Prepared:
     path: str
     error: str | None = None  # the file could not be read
     same: bool = False  # the bytes are those the catalog already has (a touch, a copy, a sync client)
+    held: str | None = None  # not indexed this time, and why: `conflict-markers`, `still-changing`
     doc: IndexDoc | None = None
     row: NoteRow | None = None
     undated: bool = False  # a new note dated by its mtime: the commit that added it may date it instead
@@ -141,11 +162,18 @@ class Prepared:
 
 
 def prepare(vault: Path, rel: str, stat: StatKey, previous: Previous | None, link_convention: str) -> Prepared:
-    """Read and parse one note into its index document and catalog row."""
+    """Read and parse one note into its index document and catalog row. A note is held back, not indexed, when
+    it holds a merge's unresolved conflict markers or when its file changed while it was read (a sync client
+    mid-write: the next pass reads it)."""
     try:
-        note = read_note(vault, rel, stat, previous, link_convention)
+        data = _read(vault, rel, stat)
+    except StillChanging:
+        return Prepared(rel, held=HELD_CHANGING)
     except OSError as exc:
         return Prepared(rel, error=f"could not read: {exc.strerror or exc}")
+    if _CONFLICT_START in data and has_conflict_markers(data.decode("utf-8", "replace")):
+        return Prepared(rel, held=HELD_CONFLICT)
+    note = _parsed(rel, data, stat, previous, link_convention)
     if previous is not None and previous[0] == note.content_hash:
         return Prepared(rel, same=True)
     undated = previous is None and note.captured_source == "mtime"

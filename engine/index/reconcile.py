@@ -28,13 +28,21 @@ from agentmd.engine.breaker import is_mass_deletion, is_note
 from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
-from agentmd.engine.index.notes import pool_size, prepared_in_order, redate
+from agentmd.engine.index.notes import HELD_CONFLICT, pool_size, prepared_in_order, redate
 from agentmd.engine.index.store import Store
+from agentmd.engine.synctools import (
+    CONFLICT_COPY,
+    conflict_copy,
+    evicted_note,
+    is_sync_temp,
+    placeholder_of,
+)
 
 log = logging.getLogger("agentmd.reconcile")
 
 BATCH = 10_000  # notes per index and catalog commit on a large pass (bounds memory; fewer commits build faster)
 READ_ERRORS_KEPT = 5  # files that could not be read, kept by path in the pass record for status to name
+HELD_KEPT = 50  # conflict copies and notes with conflict markers, kept by path in the pass record for status
 
 Progress = Callable[[int, int], None]
 
@@ -65,6 +73,7 @@ class ReconcileReport:
 class WalkResult:
     files: dict[str, StatKey]
     skipped: list[dict[str, str]]
+    evicted: set[str] = field(default_factory=set)  # notes an iCloud placeholder says are "not here"
 
 
 _ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
@@ -72,7 +81,9 @@ _DIR_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
 
 
 def walk_vault(vault: Path) -> WalkResult:
-    """Every `*.md` file under `vault` with its stat key; dot directories and dot files are skipped.
+    """Every `*.md` file under `vault` with its stat key; dot directories and dot files are skipped, and so
+are a sync tool's temp files and its conflict copies (reported in `skipped`, with the copy's original).
+iCloud placeholders (`.Note.md.icloud`) name their notes in `evicted`.
 
     Symbolic links are not followed (a linked folder can loop or lead outside the vault). Each folder is
     opened once and its notes are stat'ed by name relative to it, which spares the kernel a lookup of the
@@ -85,6 +96,7 @@ def walk_vault(vault: Path) -> WalkResult:
     except OSError as exc:
         skipped.append({"path": ".", "reason": f"folder unreadable: {exc.strerror}"})
         return WalkResult(files, skipped)
+    evicted: set[str] = set()
     try:
         stack = [""]
         while stack:
@@ -95,35 +107,57 @@ def walk_vault(vault: Path) -> WalkResult:
                 skipped.append({"path": _printable(prefix[:-1]), "reason": f"folder unreadable: {exc.strerror}"})
                 continue
             try:
-                _walk_folder(fd, prefix, files, skipped, stack)
+                _walk_folder(fd, prefix, files, skipped, stack, evicted)
             finally:
                 if fd != top:
                     os.close(fd)
     finally:
         os.close(top)
-    return WalkResult(files, skipped)
+    return WalkResult(files, skipped, evicted)
 
 
 def _walk_folder(
-    fd: int, prefix: str, files: dict[str, StatKey], skipped: list[dict[str, str]], stack: list[str]
+    fd: int,
+    prefix: str,
+    files: dict[str, StatKey],
+    skipped: list[dict[str, str]],
+    stack: list[str],
+    evicted: set[str],
 ) -> None:
     """Add the notes of the open folder `fd` (vault-relative `prefix`, "" or ending in "/") to `files`, what
-    is left out and why to `skipped`, and its subfolders to `stack`."""
+    is left out and why to `skipped`, its subfolders to `stack` and the notes its iCloud placeholders stand
+    for to `evicted`."""
     try:
         entries = list(os.scandir(fd))
     except OSError as exc:
         skipped.append({"path": _printable(prefix[:-1]) or ".", "reason": f"folder unreadable: {exc.strerror}"})
         return
+    exists: Callable[[str], bool] | None = None  # a name in this folder? (made when a name looks like a copy)
     for entry in entries:
         name = entry.name
         if name[0] == ".":
+            if name.endswith(".icloud") and (note := evicted_note(prefix + name)) is not None:
+                evicted.add(note)
             continue
         rel = prefix + name
         try:
             if name.endswith(".md") or name.lower().endswith(".md"):
+                if name[0] == "~" and is_sync_temp(name):  # ~$Note.md: an Office / OneDrive owner file
+                    continue
                 st = entry.stat(follow_symlinks=False)  # one fstatat: its mode says file, link or folder
                 mode = st.st_mode
                 if S_ISREG(mode):
+                    # synctools.may_be_copy(name), inline: as a call it cost the walk a fifth more at 10,000 notes
+                    if (
+                        name[-4] in ")0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        and ((e := name[:-3].rstrip("0123456789-")[-1:]) == ")" or e == " " or "A" <= e <= "Z")
+                    ) or "onflict" in name:
+                        if exists is None:
+                            exists = {prefix + e.name for e in entries}.__contains__
+                        found = conflict_copy(rel, exists)
+                        if found is not None:
+                            skipped.append({"path": _printable(rel), "reason": found.reason})
+                            continue
                     if rel.isascii() or _utf8(rel):  # (an ASCII name is valid UTF-8, and says so in O(1))
                         files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
                     else:
@@ -167,6 +201,12 @@ def record_pass(store: Store, report: ReconcileReport) -> None:
     summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
     summary["errors"] = len(report.errors)
     summary["read_errors"] = report.errors[:READ_ERRORS_KEPT]  # the files status names
+    for key, held in (
+        ("sync_conflicts", [s for s in report.skipped if s["reason"].startswith(CONFLICT_COPY)]),
+        ("conflict_markers", [s for s in report.skipped if s["reason"] == HELD_CONFLICT]),
+    ):
+        summary[key] = len(held)
+        summary[f"{key}_named"] = held[:HELD_KEPT]
     summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     store.catalog.set_pass_record(json.dumps(summary))
 
@@ -209,7 +249,8 @@ def reconcile(
 
 def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | None = None) -> dict[str, StatKey]:
     """Stat keys of the given vault-relative paths that are indexable notes and exist. A name that is not
-    valid UTF-8 cannot be stored: it is left out (and reported in `skipped`), so it never fails the pass."""
+    valid UTF-8 cannot be stored: it is left out (and reported in `skipped`), so it never fails the pass; so
+    is a sync tool's conflict copy (with its original)."""
     out: dict[str, StatKey] = {}
     for rel in paths:
         if not is_note(rel):
@@ -217,6 +258,11 @@ def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | Non
         if not _utf8(rel):
             if skipped is not None:
                 skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
+            continue
+        found = conflict_copy(rel, lambda p: os.path.lexists(os.path.join(vault, p)))
+        if found is not None:
+            if skipped is not None:
+                skipped.append({"path": rel, "reason": found.reason})
             continue
         try:
             st = os.stat(os.path.join(vault, rel), follow_symlinks=False)
@@ -258,6 +304,9 @@ def _reconcile(
         with _collector_paused():
             walk = walk_vault(vault)
             report.skipped = walk.skipped
+            if walk.evicted:  # an evicted note stays as last indexed: its catalog key stands for the file
+                kept = store.catalog.stat_keys(walk.evicted - walk.files.keys())
+                walk.files.update(kept)
             if store.catalog.holds_stat_keys(walk.files):  # the usual pass: nothing changed (one compare in C)
                 report.unchanged = len(walk.files)
                 del walk  # freed while the collector is off, the walk's tuples never cost it a look
@@ -267,8 +316,11 @@ def _reconcile(
         indexed = len(known)
     else:  # a pass over a few paths named by file events: no walk, no full catalog read
         on_disk = stat_paths(vault, only, report.skipped)
+        gone = {p for p in only if p not in on_disk and is_note(p)}
+        evicted = {p for p in gone if os.path.lexists(os.path.join(vault, placeholder_of(p)))}
         only = {p for p in only if _utf8(p)}  # the catalog stores text: such a name can be in it under no key
         known = store.catalog.stat_keys(only)
+        on_disk.update((p, known[p]) for p in evicted if p in known)
         indexed = store.catalog.count() if len(known) > len(on_disk) else len(known)
 
     deleted = [p for p in known if p not in on_disk]
@@ -328,6 +380,9 @@ def _reconcile(
                         progress(done, total)
                     if prepared.error is not None:
                         report.errors.append({"path": rel, "error": prepared.error})
+                        continue
+                    if prepared.held is not None:  # a note already indexed keeps the version last read
+                        report.skipped.append({"path": rel, "reason": prepared.held})
                         continue
                     if prepared.same:
                         touched.append((rel, on_disk[rel]))  # same bytes, new stat (touch, copy, sync client)

@@ -768,7 +768,8 @@ class Capturer:
         self.group.batch_stage("reconcile-cpu", (time.thread_time_ns() - cpu) / 1e6)  # this thread's, not Tantivy's
         if report.refused is not None:
             return set()
-        return paths - {e["path"] for e in report.errors}
+        # a note held back (still being written, or holding conflict markers) is not indexed: the next pass takes it
+        return paths - {e["path"] for e in report.errors} - {s["path"] for s in report.skipped}
 
 
 def _taken_names(dfd: int, stem: str) -> list[str]:
