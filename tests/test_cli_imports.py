@@ -90,6 +90,7 @@ RECALL = CLIENT | {
 # `status` renders the daemon's answer with the renderer of engine/daemon/status.py (its jobs lines included)
 STATUS = CLIENT | {
     "agentmd.engine.fsutil",
+    "agentmd.engine.synctools",  # names the conflict copies a file-sync tool left (standard library only)
     "agentmd.engine.daemon",
     "agentmd.engine.daemon.status",
     "agentmd.engine.jobs",
