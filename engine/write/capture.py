@@ -279,10 +279,16 @@ def _write_temp(place: int, stem: str, data: bytes) -> str:
     tmp = temp_name(stem)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=place)
     try:
-        os.write(fd, data)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
-    finally:
+    except BaseException:  # a full disk, an I/O error: no half-written temp file stays behind
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=place)
+        raise
+    os.close(fd)
     crash_point("after-temp-write")
     return tmp
 

@@ -554,3 +554,35 @@ def test_the_embedder_never_reads_a_note_swapped_for_a_fifo(vault: Path) -> None
     if thread.is_alive():
         os.close(os.open(vault / "note.md", os.O_WRONLY | os.O_NONBLOCK))
     assert got == [None]
+
+
+def test_a_temp_file_that_cannot_be_written_whole_is_removed_and_nothing_is_written(tmp_path: Path) -> None:
+    """The disk fills while a capture writes its temp file (here the process's file-size limit, which fails
+    the write the way ENOSPC does): the capture is refused, and no temp file waits for the next start."""
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    child = subprocess.run(
+        [sys.executable, "-c", f"""
+import resource, signal, sys
+from pathlib import Path
+from agentmd.engine.index.store import Store
+from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
+from agentmd.rules import ContractCache
+vault = Path({str(vault)!r})
+with Store(Path({str(tmp_path / "cache")!r})) as store:
+    capturer = Capturer(vault, Path({str(tmp_path / "state")!r}), ContractCache(vault), store)
+    capturer.capture(CaptureRequest(title="Warm", body="a first note"))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    try:
+        capturer.capture(CaptureRequest(title="Too big for the disk", body="word " * 4000))
+    except CaptureRefused as exc:
+        print(exc.code)
+        sys.exit(0)
+sys.exit("the capture was not refused")
+"""],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert child.returncode == 0 and child.stdout.strip() == "write-failed", child.stderr
+    leftovers = [p.name for p in vault.rglob("*") if p.is_file() and ".git" not in p.parts and "tmp" in p.name]
+    assert leftovers == []
+    assert not list(vault.rglob("too-big-for-the-disk*.md"))
