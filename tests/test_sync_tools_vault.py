@@ -29,13 +29,17 @@ NOTES = {
     "Chapter (1).md": "chapter one, honestly named, tapirs\n",  # no Chapter.md beside it
     "Q4-2026.md": "quarter four, honestly named, dugongs\n",  # no Q4.md beside it
 }
-COPIES = {  # copy -> (tool, original)
+COPIES = {  # copy -> (tool, original): the unambiguous shapes, left out of the index
     "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md": ("Syncthing", "notes/Note.md"),
     "notes/Budget (Ann's conflicted copy 2026-12-04).md": ("Dropbox", "notes/Budget.md"),
-    "Inbox (1).md": ("Google Drive", "Inbox.md"),
-    "Ideas-DESKTOP-ABC123.md": ("OneDrive", "Ideas.md"),
-    "Journal 2.md": ("iCloud", "Journal.md"),
     "Report (conflicted copy 2026-12-04 101500).md": ("Nextcloud", "Report.md"),
+}
+# Google Drive's `Note (1).md`, iCloud's `Note 2.md` and OneDrive's `Note-PC.md` are also the names Obsidian and
+# people give real notes (`Untitled 2`, a copied note): even beside their would-be original they stay notes.
+LOOKALIKES = {
+    "Inbox (1).md": "Inbox.md",
+    "Ideas-DESKTOP-ABC123.md": "Ideas.md",
+    "Journal 2.md": "Journal.md",
 }
 TEMP = [
     ".syncthing.Note.md.tmp",
@@ -56,6 +60,8 @@ def _sync_vault(vault: Vault) -> None:
         vault.write(rel, text)
     for rel, (tool, _original) in COPIES.items():
         vault.write(rel, f"the {tool} copy, conflicting words flamingos\n")
+    for rel in LOOKALIKES:
+        vault.write(rel, "a note with a copy's shape of name, gannets\n")
     for rel in TEMP:
         vault.write(rel, "half a download, flamingos\n")
 
@@ -69,31 +75,31 @@ def test_conflict_copies_are_reported_with_their_originals_and_never_indexed(vau
     with Store(cache_dir) as store:
         report = reconcile(vault.root, store)
         indexed = store.index.paths()
-        assert indexed == set(NOTES), "the notes, honest names included; no copy, no temp file"
-        assert report.added == len(NOTES) and report.errors == []
+        assert indexed == set(NOTES) | set(LOOKALIKES), "the notes, honest names included; no copy, no temp file"
+        assert report.added == len(NOTES) + len(LOOKALIKES) and report.errors == []
         reasons = {s["path"]: s["reason"] for s in report.skipped}
         assert reasons == {rel: f"conflict-copy: {tool} copy of {orig}" for rel, (tool, orig) in COPIES.items()}
         assert _search(store, "flamingos") == []  # the copies' and the temp files' words are nowhere
         assert _search(store, "ocelots") == ["Meeting 2.md"] and _search(store, "tapirs") == ["Chapter (1).md"]
+        assert sorted(_search(store, "gannets")) == sorted(LOOKALIKES)
 
         # the copy goes once the owner has compared it and deleted it; an unchanged pass still names the rest
-        (vault.root / "Inbox (1).md").unlink()
+        (vault.root / "Report (conflicted copy 2026-12-04 101500).md").unlink()
         again = reconcile(vault.root, store)
-        assert again.changed == 0 and len([s for s in again.skipped if s["reason"].startswith("conflict-copy")]) == 5
+        assert again.changed == 0 and len([s for s in again.skipped if s["reason"].startswith("conflict-copy")]) == 2
 
         # a file event naming a copy (the watcher's pass over a few paths) leaves it out as well
-        only = reconcile(vault.root, store, only={"Journal 2.md", "~$Report.md", "Meeting 2.md"})
-        assert only.changed == 0 and [s["path"] for s in only.skipped] == ["Journal 2.md"]
-        assert store.index.paths() == set(NOTES)
+        copy = "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md"
+        only = reconcile(vault.root, store, only={copy, "~$Report.md", "Meeting 2.md"})
+        assert only.changed == 0 and [s["path"] for s in only.skipped] == [copy]
+        assert store.index.paths() == set(NOTES) | set(LOOKALIKES)
 
 
-def test_an_honest_name_becomes_a_copy_only_when_its_original_appears_beside_it(vault: Vault) -> None:
+def test_a_name_of_a_copys_shape_stays_a_note_even_beside_its_would_be_original(vault: Vault) -> None:
     vault.write("Meeting 2.md", "second meeting\n")
-    assert set(walk_vault(vault.root).files) == {"Meeting 2.md"}
     vault.write("Meeting.md", "first meeting\n")
     walk = walk_vault(vault.root)
-    assert set(walk.files) == {"Meeting.md"}
-    assert walk.skipped == [{"path": "Meeting 2.md", "reason": "conflict-copy: iCloud copy of Meeting.md"}]
+    assert set(walk.files) == {"Meeting.md", "Meeting 2.md"} and walk.skipped == []
 
 
 def test_the_walk_finds_every_copy_of_the_pattern_table(vault: Vault) -> None:
@@ -102,7 +108,11 @@ def test_the_walk_finds_every_copy_of_the_pattern_table(vault: Vault) -> None:
     for rel in BESIDE | {path for path, _tool, _original in CONFLICT_TABLE}:
         vault.write(rel, "words\n")
     walk = walk_vault(vault.root)
-    copies = {path: f"conflict-copy: {tool} copy of {original}" for path, tool, original in CONFLICT_TABLE if tool}
+    copies = {
+        path: f"conflict-copy: {tool} copy of {original}"
+        for path, tool, original in CONFLICT_TABLE
+        if tool and tool not in ("Google Drive", "iCloud", "OneDrive")  # the shapes real notes share stay notes
+    }
     assert {s["path"]: s["reason"] for s in walk.skipped} == copies
     assert set(walk.files) == (BESIDE | {path for path, _t, _o in CONFLICT_TABLE}) - set(copies)
 
@@ -184,7 +194,7 @@ def test_status_names_conflict_copies_and_conflicted_notes(cli, tmp_path: Path) 
     repo = make_repo(tmp_path / "vault", {"notes/Note.md": "pelicans\n", "Journal.md": "journal\n"})
     vault = Vault(repo)
     vault.write("notes/Note.sync-conflict-20261204-101500-ABCDEF7.md", "other device\n")
-    vault.write("Journal 2.md", "other device\n")
+    vault.write("Report (conflicted copy 2026-12-04 101500).md", "other device\n")
     vault.write("plan.md", CONFLICTED)
     args = ("--vault", str(repo), "--index", str(tmp_path / "idx"))
     assert cli("reindex", *args, "--no-dense").code == 0
@@ -192,7 +202,7 @@ def test_status_names_conflict_copies_and_conflicted_notes(cli, tmp_path: Path) 
     status = cli("status", *args, "--json").json()
     copies = next(y for y in status["yellow"] if y.startswith("sync-conflicts: "))
     assert copies.startswith("sync-conflicts: 2 conflict copies left by a file-sync tool")
-    assert "Journal 2.md (iCloud copy of Journal.md)" in copies
+    assert "Report (conflicted copy 2026-12-04 101500).md (Nextcloud copy of Report.md)" in copies
     assert "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md (Syncthing copy of notes/Note.md)" in copies
     assert copies.endswith("compare each with its original, keep what you want, delete the copy")
     marked = next(y for y in status["yellow"] if y.startswith("merge-conflicts: "))
@@ -201,7 +211,7 @@ def test_status_names_conflict_copies_and_conflicted_notes(cli, tmp_path: Path) 
     text = cli("status", *args).out
     assert "yellow sync-conflicts: 2 conflict copies" in text and "yellow merge-conflicts: 1 note" in text
 
-    (repo / "Journal 2.md").unlink()
+    (repo / "Report (conflicted copy 2026-12-04 101500).md").unlink()
     (repo / "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md").unlink()
     vault.write("plan.md", "# Plan\n\nresolved\n")
     assert cli("reindex", *args, "--no-dense").code == 0

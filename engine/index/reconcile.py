@@ -132,7 +132,6 @@ def _walk_folder(
     except OSError as exc:
         skipped.append({"path": _printable(prefix[:-1]) or ".", "reason": f"folder unreadable: {exc.strerror}"})
         return
-    exists: Callable[[str], bool] | None = None  # a name in this folder? (made when a name looks like a copy)
     for entry in entries:
         name = entry.name
         if name[0] == ".":
@@ -147,17 +146,12 @@ def _walk_folder(
                 st = entry.stat(follow_symlinks=False)  # one fstatat: its mode says file, link or folder
                 mode = st.st_mode
                 if S_ISREG(mode):
-                    # synctools.may_be_copy(name), inline: as a call it cost the walk a fifth more at 10,000 notes
-                    if (
-                        name[-4] in ")0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                        and ((e := name[:-3].rstrip("0123456789-")[-1:]) == ")" or e == " " or "A" <= e <= "Z")
-                    ) or "onflict" in name:
-                        if exists is None:
-                            exists = {prefix + e.name for e in entries}.__contains__
-                        found = conflict_copy(rel, exists)
-                        if found is not None:
-                            skipped.append({"path": _printable(rel), "reason": found.reason})
-                            continue
+                    # Only the unambiguous copies (Syncthing, Dropbox, Nextcloud, ownCloud, Obsidian Sync) are
+                    # left out: `Note 2.md`, `Note (1).md` and `Note-PC.md` are also the names Obsidian and
+                    # people give real notes ("Untitled 2", a note copied), so those stay notes.
+                    if "onflict" in name and (found := conflict_copy(rel)) is not None:
+                        skipped.append({"path": _printable(rel), "reason": found.reason})
+                        continue
                     if rel.isascii() or _utf8(rel):  # (an ASCII name is valid UTF-8, and says so in O(1))
                         files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
                     else:
@@ -259,7 +253,7 @@ def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | Non
             if skipped is not None:
                 skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
             continue
-        found = conflict_copy(rel, lambda p: os.path.lexists(os.path.join(vault, p)))
+        found = conflict_copy(rel)  # the unambiguous shapes only, as the walk (see `walk_vault`)
         if found is not None:
             if skipped is not None:
                 skipped.append({"path": rel, "reason": found.reason})
