@@ -233,3 +233,23 @@ def test_resolve_ends_a_conflict_in_one_commit(
         assert "desktop's" in note and "laptop's" in kept and "status: conflict" not in kept
     _code, out, _ = cli(b, monkeypatch, "conflicts", "--vault", str(desktop))
     assert out.strip() == "no conflicts left by a sync"
+
+
+def test_a_daemon_shares_its_commits_soon_after_they_settle(tmp_path: Path, two: tuple[Path, Path, Path]) -> None:
+    from agentmd.engine.daemon import jobs_host
+
+    bare, laptop, _desktop = two
+    settings = resolve(vault=str(laptop), env=environment(tmp_path / "a"))
+    d = Daemon(settings, port=0, commit_debounce=0.1, probe_interval=0, reconcile_interval=2, health_interval=0)
+    d.start()
+    try:
+        wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
+        assert d.jobs is not None and jobs_host.SYNC_SETTLE > 0
+        d.jobs.sync_settle = 0.2  # the daemon's own settling delay, shortened for the test
+        head = git(bare, "rev-parse", "main")
+        answer = d.capture(CaptureRequest(title="Shared soon", body="Pushed without anyone running sync."))
+        remote_has = lambda: answer["path"] in git(bare, "ls-tree", "-r", "--name-only", "main")  # noqa: E731
+        wait_until(remote_has, 60, "the capture on the remote through the settled-commits round")
+        assert git(bare, "rev-parse", "main") != head
+    finally:
+        d.stop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ from agentmd.engine.settings import RECONCILE_INTERVAL
 log = logging.getLogger("agentmd.daemon.jobs")
 
 MAX_POLL = 30.0
+SYNC_SETTLE = 15.0  # seconds after commits before the round that shares them (the job's next pass after it)
 
 
 class DaemonJobs:
@@ -65,6 +67,8 @@ class DaemonJobs:
         self.alerter = Alerter(AlertTracker(daemon.settings.state_dir, clock), notifiers, daemon.status)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._sync_due: float | None = None  # when a round is due because commits settled (monotonic seconds)
+        self.sync_settle = SYNC_SETTLE
 
     def _load(self) -> Loaded:
         return load_jobs(jobs_dir(self.daemon.settings), set(BUILT_IN_ACTIONS), self.overrides)
@@ -74,7 +78,7 @@ class DaemonJobs:
     def start(self) -> None:
         self._thread = threading.Thread(
             target=self.scheduler.serve,
-            args=(self._stop, self.poll, self._alert),
+            args=(self._stop, self.poll, self._after_tick),
             name="agentmd-jobs",
             daemon=True,
         )
@@ -85,9 +89,22 @@ class DaemonJobs:
         if self._thread is not None:
             self._thread.join(timeout=60)
 
-    def _alert(self) -> None:
+    def sync_soon(self, delay: float | None = None) -> None:
+        """Commits settled: run a sync round `delay` seconds (default `sync_settle`) from now, at the scheduler's
+        next pass after it, besides the job's own schedule, so another machine sees them within a minute."""
+        due = time.monotonic() + (self.sync_settle if delay is None else delay)
+        if self._sync_due is None or due < self._sync_due:
+            self._sync_due = due
+
+    def _after_tick(self) -> None:
         if not self.daemon._stale:
             self.alerter.check()
+        due = self._sync_due
+        if due is not None and time.monotonic() >= due:
+            self._sync_due = None
+            spec = self.scheduler.reload().jobs.get("sync")
+            if spec is not None and spec.enabled:  # a manifest may switch it off
+                self.scheduler.run(spec, trigger="commits")
 
     def routes(self) -> list[Any]:
         """`POST /v1/jobs_run {"name": ...}`: run one job now (`agentmd jobs run NAME`)."""

@@ -503,6 +503,8 @@ class Daemon(Upkeep):
         for c in result.commits:
             self.commits += 1
             log.info("committed %s (origin: %s, %d files)", c.sha[:10], c.origin, len(c.paths))
+        if result.commits and self.jobs is not None and self._has_remote():
+            self.jobs.sync_soon()
         write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
         self._refresh_git_status()
         return bool(result.skipped)
@@ -527,6 +529,14 @@ class Daemon(Upkeep):
             self.dense.wake()
         self._refresh_git_status()
         return result
+
+    def _has_remote(self) -> bool:
+        """Whether the vault's repository names a sync remote (its config file, read without running git)."""
+        try:
+            config = (self.settings.vault / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return f'[remote "{DEFAULT_REMOTE}"]' in config
 
     def _sync_json(self, data: dict[str, Any]) -> dict[str, Any]:
         remote = data.get("remote") or DEFAULT_REMOTE
