@@ -88,7 +88,7 @@ class LocalBackend:
     """Does the work in this process: no daemon is running for the vault."""
 
     def __init__(self, settings: Settings, actor: str = "agent") -> None:
-        from agentmd.engine.git.committer import Committer
+        from agentmd.engine.git.committer import committer_for
         from agentmd.engine.index.store import Store
         from agentmd.engine.write.capture import Capturer
         from agentmd.rules import ContractCache
@@ -98,12 +98,7 @@ class LocalBackend:
         self.contracts = ContractCache(settings.vault, settings.contract_path)
         self.store = Store(settings.cache_dir)
         # the daemon's origin journal and intent record: captures it had not committed keep their origins
-        self.committer = Committer(
-            settings.vault,
-            phone_paths=lambda: self.contracts.get().contract.phone_paths,
-            state_dir=settings.state_dir,
-            max_file_bytes=settings.commit_max_bytes,
-        )
+        self.committer = committer_for(settings, self.contracts)
         self.committer.prepare()
         self.capturer = Capturer(
             settings.vault,

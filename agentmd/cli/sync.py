@@ -100,17 +100,12 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _sync_here(settings: Any, remote: str) -> dict[str, Any]:
-    from agentmd.engine.git.committer import Committer
+    from agentmd.engine.git.committer import committer_for
     from agentmd.engine.git.sync import SyncError, sync_vault
     from agentmd.rules import ContractCache
 
     contracts = ContractCache(settings.vault, settings.contract_path)
-    committer = Committer(
-        settings.vault,
-        phone_paths=lambda: contracts.get().contract.phone_paths,
-        state_dir=settings.state_dir,
-        max_file_bytes=settings.commit_max_bytes,
-    )
+    committer = committer_for(settings, contracts)
     try:
         return sync_vault(committer, settings.state_dir, remote=remote).to_dict()
     except SyncError as exc:
@@ -147,9 +142,10 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise AgentmdError(str(exc)) from None
     committed = "the daemon commits it (origin: resolve)"
     if daemon_of(settings) is None:
-        from agentmd.engine.git.committer import Committer
+        from agentmd.engine.git.committer import committer_for
+        from agentmd.rules import ContractCache
 
-        cycle = Committer(settings.vault, phone_paths=tuple, state_dir=settings.state_dir).commit_cycle()
+        cycle = committer_for(settings, ContractCache(settings.vault, settings.contract_path)).commit_cycle()
         problem = cycle.error or cycle.skipped
         committed = f"not committed yet ({problem})" if problem else "committed (origin: resolve)"
     done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds the other machine's version, "

@@ -19,7 +19,7 @@ from typing import Any
 from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, locate
 from agentmd.engine.curate.steps import Step, StepRefused, StepResult, Writer, apply_steps
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.committer import Committer
+from agentmd.engine.git.committer import committer_for
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.settings import Settings
@@ -29,12 +29,7 @@ PLAN_FOLDER = "curate"
 
 
 def local_writer(settings: Settings, contracts: ContractCache, store: Store) -> Writer:
-    committer = Committer(
-        settings.vault,
-        phone_paths=lambda: contracts.get().contract.phone_paths,
-        state_dir=settings.state_dir,
-        max_file_bytes=settings.commit_max_bytes,
-    )
+    committer = committer_for(settings, contracts)
     committer.prepare()
 
     def commit() -> tuple[list[str], str | None]:

@@ -51,7 +51,7 @@ from agentmd.engine.daemon.supervisor import SUPERVISOR_ENV
 from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep, status_due
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
-from agentmd.engine.git.committer import Committer
+from agentmd.engine.git.committer import committer_for
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
 from agentmd.engine.index.fulltext import is_panic
@@ -120,12 +120,7 @@ class Daemon(Upkeep):
         self.contracts = ContractCache(settings.vault, settings.contract_path)
         self.lock = InstanceLock(settings.state_dir, settings.vault)
         self.access = AccessToken(settings.state_dir)
-        self.committer = Committer(
-            settings.vault,
-            phone_paths=lambda: self.contracts.get().contract.phone_paths,
-            state_dir=settings.state_dir,
-            max_file_bytes=settings.commit_max_bytes,
-        )
+        self.committer = committer_for(settings, self.contracts)
         self.commit_schedule = CommitSchedule(
             commit_debounce, commit_max_wait, retry=min(30.0, max(1.0, 5 * commit_debounce)), clock=clock
         )

@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.breaker import MASS_DELETE_MIN_NOTES, MASS_DELETE_SHARE, is_mass_deletion, is_note
 from agentmd.engine.git.busy import operation_in_progress
@@ -94,6 +95,10 @@ from agentmd.engine.git.runner import (
     printable,
 )
 from agentmd.engine.settings import COMMIT_MAX_MB, host_name
+
+if TYPE_CHECKING:
+    from agentmd.engine.settings import Settings
+    from agentmd.rules import ContractCache
 
 __all__ = ["ORIGINS", "Commit", "Committer", "CycleResult"]
 
@@ -591,6 +596,18 @@ class Committer:
             if done:
                 self._last_repack = now
             return message
+
+
+def committer_for(settings: Settings, contracts: ContractCache, **kwargs: Any) -> Committer:
+    """The vault's committer as every writer makes it (the daemon, the CLI without one, curation, sync): the
+    state folder's origin journal and intent record, the contract's phone folders, the size limit."""
+    return Committer(
+        settings.vault,
+        phone_paths=lambda: contracts.get().contract.phone_paths,
+        state_dir=settings.state_dir,
+        max_file_bytes=settings.commit_max_bytes,
+        **kwargs,
+    )
 
 
 def _size(path: Path) -> int:

@@ -361,10 +361,11 @@ def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, An
     from agentmd.engine.fsutil import read_json
 
     git = GitCli(vault)
-    if not (vault / ".git").exists() or remote_url(git) is None:
+    url = remote_url(git) if (vault / ".git").exists() else None
+    if url is None:
         return {"remote": None, "red": [], "yellow": []}
     state = read_json(state_dir / STATE_FILE) or {}
-    out: dict[str, Any] = {"remote": remote_url(git), "last_ok_at": state.get("last_ok_at"), "red": [], "yellow": []}
+    out: dict[str, Any] = {"remote": url, "last_ok_at": state.get("last_ok_at"), "red": [], "yellow": []}
     branch = git.run("symbolic-ref", "--quiet", "--short", "HEAD").text
     counts = git.run("rev-list", "--left-right", "--count", f"HEAD...refs/remotes/{DEFAULT_REMOTE}/{branch}")
     if counts.code == 0 and len(counts.text.split()) == 2:
