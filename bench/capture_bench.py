@@ -49,6 +49,7 @@ import anyio
 from index_bench import generate, git, percentile, vocabulary, wait_for
 from mcp import Client
 
+from agentmd.engine.client import access_token
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import resolve
 from agentmd.engine.write.capture import CaptureRequest
@@ -142,7 +143,10 @@ async def mcp_session(url: str, daemon: Daemon, args: argparse.Namespace) -> dic
         "paths": [],
         "misses": [],
     }
-    async with Client(url) as client:
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    headers = {"Authorization": f"Bearer {access_token(daemon.settings.state_dir)}"}  # as a configured client sends
+    async with Client(streamable_http_client(url, http_client=create_mcp_http_client(headers))) as client:
         # warm-up: the first calls pay for the session, the thread pool's start and caches
         for _ in range(5):
             payload(await client.call_tool("memory_search", {"query": NO_MATCH, "limit": 3, "mode": "fusion"}))
