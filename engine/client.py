@@ -29,9 +29,8 @@ from __future__ import annotations
 import json
 import socket
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentmd.engine import lease
 from agentmd.engine.secret import SecretFileError, read_secret
@@ -123,8 +122,7 @@ def access_token(state_dir: Path) -> str | None:
         return None
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):  # not a dataclass: `dataclasses` costs the prompt hook ~15 ms of imports
     """A running daemon: its port, and the state folder its access token lives in."""
 
     port: int

@@ -13,9 +13,7 @@ prompt.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -62,6 +60,8 @@ def read_secret(path: Path, what: str) -> str | None:
 
 def _new_file(path: Path) -> Path:
     """A new secret in a temp file beside `path` (0600, in a 0700 folder, synced)."""
+    import secrets  # (with `hmac` below: loaded only where a secret is made or compared, not on the hook's path)
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -109,6 +109,8 @@ def replace_secret(path: Path, what: str) -> str:
 
 def matches(presented: object, secret: str | None) -> bool:
     """Whether `presented` (a header value, or None) is `secret`, compared in constant time."""
+    import hmac
+
     if not isinstance(presented, str) or not presented or not secret:
         return False
     return hmac.compare_digest(presented.strip().encode("utf-8", "replace"), secret.encode("ascii"))
