@@ -42,3 +42,15 @@ def test_a_notes_biography_is_oldest_first_and_follows_renames(cli, vault: Path)
     assert r.code == 0
     assert [c["origin"] for c in r.json()["changes"]] == ["capture", "confirm", "manual"]
     assert cli("log", *args(vault), "memory/never.md").code == 2
+
+
+def test_every_commit_line_names_its_origin_and_its_machine(cli, vault: Path) -> None:
+    (vault / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "sync: merge origin\n\norigin: sync\nhost: desk-7\n")
+    text = cli("log", *args(vault)).out
+    assert "sync: 1 commit(s)" in text
+    (line,) = [ln for ln in text.splitlines() if "sync: merge origin" in ln]
+    assert line.endswith("[desk-7]")
+    (change,) = cli("log", *args(vault), "notes.md", "--json").json()["changes"]
+    assert (change["origin"], change["host"]) == ("sync", "desk-7")

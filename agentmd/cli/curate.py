@@ -331,7 +331,7 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         files = {p for c in items for _s, p in c.files}
         lines.append(f"{origin}: {len(items)} commit(s), {len(files)} file(s)")
         for c in items[:20]:
-            lines.append(f"  {c.at}  {c.sha[:10]}  {c.summary}")
+            lines.append(f"  {c.at}  {c.sha[:10]}  {c.summary}" + (f" [{c.host}]" if c.host else ""))
         if len(items) > 20:
             lines.append(f"  … and {len(items) - 20} more")
     payload = {
