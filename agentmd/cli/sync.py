@@ -127,8 +127,12 @@ def _line(result: dict[str, Any]) -> str:
     for c in result.get("conflicts") or []:
         if c.get("sibling"):
             line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"
+        elif c.get("theirs"):
+            line += f"\nconflict: {c['path']}: ours kept; theirs: `git show {c['theirs'][:12]}:{c['path']}`"
         else:
             line += f"\nconflict: {c['path']}: {c.get('kept')} kept"
+    for c in result.get("renamed") or []:
+        line += f"\ncaptured on both machines: {c['path']} kept; the other machine's capture is {c['renamed']}"
     return line
 
 

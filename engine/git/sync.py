@@ -12,13 +12,22 @@ A round, run while the committer is held (no cycle starts meanwhile):
    - ours ahead: push;
    - both moved: a merge computed before the work tree is touched (`git merge-tree --write-tree`); where
      it conflicts, no marker ever reaches a note:
-       * both sides changed the same lines of a note (or both added it): ours stays at the path and theirs
-         becomes a sibling note beside it, `<name>.conflict-<their host>-<date>.md`, marked
-         `status: conflict` with `conflict_of:` naming the note, for the review queue;
+       * a note changed on both sides is merged as a note (`agentmd.engine.git.sync_merge`): frontmatter key
+         by key, the body line by line, so edits of different keys never conflict, even on neighbouring
+         lines;
+       * both sides added the same path as agent captures (two machines captured one title): two notes,
+         theirs at the next free name beside ours (`<stem>-2.md`), named in the round's `renamed`;
+       * both sides changed the same key or the same lines of a note (or a person added it on both):
+         ours stays at the path and theirs becomes a sibling note beside it,
+         `<name>.conflict-<their host>-<date>.md`, marked `status: conflict` with `conflict_of:` naming the
+         note, for the review queue;
        * deleted on one side and edited on the other: the edit survives;
        * a file that is not a note (`.obsidian/*.json`): ours wins; theirs stays in history (the merge's
-         second parent) and the round names it;
+         second parent), and the round names it with the commit to take it from (`status` shows it for a
+         week);
      the merge is committed with both parents (`origin: sync`), then the work tree moves to it;
+   HEAD only ever moves to a commit that contains it; were it ever about to move elsewhere, the old tip is
+   first kept as a rescue ref (`agentmd.engine.git.rescue`);
 4. push, fast-forward only, never forced; a push the remote rejects (it moved meanwhile) starts the round
    again, a few times at most.
 
@@ -35,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.rescue import RescueError, guard_move, keep_rescue, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
+from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
 from agentmd.engine.settings import host_name
 
 DEFAULT_REMOTE = "origin"
@@ -55,6 +66,7 @@ class SyncResult:
     branch: str | None = None
     fetched: str | None = None
     conflicts: list[dict[str, str]] = field(default_factory=list)  # {"path", "sibling"} or {"path", "kept"}
+    renamed: list[dict[str, str]] = field(default_factory=list)  # {"path", "renamed"}: captures on both sides
     changed: list[str] = field(default_factory=list)  # paths the round changed in the work tree
     attempts: int = 1
 
@@ -66,6 +78,7 @@ class SyncResult:
             "branch": self.branch,
             "fetched": self.fetched,
             "conflicts": self.conflicts,
+            "renamed": self.renamed,
             "changed": self.changed,
             "attempts": self.attempts,
         }
@@ -120,6 +133,7 @@ class Round:
         if remote_url(self.git, self.remote) is None:
             raise SyncError(f"the vault has no remote {self.remote!r}: add one with `agentmd remote add URL`")
         branch = current_branch(self.git)
+        prune_rescues(self.git, self.now)
         for attempt in range(1, ATTEMPTS + 1):
             result = self._once(branch)
             result.attempts = attempt
@@ -149,7 +163,9 @@ class Round:
             if base != theirs:  # both moved
                 merged, conflicts = self._merge(ours, theirs, base)
                 result.changed = self._move_tree(ours, merged)
-                result.outcome, result.head, result.conflicts = "merged", merged, conflicts
+                result.outcome, result.head = "merged", merged
+                result.conflicts = [c for c in conflicts if "renamed" not in c]
+                result.renamed = [c for c in conflicts if "renamed" in c]
                 ours = merged
         if self._push(branch, ours):
             result.outcome = "pushed" if result.outcome == "up-to-date" else result.outcome
@@ -164,6 +180,10 @@ class Round:
         moved) when a file changed since `old` would be overwritten."""
         changed = self.git.run("diff", "--name-only", "-z", old, new)
         paths = [os.fsdecode(p) for p in changed.out.split(b"\0") if p] if changed.code == 0 else []
+        try:
+            guard_move(self.git, old, new, self.host, self.now)
+        except RescueError as exc:
+            raise SyncError(f"the work tree was not moved: {exc}") from None
         move = self.git.run("read-tree", "-m", "-u", old, new)
         if move.code != 0:
             raise SyncError(
@@ -206,16 +226,29 @@ class Round:
             _check(self.git.run("read-tree", tree, index=index), "reading the merged tree")
             lines: list[str] = []
             decided: list[dict[str, str]] = []
+            taken: set[str] = set()  # names given in this merge, beside those in the merged tree
             for path, by_stage in sorted(stages.items()):
-                mine, other = by_stage.get(2), by_stage.get(3)
-                if mine is not None and other is not None and path.lower().endswith(".md"):
+                mine, other, common = by_stage.get(2), by_stage.get(3), by_stage.get(1)
+                note = path.lower().endswith(".md")
+                if mine is not None and other is not None and note and common is not None:
+                    merged = self._merge_note(common[1], mine[1], other[1])
+                    if merged is not None:  # merged as a note: no conflict
+                        lines.append(f"{mine[0]} {merged}\t{path}")
+                        continue
+                if mine is not None and other is not None and note and common is None and self._captures(mine, other):
+                    new = free_name(path, taken | self._names_beside(tree, path))
+                    taken.add(new)
+                    lines += [f"{mine[0]} {mine[1]}\t{path}", f"{other[0]} {other[1]}\t{new}"]
+                    decided.append({"path": path, "renamed": new})
+                elif mine is not None and other is not None and note:
                     sibling = self._sibling(path, theirs)
                     blob = self._conflict_note(other[1], path)
                     lines += [f"{mine[0]} {mine[1]}\t{path}", f"{other[0]} {blob}\t{sibling}"]
                     decided.append({"path": path, "sibling": sibling})
                 elif mine is not None and other is not None:  # not a note: ours wins, theirs stays in history
                     lines.append(f"{mine[0]} {mine[1]}\t{path}")
-                    decided.append({"path": path, "kept": "ours"})
+                    at = self.now.isoformat(timespec="seconds")
+                    decided.append({"path": path, "kept": "ours", "theirs": theirs, "at": at})
                 else:  # deleted on one side, edited on the other: the edit survives
                     mode, oid = mine or other or ("", "")
                     if oid:
@@ -228,6 +261,27 @@ class Round:
             return _check(self.git.run("write-tree", index=index, env=env), "`git write-tree`"), decided
         finally:
             index.unlink(missing_ok=True)
+
+    def _merge_note(self, base: str, mine: str, other: str) -> str | None:
+        """The blob of a note merged from its three versions (`sync_merge.merge_note`); None on a real conflict."""
+        blobs = [self.git.run("cat-file", "blob", oid) for oid in (base, mine, other)]
+        if any(b.code != 0 for b in blobs):
+            return None
+        merged = merge_note(self.git, *(b.out for b in blobs))
+        if merged is None:
+            return None
+        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=merged), "writing the merged note")
+
+    def _captures(self, mine: tuple[str, str], other: tuple[str, str]) -> bool:
+        """Whether both versions of a note added on both sides are agent captures (`sync_merge.is_capture`)."""
+        blobs = [self.git.run("cat-file", "blob", oid) for _mode, oid in (mine, other)]
+        return all(b.code == 0 and is_capture(b.out) for b in blobs)
+
+    def _names_beside(self, tree: str, path: str) -> set[str]:
+        """The paths in `path`'s folder of the merged tree."""
+        folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+        run = self.git.run("ls-tree", "-z", "--name-only", tree, *([folder] if folder else []))
+        return {os.fsdecode(p) for p in run.out.split(b"\0") if p} if run.code == 0 else set()
 
     def _sibling(self, path: str, theirs: str) -> str:
         """`<name>.conflict-<their host>-<date>.md` beside `path`, named after the machine that wrote theirs."""
@@ -252,9 +306,15 @@ class Round:
 
     def _message(self, theirs: str, conflicts: list[dict[str, str]]) -> str:
         summary = f"sync: merge {self.remote} ({theirs[:10]})"
-        if conflicts:
-            summary += f", {len(conflicts)} conflict(s) kept side by side"
-        return f"{summary}\n\norigin: sync\nhost: {self.host}\n"
+        sides = [c for c in conflicts if "sibling" in c]
+        renamed = [c for c in conflicts if "renamed" in c]
+        if sides:
+            summary += f", {len(sides)} conflict(s) kept side by side"
+        if renamed:
+            summary += f", {len(renamed)} note(s) captured on both machines kept as two"
+        body = "".join(f"{c['path']}: the other machine's capture is now {c['renamed']}\n" for c in renamed)
+        trailers = f"origin: sync\nhost: {self.host}\n"
+        return f"{summary}\n\n{body}\n{trailers}" if body else f"{summary}\n\n{trailers}"
 
     # -- pushing ---------------------------------------------------------------------------------
 
@@ -296,6 +356,7 @@ def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_
         last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
         last_error_at=None, failing_since=None,
         conflicts=[*state.get("conflicts", []), *result.conflicts][-50:],
+        renamed=[*state.get("renamed", []), *result.renamed][-50:],
     )  # fmt: skip
     if state_dir is not None:
         write_json(state_dir / STATE_FILE, state)
@@ -320,7 +381,8 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
     """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
     `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
     keeps the sibling as a note of its own. The origin of every path written is recorded first (the shared
-    journal), so the commit that takes them says `origin: resolve`. Returns (note, sibling, paths changed)."""
+    journal), so the commit that takes them says `origin: resolve`. The tip before the choice is kept as a
+    rescue ref (`agentmd.engine.git.rescue`). Returns (note, sibling, paths changed)."""
     from agentmd.engine.fsutil import atomic_write, read_json
     from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
     from agentmd.vault_schema.writer import update_frontmatter
@@ -336,6 +398,13 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
         names = ", ".join(s for _, s in found)
         raise SyncError(f"{path} has {len(found)} conflict siblings: name the one to resolve ({names})")
     note, sibling = found[0]
+    git = GitCli(vault)
+    head = _rev(git, "HEAD")
+    if head is not None:
+        try:
+            keep_rescue(git, head, host_name(), dt.datetime.now(dt.UTC), why=f"before resolve {keep} of {note}")
+        except RescueError as exc:
+            raise SyncError(f"nothing was resolved: {exc}") from None
     book = OriginBook(state_dir / JOURNAL_NAME)
     text = (vault / sibling).read_text(encoding="utf-8")
     plain = update_frontmatter(text, {}, remove=("status", "conflict_of"))
@@ -391,4 +460,8 @@ def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, An
             f"conflicts-to-resolve: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare "
             "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
         )
+    kept = kept_ours(state, now)
+    if kept:
+        out["kept_ours"] = kept
+        out["yellow"].append(kept_ours_line(kept))
     return out
