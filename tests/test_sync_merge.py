@@ -5,11 +5,13 @@ bare remote and two clones, each with its own committer."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
 from git_helpers import git, make_repo, write
 from test_sync import Machine, converged, no_markers
+from test_sync_daemon import cli, environment
 
 from agentmd.engine.git.rescue import RESCUE_DAYS, guard_move, keep_rescue, prune_rescues, rescues
 from agentmd.engine.git.runner import GitCli
@@ -249,3 +251,36 @@ def test_crlf_notes_keep_ours_newlines_and_unmergeable_blocks_are_refused() -> N
     assert merge_fields_text(BASE, BASE.replace("draft", "a"), BASE.replace("draft", "b")) is None
     # `1` and `true` are different values to YAML readers, though equal in Python
     assert merge_fields_text("---\nk: 1\n---\n", "---\nk: true\n---\n", "---\nk: 2\n---\n") is None
+
+
+def test_the_sync_command_and_status_name_the_renamed_capture_and_the_file_kept_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    laptop = make_repo(tmp_path / "laptop", FILES)
+    git(laptop, "remote", "add", "origin", str(remote))
+    git(laptop, "push", "-q", "origin", "main")
+    git(tmp_path, "clone", "-q", str(remote), str(tmp_path / "desktop"))
+    desktop = tmp_path / "desktop"
+    git(desktop, "config", "user.name", "Desk")
+    git(desktop, "config", "user.email", "desk@example.com")
+    a, b = environment(tmp_path / "a"), environment(tmp_path / "b")
+    paths = []
+    for env, vault, theme in ((a, laptop, "dark"), (b, desktop, "solarized")):
+        code, out, err = cli(env, monkeypatch, "capture", "--vault", str(vault), "--title", "Deploy steps",
+                             "--body", f"as done on the {theme} machine", "--json")  # fmt: skip
+        assert code == 0, err
+        paths.append(json.loads(out)["path"])
+        write(vault, ".obsidian/app.json", f'{{\n  "theme": "{theme}"\n}}\n')
+    assert paths[0] == paths[1]
+    assert cli(a, monkeypatch, "sync", "--vault", str(laptop))[0] == 0
+    code, out, err = cli(b, monkeypatch, "sync", "--vault", str(desktop))
+    assert code == 0, err
+    assert f"captured on both machines: {paths[0]} kept; the other machine's capture is {paths[0][:-3]}-2.md" in out
+    assert "conflict: .obsidian/app.json: ours kept; theirs: `git show " in out
+    code, out, _ = cli(b, monkeypatch, "status", "--vault", str(desktop), "--json")
+    status = json.loads(out)
+    (kept,) = status["sync"]["kept_ours"]
+    assert kept["path"] == ".obsidian/app.json"
+    assert any(y.startswith("kept-ours: 1 file(s)") and "git show" in y for y in status["yellow"])
