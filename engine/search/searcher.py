@@ -28,7 +28,6 @@ import datetime as dt
 import heapq
 import itertools
 import re
-from collections import Counter
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
@@ -44,10 +43,10 @@ from agentmd.engine.index.fulltext import (
     SearchIndex,
     name_key,
 )
-from agentmd.engine.search import trust
+from agentmd.engine.search import sections, trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.rules import Contract
-from agentmd.vault_schema import Chunk, chunk_text, cjk, query_entity_uris, section_text
+from agentmd.vault_schema import chunk_text, cjk, query_entity_uris, section_text
 from agentmd.vocabulary import STOP_WORDS
 
 OVERFETCH = 200
@@ -89,12 +88,6 @@ RARE_SHARE = 0.01
 QUESTION_BOOSTS = QUESTION_FIELD_BOOSTS
 
 _NON_WORD = re.compile(r"[^\w]+")
-# A note's sections with the counts of their analysed terms, by path, kept with the text they were cut from
-# (a result's text is compared with it, so an edited note is cut again): the best section of a note is
-# looked for in every search that returns it, and the hook's searches return the same notes again and again.
-_SECTIONS_MEMO: dict[str, tuple[str, list[tuple[Chunk, Counter[str], int]]]] = {}
-_SECTIONS_MEMO_MAX = 2_048
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,42 +265,8 @@ def plan(index: SearchIndex, request: SearchRequest) -> Plan:
 
 
 def _sections(index: SearchIndex, found: HitList, hit: Hit, words: list[str], n: int) -> list[tuple[str | None, str]]:
-    """The note's best `n` sections for the words: (heading path, or None for the opening section, and a
-    snippet). The opening section needs no anchor: the note's path already leads there."""
-    text = found.text_of(hit)
-    sections = _section_terms(index, hit.path, text)
-    if len(sections) <= 1:
-        return [(None, found.snippet_of(text))]
-    wanted = {t for w in words for t in index.analyze(w)}
-    scored = []
-    for c, counts, length in sections:
-        present = wanted.intersection(counts)
-        hits = sum(counts[t] for t in present)
-        scored.append((len(present), hits / (1 + length) ** 0.5, -c.ordinal, c))
-    scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
-    out: list[tuple[str | None, str]] = []
-    for distinct, _density, _neg, c in scored[:n]:
-        if distinct == 0 and out:
-            break
-        heading = " > ".join(c.heading_path) if c.heading_path and c.ordinal > 0 else None
-        out.append((heading, found.snippet_of(c.text)))
-    return out
-
-
-def _section_terms(index: SearchIndex, path: str, text: str) -> list[tuple[Chunk, Counter[str], int]]:
-    """The note's sections (`chunk_text`), each with how often each analysed term occurs in its heading
-    path and text, and how many terms those hold. Remembered by path with the text (see `_SECTIONS_MEMO`)."""
-    known = _SECTIONS_MEMO.get(path)
-    if known is not None and known[0] == text:
-        return known[1]
-    out: list[tuple[Chunk, Counter[str], int]] = []
-    for c in chunk_text(text):
-        terms = index.analyze(" ".join(c.heading_path) + "\n" + c.text)
-        out.append((c, Counter(terms), len(terms)))
-    if len(_SECTIONS_MEMO) >= _SECTIONS_MEMO_MAX:
-        _SECTIONS_MEMO.pop(next(iter(_SECTIONS_MEMO)), None)  # the oldest (another thread may have taken it)
-    _SECTIONS_MEMO[path] = (text, out)
-    return out
+    """The note's best `n` sections for the words (engine/search/sections.py)."""
+    return sections.best(index, found, hit.path, found.text_of(hit), words, n)
 
 
 FILL = "_fill"  # a deferred row's cutter of its section and snippet; removed by `fill`
@@ -450,6 +409,7 @@ def search(
     words = request.query.split()
     how = plan(index, request)
     groups, boosts = how.groups, how.boosts
+
     def lexical_list(head: int | None) -> HitList:
         return index.search(
             words,
