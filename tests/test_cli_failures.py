@@ -237,3 +237,24 @@ def test_an_unknown_command_is_named_once(env: dict[str, str], tmp_path: Path) -
     assert done.returncode != 0
     line = assert_one_line(done.stderr, "invalid choice", "reindex", "agentmd --help")
     assert not line.startswith("agentmd: agentmd:"), line
+
+
+def test_status_names_a_daemon_too_busy_to_answer_as_slow_not_stopped(
+    busy_port: int, vault: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A daemon that holds its port but does not answer in time (a loaded machine: here a listener that never
+    replies) is reported as slow, in yellow, with the status read from disk; never as stopped, never red."""
+    import json
+
+    done = run(
+        agentmd("status", "--vault", str(vault), "--port", str(busy_port), "--wait", "1.5", "--json"), env, tmp_path
+    )
+    status = json.loads(done.stdout)
+    assert status["daemon"]["running"] is True
+    slow = [line for line in status["yellow"] if line.startswith("daemon-slow:")]
+    assert slow and f"port {busy_port}" in slow[0] and "1.5 s" in slow[0], status["yellow"]
+    assert not any(line.startswith("daemon-not-running") for line in status["yellow"])
+    assert not any("daemon" in line for line in status["red"]), status["red"]
+    text = run(agentmd("status", "--vault", str(vault), "--port", str(busy_port), "--wait", "1"), env, tmp_path)
+    assert "too busy to answer" in text.stdout
+    assert "Traceback" not in text.stderr

@@ -52,6 +52,10 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
 def add_status(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("status", parents=[common], help="health of the index, git, queue and contract")
     p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
+    p.add_argument(
+        "--wait", type=float, default=STATUS_WAIT, metavar="SECONDS",
+        help=f"how long a busy daemon is waited for before the status is read from disk (default {STATUS_WAIT:g})",
+    )  # fmt: skip
     p.set_defaults(func=cmd_status)
 
 
@@ -148,32 +152,50 @@ def _run_daemon(args: argparse.Namespace, settings: Settings, listener: socket.s
     return daemon.run_forever()
 
 
-def _daemon_status(settings: Settings, port: int | None) -> dict[str, Any] | None:
-    from agentmd.engine.client import DaemonError, Located
+STATUS_WAIT = 30.0  # seconds a busy daemon is waited for in all (`status --wait`)
+FIRST_ASK = 5.0  # the first ask's share of it: a daemon that is up answers in milliseconds
+
+
+def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[dict[str, Any] | None, str | None]:
+    """The running daemon's status, or (None, why it was not had). A daemon that holds the vault but does not
+    answer within 5 s (a loaded machine) is asked once more, up to `wait` seconds in all, then named as slow,
+    never as stopped."""
+    from agentmd.engine.client import DaemonError, DaemonTimeout, Located
 
     found = Located(int(port), settings.state_dir) if port else daemon_of(settings)
     if found is None:
-        return None
-    try:
-        data = found.client(timeout=5).get("/status")
-    except DaemonError:
-        return None
-    return data if isinstance(data, dict) else None
+        return None, None
+    slow = None
+    first = min(wait, FIRST_ASK)
+    for timeout in (first, wait - first) if wait > first else (first,):
+        try:
+            data = found.client(timeout=timeout).get("/status")
+        except DaemonTimeout:
+            slow = (
+                f"daemon-slow: the daemon (port {found.port}) did not answer within {wait:g} s, so this status is "
+                "read from disk; the machine may be busy: ask again (`--wait` waits longer), and if it never "
+                "answers, restart `agentmd serve`"
+            )
+            continue
+        except DaemonError:
+            return None, None
+        return (data if isinstance(data, dict) else None), None
+    return None, slow
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
-    status = _daemon_status(settings, args.port)
+    status, slow = _daemon_status(settings, args.port, max(args.wait, 0.1))
     if status is None:
-        status = _status_here(settings)
+        status = _status_here(settings, slow)
     from agentmd.engine.daemon.status import render
 
     emit(out, args, status, render(status))
     return EXIT_RED if status.get("red") else EXIT_OK
 
 
-def _status_here(settings: Settings) -> dict[str, Any]:
-    """No daemon answers: the status computed from disk."""
+def _status_here(settings: Settings, slow: str | None = None) -> dict[str, Any]:
+    """No daemon answers: the status computed from disk (`slow`: the daemon is there but too busy to answer)."""
     from agentmd.engine.daemon.status import compute_status, dense_from_disk, with_dense
     from agentmd.engine.fsutil import read_json
     from agentmd.engine.index.store import Store
@@ -185,6 +207,8 @@ def _status_here(settings: Settings) -> dict[str, Any]:
 
     foreign = lease.foreign_holder(settings.vault)
     daemon = {"running": False, "lease_problem": lease.foreign_message(settings.vault, foreign) if foreign else None}
+    if slow:
+        daemon.update(running=True, slow=slow)
     with Store(settings.cache_dir) as store:
         status = compute_status(settings, store, contract, daemon=daemon, commit_state=commit_state)
     return with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load

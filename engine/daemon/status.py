@@ -83,9 +83,7 @@ def queue_section(
     }
 
 
-def index_section(
-    store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime
-) -> dict[str, Any]:
+def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime) -> dict[str, Any]:
     from agentmd.engine.index.reconcile import last_pass
     from agentmd.engine.index.unreadable import SHOWN, unreadable_notes
 
@@ -254,7 +252,9 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
             f"unwatched-folders: {unwatched} folders{where} exceed the inotify watch limit; their changes wait "
             "for the periodic reconcile (raise fs.inotify.max_user_watches)"
         )
-    if not daemon.get("running"):
+    if daemon.get("slow"):
+        yellow.append(daemon["slow"])
+    elif not daemon.get("running"):
         yellow.append("daemon-not-running: start `agentmd serve` to keep the index and git current")
     color = "red" if red else ("yellow" if yellow else "green")
     return {"vault": str(vault), "color": color, "red": red, "yellow": yellow, "daemon": daemon, **parts}
@@ -463,7 +463,9 @@ def render(status: dict[str, Any]) -> str:
     """Readable text for a terminal."""
     idx, git, queue, contract, daemon = (status[k] for k in ("index", "git", "queue", "contract", "daemon"))
     lines = [f"agentmd status: {status['color'].upper()}  ({status['vault']})"]
-    if daemon.get("running"):
+    if daemon.get("slow"):
+        lines.append("  daemon    running, too busy to answer (read from disk)")
+    elif daemon.get("running"):
         lines.append(f"  daemon    running (pid {daemon.get('pid')}, port {daemon.get('port')})")
     else:
         lines.append("  daemon    not running")
