@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ def rss_mib(pid: int) -> float:
 
 def found(client: DaemonClient, query: str, path: str) -> bool:
     rows = client.post("/v1/search", {"query": query, "limit": 5, "floor": 0}).get("results", [])
-    return any(r.get("path") == path for r in rows)
+    return any(str(r.get("path", "")).split("#", 1)[0] == path for r in rows)  # a path may end in #section
 
 
 def timed(client: DaemonClient, queries: list[str]) -> list[float]:
@@ -89,6 +90,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=20)
     args = ap.parse_args()
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a `timeout` still stops the daemon (finally)
     work = Path(tempfile.mkdtemp(prefix="agentmd-huge-bench-"))
     vault = work / "vault"
     env = {**bench_env(work, vault), "AGENTMD_DENSE": "0", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -143,7 +145,7 @@ def main() -> int:
         }, indent=2))  # fmt: skip
         return 0
     finally:
-        stop_daemon(serve)
+        stop_daemon(serve)  # before the work folder goes, so no daemon outlives the bench
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -169,6 +169,13 @@ class Reader:
     derived: dict[Any, Any] = field(default_factory=dict)
 
 
+# The text of a huge note, kept with the reader's state across searches: reading and decoding it from the
+# index costs more than the rest of a search (4 MB: 18 ms, bench/huge_note_bench.py).
+_BIG_TEXTS = "big-texts"
+_BIG_TEXT = 200_000  # characters
+_BIG_TEXTS_KEPT = 4
+
+
 class HitList:
     """Matches in raw-score order. Stored fields are loaded on demand (`load`), so a caller that can stop
     early (multipliers never raise a score) does not pay for documents it never looks at; a document's path
@@ -250,12 +257,17 @@ class HitList:
         key = None if hit.addr is None else (hit.addr.segment_ord, hit.addr.doc)
         if key is not None and key in self._texts:
             return self._texts[key]
+        big: dict[tuple[int, int], str] = self.derived.setdefault(_BIG_TEXTS, {})
+        if key is not None and key in big:
+            return big[key]
         doc = hit.doc
         if doc is None and hit.addr is not None and self._searcher is not None:
             doc = self._searcher.doc(hit.addr)
         text = bytes(doc["text"][0]).decode("utf-8", "replace") if doc is not None and doc["text"] else ""
         if key is not None:
             self._texts[key] = text
+            if len(text) > _BIG_TEXT and len(big) < _BIG_TEXTS_KEPT:
+                big[key] = text
         return text
 
     def snippet(self, hit: Hit) -> str:
@@ -738,9 +750,7 @@ class SearchIndex:
                     looked[i] = memo[segments[i]] = tuple(self._analyzer.analyze(segments[i]))
         return looked  # type: ignore[return-value]  # every None was filled above
 
-    def note_terms(
-        self, path: str, known: tuple[Hit, HitList] | None = None
-    ) -> tuple[Container[str], frozenset[str]]:
+    def note_terms(self, path: str, known: tuple[Hit, HitList] | None = None) -> tuple[Container[str], frozenset[str]]:
         """The analysed terms of a note (title, meta and text) and of its title alone, read from the index
         and remembered until the index changes (after it, a note that reads as before takes its terms from
         `_terms_of` instead of being analysed again): the confidence model and the hybrid's word share ask
@@ -756,8 +766,9 @@ class SearchIndex:
         if found is None:
             return frozenset(), frozenset()
         hit, hits = found
-        terms = self._terms_of(path, str(hit.facts.get("title") or ""), str(hit.facts.get("meta") or ""),
-                               hits.text_of(hit))
+        terms = self._terms_of(
+            path, str(hit.facts.get("title") or ""), str(hit.facts.get("meta") or ""), hits.text_of(hit)
+        )
         if len(self._terms_cache) >= _NOTE_TERMS_MEMO_MAX:
             self._terms_cache.pop(next(iter(self._terms_cache)))
         self._terms_cache[path] = terms
@@ -941,14 +952,32 @@ class SearchIndex:
                     quick = self._question_top(searcher, loose, first, filters, boosts)
                     if quick is not None:
                         hidden, matched = counting.result()
-                        partial = HitList(quick, matched, hidden, searcher, None, snippet_chars,
-                                          stored=reader.stored, make_snippets=generator, derived=reader.derived)
+                        partial = HitList(
+                            quick,
+                            matched,
+                            hidden,
+                            searcher,
+                            None,
+                            snippet_chars,
+                            stored=reader.stored,
+                            make_snippets=generator,
+                            derived=reader.derived,
+                        )
                         partial.partial = first < limit
                         return partial
                 result = searcher.search(visible, limit, count=False)
                 hidden, matched = counting.result()
-                return HitList(list(result.hits), matched, hidden, searcher, None, snippet_chars,
-                               stored=reader.stored, make_snippets=generator, derived=reader.derived)
+                return HitList(
+                    list(result.hits),
+                    matched,
+                    hidden,
+                    searcher,
+                    None,
+                    snippet_chars,
+                    stored=reader.stored,
+                    make_snippets=generator,
+                    derived=reader.derived,
+                )
             fused: dict[tuple[int, int], float] = {}
             ranks: dict[tuple[int, int], dict[int, int]] = {}
             addresses: dict[tuple[int, int], Any] = {}
@@ -973,11 +1002,25 @@ class SearchIndex:
             if isinstance(exc, ValueError) or _is_panic(exc):
                 raise self.damaged(exc) from None
             raise
-        return HitList(hits, matched, hidden, searcher, None, snippet_chars, details, stored=reader.stored,
-                       make_snippets=generator, derived=reader.derived)
+        return HitList(
+            hits,
+            matched,
+            hidden,
+            searcher,
+            None,
+            snippet_chars,
+            details,
+            stored=reader.stored,
+            make_snippets=generator,
+            derived=reader.derived,
+        )
 
     def _question_top(
-        self, searcher: Any, loose: tuple[Any, Sequence[str], Sequence[str]], limit: int, filters: list[Any],
+        self,
+        searcher: Any,
+        loose: tuple[Any, Sequence[str], Sequence[str]],
+        limit: int,
+        filters: list[Any],
         boosts: dict[str, float] | None,
     ) -> list[tuple[float, Any]] | None:
         """A question's top `limit` found without its admission rule, when that provably gives the same list; else
@@ -1019,7 +1062,12 @@ class SearchIndex:
                 return kept[:limit]
 
     def _alone(
-        self, searcher: Any, word: str, words: Sequence[str], filters: list[Any], boosts: dict[str, float] | None,
+        self,
+        searcher: Any,
+        word: str,
+        words: Sequence[str],
+        filters: list[Any],
+        boosts: dict[str, float] | None,
         limit: int,
     ) -> list[tuple[float, Any]]:
         """The best `limit` notes (with the walls' filter, scored as a search scores them) that match the clause
@@ -1150,9 +1198,7 @@ class SearchIndex:
                 facts = json.loads(bytes(doc["facts"][0]).decode("utf-8")) if doc["facts"] else {}
                 shown = "file name" if kind == "segment" else kind
                 found[path] = (rank, NameHit(shown, exact, float(score), Hit(path, float(score), facts, doc)))
-        ordered = sorted(
-            found.values(), key=lambda r: (r[0], -ways.get(r[1].hit.path, 0), -r[1].score, r[1].hit.path)
-        )
+        ordered = sorted(found.values(), key=lambda r: (r[0], -ways.get(r[1].hit.path, 0), -r[1].score, r[1].hit.path))
         return [h for _rank, h in ordered]
 
     @staticmethod

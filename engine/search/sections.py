@@ -23,7 +23,8 @@ from agentmd.vault_schema import Chunk, chunk_text
 
 LARGE = 200_000  # characters; above it a note's sections are located through its outline (measured: bench)
 CANDIDATES = 64  # sections of a large note cut and scored for one query
-COMMON = 5_000  # a query form found more often than this in a note does not help locate its sections
+FORMS_KEPT = 1_024  # query forms whose sections an outline remembers
+COMMON = 500  # a query form found more often than this in a note does not help locate its sections
 
 _HEADING_LINE = re.compile(r"(?m)^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 
@@ -48,12 +49,13 @@ class Texts(Protocol):
 class Outline(NamedTuple):
     """Where a large note's sections begin: `starts[i]` is the offset of heading line i, `levels[i]` its level
     and `parents[i]` the index of the heading it sits under (-1: none). `lowered` is the note's text in lower
-    case, for locating words."""
+    case, for locating words, and `places` the sections where the forms asked for so far occur."""
 
     starts: array[int]
     levels: bytes
     parents: array[int]
     lowered: str
+    places: dict[str, list[int]]  # sections where a query form occurs (`_places`)
 
 
 def outline(text: str) -> Outline:
@@ -69,7 +71,7 @@ def outline(text: str) -> Outline:
         stack.append(len(starts))
         starts.append(m.start())
         levels.append(level)
-    return Outline(starts, bytes(levels), parents, text.lower())
+    return Outline(starts, bytes(levels), parents, text.lower(), {})
 
 
 def _heading(text: str, start: int) -> str:
@@ -134,26 +136,39 @@ def _outline_of(path: str, text: str) -> Outline:
     return found
 
 
+def _places(shape: Outline, form: str) -> list[int]:
+    """The sections where `form` occurs, COMMON + 1 at most; remembered with the outline."""
+    known = shape.places.get(form)
+    if known is not None:
+        return known
+    places: list[int] = []
+    at = shape.lowered.find(form)
+    while at >= 0 and len(places) <= COMMON:
+        places.append(bisect_right(shape.starts, at) - 1)
+        at = shape.lowered.find(form, at + len(form))
+    if len(shape.places) < FORMS_KEPT:
+        shape.places[form] = places
+    return places
+
+
 def _located(
     index: Analyzer, path: str, text: str, words: Sequence[str], wanted: set[str]
 ) -> list[tuple[Chunk, Counter[str], int]]:
     """The sections of a large note that hold the most of the query's words, cut and counted."""
     shape = _outline_of(path, text)
-    forms = {f for f in (*(w.lower() for w in words), *wanted) if len(f) >= 2}
-    counts = {f: shape.lowered.count(f) for f in forms}
-    usable = sorted((f for f in forms if 0 < counts[f] <= COMMON), key=lambda f: counts[f])
-    if not usable and counts:
-        usable = [min((f for f in forms if counts[f]), key=lambda f: counts[f], default="")][:1]
+    forms = sorted({f for f in (*(w.lower() for w in words), *wanted) if len(f) >= 2})
     held: dict[int, set[str]] = {}
-    for form in usable:
-        if not form:
-            continue
-        at = shape.lowered.find(form)
-        seen = 0
-        while at >= 0 and seen < COMMON:
-            held.setdefault(bisect_right(shape.starts, at) - 1, set()).add(form)
-            at = shape.lowered.find(form, at + len(form))
-            seen += 1
+    first: dict[str, int] = {}  # each form's first section, for a query whose every form is common
+    for form in forms:
+        places = _places(shape, form)
+        if places:
+            first[form] = places[0]
+        if len(places) > COMMON:
+            continue  # in most sections: it tells none apart
+        for place in places:
+            held.setdefault(place, set()).add(form)
+    if not held:
+        held = {i: {f} for f, i in first.items()}
     chosen = sorted(held, key=lambda i: (-len(held[i]), i))[:CANDIDATES] or [-1]
     chunks: list[Chunk] = []
     for i in sorted(chosen):
