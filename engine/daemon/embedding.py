@@ -36,6 +36,7 @@ from typing import Any
 
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import EmbedderUnavailable
+from agentmd.engine.memory import Keeper
 from agentmd.engine.search.arm import load_embedder
 from agentmd.engine.settings import Settings
 from agentmd.vault_schema import scripts
@@ -79,7 +80,9 @@ class DenseWorker:
         save_every: int = SAVE_EVERY,
         retry: float = RETRY,
         clock: Callable[[], float] = time.monotonic,
+        memory: Keeper | None = None,
     ) -> None:
+        self.memory = memory  # gives the heap back once a backlog is embedded
         self.retry = retry
         self.settings = settings
         self.slice_size = slice_size
@@ -224,6 +227,8 @@ class DenseWorker:
         if state == "complete" and self.state != "complete":
             rate = f", {self._rate:.1f} chunks/s" if self._rate else ""
             log.info("vectors complete: %d chunks of %d notes%s", cov.total, cov.notes, rate)
+            if self.memory is not None:
+                self.memory.after_work()
         self.state = state
 
     def _sync(self, store: Any) -> None:

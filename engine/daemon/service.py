@@ -57,6 +57,7 @@ from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_
 from agentmd.engine.index.fulltext import is_panic
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.memory import Keeper, resident_bytes
 from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
@@ -127,7 +128,8 @@ class Daemon(Upkeep):
         self.allowance = MassDeleteAllowance(settings.state_dir)
         self.watcher = VaultWatcher(settings.vault, self._on_change) if watch else None
         self.store: Store | None = None
-        self.dense = DenseWorker(settings)
+        self.memory = Keeper()  # gives the heap back after a burst of work (engine/memory.py)
+        self.dense = DenseWorker(settings, memory=self.memory)
         self.capturer = Capturer(
             settings.vault,
             settings.state_dir,
@@ -417,6 +419,8 @@ class Daemon(Upkeep):
         self.committer.hold(self._refused)  # commits wait while a refusal stands; status shows it red
         for err in report.errors:
             log.warning("could not index %s: %s", err["path"], err["error"])
+        if report.changed:
+            self.memory.after_work()
         self._refresh_status(first_pass_done=True)
         self.capturer.store = self.store
         settled, self._stale = self._stale, False
@@ -716,6 +720,11 @@ class Daemon(Upkeep):
             "watcher": self._watcher_info(),
             "vault_problem": self.capturer.identity.problem(),
             "lease_problem": self.lock.problem(),
+            "memory": {
+                "resident_bytes": resident_bytes(),
+                "trims": self.memory.trims,
+                "given_back_bytes": self.memory.given_back,
+            },
         }
 
     def _watcher_info(self) -> dict[str, Any]:
