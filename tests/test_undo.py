@@ -289,3 +289,24 @@ def test_with_a_daemon_running_the_daemon_writes_the_undo(cli, tmp_path: Path, e
             client_of(d).post("/v1/revert", {"kind": "sideways"})
         assert bad.value.status == 400 and "kind" in bad.value.message
         assert json.loads(json.dumps(r.json()))["conflicts"] == []
+
+
+def test_a_capture_edited_since_is_kept_and_a_moved_note_goes_back_with_its_edit(cli, vault: Path) -> None:
+    (vault / "notes/cap.md").write_text("captured\n")
+    capture = commit_edits(vault)
+    (vault / "notes/cap.md").write_text("captured\nand edited since\n")
+    tip = commit_edits(vault)
+    r = cli("revert", *args(vault), capture, "--yes")
+    assert r.code == 0, r.err
+    assert "kept: notes/cap.md: edited since" in r.out and "nothing to change" in r.out
+    assert head(vault) == tip and (vault / "notes/cap.md").read_text() == "captured\nand edited since\n"
+
+    git(vault, "mv", "notes/deploys.md", "notes/moved.md")
+    git(vault, "commit", "-q", "-m", "move it")
+    move = head(vault)
+    (vault / "notes/moved.md").write_text(NOTE + "edited after the move\n")
+    tip = commit_edits(vault)
+    r = cli("revert", *args(vault), move, "--yes")
+    assert r.code == 0, r.err
+    assert (vault / "notes/deploys.md").read_text() == NOTE + "edited after the move\n"
+    assert not (vault / "notes/moved.md").exists() and grew_from(vault, tip) and no_markers(vault)

@@ -171,10 +171,8 @@ def _lines(kind: str, payload: dict[str, Any]) -> list[str]:
     else:
         lines = [f"{kind}: takes back {len(targets)} change(s), newest first"]
         lines += [f"  {t['sha'][:10]}  {t['at']}  {t['origin']:<10} {t['subject']}" for t in targets]
-    if not changes:
-        lines.append("nothing to change: the vault already holds that version")
-        return lines
-    lines.append(f"changes {len(changes)} file(s):")
+    if changes:
+        lines.append(f"changes {len(changes)} file(s):")
     for c in changes:
         counts = " ".join(x for x in (_count(c["added"], "+"), _count(c["removed"], "-")) if x)
         lines.append(f"  {c['status']} {c['path']}" + (f" ({counts})" if counts else ""))
@@ -186,6 +184,10 @@ def _lines(kind: str, payload: dict[str, Any]) -> list[str]:
             )
         else:
             lines.append(f"kept: {c['path']}: {c.get('how', 'kept as it is now')}")
+    if not changes:
+        lines.append("nothing to change: the vault already holds that version" if not conflicts else
+                     "nothing to change: every file it would change was edited since (above)")  # fmt: skip
+        return lines
     if payload["dry_run"]:
         lines.append("dry run: nothing was written; run again with --yes to apply")
         return lines

@@ -16,8 +16,9 @@ Four ways to name what to take back (`Selection`):
 How a revert is computed. Nothing is edited by hand: each commit C is taken back as `git revert` would, by a
 three-way merge of trees with C as the base, the tree so far as ours and C's parent as theirs, newest commit
 first. git 2.39 has no `merge-tree --merge-base`, so the three trees are given to `git merge-tree
---write-tree` as three throwaway commits (a base commit and two children); rename detection is off, so a
-revert works path by path. Where the merge conflicts, no marker ever reaches a note:
+--write-tree` as three throwaway commits (a base commit and two children); renames are followed as `git revert`
+follows them (a note moved and then edited goes back to its old name with the edit). Where the merge
+conflicts, no marker ever reaches a note:
 
 * a note changed since on other lines, or on other frontmatter keys, is merged as a note
   (`sync_merge.merge_note`, as a sync does);
@@ -328,7 +329,7 @@ class _Builder:
             return theirs  # nothing changed since: the parent's tree is the answer
         root = self._commit(base)
         run = self.git.run(
-            "-c", "merge.renames=false", "merge-tree", "--write-tree", "-z", "--no-messages",
+            "merge-tree", "--write-tree", "-z", "--no-messages",
             self._commit(tree, root), self._commit(theirs, root),
         )  # fmt: skip
         if run.code not in (0, 1):
