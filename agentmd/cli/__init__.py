@@ -40,6 +40,7 @@ from agentmd.cli import (
     rules,
     service,
     sync,
+    undo,
 )
 from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
 
@@ -69,6 +70,7 @@ COMMANDS: tuple[Register, ...] = (
     service.add_service_parser,  # `service install | uninstall | status`
     jobs.add_jobs_parser,  # `jobs list | run | history`
     sync.add_sync_parsers,  # `remote add | show`, `sync`, `conflicts`
+    undo.add_undo_parsers,  # `undo`, `revert`, `restore`
 )
 
 EPILOG = """\

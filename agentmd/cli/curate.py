@@ -323,6 +323,7 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for c in changes:
             where = f" [{c.host}]" if c.host else ""
             lines.append(f"  {c.at}  {c.origin:<10} {c.sha[:10]}  {c.summary}{where}")
+            lines += _undo_line(c, "    ")
         emit(out, args, {"path": path, "changes": [c.to_dict() for c in changes]}, "\n".join(lines))
         return EXIT_OK if changes else EXIT_USAGE
     groups = grouped(changes)
@@ -332,6 +333,7 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines.append(f"{origin}: {len(items)} commit(s), {len(files)} file(s)")
         for c in items[:20]:
             lines.append(f"  {c.at}  {c.sha[:10]}  {c.summary}" + (f" [{c.host}]" if c.host else ""))
+            lines += _undo_line(c, "      ")
         if len(items) > 20:
             lines.append(f"  … and {len(items) - 20} more")
     payload = {
@@ -341,6 +343,13 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     }
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK
+
+
+def _undo_line(change: Any, indent: str) -> list[str]:
+    """The line under a change naming the command that takes it back, or the undo that already did."""
+    if change.undone_by:
+        return [f"{indent}undone by {change.undone_by[:10]} (to bring it back: agentmd revert {change.undone_by[:10]})"]
+    return [f"{indent}undo: {change.undo}"] if change.undo else []
 
 
 def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

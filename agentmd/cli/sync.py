@@ -2,7 +2,7 @@
 
 `sync` runs one round now (engine/git/sync.py): through the running daemon, which holds its committer while
 the round moves the work tree, or in this process when no daemon runs. `conflicts` lists the notes a sync
-kept side by side.
+kept side by side (or an undo did, engine/git/conflicts.py).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sync.add_argument("--remote", default=DEFAULT_REMOTE, help=f"the remote's name ({DEFAULT_REMOTE})")
     sync.set_defaults(func=cmd_sync)
 
-    conflicts = sub.add_parser("conflicts", parents=[common], help="notes a sync kept side by side, to resolve")
+    conflicts = sub.add_parser("conflicts", parents=[common], help="notes a sync or an undo kept side by side")
     conflicts.set_defaults(func=cmd_conflicts)
 
-    resolve = sub.add_parser("resolve", parents=[common], help="end one conflict a sync left, in one commit")
+    resolve = sub.add_parser("resolve", parents=[common], help="end one conflict a sync or an undo left, in a commit")
     resolve.add_argument("path", help="the conflict sibling (or its note, when it has one sibling)")
     resolve.add_argument("--keep", required=True, choices=("mine", "theirs", "both"),
                          help="mine: drop the sibling; theirs: the sibling's text replaces the note; both: keep both")
@@ -181,13 +181,10 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_conflicts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import datetime as dt
-
-    from agentmd.engine.git.sync import sync_section
+    from agentmd.engine.git.conflicts import open_conflicts
 
     settings = settings_of(args)
-    section = sync_section(settings.vault, settings.state_dir, dt.datetime.now(dt.UTC))
-    siblings = section.get("conflicts") or []
+    siblings = open_conflicts(settings.vault, settings.state_dir)  # a sync's and an undo's, with a remote or not
     text = "\n".join(siblings) if siblings else "no conflicts left by a sync"
     emit(out, args, {"conflicts": siblings}, text)
     return EXIT_OK

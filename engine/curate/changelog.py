@@ -3,6 +3,10 @@
 Every commit agentmd makes carries an `origin:` trailer (capture, phone, ingest, confirm, retire, ...); a
 commit without one is the owner's own (`git commit` by hand) and reads as `manual`. A note's biography is the
 same history for one path, oldest first, following renames.
+
+Each change names the command that takes it back (`undo`: `agentmd revert <hash>`, engine/git/undo.py), or the
+commit that already did (`undone_by`); a merge (a sync's) has none, the changes it brought in are undone one
+by one, and neither has the first commit.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.runner import GitCli, GitMissing
+from agentmd.engine.git.undo import UndoneTracker
 
 MANUAL = "manual"
 _REC, _SEP = "\x1e", "\x1f"
 _FORMAT = (
     f"{_REC}%H{_SEP}%aI{_SEP}%an{_SEP}%s{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)"
     f"{_SEP}%(trailers:key=host,valueonly,separator=%x2C)"
+    f"{_SEP}%P{_SEP}%(trailers:key=reverts,valueonly,separator=%x2C)"
 )
 
 
@@ -33,6 +39,14 @@ class Change:
     origin: str
     files: list[tuple[str, str]] = field(default_factory=list)  # (git status letter, path)
     host: str = ""  # the machine that made it (its `host:` trailer), "" for commits without one
+    parents: int = 1  # 2 for a merge (a sync's: undone change by change, not as one), 0 for the first commit
+    reverts: list[str] = field(default_factory=list)  # for an undo's commit: the commits it took back
+    undone_by: str = ""  # the undo's commit that took this change back, if one did
+
+    @property
+    def undo(self) -> str | None:
+        """The command that takes this change back (None for a merge and for the first commit)."""
+        return f"agentmd revert {self.sha[:10]}" if self.parents == 1 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +57,8 @@ class Change:
             "host": self.host,
             "summary": self.summary,
             "files": [{"status": s, "path": p} for s, p in self.files],
+            "undo": self.undo,
+            "undone_by": self.undone_by or None,
         }
 
 
@@ -58,6 +74,9 @@ def _parse(raw: str) -> list[Change]:
         sha, at, author, summary, origin = parts[:5]
         host = parts[5].strip().split(",")[0].strip() if len(parts) > 5 else ""
         change = Change(sha, at, author, summary, origin.strip().split(",")[0].strip() or MANUAL, host=host)
+        if len(parts) > 7:
+            change.parents = len(parts[6].split())
+            change.reverts = [r.strip() for r in parts[7].split(",") if r.strip()]
         for line in rest.splitlines():
             cols = line.split("\t")
             if len(cols) >= 2 and cols[0]:
@@ -90,6 +109,10 @@ def history(
             return []
         raise AgentmdError(f"could not read the vault's git history: {run.why()}")
     changes = _parse(run.out.decode("utf-8", "replace"))
+    tracker = UndoneTracker()
+    for change in changes:  # newest first, as git gives them
+        if not tracker.see(change.sha, change.origin, change.reverts):
+            change.undone_by = tracker.by[change.sha]
     if path is not None:
         changes.reverse()
     wanted = set(origins)

@@ -6,8 +6,9 @@ A note waits when it is
 - a phone clip without any status (the clipper wrote it, nobody has looked at it yet);
 - a low-confidence filing: filed, but its `filing_confidence` is `low` or a number under the contract's
   `thresholds.low_confidence`, and nobody has confirmed it (a `confirmed:` record ends the wait);
-- a conflict sibling (`status: conflict`): another machine's version of a note that a sync kept beside it
-  (engine/git/sync.py), until the owner keeps what they want and deletes it.
+- a conflict sibling (`status: conflict`): a version of a note kept beside it (engine/git/conflicts.py), another
+  machine's that a sync could not merge or the one an undo would have written over a later edit, until the
+  owner keeps what they want (`agentmd resolve`).
 Notes behind a wall (archived, superseded, staged) and the self-probe's notes never wait.
 
 The catalog gives the candidates and their content hash; the few frontmatter fields the catalog does not keep
@@ -175,8 +176,8 @@ def review_queue(
         source = str(source) if source is not None else None
         if state == "conflict":
             reason, why = "conflict", (
-                "another machine's version of a note, kept beside it by a sync: compare the two, keep what you "
-                "want in the note and delete this one"
+                "a version of a note kept beside it (another machine's, by a sync, or the one an undo would have "
+                "written over a later edit): compare the two, then `agentmd resolve PATH --keep mine|theirs|both`"
             )
             item = QueueItem(path, captured, reason, why, "sync", source)
             if (not wanted or "sync" in wanted) and (older_than is None or _older(captured, now, older_than)):

@@ -370,6 +370,8 @@ FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     },
     "probe": {"budget": (int, float)},
     "sync": {"remote": _TEXT},
+    "revert": {"kind": (str,), "count": (int,), "commits": (list,), "origin": _TEXT, "since": _TEXT, "path": _TEXT,
+               "to": _TEXT, "at": _TEXT},
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list of strings", type(None): "null"}

@@ -201,6 +201,7 @@ class Daemon(Upkeep):
                 probe=self._probe_json,
                 curate=self._curate_json,
                 sync=self._sync_json,
+                revert=self._revert_json,
             )
             routes += self.jobs.routes()
             app = build_app(
@@ -545,6 +546,20 @@ class Daemon(Upkeep):
             return self.sync(remote).to_dict()
         except SyncError as exc:
             raise AgentmdError(str(exc)) from None
+
+    def _revert_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
+        committer, the files it changed indexed at once."""
+        from agentmd.engine.git.undo import Selection, apply_undo
+
+        result = apply_undo(self.committer, Selection.from_dict(data), self.settings.state_dir, dt.datetime.now(dt.UTC))
+        if result.commit and self.store is not None:
+            convention = self.contracts.get().contract.link_convention
+            paths = {c.path for c in result.plan.changes}
+            reconcile(self.settings.vault, self.store, only=paths, link_convention=convention, allow_mass_delete=True)
+            self.dense.wake()
+        self._refresh_git_status()
+        return result.to_dict()
 
     # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
 

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # where it was before
+from agentmd.engine.git.conflicts import STATE_FILE, conflict_text, sibling_name, still_conflict
 from agentmd.engine.git.rescue import RescueError, guard_move, keep_rescue, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
@@ -51,7 +52,6 @@ from agentmd.engine.settings import host_name
 
 DEFAULT_REMOTE = "origin"
 ATTEMPTS = 3  # rounds tried when the remote moves between our fetch and our push
-CONFLICT_STATUS = "conflict"
 
 
 class SyncError(AgentmdError):
@@ -286,23 +286,12 @@ class Round:
     def _sibling(self, path: str, theirs: str) -> str:
         """`<name>.conflict-<their host>-<date>.md` beside `path`, named after the machine that wrote theirs."""
         run = self.git.run("log", "-1", "--format=%(trailers:key=host,valueonly)", theirs, "--", path)
-        other = re.sub(r"[^A-Za-z0-9-]+", "-", run.text.strip()).strip("-")[:40] if run.code == 0 else ""
-        stem = path[: -len(".md")]
-        return f"{stem}.conflict-{other or 'remote'}-{self.now.strftime('%Y%m%d-%H%M%S')}.md"
+        return sibling_name(path, run.text if run.code == 0 else "", self.now)
 
     def _conflict_note(self, oid: str, path: str) -> str:
-        """The blob of theirs, marked as a conflict sibling in its frontmatter."""
-        data = self.git.run("cat-file", "blob", oid).out
-        text = data.decode("utf-8", "replace")
-        name = path.rsplit("/", 1)[-1][: -len(".md")]
-        stamp = f"status: {CONFLICT_STATUS}\nconflict_of: \"[[{name}]]\"\n"
-        if text.startswith("---\n") and "\n---" in text[4:]:
-            end = text.index("\n---", 4)
-            head = re.sub(r"(?m)^(status|conflict_of):.*\n?", "", text[4 : end + 1])
-            text = "---\n" + head + stamp + text[end + 1 :]
-        else:
-            text = "---\n" + stamp + "---\n" + text
-        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=text.encode()), "writing the sibling")
+        """The blob of theirs, marked as a conflict sibling in its frontmatter (`conflicts.conflict_text`)."""
+        text = conflict_text(self.git.run("cat-file", "blob", oid).out, path)
+        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=text), "writing the sibling")
 
     def _message(self, theirs: str, conflicts: list[dict[str, str]]) -> str:
         summary = f"sync: merge {self.remote} ({theirs[:10]})"
@@ -330,8 +319,6 @@ class Round:
 
 
 # -- a round as the daemon and the CLI run it ---------------------------------------------------------
-
-STATE_FILE = "sync-state.json"
 
 
 def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE) -> SyncResult:
@@ -364,17 +351,6 @@ def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_
 
 
 KEEP = ("mine", "theirs", "both")
-
-
-def still_conflict(path: Path) -> bool:
-    """Whether a sibling a sync wrote is still there and still marked `status: conflict` (a person who kept it
-    as a note of its own, or deleted it, has resolved it)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return re.search(rf"(?m)^status:\s*{CONFLICT_STATUS}\s*$", head) is not None
 
 
 def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
