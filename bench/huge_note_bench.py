@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hook_bench import bench_env, daemon_pid, stop_daemon, wait_for_daemon  # noqa: E402
-from index_bench import generate, percentile  # noqa: E402
+from hook_bench import bench_env, daemon_pid, stop_daemon, wait_for_daemon
+from index_bench import generate, percentile
 
-from agentmd.engine.client import DaemonClient, access_token  # noqa: E402
-from agentmd.engine.settings import resolve  # noqa: E402
+from agentmd.engine.client import DaemonClient, access_token
+from agentmd.engine.settings import resolve
 
 LINE = "entry {i} records the {w} reading of gauge {i} at the station"
 WORDS = ("quartz", "amber", "cobalt", "saffron", "indigo", "umber", "viridian", "ochre")
