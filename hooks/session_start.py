@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd.engine.client import DaemonError, Located, recorded_port, running
@@ -220,7 +221,7 @@ def summarize(status: dict[str, Any], *, from_disk: bool) -> str:
     return head + "\n" + " · ".join(facts)
 
 
-def _gather(args: argparse.Namespace, deadline: float) -> str:
+def _gather(args: argparse.Namespace, deadline: float, seen: dict[str, str] | None = None) -> str:
     from agentmd.engine.errors import AgentmdError
     from agentmd.engine.settings import resolve
 
@@ -228,6 +229,8 @@ def _gather(args: argparse.Namespace, deadline: float) -> str:
         settings = resolve(vault=args.vault, index=args.index, config=args.config)
     except AgentmdError as exc:
         return f"agentmd memory: status unavailable — {_short(str(exc), 240)}"
+    if seen is not None:
+        seen["state_dir"] = str(settings.state_dir)
     remaining = deadline - time.monotonic()
     status = daemon_status(settings, getattr(args, "port", None), timeout=remaining * 0.6)
     if status is not None:
@@ -245,14 +248,15 @@ def morning_line(state_dir: Any) -> str:
     return f"\n{headline}" if headline else ""
 
 
-def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET) -> str:
+def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET, err: TextIO | None = None) -> str:
     """The context text, computed within `budget` seconds; a one-line notice when that is not possible."""
-    deadline = time.monotonic() + budget
+    started = time.monotonic()
+    deadline = started + budget
     box: dict[str, str] = {}
 
     def run() -> None:
         try:
-            box["text"] = _gather(args, deadline)
+            box["text"] = _gather(args, deadline, box)
         except Exception as exc:
             box["text"] = f"agentmd memory: status unavailable ({type(exc).__name__}: {_short(str(exc), 160)})"
 
@@ -260,8 +264,21 @@ def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET) ->
     worker.start()
     worker.join(max(0.0, deadline - time.monotonic()))
     if "text" not in box:
+        _gave_up(box.get("state_dir"), budget, (time.monotonic() - started) * 1000, err or sys.stderr)
         return f"agentmd memory: status not available within {budget:g} s (run `agentmd status`)"
     return box["text"]
+
+
+def _gave_up(state_dir: str | None, budget: float, ms: float, err: TextIO) -> None:
+    """A give-up goes in the hooks' log, for `status` to count, and in one line on stderr."""
+    from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
+
+    if state_dir is None:
+        base = os.environ.get("XDG_STATE_HOME")
+        state_dir = str(Path(base if base and os.path.isabs(base) else Path.home() / ".local" / "state") / "agentmd")
+    line = append(Path(state_dir) / HOOK_LOG, "session-start", GAVE_UP, ms, None, f"no status within {budget:g} s")
+    with contextlib.suppress(OSError, ValueError):
+        err.write("agentmd hook: " + line)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -274,7 +291,7 @@ def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, s
         budget = float(getattr(args, "budget", None) or DEFAULT_BUDGET)
         start = time.monotonic()
         read_hook_input(sys.stdin if stdin is None else stdin, timeout=min(0.25, budget / 4))
-        text = session_context(args, max(0.05, budget - (time.monotonic() - start)))
+        text = session_context(args, max(0.05, budget - (time.monotonic() - start)), err)
         if getattr(args, "json", False):
             output = {"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "additionalContext": text}}
             out.write(json.dumps(output, ensure_ascii=False) + "\n")

@@ -376,8 +376,10 @@ def test_session_start_keeps_its_time_budget(settings: Settings) -> None:
         port = silent.getsockname()[1]
         argv = ["session-start", "--vault", str(settings.vault), "--port", str(port)]
         start = time.monotonic()
-        code, out, _err = run_hook([*argv, "--budget", "0.05"], "{}")
+        code, out, err = run_hook([*argv, "--budget", "0.05"], "{}")
         assert code == 0 and out.startswith("agentmd memory: status not available within 0.05 s")
+        said = [line for line in err.splitlines() if line.startswith("agentmd hook: ")]
+        assert len(said) == 1 and " session-start timeout " in said[0]  # a give-up is said, and logged
         assert time.monotonic() - start < 1.0
         start = time.monotonic()
         code, out, _err = run_hook([*argv, "--budget", "1"], "{}")  # the daemon times out, the disk answers

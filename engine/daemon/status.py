@@ -319,6 +319,7 @@ def compute_status(
         "probe": probe_section(settings.state_dir, now),
         "jobs": jobs_status(settings),
         "sync": sync_section(settings.vault, settings.state_dir, now),
+        "hooks": hooks_section(settings.state_dir, now),
     }
     parts["contract"]["halted_refusals"] = int(halted_refusals(settings.state_dir).get("count", 0) or 0)
     status = assemble(parts, settings.vault, daemon)
@@ -330,6 +331,23 @@ def compute_status(
         if status["color"] == "green":
             status["color"] = "yellow"
     return status
+
+
+def hooks_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+    """How often each hook gave up (its time budget spent, nothing injected) in the last hour, from the hooks'
+    log: yellow, since a busy machine is the usual cause, with what to do when it keeps happening."""
+    from agentmd.engine.hooklog import HOOK_LOG, gave_up
+
+    counts = gave_up(state_dir, now.timestamp())
+    yellow = []
+    if counts:
+        said = ", ".join(f"{hook} {n} time{'s' if n != 1 else ''}" for hook, n in sorted(counts.items()))
+        yellow.append(
+            f"hooks-gave-up: in the last hour {said} ran out of time and gave the prompt or session nothing "
+            f"(the lines are in {state_dir / HOOK_LOG}); on a busy machine raise the hook's budget "
+            "(--time-budget for recall, --budget for session-start, in the hooks' commands)"
+        )
+    return {"gave_up_last_hour": counts, "red": [], "yellow": yellow}
 
 
 def captures_on(state_dir: Path, day: dt.date) -> int:

@@ -17,12 +17,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
 from agentmd.hooks.recall.pipeline import HookError, Options, Recall, recall
 from agentmd.hooks.recall.render import inert
 
 MAX_INPUT_BYTES = 4 * 2**20
-HOOK_LOG = "hook.log"
-HOOK_LOG_MAX = 1 * 2**20
 PRINT_MARGIN = 0.05  # seconds kept after the work for printing and counting
 
 
@@ -72,19 +71,14 @@ class HookLog:
 
     def write(self, outcome: str, detail: str, session: str | None, started: float) -> None:
         ms = (self.clock.monotonic() - started) * 1000
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
-        line = f"{stamp} recall {outcome} {ms:.0f}ms session={session or '-'} {inert(detail, 2000)}\n"
-        if self.verbose and self.err is not None:
-            self.err.write("agentmd hook: " + line)
         path = self.path or _fallback_log_dir() / HOOK_LOG
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if path.exists() and path.stat().st_size > HOOK_LOG_MAX:
-                os.replace(path, path.with_name(path.name + ".1"))
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(line)
-        except OSError:
-            pass
+        line = append(path, "recall", outcome, ms, session, inert(detail, 2000))
+        if self.err is not None and (self.verbose or outcome == GAVE_UP):
+            # a give-up is said on stderr too (one line): the prompt went on without the notes it may have had
+            try:  # noqa: SIM105 - contextlib is one more import on the prompt hook's path
+                self.err.write("agentmd hook: " + line)
+            except (OSError, ValueError):
+                pass
 
 
 def _fallback_log_dir() -> Path:
@@ -157,7 +151,7 @@ def run_hook(
     session = box.get("session")
     if worker.is_alive():
         log.write(
-            "timeout", f"no answer within the {options.time_budget}s time budget; printed nothing", session, started
+            GAVE_UP, f"no answer within the {options.time_budget}s time budget; printed nothing", session, started
         )
         return 0, True
     if "error" in box:
@@ -166,7 +160,7 @@ def run_hook(
         return 0, False
     result: Recall = box["recall"]
     if clock.monotonic() > deadline:
-        log.write("timeout", "the time budget ran out before printing; printed nothing", session, started)
+        log.write(GAVE_UP, "the time budget ran out before printing; printed nothing", session, started)
         return 0, False
     try:
         out.write(result.rendered.text)

@@ -235,6 +235,35 @@ def test_hook_with_a_hung_daemon_gives_up_at_its_budget(
     assert usage_rows(indexed) == {}
 
 
+def test_a_give_up_is_said_on_stderr_and_counted_in_status(
+    indexed: Settings, workdir: Path, hung_daemon: HungDaemon
+) -> None:
+    """A hook that runs out of time says so in one line on stderr (stdout stays empty, so the prompt goes on),
+    and `status` counts the give-ups of the last hour in a yellow line, never red."""
+    import datetime as dt
+
+    from agentmd.engine.daemon.status import hooks_section
+
+    assert hooks_section(indexed.state_dir, dt.datetime.now(dt.UTC))["yellow"] == []
+    for _ in range(2):
+        out, err = io.StringIO(), io.StringIO()
+        stdin = io.StringIO(payload("user_prompt_submit.json", workdir))
+        log = H.HookLog(False, err)
+        clock = ManualClock(reached=hung_daemon.accepted)
+        code, timed_out = H.run_hook(
+            stdin, out, lambda: indexed, options=Options(time_budget=1.0), clock=clock, log=log
+        )
+        assert (code, timed_out, out.getvalue()) == (0, True, "")
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and " recall timeout " in lines[0] and "1.0s time budget" in lines[0]
+        hung_daemon.accepted.clear()
+    section = hooks_section(indexed.state_dir, dt.datetime.now(dt.UTC))
+    assert section["gave_up_last_hour"] == {"recall": 2}
+    assert section["red"] == [] and "recall 2 times" in section["yellow"][0]
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=2)
+    assert hooks_section(indexed.state_dir, later)["gave_up_last_hour"] == {}
+
+
 def test_hook_default_time_budget_holds_with_a_hung_daemon(
     indexed: Settings, workdir: Path, hung_daemon: HungDaemon
 ) -> None:
