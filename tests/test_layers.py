@@ -28,7 +28,7 @@ LAYERS = [
 ]
 # Rooms inside the engine, lowest first, by the same rule. The leaves are plain modules at the engine's top.
 ENGINE_ROOMS = [
-    ("leaves", {"errors", "settings", "fsutil", "secret", "lease", "client", "breaker", "synctools", "memory"}),
+    ("leaves", {"errors", "settings", "fsutil", "secret", "lease", "client", "breaker", "synctools", "memory", "hooklog"}),
     ("index", {"index"}),
     ("git", {"git"}),
     ("search", {"search"}),
