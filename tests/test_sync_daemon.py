@@ -213,8 +213,11 @@ def test_resolve_ends_a_conflict_in_one_commit(
 ) -> None:
     _bare, laptop, desktop = two
     a, b = environment(tmp_path / "a"), environment(tmp_path / "b")
-    (laptop / "notes/otters.md").write_text("# Otters\n\nThe laptop's otters.\n")
-    (desktop / "notes/otters.md").write_text("# Otters\n\nThe desktop's otters.\n")
+    theirs = "---\ntitle: Otters\nstatus: active\ntags: [river]\n---\n# Otters\n\nThe laptop's otters.\n"
+    (laptop / "notes/otters.md").write_text(theirs)
+    (desktop / "notes/otters.md").write_text(
+        "---\ntitle: Otters\nstatus: draft\n---\n# Otters\n\nThe desktop's otters.\n"
+    )
     cli(a, monkeypatch, "sync", "--vault", str(laptop))
     _code, out, _ = cli(b, monkeypatch, "sync", "--vault", str(desktop), "--json")
     sibling = json.loads(out)["conflicts"][0]["sibling"]
@@ -226,11 +229,11 @@ def test_resolve_ends_a_conflict_in_one_commit(
     note = (desktop / "notes/otters.md").read_text()
     if keep == "mine":
         assert "desktop's" in note and not (desktop / sibling).exists()
-    elif keep == "theirs":
-        assert "laptop's" in note and "conflict" not in note and not (desktop / sibling).exists()
+    elif keep == "theirs":  # the other machine's version byte for byte, its own status back where it stood
+        assert note == theirs and not (desktop / sibling).exists()
     else:
         kept = (desktop / sibling).read_text()
-        assert "desktop's" in note and "laptop's" in kept and "status: conflict" not in kept
+        assert "desktop's" in note and kept == theirs
     _code, out, _ = cli(b, monkeypatch, "conflicts", "--vault", str(desktop))
     assert out.strip() == "no conflicts left by a sync"
 

@@ -24,6 +24,8 @@ from pathlib import Path
 CONFLICT_STATUS = "conflict"
 STATE_FILE = "sync-state.json"  # the sync state, which holds the one list of conflicts
 KEPT_CONFLICTS = 50  # entries the list keeps
+BEFORE = "status_before_conflict"  # the status a marked version had
+_STATUS = re.compile(r"(?m)^status:(.*)$")
 
 
 def sibling_name(path: str, who: str, now: dt.datetime) -> str:
@@ -35,18 +37,43 @@ def sibling_name(path: str, who: str, now: dt.datetime) -> str:
 
 def conflict_text(data: bytes, path: str) -> bytes:
     """The text of a version of the note `path`, marked as its conflict sibling: `status: conflict` and
-    `conflict_of` in its frontmatter (added when it has none, replacing those two keys when it has them)."""
+    `conflict_of` in its frontmatter. A status the version had is replaced where it stands and kept in
+    `status_before_conflict`, so `unmarked` gives the version back byte for byte."""
     text = data.decode("utf-8", "replace")
     name = path.rsplit("/", 1)[-1]
     name = name[: -len(".md")] if name.lower().endswith(".md") else name
-    stamp = f'status: {CONFLICT_STATUS}\nconflict_of: "[[{name}]]"\n'
-    if text.startswith("---\n") and "\n---" in text[4:]:
-        end = text.index("\n---", 4)
-        head = re.sub(r"(?m)^(status|conflict_of):.*\n?", "", text[4 : end + 1])
-        text = "---\n" + head + stamp + text[end + 1 :]
+    link = f'conflict_of: "[[{name}]]"\n'
+    if not (text.startswith("---\n") and "\n---" in text[4:]):
+        return ("---\n" + f"status: {CONFLICT_STATUS}\n" + link + "---\n" + text).encode("utf-8")
+    end = text.index("\n---", 4)
+    head = re.sub(r"(?m)^(conflict_of|status_before_conflict):.*\n?", "", text[4 : end + 1])
+    status = _STATUS.search(head)
+    if status is None:
+        head += f"status: {CONFLICT_STATUS}\n" + link
+    elif status.group(1).strip() == CONFLICT_STATUS:
+        head += link
     else:
-        text = "---\n" + stamp + "---\n" + text
-    return text.encode("utf-8")
+        head = head[: status.start()] + f"status: {CONFLICT_STATUS}" + head[status.end() :]
+        head += link + f"{BEFORE}:{status.group(1)}\n"
+    return ("---\n" + head + text[end + 1 :]).encode("utf-8")
+
+
+def unmarked(text: str) -> str:
+    """A sibling's text without its conflict mark: the version as it was before `conflict_text` marked it
+    (its own status back where it stood), with whatever a person changed in it since."""
+    if not (text.startswith("---\n") and "\n---" in text[4:]):
+        return text
+    end = text.index("\n---", 4)
+    head = text[4 : end + 1]
+    before = re.search(rf"(?m)^{BEFORE}:(.*)$", head)
+    head = re.sub(rf"(?m)^(conflict_of|{BEFORE}):.*\n?", "", head)
+    mark = re.search(rf"(?m)^status:\s*{CONFLICT_STATUS}\s*\n?", head)
+    if mark is not None:
+        back = f"status:{before.group(1)}\n" if before else ""
+        head = head[: mark.start()] + back + head[mark.end() :]
+    if not head.strip() and text[end + 1 :].startswith("---\n"):
+        return text[end + 5 :]  # the mark was all the frontmatter it had
+    return "---\n" + head + text[end + 1 :]
 
 
 def still_conflict(path: Path) -> bool:

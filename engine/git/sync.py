@@ -44,7 +44,7 @@ from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # where it was before
-from agentmd.engine.git.conflicts import STATE_FILE, conflict_text, sibling_name, still_conflict
+from agentmd.engine.git.conflicts import STATE_FILE, conflict_text, sibling_name, still_conflict, unmarked
 from agentmd.engine.git.rescue import RescueError, guard_move, keep_rescue, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
@@ -361,7 +361,6 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
     rescue ref (`agentmd.engine.git.rescue`). Returns (note, sibling, paths changed)."""
     from agentmd.engine.fsutil import atomic_write, read_json
     from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
-    from agentmd.vault_schema.writer import update_frontmatter
 
     if keep not in KEEP:
         raise SyncError(f"--keep takes {', '.join(KEEP)}, not {keep!r}")
@@ -383,7 +382,7 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
             raise SyncError(f"nothing was resolved: {exc}") from None
     book = OriginBook(state_dir / JOURNAL_NAME)
     text = (vault / sibling).read_text(encoding="utf-8")
-    plain = update_frontmatter(text, {}, remove=("status", "conflict_of"))
+    plain = unmarked(text)
     if keep == "both":
         book.note(sibling, "resolve")
         atomic_write(vault / sibling, plain)
