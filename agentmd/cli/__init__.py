@@ -35,6 +35,7 @@ from agentmd.cli import (
     hooks,
     index,
     jobs,
+    lifecycle,
     links,
     recall,
     rules,
@@ -69,6 +70,7 @@ COMMANDS: tuple[Register, ...] = (
     service.add_service_parser,  # `service install | uninstall | status`
     jobs.add_jobs_parser,  # `jobs list | run | history`
     sync.add_sync_parsers,  # `remote add | show`, `sync`, `conflicts`
+    lifecycle.add_lifecycle_parser,  # `lifecycle [--dry-run | --journal]`
 )
 
 EPILOG = """\

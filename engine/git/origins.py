@@ -37,7 +37,7 @@ from agentmd.engine.fsutil import atomic_write, fsync_dir_quietly
 
 ORIGINS = (
     "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
-    "sync", "resolve", "local-edit",
+    "sync", "resolve", "lifecycle", "local-edit",
 )
 JOURNAL_NAME = "pending-origins.jsonl"
 LOCK_NAME = "pending-origins.lock"
