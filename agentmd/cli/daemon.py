@@ -166,8 +166,11 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status = _daemon_status(settings, args.port)
     if status is None:
         status = _status_here(settings)
-    from agentmd.engine.daemon.status import render
+    import os
 
+    from agentmd.engine.daemon.status import render, with_recall
+
+    status = with_recall(status, settings.state_dir, os.environ)  # this shell's AGENTMD_RECALL counts too
     emit(out, args, status, render(status))
     return EXIT_RED if status.get("red") else EXIT_OK
 
