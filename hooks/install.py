@@ -253,7 +253,6 @@ def _check_shape(path: Path, data: dict[str, Any]) -> None:
                 )
 
 
-
 def _backup(path: Path, old: bytes, now: dt.datetime) -> Path:
     stamp = now.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     for n in range(100):

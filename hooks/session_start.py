@@ -237,7 +237,16 @@ def _gather(args: argparse.Namespace, deadline: float, seen: dict[str, str] | No
         text = summarize(status, from_disk=False)
     else:
         text = summarize(disk_status(settings), from_disk=True)
-    return text + morning_line(settings.state_dir)
+    return text + pause_line(settings.state_dir) + morning_line(settings.state_dir)
+
+
+def pause_line(state_dir: Any) -> str:
+    """`recall paused until …` as a line of its own when the prompt hook's recall is paused for this session's
+    environment or the vault (engine/recall_pause.py), else nothing."""
+    from agentmd.engine import recall_pause
+
+    held = recall_pause.line(recall_pause.in_effect(state_dir))
+    return f"\nagentmd {held}: no notes are added to prompts" if held else ""
 
 
 def morning_line(state_dir: Any) -> str:

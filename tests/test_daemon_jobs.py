@@ -93,7 +93,10 @@ def test_the_daemon_timers_run_as_jobs_at_their_times(
     # before 06:30, is logged as skipped: it did not run)
     logged = [r["job"] for r in RunLog(settings.state_dir).records() if r.get("outcome") != "skipped"]
     assert logged[0] == "probe" and "groom-propose" in logged  # the nightly groom proposal ran in its window
-    assert [j for j in logged if j not in ("probe", "reconcile", "groom-propose", "sync")] == ["repack", "morning-note"]
+    wanted = ["repack", "lifecycle", "morning-note"]  # the lifecycle policy runs before the morning note
+    assert [j for j in logged if j not in ("probe", "reconcile", "groom-propose", "sync")] == wanted
+    ran = [r for r in RunLog(settings.state_dir).records() if r["job"] == "lifecycle" and r["outcome"] == "ok"]
+    assert ran and ran[0]["changed"]["sank"] == [] and ran[0]["changed"]["off"] is None  # its watch has just begun
 
 
 def test_a_daemon_without_the_probe_has_it_switched_off(settings: Settings) -> None:

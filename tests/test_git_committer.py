@@ -128,7 +128,7 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
     # the curation commands and the morning note commit under their own names; a hand edit is still local-edit
     assert ORIGINS == (
         "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
-        "sync", "resolve", "revert", "local-edit",
+        "sync", "resolve", "revert", "lifecycle", "local-edit",
     )
 
 

@@ -93,7 +93,15 @@ def test_each_default_job_runs_at_its_time(tmp_path: Path) -> None:
     records = RunLog(tmp_path / "state").records()
     # the groom proposal ran once in its 03:00-05:00 window; the ingest sweep ships switched off
     assert calls.runs.count("groom-propose") == 1 and "ingest-sweep" not in calls.runs
-    assert {r["job"] for r in records} == {"probe", "reconcile", "repack", "groom-propose", "morning-note", "sync"}
+    assert {r["job"] for r in records} == {
+        "probe",
+        "reconcile",
+        "repack",
+        "groom-propose",
+        "lifecycle",
+        "morning-note",
+        "sync",
+    }
     assert all(r["outcome"] == "ok" and r["changed"] == {"did": r["job"]} for r in records)
 
 

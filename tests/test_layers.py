@@ -28,7 +28,22 @@ LAYERS = [
 ]
 # Rooms inside the engine, lowest first, by the same rule. The leaves are plain modules at the engine's top.
 ENGINE_ROOMS = [
-    ("leaves", {"errors", "settings", "fsutil", "secret", "lease", "client", "breaker", "synctools", "memory", "hooklog"}),
+    (
+        "leaves",
+        {
+            "errors",
+            "settings",
+            "fsutil",
+            "secret",
+            "lease",
+            "client",
+            "breaker",
+            "synctools",
+            "memory",
+            "hooklog",
+            "recall_pause",
+        },
+    ),
     ("index", {"index"}),
     ("git", {"git"}),
     ("search", {"search"}),

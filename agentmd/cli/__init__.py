@@ -35,6 +35,7 @@ from agentmd.cli import (
     hooks,
     index,
     jobs,
+    lifecycle,
     links,
     recall,
     rules,
@@ -71,6 +72,7 @@ COMMANDS: tuple[Register, ...] = (
     jobs.add_jobs_parser,  # `jobs list | run | history`
     sync.add_sync_parsers,  # `remote add | show`, `sync`, `conflicts`
     undo.add_undo_parsers,  # `undo`, `revert`, `restore`
+    lifecycle.add_lifecycle_parser,  # `lifecycle [--dry-run | --journal]`
 )
 
 EPILOG = """\

@@ -188,8 +188,11 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status, slow = _daemon_status(settings, args.port, max(args.wait, 0.1))
     if status is None:
         status = _status_here(settings, slow)
-    from agentmd.engine.daemon.status import render
+    import os
 
+    from agentmd.engine.daemon.status import render, with_recall
+
+    status = with_recall(status, settings.state_dir, os.environ)  # this shell's AGENTMD_RECALL counts too
     emit(out, args, status, render(status))
     return EXIT_RED if status.get("red") else EXIT_OK
 

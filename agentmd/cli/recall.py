@@ -40,11 +40,19 @@ def cmd_hook_recall(args: Any, out: TextIO, err: TextIO, stdin: TextIO | None = 
     return code
 
 
+PAUSE_WORDS = ("off", "on")
+
+
 def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
-    """`agentmd recall QUERY [--project P] [--preview]`: what the hook would inject for this prompt."""
-    from agentmd.engine.errors import AgentmdError
+    """`agentmd recall QUERY [--project P] [--preview]`: what the hook would inject for this prompt.
+    `agentmd recall off|on [--project P] [--for 2h]`: pause or resume the hook's recall."""
+    from agentmd.engine.errors import AgentmdError, UsageError
     from agentmd.hooks.recall.pipeline import HookError, Options, recall
 
+    if len(args.query) == 1 and args.query[0].lower() in PAUSE_WORDS:
+        return _pause_command(args, out)
+    if args.for_span is not None:
+        raise UsageError("--for goes with `agentmd recall off` (e.g. `agentmd recall off --for 2h`)")
     settings = _settings(args)
     options = Options(token_budget=args.token_budget, max_entries=args.max_entries)
     prompt = " ".join(args.query)
@@ -52,13 +60,17 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
         result = recall(settings, prompt, cwd=os.getcwd(), project=args.project, options=options)
     except HookError as exc:
         raise AgentmdError(str(exc)) from None
+    from agentmd.engine import recall_pause
+
+    held = recall_pause.applying(recall_pause.in_effect(settings.state_dir), result.project)
+    paused_note = f"recall is paused {held.describe()}: the prompt hook injects none of this" if held else None
     counted = 0
     if not args.preview and result.rendered.direct:
         from agentmd.engine.index import usage
 
         counted = usage.record_quietly(settings.catalog_path, (e.path for e in result.rendered.direct), "recall")
     if args.json:
-        out.write(json_text(result.to_dict() | {"counted_recalls": counted}) + "\n")
+        out.write(json_text(result.to_dict() | {"counted_recalls": counted, "paused": paused_note}) + "\n")
         return 0
     r = result.rendered
     summary = (
@@ -66,6 +78,8 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
         f"{len(r.linked)} linked of at most {options.max_entries} entries; query {result.query!r}; "
         f"project {result.project or '-'} ({result.project_source}); via {result.via}"
     )
+    if paused_note:
+        summary += f"\n-- {paused_note}"
     if not args.preview:
         say(out, r.text)
         say(out, summary + "\n")
@@ -79,6 +93,44 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
     for note in result.notes:
         say(out, f"  left out: {note}\n")
     say(out, "preview: nothing was counted\n")
+    return 0
+
+
+def _pause_command(args: Any, out: TextIO) -> int:
+    """`agentmd recall off [--project P] [--for 2h]` and `agentmd recall on [--project P]`."""
+    from agentmd.engine import recall_pause
+    from agentmd.engine.errors import UsageError
+
+    word = args.query[0].lower()
+    if args.preview:
+        raise UsageError(f"--preview shows a recall; `agentmd recall {word}` pauses or resumes it")
+    settings = _settings(args)
+    if word == "off":
+        try:
+            span = recall_pause.duration(args.for_span) if args.for_span is not None else None
+        except recall_pause.PauseError as exc:
+            raise UsageError(str(exc)) from None
+        held = recall_pause.pause(settings.state_dir, project=args.project, span=span)
+        what = f"recall for project {args.project}" if args.project else "recall"
+        text = f"{what} paused {held.describe()}: the prompt hook injects no note, and says so once per session"
+        payload: dict[str, Any] = {"paused": held.to_dict()}
+    else:
+        if args.for_span is not None:
+            raise UsageError("--for goes with `agentmd recall off`; `agentmd recall on` resumes at once")
+        ended = recall_pause.resume(settings.state_dir, project=args.project)
+        left = recall_pause.in_effect(settings.state_dir)
+        if ended:
+            text = "recall resumed" + (f" for project {args.project}" if args.project else "")
+        else:
+            text = "recall was not paused" + (f" for project {args.project}" if args.project else "")
+        still = recall_pause.line(left)
+        if still:
+            text += f"; still in effect: {still}"
+        payload = {"resumed": [p.to_dict() for p in ended], "still_paused": [p.to_dict() for p in left]}
+    if args.json:
+        out.write(json_text(payload) + "\n")
+    else:
+        say(out, text + "\n")
     return 0
 
 
@@ -161,9 +213,22 @@ def add_recall_parsers(sub: Any, common: Any) -> None:
     """Register `agentmd hook recall`, `agentmd recall` and `agentmd usage`."""
     add_hook_parser(_hook_subparsers(sub), common)
 
-    p = sub.add_parser("recall", parents=[common], help="show what the recall hook would inject for a prompt")
-    p.add_argument("query", nargs="+", help="the prompt (or words) to recall for")
-    p.add_argument("--project", help="the session's project (default: bound from the working directory)")
+    p = sub.add_parser(
+        "recall",
+        parents=[common],
+        help="show what the recall hook would inject for a prompt; `recall off|on` pauses or resumes it",
+        description="`agentmd recall QUERY...` shows what the prompt hook would inject for a prompt. "
+        "`agentmd recall off [--project P] [--for 2h]` pauses the hook's recall (every session, or the sessions "
+        "bound to project P; until `agentmd recall on`, or for the time given); `agentmd recall on [--project P]` "
+        "resumes it. For one session only, start it with AGENTMD_RECALL=off in its environment.",
+    )
+    p.add_argument("query", nargs="+", help="the prompt (or words) to recall for; or `off` / `on`")
+    p.add_argument(
+        "--project",
+        help="the session's project (default: bound from the working directory); with off/on: the "
+        "project whose recall to pause or resume",
+    )
+    p.add_argument("--for", dest="for_span", metavar="SPAN", help="with `off`: end the pause after 30m, 2h, 1d ...")
     p.add_argument("--preview", action="store_true", help="show every candidate with its tokens; count nothing")
     _budget_flags(p, time_budget=False)
     p.set_defaults(func=cmd_recall)

@@ -37,7 +37,7 @@ from typing import Any
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import EmbedderUnavailable
 from agentmd.engine.memory import Keeper
-from agentmd.engine.search.arm import load_embedder
+from agentmd.engine.search.arm import kept_local, load_embedder
 from agentmd.engine.settings import Settings
 from agentmd.vault_schema import scripts
 
@@ -102,6 +102,7 @@ class DenseWorker:
         self._save_seconds = 0.0  # how long the last save took
         self.save_error: str | None = None  # why the last save failed, until one succeeds
         self._save_retry_at = 0.0  # no save is tried before this clock reading after a failure
+        self._contracts: Any = None  # the contract, for what an external endpoint may see (status)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -185,6 +186,8 @@ class DenseWorker:
         store = self._arm.store
         embedder = self._arm.embedder
         slices = 0
+        with self._cond:
+            self._due = True  # the store in line with the catalog and the contract before anything is embedded
         while not self._stop.is_set():
             with self._cond:
                 idle = not self._due and not store.has_pending()
@@ -247,7 +250,10 @@ class DenseWorker:
         current = {p: h for p, (h, _c, _s) in rows.items()}
         store.prioritise(embedding_order({p: c for p, (_h, c, _s) in rows.items()}, uses))
         keep, chunks = scripts.chunk_rule(self._arm.embedder)  # only what the model reads
-        rechunked, removed = refresh(store, self.settings.vault, current, keep=keep, chunks=chunks)
+        withhold, tag = kept_local(self.settings, self._arm.embedder)  # an endpoint never sees private notes
+        rechunked, removed = refresh(
+            store, self.settings.vault, current, keep=keep, chunks=chunks + tag, withhold=withhold
+        )
         if removed:
             self._save(store)
         if rechunked or removed:
@@ -298,7 +304,7 @@ class DenseWorker:
     def status(self) -> dict[str, Any]:
         """The `dense` section of /status: coverage and time left, or lexical-only with the reason."""
         if self._arm is None:
-            return {"state": self.state, "reason": self.unavailable()}
+            return {"state": self.state, "reason": self.unavailable()} | self._exposure()
         cov = self._arm.store.coverage()
         left = cov.total - cov.done
         eta = round(left / self._rate, 1) if self._rate and left else (0.0 if not left else None)
@@ -314,7 +320,36 @@ class DenseWorker:
             "load_seconds": self.load_seconds,
             "reason": self.reason,  # why embedding is paused ("waiting") or stopped ("stopped"), else None
             "save_error": self.save_error,  # why the vectors on disk lag the ones in memory, else None
+        } | self._exposure()
+
+    def _exposure(self) -> dict[str, Any]:
+        if not self.settings.embed_url:
+            return {}
+        if self._contracts is None:
+            from agentmd.rules import ContractCache
+
+            self._contracts = ContractCache(self.settings.vault, self.settings.contract_path)
+        return endpoint_exposure(self.settings, self._contracts.get().contract)
+
+
+def endpoint_exposure(settings: Settings, contract: Any = None) -> dict[str, Any]:
+    """`{"endpoint": {...}}` naming the external embeddings endpoint and what it may see (every chunk of every
+    note but those kept on this machine, and every hybrid search's query); {} without an endpoint. `contract`
+    is the one in effect (read from the vault when not given)."""
+    if not settings.embed_url:
+        return {}
+    if contract is None:
+        from agentmd.rules import load_contract
+
+        contract = load_contract(settings.vault, settings.contract_path).contract
+    return {
+        "endpoint": {
+            "url": settings.embed_url,
+            "model": settings.embed_model,
+            "sees": "the text of every note's chunks but the withheld folders', and the query of every hybrid search",
+            "withheld": contract.kept_local_areas(),
         }
+    }
 
 
 def embedding_order(captured: Mapping[str, str], uses: Mapping[str, tuple[int, int]]) -> list[str]:

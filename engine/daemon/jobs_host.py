@@ -54,6 +54,7 @@ class DaemonJobs:
             "groom-propose": self._groom_propose,
             "enrich": self._enrich,
             "sync": self._sync,
+            "lifecycle": self._lifecycle,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -226,6 +227,35 @@ class DaemonJobs:
         results = apply_steps(self.daemon.curation_writer(), [step])
         outcome["commits"] = [sha for r in results for sha in r.commits]
         return outcome
+
+    def _lifecycle(self, meter: Meter) -> Mapping[str, Any]:
+        """The lifecycle policy (engine/curate/lifecycle.py) on the scheduler's clock, applied through the daemon's
+        own writer (one commit, `origin: lifecycle`); what sank and rose goes into the morning note."""
+        from agentmd.engine.curate.lifecycle import run_pass
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.git.gate import corpus_write_gate
+        from agentmd.engine.index.catalog import Catalog
+
+        self._ready()
+        daemon = self.daemon
+        settings = daemon.settings
+        catalog = Catalog.reader(settings.catalog_path, timeout=5.0)
+        try:
+            plan, results = run_pass(
+                settings.vault,
+                daemon.contracts.get().contract,
+                catalog,
+                settings.state_dir,
+                settings.catalog_path,
+                now=self.scheduler.clock(),
+                apply=lambda steps: apply_steps(daemon.curation_writer(), steps),
+                gate=lambda: corpus_write_gate(settings.vault),
+            )
+        finally:
+            catalog.close()
+        outcome = plan.to_dict()
+        outcome.pop("changes", None)
+        return outcome | {"commits": [sha for r in results for sha in r.commits]}
 
     def _groom_propose(self, meter: Meter) -> Mapping[str, Any]:
         """`agentmd groom --propose`, unattended: the plan is written to the state folder for the owner to

@@ -46,7 +46,15 @@ from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.mcp_server import mount_mcp
 from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
 from agentmd.engine.daemon.server import DEFAULT_PORT, AccessToken, HttpServer, build_app, json_routes
-from agentmd.engine.daemon.status import compute_status, with_dense, with_git, with_lease, with_live, write_json
+from agentmd.engine.daemon.status import (
+    compute_status,
+    with_dense,
+    with_git,
+    with_lease,
+    with_live,
+    with_recall,
+    write_json,
+)
 from agentmd.engine.daemon.supervisor import SUPERVISOR_ENV
 from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL, Upkeep, status_due
 from agentmd.engine.daemon.watcher import VaultWatcher
@@ -821,4 +829,5 @@ class Daemon(Upkeep):
         cached.setdefault("index", {})["index_stale"] = self._stale
         cached["index"]["rebuild"] = dict(self._rebuild)
         cached = with_lease(with_live(cached, self._live), cached["daemon"].get("lease_problem"))
+        cached = with_recall(cached, self.settings.state_dir)
         return with_dense(cached, self.dense.status(), switched_off=not self.settings.dense)

@@ -424,13 +424,16 @@ def dense_from_disk(settings: Settings) -> dict[str, Any]:
     if not settings.dense:
         return {"state": "lexical-only", "reason": SWITCHED_OFF}
     if not vectors_path(settings.cache_dir).is_file():
-        return {"state": "none", "reason": NO_VECTORS}
+        from agentmd.engine.daemon.embedding import endpoint_exposure
+
+        return {"state": "none", "reason": NO_VECTORS} | endpoint_exposure(settings)
+    from agentmd.engine.daemon.embedding import endpoint_exposure
     from agentmd.engine.index.vectors import VectorStore
     from agentmd.engine.search.arm import model_id_for
 
     model = model_id_for(settings)
     cov = VectorStore(settings.cache_dir, model, dim=None).coverage()
-    return {
+    return endpoint_exposure(settings) | {
         "state": "complete" if cov.done >= cov.total else "partial",
         "model": model,
         "chunks_done": cov.done,
@@ -441,6 +444,17 @@ def dense_from_disk(settings: Settings) -> dict[str, Any]:
         "eta_s": None,
         "reason": None,
     }
+
+
+def with_recall(status: dict[str, Any], state_dir: Path, env: Any = None) -> dict[str, Any]:
+    """The status with its `recall` section: whether the prompt hook's recall is paused, and until when
+    (engine/recall_pause.py). A pause is the owner's choice, so it is information, never yellow. `env` is the
+    environment whose one-session pause counts (the daemon's own: none)."""
+    from agentmd.engine import recall_pause
+
+    pauses = recall_pause.in_effect(state_dir, env=env if env is not None else {})
+    status["recall"] = recall_pause.summary(pauses) | {"line": recall_pause.line(pauses)}
+    return status
 
 
 def _duration(seconds: float) -> str:
@@ -508,6 +522,14 @@ def render(status: dict[str, Any]) -> str:
     lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")
     if "dense" in status:
         lines.append(f"  dense     {dense_line(status['dense'])}")
+    endpoint = (status.get("dense") or {}).get("endpoint")
+    if isinstance(endpoint, dict):
+        withheld = [f"{a}/" for a in endpoint.get("withheld") or []]
+        but = f" but those under {', '.join(withheld)} (kept on this machine)" if withheld else ""
+        lines.append(f"  endpoint  {endpoint.get('url')} sees every note{but} and the queries of hybrid searches")
+    recall = status.get("recall")
+    if isinstance(recall, dict):
+        lines.append(f"  recall    {recall.get('line') or 'on'}")
     probe = status.get("probe", {}).get("last")
     if probe is None:
         lines.append("  probe     never run")

@@ -1,7 +1,8 @@
 """The neighbours a prompt offers: up to five notes the lexical index finds near the one being judged. An
 answer's `related` may name only these. When the note belongs to a project (a record by its path, a card by
 its `project:`), that project's own records (its charter, decisions, designs and research) lead the list,
-ahead of anything else the search found, each half in the search's order."""
+ahead of anything else the search found, each half in the search's order. Notes that stay on this machine
+(a private space, a recall-exempt area: `Contract.kept_local`) are never offered."""
 
 from __future__ import annotations
 
@@ -37,7 +38,11 @@ def neighbours_of(
     except (UsageError, ValueError):
         return []
     project = project_of_record(path, contract) or (fm.get("project") if isinstance(fm.get("project"), str) else None)
-    rows = [r for r in found.get("results", []) if str(r.get("note") or "").endswith(".md")]
+    rows = [
+        r
+        for r in found.get("results", [])
+        if str(r.get("note") or "").endswith(".md") and not contract.kept_local(str(r["note"]))
+    ]  # a note of a private space or a recall-exempt area is never shown to the model
     if project:
         own = [r for r in rows if project_of_record(str(r["note"]), contract) == project]
         rows = own + [r for r in rows if r not in own]

@@ -36,8 +36,21 @@ from pathlib import Path
 from agentmd.engine.fsutil import atomic_write, fsync_dir_quietly
 
 ORIGINS = (
-    "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
-    "sync", "resolve", "revert", "local-edit",
+    "capture",
+    "phone",
+    "self-probe",
+    "morning",
+    "ingest",
+    "confirm",
+    "retire",
+    "promote",
+    "groom",
+    "enrich",
+    "sync",
+    "resolve",
+    "revert",
+    "lifecycle",
+    "local-edit",
 )
 JOURNAL_NAME = "pending-origins.jsonl"
 LOCK_NAME = "pending-origins.lock"

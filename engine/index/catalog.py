@@ -835,6 +835,16 @@ class Catalog:
         """When this catalog started counting (the first use it recorded), or None when it never counted."""
         return self.get_meta(USAGE_SINCE_KEY)
 
+    def lifecycle_rows(self) -> list[tuple[str, str | None, str | None, str, str | None, str | None]]:
+        """(path, lifecycle, type, flags, last injected, last recalled) of every note outside the walls, by
+        path: what the lifecycle policy (engine/curate/lifecycle.py) weighs."""
+        return list(
+            self._q(
+                "SELECT n.path, n.lifecycle, n.type, n.flags, u.last_injected, u.last_recalled FROM notes n"
+                " LEFT JOIN usage u ON u.path = n.path WHERE n.wall IS NULL ORDER BY n.path"
+            )
+        )
+
     def note_usage(self) -> list[NoteUsage]:
         """Usage of every note outside the walls (archived, superseded, staged) that is not a self-probe,
         counted or not, by captured date and path: what the usage report reviews."""

@@ -617,13 +617,16 @@ def refresh(
     limit: int | None = None,
     keep: Callable[[str], bool] | None = None,
     chunks: str = ALL_CHUNKS,
+    withhold: Callable[[str], bool] | None = None,
 ) -> tuple[int, int]:
     """Bring the store's note list in line with the catalog (`current`: path -> content hash): drop
     deleted notes, re-chunk at most `limit` changed ones, keeping only the chunks whose text passes `keep`
     (all without it; a note may be left with none, and then only the lexical arm finds it). `chunks` names
     that rule: a store cut by another rule has every note cut again, once (the vectors of the chunks kept are
     kept, by their text). Returns (re-chunked, removed). Embedding is separate (`embed_pending`), so this is
-    cheap: reading and parsing files only."""
+    cheap: reading and parsing files only. A note for which `withhold(path)` is true gets no chunk at all and is
+    not even read (notes that must not leave the machine, when the embedder is an external endpoint); `chunks`
+    must then name that rule too, so a change of it cuts every note again."""
     stale, gone = store.outdated(current)
     recut = store.chunks != chunks
     if recut:
@@ -631,6 +634,10 @@ def refresh(
     removed = store.remove(gone)
     done = 0
     for path in stale[:limit] if limit is not None else stale:
+        if withhold is not None and withhold(path):
+            store.set_note(path, current[path], [])
+            done += 1
+            continue
         got = note_chunks(vault, path)
         if got is None:
             continue

@@ -142,6 +142,35 @@ def _enrich_line(changed: Mapping[str, Any]) -> list[str]:
     return [line]
 
 
+LISTED = 20  # notes named by path in a line of the note at most
+
+
+def _named(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:LISTED])
+    return shown + (f" and {len(paths) - LISTED} more" if len(paths) > LISTED else "")
+
+
+def lifecycle_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the lifecycle policy's runs (engine/curate/lifecycle.py) sank and raised, by path."""
+    sank: list[str] = []
+    rose: list[str] = []
+    days = None
+    for rec in records:
+        if rec.get("job") != "lifecycle" or rec.get("outcome") != "ok":
+            continue
+        changed = rec.get("changed") or {}
+        sank += [str(p) for p in changed.get("sank") or [] if str(p) not in sank]
+        rose += [str(p) for p in changed.get("rose") or [] if str(p) not in rose]
+        days = changed.get("dormant_after_days", days)
+    lines = []
+    if sank:
+        quiet = f", unused for {days} days or more" if days else ""
+        lines.append(f"- {len(sank)} note{'s' if len(sank) != 1 else ''} sank to dormant{quiet}: {_named(sank)}")
+    if rose:
+        lines.append(f"- {len(rose)} dormant note{'s' if len(rose) != 1 else ''} rose again, used: {_named(rose)}")
+    return lines
+
+
 def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{n} by {o}" for o, n in sorted(counter.items()))
 
@@ -175,7 +204,9 @@ def render(
         if counter:
             n = sum(counter.values())
             lines.append(f"- {n} note{'s' if n != 1 else ''} {label}: {_counts(counter)}")
-    if not (changes.added or changes.edited or changes.retired or changes.error):
+    moved = lifecycle_lines(records)
+    lines += moved
+    if not (changes.added or changes.edited or changes.retired or changes.error or moved):
         lines.append("- no note changed")
     if changes.commits:
         lines.append(f"- {sum(changes.commits.values())} commits: {_counts(changes.commits)}")

@@ -13,7 +13,7 @@ from agentmd.engine.jobs.runner import FAILED_IN_A_ROW_RED, RunLog
 from agentmd.engine.settings import Settings
 
 BUILT_IN_ACTIONS = frozenset(
-    {"reconcile", "probe", "repack", "morning-note", "ingest-sweep", "groom-propose", "enrich", "sync"}
+    {"reconcile", "probe", "repack", "morning-note", "ingest-sweep", "groom-propose", "enrich", "sync", "lifecycle"}
 )
 
 

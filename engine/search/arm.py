@@ -63,6 +63,21 @@ def load_embedder(settings: Settings) -> Embedder | EndpointEmbedder:
     return shared_embedder()
 
 
+def kept_local(settings: Settings, embedder: TextEmbedder) -> tuple[Callable[[str], bool] | None, str]:
+    """Which notes stay on this machine when the embedder is an external endpoint: the contract's private
+    spaces and recall-exempt areas (`Contract.kept_local`), with a tag naming that rule for the store's chunk
+    rule (a change of the areas cuts every note again, dropping the vectors of notes now kept local). Such notes
+    are searched by their words only. (None, "") for the bundled model: nothing leaves the machine."""
+    from agentmd.engine.index.endpoint_embedder import MODEL_PREFIX
+
+    if not str(getattr(embedder, "model_id", "")).startswith(MODEL_PREFIX):
+        return None, ""
+    from agentmd.rules import load_contract
+
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    return contract.kept_local, "|kept-local:" + ",".join(contract.kept_local_areas())
+
+
 def vectors_path(cache_dir: Path) -> Path:
     return cache_dir / FILE_NAME
 
@@ -129,7 +144,8 @@ def embed_foreground(
 
     store = VectorStore(settings.cache_dir, embedder.model_id, embedder.dim)
     keep, chunks = scripts.chunk_rule(embedder)  # only what the model reads
-    refresh(store, settings.vault, current, keep=keep, chunks=chunks)
+    withhold, tag = kept_local(settings, embedder)
+    refresh(store, settings.vault, current, keep=keep, chunks=chunks + tag, withhold=withhold)
     start = clock()
     embedded = 0
     slices = 0

@@ -8,12 +8,12 @@ Each candidate has `path`, `title`, `summary`, `project` (the note's own, else i
 `score` and `linked_from`. Direct hits keep the search's order. Linked notes are one link away from
 them: resolved out-links first, then backlinks, hit by hit in rank order (engine/search/graph.py);
 dangling links and attachments are left out. Direct and linked notes pass the same walls: the contract's
-recall-exempt areas (`Walls`), walled notes (archived, superseded, staged), and notes that are not
-confirmed knowledge (unfiled, untrusted and self-probe notes: engine/search/trust.py), read from the
-catalog row. A direct hit must also reach the contract's `recall_floor`: its search `confidence`
-(engine/search/confidence.py) at least the floor, so most prompts the vault cannot help with gather
-nothing; and a hit of a hybrid search must be near the prompt in meaning (`RECALL_COSINE`), unless the prompt
-names it. A linked note rides on the hit it is linked from.
+recall-exempt areas (`Walls`), walled notes (archived, superseded, staged), dormant notes (the lifecycle
+policy's, engine/curate/lifecycle.py) and notes that are not confirmed knowledge (unfiled, untrusted and
+self-probe notes: engine/search/trust.py), read from the catalog row. A direct hit must also reach the
+contract's `recall_floor`: its search `confidence` (engine/search/confidence.py) at least the floor, so most
+prompts the vault cannot help with gather nothing; and a hit of a hybrid search must be near the prompt in
+meaning (`RECALL_COSINE`), unless the prompt names it. A linked note rides on the hit it is linked from.
 
 The summary is what reconcile already read from the note and the index stores with it
 (engine/index/digest.py): the frontmatter `summary`, else the search snippet (unless it is only the
@@ -137,6 +137,8 @@ def _candidate(
             return {}, "not in the catalog"
     elif row.wall:
         return {}, f"walled ({row.wall})"
+    elif (row.lifecycle or "").lower() == "dormant":
+        return {}, "dormant (unused for a long time; search still finds it)"
     else:
         from agentmd.engine.search.trust import unconfirmed_reason
 

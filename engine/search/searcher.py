@@ -152,8 +152,11 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
         out.append(("unfiled", contract.multiplier("unfiled")))
     if trust.is_untrusted(facts):
         out.append(("untrusted", contract.multiplier("untrusted")))
-    if "fragment" in ((facts.get("type") or "").lower(), status, (facts.get("lifecycle") or "").lower()):
+    lifecycle = (facts.get("lifecycle") or "").lower()
+    if "fragment" in ((facts.get("type") or "").lower(), status, lifecycle):
         out.append(("fragment", contract.multiplier("fragment")))
+    if lifecycle == "dormant":
+        out.append(("dormant", contract.multiplier("dormant")))
     project = facts.get("project")
     if request.project and project and project.lower() != request.project.lower():
         out.append(("project_mismatch", contract.multiplier("project_mismatch")))

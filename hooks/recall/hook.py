@@ -1,5 +1,7 @@
 """The recall hook as Claude Code runs it: the UserPromptSubmit payload on stdin, the block on stdout,
-always exit 0, nothing printed on any failure, the reason in `<state dir>/hook.log`.
+always exit 0, nothing printed on any failure, the reason in `<state dir>/hook.log`. While recall is paused
+(`agentmd recall off`, or `AGENTMD_RECALL=off` in the session's environment: engine/recall_pause.py) it searches
+nothing and injects nothing; the first prompt of each session is told so in one line, later prompts get nothing.
 
 The work runs in a worker thread and the caller waits at most until the time budget's end (counted from
 process start), so a hung read (stdin, daemon, catalog, index) costs the budget and nothing more. Time
@@ -17,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from agentmd.engine import recall_pause
 from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
-from agentmd.hooks.recall.pipeline import HookError, Options, Recall, recall
+from agentmd.hooks.recall.pipeline import HookError, HookGaveUp, Options, Recall, recall
 from agentmd.hooks.recall.render import inert
 
 MAX_INPUT_BYTES = 4 * 2**20
@@ -137,9 +140,16 @@ def run_hook(
             if not isinstance(prompt, str):
                 raise HookError("hook input has no prompt")
             cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+            held = paused(settings, cwd)
+            if held is not None:
+                box["paused"] = held
+                box["tell"] = recall_pause.first_telling(settings.state_dir, held, box["session"])
+                return
             box["recall"] = recall(
                 settings, prompt, cwd=cwd, options=options, deadline=deadline - PRINT_MARGIN, now=clock.monotonic
             )
+        except HookGaveUp as exc:  # the daemon took the whole budget: a give-up like the worker's own
+            box["error"] = (GAVE_UP, f"{exc}; printed nothing")
         except HookError as exc:
             box["error"] = ("error", str(exc))
         except Exception as exc:
@@ -157,6 +167,19 @@ def run_hook(
     if "error" in box:
         outcome, detail = box["error"]
         log.write(outcome, detail, session, started)
+        return 0, False
+    if "paused" in box:
+        held: recall_pause.Pause = box["paused"]
+        told = "said so" if box.get("tell") else "said so before"
+        if box.get("tell"):
+            try:
+                out.write(recall_pause.notice(held))
+                out.flush()
+            except (OSError, ValueError) as exc:
+                told = f"could not write to stdout: {exc}"
+        log.write(
+            "paused", f"recall is paused ({held.scope}, {held.describe()}); injected nothing; {told}", session, started
+        )
         return 0, False
     result: Recall = box["recall"]
     if clock.monotonic() > deadline:
@@ -188,6 +211,24 @@ def run_hook(
         started,
     )
     return 0, False
+
+
+def paused(settings: Any, cwd: str | None) -> recall_pause.Pause | None:
+    """The pause that holds for this session (engine/recall_pause.py), if any. The session's project is bound
+    only when nothing but project pauses hold."""
+    pauses = recall_pause.in_effect(settings.state_dir)
+    if not pauses:
+        return None
+    project = None
+    if recall_pause.project_scoped(pauses):
+        from agentmd.hooks.recall.query import PROJECTS_SPACE, bind_project, load_walls
+
+        try:
+            folders = load_walls(settings).projects_folder
+        except Exception:  # a contract that cannot be read: the default projects folder
+            folders = PROJECTS_SPACE
+        project, _how = bind_project(cwd, settings.vault, folders)
+    return recall_pause.applying(pauses, project)
 
 
 def parse_hook_args(argv: Sequence[str]) -> tuple[dict[str, str | None], Options, bool]:

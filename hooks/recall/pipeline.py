@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, locate
+from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonTimeout, Located, locate
 from agentmd.engine.search.recall import Walls
 from agentmd.hooks.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
 from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
@@ -21,6 +21,10 @@ _OLD_DAEMON = re.compile(r"count_usage|recall")
 
 class HookError(Exception):
     """Why the hook printed nothing (logged, never shown to the agent)."""
+
+
+class HookGaveUp(HookError):
+    """The time budget ran out before the answer came (a busy daemon or machine): logged as a give-up."""
 
 
 @dataclass
@@ -70,6 +74,8 @@ def search_daemon(daemon: Located, request: dict[str, Any], timeout: float) -> d
             data = client.post("/v1/search", request, timeout=deadline - time.monotonic())
     except DaemonHTTPError as exc:
         raise HookError(f"the daemon answered HTTP {exc.status}: {exc.payload.get('error') or exc.payload!r}") from None
+    except DaemonTimeout as exc:
+        raise HookGaveUp(str(exc)) from None
     except DaemonError as exc:
         raise HookError(str(exc)) from None
     if not isinstance(data, dict):
@@ -152,8 +158,6 @@ def _search_here(
     from agentmd.engine.search.recall import search_and_gather
     from agentmd.hooks.recall.query import save_walls
 
-    _response, walls, gathered = search_and_gather(
-        settings, request, max_direct=max_direct, deadline=deadline, now=now
-    )
+    _response, walls, gathered = search_and_gather(settings, request, max_direct=max_direct, deadline=deadline, now=now)
     save_walls(settings, walls)
     return gathered, walls

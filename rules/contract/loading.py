@@ -146,6 +146,7 @@ def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contra
             daily_card_budget=int(th["daily_card_budget"]),
             search_floor=float(th["search_floor"]),
             recall_floor=float(th["recall_floor"]),
+            dormant_after_days=int(th["dormant_after_days"]),
         ),
         spaces=MappingProxyType({k: v.rstrip("/") for k, v in settings["spaces"].items()}),
         shard=settings["shard"].rstrip("/"),

@@ -16,12 +16,15 @@ TRUST_TIERS: Final = ("trusted", "untrusted")
 AUTHORITY_LEVELS: Final = ("standing", "shared", "alignment", "private")
 SELF_SOURCE: Final = "self"  # the `sources` entry used for a capture that names no source
 SHARD_PLACEHOLDERS: Final = ("yyyy", "mm", "dd")
-THRESHOLD_NAMES: Final = ("low_confidence", "daily_write_cap", "daily_card_budget", "search_floor", "recall_floor")
+THRESHOLD_NAMES: Final = (
+    "low_confidence", "daily_write_cap", "daily_card_budget", "search_floor", "recall_floor", "dormant_after_days",
+)
+DORMANT_AFTER_DAYS: Final = 180  # the lifecycle policy's default quiet time before a note sinks to dormant
 FLOOR_NAMES: Final = ("search_floor", "recall_floor")  # confidence floors (0..1) of search and the recall hook
 CLASS_WEIGHT_NAMES: Final = (
     "unfiled",
     "untrusted",
-    "fragment", "archived", "superseded", "staged",
+    "fragment", "archived", "superseded", "staged", "dormant",
     "project_mismatch",
 )
 KNOWN_KEYS: Final = (
@@ -65,6 +68,7 @@ class Thresholds:
     daily_card_budget: int  # new cards per day before a warning (never refuses)
     search_floor: float = 0.0  # search returns no result whose confidence is below this (0..1)
     recall_floor: float = 0.0  # the prompt hook injects no note whose confidence is below this (0..1)
+    dormant_after_days: int = DORMANT_AFTER_DAYS  # days unused before the lifecycle policy sinks a note; 0: never
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,20 @@ class Contract:
         """True when a vault-relative path lies in one of `recall_exempt_areas`."""
         rel = _relative(path)
         return rel is not None and any(_is_under(rel, area) for area in self.recall_exempt_areas)
+
+    def kept_local(self, path: str) -> bool:
+        """True when a note must not leave this machine: it lies in a space whose authority is `private`, or in
+        one of `recall_exempt_areas`. Such notes are never sent to an external embeddings endpoint nor offered
+        to the enrichment model as neighbours."""
+        if self.recall_exempt(path):
+            return True
+        space = self.space_of(path)
+        return space is not None and self.authority_of(space) == "private"
+
+    def kept_local_areas(self) -> list[str]:
+        """The folders whose notes stay on this machine (see `kept_local`), sorted."""
+        private = [self.spaces[s] for s in self.spaces if self.authority_of(s) == "private"]
+        return sorted(set(private) | set(self.recall_exempt_areas))
 
     def is_phone_path(self, path: str) -> bool:
         """True when a vault-relative path lies under one of `phone_paths` (asked for every note when the review

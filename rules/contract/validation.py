@@ -329,5 +329,8 @@ def _check_thresholds(p: _Problems, thresholds: dict[str, Any]) -> None:
             if not _is_number(value) or not 0 <= value <= 1:
                 p.add(key, f"is {_show(value)}, not a number from 0 to 1", "set it to e.g. 0.5")
         elif not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            example = "200 (0 turns the cap off)" if name == "daily_write_cap" else "30"
+            example = {
+                "daily_write_cap": "200 (0 turns the cap off)",
+                "dormant_after_days": "180 (0 turns it off)",
+            }.get(name, "30")
             p.add(key, f"is {_show(value)}, not a whole number 0 or more", f"set it to e.g. {example}")
