@@ -21,6 +21,7 @@ import datetime as dt
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,6 +133,7 @@ def main() -> int:
         today, static = paints(daemon.port, ticket, args.loads, tmp / "profile")
     finally:
         daemon.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     out = {
         "notes": args.notes,
         "commits_in_history": args.commits + 1,

@@ -116,19 +116,24 @@ def normalised_diff(vault: Path, rev: str, name: str) -> str:
     return re.sub(re.escape(name), "NAME", patch, flags=re.IGNORECASE)
 
 
-def press(b: Browser, selector: str) -> dict[str, Any]:
-    """Press a plan button, wait for the plan, check it is shown, apply it, wait for the outcome."""
+def press(b: Browser, selector: str, shot: Path | None = None) -> dict[str, Any]:
+    """Press a plan button, wait for the plan, check it is shown, apply it, wait for the outcome (with `shot`,
+    a screenshot of the plan and one of the outcome)."""
     b.js(f"document.querySelector({json.dumps(selector)}).click()")
     state = b.wait("['planned','nothing','refused'].includes(document.getElementById('plan').dataset.state) "
                    "&& document.getElementById('plan').dataset.state")  # fmt: skip
     plan = b.js("document.getElementById('plan').innerText")
     assert state == "planned", plan
     assert b.js("document.activeElement.id") == "plan-apply"  # the keyboard lands on Apply
+    if shot is not None:
+        b.screenshot(shot.with_name(shot.name + "-plan.png"))
     b.js("document.getElementById('plan-apply').click()")
     state = b.wait("['applied','refused'].includes(document.getElementById('plan').dataset.state) "
                    "&& document.getElementById('plan').dataset.state")  # fmt: skip
     done = b.js("document.getElementById('plan').innerText")
     assert state == "applied", done
+    if shot is not None:
+        b.screenshot(shot.with_name(shot.name + "-applied.png"))
     return {"plan": plan, "done": done}
 
 
@@ -183,14 +188,18 @@ def test_a_note_holding_script_shows_as_text_and_runs_nothing(daemon: Daemon, pa
 
 
 def test_confirm_and_retire_through_the_page_write_what_the_command_writes(
-    daemon: Daemon, settings: Settings, page: Browser
+    daemon: Daemon, settings: Settings, page: Browser, tmp_path: Path
 ) -> None:
     vault = settings.vault
     for action, by_page, by_cli in (("confirm", "first-capture", "second-capture"),
                                     ("retire", "third-capture", "fourth-capture")):  # fmt: skip
         page.open(f"http://127.0.0.1:{daemon.port}/ui/review")
         before = head(vault)
-        shown = press(page, f'#queue li[data-path="inbox/{by_page}.md"] button[data-name="{action}"]')
+        shown = press(
+            page,
+            f'#queue li[data-path="inbox/{by_page}.md"] button[data-name="{action}"]',
+            tmp_path / "screens" / action,
+        )
         assert f"{action} inbox/{by_page}.md" in shown["plan"]
         page_commit = wait_until(lambda: head(vault) != before and head(vault), 20, "the page's commit")  # noqa: B023
         code, _out, err = cli(action, f"inbox/{by_cli}.md", "--yes", "--vault", str(vault))
@@ -207,7 +216,7 @@ def test_confirm_and_retire_through_the_page_write_what_the_command_writes(
 
 
 def test_undo_through_the_page_writes_what_agentmd_revert_writes(
-    daemon: Daemon, settings: Settings, page: Browser
+    daemon: Daemon, settings: Settings, page: Browser, tmp_path: Path
 ) -> None:
     vault = settings.vault
     for name in ("alpha", "beta"):
@@ -216,7 +225,7 @@ def test_undo_through_the_page_writes_what_agentmd_revert_writes(
         wait_until(lambda: head(vault) != before and head(vault), 20, "the edit's commit")  # noqa: B023
     beta, alpha = git(vault, "log", "-2", "--format=%H").split()
     page.open(f"http://127.0.0.1:{daemon.port}/ui/")
-    shown = press(page, f'#changes li[data-sha="{alpha}"] button[data-name="undo"]')
+    shown = press(page, f'#changes li[data-sha="{alpha}"] button[data-name="undo"]', tmp_path / "screens" / "undo")
     assert "notes/alpha.md" in shown["plan"] and "origin: revert" in shown["plan"]
     page_commit = head(vault)
     assert not (vault / "notes/alpha.md").exists()
