@@ -51,6 +51,7 @@ ENGINE_ROOMS = [
     ("curate", {"curate"}),  # beside write: curation edits notes the way captures create them
     ("enrich", {"enrich"}),  # the model-CLI pass over the review queue; it files through curation's path
     ("jobs", {"jobs"}),  # the scheduler, morning note and alerts; the daemon wires them to its actions
+    ("web", {"web"}),  # the page at /ui: views and the page's writes, mounted by the daemon
     ("daemon", {"daemon"}),
     ("backends", {"backends"}),
 ]

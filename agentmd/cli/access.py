@@ -1,4 +1,5 @@
-"""`agentmd token` and `agentmd mcp-config`: the vault's access token, and the set-up an MCP client needs.
+"""`agentmd token`, `agentmd mcp-config` and `agentmd open`: the vault's access token, the set-up an MCP client
+needs, and the daemon's page opened in a browser.
 
 Every request to the daemon but `/health` carries the access token (engine/client.py says where it lives).
 The CLI, the hooks and the stdio MCP server read it themselves; a client that speaks to `/mcp` over HTTP is
@@ -42,6 +43,10 @@ def add_access_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     config.add_argument("--port", type=int, help="the daemon's port (default: the running daemon's, else 7821)")
     config.add_argument("--name", default=SERVER_NAME, help=f"the server's name in the client ({SERVER_NAME})")
     config.set_defaults(func=cmd_mcp_config)
+
+    page = sub.add_parser("open", parents=[common], help="open the daemon's page (status, review, search, undo)")
+    page.add_argument("--print", action="store_true", help="print the one-time URL instead of starting the browser")
+    page.set_defaults(func=cmd_open)
 
 
 def _token_folder(settings: Settings) -> Path:
@@ -112,4 +117,32 @@ def cmd_mcp_config(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if found is None:
         lines.append(f"\n(no daemon runs for {settings.vault} now: start `agentmd serve` before an HTTP client)")
     emit(out, args, payload, "\n".join(lines))
+    return EXIT_OK
+
+
+def cmd_open(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Ask the running daemon for a one-time ticket and open `/ui/enter#<ticket>`: the ticket rides in the URL's
+    fragment (never sent to a server), serves once and for two minutes, and the page trades it for its session
+    cookie (engine/web/session.py). The access token itself never reaches the browser."""
+    import webbrowser
+
+    from agentmd.engine.client import DaemonError
+    from agentmd.engine.errors import AgentmdError
+
+    settings = settings_of(args)
+    found = daemon_of(settings)
+    if found is None:
+        raise AgentmdError(f"agentmd serve is not running for {settings.vault}; start it, then `agentmd open` again")
+    try:
+        answer = found.client(timeout=10).post("/v1/page-ticket", {})
+    except DaemonError as exc:
+        raise AgentmdError(f"the daemon on port {found.port} gave no page ticket ({exc}); is it up to date?") from None
+    page = f"http://127.0.0.1:{found.port}/ui/"
+    url = f"http://127.0.0.1:{found.port}{answer['path']}#{answer['ticket']}"
+    if args.print:
+        emit(out, args, {"url": url, "page": page}, f"{url}\n(one use, within two minutes)")
+        return EXIT_OK
+    opened = webbrowser.open(url)
+    text = f"opened {page} in your browser" if opened else f"no browser could be started; open this URL: {url}"
+    emit(out, args, {"page": page, "opened": opened, **({} if opened else {"url": url})}, text)
     return EXIT_OK

@@ -8,7 +8,8 @@ Every request passes `LoopbackGuard` first:
   and previews serve third-party content, and a browser lets any page send a "simple" POST anywhere;
 - every route but `/health` needs the vault's access token (`Authorization: Bearer <token>`, the file
   `<state>/access.token`, see engine/client.py): a page, a sandboxed tool or another user that can reach
-  the port but not the owner's files is refused with 401;
+  the port but not the owner's files is refused with 401. The daemon's own page (`/ui`, engine/web) takes
+  instead its session cookie, bound to that token, and for a write its CSRF header (engine/web/session.py);
 - a POST must say `Content-Type: application/json`, so a browser can only send one after a CORS preflight,
   and the preflight is refused (no CORS headers are ever sent): 415 otherwise.
 
@@ -46,6 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agentmd.engine.client import MAX_REQUEST_BYTES
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.settings import DEFAULT_PORT
+from agentmd.engine.web.session import is_open_page_path, is_page_path, page_refusal
 
 log = logging.getLogger("agentmd.server")
 
@@ -226,14 +228,22 @@ class LoopbackGuard:
         if scope["type"] == "websocket":
             await _deny(send, 403, "forbidden: websockets are not served")
             return
-        if self.token is not None and path not in OPEN_PATHS:
+        if self.token is not None and path not in OPEN_PATHS and not is_open_page_path(path):
             expected = self.token()
             presented = _bearer(headers.get("authorization"))
             from agentmd.engine.secret import matches
 
             if not matches(presented, expected):
-                await _deny(send, 401, _unauthorized(presented is not None), path, [(b"www-authenticate", b"Bearer")])
-                return
+                if is_page_path(path) and presented is None:  # the page: its cookie, and for a write its CSRF value
+                    refused = page_refusal(scope.get("method", "GET"), headers, expected)
+                    if refused is not None:
+                        await _deny(send, refused[0], refused[1], path)
+                        return
+                else:
+                    await _deny(
+                        send, 401, _unauthorized(presented is not None), path, [(b"www-authenticate", b"Bearer")]
+                    )
+                    return
         if scope.get("method") == "POST" and not _is_json(headers.get("content-type")):
             await _deny(send, 415, "send the request body as JSON, with Content-Type: application/json", path)
             return

@@ -212,6 +212,7 @@ class Daemon(Upkeep):
                 revert=self._revert_json,
             )
             routes += self.jobs.routes()
+            routes += self._page_routes()
             app = build_app(
                 self.health,
                 self.status,
@@ -554,6 +555,25 @@ class Daemon(Upkeep):
             return self.sync(remote).to_dict()
         except SyncError as exc:
             raise AgentmdError(str(exc)) from None
+
+    def _page_routes(self) -> list[Any]:
+        """The page at /ui (engine/web): status, review, search and undo for a person, through this daemon."""
+        from agentmd.engine.web.actions import PageHost
+        from agentmd.engine.web.routes import Page
+
+        host = PageHost(
+            settings=self.settings,
+            status=self.status,
+            store=lambda: self.store,
+            contract=lambda: self.contracts.get().contract,
+            search=self.search,
+            revert=self._revert_json,
+            writer=self.curation_writer,
+            identity=self.committer.identity_env,
+            request_commit=self.request_commit,
+            token=self.access.current,
+        )
+        return Page(host).routes()
 
     def _revert_json(self, data: dict[str, Any]) -> dict[str, Any]:
         """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's

@@ -1,0 +1,221 @@
+"""The page's routes, mounted on the daemon's listener beside `/v1` and `/mcp` (the guard in
+engine/daemon/server.py lets `/ui` in on the page's cookie, engine/web/session.py).
+
+Views are GETs that write nothing; every write is `POST /ui/api/apply` after `POST /ui/api/plan` showed what
+it does (engine/web/actions.py). `POST /v1/page-ticket` (bearer token only) is how `agentmd open` gets the
+one-time ticket the enter page trades for the session cookie.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.secret import matches
+from agentmd.engine.web import actions, facts, views
+from agentmd.engine.web.assets import CSS, JS
+from agentmd.engine.web.html import ENTER_PAGE, SECURITY_HEADERS, Markup, page, refusal_page
+from agentmd.engine.web.session import COOKIE, PREFIX, Tickets, csrf_value, session_value
+
+log = logging.getLogger("agentmd.web")
+RECALL_SECONDS = 30.0
+
+
+def _html(text: str, status: int = 200) -> HTMLResponse:
+    return HTMLResponse(text, status_code=status, headers=SECURITY_HEADERS)
+
+
+class Page:
+    """The page of one daemon."""
+
+    def __init__(self, host: actions.PageHost) -> None:
+        self.host = host
+        self.tickets = Tickets()
+
+    def _page(self, title: str, body: Markup, current: str) -> HTMLResponse:
+        token = self.host.token() or ""
+        return _html(page(title, body, current=current, csrf=csrf_value(token), vault=str(self.host.settings.vault)))
+
+    async def _view(self, build: Callable[[], tuple[str, Markup, str]]) -> Response:
+        try:
+            title, body, current = await anyio.to_thread.run_sync(build)
+        except UsageError as exc:
+            return _html(refusal_page(str(exc)), 404)
+        except AgentmdError as exc:
+            return _html(refusal_page(str(exc)), 503)
+        return self._page(title, body, current)
+
+    # -- views ---------------------------------------------------------------------------------------
+
+    def today(self) -> tuple[str, Markup, str]:
+        now = dt.datetime.now(dt.UTC)
+        commits = facts.recent_commits(self.host.settings.vault, now - dt.timedelta(days=facts.TIMELINE_DAYS))
+        days, counts = facts.day_counts(commits, now)
+        return "Today", views.today(self.host.status(), days, counts, commits), "today"
+
+    def review(self) -> tuple[str, Markup, str]:
+        from agentmd.engine.curate.queue import review_queue
+
+        store = self._store()
+        items = review_queue(self.host.settings.vault, store.catalog, self.host.contract(),
+                             state_dir=self.host.settings.state_dir)  # fmt: skip
+        return "Review", views.review(items, dt.datetime.now(dt.UTC)), "review"
+
+    def _store(self) -> Any:
+        store = self.host.store()
+        if store is None:
+            raise AgentmdError("the index is still opening; reload in a moment")
+        return store
+
+    def search(self, query: str, recall: bool, project: str | None) -> tuple[str, Markup, str]:
+        from agentmd.engine.search.searcher import SearchRequest
+
+        if not query.strip():
+            return "Search", views.search("", None, [], None), "search"
+        response = self.host.search(SearchRequest(query, limit=10, explain=True), count_usage=False)
+        everything = self.host.search(SearchRequest(query, limit=10, explain=True, floor=0.0), count_usage=False)
+        kept = {r.get("note") for r in response.get("results", [])}
+        hidden = [r for r in everything.get("results", []) if r.get("note") not in kept]
+        answer = self.recall_preview(query, project) if recall else None
+        return f"Search: {query}", views.search(query, response, hidden, answer), "search"
+
+    def recall_preview(self, query: str, project: str | None) -> dict[str, Any]:
+        """What the recall hook would inject for `query`: `agentmd recall --preview --json`, the hook's own code
+        (run as the command, since the hook's layer sits above the engine), counting nothing."""
+        s = self.host.settings
+        argv = [sys.executable, "-m", "agentmd", "recall", "--preview", "--json", "--vault", str(s.vault),
+                "--index", str(s.cache_dir)]  # fmt: skip
+        if s.config_file is not None and s.config_file.exists():
+            argv += ["--config", str(s.config_file)]
+        if project:
+            argv += ["--project", project]
+        try:
+            run = subprocess.run([*argv, "--", query], capture_output=True, timeout=RECALL_SECONDS, cwd=s.vault,
+                                 check=False)  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return {"error": f"the recall preview did not finish ({exc})"}
+        try:
+            return dict(json.loads(run.stdout))
+        except ValueError:
+            said = run.stderr.decode("utf-8", "replace").strip().splitlines()
+            return {"error": f"the recall preview failed: {said[-1] if said else run.returncode}"}
+
+    def note(self, path: str) -> tuple[str, Markup, str]:
+        from agentmd.engine.curate.changelog import history
+        from agentmd.engine.search.graph import Graph
+        from agentmd.engine.web.neighbours import picture
+        from agentmd.engine.web.svg import history_strip
+
+        vault = self.host.settings.vault
+        text = facts.read_note(vault, path)
+        graph = Graph(self._store().catalog)
+        links = graph.links_of(text.path)
+        image = picture(vault, graph, text.path, links, views.note_href)
+        changes = history(vault, path=text.path) if (vault / ".git").exists() else []
+        strip = history_strip([c.origin if c.parents < 2 else "merge" for c in changes])
+        return text.title, views.note(text, links, image, changes, strip), "note"
+
+    def change(self, sha: str) -> tuple[str, Markup, str]:
+        commit, patch, cut = facts.commit_of(self.host.settings.vault, sha)
+        return commit.subject, views.change(commit, patch, cut), "today"
+
+    # -- endpoints -----------------------------------------------------------------------------------
+
+    async def today_route(self, request: Request) -> Response:
+        return await self._view(self.today)
+
+    async def review_route(self, request: Request) -> Response:
+        return await self._view(self.review)
+
+    async def search_route(self, request: Request) -> Response:
+        q = request.query_params.get("q", "")[:500]
+        recall = request.query_params.get("recall") == "1"
+        project = request.query_params.get("project") or None
+        return await self._view(lambda: self.search(q, recall, project))
+
+    async def note_route(self, request: Request) -> Response:
+        path = request.query_params.get("path", "")
+        return await self._view(lambda: self.note(path))
+
+    async def change_route(self, request: Request) -> Response:
+        sha = str(request.path_params["sha"])
+        return await self._view(lambda: self.change(sha))
+
+    async def enter_route(self, request: Request) -> Response:
+        return _html(ENTER_PAGE)
+
+    async def session_route(self, request: Request) -> Response:
+        try:
+            data = json.loads(await request.body())
+            secret = str(data.get("ticket", "")) if isinstance(data, dict) else ""
+        except ValueError:
+            secret = ""
+        token = self.host.token()
+        if token is None or not (self.tickets.redeem(secret) or matches(secret, token)):
+            log.warning("refused a page session: the ticket is unknown, used or expired")
+            return JSONResponse({"error": "this ticket is unknown, used or expired: run `agentmd open` again"}, 403)
+        response = JSONResponse({"ok": True})
+        response.set_cookie(COOKIE, session_value(token), path=PREFIX, httponly=True, samesite="strict")
+        return response
+
+    async def ticket_route(self, request: Request) -> Response:
+        return JSONResponse({"ticket": self.tickets.issue(), "path": "/ui/enter"})
+
+    async def _act(self, request: Request, run: Callable[..., actions.Outcome]) -> Response:
+        try:
+            data = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse({"error": "send a JSON object"}, 400)
+        if not isinstance(data, dict):
+            return JSONResponse({"error": "send a JSON object"}, 400)
+        try:
+            outcome = await anyio.to_thread.run_sync(run, self.host, data)
+        except UsageError as exc:
+            return JSONResponse({"error": str(exc), "code": "usage"}, 400)
+        except AgentmdError as exc:
+            return JSONResponse({"error": str(exc), "code": "failed"}, 409)
+        return JSONResponse(outcome.to_dict())
+
+    async def plan_route(self, request: Request) -> Response:
+        return await self._act(request, actions.plan)
+
+    async def apply_route(self, request: Request) -> Response:
+        return await self._act(request, actions.apply)
+
+    def routes(self) -> list[BaseRoute]:
+        def static(text: str, media: str) -> Callable[[Request], Any]:
+            async def serve(request: Request) -> Response:
+                return Response(text, media_type=media, headers={"cache-control": "no-cache",
+                                                                 "x-content-type-options": "nosniff"})  # fmt: skip
+
+            return serve
+
+        async def home(request: Request) -> Response:
+            return RedirectResponse("/ui/", 302)
+
+        return [
+            Route("/ui", home, methods=["GET"]),
+            Route("/ui/", self.today_route, methods=["GET"]),
+            Route("/ui/review", self.review_route, methods=["GET"]),
+            Route("/ui/search", self.search_route, methods=["GET"]),
+            Route("/ui/note", self.note_route, methods=["GET"]),
+            Route("/ui/change/{sha}", self.change_route, methods=["GET"]),
+            Route("/ui/enter", self.enter_route, methods=["GET"]),
+            Route("/ui/session", self.session_route, methods=["POST"]),
+            Route("/ui/api/plan", self.plan_route, methods=["POST"]),
+            Route("/ui/api/apply", self.apply_route, methods=["POST"]),
+            Route("/ui/static/app.js", static(JS, "text/javascript"), methods=["GET"]),
+            Route("/ui/static/app.css", static(CSS, "text/css"), methods=["GET"]),
+            Route("/v1/page-ticket", self.ticket_route, methods=["POST"]),
+        ]
