@@ -30,6 +30,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,11 +110,21 @@ def _rev(git: GitCli, ref: str) -> str | None:
 class Round:
     """One sync round over a vault whose committer is held by the caller."""
 
-    def __init__(self, vault: Path, *, remote: str = DEFAULT_REMOTE, identity: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        vault: Path,
+        *,
+        remote: str = DEFAULT_REMOTE,
+        identity: dict[str, str] | None = None,
+        on_conflicts: Callable[[list[dict[str, str]]], None] | None = None,
+    ) -> None:
+        """`on_conflicts` hears of a merge's conflicts before the work tree moves to it, so they are recorded
+        even when the push after it fails, a later attempt of the round takes over, or the process dies."""
         self.git = GitCli(vault)
         self.vault = vault
         self.remote = remote
         self.identity = identity or {}
+        self.on_conflicts = on_conflicts
         self.host = host_name()
         self.now = dt.datetime.now(dt.UTC)
 
@@ -120,10 +132,15 @@ class Round:
         if remote_url(self.git, self.remote) is None:
             raise SyncError(f"the vault has no remote {self.remote!r}: add one with `agentmd remote add URL`")
         branch = current_branch(self.git)
+        conflicts: list[dict[str, str]] = []
+        changed: list[str] = []
         for attempt in range(1, ATTEMPTS + 1):
             result = self._once(branch)
             result.attempts = attempt
+            conflicts += result.conflicts  # an attempt whose push was refused merged and moved the tree all the same
+            changed += [p for p in result.changed if p not in changed]
             if result.outcome != "retry":
+                result.conflicts, result.changed = conflicts, changed
                 return result
         raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
 
@@ -148,6 +165,8 @@ class Round:
                 return result
             if base != theirs:  # both moved
                 merged, conflicts = self._merge(ours, theirs, base)
+                if conflicts and self.on_conflicts is not None:
+                    self.on_conflicts(conflicts)
                 result.changed = self._move_tree(ours, merged)
                 result.outcome, result.head, result.conflicts = "merged", merged, conflicts
                 ours = merged
@@ -233,8 +252,12 @@ class Round:
         """`<name>.conflict-<their host>-<date>.md` beside `path`, named after the machine that wrote theirs."""
         run = self.git.run("log", "-1", "--format=%(trailers:key=host,valueonly)", theirs, "--", path)
         other = re.sub(r"[^A-Za-z0-9-]+", "-", run.text.strip()).strip("-")[:40] if run.code == 0 else ""
-        stem = path[: -len(".md")]
-        return f"{stem}.conflict-{other or 'remote'}-{self.now.strftime('%Y%m%d-%H%M%S')}.md"
+        stem = f"{path[: -len('.md')]}.conflict-{other or 'remote'}-{self.now.strftime('%Y%m%d-%H%M%S')}"
+        name, n = f"{stem}.md", 1
+        while any(self.git.run("cat-file", "-e", f"{rev}:{name}").code == 0 for rev in ("HEAD", theirs)):
+            n += 1  # a round that merged twice within a second, or the other side's sibling of the same name
+            name = f"{stem}-{n}.md"
+        return name
 
     def _conflict_note(self, oid: str, path: str) -> str:
         """The blob of theirs, marked as a conflict sibling in its frontmatter."""
@@ -272,33 +295,59 @@ class Round:
 # -- a round as the daemon and the CLI run it ---------------------------------------------------------
 
 STATE_FILE = "sync-state.json"
+KEPT_CONFLICTS = 50  # ended conflicts kept in the state; every open one is kept
+_STATE_LOCK = threading.Lock()  # the daemon's sync job and `POST /v1/sync` may end rounds at the same time
+
+
+def _record_conflicts(vault: Path, state_dir: Path, conflicts: list[dict[str, str]]) -> None:
+    """Add a merge's conflicts to the state, written before the work tree moves to the merge (a sibling not on
+    disk is listed nowhere, so one whose merge never landed stays out of sight). Of the older entries the
+    ended ones are trimmed to the last KEPT_CONFLICTS; a sibling still marked as a conflict is never dropped."""
+    from agentmd.engine.fsutil import read_json, write_json
+
+    with _STATE_LOCK:
+        state = read_json(state_dir / STATE_FILE) or {}
+        older: list[dict[str, str]] = state.get("conflicts", [])
+        still_open = [c for c in older if c.get("sibling") and still_conflict(vault / c["sibling"])]
+        ended = [c for c in older if c not in still_open][-KEPT_CONFLICTS:]
+        kept = [c for c in older if c in still_open or c in ended]
+        state["conflicts"] = kept + [c for c in conflicts if c not in kept]
+        write_json(state_dir / STATE_FILE, state)
 
 
 def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE) -> SyncResult:
     """Commit what is pending, then run one round with the committer held; the outcome (or the failure) is
-    recorded in `<state>/sync-state.json` for `status`."""
+    recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves."""
     from agentmd.engine.fsutil import read_json, write_json
 
-    state = (read_json(state_dir / STATE_FILE) if state_dir is not None else None) or {}
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    vault = committer.vault
+
+    def record(conflicts: list[dict[str, str]]) -> None:
+        if state_dir is not None:
+            _record_conflicts(vault, state_dir, conflicts)
+
     try:
         cycle = committer.commit_cycle()
         if cycle.error or cycle.skipped:
             raise SyncError(f"what is pending could not be committed first ({cycle.error or cycle.skipped})")
         with committer.paused():
-            result = Round(committer.vault, remote=remote, identity=committer.identity_env()).run()
+            result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
     except SyncError as exc:
-        state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
         if state_dir is not None:
-            write_json(state_dir / STATE_FILE, state)
+            with _STATE_LOCK:  # read now, not before the round: it may have recorded conflicts meanwhile
+                state = read_json(state_dir / STATE_FILE) or {}
+                state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
+                write_json(state_dir / STATE_FILE, state)
         raise
-    state.update(
-        last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
-        last_error_at=None, failing_since=None,
-        conflicts=[*state.get("conflicts", []), *result.conflicts][-50:],
-    )  # fmt: skip
     if state_dir is not None:
-        write_json(state_dir / STATE_FILE, state)
+        with _STATE_LOCK:
+            state = read_json(state_dir / STATE_FILE) or {}
+            state.update(
+                last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
+                last_error_at=None, failing_since=None,
+            )  # fmt: skip
+            write_json(state_dir / STATE_FILE, state)
     return result
 
 
