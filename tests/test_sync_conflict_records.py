@@ -123,3 +123,18 @@ def test_a_sibling_never_overwrites_one_already_there(three: tuple[Path, Machine
     assert two["sibling"] == one["sibling"].replace(".md", "-2.md")
     assert "the laptop's first version" in (desktop.vault / one["sibling"]).read_text()
     assert "the laptop's second version" in (desktop.vault / two["sibling"]).read_text()
+
+
+def test_agentmd_host_names_the_machine_in_trailers_and_siblings(
+    three: tuple[Path, Machine, Machine, Machine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _bare, laptop, desktop, _ = three
+    monkeypatch.setenv("AGENTMD_HOST", "the laptop")
+    write(laptop.vault, "notes/beta.md", "# Beta\n\nthe laptop's version\n")
+    laptop.sync()
+    assert git(laptop.vault, "log", "-1", "--format=%(trailers:key=host,valueonly)").stdout.strip() == "the-laptop"
+    monkeypatch.setenv("AGENTMD_HOST", "desk")
+    write(desktop.vault, "notes/beta.md", "# Beta\n\nthe desktop's version\n")
+    (conflict,) = desktop.sync()["conflicts"]
+    assert conflict["sibling"].startswith("notes/beta.conflict-the-laptop-")
+    assert git(desktop.vault, "log", "-1", "--format=%(trailers:key=host,valueonly)").stdout.strip() == "desk"
