@@ -1,10 +1,12 @@
 """Every conflict sibling a sync writes stays listed (`agentmd conflicts`, status) until it is resolved: when the
 push after the merge fails, when the remote moved again and a second attempt of the round did the pushing, and
-however many conflicts are open. Found by the sync soak (bench/sync_soak.py). Real git throughout."""
+however many conflicts are open; and a round killed once its work tree moved leaves nothing the committer
+would leave alone. Found by the sync soak (bench/sync_soak.py). Real git throughout."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -138,3 +140,35 @@ def test_agentmd_host_names_the_machine_in_trailers_and_siblings(
     (conflict,) = desktop.sync()["conflicts"]
     assert conflict["sibling"].startswith("notes/beta.conflict-the-laptop-")
     assert git(desktop.vault, "log", "-1", "--format=%(trailers:key=host,valueonly)").stdout.strip() == "desk"
+
+
+def test_a_round_killed_once_the_tree_moved_leaves_nothing_staged(
+    tmp_path: Path, three: tuple[Path, Machine, Machine, Machine]
+) -> None:
+    """SIGKILL right after the work tree moved to a merge: the index is not left ahead of HEAD (which the
+    committer would take for the person's own staging and never commit), the conflict is listed, and the next
+    round pushes the merge."""
+    import os
+    import subprocess
+    import sys
+
+    bare, laptop, desktop, _ = three
+    write(laptop.vault, "notes/beta.md", "# Beta\n\nthe laptop's version\n")
+    write(laptop.vault, "notes/new.md", "# New\n\nfrom the laptop\n")
+    laptop.sync()
+    write(desktop.vault, "notes/beta.md", "# Beta\n\nthe desktop's version\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "AGENTMD_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(tmp_path / "xdg-state"))
+    argv = [sys.executable, "-m", "agentmd", "sync", "--vault", str(desktop.vault)]
+    killed = subprocess.run(argv, env={**env, "AGENTMD_FAILPOINTS": "sync-tree-moved=kill"}, capture_output=True)
+    assert killed.returncode == -9, killed.stderr
+    head = git(desktop.vault, "rev-parse", "HEAD").stdout.strip()
+    assert git(desktop.vault, "rev-list", "--parents", "-1", head).stdout.count(" ") == 2  # the merge is HEAD
+    assert git(desktop.vault, "diff", "--cached", "--name-only").stdout == ""
+    assert (desktop.vault / "notes/new.md").is_file() and git(desktop.vault, "status", "--porcelain").stdout == ""
+    done = subprocess.run([*argv, "--json"], env=env, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["outcome"] == "pushed"
+    assert git(bare, "rev-parse", "main").stdout.strip() == head
+    conflicts = subprocess.run([*argv[:3], "conflicts", "--vault", str(desktop.vault)], env=env, capture_output=True,
+                               text=True, check=True).stdout.split()  # fmt: skip
+    assert len(conflicts) == 1 and conflicts[0].startswith("notes/beta.conflict-")

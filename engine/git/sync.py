@@ -6,9 +6,9 @@ A round, run while the committer is held (no cycle starts meanwhile):
 2. `git fetch` the remote's branch;
 3. the remote's commit and ours are compared through their merge base:
    - the same commit: nothing to do;
-   - ours behind: fast-forward, moving the work tree with `git read-tree -m -u` (which refuses to overwrite
-     a file changed since the commit, so an edit that arrives mid-round is never lost: the round stops and
-     the next one takes it);
+   - ours behind: fast-forward, moving the work tree, the index and HEAD in one `git merge --ff-only` (which
+     refuses to overwrite a file changed since the commit, so an edit that arrives mid-round is never lost:
+     the round stops and the next one takes it);
    - ours ahead: push;
    - both moved: a merge computed before the work tree is touched (`git merge-tree --write-tree`); where
      it conflicts, no marker ever reaches a note:
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.settings import host_name
 
@@ -183,13 +184,21 @@ class Round:
         moved) when a file changed since `old` would be overwritten."""
         changed = self.git.run("diff", "--name-only", "-z", old, new)
         paths = [os.fsdecode(p) for p in changed.out.split(b"\0") if p] if changed.code == 0 else []
-        move = self.git.run("read-tree", "-m", "-u", old, new)
+        # One git process moves the work tree, the index and HEAD together (a fast-forward: `new` descends from
+        # `old`), so a daemon killed meanwhile never leaves the index ahead of HEAD: its git child finishes the
+        # move. An index ahead of HEAD reads as the person's own staging, which the committer never commits.
+        move = self.git.run(
+            "merge", "--ff-only", "--no-autostash", "--no-verify-signatures", "--quiet", new,
+            env={**self.identity, "GIT_REFLOG_ACTION": f"sync: {self.remote}"},
+        )  # fmt: skip
         if move.code != 0:
             raise SyncError(
                 f"the work tree could not move to the synced commit without overwriting a change made meanwhile "
                 f"({move.why()}); the change is kept and the next round syncs it"
             )
-        _check(self.git.run("update-ref", "-m", f"sync: {self.remote}", "HEAD", new, old), "moving HEAD")
+        failpoint("sync-tree-moved")
+        if _rev(self.git, "HEAD") != new:
+            raise SyncError(f"the vault's HEAD did not move to the synced commit {new[:10]}; the next round retries")
         return paths
 
     # -- merging ---------------------------------------------------------------------------------
