@@ -56,10 +56,13 @@ class Settings:
 
 
 def host_name() -> str:
-    """This machine's name as commits' `host:` trailers and conflict siblings carry it: letters, digits, dashes."""
+    """This machine's name as commits' `host:` trailers and conflict siblings carry it: letters, digits, dashes.
+    `AGENTMD_HOST` names it instead (a container or a laptop whose host name changes with the network, and
+    several clones on one machine that should tell their commits apart)."""
     import socket
 
-    return re.sub(r"[^A-Za-z0-9-]+", "-", socket.gethostname()).strip("-")[:40] or "host"
+    name = os.environ.get("AGENTMD_HOST") or socket.gethostname()
+    return re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-")[:40] or "host"
 
 
 def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 CONFLICT_STATUS = "conflict"
 STATE_FILE = "sync-state.json"  # the sync state, which holds the one list of conflicts
-KEPT_CONFLICTS = 50  # entries the list keeps
+KEPT_CONFLICTS = 50  # ended conflicts the list keeps; every open one is kept
+STATE_LOCK = threading.Lock()  # this process's writers of the sync state (the sync job, POST /v1/sync, undo)
 BEFORE = "status_before_conflict"  # the status a marked version had
 _STATUS = re.compile(r"(?m)^status:(.*)$")
 
@@ -87,16 +89,23 @@ def still_conflict(path: Path) -> bool:
     return re.search(rf"(?m)^status:\s*{CONFLICT_STATUS}\s*$", head) is not None
 
 
-def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]]) -> None:
-    """Add `{"path", "sibling"}` entries to the list (the sync state's other fields untouched)."""
+def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]], vault: Path | None = None) -> None:
+    """Add `{"path", "sibling"}` entries to the list (the sync state's other fields untouched), under this
+    process's lock of the state. Of the entries already there, the ended ones are trimmed to the last
+    KEPT_CONFLICTS; with the `vault`, a sibling still marked as a conflict is never dropped."""
     from agentmd.engine.fsutil import read_json, write_json
 
     new = [dict(e) for e in entries if e.get("sibling")]
     if not new:
         return
-    state = read_json(state_dir / STATE_FILE) or {}
-    state["conflicts"] = [*state.get("conflicts", []), *new][-KEPT_CONFLICTS:]
-    write_json(state_dir / STATE_FILE, state)
+    with STATE_LOCK:
+        state = read_json(state_dir / STATE_FILE) or {}
+        older: list[dict[str, str]] = state.get("conflicts", [])
+        still_open = [c for c in older if vault and c.get("sibling") and still_conflict(vault / c["sibling"])]
+        ended = [c for c in older if c not in still_open][-KEPT_CONFLICTS:]
+        kept = [c for c in older if c in still_open or c in ended]
+        state["conflicts"] = kept + [c for c in new if c not in kept]
+        write_json(state_dir / STATE_FILE, state)
 
 
 def open_conflicts(vault: Path, state_dir: Path) -> list[str]:

@@ -9,7 +9,8 @@ lookup on the environment and nothing else.
 named point too.
 
 The points: `index-publish` (the new index is about to replace `.git/index`), `after-index-published`
-(the index is in place, HEAD has not moved) and `before-commit-cycle`.
+(the index is in place, HEAD has not moved), `before-commit-cycle` and `sync-tree-moved` (a sync round's move
+of the work tree, the index and HEAD has just returned).
 """
 
 from __future__ import annotations

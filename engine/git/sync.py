@@ -6,9 +6,9 @@ A round, run while the committer is held (no cycle starts meanwhile):
 2. `git fetch` the remote's branch;
 3. the remote's commit and ours are compared through their merge base:
    - the same commit: nothing to do;
-   - ours behind: fast-forward, moving the work tree with `git read-tree -m -u` (which refuses to overwrite
-     a file changed since the commit, so an edit that arrives mid-round is never lost: the round stops and
-     the next one takes it);
+   - ours behind: fast-forward, moving the work tree, the index and HEAD in one `git merge --ff-only` (which
+     refuses to overwrite a file changed since the commit, so an edit that arrives mid-round is never lost:
+     the round stops and the next one takes it);
    - ours ahead: push;
    - both moved: a merge computed before the work tree is touched (`git merge-tree --write-tree`); where
      it conflicts, no marker ever reaches a note:
@@ -38,13 +38,24 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # where it was before
-from agentmd.engine.git.conflicts import STATE_FILE, conflict_text, sibling_name, still_conflict, unmarked
+from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
+from agentmd.engine.git.conflicts import (
+    STATE_FILE,
+    STATE_LOCK,
+    conflict_text,
+    record_conflicts,
+    sibling_name,
+    still_conflict,
+    unmarked,
+)
+from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.rescue import RescueError, guard_move, keep_rescue, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
@@ -121,11 +132,21 @@ def _rev(git: GitCli, ref: str) -> str | None:
 class Round:
     """One sync round over a vault whose committer is held by the caller."""
 
-    def __init__(self, vault: Path, *, remote: str = DEFAULT_REMOTE, identity: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        vault: Path,
+        *,
+        remote: str = DEFAULT_REMOTE,
+        identity: dict[str, str] | None = None,
+        on_conflicts: Callable[[list[dict[str, str]]], None] | None = None,
+    ) -> None:
+        """`on_conflicts` hears of a merge's conflicts before the work tree moves to it, so they are recorded
+        even when the push after it fails, a later attempt of the round takes over, or the process dies."""
         self.git = GitCli(vault)
         self.vault = vault
         self.remote = remote
         self.identity = identity or {}
+        self.on_conflicts = on_conflicts
         self.host = host_name()
         self.now = dt.datetime.now(dt.UTC)
 
@@ -134,10 +155,15 @@ class Round:
             raise SyncError(f"the vault has no remote {self.remote!r}: add one with `agentmd remote add URL`")
         branch = current_branch(self.git)
         prune_rescues(self.git, self.now)
+        conflicts: list[dict[str, str]] = []
+        changed: list[str] = []
         for attempt in range(1, ATTEMPTS + 1):
             result = self._once(branch)
             result.attempts = attempt
+            conflicts += result.conflicts  # an attempt whose push was refused merged and moved the tree all the same
+            changed += [p for p in result.changed if p not in changed]
             if result.outcome != "retry":
+                result.conflicts, result.changed = conflicts, changed
                 return result
         raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
 
@@ -162,6 +188,8 @@ class Round:
                 return result
             if base != theirs:  # both moved
                 merged, conflicts = self._merge(ours, theirs, base)
+                if conflicts and self.on_conflicts is not None:
+                    self.on_conflicts(conflicts)
                 result.changed = self._move_tree(ours, merged)
                 result.outcome, result.head = "merged", merged
                 result.conflicts = [c for c in conflicts if "renamed" not in c]
@@ -184,13 +212,21 @@ class Round:
             guard_move(self.git, old, new, self.host, self.now)
         except RescueError as exc:
             raise SyncError(f"the work tree was not moved: {exc}") from None
-        move = self.git.run("read-tree", "-m", "-u", old, new)
+        # One git process moves the work tree, the index and HEAD together (a fast-forward: `new` descends from
+        # `old`), so a daemon killed meanwhile never leaves the index ahead of HEAD: its git child finishes the
+        # move. An index ahead of HEAD reads as the person's own staging, which the committer never commits.
+        move = self.git.run(
+            "merge", "--ff-only", "--no-autostash", "--no-verify-signatures", "--quiet", new,
+            env={**self.identity, "GIT_REFLOG_ACTION": f"sync: {self.remote}"},
+        )  # fmt: skip
         if move.code != 0:
             raise SyncError(
                 f"the work tree could not move to the synced commit without overwriting a change made meanwhile "
                 f"({move.why()}); the change is kept and the next round syncs it"
             )
-        _check(self.git.run("update-ref", "-m", f"sync: {self.remote}", "HEAD", new, old), "moving HEAD")
+        failpoint("sync-tree-moved")
+        if _rev(self.git, "HEAD") != new:
+            raise SyncError(f"the vault's HEAD did not move to the synced commit {new[:10]}; the next round retries")
         return paths
 
     # -- merging ---------------------------------------------------------------------------------
@@ -286,7 +322,12 @@ class Round:
     def _sibling(self, path: str, theirs: str) -> str:
         """`<name>.conflict-<their host>-<date>.md` beside `path`, named after the machine that wrote theirs."""
         run = self.git.run("log", "-1", "--format=%(trailers:key=host,valueonly)", theirs, "--", path)
-        return sibling_name(path, run.text if run.code == 0 else "", self.now)
+        name = sibling_name(path, run.text if run.code == 0 else "", self.now)
+        stem, n = name[: -len(".md")], 1
+        while any(self.git.run("cat-file", "-e", f"{rev}:{name}").code == 0 for rev in ("HEAD", theirs)):
+            n += 1  # a round that merged twice within a second, or the other side's sibling of the same name
+            name = f"{stem}-{n}.md"
+        return name
 
     def _conflict_note(self, oid: str, path: str) -> str:
         """The blob of theirs, marked as a conflict sibling in its frontmatter (`conflicts.conflict_text`)."""
@@ -323,30 +364,37 @@ class Round:
 
 def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE) -> SyncResult:
     """Commit what is pending, then run one round with the committer held; the outcome (or the failure) is
-    recorded in `<state>/sync-state.json` for `status`."""
+    recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves."""
     from agentmd.engine.fsutil import read_json, write_json
 
-    state = (read_json(state_dir / STATE_FILE) if state_dir is not None else None) or {}
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    vault = committer.vault
+
+    def record(conflicts: list[dict[str, str]]) -> None:
+        if state_dir is not None:
+            record_conflicts(state_dir, conflicts, vault)
+
     try:
         cycle = committer.commit_cycle()
         if cycle.error or cycle.skipped:
             raise SyncError(f"what is pending could not be committed first ({cycle.error or cycle.skipped})")
         with committer.paused():
-            result = Round(committer.vault, remote=remote, identity=committer.identity_env()).run()
+            result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
     except SyncError as exc:
-        state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
         if state_dir is not None:
-            write_json(state_dir / STATE_FILE, state)
+            with STATE_LOCK:  # read now, not before the round: it may have recorded conflicts meanwhile
+                state = read_json(state_dir / STATE_FILE) or {}
+                state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
+                write_json(state_dir / STATE_FILE, state)
         raise
-    state.update(
-        last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
-        last_error_at=None, failing_since=None,
-        conflicts=[*state.get("conflicts", []), *result.conflicts][-50:],
-        renamed=[*state.get("renamed", []), *result.renamed][-50:],
-    )  # fmt: skip
     if state_dir is not None:
-        write_json(state_dir / STATE_FILE, state)
+        with STATE_LOCK:
+            state = read_json(state_dir / STATE_FILE) or {}
+            state.update(
+                last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
+                last_error_at=None, failing_since=None, renamed=[*state.get("renamed", []), *result.renamed][-50:],
+            )  # fmt: skip
+            write_json(state_dir / STATE_FILE, state)
     return result
 
 

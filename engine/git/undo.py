@@ -548,5 +548,5 @@ def apply_undo(committer: Committer, selection: Selection, state_dir: Path | Non
                 committer.origins.consume(paths)
         committer.origins.consume(paths)
     if state_dir is not None:
-        record_conflicts(state_dir, [c for c in plan.conflicts if c.get("sibling")])
+        record_conflicts(state_dir, [c for c in plan.conflicts if c.get("sibling")], committer.vault)
     return UndoResult(plan, commit)
