@@ -270,3 +270,14 @@ def test_explicit_path_overrides_the_vault_file(tmp_path: Path) -> None:
     state = load_contract(tmp_path, other)
     assert state.source == str(other)
     assert state.contract.thresholds.daily_write_cap == 2
+
+
+def test_the_packaged_default_reads_as_prose_with_whole_headings() -> None:
+    """Every `## ` line of the packaged default is a section heading a person would write (a heading cut out
+    of a sentence once split the text on how the file is read), and the sections the prose names exist."""
+    text = (Path(__file__).resolve().parents[1] / "storage-rules.default.md").read_text(encoding="utf-8")
+    headings = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert all(h and h[0].isupper() and "`" not in h and not h.endswith(",") for h in headings), headings
+    assert {"How this file is read", "Links", "Importance"} <= set(headings)
+    how = text.split("## How this file is read", 1)[1].split("\n## ", 1)[0]
+    assert "`## Importance`" in how and "link_convention" not in how
