@@ -145,3 +145,26 @@ def test_the_units_command_reads_the_vault_from_the_config_at_every_start(tmp_pa
             finally:
                 proc.terminate()
                 assert proc.wait(timeout=60) == 0
+
+
+def test_a_dry_run_says_when_the_config_it_names_is_not_there(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    vault = tmp_path / "my vault"
+    vault.mkdir()
+    bare = cli("service", "install", "--dry-run", "--platform", "linux")
+    assert bare.code == 0 and "does not exist yet" in bare.err and "--vault PATH" in bare.err
+    named = cli("service", "install", "--dry-run", "--platform", "linux", "--vault", str(vault), "--json").json()
+    assert named["config_exists"] is False and "install writes it" in named["config_note"]
+    config = tmp_path / "home" / ".config" / "agentmd" / "config.toml"
+    assert not config.exists()  # a dry run writes nothing
+
+
+def test_install_with_a_vault_and_no_config_writes_the_config_the_unit_reads(tmp_path: Path) -> None:
+    from agentmd.cli.service import write_config
+
+    vault = tmp_path / 'my "odd" vault ü'
+    vault.mkdir()
+    config = tmp_path / "cfg" / "agentmd" / "config.toml"
+    assert write_config(config, str(vault)) is True
+    assert resolve(config=str(config), env={}).vault == vault.resolve()  # what the unit's command reads
+    assert write_config(config, str(tmp_path)) is False  # an existing config is never rewritten
+    assert resolve(config=str(config), env={}).vault == vault.resolve()

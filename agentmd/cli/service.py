@@ -9,6 +9,7 @@ installed, and is rolled back. `uninstall` stops it and removes exactly the file
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import threading
 import time
@@ -68,6 +69,33 @@ def _service_settings(args: argparse.Namespace) -> Any:
     return settings
 
 
+def _config_note(args: argparse.Namespace, config: Path) -> str | None:
+    """What a person should know of the config file the service names, when it is not there yet."""
+    if config.exists():
+        return None
+    if args.vault:
+        return f"{config} does not exist yet: install writes it, naming the vault {Path(args.vault).expanduser()}"
+    return (
+        f"{config} does not exist yet, and the service reads its vault from it at every start: pass --vault "
+        'PATH to install (which writes it), or create it with `vault = "/path/to/vault"`'
+    )
+
+
+def write_config(config: Path, vault_arg: str | None) -> bool:
+    """With --vault and no config file yet, write one naming that vault (the service's only source of it);
+    whether it was written."""
+    from agentmd.engine.fsutil import atomic_write
+
+    if config.exists() or not vault_arg:
+        return False
+    vault = Path(vault_arg).expanduser().resolve()
+    if not vault.is_dir():
+        raise UsageError(f"--vault {vault_arg} is not a folder: clone or create the vault first")
+    config.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(config, f"vault = {json.dumps(str(vault))}\n".encode())  # a TOML basic string is JSON's
+    return True
+
+
 def _health(settings: Any, timeout: float = 2.0) -> dict[str, Any] | None:
     from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
     from agentmd.engine.settings import DEFAULT_PORT
@@ -101,16 +129,23 @@ def cmd_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = _config_path(args)
     command = serve_command(config)
     content = platform.render(command)
+    config_note = _config_note(args, config)
     if args.dry_run:
-        payload = {"path": str(platform.path), "platform": platform.name, "content": content.decode("utf-8")}
+        payload = {"path": str(platform.path), "platform": platform.name, "content": content.decode("utf-8"),
+                   "config": str(config), "config_exists": config.exists(), "config_note": config_note}  # fmt: skip
         if not args.json:
             err.write(f"agentmd: would write the {platform.kind} {platform.path}:\n")
+            if config_note:
+                err.write(f"agentmd: note: {config_note}\n")
         emit(out, args, payload, content.decode("utf-8"))
         return EXIT_OK
-    settings = _service_settings(args)
+    writes = not config.exists() and bool(args.vault)  # the config is written once the service can be installed
+    settings = None if writes else _service_settings(args)
     ok, why = platform.available()
     if not ok:
         raise AgentmdError(f"cannot install the {platform.kind}: {why}; `--dry-run` prints the file to install by hand")
+    written = write_config(config, args.vault)
+    settings = settings or _service_settings(args)
     info = running_daemon(settings.state_dir)
     if info is not None:
         raise AgentmdError(
@@ -129,6 +164,8 @@ def cmd_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     state = platform.state()
     done = {"path": str(platform.path), "platform": platform.name, "health": health, "state": state}
     text = f"installed {platform.path}; the daemon answers for {settings.vault} (pid {health.get('pid')})"
+    if written:
+        text = f"wrote {config} naming the vault {settings.vault}\n" + text
     note = state.get("note")
     emit(out, args, done, text + (f"\nnote: {note}" if note else ""))
     return EXIT_OK
