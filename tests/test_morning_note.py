@@ -47,6 +47,21 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "vault", notes)
 
 
+def test_notes_retired_in_place_count_as_retired_not_edited(repo: Path) -> None:
+    """`agentmd retire` keeps a note and sets `lifecycle: archived`: the morning note counts it retired (by its
+    commit's origin), and an ordinary edit of another frontmatter line stays an edit."""
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    for i in range(2):
+        (repo / "old" / f"old-{i}.md").write_text(f"---\nlifecycle: archived\n---\nold note {i}\n", encoding="utf-8")
+    (repo / "notes" / "first.md").write_text("---\nlifecycle: active\n---\nfirst note\n", encoding="utf-8")
+    commit(repo, "retire", "retire: 2 notes")
+    (repo / "old" / "old-2.md").write_text("---\nlifecycle: 'archived'\n---\nold note 2\n", encoding="utf-8")
+    commit(repo, "local-edit", "local-edit: 1 file")
+    changes = changes_since(repo, since)
+    assert changes.retired == {"retire": 2, "local-edit": 1}
+    assert changes.edited == {"retire": 1}
+
+
 def failed_record() -> dict[str, Any]:
     return {
         "job": "backup",
@@ -100,9 +115,7 @@ def configured(repo: Path, tmp_path: Path, env: dict[str, str]) -> Settings:
         f"import sys\nopen({str(sink)!r}, 'a').write(sys.stdin.read().replace(chr(10), ' ') + chr(10))\n",
         encoding="utf-8",
     )
-    config.write_text(
-        f'vault = "{repo}"\n[notify]\ncommand = ["{sys.executable}", "{script}"]\n', encoding="utf-8"
-    )
+    config.write_text(f'vault = "{repo}"\n[notify]\ncommand = ["{sys.executable}", "{script}"]\n', encoding="utf-8")
     (config.parent / "jobs" / "backup.toml").write_text(
         f'command = ["{sys.executable}", "-c", "import sys; sys.exit(2)"]\nschedule = "daily 03:00"\n',
         encoding="utf-8",

@@ -90,9 +90,10 @@ def still_conflict(path: Path) -> bool:
 
 
 def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]], vault: Path | None = None) -> None:
-    """Add `{"path", "sibling"}` (or `{"path", "kept", ...}`) entries to the list (the sync state's other fields untouched), under this
-    process's lock of the state. Of the entries already there, the ended ones are trimmed to the last
-    KEPT_CONFLICTS; with the `vault`, a sibling still marked as a conflict is never dropped."""
+    """Add `{"path", "sibling"}` (or `{"path", "kept", ...}`) entries to the list (the sync state's other
+    fields untouched), under this process's lock of the state. Of the entries already there, the ended ones
+    are trimmed to the last KEPT_CONFLICTS; with the `vault`, a sibling still marked as a conflict is never
+    dropped."""
     from agentmd.engine.fsutil import read_json, write_json
 
     new = [dict(e) for e in entries]  # siblings, and files a sync kept as ours (`kept`, named in status)

@@ -15,6 +15,7 @@ is kept in the state folder for the session-start hook.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,7 +91,38 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
                 out.edited[origin] += 1
             elif kind == "D":
                 out.retired[origin] += 1
+    _count_archived(GitCli(vault), since, out)
     return out
+
+
+_ARCHIVED = re.compile(r"""^\+lifecycle:\s*["']?archived["']?\s*$""")
+
+
+def _count_archived(git: GitCli, since: dt.datetime, out: Changes) -> None:
+    """A note kept but archived (`agentmd retire`, a groom's retirement: `lifecycle: archived` set in place) is
+    retired too, not edited: the lifecycle lines of the edits since `since` are read (only those hunks)."""
+    run = git.run(
+        "log", f"--since={since.isoformat(timespec='seconds')}", "--no-renames", "--diff-filter=M", "-p", "-U0",
+        "-G^lifecycle:", f"--format=%n{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)",
+    )  # fmt: skip
+    if run.code != 0:
+        return
+    for chunk in ("\n" + run.text).split("\n" + _SEP)[1:]:
+        lines = chunk.split("\n")
+        origin = lines[0].strip() or "unknown"
+        if origin in SYNTHETIC:
+            continue
+        archived, note = 0, False
+        for line in lines[1:]:
+            if line.startswith("+++ "):
+                note = line.endswith(".md")
+            elif note and _ARCHIVED.match(line):
+                archived += 1
+        if archived:
+            out.retired[origin] += archived
+            out.edited[origin] -= archived
+            if out.edited[origin] <= 0:
+                del out.edited[origin]
 
 
 def _job_lines(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
