@@ -506,10 +506,11 @@ class Daemon(Upkeep):
 
     # -- sync ----------------------------------------------------------------------------------
 
-    def sync(self, remote: str = DEFAULT_REMOTE) -> SyncResult:
+    def sync(self, remote: str = DEFAULT_REMOTE, *, clock: Callable[[], dt.datetime] | None = None) -> SyncResult:
         """One sync round with the vault's git remote, the committer held while it moves the work tree; the
-        files it changed are reconciled at once (the watcher sees them too)."""
-        result = sync_vault(self.committer, self.settings.state_dir, remote=remote)
+        files it changed are reconciled at once (the watcher sees them too). `clock`: the jobs' clock, which
+        dates the backoff after a round that could not reach the remote."""
+        result = sync_vault(self.committer, self.settings.state_dir, remote=remote, clock=clock)
         if result.changed and self.store is not None:
             # what git brought is history already: a deletion in it passes the mass-deletion breaker, which
             # keeps guarding deletions git has not seen

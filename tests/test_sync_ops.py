@@ -1,0 +1,237 @@
+"""Sync as it runs for months: the daemon's rounds back off while the remote is unreachable (and a person's
+`agentmd sync` never waits), status's thresholds come from the config file, and so on. Real git (a bare remote
+moved away and back), real daemons; time is the jobs' injected clock, never a sleep."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_helpers import client_of, git, make_repo, wait_until
+
+from agentmd.engine.daemon.jobs_host import DaemonJobs
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.git.sync import (
+    BACKOFF_MOST,
+    STATE_FILE,
+    backing_off,
+    backoff_delay,
+    sync_section,
+)
+from agentmd.engine.settings import Settings, resolve
+from agentmd.engine.write.capture import CaptureRequest
+
+
+class FakeClock:
+    """The jobs' clock, moved by the test; it starts a minute ahead of the real one (as tests/test_daemon_jobs.py's),
+    so the daemon's own scheduler, on the real clock, has nothing due meanwhile."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=1)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+def _pushed(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote and a vault pushed to it."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/otters.md": "# Otters\n\nThey float.\n"})
+    git(vault, "remote", "add", "origin", str(bare))
+    git(vault, "push", "-q", "origin", "main")
+    return bare, vault
+
+
+@pytest.fixture
+def remote(tmp_path: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    return _pushed(tmp_path)
+
+
+@pytest.fixture
+def cli_remote(tmp_path: Path, cli: object) -> tuple[Path, Path]:
+    return _pushed(tmp_path)
+
+
+@pytest.fixture
+def daemon(remote: tuple[Path, Path]) -> Iterator[Daemon]:
+    _, vault = remote
+    d = Daemon(resolve(vault=str(vault)), port=0, commit_debounce=0.1, probe_interval=0, reconcile_interval=2)
+    d.start()
+    try:
+        wait_until(lambda: not d.health()["index_stale"], 30, "first pass")
+        yield d
+    finally:
+        d.stop()
+
+
+def _state(settings: Settings) -> dict[str, object]:
+    return read_json(settings.state_dir / STATE_FILE) or {}
+
+
+def test_the_backoff_doubles_from_a_minute_up_to_half_an_hour() -> None:
+    minutes = [backoff_delay(n).total_seconds() / 60 for n in range(0, 9)]
+    assert minutes == [0, 1, 2, 4, 8, 16, 30, 30, 30]
+    assert backoff_delay(10_000) == BACKOFF_MOST
+
+
+def test_the_daemons_rounds_back_off_while_the_remote_is_unreachable_and_start_again_on_success(
+    daemon: Daemon, remote: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, vault = remote
+    clock = FakeClock()
+    jobs = DaemonJobs(daemon, clock=clock)
+    away = tmp_path / "away.git"
+    bare.rename(away)
+    start = clock.now
+
+    first = jobs.scheduler.run_named("sync")
+    assert "is the remote reachable?" in first["changed"]["failed"], first
+    state = _state(daemon.settings)
+    assert state["failures"] == 1 and state["failing_since"] == start.isoformat()
+    assert state["next_attempt_at"] == (start + dt.timedelta(minutes=1)).isoformat()
+
+    waited = jobs.scheduler.run_named("sync")  # the same minute: the round is skipped, git is not asked
+    assert "backing off" in waited["changed"]["skipped"], waited
+    assert _state(daemon.settings)["failures"] == 1
+
+    # each failed round doubles the wait: 1, 2, 4 minutes
+    for failures, wait in ((2, 2), (3, 4)):
+        clock.now = dt.datetime.fromisoformat(str(_state(daemon.settings)["next_attempt_at"]))
+        ran = jobs.scheduler.run_named("sync")
+        assert "failed" in ran["changed"], ran
+        state = _state(daemon.settings)
+        assert state["failures"] == failures
+        assert state["next_attempt_at"] == (clock.now + dt.timedelta(minutes=wait)).isoformat()
+        clock.now += dt.timedelta(minutes=wait) - dt.timedelta(seconds=1)
+        assert "backing off" in jobs.scheduler.run_named("sync")["changed"]["skipped"]
+
+    # status names the next attempt; the yellow line comes only after an hour of failures
+    section = sync_section(vault, daemon.settings.state_dir, clock.now)
+    assert section["next_attempt_at"] == state["next_attempt_at"] and section["yellow"] == []
+    later = sync_section(vault, daemon.settings.state_dir, start + dt.timedelta(minutes=61))
+    assert later["next_attempt_at"] is None  # an attempt time already past is no backoff
+    assert any(line.startswith("sync-failing since") for line in later["yellow"])
+
+    away.rename(bare)
+    clock.now += dt.timedelta(seconds=1)  # the backoff has ended
+    back = jobs.scheduler.run_named("sync")
+    assert back["changed"].get("outcome") == "up-to-date", back
+    state = _state(daemon.settings)
+    assert state["failures"] == 0 and state["next_attempt_at"] is None and state["failing_since"] is None
+    assert backing_off(daemon.settings.state_dir, clock.now) is None
+
+
+def test_commits_wait_for_the_backoff_and_a_person_s_sync_never_does(
+    daemon: Daemon, remote: tuple[Path, Path], tmp_path: Path
+) -> None:
+    bare, vault = remote
+    assert daemon.jobs is not None
+    daemon.jobs.sync_settle = 0.1  # the daemon's own settling delay, shortened for the test
+    away = tmp_path / "away.git"
+    bare.rename(away)
+    with pytest.raises(Exception, match="is the remote reachable"):
+        client_of(daemon).post("/v1/sync", {})  # a person's round: it fails, and the daemon's rounds back off
+    retry = backing_off(daemon.settings.state_dir, dt.datetime.now(dt.UTC))
+    assert retry is not None, "a failed round starts the backoff"
+    away.rename(bare)
+    head = git(bare, "rev-parse", "main")
+    answer = daemon.capture(CaptureRequest(title="Waits for the backoff", body="Pushed once the wait is over."))
+    wait_until(lambda: git(vault, "status", "--porcelain") == "", 20, "the capture committed")
+    runs = daemon.jobs.scheduler.log.records
+    # the round the commits asked for waits: it is still asked for, and no round ran
+    wait_until(lambda: daemon.jobs is not None and daemon.jobs.sync_asked, 10, "the round asked for")
+    assert git(bare, "rev-parse", "main") == head
+    assert not [r for r in runs() if r["job"] == "sync" and r["trigger"] == "commits"]
+
+    # the backoff's end, as the state records it (the minute passing, without waiting for it)
+    state = read_json(daemon.settings.state_dir / STATE_FILE) or {}
+    state["next_attempt_at"] = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat(timespec="seconds")
+    write_json(daemon.settings.state_dir / STATE_FILE, state)
+    remote_has = lambda: answer["path"] in git(bare, "ls-tree", "-r", "--name-only", "main")  # noqa: E731
+    wait_until(remote_has, 60, "the capture on the remote through the round that waited")
+    assert any(r["job"] == "sync" and r["trigger"] == "commits" for r in runs())
+
+    # a person's `agentmd sync` tries at once, even while the daemon backs off
+    bare.rename(away)
+    with pytest.raises(Exception, match="is the remote reachable"):
+        client_of(daemon).post("/v1/sync", {})
+    assert backing_off(daemon.settings.state_dir, dt.datetime.now(dt.UTC)) is not None
+    away.rename(bare)
+    result = client_of(daemon).post("/v1/sync", {})
+    assert result["outcome"] == "up-to-date", result
+    assert backing_off(daemon.settings.state_dir, dt.datetime.now(dt.UTC)) is None
+
+
+def test_a_person_s_sync_from_the_command_line_ignores_the_backoff(cli_remote: tuple[Path, Path], cli) -> None:
+    bare, vault = cli_remote
+    settings = resolve(vault=str(vault))
+    in_ten = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=10)).isoformat(timespec="seconds")
+    write_json(
+        settings.state_dir / STATE_FILE,
+        {"failing_since": in_ten, "last_error": "`git fetch origin` failed", "failures": 5, "next_attempt_at": in_ten},
+    )
+    (vault / "notes/new.md").write_text("# New\n\nwritten while the daemon backed off\n")
+    result = cli("sync", "--vault", str(vault))
+    assert result.code == 0 and "pushed to origin/main" in result.out, result.err
+    assert "notes/new.md" in git(bare, "ls-tree", "-r", "--name-only", "main")
+    state = _state(settings)
+    assert state["failures"] == 0 and state["next_attempt_at"] is None
+
+
+def test_the_status_thresholds_come_from_the_config_file(cli_remote: tuple[Path, Path], tmp_path: Path, cli) -> None:
+    from agentmd.engine.git.committer import committer_for
+    from agentmd.engine.git.sync import sync_vault
+    from agentmd.rules import ContractCache
+
+    bare, vault = cli_remote
+    config = tmp_path / "config.toml"
+    config.write_text('sync_yellow_after = "10m"\nsync_red_after = "2h"\n')
+    settings = resolve(vault=str(vault), config=str(config))
+    assert settings.sync_yellow_after == dt.timedelta(minutes=10)
+    assert settings.sync_red_after == dt.timedelta(hours=2)
+    bare.rename(tmp_path / "away.git")
+    half_an_hour_ago = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=30)
+    committer = committer_for(settings, ContractCache(settings.vault, settings.contract_path))
+    with pytest.raises(Exception, match="is the remote reachable"):
+        sync_vault(committer, settings.state_dir, clock=lambda: half_an_hour_ago)
+
+    default = json.loads(cli("status", "--vault", str(vault), "--json").out)
+    assert not any(line.startswith("sync-failing") for line in default["yellow"] + default["red"])
+    shown = json.loads(cli("status", "--vault", str(vault), "--config", str(config), "--json").out)
+    assert any(line.startswith("sync-failing since") for line in shown["yellow"]), shown["yellow"]
+    later = sync_section(
+        vault,
+        settings.state_dir,
+        half_an_hour_ago + dt.timedelta(hours=3),
+        yellow_after=settings.sync_yellow_after,
+        red_after=settings.sync_red_after,
+    )
+    assert any(line.startswith("sync-failing since") for line in later["red"]) and later["yellow"] == []
+    shown_remote = cli("remote", "show", "--vault", str(vault), "--config", str(config))
+    assert "sync-failing since" in shown_remote.out
+
+
+@pytest.mark.parametrize(
+    ("lines", "words"),
+    [
+        ('sync_yellow_after = "soon"\n', "`sync_yellow_after = 'soon'`"),
+        ('sync_red_after = "-1d"\n', "`sync_red_after = '-1d'`"),
+        ("sync_red_after = 0\n", "between a second and a year"),
+        ("sync_yellow_after = true\n", 'sync_yellow_after = "1h"'),
+        ('sync_yellow_after = "2d"\n', "longer than `sync_red_after`"),
+    ],
+)
+def test_a_wrong_threshold_in_the_config_file_is_refused_with_the_fix(tmp_path: Path, lines: str, words: str) -> None:
+    from agentmd.engine.errors import ConfigError
+
+    vault = make_repo(tmp_path / "v", {"a.md": "a\n"})
+    config = tmp_path / "config.toml"
+    config.write_text(lines)
+    with pytest.raises(ConfigError) as caught:
+        resolve(vault=str(vault), config=str(config))
+    assert words in str(caught.value)
