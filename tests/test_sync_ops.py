@@ -22,8 +22,11 @@ from agentmd.engine.git.sync import (
     backoff_delay,
     sync_section,
 )
+from agentmd.engine.index.store import Store
 from agentmd.engine.settings import Settings, resolve
-from agentmd.engine.write.capture import CaptureRequest
+from agentmd.engine.write.capture import Capturer, CaptureRequest
+from agentmd.rules import ContractCache
+from agentmd.rules.door import decide
 
 
 class FakeClock:
@@ -235,3 +238,68 @@ def test_a_wrong_threshold_in_the_config_file_is_refused_with_the_fix(tmp_path: 
     with pytest.raises(ConfigError) as caught:
         resolve(vault=str(vault), config=str(config))
     assert words in str(caught.value)
+
+
+# -- folders resolved ignoring case -------------------------------------------------------------------
+
+
+@pytest.fixture
+def capturer(tmp_path: Path) -> Iterator[Capturer]:
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"}).resolve()
+    store = Store(tmp_path / "cache")
+    try:
+        yield Capturer(vault, tmp_path / "state", ContractCache(vault), store)
+    finally:
+        store.close()
+
+
+def _folders(root: Path) -> list[str]:
+    found = (p.relative_to(root) for p in root.rglob("*") if p.is_dir())
+    return sorted(p.as_posix() for p in found if not p.parts[0].startswith("."))
+
+
+def test_a_capture_goes_into_the_folder_the_vault_already_has_in_another_case(capturer: Capturer) -> None:
+    vault = capturer.vault
+    (vault / "Memory" / "Lessons").mkdir(parents=True)
+    result = capturer.capture(CaptureRequest(title="Pin the versions", body="Unpinned builds broke.", type="lesson"))
+    assert result.path == "Memory/Lessons/pin-the-versions.md" and result.warnings == []
+    assert (vault / result.path).is_file()
+    assert _folders(vault) == ["Memory", "Memory/Lessons"], "no second memory/lessons beside Memory/Lessons"
+    # the door judged the vault's spelling as the contract's memory space (an agent may write there)
+    contract = capturer.contracts.get().contract
+    door = decide(vault, result.path, contract, actor="agent")
+    assert door.allowed and door.rule == "level:standing", door
+    # a case variant the vault does not have stays outside every space: never looser
+    assert decide(vault, "MEMORY/lessons/x.md", contract, actor="agent").rule == "space:unknown"
+    # only the existing part is respelt: a new class folder under it keeps the contract's spelling
+    other = capturer.capture(CaptureRequest(title="Ship on Fridays", body="We do not.", type="decision"))
+    assert other.path == "Memory/decisions/ship-on-fridays.md"
+    assert capturer.store is not None and {result.path, other.path} <= capturer.store.index.paths()
+
+
+def test_the_exact_spelling_wins_and_siblings_differing_in_case_are_named(capturer: Capturer) -> None:
+    vault = capturer.vault
+    for folder in ("memory/lessons", "Memory/Lessons", "MEMORY"):
+        (vault / folder).mkdir(parents=True)
+    result = capturer.capture(CaptureRequest(title="Cache the wheel", body="Builds halve.", type="lesson"))
+    assert result.path == "memory/lessons/cache-the-wheel.md"
+    (warning,) = result.warnings
+    assert "MEMORY, Memory" in warning and "went into memory" in warning
+
+    (vault / "memory" / "lessons" / "cache-the-wheel.md").unlink()
+    for folder in ("memory/lessons", "memory"):
+        (vault / folder).rmdir()
+    again = capturer.capture(CaptureRequest(title="Cache the wheel", body="Builds halve.", type="lesson"))
+    assert again.path == "MEMORY/lessons/cache-the-wheel.md"  # the first in sorted order, then a new folder
+    assert any("(MEMORY, Memory)" in w for w in again.warnings), again.warnings
+
+
+def test_a_folder_made_after_a_capture_is_seen_by_the_next(capturer: Capturer) -> None:
+    vault = capturer.vault
+    first = capturer.capture(CaptureRequest(title="One", body="first", type="lesson"))
+    assert first.path == "memory/lessons/one.md"
+    (vault / "memory" / "lessons" / "one.md").unlink()
+    (vault / "memory" / "lessons").rmdir()
+    (vault / "memory").rename(vault / "Memory")
+    second = capturer.capture(CaptureRequest(title="Two", body="second", type="lesson"))
+    assert second.path == "Memory/lessons/two.md"
