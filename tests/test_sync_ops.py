@@ -156,8 +156,9 @@ def test_commits_wait_for_the_backoff_and_a_person_s_sync_never_does(
     state["next_attempt_at"] = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat(timespec="seconds")
     write_json(daemon.settings.state_dir / STATE_FILE, state)
     remote_has = lambda: answer["path"] in git(bare, "ls-tree", "-r", "--name-only", "main")  # noqa: E731
-    wait_until(remote_has, 60, "the capture on the remote through the round that waited")
-    assert any(r["job"] == "sync" and r["trigger"] == "commits" for r in runs())
+    waited = lambda: any(r["job"] == "sync" and r["trigger"] == "commits" for r in runs())  # noqa: E731
+    wait_until(waited, 60, "the round the commits asked for, once the backoff ended")
+    assert remote_has() and not daemon.jobs.sync_asked
 
     # a person's `agentmd sync` tries at once, even while the daemon backs off
     bare.rename(away)
@@ -303,3 +304,83 @@ def test_a_folder_made_after_a_capture_is_seen_by_the_next(capturer: Capturer) -
     (vault / "memory").rename(vault / "Memory")
     second = capturer.capture(CaptureRequest(title="Two", body="second", type="lesson"))
     assert second.path == "Memory/lessons/two.md"
+
+
+# -- sync-tool patterns the contract adds ------------------------------------------------------------
+
+PATTERNS = (
+    "# Storage rules\n\n```yaml\nsync_tool_patterns:\n"
+    '  temp: ["~cloud~*", "cloudsync-cache/"]\n'
+    '  conflict: ["{stem} (clash *){ext}"]\n'
+    '  placeholder: [".{stem}{ext}.cloudf"]\n```\n'
+)
+TOOL_FILES = {
+    "notes/~cloud~Plan.md": "half a download, flamingos\n",
+    "cloudsync-cache/old.md": "the tool's old version, flamingos\n",
+    "notes/Plan (clash 2026-12-04).md": "the other device's plan, flamingos\n",
+}
+
+
+def _tool_vault(root: Path) -> Path:
+    vault = make_repo(root, {"notes/Plan.md": "the plan, pelicans\n", "notes/Budget.md": "the budget, quokkas\n"})
+    (vault / "standards").mkdir()
+    (vault / "standards" / "storage-rules.md").write_text(PATTERNS)
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "contract")
+    for rel, text in TOOL_FILES.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text)
+    return vault
+
+
+def test_the_contracts_sync_tool_patterns_are_honoured_by_the_reconcile(tmp_path: Path) -> None:
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.rules import load_contract
+
+    vault = _tool_vault(tmp_path / "vault")
+    patterns = load_contract(vault).contract.sync_tool_patterns
+    assert patterns, "the vault's contract adds patterns"
+    with Store(tmp_path / "plain") as store:  # without the contract's patterns they would be notes
+        reconcile(vault, store)
+        assert set(TOOL_FILES) <= store.index.paths()
+    with Store(tmp_path / "cache") as store:
+        report = reconcile(vault, store, sync_patterns=patterns)
+        assert store.index.paths() == {"notes/Plan.md", "notes/Budget.md", "standards/storage-rules.md"}
+        reasons = {s["path"]: s["reason"] for s in report.skipped}
+        assert reasons["notes/Plan (clash 2026-12-04).md"].endswith("copy of notes/Plan.md")
+        # the tool moves Budget.md off this device: its placeholder keeps it in the index, on a full pass and
+        # on a pass over the one path
+        (vault / "notes" / "Budget.md").unlink()
+        (vault / "notes" / ".Budget.md.cloudf").write_text("placeholder")
+        assert reconcile(vault, store, only={"notes/Budget.md"}, sync_patterns=patterns).deleted == 0
+        assert reconcile(vault, store, sync_patterns=patterns).deleted == 0
+        assert "notes/Budget.md" in store.index.paths()
+        assert reconcile(vault, store).deleted == 1  # without the patterns, a deletion
+
+
+def test_the_daemon_never_indexes_or_commits_what_the_contracts_patterns_name(tmp_path: Path, env: dict) -> None:
+    from daemon_helpers import running_daemon
+
+    vault = _tool_vault(tmp_path / "vault")
+    with running_daemon(resolve(vault=str(vault))) as d:
+        assert d.store is not None
+        (vault / "notes" / "Fresh.md").write_text("a new note, herons\n")
+        (vault / "notes" / "~cloud~Fresh.md").write_text("half a download, herons\n")
+        (vault / "notes" / "Fresh (clash 2026-12-05).md").write_text("the other device's, herons\n")
+        store = d.store
+        wait_until(lambda: "notes/Fresh.md" in store.index.paths(), 20, "the new note indexed")
+        wait_until(lambda: git(vault, "status", "--porcelain", "--", "notes/Fresh.md") == "", 20, "committed")
+        indexed = store.index.paths()
+        assert not indexed & {*TOOL_FILES, "notes/~cloud~Fresh.md", "notes/Fresh (clash 2026-12-05).md"}
+        wait_until(lambda: "clash 2026-12-05" in git(vault, "ls-files"), 20, "the conflict copy committed")
+        tracked = git(vault, "ls-files")
+        assert "~cloud~" not in tracked and "cloudsync-cache" not in tracked
+        # the tool moves Fresh.md off this device: no deletion is committed, the note stays searchable
+        (vault / "notes" / "Fresh.md").unlink()
+        (vault / "notes" / ".Fresh.md.cloudf").write_text("placeholder")
+        d.request_pass()
+        passes = d.passes
+        wait_until(lambda: d.passes > passes, 20, "a full pass")
+        d.request_commit(0.0)
+        wait_until(lambda: d.committer.commit_cycle().commits == [], 20, "nothing left to commit")
+        assert "notes/Fresh.md" in git(vault, "ls-files") and "notes/Fresh.md" in store.index.paths()
