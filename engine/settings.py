@@ -164,7 +164,7 @@ def resolve(
         raise ConfigError(
             f"`sync_yellow_after` ({data.get('sync_yellow_after', '1h')!r}) is longer than `sync_red_after` "
             f"({data.get('sync_red_after', '1d')!r}) in the config file; status turns yellow before red, so make "
-            "the yellow one the shorter, e.g. `sync_yellow_after = \"1h\"`, `sync_red_after = \"1d\"`"
+            'the yellow one the shorter, e.g. `sync_yellow_after = "1h"`, `sync_red_after = "1d"`'
         )
     return Settings(
         vault=vault_path,
