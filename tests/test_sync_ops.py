@@ -383,4 +383,6 @@ def test_the_daemon_never_indexes_or_commits_what_the_contracts_patterns_name(tm
         wait_until(lambda: d.passes > passes, 20, "a full pass")
         d.request_commit(0.0)
         wait_until(lambda: d.committer.commit_cycle().commits == [], 20, "nothing left to commit")
-        assert "notes/Fresh.md" in git(vault, "ls-files") and "notes/Fresh.md" in store.index.paths()
+        tracked = git(vault, "ls-files")
+        assert "notes/Fresh.md" in tracked and ".Fresh.md.cloudf" not in tracked
+        assert "notes/Fresh.md" in store.index.paths()
