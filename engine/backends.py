@@ -125,7 +125,12 @@ class LocalBackend:
         if not self._indexed:
             # a vault never indexed (no daemon has run for it yet) is indexed once here, as `agentmd search` does
             if self.store.catalog.count() == 0:
-                reconcile(self.settings.vault, self.store, link_convention=contract.link_convention)
+                reconcile(
+                    self.settings.vault,
+                    self.store,
+                    link_convention=contract.link_convention,
+                    sync_patterns=contract.sync_tool_patterns,
+                )
             self._indexed = True
         return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason)
 

@@ -10,10 +10,13 @@ An OpenAI-compatible embeddings endpoint replaces the bundled model when a base 
 `embed_model = "..."`); its API key, if it needs one, is read from the environment variable
 `AGENTMD_EMBED_API_KEY`, or from the one `embed_api_key_env = "NAME"` in the config file names (never from the
 config file itself). A new file larger than `commit_max_mb = 50` (MiB, the config file) is not committed.
+`status` turns sync yellow after `sync_yellow_after = "1h"` of failing rounds and red after
+`sync_red_after = "1d"` (the config file; "90s", "30m", "6h", "2d" or a number of seconds).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import re
@@ -29,6 +32,10 @@ RECONCILE_INTERVAL = 300.0  # seconds between the daemon's full passes
 COMMIT_DEBOUNCE = 1.0  # seconds of quiet before the daemon commits
 COMMIT_MAX_WAIT = 10.0  # seconds at most between a change and its commit, however busy the vault
 COMMIT_MAX_MB = 50  # a new file larger than this many MiB is not committed (git history keeps it forever)
+SYNC_YELLOW_AFTER = dt.timedelta(hours=1)  # sync rounds failing this long turn status yellow
+SYNC_RED_AFTER = dt.timedelta(days=1)  # ... and this long, red
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +52,8 @@ class Settings:
     embed_model: str | None = None  # the endpoint's model name
     embed_api_key: str | None = field(default=None, repr=False)  # read from the environment, never shown
     commit_max_bytes: int = COMMIT_MAX_MB * 2**20  # `commit_max_mb` in the config file
+    sync_yellow_after: dt.timedelta = SYNC_YELLOW_AFTER  # `sync_yellow_after` in the config file
+    sync_red_after: dt.timedelta = SYNC_RED_AFTER  # `sync_red_after` in the config file
 
     @property
     def index_dir(self) -> Path:
@@ -152,6 +161,14 @@ def resolve(
             f"`commit_max_mb = {max_mb!r}` in the config file is not a positive number of MiB; write e.g. "
             "`commit_max_mb = 200`"
         )
+    yellow_after = _config_duration(data, "sync_yellow_after", SYNC_YELLOW_AFTER, "1h")
+    red_after = _config_duration(data, "sync_red_after", SYNC_RED_AFTER, "1d")
+    if yellow_after > red_after:
+        raise ConfigError(
+            f"`sync_yellow_after` ({data.get('sync_yellow_after', '1h')!r}) is longer than `sync_red_after` "
+            f"({data.get('sync_red_after', '1d')!r}) in the config file; status turns yellow before red, so make "
+            'the yellow one the shorter, e.g. `sync_yellow_after = "1h"`, `sync_red_after = "1d"`'
+        )
     return Settings(
         vault=vault_path,
         cache_dir=cache_dir,
@@ -165,7 +182,27 @@ def resolve(
         embed_model=embed_model,
         embed_api_key=embed_key,
         commit_max_bytes=int(max_mb * 2**20),
+        sync_yellow_after=yellow_after,
+        sync_red_after=red_after,
     )
+
+
+def _config_duration(data: Mapping[str, Any], key: str, default: dt.timedelta, example: str) -> dt.timedelta:
+    """A positive duration from the config file: `"90s"`, `"30m"`, `"6h"`, `"1d"` or a number of seconds."""
+    if key not in data:
+        return default
+    value = data[key]
+    seconds: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str) and (m := _DURATION.match(value)) is not None:
+        seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    if seconds is None or not seconds > 0 or seconds > 366 * 86400:
+        raise ConfigError(
+            f"`{key} = {value!r}` in the config file is not a duration between a second and a year; write e.g. "
+            f'`{key} = "{example}"` ("90s", "30m", "6h", "2d" or a number of seconds)'
+        )
+    return dt.timedelta(seconds=seconds)
 
 
 def _endpoint(env: Mapping[str, str], data: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:

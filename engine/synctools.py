@@ -36,8 +36,10 @@ The OneDrive shape takes a Windows computer name: 1-15 upper-case letters, digit
 least (so `Plan-2026.md` beside `Plan.md` is not a copy).
 
 A new tool is one more entry in `CONFLICT_SHAPES` (a copy's name must still pass `may_be_copy`, which the
-reconcile walk runs inline on every note) or in `_TEMP_NAME` / `TEMP_FOLDERS`. Standard library only: the
-watcher, the committer and the reconcile walk import it.
+reconcile walk runs inline on every note) or in `_TEMP_NAME` / `TEMP_FOLDERS`. A vault's owner adds patterns
+without a release in the storage-rules contract (`sync_tool_patterns`, rules/contract/synctool.py): the
+functions here take them as `extra`, and the reconcile walk, the watcher and the committer pass the
+contract's. Standard library only at run time: the watcher, the committer and the reconcile walk import it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentmd.rules.contract.synctool import SyncToolPatterns
+
+EXTRA_TOOL = "file-sync tool (sync_tool_patterns)"  # the tool a copy found by a contract pattern is named by
 
 # Folders a sync tool keeps for itself; every path under one is its, never the owner's.
 TEMP_FOLDERS = frozenset(
@@ -71,21 +79,30 @@ _TEMP_NAME = re.compile(
 _ICLOUD = ".icloud"
 
 
-def is_sync_temp(rel: str) -> bool:
-    """True for a sync tool's temp file, placeholder or own folder (see the module's table): never a note."""
+def is_sync_temp(rel: str, extra: SyncToolPatterns | None = None) -> bool:
+    """True for a sync tool's temp file, placeholder or own folder (see the module's table, and the contract's
+    `extra` temp and placeholder patterns): never a note."""
     parts = rel.split("/")
     if any(p in TEMP_FOLDERS for p in parts[:-1]):
         return True
     name = parts[-1]
-    return name in TEMP_FOLDERS or bool(_TEMP_NAME.search(name))
+    if name in TEMP_FOLDERS or _TEMP_NAME.search(name):
+        return True
+    if not extra:
+        return False
+    return extra.is_temp(rel) or extra.placeholder_original(name) is not None
 
 
-def evicted_note(rel: str) -> str | None:
-    """The path an iCloud placeholder stands for (`notes/.Note.md.icloud` -> `notes/Note.md`), else None."""
+def evicted_note(rel: str, extra: SyncToolPatterns | None = None) -> str | None:
+    """The path a placeholder stands for (iCloud's `notes/.Note.md.icloud` -> `notes/Note.md`, or by one of the
+    contract's `extra` placeholder patterns), else None."""
     folder, _, name = rel.rpartition("/")
-    if not (name.startswith(".") and name.endswith(_ICLOUD) and len(name) > len(_ICLOUD) + 1):
+    if name.startswith(".") and name.endswith(_ICLOUD) and len(name) > len(_ICLOUD) + 1:
+        original: str | None = name[1 : -len(_ICLOUD)]
+    else:
+        original = extra.placeholder_original(name) if extra else None
+    if not original:
         return None
-    original = name[1 : -len(_ICLOUD)]
     return f"{folder}/{original}" if folder else original
 
 
@@ -186,9 +203,12 @@ class ConflictCopy:
         return f"{CONFLICT_COPY}{self.tool} copy of {self.original}"
 
 
-def conflict_copy(rel: str, exists: Callable[[str], bool] | None = None) -> ConflictCopy | None:
+def conflict_copy(
+    rel: str, exists: Callable[[str], bool] | None = None, extra: SyncToolPatterns | None = None
+) -> ConflictCopy | None:
     """The copy's original and tool when `rel` is a sync tool's conflict copy, else None. `exists(path)` says
-    whether a vault-relative path exists; without it, only the unambiguous shapes are recognised."""
+    whether a vault-relative path exists; without it, only the unambiguous shapes are recognised. `extra`: the
+    contract's conflict patterns, tried after the unambiguous shapes."""
     folder, _, name = rel.rpartition("/")
     prefix = f"{folder}/" if folder else ""
     dot = name.rfind(".")
@@ -198,6 +218,8 @@ def conflict_copy(rel: str, exists: Callable[[str], bool] | None = None) -> Conf
         for shape in _MARKED:
             if shape.marker in low and (m := shape.pattern.fullmatch(name)) is not None:
                 return ConflictCopy(prefix + m["stem"] + (m["ext"] or ""), shape.tool)
+    if extra and (original := extra.conflict_original(name)) is not None and original != name:
+        return ConflictCopy(prefix + original, EXTRA_TOOL)
     if exists is None or not base:
         return None
     for shape in _BY_END.get(base[-1], ()):

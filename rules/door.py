@@ -336,6 +336,28 @@ class _Verdict:
     instead: str = ""  # for an actor the level refuses: where to write instead
 
 
+def _contract_spelling(vault: Path, rel: str, contract: Contract) -> str:
+    """`rel` with its space's folder spelt as the contract spells it, when the path is in no space as written
+    but starts with a folder the vault already has that spells a space's folder in another case
+    (`Memory/Lessons/x.md`, the vault holding `Memory/`, the contract saying `memory`): macOS and Windows see
+    one folder there, and a capture writes into the vault's own spelling (engine/write/folders.py). A case
+    variant that does not exist yet is judged as written (`space:unknown`): never looser."""
+    if contract.space_of(rel) is not None:
+        return rel
+    best = ""
+    for folder in contract.spaces.values():
+        n = len(folder)
+        if n > len(best) and rel[n : n + 1] in ("", "/") and rel[:n].casefold() == folder.casefold():
+            best = folder
+    if not best:
+        return rel
+    try:
+        mode = os.lstat(os.path.join(vault, rel[: len(best)])).st_mode
+    except OSError:
+        return rel
+    return best + rel[len(best) :] if stat.S_ISDIR(mode) else rel
+
+
 def _stricter(a: str, b: str) -> str:
     return a if LEVEL_ORDER.index(a) >= LEVEL_ORDER.index(b) else b
 
@@ -447,7 +469,7 @@ def decide(
         )
     try:
         place = _place(vault, rel)
-        verdict = _judge(rel, contract, exists=place.exists, creating=creating)
+        verdict = _judge(_contract_spelling(vault, rel, contract), contract, exists=place.exists, creating=creating)
         if place.resolved != rel:  # followed a symlink that stays in the vault: the stricter place decides
             landing = _judge(place.resolved, contract, exists=place.exists, creating=creating)
             if LEVEL_ORDER.index(landing.level) > LEVEL_ORDER.index(verdict.level):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,38 @@ VALIDATION_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("phone paths not a list", {"phone_paths": "inbox/phone"}, "`phone_paths` is 'inbox/phone', not a list"),
     ("exempt areas duplicate", {"recall_exempt_areas": ["private", "private"]}, "`recall_exempt_areas[1]` repeats"),
     ("exempt areas with ..", {"recall_exempt_areas": ["a/../b"]}, "`recall_exempt_areas[0]`"),
+    ("sync patterns not a mapping", {"sync_tool_patterns": ["*.tmp"]}, "`sync_tool_patterns` is a list, not a"),
+    ("sync pattern kind unknown", {"sync_tool_patterns": {"temps": []}}, "`sync_tool_patterns.temps` is not a kind"),
+    ("sync patterns not a list", {"sync_tool_patterns": {"temp": "*.x"}}, "`sync_tool_patterns.temp` is '*.x', not"),
+    ("sync pattern not text", {"sync_tool_patterns": {"temp": [3]}}, "`sync_tool_patterns.temp[0]` is 3, not a"),
+    ("sync pattern empty", {"sync_tool_patterns": {"temp": [" "]}}, "`sync_tool_patterns.temp[0]` (' ') is empty"),
+    (
+        "sync pattern bad regex",
+        {"sync_tool_patterns": {"temp": ["re:(unclosed"]}},
+        "`sync_tool_patterns.temp[0]` ('re:(unclosed') is not a regular expression",
+    ),
+    (
+        "sync pattern with a folder",
+        {"sync_tool_patterns": {"temp": ["cache/*.x"]}},
+        "holds a `/`; a pattern matches a file's name",
+    ),
+    (
+        "conflict glob without stem",
+        {"sync_tool_patterns": {"conflict": ["* (conflict).md"]}},
+        "`sync_tool_patterns.conflict[0]` ('* (conflict).md') has no `{stem}`",
+    ),
+    (
+        "conflict regex without stem",
+        {"sync_tool_patterns": {"conflict": ["re:.+ \\(conflict\\)\\.md"]}},
+        "has no group `(?P<stem>...)`",
+    ),
+    (
+        "placeholder with an unknown brace",
+        {"sync_tool_patterns": {"placeholder": [".{name}.cloud"]}},
+        "has a `{` that is not `{stem}` or `{ext}`",
+    ),
+    ("temp with stem", {"sync_tool_patterns": {"temp": ["{stem}.part"]}}, "uses {stem}, which only `conflict`"),
+    ("glob unclosed class", {"sync_tool_patterns": {"temp": ["[abc"]}}, "has a `[` without its `]`"),
 ]
 
 
@@ -132,3 +165,34 @@ def test_replacing_spaces_drops_default_entries_for_spaces_that_are_gone(tmp_pat
     assert dict(contract.authority) == {"daily": "shared"}
     assert dict(contract.dampened_spaces) == {"daily": 0.9}
     assert contract.authority_of("notes") == "alignment"
+
+
+def test_sync_tool_patterns_that_validate_are_used_by_the_loaded_contract(tmp_path: Path) -> None:
+    fragment = {
+        "sync_tool_patterns": {
+            "temp": ["*.partial-sync", ".cloudsync/"],
+            "conflict": ["{stem} (conflict *){ext}", "re:(?P<stem>.+)\\.clash-\\d+(?P<ext>\\.md)"],
+            "placeholder": [".{stem}{ext}.cloudf"],
+        }
+    }
+    assert errors_for(fragment) == []
+    vault = tmp_path / "vault"
+    write_vault_contract(
+        vault, "# Storage rules\n\n" + yaml_block(f"sync_tool_patterns: {json.dumps(fragment['sync_tool_patterns'])}")
+    )
+    state = load_contract(vault)
+    assert not state.halted, state.errors
+    patterns = state.contract.sync_tool_patterns
+    assert patterns.is_temp("notes/Plan.md.PARTIAL-SYNC") and patterns.is_temp("a/.cloudsync/x.md")
+    assert not patterns.is_temp("notes/Plan.md")
+    assert patterns.conflict_original("Plan (conflict 2026-12-04).md") == "Plan.md"
+    assert patterns.conflict_original("Plan.clash-7.md") == "Plan.md"
+    assert patterns.placeholder_original(".Plan.md.cloudf") == "Plan.md"
+    assert patterns.conflict_original("Plan.md") is None
+
+
+def test_a_wrong_sync_tool_pattern_halts_the_contract_with_the_key(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write_vault_contract(vault, "# Storage rules\n\n" + yaml_block('sync_tool_patterns: {conflict: ["*.conflict.md"]}'))
+    state = load_contract(vault)
+    assert state.halted and any("sync_tool_patterns.conflict[0]" in e and "{stem}" in e for e in state.errors)

@@ -71,13 +71,14 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = ProgressBar(err) if err.isatty() and not args.json else None
     with Store(settings.cache_dir, from_scratch=args.from_scratch) as store:
         notices(err, store.notices)
-        convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
+        contract = load_contract(settings.vault, settings.contract_path).contract
         report = reconcile(
             settings.vault,
             store,
             allow_mass_delete=args.allow_mass_delete,
             progress=progress,
-            link_convention=convention,
+            link_convention=contract.link_convention,
+            sync_patterns=contract.sync_tool_patterns,
         )
         docs = store.index.doc_count()
         unreadable = unreadable_notes(settings.vault, store.catalog)
@@ -220,7 +221,12 @@ def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
         arm, reason = arm_from_disk(settings)
     with Store(settings.cache_dir) as store:
         if store.catalog.count() == 0:
-            reconcile(settings.vault, store, link_convention=contract.link_convention)
+            reconcile(
+                settings.vault,
+                store,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+            )
         return search(store.index, contract, request, store.catalog, arm, reason)
 
 

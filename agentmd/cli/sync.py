@@ -69,13 +69,21 @@ def cmd_remote_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.git.sync import sync_section
 
     settings = settings_of(args)
-    section = sync_section(settings.vault, settings.state_dir, dt.datetime.now(dt.UTC))
+    section = sync_section(
+        settings.vault,
+        settings.state_dir,
+        dt.datetime.now(dt.UTC),
+        yellow_after=settings.sync_yellow_after,
+        red_after=settings.sync_red_after,
+    )
     if section["remote"] is None:
         emit(out, args, section, "no remote: `agentmd remote add URL` adds one")
         return EXIT_OK
     lines = [f"remote {section['remote']}; last good sync {section.get('last_ok_at') or 'never'}"]
     if "ahead" in section:
         lines.append(f"{section['ahead']} commit(s) to push, {section['behind']} to bring in (as of the last fetch)")
+    if section.get("next_attempt_at"):
+        lines.append(f"the remote was unreachable: the daemon's next round runs from {section['next_attempt_at']}")
     lines += section["red"] + section["yellow"]
     emit(out, args, section, "\n".join(lines))
     return EXIT_OK

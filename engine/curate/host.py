@@ -37,8 +37,14 @@ def local_writer(settings: Settings, contracts: ContractCache, store: Store) -> 
         return [c.sha for c in cycle.commits], cycle.error or cycle.skipped
 
     def index(paths: Sequence[str]) -> None:
-        convention = contracts.get().contract.link_convention
-        reconcile(settings.vault, store, only=set(paths), link_convention=convention)
+        contract = contracts.get().contract
+        reconcile(
+            settings.vault,
+            store,
+            only=set(paths),
+            link_convention=contract.link_convention,
+            sync_patterns=contract.sync_tool_patterns,
+        )
 
     return Writer(settings.vault, lambda: contracts.get().contract, committer.note_origin, commit, index)
 

@@ -9,6 +9,7 @@ time, and after every pass the alerter looks at the status and pages on a new re
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import math
 import threading
@@ -97,11 +98,18 @@ class DaemonJobs:
         if self._sync_due is None or due < self._sync_due:
             self._sync_due = due
 
+    @property
+    def sync_asked(self) -> bool:
+        """Whether commits asked for a sync round that has not run yet (it waits while the rounds back off)."""
+        return self._sync_due is not None
+
     def _after_tick(self) -> None:
         if not self.daemon._stale:
             self.alerter.check()
         due = self._sync_due
         if due is not None and time.monotonic() >= due:
+            if self._backing_off() is not None:
+                return  # the remote was unreachable: the round waits (still asked for) until the backoff ends
             self._sync_due = None
             spec = self.scheduler.reload().jobs.get("sync")
             if spec is not None and spec.enabled:  # a manifest may switch it off
@@ -158,16 +166,29 @@ class DaemonJobs:
             raise JobFailed(f"probe failed: {result.error}")
         return {"round_trip_ms": result.round_trip_ms, "note": result.path}
 
+    def _backing_off(self) -> dt.datetime | None:
+        """When the daemon's next sync round may run, while it backs off from an unreachable remote."""
+        from agentmd.engine.git.sync import backing_off
+
+        return backing_off(self.daemon.settings.state_dir, self.scheduler.clock())
+
     def _sync(self, meter: Meter) -> Mapping[str, Any]:
         """A sync round when the vault has a remote. An unreachable remote is no job failure: the round's state
-        (engine/git/sync.py) turns status yellow after an hour of failures and red after a day."""
+        (engine/git/sync.py) turns status yellow after an hour of failures and red after a day, and the rounds
+        back off (1, 2, 4 ... 30 minutes) until one reaches the remote."""
         from agentmd.engine.git.runner import GitCli
         from agentmd.engine.git.sync import SyncError, remote_url
 
         if not (self.daemon.settings.vault / ".git").exists() or remote_url(GitCli(self.daemon.settings.vault)) is None:
             return {"skipped": "the vault has no git remote (`agentmd remote add URL` adds one)"}
+        retry = self._backing_off()
+        if retry is not None:
+            return {
+                "skipped": f"backing off: the remote was unreachable; the next round runs from "
+                f"{retry.isoformat(timespec='seconds')} (`agentmd sync` tries now)"
+            }
         try:
-            return self.daemon.sync().to_dict()
+            return self.daemon.sync(clock=self.scheduler.clock).to_dict()
         except SyncError as exc:
             return {"failed": str(exc)}
 

@@ -70,6 +70,7 @@ from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
+from agentmd.engine.synctools import is_sync_temp
 from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
 from agentmd.engine.write.phone import sweep_phone_notes
 from agentmd.engine.write.probe import DEFAULT_BUDGET, ProbeResult, load_last, new_nonces, run_probe
@@ -134,7 +135,7 @@ class Daemon(Upkeep):
             commit_debounce, commit_max_wait, retry=min(30.0, max(1.0, 5 * commit_debounce)), clock=clock
         )
         self.allowance = MassDeleteAllowance(settings.state_dir)
-        self.watcher = VaultWatcher(settings.vault, self._on_change) if watch else None
+        self.watcher = VaultWatcher(settings.vault, self._on_change, ignore=self._sync_temp) if watch else None
         self.store: Store | None = None
         self.memory = Keeper()  # gives the heap back after a burst of work (engine/memory.py)
         self.dense = DenseWorker(settings, memory=self.memory)
@@ -386,12 +387,13 @@ class Daemon(Upkeep):
         assert self.store is not None
         allowed = self.allowance.pending() if only is None else None
         try:
-            convention = self.contracts.get().contract.link_convention
+            contract = self.contracts.get().contract
             report = reconcile(
                 self.settings.vault,
                 self.store,
                 only=only,
-                link_convention=convention,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
                 allow_mass_delete=bool(allowed),
                 stop=self._stop.is_set,  # a shutdown ends a long pass at the next note, keeping what it read
             )
@@ -520,24 +522,31 @@ class Daemon(Upkeep):
 
     # -- sync ----------------------------------------------------------------------------------
 
-    def sync(self, remote: str = DEFAULT_REMOTE) -> SyncResult:
+    def sync(self, remote: str = DEFAULT_REMOTE, *, clock: Callable[[], dt.datetime] | None = None) -> SyncResult:
         """One sync round with the vault's git remote, the committer held while it moves the work tree; the
-        files it changed are reconciled at once (the watcher sees them too)."""
-        result = sync_vault(self.committer, self.settings.state_dir, remote=remote)
+        files it changed are reconciled at once (the watcher sees them too). `clock`: the jobs' clock, which
+        dates the backoff after a round that could not reach the remote."""
+        result = sync_vault(self.committer, self.settings.state_dir, remote=remote, clock=clock)
         if result.changed and self.store is not None:
             # what git brought is history already: a deletion in it passes the mass-deletion breaker, which
             # keeps guarding deletions git has not seen
-            convention = self.contracts.get().contract.link_convention
+            contract = self.contracts.get().contract
             reconcile(
                 self.settings.vault,
                 self.store,
                 only=set(result.changed),
-                link_convention=convention,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
                 allow_mass_delete=True,
             )
             self.dense.wake()
         self._refresh_git_status()
         return result
+
+    def _sync_temp(self, rel: str) -> bool:
+        """A temp file or placeholder by the contract's own sync-tool patterns: no event for the watcher."""
+        patterns = self.contracts.get().contract.sync_tool_patterns
+        return bool(patterns) and is_sync_temp(rel.rstrip("/"), patterns)
 
     def _has_remote(self) -> bool:
         """Whether the vault's repository names a sync remote (its config file, read without running git)."""

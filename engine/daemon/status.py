@@ -318,7 +318,13 @@ def compute_status(
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
         "jobs": jobs_status(settings),
-        "sync": sync_section(settings.vault, settings.state_dir, now),
+        "sync": sync_section(
+            settings.vault,
+            settings.state_dir,
+            now,
+            yellow_after=settings.sync_yellow_after,
+            red_after=settings.sync_red_after,
+        ),
         "hooks": hooks_section(settings.state_dir, now),
     }
     parts["contract"]["halted_refusals"] = int(halted_refusals(settings.state_dir).get("count", 0) or 0)

@@ -79,7 +79,9 @@ class VaultWatcher:
         max_latency: float = MAX_LATENCY,
         clock: Callable[[], float] = time.monotonic,
         watch_limit: int | None = None,
+        ignore: Callable[[str], bool] | None = None,
     ) -> None:
+        """`ignore(rel)`: paths to drop besides `is_ignored`'s (the contract's own sync-tool temp files)."""
         if debounce < 0:
             raise ValueError("debounce must be >= 0")
         if max_latency <= 0:
@@ -90,6 +92,7 @@ class VaultWatcher:
         self._on_change = on_change
         self._clock = clock
         self._limit_override = watch_limit
+        self._ignore = ignore
 
         self._lifecycle = threading.Lock()  # serialises start() and stop()
         self._cond = threading.Condition(threading.Lock())  # guards everything below
@@ -349,7 +352,7 @@ class VaultWatcher:
                     self._root_lost = True
                     paths.append(VAULT_HINT)
                 continue
-            if is_ignored(rel):
+            if is_ignored(rel) or (self._ignore is not None and self._ignore(rel)):
                 continue
             paths.append(rel + "/" if event.is_directory else rel)
         self._add(paths, dirs=event.is_directory)

@@ -11,9 +11,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentmd.engine.git.runner import CycleFailure, GitCli
 from agentmd.engine.synctools import is_sync_temp, placeholder_of
+
+if TYPE_CHECKING:
+    from agentmd.rules.contract.synctool import SyncToolPatterns
 
 _VIM_SWAP_RE = re.compile(r"\.sw[a-px]$")
 
@@ -76,9 +80,9 @@ def in_obsidian_settings(path: str) -> bool:
     return folder is not None and folder.rstrip("/").rsplit("/", 1)[-1] == ".obsidian"
 
 
-def is_scratch(path: str) -> bool:
-    """Editor swap/backup files, sync-client temp files and placeholders (engine/synctools.py) and OS clutter:
-    never committed when untracked."""
+def is_scratch(path: str, extra: SyncToolPatterns | None = None) -> bool:
+    """Editor swap/backup files, sync-client temp files and placeholders (engine/synctools.py, and the
+    contract's `extra` patterns) and OS clutter: never committed when untracked."""
     name = path.rsplit("/", 1)[-1]
     return (
         bool(_VIM_SWAP_RE.search(name))
@@ -91,11 +95,19 @@ def is_scratch(path: str) -> bool:
         or path.startswith(".tmp.driveupload/")
         or "/.tmp.driveupload/" in path
         or (name.startswith(".") and name.endswith(".capture-tmp"))  # agentmd's own, mid-capture or crashed
-        or is_sync_temp(path)
+        or is_sync_temp(path, extra)
     )
 
 
-def read_status(git: GitCli, index: Path | None = None, *, optional_locks: bool = True) -> list[StatusEntry]:
+def read_status(
+    git: GitCli,
+    index: Path | None = None,
+    *,
+    optional_locks: bool = True,
+    extra: SyncToolPatterns | None = None,
+) -> list[StatusEntry]:
+    """What git reports dirty, less the notes a placeholder stands for (iCloud's, or the contract's `extra`
+    placeholder patterns): "not here" is no deletion to commit."""
     run = git.run(
         "status",
         "--porcelain=v1",
@@ -108,11 +120,22 @@ def read_status(git: GitCli, index: Path | None = None, *, optional_locks: bool 
     )
     if run.code != 0:
         raise CycleFailure(f"`git status` failed: {run.why()}")
-    return [e for e in _parse_status(run.out) if not evicted(git.vault, e)]
+    return [e for e in _parse_status(run.out) if not evicted(git.vault, e, extra)]
 
 
-def evicted(vault: Path, entry: StatusEntry) -> bool:
-    """Whether a tracked file missing from the worktree was evicted by iCloud, not deleted: its placeholder
-    (`.Note.md.icloud`) lies beside it. Such a file is no change to commit; the file comes back when it is
-    opened."""
-    return entry.x == " " and entry.y == "D" and os.path.lexists(vault / placeholder_of(entry.path))
+def evicted(vault: Path, entry: StatusEntry, extra: SyncToolPatterns | None = None) -> bool:
+    """Whether a tracked file missing from the worktree was evicted by iCloud (or a tool of the contract's
+    `extra` placeholder patterns), not deleted: its placeholder (`.Note.md.icloud`) lies beside it. Such a file
+    is no change to commit; the file comes back when it is opened."""
+    if not (entry.x == " " and entry.y == "D"):
+        return False
+    if os.path.lexists(vault / placeholder_of(entry.path)):
+        return True
+    if extra is None or not extra.placeholder:
+        return False
+    folder, _, name = entry.path.rpartition("/")
+    try:
+        names = os.listdir(vault / folder if folder else vault)
+    except OSError:
+        return False
+    return any(extra.placeholder_original(n) == name for n in names)

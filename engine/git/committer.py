@@ -99,6 +99,7 @@ from agentmd.engine.settings import COMMIT_MAX_MB, host_name
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
     from agentmd.rules import ContractCache
+    from agentmd.rules.contract.synctool import SyncToolPatterns
 
 __all__ = ["ORIGINS", "Commit", "Committer", "CycleResult"]
 
@@ -137,6 +138,7 @@ class Committer:
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         state_dir: Path | None = None,
         vault_check: Callable[[], str | None] | None = None,
+        sync_patterns: Callable[[], SyncToolPatterns] | None = None,
     ) -> None:
         """`state_dir` (the daemon's state folder) holds the origin journal and the intent record, so that
         pending origins and a half-finished cycle survive a crash; without it both live in memory only.
@@ -146,6 +148,7 @@ class Committer:
         self.vault = absolute_path(vault)
         self.vault_check = vault_check
         self.phone_paths = phone_paths
+        self.sync_patterns = sync_patterns  # the contract's own sync-tool patterns: never committed
         self.large_file_bytes = large_file_bytes  # committed with a warning above this
         self.max_file_bytes = max_file_bytes  # a new file above this is not committed at all
         self.lock_wait = lock_wait
@@ -313,7 +316,7 @@ class Committer:
                     warnings.extend(recover(git, self._intent, lock))
                 base = self._head()
                 make_private_index(git, tmp_index, has_head=base is not None)
-                entries = read_status(git, tmp_index)
+                entries = read_status(git, tmp_index, extra=self._patterns())
                 unmerged = sorted({e.path for e in entries if e.unmerged})
                 if unmerged:
                     return self._skipped(
@@ -526,6 +529,10 @@ class Committer:
             return None
         return f"{removed} of {notes} committed notes deleted at once"
 
+    def _patterns(self) -> SyncToolPatterns | None:
+        """The contract's own sync-tool patterns (temp files and placeholders are never committed), if any."""
+        return self.sync_patterns() if self.sync_patterns is not None else None
+
     def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool) -> list[tuple[str, list[str]]]:
         staged_by_user = sorted({e.path for e in entries if e.staged})
         nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
@@ -533,6 +540,7 @@ class Committer:
         self._untracked_dot_files = {}
         held_large: dict[str, int] = {}
         blocked = set(staged_by_user)
+        patterns = self._patterns()
         for e in entries:
             if e.path in blocked or e.path.endswith("/"):
                 continue
@@ -541,7 +549,7 @@ class Committer:
                 if folder is not None and not (initial and in_obsidian_settings(e.path)):
                     self._untracked_dot_files[e.path] = folder
                     continue
-                if is_scratch(e.path) or not os.path.lexists(self.vault / e.path):
+                if is_scratch(e.path, patterns) or not os.path.lexists(self.vault / e.path):
                     continue
                 size = _size(self.vault / e.path)
                 if size > self.max_file_bytes:  # git would keep it forever: a file git already tracks is let through
@@ -604,6 +612,7 @@ def committer_for(settings: Settings, contracts: ContractCache, **kwargs: Any) -
     return Committer(
         settings.vault,
         phone_paths=lambda: contracts.get().contract.phone_paths,
+        sync_patterns=lambda: contracts.get().contract.sync_tool_patterns,
         state_dir=settings.state_dir,
         max_file_bytes=settings.commit_max_bytes,
         **kwargs,

@@ -69,6 +69,11 @@ class SyncError(AgentmdError):
     """A sync round could not run or finish; the message says why and what to do."""
 
 
+class RemoteUnreachable(SyncError):
+    """`git fetch` or `git push` could not reach the remote (offline, the host down, the path gone): the
+    daemon's rounds back off (see `BACKOFF_FIRST`)."""
+
+
 @dataclass
 class SyncResult:
     outcome: str  # "up-to-date", "pushed", "fast-forward", "merged", "nothing-to-sync"
@@ -176,7 +181,7 @@ class Round:
         if fetch.code == 0:
             theirs = _rev(self.git, "FETCH_HEAD")
         elif "couldn't find remote ref" not in fetch.err:  # an empty remote has no branch yet: push creates it
-            raise SyncError(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
+            raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
         result = SyncResult("up-to-date", ours, self.remote, branch, theirs)
         if theirs == ours:
             return result
@@ -356,18 +361,58 @@ class Round:
         text = os.fsdecode(run.out) + run.err
         if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
             return False
-        raise SyncError(f"`git push {self.remote}` failed (is the remote reachable and writable?): {run.why()}")
+        raise RemoteUnreachable(f"`git push {self.remote}` failed (is the remote reachable and writable?): {run.why()}")
 
 
 # -- a round as the daemon and the CLI run it ---------------------------------------------------------
 
+# While the remote cannot be reached, the daemon's rounds (the `sync` job and the round after commits) wait
+# 1, 2, 4, 8, 16 and then 30 minutes after each failed round before the next; a round that reaches the remote
+# ends the wait. `agentmd sync` run by a person always tries at once.
+BACKOFF_FIRST = dt.timedelta(minutes=1)
+BACKOFF_MOST = dt.timedelta(minutes=30)
 
-def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE) -> SyncResult:
+Clock = Callable[[], dt.datetime]
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def backoff_delay(failures: int) -> dt.timedelta:
+    """How long the daemon waits after `failures` rounds in a row could not reach the remote."""
+    if failures <= 0:
+        return dt.timedelta(0)
+    return min(BACKOFF_MOST, BACKOFF_FIRST * 2 ** min(failures - 1, 16))
+
+
+def _when(text: object) -> dt.datetime | None:
+    try:
+        when = dt.datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+    return when if when is None or when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
+
+
+def backing_off(state_dir: Path, now: dt.datetime) -> dt.datetime | None:
+    """When the daemon's next round may run, if that is after `now` (the remote was unreachable), else None."""
+    from agentmd.engine.fsutil import read_json
+
+    due = _when((read_json(state_dir / STATE_FILE) or {}).get("next_attempt_at"))
+    return due if due is not None and due > now else None
+
+
+def sync_vault(
+    committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE, clock: Clock | None = None
+) -> SyncResult:
     """Commit what is pending, then run one round with the committer held; the outcome (or the failure) is
-    recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves."""
+    recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves.
+    A round that cannot reach the remote also records how many have failed in a row and when the daemon's
+    next round may run (`backoff_delay`)."""
     from agentmd.engine.fsutil import read_json, write_json
 
-    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    moment = (clock or _utc_now)()
+    now = moment.astimezone(dt.UTC).isoformat(timespec="seconds")
     vault = committer.vault
 
     def record(conflicts: list[dict[str, str]]) -> None:
@@ -385,6 +430,10 @@ def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_
             with STATE_LOCK:  # read now, not before the round: it may have recorded conflicts meanwhile
                 state = read_json(state_dir / STATE_FILE) or {}
                 state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
+                if isinstance(exc, RemoteUnreachable):
+                    failures = int(state.get("failures") or 0) + 1
+                    retry = (moment + backoff_delay(failures)).astimezone(dt.UTC)
+                    state.update(failures=failures, next_attempt_at=retry.isoformat(timespec="seconds"))
                 write_json(state_dir / STATE_FILE, state)
         raise
     if state_dir is not None:
@@ -392,7 +441,8 @@ def sync_vault(committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_
             state = read_json(state_dir / STATE_FILE) or {}
             state.update(
                 last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
-                last_error_at=None, failing_since=None, renamed=[*state.get("renamed", []), *result.renamed][-50:],
+                last_error_at=None, failing_since=None, failures=0, next_attempt_at=None,
+                renamed=[*state.get("renamed", []), *result.renamed][-50:],
             )  # fmt: skip
             write_json(state_dir / STATE_FILE, state)
     return result
@@ -447,9 +497,18 @@ SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow
 SYNC_RED = dt.timedelta(days=1)  # failing this long: red
 
 
-def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+def sync_section(
+    vault: Path,
+    state_dir: Path,
+    now: dt.datetime,
+    *,
+    yellow_after: dt.timedelta = SYNC_YELLOW,
+    red_after: dt.timedelta = SYNC_RED,
+) -> dict[str, Any]:
     """`status`'s view of sync: the remote, the last good round, how far ahead and behind, what is failing
-    and since when (yellow after an hour, red after a day), and the conflict siblings not yet resolved."""
+    and since when (yellow after `yellow_after`, an hour unless the config file's `sync_yellow_after` says
+    otherwise; red after `red_after`, a day), when the daemon tries again while it backs off, and the conflict
+    siblings not yet resolved."""
     from agentmd.engine.fsutil import read_json
 
     git = GitCli(vault)
@@ -457,7 +516,13 @@ def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, An
     if url is None:
         return {"remote": None, "red": [], "yellow": []}
     state = read_json(state_dir / STATE_FILE) or {}
-    out: dict[str, Any] = {"remote": url, "last_ok_at": state.get("last_ok_at"), "red": [], "yellow": []}
+    out: dict[str, Any] = {
+        "remote": url,
+        "last_ok_at": state.get("last_ok_at"),
+        "next_attempt_at": None,
+        "red": [],
+        "yellow": [],
+    }
     branch = git.run("symbolic-ref", "--quiet", "--short", "HEAD").text
     counts = git.run("rev-list", "--left-right", "--count", f"HEAD...refs/remotes/{DEFAULT_REMOTE}/{branch}")
     if counts.code == 0 and len(counts.text.split()) == 2:
@@ -467,11 +532,20 @@ def sync_section(vault: Path, state_dir: Path, now: dt.datetime) -> dict[str, An
         try:
             failing = now - dt.datetime.fromisoformat(since)
         except ValueError:
-            failing = SYNC_RED
-        line = f"since {since}: {state.get('last_error')}; the daemon tries again every few minutes"
-        if failing >= SYNC_RED:
+            failing = red_after
+        retry = _when(state.get("next_attempt_at"))
+        if retry is not None and retry > now:  # backing off while the remote is unreachable
+            out["next_attempt_at"] = retry.isoformat(timespec="seconds")
+            again = (
+                f"the daemon tries again from {out['next_attempt_at']} (it waits longer after each failed round, "
+                "up to 30 min; `agentmd sync` tries now)"
+            )
+        else:
+            again = "the daemon tries again every few minutes"
+        line = f"since {since}: {state.get('last_error')}; {again}"
+        if failing >= red_after:
             out["red"].append(f"sync-failing {line}")
-        elif failing >= SYNC_YELLOW:
+        elif failing >= yellow_after:
             out["yellow"].append(f"sync-failing {line}")
     siblings = [c["sibling"] for c in state.get("conflicts", []) if c.get("sibling")]
     open_conflicts = [s for s in siblings if still_conflict(vault / s)]

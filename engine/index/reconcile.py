@@ -37,6 +37,7 @@ from agentmd.engine.synctools import (
     is_sync_temp,
     placeholder_of,
 )
+from agentmd.rules.contract.synctool import NO_PATTERNS, SyncToolPatterns
 
 log = logging.getLogger("agentmd.reconcile")
 
@@ -80,14 +81,15 @@ _ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
 
 
-def walk_vault(vault: Path) -> WalkResult:
+def walk_vault(vault: Path, patterns: SyncToolPatterns = NO_PATTERNS) -> WalkResult:
     """Every `*.md` file under `vault` with its stat key; dot directories and dot files are skipped, and so
-are a sync tool's temp files and its conflict copies (reported in `skipped`, with the copy's original).
-iCloud placeholders (`.Note.md.icloud`) name their notes in `evicted`.
+    are a sync tool's temp files and its conflict copies (reported in `skipped`, with the copy's original).
+    iCloud placeholders (`.Note.md.icloud`) name their notes in `evicted`. `patterns`: the contract's own
+        sync-tool patterns (`sync_tool_patterns`), honoured beside the built-in ones.
 
-    Symbolic links are not followed (a linked folder can loop or lead outside the vault). Each folder is
-    opened once and its notes are stat'ed by name relative to it, which spares the kernel a lookup of the
-    whole path for every note (a quarter of a walk's time at 10,000 notes).
+        Symbolic links are not followed (a linked folder can loop or lead outside the vault). Each folder is
+        opened once and its notes are stat'ed by name relative to it, which spares the kernel a lookup of the
+        whole path for every note (a quarter of a walk's time at 10,000 notes).
     """
     files: dict[str, StatKey] = {}
     skipped: list[dict[str, str]] = []
@@ -107,7 +109,7 @@ iCloud placeholders (`.Note.md.icloud`) name their notes in `evicted`.
                 skipped.append({"path": _printable(prefix[:-1]), "reason": f"folder unreadable: {exc.strerror}"})
                 continue
             try:
-                _walk_folder(fd, prefix, files, skipped, stack, evicted)
+                _walk_folder(fd, prefix, files, skipped, stack, evicted, patterns)
             finally:
                 if fd != top:
                     os.close(fd)
@@ -123,6 +125,7 @@ def _walk_folder(
     skipped: list[dict[str, str]],
     stack: list[str],
     evicted: set[str],
+    patterns: SyncToolPatterns = NO_PATTERNS,
 ) -> None:
     """Add the notes of the open folder `fd` (vault-relative `prefix`, "" or ending in "/") to `files`, what
     is left out and why to `skipped`, its subfolders to `stack` and the notes its iCloud placeholders stand
@@ -135,7 +138,7 @@ def _walk_folder(
     for entry in entries:
         name = entry.name
         if name[0] == ".":
-            if name.endswith(".icloud") and (note := evicted_note(prefix + name)) is not None:
+            if (name.endswith(".icloud") or patterns) and (note := evicted_note(prefix + name, patterns)) is not None:
                 evicted.add(note)
             continue
         rel = prefix + name
@@ -143,13 +146,15 @@ def _walk_folder(
             if name.endswith(".md") or name.lower().endswith(".md"):
                 if name[0] == "~" and is_sync_temp(name):  # ~$Note.md: an Office / OneDrive owner file
                     continue
+                if patterns and is_sync_temp(rel, patterns):  # the contract's own temp names
+                    continue
                 st = entry.stat(follow_symlinks=False)  # one fstatat: its mode says file, link or folder
                 mode = st.st_mode
                 if S_ISREG(mode):
                     # Only the unambiguous copies (Syncthing, Dropbox, Nextcloud, ownCloud, Obsidian Sync) are
                     # left out: `Note 2.md`, `Note (1).md` and `Note-PC.md` are also the names Obsidian and
                     # people give real notes ("Untitled 2", a note copied), so those stay notes.
-                    if "onflict" in name and (found := conflict_copy(rel)) is not None:
+                    if ("onflict" in name or patterns) and (found := conflict_copy(rel, extra=patterns)) is not None:
                         skipped.append({"path": _printable(rel), "reason": found.reason})
                         continue
                     if rel.isascii() or _utf8(rel):  # (an ASCII name is valid UTF-8, and says so in O(1))
@@ -166,6 +171,10 @@ def _walk_folder(
             elif not entry.is_dir(follow_symlinks=False):
                 if entry.is_symlink() and entry.is_dir():
                     skipped.append({"path": _printable(rel), "reason": "symbolic link (not followed)"})
+                elif patterns and (note := evicted_note(rel, patterns)) is not None:
+                    evicted.add(note)
+                continue
+            elif patterns and patterns.is_temp_folder(name):  # a folder the tool keeps for itself
                 continue
         except OSError as exc:
             skipped.append({"path": _printable(rel), "reason": f"unreadable: {exc.strerror}"})
@@ -174,6 +183,21 @@ def _walk_folder(
 
 
 NOT_UTF8 = "file name is not valid UTF-8; rename the file"
+
+
+def has_placeholder(vault: Path, rel: str, patterns: SyncToolPatterns = NO_PATTERNS) -> bool:
+    """Whether a note missing from its folder has a placeholder there (iCloud's `.Note.md.icloud`, or one of
+    the contract's placeholder patterns): "not here", not deleted."""
+    if os.path.lexists(os.path.join(vault, placeholder_of(rel))):
+        return True
+    if not patterns.placeholder:
+        return False
+    folder, _, name = rel.rpartition("/")
+    try:
+        names = os.listdir(os.path.join(vault, folder) if folder else vault)
+    except OSError:
+        return False
+    return any(patterns.placeholder_original(n) == name for n in names)
 
 
 def _utf8(rel: str) -> bool:
@@ -223,12 +247,14 @@ def reconcile(
     link_convention: str = "obsidian",
     workers: int | None = None,
     stop: Callable[[], bool] | None = None,
+    sync_patterns: SyncToolPatterns = NO_PATTERNS,
 ) -> ReconcileReport:
     """Bring the index and catalog in line with the vault. `only` limits the pass to some paths.
     `link_convention` is the contract's (which side of `[[a|b]]` names the note). `workers`: how many
     processes read the notes (0: this one); by default one a core on a pass with thousands to read.
     `stop`, asked before each note, ends the pass early (a daemon shutting down): what was read so far is
-    committed to the index and catalog together, and the report says `interrupted`."""
+    committed to the index and catalog together, and the report says `interrupted`. `sync_patterns`: the
+    contract's own sync-tool patterns (temp files, conflict copies, placeholders), beside the built-in ones."""
     start = time.perf_counter()
     report = ReconcileReport()
     if not vault.is_dir():
@@ -237,14 +263,29 @@ def reconcile(
         return report
     with store.lock:
         return _reconcile(
-            vault, store, report, start, allow_mass_delete, progress, only, link_convention, workers, stop
+            vault,
+            store,
+            report,
+            start,
+            allow_mass_delete,
+            progress,
+            only,
+            link_convention,
+            workers,
+            stop,
+            sync_patterns,
         )
 
 
-def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | None = None) -> dict[str, StatKey]:
+def stat_paths(
+    vault: Path,
+    paths: set[str],
+    skipped: list[dict[str, str]] | None = None,
+    patterns: SyncToolPatterns = NO_PATTERNS,
+) -> dict[str, StatKey]:
     """Stat keys of the given vault-relative paths that are indexable notes and exist. A name that is not
     valid UTF-8 cannot be stored: it is left out (and reported in `skipped`), so it never fails the pass; so
-    is a sync tool's conflict copy (with its original)."""
+    is a sync tool's conflict copy (with its original), and a temp file by the contract's `patterns`."""
     out: dict[str, StatKey] = {}
     for rel in paths:
         if not is_note(rel):
@@ -253,7 +294,9 @@ def stat_paths(vault: Path, paths: set[str], skipped: list[dict[str, str]] | Non
             if skipped is not None:
                 skipped.append({"path": _printable(rel), "reason": NOT_UTF8})
             continue
-        found = conflict_copy(rel)  # the unambiguous shapes only, as the walk (see `walk_vault`)
+        if patterns and is_sync_temp(rel, patterns):
+            continue
+        found = conflict_copy(rel, extra=patterns)  # the unambiguous shapes only, as the walk (see `walk_vault`)
         if found is not None:
             if skipped is not None:
                 skipped.append({"path": rel, "reason": found.reason})
@@ -293,10 +336,11 @@ def _reconcile(
     link_convention: str,
     workers: int | None,
     stop: Callable[[], bool] | None = None,
+    patterns: SyncToolPatterns = NO_PATTERNS,
 ) -> ReconcileReport:
     if only is None:
         with _collector_paused():
-            walk = walk_vault(vault)
+            walk = walk_vault(vault, patterns) if patterns else walk_vault(vault)
             report.skipped = walk.skipped
             if walk.evicted:  # an evicted note stays as last indexed: its catalog key stands for the file
                 kept = store.catalog.stat_keys(walk.evicted - walk.files.keys())
@@ -309,9 +353,9 @@ def _reconcile(
         on_disk = walk.files
         indexed = len(known)
     else:  # a pass over a few paths named by file events: no walk, no full catalog read
-        on_disk = stat_paths(vault, only, report.skipped)
+        on_disk = stat_paths(vault, only, report.skipped, patterns)
         gone = {p for p in only if p not in on_disk and is_note(p)}
-        evicted = {p for p in gone if os.path.lexists(os.path.join(vault, placeholder_of(p)))}
+        evicted = {p for p in gone if has_placeholder(vault, p, patterns)}
         only = {p for p in only if _utf8(p)}  # the catalog stores text: such a name can be in it under no key
         known = store.catalog.stat_keys(only)
         on_disk.update((p, known[p]) for p in evicted if p in known)

@@ -3,7 +3,8 @@
 Order of work, each step able to refuse before anything touches disk:
 1. validate the fields; run the content prefilters over every string;
 2. derive status and stamps (status is never taken from the caller);
-3. route by type through the contract (untyped, unknown type or halted contract: the dated shard);
+3. route by type through the contract (untyped, unknown type or halted contract: the dated shard), each
+   folder of the route taken as the vault already spells it, ignoring case (engine/write/folders.py);
 4. ask the door whether this actor may create that path;
 5. open the vault root and check it is the vault this capturer opened (engine/write/vault_guard.py): an
    unmounted drive or a vault folder made again refuses with `vault-replaced`;
@@ -47,6 +48,7 @@ from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.folders import FolderCase
 from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
@@ -350,6 +352,7 @@ class Capturer:
         self.swap = StoreSwap()  # captures hold the store; a rebuild replaces it only between them
         self.cap_override = cap_override
         self.stages = StageLog.from_env()  # where each capture's time went, when AGENTMD_CAPTURE_STAGES is set
+        self.folder_case = FolderCase()  # the routed folder as the vault already spells it (any casing)
 
     def warm(self) -> float:
         """Run the checks, the rendering and the parsing a capture goes through over `WARM_UP`, writing nothing;
@@ -550,7 +553,9 @@ class Capturer:
         now = self.now()
         self._check_type(req, state)
         fields = self._fields(req, state, now, extra_fields or {})
-        folder, route_reason = self._folder(req, state, now)
+        routed, route_reason = self._folder(req, state, now)
+        with self._root() as root_fd:  # `Memory/Lessons/` already there: the note goes in, not in a second one
+            folder, folder_warnings = self.folder_case.resolve(root_fd, routed)
         stem = slugify(req.title)
         rel = f"{folder}/{stem}.md"
         clock.mark("fields")
@@ -563,7 +568,7 @@ class Capturer:
         clock.mark("door")
         if not decision.allowed:
             raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
-        warnings = []
+        warnings = list(folder_warnings)
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
         budget = int(state.contract.thresholds.daily_card_budget)
@@ -572,7 +577,7 @@ class Capturer:
         # identical captures arriving together write one note, not a note and its twin. The index update runs
         # after, outside this lock, grouped with the other notes written meanwhile (engine/write/group.py).
         text = render_note(fields, req.body)
-        gated = count and state.contract.space_of(rel) == MEMORY_SPACE
+        gated = count and state.contract.space_of(f"{routed}/{stem}.md") == MEMORY_SPACE
         day = now.date() if gated else None
         landed: Ticket | None = None
         with self._same_title(fields["title"]):

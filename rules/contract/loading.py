@@ -23,6 +23,7 @@ from agentmd.rules.contract.model import (
     ContractState,
     Thresholds,
 )
+from agentmd.rules.contract.synctool import SyncToolPatterns
 from agentmd.rules.contract.validation import keyed_problems, validate
 from agentmd.rules.errors import ContractError
 from agentmd.vocabulary import VAULT_CONTRACT
@@ -158,6 +159,9 @@ def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contra
         class_weights=MappingProxyType({k: float(v) for k, v in settings["class_weights"].items()}),
         link_convention=str(settings["link_convention"]),
         fallback_text=fallback_text,
+        sync_tool_patterns=SyncToolPatterns.of(
+            **{k: tuple(v or ()) for k, v in settings["sync_tool_patterns"].items()}
+        ),
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentmd import vault_schema
+from agentmd.rules.contract.synctool import NO_PATTERNS, SyncToolPatterns
 
 TRUST_TIERS: Final = ("trusted", "untrusted")
 AUTHORITY_LEVELS: Final = ("standing", "shared", "alignment", "private")
@@ -44,6 +45,7 @@ KNOWN_KEYS: Final = (
     "recall_exempt_areas",
     "class_weights",
     "link_convention",
+    "sync_tool_patterns",
 )
 LINK_CONVENTIONS: Final = ("obsidian", "dendron")
 # Keys whose entries fall back one by one when a vault file sets only some of them; every other key is
@@ -93,6 +95,7 @@ class Contract:
     class_weights: Mapping[str, float]
     link_convention: str  # "obsidian": [[target|label]]; "dendron": [[label|target]]
     fallback_text: str = ""  # the packaged default's Markdown, read for headings `text` lacks
+    sync_tool_patterns: SyncToolPatterns = NO_PATTERNS  # file-sync tools' names added to engine/synctools.py's
 
     def section(self, heading: str) -> str | None:
         """The prose under `heading` (case-insensitive); the packaged default's when this text lacks it."""
@@ -247,8 +250,12 @@ def _plain(path: str) -> bool:
     """Whether a path is already what `_relative` makes of it (no leading or doubled slash, no `.` or `..`
     part, no trailing slash)."""
     return bool(path) and not (
-        path.startswith(("/", "./", "../")) or path.endswith(("/", "/.", "/..")) or "//" in path
-        or "/./" in path or "/../" in path or path in (".", "..")
+        path.startswith(("/", "./", "../"))
+        or path.endswith(("/", "/.", "/.."))
+        or "//" in path
+        or "/./" in path
+        or "/../" in path
+        or path in (".", "..")
     )
 
 

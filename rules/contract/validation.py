@@ -19,6 +19,7 @@ from agentmd.rules.contract.model import (
     TRUST_TIERS,
     is_url_shaped,
 )
+from agentmd.rules.contract.synctool import MAX_PATTERNS, SYNC_PATTERN_KINDS, PatternError, compile_pattern
 
 _KEBAB = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -150,6 +151,10 @@ def keyed_problems(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             _check_space_ref(p, f"dampened_spaces.{name}", name, space_names)
             _check_multiplier(p, f"dampened_spaces.{name}", value)
 
+    patterns = _mapping(p, settings, "sync_tool_patterns", '`temp: ["*.partial"]`')
+    if patterns is not None:
+        _check_sync_patterns(p, patterns)
+
     weights = _mapping(p, settings, "class_weights", "`archived: 0.5`")
     if weights is not None:
         for name, value in weights.items():
@@ -159,6 +164,29 @@ def keyed_problems(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
                 p.add(f"class_weights.{name}", "is not a class agentmd weighs", hint)
             _check_multiplier(p, f"class_weights.{name}", value)
     return p.items
+
+
+def _check_sync_patterns(p: _Problems, patterns: Mapping[str, Any]) -> None:
+    for kind, entries in patterns.items():
+        key = f"sync_tool_patterns.{kind}"
+        if kind not in SYNC_PATTERN_KINDS:
+            p.add(key, "is not a kind of sync-tool file", f"use {', '.join(SYNC_PATTERN_KINDS)}")
+            continue
+        if entries is None:
+            continue  # an empty kind adds nothing
+        if not isinstance(entries, list):
+            p.add(key, f"is {_show(entries)}, not a list", 'write a list of patterns, e.g. `["*.partial"]`')
+            continue
+        if len(entries) > MAX_PATTERNS:
+            p.add(key, f"lists {len(entries)} patterns", f"keep to {MAX_PATTERNS} at most")
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, str):
+                p.add(f"{key}[{i}]", f"is {_show(entry)}, not a pattern", 'quote it as text, e.g. `"*.partial"`')
+                continue
+            try:
+                compile_pattern(entry, kind)
+            except PatternError as exc:
+                p.add(f"{key}[{i}]", f"({entry!r}) {exc}", "see the File-sync tools section of storage-rules")
 
 
 def _show(value: Any) -> str:
