@@ -193,12 +193,23 @@ def test_instructions_as_a_yaml_list(env: Env) -> None:
     assert frontmatter(filed(env, action))["instructions_applied"] == ["file as fact", "tag listed"]
 
 
-def test_dropped_fields_are_named_in_the_detail(env: Env) -> None:
-    env.drop("inbox/phone/d.md", phone_note("file as fact", title="Dropped", author="me", status="active"))
+def test_a_clips_own_fields_are_kept_and_governed_or_unsafe_ones_named(env: Env) -> None:
+    """A clipper's fields (author, site, published) reach the filed note; a field governance sets (status)
+    or one the prefilters refuse is not carried, and the filed note names what was left out."""
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    env.drop(
+        "inbox/phone/d.md",
+        phone_note("file as fact", title="Dropped", author="me", status="active", site="example.org",
+                   published="2026-12-01", token=secret),
+    )  # fmt: skip
     [action] = env.sweep()
     assert action.outcome == "filed"
-    assert "not carried over: author, status" in action.detail
-    assert frontmatter(filed(env, action))["status"] == "unfiled"  # never taken from the note
+    assert "not carried over: status, token" in action.detail
+    fm = frontmatter(filed(env, action))
+    assert fm["status"] == "unfiled"  # never taken from the note
+    assert (fm["author"], fm["site"], str(fm["published"])) == ("me", "example.org", "2026-12-01")
+    assert fm["clip_fields_dropped"] == ["status", "token"] and "token" not in fm
+    assert secret not in filed(env, action).read_text(encoding="utf-8")
 
 
 def test_an_already_filed_twin_completes_the_move_without_a_second_note(env: Env) -> None:

@@ -38,9 +38,11 @@ capture temp files are skipped):
 - valid instructions: the note is captured like any other capture (same validation, prefilters, routing,
   door and daily volume gate) with `actor="phone"`, `origin="phone"` and `source: phone`, keeping its title
   (or the `title` verb's), body, tags, aliases, summary, why and `source_url`, plus `clipped_from: <old path>`
-  and `instructions_applied: [...]` (the instructions in canonical form). Other frontmatter fields are not
-  carried over and are named in the action's detail. The phone note is then deleted (its origin registered
-  first, so the deletion is committed as `phone`); outcome `filed`;
+  and `instructions_applied: [...]` (the instructions in canonical form). The clip's other fields (`author`,
+  `site`, `published`, ...) are kept as they are (`clip_fields`), except those the filed note's governance
+  sets (`status`, `trust`, ...), values that are not plain, and values the prefilters refuse: those are named
+  in the filed note's `clip_fields_dropped` and in the action's detail. The phone note is then deleted (its
+  origin registered first, so the deletion is committed as `phone`); outcome `filed`;
 - a refused capture: a `review_flags` entry with the refusal code and message; outcome `flagged`. A refusal
   that may pass later by itself (`daily-write-cap`, `write-failed`, `contract-halted`) is retried on every
   sweep, but the same refusal is not written twice.
@@ -89,11 +91,52 @@ SINGLE_VERBS = ("file as", "project", "title", "why")
 CARRIED_FIELDS = frozenset(
     {"title", "tags", "tag", "aliases", "alias", "summary", "why", "source_url", "instructions", "review_flags"}
 )
+# Fields a filed note's governance sets (capture's own stamps and the sweep's): a clip never sets them itself.
+GOVERNED_FIELDS = frozenset(
+    {"type", "status", "lifecycle", "filing_confidence", "trust", "captured", "source", "project", "task",
+     "importance", "related", "clipped_from", "instructions_applied", "instructions_done", "id"}
+)  # fmt: skip
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^(?!\d+$)\w[\w-]*(?:/\w[\w-]*)*$")
 _VERB = re.compile(r"^(file\s+as|type|project|tag|title|why)(?=[\s:]|$)(?:\s*:)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _GRAMMAR_HINT = "the verbs are: file as <type>, type <type>, project <slug>, tag <tag>, title <text>, why <text>"
+
+
+def clip_fields(fm: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The clip's own fields a filed note keeps (`author`, `published`, `site`, ...), and the names of those it
+    drops: a field the filed note's governance sets (`status`, `trust`, ...), one whose value is not plain
+    text, numbers, dates or a list of those, or one the prefilters refuse (a secret, an instruction to an
+    agent). The filed note lists the dropped names in `clip_fields_dropped`."""
+    from agentmd.rules.prefilter import check_fields
+
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in fm.items():
+        if key in CARRIED_FIELDS:
+            continue
+        plain = _plain(value)
+        shaped = key not in GOVERNED_FIELDS and _FIELD_NAME.match(str(key)) and plain is not None
+        if shaped and check_fields({key: plain}).ok:
+            kept[key] = plain
+        else:
+            dropped.append(str(key))
+    return kept, sorted(dropped)
+
+
+_FIELD_NAME = re.compile(r"^[A-Za-z][\w-]{0,63}$")
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain YAML scalars (dates as ISO text), or None when it is not that shape."""
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 2000):
+        return value
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, list) and len(value) <= 50:
+        items = [_plain(v) for v in value]
+        return items if all(i is not None and not isinstance(i, list) for i in items) else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -386,12 +429,16 @@ class _Sweep:
 
         req = _request(note, instructions)
         applied = [str(i) for i in instructions]
+        kept, dropped = clip_fields(fm)
+        extra: dict[str, Any] = {**kept, "clipped_from": rel, "instructions_applied": applied}
+        if dropped:
+            extra["clip_fields_dropped"] = dropped
         try:
             result = self.capturer.capture(
                 req,
                 actor="phone",
                 origin="phone",
-                extra_fields={"clipped_from": rel, "instructions_applied": applied},
+                extra_fields=extra,
                 twin_exclude=self.contract.is_phone_path,  # the clip itself is not a twin of its filed copy
             )
         except CaptureRefused as exc:
@@ -405,7 +452,6 @@ class _Sweep:
         detail = f"filed as {result.path} ({result.status})"
         if result.reinforced:
             detail = f"already filed: {result.path} holds the same title and body"
-        dropped = sorted(k for k in fm if k not in CARRIED_FIELDS)
         if dropped:
             detail += f"; not carried over: {', '.join(dropped)}"
         try:
