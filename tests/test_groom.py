@@ -31,10 +31,20 @@ def vault(tmp_path: Path) -> Path:
     note(root, "memory/a.md", "The deploy runs from CI on every tag, after staging.", captured=OLD)
     note(root, "memory/b.md", "The deploy runs from CI on every tag,   after staging.", captured="2025-02-01")
     note(root, "memory/todo.md", "- [ ] write the doc\n- [x] fix the build\n- [ ] ship", captured=OLD)
-    note(root, "memory/status.md", "STATUS: migrating the store, last touched 2025-01-03.\n\nOn track.",
-         title="Store status", captured=OLD)
-    note(root, "memory/log.md", "STATUS: shipped 2025-01-03\n- 2025-01-04 merged\n- 2025-01-05 deployed",
-         type="changelog", captured=OLD)
+    note(
+        root,
+        "memory/status.md",
+        "STATUS: migrating the store, last touched 2025-01-03.\n\nOn track.",
+        title="Store status",
+        captured=OLD,
+    )
+    note(
+        root,
+        "memory/log.md",
+        "STATUS: shipped 2025-01-03\n- 2025-01-04 merged\n- 2025-01-05 deployed",
+        type="changelog",
+        captured=OLD,
+    )
     note(root, "memory/stories.md", long_note(4), captured=OLD)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "notes")
@@ -143,24 +153,28 @@ def test_clusters_are_byte_identical_across_runs_and_after_a_rebuild(cli, tmp_pa
     result = a.json()
     assert result["clusters"] and all(1 <= len(x["terms"]) <= 3 for x in result["clusters"])
     first = result["clusters"][0]["id"]
-    renamed = cli("clusters", "--vault", str(src), "--index", str(tmp_path / "i"), "--rename", first, "Notes on X",
-                  "--json").json()
+    renamed = cli(
+        "clusters", "--vault", str(src), "--index", str(tmp_path / "i"), "--rename", first, "Notes on X", "--json"
+    ).json()
     assert renamed["clusters"][0]["label"] == "Notes on X" and renamed["clusters"][0]["renamed"]
     assert cli("clusters", "--vault", str(src), "--index", str(tmp_path / "i"), "--json").json() == renamed
 
 
 def test_stale_age_is_measured_from_the_newest_date_in_the_text(cli, vault: Path) -> None:
     today = dt.date.today().isoformat()
-    note(vault, "memory/status.md", f"STATUS: migrating the store, last touched {today}.\n\nOn track.",
-         title="Store status", captured=OLD)
+    note(
+        vault,
+        "memory/status.md",
+        f"STATUS: migrating the store, last touched {today}.\n\nOn track.",
+        title="Store status",
+        captured=OLD,
+    )
     git(vault, "commit", "-qam", "fresh status")
     found = {p["path"] for p in cli("groom", *args(vault), "--propose", "--json").json()["proposals"]}
     assert "memory/status.md" not in found
 
 
-def test_on_a_corpus_copy_every_split_concatenates_back_and_the_revert_restores_every_byte(
-    cli, tmp_path: Path
-) -> None:
+def test_on_a_corpus_copy_every_split_concatenates_back_and_the_revert_restores_every_byte(cli, tmp_path: Path) -> None:
     root = tmp_path / "zh"
     shutil.copytree(corpus("ailurus-zh"), root)
     git(root, "init", "-q", "-b", "main")
@@ -177,10 +191,38 @@ def test_on_a_corpus_copy_every_split_concatenates_back_and_the_revert_restores_
     for p in plan["proposals"]:
         parent = (root / p["path"]).read_text()
         children = parse_note(p["path"], parent.encode(), 0).frontmatter["split_into"]
-        assert "".join(split_frontmatter((root / c).read_text()).body for c in children) == split_frontmatter(
-            parent
-        ).body
+        assert (
+            "".join(split_frontmatter((root / c).read_text()).body for c in children) == split_frontmatter(parent).body
+        )
     assert cli("groom", *args(root), "--split-revert", "--yes").code == 0
     after = snapshot(root)
     assert {k: v for k, v in after.items() if k in original} == original
     assert dirty(root) == "" and origins(root)[:2] == ["groom", "groom"]
+
+
+def test_decision_records_are_not_status_reports_and_a_plan_stays_readable(cli, vault: Path) -> None:
+    """A decision record's `## Status` over one word is a field of the record, not a report that went stale;
+    a status heading over a report still is one. A plan holds PLAN_MAX proposals and says how many wait."""
+    from agentmd.engine.curate.groom import PLAN_MAX
+
+    adr = "## Status\n\nAccepted\n\n## Context\n\nWe chose SQLite on 2024-05-01.\n\n## Decision\n\nUse it."
+    note(vault, "decisions/0001-sqlite.md", adr, title="Use SQLite", captured=OLD)
+    note(vault, "decisions/0002-queue.md", adr.replace("SQLite", "a queue"), title="A queue", type="decision",
+         captured=OLD)  # fmt: skip
+    report = "## Status\n\n- build green on 2025-01-04\n- deploy blocked on the certificate\n"
+    note(vault, "memory/weekly.md", report, title="Weekly", captured=OLD)
+    for i in range(PLAN_MAX + 7):
+        note(vault, f"memory/todo-{i}.md", f"- [ ] task {i} one\n- [ ] task {i} two\n- [x] done {i}", captured=OLD)
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "records")
+    r = cli("groom", *args(vault), "--propose", "--json")
+    plan = r.json()
+    found = {p["path"]: p["detector"] for p in plan["proposals"]}
+    assert "decisions/0001-sqlite.md" not in found and "decisions/0002-queue.md" not in found
+    assert len(plan["proposals"]) == PLAN_MAX and plan["held_back"] >= 7 + 4
+    text = cli("groom", *args(vault), "--propose").out
+    assert f"{PLAN_MAX} are in this plan" in text and "more are proposed again once these are applied" in text
+    full = {p["path"] for p in plan["proposals"]}
+    assert "memory/status.md" in full  # the oldest notes come first: the original fixture's are in the plan
+    weekly = [p for p in plan["proposals"] if p["path"] == "memory/weekly.md"]
+    assert weekly == [] or weekly[0]["detector"] == "stale-status"

@@ -367,6 +367,11 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         stats = ", ".join(f"{k} {v}" for k, v in plan["stats"].items() if v) or "nothing to propose"
         text = f"groom: read {plan['notes_read']} notes; proposals: {stats}"
+        if plan.get("held_back"):
+            text += (
+                f"\n{len(plan['proposals'])} are in this plan, oldest notes first; {plan['held_back']} more are "
+                "proposed again once these are applied"
+            )
         if args.out:
             Path(args.out).write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             text += f"\nplan written to {args.out}; review it, then `agentmd groom --apply {args.out} --yes`"

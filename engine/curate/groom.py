@@ -43,6 +43,9 @@ SPLIT_MIN_BYTES = 6000
 SPLIT_MIN_SECTIONS = 3
 SPLIT_MIN_SEGMENT = 200
 NEAR_DUPLICATE = 0.8
+RECORD_TYPES = frozenset({"decision", "adr", "decision-record"})
+RECORD_FIELD_WORDS = 4  # `## Status` over one short line ("Accepted", "Superseded by ADR-12") is a field
+PLAN_MAX = 100  # proposals in one plan, oldest notes first: a plan a person can read; the rest come next time
 DETECTORS = ("duplicate", "near-duplicate", "status-snapshot", "todo-list", "stale-status", "split")
 
 _STATUS_LINE = re.compile(
@@ -121,9 +124,25 @@ def newest_date(text: str) -> dt.date | None:
 
 
 def is_about_status(note: Note) -> bool:
+    """A note that reports the state of something at a moment: a `STATUS:` line, "status" in its title, or a
+    status heading over a report. A record with a `Status` field of its own (a decision record's `## Status`
+    followed by `Accepted`, a note typed as a decision) is durable, not a report."""
+    if str(note.frontmatter.get("type") or "").lower() in RECORD_TYPES:
+        return False
     if "STATUS:" in note.text or "status" in note.title.lower():
         return True
-    return any(ln.startswith("#") and "status" in ln.lower() for ln in note.text.splitlines())
+    lines = note.text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("#") and "status" in line.lower():
+            section = []
+            for nxt in lines[i + 1 :]:
+                if nxt.startswith("#"):
+                    break
+                if nxt.strip():
+                    section.append(nxt)
+            if not (len(section) == 1 and len(section[0].split()) <= RECORD_FIELD_WORDS):
+                return True  # a report under the heading, not one word of a record's field
+    return False
 
 
 def split_points(body: str) -> list[int]:
@@ -233,6 +252,8 @@ def propose(
         elif len(r.data) >= SPLIT_MIN_BYTES and (points := split_points(text)):
             claim(r, "split", f"{len(points)} stories in one over-long note", action="split", offsets=points)
     stats = {d: sum(1 for p in proposals if p["detector"] == d) for d in DETECTORS}
+    held_back = max(0, len(proposals) - PLAN_MAX)
+    proposals = proposals[:PLAN_MAX]
     return {
         "schema_version": SCHEMA_VERSION,
         "snapshot_hash": snap,
@@ -240,6 +261,7 @@ def propose(
         "notes_read": len(reads),
         "proposals": proposals,
         "stats": stats,
+        "held_back": held_back,  # proposals beyond PLAN_MAX, proposed again once these are applied
     }
 
 
