@@ -169,7 +169,8 @@ def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache
 
 
 def test_deferred_short_rows_made_whole_are_the_rows_of_an_ordinary_search(vault: Vault, cache_dir: Path) -> None:
-    vault.note("kelp.md", "Kelp forests grow on a rocky shore.\n\n## Tides\n\nThe tide meets kelp.\n", title="Kelp")
+    kelp = "Kelp forests grow on a rocky shore.\n\n## Tides\n\nThe tide meets kelp.\n"
+    vault.note("kelp-forests.md", kelp, title="Kelp forests")  # no note named by a word of the question
     vault.note("raw.md", "water tide shore rocky\n", status="unfiled", trust="untrusted")
     vault.note("old.md", "water tide shore rocky kelp\n", captured="2024-05-01", project="beta")
     with Store(cache_dir) as s:

@@ -158,6 +158,11 @@ MISSPELT_FROM = 6
 # dev vaults hold 410 notes and more, where both read the same.
 MISSING_FULL_AT = 100
 NAME_CONFIDENCE = 0.9  # the least confidence of a note the query names (its title, alias or file name)
+# The least confidence of a note a name inside a longer query names ("what do I know about QuickAdd"): above the
+# default search floor (0.3), so a person who asks sees it, and below the default recall floor (0.55), so the
+# hook does not push it on that name alone: a coding prompt's words are often some note's title (`agentmd eval
+# prompts`, vaultofknowledge: the 52 unhelpful prompts went from 50 silent to 27 when such notes took 0.9).
+NAME_WITHIN_CONFIDENCE = 0.5
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
 
 
@@ -367,7 +372,7 @@ def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[s
             continue
         sure = recalibrate(sure, missing)
         if row.get("name"):
-            sure = max(sure, NAME_CONFIDENCE)
+            sure = max(sure, NAME_WITHIN_CONFIDENCE if row.get("name_within") else NAME_CONFIDENCE)
         row["confidence"] = round(sure, 4)
     return response
 
@@ -424,4 +429,3 @@ def apply_floor(response: dict[str, Any], floor: float) -> dict[str, Any]:
     said = f"no result reached the confidence floor ({floor:.2f}); the closest miss: {describe_miss(miss)}"
     response["note"] = "; ".join(x for x in (said, response.get("note")) if x)
     return response
-

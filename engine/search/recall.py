@@ -13,7 +13,9 @@ policy's, engine/curate/lifecycle.py) and notes that are not confirmed knowledge
 self-probe notes: engine/search/trust.py), read from the catalog row. A direct hit must also reach the
 contract's `recall_floor`: its search `confidence` (engine/search/confidence.py) at least the floor, so most
 prompts the vault cannot help with gather nothing; and a hit of a hybrid search must be near the prompt in
-meaning (`RECALL_COSINE`), unless the prompt names it. A linked note rides on the hit it is linked from.
+meaning (`RECALL_COSINE`), unless the whole prompt names it (a name inside a longer prompt, `name_within`,
+passes the same gate as any hit: a coding prompt's words are often some note's title). A linked note rides
+on the hit it is linked from.
 
 The summary is what reconcile already read from the note and the index stores with it
 (engine/index/digest.py): the frontmatter `summary`, else the search snippet (unless it is only the
@@ -183,7 +185,8 @@ def gather(
             left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
             continue
         cosine = r.get("cosine")
-        if isinstance(cosine, int | float) and float(cosine) < RECALL_COSINE and not (r.get("name") or r.get("entity")):
+        named = r.get("entity") or (r.get("name") and not r.get("name_within"))  # the whole prompt names it
+        if isinstance(cosine, int | float) and float(cosine) < RECALL_COSINE and not named:
             below.add(path)
             left_out.append(f"{path}: its meaning is far from the prompt's (cosine {float(cosine):.2f})")
             continue

@@ -19,7 +19,10 @@ first. Each result points at its best section (`path#Heading`) and a note takes 
 
 Names first: a query that is a note's title, file name (a Dendron hierarchy's last segments included), alias
 or heading puts that note first whatever the mode or length (`SearchIndex.name_hits`: exact names before
-prefixes, same names by lexical score); its row says which (`name`) and points at the heading it names.
+prefixes, same names by lexical score); its row says which (`name`) and points at the heading it names. A
+query that names no note as a whole is read for names inside it ("what do I know about QuickAdd", "notes on
+free will"; engine/search/named.py): the notes they name come first, their rows say by which words
+(`name_within`), and the stop words inside such a name are words of the query again.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from agentmd.engine.index.fulltext import (
 )
 from agentmd.engine.search import sections, trust
 from agentmd.engine.search.graph import entity_pages
+from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs
 from agentmd.rules import Contract
 from agentmd.vault_schema import chunk_text, cjk, query_entity_uris, section_text
 from agentmd.vocabulary import STOP_WORDS
@@ -86,6 +90,7 @@ COMMON_FROM = 1_000
 # word with a question, which a small vault's scaled floor then lets through as noise.
 RARE_SHARE = 0.01
 QUESTION_BOOSTS = QUESTION_FIELD_BOOSTS
+QUESTION_BESIDE_NAME = 3  # words beside a name inside a query from which a note holding them all answers it
 
 _NON_WORD = re.compile(r"[^\w]+")
 
@@ -209,14 +214,15 @@ def _spaced_words(query: str) -> list[str]:
     return out
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, keep: Container[str] = ()) -> list[str]:
     """The words of a query that carry meaning: white-space split (CJK text into its character pairs), stop
-    words and bare punctuation out, duplicates (case-insensitive) out, order kept."""
+    words (but those in `keep`: the ones inside a name the query holds) and bare punctuation out, duplicates
+    (case-insensitive) out, order kept."""
     out: list[str] = []
     seen: set[str] = set()
     for word in _spaced_words(query):
         bare = "".join(ch for ch in word.lower() if ch.isalnum())
-        if not bare or bare in STOP_WORDS or word.lower() in seen:
+        if not bare or (bare in STOP_WORDS and bare not in keep) or word.lower() in seen:
             continue
         seen.add(word.lower())
         out.append(word)
@@ -233,7 +239,7 @@ class Plan:
     sufficient: tuple[str, ...] = ()  # a long question's rare words: a note holding one qualifies alone
 
 
-def plan(index: SearchIndex, request: SearchRequest) -> Plan:
+def plan(index: SearchIndex, request: SearchRequest, keep: Container[str] = ()) -> Plan:
     """How a request is run.
 
     `and`: one conjunction of every word. `fusion`: stop words out; one or two words are a conjunction;
@@ -248,7 +254,7 @@ def plan(index: SearchIndex, request: SearchRequest) -> Plan:
     words = request.query.split()
     if request.mode == "and":
         return Plan([words], [1.0], FIELD_BOOSTS)
-    terms = query_terms(request.query) or words
+    terms = query_terms(request.query, keep) or words
     if len(terms) <= 2:
         return Plan([terms], [1.0], FIELD_BOOSTS)
     if len(terms) >= LONG_QUESTION:
@@ -410,7 +416,13 @@ def search(
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
     words = request.query.split()
-    how = plan(index, request)
+    named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
+    runs = (
+        [] if named else named_runs(index, request.query, include_walled=request.include_archived, day_range=(lo, hi))
+    )
+    if runs:
+        named = merged_hits(runs)
+    how = plan(index, request, kept_stop_words(runs))
     groups, boosts = how.groups, how.boosts
 
     def lexical_list(head: int | None) -> HitList:
@@ -432,7 +444,6 @@ def search(
     # the beginning of its list (cheaper, see SearchIndex.search), asked for again in full when the rows
     # read run past it. The hybrid fuses every candidate: it asks for the whole list.
     found = lexical_list(None if deferred else max(HEAD, HEAD_TIMES * request.limit))
-    named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
     if not request.include_probe:
         named = [n for n in named if not trust.is_probe(n.hit.facts)]
     named_paths = {n.hit.path for n in named[: request.limit]}
@@ -441,8 +452,10 @@ def search(
         found = lexical_list(None)
         ranked, _whole = _ranked(found, request, contract, named_paths)
     ranked.sort(key=lambda r: (-r[0], r[3].path))
-    results: list[dict[str, Any]] = []
     terms = groups[0] if groups else words
+    if runs and ranked and _answered_by_content(index, found, ranked[0][3], terms, named_paths, runs):
+        named, runs = [], []  # a note holding every word answers the question; the names inside it wait
+    results: list[dict[str, Any]] = []
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     later = deferred or cut_later
     short = deferred and not request.explain
@@ -507,7 +520,11 @@ def search(
                 if n.hit.path in lexical:
                     fill(lexical[n.hit.path])
         top = results[0]["score"] if results else 0.0
-        rows = [_name_row(index, found, n, lexical.get(n.hit.path), request, contract, top) for n in first]
+        within = {h.hit.path: " ".join(run.words) for run in runs for h in run.hits}
+        rows = [
+            _name_row(index, found, n, lexical.get(n.hit.path), request, contract, top, within.get(n.hit.path))
+            for n in first
+        ]
         results = names_first(results, rows, request.limit * request.per_note, request.per_note)
     page = _entity_page(index, catalog, request)
     if page is not None:
@@ -548,6 +565,24 @@ def search(
 
 
 Ranked = list[tuple[float, float, list[tuple[str, float]], Hit, int]]
+
+
+def _answered_by_content(
+    index: SearchIndex, found: HitList, first: Hit, terms: list[str], named: set[str], runs: list[NamedRun]
+) -> bool:
+    """Whether the query says more than a name (at least QUESTION_BESIDE_NAME words of its own beside the
+    names inside it) and the best lexical match, a note the query does not name, holds every one of its
+    words: then it is a question about what that note says ("does free will survive determinism in
+    physics"), not a request for the note a name inside it names ("what did I note about free will", "what
+    do I know about QuickAdd": a word or two of filler beside a name is found in some long note of any vault)."""
+    if first.path in named:
+        return False
+    wanted = index.term_set(" ".join(terms))
+    beside = wanted - index.term_set(" ".join(w for run in runs for w in run.words))
+    if len(beside) < QUESTION_BESIDE_NAME:
+        return False
+    held = index.note_terms(first.path, (first, found))[0]
+    return all(t in held for t in wanted)
 
 
 def _ranked(found: HitList, request: SearchRequest, contract: Contract, named_paths: set[str]) -> tuple[Ranked, bool]:
@@ -622,10 +657,12 @@ def _name_row(
     request: SearchRequest,
     contract: Contract,
     top: float,
+    within: str | None = None,
 ) -> dict[str, Any]:
     """The result row of a note the query names: its lexical row when it has one, else a row of its own,
     marked with the kind of name (`name`); a heading points at its section. Its `score` is at least the
-    best lexical score, so the order of the list stays the order of the scores."""
+    best lexical score, so the order of the list stays the order of the scores. `within`: the words of the
+    query that name it, when they are not the whole query (`name_within` in the row)."""
     hit = named.hit
     text = found.text_of(hit)
     row = dict(lexical) if lexical is not None else None
@@ -659,7 +696,7 @@ def _name_row(
     was_deferred = row.pop(FILL, None) is not None  # a name row is cut here, pointing at the note or heading
     chunk = None
     if named.kind == "heading":
-        key = name_key(request.query)
+        key = name_key(within or request.query)
         chunk = next((c for c in chunk_text(text) if c.heading_path and name_key(c.heading_path[-1]) == key), None)
     if chunk is not None:
         heading = chunk.heading_path[-1]
@@ -671,6 +708,8 @@ def _name_row(
         row["snippet"] = found.snippet_of(text)
     row["score"] = round(max(top, float(row["score"])) or named.score * float(row["penalty"]), 6)
     row["name"] = named.kind
+    if within is not None:
+        row["name_within"] = within
     if request.explain:
         row["explain"] = dict(row.get("explain") or {})
         row["explain"]["name"] = {

@@ -1,0 +1,102 @@
+"""Names inside a query: "what do I know about QuickAdd", "who is Ada Lovelace", "notes on free will and
+determinism". The whole query is matched as a name first (`SearchIndex.name_hits`); when it names no note,
+its runs of consecutive words are, longest first, so a note's title, file name, alias or heading written
+inside an ordinary question puts that note first whatever the words around it.
+
+A run qualifies when it holds a word that is not a stop word and neither begins nor ends with the filler
+people put around a request (`PROMPT_FILLER`: "please", "want", ...); stop words may sit inside or at the
+edge of a longer run, since a name may hold them (`free will`, `The Matrix`). A run of one word must be a
+note's whole title, file name or alias (a single word that is only some note's heading, "Overview",
+"Install", names a part of many notes, not one), at least three
+characters long; longer runs may also be a heading, or begin a title, file name or alias shared by at most a
+few notes (as for a whole query). Runs overlapping a longer run that named a note are not tried. The stop
+words inside a named run are words of the query again (`free will` keeps `will`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentmd.engine.index.fulltext import NameHit, SearchIndex, name_key
+from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS
+
+MAX_RUN = 4  # the longest run of words read as a name inside a query
+MAX_WORDS = 24  # a longer query's words past this are not read for names (a pasted text is not a question)
+WHOLE_KINDS = ("title", "file name", "alias")  # what a run of one word must be
+
+
+@dataclass(frozen=True, slots=True)
+class NamedRun:
+    words: tuple[str, ...]  # the run as written in the query
+    hits: tuple[NameHit, ...]  # the notes it names, best first
+
+
+def _key_words(query: str) -> list[str]:
+    return [w for w in query.split() if name_key(w)]
+
+
+def _filler(word: str) -> bool:
+    return name_key(word) in PROMPT_FILLER or word.lower() in PROMPT_FILLER
+
+
+def _stop(word: str) -> bool:
+    return name_key(word) in STOP_WORDS
+
+
+def named_runs(
+    index: SearchIndex,
+    query: str,
+    *,
+    include_walled: bool = False,
+    day_range: tuple[int | None, int | None] = (None, None),
+) -> list[NamedRun]:
+    """The runs of the query's words that name notes, in the query's order (see the module docstring). The
+    whole query is not among them: the caller matches it first."""
+    words = _key_words(query)[:MAX_WORDS]
+    if len(words) < 2:
+        return []
+    taken = [False] * len(words)
+    found: list[tuple[int, NamedRun]] = []
+    for size in range(min(MAX_RUN, len(words) - 1), 0, -1):
+        for start in range(len(words) - size + 1):
+            end = start + size
+            if any(taken[start:end]):
+                continue
+            run = words[start:end]
+            if _filler(run[0]) or _filler(run[-1]) or all(_stop(w) for w in run):
+                continue
+            key = name_key(" ".join(run))
+            if size == 1 and len(key) < 3:
+                continue
+            hits = index.name_hits(" ".join(run), include_walled=include_walled, day_range=day_range)
+            if size == 1:
+                hits = [h for h in hits if h.exact and h.kind in WHOLE_KINDS]
+            if not hits:
+                continue
+            taken[start:end] = [True] * size
+            found.append((start, NamedRun(tuple(run), tuple(hits))))
+    return [run for _start, run in sorted(found, key=lambda f: f[0])]
+
+
+def merged_hits(runs: list[NamedRun]) -> list[NameHit]:
+    """The notes the runs name, one each: the longest run's first, then in the query's order."""
+    ordered = sorted(runs, key=lambda r: -len(r.words))
+    seen: set[str] = set()
+    out: list[NameHit] = []
+    for run in ordered:
+        for hit in run.hits:
+            if hit.hit.path not in seen:
+                seen.add(hit.hit.path)
+                out.append(hit)
+    return out
+
+
+def kept_stop_words(runs: list[NamedRun]) -> list[str]:
+    """The stop words inside the named runs (`will` of `free will`), each once: words of the query again."""
+    out: list[str] = []
+    for run in runs:
+        for word in run.words:
+            low = word.lower()
+            if low in STOP_WORDS and low not in out:
+                out.append(low)
+    return out

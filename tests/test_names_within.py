@@ -1,0 +1,100 @@
+"""A name inside a question: the notes a run of the query's words names (title, file name, alias, heading) come
+first whatever the words around it, the stop words inside that name are kept, and a question a note answers
+with every one of its words is still answered by that note (engine/search/named.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Vault
+
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.search import searcher
+from agentmd.engine.search.named import named_runs
+from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.rules import default_contract
+
+CONTRACT = default_contract()
+
+
+@pytest.fixture
+def store(vault: Vault, cache_dir: Path):  # type: ignore[no-untyped-def]
+    vault.note("tools/QuickAdd.md", "Capture a thought in two keystrokes with macros.\n")
+    vault.note("tools/Templater.md", "What do I know about templates? I know they expand when a note is made.\n")
+    vault.note("philosophy/Free Will.md", "A short note.\n")
+    vault.note("philosophy/Free Will 2.md", "A stronger note on the same question.\n")
+    vault.note(
+        "philosophy/Determinism essay.md",
+        "Does free will survive determinism in physics? Free will survives determinism: physics leaves the "
+        "will free, and determinism in physics is no proof against free will.\n",
+    )
+    vault.note("people/ada.md", "Wrote the first program.\n", aliases=["Ada Lovelace"])
+    vault.note("ops/setup guide.md", "# Setup guide\n## Install\nRun the installer.\n")
+    vault.note("ops/other.md", "# Other\n## Install\nA second install section.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        yield s
+
+
+def top(store: Store, query: str, **kw: object) -> list[dict]:
+    return search(store.index, CONTRACT, SearchRequest(query=query, **kw))["results"]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ("what do I know about QuickAdd", "tools/QuickAdd.md"),
+        ("who is Ada Lovelace", "people/ada.md"),
+        ("notes on quickadd please", "tools/QuickAdd.md"),
+    ],
+)
+def test_a_name_inside_a_question_puts_its_note_first(store: Store, query: str, note: str) -> None:
+    first = top(store, query)[0]
+    assert first["note"] == note
+    assert first["name"] in ("title", "file name", "alias")
+    assert first["name_within"].lower() in query.lower()
+
+
+def test_the_filler_around_a_name_is_not_required(store: Store) -> None:
+    # `know` is in Templater.md, not in QuickAdd.md: the words beside the name do not decide
+    assert [r["note"] for r in top(store, "what do I know about QuickAdd")][:1] == ["tools/QuickAdd.md"]
+    assert top(store, "what do I know about QuickAdd", mode="and") != []
+
+
+def test_a_stop_word_inside_a_name_is_kept(store: Store) -> None:
+    results = top(store, "what did I note about free will and determinism")
+    assert [r["note"] for r in results[:2]] == ["philosophy/Free Will.md", "philosophy/Free Will 2.md"]
+    runs = named_runs(store.index, "what did I note about free will and determinism")
+    assert [" ".join(r.words) for r in runs] == ["free will"]
+    how = searcher.plan(store.index, SearchRequest(query="note about free will"), ["will"])
+    assert "will" in how.groups[0]
+
+
+def test_a_question_a_note_answers_word_for_word_is_answered_by_content(store: Store) -> None:
+    results = top(store, "does free will survive determinism in physics")
+    assert results[0]["note"] == "philosophy/Determinism essay.md"
+    assert not any("name" in r for r in results)
+
+
+def test_a_single_word_heading_inside_a_question_names_no_note(store: Store) -> None:
+    assert named_runs(store.index, "how do I install the printer driver") == []
+    assert not any("name" in r for r in top(store, "how do I install the printer driver"))
+
+
+def test_a_query_of_only_filler_and_stop_words_names_nothing(store: Store) -> None:
+    assert named_runs(store.index, "what do I want to know about it") == []
+
+
+def test_a_name_inside_a_query_clears_the_search_floor_but_not_the_recall_floor_alone(store: Store) -> None:
+    from agentmd.engine.search import query
+
+    response = query.search(store.index, CONTRACT, SearchRequest(query="what do I know about QuickAdd", mode="fusion"))
+    first = response["results"][0]
+    assert first["note"] == "tools/QuickAdd.md"
+    assert CONTRACT.thresholds.search_floor <= first["confidence"]
+    whole = query.search(store.index, CONTRACT, SearchRequest(query="QuickAdd", mode="fusion"))["results"][0]
+    assert whole["confidence"] >= CONTRACT.thresholds.recall_floor > first["confidence"] or (
+        first["confidence"] >= CONTRACT.thresholds.recall_floor and "name_within" in first
+    )
