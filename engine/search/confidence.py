@@ -158,11 +158,6 @@ MISSPELT_FROM = 6
 # dev vaults hold 410 notes and more, where both read the same.
 MISSING_FULL_AT = 100
 NAME_CONFIDENCE = 0.9  # the least confidence of a note the query names (its title, alias or file name)
-# The least confidence of a note a name inside a longer query names ("what do I know about QuickAdd"): above the
-# default search floor (0.3), so a person who asks sees it, and below the default recall floor (0.55), so the
-# hook does not push it on that name alone: a coding prompt's words are often some note's title (`agentmd eval
-# prompts`, vaultofknowledge: the 52 unhelpful prompts went from 50 silent to 27 when such notes took 0.9).
-NAME_WITHIN_CONFIDENCE = 0.5
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright
 
 
@@ -371,8 +366,11 @@ def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[s
             row["confidence"] = ENTITY_CONFIDENCE
             continue
         sure = recalibrate(sure, missing)
-        if row.get("name"):
-            sure = max(sure, NAME_WITHIN_CONFIDENCE if row.get("name_within") else NAME_CONFIDENCE)
+        if row.get("name") and not row.get("name_within"):
+            # a name inside a longer query ("what do I know about QuickAdd") orders the notes it names first
+            # but keeps their own confidence: given 0.5, the dev sets' unanswerable questions that mention a
+            # title were no longer rejected (lexical, 20 of 36 rejected -> 7; bench/RESULTS.md)
+            sure = max(sure, NAME_CONFIDENCE)
         row["confidence"] = round(sure, 4)
     return response
 
