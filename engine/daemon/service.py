@@ -62,7 +62,7 @@ from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.committer import committer_for
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
-from agentmd.engine.index.fulltext import is_panic
+from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.memory import Keeper, resident_bytes
