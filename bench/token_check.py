@@ -28,7 +28,7 @@ import tantivy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentmd.engine.index.fulltext import _TOKEN_PATTERN, _analyzer, _plain_analyzer, plain_words
+from agentmd.engine.index.fulltext.analyzer import TOKEN_PATTERN, plain_analyzer, plain_words, text_analyzer
 from agentmd.engine.index.notes import prepare
 from agentmd.engine.index.reconcile import walk_vault
 
@@ -80,8 +80,8 @@ def main() -> int:
     args = ap.parse_args()
     corpora = Path(args.corpora)
 
-    current, previous, plain = _analyzer(), previous_analyzer(), _plain_analyzer()
-    raw_current = tokens_only(tantivy.Tokenizer.regex(_TOKEN_PATTERN))
+    current, previous, plain = text_analyzer(), previous_analyzer(), plain_analyzer()
+    raw_current = tokens_only(tantivy.Tokenizer.regex(TOKEN_PATTERN))
     raw_previous = tokens_only(tantivy.Tokenizer.regex(PREVIOUS_PATTERN))
     raw_plain = tokens_only(tantivy.Tokenizer.simple())
     t0 = time.perf_counter()

@@ -17,8 +17,10 @@ import pytest
 from conftest import CORPORA, Vault
 from git_helpers import make_repo
 
-from agentmd.engine.index.catalog import PER_DOC_TABLES, Catalog, NoteRow, StatKey
-from agentmd.engine.index.fulltext import IndexDoc, SearchIndex, name_key
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.catalog_schema import PER_DOC_TABLES, NoteRow, StatKey
+from agentmd.engine.index.fulltext import SearchIndex, name_key
+from agentmd.engine.index.fulltext.schema import IndexDoc
 from agentmd.engine.index.notes import PreparedStream, prepared_in_order
 from agentmd.engine.index.reconcile import reconcile, walk_vault
 from agentmd.engine.index.store import Store

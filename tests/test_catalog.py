@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentmd.engine.index.catalog import (
-    SCHEMA_VERSION,
-    USAGE_SINCE_KEY,
-    Catalog,
-    CatalogError,
-    NoteRow,
-    NoteUsage,
-)
+from agentmd.engine.index.catalog import Catalog, CatalogError
+from agentmd.engine.index.catalog_schema import SCHEMA_VERSION, USAGE_SINCE_KEY, NoteRow
+from agentmd.engine.index.catalog_usage import NoteUsage
 from agentmd.vault_schema import EntityRef, Link
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentmd.engine.index.catalog import STAT_TOKEN_KEY, Catalog, NoteRow, StatKey
+from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.catalog_schema import STAT_TOKEN_KEY, NoteRow, StatKey
 
 
 def row(path: str, stat: StatKey) -> NoteRow:

@@ -84,6 +84,11 @@ RECALL = CLIENT | {
     "agentmd.engine.search.recall",
     "agentmd.engine.index",
     "agentmd.engine.index.catalog",
+    "agentmd.engine.index.catalog_base",
+    "agentmd.engine.index.catalog_links",
+    "agentmd.engine.index.catalog_notes",
+    "agentmd.engine.index.catalog_schema",
+    "agentmd.engine.index.catalog_usage",
     "agentmd.engine.index.sqlite_threads",
     "agentmd.engine.index.usage",
     "agentmd.engine.recall_pause",  # whether recall is paused (standard library only)

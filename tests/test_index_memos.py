@@ -180,7 +180,7 @@ def test_one_look_at_the_index_folder_serves_the_guards_interval(tmp_path: Path)
     checks within it answer from that look."""
     import os
 
-    from agentmd.engine.index.fulltext import IndexDoc
+    from agentmd.engine.index.fulltext.schema import IndexDoc
     from agentmd.engine.index.integrity import IndexGuard
 
     folder = tmp_path / "index"

@@ -9,14 +9,9 @@ from pathlib import Path
 import tantivy
 from conftest import corpus
 
-from agentmd.engine.index.fulltext import (
-    _TOKEN_PATTERN,
-    IndexDoc,
-    SearchIndex,
-    _analyzer,
-    _plain_analyzer,
-    plain_words,
-)
+from agentmd.engine.index.fulltext import SearchIndex
+from agentmd.engine.index.fulltext.analyzer import TOKEN_PATTERN, plain_analyzer, plain_words, text_analyzer
+from agentmd.engine.index.fulltext.schema import IndexDoc
 from agentmd.engine.index.notes import prepare
 from agentmd.engine.index.reconcile import walk_vault
 
@@ -32,9 +27,9 @@ def test_plain_words_are_read_alike_by_both_tokenizers() -> None:
     texts += ["Plain words, 42 of them: x-ray v2.0 (a+b)=c " + "w" * 90, "", "  \t "]
     plain = [t for t in texts if plain_words(t)]
     assert len(plain) > 1000 and len(plain) < len(texts)  # the corpus has both kinds of line
-    raw_regex = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_TOKEN_PATTERN)).build()
+    raw_regex = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(TOKEN_PATTERN)).build()
     raw_simple = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
-    analyzer, fast = _analyzer(), _plain_analyzer()
+    analyzer, fast = text_analyzer(), plain_analyzer()
     assert [t for t in plain if raw_simple.analyze(t) != raw_regex.analyze(t)] == []  # same tokens, same positions
     assert [t for t in plain if fast.analyze(t) != analyzer.analyze(t)] == []
     # what the simple tokenizer would read otherwise is never called plain

@@ -285,7 +285,7 @@ def test_the_health_pass_keeps_the_full_status_to_a_small_share_of_the_time() ->
 
 
 def test_the_indexer_computes_the_full_status_again_only_when_it_is_old_and_its_share_allows() -> None:
-    from agentmd.engine.daemon.service import STATUS_MAX_AGE, status_old
+    from agentmd.engine.daemon.state import STATUS_MAX_AGE, status_old
     from agentmd.engine.daemon.upkeep import STATUS_SHARE
 
     assert not status_old(100.0, 100.0 - STATUS_MAX_AGE / 2, 0.01)  # fresh

@@ -1,6 +1,6 @@
 """Words of Chinese and Japanese text, which has no spaces between them.
 
-The index makes each CJK ideograph, hiragana and katakana a term of its own (engine/index/fulltext.py), so a
+The index makes each CJK ideograph, hiragana and katakana a term of its own (engine/index/fulltext/analyzer.py), so a
 word of several such characters is found as a phrase of its characters. A query cannot be split into words
 without a dictionary, so each run of CJK characters is read as its overlapping pairs (`中文输入法` -> `中文`,
 `文输`, `输入`, `入法`), the usual way to search such text by BM25 without one: every two-character word of the

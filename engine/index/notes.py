@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.fsutil import MAX_READ_BYTES, StillChanging, read_regular
-from agentmd.engine.index.catalog import NoteRow, StatKey
-from agentmd.engine.index.fulltext import IndexDoc, encoded, facts_of, with_facts
+from agentmd.engine.index.catalog_schema import NoteRow, StatKey
+from agentmd.engine.index.fulltext.schema import IndexDoc, encoded, facts_of, with_facts
 from agentmd.vault_schema import Note, parse_note
 from agentmd.vault_schema.digest import digest
 from agentmd.vault_schema.markdown import CONFLICT_START, has_conflict_markers, headings

@@ -25,8 +25,8 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from agentmd.engine.breaker import is_mass_deletion, is_note
-from agentmd.engine.index.catalog import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
-from agentmd.engine.index.fulltext import IndexDoc
+from agentmd.engine.index.catalog_schema import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
+from agentmd.engine.index.fulltext.schema import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
 from agentmd.engine.index.notes import HELD_CONFLICT, pool_size, prepared_in_order, redate
 from agentmd.engine.index.store import Store

@@ -4,7 +4,7 @@ A search asks of each note it returns whether it holds each of the query's words
 shares, the hybrid's word share): a handful of terms against a note of hundreds of words. Analysing the whole
 note to build its term set costs about 100 µs a note in Python; finding a few terms in it costs a tenth.
 
-For an ASCII text the index's analyzer (fulltext.py) makes one term of each run of `[A-Za-z0-9_]`: it
+For an ASCII text the index's analyzer (fulltext/analyzer.py) makes one term of each run of `[A-Za-z0-9_]`: it
 lower-cases the run and stems it (English Snowball), which changes only its ending. The stem less its last
 letter begins the lower-cased run, except for `die`, `lie`, `tie` and the like, from `dying`, `lying`,
 `tying`, whose run begins with the stem's first letter and `y` (every distinct token of the four shared vaults

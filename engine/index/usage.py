@@ -31,7 +31,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.index.catalog import USAGE_KINDS, USAGE_SINCE_KEY, Catalog, CatalogError, NoteUsage
+from agentmd.engine.index.catalog import Catalog, CatalogError
+from agentmd.engine.index.catalog_schema import USAGE_KINDS, USAGE_SINCE_KEY
+from agentmd.engine.index.catalog_usage import NoteUsage
 
 log = logging.getLogger("agentmd.usage")
 

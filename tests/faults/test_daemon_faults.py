@@ -619,7 +619,8 @@ def test_an_index_truncated_while_stopped_is_set_aside_at_start(settings: Settin
 
 
 def test_the_checksum_check_tells_sound_truncated_and_garbled_files_apart(tmp_path: Path) -> None:
-    from agentmd.engine.index.fulltext import IndexDoc, SearchIndex
+    from agentmd.engine.index.fulltext import SearchIndex
+    from agentmd.engine.index.fulltext.schema import IndexDoc
     from agentmd.engine.index.integrity import IndexGuard, verify_file
 
     folder = tmp_path / "index"

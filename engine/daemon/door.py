@@ -1,0 +1,284 @@
+"""The daemon's door: what the MCP tools, the JSON routes and the page at /ui call (search, capture,
+curation, sync, undo, the self-probe), each answering with the JSON it returns.
+
+`Door` is a part of `Daemon` (engine/daemon/service.py), kept here so each module stays readable; it uses the
+daemon's own fields, declared below for the type checker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from agentmd.engine.curate.host import serve_plan
+from agentmd.engine.curate.steps import Writer
+from agentmd.engine.daemon.jobs_host import DaemonJobs
+from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
+from agentmd.engine.daemon.server import AccessToken
+from agentmd.engine.daemon.state import DaemonState
+from agentmd.engine.daemon.status import write_json
+from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
+from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
+from agentmd.engine.index.fulltext.schema import is_panic
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.synctools import is_sync_temp
+from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
+from agentmd.engine.write.probe import ProbeResult, load_last, new_nonces, run_probe
+
+log = logging.getLogger("agentmd.daemon")
+
+MAX_PROBE_BUDGET = 120.0
+
+
+class Door(DaemonState):
+    access: AccessToken
+    jobs: DaemonJobs | None
+    probe_budget: float
+    _probe_aliases: set[str]
+    _probe_lock: threading.Lock
+
+    # -- sync ----------------------------------------------------------------------------------
+
+    def sync(self, remote: str = DEFAULT_REMOTE, *, clock: Callable[[], dt.datetime] | None = None) -> SyncResult:
+        """One sync round with the vault's git remote, the committer held while it moves the work tree; the
+        files it changed are reconciled at once (the watcher sees them too). `clock`: the jobs' clock, which
+        dates the backoff after a round that could not reach the remote."""
+        result = sync_vault(self.committer, self.settings.state_dir, remote=remote, clock=clock)
+        if result.changed and self.store is not None:
+            # what git brought is history already: a deletion in it passes the mass-deletion breaker, which
+            # keeps guarding deletions git has not seen
+            contract = self.contracts.get().contract
+            reconcile(
+                self.settings.vault,
+                self.store,
+                only=set(result.changed),
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+                allow_mass_delete=True,
+            )
+            self.dense.wake()
+        self._refresh_git_status()
+        return result
+
+    def _sync_temp(self, rel: str) -> bool:
+        """A temp file or placeholder by the contract's own sync-tool patterns: no event for the watcher."""
+        patterns = self.contracts.get().contract.sync_tool_patterns
+        return bool(patterns) and is_sync_temp(rel.rstrip("/"), patterns)
+
+    def _has_remote(self) -> bool:
+        """Whether the vault's repository names a sync remote (its config file, read without running git)."""
+        try:
+            config = (self.settings.vault / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return f'[remote "{DEFAULT_REMOTE}"]' in config
+
+    def _sync_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        remote = data.get("remote") or DEFAULT_REMOTE
+        if not isinstance(remote, str):
+            raise UsageError("`remote` must be the name of a git remote")
+        try:
+            return self.sync(remote).to_dict()
+        except SyncError as exc:
+            raise AgentmdError(str(exc)) from None
+
+    def _page_routes(self) -> list[Any]:
+        """The page at /ui (engine/web): status, review, search and undo for a person, through this daemon."""
+        from agentmd.engine.web.actions import PageHost
+        from agentmd.engine.web.routes import Page
+
+        host = PageHost(
+            settings=self.settings,
+            status=self.status,
+            store=lambda: self.store,
+            contract=lambda: self.contracts.get().contract,
+            search=self.search,
+            revert=self._revert_json,
+            writer=self.curation_writer,
+            identity=self.committer.identity_env,
+            request_commit=self.request_commit,
+            token=self.access.current,
+        )
+        return Page(host).routes()
+
+    def _revert_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
+        committer, the files it changed indexed at once."""
+        from agentmd.engine.git.undo import Selection, apply_undo
+
+        result = apply_undo(self.committer, Selection.from_dict(data), self.settings.state_dir, dt.datetime.now(dt.UTC))
+        if result.commit and self.store is not None:
+            convention = self.contracts.get().contract.link_convention
+            paths = {c.path for c in result.plan.changes}
+            reconcile(self.settings.vault, self.store, only=paths, link_convention=convention, allow_mass_delete=True)
+            self.dense.wake()
+        self._refresh_git_status()
+        return result.to_dict()
+
+    # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
+
+    def search(self, request: SearchRequest, *, count_usage: bool = True, recall: bool = False) -> dict[str, Any]:
+        """One search for an agent (`memory_search`). With `count_usage` the notes it returns each count a
+        recall (engine/usage.py), written by a background thread so the answer never waits on the catalog;
+        the recall hook's own search and previews pass False. With `recall` the answer also carries the
+        recall hook's candidates (`recall`: walls applied, facts, one hop of links, summaries), so the
+        hook's process needs one HTTP call and none of the engine's imports (engine/search/recall.py)."""
+        if self.store is None:
+            raise AgentmdError("the index is still opening; try again in a moment")
+        contract = self.contracts.get().contract
+        store = self.store
+        try:
+            response = search(store.index, contract, request, store.catalog, self.dense.arm, self.dense.unavailable())
+        except BaseException as exc:
+            # Tantivy panics where a damaged file is read (a stored document, a snippet, a count); a panic is not
+            # an Exception, so it is turned into the damage it shows here, where every read of the search is below
+            failure = exc if isinstance(exc, IndexDamaged) else store.index.damaged(exc) if is_panic(exc) else None
+            if failure is None:
+                raise
+            damage = store.damage()  # a search error on sound files (checksums pass) is no reason to rebuild
+            if damage is None:
+                raise failure from None
+            self.request_rebuild(damage)
+            raise IndexDamaged(f"{failure}; the daemon is rebuilding it now: retry in a moment") from None
+        if self._stale:
+            response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
+        response["index_stale"] = self._stale
+        if recall:
+            from agentmd.engine.search.recall import gather_in_daemon
+
+            gathered = gather_in_daemon(self.settings, self.store.index, contract, response, request.limit)
+            if gathered is not None:
+                response["recall"] = gathered
+        if count_usage and response["results"]:
+            from agentmd.engine.index import usage
+
+            usage.record_later(self.settings.catalog_path, (r["note"] for r in response["results"]), "recall")
+        return response
+
+    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+        with self._probe_lock:
+            is_probe = bool(self._probe_aliases.intersection(request.aliases))
+        try:
+            if is_probe:
+                result = self.capturer.capture(
+                    request, origin="self-probe", extra_fields={"probe": "self-probe"}, count=False
+                )
+            else:
+                result = self.capturer.capture(request)
+        except sqlite3.DatabaseError as exc:  # before the note was written: the twin check read a damaged catalog
+            store = self.store
+            damage = store.damage() if store is not None else None
+            if damage is None:
+                raise
+            self.request_rebuild(damage)
+            raise AgentmdError(
+                f"{damage}; the daemon is rebuilding it from the vault: nothing was written, retry in a moment"
+            ) from exc
+        return result.to_dict()
+
+    def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        count_usage = bool(data.pop("count_usage", True))
+        recall = bool(data.pop("recall", False))
+        data.setdefault("mode", SEARCH_MODE)
+        try:
+            request = SearchRequest(**data)
+        except TypeError as exc:
+            raise UsageError(f"bad search request: {exc}") from None
+        return self.search(request, count_usage=count_usage, recall=recall)
+
+    def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        actor = data.pop("_actor", "agent")
+        token = data.pop(OPERATOR_FIELD, None)
+        request = CaptureRequest.from_mapping(data)
+        if actor == "operator" or token is not None:
+            if not is_operator(self.settings.state_dir, token):
+                raise CaptureRefused(
+                    "operator:token",
+                    f"operator writes need the vault's operator token in the {OPERATOR_HEADER} header (the CLI's "
+                    "`capture --operator` sends it); nothing was written",
+                )
+            return self.capturer.capture(request, actor="operator").to_dict()
+        return self.capture(request)
+
+    def _curate_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A curation command's plan (engine/curate/host.py): applied here, so the daemon stays the one writer."""
+        return serve_plan(self.settings, self.curation_writer(), data)
+
+    def curation_writer(self) -> Writer:
+        """The daemon's own committer and indexer, as curation steps (and the enrich job) apply through them."""
+
+        def commit() -> tuple[list[str], str | None]:
+            result = self.committer.commit_cycle()
+            self.commit_cycles += 1
+            self.commits += len(result.commits)
+            return [c.sha for c in result.commits], result.error or result.skipped
+
+        def index(paths: Any) -> None:
+            with self._cond:
+                self._hints |= set(paths)
+                self._cond.notify_all()
+
+        contract = lambda: self.contracts.get().contract  # noqa: E731
+        return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
+
+    def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(data) - {"budget"})
+        if unknown:
+            raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")
+        budget = data.get("budget", self.probe_budget)
+        if (
+            isinstance(budget, bool)
+            or not isinstance(budget, int | float)
+            or not math.isfinite(budget)
+            or not 0.5 <= budget <= MAX_PROBE_BUDGET
+        ):
+            raise UsageError(f"`budget` must be a number of seconds from 0.5 to {MAX_PROBE_BUDGET:g}")
+        return self.probe(float(budget)).to_dict()
+
+    # -- self-probe ------------------------------------------------------------------------------
+
+    def probe(self, budget: float | None = None, limit: float | None = None) -> ProbeResult:
+        """Capture and find a synthetic note through the real MCP endpoint, within `limit` seconds at most
+        (default: a few times the budget); record the result."""
+        budget = self.probe_budget if budget is None else budget
+        alias, body_nonce = new_nonces()
+        with self._probe_lock:
+            self._probe_aliases.add(alias)
+        try:
+            result = run_probe(self.port, alias, body_nonce, budget, self.access.current(), limit)
+        finally:
+            with self._probe_lock:
+                self._probe_aliases.discard(alias)
+        previous = load_last(self.settings.state_dir)
+        if result.ok:
+            old = (previous or {}).get("path") if (previous or {}).get("ok") else None
+            if old and old != result.path:
+                self._retire_probe_note(old)
+            log.info("self-probe ok (round trip %.1f ms)", result.round_trip_ms or 0.0)
+        else:
+            log.error("self-probe failed: %s", result.error)
+        write_json(self.settings.state_dir / "probe.json", result.to_dict())
+        self.request_commit(0.0)
+        self._refresh_status()
+        return result
+
+    def _retire_probe_note(self, rel: str) -> None:
+        path = self.settings.vault / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            return
+        if "probe: self-probe" not in text:  # never delete a note that is not a probe note
+            log.warning("previous probe note %s no longer looks like a probe note; left in place", rel)
+            return
+        self.committer.note_origin(rel, "self-probe")
+        path.unlink(missing_ok=True)
+        self._on_change({rel})
