@@ -705,9 +705,9 @@ def _name_row(
         row["snippet"] = found.snippet_of(section_text(text, heading) or chunk.text)
     elif within is not None:  # a name inside a longer query: the note's best section for the query's words
         if was_deferred or row["section"] is None:
-            heading, snippet = _sections(index, found, hit, request.query.split(), 1)[0]
-            row["path"] = hit.path + (f"#{heading.split(' > ')[-1]}" if heading else "")
-            row["section"], row["snippet"] = heading, snippet
+            best, snippet = _sections(index, found, hit, request.query.split(), 1)[0]
+            row["path"] = hit.path + (f"#{best.split(' > ')[-1]}" if best else "")
+            row["section"], row["snippet"] = best, snippet
     elif row["section"] is not None or was_deferred:  # the note itself is named: the result points at the note
         row["path"], row["section"] = hit.path, None
         row["snippet"] = found.snippet_of(text)
