@@ -141,7 +141,7 @@ def test_an_answer_the_note_does_not_ground_is_refused_and_not_paid_for_again(cl
             0.9,
             **{
                 OTTERS: {"summary": "Otters hold hands while they sleep in Monterey Bay."},
-                BADGERS: {"summary": "Badgers dig 12 setts under hedges."},
+                BADGERS: {"summary": "Badgers dig 417 setts under hedges."},  # no date or time holds 417
                 TABS: {"summary": "Editors should convert legacy whitespace automatically during formatting."},
             },
         )
