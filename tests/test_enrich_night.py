@@ -156,7 +156,7 @@ def test_an_answer_the_note_does_not_ground_is_refused_and_not_paid_for_again(cl
         BACKUPS: "filed",
     }
     assert "faithfulness: the summary names 'Monterey'" in by[OTTERS]["reason"]
-    assert "faithfulness: the summary states 12" in by[BADGERS]["reason"]
+    assert "faithfulness: the summary states 417" in by[BADGERS]["reason"]
     assert "content words are the note's" in by[TABS]["reason"]
     assert {p: (vault / p).read_bytes() for p in before} == before  # nothing of a refused answer lands
     assert origins(vault)[:1] == ["enrich"] and report["calls"] == 4
