@@ -46,7 +46,9 @@ def tree_texts(repo: Path, rev: str) -> dict[str, str]:
 
 def sibling_owner(repo: Path, path: str) -> str:
     """The host trailer of the commit that first added `path` to the remote's history (the merge that wrote it)."""
-    log = git(repo, "log", "--full-history", "-m", "--diff-filter=A", "--reverse",
+    # --topo-order: commits made within the same second (a round's merge and the next machine's) are listed
+    # parents first, so the first commit adding the path is the merge that wrote it, not a later one
+    log = git(repo, "log", "--full-history", "-m", "--topo-order", "--diff-filter=A", "--reverse",
               "--format=%x1e%(trailers:key=host,valueonly)", "main", "--", path).stdout  # fmt: skip
     hosts = [chunk.strip() for chunk in log.split("\x1e") if chunk.strip()]
     return hosts[0] if hosts else "?"
