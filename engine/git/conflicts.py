@@ -16,16 +16,36 @@ removed) or deleted is resolved.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
+import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 CONFLICT_STATUS = "conflict"
 STATE_FILE = "sync-state.json"  # the sync state, which holds the one list of conflicts
 KEPT_CONFLICTS = 50  # ended conflicts the list keeps; every open one is kept
-STATE_LOCK = threading.Lock()  # this process's writers of the sync state (the sync job, POST /v1/sync, undo)
+_THREADS = threading.Lock()  # this process's writers of the sync state (the sync job, POST /v1/sync, undo)
+LOCK_NAME = "sync-state.lock"
+
+
+@contextlib.contextmanager
+def state_lock(state_dir: Path) -> Iterator[None]:
+    """Held while the sync state is read and written back: by this process's threads (a lock) and by other
+    processes (a flock on `sync-state.lock` beside it: `agentmd sync` or `undo` run while a daemon starts)."""
+    with _THREADS:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(state_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+
 BEFORE = "status_before_conflict"  # the status a marked version had
 _STATUS = re.compile(r"(?m)^status:(.*)$")
 
@@ -99,7 +119,7 @@ def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]], vault: 
     new = [dict(e) for e in entries]  # siblings, and files a sync kept as ours (`kept`, named in status)
     if not new:
         return
-    with STATE_LOCK:
+    with state_lock(state_dir):
         state = read_json(state_dir / STATE_FILE) or {}
         older: list[dict[str, str]] = state.get("conflicts", [])
         still_open = [c for c in older if vault and c.get("sibling") and still_conflict(vault / c["sibling"])]

@@ -48,10 +48,10 @@ from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # w
 from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
 from agentmd.engine.git.conflicts import (
     STATE_FILE,
-    STATE_LOCK,
     conflict_text,
     record_conflicts,
     sibling_name,
+    state_lock,
     still_conflict,
     unmarked,
 )
@@ -427,7 +427,7 @@ def sync_vault(
             result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
     except SyncError as exc:
         if state_dir is not None:
-            with STATE_LOCK:  # read now, not before the round: it may have recorded conflicts meanwhile
+            with state_lock(state_dir):  # read now, not before the round: it may have recorded conflicts meanwhile
                 state = read_json(state_dir / STATE_FILE) or {}
                 state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
                 if isinstance(exc, RemoteUnreachable):
@@ -437,7 +437,7 @@ def sync_vault(
                 write_json(state_dir / STATE_FILE, state)
         raise
     if state_dir is not None:
-        with STATE_LOCK:
+        with state_lock(state_dir):
             state = read_json(state_dir / STATE_FILE) or {}
             state.update(
                 last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
