@@ -13,16 +13,32 @@ from daemon_helpers import is_clean, make_repo, origins, wait_until
 
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.jobs.manifest import load_jobs
+from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
 from agentmd.engine.jobs.runner import RunLog
+from agentmd.engine.jobs.schedule import latest_slot
 from agentmd.engine.settings import Settings, resolve
+
+
+def openings(at: dt.datetime) -> list[dt.datetime]:
+    """The latest opening at or before `at` of every shipped job that runs at a time of day."""
+    jobs = load_jobs(None, set(BUILT_IN_ACTIONS)).jobs.values()
+    return [latest_slot(j.schedule, at) for j in jobs if j.schedule.kind != "interval"]
 
 
 class FakeClock:
     """Starts just after the daemon's own scheduler first saw the jobs on the real clock, so no slot of
-    today before that counts."""
+    today before that counts. When a daily time or a window opens within the minutes the test steps through,
+    it starts half an hour before the real time instead (openings of the shipped jobs are further apart than
+    that): a slot before the first sighting never runs, so the first ticks see only the interval jobs."""
+
+    STEPS = dt.timedelta(minutes=10)
 
     def __init__(self) -> None:
-        self.now = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(minutes=1)
+        real = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        self.now = real + dt.timedelta(minutes=1)
+        if any(real < opening <= self.now + self.STEPS for opening in openings(real + self.STEPS)):
+            self.now = real - dt.timedelta(minutes=30)
 
     def at(self, hour: int, minute: int) -> None:
         """The given time on the day after the clock's current day."""
