@@ -11,9 +11,18 @@ import errno
 import json
 import os
 import stat
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+SCRATCH_DIR = ".agentmd-scratch"  # hidden folder at the vault's top for writers' temp files: never watched
+
+
+def temp_name(stem: str) -> str:
+    """A writer's temp file name: hidden, and naming the writing process so the start-up sweep
+    (`engine/write/tempfiles.py`) can tell a live writer's file from one a crash left."""
+    return f".{stem[:40]}.{os.getpid()}-{uuid.uuid4().hex[:8]}.capture-tmp"
 
 
 def fsync_dir(path: Path) -> None:

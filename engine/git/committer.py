@@ -94,6 +94,7 @@ from agentmd.engine.git.runner import (
     plural,
     printable,
 )
+from agentmd.engine.git.tree_move import finish_unfinished
 from agentmd.engine.settings import COMMIT_MAX_MB, host_name
 
 if TYPE_CHECKING:
@@ -302,6 +303,9 @@ class Committer:
         if not health.ok and health.reason != "no-commits":
             return self._failed(f"git is degraded ({health.reason}): {health.detail}", warnings)
         failpoint("before-commit-cycle")
+        # A sync round killed while it moved the work tree: its files read as edits of the old commit until
+        # the move is finished, so it is finished before anything is committed.
+        finish_unfinished(git, self.identity_env())
         busy = operation_in_progress(git.gitdir)
         if busy:
             return self._skipped(busy, warnings)

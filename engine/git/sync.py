@@ -6,9 +6,10 @@ A round, run while the committer is held (no cycle starts meanwhile):
 2. `git fetch` the remote's branch;
 3. the remote's commit and ours are compared through their merge base:
    - the same commit: nothing to do;
-   - ours behind: fast-forward, moving the work tree, the index and HEAD in one `git merge --ff-only` (which
-     refuses to overwrite a file changed since the commit, so an edit that arrives mid-round is never lost:
-     the round stops and the next one takes it);
+   - ours behind: fast-forward. Each changed file is swapped into place in one step and what it replaced is
+     checked, so an editor's save made at any moment of the move is kept: merged with the incoming version,
+     or beside it as a conflict sibling (`agentmd.engine.git.tree_move`); then the index and HEAD move. Where
+     files cannot be swapped, one `git merge --ff-only` moves all three;
    - ours ahead: push;
    - both moved: a merge computed before the work tree is touched (`git merge-tree --write-tree`); where
      it conflicts, no marker ever reaches a note:
@@ -59,6 +60,7 @@ from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.rescue import RescueError, guard_move, keep_rescue, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
+from agentmd.engine.git.tree_move import finish_unfinished, move_tree
 from agentmd.engine.settings import host_name
 
 DEFAULT_REMOTE = "origin"
@@ -85,6 +87,7 @@ class SyncResult:
     renamed: list[dict[str, str]] = field(default_factory=list)  # {"path", "renamed"}: captures on both sides
     changed: list[str] = field(default_factory=list)  # paths the round changed in the work tree
     attempts: int = 1
+    saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +100,7 @@ class SyncResult:
             "renamed": self.renamed,
             "changed": self.changed,
             "attempts": self.attempts,
+            "saves_kept": self.saves_kept,
         }
 
 
@@ -154,6 +158,7 @@ class Round:
         self.on_conflicts = on_conflicts
         self.host = host_name()
         self.now = dt.datetime.now(dt.UTC)
+        self.kept_saves: list[dict[str, str]] = []  # saves found at a path while the work tree moved
 
     def run(self) -> SyncResult:
         if remote_url(self.git, self.remote) is None:
@@ -169,10 +174,12 @@ class Round:
             changed += [p for p in result.changed if p not in changed]
             if result.outcome != "retry":
                 result.conflicts, result.changed = conflicts, changed
+                result.saves_kept = self.kept_saves
                 return result
         raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
 
     def _once(self, branch: str) -> SyncResult:
+        finish_unfinished(self.git, self.identity)  # a round killed while it moved the work tree
         ours = _rev(self.git, "HEAD")
         if ours is None:
             raise SyncError("the vault's repository has no commit yet; run `agentmd init-git` first")
@@ -217,9 +224,27 @@ class Round:
             guard_move(self.git, old, new, self.host, self.now)
         except RescueError as exc:
             raise SyncError(f"the work tree was not moved: {exc}") from None
-        # One git process moves the work tree, the index and HEAD together (a fast-forward: `new` descends from
-        # `old`), so a daemon killed meanwhile never leaves the index ahead of HEAD: its git child finishes the
-        # move. An index ahead of HEAD reads as the person's own staging, which the committer never commits.
+        moved = move_tree(
+            self.git, old, new, message=f"sync: {self.remote}", env=self.identity, their_host=self._host_of(new),
+            now=self.now,
+        )  # fmt: skip
+        if moved is not None:
+            siblings = [k for k in moved.kept if "sibling" in k]
+            if siblings and self.on_conflicts is not None:
+                self.on_conflicts(siblings)
+            self.kept_saves += moved.kept
+        else:
+            self._merge_ff(new)
+        failpoint("sync-tree-moved")
+        if _rev(self.git, "HEAD") != new:
+            raise SyncError(f"the vault's HEAD did not move to the synced commit {new[:10]}; the next round retries")
+        return paths
+
+    def _merge_ff(self, new: str) -> None:
+        """The move by git itself, where `tree_move` cannot swap files: one git process moves the work tree,
+        the index and HEAD together, so a daemon killed meanwhile never leaves the index ahead of HEAD (which
+        reads as the person's own staging, never committed); a save landing within git's check-then-write of
+        that file can be overwritten."""
         move = self.git.run(
             "merge", "--ff-only", "--no-autostash", "--no-verify-signatures", "--quiet", new,
             env={**self.identity, "GIT_REFLOG_ACTION": f"sync: {self.remote}"},
@@ -229,10 +254,16 @@ class Round:
                 f"the work tree could not move to the synced commit without overwriting a change made meanwhile "
                 f"({move.why()}); the change is kept and the next round syncs it"
             )
-        failpoint("sync-tree-moved")
-        if _rev(self.git, "HEAD") != new:
-            raise SyncError(f"the vault's HEAD did not move to the synced commit {new[:10]}; the next round retries")
-        return paths
+
+    def _host_of(self, commit: str) -> Callable[[str], str]:
+        """The machine that last changed a path up to `commit` (its `host:` trailer), for a sibling's name."""
+
+        def host(path: str) -> str:
+            fmt = "--format=%(trailers:key=host,valueonly)"
+            run = self.git.run("log", "-1", "--no-merges", fmt, commit, "--", path)
+            return run.text if run.code == 0 and run.text else "remote"
+
+        return host
 
     # -- merging ---------------------------------------------------------------------------------
 

@@ -12,17 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-SCRATCH_DIR = ".agentmd-scratch"
-
-
-def temp_name(stem: str) -> str:
-    """A capture temp file's name: hidden, and naming the writing process so a sweep can tell live ones."""
-    return f".{stem[:40]}.{os.getpid()}-{uuid.uuid4().hex[:8]}.capture-tmp"
-
+from agentmd.engine.fsutil import SCRATCH_DIR as SCRATCH_DIR  # owned by fsutil: a sync round's move writes there too
+from agentmd.engine.fsutil import temp_name as temp_name
 
 _TEMP_OWNER = re.compile(r"\.(\d+)-[0-9a-f]{8}\.capture-tmp$")
 

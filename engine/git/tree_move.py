@@ -1,0 +1,384 @@
+"""Moving the work tree from HEAD to a descendant commit without ever overwriting an editor's save.
+
+`git merge --ff-only` checks that a file is unchanged and then rewrites it: a save landing between the two
+(milliseconds, while an editor writes into a folder a sync round moves) is overwritten, and nothing keeps it.
+This module moves each changed file itself, so that whatever was at the path is always in hand afterwards:
+
+- the new version is written to a hidden temp file in the vault's scratch folder, then swapped with the file at
+  the path in one step (`renameat2(RENAME_EXCHANGE)`): the file that was there lands at the temp name, whole,
+  whatever moment a save happened;
+- that file is compared with the version the move expected to replace (HEAD's). The same: it is dropped.
+  Different: it is a save made meanwhile, and it is kept. A note is merged with the incoming version as a sync
+  merges two machines' edits (`sync_merge.merge_note`: frontmatter key by key, body line by line) and the result
+  written at the path; where they really conflict the save goes back to the path and the incoming version
+  becomes a conflict sibling beside it (`<name>.conflict-<their host>-<date>.md`, `status: conflict`). A file
+  that is not a note keeps the save (the incoming version stays in history);
+- a file the move deletes is first renamed aside and compared the same way: a save made meanwhile is put back
+  (deleted on one side, edited on the other: the edit survives).
+
+Then the index takes the new tree (`git read-tree -m`, which keeps what it knows of the unchanged files) and HEAD
+moves (`git update-ref`, checked against the old value). A journal in the git folder names the move from before
+the first file changes until HEAD has moved: a process killed in between leaves it, and `finish_unfinished`
+(run by the committer before any cycle, and by the next round) completes the same move, so the files written
+never read as the person's own edits of the old commit. Every step is idempotent: a file already holding the
+new version is left alone.
+
+Where the swap is not available (not Linux, or a file system without it) or the move holds something this
+module does not write (a submodule, a folder where a file goes), `move_tree` returns None and the caller
+falls back to `git merge --ff-only`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import datetime as dt
+import errno
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentmd.engine.errors import AgentmdError
+from agentmd.engine.fsutil import SCRATCH_DIR, temp_name
+from agentmd.engine.git.conflicts import conflict_text, sibling_name
+from agentmd.engine.git.failpoints import failpoint
+from agentmd.engine.git.runner import GitCli
+from agentmd.engine.git.sync_merge import merge_note
+
+log = logging.getLogger("agentmd.sync")
+
+JOURNAL = "agentmd-tree-move.json"
+_AT_FDCWD = -100
+_NOREPLACE = 1
+_EXCHANGE = 2
+_ZERO = "0" * 40
+_WRITABLE = {"100644", "100755", "120000"}
+
+
+def _load_renameat2() -> Callable[..., int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    except OSError:
+        return None
+    fn = getattr(libc, "renameat2", None)
+    if fn is None:
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+_RENAMEAT2 = _load_renameat2()
+
+
+def _rename2(src: Path, dst: Path, flags: int) -> None:
+    if _RENAMEAT2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available", str(dst))
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(dst))
+
+
+@dataclass
+class Entry:
+    path: str
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
+
+    @property
+    def deleted(self) -> bool:
+        return self.new_oid == _ZERO
+
+
+@dataclass
+class MoveResult:
+    paths: list[str]
+    kept: list[dict[str, str]] = field(default_factory=list)  # saves found mid-move: {"path", "kept"[, "sibling"]}
+
+
+class _Fallback(AgentmdError):
+    """The move holds something this module does not write; git's own merge does it."""
+
+
+def _entries(git: GitCli, old: str, new: str) -> list[Entry]:
+    run = git.run("diff", "--raw", "-z", "--no-renames", "--no-abbrev", old, new)
+    if run.code != 0:
+        raise _Fallback(run.why())
+    fields = run.out.split(b"\0")
+    out = []
+    for head, raw in zip(fields[0::2], fields[1::2], strict=False):
+        if not head:
+            break
+        old_mode, new_mode, old_oid, new_oid, _status = head.decode().lstrip(":").split()
+        out.append(Entry(os.fsdecode(raw), old_mode, new_mode, old_oid, new_oid))
+    return out
+
+
+def _blobs(git: GitCli, oids: set[str]) -> dict[str, bytes]:
+    """The contents of `oids`, read by one `git cat-file --batch`."""
+    wanted = sorted(o for o in oids if o != _ZERO)
+    if not wanted:
+        return {}
+    run = git.run("cat-file", "--batch", stdin="".join(f"{o}\n" for o in wanted).encode())
+    if run.code != 0:
+        raise _Fallback(run.why())
+    data, at, out = run.out, 0, {}
+    for oid in wanted:
+        end = data.index(b"\n", at)
+        name, kind, size = data[at:end].decode().split()
+        if kind != "blob" or name != oid:
+            raise _Fallback(f"{oid} is a {kind}, not a file")
+        out[oid] = data[end + 1 : end + 1 + int(size)]
+        at = end + 1 + int(size) + 1
+    return out
+
+
+def _read(path: Path) -> bytes | None:
+    """What is at `path`: a file's bytes, a symbolic link's target; None when nothing (or a folder) is."""
+    try:
+        if path.is_symlink():
+            return os.fsencode(os.readlink(path))
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+class _Mover:
+    def __init__(self, git: GitCli, entries: list[Entry], their_host: Callable[[str], str], now: dt.datetime) -> None:
+        self.git = git
+        self.vault = git.vault
+        self.entries = entries
+        self.their_host = their_host
+        self.now = now
+        self.blobs = _blobs(git, {e.old_oid for e in entries} | {e.new_oid for e in entries})
+        self.scratch = self.vault / SCRATCH_DIR
+        self.kept: list[dict[str, str]] = []
+
+    def _temp(self, data: bytes | None, mode: str, stem: str) -> Path:
+        self.scratch.mkdir(exist_ok=True)
+        tmp = self.scratch / temp_name(stem)
+        if data is None:
+            return tmp
+        if mode == "120000":
+            os.symlink(os.fsdecode(data), tmp)
+        else:
+            tmp.write_bytes(data)
+            if mode == "100755":
+                os.chmod(tmp, 0o755)
+        return tmp
+
+    def _put(self, target: Path, data: bytes, mode: str, expect: bytes | None) -> bytes | None:
+        """Put `data` at `target`; what was there, when it was neither absent nor `expect` (a save)."""
+        tmp = self._temp(data, mode, target.name)
+        try:
+            try:
+                _rename2(tmp, target, _NOREPLACE)
+                return None
+            except FileExistsError:
+                pass
+            if target.is_dir() and not target.is_symlink():
+                raise IsADirectoryError(errno.EISDIR, "a folder stands where the synced file goes", str(target))
+            _rename2(tmp, target, _EXCHANGE)  # what was at the path is now at tmp, whole
+            prior = _read(tmp)
+            return None if prior in (expect, data) else prior
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    def apply(self) -> list[str]:
+        for e in self.entries:
+            if not {e.old_mode, e.new_mode} <= _WRITABLE | {"000000"}:
+                raise _Fallback(f"{e.path} is a {e.new_mode if e.new_mode != '000000' else e.old_mode} entry")
+        for e in self.entries:
+            target = self.vault / e.path
+            old = self.blobs.get(e.old_oid)
+            if e.deleted:
+                self._delete(e, target, old)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            new = self.blobs[e.new_oid]
+            saved = self._put(target, new, e.new_mode, old)
+            if saved is not None:
+                self._keep(e, target, saved, old, new)
+        self._prune_folders()
+        return [e.path for e in self.entries]
+
+    def _delete(self, e: Entry, target: Path, old: bytes | None) -> None:
+        aside = self._temp(None, e.old_mode, target.name)
+        try:
+            os.rename(target, aside)
+        except FileNotFoundError:
+            return  # already gone (a move finished before a crash, or deleted here too)
+        prior = _read(aside)
+        if prior == old:
+            os.unlink(aside)
+            return
+        try:  # a save made meanwhile: the edit survives the deletion
+            _rename2(aside, target, _NOREPLACE)
+        except FileExistsError:
+            os.unlink(aside)  # something newer is already back at the path
+            return
+        self.kept.append({"path": e.path, "kept": "the edit"})
+        log.warning("sync: %s was saved while the round deleted it; the save is kept", e.path)
+
+    def _keep(self, e: Entry, target: Path, saved: bytes, old: bytes | None, new: bytes) -> None:
+        """A save found at `target` while `new` went in: merge it with `new`, or keep both."""
+        note = e.path.lower().endswith(".md") and e.new_mode != "120000"
+        merged = merge_note(self.git, old, saved, new) if note and old is not None else None
+        if merged is not None:
+            newer = self._put(target, merged, e.new_mode, new)
+            if newer is None:
+                self.kept.append({"path": e.path, "kept": "merged"})
+                log.warning("sync: %s was saved while the round rewrote it; the save and the round merged", e.path)
+                return
+            self._put(target, newer, e.new_mode, merged)  # saved again meanwhile: the latest save stays
+        else:
+            newer = self._put(target, saved, e.new_mode, new)  # the save goes back to the path
+            if newer is not None:
+                self._put(target, newer, e.new_mode, saved)  # saved again meanwhile: the latest save stays
+        if not note:
+            self.kept.append({"path": e.path, "kept": "ours"})
+            log.warning("sync: %s was saved while the round rewrote it; the save is kept", e.path)
+            return
+        sibling = sibling_name(e.path, self.their_host(e.path), self.now)
+        stem, n = sibling[: -len(".md")], 1
+        while (self.vault / sibling).exists():
+            n += 1
+            sibling = f"{stem}-{n}.md"
+        self._put(self.vault / sibling, conflict_text(new, e.path), "100644", None)
+        self.kept.append({"path": e.path, "sibling": sibling})
+        log.warning("sync: %s was saved while the round rewrote it; the incoming version is %s", e.path, sibling)
+
+    def _prune_folders(self) -> None:
+        """Remove the folders the deletions left empty, as git does."""
+        for e in self.entries:
+            if not e.deleted:
+                continue
+            folder = (self.vault / e.path).parent
+            while folder != self.vault:
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+                folder = folder.parent
+
+
+def _journal(git: GitCli) -> Path:
+    return git.gitdir / JOURNAL
+
+
+def _write_journal(git: GitCli, old: str, new: str, message: str) -> None:
+    path = _journal(git)
+    tmp = path.with_name(JOURNAL + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"old": old, "new": new, "message": message}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fd = os.open(git.gitdir, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _index_and_head(git: GitCli, old: str, new: str, message: str, env: dict[str, str]) -> None:
+    """The index to `new` (keeping what it knows of unchanged files), then HEAD from `old` to `new`."""
+    read = git.run("read-tree", "-m", old, new)
+    if read.code != 0:
+        read = git.run("read-tree", new)  # the index held something else: it takes the tree whole
+    if read.code != 0:
+        raise OSError(errno.EIO, f"the index could not take the synced tree: {read.why()}")
+    git.run("update-index", "-q", "--refresh")  # stat data for the files written (exit 1 lists none: ignored)
+    failpoint("sync-index-moved")
+    ref = git.run("update-ref", "-m", message, "HEAD", new, old, env=env)
+    if ref.code != 0:
+        raise OSError(errno.EIO, f"HEAD could not move to the synced commit: {ref.why()}")
+
+
+def exchange_available(vault: Path) -> bool:
+    """Whether the file system under `vault` swaps two names in one step (tried on two scratch files)."""
+    if _RENAMEAT2 is None:
+        return False
+    scratch = vault / SCRATCH_DIR
+    try:
+        scratch.mkdir(exist_ok=True)
+        a, b = scratch / temp_name("probe-a"), scratch / temp_name("probe-b")
+        a.write_bytes(b"a")
+        b.write_bytes(b"b")
+        try:
+            _rename2(a, b, _EXCHANGE)
+            return b.read_bytes() == b"a"
+        finally:
+            for p in (a, b):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(p)
+    except OSError:
+        return False
+
+
+def move_tree(
+    git: GitCli,
+    old: str,
+    new: str,
+    *,
+    message: str,
+    env: dict[str, str],
+    their_host: Callable[[str], str],
+    now: dt.datetime,
+) -> MoveResult | None:
+    """Move the work tree, the index and HEAD from `old` to its descendant `new` (module docstring); None
+    when this module cannot (the caller lets git do it), before anything changed."""
+    if not exchange_available(git.vault):
+        return None
+    try:
+        mover = _Mover(git, _entries(git, old, new), their_host, now)
+        for e in mover.entries:
+            target = git.vault / e.path
+            if target.is_dir() and not target.is_symlink():
+                raise _Fallback(f"{e.path} is a folder here")
+    except _Fallback as why:
+        log.info("sync: the work tree moves through git (%s)", why)
+        return None
+    _write_journal(git, old, new, message)
+    paths = mover.apply()
+    failpoint("sync-tree-written")
+    _index_and_head(git, old, new, message, env)
+    _journal(git).unlink(missing_ok=True)
+    return MoveResult(paths, mover.kept)
+
+
+def finish_unfinished(git: GitCli, env: dict[str, str] | None = None) -> MoveResult | None:
+    """Complete a move a killed process left (its journal is in the git folder); None when there was none."""
+    path = _journal(git)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        old, new, message = str(data["old"]), str(data["new"]), str(data["message"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        path.unlink(missing_ok=True)  # unreadable: written only whole, so never a move's
+        return None
+    head = git.run("rev-parse", "--verify", "-q", "HEAD").text
+    if head != old:  # HEAD moved: the move was complete but for the journal (or something else moved it)
+        path.unlink(missing_ok=True)
+        return None
+    try:
+        mover = _Mover(git, _entries(git, old, new), lambda _p: "remote", dt.datetime.now(dt.UTC))
+        paths = mover.apply()
+        _index_and_head(git, old, new, message, env or {})
+    except (OSError, _Fallback) as exc:
+        # Left as it is, the files already written read as edits of the old commit and are committed as such:
+        # nothing is lost, and the next round merges them with the remote's version (the same text).
+        log.error("sync: the move of the work tree to %s that a stopped round left could not finish: %s", new[:10], exc)
+        return None
+    finally:
+        path.unlink(missing_ok=True)
+    log.warning("sync: finished the move of the work tree to %s that a stopped round left", new[:10])
+    return MoveResult(paths, mover.kept)
