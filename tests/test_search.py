@@ -90,6 +90,27 @@ def test_project_mismatch_is_demoted(store: Store) -> None:
     assert resp["results"][1]["penalties"] == ["project_mismatch"]
 
 
+def test_a_note_of_no_project_is_demoted_unless_it_holds_for_every_project(vault: Vault, cache_dir: Path) -> None:
+    words = "rollback plan for the gateway\n"
+    vault.note("own.md", words, project="alpha")
+    vault.note("other.md", words, project="beta")
+    vault.note("loose.md", words, type="fact")
+    vault.note("rule.md", words, type="convention")
+    vault.note("standards/gateway.md", words)
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        named = search(s.index, CONTRACT, SearchRequest(query="rollback gateway", project="alpha"))["results"]
+        plain = search(s.index, CONTRACT, SearchRequest(query="rollback gateway"))["results"]
+    assert {r["path"]: r["penalties"] for r in named} == {
+        "own.md": [],
+        "other.md": ["project_mismatch"],
+        "loose.md": ["project_mismatch"],
+        "rule.md": [],  # a rule holds for every project
+        "standards/gateway.md": [],  # so does the operator's standards space
+    }
+    assert all(r["penalties"] == [] for r in plain)  # no project named: nobody is lowered
+
+
 def test_date_bounds_use_captured(store: Store) -> None:
     assert [r["path"] for r in run(store, "quarterly budget", after="2026-01-01")["results"]] == ["later.md"]
     assert [r["path"] for r in run(store, "quarterly budget", before="2025-12")["results"]] == ["dated.md"]

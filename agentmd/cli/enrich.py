@@ -52,7 +52,8 @@ def render(report: Report) -> str:
         lines.append(
             f"dry run: {est.get('calls', 0)} call(s), about {est.get('tokens', 0)} tokens "
             f"({est.get('tokens_per_call', 0)} a call); owed: {', '.join(named)}{later}; by cause: {causes}; "
-            f"{report.count('unchanged')} unchanged, {report.count('skipped')} skipped; nothing was called"
+            f"{report.count('unchanged')} unchanged, {report.count('skipped')} skipped{_kept_local(report)}; "
+            "nothing was called"
         )
     else:
         c = data["counts"]
@@ -63,7 +64,8 @@ def render(report: Report) -> str:
         )
         lines.append(
             f"enrich: {c['filed']} filed, {c['below-floor']} below the floor{apart}, {c['refused']} refused, "
-            f"{c['failed']} failed, {c['unchanged']} unchanged, {c['skipped']} skipped; {report.calls} call(s), "
+            f"{c['failed']} failed, {c['unchanged']} unchanged, {c['skipped']} skipped{_kept_local(report)}; "
+            f"{report.calls} call(s), "
             f"{report.usage.added} tokens added of {report.budget.max_tokens}"
             + (f", ${report.usage.cost_usd:.4f}" if report.usage.cost_usd is not None else "")
         )
@@ -76,6 +78,14 @@ def render(report: Report) -> str:
         lines.append(f"stopped by {report.stopped_by}{resume}")
     lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)
+
+
+def _kept_local(report: Report) -> str:
+    """The notes left out because they stay on this machine (a private space, a recall-exempt area), when any."""
+    from agentmd.engine.enrich.run import PRIVATE_SKIPPED
+
+    n = report.count(PRIVATE_SKIPPED)
+    return f", {n} kept local (private or recall-exempt, never sent)" if n else ""
 
 
 def _check_model_command(program: str, settings: Any) -> None:

@@ -47,10 +47,10 @@ from agentmd.engine.curate.steps import CURATION_ACTOR, Edit, Step, StepResult, 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.rules import Contract, decide
+from agentmd.rules.contract.model import RULE_TYPES
 from agentmd.vault_schema import YamlRefused, update_frontmatter
 
 DORMANT = "dormant"
-RULE_TYPES = frozenset({"rule", "convention", "preference"})
 SINKABLE = frozenset({"", "active"})  # the lifecycles the policy may sink from (none, or active)
 MAX_CHANGES = 500  # notes changed in one pass at most; the rest wait for the next
 STATE_NAME = "lifecycle.json"

@@ -3,10 +3,12 @@ raises, the accepted answers filed through the same path as `confirm` (the daemo
 
 The queue is a snapshot taken at the start (a note captured meanwhile waits for the next run): the review
 queue (unfiled captures, ingested notes, phone clips, low-confidence filings, each oldest first), then the idea
-cards and the project records it does not already hold (engine/enrich/kinds.py). Every note is read first and
-passed through the free gates: a note that cannot be read, a record kind (`kind` is one of the contract's
-`record_kinds`), a superseded note, a project record without frontmatter, a body the ledger already judged
-under this prompt and vocabulary, and a dormant note (below the floor twice) whose body has not changed since.
+cards and the project records it does not already hold (engine/enrich/kinds.py). Every note is passed through
+the free gates: a note that must stay on this machine (a private space or a recall-exempt area,
+`Contract.kept_local`: counted as `private-skipped`, never read nor sent to the model), a note that cannot be
+read, a record kind (`kind` is one of the contract's `record_kinds`), a superseded note, a project record without
+frontmatter, a body the ledger already judged under this prompt and vocabulary, and a dormant note (below the
+floor twice) whose body has not changed since.
 What is left is owed, for a cause, and the night takes it by cause: never judged first, then changed, then
 retried (refused under an older question of the gates), then owed under a new prompt, then under a new type
 vocabulary; inside a cause the queue's own order stands.
@@ -57,7 +59,19 @@ __all__ = ["Budget", "NoteOutcome", "Report", "caller_for", "enrich", "run_lock"
 ORIGIN = "enrich"
 REASON_ORDER = ("unfiled", "ingested", "phone-clip", "low-confidence", "idea-card", "project-record")
 CAUSES = ("never-judged", "changed", "retried", "owed-under-new-prompt", "owed-under-new-vocabulary")
-COUNTED = ("filed", "below-floor", "dormant", "idea", "record", "refused", "failed", "unchanged", "skipped")
+PRIVATE_SKIPPED = "private-skipped"
+COUNTED = (
+    "filed",
+    "below-floor",
+    "dormant",
+    "idea",
+    "record",
+    "refused",
+    "failed",
+    "unchanged",
+    "skipped",
+    PRIVATE_SKIPPED,
+)
 KIND_NAMES = {CARD: "cards", IDEA: "idea cards", RECORD: "project records"}
 
 Caller = Callable[[str, float], Answer]
@@ -164,6 +178,9 @@ class _Note:
 
 def _read(vault: Path, item: QueueItem, contract: Contract, ledger: Ledger, vocabulary: str) -> _Note | NoteOutcome:
     """The note ready to judge (with the cause it is owed for), or the outcome of a free gate."""
+    if contract.kept_local(item.path):  # its text and title never reach the model, not even to be judged
+        why = "in a private space or a recall-exempt area: it stays on this machine"
+        return NoteOutcome(item.path, PRIVATE_SKIPPED, why)
     try:
         data = (vault / item.path).read_bytes()
         text = data.decode("utf-8")

@@ -155,7 +155,12 @@ def _enrich_line(changed: Mapping[str, Any]) -> list[str]:
     if "calls" not in changed:
         return []
     verdicts = ("filed", "below_floor", "refused", "failed", "unchanged")
-    apart = (("dormant", "dormant"), ("idea", "idea card(s)"), ("record", "project record(s)"))
+    apart = (
+        ("dormant", "dormant"),
+        ("idea", "idea card(s)"),
+        ("record", "project record(s)"),
+        ("private_skipped", "kept local (private or recall-exempt, never sent)"),
+    )
     judged = ", ".join(
         [f"{changed.get(k, 0)} {k.replace('_', ' ')}" for k in verdicts]
         + [f"{changed[k]} {name}" for k, name in apart if changed.get(k)]

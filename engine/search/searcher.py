@@ -165,6 +165,8 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
     project = facts.get("project")
     if request.project and project and project.lower() != request.project.lower():
         out.append(("project_mismatch", contract.multiplier("project_mismatch")))
+    elif request.project and not project and not contract.for_every_project(path, facts.get("type")):
+        out.append(("project_mismatch", contract.multiplier("project_mismatch")))  # a note of no project
     if _maybe_dampened(contract, path):
         space = contract.space_of(path)
         if space is not None:

@@ -20,7 +20,8 @@ One run:
       enclosing git work tree's root, whose name (lowercase, `_` and spaces read as `-`) is the name of a
       folder in the contract's `projects` space (`projects/<slug>/`); else
    c. no project.
-   The project goes to the search, which ranks other projects' notes lower (`project_mismatch`).
+   The project goes to the search, which ranks other projects' notes and notes of no project lower
+   (`project_mismatch`; rules and the `standards` space are spared).
 3. **Search** (`pipeline.py`). Through the running daemon when there is one: one loopback HTTP call
    (engine/client.py) to `/v1/search` with `count_usage: false` (the hook's own search never counts as a
    recall) and `recall: true`, which has the daemon gather the candidates too (steps 4 and the links of

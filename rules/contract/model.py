@@ -17,15 +17,26 @@ TRUST_TIERS: Final = ("trusted", "untrusted")
 AUTHORITY_LEVELS: Final = ("standing", "shared", "alignment", "private")
 SELF_SOURCE: Final = "self"  # the `sources` entry used for a capture that names no source
 SHARD_PLACEHOLDERS: Final = ("yyyy", "mm", "dd")
+RULE_TYPES: Final = frozenset({"rule", "convention", "preference"})  # the rules (see the default's Lifecycle)
+STANDARDS_SPACE: Final = "standards"  # the operator's standards, the contract's own folder
 THRESHOLD_NAMES: Final = (
-    "low_confidence", "daily_write_cap", "daily_card_budget", "search_floor", "recall_floor", "dormant_after_days",
+    "low_confidence",
+    "daily_write_cap",
+    "daily_card_budget",
+    "search_floor",
+    "recall_floor",
+    "dormant_after_days",
 )
 DORMANT_AFTER_DAYS: Final = 180  # the lifecycle policy's default quiet time before a note sinks to dormant
 FLOOR_NAMES: Final = ("search_floor", "recall_floor")  # confidence floors (0..1) of search and the recall hook
 CLASS_WEIGHT_NAMES: Final = (
     "unfiled",
     "untrusted",
-    "fragment", "archived", "superseded", "staged", "dormant",
+    "fragment",
+    "archived",
+    "superseded",
+    "staged",
+    "dormant",
     "project_mismatch",
 )
 KNOWN_KEYS: Final = (
@@ -168,6 +179,14 @@ class Contract:
         """True when a vault-relative path lies in one of `recall_exempt_areas`."""
         rel = _relative(path)
         return rel is not None and any(_is_under(rel, area) for area in self.recall_exempt_areas)
+
+    def for_every_project(self, path: str, note_type: str | None) -> bool:
+        """True when a note holds whatever project a query names: a rule (type `rule`, `convention` or
+        `preference`) or a note of the `standards` space. Without a `project:` of its own such a note is never
+        lowered by `project_mismatch`; every other note without one is."""
+        if (note_type or "").strip().lower() in RULE_TYPES:
+            return True
+        return STANDARDS_SPACE in self.spaces and self.space_of(path) == STANDARDS_SPACE
 
     def kept_local(self, path: str) -> bool:
         """True when a note must not leave this machine: it lies in a space whose authority is `private`, or in
