@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.errors import AgentmdError
+
 
 def fsync_dir(path: Path) -> None:
     """Make a rename or a new link inside `path` durable. Raises OSError when the folder cannot be synced."""
@@ -84,7 +86,7 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-class NotInVault(OSError):
+class NotInVault(AgentmdError, OSError):
     """A folder on the way to a write is a symbolic link or not a folder: the write would leave the vault."""
 
 
@@ -154,15 +156,15 @@ def opened_dir(root: Path, rel: str, *, create: bool = False) -> Iterator[int]:
 MAX_READ_BYTES = 64 * 2**20
 
 
-class NotRegularFile(OSError):
+class NotRegularFile(AgentmdError, OSError):
     """The path is a FIFO, socket, device, folder or link, not a regular file."""
 
 
-class FileTooLarge(OSError):
+class FileTooLarge(AgentmdError, OSError):
     """The file is larger than the reader accepts."""
 
 
-class StillChanging(OSError):
+class StillChanging(AgentmdError, OSError):
     """The file's size or modification time moved while it was being read (a sync client mid-write)."""
 
 
