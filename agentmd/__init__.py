@@ -2,6 +2,7 @@
 
 The one import root. Its subpackages live at the top of the repository: `agentmd.vault_schema`
 (vault_schema/), `agentmd.rules` (rules/), `agentmd.engine` (engine/), `agentmd.hooks` (hooks/); this folder
-holds only the command line, the composition root that nothing else imports."""
+holds the command line, the composition root that nothing else imports, and the floor every layer may import:
+`agentmd.errors` (the one exception root) and `agentmd.vocabulary` (shared names and word lists)."""
 
 __version__ = "0.1.0"

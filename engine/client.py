@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentmd.engine import lease
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.secret import SecretFileError, read_secret
 
 HOST = "127.0.0.1"
@@ -45,7 +46,7 @@ ACCESS_TOKEN_FILE = "access.token"
 ACCESS_WHAT = "the access token"
 
 
-class DaemonError(Exception):
+class DaemonError(AgentmdError):
     """The daemon could not be asked, or its answer could not be read."""
 
 

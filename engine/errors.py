@@ -1,10 +1,12 @@
-"""The engine's exceptions. `main()` turns each into a one-line message and an exit code."""
+"""The engine's exceptions. `main()` turns each into a one-line message and an exit code.
 
+`AgentmdError`, the root of every exception agentmd defines, lives on the floor of the import graph
+(agentmd/errors.py, where the whole tree is drawn) and is re-exported here.
+"""
 
-class AgentmdError(Exception):
-    """Root of every error the engine raises on purpose. The message says how to fix the problem."""
+from agentmd.errors import AgentmdError
 
-    exit_code = 1
+__all__ = ["AgentmdError", "ConfigError", "IndexBusy", "IndexDamaged", "UsageError"]
 
 
 class UsageError(AgentmdError):

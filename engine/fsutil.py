@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.errors import AgentmdError
+
 SCRATCH_DIR = ".agentmd-scratch"  # hidden folder at the vault's top for writers' temp files: never watched
 
 
@@ -93,7 +95,7 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-class NotInVault(OSError):
+class NotInVault(AgentmdError, OSError):
     """A folder on the way to a write is a symbolic link or not a folder: the write would leave the vault."""
 
 
@@ -163,15 +165,15 @@ def opened_dir(root: Path, rel: str, *, create: bool = False) -> Iterator[int]:
 MAX_READ_BYTES = 64 * 2**20
 
 
-class NotRegularFile(OSError):
+class NotRegularFile(AgentmdError, OSError):
     """The path is a FIFO, socket, device, folder or link, not a regular file."""
 
 
-class FileTooLarge(OSError):
+class FileTooLarge(AgentmdError, OSError):
     """The file is larger than the reader accepts."""
 
 
-class StillChanging(OSError):
+class StillChanging(AgentmdError, OSError):
     """The file's size or modification time moved while it was being read (a sync client mid-write)."""
 
 

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentmd.engine.errors import AgentmdError
+
 PAUSE_FILE = "recall-pause.json"
 TOLD_FILE = "recall-pause-told.txt"
 TOLD_MAX_BYTES = 256 * 1024  # the told list is cut back to its newest half past this
@@ -60,7 +62,7 @@ class Pause(NamedTuple):
         return {"scope": self.scope, "at": self.at, "until": _stamp(self.until) if self.until else None}
 
 
-class PauseError(ValueError):
+class PauseError(AgentmdError, ValueError):
     """A pause that cannot be set as asked (a duration that is not one)."""
 
 

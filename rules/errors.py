@@ -1,7 +1,9 @@
 """Errors raised by the rules package. Every message says what was wrong and how to fix it."""
 
+from agentmd.errors import AgentmdError
 
-class RulesError(Exception):
+
+class RulesError(AgentmdError):
     """Root of every error the rules package raises."""
 
 

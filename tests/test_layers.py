@@ -19,6 +19,7 @@ PACKAGE_DIR: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
 
 # The layers, lowest first: a module may import its own layer and the ones below it, never one above.
 LAYERS = [
+    "agentmd.errors",  # the one exception root, which every layer derives from
     "agentmd.vocabulary",
     "agentmd.vault_schema",
     "agentmd.rules",
@@ -166,7 +167,7 @@ def test_layers_run_one_way() -> None:
         if layer_of(target) > layer_of(name)
     ]
     assert not upward, (
-        "imports that climb a layer (vocabulary <- vault_schema <- rules <- engine <- hooks <- cli):\n"
+        "imports that climb a layer (errors <- vocabulary <- vault_schema <- rules <- engine <- hooks <- cli):\n"
         + ("\n".join(upward))
     )
 

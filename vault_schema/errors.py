@@ -1,7 +1,9 @@
 """Errors raised by the note model. Every message says what was wrong and how to fix it."""
 
+from agentmd.errors import AgentmdError
 
-class VaultSchemaError(Exception):
+
+class VaultSchemaError(AgentmdError):
     """Root of every error the note model raises."""
 
 

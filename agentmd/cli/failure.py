@@ -1,10 +1,9 @@
 """How a failed command ends: one line on stderr saying what was wrong and how to fix it, and an exit code.
 No traceback reaches a person unless they ask for it with --verbose.
 
-Every package's error root is known here: `AgentmdError` (the engine and hooks; it carries its own exit
-code), `RulesError` (the storage-rules contract and the door) and `VaultSchemaError` (the note model).
-Their messages already say how to fix the problem. The rules and the note model are not imported here (a
-command that never loaded them cannot have raised their errors), so a light command stays light. A reader
+Every exception agentmd defines derives from one root, `AgentmdError` (agentmd/errors.py): its message
+already says how to fix the problem, and it carries its own exit code. Those that are also an `OSError` (the
+file-system guards of engine/fsutil.py) are told as any `OSError` is, naming their path. A reader
 of the output that went away (`| head`) ends the command quietly; Ctrl-C ends it with the shell's code for
 an interrupt.
 """
@@ -16,19 +15,13 @@ import os
 import sys
 from typing import TextIO
 
-from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, raised_from
+from agentmd.cli.base import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED
 from agentmd.cli.output import say
-from agentmd.engine.errors import AgentmdError
+from agentmd.errors import AgentmdError
 
 
 def explain(exc: BaseException) -> tuple[str | None, int]:
     """The one line to print (None: print nothing) and the exit code for an exception that ended a command."""
-    if isinstance(exc, AgentmdError):
-        return str(exc), exc.exit_code
-    if raised_from(exc, "agentmd.rules.errors", "RulesError") or raised_from(
-        exc, "agentmd.vault_schema.errors", "VaultSchemaError"
-    ):
-        return str(exc), EXIT_FAILURE
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted; run the command again to finish it", EXIT_INTERRUPTED
     if isinstance(exc, BrokenPipeError):
@@ -36,6 +29,8 @@ def explain(exc: BaseException) -> tuple[str | None, int]:
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
         return f"{exc.strerror or exc}{where}; check that the path exists and is readable and writable", EXIT_FAILURE
+    if isinstance(exc, AgentmdError):
+        return str(exc), exc.exit_code
     first = str(exc).splitlines()[0] if str(exc) else ""
     return (
         f"internal error ({type(exc).__name__}: {first}); run the command again with --verbose to see where it "

@@ -33,6 +33,7 @@ from typing import Any
 
 from agentmd.engine.curate.actions import read_frontmatter, stamp
 from agentmd.engine.curate.steps import Edit, Step, digest
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.rules import Contract
 from agentmd.vault_schema import Note, is_progress_log, parse_note, render_note, split_frontmatter, update_frontmatter
@@ -265,7 +266,7 @@ def propose(
     }
 
 
-class StalePlan(Exception):
+class StalePlan(AgentmdError):
     """The notes changed since the plan was made."""
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.search.query import DEFAULT_MODE, MODES
 from agentmd.engine.search.searcher import MAX_LIMIT
 
@@ -70,9 +71,7 @@ SEARCH_INPUT: dict[str, Any] = {
                 'first; "and": words only, every word required.'
             ),
         },
-        "after": _text(
-            "Only notes captured on or after this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
-        ),
+        "after": _text("Only notes captured on or after this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN),
         "before": _text(
             "Only notes captured on or before this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
         ),
@@ -95,8 +94,9 @@ SEARCH_INPUT: dict[str, Any] = {
 CAPTURE_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "title": _text("One line saying what the note is about; it names the file.", minLength=1,
-                       maxLength=MAX_TITLE_CHARS),
+        "title": _text(
+            "One line saying what the note is about; it names the file.", minLength=1, maxLength=MAX_TITLE_CHARS
+        ),
         "body": _text("The note's Markdown body: the fact, decision or lesson itself, with its context."),
         "type": _text(
             "The kind of memory, in kebab-case as the vault's contract names it: decision, convention, lesson, "
@@ -136,8 +136,10 @@ SEARCH_OUTPUT: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "The note's vault path, with #Heading of its best "
-                             "section."},
+                    "path": {
+                        "type": "string",
+                        "description": "The note's vault path, with #Heading of its best section.",
+                    },
                     "note": {"type": "string", "description": "The note's vault path."},
                     "title": {**_NULLABLE_TEXT, "description": "The note's title."},
                     "score": {"type": "number", "description": "The ranking score."},
@@ -177,14 +179,24 @@ CAPTURE_OUTPUT: dict[str, Any] = {
 }
 
 TOOLS: dict[str, dict[str, Any]] = {
-    SEARCH: {"description": SEARCH_DESCRIPTION, "input": SEARCH_INPUT, "output": SEARCH_OUTPUT,
-             "title": "Search memory", "read_only": True},
-    CAPTURE: {"description": CAPTURE_DESCRIPTION, "input": CAPTURE_INPUT, "output": CAPTURE_OUTPUT,
-              "title": "Capture a memory", "read_only": False},
+    SEARCH: {
+        "description": SEARCH_DESCRIPTION,
+        "input": SEARCH_INPUT,
+        "output": SEARCH_OUTPUT,
+        "title": "Search memory",
+        "read_only": True,
+    },
+    CAPTURE: {
+        "description": CAPTURE_DESCRIPTION,
+        "input": CAPTURE_INPUT,
+        "output": CAPTURE_OUTPUT,
+        "title": "Capture a memory",
+        "read_only": False,
+    },
 }
 
 
-class ArgumentError(ValueError):
+class ArgumentError(AgentmdError, ValueError):
     """A tool call's arguments do not fit the tool's input schema; the message is one line for the caller."""
 
 

@@ -51,9 +51,7 @@ from agentmd.engine.web.session import is_open_page_path, is_page_path, page_ref
 
 log = logging.getLogger("agentmd.server")
 
-__all__ = [
-    "DEFAULT_PORT", "MAX_BODY_BYTES", "AccessToken", "HttpServer", "LoopbackGuard", "build_app", "json_routes"
-]
+__all__ = ["DEFAULT_PORT", "MAX_BODY_BYTES", "AccessToken", "HttpServer", "LoopbackGuard", "build_app", "json_routes"]
 
 MAX_BODY_BYTES = MAX_REQUEST_BYTES  # one owner: what the client refuses to send is what this refuses to take
 
@@ -336,8 +334,8 @@ def not_found_message(path: str) -> str:
     if path.rstrip("/").lower() in _MCP_ELSEWHERE or path.lower().startswith(("/sse", "/messages")):
         return (
             f"no MCP endpoint at {path}: MCP is served at {MCP_PATH} over the streamable HTTP transport (the older "
-            f"HTTP+SSE transport is not served); configure the client with transport \"http\" (or "
-            f"\"streamable-http\") and the URL http://127.0.0.1:<port>{MCP_PATH}"
+            f'HTTP+SSE transport is not served); configure the client with transport "http" (or '
+            f'"streamable-http") and the URL http://127.0.0.1:<port>{MCP_PATH}'
         )
     return (
         f"no such endpoint: {path}; the daemon answers GET /health, GET /status, MCP at {MCP_PATH} and POST "
@@ -380,14 +378,28 @@ FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     },
     "probe": {"budget": (int, float)},
     "sync": {"remote": _TEXT},
-    "revert": {"kind": (str,), "count": (int,), "commits": (list,), "origin": _TEXT, "since": _TEXT, "path": _TEXT,
-               "to": _TEXT, "at": _TEXT},
+    "revert": {
+        "kind": (str,),
+        "count": (int,),
+        "commits": (list,),
+        "origin": _TEXT,
+        "since": _TEXT,
+        "path": _TEXT,
+        "to": _TEXT,
+        "at": _TEXT,
+    },
 }
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-               list: "a list of strings", type(None): "null"}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list of strings",
+    type(None): "null",
+}
 
 
-class BadRequest(ValueError):
+class BadRequest(AgentmdError, ValueError):
     """A request body that is not a JSON object this server takes; the message says why, in one line."""
 
     code = "bad-json"

@@ -27,6 +27,7 @@ from typing import Any
 
 from agentmd.engine.enrich.kinds import CARD, IDEA, RECORD
 from agentmd.engine.enrich.prompt import Proposal
+from agentmd.engine.errors import AgentmdError
 from agentmd.vault_schema import split_frontmatter, update_frontmatter
 
 WRITTEN = ("status", "filing_confidence", "enriched", "importance_proposed")
@@ -38,7 +39,7 @@ NEVER_SINK_TYPES = ("preference", "convention")  # the rule types: a rule stays 
 VERDICTS = ("filed", "below-floor", DORMANT, IDEA, RECORD)
 
 
-class BodyChanged(RuntimeError):
+class BodyChanged(AgentmdError, RuntimeError):
     """The composition would change the note's body: a bug, refused before anything is written."""
 
 

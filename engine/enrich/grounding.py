@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentmd.engine.enrich.prompt import Neighbour
+from agentmd.engine.errors import AgentmdError
 from agentmd.vocabulary import STOP_WORDS
 
 GATES_VERSION = "gates-2"
@@ -45,7 +46,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
 
 
-class Unfaithful(ValueError):
+class Unfaithful(AgentmdError, ValueError):
     """The text asserts something its source does not: `claim` names it."""
 
     def __init__(self, claim: str) -> None:
@@ -53,7 +54,7 @@ class Unfaithful(ValueError):
         self.claim = claim
 
 
-class JudgeFailed(RuntimeError):
+class JudgeFailed(AgentmdError, RuntimeError):
     """The judging call gave no usable verdict (a failure, or a rejection that named no claim)."""
 
 

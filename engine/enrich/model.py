@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmd.engine.errors import UsageError
+from agentmd.engine.errors import AgentmdError, UsageError
 
 CLAUDE_ISOLATION = (
     "-p",
@@ -52,7 +52,7 @@ DEFAULT_TIMEOUT = 300.0
 MAX_OUTPUT_BYTES = 4 * 2**20
 
 
-class ModelCallFailed(Exception):
+class ModelCallFailed(AgentmdError):
     """The call did not produce a usable envelope (a failure, a timeout, garbage, an error envelope)."""
 
     def __init__(self, reason: str, usage: Usage | None = None) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentmd.engine.errors import AgentmdError
+
 PROMPT_VERSION = "enrich-1"
 FIELDS = ("title", "type", "summary", "tags", "aliases", "related", "importance", "confidence")
 STRIPPED = ("why",)  # never asked for; an answer offering one has it dropped before the strict read
@@ -31,7 +33,7 @@ _TAG = re.compile(r"^[\w][\w/-]{0,63}$")
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
 
 
-class AnswerRefused(ValueError):
+class AnswerRefused(AgentmdError, ValueError):
     """The answer cannot be used; `gate` names the rule (shape, alias, type...), the message the detail."""
 
     def __init__(self, gate: str, message: str) -> None:

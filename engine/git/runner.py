@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentmd.engine.errors import AgentmdError
+
 GIT_TIMEOUT_SECONDS = 600.0
 
 HEX_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -38,11 +40,11 @@ _SAFE_CONFIG = (
 )
 
 
-class GitMissing(Exception):
+class GitMissing(AgentmdError):
     """The git executable is not available."""
 
 
-class CycleFailure(Exception):
+class CycleFailure(AgentmdError):
     """A git step of a commit cycle (or of reading the worktree) failed; the message is what goes into
     `last_commit_error`."""
 

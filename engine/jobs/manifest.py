@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.settings import Settings
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -40,7 +41,7 @@ DEFAULT_WALL = 600.0
 DEFAULT_LOOKBACK = 6 * 3600.0
 
 
-class ManifestError(ValueError):
+class ManifestError(AgentmdError, ValueError):
     """One manifest entry is wrong; the message says which and how to fix it."""
 
 

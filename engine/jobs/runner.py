@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.jobs.manifest import JobSpec, Loaded
 from agentmd.engine.jobs.schedule import Decision, decide
@@ -57,20 +58,20 @@ def parse_iso(text: object) -> dt.datetime | None:
         return None
 
 
-class JobFailed(Exception):
+class JobFailed(AgentmdError):
     """A job ended in failure for a reason it states itself (recorded as the stop reason, word for word)."""
 
 
-class JobInterrupted(Exception):
+class JobInterrupted(AgentmdError):
     """The daemon is stopping under a running job; recorded as `interrupted`, which is not a failure."""
 
 
-class JobDeferred(Exception):
+class JobDeferred(AgentmdError):
     """A job cannot start yet (the index is still being built): nothing is recorded, and a later pass of
     the scheduler tries again while the slot is still open."""
 
 
-class BudgetExceeded(Exception):
+class BudgetExceeded(AgentmdError):
     """Raised by a meter when a run has spent its budget; `reason` is recorded as the stop reason."""
 
     def __init__(self, reason: str) -> None:

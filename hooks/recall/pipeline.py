@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonTimeout, Located, locate
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.search.recall import Walls
 from agentmd.hooks.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
 from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
@@ -19,7 +20,7 @@ MAX_SEARCH_LIMIT = 50
 _OLD_DAEMON = re.compile(r"count_usage|recall")
 
 
-class HookError(Exception):
+class HookError(AgentmdError):
     """Why the hook printed nothing (logged, never shown to the agent)."""
 
 

@@ -25,7 +25,7 @@ from agentmd.rules.contract.model import (
 )
 from agentmd.rules.contract.synctool import SyncToolPatterns
 from agentmd.rules.contract.validation import keyed_problems, validate
-from agentmd.rules.errors import ContractError
+from agentmd.rules.errors import ContractError, RulesError
 from agentmd.vocabulary import VAULT_CONTRACT
 
 DEFAULT_RESOURCE: Final = "storage-rules.default.md"
@@ -33,7 +33,7 @@ MAX_CONTRACT_BYTES: Final = 1024 * 1024
 _YAML_LINE = re.compile(r"at line (\d+), column")
 
 
-class _Halt(Exception):
+class _Halt(RulesError):
     def __init__(self, errors: list[str]) -> None:
         super().__init__("; ".join(errors))
         self.errors = errors

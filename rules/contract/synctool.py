@@ -21,13 +21,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from agentmd.rules.errors import RulesError
+
 SYNC_PATTERN_KINDS: Final = ("temp", "conflict", "placeholder")
 REGEX_PREFIX: Final = "re:"
 MAX_PATTERN: Final = 200  # characters in one pattern
 MAX_PATTERNS: Final = 50  # patterns under one kind
 
 
-class PatternError(ValueError):
+class PatternError(RulesError, ValueError):
     """A pattern that cannot be used; the message says what is wrong and how to write it."""
 
 
