@@ -129,8 +129,10 @@ def _fresh_catalog(settings: Settings) -> Any:
     store = Store(settings.cache_dir)
     # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
     if not running_port(settings.state_dir):
-        convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
-        reconcile(settings.vault, store, link_convention=convention)
+        contract = load_contract(settings.vault, settings.contract_path).contract
+        reconcile(
+            settings.vault, store, link_convention=contract.link_convention, sync_patterns=contract.sync_tool_patterns
+        )
     return store
 
 

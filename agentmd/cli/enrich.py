@@ -139,7 +139,12 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with store:
         # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
         if not running_port(settings.state_dir):
-            reconcile(settings.vault, store, link_convention=contract.link_convention)
+            reconcile(
+                settings.vault,
+                store,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+            )
         report = enrich(
             vault=settings.vault,
             store=store,

@@ -174,7 +174,12 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with Store(settings.cache_dir) as store:
         notices(err, store.notices)
         try:
-            rec = reconcile(settings.vault, store, link_convention=contract.link_convention)
+            rec = reconcile(
+                settings.vault,
+                store,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+            )
             if rec.refused:
                 err.write(f"agentmd: reconcile refused ({rec.refused}); evaluating the index as it is\n")
         except IndexBusy as exc:

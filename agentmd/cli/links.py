@@ -45,8 +45,13 @@ def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with Store(settings.cache_dir) as store:
         notices(err, store.notices)
         if store.catalog.count() == 0:
-            convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
-            reconcile(settings.vault, store, link_convention=convention)
+            contract = load_contract(settings.vault, settings.contract_path).contract
+            reconcile(
+                settings.vault,
+                store,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+            )
         graph = Graph(store.catalog)
         payload: dict[str, Any]
         if args.dangling:

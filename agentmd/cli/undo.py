@@ -151,9 +151,16 @@ def _index(settings: Settings, paths: list[str]) -> list[str]:
     from agentmd.rules import load_contract
 
     try:
-        convention = load_contract(settings.vault, settings.contract_path).contract.link_convention
+        contract = load_contract(settings.vault, settings.contract_path).contract
         with Store(settings.cache_dir) as store:
-            reconcile(settings.vault, store, only=set(paths), link_convention=convention, allow_mass_delete=True)
+            reconcile(
+                settings.vault,
+                store,
+                only=set(paths),
+                link_convention=contract.link_convention,
+                allow_mass_delete=True,
+                sync_patterns=contract.sync_tool_patterns,
+            )
     except (AgentmdError, OSError) as exc:
         return [f"the index was not updated ({exc}); the next reindex or daemon start catches up"]
     return []

@@ -116,9 +116,16 @@ class Door(DaemonState):
 
         result = apply_undo(self.committer, Selection.from_dict(data), self.settings.state_dir, dt.datetime.now(dt.UTC))
         if result.commit and self.store is not None:
-            convention = self.contracts.get().contract.link_convention
+            contract = self.contracts.get().contract
             paths = {c.path for c in result.plan.changes}
-            reconcile(self.settings.vault, self.store, only=paths, link_convention=convention, allow_mass_delete=True)
+            reconcile(
+                self.settings.vault,
+                self.store,
+                only=paths,
+                link_convention=contract.link_convention,
+                allow_mass_delete=True,
+                sync_patterns=contract.sync_tool_patterns,
+            )
             self.dense.wake()
         self._refresh_git_status()
         return result.to_dict()
