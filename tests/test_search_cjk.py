@@ -17,7 +17,8 @@ from conftest import corpus
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vector_refresh import refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.planning import query_terms
 from agentmd.engine.search.query import search

@@ -13,7 +13,8 @@ from conftest import Vault
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vector_refresh import refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search import confidence, searcher
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search

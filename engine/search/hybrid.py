@@ -55,7 +55,8 @@ from typing import Any, NamedTuple, overload
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
-from agentmd.engine.index.vectors import TextEmbedder, VectorStore
+from agentmd.engine.index.vector_types import TextEmbedder
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import scan_soon
