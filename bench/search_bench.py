@@ -68,7 +68,8 @@ from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.index.embedder import MODEL_ID, shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, note_chunks, refresh
+from agentmd.engine.index.vector_refresh import note_chunks, refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
@@ -350,9 +351,11 @@ def main() -> int:
         for name in ("lexical_question", "hybrid_question"):
             during = embedding.get(name)
             if isinstance(during, dict):
-                print(f"  while embedding ({embedding['pending_chunks_at_start']} chunks pending, still embedding at"
-                      f" the end: {embedding['still_embedding']}): {name} p50 {during['p50_ms']} ms"
-                      f" p99 {during['p99_ms']} ms")
+                print(
+                    f"  while embedding ({embedding['pending_chunks_at_start']} chunks pending, still embedding at"
+                    f" the end: {embedding['still_embedding']}): {name} p50 {during['p50_ms']} ms"
+                    f" p99 {during['p99_ms']} ms"
+                )
         print(
             f"  daemon RSS {result['daemon_rss_mib']} MiB; model {vectors['model_chunks_per_s']} chunks/s, full"
             f" coverage of {vectors['chunks']} chunks in about {vectors['coverage_eta_s'] / 60:.0f} min"

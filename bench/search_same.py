@@ -34,7 +34,8 @@ from search_bench import StandIn
 from agentmd.engine.index.embedder import MODEL_ID
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vector_refresh import refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
@@ -93,8 +94,14 @@ def answers(work: Path, corpora: Path) -> list[dict[str, Any]]:
                     for attempt in (1, 2):
                         request = SearchRequest(query=query, **fields)
                         response = search(store.index, contract, request, store.catalog, arm)
-                        out.append({"corpus": corpus, "request": {"query": query, **fields}, "attempt": attempt,
-                                    "response": json.loads(json.dumps(response))})
+                        out.append(
+                            {
+                                "corpus": corpus,
+                                "request": {"query": query, **fields},
+                                "attempt": attempt,
+                                "response": json.loads(json.dumps(response)),
+                            }
+                        )
         finally:
             store.close()
     return out

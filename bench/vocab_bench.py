@@ -61,7 +61,8 @@ sys.path.insert(0, str(REPO))
 from agentmd.engine.index.embedder import shared_embedder  # noqa: E402
 from agentmd.engine.index.reconcile import reconcile  # noqa: E402
 from agentmd.engine.index.store import Store  # noqa: E402
-from agentmd.engine.index.vectors import VectorStore, note_chunks, refresh  # noqa: E402
+from agentmd.engine.index.vector_refresh import note_chunks, refresh  # noqa: E402
+from agentmd.engine.index.vectors import VectorStore  # noqa: E402
 from agentmd.engine.search import confidence, hybrid  # noqa: E402
 from agentmd.engine.search.dense import query_vector  # noqa: E402
 from agentmd.engine.search.eval.fixtures import load_fixtures  # noqa: E402
@@ -236,8 +237,10 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     kinds = sorted({r["kind"] for r in rows})
     for floor in FLOORS:
         key = str(floor)
-        out[key] = {k: [sum(1 for r in rows if r["kind"] == k and r[key]), sum(1 for r in rows if r["kind"] == k)]
-                    for k in kinds}
+        out[key] = {
+            k: [sum(1 for r in rows if r["kind"] == k and r[key]), sum(1 for r in rows if r["kind"] == k)]
+            for k in kinds
+        }
     return out
 
 
@@ -273,8 +276,11 @@ def main(argv: list[str] | None = None) -> int:
                 cpu[name] += seconds
     for name in variants:
         n = len(all_rows[name])
-        report["variants"][name] = {"summary": summary(all_rows[name]), "cpu_ms_per_query": 1000 * cpu[name] / n,
-                                    "rows": all_rows[name]}
+        report["variants"][name] = {
+            "summary": summary(all_rows[name]),
+            "cpu_ms_per_query": 1000 * cpu[name] / n,
+            "rows": all_rows[name],
+        }
         s = report["variants"][name]["summary"]
         print(f"{name}: cpu {1000 * cpu[name] / n:.2f} ms a query (each the least of {REPEATS} runs, taking turns)")
         for f, kinds in s.items():
@@ -292,9 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.process_time()
     fresh.holds("todoist")
     report["vocabulary_set_ms"] = 1000 * (time.process_time() - t0)
-    print(f"the tokenizer's word list: read once a process {report['vocabulary_load_ms']:.1f} ms CPU, a word it "
-          f"lacks {report['vocabulary_miss_ms']:.2f} ms by text search, the set built after "
-          f"{fresh.SET_AFTER} lookups {report['vocabulary_set_ms']:.1f} ms; load {' '.join(report['load'])}")
+    print(
+        f"the tokenizer's word list: read once a process {report['vocabulary_load_ms']:.1f} ms CPU, a word it "
+        f"lacks {report['vocabulary_miss_ms']:.2f} ms by text search, the set built after "
+        f"{fresh.SET_AFTER} lookups {report['vocabulary_set_ms']:.1f} ms; load {' '.join(report['load'])}"
+    )
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=1))
     return 0

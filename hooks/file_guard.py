@@ -147,7 +147,7 @@ def judge(tool: str, tool_input: Mapping[str, Any], target: Target, contract_pat
 
     verdict = check_fields(written_text(tool, tool_input, target.path))
     if not verdict.ok:
-        from agentmd.engine.write.capture import refusal
+        from agentmd.engine.write.request import refusal
 
         return Verdict(
             True,

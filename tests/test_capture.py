@@ -26,7 +26,8 @@ from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.store import Store
 from agentmd.engine.settings import resolve
-from agentmd.engine.write.capture import CRASH_POINTS, Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
+from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest, sweep_temp_files
+from agentmd.engine.write.landing import CRASH_POINTS
 from agentmd.rules import ContractCache
 from agentmd.vault_schema import parse_note
 

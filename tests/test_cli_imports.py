@@ -303,7 +303,7 @@ def test_parser_defaults_agree_with_the_engine() -> None:
     from agentmd.engine import settings
     from agentmd.engine.search import query
     from agentmd.engine.search.eval import metrics
-    from agentmd.engine.write.capture import field_names
+    from agentmd.engine.write.request import field_names
     from agentmd.hooks import session_start
     from agentmd.hooks.recall import pipeline, render
 
@@ -364,7 +364,7 @@ def test_search_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int, 
 
 def test_capture_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int) -> None:
     from agentmd.engine.backends import request_payload
-    from agentmd.engine.write.capture import request_from_cli
+    from agentmd.engine.write.request import request_from_cli
 
     fields = ["--type", "decision", "--why", "a plan changed", "--tags", "ci, postgres", "--importance", "4"]
     run = cli("capture", "--title", "Pin the Postgres minor", *fields, "--related", "Postgres in CI", stdin="Body.")

@@ -13,14 +13,18 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.embedder import DIM, EmbedderUnavailable, shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vector_refresh import refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.dense import dense_candidates
 from agentmd.engine.search.hybrid import FusionRule, fuse, idf_weights, word_share
 from agentmd.vault_schema import EmbedChunk
 
 NOTES = {
-    "cooking/bread.md": ("Sourdough bread", "# Starter\nFeed the starter flour and water every day.\n# Baking\n"
-                         "Bake the loaf in a hot oven for forty minutes."),
+    "cooking/bread.md": (
+        "Sourdough bread",
+        "# Starter\nFeed the starter flour and water every day.\n# Baking\n"
+        "Bake the loaf in a hot oven for forty minutes.",
+    ),
     "garden/tomatoes.md": ("Growing tomatoes", "Tomato plants need sun, deep watering and stakes to climb."),
     "dev/git.md": ("Git rebase", "Rewrite commit history with interactive rebase; squash fixups."),
     "dev/ports.md": ("Daemon port", "The server listens on 127.0.0.1 port 8765 by default."),

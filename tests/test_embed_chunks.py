@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentmd.engine.index.vectors import FIRST_CUT, VectorStore, note_chunks, refresh
+from agentmd.engine.index.vector_refresh import note_chunks, refresh
+from agentmd.engine.index.vectors import FIRST_CUT, VectorStore
 from agentmd.vault_schema import clean_for_embedding, embedding_chunks, scripts, token_windows
 from agentmd.vault_schema.chunks import SUMMARY_TOKENS
 

@@ -137,7 +137,8 @@ def test_per_note_keeps_the_named_note_s_other_sections(store: Store) -> None:
 
 def test_hybrid_keeps_the_named_note_first(store: Store, vault: Vault) -> None:
     from agentmd.engine.index.embedder import shared_embedder
-    from agentmd.engine.index.vectors import VectorStore, refresh
+    from agentmd.engine.index.vector_refresh import refresh
+    from agentmd.engine.index.vectors import VectorStore
     from agentmd.engine.search.hybrid import DenseArm
     from agentmd.engine.search.query import search as any_search
 

@@ -11,7 +11,7 @@ from conftest import Vault
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search import searcher
+from agentmd.engine.search import planning
 from agentmd.engine.search.named import named_runs
 from agentmd.engine.search.searcher import SearchRequest, search
 from agentmd.rules import default_contract
@@ -68,7 +68,7 @@ def test_a_stop_word_inside_a_name_is_kept(store: Store) -> None:
     assert [r["note"] for r in results[:2]] == ["philosophy/Free Will.md", "philosophy/Free Will 2.md"]
     runs = named_runs(store.index, "what did I note about free will and determinism")
     assert [" ".join(r.words) for r in runs] == ["free will"]
-    how = searcher.plan(store.index, SearchRequest(query="note about free will"), ["will"])
+    how = planning.plan(store.index, SearchRequest(query="note about free will"), ["will"])
     assert "will" in how.groups[0]
 
 

@@ -287,7 +287,7 @@ def test_entity_page_comes_first_when_the_query_names_it(vault: Vault, cache_dir
 
 
 def test_question_words_are_split_at_punctuation() -> None:
-    from agentmd.engine.search.searcher import split_words
+    from agentmd.engine.search.planning import split_words
 
     assert split_words(["IL-6", "the", "TNF-alpha", "il", "cells."]) == ["IL", "6", "TNF", "alpha", "cells"]
 

@@ -17,10 +17,12 @@ from conftest import corpus
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vector_refresh import refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.hybrid import DenseArm
+from agentmd.engine.search.planning import query_terms
 from agentmd.engine.search.query import search
-from agentmd.engine.search.searcher import SearchRequest, query_terms
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 from agentmd.vault_schema import cjk, scripts
 
@@ -166,12 +168,25 @@ def test_the_recall_hook_stays_silent_for_chinese_coding_prompts(chinese, tmp_pa
     every character of a coding prompt and the hook injected ~500 tokens of C++ and Go notes."""
     vault, store = chinese
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMD_", "XDG_"))}
-    env |= {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env |= {
+        "HOME": str(tmp_path),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
 
     def recall(prompt: str) -> dict[str, Any]:
-        argv = [sys.executable, "-m", "agentmd", "recall", "--vault", str(vault), "--index", str(store.cache_dir),
-                "--json", prompt]
+        argv = [
+            sys.executable,
+            "-m",
+            "agentmd",
+            "recall",
+            "--vault",
+            str(vault),
+            "--index",
+            str(store.cache_dir),
+            "--json",
+            prompt,
+        ]
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=True)
         out: dict[str, Any] = json.loads(done.stdout)
         return out

@@ -13,10 +13,12 @@ from conftest import Vault
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, refresh
+from agentmd.engine.index.vector_refresh import refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search import confidence, searcher
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.query import search
+from agentmd.engine.search.rows import FILL
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
@@ -30,8 +32,9 @@ class Letters:
     dim = 4
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.array([[1.0 + t.count("a"), t.count("e"), t.count("o"), t.count("u")] for t in texts],
-                        dtype=np.float32)
+        rows = np.array(
+            [[1.0 + t.count("a"), t.count("e"), t.count("o"), t.count("u")] for t in texts], dtype=np.float32
+        )
         return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
@@ -63,7 +66,7 @@ def test_rows_cut_after_the_floor_are_the_rows_a_full_cut_gives(vault: Vault, ca
             request = SearchRequest(query=query, mode="fusion")
             got = search(st.index, CONTRACT, request, st.catalog)
             assert got == cut_every_row(st, request)
-            assert not any(searcher.FILL in r for r in got["results"])
+            assert not any(FILL in r for r in got["results"])
             dropped += got["below_floor"]
         assert dropped  # some rows fell below the floor and were never cut
         shown = search(st.index, CONTRACT, SearchRequest("rocky shore"))["results"]
@@ -84,9 +87,10 @@ def test_the_hybrid_reads_an_edited_note_as_it_is_now(vault: Vault, cache_dir: P
             refresh(vectors, vault.root, current)
             while vectors.embed_pending(embedder, 64):
                 pass
-            got = search(st.index, CONTRACT, SearchRequest(query, mode="hybrid"), st.catalog,
-                         DenseArm(vectors, embedder))
-            assert not any(searcher.FILL in r for r in got["results"])
+            got = search(
+                st.index, CONTRACT, SearchRequest(query, mode="hybrid"), st.catalog, DenseArm(vectors, embedder)
+            )
+            assert not any(FILL in r for r in got["results"])
             return {r["note"]: r for r in got["results"]}
 
         before = hybrid("quiet cove lagoon heron")

@@ -14,7 +14,8 @@ from conftest import Vault
 from agentmd.engine.index.fulltext import HitList
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search import searcher
+from agentmd.engine.search import planning, searcher
+from agentmd.engine.search.rows import FILL, fill, row_terms
 from agentmd.engine.search.searcher import SearchRequest, search
 from agentmd.rules import default_contract
 
@@ -25,11 +26,17 @@ FILLER = " ".join(f"filler{i}" for i in range(60))
 
 def listed(store: Store, query: str, head: int | None) -> HitList:
     request = SearchRequest(query=query)
-    how = searcher.plan(store.index, request)
+    how = planning.plan(store.index, request)
     assert how.min_match == 2 and how.sufficient, "the query must be read as a question with a rare word"
     return store.index.search(
-        query.split(), limit=searcher.OVERFETCH, groups=how.groups, weights=how.weights, boosts=how.boosts,
-        min_match=how.min_match, sufficient=how.sufficient, head=head,
+        query.split(),
+        limit=searcher.OVERFETCH,
+        groups=how.groups,
+        weights=how.weights,
+        boosts=how.boosts,
+        min_match=how.min_match,
+        sufficient=how.sufficient,
+        head=head,
     )
 
 
@@ -86,10 +93,16 @@ def test_more_loud_notes_than_the_head_holds_make_the_index_answer_in_full(vault
         assert not any(full.load(i).path.startswith("loud") for i in range(len(full)))
 
 
-def ask(store: Store, query: str, how: searcher.Plan, head: int | None) -> HitList:
+def ask(store: Store, query: str, how: planning.Plan, head: int | None) -> HitList:
     return store.index.search(
-        query.split(), limit=searcher.OVERFETCH, groups=how.groups, weights=how.weights, boosts=how.boosts,
-        min_match=how.min_match, sufficient=how.sufficient, head=head,
+        query.split(),
+        limit=searcher.OVERFETCH,
+        groups=how.groups,
+        weights=how.weights,
+        boosts=how.boosts,
+        min_match=how.min_match,
+        sufficient=how.sufficient,
+        head=head,
     )
 
 
@@ -113,7 +126,7 @@ def test_the_head_is_the_full_lists_beginning_on_random_vaults(vault: Vault, cac
         for _ in range(40):
             query = " ".join([*(["kelp"] if rare else []), *rng.sample(vocabulary[:14], rng.randint(4, 7))])
             request = SearchRequest(query=query)
-            how = searcher.plan(s.index, request)
+            how = planning.plan(s.index, request)
             if how.min_match != 2 or bool(how.sufficient) != rare:
                 continue
             asked += 1
@@ -178,9 +191,9 @@ def test_deferred_short_rows_made_whole_are_the_rows_of_an_ordinary_search(vault
         request = SearchRequest(query=QUESTION, limit=5, project="alpha")
         shown = search(s.index, CONTRACT, request)["results"]
         deferred = search(s.index, CONTRACT, request, deferred=True)["results"]
-        assert deferred and all(set(r) == {"note", "score", "raw_score", "penalty", searcher.FILL} for r in deferred)
-        assert [searcher.row_terms(s.index, r)[0] for r in deferred]  # the note's terms, read from the hit
-        whole = [searcher.fill(dict(r)) for r in deferred]
+        assert deferred and all(set(r) == {"note", "score", "raw_score", "penalty", FILL} for r in deferred)
+        assert [row_terms(s.index, r)[0] for r in deferred]  # the note's terms, read from the hit
+        whole = [fill(dict(r)) for r in deferred]
     assert whole == shown
     assert {r["note"]: r["status"] for r in whole}["raw.md"] == "unfiled"
     assert {r["note"]: r["penalties"] for r in whole}["old.md"] == ["project_mismatch"]

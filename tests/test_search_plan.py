@@ -1,4 +1,4 @@
-"""How a query is planned from its words and the vault's word counts (`searcher.plan`), on a real index."""
+"""How a query is planned from its words and the vault's word counts (`planning.plan`), on a real index."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from conftest import Vault
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search import searcher
+from agentmd.engine.search import planning
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
@@ -26,21 +26,21 @@ def harbour_vault(vault: Vault, notes: int) -> None:
 
 
 def test_three_words_in_most_notes_are_ranked_by_their_evidence_alone(vault: Vault, cache_dir: Path) -> None:
-    harbour_vault(vault, searcher.COMMON_FROM)
+    harbour_vault(vault, planning.COMMON_FROM)
     with Store(cache_dir) as s:
         reconcile(vault.root, s)
-        common = searcher.plan(s.index, SearchRequest(query="harbour ferry dock"))
+        common = planning.plan(s.index, SearchRequest(query="harbour ferry dock"))
         assert common.groups == [["harbour", "ferry", "dock"]] and common.min_match == 2
-        mixed = searcher.plan(s.index, SearchRequest(query="harbour ferry word7"))
+        mixed = planning.plan(s.index, SearchRequest(query="harbour ferry word7"))
         assert len(mixed.groups) == 4 and mixed.min_match is None  # the conjunction and the three pairs
         found = search(s.index, CONTRACT, SearchRequest(query="harbour ferry dock"), s.catalog)
         assert found["results"][0]["note"] == "pier.md"
-        assert found["matched"] == searcher.COMMON_FROM + 1  # every note holds two of the words
+        assert found["matched"] == planning.COMMON_FROM + 1  # every note holds two of the words
 
 
 def test_a_small_vault_keeps_the_fused_plan(vault: Vault, cache_dir: Path) -> None:
     harbour_vault(vault, 40)
     with Store(cache_dir) as s:
         reconcile(vault.root, s)
-        plan = searcher.plan(s.index, SearchRequest(query="harbour ferry dock"))
+        plan = planning.plan(s.index, SearchRequest(query="harbour ferry dock"))
         assert len(plan.groups) == 4 and plan.min_match is None

@@ -17,7 +17,8 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.index.vectors import VectorStore, note_chunks, refresh
+from agentmd.engine.index.vector_refresh import note_chunks, refresh
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.vault_schema import EmbedChunk
 
 
@@ -72,8 +73,14 @@ def test_the_queue_follows_the_given_order_then_the_path(tmp_path: Path) -> None
 
 def test_the_daemon_embeds_the_most_used_notes_first_then_the_newest(tmp_path: Path, vault: Vault) -> None:
     order = embedding_order(
-        {"old.md": "2023-01-05", "new.md": "2025-06-01", "newer.md": "2025-06-02T10:00", "used.md": "2020-01-01",
-         "undated.md": "", "also-new.md": "2025-06-01"},
+        {
+            "old.md": "2023-01-05",
+            "new.md": "2025-06-01",
+            "newer.md": "2025-06-02T10:00",
+            "used.md": "2020-01-01",
+            "undated.md": "",
+            "also-new.md": "2025-06-01",
+        },
         {"used.md": (3, 1), "old.md": (0, 1)},
     )
     assert order == ["used.md", "old.md", "newer.md", "also-new.md", "new.md", "undated.md"]
@@ -187,8 +194,9 @@ def test_searches_and_embedding_go_on_while_a_save_writes(tmp_path: Path) -> Non
         assert s.writing.wait(10)
         answered: list[int] = []
         worker = threading.Thread(  # a search and a slice of embedding while the save's write is held
-            target=lambda: answered.extend([len(s.search(np.array([0.0, 1.0, 0.0, 0.0], np.float32), 3)),
-                                            s.embed_pending(embedder, 8)])
+            target=lambda: answered.extend(
+                [len(s.search(np.array([0.0, 1.0, 0.0, 0.0], np.float32), 3)), s.embed_pending(embedder, 8)]
+            )
         )
         worker.start()
         worker.join(10)
@@ -311,11 +319,16 @@ def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, c
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 
-    for n, text in enumerate([
-        "Bake the loaf in a hot oven for forty minutes.", "Preheat the oven before the bread goes in.",
-        "A pizza stone holds heat in the oven.", "Roast vegetables at a high oven temperature.",
-        "Let the dough rise twice before baking.", "Cool the bread on a rack after baking.",
-    ]):
+    for n, text in enumerate(
+        [
+            "Bake the loaf in a hot oven for forty minutes.",
+            "Preheat the oven before the bread goes in.",
+            "A pizza stone holds heat in the oven.",
+            "Roast vegetables at a high oven temperature.",
+            "Let the dough rise twice before baking.",
+            "Cool the bread on a rack after baking.",
+        ]
+    ):
         vault.note(f"kitchen/n{n}.md", text, title=f"Kitchen {n}")
     vault.note("studio/kiln.md", "The kiln firing schedule for cone six stoneware ramps slowly.", title="Glazes")
     embedder = shared_embedder()
@@ -329,8 +342,12 @@ def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, c
             vectors.embed_pending(embedder, 1)
         assert vectors.note_hashes().keys() == current.keys() and 0 < vectors.coverage().share < 1
         question = "what is the firing schedule of the kiln for cone six stoneware in the oven"
-        res = search(st.index, default_contract(), SearchRequest(question, mode="hybrid", limit=3),
-                     dense=DenseArm(vectors, embedder))
+        res = search(
+            st.index,
+            default_contract(),
+            SearchRequest(question, mode="hybrid", limit=3),
+            dense=DenseArm(vectors, embedder),
+        )
     assert res["dense"]["used"] is True and "vectors cover" in res["note"]
     top = res["results"][0]
     assert top["note"] == "studio/kiln.md" and top["arms"] == ["lexical"] and top["cosine"] is None

@@ -48,7 +48,7 @@ def _body(args: argparse.Namespace) -> str:
     return ""
 
 
-# The capture request's fields (engine/write/capture.py `CaptureRequest`) that are options of this command;
+# The capture request's fields (engine/write/request.py `CaptureRequest`) that are options of this command;
 # written out so that a capture the daemon takes loads nothing of the write path here. tests/test_cli_imports.py
 # checks them against the request's fields.
 OPTION_FIELDS = (
@@ -110,7 +110,7 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _capture_here(settings: Any, values: dict[str, Any], actor: str) -> dict[str, Any]:
     """No daemon runs: capture and commit in this process."""
     from agentmd.engine.backends import LocalBackend
-    from agentmd.engine.write.capture import request_from_cli
+    from agentmd.engine.write.request import request_from_cli
 
     request = request_from_cli(values)
     backend = LocalBackend(settings, actor=actor)

@@ -31,7 +31,7 @@ from typing import Any
 
 from agentmd.engine.curate.actions import read_frontmatter, stamp
 from agentmd.engine.curate.steps import Edit, Step, digest
-from agentmd.engine.write.capture import MEMORY_SPACE, slugify
+from agentmd.engine.write.request import MEMORY_SPACE, slugify
 from agentmd.rules import Contract, check_fields, decide
 from agentmd.vault_schema import YamlRefused, render_note, split_frontmatter, update_frontmatter
 

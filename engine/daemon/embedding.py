@@ -235,7 +235,7 @@ class DenseWorker:
         self.state = state
 
     def _sync(self, store: Any) -> None:
-        from agentmd.engine.index.vectors import refresh
+        from agentmd.engine.index.vector_refresh import refresh
 
         try:
             catalog = Catalog.reader(self.settings.catalog_path, timeout=5.0)

@@ -22,7 +22,8 @@ Embedding is slow (about 20 chunks a second on 2 cores), so the work is incremen
 embeds at most N queued chunks, `coverage` says how far it got, `remove` drops deleted notes, and
 `save` writes the file atomically (queued texts included, so a restart resumes where it stopped).
 The queue is taken note by note in the order `prioritise` last gave (the daemon puts the most-used and
-newest notes first), else by path; taking a slice costs the slice, not the vault.
+newest notes first), else by path; taking a slice costs the slice, not the vault. `refresh`
+(engine/index/vector_refresh.py) reads the changed notes from the vault and records their chunks.
 """
 
 from __future__ import annotations
@@ -34,15 +35,15 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
-from agentmd.engine.fsutil import atomic_write, read_regular
-from agentmd.vault_schema import EmbedChunk, embedding_chunks, parse_note, scripts
+from agentmd.engine.fsutil import atomic_write
+from agentmd.engine.index.vector_types import ChunkHit, Coverage, Scan, TextEmbedder
+from agentmd.vault_schema import EmbedChunk, scripts
 
 log = logging.getLogger("agentmd.vectors")
 
@@ -50,13 +51,6 @@ FILE_NAME = "vectors.npz"
 FORMAT = 1
 BLOCK = 1024  # rows per matrix-vector product in search
 LAST = sys.maxsize  # the rank of a note `prioritise` did not name
-
-
-class TextEmbedder(Protocol):
-    model_id: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 def chunk_key(text: str) -> str:
@@ -71,37 +65,6 @@ class _Note:
     rows: np.ndarray  # int32: each chunk's row in the matrix
     slot: int  # the note's number in `_slot_path`, what a row's owner names
     missing: int  # chunks still without a vector
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkHit:
-    path: str
-    cosine: float
-    heading: str  # the best chunk's heading path ("" for the opening text)
-    ordinal: int
-
-
-@dataclass(frozen=True, slots=True)
-class Scan:
-    """A query's cosine to every chunk row as the store stood at `generation`, and the notes nearest to it.
-    A search takes it on the thread that embedded the query, while its lexical arm runs, and reads the
-    cosines of that arm's notes from it afterwards (`best_cosines`)."""
-
-    scores: np.ndarray
-    generation: int
-    hits: list[ChunkHit]
-
-
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    done: int
-    total: int
-    notes: int
-    notes_done: int = 0  # notes whose every chunk has its vector
-
-    @property
-    def share(self) -> float:
-        return self.done / self.total if self.total else 1.0
 
 
 ALL_CHUNKS = scripts.ALL_CHUNKS  # a store whose notes keep every chunk, cut the current way
@@ -596,55 +559,3 @@ def _cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     for i in range(0, len(matrix), BLOCK):
         np.dot(matrix[i : i + BLOCK], query, out=out[i : i + BLOCK])
     return out
-
-
-def note_chunks(vault: Path, path: str) -> tuple[str, list[EmbedChunk]] | None:
-    """A note's content hash and embedding chunks, read from the vault; None when it cannot be read."""
-    try:
-        full = vault / path
-        data = read_regular(full)  # a note swapped for a FIFO or a device since it was indexed is not read
-        mtime = full.stat().st_mtime_ns
-    except OSError:
-        return None
-    note = parse_note(path, data, mtime)
-    return note.content_hash, embedding_chunks(note.text, note.title, frontmatter=note.frontmatter)
-
-
-def refresh(
-    store: VectorStore,
-    vault: Path,
-    current: Mapping[str, str],
-    limit: int | None = None,
-    keep: Callable[[str], bool] | None = None,
-    chunks: str = ALL_CHUNKS,
-    withhold: Callable[[str], bool] | None = None,
-) -> tuple[int, int]:
-    """Bring the store's note list in line with the catalog (`current`: path -> content hash): drop
-    deleted notes, re-chunk at most `limit` changed ones, keeping only the chunks whose text passes `keep`
-    (all without it; a note may be left with none, and then only the lexical arm finds it). `chunks` names
-    that rule: a store cut by another rule has every note cut again, once (the vectors of the chunks kept are
-    kept, by their text). Returns (re-chunked, removed). Embedding is separate (`embed_pending`), so this is
-    cheap: reading and parsing files only. A note for which `withhold(path)` is true gets no chunk at all and is
-    not even read (notes that must not leave the machine, when the embedder is an external endpoint); `chunks`
-    must then name that rule too, so a change of it cuts every note again."""
-    stale, gone = store.outdated(current)
-    recut = store.chunks != chunks
-    if recut:
-        stale = sorted(current)
-    removed = store.remove(gone)
-    done = 0
-    for path in stale[:limit] if limit is not None else stale:
-        if withhold is not None and withhold(path):
-            store.set_note(path, current[path], [])
-            done += 1
-            continue
-        got = note_chunks(vault, path)
-        if got is None:
-            continue
-        kept = got[1] if keep is None else [c for c in got[1] if keep(c.text)]
-        store.set_note(path, current[path], kept)
-        done += 1
-    if recut and (limit is None or limit >= len(stale)):
-        store.chunks = chunks
-        store.dirty = True
-    return done, removed

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentmd.engine.index.embedder import MODEL_ID, THREADS, EmbedderUnavailable
-from agentmd.engine.index.vectors import FILE_NAME, TextEmbedder
+from agentmd.engine.index.vector_types import TextEmbedder
+from agentmd.engine.index.vectors import FILE_NAME
 from agentmd.engine.settings import Settings
 from agentmd.vault_schema import scripts
 
@@ -140,7 +141,8 @@ def embed_foreground(
     """Bring the vector store in line with `current` (path -> the catalog's content hash) and embed every
     queued chunk now, reporting after each slice. The store is saved every few slices and at the end, also
     when interrupted."""
-    from agentmd.engine.index.vectors import VectorStore, refresh
+    from agentmd.engine.index.vector_refresh import refresh
+    from agentmd.engine.index.vectors import VectorStore
 
     store = VectorStore(settings.cache_dir, embedder.model_id, embedder.dim)
     keep, chunks = scripts.chunk_rule(embedder)  # only what the model reads

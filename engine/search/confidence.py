@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.index.fulltext import SearchIndex
-from agentmd.engine.search.searcher import query_terms, split_words
+from agentmd.engine.search.planning import query_terms, split_words
 from agentmd.vault_schema import cjk
 
 # Logistic coefficients, fitted by bench/confidence_fit.py (gradient descent on class-balanced log loss,

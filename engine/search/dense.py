@@ -19,7 +19,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from agentmd.engine.index.vectors import ChunkHit, Scan, TextEmbedder, VectorStore
+from agentmd.engine.index.vector_types import ChunkHit, Scan, TextEmbedder
+from agentmd.engine.index.vectors import VectorStore
 
 QUERY_CACHE = 256
 EMBED_THREADS = 4  # queries embedded at once, for searches that arrive together (each waits for its own)

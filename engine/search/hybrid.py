@@ -35,7 +35,7 @@ evidence either way), so the lexical list alone places it and a note found by it
 for lacking vectors.
 
 A note the query names (its title, file name, alias or heading; `name` in its row) comes first, as in the
-lexical search and in the same order (`searcher.names_first`); only an entity page the query names comes
+lexical search and in the same order (`rows.names_first`); only an entity page the query names comes
 before it. Each fused result also carries, for a later relevance floor:
 
 - `cosine`: the best chunk's cosine to the query (alone it separates answerable from unanswerable
@@ -55,11 +55,14 @@ from typing import Any, NamedTuple, overload
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
-from agentmd.engine.index.vectors import TextEmbedder, VectorStore
+from agentmd.engine.index.vector_types import TextEmbedder
+from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import scan_soon
-from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.search.multipliers import note_penalties
+from agentmd.engine.search.planning import DEFAULT_MODE, SearchRequest, day_bound, query_terms, split_words
+from agentmd.engine.search.rows import FILL, Cut, complete, fill, names_first, row_terms
 from agentmd.rules import Contract
 from agentmd.vault_schema import scripts, section_text
 
@@ -225,7 +228,7 @@ def idf_weights(terms: Iterable[str], doc_freq: Callable[[str], int], docs: int)
 
 def query_words(index: SearchIndex, query: str) -> tuple[list[str], dict[str, float]]:
     """The query's content words as index terms, and each term's IDF."""
-    terms = [t for w in searcher.split_words(searcher.query_terms(query)) for t in index.analyze(w)]
+    terms = [t for w in split_words(query_terms(query)) for t in index.analyze(w)]
     return terms, idf_weights(terms, index.doc_freq, max(index.doc_count(), 1))
 
 
@@ -282,14 +285,14 @@ def hybrid_search(
     cut: bool = True,
 ) -> dict[str, Any]:
     """The lexical search (default mode) fused with the dense arm by `rule`; one result per note.
-    Without `cut`, a row's best section and snippet may be left to `searcher.fill` (for a caller that drops
+    Without `cut`, a row's best section and snippet may be left to `rows.fill` (for a caller that drops
     rows first, as the confidence floor does).
 
     Walls, date bounds and multipliers apply to dense candidates as to lexical ones: a fused score is
     multiplied by the note's penalty. Without vectors (none yet, or no model) the response is the
     lexical one, marked `dense.used = false` with the reason, and its `note` says so. Every result
     carries `cosine` and `word_share` (see the module docstring)."""
-    lexical_request = replace(request, mode=searcher.DEFAULT_MODE)
+    lexical_request = replace(request, mode=DEFAULT_MODE)
     if arm is None:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), "no embedding model is loaded")
     coverage = arm.store.coverage()
@@ -311,8 +314,8 @@ def hybrid_search(
         return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
     rows = {r["note"]: r for r in wide["results"] if "entity" not in r}
     lexical = [(p, float(r["raw_score"])) for p, r in rows.items()]
-    lo = searcher.day_bound(request.after, upper=False, name="after")
-    hi = searcher.day_bound(request.before, upper=True, name="before")
+    lo = day_bound(request.after, upper=False, name="after")
+    hi = day_bound(request.before, upper=True, name="before")
     dense: list[tuple[str, float]] = []
     headings: dict[str, str] = {}
     paths = [p for p, _s in lexical]
@@ -323,7 +326,7 @@ def hybrid_search(
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
     terms, idf = query_words(index, request.query)
-    held = lambda p: searcher.row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
+    held = lambda p: row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
     hold = lexical_hold(index, terms, idf, paths, held) if rule.lift else 1.0
     fused = fuse(lexical, dense, rule, cosine_of, hold)
     # A note only the dense arm found is read from the index when it may enter the top: walls, probe and
@@ -345,7 +348,7 @@ def hybrid_search(
             heapq.heappush(best, lowered)
         elif lowered > best[0]:
             heapq.heapreplace(best, lowered)
-    named = [r for r in wide["results"] if "name" in r]  # the notes the query names (searcher.names_first)
+    named = [r for r in wide["results"] if "name" in r]  # the notes the query names (rows.names_first)
     named_notes = {r["note"] for r in named}
     taken = {f.path for f in kept}
     kept += [fused.of(p) for p in fused.order if p in named_notes and p not in taken]  # named, further down
@@ -353,13 +356,13 @@ def hybrid_search(
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     results = []
     for f in ranked:
-        row = searcher.complete(dict(rows[f.path]))
+        row = complete(dict(rows[f.path]))
         if cut:
-            searcher.fill(row)
+            fill(row)
         row["score"] = round(f.score * row["penalty"], 6)
         row["raw_score"] = round(f.score, 6)
         row["cosine"] = None if f.cosine is None else round(f.cosine, 6)
-        row["word_share"] = round(word_share(terms, searcher.row_terms(index, row)[0], idf), 6)
+        row["word_share"] = round(word_share(terms, row_terms(index, row)[0], idf), 6)
         row["arms"] = [arm for arm, rank in (("lexical", f.lexical_rank), ("dense", f.dense_rank)) if rank is not None]
         if request.explain:
             row["explain"] = dict(row.get("explain") or {"mode": "hybrid", "plan": "dense"})
@@ -381,7 +384,7 @@ def hybrid_search(
             for r in named
             if r["note"] in by_note
         ]
-        results = searcher.names_first(results, pinned, request.limit)
+        results = names_first(results, pinned, request.limit)
     pages = [r for r in wide["results"] if "entity" in r]  # an entity page the query names stays first
     if pages:
         results = [pages[0], *(r for r in results if r["note"] != pages[0]["note"])][: request.limit]
@@ -422,14 +425,14 @@ def _dense_candidate(
     lo, hi = days
     if day is not None and ((lo is not None and day < lo) or (hi is not None and day > hi)):
         return None
-    return _dense_row(index, note, hits, heading, searcher.note_penalties(note.facts, path, request, contract))
+    return _dense_row(index, note, hits, heading, note_penalties(note.facts, path, request, contract))
 
 
 def _dense_row(
     index: SearchIndex, hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]
 ) -> dict[str, Any]:
     """A result row for a note only the dense arm found (its best chunk's section is the anchor). Its snippet
-    is cut only if the row is shown (`searcher.fill`)."""
+    is cut only if the row is shown (`rows.fill`)."""
     last = heading.split(" > ")[-1] if heading else None
     penalty = 1.0
     for _name, m in penalties:
@@ -454,5 +457,5 @@ def _dense_row(
         "wall": hit.facts.get("wall"),
         **trust.labels(hit.facts),
         "snippet": "",
-        searcher.FILL: searcher.Cut(index, hits, hit, cut),
+        FILL: Cut(index, hits, hit, cut),
     }

@@ -16,6 +16,7 @@ from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search import confidence, searcher
+from agentmd.engine.search.rows import fill
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
 
@@ -65,7 +66,7 @@ def _floored(
     index: SearchIndex, contract: Contract, request: SearchRequest, response: dict[str, Any], floor: float | None
 ) -> dict[str, Any]:
     """The response with every result's confidence, without the results below the floor; a row whose best
-    section and snippet were left to be cut (`searcher.fill`) is cut only when it clears the floor."""
+    section and snippet were left to be cut (`rows.fill`) is cut only when it clears the floor."""
     response = confidence.annotate(index, request.query, response)
     if floor is None and request.floor is not None:
         effective = float(request.floor)  # the request's own floor, as asked (`agentmd search --floor`)
@@ -74,7 +75,7 @@ def _floored(
         effective = confidence.search_floor(index, wanted)
     response = confidence.apply_floor(response, effective)
     for row in response["results"]:
-        searcher.fill(row)
+        fill(row)
     return response
 
 

@@ -2,7 +2,8 @@
 
 Order of work, each step able to refuse before anything touches disk:
 1. validate the fields; run the content prefilters over every string;
-2. derive status and stamps (status is never taken from the caller);
+2. derive status and stamps (status is never taken from the caller; the field checks, the stamps and the
+   route are engine/write/request.py's);
 3. route by type through the contract (untyped, unknown type or halted contract: the dated shard), each
    folder of the route taken as the vault already spells it, ignoring case (engine/write/folders.py);
 4. ask the door whether this actor may create that path;
@@ -10,13 +11,14 @@ Order of work, each step able to refuse before anything touches disk:
    unmounted drive or a vault folder made again refuses with `vault-replaced`;
 6. a note with the same title and body already in the vault is returned instead of a twin: looked for on
    disk in the target folder first (so a retry finds its note before the index has it), then among the
-   notes written a moment ago and still waiting for their index update, then in the catalog;
+   notes written a moment ago and still waiting for their index update, then in the catalog
+   (engine/write/twins.py);
 7. the daily volume gate takes the note's place in the day's count (engine/write/gate.py: exact under
    concurrency, so at the cap of many captures arriving together exactly one is admitted);
 8. write atomically into the folder opened one component at a time without following links, every step
    relative to its descriptor (temp file, fsync, hard link to a name that must not exist, fsync the
    folder), so a folder swapped for a link cannot redirect it, a name collision gets a suffix and nothing
-   is ever overwritten;
+   is ever overwritten (engine/write/landing.py);
 9. index the note before answering, in one index commit and one catalog transaction with the other notes
    written meanwhile (engine/write/group.py), then have it committed with `origin: capture`.
 Captures run side by side. Only captures with the same title go one at a time from the twin check to the
@@ -31,297 +33,48 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import json
 import logging
-import os
-import re
-import signal
 import threading
 import time
-import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.fsutil import NotInVault, open_dir_at, read_regular
+from agentmd.engine.fsutil import NotInVault
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
 from agentmd.engine.write.folders import FolderCase
 from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
+from agentmd.engine.write.landing import crash_point, write_new
 from agentmd.engine.write.renames import find_by_inode, inode_of
+from agentmd.engine.write.request import (  # the request's names are imported from here too
+    MEMORY_SPACE,
+    WARM_UP,
+    CaptureRefused,
+    CaptureRequest,
+    CaptureResult,
+    refusal,
+    route,
+    slugify,
+    stamp_fields,
+    validate,
+)
 from agentmd.engine.write.stages import StageClock, StageLog
 from agentmd.engine.write.store_swap import StoreSwap
 from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, count_refusal
-from agentmd.engine.write.tempfiles import SCRATCH_DIR, temp_name
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
+from agentmd.engine.write.twins import find_twin
 from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
 from agentmd.rules import ContractCache, ContractState, default_state
 from agentmd.rules.door import decide
-from agentmd.rules.prefilter import Verdict, check_fields
-from agentmd.vault_schema import Note, parse_note, render_note
+from agentmd.rules.prefilter import check_fields
+from agentmd.vault_schema import parse_note, render_note
 
 log = logging.getLogger("agentmd.capture")
 
-MAX_TITLE = 200
-MAX_BODY_BYTES = 512 * 1024
-MAX_LIST = 50
-MEMORY_SPACE = "memory"
-_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SERIAL_STRIPES = 64  # locks that captures take by title (see Capturer._same_title)
-IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
-
-
-class CaptureRefused(AgentmdError):
-    """A capture was refused; `code` names the rule, the message says what to change."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def refusal(verdict: Verdict) -> str:
-    """A prefilter refusal as a client reads it: every reason with its fields, then what the first finding
-    was and how to fix it (the others are of the same kind or listed in the reasons)."""
-    first = verdict.findings[0]
-    more = len(verdict.findings) - 1
-    rest = f" ({more} more finding{'s' if more > 1 else ''} of the reasons above)" if more else ""
-    return f"{verdict.reason()}. In {first.field}: {first.message}{rest}"
-
-
-@dataclass(frozen=True)
-class CaptureRequest:
-    title: str
-    body: str = ""
-    type: str | None = None
-    summary: str | None = None
-    why: str | None = None
-    importance: int | str | None = None
-    related: tuple[str, ...] = ()
-    project: str | None = None
-    task: str | None = None
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    source: str | None = None
-    source_url: str | None = None
-    space: str | None = None
-    instructions: str | None = None  # CLI only: the operator's own instructions, kept on the note
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> CaptureRequest:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise UsageError(f"unknown capture field(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        values = dict(data)
-        for key in ("related", "tags", "aliases"):
-            if key in values and values[key] is not None:
-                v = values[key]
-                values[key] = tuple(x.strip() for x in (v.split(",") if isinstance(v, str) else v) if str(x).strip())
-        return cls(**values)
-
-
-@dataclass
-class CaptureResult:
-    path: str
-    status: str
-    stamps: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-    indexed: bool = False
-    reinforced: bool = False
-    note: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "status": self.status,
-            "stamps": self.stamps,
-            "warnings": self.warnings,
-            "indexed": self.indexed,
-            "reinforced": self.reinforced,
-            "note": self.note,
-        }
-
-
-def slugify(title: str, limit: int = 80) -> str:
-    """A file-name slug: lower case, letters and digits of any script, words joined by hyphens."""
-    text = unicodedata.normalize("NFKC", title).lower()
-    words = re.findall(r"[^\W_]+", text)
-    slug = "-".join(words)
-    if len(slug.encode("utf-8")) > limit:
-        cut = slug.encode("utf-8")[:limit].decode("utf-8", "ignore")
-        slug = cut.rsplit("-", 1)[0] if "-" in cut else cut
-    return slug.strip("-") or "note"
-
-
-def _importance(value: int | str | None) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in IMPORTANCE_WORDS:
-            return IMPORTANCE_WORDS[word]
-        try:
-            value = int(word)
-        except ValueError:
-            raise CaptureRefused(
-                "invalid-importance", f"importance {value!r} is not 1-5 (or low/medium/high/critical)"
-            ) from None
-    if isinstance(value, bool) or not 1 <= int(value) <= 5:
-        raise CaptureRefused("invalid-importance", f"importance {value!r} is out of range; use 1 (record) to 5 (vital)")
-    return int(value)
-
-
-def validate(req: CaptureRequest) -> None:
-    if not isinstance(req.title, str) or not req.title.strip():
-        raise CaptureRefused("missing-title", "a capture needs a title: one line saying what the note is about")
-    if len(req.title) > MAX_TITLE or "\n" in req.title.strip():
-        raise CaptureRefused("invalid-title", f"the title must be one line of at most {MAX_TITLE} characters")
-    if not isinstance(req.body, str):
-        raise CaptureRefused("invalid-body", "the body must be text")
-    if len(req.body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
-        raise CaptureRefused(
-            "body-too-large", f"the body is over {MAX_BODY_BYTES // 1024} KiB; split it into smaller notes"
-        )
-    if req.type is not None and not _KEBAB.match(req.type):
-        raise CaptureRefused("invalid-type", f"type {req.type!r} must be kebab-case, e.g. decision or how-to")
-    for name in ("related", "tags", "aliases"):
-        items = getattr(req, name)
-        if len(items) > MAX_LIST:
-            raise CaptureRefused("too-many-items", f"{name} has {len(items)} entries; keep it to {MAX_LIST}")
-        if any(not isinstance(x, str) or "\n" in x for x in items):
-            raise CaptureRefused("invalid-list", f"each entry of {name} must be one line of text")
-    for name in ("summary", "why", "project", "task", "source", "source_url", "space", "instructions"):
-        value = getattr(req, name)
-        if value is not None and not isinstance(value, str):
-            raise CaptureRefused("invalid-field", f"{name} must be text")
-    if req.project is not None and not _KEBAB.match(req.project):
-        raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
-
-
-# A note in the shape agents write (prose addressed to a reader, a link, a URL, a comment, a code fence,
-# letters of several scripts): reading it once builds every rule set the content prefilters compile on first
-# use, so the first captures after a start do not compile them, each on its own, while they are timed.
-WARM_UP = CaptureRequest(
-    title="Warm-up: how the capture path reads a note",
-    type="decision",
-    why="read once at start-up",
-    body=(
-        "We decided to keep the cache.\n\nYou should run the tests first; the AI assistant reads this later.\n\n"
-        "- see [[another note]] and https://example.org/a?b=c\n<!-- a comment -->\n\n```python\nprint('x')\n```\n\n"
-        "From now on the team reviews every change. Café, naïve, 東京, Привет.\n"
-    ),
-)
-
-CRASH_POINTS = ("after-temp-write", "after-link", "after-index")
-
-
-def crash_point(name: str) -> None:
-    """Fault injection for crash tests: `AGENTMD_CRASH_POINT=<name>` kills the process here with SIGKILL,
-    exactly as a power cut or `kill -9` would. Unset (always, outside tests) it does nothing."""
-    if os.environ.get("AGENTMD_CRASH_POINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def write_new(
-    root_fd: int,
-    folder: str,
-    stem: str,
-    text: str,
-    on_link: Callable[[str], object] | None = None,
-    hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
-) -> str:
-    """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites. Returns
-    the vault-relative path written. `on_link(path)` runs the moment the note has its name, inside `hold()`
-    with the link itself, so whoever `hold` keeps out sees the note either not there or already announced.
-
-    The folder is opened from the vault root's descriptor one component at a time without following a link
-    (`open_dir_at`), and every step after that is relative to the folder's descriptor: a folder swapped for
-    a symbolic link meanwhile cannot redirect the write out of the vault. The bytes go to a hidden temp file
-    first (fsynced), which is then hard-linked to the final name: the link fails if the name exists, so the
-    check and the creation are one atomic step.
-
-    The temp file is written in the vault's scratch folder (`tempfiles.SCRATCH_DIR`, opened the same way), a
-    hidden folder at the top that no watch covers: its creation, write, close and removal would otherwise be
-    four file events for the daemon's watcher to read and drop for every capture, beside the one event of
-    the note itself. Where the scratch folder cannot be had, or is on another file system than the note's
-    folder (the link says so), the temp file is written in the note's folder, as hidden.
-    """
-    data = text.encode("utf-8")
-    dfd = open_dir_at(root_fd, folder, create=True)
-    try:
-        try:
-            place, in_folder = open_dir_at(root_fd, SCRATCH_DIR, create=True), False
-        except OSError:
-            place, in_folder = os.dup(dfd), True
-        try:
-            while True:
-                tmp = _write_temp(place, stem, data)
-                try:
-                    return _link_new(place, tmp, dfd, folder, stem, on_link, hold)
-                except OSError as exc:
-                    if exc.errno != errno.EXDEV or in_folder:
-                        raise
-                finally:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp, dir_fd=place)
-                os.close(place)  # another file system: the note's own folder then
-                place, in_folder = os.dup(dfd), True
-        finally:
-            os.close(place)
-    finally:
-        os.close(dfd)
-
-
-def _write_temp(place: int, stem: str, data: bytes) -> str:
-    """A new hidden temp file in the open folder `place` holding `data`, fsynced; its name."""
-    tmp = temp_name(stem)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=place)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    except BaseException:  # a full disk, an I/O error: no half-written temp file stays behind
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=place)
-        raise
-    os.close(fd)
-    crash_point("after-temp-write")
-    return tmp
-
-
-def _link_new(
-    place: int,
-    tmp: str,
-    dfd: int,
-    folder: str,
-    stem: str,
-    on_link: Callable[[str], object] | None,
-    hold: Callable[[], contextlib.AbstractContextManager[object]],
-) -> str:
-    """Link the temp file `tmp` (in `place`) to the first free name of the stem in the open folder `dfd`."""
-    for n in range(1, 1000):
-        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-        rel = f"{folder.strip('/')}/{name}" if folder.strip("/") else name
-        with hold():
-            try:
-                os.link(tmp, name, src_dir_fd=place, dst_dir_fd=dfd, follow_symlinks=False)
-            except FileExistsError:
-                continue
-            # before the folder fsync: a crash from here leaves no temp file; and before the note is
-            # announced, since dropping the temp name changes the note's ctime, which its stat key holds
-            os.unlink(tmp, dir_fd=place)
-            if on_link is not None:
-                on_link(rel)
-        os.fsync(dfd)
-        crash_point("after-link")
-        return rel
-    raise CaptureRefused("name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title")
 
 
 class Capturer:
@@ -383,119 +136,6 @@ class Capturer:
         # the packaged default is in effect: the file to edit is the vault's copy, not the installed package
         return str(self.contracts.target or self.vault / "standards" / "storage-rules.md")
 
-    # -- the pieces --------------------------------------------------------------------------------
-
-    def _fields(self, req: CaptureRequest, state: ContractState, now: dt.datetime, extra: Mapping[str, Any]) -> dict:
-        contract = state.contract
-        typed = bool(req.type)
-        status = "active" if typed and (req.why or "").strip() else "unfiled"
-        trust = contract.trust(req.source_url or req.source)
-        if req.source_url and trust == "trusted":
-            trust = "untrusted"
-        fields: dict[str, Any] = {
-            "title": req.title.strip(),
-            "type": req.type,
-            "status": status,
-            "lifecycle": contract.default_lifecycle,
-            "filing_confidence": "high" if typed else "low",
-            "trust": trust,
-            "captured": now.isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "source": req.source,
-            "source_url": req.source_url,
-            "project": req.project,
-            "task": req.task,
-            "importance": _importance(req.importance),
-            "summary": req.summary,
-            "why": req.why,
-            "tags": list(req.tags) or None,
-            "aliases": list(req.aliases) or None,
-            "related": [r if r.startswith("[[") else f"[[{r}]]" for r in req.related] or None,
-            "instructions": req.instructions,
-        }
-        fields.update(extra)
-        return fields
-
-    def _folder(self, req: CaptureRequest, state: ContractState, now: dt.datetime) -> tuple[str, str]:
-        if req.space and req.space != MEMORY_SPACE:
-            spaces = state.contract.spaces
-            if req.space not in spaces:
-                raise CaptureRefused(
-                    "unknown-space", f"space {req.space!r} is not in the contract; use one of: {', '.join(spaces)}"
-                )
-            return str(spaces[req.space]), f"space:{req.space}"
-        return state.route(req.type, now.date())
-
-    def _twin(
-        self, root_fd: int, folder: str, stem: str, title: str, body: str, exclude: Callable[[str], bool] | None
-    ) -> str | None:
-        """An existing note with the same title and the same body text, if any.
-
-        The folder the capture would be written to is looked at first, on disk: a capture of the same title
-        lands there as `<stem>.md` or `<stem>-N.md`, so a retry finds the note its first attempt wrote even
-        when the index has not caught up (a daemon restarted and still on its first pass, an index update
-        that failed). Then the catalog, for a twin filed elsewhere since.
-
-        On disk, `write_new` gives a note the first of those names that is free, so once the index is open
-        the names are tried in that order up to the first one missing: a stat each, where listing a folder of
-        thousands of notes cost milliseconds of every capture. A note named past a gap (a lower-numbered one
-        deleted since) is found through the catalog or the notes waiting for their batch. Before the first
-        pass has opened the index (`store` unset) neither can vouch for what an earlier run wrote, and the
-        whole folder is listed.
-        """
-        want = body.strip()
-        for path in self._same_stem(root_fd, folder, stem, whole=self.store is None):
-            if exclude is not None and exclude(path):
-                continue
-            if _same_note(path, self._read(path, root_fd), title, want):
-                return path
-        # notes written a moment ago and still waiting for their index update, then the catalog (in that
-        # order: a note leaves the pending list only once the catalog holds it)
-        waiting = [t.path for t in self.group.pending(title)]
-        indexed = self.store.catalog.paths_with_title(title) if self.store is not None else []
-        for path in dict.fromkeys(waiting + indexed):
-            if exclude is not None and exclude(path):
-                continue
-            data = self._read(path, root_fd)
-            if data is None and self.store is not None:  # gone from where the catalog saw it: renamed just now?
-                row = self.store.catalog.get(path)
-                moved = find_by_inode(root_fd, path, row.stat[3] if row is not None else None)
-                if moved is not None and not (exclude is not None and exclude(moved)):
-                    path, data = moved, self._read(moved, root_fd)
-            note = _parse(path, data)
-            if note is not None and note.text.strip() == want:
-                return path
-        return None
-
-    @staticmethod
-    def _same_stem(root_fd: int, folder: str, stem: str, *, whole: bool = True) -> list[str]:
-        """The notes in `folder` named as `write_new` names a note of this stem: with `whole` every such name
-        the folder holds, else those from `<stem>.md` on up to the first name missing (see `_twin`)."""
-        try:
-            dfd = open_dir_at(root_fd, folder)
-        except OSError:
-            return []
-        try:
-            if whole:
-                names = os.listdir(dfd)
-                # a folder of thousands of notes holds only a few names starting with the stem; no pattern is
-                # built per capture (a compiled pattern per title is more than the rest of the twin check)
-                candidates = sorted(n for n in names if n.startswith(stem) and _stem_suffix(n[len(stem) :]))
-            else:
-                candidates = _taken_names(dfd, stem)
-        except OSError:
-            return []
-        finally:
-            os.close(dfd)
-        prefix = folder.strip("/")
-        return [f"{prefix}/{n}" if prefix else n for n in candidates]
-
-    @staticmethod
-    def _read(path: str, root_fd: int) -> bytes | None:
-        try:
-            return read_regular(path, dir_fd=root_fd, limit=4 * MAX_BODY_BYTES)
-        except OSError:
-            return None
-
     # -- the whole capture -------------------------------------------------------------------------
 
     def capture(
@@ -552,8 +192,8 @@ class Capturer:
         state = self.contracts.get()
         now = self.now()
         self._check_type(req, state)
-        fields = self._fields(req, state, now, extra_fields or {})
-        routed, route_reason = self._folder(req, state, now)
+        fields = stamp_fields(req, state, now, extra_fields or {})
+        routed, route_reason = route(req, state, now)
         with self._root() as root_fd:  # `Memory/Lessons/` already there: the note goes in, not in a second one
             folder, folder_warnings = self.folder_case.resolve(root_fd, routed)
         stem = slugify(req.title)
@@ -584,7 +224,7 @@ class Capturer:
             clock.mark("title-lock")
             with self._root() as root_fd:
                 clock.mark("root")
-                twin = self._twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude)
+                twin = find_twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude, self.store, self.group)
                 twin_inode = inode_of(root_fd, twin) if twin is not None else None
                 clock.mark("twin")
                 if twin is None:
@@ -781,48 +421,3 @@ class Capturer:
             return set()
         # a note held back (still being written, or holding conflict markers) is not indexed: the next pass takes it
         return paths - {e["path"] for e in report.errors} - {s["path"] for s in report.skipped}
-
-
-def _taken_names(dfd: int, stem: str) -> list[str]:
-    """`<stem>.md`, `<stem>-2.md`, ... in the open folder `dfd`, in `write_new`'s order, up to the first name
-    that is free (anything there, a folder too, keeps the name taken, as it keeps `write_new` from it)."""
-    taken = []
-    for n in range(1, 1000):
-        name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-        try:
-            os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        except FileNotFoundError:
-            break
-        taken.append(name)
-    return taken
-
-
-def _stem_suffix(rest: str) -> bool:
-    """Whether what follows a stem in a file name is one `write_new` gives: `.md` or `-N.md` (N digits)."""
-    if rest == ".md":
-        return True
-    number = rest.removeprefix("-").removesuffix(".md")
-    return len(number) == len(rest) - 4 and number.isascii() and number.isdigit()
-
-
-def _parse(path: str, data: bytes | None) -> Note | None:
-    return None if data is None else parse_note(path, data, 0)
-
-
-def _same_note(path: str, data: bytes | None, title: str, body: str) -> bool:
-    """Whether the bytes are a note with this title and this body text (stripped)."""
-    note = _parse(path, data)
-    return note is not None and note.title == title and note.text.strip() == body
-
-
-def request_from_cli(values: Mapping[str, Any]) -> CaptureRequest:
-    data = {k: v for k, v in values.items() if v is not None}
-    return CaptureRequest.from_mapping(data)
-
-
-def result_json(result: CaptureResult) -> str:
-    return json.dumps(result.to_dict(), ensure_ascii=False)
-
-
-def field_names() -> Sequence[str]:
-    return list(CaptureRequest.__dataclass_fields__)

@@ -71,7 +71,8 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.fsutil import opened_dir, read_regular
-from agentmd.engine.write.capture import MAX_TITLE, Capturer, CaptureRefused, CaptureRequest
+from agentmd.engine.write.capture import Capturer
+from agentmd.engine.write.request import MAX_TITLE, CaptureRefused, CaptureRequest
 from agentmd.engine.write.tempfiles import temp_name
 from agentmd.rules import Contract
 from agentmd.rules.door import decide

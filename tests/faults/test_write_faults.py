@@ -541,7 +541,7 @@ def test_a_phone_folder_swapped_for_a_link_mid_sweep_never_touches_outside_notes
 
 
 def test_the_embedder_never_reads_a_note_swapped_for_a_fifo(vault: Path) -> None:
-    from agentmd.engine.index.vectors import note_chunks
+    from agentmd.engine.index.vector_refresh import note_chunks
 
     (vault / "note.md").write_text("# Note\n\nwords\n")
     assert note_chunks(vault, "note.md") is not None

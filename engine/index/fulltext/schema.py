@@ -19,7 +19,7 @@ import tantivy
 SCHEMA_VERSION = 7
 ANALYZER = "agentmd_text"
 FIELD_BOOSTS = {"title": 4.0, "meta": 3.0, "body": 1.0}
-# The boosts a question's words are scored with (engine/search/searcher.py, QUESTION_BOOSTS): a word counted
+# The boosts a question's words are scored with (engine/search/planning.py, QUESTION_BOOSTS): a word counted
 # before it is searched (`doc_freq`) is parsed with them, so the question's search finds it parsed.
 QUESTION_FIELD_BOOSTS = {"title": 0.2, "meta": 0.2, "body": 1.0}
 SEARCH_FIELDS = ["title", "meta", "body"]

@@ -32,7 +32,7 @@ from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
 if TYPE_CHECKING:
-    from agentmd.engine.index.vectors import TextEmbedder
+    from agentmd.engine.index.vector_types import TextEmbedder
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,182 @@
+"""Query planning: what a search request is and how its words are run (engine/search/searcher.py runs it).
+
+A request's words are read for those that carry meaning (`query_terms`: stop words and bare punctuation out,
+CJK text cut into its words) and planned (`plan`) as one conjunction (`and`, or a query of one or two words),
+a fusion of the full conjunction and its pairs (three words), or a question ranked by BM25 over the notes
+holding two of its words or one rare word (four or more).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from collections.abc import Container
+from dataclasses import dataclass
+
+from agentmd.engine.errors import UsageError
+from agentmd.engine.index.fulltext import FIELD_BOOSTS, QUESTION_FIELD_BOOSTS, SearchIndex
+from agentmd.vault_schema import cjk
+from agentmd.vocabulary import STOP_WORDS
+
+MODES = ("fusion", "and")
+DEFAULT_MODE = "fusion"
+PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
+FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
+LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
+EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion of a three-word query
+# A three-word query each of whose words is in more than half of the notes is ranked by that all-words BM25
+# ranking alone (from this many notes; in a smaller vault a word is easily in half of them).
+COMMON_FROM = 1_000
+# Questions weigh the title and meta fields lightly: the body already carries the frontmatter (title, tags,
+# aliases) once, and the keyword plan's 4x title weight summed per field drowns a long question's evidence in
+# the body, but a little title and alias evidence helps (a question that is a note's name is put first by
+# the name match, SearchIndex.name_hits, whatever the weights). Chosen on SciFact train (809 queries) and the
+# dev fixtures (dev-*-2, 94 answerable questions over three vaults), lexical, nDCG@10 / hits at 5:
+# title/meta 0/0 0.6889 / 60, 0.2/0.2 0.6915 / 61, 0.2/0 0.6901 / 61, 0.3/0 0.6884 / 60, 0.5/0 0.6819 / 62,
+# 0.5/0.5 0.6776 / 64, 1/1 0.6474 / 65, 4/3 0.5472 / 61.
+# A question admits the notes holding at least two of its words, and a note holding one of its rare words: a
+# word held by at most RARE_SHARE of the notes is specific enough (a gene, an error code, a tool)
+# to qualify without a second word. Chosen on SciFact train (809 queries), lexical nDCG@10 / recall@100, and
+# the dev fixtures (138 answerable and 46 unanswerable questions, hybrid, default floor), hits at 5 / rejected:
+#   rare words only in questions of 7+ words, share 0.002   0.6915 / 0.896   88 / 22
+#   in every question, share 0.002                          0.7027 / 0.917   88 / 23
+#   in every question, share 0.01                           0.7036 / 0.925   89 / 24
+#   in every question, share 0.05 (0.03 on SciFact)         0.7035 / 0.926   89 / 22
+#   any one word admits a note                              0.7035 / 0.930   91 / 23
+# (bm25s on the same train split: 0.6964 / 0.928). Any word alone also admits the notes sharing one common
+# word with a question, which a small vault's scaled floor then lets through as noise.
+RARE_SHARE = 0.01
+QUESTION_BOOSTS = QUESTION_FIELD_BOOSTS
+
+_NON_WORD = re.compile(r"[^\w]+")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str
+    limit: int = 10
+    mode: str = DEFAULT_MODE
+    after: str | None = None  # captured on or after this date (YYYY-MM-DD, YYYY-MM or YYYY)
+    before: str | None = None  # captured on or before this date
+    project: str | None = None
+    include_archived: bool = False
+    per_note: int = 1
+    explain: bool = False
+    include_probe: bool = False  # self-probe notes are left out unless asked for (engine/search/trust.py)
+    floor: float | None = None  # this search's confidence floor, 0..1, as given (None: the contract's search_floor)
+
+
+def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
+    if text is None or not text.strip():
+        return None
+    parts = text.strip().split("-")
+    try:
+        nums = [int(p) for p in parts]
+        if len(nums) == 1:
+            y, m, d = nums[0], 12 if upper else 1, 31 if upper else 1
+        elif len(nums) == 2:
+            y, m = nums
+            if upper:
+                nxt = dt.date(y + (m == 12), m % 12 + 1, 1)
+                d = (nxt - dt.timedelta(days=1)).day
+            else:
+                d = 1
+        elif len(nums) == 3:
+            y, m, d = nums
+        else:
+            raise ValueError
+        dt.date(y, m, d)
+    except ValueError:
+        raise UsageError(f"{name} {text!r} is not a date; write it as YYYY-MM-DD, YYYY-MM or YYYY") from None
+    return y * 10000 + m * 100 + d
+
+
+def day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
+    """A date bound (YYYY-MM-DD, YYYY-MM or YYYY) as yyyymmdd, or None; raises UsageError on a bad date."""
+    return _day_bound(text, upper=upper, name=name)
+
+
+def split_words(terms: list[str]) -> list[str]:
+    """Terms cut at punctuation (`IL-6` -> `IL`, `6`), stop words and repeats dropped: a question's words are
+    scored one by one, as a plain BM25 would, rather than as phrases."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for term in terms:
+        for part in _NON_WORD.split(term):
+            low = part.lower()
+            if part and low not in STOP_WORDS and low not in seen:
+                seen.add(low)
+                out.append(part)
+    return out
+
+
+def _spaced_words(query: str) -> list[str]:
+    """The query split at white space, each word holding CJK characters split further into its words
+    (engine/search/cjk.py): such text puts no spaces between words."""
+    out: list[str] = []
+    for word in query.split():
+        if cjk.has_cjk(word):
+            out.extend(cjk.words(word))
+        else:
+            out.append(word)
+    return out
+
+
+def query_terms(query: str, keep: Container[str] = ()) -> list[str]:
+    """The words of a query that carry meaning: white-space split (CJK text into its character pairs), stop
+    words (but those in `keep`: the ones inside a name the query holds) and bare punctuation out, duplicates
+    (case-insensitive) out, order kept."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in _spaced_words(query):
+        bare = "".join(ch for ch in word.lower() if ch.isalnum())
+        if not bare or (bare in STOP_WORDS and bare not in keep) or word.lower() in seen:
+            continue
+        seen.add(word.lower())
+        out.append(word)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    groups: list[list[str]]  # the conjunctive queries; the first holds every meaningful word
+    weights: list[float]
+    boosts: dict[str, float]
+    evidence_weight: float = 0.0
+    min_match: int | None = None  # a question: notes with at least this many of the words, BM25-ranked
+    sufficient: tuple[str, ...] = ()  # a long question's rare words: a note holding one qualifies alone
+
+
+def plan(index: SearchIndex, request: SearchRequest, keep: Container[str] = ()) -> Plan:
+    """How a request is run.
+
+    `and`: one conjunction of every word. `fusion`: stop words out; one or two words are a conjunction;
+    three words fuse, by reciprocal rank, the full conjunction, each pair, and a BM25 ranking of all the
+    words over the notes holding at least two of them (that ranking alone when every word is in more than
+    half of a large vault's notes); four or more words are a question: the notes that
+    hold at least two of its words (the union of the pair conjunctions) or one of its rare words, ranked by
+    BM25 of all its words.
+    On SciFact and on the dev fixtures the BM25 ranking of that union beats the reciprocal-rank fusion of
+    the pair lists for questions (see the README's measurements).
+    """
+    words = request.query.split()
+    if request.mode == "and":
+        return Plan([words], [1.0], FIELD_BOOSTS)
+    terms = query_terms(request.query, keep) or words
+    if len(terms) <= 2:
+        return Plan([terms], [1.0], FIELD_BOOSTS)
+    if len(terms) >= LONG_QUESTION:
+        parts = split_words(terms) or terms
+        ceiling = int(index.doc_count() * RARE_SHARE)  # 0 below 100 notes, where no word is rare by share
+        sufficient = tuple(t for t in parts if 0 < index.doc_freq(t) <= ceiling)
+        return Plan([parts], [1.0], QUESTION_BOOSTS, min_match=2, sufficient=sufficient)
+    docs = index.doc_count()
+    if len(terms) == 3 and docs >= COMMON_FROM and all(index.doc_freq(t) * 2 > docs for t in terms):
+        # Every word is in most notes: the conjunction and each pair hold nearly every note, cost most of the
+        # search and tell the notes apart no better than the evidence ranking does on its own.
+        return Plan([terms], [1.0], FIELD_BOOSTS, min_match=2)
+    rare = sorted(terms, key=lambda t: (index.doc_freq(t), terms.index(t)))[:PAIR_TERMS]
+    rare = [t for t in terms if t in rare]  # back to query order
+    groups = [terms] + [list(p) for p in itertools.combinations(rare, 2)]
+    return Plan(groups, [FULL_WEIGHT] + [1.0] * (len(groups) - 1), FIELD_BOOSTS, evidence_weight=EVIDENCE_WEIGHT)

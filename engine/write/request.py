@@ -1,0 +1,229 @@
+"""The capture request: its fields and their checks, and what a capture derives from them before it goes
+near the vault (engine/write/capture.py runs the whole capture).
+
+`validate` checks the fields' shape (the content prefilters run after it, in the capturer); `stamp_fields`
+derives the note's frontmatter, the status and stamps included (status is never taken from the caller);
+`route` names the folder the note is filed in (a named space, else the contract's route by type).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentmd.engine.errors import AgentmdError, UsageError
+
+if TYPE_CHECKING:
+    from agentmd.rules import ContractState
+    from agentmd.rules.prefilter import Verdict
+
+MAX_TITLE = 200
+MAX_BODY_BYTES = 512 * 1024
+MAX_LIST = 50
+MEMORY_SPACE = "memory"
+_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
+
+
+class CaptureRefused(AgentmdError):
+    """A capture was refused; `code` names the rule, the message says what to change."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def refusal(verdict: Verdict) -> str:
+    """A prefilter refusal as a client reads it: every reason with its fields, then what the first finding
+    was and how to fix it (the others are of the same kind or listed in the reasons)."""
+    first = verdict.findings[0]
+    more = len(verdict.findings) - 1
+    rest = f" ({more} more finding{'s' if more > 1 else ''} of the reasons above)" if more else ""
+    return f"{verdict.reason()}. In {first.field}: {first.message}{rest}"
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    title: str
+    body: str = ""
+    type: str | None = None
+    summary: str | None = None
+    why: str | None = None
+    importance: int | str | None = None
+    related: tuple[str, ...] = ()
+    project: str | None = None
+    task: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    source: str | None = None
+    source_url: str | None = None
+    space: str | None = None
+    instructions: str | None = None  # CLI only: the operator's own instructions, kept on the note
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> CaptureRequest:
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise UsageError(f"unknown capture field(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        values = dict(data)
+        for key in ("related", "tags", "aliases"):
+            if key in values and values[key] is not None:
+                v = values[key]
+                values[key] = tuple(x.strip() for x in (v.split(",") if isinstance(v, str) else v) if str(x).strip())
+        return cls(**values)
+
+
+@dataclass
+class CaptureResult:
+    path: str
+    status: str
+    stamps: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    indexed: bool = False
+    reinforced: bool = False
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "stamps": self.stamps,
+            "warnings": self.warnings,
+            "indexed": self.indexed,
+            "reinforced": self.reinforced,
+            "note": self.note,
+        }
+
+
+def slugify(title: str, limit: int = 80) -> str:
+    """A file-name slug: lower case, letters and digits of any script, words joined by hyphens."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    words = re.findall(r"[^\W_]+", text)
+    slug = "-".join(words)
+    if len(slug.encode("utf-8")) > limit:
+        cut = slug.encode("utf-8")[:limit].decode("utf-8", "ignore")
+        slug = cut.rsplit("-", 1)[0] if "-" in cut else cut
+    return slug.strip("-") or "note"
+
+
+def _importance(value: int | str | None) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in IMPORTANCE_WORDS:
+            return IMPORTANCE_WORDS[word]
+        try:
+            value = int(word)
+        except ValueError:
+            raise CaptureRefused(
+                "invalid-importance", f"importance {value!r} is not 1-5 (or low/medium/high/critical)"
+            ) from None
+    if isinstance(value, bool) or not 1 <= int(value) <= 5:
+        raise CaptureRefused("invalid-importance", f"importance {value!r} is out of range; use 1 (record) to 5 (vital)")
+    return int(value)
+
+
+def validate(req: CaptureRequest) -> None:
+    if not isinstance(req.title, str) or not req.title.strip():
+        raise CaptureRefused("missing-title", "a capture needs a title: one line saying what the note is about")
+    if len(req.title) > MAX_TITLE or "\n" in req.title.strip():
+        raise CaptureRefused("invalid-title", f"the title must be one line of at most {MAX_TITLE} characters")
+    if not isinstance(req.body, str):
+        raise CaptureRefused("invalid-body", "the body must be text")
+    if len(req.body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
+        raise CaptureRefused(
+            "body-too-large", f"the body is over {MAX_BODY_BYTES // 1024} KiB; split it into smaller notes"
+        )
+    if req.type is not None and not _KEBAB.match(req.type):
+        raise CaptureRefused("invalid-type", f"type {req.type!r} must be kebab-case, e.g. decision or how-to")
+    for name in ("related", "tags", "aliases"):
+        items = getattr(req, name)
+        if len(items) > MAX_LIST:
+            raise CaptureRefused("too-many-items", f"{name} has {len(items)} entries; keep it to {MAX_LIST}")
+        if any(not isinstance(x, str) or "\n" in x for x in items):
+            raise CaptureRefused("invalid-list", f"each entry of {name} must be one line of text")
+    for name in ("summary", "why", "project", "task", "source", "source_url", "space", "instructions"):
+        value = getattr(req, name)
+        if value is not None and not isinstance(value, str):
+            raise CaptureRefused("invalid-field", f"{name} must be text")
+    if req.project is not None and not _KEBAB.match(req.project):
+        raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
+
+
+# A note in the shape agents write (prose addressed to a reader, a link, a URL, a comment, a code fence,
+# letters of several scripts): reading it once builds every rule set the content prefilters compile on first
+# use, so the first captures after a start do not compile them, each on its own, while they are timed.
+WARM_UP = CaptureRequest(
+    title="Warm-up: how the capture path reads a note",
+    type="decision",
+    why="read once at start-up",
+    body=(
+        "We decided to keep the cache.\n\nYou should run the tests first; the AI assistant reads this later.\n\n"
+        "- see [[another note]] and https://example.org/a?b=c\n<!-- a comment -->\n\n```python\nprint('x')\n```\n\n"
+        "From now on the team reviews every change. Café, naïve, 東京, Привет.\n"
+    ),
+)
+
+
+def stamp_fields(req: CaptureRequest, state: ContractState, now: dt.datetime, extra: Mapping[str, Any]) -> dict:
+    """The note's frontmatter fields: the request's, with the status and stamps a capture derives, then `extra`."""
+    contract = state.contract
+    typed = bool(req.type)
+    status = "active" if typed and (req.why or "").strip() else "unfiled"
+    trust = contract.trust(req.source_url or req.source)
+    if req.source_url and trust == "trusted":
+        trust = "untrusted"
+    fields: dict[str, Any] = {
+        "title": req.title.strip(),
+        "type": req.type,
+        "status": status,
+        "lifecycle": contract.default_lifecycle,
+        "filing_confidence": "high" if typed else "low",
+        "trust": trust,
+        "captured": now.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "source": req.source,
+        "source_url": req.source_url,
+        "project": req.project,
+        "task": req.task,
+        "importance": _importance(req.importance),
+        "summary": req.summary,
+        "why": req.why,
+        "tags": list(req.tags) or None,
+        "aliases": list(req.aliases) or None,
+        "related": [r if r.startswith("[[") else f"[[{r}]]" for r in req.related] or None,
+        "instructions": req.instructions,
+    }
+    fields.update(extra)
+    return fields
+
+
+def route(req: CaptureRequest, state: ContractState, now: dt.datetime) -> tuple[str, str]:
+    """The folder a note of this request is filed in, and why (a named space, else the contract's route)."""
+    if req.space and req.space != MEMORY_SPACE:
+        spaces = state.contract.spaces
+        if req.space not in spaces:
+            raise CaptureRefused(
+                "unknown-space", f"space {req.space!r} is not in the contract; use one of: {', '.join(spaces)}"
+            )
+        return str(spaces[req.space]), f"space:{req.space}"
+    return state.route(req.type, now.date())
+
+
+def request_from_cli(values: Mapping[str, Any]) -> CaptureRequest:
+    data = {k: v for k, v in values.items() if v is not None}
+    return CaptureRequest.from_mapping(data)
+
+
+def result_json(result: CaptureResult) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False)
+
+
+def field_names() -> Sequence[str]:
+    return list(CaptureRequest.__dataclass_fields__)
