@@ -8,11 +8,15 @@ kept side by side (or an undo did, engine/git/conflicts.py).
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, settings_of, subcommands
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
+
+if TYPE_CHECKING:
+    from agentmd.engine.settings import Settings
 
 DEFAULT_REMOTE = "origin"  # engine/git/sync.py's, written out so that building the parser loads no engine module
 
@@ -37,8 +41,12 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
     resolve = sub.add_parser("resolve", parents=[common], help="end one conflict a sync or an undo left, in a commit")
     resolve.add_argument("path", help="the conflict sibling (or its note, when it has one sibling)")
-    resolve.add_argument("--keep", required=True, choices=("mine", "theirs", "both"),
-                         help="mine: drop the sibling; theirs: the sibling's text replaces the note; both: keep both")
+    resolve.add_argument(
+        "--keep",
+        required=True,
+        choices=("mine", "theirs", "both"),
+        help="mine: drop the sibling; theirs: the sibling's text replaces the note; both: keep both",
+    )
     resolve.set_defaults(func=cmd_resolve)
 
     run = sub.add_parser(
@@ -183,9 +191,38 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.flush()
     with paused_for_person(vault / ".git", " ".join(words)):
         try:
-            return subprocess.run(["git", *words], cwd=vault, check=False).returncode
+            code = subprocess.run(["git", *words], cwd=vault, check=False).returncode
         except FileNotFoundError:
             raise AgentmdError("git is not installed or not on PATH") from None
+        if code == 0 or words[0] not in ("pull", "merge"):
+            return code
+        return _settle(settings, vault, code, out)
+
+
+def _settle(settings: Settings, vault: Path, code: int, out: TextIO) -> int:
+    """After a pull or merge that stopped on conflicts: end them by the sync rules (`settle_person_merge`)."""
+    from agentmd.engine.git.sync import SyncError, settle_person_merge
+
+    try:
+        decided, merge = settle_person_merge(vault, settings.state_dir)
+    except SyncError as exc:
+        out.write(f"agentmd: the conflicts were left for you to end ({exc})\n")
+        return code
+    if not decided:
+        return code
+    for d in decided:
+        if "sibling" in d:
+            line = f"conflict: {d['path']} kept; the other side's version is {d['sibling']} (status: conflict)"
+        elif "renamed" in d:
+            line = f"captured on both sides: {d['path']} kept; the other side's capture is now {d['renamed']}"
+        else:
+            line = f"{d['path']}: kept {d['kept']}"
+        out.write(f"agentmd: {line}\n")
+    if merge is None:
+        out.write("agentmd: some conflicts remain for you to end (`git status` lists them)\n")
+        return code
+    out.write(f"agentmd: the merge is committed ({merge[:10]}); no conflict marker was left in any note\n")
+    return EXIT_OK
 
 
 def cmd_conflicts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -1,0 +1,49 @@
+"""A person's own `git pull` run through `agentmd git` ends its conflicts by the rules a sync round follows: one
+title captured on two machines stays two notes, the same lines changed on both become a conflict sibling, an
+edit survives a deletion; the merge is committed and no marker reaches a note. Real git and the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from git_helpers import git, status, write
+from test_sync import no_markers
+from test_sync_daemon import cli, environment
+from test_sync_merge import capture_on, pair  # noqa: F401 - the fixture
+
+from agentmd.engine.git.conflicts import open_conflicts
+from agentmd.engine.settings import resolve
+
+
+def test_a_person_pull_through_agentmd_git_ends_its_conflicts_as_a_sync_would(
+    pair,  # noqa: F811 - the fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    a, b, _remote = pair
+    path = capture_on(a, "Release checklist", "tag before the upload (laptop)")
+    assert capture_on(b, "Release checklist", "run the tests first (desk)") == path
+    write(a.vault, "notes/plain.md", "# P\n\nthe laptop's line\n")
+    write(b.vault, "notes/plain.md", "# P\n\nthe desk's line\n")
+    a.committer.commit_cycle()
+    a.sync()
+    b.committer.commit_cycle()
+
+    env = environment(tmp_path / "xdg")
+    code, out, err = cli(
+        env, monkeypatch, "git", "--vault", str(b.vault), "--", "pull", "-q", "--no-rebase", "--no-edit"
+    )
+    assert code == 0, (out, err)
+    no_markers(a, b)
+    assert status(b.vault) == [] and not (b.vault / ".git" / "MERGE_HEAD").exists()
+    parents = git(b.vault, "rev-list", "--parents", "-1", "HEAD").stdout.split()
+    assert len(parents) == 3  # the person's merge, committed
+    other = path[: -len(".md")] + "-2.md"
+    assert "run the tests first (desk)" in b.read(path) and "tag before the upload (laptop)" in b.read(other)
+    assert f"the other side's capture is now {other}" in out
+    (sibling,) = [p.relative_to(b.vault).as_posix() for p in b.vault.glob("notes/plain.conflict-*.md")]
+    assert b.read("notes/plain.md") == "# P\n\nthe desk's line\n" and "the laptop's line" in b.read(sibling)
+    assert "status: conflict" in b.read(sibling) and sibling in out
+    assert sibling in open_conflicts(b.vault, resolve(vault=str(b.vault)).state_dir)  # the CLI's own state
+    assert "origin: sync" in git(b.vault, "log", "-1", "--format=%B").stdout
