@@ -132,6 +132,18 @@ class Located(NamedTuple):  # not a dataclass: `dataclasses` costs the prompt ho
     def client(self, *, timeout: float = DEFAULT_TIMEOUT) -> DaemonClient:
         return DaemonClient(self.port, timeout=timeout, token=access_token(self.state_dir))
 
+    def ask(self, route: str, payload: Any, *, what: str, timeout: float = 600) -> Any:
+        """POST `payload` to `route` for a command a person ran; the daemon's refusal (`what: <its error>`)
+        or a daemon that cannot be reached becomes an `AgentmdError` saying so."""
+        try:
+            return self.client(timeout=timeout).post(route, payload)
+        except DaemonHTTPError as exc:
+            raise AgentmdError(f"{what}: {exc.message}") from None
+        except DaemonError as exc:
+            raise AgentmdError(
+                f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
+            ) from None
+
 
 def locate(state_dir: Path, vault: Path | None = None) -> Located | None:
     """The daemon serving `vault` from this machine (through the vault lease), else the one holding this

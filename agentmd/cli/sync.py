@@ -101,14 +101,7 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     daemon = daemon_of(settings)
     if daemon is not None:
-        from agentmd.engine.client import DaemonError, DaemonHTTPError
-
-        try:
-            result = daemon.client(timeout=600).post("/v1/sync", {"remote": args.remote})
-        except DaemonHTTPError as exc:
-            raise AgentmdError(f"sync: {exc.message}") from None
-        except DaemonError as exc:
-            raise AgentmdError(f"could not reach agentmd serve on port {daemon.port} ({exc})") from None
+        result = daemon.ask("/v1/sync", {"remote": args.remote}, what="sync")
     else:
         result = _sync_here(settings, args.remote)
     emit(out, args, result, _line(result))

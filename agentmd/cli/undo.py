@@ -123,14 +123,7 @@ def _write(settings: Settings, selection: Selection, now: dt.datetime) -> dict[s
     """Write the undo: by the daemon when one runs, else here (then index the files it changed)."""
     daemon = daemon_of(settings)
     if daemon is not None:
-        from agentmd.engine.client import DaemonError, DaemonHTTPError
-
-        try:
-            answer = daemon.client(timeout=600).post("/v1/revert", selection.to_dict())
-        except DaemonHTTPError as exc:
-            raise AgentmdError(exc.message) from None
-        except DaemonError as exc:
-            raise AgentmdError(f"could not reach agentmd serve on port {daemon.port} ({exc})") from None
+        answer = daemon.ask("/v1/revert", selection.to_dict(), what="undo")
         return {**answer, "applied_by": "daemon"}
     from agentmd.engine.git.undo import apply_undo
 

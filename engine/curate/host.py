@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, locate
+from agentmd.engine.client import Located, locate
 from agentmd.engine.curate.steps import Step, StepRefused, StepResult, Writer, apply_steps
-from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.errors import UsageError
 from agentmd.engine.git.committer import committer_for
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -72,7 +72,6 @@ def plan_folder(settings: Settings) -> Path:
 def _forward(daemon: Located, steps: Sequence[Step]) -> list[StepResult]:
     """Hand the steps to the daemon. A plan can be far larger than an HTTP body may be, so it travels as a
     file in the daemon's state folder (it reads plans from there and nowhere else) and the request names it."""
-    port = daemon.port
     folder = daemon.state_dir / PLAN_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     plan = folder / f"plan-{uuid.uuid4().hex}.json"
@@ -80,11 +79,7 @@ def _forward(daemon: Located, steps: Sequence[Step]) -> list[StepResult]:
     tmp.write_text(json.dumps({"steps": [s.to_dict() for s in steps]}), encoding="utf-8")
     os.replace(tmp, plan)
     try:
-        answer = daemon.client(timeout=600).post("/v1/curate", {"plan": plan.name})
-    except DaemonHTTPError as exc:
-        raise AgentmdError(f"the daemon could not apply the curation: {exc.message}") from None
-    except DaemonError as exc:
-        raise AgentmdError(f"could not reach agentmd serve on port {port} ({exc}); is it still running?") from None
+        answer = daemon.ask("/v1/curate", {"plan": plan.name}, what="the daemon could not apply the curation")
     finally:
         plan.unlink(missing_ok=True)
     results = [_result(r) for r in answer.get("results", [])]
