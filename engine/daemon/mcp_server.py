@@ -117,10 +117,11 @@ def _with_types(schema: dict[str, Any], types: list[str]) -> dict[str, Any]:
 
 
 def contract_types(backend: Any) -> list[str]:
-    """The memory types of the backend's contract (the packaged default's when it has none at hand)."""
+    """The memory types of the backend's contract (the packaged default's when it has none at hand), with the
+    names its `deprecations` retire: a capture naming one is filed as its replacement, with a warning."""
     contracts = getattr(backend, "contracts", None)
     contract = contracts.get().contract if contracts is not None else default_contract()
-    return sorted(contract.types)
+    return sorted({*contract.types, *contract.deprecations})
 
 
 def _ok(payload: dict[str, Any]) -> CallToolResult:
@@ -161,6 +162,7 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
             request = _request(params.name, check_arguments(params.name, params.arguments))
         except ArgumentError as exc:
             return _error(f"invalid arguments for {params.name}: {exc}")
+
         def call() -> dict[str, Any]:
             if isinstance(request, SearchRequest):
                 return backend.search(request)
@@ -283,8 +285,9 @@ class SessionCap:
         """The session the total cap may end: idle `recent` seconds or more, of the client holding the most."""
         held = Counter(s.client for s in self.sessions.values())
         stale = [sid for sid, s in self.sessions.items() if not s.in_flight and now - s.last_used >= self.recent]
-        return max(stale, key=lambda sid: (held[self.sessions[sid].client], now - self.sessions[sid].last_used),
-                   default=None)
+        return max(
+            stale, key=lambda sid: (held[self.sessions[sid].client], now - self.sessions[sid].last_used), default=None
+        )
 
     async def _admit(self, client: ClientKey, scope: Scope) -> tuple[str, int] | None:
         """Make room for one more session of `client` and hold it; without room, the refusal and Retry-After."""
@@ -315,8 +318,11 @@ class SessionCap:
                 self.opening[client] += 1
                 return None
             ended = self.sessions.pop(victim)
-            log.info("ended the MCP session of %s idle %.0f s to open another", client_label(ended.client),
-                     now - ended.last_used)
+            log.info(
+                "ended the MCP session of %s idle %.0f s to open another",
+                client_label(ended.client),
+                now - ended.last_used,
+            )
             await self._end(victim, scope)
 
     def _release(self, client: ClientKey) -> None:
