@@ -162,7 +162,6 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
             request = _request(params.name, check_arguments(params.name, params.arguments))
         except ArgumentError as exc:
             return _error(f"invalid arguments for {params.name}: {exc}")
-
         def call() -> dict[str, Any]:
             if isinstance(request, SearchRequest):
                 return backend.search(request)
@@ -285,9 +284,8 @@ class SessionCap:
         """The session the total cap may end: idle `recent` seconds or more, of the client holding the most."""
         held = Counter(s.client for s in self.sessions.values())
         stale = [sid for sid, s in self.sessions.items() if not s.in_flight and now - s.last_used >= self.recent]
-        return max(
-            stale, key=lambda sid: (held[self.sessions[sid].client], now - self.sessions[sid].last_used), default=None
-        )
+        return max(stale, key=lambda sid: (held[self.sessions[sid].client], now - self.sessions[sid].last_used),
+                   default=None)
 
     async def _admit(self, client: ClientKey, scope: Scope) -> tuple[str, int] | None:
         """Make room for one more session of `client` and hold it; without room, the refusal and Retry-After."""
@@ -318,11 +316,8 @@ class SessionCap:
                 self.opening[client] += 1
                 return None
             ended = self.sessions.pop(victim)
-            log.info(
-                "ended the MCP session of %s idle %.0f s to open another",
-                client_label(ended.client),
-                now - ended.last_used,
-            )
+            log.info("ended the MCP session of %s idle %.0f s to open another", client_label(ended.client),
+                     now - ended.last_used)
             await self._end(victim, scope)
 
     def _release(self, client: ClientKey) -> None:
