@@ -68,6 +68,7 @@ COMMANDS: tuple[Register, ...] = (
     recall.add_recall_parsers,  # `hook recall` (into the group above), `recall`, `usage`
     hooks.add_hooks_install_parsers,
     rules.add_contract,
+    rules.add_rules,  # `rules [--history]`
     service.add_service_parser,  # `service install | uninstall | status`
     jobs.add_jobs_parser,  # `jobs list | run | history`
     sync.add_sync_parsers,  # `remote add | show`, `sync`, `conflicts`
@@ -86,6 +87,7 @@ the vault comes from --vault, else $AGENTMD_VAULT, else `vault = "..."` in the c
 ($XDG_CONFIG_HOME/agentmd/config.toml, or --config). The index and catalog live in --index, else
 $XDG_CACHE_HOME/agentmd/<vault-id>/; deleting that folder costs one rebuild, never data.
 """
+
 
 def build_parser(commands: Sequence[Register] = COMMANDS) -> argparse.ArgumentParser:
     """The whole command line: every command of `commands`, each with the common options."""

@@ -71,7 +71,11 @@ def stamp(now: dt.datetime) -> str:
 
 
 def check_type(contract: Contract, type_: str | None) -> None:
-    """Refuse a type the contract does not list, naming the ones it does."""
+    """Refuse a type the contract does not list, naming the ones it does (or, for a retired one, its
+    replacement)."""
+    if type_ is not None and type_ in contract.deprecations:
+        replacement = contract.deprecations[type_]
+        raise UsageError(f"type {type_!r} is retired by the contract's `deprecations`; use {replacement!r}")
     if type_ is not None and type_ not in contract.types:
         raise UsageError(f"unknown type {type_!r}; the contract lists: {', '.join(sorted(contract.types))}")
 

@@ -117,10 +117,11 @@ def _with_types(schema: dict[str, Any], types: list[str]) -> dict[str, Any]:
 
 
 def contract_types(backend: Any) -> list[str]:
-    """The memory types of the backend's contract (the packaged default's when it has none at hand)."""
+    """The memory types of the backend's contract (the packaged default's when it has none at hand), with the
+    names its `deprecations` retire: a capture naming one is filed as its replacement, with a warning."""
     contracts = getattr(backend, "contracts", None)
     contract = contracts.get().contract if contracts is not None else default_contract()
-    return sorted(contract.types)
+    return sorted({*contract.types, *contract.deprecations})
 
 
 def _ok(payload: dict[str, Any]) -> CallToolResult:

@@ -76,6 +76,7 @@ def updates_for(
     default_lifecycle: str = "active",
     may_sink: bool = True,
     revive: bool = False,
+    deprecations: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """(frontmatter updates, verdict) for one accepted proposal; the verdict is one of `VERDICTS`.
 
@@ -88,7 +89,9 @@ def updates_for(
         if _empty(fm.get(key)):
             updates[key] = getattr(proposal, key)
     current_type = fm.get("type")
-    if kind == CARD and (_empty(current_type) or (isinstance(current_type, str) and current_type not in types)):
+    if kind == CARD and isinstance(current_type, str) and current_type in (deprecations or {}):
+        updates["type"] = (deprecations or {})[current_type]  # a retired type reads as its replacement
+    elif kind == CARD and (_empty(current_type) or (isinstance(current_type, str) and current_type not in types)):
         updates["type"] = proposal.type
     for key, new in (("tags", proposal.tags), ("aliases", proposal.aliases)):
         have = listed(fm.get(key))

@@ -2,7 +2,8 @@
 
 It lives in the state folder (`enrich/ledger.json`), away from the index, so a reindex cannot lose it. A row is
 keyed by the note's body (the bytes after its frontmatter, which the pass never changes), the prompt version and
-the contract's type vocabulary: a note whose three are unchanged is skipped for free, however its frontmatter
+the contract's judgment hash (its type names and deprecations, rules/contract/hashing.py; an edit to any other
+setting leaves every row valid): a note whose three are unchanged is skipped for free, however its frontmatter
 moved meanwhile (the pass's own write included), and a note that was moved or renamed is found by its body.
 
 Verdicts: `filed` (at or above the floor, filed active), `below-floor` (written, left in the queue),

@@ -12,7 +12,6 @@ a judgment under the new version once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -72,11 +71,6 @@ class Proposal:
             "confidence": self.confidence,
             "dropped_related": list(self.dropped_related),
         }
-
-
-def vocabulary_hash(types: Mapping[str, str]) -> str:
-    """What a judgment reads of the contract: its type names. A changed list re-owes every judgment."""
-    return hashlib.sha256("\n".join(sorted(types)).encode()).hexdigest()[:12]
 
 
 def build_prompt(path: str, note_text: str, types: Sequence[str], neighbours: Sequence[Neighbour]) -> str:
@@ -154,6 +148,7 @@ def read_answer(
     *,
     types: Sequence[str],
     offered: Sequence[str],
+    deprecations: Mapping[str, str] | None = None,
     note_text: str,
     note_title: str,
     file_stem: str,
@@ -163,7 +158,7 @@ def read_answer(
 
     A related id that was not offered is dropped (the model picked from a list; nothing lands unverified); an
     alias the note cannot account for refuses the whole answer, since the model claimed the note said
-    something it does not."""
+    something it does not. A type the contract retires (`deprecations`) is read as its replacement."""
     data = _json_object(text)
     for key in STRIPPED:
         data.pop(key, None)
@@ -177,6 +172,8 @@ def read_answer(
     title = _text(data, "title", MAX_TITLE)
     summary = _text(data, "summary", MAX_SUMMARY)
     type_ = data.get("type")
+    if isinstance(type_, str) and deprecations:
+        type_ = deprecations.get(type_, type_)
     if not isinstance(type_, str) or type_ not in types:
         raise AnswerRefused("type", f"type {type_!r} is not one the contract lists")
     tags = _strings(data, "tags")

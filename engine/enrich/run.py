@@ -7,8 +7,9 @@ cards and the project records it does not already hold (engine/enrich/kinds.py).
 the free gates: a note that must stay on this machine (a private space or a recall-exempt area,
 `Contract.kept_local`: counted as `private-skipped`, never read nor sent to the model), a note that cannot be
 read, a record kind (`kind` is one of the contract's `record_kinds`), a superseded note, a project record without
-frontmatter, a body the ledger already judged under this prompt and vocabulary, and a dormant note (below the
-floor twice) whose body has not changed since.
+frontmatter, a body the ledger already judged under this prompt and vocabulary (the contract's judgment hash:
+its type names and deprecations, rules/contract/hashing.py), and a dormant note (below the floor twice) whose
+body has not changed since.
 What is left is owed, for a cause, and the night takes it by cause: never judged first, then changed, then
 retried (refused under an older question of the gates), then owed under a new prompt, then under a new type
 vocabulary; inside a cause the queue's own order stands.
@@ -46,7 +47,6 @@ from agentmd.engine.enrich.prompt import (
     AnswerRefused,
     build_prompt,
     read_answer,
-    vocabulary_hash,
 )
 from agentmd.engine.enrich.records import STATE_FOLDER, append_run, run_lock, tokens_per_call
 from agentmd.engine.errors import UsageError
@@ -291,7 +291,7 @@ class _Run:
         """The night's snapshot, read and ordered by cause, from the position after `after`."""
         items = ordered(review_queue(self.vault, self.store.catalog, self.contract, state_dir=self.state_dir))
         items += extra_queue(self.store.catalog, self.contract, {i.path for i in items})
-        vocabulary = vocabulary_hash(self.contract.types)
+        vocabulary = self.contract.judgment_hash
         read = [(i, _read(self.vault, i, self.contract, self.ledger, vocabulary)) for i in items]
         rank = {c: n for n, c in enumerate(CAUSES)}
         read.sort(key=lambda pair: rank[pair[1].cause] if isinstance(pair[1], _Note) else 0)
@@ -368,6 +368,7 @@ class _Run:
             proposal = read_answer(
                 answer.text,
                 types=sorted(self.contract.types),
+                deprecations=self.contract.deprecations,
                 offered=[n.id for n in offered],
                 note_text=body,
                 note_title=str(ready.fm.get("title") or ""),
@@ -383,6 +384,7 @@ class _Run:
             proposal,
             floor=floor,
             types=self.contract.types,
+            deprecations=self.contract.deprecations,
             at=at,
             model=self.model.name,
             prompt_version=PROMPT_VERSION,

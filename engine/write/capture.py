@@ -56,6 +56,7 @@ from agentmd.engine.write.request import (  # the request's names are imported f
     CaptureRequest,
     CaptureResult,
     refusal,
+    retype,
     route,
     slugify,
     stamp_fields,
@@ -192,6 +193,7 @@ class Capturer:
         state = self.contracts.get()
         now = self.now()
         self._check_type(req, state)
+        req, retired = retype(req, state)
         fields = stamp_fields(req, state, now, extra_fields or {})
         routed, route_reason = route(req, state, now)
         with self._root() as root_fd:  # `Memory/Lessons/` already there: the note goes in, not in a second one
@@ -208,7 +210,7 @@ class Capturer:
         clock.mark("door")
         if not decision.allowed:
             raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
-        warnings = list(folder_warnings)
+        warnings = list(folder_warnings) + retired
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
         budget = int(state.contract.thresholds.daily_card_budget)
@@ -389,7 +391,7 @@ class Capturer:
                 f"refused until it is fixed: run `agentmd contract check {state.source}` and correct it, or capture "
                 "without --type to keep the note unfiled for now",
             )
-        if req.type not in state.contract.types:
+        if req.type not in state.contract.types and req.type not in state.contract.deprecations:
             known = ", ".join(sorted(state.contract.types))
             raise CaptureRefused(
                 "unknown-type",

@@ -13,7 +13,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
@@ -202,6 +202,21 @@ def stamp_fields(req: CaptureRequest, state: ContractState, now: dt.datetime, ex
     }
     fields.update(extra)
     return fields
+
+
+def retype(req: CaptureRequest, state: ContractState) -> tuple[CaptureRequest, list[str]]:
+    """A request naming a type the contract retires (`deprecations`), retyped as its replacement, and the
+    warning the reply carries; any other request as it is, with no warning."""
+    if not req.type or state.halted:
+        return req, []
+    current = state.contract.current_type(req.type)
+    if current == req.type:
+        return req, []
+    warning = (
+        f"type {req.type!r} is retired by the storage-rules contract ({state.source}, `deprecations`); the note "
+        f"was filed as {current!r}, its replacement"
+    )
+    return replace(req, type=current), [warning]
 
 
 def route(req: CaptureRequest, state: ContractState, now: dt.datetime) -> tuple[str, str]:

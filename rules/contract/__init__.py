@@ -7,14 +7,17 @@ reported as *halted* (`ContractState.halted`), the packaged default supplies the
 through to the date shard until the file is fixed. `ContractCache` re-reads the file when it changes.
 
 `model` holds the keys and the validated values, `validation` the checks, `loading` the reading of files and
-of the packaged default, `cache` the re-reading cache.
+of the packaged default, `cache` the re-reading cache, `hashing` the contract's two hashes (`rules_hash`,
+`judgment_hash`) and which keys an enrichment judgment reads.
 """
 
 from agentmd.rules.contract.cache import ContractCache
+from agentmd.rules.contract.hashing import JUDGMENT_KEYS, OUTSIDE_JUDGMENT
 from agentmd.rules.contract.loading import (
     DEFAULT_RESOURCE,
     MAX_CONTRACT_BYTES,
     check_file,
+    contract_from_text,
     contract_path,
     default_contract,
     default_settings,
@@ -47,10 +50,12 @@ __all__ = [
     "AUTHORITY_LEVELS",
     "CLASS_WEIGHT_NAMES",
     "DEFAULT_RESOURCE",
+    "JUDGMENT_KEYS",
     "KNOWN_KEYS",
     "LINK_CONVENTIONS",
     "MAX_CONTRACT_BYTES",
     "NOTE_PROPERTIES",
+    "OUTSIDE_JUDGMENT",
     "PER_ENTRY_KEYS",
     "SELF_SOURCE",
     "SHARD_PLACEHOLDERS",
@@ -63,6 +68,7 @@ __all__ = [
     "ContractState",
     "Thresholds",
     "check_file",
+    "contract_from_text",
     "contract_path",
     "default_contract",
     "default_settings",

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from agentmd import vault_schema
+from agentmd.rules.contract.hashing import judgment_hash_of, rules_hash
 from agentmd.rules.contract.model import (
     KNOWN_KEYS,
     NOTE_PROPERTIES,
@@ -162,6 +163,9 @@ def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contra
         sync_tool_patterns=SyncToolPatterns.of(
             **{k: tuple(v or ()) for k, v in settings["sync_tool_patterns"].items()}
         ),
+        deprecations=MappingProxyType(dict(settings["deprecations"] or {})),
+        rules_hash=rules_hash(settings),
+        judgment_hash=judgment_hash_of(settings),
     )
 
 
@@ -225,21 +229,32 @@ def load_contract(vault: Path | None, path: Path | None = None) -> ContractState
     target = contract_path(vault, path)
     if target is None or (path is None and not os.path.lexists(target)):
         return default_state()
-    packaged = _packaged()
     shown = str(target)
     try:
         text = _read_text(target)
-        own, errors = read_settings(text, shown)
+    except _Halt as halt:
+        return ContractState(_packaged().contract, shown, halted=True, errors=tuple(halt.errors))
+    return contract_from_text(text, shown)
+
+
+def contract_from_text(text: str, name: str) -> ContractState:
+    """The contract a file's text gives, as `load_contract` would read it from a file called `name` (used for
+    a version of the file taken from git history). Never raises on bad content: the state is halted instead."""
+    packaged = _packaged()
+    try:
+        if len(text.encode("utf-8")) > MAX_CONTRACT_BYTES:
+            raise _Halt([f"{name} is over {MAX_CONTRACT_BYTES:,} bytes; a storage-rules file should be a few KB"])
+        own, errors = read_settings(text, name)
         if errors:
-            raise _Halt([_prefixed(shown, e) for e in errors])
+            raise _Halt([_prefixed(name, e) for e in errors])
         merged = merge(packaged.settings, own)
         problems = keyed_problems(merged)
         if problems:
-            raise _Halt([_explain(shown, top, message, own) for top, message in problems])
+            raise _Halt([_explain(name, top, message, own) for top, message in problems])
         contract = _build(merged, text, packaged.text)
     except _Halt as halt:
-        return ContractState(packaged.contract, shown, halted=True, errors=tuple(halt.errors))
-    return ContractState(contract, shown, halted=False, errors=())
+        return ContractState(packaged.contract, name, halted=True, errors=tuple(halt.errors))
+    return ContractState(contract, name, halted=False, errors=())
 
 
 def _prefixed(shown: str, message: str) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
 from agentmd import vault_schema
@@ -41,6 +42,7 @@ CLASS_WEIGHT_NAMES: Final = (
 )
 KNOWN_KEYS: Final = (
     "types",
+    "deprecations",
     "lifecycle",
     "default_lifecycle",
     "sources",
@@ -107,6 +109,10 @@ class Contract:
     link_convention: str  # "obsidian": [[target|label]]; "dendron": [[label|target]]
     fallback_text: str = ""  # the packaged default's Markdown, read for headings `text` lacks
     sync_tool_patterns: SyncToolPatterns = NO_PATTERNS  # file-sync tools' names added to engine/synctools.py's
+    # a retired type -> the type that replaces it
+    deprecations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    rules_hash: str = ""  # over the parsed settings (rules/contract/hashing.py)
+    judgment_hash: str = ""  # over what an enrichment judgment reads: type names and deprecations
 
     def section(self, heading: str) -> str | None:
         """The prose under `heading` (case-insensitive); the packaged default's when this text lacks it."""
@@ -115,11 +121,16 @@ class Contract:
             found = vault_schema.section_text(self.fallback_text, heading)
         return found
 
+    def current_type(self, type_: str) -> str:
+        """The type a name stands for now: its replacement when `deprecations` retires it, else the name."""
+        return self.deprecations.get(type_, type_)
+
     def class_dir(self, type_: str | None) -> str | None:
-        """The class directory a type routes to, or None for no type or a type the contract does not list."""
+        """The class directory a type routes to (a retired type: its replacement's), or None for no type or a
+        type the contract does not list."""
         if not type_:
             return None
-        return self.types.get(type_)
+        return self.types.get(self.current_type(type_))
 
     def shard_dir(self, when: dt.date) -> str:
         """The shard directory for a capture date, placeholders filled."""
@@ -232,6 +243,9 @@ class ContractState:
         class_dir = self.contract.class_dir(type_)
         if class_dir is None:
             return shard, f"unknown-type: {type_!r} is not listed under `types`, so the capture goes to the shard"
+        current = self.contract.current_type(type_)
+        if current != type_:
+            return class_dir, f"type: {type_!r} is retired for {current!r}, which routes to {class_dir}"
         return class_dir, f"type: {type_!r} routes to {class_dir}"
 
     def to_status(self) -> dict[str, Any]:

@@ -69,6 +69,12 @@ def keyed_problems(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
         for name, folder in types.items():
             _check_name(p, f"types.{name}", name, "type name")
             _check_path(p, f"types.{name}", folder, "memory/decisions")
+    # `deprecations:` left empty retires nothing
+    deprecations = None
+    if settings.get("deprecations") is not None:
+        deprecations = _mapping(p, settings, "deprecations", "`note: fact`")
+    if deprecations is not None:
+        _check_deprecations(p, deprecations, types)
 
     if "default_lifecycle" in settings:
         value = settings["default_lifecycle"]
@@ -164,6 +170,39 @@ def keyed_problems(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
                 p.add(f"class_weights.{name}", "is not a class agentmd weighs", hint)
             _check_multiplier(p, f"class_weights.{name}", value)
     return p.items
+
+
+def _check_deprecations(p: _Problems, deprecations: Mapping[str, Any], types: Mapping[str, Any] | None) -> None:
+    """Each retired type names its replacement: a type listed under `types`, never another retired one (so a
+    retired name is read as its replacement in one step, and no chain can loop), never the retired name itself.
+    A retired name may not stay listed under `types`: a name is either in use or retired."""
+    for old, new in deprecations.items():
+        key = f"deprecations.{old}"
+        _check_name(p, key, old, "type name")
+        if not isinstance(new, str) or not new:
+            p.add(key, f"is {_show(new)}, not a type name", f"write the type that replaces it, e.g. `{old}: fact`")
+            continue
+        if new == old:
+            p.add(key, f"retires {old!r} in favour of itself", "name the type that replaces it, or remove the entry")
+        elif new in deprecations:
+            then = deprecations[new]
+            p.add(
+                key,
+                f"names {new!r} as the replacement, but {new!r} is retired too (for {_show(then)})",
+                f"point it straight at a type listed under `types`, e.g. `{old}: {then}`"
+                if isinstance(then, str) and then != old
+                else "point each retired type at a type listed under `types`",
+            )
+        elif types is not None and new not in types:
+            near = difflib.get_close_matches(new, sorted(types), n=1, cutoff=0.6)
+            hint = f"did you mean `{near[0]}`?" if near else "name a type listed under `types`, or add it there"
+            p.add(key, f"names {new!r} as the replacement, which is not a type in `types`", hint)
+        if types is not None and old in types:
+            p.add(
+                f"types.{old}",
+                f"is retired by `deprecations` (for {_show(new)})",
+                f"remove `{old}` from `types`, or remove its line under `deprecations` to keep using it",
+            )
 
 
 def _check_sync_patterns(p: _Problems, patterns: Mapping[str, Any]) -> None:
