@@ -12,7 +12,7 @@ import pytest
 from prefilter_helpers import rand
 
 from agentmd.rules.prefilter import check_text
-from agentmd.rules.prefilter.directive_phrases import CHUNK_LINES, LONG_TEXT, OVERLAP_LINES
+from agentmd.rules.prefilter.directive_matching import CHUNK_LINES, LONG_TEXT, OVERLAP_LINES
 
 PAYLOADS = Path(__file__).parent / "fixtures" / "payloads"
 FILLER = (

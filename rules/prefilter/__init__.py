@@ -21,9 +21,14 @@ No model calls, no network, no file access. A finding's message says what was fo
 contains a secret value, nor any part of one; a directive message quotes at most six words of the phrase, with
 anything that could be a value blanked. Line numbers are 1-based within the field's text.
 
-One module per family (`directives`, with `directive_phrases`, `directive_views`, `directive_score` and its
-vocabulary `directive_features`; `credentials`, `executable`, `hidden_unicode`); `core` holds the reason
-codes, findings, verdicts and shared text helpers, and `checks` the entry points re-exported here.
+One module per family, each with its helpers beside it: `directives` (its rules in `directive_rules`, the
+text they read in `directive_folding` and `directive_views`; more phrasings in `directive_phrases`, with
+`directive_phrase_rules`, `directive_word_groups`, `directive_matching`, `directive_foreign` and
+`directive_languages`; the sentence scorer `directive_score`, with `directive_sentences` and its vocabulary
+`directive_vocabulary`, `directive_requests` and `directive_features`; `directive_addressed`), `credentials`
+(with `credential_rules`, `credential_views` and `vendor_tokens`), `executable` and `hidden_unicode`; `core`
+holds the reason codes, findings, verdicts and shared text helpers, and `checks` the entry points re-exported
+here.
 """
 
 from agentmd.rules.prefilter.checks import check_fields, check_text, require_clean

@@ -7,233 +7,13 @@ kind of secret and its line, never the value nor any part of it.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import bisect
 import re
-import unicodedata
-import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Final
 
-from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_filler, is_placeholder, random_looking
-from agentmd.rules.prefilter.vendor_tokens import VENDOR_RULES, SecretRule, value_not_filler
-
-_STAND_IN_SIGNATURE = re.compile(r"(?i)not[-_]?a[-_]?real|notreal|fake|dummy|example|placeholder|signature|xxxx")
-
-
-# Claims naming a domain reserved for documentation and tests (RFC 2606, RFC 6761): example.com/.net/.org and
-# the .example, .test, .invalid and .localhost names. No live issuer signs for them.
-_RESERVED_DOMAIN = re.compile(
-    r'"(?:iss|aud|sub|email|azp)"\s*:\s*"[^"]*?(?:\bexample\.(?:com|net|org)|\.(?:example|test|invalid|localhost)'
-    r'|^(?:example|test|invalid|localhost))(?:[:/"]|$)'
-)
-
-
-def _b64_json(part: str) -> str:
-    try:
-        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "replace")
-    except (binascii.Error, ValueError):
-        return ""
-
-
-def _jwt_header_ok(m: re.Match[str], _text: str) -> bool:
-    raw = _b64_json(m.group("head"))
-    if _STAND_IN_SIGNATURE.search(m.group("sig")):
-        return False  # a documented example: "eyJ...eyJ...not-a-real-signature"
-    if _RESERVED_DOMAIN.search(_b64_json(m.group("body"))):
-        return False  # a test fixture: issued by or for a reserved example domain ("iss": "auth.example.test")
-    return raw.lstrip().startswith("{") and ('"alg"' in raw or '"typ"' in raw)
-
-
-def _private_key_has_body(m: re.Match[str], text: str) -> bool:
-    """A PEM header followed by real key material, not `...` or `<your key>`."""
-    body = text[m.end() : m.end() + 400].split("-----END", 1)[0]
-    # a key kept in JSON or a string literal has its line breaks written as `\n`
-    run = re.match(r"[A-Za-z0-9+/=]+", re.sub(r"\s+|\\[nr]", "", body))
-    return run is not None and len(run.group()) >= 32 and not is_filler(run.group())
-
-
-def _split_aws_key_real(m: re.Match[str], _text: str) -> bool:
-    """Sixteen characters once the spaces are taken out, digits among them, not a stand-in."""
-    joined = re.sub(r"[\s+]", "", m.group("val"))
-    return len(joined) == 16 and sum(c.isdigit() for c in joined) >= 2 and not is_filler(joined)
-
-
-def _aws_secret_near_aws(m: re.Match[str], text: str) -> bool:
-    value = m.group("val")
-    if re.fullmatch(r"[0-9a-fA-F]+", value):
-        return False  # a hex digest (a git sha, a checksum)
-    if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
-        return False
-    window = text[max(0, m.start() - 120) : m.start()].lower()
-    return "aws" in window and entropy(value) >= 4.0 and not is_placeholder(value)
-
-
-def _openai_key_ok(m: re.Match[str], _text: str) -> bool:
-    value = m.group("val")
-    if m.group("kind"):  # a project or service-account key: the prefix is distinctive enough
-        return not is_filler(value) and entropy(value) >= 3.5
-    return random_looking(value, min_len=32, min_entropy=3.8)  # bare "sk-" is a weak prefix
-
-
-_URL_PASSWORD_PLACEHOLDERS: Final = frozenset(
-    {"password", "passwd", "pass", "pwd", "secret", "changeme", "admin", "root", "postgres", "user", "test",
-     "example", "mysql", "guest", "default", "123456", "letmein"}
-)  # fmt: skip
-
-
-def _url_password_real(m: re.Match[str], _text: str) -> bool:
-    user, password = m.group("user"), m.group("val")
-    low = password.lower()
-    if low in _URL_PASSWORD_PLACEHOLDERS or low == user.lower() or is_placeholder(password):
-        return False
-    return not password.isdigit()  # "host:8080@" shapes are ports, not passwords
-
-
-_SECRET_RULES: Final[tuple[SecretRule, ...]] = (
-    SecretRule(
-        "secret:aws-access-key",
-        ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),
-        "AWS access key id",  # AWS's own documentation example key is refused too, on purpose
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
-        lambda m, _t: not is_filler(m.group()[4:]),  # `AKIAXXXXXXXXXXXXXXXX` in an .env.example is a stand-in
-    ),
-    SecretRule(
-        "secret:aws-access-key",
-        ("akia", "asia"),
-        "AWS access key id split into pieces",
-        # the sixteen characters after the prefix cut by one or two spaces or plus signs ("AKIA1B2C3D4E 5F6G7H8I")
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)(?P<val>[A-Z0-9]{4,12}(?:(?:[ \t]|[ \t]*\+[ \t]*)[A-Z0-9]{4,12}){1,2})"
-                   r"(?![A-Z0-9])"),
-        _split_aws_key_real,
-    ),
-    SecretRule(
-        "secret:aws-secret-key",
-        ("aws",),
-        "AWS secret access key",
-        re.compile(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
-                   r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-        value_not_filler("val"),
-        anchored=False,
-    ),
-    SecretRule(
-        "secret:aws-secret-key",
-        ("aws",),
-        "AWS secret access key",
-        re.compile(r"(?<![A-Za-z0-9/+])(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-        _aws_secret_near_aws,
-        anchored=False,
-    ),
-    SecretRule(
-        "secret:gcp-service-account",
-        ("service_account",),
-        "Google Cloud service-account key file",
-        re.compile(r"\"type\"\s*:\s*\"service_account\""),
-        lambda _m, text: re.search(r"\"private_key(?:_id)?\"\s*:\s*\"[^\"]{8,}", text) is not None,
-        anchored=False,
-    ),
-    SecretRule(
-        "secret:gcp-api-key",
-        ("aiza",),
-        "Google API key",
-        re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])"),
-    ),
-    SecretRule(
-        "secret:azure-key",
-        ("accountkey", "sharedaccesskey"),
-        "Azure storage or service-bus account key",
-        re.compile(r"(?:AccountKey|SharedAccessKey)\s*=\s*(?P<val>[A-Za-z0-9+/]{30,}={0,2})"),
-        value_not_filler("val"),
-    ),
-    SecretRule(
-        "secret:azure-key",
-        ("q~",),
-        "Azure client secret",
-        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
-    ),
-    SecretRule(
-        "secret:azure-key",
-        ("azure",),
-        "Azure client secret",
-        re.compile(r"(?i)azure[\w.\-]{0,30}(?:secret|password|key)[\w.\-]{0,20}[\"']?\s*[:=]\s*[\"']?"
-                   r"(?P<val>[^\s\"',;]{20,})"),
-        lambda m, _t: random_looking(m.group("val")),
-        anchored=False,
-    ),
-    SecretRule(
-        "secret:github-token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        "GitHub token",
-        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
-        lambda m, _t: not is_filler(m.group()[4:]),
-    ),
-    SecretRule(
-        "secret:gitlab-token",
-        ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-"),
-        "GitLab token",
-        re.compile(r"(?<![A-Za-z0-9_\-])gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,}"),
-        lambda m, _t: not is_filler(m.group().split("-", 1)[1]),
-    ),
-    SecretRule(
-        "secret:slack-token",
-        ("xox", "xapp-"),
-        "Slack token",
-        re.compile(r"(?<![A-Za-z0-9])(?:xox[abposre]-\d{5,}-[A-Za-z0-9\-]{8,}|"
-                   r"xapp-\d-[A-Z0-9]{6,}-\d{6,}-[a-f0-9]{16,})"),
-    ),
-    SecretRule(
-        "secret:slack-webhook",
-        ("hooks.slack.com",),
-        "Slack incoming-webhook URL",
-        re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>T[A-Za-z0-9_]{6,}/[A-Za-z0-9_/]{8,})"),
-        value_not_filler("val"),
-    ),
-    SecretRule(
-        "secret:stripe-key",
-        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
-        "Stripe secret key",
-        re.compile(r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_(?P<val>[A-Za-z0-9]{16,})"),
-        value_not_filler("val"),
-    ),
-    SecretRule(
-        "secret:anthropic-key",
-        ("sk-ant-",),
-        "Anthropic API key",
-        re.compile(r"(?<![A-Za-z0-9_\-])sk-ant-(?:api|admin|sid)\d{2}-(?P<val>[A-Za-z0-9_\-]{32,})"),
-        value_not_filler("val"),
-    ),
-    SecretRule(
-        "secret:openai-key",
-        ("sk-",),
-        "OpenAI-style API key",
-        re.compile(r"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?P<kind>proj-|svcacct-|admin-|None-)?(?P<val>[A-Za-z0-9_\-]{32,})"),
-        _openai_key_ok,
-    ),
-    SecretRule(
-        "secret:private-key",
-        ("private key",),
-        "private key block",
-        re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
-        _private_key_has_body,
-    ),
-    SecretRule(
-        "secret:jwt",
-        ("eyj",),
-        "JSON Web Token",
-        re.compile(r"(?<![A-Za-z0-9_\-])(?P<head>eyJ[A-Za-z0-9_\-]{8,})\.(?P<body>ey[A-Za-z0-9_\-]{8,})\.(?P<sig>[A-Za-z0-9_\-]{16,})"),
-        _jwt_header_ok,
-    ),
-    SecretRule(
-        "secret:url-credentials",
-        ("://",),
-        "password inside a URL",
-        re.compile(r"\b[a-z][a-z0-9+.\-]{1,20}://(?P<user>[^\s:/@\[\]]{0,64}):(?P<val>[^\s:/@\[\]]{6,128})@[\w.\-]+"),
-        _url_password_real,
-        anchored=False,
-    ),
-    *VENDOR_RULES,
-)  # fmt: skip
+from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_placeholder, random_looking
+from agentmd.rules.prefilter.credential_rules import SECRET_RULES, URL_PASSWORD_PLACEHOLDERS
+from agentmd.rules.prefilter.credential_views import WHITESPACE, views
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
 # split at "_", ".", "-" and camelCase humps (api_key, clientSecret, DB_PASS), and test both.
@@ -295,7 +75,7 @@ def _secret_assignment(parts: list[str], value: str) -> bool:
         return (
             len(value) >= 8
             and not is_placeholder(value)
-            and value.lower() not in _URL_PASSWORD_PLACEHOLDERS
+            and value.lower() not in URL_PASSWORD_PLACEHOLDERS
             and any(c.isalpha() for c in value)
             and any(not c.isalpha() for c in value)
             and entropy(value) >= 2.8
@@ -383,7 +163,7 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
             )
 
     low = text.lower()
-    for rule in _SECRET_RULES:
+    for rule in SECRET_RULES:
         if any(g in low for g in rule.gates):
             for m in rule.regex.finditer(text):
                 if rule.check is None or rule.check(m, text):
@@ -420,12 +200,12 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
                 yield from emit("secret:password", "password in a .pgpass line", lines.at(m.start()))
 
     found = {code for code, _ in seen}
-    retry = [r for r in _SECRET_RULES if r.anchored and r.code not in found]
+    retry = [r for r in SECRET_RULES if r.anchored and r.code not in found]
     if not retry:
         return
     # a wrapped token is a run of the text with its line breaks and spaces taken out, so only the rules with a
     # gate in that squeezed text can match one (the joined words of an ordinary long note are not all tried)
-    squeezed = _WHITESPACE.sub("", low) if "\n" in text else ""
+    squeezed = WHITESPACE.sub("", low) if "\n" in text else ""
     wrapped = [r for r in retry if any(g in squeezed for g in r.gates)]
     if wrapped:
         for line, joined in _split_candidates(text):
@@ -435,7 +215,7 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
                     hit = rule.regex.search(joined)
                     if hit and (rule.check is None or rule.check(hit, joined)):
                         yield from emit(rule.code, rule.label, line, " (split across lines)")
-    for how, view in _views(text):
+    for how, view in views(text):
         low_view, view_lines = view.lower(), Lines(view)
         for rule in retry:
             if any(g in low_view for g in rule.gates):
@@ -514,7 +294,7 @@ def _prose_password(value: str) -> bool:
     """A written-out value that looks like a password: letters and something else, not a placeholder or a
     word, a number, a path or a URL."""
     value = _PROSE_WORD_END.sub("", value) if not value.endswith(("!", "?")) or len(value) > 7 else value
-    if len(value) < 6 or value.lower() in _URL_PASSWORD_PLACEHOLDERS or is_placeholder(value):
+    if len(value) < 6 or value.lower() in URL_PASSWORD_PLACEHOLDERS or is_placeholder(value):
         return False
     if "://" in value or value.startswith(("/", "~", "./")) or value.isdigit():
         return False
@@ -525,128 +305,3 @@ def _prose_password(value: str) -> bool:
     if re.fullmatch(r"[a-z]+-[a-z]+(?:-[a-z]+)*", value):
         return False  # a hyphenated word ("self-service"), not a passphrase with digits
     return entropy(value) >= 2.5
-
-
-# Other views of the text, read by the rules with a fixed prefix: escapes decoded, look-alike letters folded,
-# spaced-out and concatenated tokens re-joined, reversed text, base64 decoded.
-_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});")
-_SPACED_RUN = re.compile(r"(?:[A-Za-z0-9_\-+/=.]{1,16}[ \t]){3,}[A-Za-z0-9_\-+/=.]{1,32}")
-_CONCAT = re.compile(r"[\"']\s*\+\s*[\"']")
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
-_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"
-_FOLD: Final = str.maketrans(
-    {"І": "I", "і": "i", "А": "A", "а": "a", "Е": "E", "е": "e", "О": "O", "о": "o", "Р": "P", "р": "p",
-     "С": "C", "с": "c", "Х": "X", "х": "x", "К": "K", "М": "M", "Н": "H", "Т": "T", "В": "B", "Ѕ": "S",
-     "ѕ": "s", "у": "y", "Κ": "K", "Α": "A", "Ο": "O", "ο": "o", "Ι": "I"} | dict.fromkeys(_INVISIBLE, None)
-)  # fmt: skip
-
-
-def _unescape(m: re.Match[str]) -> str:
-    code = int(next(g for g in m.groups() if g is not None), 10 if m.group(4) else 16)
-    return chr(code) if code < 0x110000 else m.group()
-
-
-def _token_pieces(run: str) -> bool:
-    """A run of pieces that reads as a token written out in groups (`ghp_ aB3d eF5g ...`), not a sentence: most
-    pieces after the first hold a digit or a capital after their first letter."""
-    pieces = [p for p in run.split()[1:] if len(p) > 1]  # letters spelled out one by one ("x o x b") count for none
-    if 2 * len(_MARK.findall(run)) < len(pieces):
-        return False  # too few digits and capitals for half the pieces to hold one (most prose)
-    marked = sum(any(c.isdigit() for c in p) or any(c.isupper() for c in p[1:]) for p in pieces)
-    return 2 * marked >= len(pieces)
-
-
-_MARK = re.compile(r"[0-9A-Z]")
-_WHITESPACE = re.compile(r"\s+")
-
-
-def _changed_lines(text: str, read: Callable[[str], bool], change: Callable[[str], str]) -> str | None:
-    """`text` with `change` applied to the lines `read` picks and every other line left empty, so that a view of
-    a long note costs what its few changed lines cost and keeps its line numbers; None when no line changed."""
-    out: list[str] = []
-    changed = False
-    for line in text.split("\n"):
-        if not read(line):
-            out.append("")
-            continue
-        new = change(line)
-        changed = changed or new != line
-        out.append(new)
-    return "\n".join(out) if changed else None
-
-
-_LONG_RUN = re.compile(r"\S{16,}")
-
-
-# a backslash before punctuation, as Markdown and JSON writers add it (`ghp\\_...` renders as `ghp_...`)
-_PUNCT_ESCAPE = re.compile(r"\\([_\-*.~`/+=])")
-
-
-def _unescape_line(line: str) -> str:
-    return _PUNCT_ESCAPE.sub(r"\1", _ESCAPED.sub(_unescape, line))
-
-
-# What can disguise a token's letters: the look-alikes folded above, invisible characters, and the letters, digits
-# and joiners that NFKC maps to ASCII (full-width, mathematical, circled, enclosed, super- and subscript,
-# letterlike, ligatures). Other lines (Chinese prose with its full-width commas) are not folded.
-_LOOK_ALIKE = re.compile(
-    "[" + re.escape("".join(chr(c) for c in _FOLD)) + "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff0d\uff3f"
-    "\U0001d400-\U0001d7ff\u2460-\u24ff\U0001f100-\U0001f1ff\u2070-\u209f\u2100-\u214f\ufb00-\ufb06]"
-)
-
-
-def _has_look_alike(line: str) -> bool:
-    return _LOOK_ALIKE.search(line) is not None
-
-
-def _fold(line: str) -> str:
-    return unicodedata.normalize("NFKC", line).translate(_FOLD)
-
-
-def _concatenated(text: str) -> str | None:
-    """The lines around string concatenations (`"ghp_" + "..."`), with the concatenations joined and every
-    other line left empty; None when there is none."""
-    marks = [m.span() for m in _CONCAT.finditer(text)]
-    if not marks:
-        return None
-    breaks = [i for i, ch in enumerate(text) if ch == "\n"] if len(marks) < 64 else None
-    if breaks is None:
-        return _CONCAT.sub("", text)  # concatenations all over the text: read it whole
-    keep: set[int] = set()
-    for start, end in marks:
-        first, last = bisect.bisect_left(breaks, start), bisect.bisect_left(breaks, end)
-        keep.update(range(max(0, first - 1), last + 2))
-    lines = text.split("\n")
-    return _CONCAT.sub("", "\n".join(line if i in keep else "" for i, line in enumerate(lines)))
-
-
-def _views(text: str) -> Iterator[tuple[str, str]]:
-    if "%" in text and (decoded := _changed_lines(text, lambda line: "%" in line, urllib.parse.unquote)):
-        yield " (URL-encoded)", decoded
-    if ("\\" in text or "&#" in text) and (
-        unescaped := _changed_lines(text, lambda line: "\\" in line or "&#" in line, _unescape_line)
-    ):
-        yield " (escaped)", unescaped
-    if not text.isascii() and (folded := _changed_lines(text, _has_look_alike, _fold)):
-        yield " (look-alike characters)", folded
-    spaced = [re.sub(r"[ \t]+", "", m.group()) for m in _SPACED_RUN.finditer(text) if _token_pieces(m.group())]
-    if spaced:
-        yield " (spaced out)", "\n".join(spaced)
-    if "+" in text and (joined := _concatenated(text)):
-        yield " (concatenated)", joined
-    # a reversed token is one long run; the lines without one are not read backwards
-    backwards = _changed_lines(text, lambda line: _LONG_RUN.search(line) is not None, lambda line: line[::-1])
-    if backwards:
-        yield " (reversed)", backwards
-    blobs = []
-    for m in _B64_RUN.finditer(text):
-        blob = m.group()
-        try:
-            raw = base64.urlsafe_b64decode(blob.replace("+", "-").replace("/", "_") + "=" * (-len(blob) % 4))
-            inner = raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            continue
-        if inner.isprintable():
-            blobs.append(inner)
-    if blobs:
-        yield " (base64-encoded)", "\n".join(blobs)

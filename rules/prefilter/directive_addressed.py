@@ -28,23 +28,21 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from agentmd.rules.prefilter.directive_features import (
+from agentmd.rules.prefilter.directive_features import DECEIT, REPORTED_PAST, SKIP_USER, SPEAKER_TURN
+from agentmd.rules.prefilter.directive_requests import (
     ACT,
-    AI_Q,
-    DECEIT,
     HIDE,
     IMPERATIVE,
     LEAK_PROMPT,
     ORDER_MODAL,
     QUOTED,
     REPORTED,
-    REPORTED_PAST,
     SECRET_RE,
-    SKIP_USER,
-    SPEAKER_TURN,
     TOOL,
 )
-from agentmd.rules.prefilter.directive_score import discusses, house_rule, prose_with_code
+from agentmd.rules.prefilter.directive_score import house_rule
+from agentmd.rules.prefilter.directive_sentences import discusses, prose_with_code
+from agentmd.rules.prefilter.directive_vocabulary import AI_Q
 
 # --------------------------------------------------------------------------------------------------------------
 # Vocabulary (read on lower-cased text with its apostrophes straightened and white space folded)

@@ -1,7 +1,7 @@
 """The main override order ("ignore / forget your earlier instructions", "your earlier rules no longer apply")
 in languages beyond the ones written into `directive_phrases`, one row per language.
 
-Each row gives the words of a co-occurrence group (see `directive_phrases._Group`): verbs that drop something,
+Each row gives the words of a co-occurrence group (see `directive_matching.Group`): verbs that drop something,
 nouns for instructions and rules (and for "what you were told"), qualifiers for earlier or all, and phrases that
 declare rules void. Entries are separated by spaces, `_` stands for a space inside an entry, and an entry of
 Latin, Greek or Cyrillic letters longer than four letters is a stem (a word's start), so inflected forms match.
@@ -188,7 +188,7 @@ def joined_void() -> str:
 
 # What an AI is called, and the words of an order that matters (the user, passwords and keys, deleting, sending,
 # logs and backups, keeping something from the user), per language: a sentence that calls an AI by one of the
-# names and goes on with one of these words is refused (see `directive_phrases._foreign_vocatives`).
+# names and goes on with one of these words is refused (see `directive_foreign.foreign_vocatives`).
 AI_NAMES: Final[dict[str, str]] = {
     "hungarian": "asszisztens mesterséges_intelligencia modell",
     "finnish": "avustaja tekoäly malli",

@@ -28,210 +28,99 @@ not discuss attacks, is read as meant.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from typing import Final
 
-from agentmd import vault_schema
 from agentmd.rules.prefilter.directive_features import (
     ABOVE,
     ABOVE_SKIPPED,
-    ACT,
-    AGENT_FRAME,
     AI_QUESTION,
-    AI_SUBJECT,
-    APPROVED,
     AUTH_CLAIM,
-    AUTHORITY,
     CODE_CALL,
-    CODE_COMMENT,
     CODE_OVERRIDE,
     COVERT,
     DECEIT,
-    DECLARED_VOID,
     DESCRIBED_AI,
     DESCRIBED_AI_LOOSE,
-    DEST,
-    DISCUSSION,
     DRAFT_TO_PERSON,
     DROP_SAFETY,
-    EXFILTRATE,
-    FRAME,
-    HIDDEN_BLOCK,
-    HIDE,
     HOW_TO,
     HUMAN_ADDRESS,
     IDENTITY,
-    IMPERATIVE,
     INSTR_RE,
-    LEAK,
-    LEAK_PROMPT,
-    LINK_PARTS,
     MEMORY_ORDER,
-    MENTIONS_AI,
-    NEGATED,
     NOTE_AUTHORITY,
-    ORDER_CLAUSE,
-    ORDER_MODAL,
-    ORDER_START,
     ORDERS_YOU,
-    OVERRIDE,
-    OVERRIDE_ANY,
-    OVERRIDE_CUE,
     OVERRIDE_FRAME,
     OVERRIDE_VERB_RE,
     OWN_TURN,
     OWNED_RE,
     PASSIVE_AI,
-    PERMISSION,
     POSSIBILITY,
     PRINCIPAL,
-    PROSE_FENCES,
     PROTECTIVE,
-    QUOTED,
-    REPORTED,
     REPORTED_PAST,
-    ROLE,
-    ROLE_PLAY,
     SAFETY,
     SAFETY_VOID,
     SCRIPTED,
-    SECRET_RE,
     SELF_REFERENCE,
-    SEND_OUT,
-    SENTENCE_SPLIT,
     SKIP_USER,
     SPEAKER_TURN,
     THIRD_PERSON_ORDER,
-    TOOL,
-    TOOL_CUE,
-    TRIGGER,
     TRIGGER_WORDS,
-    USER_TRIGGER,
-    VOCATIVE,
     VOCATIVE_OPENING,
-    VOID_ANY,
     VOID_RE,
     WE,
     WORM,
-    YOU,
     without_false_overrides,
 )
-
-# --------------------------------------------------------------------------------------------------------------
-# Views
-
-
-@functools.lru_cache(maxsize=4)
-def prose_with_code(text: str) -> tuple[str, bool]:
-    """The text as a reader takes its words, line count kept: inline code kept, the whole of a prose fence
-    (no language, text, markdown, prompt), only the comments of a code fence. When the note's prose discusses
-    attacks every fence and code span is blanked instead: they are then its quoted examples. Also says whether
-    the note discusses attacks. The last few answers are kept: the scorer and the segment reader
-    (`directive_addressed`) both read the same view of a note."""
-    prose = vault_schema.strip_code(text)
-    discusses = _discusses(prose.lower())
-    if discusses:
-        return prose, True
-    if "```" not in text and "~~~" not in text:
-        return text, False
-    out = text.split("\n")
-    for b in vault_schema.fenced_blocks(text):
-        language = (b.info.split() or [""])[0].lower()
-        content = b.content.split("\n")
-        spoofed = _CHAT_ROLE.search(b.content) is not None
-        out[b.start_line] = ""
-        for i, line in enumerate(content, start=b.start_line + 1):
-            if i >= len(out):
-                break
-            if language in PROSE_FENCES:
-                out[i] = line
-            else:
-                m = CODE_COMMENT.match(line)
-                out[i] = m.group(1) if m else (_message_text(line) if spoofed else "")
-        close = b.start_line + len(content) + 1
-        if close < len(out):
-            out[close] = ""
-    return "\n".join(out), False
-
-
-# A chat message written as data ({"role": "tool", "content": "..."}): a model reads its text as a turn of the
-# conversation, so the text of such a message in a code fence is read as prose.
-_CHAT_ROLE: Final = re.compile(r"[\"']role[\"']\s*:\s*[\"'](?:tool|system|assistant|function|developer|ipython)[\"']")
-_MESSAGE_VALUE: Final = re.compile(
-    r"[\"'](?:content|text|message|output|result|instructions?)[\"']\s*:\s*\"((?:[^\"\\\n]|\\.){6,})\""
+from agentmd.rules.prefilter.directive_requests import (
+    ACT,
+    AGENT_FRAME,
+    APPROVED,
+    DEST,
+    EXFILTRATE,
+    HIDE,
+    IMPERATIVE,
+    LEAK,
+    LEAK_PROMPT,
+    MENTIONS_AI,
+    NEGATED,
+    ORDER_CLAUSE,
+    ORDER_MODAL,
+    ORDER_START,
+    OVERRIDE_CUE,
+    PERMISSION,
+    QUOTED,
+    REPORTED,
+    ROLE_PLAY,
+    SECRET_RE,
+    SEND_OUT,
+    TOOL,
+    TOOL_CUE,
+    TRIGGER,
+    USER_TRIGGER,
 )
-
-
-def _message_text(line: str) -> str:
-    return " ".join(m.group(1) for m in _MESSAGE_VALUE.finditer(line))
-
-
-def _normalise(sentence: str) -> str:
-    low = sentence.lower().replace("’", "'").replace("‘", "'").replace("_", " ")
-    return " ".join(low.split())
-
-
-_INLINE_CODE: Final = re.compile(r"(?<!`)`[^`\n]+`(?!`)")
-_COMMENT_MARK: Final = re.compile(r"<!--|-->|%%")
-
-
-def _sentences(view: str) -> Iterator[tuple[int, str, bool]]:
-    """(position, sentence, hidden) for every sentence: paragraphs split at sentence ends, line breaks,
-    semicolons and dashes; HTML and Obsidian comments, link texts and titles read as sentences of their own,
-    marked hidden (text a reader of the rendered note does not see, or sees out of context)."""
-    if "`" in view and ("<!--" in view or "%%" in view):
-        # a comment in inline code is shown as written (a quoted example, not hidden text): its markers are
-        # blanked, so it is neither read as hidden nor split off as a sentence of its own
-        view = _INLINE_CODE.sub(lambda m: _COMMENT_MARK.sub(lambda c: " " * len(c.group()), m.group()), view)
-    for m in HIDDEN_BLOCK.finditer(view):
-        inner = m.group(1) if m.group(1) is not None else m.group(2)
-        start = m.start(1) if m.group(1) is not None else m.start(2)
-        if inner and inner.strip():
-            yield from _split(inner, start, True)
-    for m in LINK_PARTS.finditer(view):
-        for k in (1, 3, 4):
-            part = m.group(k)
-            if part and len(part.split()) >= 3:
-                yield m.start(k), part, k != 1
-        target = m.group(2) or ""
-        if "%20" in target or "prompt=" in target:
-            yield m.start(2), re.sub(r"%20|\+", " ", target), True
-    yield from _split(view, 0, False)
-
-
-_WINDOW: Final = 600  # a run-on "sentence" longer than this is read in overlapping windows of this size
-_OVERLAP: Final = 150
-
-
-def _split(text: str, offset: int, hidden: bool) -> Iterator[tuple[int, str, bool]]:
-    pos = 0
-    for m in SENTENCE_SPLIT.finditer(text):
-        if m.start() > pos:
-            yield from _windows(text, pos, m.start(), offset, hidden)
-        pos = m.end()
-    if pos < len(text):
-        yield from _windows(text, pos, len(text), offset, hidden)
-
-
-def _windows(text: str, start: int, end: int, offset: int, hidden: bool) -> Iterator[tuple[int, str, bool]]:
-    """text[start:end] as one sentence, or in overlapping windows cut at spaces when it is longer than a
-    sentence can be (a directive is short; the patterns stay cheap on short input)."""
-    if end - start <= _WINDOW + _OVERLAP:
-        yield offset + start, text[start:end], hidden
-        return
-    while start < end:
-        stop = min(end, start + _WINDOW)
-        if stop < end:
-            space = text.rfind(" ", start + _WINDOW // 2, stop)
-            stop = space if space > 0 else stop
-        yield offset + start, text[start:stop], hidden
-        if stop >= end:
-            return
-        back = text.find(" ", max(start + 1, stop - _OVERLAP), stop)
-        start = back + 1 if back > 0 else stop
-
+from agentmd.rules.prefilter.directive_sentences import (
+    normalise,
+    prose_with_code,
+    sentences,
+    shown_as_example,
+    talks_about_attacks,
+)
+from agentmd.rules.prefilter.directive_vocabulary import (
+    AI_SUBJECT,
+    AUTHORITY,
+    DECLARED_VOID,
+    FRAME,
+    OVERRIDE,
+    OVERRIDE_ANY,
+    ROLE,
+    VOCATIVE,
+    VOID_ANY,
+    YOU,
+)
 
 # --------------------------------------------------------------------------------------------------------------
 # Scoring
@@ -440,7 +329,7 @@ def _controls(s: str) -> bool:
 
 def asks_for_control(text: str) -> bool:
     """The text (any case) asks for something an attacker wants from an agent (see `_controls`)."""
-    return _controls(_normalise(text))
+    return _controls(normalise(text))
 
 
 # A chat log: a user's turn and an assistant's turn on lines of their own, in either order.
@@ -460,7 +349,7 @@ def turns_carry_orders(turns: str) -> bool:
     """Whether spoofed chat turns carry something an agent must not take as said to it: talk of its rules,
     secrets, permissions or tools, or a consequential act (delete, push, run, send...). A chat log in which a
     user asks how to turn off emojis carries none."""
-    s = _normalise(turns)
+    s = normalise(turns)
     if any(
         rx.search(s) is not None
         for rx in (VOID_RE, SAFETY, SECRET_RE, HIDE, AUTH_CLAIM, NOTE_AUTHORITY, PERMISSION, TOOL, SEND_OUT,
@@ -500,7 +389,7 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
     elif framed:
         score += 1
     score -= 3 * (HUMAN_ADDRESS.search(s) is not None) + 2 * (PASSIVE_AI.search(s) is not None)
-    score -= 3 * (REPORTED_PAST.search(s) is not None) + 3 * (_discusses(s))
+    score -= 3 * (REPORTED_PAST.search(s) is not None) + 3 * (talks_about_attacks(s))
     score -= 2 * (WE.search(s) is not None) + 2 * (HOW_TO.search(s) is not None)
     score -= 2 * (not (you or vocative) and POSSIBILITY.search(s) is not None)
     return score
@@ -521,11 +410,11 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
     last_end = -1
     last_hidden = False
     seen: set[str] = set()
-    for pos, raw, hidden in _sentences(text):
+    for pos, raw, hidden in sentences(text):
         if pos < last_end or hidden != last_hidden or _PARAGRAPH_BREAK.search(text, max(last_end, 0), pos):
             addressed, previous = False, ""
         last_end, last_hidden = pos + len(raw), hidden
-        s = _normalise(raw)
+        s = normalise(raw)
         if not s or s in seen:
             continue  # a sentence read once is not read again (repeated text costs nothing)
         seen.add(s)
@@ -535,19 +424,19 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
         if _LATIN_PAIR.search(s) is None:
             previous = s
             continue  # the features are English words: a sentence without two Latin letters in a row has none
-        if discusses or _discusses(s) or (previous.endswith(":") and _discusses(previous)):
+        if discusses or talks_about_attacks(s) or (previous.endswith(":") and talks_about_attacks(previous)):
             if s.startswith(('"', "“", "'", "«")):
                 previous = s
                 continue  # a quotation introduced by a sentence about an attack
             s = QUOTED.sub(" ", s)
-            described = not (YOU.search(s) or addressed or ORDER_START.match(s)) and _discusses(s)
+            described = not (YOU.search(s) or addressed or ORDER_START.match(s)) and talks_about_attacks(s)
             if REPORTED.search(s) or described:
                 previous = s
                 continue  # what an attack makes a model do, reported, or a sentence about attacks
         if REPORTED_PAST.search(s):
             previous = s
             continue  # "we asked the model to ignore its system prompt": a test, reported
-        if hidden and discusses and _shown_as_example(text, pos):
+        if hidden and discusses and shown_as_example(text, pos):
             previous = s
             continue  # "an attacker may hide text in a comment, for example <!-- ignore ... -->" in a write-up
         s = without_false_overrides(s)
@@ -570,31 +459,6 @@ def scored_hits(view: str, *, encoded: bool = False) -> Iterator[tuple[str, int,
         previous = s
 
 
-# A comment introduced on its line as an example ("for example <!-- ... -->", "such as %% ... %%").
-_COMMENT_EXAMPLE: Final = re.compile(
-    r"(?i)\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including|like\s+this)\b[^.!?\n]{0,80}(?:<!--|%%)\s*$"
-)
-
-
-def _shown_as_example(text: str, pos: int) -> bool:
-    """The comment whose text starts at `pos` is introduced as an example by the words before it on its line."""
-    return _COMMENT_EXAMPLE.search(text, text.rfind("\n", 0, pos) + 1, pos) is not None
-
-
-_ADDRESSES: Final = re.compile(
-    r"https?://\S{1,300}|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|\bexample\.[\w.]{1,63}|"
-    r"(?<![\w-])[\w-]{1,63}\.example\b[\w./-]{0,100}"
-)
-
-
-def _discusses(text: str) -> bool:
-    """The text talks about attacks ("injection", "for example", "such as"), web and mail addresses aside
-    ("collect.example.net" is no example)."""
-    if DISCUSSION.search(text) is None:
-        return False  # the addresses are only taken out of text that might discuss attacks: that costs more
-    return DISCUSSION.search(_ADDRESSES.sub(" ", text)) is not None
-
-
 _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 
 
@@ -609,8 +473,3 @@ def _plainly_reported(s: str) -> bool:
     .env file"): past tense, third person."""
     reported = re.search(r"\b(?:told|asked|said|tried|instructed|claimed|wanted|demoed)\b", s) is not None
     return reported and not (YOU.search(s) or ORDER_START.match(s))
-
-
-def discusses(text: str) -> bool:
-    """The text talks about attacks (see `_discusses`): for the other readers of segments."""
-    return _discusses(text)

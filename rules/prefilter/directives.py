@@ -12,8 +12,7 @@ import bisect
 import functools
 import itertools
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import Final
 
@@ -22,27 +21,17 @@ from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
 from agentmd.rules.prefilter.directive_features import (
     PROMPT_WRITING,
-    QUOTED,
-    REPORTED,
     TOLD_OTHERS_FOREIGN,
     TOLD_PEOPLE,
     without_false_overrides,
 )
-from agentmd.rules.prefilter.directive_phrases import (
-    ABOUT,
-    QUOTE_AS_SUBJECT,
-    TOLD_OTHERS,
-    chunked_finditer,
-    chunks,
-    phrase_hits,
-)
-from agentmd.rules.prefilter.directive_score import (
-    asks_for_control,
-    discusses,
-    harmless_order,
-    scored_hits,
-    turns_carry_orders,
-)
+from agentmd.rules.prefilter.directive_folding import plain_and_folded, scoring_view
+from agentmd.rules.prefilter.directive_matching import chunked_finditer, chunks
+from agentmd.rules.prefilter.directive_phrases import ABOUT, QUOTE_AS_SUBJECT, TOLD_OTHERS, phrase_hits
+from agentmd.rules.prefilter.directive_requests import QUOTED, REPORTED
+from agentmd.rules.prefilter.directive_rules import directive_res, foreign_directive_res
+from agentmd.rules.prefilter.directive_score import asks_for_control, harmless_order, scored_hits, turns_carry_orders
+from agentmd.rules.prefilter.directive_sentences import discusses
 from agentmd.rules.prefilter.directive_views import (
     COMPACT_RULES,
     addressed_fields,
@@ -51,250 +40,8 @@ from agentmd.rules.prefilter.directive_views import (
     hidden_views,
 )
 
-_G = r"(?:[\s\"'*_~>\-]+)"  # a gap between two words: whitespace, quotes, dashes, Markdown emphasis
-_SENTENCE_START = r"(?:^|(?<=[.!?:;])\s+|(?<=\n)[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?)"
-_ROLE = (
-    r"(?:ai|a\.i\.|assistant|model|agent|bot|chatbot|llm|gpt|chatgpt|claude|gemini|copilot|persona|character|dan|"
-    r"terminal|interpreter|hacker|jailbroken|unrestricted|unfiltered|uncensored)"
-)
-_MODE = r"(?:developer|god|jailbreak|jailbroken|dan|unrestricted|uncensored|admin|sudo|debug|evil)"
-
-# Word sets for the gates (see _DIRECTIVE_RULES).
-_W_AI: Final = frozenset(
-    {"ai", "ais", "llm", "llms", "model", "models", "assistant", "assistants", "agent", "agents", "bot", "bots",
-     "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "cursor", "gemini", "intelligence"}
-)  # fmt: skip
-_W_ROLE: Final = _W_AI | {"i", "persona", "character", "dan", "terminal", "interpreter", "hacker", "jailbroken",
-                          "unrestricted", "unfiltered", "uncensored"}  # fmt: skip
-_W_EARLIER: Final = frozenset(
-    {"previous", "prior", "preceding", "above", "earlier", "foregoing", "former", "original", "initial", "system",
-     "developer", "existing", "old"}
-)  # fmt: skip
-# What an order to an agent is about: answers, notes, the user, the work in the repository.
-_W_AGENT_WORK: Final = frozenset(
-    {"answer", "answering", "reply", "replying", "respond", "responding", "mention", "note", "notes", "user",
-     "build", "deploy", "commit", "push", "question", "tell", "instructions", "reveal", "run", "tests", "review",
-     "merge", "prompt", "output", "code", "repository", "repo", "script", "file", "files", "secret", "secrets"}
-)  # fmt: skip
-_W_IGNORE: Final = frozenset({"ignore", "disregard", "forget", "override", "bypass", "discard", "drop"})
-
-# (label for the message, gates, pattern). Gates are groups of words; each group must have one word in the
-# text, or the pattern is not even tried (most notes skip most patterns). A gate entry that is not a plain
-# word is looked for as a substring.
-_DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] = (
-    ("tells the reader to ignore earlier instructions", (_W_IGNORE, _W_EARLIER),
-     rf"\b(?:ignore|disregard|forget|override|bypass|discard|drop)(?:{_G}(?:all|any|every|each|of|the|your|my|"
-     rf"these|those)){{0,3}}{_G}(?:previous|prior|preceding|above|earlier|foregoing|former|original|"
-     rf"initial|system|developer|existing|old)(?:{_G}[a-z]+)?{_G}(?:instructions?|prompts?|directions?|"
-     rf"directives?|rules|guidelines|guidance|context|messages?|commands?|orders|constraints|policies|"
-     rf"programming|training)\b"),
-    ("tells the reader to forget what it was told", (_W_IGNORE, ("all", "everything")),
-     rf"\b(?:ignore|disregard|forget)(?:{_G}(?:all|everything)){{1,2}}{_G}(?:above|before|previous|prior|"
-     rf"earlier|you(?:'ve|{_G}have|{_G}were|{_G}learned))\b"),
-    ("tells the reader to drop its own rules", (_W_IGNORE, ("your",)),
-     rf"\b(?:ignore|disregard|forget|bypass|override)(?:{_G}all)?(?:{_G}of)?{_G}your{_G}(?:instructions|"
-     rf"guidelines|restrictions|rules|programming|training|safety|filters|principles)\b"),
-    ("tells the reader not to follow its instructions",
-     (("follow", "following", "obey", "obeying", "comply", "listen"), _W_EARLIER),
-     rf"\b(?:do{_G}not|don't|never|stop)(?:{_G}(?:follow|following|obey|obeying|comply{_G}with|listen{_G}to))"
-     rf"(?:{_G}(?:any|the|your|all))?{_G}(?:previous|prior|original|system|earlier|above|developer)"
-     rf"{_G}(?:instructions|rules|prompt|guidelines)\b"),
-    ("standing order to the reader", (("you",), ("must", "shall"), _W_AGENT_WORK),
-     rf"\byou{_G}(?:must|shall){_G}(?:always|never|henceforth|from{_G}now)\b"),
-    ("standing order to the reader", (("now", "henceforth", "point"), ("from", "henceforth")),
-     rf"\b(?:from{_G}now{_G}on|henceforth|from{_G}this{_G}point{_G}(?:on|forward))[\s,]*(?:you{_G}(?:must|will|"
-     rf"shall|should|are{_G}to|have{_G}to|need{_G}to|always|never|only|respond|reply|answer|act|speak|behave)|"
-     rf"(?:always|never|only){_G}[a-z]+|(?:respond|reply|answer)\b|when(?:ever)?{_G}(?:asked|the{_G}user|"
-     rf"someone|anyone|i\b|you{_G}are))"),
-    ("orders how to respond", (("always", "only", "never"), ("respond", "reply", "answer")),
-     rf"{_SENTENCE_START}(?:please{_G})?(?:always|only|never){_G}(?:respond|reply|answer){_G}(?:in|with|"
-     rf"using|only|as|that|by|to{_G}(?:the{_G})?(?:user|human|every))\b"),
-    ("asks for or replaces the system prompt", (("prompt", "prompts"), ("system",)),
-     rf"\b(?:reveal|print|show|output|repeat|leak|display|dump|expose|ignore|override|overwrite|disregard|"
-     rf"forget|bypass|your|new|updated|hidden|real|begin|start)(?:{_G}(?:the|your|my|full|entire|original|initial|hidden|"
-     rf"exact)){{0,2}}{_G}system[\s\-]*prompts?\b"),
-    ("labels a system prompt", (("prompt",), ("system",)),
-     r"(?:^|\n)[ \t]*(?:#+[ \t]*)?system[ \t\-]*prompt[ \t]*:"),
-    ("reassigns the reader's role", (("you",), ("now",), _W_ROLE),
-     rf"\byou(?:'re|{_G}are){_G}now(?:{_G}(?:a|an|the|my))?(?:{_G}[\w\-]+){{0,3}}?{_G}{_ROLE}\b"),
-    ("reassigns the reader's role", (("you",), ("now",), ("mode",)),
-     rf"\byou(?:'re|{_G}are){_G}now{_G}in(?:{_G}\w+)?{_G}{_MODE}{_G}mode\b"),
-    ("reassigns the reader's role", (("act",), ("as",)),
-     rf"{_SENTENCE_START}(?:please{_G}|now{_G}|and{_G})?act{_G}as{_G}(?:if{_G}you|though{_G}you|(?:a|an|the|my)"
-     rf"(?:{_G}[\w\-]+){{0,3}}?{_G}{_ROLE}\b)"),
-    ("reassigns the reader's role", (("pretend",), _W_ROLE),
-     rf"\bpretend{_G}(?:to{_G}be|(?:that{_G})?you(?:'re|{_G}are))(?:{_G}(?:a|an|the|my))?(?:{_G}[\w\-]+){{0,3}}?"
-     rf"{_G}{_ROLE}\b"),
-    ("reassigns the reader's role", (("play", "roleplay", "enable"),),
-     rf"\brole[\s\-]?play{_G}as\b|\benable{_G}{_MODE}{_G}mode\b"),
-    ("tells the reader what it is", (("you",), _W_AI),
-     rf"{_SENTENCE_START}you(?:'re|{_G}are){_G}(?:now{_G})?(?:an?{_G})?(?:ai|large{_G}language{_G}model|"
-     rf"language{_G}model|llm|chatbot|chatgpt|claude|gpt-?\d\w*|ai{_G}assistant|helpful{_G}assistant)\b"),
-    ("addresses an AI directly", (("as",), _W_AI, ("you",)),
-     rf"\bas{_G}an?{_G}(?:ai|artificial{_G}intelligence|llm|large{_G}language{_G}model|language{_G}model|"
-     rf"ai{_G}assistant|assistant|chatbot|ai{_G}agent|agent)\b[^.\n]{{0,80}}?\byou{_G}(?:must|should|shall|will|"
-     rf"need{_G}to|have{_G}to|are{_G}(?:required|obliged|expected|allowed|free|now){_G}to|can{_G}now|cannot|"
-     rf"can't|won't|do{_G}not|don't|never|always|only)\b"),
-    ("addresses an AI directly", (("if", "when"), ("you",), _W_AI),
-     rf"\b(?:if|when)(?:{_G}you(?:'re|{_G}are)){_G}(?:an?{_G}|the{_G})?(?:ai|llm|language{_G}model|assistant|"
-     rf"agent|chatbot|bot|claude|chatgpt|gpt|copilot)(?:{_G}(?:model|assistant|agent))?(?:[\s,]+reading|"
-     rf"[\s,]+processing|[\s,]+that{_G}reads|\s*,)"),
-    ("addresses an AI directly", (("dear", "hey", "hi", "hello", "attention"), _W_AI),
-     rf"\b(?:dear|hey|hi|hello|attention)(?:{_G}(?:the|an?))?{_G}(?:ai|llm|agent|assistant|model|claude|chatgpt|"
-     rf"gpt|copilot|bot)\b\s*[,:!]"),
-    ("gives the reader a new purpose", (("your",), ("new", "real", "actual", "true")),
-     rf"\byour{_G}(?:new|real|actual|true){_G}(?:instructions|objective|goal|purpose|mission|directive|role)"
-     rf"{_G}(?:is|are)\b|\byour{_G}(?:real|actual|true){_G}task{_G}is\b"),
-    ("asks to hide something from the user",
-     (("tell", "telling", "inform", "informing", "reveal", "revealing", "disclose", "disclosing"),
-      ("user", "human", "operator", "owner")),
-     rf"\b(?:do{_G}not|don't|never|without)(?:{_G}(?:tell|telling|inform|informing|reveal|revealing|disclose|"
-     rf"disclosing))(?:{_G}(?:this|it|anything)(?:{_G}to)?)?{_G}(?:the|your){_G}(?:user|human|operator|owner)\b"),
-    ("asks to hide something from the user", (("hide",), ("user", "human")),
-     rf"\bhide{_G}(?:this|it){_G}from{_G}(?:the{_G})?(?:user|human)\b"),
-    ("announces replacement instructions",
-     (("instruction", "instructions", "directive", "directives", "orders", "prompt"),
-      ("new", "updated", "revised", "real", "actual", "true", "secret", "hidden", "override", "system", "admin",
-       "developer")),
-     rf"\b(?:new|updated|revised|real|actual|true|secret|hidden|override|system|admin|developer)"
-     rf"{_G}(?:instructions?|directives?|orders|prompt)[\s*_]*:"),
-    ("carries chat-template control tokens",
-     (("<|", "inst]", "sys>", "system>", "prompt>", "instruction>", "instructions>"),),
-     r"<\|\s*(?:im_?start|im_?end|system|user|assistant|end_?of_?text|eot_?id|start_?header_?id|"
-     r"end_?header_?id|begin_?of_?text)\s*\|>|\[/?INST\]|<</?SYS>>|</?(?:system|sys|system-?prompt|"
-     r"instructions?)>"),
-    ("carries a chat role label", (("system", "assistant", "developer", "ai"),),
-     rf"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?(?:system|assistant|developer|ai)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|"
-     rf"from{_G}now|always|never|act{_G}as|pretend|respond|your|new{_G}instructions|do{_G}not|don't|override)\b"),
-    ("carries an instruction-tuning header", (("instruction", "instructions", "system", "human", "assistant"),),
-     r"(?:^|\n)[ \t]*#{1,6}[ \t]*(?:instructions?|system(?:[ \t]+prompt)?|human|assistant)[ \t]*:"),
-    ("asks to send secrets out",
-     (("send", "post", "upload", "exfiltrate", "forward", "email", "transmit", "leak"), ("http", "https", "@")),
-     rf"\b(?:send|post|upload|exfiltrate|forward|email|transmit|leak)(?:{_G}[\w.\-]+){{0,4}}?{_G}(?:api{_G}?keys?|"
-     rf"credentials|secrets|tokens|passwords|ssh{_G}keys?|private{_G}keys?|\.env|environment{_G}variables|"
-     rf"env{_G}vars|cookies|chat{_G}history|conversation|system{_G}prompt){_G}to{_G}(?:https?://|\S+@\S+\.\w+)"),
-)  # fmt: skip
-
-# Phrasings in other languages, read on text whose letters were not folded to Latin look-alikes. Their gates are
-# substrings (no word boundaries in CJK).
-_FOREIGN_DIRECTIVE_RULES: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
-    (("instru", "istruz", "anweis"),
-     r"\bignor(?:a|ar|e|ez|er|iere|ieren\s+sie)\s+(?:todas\s+|toutes\s+|tutte\s+|alle\s+)?(?:las\s+|les\s+|"
-     r"as\s+|le\s+|die\s+)?(?:instrucciones|instructions|instruções|istruzioni|anweisungen)\s+(?:anteriores|"
-     r"previas|précédentes|antérieures|precedenti|vorherigen|bisherigen)"),
-    (("anweis", "instrukt", "befehl"),
-     r"\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:vorherigen|bisherigen|"
-     r"vorigen|obigen)\s+(?:anweisungen|instruktionen|befehle)"),
-    (("инструкц", "указан", "команд"),
-     r"(?:игнорир\w*|забудь\w*|проигнорир\w*)\s+(?:все\s+)?(?:предыдущие|прежние|предшествующие|"
-     r"вышеуказанные)\s+(?:инструкции|указания|команды)"),
-    (("指令", "指示", "提示词", "规则", "命令"),
-     r"(?:忽略|无视|忽视|不要理会|忘记|忘掉)掉?你?(?:之前|以前|先前|上面|上述|前面|此前|所有|全部)的?"
-     r"(?:所有|全部)?的?(?:指令|指示|提示词|规则|命令)"),
-    (("从现在",), r"从现在(?:开始|起)[，,]?\s*你(?:必须|只能|要始终|永远)"),
-    (("指示", "命令"), r"(?:以前|前|上記)の(?:すべての)?(?:指示|命令)を(?:無視|忘れ)"),
-)  # fmt: skip
-_FOREIGN_LABEL: Final = "tells the reader to ignore earlier instructions"
-
-_Compiled = tuple[tuple[str, tuple[frozenset[str], ...], re.Pattern[str]], ...]
-
-
-@functools.cache
-def _directive_res() -> _Compiled:
-    """The rules compiled, on first use: compiling them is most of this package's import time, and most
-    processes that import the rules (hooks, searches) never check a write."""
-    return tuple(
-        (label, tuple(frozenset(g) for g in gates), re.compile(rx, re.IGNORECASE))
-        for label, gates, rx in _DIRECTIVE_RULES
-    )
-
-
-@functools.cache
-def _foreign_directive_res() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
-    return tuple((_FOREIGN_LABEL, gates, re.compile(rx, re.IGNORECASE)) for gates, rx in _FOREIGN_DIRECTIVE_RULES)
-
-
-_HOMOGLYPHS: Final = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
-        "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l",
-        "ɡ": "g", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
-        "Т": "T", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ү": "Y",
-        # Greek
-        "α": "a", "ο": "o", "ι": "i", "ν": "v", "ρ": "p", "κ": "k", "τ": "t", "υ": "u", "ε": "e",
-        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
-        "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-    }
-)  # fmt: skip
-_INVISIBLE: Final = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"
-_DROP_FOR_DIRECTIVES: Final = str.maketrans(dict.fromkeys(_INVISIBLE + "*_`", None)) | dict.fromkeys(
-    range(0xE0000, 0xE0080)
-)
-_DROP_FOR_SCORING: Final = str.maketrans(dict.fromkeys(_INVISIBLE, None)) | dict.fromkeys(range(0xE0000, 0xE0080))
 _WORD = re.compile(r"[a-z0-9]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
-
-
-# People called agents: a travel, estate or sales agent, "agents on the support desk". Their "agent" is read as
-# "clerk" (same length, so positions and lines stay), and an order to them is not taken for one to an AI.
-_HUMAN_AGENT = re.compile(
-    r"\b(?:travel|estate|insurance|sales|human|field|booking|ticket|secret|special|free|shipping|customs|"
-    r"literary|talent|sports|press|letting|leasing|enrolment|enrollment)\s+(agent)s?\b|"
-    r"\b(agent)s?\s+(?:on|at|in|of)\s+(?:the\s+|our\s+|a\s+)?(?:\w+\s+)?(?:desk|floor|phones?|hotline|counter|"
-    r"shift|queue|call\s+cent(?:er|re)|branch|office|front\s+desk)\b",
-    re.IGNORECASE,
-)
-
-
-# People whose job title starts with "assistant" ("the assistant manager", "assistant professor"): read as
-# "associate" (same length), so an order to them is not taken for one to an AI.
-_HUMAN_ASSISTANT = re.compile(
-    r"\b(assistant)\s+(?:managers?|directors?|professors?|coach(?:es)?|editors?|principals?|teachers?|head|chief|"
-    r"secretar(?:y|ies)|producers?|referees?|curators?|librarians?|buyers?|superintendents?|attorneys?|"
-    r"store\s+managers?|general\s+managers?|to\s+the\s+(?:director|manager|ceo|head|principal))\b",
-    re.IGNORECASE,
-)
-
-
-def _people_not_agents(text: str) -> str:
-    if "ssistant" in text or "SSISTANT" in text:
-        text = _HUMAN_ASSISTANT.sub(
-            lambda m: m.group()[: m.start(1) - m.start()] + "associate" + m.group()[m.end(1) - m.start() :], text
-        )
-    if "agent" not in text and "Agent" not in text and "AGENT" not in text:
-        return text
-
-    def clerk(m: re.Match[str]) -> str:
-        k = 1 if m.group(1) is not None else 2
-        start, end = m.start(k) - m.start(), m.end(k) - m.start()
-        return m.group()[:start] + "clerk" + m.group()[end:]
-
-    return _HUMAN_AGENT.sub(clerk, text)
-
-
-def _directive_views(prose: str) -> tuple[str, str]:
-    """(plain, folded): invisible characters and emphasis dropped, NFKC applied; folded also maps look-alike
-    letters to Latin. Line breaks are kept one for one, so line numbers match the original text."""
-    plain = _people_not_agents(prose.translate(_DROP_FOR_DIRECTIVES))
-    if plain.isascii():
-        return plain, plain
-    plain = unicodedata.normalize("NFKC", plain)
-    return plain, plain.translate(_HOMOGLYPHS)
-
-
-_COMBINING = re.compile(r"[\u0300-\u036f\u20d0-\u20ff]")
-
-
-def _scoring_view(text: str) -> str:
-    """The text for `scored_hits`: code kept (the scorer decides what of it to read), invisible characters
-    dropped, NFKC, look-alike letters folded to Latin, combining marks over Latin letters (strike-through,
-    underline) dropped. Line breaks kept one for one."""
-    plain = _people_not_agents(text.translate(_DROP_FOR_SCORING))
-    if plain.isascii():
-        return plain
-    folded = unicodedata.normalize("NFKC", plain).translate(_HOMOGLYPHS)
-    return _COMBINING.sub("", folded)
 
 
 def _gates_pass(gates: tuple[frozenset[str], ...], words: AbstractSet[str], low: str) -> bool:
@@ -476,7 +223,7 @@ def _rule_hits(
     low_folded, low_plain = folded.lower(), plain.lower()
     words = set(_WORD.findall(low_folded))
     parts = chunks(folded, low_folded, words, _WORD)
-    for label, gates, rx in _directive_res():
+    for label, gates, rx in directive_res():
         if _gates_pass(gates, words, low_folded):
             for m in chunked_finditer(rx, folded, [c for c in parts if _gates_pass(gates, c.words, c.low)]):
                 if _by_form(label, m.group()) and harmless_order(
@@ -503,7 +250,7 @@ def _rule_hits(
                     continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
-    for foreign_label, substrings, foreign_rx in _foreign_directive_res():
+    for foreign_label, substrings, foreign_rx in foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
                 line = _line_at(plain, hit.start())
@@ -659,7 +406,7 @@ def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
 
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
     prose = vault_schema.strip_code(flatten_containers(text))
-    plain, folded = _directive_views(prose)
+    plain, folded = plain_and_folded(prose)
     folded_lines = Lines(folded)
     plain_lines = folded_lines if plain is folded else Lines(plain)
     hit_lines: set[int] = set()
@@ -680,7 +427,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         yield Finding("directive", field, _directive_message(compact_line, compact_label), compact_line)
     if hit_lines:
         return
-    scoring = _scoring_view(flatten_containers(text))
+    scoring = scoring_view(flatten_containers(text))
     scoring_lines = Lines(scoring)
     for label, pos, sentence in scored_hits(scoring):
         line = scoring_lines.at(pos + len(sentence) - len(sentence.lstrip()))
@@ -705,7 +452,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("directive", field, _directive_message(line, what), line)
             return
     for how, decoded in itertools.chain(hidden_views(prose), decoded_views(folded)):
-        inner_plain, inner_folded = _directive_views(decoded)
+        inner_plain, inner_folded = plain_and_folded(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
         # than they could find
         languages = how not in ("rot13", "reversed", "leetspeak", "atbash") and "Caesar" not in how
@@ -714,10 +461,10 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
-        for label, _pos, _sentence in scored_hits(_scoring_view(decoded), encoded=True):
+        for label, _pos, _sentence in scored_hits(scoring_view(decoded), encoded=True):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
-        for label, _pos, _segment in addressed_hits(_scoring_view(decoded)):
+        for label, _pos, _segment in addressed_hits(scoring_view(decoded)):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
 

@@ -1,0 +1,165 @@
+"""The sentences the directive scorer (`directive_score`) reads: a note's prose with the text of chat messages
+kept as data in code and the comments of code, hidden comments and link texts, normalised (lower case, curly
+apostrophes straightened, underscores read as spaces, white space folded) and cut at sentence ends; a long text
+read in overlapping windows.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from agentmd import vault_schema
+from agentmd.rules.prefilter.directive_requests import (
+    CODE_COMMENT,
+    DISCUSSION,
+    HIDDEN_BLOCK,
+    LINK_PARTS,
+    PROSE_FENCES,
+    SENTENCE_SPLIT,
+)
+
+# --------------------------------------------------------------------------------------------------------------
+# Views
+
+
+@functools.lru_cache(maxsize=4)
+def prose_with_code(text: str) -> tuple[str, bool]:
+    """The text as a reader takes its words, line count kept: inline code kept, the whole of a prose fence
+    (no language, text, markdown, prompt), only the comments of a code fence. When the note's prose discusses
+    attacks every fence and code span is blanked instead: they are then its quoted examples. Also says whether
+    the note discusses attacks. The last few answers are kept: the scorer and the segment reader
+    (`directive_addressed`) both read the same view of a note."""
+    prose = vault_schema.strip_code(text)
+    discusses = talks_about_attacks(prose.lower())
+    if discusses:
+        return prose, True
+    if "```" not in text and "~~~" not in text:
+        return text, False
+    out = text.split("\n")
+    for b in vault_schema.fenced_blocks(text):
+        language = (b.info.split() or [""])[0].lower()
+        content = b.content.split("\n")
+        spoofed = _CHAT_ROLE.search(b.content) is not None
+        out[b.start_line] = ""
+        for i, line in enumerate(content, start=b.start_line + 1):
+            if i >= len(out):
+                break
+            if language in PROSE_FENCES:
+                out[i] = line
+            else:
+                m = CODE_COMMENT.match(line)
+                out[i] = m.group(1) if m else (_message_text(line) if spoofed else "")
+        close = b.start_line + len(content) + 1
+        if close < len(out):
+            out[close] = ""
+    return "\n".join(out), False
+
+
+# A chat message written as data ({"role": "tool", "content": "..."}): a model reads its text as a turn of the
+# conversation, so the text of such a message in a code fence is read as prose.
+_CHAT_ROLE: Final = re.compile(r"[\"']role[\"']\s*:\s*[\"'](?:tool|system|assistant|function|developer|ipython)[\"']")
+_MESSAGE_VALUE: Final = re.compile(
+    r"[\"'](?:content|text|message|output|result|instructions?)[\"']\s*:\s*\"((?:[^\"\\\n]|\\.){6,})\""
+)
+
+
+def _message_text(line: str) -> str:
+    return " ".join(m.group(1) for m in _MESSAGE_VALUE.finditer(line))
+
+
+def normalise(sentence: str) -> str:
+    low = sentence.lower().replace("’", "'").replace("‘", "'").replace("_", " ")
+    return " ".join(low.split())
+
+
+_INLINE_CODE: Final = re.compile(r"(?<!`)`[^`\n]+`(?!`)")
+_COMMENT_MARK: Final = re.compile(r"<!--|-->|%%")
+
+
+def sentences(view: str) -> Iterator[tuple[int, str, bool]]:
+    """(position, sentence, hidden) for every sentence: paragraphs split at sentence ends, line breaks,
+    semicolons and dashes; HTML and Obsidian comments, link texts and titles read as sentences of their own,
+    marked hidden (text a reader of the rendered note does not see, or sees out of context)."""
+    if "`" in view and ("<!--" in view or "%%" in view):
+        # a comment in inline code is shown as written (a quoted example, not hidden text): its markers are
+        # blanked, so it is neither read as hidden nor split off as a sentence of its own
+        view = _INLINE_CODE.sub(lambda m: _COMMENT_MARK.sub(lambda c: " " * len(c.group()), m.group()), view)
+    for m in HIDDEN_BLOCK.finditer(view):
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        start = m.start(1) if m.group(1) is not None else m.start(2)
+        if inner and inner.strip():
+            yield from _split(inner, start, True)
+    for m in LINK_PARTS.finditer(view):
+        for k in (1, 3, 4):
+            part = m.group(k)
+            if part and len(part.split()) >= 3:
+                yield m.start(k), part, k != 1
+        target = m.group(2) or ""
+        if "%20" in target or "prompt=" in target:
+            yield m.start(2), re.sub(r"%20|\+", " ", target), True
+    yield from _split(view, 0, False)
+
+
+_WINDOW: Final = 600  # a run-on "sentence" longer than this is read in overlapping windows of this size
+_OVERLAP: Final = 150
+
+
+def _split(text: str, offset: int, hidden: bool) -> Iterator[tuple[int, str, bool]]:
+    pos = 0
+    for m in SENTENCE_SPLIT.finditer(text):
+        if m.start() > pos:
+            yield from _windows(text, pos, m.start(), offset, hidden)
+        pos = m.end()
+    if pos < len(text):
+        yield from _windows(text, pos, len(text), offset, hidden)
+
+
+def _windows(text: str, start: int, end: int, offset: int, hidden: bool) -> Iterator[tuple[int, str, bool]]:
+    """text[start:end] as one sentence, or in overlapping windows cut at spaces when it is longer than a
+    sentence can be (a directive is short; the patterns stay cheap on short input)."""
+    if end - start <= _WINDOW + _OVERLAP:
+        yield offset + start, text[start:end], hidden
+        return
+    while start < end:
+        stop = min(end, start + _WINDOW)
+        if stop < end:
+            space = text.rfind(" ", start + _WINDOW // 2, stop)
+            stop = space if space > 0 else stop
+        yield offset + start, text[start:stop], hidden
+        if stop >= end:
+            return
+        back = text.find(" ", max(start + 1, stop - _OVERLAP), stop)
+        start = back + 1 if back > 0 else stop
+
+
+# A comment introduced on its line as an example ("for example <!-- ... -->", "such as %% ... %%").
+_COMMENT_EXAMPLE: Final = re.compile(
+    r"(?i)\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|including|like\s+this)\b[^.!?\n]{0,80}(?:<!--|%%)\s*$"
+)
+
+
+def shown_as_example(text: str, pos: int) -> bool:
+    """The comment whose text starts at `pos` is introduced as an example by the words before it on its line."""
+    return _COMMENT_EXAMPLE.search(text, text.rfind("\n", 0, pos) + 1, pos) is not None
+
+
+_ADDRESSES: Final = re.compile(
+    r"https?://\S{1,300}|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}\.[\w.]{1,63}|\bexample\.[\w.]{1,63}|"
+    r"(?<![\w-])[\w-]{1,63}\.example\b[\w./-]{0,100}"
+)
+
+
+def talks_about_attacks(text: str) -> bool:
+    """The text talks about attacks ("injection", "for example", "such as"), web and mail addresses aside
+    ("collect.example.net" is no example)."""
+    if DISCUSSION.search(text) is None:
+        return False  # the addresses are only taken out of text that might discuss attacks: that costs more
+    return DISCUSSION.search(_ADDRESSES.sub(" ", text)) is not None
+
+
+def discusses(text: str) -> bool:
+    """The text talks about attacks (see `talks_about_attacks`): for the other readers of segments."""
+    return talks_about_attacks(text)
