@@ -146,7 +146,8 @@ def _line(result: dict[str, Any]) -> str:
 
 
 def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.git.sync import SyncError, resolve_conflict
+    from agentmd.engine.git.resolve import resolve_conflict
+    from agentmd.engine.git.sync import SyncError
 
     settings = settings_of(args)
     try:

@@ -54,10 +54,9 @@ from agentmd.engine.git.conflicts import (
     sibling_name,
     state_lock,
     still_conflict,
-    unmarked,
 )
 from agentmd.engine.git.failpoints import failpoint
-from agentmd.engine.git.rescue import RescueError, guard_move, keep_rescue, prune_rescues
+from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
@@ -529,51 +528,6 @@ def sync_vault(
             )  # fmt: skip
             write_json(state_dir / STATE_FILE, state)
     return result
-
-
-KEEP = ("mine", "theirs", "both")
-
-
-def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
-    """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
-    `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
-    keeps the sibling as a note of its own. The origin of every path written is recorded first (the shared
-    journal), so the commit that takes them says `origin: resolve`. The tip before the choice is kept as a
-    rescue ref (`agentmd.engine.git.rescue`). Returns (note, sibling, paths changed)."""
-    from agentmd.engine.fsutil import atomic_write, read_json
-    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
-
-    if keep not in KEEP:
-        raise SyncError(f"--keep takes {', '.join(KEEP)}, not {keep!r}")
-    pairs = [(c["path"], c["sibling"]) for c in (read_json(state_dir / STATE_FILE) or {}).get("conflicts", [])
-             if c.get("sibling") and still_conflict(vault / c["sibling"])]  # fmt: skip
-    found = [p for p in pairs if path in p]
-    if not found:
-        raise SyncError(f"{path} is no conflict a sync left (`agentmd conflicts` lists them)")
-    if len(found) > 1:
-        names = ", ".join(s for _, s in found)
-        raise SyncError(f"{path} has {len(found)} conflict siblings: name the one to resolve ({names})")
-    note, sibling = found[0]
-    git = GitCli(vault)
-    head = _rev(git, "HEAD")
-    if head is not None:
-        try:
-            keep_rescue(git, head, host_name(), dt.datetime.now(dt.UTC), why=f"before resolve {keep} of {note}")
-        except RescueError as exc:
-            raise SyncError(f"nothing was resolved: {exc}") from None
-    book = OriginBook(state_dir / JOURNAL_NAME)
-    text = (vault / sibling).read_text(encoding="utf-8")
-    plain = unmarked(text)
-    if keep == "both":
-        book.note(sibling, "resolve")
-        atomic_write(vault / sibling, plain)
-        return note, sibling, [sibling]
-    book.note(sibling, "resolve")
-    if keep == "theirs":
-        book.note(note, "resolve")
-        atomic_write(vault / note, plain)
-    (vault / sibling).unlink()
-    return note, sibling, [note, sibling] if keep == "theirs" else [sibling]
 
 
 SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow

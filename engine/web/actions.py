@@ -7,7 +7,7 @@ the command line runs:
 - `confirm` / `retire`: engine/curate/actions.py's `plan_edits`, applied by `apply_steps` with the daemon's
   curation writer, as the daemon applies the plan `agentmd confirm PATH --yes` hands it (`origin: confirm`,
   `origin: retire`);
-- `resolve`: engine/git/sync.py's `resolve_conflict`, then the daemon's commit cycle (`origin: resolve`), as
+- `resolve`: engine/git/resolve.py's `resolve_conflict`, then the daemon's commit cycle (`origin: resolve`), as
   `agentmd resolve PATH --keep K` does while the daemon runs.
 
 A plan carries what it was made on (HEAD for an undo, the note's bytes for a curation step); applying it
@@ -26,8 +26,9 @@ from agentmd.engine.curate.actions import plan_edits
 from agentmd.engine.curate.steps import StepRefused, Writer, apply_steps, digest
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.conflicts import STATE_FILE, still_conflict
+from agentmd.engine.git.resolve import KEEP, resolve_conflict
 from agentmd.engine.git.runner import HEX_ID, GitCli
-from agentmd.engine.git.sync import KEEP, SyncError, resolve_conflict
+from agentmd.engine.git.sync import SyncError
 from agentmd.engine.git.undo import Selection, UndoPlan, UndoRefused, make_plan
 from agentmd.engine.settings import Settings
 from agentmd.engine.web.facts import safe_note_path

@@ -1,0 +1,57 @@
+"""Ending one conflict a sync left, by the person's choice: `agentmd resolve PATH --keep mine|theirs|both`
+and the page's resolve button."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from agentmd.engine.git.conflicts import STATE_FILE, still_conflict, unmarked
+from agentmd.engine.git.rescue import RescueError, keep_rescue
+from agentmd.engine.git.runner import GitCli
+from agentmd.engine.git.sync import SyncError
+from agentmd.engine.settings import host_name
+
+KEEP = ("mine", "theirs", "both")
+
+
+def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
+    """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
+    `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
+    keeps the sibling as a note of its own. The origin of every path written is recorded first (the shared
+    journal), so the commit that takes them says `origin: resolve`. The tip before the choice is kept as a
+    rescue ref (`agentmd.engine.git.rescue`). Returns (note, sibling, paths changed)."""
+    from agentmd.engine.fsutil import atomic_write, read_json
+    from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
+
+    if keep not in KEEP:
+        raise SyncError(f"--keep takes {', '.join(KEEP)}, not {keep!r}")
+    pairs = [(c["path"], c["sibling"]) for c in (read_json(state_dir / STATE_FILE) or {}).get("conflicts", [])
+             if c.get("sibling") and still_conflict(vault / c["sibling"])]  # fmt: skip
+    found = [p for p in pairs if path in p]
+    if not found:
+        raise SyncError(f"{path} is no conflict a sync left (`agentmd conflicts` lists them)")
+    if len(found) > 1:
+        names = ", ".join(s for _, s in found)
+        raise SyncError(f"{path} has {len(found)} conflict siblings: name the one to resolve ({names})")
+    note, sibling = found[0]
+    git = GitCli(vault)
+    head = git.run("rev-parse", "--verify", "-q", "HEAD").text or None
+    if head is not None:
+        try:
+            keep_rescue(git, head, host_name(), dt.datetime.now(dt.UTC), why=f"before resolve {keep} of {note}")
+        except RescueError as exc:
+            raise SyncError(f"nothing was resolved: {exc}") from None
+    book = OriginBook(state_dir / JOURNAL_NAME)
+    text = (vault / sibling).read_text(encoding="utf-8")
+    plain = unmarked(text)
+    if keep == "both":
+        book.note(sibling, "resolve")
+        atomic_write(vault / sibling, plain)
+        return note, sibling, [sibling]
+    book.note(sibling, "resolve")
+    if keep == "theirs":
+        book.note(note, "resolve")
+        atomic_write(vault / note, plain)
+    (vault / sibling).unlink()
+    return note, sibling, [note, sibling] if keep == "theirs" else [sibling]
