@@ -69,9 +69,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.breaker import MASS_DELETE_MIN_NOTES, MASS_DELETE_SHARE, is_mass_deletion, is_note
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.git.busy import operation_in_progress
 from agentmd.engine.git.changes import StatusEntry, dot_folder, in_obsidian_settings, is_scratch, read_status
-from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.health import REPACK_EVERY_SECONDS, CommitAccounting, git_health, inspect_repo, repack
 from agentmd.engine.git.lock import (
     IndexLock,

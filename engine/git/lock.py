@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import fsync_dir_quietly
-from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.runner import CycleFailure, GitCli
 
 LOCK_MARKER_RE = re.compile(r"held by agentmd \(pid (\d+), host (.+), boot ([^()\s]+)\)\n")
@@ -300,4 +300,3 @@ def sweep_private_indexes(gitdir: Path) -> list[str]:
                     os.unlink(entry.path)
                     lines.append(f"removed a temporary file left by an earlier agentmd: .git/{entry.name}")
     return lines
-

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # where it was before
 from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
 from agentmd.engine.git.conflicts import (
@@ -55,7 +56,6 @@ from agentmd.engine.git.conflicts import (
     state_lock,
     still_conflict,
 )
-from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import SCRATCH_DIR, temp_name
 from agentmd.engine.git.conflicts import conflict_text, sibling_name
-from agentmd.engine.git.failpoints import failpoint
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync_merge import merge_note
 

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import NotInVault
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
@@ -47,7 +48,7 @@ from agentmd.engine.write.folders import FolderCase
 from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
-from agentmd.engine.write.landing import crash_point, write_new
+from agentmd.engine.write.landing import write_new
 from agentmd.engine.write.renames import find_by_inode, inode_of
 from agentmd.engine.write.request import (  # the request's names are imported from here too
     MEMORY_SPACE,
@@ -258,7 +259,7 @@ class Capturer:
         clock.mark_until("index-queue", landed.batch_started_ns)
         clock.mark("index-batch")
         clock.batch, clock.batch_stages = landed.batch_size, landed.batch_stages
-        crash_point("after-index")
+        failpoint("after-index")
         if not result.indexed:
             result.note = "written but not indexed yet; the next reconcile pass will index it (do not retry)"
         if self.after_write:

@@ -10,21 +10,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import signal
 from collections.abc import Callable
 
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import open_dir_at
 from agentmd.engine.write.request import CaptureRefused
 from agentmd.engine.write.tempfiles import SCRATCH_DIR, temp_name
 
+# the capture path's fault points (engine/failpoints.py): `AGENTMD_CRASH_POINT=<name>` kills the process there
 CRASH_POINTS = ("after-temp-write", "after-link", "after-index")
-
-
-def crash_point(name: str) -> None:
-    """Fault injection for crash tests: `AGENTMD_CRASH_POINT=<name>` kills the process here with SIGKILL,
-    exactly as a power cut or `kill -9` would. Unset (always, outside tests) it does nothing."""
-    if os.environ.get("AGENTMD_CRASH_POINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def write_new(
@@ -92,7 +86,7 @@ def _write_temp(place: int, stem: str, data: bytes) -> str:
             os.unlink(tmp, dir_fd=place)
         raise
     os.close(fd)
-    crash_point("after-temp-write")
+    failpoint("after-temp-write")
     return tmp
 
 
@@ -120,6 +114,6 @@ def _link_new(
             if on_link is not None:
                 on_link(rel)
         os.fsync(dfd)
-        crash_point("after-link")
+        failpoint("after-link")
         return rel
     raise CaptureRefused("name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title")

@@ -1,7 +1,7 @@
 """Fault injection on the path from a change to a commit: git history is the undo, so no change may miss it.
 
 Real repositories, real git, real crashes: a `kill -9` is a SIGKILL sent by the named fault point
-(`AGENTMD_FAILPOINTS`, engine/git/failpoints.py) inside a child process, an I/O error is the same point
+(`AGENTMD_FAILPOINTS`, engine/failpoints.py) inside a child process, an I/O error is the same point
 raising ENOSPC. Clocks are injected where the code reads time; nothing here sleeps to wait for something.
 """
 
@@ -34,10 +34,10 @@ from git_helpers import (
 from agentmd.cli import main
 from agentmd.engine.client import DaemonClient, access_token, locate
 from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.failpoints import CRASH_ENV
+from agentmd.engine.failpoints import ENV as FAILPOINTS
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.git.committer import Committer
-from agentmd.engine.git.failpoints import CRASH_ENV
-from agentmd.engine.git.failpoints import ENV as FAILPOINTS
 from agentmd.engine.git.schedule import CommitSchedule
 from agentmd.engine.settings import Settings, resolve
 
