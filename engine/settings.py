@@ -74,11 +74,30 @@ def host_name() -> str:
     return re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-")[:40] or "host"
 
 
-def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
+# The XDG base folders agentmd uses and where each falls back to under the home folder.
+XDG_DEFAULTS = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
+
+
+def xdg_dir(name: str, env: Mapping[str, str] | None = None) -> Path:
+    """The XDG base folder `name` (a key of `XDG_DEFAULTS`): the variable when it holds an absolute path (the
+    specification ignores a relative one), else its default under `$HOME`. Every XDG path agentmd reads or
+    writes starts here."""
+    env = os.environ if env is None else env
     value = env.get(name)
     if value and os.path.isabs(value):
         return Path(value)
-    return Path(env.get("HOME", str(Path.home()))) / fallback
+    return Path(env.get("HOME", str(Path.home()))) / XDG_DEFAULTS[name]
+
+
+def default_config_file(env: Mapping[str, str] | None = None) -> Path:
+    """The config file read when no `--config` is given: `$XDG_CONFIG_HOME/agentmd/config.toml`."""
+    return xdg_dir("XDG_CONFIG_HOME", env) / "agentmd" / "config.toml"
+
+
+def state_root(env: Mapping[str, str] | None = None) -> Path:
+    """agentmd's state folder before a vault is known (`$XDG_STATE_HOME/agentmd`); each vault's own state
+    folder is a folder below it (`Settings.state_dir`)."""
+    return xdg_dir("XDG_STATE_HOME", env) / "agentmd"
 
 
 def vault_id(vault: Path) -> str:
@@ -112,9 +131,7 @@ def resolve(
     require_vault: bool = True,
 ) -> Settings:
     env = os.environ if env is None else env
-    config_file = (
-        Path(config).expanduser() if config else _xdg(env, "XDG_CONFIG_HOME", ".config") / "agentmd/config.toml"
-    )
+    config_file = Path(config).expanduser() if config else default_config_file(env)
     data = _read_config(config_file, explicit=bool(config))
     vault_text = vault or env.get("AGENTMD_VAULT") or data.get("vault")
     if not vault_text:
@@ -127,9 +144,7 @@ def resolve(
     vault_path = vault_path.resolve()
     vid = vault_id(vault_path)
     index_text = index or data.get("index")
-    cache_dir = (
-        Path(str(index_text)).expanduser() if index_text else _xdg(env, "XDG_CACHE_HOME", ".cache") / "agentmd" / vid
-    )
+    cache_dir = Path(str(index_text)).expanduser() if index_text else xdg_dir("XDG_CACHE_HOME", env) / "agentmd" / vid
     cache_dir = cache_dir.resolve()
     if cache_dir.is_relative_to(vault_path):
         inner = cache_dir.relative_to(vault_path).parts
@@ -138,7 +153,7 @@ def resolve(
                 f"index dir {cache_dir} is inside the vault, where it would be indexed and committed; "
                 "put it outside the vault (or under a dot folder)"
             )
-    state_dir = _xdg(env, "XDG_STATE_HOME", ".local/state") / "agentmd" / vid
+    state_dir = state_root(env) / vid
     contract_text = contract or data.get("contract")
     cap_text = env.get("AGENTMD_DAILY_WRITE_CAP")
     cap: int | None = None
@@ -216,7 +231,7 @@ def _endpoint(env: Mapping[str, str], data: Mapping[str, Any]) -> tuple[str | No
         raise ConfigError(f"embeddings endpoint {url!r} is not an http(s) URL; write e.g. http://127.0.0.1:8080/v1")
     if not model:
         raise ConfigError(
-            f"embeddings endpoint {url} has no model name; set AGENTMD_EMBED_MODEL or `embed_model = \"...\"`"
+            f'embeddings endpoint {url} has no model name; set AGENTMD_EMBED_MODEL or `embed_model = "..."`'
         )
     key_env = str(data.get("embed_api_key_env") or "AGENTMD_EMBED_API_KEY")
     return url, str(model).strip(), env.get(key_env) or None

@@ -281,11 +281,10 @@ def session_context(args: argparse.Namespace, budget: float = DEFAULT_BUDGET, er
 def _gave_up(state_dir: str | None, budget: float, ms: float, err: TextIO) -> None:
     """A give-up goes in the hooks' log, for `status` to count, and in one line on stderr."""
     from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
+    from agentmd.engine.settings import state_root
 
-    if state_dir is None:
-        base = os.environ.get("XDG_STATE_HOME")
-        state_dir = str(Path(base if base and os.path.isabs(base) else Path.home() / ".local" / "state") / "agentmd")
-    line = append(Path(state_dir) / HOOK_LOG, "session-start", GAVE_UP, ms, None, f"no status within {budget:g} s")
+    folder = state_root() if state_dir is None else Path(state_dir)
+    line = append(folder / HOOK_LOG, "session-start", GAVE_UP, ms, None, f"no status within {budget:g} s")
     with contextlib.suppress(OSError, ValueError):
         err.write("agentmd hook: " + line)
 

@@ -45,9 +45,9 @@ def _config_path(args: argparse.Namespace) -> Path:
     """The config file the service's command names: --config, else the default one (resolved now)."""
     if args.config:
         return Path(args.config).expanduser().resolve()
-    base = os.environ.get("XDG_CONFIG_HOME")
-    root = Path(base) if base and os.path.isabs(base) else Path(os.environ.get("HOME", str(Path.home()))) / ".config"
-    return root / "agentmd" / "config.toml"
+    from agentmd.engine.settings import default_config_file
+
+    return default_config_file()
 
 
 def _service_settings(args: argparse.Namespace) -> Any:

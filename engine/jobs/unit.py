@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentmd.engine.settings import xdg_dir
+
 SERVICE_NAME = "agentmd.service"
 LAUNCHD_LABEL = "io.agentmd.daemon"
 RESTART_SEC = 10
@@ -150,9 +152,7 @@ class Systemd(Platform):
 
     @property
     def path(self) -> Path:
-        config = self.env.get("XDG_CONFIG_HOME")
-        base = Path(config) if config and os.path.isabs(config) else self.home / ".config"
-        return base / "systemd" / "user" / SERVICE_NAME
+        return xdg_dir("XDG_CONFIG_HOME", self.env) / "systemd" / "user" / SERVICE_NAME
 
     def render(self, command: Sequence[str]) -> bytes:
         return systemd_unit(command).encode("utf-8")

@@ -21,6 +21,7 @@ from typing import Any, Protocol, TextIO
 
 from agentmd.engine import recall_pause
 from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
+from agentmd.engine.settings import state_root
 from agentmd.hooks.recall.pipeline import HookError, HookGaveUp, Options, Recall, recall
 from agentmd.hooks.recall.render import inert
 
@@ -74,7 +75,7 @@ class HookLog:
 
     def write(self, outcome: str, detail: str, session: str | None, started: float) -> None:
         ms = (self.clock.monotonic() - started) * 1000
-        path = self.path or _fallback_log_dir() / HOOK_LOG
+        path = self.path or state_root() / HOOK_LOG
         line = append(path, "recall", outcome, ms, session, inert(detail, 2000))
         if self.err is not None and (self.verbose or outcome == GAVE_UP):
             # a give-up is said on stderr too (one line): the prompt went on without the notes it may have had
@@ -82,12 +83,6 @@ class HookLog:
                 self.err.write("agentmd hook: " + line)
             except (OSError, ValueError):
                 pass
-
-
-def _fallback_log_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "state"
-    return root / "agentmd"
 
 
 def read_payload(stream: TextIO | Any) -> dict[str, Any]:
