@@ -22,7 +22,6 @@ An unknown hook name prints a line on stderr and exits 0: a hook must never bloc
 from __future__ import annotations
 
 import sys
-import time
 
 HOOKS = {
     "recall": "UserPromptSubmit: prior learnings from the vault, as reference, within a token budget",
@@ -30,7 +29,9 @@ HOOKS = {
     "worktree-guard": "PreToolUse (Bash): refuse a git worktree inside the vault",
     "file-guard": "PreToolUse (Write, Edit, MultiEdit, NotebookEdit, Bash): the door and prefilters on vault writes",
 }
+# each hook's module, whose `main(argv)` runs it (hooks/protocol.py builds the others' from their commands)
 MODULES = {
+    "recall": "agentmd.hooks.recall.hook",
     "session-start": "agentmd.hooks.session_start",
     "worktree-guard": "agentmd.hooks.worktree_guard",
     "file-guard": "agentmd.hooks.file_guard",
@@ -40,10 +41,6 @@ MODULES = {
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     name = argv[0] if argv else ""
-    if name == "recall":
-        from agentmd.hooks.recall.hook import hook_main, process_age
-
-        return hook_main(argv[1:], started=time.monotonic() - process_age())
     if name in MODULES:
         import importlib
 

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .pretool import ALLOW, Verdict, guard_hook, hook_settings, standalone, vault_names
+from .pretool import ALLOW, Verdict, guard_hook, hook_settings, vault_names
+from .protocol import standalone
 from .shell import inside
 from .shell_writes import check_shell_writes, might_write
 

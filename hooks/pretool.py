@@ -1,5 +1,5 @@
-"""What agentmd's PreToolUse guards share (hooks/worktree_guard.py, hooks/file_guard.py): reading the hook
-input, the vault they protect, and the decision they print.
+"""What agentmd's PreToolUse guards share (hooks/worktree_guard.py, hooks/file_guard.py): the tool call they
+read (hooks/protocol.py reads the payload), the vault they protect, and the decision they print.
 
 Contract with Claude Code (hooks reference, PreToolUse): the hook reads one JSON object on stdin
 (`session_id`, `transcript_path`, `cwd`, `hook_event_name`, `tool_name`, `tool_input`, ...). To refuse, it
@@ -11,14 +11,14 @@ through gets no output and exit 0, so the normal permission flow carries on unto
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from agentmd.hooks.protocol import read_hook_input, write_output
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -49,39 +49,10 @@ class Verdict:
         """Print the decision the way Claude Code reads it (nothing at all for an allow)."""
         output = self.hook_output()
         if output is not None:
-            out.write(json.dumps(output, ensure_ascii=False) + "\n")
-            out.flush()
+            write_output(out, output)
 
 
 ALLOW = Verdict(False)
-
-
-def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, Any]:
-    """The hook's JSON input from `stream`, or {} when there is none, it is not JSON, or it does not arrive
-    within `timeout` seconds (a terminal, or a parent that never closes the pipe)."""
-    if stream is None:
-        return {}
-    try:
-        if stream.isatty():
-            return {}
-    except (AttributeError, ValueError, OSError):
-        pass
-    box: dict[str, str] = {}
-
-    def read() -> None:
-        try:
-            box["text"] = stream.read()
-        except (OSError, ValueError, UnicodeDecodeError):
-            box["text"] = ""
-
-    reader = threading.Thread(target=read, name="agentmd-hook-stdin", daemon=True)
-    reader.start()
-    reader.join(timeout)
-    try:
-        data = json.loads(box.get("text") or "")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def hook_input(stdin: TextIO | None) -> tuple[str, dict[str, Any], str | None]:
@@ -122,16 +93,6 @@ def vault_names(settings: Settings, args: argparse.Namespace) -> tuple[Path, ...
     return tuple(names)
 
 
-def standalone_common() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--vault")
-    p.add_argument("--index")
-    p.add_argument("--config")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("-v", "--verbose", action="store_true")
-    return p
-
-
 def guard_hook(
     name: str,
     decide: Callable[[argparse.Namespace, str, dict[str, Any], str | None], Verdict],
@@ -149,27 +110,3 @@ def guard_hook(
     except Exception as exc:
         err.write(f"agentmd {name}: could not check the tool call ({type(exc).__name__}: {exc}); allowed\n")
     return 0
-
-
-def standalone(
-    name: str,
-    cmd: Callable[[argparse.Namespace, TextIO, TextIO, TextIO | None], int],
-    options: Callable[[argparse.ArgumentParser], None] | None = None,
-) -> Callable[..., int]:
-    """A hook's `main(argv=None, stdin=None, out=None, err=None)`: the hook run from its own argument list
-    (`agentmd-hook NAME ...`, `python -m agentmd.hooks.MODULE`), without the full CLI's start-up. `options`
-    adds the hook's own options to the common ones."""
-
-    def main(
-        argv: Sequence[str] | None = None,
-        stdin: TextIO | None = None,
-        out: TextIO | None = None,
-        err: TextIO | None = None,
-    ) -> int:
-        parser = argparse.ArgumentParser(prog=f"agentmd hook {name}", parents=[standalone_common()])
-        if options is not None:
-            options(parser)
-        args, _unknown = parser.parse_known_args(argv)
-        return cmd(args, out or sys.stdout, err or sys.stderr, stdin)
-
-    return main

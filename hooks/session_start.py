@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import json
 import os
 import sys
 import threading
@@ -39,7 +38,7 @@ from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog, CatalogError
 from agentmd.engine.settings import DEFAULT_PORT
 
-from .pretool import read_hook_input, standalone
+from .protocol import read_hook_input, standalone, write_output
 
 HOOK_EVENT = "SessionStart"
 DEFAULT_BUDGET = 1.0
@@ -301,11 +300,10 @@ def cmd_hook_session_start(args: argparse.Namespace, out: TextIO, err: TextIO, s
         read_hook_input(sys.stdin if stdin is None else stdin, timeout=min(0.25, budget / 4))
         text = session_context(args, max(0.05, budget - (time.monotonic() - start)), err)
         if getattr(args, "json", False):
-            output = {"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "additionalContext": text}}
-            out.write(json.dumps(output, ensure_ascii=False) + "\n")
+            write_output(out, {"hookSpecificOutput": {"hookEventName": HOOK_EVENT, "additionalContext": text}})
         else:
             out.write(text + "\n")
-        out.flush()
+            out.flush()
     except Exception as exc:  # the session starts whatever happens here
         with contextlib.suppress(Exception):
             err.write(f"agentmd session-start: {type(exc).__name__}: {exc}\n")

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .pretool import ALLOW, Verdict, guard_hook, hook_settings, read_hook_input, standalone
+from .pretool import ALLOW, Verdict, guard_hook, hook_settings
+from .protocol import read_hook_input, standalone
 from .shell import ShellWalker, inside, positionals, resolve
 
 __all__ = ["ALLOW", "Verdict", "check_command", "cmd_hook_worktree_guard", "main", "read_hook_input"]

@@ -21,7 +21,7 @@ from prefilter_helpers import FENCE, UPPER_DIGITS, assert_no_leak, rand
 
 from agentmd.hooks import file_guard
 from agentmd.hooks.file_guard import check_file_tool, cmd_hook_file_guard, locate, main, written_text
-from agentmd.hooks.pretool import standalone_common
+from agentmd.hooks.protocol import standalone_common
 from agentmd.hooks.shell_writes import check_shell_writes
 
 HOOK = str(Path(sys.executable).with_name("agentmd-hook"))

@@ -30,7 +30,7 @@ from agentmd.hooks.install import (
     plan_install,
     plan_uninstall,
 )
-from agentmd.hooks.pretool import standalone_common
+from agentmd.hooks.protocol import standalone_common
 
 REPO = Path(__file__).resolve().parent.parent
 EXE = ["/opt/agentmd/bin/agentmd"]

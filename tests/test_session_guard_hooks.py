@@ -25,7 +25,7 @@ from agentmd.cli.hooks import add_hook_parsers
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.errors import UsageError
 from agentmd.engine.settings import Settings, resolve
-from agentmd.hooks.pretool import standalone_common
+from agentmd.hooks.protocol import standalone_common
 from agentmd.hooks.session_start import disk_status, session_context, summarize
 from agentmd.hooks.worktree_guard import check_command, read_hook_input
 

@@ -10,7 +10,6 @@ comes from a `Clock`: the system's monotonic clock in use, any other clock objec
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -22,10 +21,10 @@ from typing import Any, Protocol, TextIO
 from agentmd.engine import recall_pause
 from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
 from agentmd.engine.settings import state_root
+from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload
 from agentmd.hooks.recall.pipeline import HookError, HookGaveUp, Options, Recall, recall
 from agentmd.hooks.recall.render import inert
 
-MAX_INPUT_BYTES = 4 * 2**20
 PRINT_MARGIN = 0.05  # seconds kept after the work for printing and counting
 
 
@@ -86,18 +85,11 @@ class HookLog:
 
 
 def read_payload(stream: TextIO | Any) -> dict[str, Any]:
-    data = stream.read(MAX_INPUT_BYTES) if stream is not None else ""
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "replace")
-    if not data.strip():
-        raise HookError("no hook input on stdin")
+    """The UserPromptSubmit payload (its first `MAX_INPUT_BYTES`); a `HookError` says what is wrong with it."""
     try:
-        payload = json.loads(data)
+        return parse_payload(stream.read(MAX_INPUT_BYTES) if stream is not None else "")
     except ValueError as exc:
-        raise HookError(f"hook input is not JSON ({exc})") from None
-    if not isinstance(payload, dict):
-        raise HookError("hook input is not a JSON object")
-    return payload
+        raise HookError(str(exc)) from None
 
 
 def run_hook(
@@ -276,3 +268,6 @@ def hook_main(argv: Sequence[str] | None = None, *, started: float | None = None
         sys.stdout.flush()
         os._exit(0)
     return code
+
+
+main = hook_main  # `agentmd-hook recall` (hooks/entry.py); argument reading without argparse keeps it light
