@@ -6,7 +6,7 @@ from .entities import EntityRef, entity_uri, extract_entities, query_entity_uris
 from .errors import VaultSchemaError, YamlRefused
 from .frontmatter import Split, load_yaml, split_frontmatter
 from .links import Link, Structure, extract_links, read_structure, target_key
-from .markdown import FencedBlock, Section, fenced_blocks, inline_tags, section_text, sections, strip_code
+from .markdown import FencedBlock, Section, code_lines, fenced_blocks, inline_tags, section_text, sections, strip_code
 from .note import ENTITY_KEY, LINK_CONVENTIONS, WALLS, Note, is_progress_log, parse_date, parse_note, spaced_stem
 from .writer import render_frontmatter, render_note, update_frontmatter
 
@@ -27,6 +27,7 @@ __all__ = [
     "YamlRefused",
     "chunk_text",
     "clean_for_embedding",
+    "code_lines",
     "derived_aliases",
     "embedding_chunks",
     "entity_uri",

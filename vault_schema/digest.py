@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .markdown import code_lines
+
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|#^]*)(?:[#^][^\[\]|]*)?(?:\|([^\[\]]*))?(?:\]\]|$)")
 _MDLINK = re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*\)")
 _CODE_SPAN = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)  # a fenced block, folded into one line by a snippet
@@ -53,13 +55,9 @@ def plain(text: str) -> str:
 
 def opening_line(body: str) -> str:
     """The first line of prose of a Markdown body (see the module docstring), its markers taken off."""
-    in_fence = False
-    for line in body.splitlines():
+    for line, in_code in code_lines(body):
         s = line.strip()
-        if s.startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        if in_fence or not s or s.startswith(_NOT_PROSE):
+        if in_code or not s or s.startswith(_NOT_PROSE):
             continue
         s = _LIST_LEAD.sub("", _QUOTE_LEAD.sub("", s))
         if s:

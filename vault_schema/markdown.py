@@ -1,5 +1,7 @@
 """Markdown structure read with a line scanner: fenced code, ATX headings, inline tags, and the split of a
-text into its prose and its code that the link, entity and alias passes share (`split_code`).
+text into its prose and its code that the link, entity and alias passes share (`split_code`). Code that reads
+a note's lines and must skip its code (the curation's split points, the recall digest's opening line) reads
+them through `code_lines`.
 
 The scanner follows CommonMark's fence rules (three or more backticks or tildes, closed by a run of the
 same character at least as long) and is fast enough to run on every note of a large vault at index time.
@@ -64,6 +66,14 @@ def _scan(text: str) -> Iterator[tuple[int, str, bool, FencedBlock | None]]:
                 yield i, line, True, None
     if fence is not None:  # an unclosed fence runs to the end of the document (CommonMark)
         yield -1, "", True, FencedBlock(fence[2], "\n".join(buf) + ("\n" if buf else ""), fence[3])
+
+
+def code_lines(text: str) -> Iterator[tuple[str, bool]]:
+    """Each line of `text` (split at newlines, each line without its `\n`) and whether it is fenced code: a
+    fence line itself counts as code. The one fence reading every caller shares."""
+    for i, line, code, _ in _scan(text):
+        if i >= 0:
+            yield line, code
 
 
 def fenced_blocks(text: str, info: str | None = None) -> list[FencedBlock]:

@@ -36,7 +36,15 @@ from agentmd.engine.curate.steps import Edit, Step, digest
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.rules import Contract
-from agentmd.vault_schema import Note, is_progress_log, parse_note, render_note, split_frontmatter, update_frontmatter
+from agentmd.vault_schema import (
+    Note,
+    code_lines,
+    is_progress_log,
+    parse_note,
+    render_note,
+    split_frontmatter,
+    update_frontmatter,
+)
 
 SCHEMA_VERSION = 1
 STALE_AGE = dt.timedelta(days=14)
@@ -55,7 +63,6 @@ _STATUS_LINE = re.compile(
 )
 _TODO = re.compile(r"^\s*[-*+]\s+\[[ xX/-]\]\s+\S")
 _DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -149,15 +156,11 @@ def is_about_status(note: Note) -> bool:
 def split_points(body: str) -> list[int]:
     """Offsets in `body` where a child starts: `##` headings outside fenced code, runts merged into the
     neighbour before them. The first child starts at 0. Fewer than two children: no split."""
-    offsets, pos, fence = [], 0, None
-    for line in body.splitlines(keepends=True):
-        m = _FENCE.match(line)
-        if m:
-            mark = m.group(1)[0]
-            fence = None if fence == mark else (mark if fence is None else fence)
-        elif fence is None and line.startswith("## "):
+    offsets, pos = [], 0
+    for line, in_code in code_lines(body):
+        if not in_code and line.startswith("## "):
             offsets.append(pos)
-        pos += len(line.encode("utf-8"))
+        pos += len(line.encode("utf-8")) + 1  # the line and its newline
     if len(offsets) < SPLIT_MIN_SECTIONS:
         return []
     raw = body.encode("utf-8")
