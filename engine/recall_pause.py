@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.times import parse_utc, stamp
 
 PAUSE_FILE = "recall-pause.json"
 TOLD_FILE = "recall-pause-told.txt"
@@ -59,25 +60,11 @@ class Pause(NamedTuple):
         return "until " + self.until.strftime("%Y-%m-%d %H:%M UTC")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scope": self.scope, "at": self.at, "until": _stamp(self.until) if self.until else None}
+        return {"scope": self.scope, "at": self.at, "until": stamp(self.until) if self.until else None}
 
 
 class PauseError(AgentmdError, ValueError):
     """A pause that cannot be set as asked (a duration that is not one)."""
-
-
-def _stamp(when: dt.datetime) -> str:
-    return when.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _parse(text: Any) -> dt.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def duration(text: str) -> dt.timedelta:
@@ -104,7 +91,7 @@ def _entry(raw: Any, scope: str, now: dt.datetime) -> Pause | None:
     """A stored pause that still holds at `now`, else None."""
     if not isinstance(raw, Mapping):
         return None
-    until = _parse(raw.get("until"))
+    until = parse_utc(raw.get("until"))
     if raw.get("until") is not None and until is None:
         return None  # an end that cannot be read: treated as over rather than as forever
     if until is not None and until <= now:
@@ -189,8 +176,8 @@ def pause(
     """Pause recall (for `project` only when given) until `now + span`, or until resumed (to the second)."""
     now = _now(now).replace(microsecond=0)
     data = _live(_read(state_dir), now)
-    at = _stamp(now)
-    entry = {"at": at, "until": _stamp(now + span) if span else None}
+    at = stamp(now)
+    entry = {"at": at, "until": stamp(now + span) if span else None}
     if project:
         data.setdefault("projects", {})[project] = entry
     else:

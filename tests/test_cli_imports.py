@@ -92,11 +92,13 @@ RECALL = CLIENT | {
     "agentmd.engine.index.sqlite_threads",
     "agentmd.engine.index.usage",
     "agentmd.engine.recall_pause",  # whether recall is paused (standard library only)
+    "agentmd.engine.times",  # the pause's times read back (standard library only)
 }
 # `status` renders the daemon's answer with the renderer of engine/daemon/status.py (its jobs lines included)
 STATUS = CLIENT | {
     "agentmd.engine.fsutil",
     "agentmd.engine.recall_pause",  # the recall pause, shown as information (standard library only)
+    "agentmd.engine.times",  # the times status reads from state files (standard library only)
     "agentmd.engine.synctools",  # names the conflict copies a file-sync tool left (standard library only)
     "agentmd.engine.daemon",
     "agentmd.engine.daemon.status",

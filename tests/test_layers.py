@@ -44,6 +44,7 @@ ENGINE_ROOMS = [
             "hooklog",
             "recall_pause",
             "failpoints",
+            "times",
         },
     ),
     ("index", {"index"}),

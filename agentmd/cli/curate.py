@@ -157,7 +157,8 @@ class GateRefused(UsageError):
 
 
 def cmd_queue(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.curate.queue import ORIGINS, parse_age, parse_time, review_queue
+    from agentmd.engine.curate.queue import ORIGINS, parse_age, review_queue
+    from agentmd.engine.times import parse_utc
     from agentmd.rules import load_contract
 
     settings = settings_of(args)
@@ -177,7 +178,7 @@ def cmd_queue(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     lines = [f"{len(items)} note(s) await judgment" + (" (oldest first):" if items else "")]
     for item in items:
-        at = parse_time(item.captured)
+        at = parse_utc(item.captured)
         age = f"{(now - at).days}d" if at else "?"
         lines.append(f"  {age:>5}  {item.path}\n         {item.why}")
     emit(out, args, {"count": len(items), "items": [i.to_dict() for i in items]}, "\n".join(lines))

@@ -22,6 +22,7 @@ from typing import Any
 
 from agentmd.engine.curate.steps import Edit, Step, digest
 from agentmd.engine.errors import UsageError
+from agentmd.engine.times import stamp as stamp  # the curation passes stamp their edits with it
 from agentmd.rules import Contract
 from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter, update_frontmatter
 
@@ -64,10 +65,6 @@ class Plan:
             "skipped": len(self.items) - len(self.changed),
             "items": [i.to_dict() for i in self.items],
         }
-
-
-def stamp(now: dt.datetime) -> str:
-    return now.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def check_type(contract: Contract, type_: str | None) -> None:

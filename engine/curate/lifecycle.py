@@ -46,6 +46,7 @@ from agentmd.engine.curate.lifecycle_history import (
 from agentmd.engine.curate.steps import CURATION_ACTOR, Edit, Step, StepResult, digest
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.times import parse_utc
 from agentmd.rules import Contract, decide
 from agentmd.rules.contract.model import RULE_TYPES
 from agentmd.vault_schema import YamlRefused, update_frontmatter
@@ -100,18 +101,6 @@ class LifecyclePlan:
         }
 
 
-def _parse(text: Any) -> dt.datetime | None:
-    if isinstance(text, dt.datetime):
-        return text if text.tzinfo else text.replace(tzinfo=dt.UTC)
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
 def _lower(value: Any) -> str:
     return value.strip().lower() if isinstance(value, str) else ""
 
@@ -128,11 +117,11 @@ def watching_since(state_dir: Path, catalog_path: Path, now: dt.datetime, usage_
         identity = ""
     path = state_dir / STATE_NAME
     data = read_json(path) or {}
-    began = _parse(data.get("watching_since")) if data.get("catalog") == identity else None
+    began = parse_utc(data.get("watching_since")) if data.get("catalog") == identity else None
     if began is None or began > now:
         began = now
         write_json(path, {"watching_since": stamp(now), "catalog": identity})
-    counted = _parse(usage_since)
+    counted = parse_utc(usage_since)
     return min(began, counted) if counted is not None else began
 
 
@@ -174,7 +163,7 @@ class _Planner:
 
     def last_use(self, path: str, injected: str | None, recalled: str | None) -> dt.datetime:
         """The latest use of a note; its last edit counts as now when git has none (not committed yet)."""
-        times = [self.since] + [t for t in (_parse(injected), _parse(recalled)) if t is not None]
+        times = [self.since] + [t for t in (parse_utc(injected), parse_utc(recalled)) if t is not None]
         edit = self.edited.get(path)
         times.append(edit.at if edit is not None else self.now)
         times += [e.at for e in (self.edited.get(src) for src in self.linkers.get(path, ())) if e is not None]
@@ -184,7 +173,7 @@ class _Planner:
         self, path: str, ours: LifecycleChange, sunk: dt.datetime, injected: str | None, recalled: str | None
     ) -> str | None:
         """Why a note the policy sank counts as used again, or None."""
-        for what, when in (("recalled", _parse(injected)), ("recalled or found by a search", _parse(recalled))):
+        for what, when in (("recalled", parse_utc(injected)), ("recalled or found by a search", parse_utc(recalled))):
             if when is not None and when > sunk:
                 return f"{what} on {when.date().isoformat()}"
         edit = self.edited.get(path)
@@ -289,7 +278,7 @@ class _Planner:
         if read is None:
             return
         text, data, fm = read
-        sunk = _parse(fm.get("lifecycle_since")) or ours.commit.at
+        sunk = parse_utc(fm.get("lifecycle_since")) or ours.commit.at
         why = self.used_since_sinking(path, ours, sunk, injected, recalled)
         if why is None or not self._allowed(path):
             return

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.times import parse_utc
 from agentmd.rules import Contract
 from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter
 
@@ -52,16 +53,6 @@ class QueueItem:
             "origin": self.origin,
             "source": self.source,
         }
-
-
-def parse_time(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def _fields(vault: Path, path: str) -> dict[str, Any]:
@@ -175,9 +166,12 @@ def review_queue(
         source = fields.get("source")
         source = str(source) if source is not None else None
         if state == "conflict":
-            reason, why = "conflict", (
-                "a version of a note kept beside it (another machine's, by a sync, or the one an undo would have "
-                "written over a later edit): compare the two, then `agentmd resolve PATH --keep mine|theirs|both`"
+            reason, why = (
+                "conflict",
+                (
+                    "a version of a note kept beside it (another machine's, by a sync, or the one an undo would have "
+                    "written over a later edit): compare the two, then `agentmd resolve PATH --keep mine|theirs|both`"
+                ),
             )
             item = QueueItem(path, captured, reason, why, "sync", source)
             if (not wanted or "sync" in wanted) and (older_than is None or _older(captured, now, older_than)):
@@ -204,7 +198,7 @@ def review_queue(
         if wanted and item.origin not in wanted:
             continue
         if older_than is not None:
-            at = parse_time(captured)
+            at = parse_utc(captured)
             if at is None or now - at < older_than:
                 continue
         items.append(item)
@@ -213,7 +207,7 @@ def review_queue(
 
 
 def _older(captured: str, now: dt.datetime, age: dt.timedelta) -> bool:
-    at = parse_time(captured)
+    at = parse_utc(captured)
     return at is not None and now - at >= age
 
 

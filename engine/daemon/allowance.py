@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.times import parse_utc
 
 REQUEST_NAME = "allow-mass-delete.json"
 ANSWER_NAME = "allow-mass-delete.done.json"
@@ -38,7 +39,7 @@ class MassDeleteAllowance:
         if not self.request_path.exists():
             return None
         request = read_json(self.request_path)
-        at = _parse(request.get("requested_at") if request else None)
+        at = parse_utc(request.get("requested_at") if request else None)
         if request is None or at is None or dt.datetime.now(dt.UTC) - at > REQUEST_MAX_AGE:
             with contextlib.suppress(OSError):
                 self.request_path.unlink()
@@ -77,13 +78,3 @@ def request_from_daemon(
     with contextlib.suppress(OSError):
         (state_dir / REQUEST_NAME).unlink()
     raise TimeoutError(f"the daemon did not take the allowance within {timeout:.0f} s")
-
-
-def _parse(text: object) -> dt.datetime | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)

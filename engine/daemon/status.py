@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.jobs.report import jobs_status, render_lines
 from agentmd.engine.synctools import CONFLICT_COPY
+from agentmd.engine.times import parse_utc
 
 if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
     from agentmd.engine.index.store import Store
@@ -25,16 +26,6 @@ QUEUE_RED_AGE = dt.timedelta(days=3)
 QUEUE_RED_COUNT = 1000
 STALL_RED = dt.timedelta(minutes=30)
 LEASE_RED = "another-daemon: "  # how status names a vault lease held by another daemon
-
-
-def _parse_time(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
@@ -60,7 +51,7 @@ def queue_section(
         write_json(baseline_path, baseline)
     inherited = set(baseline.get("paths", []))
     new = [(p, c) for p, c in unfiled if p not in inherited]
-    times = [t for t in (_parse_time(c) for _p, c in new) if t is not None]
+    times = [t for t in (parse_utc(c) for _p, c in new) if t is not None]
     oldest = min(times, default=None)
     oldest_age = now - oldest if oldest else None
     reasons = []
@@ -88,7 +79,7 @@ def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: boo
     from agentmd.engine.index.unreadable import SHOWN, unreadable_notes
 
     info = last_pass(store)
-    at = _parse_time(info.get("at")) if info else None
+    at = parse_utc(info.get("at")) if info else None
     reasons = []
     if info is None:
         reasons.append("index-never-built: run `agentmd reindex` or start `agentmd serve`")
@@ -173,7 +164,7 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
     health = git_health(vault)
     state = dict(commit_state or {})
     failures = int(state.get("commit_failures", 0) or 0)
-    first = _parse_time(state.get("first_commit_failure"))
+    first = parse_utc(state.get("first_commit_failure"))
     reasons = []
     if failures and first is not None and now - first >= STALL_RED:
         reasons.append(
@@ -224,7 +215,7 @@ def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
     last = load_last(state_dir)
     if last is None:
         return {"last": None, "red": []}
-    at = _parse_time(last.get("at"))
+    at = parse_utc(last.get("at"))
     fix = "see the agentmd log for the failing step, then run `agentmd probe` again"
     red = [] if last.get("ok") else [f"probe-failed: {last.get('error')}: {fix}"]
     yellow = []

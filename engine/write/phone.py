@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.fsutil import opened_dir, read_regular
+from agentmd.engine.times import stamp
 from agentmd.engine.write.capture import Capturer
 from agentmd.engine.write.request import MAX_TITLE, CaptureRefused, CaptureRequest
 from agentmd.engine.write.tempfiles import temp_name
@@ -474,8 +475,7 @@ class _Sweep:
         fm = parse_note(rel, data, 0).frontmatter
         existing = fm.get("review_flags")
         flags = [] if existing is None else list(existing) if isinstance(existing, list) else [existing]
-        stamp = self.now().astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        flags.append({"flag": FLAG, "code": code, "reason": reason, "instructions": text, "flagged": stamp})
+        flags.append({"flag": FLAG, "code": code, "reason": reason, "instructions": text, "flagged": stamp(self.now())})
         try:
             new_text = update_frontmatter(data.decode("utf-8"), {"review_flags": flags})
         except (YamlRefused, UnicodeDecodeError) as exc:
