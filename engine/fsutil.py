@@ -78,6 +78,24 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines journal, oldest first; [] when it is missing or unreadable. A torn line
+    (a crash in mid-append) or a line that is not an object is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Atomic replace, so a reader never sees half a file. State files are caches: no fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)

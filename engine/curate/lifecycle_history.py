@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.fsutil import read_json_lines
 from agentmd.engine.git.runner import GitCli, GitMissing
 
 POLICY_ORIGIN = "lifecycle"
@@ -164,17 +165,7 @@ def journal_path(state_dir: Path) -> Path:
 
 def read_journal(state_dir: Path) -> list[dict[str, Any]]:
     """The journal's lines, oldest first; a torn or foreign line is skipped."""
-    out: list[dict[str, Any]] = []
-    try:
-        text = journal_path(state_dir).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    for line in text.splitlines():
-        with contextlib.suppress(ValueError):
-            item = json.loads(line)
-            if isinstance(item, dict) and isinstance(item.get("path"), str):
-                out.append(item)
-    return out
+    return [item for item in read_json_lines(journal_path(state_dir)) if isinstance(item.get("path"), str)]
 
 
 def append_journal(state_dir: Path, lines: Iterable[dict[str, Any]]) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import UsageError
+from agentmd.engine.fsutil import read_json_lines
 
 STATE_FOLDER = "enrich"
 RUNS_FILE = "runs.jsonl"
@@ -28,19 +29,8 @@ def append_run(state_dir: Path, record: Mapping[str, Any]) -> None:
 
 
 def last_runs(state_dir: Path) -> list[dict[str, Any]]:
-    try:
-        lines = (state_dir / STATE_FOLDER / RUNS_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
+    """The recorded runs, oldest first (a torn line skipped)."""
+    return read_json_lines(state_dir / STATE_FOLDER / RUNS_FILE)
 
 
 def tokens_per_call(state_dir: Path, prompt_chars: int) -> int:

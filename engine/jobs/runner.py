@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.fsutil import read_json, read_json_lines, write_json
 from agentmd.engine.jobs.manifest import JobSpec, Loaded
 from agentmd.engine.jobs.schedule import Decision, decide
 
@@ -152,17 +152,9 @@ class RunLog:
 
     def records(self, job: str | None = None, since: dt.datetime | None = None) -> list[dict[str, Any]]:
         """Every record, oldest first; a torn or foreign line is skipped."""
-        lines: list[str] = []
-        for path in (self.old_path, self.path):
-            with contextlib.suppress(OSError):
-                lines += path.read_text(encoding="utf-8").splitlines()
         out = []
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict) or (job is not None and rec.get("job") != job):
+        for rec in read_json_lines(self.old_path) + read_json_lines(self.path):
+            if job is not None and rec.get("job") != job:
                 continue
             if since is not None:
                 start = parse_iso(rec.get("start"))
