@@ -14,12 +14,14 @@ the hooks' log, never an exit code. Standard library only: the hooks load this o
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # argparse is loaded when a hook's arguments are read: the recall hook reads its own, lighter
+    import argparse
 
 MAX_INPUT_BYTES = 4 * 2**20  # the most the recall hook reads of its payload
 
@@ -74,6 +76,8 @@ def write_output(out: TextIO, output: dict[str, Any]) -> None:
 
 def standalone_common() -> argparse.ArgumentParser:
     """The options every hook takes: where the vault, index and config are, `--json` and `-v`."""
+    import argparse
+
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--vault")
     p.add_argument("--index")
@@ -99,6 +103,8 @@ def standalone(
         out: TextIO | None = None,
         err: TextIO | None = None,
     ) -> int:
+        import argparse
+
         parser = argparse.ArgumentParser(prog=f"agentmd hook {name}", parents=[standalone_common()])
         if options is not None:
             options(parser)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmd.vault_schema import fenced_blocks, inline_tags, section_text, sections, strip_code
+from agentmd.vault_schema import code_lines, fenced_blocks, inline_tags, section_text, sections, strip_code
 
 # --- markdown helpers ------------------------------------------------------------------------------------------
 
@@ -95,3 +95,19 @@ def test_section_text() -> None:
     assert section_text(text, "missing") is None
     assert section_text("```\n# Fenced\n```\n", "Fenced") is None
     assert section_text("# Empty\n# After\n", "Empty") == ""
+
+
+def test_code_lines_marks_each_line_fenced_or_not() -> None:
+    text = "prose\n```python\n# a comment\n~~~\n```\n## After\n~~~~\nunclosed\n"
+    assert list(code_lines(text)) == [
+        ("prose", False),
+        ("```python", True),
+        ("# a comment", True),
+        ("~~~", True),  # another character closes nothing
+        ("```", True),
+        ("## After", False),
+        ("~~~~", True),
+        ("unclosed", True),  # an unclosed fence runs to the end
+        ("", True),
+    ]
+    assert list(code_lines("")) == [("", False)]
