@@ -132,7 +132,7 @@ class LocalBackend:
                     sync_patterns=contract.sync_tool_patterns,
                 )
             self._indexed = True
-        return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason)
+        return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason).to_json()
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
         result = self.capturer.capture(request, actor=self.actor).to_dict()

@@ -227,7 +227,7 @@ def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
                 link_convention=contract.link_convention,
                 sync_patterns=contract.sync_tool_patterns,
             )
-        return search(store.index, contract, request, store.catalog, arm, reason)
+        return search(store.index, contract, request, store.catalog, arm, reason).to_json()
 
 
 def render_search(response: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from agentmd.engine.curate.host import serve_plan
@@ -28,6 +29,7 @@ from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
 from agentmd.engine.search.query import search
+from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.synctools import is_sync_temp
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
@@ -132,7 +134,7 @@ class Door(DaemonState):
 
     # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
 
-    def search(self, request: SearchRequest, *, count_usage: bool = True, recall: bool = False) -> dict[str, Any]:
+    def search(self, request: SearchRequest, *, count_usage: bool = True, recall: bool = False) -> SearchResponse:
         """One search for an agent (`memory_search`). With `count_usage` the notes it returns each count a
         recall (engine/usage.py), written by a background thread so the answer never waits on the catalog;
         the recall hook's own search and previews pass False. With `recall` the answer also carries the
@@ -155,19 +157,21 @@ class Door(DaemonState):
                 raise failure from None
             self.request_rebuild(damage)
             raise IndexDamaged(f"{failure}; the daemon is rebuilding it now: retry in a moment") from None
+        note = response.note
         if self._stale:
-            response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
-        response["index_stale"] = self._stale
+            note = ((note or "") + "; the index is still being built").lstrip("; ")
+        response = replace(response, note=note, index_stale=self._stale)
         if recall:
             from agentmd.engine.search.recall import gather_in_daemon
 
-            gathered = gather_in_daemon(self.settings, self.store.index, contract, response, request.limit)
+            rows = [r.to_json() for r in response.results]
+            gathered = gather_in_daemon(self.settings, self.store.index, contract, rows, request.limit)
             if gathered is not None:
-                response["recall"] = gathered
-        if count_usage and response["results"]:
+                response = replace(response, recall=gathered)
+        if count_usage and response.results:
             from agentmd.engine.index import usage
 
-            usage.record_later(self.settings.catalog_path, (r["note"] for r in response["results"]), "recall")
+            usage.record_later(self.settings.catalog_path, (r.note for r in response.results), "recall")
         return response
 
     def capture(self, request: CaptureRequest) -> dict[str, Any]:
@@ -199,7 +203,7 @@ class Door(DaemonState):
             request = SearchRequest(**data)
         except TypeError as exc:
             raise UsageError(f"bad search request: {exc}") from None
-        return self.search(request, count_usage=count_usage, recall=recall)
+        return self.search(request, count_usage=count_usage, recall=recall).to_json()
 
     def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
         actor = data.pop("_actor", "agent")

@@ -224,7 +224,7 @@ def gather(
 
 
 def gather_in_daemon(
-    settings: Any, index: Any, contract: Any, response: Mapping[str, Any], max_direct: int
+    settings: Any, index: Any, contract: Any, results: Iterable[Mapping[str, Any]], max_direct: int
 ) -> dict[str, Any] | None:
     """What the daemon's search attaches to its answer when asked for `recall`: `gather` with the daemon's
     contract and index, on a read-only catalog handle of its own (the indexer's connection stays
@@ -239,7 +239,7 @@ def gather_in_daemon(
                 catalog,
                 index,
                 Walls.from_contract(contract),
-                response.get("results", []),
+                results,
                 max_direct=max_direct,
                 deadline=time.monotonic() + DAEMON_GATHER_SECONDS,
             )
@@ -290,14 +290,14 @@ def search_and_gather(
     contract = load_contract(settings.vault, settings.contract_path).contract
     walls = Walls.from_contract(contract)
     with Store(settings.cache_dir) as store:
-        response = search(store.index, contract, SearchRequest(**request), store.catalog, None, NO_DAEMON)
+        found = search(store.index, contract, SearchRequest(**request), store.catalog, None, NO_DAEMON)
         gathered = gather(
             store.catalog,
             store.index,
             walls,
-            response.get("results", []),
+            [r.to_json() for r in found.results],
             max_direct=max_direct,
             deadline=deadline,
             now=now,
         )
-    return response, walls, gathered
+    return found.to_json(), walls, gathered

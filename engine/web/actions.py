@@ -29,6 +29,7 @@ from agentmd.engine.git.conflicts import STATE_FILE, still_conflict
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync import KEEP, SyncError, resolve_conflict
 from agentmd.engine.git.undo import Selection, UndoPlan, UndoRefused, make_plan
+from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.settings import Settings
 from agentmd.engine.web.facts import safe_note_path
 
@@ -44,7 +45,7 @@ class PageHost:
     status: Callable[[], dict[str, Any]]
     store: Callable[[], Any]  # the daemon's Store, None while the index opens
     contract: Callable[[], Any]
-    search: Callable[..., dict[str, Any]]  # Daemon.search
+    search: Callable[..., SearchResponse]  # Daemon.search
     revert: Callable[[dict[str, Any]], dict[str, Any]]  # the `/v1/revert` handler
     writer: Callable[[], Writer]  # the daemon's curation writer
     identity: Callable[[], dict[str, str]]  # the committer's git identity

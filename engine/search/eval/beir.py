@@ -236,7 +236,7 @@ def run_beir(
             for q in qids:
                 request = SearchRequest(query=collection.queries[q], limit=limit, mode=mode)
                 response = query_module.search(store.index, contract, request, store.catalog, arm, floor=0.0)
-                ranked = [(doc_of.get(note_path(str(r.get("note") or r["path"]))), r) for r in response["results"]]
+                ranked = [(doc_of.get(note_path(r.note)), r) for r in response.results]
                 run[q] = [d for d, _r in ranked if d is not None]
                 floored[q] = [d for d, r in ranked if d is not None and confidence.clears(r, floor)]
             seconds = time.perf_counter() - start

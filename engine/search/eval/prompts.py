@@ -86,7 +86,7 @@ def run_prompt(
         # the hook asks for hybrid; with no arm the search answers it lexically, as the hook's own process does
         request = SearchRequest(query=query, limit=limit, mode=HYBRID if dense is not None else DEFAULT_MODE)
         response = search(store.index, contract, request, store.catalog, dense, floor=search_floor)
-        results = response.get("results", [])
+        results = [r.to_json() for r in response.results]
         gathered = gather(store.catalog, store.index, walls, results, max_direct=limit)
         injected, tokens = inject(gathered)
     return {
