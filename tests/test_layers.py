@@ -43,6 +43,7 @@ ENGINE_ROOMS = [
             "memory",
             "hooklog",
             "recall_pause",
+            "request_fields",
         },
     ),
     ("index", {"index"}),

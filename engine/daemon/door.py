@@ -27,7 +27,7 @@ from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
 from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
+from agentmd.engine.request_fields import json_defaults
 from agentmd.engine.search.query import search
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
@@ -198,9 +198,8 @@ class Door(DaemonState):
     def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
         count_usage = bool(data.pop("count_usage", True))
         recall = bool(data.pop("recall", False))
-        data.setdefault("mode", SEARCH_MODE)
         try:
-            request = SearchRequest(**data)
+            request = SearchRequest(**{**json_defaults(SearchRequest), **data})
         except TypeError as exc:
             raise UsageError(f"bad search request: {exc}") from None
         return self.search(request, count_usage=count_usage, recall=recall).to_json()

@@ -51,6 +51,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmd.engine.daemon.mcp_tools import CAPTURE, SEARCH, TOOLS, ArgumentError, check_arguments
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.request_fields import json_defaults
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
@@ -138,7 +139,7 @@ def _error(message: str) -> CallToolResult:
 
 def _request(tool: str, args: dict[str, Any]) -> SearchRequest | CaptureRequest:
     if tool == SEARCH:
-        return SearchRequest(**args)
+        return SearchRequest(**{**json_defaults(SearchRequest), **args})  # a mode left out is hybrid, as published
     for key in ("related", "tags", "aliases"):
         if key in args:
             args[key] = tuple(args[key])

@@ -16,6 +16,7 @@ from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search import confidence, searcher
+from agentmd.engine.search.planning import HYBRID, REQUEST_MODES
 from agentmd.engine.search.result import DenseUse, SearchResponse
 from agentmd.engine.search.rows import fill
 from agentmd.engine.search.searcher import SearchRequest
@@ -24,8 +25,7 @@ from agentmd.rules import Contract
 if TYPE_CHECKING:
     from agentmd.engine.search.hybrid import DenseArm
 
-HYBRID = "hybrid"
-MODES = (HYBRID, *searcher.MODES)
+MODES = REQUEST_MODES
 DEFAULT_MODE = HYBRID
 
 

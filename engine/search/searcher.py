@@ -40,6 +40,7 @@ from agentmd.engine.search.graph import entity_pages
 from agentmd.engine.search.multipliers import rank_hits
 from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs
 from agentmd.engine.search.planning import DEFAULT_MODE as DEFAULT_MODE  # re-exported
+from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
 from agentmd.engine.search.planning import MODES, SearchRequest, day_bound, plan
 from agentmd.engine.search.result import Cut, Result, SearchResponse
 from agentmd.engine.search.rows import best_sections, complete, cut_for, facts_row, fill, name_row, names_first
@@ -47,7 +48,6 @@ from agentmd.rules import Contract
 from agentmd.vault_schema import query_entity_uris
 
 OVERFETCH = 200
-MAX_LIMIT = 200
 MAX_PER_NOTE = 10
 # A question shown in `limit` rows is first ranked from the top max(HEAD, HEAD_TIMES * limit) matches, which
 # usually decide it (SearchIndex.search, `head`); when they do not, from the whole over-fetch.
