@@ -57,11 +57,11 @@ def _schema_type(hint: object) -> dict[str, object]:
     raise TypeError(f"no JSON-schema type for {hint!r}; give one with described(type=...)")
 
 
-def input_schema(cls: type[Any]) -> dict[str, Any]:
+def input_schema(cls: type[Any]) -> dict[str, object]:
     """The JSON schema of `cls`'s tool arguments (its described fields, in declaration order): a field without
     a default of its own is required; no other property is allowed."""
     hints = typing.get_type_hints(cls)
-    properties: dict[str, Any] = {}
+    properties: dict[str, object] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):
         if DESCRIPTION not in f.metadata:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -33,7 +33,7 @@ class Verdict:
     deny: bool
     reason: str = ""
 
-    def hook_output(self) -> dict[str, Any] | None:
+    def hook_output(self) -> dict[str, object] | None:
         """The PreToolUse stdout object for a denial; None (print nothing) when the tool may run."""
         if not self.deny:
             return None
@@ -56,7 +56,7 @@ class Verdict:
 ALLOW = Verdict(False)
 
 
-def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, Any]:
+def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, object]:
     """The hook's JSON input from `stream`, or {} when there is none, it is not JSON, or it does not arrive
     within `timeout` seconds (a terminal, or a parent that never closes the pipe)."""
     if stream is None:
@@ -84,7 +84,7 @@ def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, An
     return data if isinstance(data, dict) else {}
 
 
-def hook_input(stdin: TextIO | None) -> tuple[str, dict[str, Any], str | None]:
+def hook_input(stdin: TextIO | None) -> tuple[str, dict[str, object], str | None]:
     """(tool_name, tool_input, cwd) of the PreToolUse payload on `stdin` (default: this process's stdin);
     empty values for anything missing or of the wrong type."""
     payload = read_hook_input(sys.stdin if stdin is None else stdin)
@@ -134,7 +134,7 @@ def standalone_common() -> argparse.ArgumentParser:
 
 def guard_hook(
     name: str,
-    decide: Callable[[argparse.Namespace, str, dict[str, Any], str | None], Verdict],
+    decide: Callable[[argparse.Namespace, str, dict[str, object], str | None], Verdict],
     args: argparse.Namespace,
     out: TextIO,
     err: TextIO,

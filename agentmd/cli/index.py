@@ -198,7 +198,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
+def _search(settings: Any, fields: dict[str, Any]) -> dict[str, object]:
     """The running daemon's answer (not counted as a recall), else one from this process. Asking the daemon
     loads only its light client: the request goes as the JSON object of the search request's fields."""
     daemon = daemon_of(settings)

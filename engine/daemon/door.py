@@ -83,7 +83,7 @@ class Door(DaemonState):
             return False
         return f'[remote "{DEFAULT_REMOTE}"]' in config
 
-    def _sync_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _sync_json(self, data: dict[str, object]) -> dict[str, object]:
         remote = data.get("remote") or DEFAULT_REMOTE
         if not isinstance(remote, str):
             raise UsageError("`remote` must be the name of a git remote")
@@ -111,7 +111,7 @@ class Door(DaemonState):
         )
         return Page(host).routes()
 
-    def _revert_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _revert_json(self, data: dict[str, object]) -> dict[str, object]:
         """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
         committer, the files it changed indexed at once."""
         from agentmd.engine.git.undo import Selection, apply_undo
@@ -174,7 +174,7 @@ class Door(DaemonState):
             usage.record_later(self.settings.catalog_path, (r.note for r in response.results), "recall")
         return response
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest) -> dict[str, object]:
         with self._probe_lock:
             is_probe = bool(self._probe_aliases.intersection(request.aliases))
         try:
@@ -195,7 +195,7 @@ class Door(DaemonState):
             ) from exc
         return result.to_dict()
 
-    def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _search_json(self, data: dict[str, Any]) -> dict[str, object]:
         count_usage = bool(data.pop("count_usage", True))
         recall = bool(data.pop("recall", False))
         try:
@@ -204,7 +204,7 @@ class Door(DaemonState):
             raise UsageError(f"bad search request: {exc}") from None
         return self.search(request, count_usage=count_usage, recall=recall).to_json()
 
-    def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _capture_json(self, data: dict[str, object]) -> dict[str, object]:
         actor = data.pop("_actor", "agent")
         token = data.pop(OPERATOR_FIELD, None)
         request = CaptureRequest.from_mapping(data)
@@ -218,7 +218,7 @@ class Door(DaemonState):
             return self.capturer.capture(request, actor="operator").to_dict()
         return self.capture(request)
 
-    def _curate_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _curate_json(self, data: dict[str, object]) -> dict[str, object]:
         """A curation command's plan (engine/curate/host.py): applied here, so the daemon stays the one writer."""
         return serve_plan(self.settings, self.curation_writer(), data)
 
@@ -239,7 +239,7 @@ class Door(DaemonState):
         contract = lambda: self.contracts.get().contract  # noqa: E731
         return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
 
-    def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _probe_json(self, data: dict[str, object]) -> dict[str, object]:
         unknown = sorted(set(data) - {"budget"})
         if unknown:
             raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")

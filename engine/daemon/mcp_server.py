@@ -84,9 +84,9 @@ def package_version() -> str:
 
 
 class Backend(Protocol):
-    def search(self, request: SearchRequest) -> SearchResponse | dict[str, Any]: ...
+    def search(self, request: SearchRequest) -> SearchResponse | dict[str, object]: ...
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]: ...
+    def capture(self, request: CaptureRequest) -> dict[str, object]: ...
 
 
 def tool_list(types: list[str] | None = None) -> list[Tool]:
@@ -125,7 +125,7 @@ def contract_types(backend: Any) -> list[str]:
     return sorted(contract.types)
 
 
-def _ok(answer: SearchResponse | dict[str, Any]) -> CallToolResult:
+def _ok(answer: SearchResponse | dict[str, object]) -> CallToolResult:
     payload = answer.to_json() if isinstance(answer, SearchResponse) else answer
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],

@@ -42,12 +42,12 @@ CAPTURE_DESCRIPTION = (
 # The tools' arguments are the requests' own fields, each described where it is declared
 # (engine/request_fields.py): the schemas are derived, so a field is declared once for the tool, the `/v1`
 # routes and the CLI.
-SEARCH_INPUT: dict[str, Any] = input_schema(SearchRequest)
-CAPTURE_INPUT: dict[str, Any] = input_schema(CaptureRequest)
+SEARCH_INPUT: dict[str, object] = input_schema(SearchRequest)
+CAPTURE_INPUT: dict[str, object] = input_schema(CaptureRequest)
 
 _NULLABLE_TEXT = {"type": ["string", "null"]}
 
-SEARCH_OUTPUT: dict[str, Any] = {
+SEARCH_OUTPUT: dict[str, object] = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "description": "The query as searched."},
@@ -86,7 +86,7 @@ SEARCH_OUTPUT: dict[str, Any] = {
     "required": ["results", "matched"],
 }
 
-CAPTURE_OUTPUT: dict[str, Any] = {
+CAPTURE_OUTPUT: dict[str, object] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "The note's vault path."},
@@ -188,7 +188,7 @@ def check_arguments(tool: str, arguments: Mapping[str, Any] | None) -> dict[str,
             f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(f'`{u}`' for u in unknown)}; "
             f"{tool} takes: {', '.join(props)}"
         )
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, value in given.items():
         if value is not None:
             out[name] = _check_value(name, props[name], value)

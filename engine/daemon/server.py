@@ -290,8 +290,8 @@ class LoopbackGuard:
 
 
 def build_app(
-    health: Callable[[], dict[str, Any]],
-    status: Callable[[], dict[str, Any]],
+    health: Callable[[], dict[str, object]],
+    status: Callable[[], dict[str, object]],
     *,
     extra_routes: Sequence[BaseRoute] = (),
     lifespan: Any = None,
@@ -345,7 +345,7 @@ def not_found_message(path: str) -> str:
     )
 
 
-JsonHandler = Callable[[dict[str, Any]], dict[str, Any]]
+JsonHandler = Callable[[dict[str, object]], dict[str, object]]
 
 MAX_JSON_DEPTH = 32
 _TEXT = (str, type(None))
@@ -392,7 +392,7 @@ def _no_constant(name: str) -> Any:
     raise BadRequest(f"{name} is not a JSON value")
 
 
-def parse_json_object(body: bytes) -> dict[str, Any]:
+def parse_json_object(body: bytes) -> dict[str, object]:
     """The request body as a JSON object, refusing what no client of this API sends and what would hurt later:
     invalid UTF-8 or JSON, NaN and Infinity, nesting deeper than `MAX_JSON_DEPTH`, lone surrogates in strings
     (they cannot be written to a UTF-8 file) and top-level values other than an object."""

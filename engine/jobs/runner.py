@@ -88,7 +88,7 @@ class Meter:
     started: dt.datetime
     tokens: int = 0
     calls: int = 0
-    changed: dict[str, Any] = field(default_factory=dict)
+    changed: dict[str, object] = field(default_factory=dict)
     ceiling_left: int | None = None  # tokens the day's spend ceiling still allows, for a paid job
 
     def elapsed(self) -> float:
@@ -110,7 +110,7 @@ class Meter:
         if self.elapsed() > b.wall:
             raise BudgetExceeded(f"budget-wall: ran {self.elapsed():.0f} s against a budget of {b.wall:g} s")
 
-    def used(self) -> dict[str, Any]:
+    def used(self) -> dict[str, object]:
         return {"wall_s": round(self.elapsed(), 3), "tokens": self.tokens, "calls": self.calls}
 
 
@@ -281,9 +281,9 @@ class Scheduler:
             raise KeyError(f"no job named {name!r}; known: {', '.join(loaded.jobs) or 'none'}")
         return self.run(loaded.jobs[name], trigger="manual")
 
-    def _skip(self, spec: JobSpec, reason: str, slot: dt.datetime | None) -> dict[str, Any]:
+    def _skip(self, spec: JobSpec, reason: str, slot: dt.datetime | None) -> dict[str, object]:
         now = self.clock()
-        rec: dict[str, Any] = {
+        rec: dict[str, object] = {
             "job": spec.name,
             "start": iso(now),
             "end": iso(now),
@@ -302,7 +302,7 @@ class Scheduler:
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return sum(int((r.get("budget_used") or {}).get("tokens", 0) or 0) for r in self.log.records(since=midnight))
 
-    def run(self, spec: JobSpec, *, trigger: str, slot: dt.datetime | None = None) -> dict[str, Any]:
+    def run(self, spec: JobSpec, *, trigger: str, slot: dt.datetime | None = None) -> dict[str, object]:
         """Run one job to its end or its budget; the record appended to the run log."""
         with self._run_lock:
             ceiling_left: int | None = None
@@ -338,7 +338,7 @@ class Scheduler:
             except Exception as exc:
                 log.exception("job %s failed", spec.name)
                 outcome, reason = "failed", f"{type(exc).__name__}: {exc}"
-            rec: dict[str, Any] = {
+            rec: dict[str, object] = {
                 "job": spec.name,
                 "start": iso(meter.started),
                 "end": iso(self.clock()),
@@ -389,7 +389,7 @@ def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> d
 
 def _supervise(
     spec: JobSpec, meter: Meter, env: Mapping[str, str] | None, errors: Any
-) -> tuple[int, dict[str, Any], bool]:
+) -> tuple[int, dict[str, object], bool]:
     """Start the program, read its usage lines until it ends; its exit code, what it reported, and whether
     the wall budget stopped it."""
     proc = subprocess.Popen(
@@ -410,7 +410,7 @@ def _supervise(
     killer = threading.Timer(spec.budget.wall, stop_at_wall)
     killer.daemon = True
     killer.start()
-    reported: dict[str, Any] = {}
+    reported: dict[str, object] = {}
     try:
         assert proc.stdout is not None
         for line in proc.stdout:

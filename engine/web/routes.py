@@ -90,7 +90,7 @@ class Page:
         answer = self.recall_preview(query, project) if recall else None
         return f"Search: {query}", views.search(query, response.to_json(), hidden, answer), "search"
 
-    def recall_preview(self, query: str, project: str | None) -> dict[str, Any]:
+    def recall_preview(self, query: str, project: str | None) -> dict[str, object]:
         """What the recall hook would inject for `query`: `agentmd recall --preview --json`, the hook's own code
         (run as the command, since the hook's layer sits above the engine), counting nothing."""
         s = self.host.settings

@@ -107,7 +107,7 @@ class CaptureRequest:
 class CaptureResult:
     path: str
     status: str
-    stamps: dict[str, Any]
+    stamps: dict[str, object]
     warnings: list[str] = field(default_factory=list)
     indexed: bool = False
     reinforced: bool = False

@@ -8,7 +8,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.contract.synctool import NO_PATTERNS, SyncToolPatterns
@@ -234,9 +234,9 @@ class ContractState:
             return shard, f"unknown-type: {type_!r} is not listed under `types`, so the capture goes to the shard"
         return class_dir, f"type: {type_!r} routes to {class_dir}"
 
-    def to_status(self) -> dict[str, Any]:
+    def to_status(self) -> dict[str, object]:
         """A JSON-ready status entry: red with the exact errors when halted, else green."""
-        status: dict[str, Any] = {
+        status: dict[str, object] = {
             "source": self.source,
             "halted": self.halted,
             "errors": list(self.errors),
