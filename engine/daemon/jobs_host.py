@@ -125,7 +125,7 @@ class DaemonJobs:
         from agentmd.engine.errors import UsageError
 
         try:
-            return self.scheduler.run_named(str(data.get("name", "")))
+            return dict(self.scheduler.run_named(str(data.get("name", ""))))
         except KeyError as exc:
             raise UsageError(str(exc.args[0])) from None
 
