@@ -41,7 +41,7 @@ def rows_of(store: Store, contract, path: Path) -> list[tuple[str, bool, list[fl
         if not query:
             continue
         words = conf.QueryWords(store.index, query)
-        res = search(store.index, contract, SearchRequest(query=query, limit=15), store.catalog)
+        res = search(store.index, contract, SearchRequest(query=query, limit=15), store.catalog).to_json()
         for r in res["results"]:
             ev = words.evidence(*words.note_terms(r["note"]))
             out.append((case.id, case.expected is not None, features(ev), r["note"] == case.expected))

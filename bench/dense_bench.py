@@ -178,7 +178,7 @@ def lexical_runs(directory: Path, qids: list[str], queries: dict[str, str]) -> d
             reconcile(vault, store, allow_mass_delete=True)
             for q in qids:
                 request = searcher.SearchRequest(queries[q], limit=CANDIDATES)
-                res = searcher.search(store.index, contract, request)
+                res = searcher.search(store.index, contract, request).to_json()
                 terms, idf = query_words(store.index, queries[q])
                 HOLDS[q] = lexical_hold(store.index, terms, idf, [r["note"] for r in res["results"]])
                 rows = [(doc_of.get(metrics.note_path(r["path"])), float(r["raw_score"])) for r in res["results"]]

@@ -77,7 +77,7 @@ def ask(store: Store, arm: hybrid.DenseArm, query: str, rename: Callable[[str], 
     contract = default_contract()
     response = hybrid.hybrid_search(store.index, contract, SearchRequest(query=query, limit=LIMIT, mode="hybrid"),
                                     store.catalog, arm, cut=False)
-    rows = confidence.annotate(store.index, query, response)["results"]
+    rows = confidence.annotate(store.index, query, response).to_json()["results"]
     words = confidence.QueryWords(store.index, query)
     notes = list(dict.fromkeys(str(r["note"]) for r in rows))[:confidence.MISSING_DEPTH]
     missing = words.missing([words.held(store.index.note_terms(n)[0]) for n in notes], notes)

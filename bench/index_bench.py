@@ -254,7 +254,7 @@ def main() -> int:
             t0 = time.perf_counter()
             resp = search(store.index, contract, SearchRequest(q))
             latencies.append((time.perf_counter() - t0) * 1000)
-            hits += bool(resp["results"])
+            hits += bool(resp.results)
 
     med = statistics.median
     floor_total = med(f["total"] for f in floors)

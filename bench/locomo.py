@@ -200,7 +200,8 @@ def hook_pass(store: Store, contract: Any, arm: Any, prompt: str) -> dict[str, A
         return {"query": query, "paths": [], "tokens": 0}
     request = SearchRequest(query=query, limit=MAX_ENTRIES, mode="hybrid")
     response = search(store.index, contract, request, store.catalog, arm)
-    gathered = gather(store.catalog, store.index, Walls.from_contract(contract), response["results"])
+    rows = [r.to_json() for r in response.results]
+    gathered = gather(store.catalog, store.index, Walls.from_contract(contract), rows)
     direct = [Entry.from_candidate(c, None) for c in gathered["direct"]]
     linked = [Entry.from_candidate(c, None) for c in gathered["linked"]]
     rendered = render(direct, linked)
@@ -227,9 +228,10 @@ def run_conversation(conv: Mapping[str, Any], vault: Path, cache: Path, misses: 
             prompt = str(q["question"])
             start = time.perf_counter()
             request = SearchRequest(query=prompt, limit=LIMIT, mode="hybrid", floor=0.0)
-            rows = search(store.index, contract, request, store.catalog, arm)["results"]
+            found = search(store.index, contract, request, store.catalog, arm).results
             latencies.append(1000 * (time.perf_counter() - start))
-            kept = [r for r in rows if confidence.clears(r, floor)]
+            rows = [r.to_json() for r in found]
+            kept = [r.to_json() for r in found if confidence.clears(r, floor)]
             injected = hook_pass(store, contract, arm, prompt)
             if category == ADVERSARIAL:
                 adversarial["questions"] += 1

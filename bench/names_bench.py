@@ -93,7 +93,7 @@ def run_vault(vault: Path, sample: int, seed: int) -> dict[str, Any]:
                     start = time.perf_counter()
                     if arm == "search":
                         response = search(store.index, contract, SearchRequest(query, limit=5), store.catalog)
-                        found = [r["note"] for r in response["results"]]
+                        found = [r.note for r in response.results]
                     else:
                         hits = store.index.search(query.split(), limit=5, conjunction=False)
                         found = [hits.load(i).path for i in range(len(hits))]

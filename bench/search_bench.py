@@ -222,10 +222,10 @@ def floors(
             np.argpartition(scores, -10)[-10:]
             dense.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
-            json.dumps(search(st.index, contract, SearchRequest(query=q, mode="fusion"), st.catalog))
+            json.dumps(search(st.index, contract, SearchRequest(query=q, mode="fusion"), st.catalog).to_json())
             lexical.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()  # the query is new to this process: it is embedded, beside the lexical arm
-            json.dumps(search(st.index, contract, SearchRequest(query=q, mode="hybrid"), st.catalog, arm))
+            json.dumps(search(st.index, contract, SearchRequest(query=q, mode="hybrid"), st.catalog, arm).to_json())
             hybrid.append((time.perf_counter() - t0) * 1000)
     return {
         "http_health_p50_ms": round(percentile(health, 0.5), 2),

@@ -99,7 +99,7 @@ def answers(work: Path, corpora: Path) -> list[dict[str, Any]]:
                                 "corpus": corpus,
                                 "request": {"query": query, **fields},
                                 "attempt": attempt,
-                                "response": json.loads(json.dumps(response)),
+                                "response": json.loads(json.dumps(response.to_json())),
                             }
                         )
         finally:

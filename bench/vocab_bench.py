@@ -199,7 +199,7 @@ def _rule(rule: tuple[bool, float]) -> Iterator[None]:
 def _search(vault: Vault, contract: Any, arm: hybrid.DenseArm, case: FixtureCase) -> list[dict[str, Any]]:
     request = SearchRequest(query=case.query, limit=LIMIT, mode="hybrid")
     response = hybrid.hybrid_search(vault.store.index, contract, request, vault.store.catalog, arm, cut=False)
-    return list(confidence.annotate(vault.store.index, case.query, response)["results"])
+    return [r.to_json() for r in confidence.annotate(vault.store.index, case.query, response).results]
 
 
 def _one(vault: Vault, contract: Any, arm: hybrid.DenseArm, case: FixtureCase) -> dict[str, Any]:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from agentmd.engine.write.capture import CaptureRequest
 
 
-def request_payload(request: SearchRequest | CaptureRequest | Mapping[str, Any]) -> dict[str, Any]:
+def request_payload(request: SearchRequest | CaptureRequest | Mapping[str, Any]) -> dict[str, object]:
     """A request as the JSON object the daemon's `/v1` routes take (tuples become lists): a request dataclass,
     or already the mapping of its fields (the daemon fills in the ones left out with their defaults)."""
     if isinstance(request, Mapping):
@@ -47,7 +47,7 @@ class RemoteBackend:
 
             self._headers[OPERATOR_HEADER] = operator_token
 
-    def _post(self, route: str, payload: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+    def _post(self, route: str, payload: dict[str, object], timeout: float = 30.0) -> dict[str, object]:
         try:
             return dict(self._client.post(f"/v1/{route}", payload, timeout=timeout, headers=self._headers))
         except DaemonHTTPError as exc:
@@ -69,7 +69,7 @@ class RemoteBackend:
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
             ) from None
 
-    def search(self, request: SearchRequest | Mapping[str, Any], *, count_usage: bool = True) -> dict[str, Any]:
+    def search(self, request: SearchRequest | Mapping[str, Any], *, count_usage: bool = True) -> dict[str, object]:
         payload = request_payload(request)
         if not count_usage:
             payload["count_usage"] = False
@@ -80,7 +80,7 @@ class RemoteBackend:
         payload["_actor"] = self.actor
         return self._post("capture", payload)
 
-    def probe(self, budget: float) -> dict[str, Any]:
+    def probe(self, budget: float) -> dict[str, object]:
         return self._post("probe", {"budget": budget}, timeout=budget + 30)
 
 
@@ -113,7 +113,7 @@ class LocalBackend:
         self._arm_reason: str | None = None
         self._indexed = False
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
+    def search(self, request: SearchRequest) -> dict[str, object]:
         from agentmd.engine.index.reconcile import reconcile
         from agentmd.engine.search.query import search
 
@@ -132,9 +132,9 @@ class LocalBackend:
                     sync_patterns=contract.sync_tool_patterns,
                 )
             self._indexed = True
-        return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason)
+        return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason).to_json()
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest) -> dict[str, object]:
         result = self.capturer.capture(request, actor=self.actor).to_dict()
         cycle = self.committer.commit_cycle()
         problem = cycle.error or cycle.skipped
@@ -188,10 +188,10 @@ class FollowingBackend:
                 self._local = LocalBackend(self.settings, self.actor)
             return self._local
 
-    def search(self, request: SearchRequest) -> dict[str, Any]:
+    def search(self, request: SearchRequest) -> dict[str, object]:
         return self.current().search(request)
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest) -> dict[str, object]:
         return self.current().capture(request)
 
     def close(self) -> None:

@@ -63,7 +63,7 @@ class DaemonHTTPError(DaemonError):
 
     def __init__(self, status: int, payload: Any) -> None:
         self.status = status
-        self.payload: dict[str, Any] = payload if isinstance(payload, dict) else {}
+        self.payload: dict[str, object] = payload if isinstance(payload, dict) else {}
         super().__init__(self.message)
 
     @property

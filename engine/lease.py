@@ -29,7 +29,6 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any
 
 LEASE_FOLDER = "agentmd"
 LOCK_FILE = "daemon.lock"
@@ -50,7 +49,7 @@ def _first_line(path: str) -> str | None:
         return None
 
 
-def this_machine() -> dict[str, Any]:
+def this_machine() -> dict[str, object]:
     """How a lease names this machine: a stable id (systemd's machine id where there is one, else the host
     name), the host name people read, and the boot (a reboot frees every lease this machine held)."""
     host = socket.gethostname()
@@ -58,12 +57,12 @@ def this_machine() -> dict[str, Any]:
     return {"machine": machine, "host": host, "boot": _first_line("/proc/sys/kernel/random/boot_id")}
 
 
-def same_machine(lease: dict[str, Any], here: dict[str, Any] | None = None) -> bool:
+def same_machine(lease: dict[str, object], here: dict[str, object] | None = None) -> bool:
     here = here or this_machine()
     return lease.get("machine", lease.get("host")) == here["machine"]
 
 
-def read_lease(vault: Path) -> dict[str, Any] | None:
+def read_lease(vault: Path) -> dict[str, object] | None:
     """The lease's record as written, or None when there is none (or it is unreadable: a half-synced file)."""
     folder = lease_folder(vault)
     if folder is None:
@@ -94,7 +93,7 @@ def lock_held(path: Path) -> bool:
         os.close(fd)
 
 
-def live_holder(vault: Path) -> dict[str, Any] | None:
+def live_holder(vault: Path) -> dict[str, object] | None:
     """The record of the daemon serving this vault from this machine, or None when none holds the lock."""
     folder = lease_folder(vault)
     if folder is None or not lock_held(folder / LOCK_FILE):
@@ -103,7 +102,7 @@ def live_holder(vault: Path) -> dict[str, Any] | None:
     return lease if lease is not None else {"pid": None, "port": None}
 
 
-def foreign_holder(vault: Path) -> dict[str, Any] | None:
+def foreign_holder(vault: Path) -> dict[str, object] | None:
     """The record of a daemon that another machine says it runs on this vault, or None."""
     lease = read_lease(vault)
     if lease is None or same_machine(lease):
@@ -111,7 +110,7 @@ def foreign_holder(vault: Path) -> dict[str, Any] | None:
     return lease
 
 
-def describe(lease: dict[str, Any]) -> str:
+def describe(lease: dict[str, object]) -> str:
     """`host H, pid P, port N, since T` for a message."""
     parts = [f"host {lease.get('host', '?')}", f"pid {lease.get('pid', '?')}", f"port {lease.get('port', '?')}"]
     if lease.get("started"):
@@ -119,7 +118,7 @@ def describe(lease: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def foreign_message(vault: Path, lease: dict[str, Any]) -> str:
+def foreign_message(vault: Path, lease: dict[str, object]) -> str:
     """What `status` and a refused start say of a lease another machine holds."""
     path = (lease_folder(vault) or Path(vault) / ".git" / LEASE_FOLDER) / LEASE_FILE
     return (
@@ -137,9 +136,9 @@ class Lease:
         self.vault = Path(vault)
         self.folder = lease_folder(self.vault)
         self._fd: int | None = None
-        self._record: dict[str, Any] | None = None
+        self._record: dict[str, object] | None = None
 
-    def acquire(self, info: dict[str, Any]) -> str | None:
+    def acquire(self, info: dict[str, object]) -> str | None:
         """Take the lease for a daemon described by `info` (pid, port, state folder). None when taken (or there
         is no `.git` to keep it in); otherwise the reason it cannot be taken, naming the holder."""
         if self.folder is None:
@@ -165,7 +164,7 @@ class Lease:
         self.update(info)
         return None
 
-    def update(self, info: dict[str, Any]) -> None:
+    def update(self, info: dict[str, object]) -> None:
         if self._fd is None or self.folder is None:
             return
         self._record = {**this_machine(), **info}

@@ -59,7 +59,7 @@ class Pause(NamedTuple):
             return "until `agentmd recall on`" if self.scope != "session" else f"for this session ({ENV}=off)"
         return "until " + self.until.strftime("%Y-%m-%d %H:%M UTC")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"scope": self.scope, "at": self.at, "until": stamp(self.until) if self.until else None}
 
 
@@ -79,7 +79,7 @@ def _now(now: dt.datetime | None) -> dt.datetime:
     return now if now is not None else dt.datetime.now(dt.UTC)
 
 
-def _read(state_dir: Path) -> dict[str, Any]:
+def _read(state_dir: Path) -> dict[str, object]:
     try:
         data = json.loads((state_dir / PAUSE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -145,7 +145,7 @@ def in_effect(state_dir: Path, env: Mapping[str, str] | None = None, now: dt.dat
 # ------------------------------------------------------------------------------------------- writing
 
 
-def _write(state_dir: Path, data: dict[str, Any]) -> None:
+def _write(state_dir: Path, data: dict[str, object]) -> None:
     path = state_dir / PAUSE_FILE
     state_dir.mkdir(parents=True, exist_ok=True)
     if not data.get("all") and not data.get("projects"):
@@ -157,7 +157,7 @@ def _write(state_dir: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _live(data: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
+def _live(data: dict[str, object], now: dt.datetime) -> dict[str, Any]:
     """The stored pauses with the ended ones dropped."""
     out: dict[str, Any] = {}
     if _entry(data.get("all"), "all", now) is not None:
@@ -243,7 +243,7 @@ def notice(found: Pause) -> str:
     return f"agentmd: {what} is paused {found.describe()}{resume_hint}; no notes from the vault are added to prompts.\n"
 
 
-def summary(pauses: list[Pause]) -> dict[str, Any]:
+def summary(pauses: list[Pause]) -> dict[str, object]:
     """The `recall` section of status: paused or not, and each pause with its end."""
     return {"paused": bool(pauses), "pauses": [p.to_dict() for p in pauses]}
 

@@ -107,7 +107,7 @@ def vault_id(vault: Path) -> str:
     return f"{slug[:40]}-{hashlib.sha256(real.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
-def _read_config(path: Path, explicit: bool) -> dict[str, Any]:
+def _read_config(path: Path, explicit: bool) -> dict[str, object]:
     if not path.exists():
         if explicit:
             raise ConfigError(f"config file {path} does not exist; check the --config path")

@@ -233,7 +233,7 @@ def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
     return text, data
 
 
-def _check_shape(path: Path, data: dict[str, Any]) -> None:
+def _check_shape(path: Path, data: dict[str, object]) -> None:
     hooks = data.get("hooks")
     if hooks is None:
         return
@@ -304,13 +304,13 @@ def merge(data: dict[str, Any], commands: dict[str, str]) -> dict[str, Any]:
             groups[:] = new_groups
         if found:
             continue
-        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+        group: dict[str, object] = {"matcher": matcher} if matcher is not None else {}
         group["hooks"] = [{"type": "command", "command": command}]
         data.setdefault("hooks", {}).setdefault(event, []).append(group)
     return data
 
 
-def unmerge(data: dict[str, Any]) -> dict[str, Any]:
+def unmerge(data: dict[str, object]) -> dict[str, object]:
     """A copy of `data` without agentmd's hooks: a group, event or `hooks` object left empty by their
     removal goes too; everything else stays exactly as it is."""
     data = copy.deepcopy(data)
@@ -374,7 +374,7 @@ class Plan:
 
 
 def _plan(
-    path: Path, action: str, change: Callable[[dict[str, Any]], dict[str, Any]], commands: dict[str, str]
+    path: Path, action: str, change: Callable[[dict[str, object]], dict[str, object]], commands: dict[str, str]
 ) -> Plan:
     old_text, data = read_settings(path)
     new_data = change(data)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agentmd.hooks.protocol import read_hook_input, write_output
 
@@ -33,7 +33,7 @@ class Verdict:
     deny: bool
     reason: str = ""
 
-    def hook_output(self) -> dict[str, Any] | None:
+    def hook_output(self) -> dict[str, object] | None:
         """The PreToolUse stdout object for a denial; None (print nothing) when the tool may run."""
         if not self.deny:
             return None
@@ -55,7 +55,7 @@ class Verdict:
 ALLOW = Verdict(False)
 
 
-def hook_input(stdin: TextIO | None) -> tuple[str, dict[str, Any], str | None]:
+def hook_input(stdin: TextIO | None) -> tuple[str, dict[str, object], str | None]:
     """(tool_name, tool_input, cwd) of the PreToolUse payload on `stdin` (default: this process's stdin);
     empty values for anything missing or of the wrong type."""
     payload = read_hook_input(sys.stdin if stdin is None else stdin)
@@ -95,7 +95,7 @@ def vault_names(settings: Settings, args: argparse.Namespace) -> tuple[Path, ...
 
 def guard_hook(
     name: str,
-    decide: Callable[[argparse.Namespace, str, dict[str, Any], str | None], Verdict],
+    decide: Callable[[argparse.Namespace, str, dict[str, object], str | None], Verdict],
     args: argparse.Namespace,
     out: TextIO,
     err: TextIO,

@@ -52,7 +52,7 @@ _MAX_ITEM = 180
 
 def daemon_status(
     settings: Any, port: int | None, timeout: float, fallback_ports: Sequence[int] = (DEFAULT_PORT,)
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time.
 
     Asked, in turn: `port` when given; else the daemon holding the vault lease (whatever its XDG folders), the
@@ -115,7 +115,7 @@ class _StoreView:
         self.index = _NoIndex()
 
 
-def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, Any]:
+def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, object]:
     """`agentmd status` without a daemon, read-only and without the search index."""
     from agentmd.engine.daemon.status import (
         assemble,

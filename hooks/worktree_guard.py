@@ -44,7 +44,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from .pretool import ALLOW, Verdict, guard_hook, hook_settings
 from .protocol import read_hook_input, standalone
@@ -156,7 +156,7 @@ check_command = _Walker.check  # check_command(command, *, cwd, vault, env=None)
 # The command
 
 
-def _decide(args: argparse.Namespace, _tool: str, tool_input: dict[str, Any], cwd: str | None) -> Verdict:
+def _decide(args: argparse.Namespace, _tool: str, tool_input: dict[str, object], cwd: str | None) -> Verdict:
     command = tool_input.get("command")
     if not isinstance(command, str) or "worktree" not in command:
         return ALLOW

@@ -84,7 +84,7 @@ def daemon(settings: Settings) -> Iterator[Daemon]:
 
 
 def _paths(daemon: Daemon, query: str) -> list[str]:
-    return [r["path"] for r in daemon.search(SearchRequest(query=query, limit=5), count_usage=False)["results"]]
+    return [r.path for r in daemon.search(SearchRequest(query=query, limit=5), count_usage=False).results]
 
 
 def test_an_edit_of_a_captured_note_reaches_the_index(daemon: Daemon, settings: Settings) -> None:

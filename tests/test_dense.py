@@ -167,8 +167,9 @@ def test_word_share_weights_rare_words_more() -> None:
 
 
 def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from search_helpers import search
+
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 
@@ -201,8 +202,9 @@ def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed,
 
 
 def test_hybrid_keeps_walled_notes_out_of_the_dense_candidates(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from search_helpers import search
+
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 
@@ -242,8 +244,9 @@ class _Watched:
 def test_hybrid_embeds_the_query_beside_the_lexical_search(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
     import threading
 
+    from search_helpers import search
+
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 

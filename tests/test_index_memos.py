@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import CORPORA, Vault
+from search_helpers import search
 
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
@@ -138,11 +138,14 @@ def test_counts_taken_beside_the_ranking_match_the_rows_in_every_search_shape(va
         ]
         for query, mode in shapes:
             for after in (None, "2026-02-01"):
-                closed = searcher.search(store.index, contract, SearchRequest(query, mode=mode, limit=200, after=after))
+                closed = searcher.search(
+                    store.index, contract, SearchRequest(query, mode=mode, limit=200, after=after)
+                ).to_json()
                 opened = searcher.search(
-                    store.index, contract,
+                    store.index,
+                    contract,
                     SearchRequest(query, mode=mode, limit=200, after=after, include_archived=True),
-                )
+                ).to_json()
                 assert closed["matched"] == len(closed["results"]) > 0, (query, after)
                 assert opened["matched"] == len(opened["results"]) == closed["matched"] + closed["archived_hidden"]
                 assert opened["archived_hidden"] == 0

@@ -45,6 +45,7 @@ ENGINE_ROOMS = [
             "recall_pause",
             "failpoints",
             "times",
+            "request_fields",
         },
     ),
     ("index", {"index"}),

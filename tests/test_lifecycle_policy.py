@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from daemon_helpers import GIT_ENV, make_repo, origins
+from search_helpers import search
 
 from agentmd.engine.curate.host import local_writer
 from agentmd.engine.curate.lifecycle import LifecyclePlan, run_pass
@@ -25,7 +26,6 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.jobs.morning import Changes, render
-from agentmd.engine.search.query import search
 from agentmd.engine.search.recall import Walls, gather
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings, resolve

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from conftest import Vault
+from search_helpers import search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import confidence as conf
-from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from conftest import Vault
+from search_helpers import lexical_search as search
 
 from agentmd.engine.index.fulltext import name_key
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
 CONTRACT = default_contract()
@@ -136,11 +137,12 @@ def test_per_note_keeps_the_named_note_s_other_sections(store: Store) -> None:
 
 
 def test_hybrid_keeps_the_named_note_first(store: Store, vault: Vault) -> None:
+    from search_helpers import search as any_search
+
     from agentmd.engine.index.embedder import shared_embedder
     from agentmd.engine.index.vector_refresh import refresh
     from agentmd.engine.index.vectors import VectorStore
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.query import search as any_search
 
     embedder = shared_embedder()
     vectors = VectorStore(store.cache_dir, embedder.model_id)

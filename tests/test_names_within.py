@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from conftest import Vault
+from search_helpers import lexical_search as search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import planning
 from agentmd.engine.search.named import named_runs
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
 CONTRACT = default_contract()
@@ -90,11 +91,13 @@ def test_a_query_of_only_filler_and_stop_words_names_nothing(store: Store) -> No
 def test_a_name_inside_a_query_clears_the_search_floor_but_not_the_recall_floor_alone(store: Store) -> None:
     from agentmd.engine.search import query
 
-    response = query.search(store.index, CONTRACT, SearchRequest(query="what do I know about QuickAdd", mode="fusion"))
+    response = query.search(
+        store.index, CONTRACT, SearchRequest(query="what do I know about QuickAdd", mode="fusion")
+    ).to_json()
     first = response["results"][0]
     assert first["note"] == "tools/QuickAdd.md"
     assert CONTRACT.thresholds.search_floor <= first["confidence"]
-    whole = query.search(store.index, CONTRACT, SearchRequest(query="QuickAdd", mode="fusion"))["results"][0]
+    whole = query.search(store.index, CONTRACT, SearchRequest(query="QuickAdd", mode="fusion")).to_json()["results"][0]
     assert whole["confidence"] >= CONTRACT.thresholds.recall_floor > first["confidence"] or (
         first["confidence"] >= CONTRACT.thresholds.recall_floor and "name_within" in first
     )

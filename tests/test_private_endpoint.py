@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import CliResult
 from daemon_helpers import client_of, make_repo, wait_until
+from search_helpers import lexical_search as search
 from test_endpoint_embedder import Toy
 
 from agentmd.engine.daemon.service import Daemon
@@ -19,7 +20,7 @@ from agentmd.engine.daemon.status import render
 from agentmd.engine.enrich.neighbours import neighbours_of
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings, resolve
 from agentmd.rules import load_contract
 

@@ -8,11 +8,12 @@ import pytest
 from conftest import Vault
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from search_helpers import lexical_search as search
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
 CONTRACT = default_contract()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import corpus
+from search_helpers import search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -21,7 +22,6 @@ from agentmd.engine.index.vector_refresh import refresh
 from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.hybrid import DenseArm
 from agentmd.engine.search.planning import query_terms
-from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 from agentmd.vault_schema import cjk, scripts

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from conftest import Vault
+from search_helpers import search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
@@ -17,8 +18,6 @@ from agentmd.engine.index.vector_refresh import refresh
 from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search import confidence, searcher
 from agentmd.engine.search.hybrid import DenseArm
-from agentmd.engine.search.query import search
-from agentmd.engine.search.rows import FILL
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
@@ -54,7 +53,7 @@ def cut_every_row(st: Store, request: SearchRequest) -> dict[str, Any]:
     response = searcher.search(st.index, CONTRACT, request, st.catalog)
     response = confidence.annotate(st.index, request.query, response)
     floor = confidence.search_floor(st.index, CONTRACT.thresholds.search_floor)
-    return confidence.apply_floor(response, floor)
+    return confidence.apply_floor(response, floor).to_json()
 
 
 def test_rows_cut_after_the_floor_are_the_rows_a_full_cut_gives(vault: Vault, cache_dir: Path) -> None:
@@ -66,7 +65,7 @@ def test_rows_cut_after_the_floor_are_the_rows_a_full_cut_gives(vault: Vault, ca
             request = SearchRequest(query=query, mode="fusion")
             got = search(st.index, CONTRACT, request, st.catalog)
             assert got == cut_every_row(st, request)
-            assert not any(FILL in r for r in got["results"])
+            assert not any("_fill" in r for r in got["results"])
             dropped += got["below_floor"]
         assert dropped  # some rows fell below the floor and were never cut
         shown = search(st.index, CONTRACT, SearchRequest("rocky shore"))["results"]
@@ -90,7 +89,7 @@ def test_the_hybrid_reads_an_edited_note_as_it_is_now(vault: Vault, cache_dir: P
             got = search(
                 st.index, CONTRACT, SearchRequest(query, mode="hybrid"), st.catalog, DenseArm(vectors, embedder)
             )
-            assert not any(FILL in r for r in got["results"])
+            assert not any("_fill" in r for r in got["results"])
             return {r["note"]: r for r in got["results"]}
 
         before = hybrid("quiet cove lagoon heron")

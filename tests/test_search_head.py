@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from conftest import Vault
+from search_helpers import lexical_search as search
 
 from agentmd.engine.index.fulltext import HitList
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import planning, searcher
-from agentmd.engine.search.rows import FILL, fill, row_terms
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.rows import fill, row_terms
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
 CONTRACT = default_contract()
@@ -189,14 +190,15 @@ def test_deferred_short_rows_made_whole_are_the_rows_of_an_ordinary_search(vault
     with Store(cache_dir) as s:
         reconcile(vault.root, s)
         request = SearchRequest(query=QUESTION, limit=5, project="alpha")
-        shown = search(s.index, CONTRACT, request)["results"]
-        deferred = search(s.index, CONTRACT, request, deferred=True)["results"]
-        assert deferred and all(set(r) == {"note", "score", "raw_score", "penalty", FILL} for r in deferred)
+        shown = searcher.search(s.index, CONTRACT, request).results
+        deferred = searcher.search(s.index, CONTRACT, request, deferred=True).results
+        # short rows: the note and its scores, the rest waits for `fill`
+        assert deferred and all(r.cut is not None and r.title is None and r.status is None for r in deferred)
         assert [row_terms(s.index, r)[0] for r in deferred]  # the note's terms, read from the hit
-        whole = [fill(dict(r)) for r in deferred]
-    assert whole == shown
-    assert {r["note"]: r["status"] for r in whole}["raw.md"] == "unfiled"
-    assert {r["note"]: r["penalties"] for r in whole}["old.md"] == ["project_mismatch"]
+        whole = [fill(r) for r in deferred]
+    assert [r.to_json() for r in whole] == [r.to_json() for r in shown]
+    assert {r.note: r.status for r in whole}["raw.md"] == "unfiled"
+    assert {r.note: r.penalties for r in whole}["old.md"] == ("project_mismatch",)
 
 
 def test_remembered_multipliers_follow_the_project(vault: Vault, cache_dir: Path) -> None:

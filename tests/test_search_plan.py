@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import Vault
+from search_helpers import search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import planning
-from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import Vault
+from search_helpers import lexical_search as search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import sections
-from agentmd.engine.search.searcher import SearchRequest, search
+from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
 WORDS = ("quartz", "amber", "cobalt", "saffron", "indigo", "umber", "viridian", "ochre")

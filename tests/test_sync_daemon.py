@@ -121,7 +121,7 @@ def test_two_daemons_share_their_captures_through_the_remote(daemons: tuple[Daem
             assert (d.settings.vault / path).is_file()
 
     def found(d: Daemon, words: str, path: str) -> bool:
-        return path in [r["path"] for r in d.search(SearchRequest(query=words, mode="fusion"))["results"]]
+        return path in [r.path for r in d.search(SearchRequest(query=words, mode="fusion")).results]
 
     wait_until(lambda: found(b, "toolchain uv", first["path"]), 20, "the laptop's capture searchable on the desktop")
     wait_until(lambda: found(a, "deploy friday", second["path"]), 20, "the desktop's capture searchable on the laptop")

@@ -4,15 +4,17 @@ hides self-probe notes unless asked, and says when nothing reached its floor. Re
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import CliResult, Vault
+from search_helpers import search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import confidence as conf
-from agentmd.engine.search.query import search
+from agentmd.engine.search.query import search as typed_search
 from agentmd.engine.search.recall import RECALL_COSINE, Walls, gather
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.hooks.recall.query import sanitize_query
@@ -23,12 +25,21 @@ BODY = "Set {word} in the gateway config before the canary rollout; the load bal
 
 def _vault(vault: Vault) -> None:
     vault.note("notes/filed.md", BODY.format(word="retention_window"), title="Gateway retention window")
-    vault.note("notes/unfiled.md", BODY.format(word="retention_window"), title="Gateway retention window draft",
-               status="unfiled")
-    vault.note("notes/clip.md", BODY.format(word="retention_window"), title="Gateway retention window clip",
-               trust="untrusted")
-    vault.note("notes/probe.md", BODY.format(word="retention_window"), title="Gateway retention window probe",
-               probe="self-probe")
+    vault.note(
+        "notes/unfiled.md",
+        BODY.format(word="retention_window"),
+        title="Gateway retention window draft",
+        status="unfiled",
+    )
+    vault.note(
+        "notes/clip.md", BODY.format(word="retention_window"), title="Gateway retention window clip", trust="untrusted"
+    )
+    vault.note(
+        "notes/probe.md",
+        BODY.format(word="retention_window"),
+        title="Gateway retention window probe",
+        probe="self-probe",
+    )
     vault.note("notes/other.md", "Sourdough wants a long cold proof and a very hot oven.", title="Sourdough")
     vault.note("notes/more.md", "Fold the dough every half hour in the first two hours.", title="Dough folds")
 
@@ -93,13 +104,14 @@ def test_a_result_far_from_the_query_in_meaning_keeps_only_its_cosine_confidence
     there in another sense, and the dense arm's cosine alone sets the confidence."""
     query = "retention window gateway canary rollout"
     with store:
-        words_only = conf.annotate(store.index, query, _search(store, query, mode="fusion"))["results"][0]
+        request = SearchRequest(query=query, limit=10, mode="fusion")
+        lexical = typed_search(store.index, default_contract(), request, store.catalog)
+        words_only = conf.annotate(store.index, query, lexical).to_json()["results"][0]  # type: ignore[index]
 
         def with_cosine(cosine: float) -> float:
-            response = _search(store, query, mode="fusion")
-            for row in response["results"]:  # type: ignore[attr-defined]
-                row["cosine"] = cosine
-            return float(conf.annotate(store.index, query, response)["results"][0]["confidence"])  # type: ignore[index]
+            rows = tuple(replace(row, cosine=cosine) for row in lexical.results)
+            annotated = conf.annotate(store.index, query, replace(lexical, results=rows))
+            return float(annotated.results[0].confidence or 0.0)
 
         far, near = with_cosine(conf.COSINE_VETO - 0.05), with_cosine(conf.COSINE_VETO + 0.05)
     assert words_only["confidence"] > 0.5  # type: ignore[operator]
@@ -150,13 +162,33 @@ def test_eval_prompts_reports_injections(vault: Vault, cli: object, tmp_path: Pa
     ]
     prompts.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     run = cli  # the conftest fixture: agentmd in-process
-    res: CliResult = run("eval", "prompts", str(prompts), "--vault", str(vault.root), "--index",  # type: ignore[operator]
-                         str(tmp_path / "idx"), "--json")
+    res: CliResult = run(
+        "eval",
+        "prompts",
+        str(prompts),
+        "--vault",
+        str(vault.root),
+        "--index",  # type: ignore[operator]
+        str(tmp_path / "idx"),
+        "--json",
+    )
     assert res.code == 0, res.err
     report = res.json()
     assert report["summary"]["silent"] == 1 and report["summary"]["kept"] == 1
-    loose = run("eval", "prompts", str(prompts), "--vault", str(vault.root), "--index",  # type: ignore[operator]
-                str(tmp_path / "idx"), "--json", "--search-floor", "0", "--recall-floor", "0").json()
+    loose = run(
+        "eval",
+        "prompts",
+        str(prompts),
+        "--vault",
+        str(vault.root),
+        "--index",  # type: ignore[operator]
+        str(tmp_path / "idx"),
+        "--json",
+        "--search-floor",
+        "0",
+        "--recall-floor",
+        "0",
+    ).json()
     assert loose["recall_floor"] == 0.0 and loose["summary"]["kept"] == 1
 
 
@@ -166,6 +198,7 @@ def test_recall_leaves_out_a_hit_far_from_the_prompt_in_meaning_unless_the_promp
     walls = Walls.from_contract(default_contract())
     query = "what do I set retention_window to in the gateway config"
     with store:
+
         def gathered(cosine: float, named: bool = False) -> dict[str, object]:
             response = _search(store, query, mode="fusion")
             rows = [r for r in response["results"] if r["note"] == "notes/filed.md"]  # type: ignore[attr-defined]

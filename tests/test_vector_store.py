@@ -253,7 +253,9 @@ class Hashed:
 
 
 def test_hybrid_cosines_stay_true_while_the_store_changes_under_the_search(vault: Vault, cache_dir: Path) -> None:
-    from agentmd.engine.search.hybrid import DenseArm, hybrid_search
+    from search_helpers import hybrid_search
+
+    from agentmd.engine.search.hybrid import DenseArm
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 
@@ -314,8 +316,9 @@ def test_hybrid_cosines_stay_true_while_the_store_changes_under_the_search(vault
 
 
 def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, cache_dir: Path) -> None:
+    from search_helpers import search
+
     from agentmd.engine.search.hybrid import DenseArm
-    from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.rules import default_contract
 

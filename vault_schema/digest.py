@@ -74,7 +74,7 @@ def frontmatter_summary(frontmatter: Mapping[str, Any]) -> str | None:
     return text or None
 
 
-def digest(frontmatter: Mapping[str, Any], body: str) -> dict[str, Any]:
+def digest(frontmatter: Mapping[str, Any], body: str) -> dict[str, object]:
     """The facts recall reads for a note: `summary` (None when the frontmatter has none) and `opening`."""
     summary = frontmatter_summary(frontmatter)
     return {"summary": plain(summary) if summary else None, "opening": plain(opening_line(body))}

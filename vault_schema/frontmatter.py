@@ -76,7 +76,7 @@ def split_frontmatter(text: str) -> Split:
     return Split(None, text, 0)
 
 
-def load_yaml(text: str, *, what: str = "frontmatter", first_line: int = 1) -> dict[str, Any]:
+def load_yaml(text: str, *, what: str = "frontmatter", first_line: int = 1) -> dict[str, object]:
     """Load a YAML mapping safely into plain data (str keys, dates as ISO strings).
 
     Raises `YamlRefused` with a message naming the problem and the fix. `first_line` is the 1-based line of
@@ -97,7 +97,7 @@ def load_yaml(text: str, *, what: str = "frontmatter", first_line: int = 1) -> d
     return yaml_mapping(text, what=what, first_line=first_line)
 
 
-def yaml_mapping(text: str, *, what: str = "frontmatter", first_line: int = 1) -> dict[str, Any]:
+def yaml_mapping(text: str, *, what: str = "frontmatter", first_line: int = 1) -> dict[str, object]:
     """`load_yaml` through the YAML loader alone, after the size and alias checks."""
     try:
         value = yaml.load(text, Loader=_Loader)
@@ -141,11 +141,11 @@ _YAML_WORDS = frozenset(
 )  # read as a boolean or null by some YAML reader in some case: always left to the loader
 
 
-def simple_mapping(text: str) -> dict[str, Any] | None:
+def simple_mapping(text: str) -> dict[str, object] | None:
     """`text` read as YAML, when it is only simple `key: value` lines (see _SIMPLE_LINE); else None."""
     if not text.isascii() or "\r" in text or "\t" in text:
         return None
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     nodes = 0
     for line in text.split("\n"):
         if not line:

@@ -213,7 +213,7 @@ def parse_note(path: str, data: bytes, mtime_ns: int, *, link_convention: str = 
         truncated = True
     text, decode_error = decode(data)
     split = split_frontmatter(text)
-    fm: dict[str, Any] = {}
+    fm: dict[str, object] = {}
     fm_error: str | None = None
     if split.yaml_text is not None:
         try:

@@ -166,7 +166,7 @@ def _as_read(value: Any) -> Any:
     return value
 
 
-def _check(before: dict[str, Any], new_yaml: str, updates: Mapping[str, Any], removed: list[str]) -> None:
+def _check(before: dict[str, object], new_yaml: str, updates: Mapping[str, Any], removed: list[str]) -> None:
     """Refuse an edit whose new block does not read as the old one with exactly the named changes: the keys not
     named keep their values and order, each named key reads back as the value given."""
     try:

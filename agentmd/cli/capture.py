@@ -107,7 +107,7 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _capture_here(settings: Any, values: dict[str, Any], actor: str) -> dict[str, Any]:
+def _capture_here(settings: Any, values: dict[str, object], actor: str) -> dict[str, object]:
     """No daemon runs: capture and commit in this process."""
     from agentmd.engine.backends import LocalBackend
     from agentmd.engine.write.request import request_from_cli

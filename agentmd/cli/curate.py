@@ -136,7 +136,7 @@ def _fresh_catalog(settings: Settings) -> Any:
     return store
 
 
-def _apply(settings: Settings, step: Step, *, bulk: bool) -> dict[str, Any]:
+def _apply(settings: Settings, step: Step, *, bulk: bool) -> dict[str, object]:
     """Apply one step (asking the gate first when it is bulk); the JSON-ready outcome."""
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.git.gate import corpus_write_gate
@@ -218,7 +218,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         check_type(load_contract(settings.vault, settings.contract_path).contract, options["type"])
     paths, bulk = _select(args, settings, now)
     plan = plan_edits(settings.vault, args.action, paths, options=options, now=now)
-    payload: dict[str, Any] = {"dry_run": not args.yes, **plan.to_dict()}
+    payload: dict[str, object] = {"dry_run": not args.yes, **plan.to_dict()}
     lines = [f"{args.action}: {len(plan.changed)} note(s) to change, {len(plan.items) - len(plan.changed)} skipped"]
     for item in plan.items:
         if item.skipped:
@@ -288,7 +288,7 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--project {args.project!r} must be the project's kebab-case slug")
     progress = ProgressBar(err) if err.isatty() and not args.json else None
     report, step = plan_ingest(settings.vault, sources, state.contract, project=args.project, progress=progress)
-    payload: dict[str, Any] = {"dry_run": bool(args.dry_run), **report.to_dict()}
+    payload: dict[str, object] = {"dry_run": bool(args.dry_run), **report.to_dict()}
     rejected = ", ".join(f"{k} {v}" for k, v in sorted(report.rejected.items())) or "none"
     lines = [
         f"ingest: {report.files} file(s); {len(report.created)} new note(s), {len(report.updated)} updated, "
@@ -395,7 +395,7 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             except StalePlan as exc:
                 emit(out, args, {"refused": "stale-plan", "error": str(exc)}, f"groom: refused: {exc}")
                 return EXIT_FAILURE
-    payload: dict[str, Any] = {"dry_run": not args.yes, "changes": report, "notes": len(step.edits)}
+    payload: dict[str, object] = {"dry_run": not args.yes, "changes": report, "notes": len(step.edits)}
     lines = [f"groom: {len(report)} change(s) over {len(step.edits)} note(s)"]
     lines += [
         f"  {r.get('action', 'revert')} {r['path']}" + (f": {r['skipped']}" if r.get("skipped") else "") for r in report

@@ -156,7 +156,7 @@ STATUS_WAIT = 30.0  # seconds a busy daemon is waited for in all (`status --wait
 FIRST_ASK = 5.0  # the first ask's share of it: a daemon that is up answers in milliseconds
 
 
-def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[dict[str, Any] | None, str | None]:
+def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[dict[str, object] | None, str | None]:
     """The running daemon's status, or (None, why it was not had). A daemon that holds the vault but does not
     answer within 5 s (a loaded machine) is asked once more, up to `wait` seconds in all, then named as slow,
     never as stopped."""
@@ -197,7 +197,7 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_RED if status.get("red") else EXIT_OK
 
 
-def _status_here(settings: Settings, slow: str | None = None) -> dict[str, Any]:
+def _status_here(settings: Settings, slow: str | None = None) -> dict[str, object]:
     """No daemon answers: the status computed from disk (`slow`: the daemon is there but too busy to answer)."""
     from agentmd.engine.daemon.status import compute_status, dense_from_disk, with_dense
     from agentmd.engine.fsutil import read_json

@@ -198,7 +198,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
+def _search(settings: Any, fields: dict[str, Any]) -> dict[str, object]:
     """The running daemon's answer (not counted as a recall), else one from this process. Asking the daemon
     loads only its light client: the request goes as the JSON object of the search request's fields."""
     daemon = daemon_of(settings)
@@ -227,7 +227,7 @@ def _search(settings: Any, fields: dict[str, Any]) -> dict[str, Any]:
                 link_convention=contract.link_convention,
                 sync_patterns=contract.sync_tool_patterns,
             )
-        return search(store.index, contract, request, store.catalog, arm, reason)
+        return search(store.index, contract, request, store.catalog, arm, reason).to_json()
 
 
 def render_search(response: dict[str, Any]) -> str:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of, subcommands
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
+
+if TYPE_CHECKING:
+    from agentmd.engine.jobs.runner import JobRecord
 
 
 def add_jobs_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -26,7 +29,7 @@ def add_jobs_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=lambda args, out, err: (p.print_help(out), 2)[1])
 
 
-def _record_line(rec: dict[str, Any]) -> str:
+def _record_line(rec: JobRecord) -> str:
     used = rec.get("budget_used") or {}
     spend = f"{used.get('wall_s', 0)} s"
     if used.get("tokens") or used.get("calls"):
@@ -77,7 +80,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise AgentmdError("jobs run in the daemon; start `agentmd serve` (or `agentmd service install`) first")
     try:
         client = (daemon or Located(port, settings.state_dir)).client(timeout=args.timeout)
-        rec = client.post("/v1/jobs_run", {"name": args.name})
+        rec = cast("JobRecord", client.post("/v1/jobs_run", {"name": args.name}))  # the run's record
     except DaemonHTTPError as exc:
         raise UsageError(exc.message) from None
     except DaemonUnreachable as exc:

@@ -28,7 +28,7 @@ def add_links_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argu
     return p
 
 
-def _line(entry: dict[str, Any]) -> str:
+def _line(entry: dict[str, object]) -> str:
     return f"{entry['line']:>5}  {entry['written']}"
 
 
@@ -53,7 +53,7 @@ def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 sync_patterns=contract.sync_tool_patterns,
             )
         graph = Graph(store.catalog)
-        payload: dict[str, Any]
+        payload: dict[str, object]
         if args.dangling:
             rows = graph.dangling()
             targets = sorted({r["target"].lower() for r in rows})

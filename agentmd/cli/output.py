@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 # C0 controls except tab and line feed, DEL, C1 controls (CSI U+009B, OSC U+009D...), and the Unicode format
@@ -49,7 +50,7 @@ def say(out: TextIO, text: str) -> None:
     out.write(terminal_safe(text))
 
 
-def emit(out: TextIO, args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+def emit(out: TextIO, args: argparse.Namespace, payload: Mapping[str, object], text: str) -> None:
     """Write `payload` as one line of JSON when --json was given, else `text` ending with a newline."""
     if getattr(args, "json", False):
         out.write(json_text(payload) + "\n")

@@ -113,7 +113,7 @@ def _pause_command(args: Any, out: TextIO) -> int:
         held = recall_pause.pause(settings.state_dir, project=args.project, span=span)
         what = f"recall for project {args.project}" if args.project else "recall"
         text = f"{what} paused {held.describe()}: the prompt hook injects no note, and says so once per session"
-        payload: dict[str, Any] = {"paused": held.to_dict()}
+        payload: dict[str, object] = {"paused": held.to_dict()}
     else:
         if args.for_span is not None:
             raise UsageError("--for goes with `agentmd recall off`; `agentmd recall on` resumes at once")

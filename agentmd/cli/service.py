@@ -96,7 +96,7 @@ def write_config(config: Path, vault_arg: str | None) -> bool:
     return True
 
 
-def _health(settings: Any, timeout: float = 2.0) -> dict[str, Any] | None:
+def _health(settings: Any, timeout: float = 2.0) -> dict[str, object] | None:
     from agentmd.engine.client import DaemonClient, DaemonError, recorded_port
     from agentmd.engine.settings import DEFAULT_PORT
 
@@ -110,7 +110,7 @@ def _health(settings: Any, timeout: float = 2.0) -> dict[str, Any] | None:
     return data
 
 
-def wait_for_health(settings: Any, wait: float) -> dict[str, Any] | None:
+def wait_for_health(settings: Any, wait: float) -> dict[str, object] | None:
     deadline = time.monotonic() + wait
     pause = threading.Event()
     while True:

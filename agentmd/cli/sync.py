@@ -108,7 +108,7 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if result.get("outcome") else EXIT_FAILURE
 
 
-def _sync_here(settings: Any, remote: str) -> dict[str, Any]:
+def _sync_here(settings: Any, remote: str) -> dict[str, object]:
     from agentmd.engine.git.committer import committer_for
     from agentmd.engine.git.sync import SyncError, sync_vault
     from agentmd.rules import ContractCache

@@ -103,7 +103,7 @@ def cmd_undo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if not args.yes:
             plan = make_plan(settings.vault, selection, _committer(settings).identity_env(), now).to_dict()
-            payload: dict[str, Any] = {"dry_run": True, **plan, "commit": None}
+            payload: dict[str, object] = {"dry_run": True, **plan, "commit": None}
         else:
             payload = {"dry_run": False, **_write(settings, selection, now)}
     except UndoRefused as exc:
@@ -119,7 +119,7 @@ def _committer(settings: Settings) -> Any:
     return committer_for(settings, ContractCache(settings.vault, settings.contract_path))
 
 
-def _write(settings: Settings, selection: Selection, now: dt.datetime) -> dict[str, Any]:
+def _write(settings: Settings, selection: Selection, now: dt.datetime) -> dict[str, object]:
     """Write the undo: by the daemon when one runs, else here (then index the files it changed)."""
     daemon = daemon_of(settings)
     if daemon is not None:

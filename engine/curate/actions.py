@@ -33,12 +33,12 @@ ACTIONS = ("confirm", "retire", "promote")
 class Planned:
     path: str
     action: str
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: dict[str, object] = field(default_factory=dict)
     removed: list[str] = field(default_factory=list)
     skipped: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "action": self.action}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"path": self.path, "action": self.action}
         if self.skipped:
             out["skipped"] = self.skipped
         else:
@@ -58,7 +58,7 @@ class Plan:
     def changed(self) -> list[Planned]:
         return [i for i in self.items if not i.skipped]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "action": self.action,
             "changes": len(self.changed),
@@ -77,7 +77,7 @@ def check_type(contract: Contract, type_: str | None) -> None:
         raise UsageError(f"unknown type {type_!r}; the contract lists: {', '.join(sorted(contract.types))}")
 
 
-def read_frontmatter(text: str) -> dict[str, Any] | None:
+def read_frontmatter(text: str) -> dict[str, object] | None:
     """The note's frontmatter, {} without any, None when it cannot be read."""
     split = split_frontmatter(text)
     if split.yaml_text is None:
@@ -92,7 +92,9 @@ def _lower(value: Any) -> str:
     return value.strip().lower() if isinstance(value, str) else ""
 
 
-def _decide(action: str, fm: dict[str, Any], now: str, options: dict[str, Any]) -> tuple[dict, list[str], str | None]:
+def _decide(
+    action: str, fm: dict[str, object], now: str, options: dict[str, object]
+) -> tuple[dict, list[str], str | None]:
     """(updates, removed keys, skip reason) for one note."""
     lifecycle, status = _lower(fm.get("lifecycle")), _lower(fm.get("status"))
     retired = lifecycle in ("archived", "superseded") or status in ("archived", "superseded")
@@ -102,12 +104,12 @@ def _decide(action: str, fm: dict[str, Any], now: str, options: dict[str, Any]) 
         type_ = options.get("type") or fm.get("type")
         if fm.get("confirmed") and status == "active" and not options.get("type") and not options.get("why"):
             return {}, [], "already confirmed"
-        record: dict[str, Any] = {"at": now}
+        record: dict[str, object] = {"at": now}
         if type_:
             record["type"] = type_
         if options.get("why"):
             record["why"] = options["why"]
-        updates: dict[str, Any] = {"status": "active", "confirmed": record}
+        updates: dict[str, object] = {"status": "active", "confirmed": record}
         if options.get("type"):
             updates["type"] = options["type"]
         if options.get("why"):
@@ -133,7 +135,7 @@ def plan_edits(
     action: str,
     paths: Sequence[str],
     *,
-    options: dict[str, Any] | None = None,
+    options: dict[str, object] | None = None,
     now: dt.datetime | None = None,
 ) -> Plan:
     """The plan for `action` over `paths`: what each note's frontmatter becomes, or why it is skipped."""

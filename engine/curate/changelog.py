@@ -15,7 +15,6 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.runner import GitCli, GitMissing
@@ -48,7 +47,7 @@ class Change:
         """The command that takes this change back (None for a merge and for the first commit)."""
         return f"agentmd revert {self.sha[:10]}" if self.parents == 1 else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "sha": self.sha,
             "at": self.at,

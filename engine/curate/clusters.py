@@ -160,7 +160,7 @@ def compute(
     def describe(group: list[int], level: int) -> dict[str, Any]:
         medoid = _medoid(graph, group, paths)
         cid = cluster_id(paths[medoid])
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "id": cid,
             "label": names.get(cid) or " ".join(_label(group, counts, df, n)) or paths[medoid],
             "terms": _label(group, counts, df, n),
@@ -202,7 +202,7 @@ def rename(state_dir: Path, cid: str, name: str) -> None:
     (state_dir / NAMES_FILE).write_text(json.dumps(names, sort_keys=True, ensure_ascii=False), encoding="utf-8")
 
 
-def clusters(vault: Path, store: Store, state_dir: Path) -> dict[str, Any]:
+def clusters(vault: Path, store: Store, state_dir: Path) -> dict[str, object]:
     """The vault's clusters, read from the notes no wall hides and their links."""
     paths, texts = [], []
     links: dict[str, list[str]] = {}

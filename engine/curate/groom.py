@@ -283,7 +283,7 @@ def _body_of(text: str) -> tuple[str, str]:
 
 def apply_plan(
     vault: Path, catalog: Catalog, contract: Contract, plan: dict[str, Any], *, now: dt.datetime | None = None
-) -> tuple[Step, list[dict[str, Any]]]:
+) -> tuple[Step, list[dict[str, object]]]:
     """The one step that carries out `plan`, refused with `StalePlan` when its snapshot no longer holds."""
     if plan.get("schema_version") != SCHEMA_VERSION:
         raise StalePlan(f"the plan is of schema {plan.get('schema_version')}; propose a new one")
@@ -292,7 +292,7 @@ def apply_plan(
         raise StalePlan("the vault changed since the plan was made; run `agentmd groom --propose` again")
     when = stamp(now or dt.datetime.now(dt.UTC))
     edits: list[Edit] = []
-    done: list[dict[str, Any]] = []
+    done: list[dict[str, object]] = []
     for p in plan.get("proposals", []):
         path = str(p["path"])
         data = (vault / path).read_bytes()
@@ -338,7 +338,7 @@ def _split(vault: Path, path: str, text: str, data: bytes, offsets: list[int], w
     return children, Edit(path, parent, digest(data))
 
 
-def _exact(fields: dict[str, Any], piece: str) -> str:
+def _exact(fields: dict[str, object], piece: str) -> str:
     """A child note whose body is exactly `piece` (no newline added)."""
     head = render_note(fields, "")
     head = head if head.endswith("---\n") else head.rstrip("\n") + "\n"
@@ -353,7 +353,7 @@ def plan_split_revert(vault: Path, catalog: Catalog, now: dt.datetime | None = N
     """Give every split parent back its bytes and wall its children, where the children still hold it whole."""
     when = stamp(now or dt.datetime.now(dt.UTC))
     edits: list[Edit] = []
-    report: list[dict[str, Any]] = []
+    report: list[dict[str, object]] = []
     for path in catalog.paths():
         try:
             data = (vault / path).read_bytes()

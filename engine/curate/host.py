@@ -88,7 +88,7 @@ def _forward(daemon: Located, steps: Sequence[Step]) -> list[StepResult]:
     return results
 
 
-def serve_plan(settings: Settings, writer: Writer, data: dict[str, Any]) -> dict[str, Any]:
+def serve_plan(settings: Settings, writer: Writer, data: dict[str, object]) -> dict[str, object]:
     """The daemon's side of `POST /v1/curate`: read the named plan from the state folder and apply it."""
     name = str(data.get("plan", ""))
     if not name.startswith("plan-") or "/" in name or not name.endswith(".json"):

@@ -64,7 +64,7 @@ class IngestReport:
     refused: list[dict[str, str]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "files": self.files,
             "created": len(self.created),
@@ -178,7 +178,7 @@ def _folder(contract: Contract) -> str:
     return f"{contract.spaces.get(MEMORY_SPACE, MEMORY_SPACE)}/{INGEST_FOLDER}"
 
 
-def _fields(chunk: Chunk, source: str, project: str | None, now: dt.datetime, body_hash: str) -> dict[str, Any]:
+def _fields(chunk: Chunk, source: str, project: str | None, now: dt.datetime, body_hash: str) -> dict[str, object]:
     return {
         "title": chunk.heading[:200],
         "status": "unfiled",

@@ -66,7 +66,7 @@ class Change:
     after: str | None  # the lifecycle it gets (None: the field is removed)
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "from": self.before, "to": self.after, "reason": self.reason}
 
 
@@ -86,7 +86,7 @@ class LifecyclePlan:
     def step(self) -> Step:
         return Step(POLICY_ORIGIN, f"lifecycle: {len(self.sink)} sank, {len(self.rise)} rose", tuple(self.edits))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "now": stamp(self.now),
             "dormant_after_days": self.days,
@@ -306,7 +306,7 @@ def journal_lines(plan: LifecyclePlan, results: Sequence[StepResult]) -> list[di
     """The journal's lines for a pass: the lifecycles set by hand it saw first, then its own changes."""
     commit = next((sha for r in results for sha in r.commits), None)
     ts = stamp(plan.now)
-    lines: list[dict[str, Any]] = [
+    lines: list[dict[str, object]] = [
         {
             "ts": ts,
             "path": path,

@@ -24,7 +24,6 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json_lines
@@ -163,12 +162,12 @@ def journal_path(state_dir: Path) -> Path:
     return state_dir / JOURNAL_NAME
 
 
-def read_journal(state_dir: Path) -> list[dict[str, Any]]:
+def read_journal(state_dir: Path) -> list[dict[str, object]]:
     """The journal's lines, oldest first; a torn or foreign line is skipped."""
     return [item for item in read_json_lines(journal_path(state_dir)) if isinstance(item.get("path"), str)]
 
 
-def append_journal(state_dir: Path, lines: Iterable[dict[str, Any]]) -> int:
+def append_journal(state_dir: Path, lines: Iterable[dict[str, object]]) -> int:
     """Append lines to the journal (fsynced); how many were written."""
     data = "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines)
     if not data:

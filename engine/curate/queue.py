@@ -44,7 +44,7 @@ class QueueItem:
     origin: str  # capture | phone | ingest | sync
     source: str | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "path": self.path,
             "captured": self.captured,
@@ -55,7 +55,7 @@ class QueueItem:
         }
 
 
-def _fields(vault: Path, path: str) -> dict[str, Any]:
+def _fields(vault: Path, path: str) -> dict[str, object]:
     """`source` and `filing_confidence` as the note's frontmatter gives them (empty when unreadable)."""
     try:
         text = (vault / path).read_bytes().decode("utf-8", "replace")
@@ -68,7 +68,7 @@ def _fields(vault: Path, path: str) -> dict[str, Any]:
         fm = load_yaml(split.yaml_text)
     except YamlRefused:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key in ("source", "filing_confidence"):
         value = fm.get(key)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
@@ -93,7 +93,7 @@ class FieldCache:
             except (OSError, ValueError):
                 pass
 
-    def get(self, vault: Path, path: str, content_hash: str) -> dict[str, Any]:
+    def get(self, vault: Path, path: str, content_hash: str) -> dict[str, object]:
         hit = self.entries.get(path)
         if hit is not None and hit[0] == content_hash and isinstance(hit[1], dict):
             return hit[1]

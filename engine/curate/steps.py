@@ -46,7 +46,7 @@ class Edit:
     text: str  # the note's new full text
     expect: str | None  # sha256 of the bytes the plan read; None: the note is created
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "text": self.text, "expect": self.expect}
 
 
@@ -56,7 +56,7 @@ class Step:
     summary: str
     edits: tuple[Edit, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"origin": self.origin, "summary": self.summary, "edits": [e.to_dict() for e in self.edits]}
 
     @classmethod
@@ -78,7 +78,7 @@ class StepResult:
     commits: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"origin": self.origin, "paths": self.paths, "commits": self.commits, "warnings": self.warnings}
 
 

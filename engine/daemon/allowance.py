@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.times import parse_utc
@@ -34,7 +33,7 @@ class MassDeleteAllowance:
         self.request_path = state_dir / REQUEST_NAME
         self.answer_path = state_dir / ANSWER_NAME
 
-    def pending(self) -> dict[str, Any] | None:
+    def pending(self) -> dict[str, object] | None:
         """The waiting request, or None (a stale or unreadable one is removed)."""
         if not self.request_path.exists():
             return None
@@ -46,7 +45,7 @@ class MassDeleteAllowance:
             return None
         return request
 
-    def answer(self, request: dict[str, Any], report: dict[str, Any] | None, error: str | None = None) -> None:
+    def answer(self, request: dict[str, object], report: dict[str, object] | None, error: str | None = None) -> None:
         write_json(self.answer_path, {"nonce": request.get("nonce"), "report": report, "error": error})
         with contextlib.suppress(OSError):
             self.request_path.unlink()
@@ -58,7 +57,7 @@ def request_from_daemon(
     timeout: float = 120.0,
     clock: Callable[[], float] = time.monotonic,
     alive: Callable[[], bool] = lambda: True,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The command's side: ask the running daemon for one allowed pass and wait for its answer
     (`{"report": ..., "error": ...}`). TimeoutError when it does not answer in time."""
     nonce = secrets.token_hex(8)

@@ -13,6 +13,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from agentmd.engine.curate.host import serve_plan
@@ -26,8 +27,9 @@ from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
 from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.search.query import DEFAULT_MODE as SEARCH_MODE
+from agentmd.engine.request_fields import json_defaults
 from agentmd.engine.search.query import search
+from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.synctools import is_sync_temp
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
@@ -81,7 +83,7 @@ class Door(DaemonState):
             return False
         return f'[remote "{DEFAULT_REMOTE}"]' in config
 
-    def _sync_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _sync_json(self, data: dict[str, object]) -> dict[str, object]:
         remote = data.get("remote") or DEFAULT_REMOTE
         if not isinstance(remote, str):
             raise UsageError("`remote` must be the name of a git remote")
@@ -109,7 +111,7 @@ class Door(DaemonState):
         )
         return Page(host).routes()
 
-    def _revert_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _revert_json(self, data: dict[str, object]) -> dict[str, object]:
         """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
         committer, the files it changed indexed at once."""
         from agentmd.engine.git.undo import Selection, apply_undo
@@ -132,7 +134,7 @@ class Door(DaemonState):
 
     # -- the agents' door (MCP tools and the JSON routes call these) ----------------------------
 
-    def search(self, request: SearchRequest, *, count_usage: bool = True, recall: bool = False) -> dict[str, Any]:
+    def search(self, request: SearchRequest, *, count_usage: bool = True, recall: bool = False) -> SearchResponse:
         """One search for an agent (`memory_search`). With `count_usage` the notes it returns each count a
         recall (engine/usage.py), written by a background thread so the answer never waits on the catalog;
         the recall hook's own search and previews pass False. With `recall` the answer also carries the
@@ -155,22 +157,24 @@ class Door(DaemonState):
                 raise failure from None
             self.request_rebuild(damage)
             raise IndexDamaged(f"{failure}; the daemon is rebuilding it now: retry in a moment") from None
+        note = response.note
         if self._stale:
-            response["note"] = ((response.get("note") or "") + "; the index is still being built").lstrip("; ")
-        response["index_stale"] = self._stale
+            note = ((note or "") + "; the index is still being built").lstrip("; ")
+        response = replace(response, note=note, index_stale=self._stale)
         if recall:
             from agentmd.engine.search.recall import gather_in_daemon
 
-            gathered = gather_in_daemon(self.settings, self.store.index, contract, response, request.limit)
+            rows = [r.to_json() for r in response.results]
+            gathered = gather_in_daemon(self.settings, self.store.index, contract, rows, request.limit)
             if gathered is not None:
-                response["recall"] = gathered
-        if count_usage and response["results"]:
+                response = replace(response, recall=gathered)
+        if count_usage and response.results:
             from agentmd.engine.index import usage
 
-            usage.record_later(self.settings.catalog_path, (r["note"] for r in response["results"]), "recall")
+            usage.record_later(self.settings.catalog_path, (r.note for r in response.results), "recall")
         return response
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest) -> dict[str, object]:
         with self._probe_lock:
             is_probe = bool(self._probe_aliases.intersection(request.aliases))
         try:
@@ -191,17 +195,16 @@ class Door(DaemonState):
             ) from exc
         return result.to_dict()
 
-    def _search_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _search_json(self, data: dict[str, Any]) -> dict[str, object]:
         count_usage = bool(data.pop("count_usage", True))
         recall = bool(data.pop("recall", False))
-        data.setdefault("mode", SEARCH_MODE)
         try:
-            request = SearchRequest(**data)
+            request = SearchRequest(**{**json_defaults(SearchRequest), **data})
         except TypeError as exc:
             raise UsageError(f"bad search request: {exc}") from None
-        return self.search(request, count_usage=count_usage, recall=recall)
+        return self.search(request, count_usage=count_usage, recall=recall).to_json()
 
-    def _capture_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _capture_json(self, data: dict[str, object]) -> dict[str, object]:
         actor = data.pop("_actor", "agent")
         token = data.pop(OPERATOR_FIELD, None)
         request = CaptureRequest.from_mapping(data)
@@ -215,7 +218,7 @@ class Door(DaemonState):
             return self.capturer.capture(request, actor="operator").to_dict()
         return self.capture(request)
 
-    def _curate_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _curate_json(self, data: dict[str, object]) -> dict[str, object]:
         """A curation command's plan (engine/curate/host.py): applied here, so the daemon stays the one writer."""
         return serve_plan(self.settings, self.curation_writer(), data)
 
@@ -236,7 +239,7 @@ class Door(DaemonState):
         contract = lambda: self.contracts.get().contract  # noqa: E731
         return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
 
-    def _probe_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _probe_json(self, data: dict[str, object]) -> dict[str, object]:
         unknown = sorted(set(data) - {"budget"})
         if unknown:
             raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")

@@ -301,7 +301,7 @@ class DenseWorker:
 
     # -- status ----------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         """The `dense` section of /status: coverage and time left, or lexical-only with the reason."""
         if self._arm is None:
             return {"state": self.state, "reason": self.unavailable()} | self._exposure()
@@ -322,7 +322,7 @@ class DenseWorker:
             "save_error": self.save_error,  # why the vectors on disk lag the ones in memory, else None
         } | self._exposure()
 
-    def _exposure(self) -> dict[str, Any]:
+    def _exposure(self) -> dict[str, object]:
         if not self.settings.embed_url:
             return {}
         if self._contracts is None:
@@ -332,7 +332,7 @@ class DenseWorker:
         return endpoint_exposure(self.settings, self._contracts.get().contract)
 
 
-def endpoint_exposure(settings: Settings, contract: Any = None) -> dict[str, Any]:
+def endpoint_exposure(settings: Settings, contract: Any = None) -> dict[str, object]:
     """`{"endpoint": {...}}` naming the external embeddings endpoint and what it may see (every chunk of every
     note but those kept on this machine, and every hybrid search's query); {} without an endpoint. `contract`
     is the one in effect (read from the vault when not given)."""

@@ -66,7 +66,7 @@ class HealthPass:
     min_free_bytes: int = MIN_FREE_BYTES
     vault_id: tuple[int, int] | None = None
     passes: int = 0
-    last: dict[str, Any] = field(default_factory=dict)
+    last: dict[str, object] = field(default_factory=dict)
 
     def record_vault(self) -> None:
         """Remember which folder the vault is (call once at start)."""
@@ -91,14 +91,14 @@ class HealthPass:
             )
         return None
 
-    def vault_disk_problems(self) -> tuple[list[str], dict[str, Any]]:
+    def vault_disk_problems(self) -> tuple[list[str], dict[str, object]]:
         """The vault's own disk: writable, with free space, and git's object store writable."""
         red: list[str] = []
         if not self.vault.is_dir():
             return red, {}
         free = free_bytes(self.vault)
         can_write = os.access(self.vault, os.W_OK)
-        checks: dict[str, Any] = {"folder": str(self.vault), "writable": can_write, "free_bytes": free}
+        checks: dict[str, object] = {"folder": str(self.vault), "writable": can_write, "free_bytes": free}
         if not can_write:
             red.append(
                 f"vault-unwritable: the vault folder {self.vault} cannot be written (a read-only mount, or its "
@@ -119,9 +119,9 @@ class HealthPass:
                 )
         return red, checks
 
-    def disk_problems(self) -> tuple[list[str], dict[str, Any]]:
+    def disk_problems(self) -> tuple[list[str], dict[str, object]]:
         red: list[str] = []
-        checks: dict[str, Any] = {}
+        checks: dict[str, object] = {}
         for name, folder in (("state", self.state_dir), ("cache", self.cache_dir)):
             if not folder.is_dir():
                 if name == "cache":
@@ -149,15 +149,15 @@ class HealthPass:
         self,
         *,
         index_damage: str | None,
-        rebuild: dict[str, Any] | None,
-        watcher: dict[str, Any] | None,
+        rebuild: dict[str, object] | None,
+        watcher: dict[str, object] | None,
         watch_error: str | None,
         refused: str | None,
         commit_state: dict[str, Any] | None,
         last_cycle_skipped: bool = False,
         dead_threads: tuple[str, ...] = (),
         now: dt.datetime | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """One pass over every check; see the module docstring."""
         now = now or dt.datetime.now(dt.UTC)
         red: list[str] = []

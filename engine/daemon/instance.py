@@ -13,7 +13,6 @@ import fcntl
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine import lease
 from agentmd.engine.errors import AgentmdError
@@ -37,7 +36,7 @@ class InstanceLock:
         self.lease = lease.Lease(vault) if vault is not None else None
         self._fd: int | None = None
 
-    def acquire(self, info: dict[str, Any]) -> None:
+    def acquire(self, info: dict[str, object]) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
         try:
@@ -61,7 +60,7 @@ class InstanceLock:
         self._fd = fd
         write_json(self.info_path, info)
 
-    def update(self, info: dict[str, Any]) -> None:
+    def update(self, info: dict[str, object]) -> None:
         """Rewrite who holds the lock (the port is known once the listener is bound)."""
         write_json(self.info_path, info)
         if self.lease is not None:
@@ -81,7 +80,7 @@ class InstanceLock:
             self._fd = None
 
 
-def running_daemon(state_dir: Path, vault: Path | None = None) -> dict[str, Any] | None:
+def running_daemon(state_dir: Path, vault: Path | None = None) -> dict[str, object] | None:
     """The running daemon's info (pid, port): the one holding `vault`'s lease on this machine, else the one
     holding this state dir's lock; None when neither is held."""
     if vault is not None:

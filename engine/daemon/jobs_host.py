@@ -36,7 +36,7 @@ class DaemonJobs:
         """`daemon` is the `Daemon` of engine/daemon/service.py (not imported here: it imports this)."""
         self.daemon = daemon
         self.config = read_config(daemon.settings)
-        self.overrides: dict[str, dict[str, Any]] = {}
+        self.overrides: dict[str, dict[str, object]] = {}
         interval = daemon.reconcile_interval
         if interval != RECONCILE_INTERVAL and interval > 0 and math.isfinite(interval):
             self.overrides["reconcile"] = {"schedule": f"every {interval:g}s"}
@@ -121,11 +121,11 @@ class DaemonJobs:
 
         return json_routes(jobs_run=self._run_json)
 
-    def _run_json(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _run_json(self, data: dict[str, object]) -> dict[str, object]:
         from agentmd.engine.errors import UsageError
 
         try:
-            return self.scheduler.run_named(str(data.get("name", "")))
+            return dict(self.scheduler.run_named(str(data.get("name", ""))))
         except KeyError as exc:
             raise UsageError(str(exc.args[0])) from None
 
@@ -232,7 +232,7 @@ class DaemonJobs:
             return {"skipped": "no [[ingest]] sources in the config file, or none of them exists"}
         report, step = plan_ingest(self.daemon.settings.vault, sources, self.daemon.contracts.get().contract)
         meter.check()
-        outcome: dict[str, Any] = {
+        outcome: dict[str, object] = {
             "files": report.files,
             "created": len(report.created),
             "updated": len(report.updated),

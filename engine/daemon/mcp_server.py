@@ -51,6 +51,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmd.engine.daemon.mcp_tools import CAPTURE, SEARCH, TOOLS, ArgumentError, check_arguments
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.request_fields import json_defaults
+from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
 from agentmd.rules import default_contract
@@ -82,9 +84,9 @@ def package_version() -> str:
 
 
 class Backend(Protocol):
-    def search(self, request: SearchRequest) -> dict[str, Any]: ...
+    def search(self, request: SearchRequest) -> SearchResponse | dict[str, object]: ...
 
-    def capture(self, request: CaptureRequest) -> dict[str, Any]: ...
+    def capture(self, request: CaptureRequest) -> dict[str, object]: ...
 
 
 def tool_list(types: list[str] | None = None) -> list[Tool]:
@@ -124,7 +126,8 @@ def contract_types(backend: Any) -> list[str]:
     return sorted({*contract.types, *contract.deprecations})
 
 
-def _ok(payload: dict[str, Any]) -> CallToolResult:
+def _ok(answer: SearchResponse | dict[str, object]) -> CallToolResult:
+    payload = answer.to_json() if isinstance(answer, SearchResponse) else answer
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         structured_content=payload,
@@ -137,7 +140,7 @@ def _error(message: str) -> CallToolResult:
 
 def _request(tool: str, args: dict[str, Any]) -> SearchRequest | CaptureRequest:
     if tool == SEARCH:
-        return SearchRequest(**args)
+        return SearchRequest(**{**json_defaults(SearchRequest), **args})  # a mode left out is hybrid, as published
     for key in ("related", "tags", "aliases"):
         if key in args:
             args[key] = tuple(args[key])
@@ -162,7 +165,8 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
             request = _request(params.name, check_arguments(params.name, params.arguments))
         except ArgumentError as exc:
             return _error(f"invalid arguments for {params.name}: {exc}")
-        def call() -> dict[str, Any]:
+
+        def call() -> SearchResponse | dict[str, Any]:
             if isinstance(request, SearchRequest):
                 return backend.search(request)
             return backend.capture(request)
@@ -284,8 +288,9 @@ class SessionCap:
         """The session the total cap may end: idle `recent` seconds or more, of the client holding the most."""
         held = Counter(s.client for s in self.sessions.values())
         stale = [sid for sid, s in self.sessions.items() if not s.in_flight and now - s.last_used >= self.recent]
-        return max(stale, key=lambda sid: (held[self.sessions[sid].client], now - self.sessions[sid].last_used),
-                   default=None)
+        return max(
+            stale, key=lambda sid: (held[self.sessions[sid].client], now - self.sessions[sid].last_used), default=None
+        )
 
     async def _admit(self, client: ClientKey, scope: Scope) -> tuple[str, int] | None:
         """Make room for one more session of `client` and hold it; without room, the refusal and Retry-After."""
@@ -316,8 +321,11 @@ class SessionCap:
                 self.opening[client] += 1
                 return None
             ended = self.sessions.pop(victim)
-            log.info("ended the MCP session of %s idle %.0f s to open another", client_label(ended.client),
-                     now - ended.last_used)
+            log.info(
+                "ended the MCP session of %s idle %.0f s to open another",
+                client_label(ended.client),
+                now - ended.last_used,
+            )
             await self._end(victim, scope)
 
     def _release(self, client: ClientKey) -> None:

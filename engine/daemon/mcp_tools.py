@@ -1,9 +1,10 @@
 """The two MCP tools as data: their input and output schemas, and the check of a call's arguments.
 
-The schemas are written out by hand, not derived from function signatures, so that every field carries a
-description a model can act on, `mode` is an enum, `limit` and `importance` have bounds, and the output schema
-describes exactly the `structuredContent` the tools return. `check_arguments` validates a call against its
-input schema and answers with one plain line (what was wrong, what is allowed) instead of a validator's report.
+The input schemas are derived from the request dataclasses' fields (`SearchRequest`, `CaptureRequest`), where
+every tool argument carries a description a model can act on, `mode` is an enum and `limit` and `importance`
+have bounds; the output schema describes exactly the `structuredContent` the tools return. `check_arguments`
+validates a call against its input schema and answers with one plain line (what was wrong, what is allowed)
+instead of a validator's report.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.search.query import DEFAULT_MODE, MODES
-from agentmd.engine.search.searcher import MAX_LIMIT
+from agentmd.engine.request_fields import input_schema
+from agentmd.engine.search.planning import SearchRequest
+from agentmd.engine.search.query import MODES
+from agentmd.engine.write.request import CaptureRequest
 
 SEARCH = "memory_search"
 CAPTURE = "memory_capture"
-DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
-MAX_QUERY_CHARS = 2000
-MAX_TITLE_CHARS = 300
 
 SEARCH_DESCRIPTION = (
     "Search the memory vault by words (BM25 over titles, aliases, tags and text) and by meaning. "
@@ -39,93 +39,15 @@ CAPTURE_DESCRIPTION = (
 )
 
 
-def _text(description: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "string", "description": description, **extra}
-
-
-def _words(description: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string", "minLength": 1}, "description": description}
-
-
-SEARCH_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": _text(
-            "What to look for: a question, keywords, or a note's title or alias.",
-            minLength=1,
-            maxLength=MAX_QUERY_CHARS,
-        ),
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_LIMIT,
-            "default": 10,
-            "description": f"How many results to return at most (1 to {MAX_LIMIT}, default 10).",
-        },
-        "mode": {
-            "type": "string",
-            "enum": list(MODES),
-            "default": DEFAULT_MODE,
-            "description": (
-                '"hybrid": words and meaning fused (default); "fusion": words only, notes matching most of them '
-                'first; "and": words only, every word required.'
-            ),
-        },
-        "after": _text("Only notes captured on or after this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN),
-        "before": _text(
-            "Only notes captured on or before this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
-        ),
-        "project": _text("A project slug: notes of other projects rank lower (they are not hidden)."),
-        "include_archived": {
-            "type": "boolean",
-            "default": False,
-            "description": "Also return archived, superseded and staged notes (hidden by default).",
-        },
-        "include_probe": {
-            "type": "boolean",
-            "default": False,
-            "description": "Also return the daemon's own self-probe notes (hidden by default).",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-
-CAPTURE_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "title": _text(
-            "One line saying what the note is about; it names the file.", minLength=1, maxLength=MAX_TITLE_CHARS
-        ),
-        "body": _text("The note's Markdown body: the fact, decision or lesson itself, with its context."),
-        "type": _text(
-            "The kind of memory, in kebab-case as the vault's contract names it: decision, convention, lesson, "
-            "fact, procedure, reference... With `why`, files the note as active; without, it waits unfiled."
-        ),
-        "summary": _text("One sentence summing the note up."),
-        "why": _text("Why this is worth keeping; with `type`, files the note as active."),
-        "importance": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 5,
-            "description": "1 (record) to 5 (vital).",
-        },
-        "related": _words("Names of existing notes to link from this one."),
-        "project": _text("The project slug this belongs to."),
-        "task": _text("The task this came from."),
-        "tags": _words("Tags, without the leading #."),
-        "aliases": _words("Other names the note should be found by."),
-        "source": _text("Where this came from, as one of the contract's source tags (e.g. conversation)."),
-        "source_url": _text("The URL it came from; notes with one are marked untrusted."),
-        "space": _text("A contract space other than memory (e.g. projects); the default is memory."),
-    },
-    "required": ["title"],
-    "additionalProperties": False,
-}
+# The tools' arguments are the requests' own fields, each described where it is declared
+# (engine/request_fields.py): the schemas are derived, so a field is declared once for the tool, the `/v1`
+# routes and the CLI.
+SEARCH_INPUT: dict[str, object] = input_schema(SearchRequest)
+CAPTURE_INPUT: dict[str, object] = input_schema(CaptureRequest)
 
 _NULLABLE_TEXT = {"type": ["string", "null"]}
 
-SEARCH_OUTPUT: dict[str, Any] = {
+SEARCH_OUTPUT: dict[str, object] = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "description": "The query as searched."},
@@ -164,7 +86,7 @@ SEARCH_OUTPUT: dict[str, Any] = {
     "required": ["results", "matched"],
 }
 
-CAPTURE_OUTPUT: dict[str, Any] = {
+CAPTURE_OUTPUT: dict[str, object] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "The note's vault path."},
@@ -266,7 +188,7 @@ def check_arguments(tool: str, arguments: Mapping[str, Any] | None) -> dict[str,
             f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(f'`{u}`' for u in unknown)}; "
             f"{tool} takes: {', '.join(props)}"
         )
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, value in given.items():
         if value is not None:
             out[name] = _check_value(name, props[name], value)

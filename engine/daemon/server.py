@@ -24,6 +24,7 @@ lifespan so further endpoints mount on the same listener.
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import json
 import logging
@@ -46,6 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentmd.engine.client import MAX_REQUEST_BYTES
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.request_fields import json_types
 from agentmd.engine.settings import DEFAULT_PORT
 from agentmd.engine.web.session import is_open_page_path, is_page_path, page_refusal
 
@@ -288,8 +290,8 @@ class LoopbackGuard:
 
 
 def build_app(
-    health: Callable[[], dict[str, Any]],
-    status: Callable[[], dict[str, Any]],
+    health: Callable[[], dict[str, object]],
+    status: Callable[[], dict[str, object]],
     *,
     extra_routes: Sequence[BaseRoute] = (),
     lifespan: Any = None,
@@ -343,39 +345,14 @@ def not_found_message(path: str) -> str:
     )
 
 
-JsonHandler = Callable[[dict[str, Any]], dict[str, Any]]
+JsonHandler = Callable[[dict[str, object]], dict[str, object]]
 
 MAX_JSON_DEPTH = 32
 _TEXT = (str, type(None))
-_WORDS = (list, str, type(None))
 # The JSON types each `/v1` route's fields may have; a field of another type is a 400 before any work is done.
+# A search's and a capture's fields are their requests' own (`field_types`); a floor's range (0..1) is checked
+# by the search itself.
 FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
-    "search": {
-        "query": (str,),
-        "limit": (int,),
-        "mode": _TEXT,
-        "after": _TEXT,
-        "before": _TEXT,
-        "project": _TEXT,
-        "include_archived": (bool,),
-        "per_note": (int,),
-        "explain": (bool,),
-        "include_probe": (bool,),
-        "floor": (int, float, type(None)),  # its range (0..1) is checked by the search itself
-        "count_usage": (bool,),
-        "recall": (bool,),
-    },
-    "capture": {
-        "title": (str,),
-        "body": _TEXT,
-        **{k: _TEXT for k in ("type", "summary", "why", "project", "task", "source", "source_url", "space")},
-        "instructions": _TEXT,
-        "importance": (int, str, type(None)),
-        "related": _WORDS,
-        "tags": _WORDS,
-        "aliases": _WORDS,
-        "_actor": (str,),
-    },
     "probe": {"budget": (int, float)},
     "sync": {"remote": _TEXT},
     "revert": {
@@ -415,7 +392,7 @@ def _no_constant(name: str) -> Any:
     raise BadRequest(f"{name} is not a JSON value")
 
 
-def parse_json_object(body: bytes) -> dict[str, Any]:
+def parse_json_object(body: bytes) -> dict[str, object]:
     """The request body as a JSON object, refusing what no client of this API sends and what would hurt later:
     invalid UTF-8 or JSON, NaN and Infinity, nesting deeper than `MAX_JSON_DEPTH`, lone surrogates in strings
     (they cannot be written to a UTF-8 file) and top-level values other than an object."""
@@ -447,10 +424,26 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
     return data
 
 
+@functools.cache
+def field_types(route: str) -> dict[str, tuple[type, ...]]:
+    """The JSON types `route` takes for each field: a search's and a capture's read from their request's
+    declaration (engine/request_fields.py), with the route's own switches."""
+    if route == "search":
+        from agentmd.engine.search.planning import SearchRequest
+
+        return {**json_types(SearchRequest), "count_usage": (bool,), "recall": (bool,)}
+    if route == "capture":
+        from agentmd.engine.write.request import CaptureRequest
+
+        return {**json_types(CaptureRequest), "_actor": (str,)}
+    return FIELD_TYPES.get(route, {})
+
+
 def check_field_types(route: str, data: dict[str, Any]) -> None:
     """Raise BadRequest naming the first field of `data` whose JSON type `route` does not take."""
+    accepted = field_types(route)
     for name, value in data.items():
-        allowed = FIELD_TYPES.get(route, {}).get(name)
+        allowed = accepted.get(name)
         if allowed is None:
             continue  # unknown fields are the handler's to refuse, with the list of known ones
         ok = isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed)

@@ -127,7 +127,7 @@ class Daemon(Loops):
         self._stale = True  # until the first pass completes
         self._refused: str | None = None
         self._last_report: ReconcileReport | None = None
-        self._status: dict[str, Any] = {}
+        self._status: dict[str, object] = {}
         self._status_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self.passes = 0
@@ -136,18 +136,18 @@ class Daemon(Loops):
         self._skips = 0  # commit cycles skipped in a row (each is retried, backing off)
         self.health_interval = health_interval
         self.health_pass = HealthPass(settings.vault, settings.state_dir, settings.cache_dir, min_free_bytes)
-        self._live: dict[str, Any] = {}
+        self._live: dict[str, object] = {}
         self._rebuild_due: str | None = None
-        self._rebuild: dict[str, Any] = {"running": False, "count": 0}
+        self._rebuild: dict[str, object] = {"running": False, "count": 0}
         self._watch_error: str | None = None
         self._watch_tried = 0.0
         self._last_cycle_skipped = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def _instance_info(self) -> dict[str, Any]:
+    def _instance_info(self) -> dict[str, object]:
         """What `daemon.json` says of this daemon: pid, port, host, and the supervising `agentmd serve`."""
-        info: dict[str, Any] = {
+        info: dict[str, object] = {
             "pid": os.getpid(),
             "port": self.port,
             "host": socket.gethostname(),

@@ -157,7 +157,7 @@ class DaemonState(Upkeep):
     def health(self) -> dict[str, Any]:
         return {"ok": True, "index_stale": self._stale, "vault": str(self.settings.vault), "pid": os.getpid()}
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> dict[str, object]:
         with self._status_lock:
             cached = dict(self._status)
         if not cached:  # the first pass has not finished: answer from what is known without the index

@@ -34,7 +34,7 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
 
 def queue_section(
     store: Store, state_dir: Path, now: dt.datetime, waiting: list[tuple[str, str]] | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
     notes. The first run records a baseline: notes already waiting then are the inherited backlog, reported
     but never red."""
@@ -74,7 +74,9 @@ def queue_section(
     }
 
 
-def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime) -> dict[str, Any]:
+def index_section(
+    store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime
+) -> dict[str, object]:
     from agentmd.engine.index.reconcile import last_pass
     from agentmd.engine.index.unreadable import SHOWN, unreadable_notes
 
@@ -209,7 +211,7 @@ def contract_section(state: ContractState) -> dict[str, Any]:
     return out
 
 
-def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, object]:
     from agentmd.engine.write.probe import load_last
 
     last = load_last(state_dir)
@@ -258,11 +260,11 @@ def _git_yellow(git: dict[str, Any]) -> list[str]:
 def with_git(
     status: dict[str, Any],
     vault: Path,
-    commit_state: dict[str, Any] | None,
+    commit_state: dict[str, object] | None,
     now: dt.datetime | None = None,
     state_dir: Path | None = None,
     settings: Settings | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The status with only its git section computed again (after a commit cycle), and with `state_dir` and
     `settings` also the probe's and the jobs' (other processes write those: `agentmd probe`, `agentmd jobs
     run`), their red and yellow lines replaced by the new sections' and the color following; every other part
@@ -294,10 +296,10 @@ def compute_status(
     contract: ContractState,
     *,
     daemon: dict[str, Any],
-    commit_state: dict[str, Any] | None,
+    commit_state: dict[str, object] | None,
     stale: bool = False,
     now: dt.datetime | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     from agentmd.engine.git.sync import sync_section
     from agentmd.engine.write.tallies import budget_warning, halted_refusals
 
@@ -330,7 +332,7 @@ def compute_status(
     return status
 
 
-def hooks_section(state_dir: Path, now: dt.datetime) -> dict[str, Any]:
+def hooks_section(state_dir: Path, now: dt.datetime) -> dict[str, object]:
     """How often each hook gave up (its time budget spent, nothing injected) in the last hour, from the hooks'
     log: yellow, since a busy machine is the usual cause, with what to do when it keeps happening."""
     from agentmd.engine.hooklog import HOOK_LOG, gave_up
@@ -362,7 +364,7 @@ def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.
     return [(i.path, i.captured) for i in items]
 
 
-def with_lease(status: dict[str, Any], problem: str | None) -> dict[str, Any]:
+def with_lease(status: dict[str, Any], problem: str | None) -> dict[str, object]:
     """The status with the vault lease as it is now: red while the lease names another daemon (another
     machine's record synced over this one's), whatever the last recorded status said."""
     red = [r for r in status.get("red", []) if not r.startswith(LEASE_RED)]
@@ -373,7 +375,7 @@ def with_lease(status: dict[str, Any], problem: str | None) -> dict[str, Any]:
     return status
 
 
-def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, object]:
     """The status with the daemon's last health pass (engine/daemon/health.py) merged in: its red and
     yellow lines join the others (once each) and the color follows; its checks show as `live`."""
     if not live:
@@ -391,7 +393,7 @@ def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, 
     return status
 
 
-def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: bool = False) -> dict[str, Any]:
+def with_dense(status: dict[str, Any], dense: dict[str, object], *, switched_off: bool = False) -> dict[str, object]:
     """The status with its `dense` section. Yellow when the dense arm is not doing its work: a model that
     should load but cannot (`dense-unavailable`; a dense arm switched off by the settings is not yellow), an
     embeddings endpoint that stopped answering (`dense-waiting`), a background embedding that stopped
@@ -414,7 +416,7 @@ def with_dense(status: dict[str, Any], dense: dict[str, Any], *, switched_off: b
     return status
 
 
-def dense_from_disk(settings: Settings) -> dict[str, Any]:
+def dense_from_disk(settings: Settings) -> dict[str, object]:
     """The `dense` section without a daemon: the coverage of the vectors on disk."""
     from agentmd.engine.search.arm import NO_VECTORS, SWITCHED_OFF, vectors_path
 
@@ -443,7 +445,7 @@ def dense_from_disk(settings: Settings) -> dict[str, Any]:
     }
 
 
-def with_recall(status: dict[str, Any], state_dir: Path, env: Any = None) -> dict[str, Any]:
+def with_recall(status: dict[str, object], state_dir: Path, env: Any = None) -> dict[str, object]:
     """The status with its `recall` section: whether the prompt hook's recall is paused, and until when
     (engine/recall_pause.py). A pause is the owner's choice, so it is information, never yellow. `env` is the
     environment whose one-session pause counts (the daemon's own: none)."""

@@ -138,7 +138,7 @@ def supervise(
             signal.signal(s, h)
 
 
-def supervisor_alive(info: dict[str, Any]) -> bool:
+def supervisor_alive(info: dict[str, object]) -> bool:
     """Whether the parent named in a daemon's info (`supervisor`) still runs; True when none is named."""
     pid = info.get("supervisor")
     if not isinstance(pid, int) or pid <= 0:

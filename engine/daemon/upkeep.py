@@ -58,7 +58,7 @@ class Upkeep:
     _stop: threading.Event
     _stale: bool
     _refused: str | None
-    _live: dict[str, Any]
+    _live: dict[str, object]
     _rebuild_due: str | None
     _rebuild: dict[str, Any]
     _watch_error: str | None
@@ -153,7 +153,7 @@ class Upkeep:
             except Exception:
                 log.exception("the health pass failed; it runs again in %.0f s", self.health_interval)
 
-    def health_check(self) -> dict[str, Any]:
+    def health_check(self) -> dict[str, object]:
         """One health pass: the live checks (engine/daemon/health.py), a rebuild asked for when the index
         is damaged or gone, and a fresh status."""
         if self._watch_error is not None and self.clock() - self._watch_tried >= WATCH_RETRY:
@@ -164,7 +164,7 @@ class Upkeep:
             damage = store.damage()
             if damage:
                 self.request_rebuild(damage)
-        watcher: dict[str, Any] | None = None
+        watcher: dict[str, object] | None = None
         if self.watcher is not None:
             watcher = {**self.watcher.stats(), "fallback_interval_s": FALLBACK_RECONCILE}
         live = self.health_pass.run(

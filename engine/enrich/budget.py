@@ -32,7 +32,7 @@ class Budget:
             values[key] = min(values[key], type(values[key])(value))
         return Budget(**values)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.KEYS}
 
 

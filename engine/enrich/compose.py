@@ -77,13 +77,13 @@ def updates_for(
     may_sink: bool = True,
     revive: bool = False,
     deprecations: Mapping[str, str] | None = None,
-) -> tuple[dict[str, Any], str]:
+) -> tuple[dict[str, object], str]:
     """(frontmatter updates, verdict) for one accepted proposal; the verdict is one of `VERDICTS`.
 
     `may_sink` is False when the owner revived the note after an earlier sink: their hand stands. `revive` is
     True when the note is dormant by this pass's own sink: filed now, it comes back to the default lifecycle."""
     filed = proposal.confidence >= floor
-    updates: dict[str, Any] = {}
+    updates: dict[str, object] = {}
     keys = ("summary",) if kind != CARD else ("title", "summary")
     for key in keys:
         if _empty(fm.get(key)):
@@ -121,7 +121,7 @@ def updates_for(
 
 def _file(
     fm: Mapping[str, Any],
-    updates: dict[str, Any],
+    updates: dict[str, object],
     proposal: Proposal,
     filed: bool,
     *,

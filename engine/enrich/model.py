@@ -92,7 +92,7 @@ class Usage:
             cost,
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "input": self.input,
             "cache_read": self.cache_read,

@@ -39,16 +39,14 @@ def neighbours_of(
         return []
     project = project_of_record(path, contract) or (fm.get("project") if isinstance(fm.get("project"), str) else None)
     rows = [
-        r
-        for r in found.get("results", [])
-        if str(r.get("note") or "").endswith(".md") and not contract.kept_local(str(r["note"]))
+        r for r in found.results if r.note.endswith(".md") and not contract.kept_local(r.note)
     ]  # a note of a private space or a recall-exempt area is never shown to the model
     if project:
-        own = [r for r in rows if project_of_record(str(r["note"]), contract) == project]
+        own = [r for r in rows if project_of_record(r.note, contract) == project]
         rows = own + [r for r in rows if r not in own]
     out: list[Neighbour] = []
     for row in rows:
-        other = str(row.get("note") or "")
+        other = row.note
         if other == path or any(n.id == other[:-3] for n in out):
             continue
         summary = ""
@@ -57,7 +55,7 @@ def neighbours_of(
             summary = str(ofm.get("summary") or "")
         except OSError:
             pass
-        title = str(row.get("title") or Path(other).stem)
+        title = str(row.title or Path(other).stem)
         out.append(Neighbour(other[:-3], " ".join(title.split())[:200], " ".join(summary.split())[:300]))
         if len(out) == MAX_NEIGHBOURS:
             break

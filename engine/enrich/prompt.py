@@ -59,7 +59,7 @@ class Proposal:
     confidence: float
     dropped_related: tuple[str, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "title": self.title,
             "type": self.type,
@@ -105,7 +105,7 @@ NOTE>>>
 """
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def _json_object(text: str) -> dict[str, object]:
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:

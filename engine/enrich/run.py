@@ -86,11 +86,11 @@ class NoteOutcome:
     reason: str = ""
     cause: str = ""
     usage: Usage | None = None
-    proposal: dict[str, Any] | None = None
+    proposal: dict[str, object] | None = None
     kind: str = CARD
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": self.path, "outcome": self.outcome}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"path": self.path, "outcome": self.outcome}
         for key in ("reason", "cause"):
             if getattr(self, key):
                 out[key] = getattr(self, key)

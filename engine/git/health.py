@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.git.lock import acquire
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitMissing, GitRun, absolute_path, listing
@@ -64,7 +63,7 @@ class CommitState:
     large_files_held: dict[str, int] = field(default_factory=dict)  # new files over the size limit, by bytes
     large_file_limit: int | None = None  # that limit, in bytes
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def red(self, now: datetime) -> bool:

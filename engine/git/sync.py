@@ -88,7 +88,7 @@ class SyncResult:
     attempts: int = 1
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "outcome": self.outcome,
             "head": self.head,

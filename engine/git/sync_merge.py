@@ -55,7 +55,7 @@ class _Note:
     """One version of a note, cut for merging."""
 
     text: str
-    values: dict[str, Any]  # the frontmatter as read ({} without one)
+    values: dict[str, object]  # the frontmatter as read ({} without one)
     segments: list[tuple[str | None, str]]  # the block's lines: (key, its lines) or (None, lines between keys)
     head: str  # everything before the block: the BOM and the opening fence ("" without frontmatter)
     fence: str  # the closing fence line ("" without frontmatter)
@@ -128,11 +128,11 @@ def _merge_list(base: Any, ours: Any, theirs: Any) -> list[Any] | None:
     return merged
 
 
-def _merge_fields(base: _Note, ours: _Note, theirs: _Note) -> tuple[dict[str, Any], dict[str, str]] | None:
+def _merge_fields(base: _Note, ours: _Note, theirs: _Note) -> tuple[dict[str, object], dict[str, str]] | None:
     """The merged frontmatter in its order, and for each key where it comes from ("ours", "theirs" or
     "list"); None on a real conflict."""
     how: dict[str, str] = {}
-    value: dict[str, Any] = {}
+    value: dict[str, object] = {}
     for key in [*ours.values, *(k for k in theirs.values if k not in ours.values)]:
         b, o, t = (n.values.get(key, _MISSING) for n in (base, ours, theirs))
         if _canon(o) == _canon(t) or _canon(t) == _canon(b):

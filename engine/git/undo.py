@@ -95,7 +95,7 @@ class Selection:
     to: str | None = None  # a commit, for a restore
     at: str | None = None  # ISO date-time, for a restore: the last commit at or before it
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["commits"] = list(self.commits)
         return {k: v for k, v in data.items() if v not in (None, [], ())}

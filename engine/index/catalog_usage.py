@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from agentmd.engine.index.catalog_base import CatalogBase
 from agentmd.engine.index.catalog_schema import USAGE_KINDS, USAGE_SINCE_KEY
@@ -27,7 +26,7 @@ class NoteUsage:
     def last_used(self) -> str | None:
         return max(filter(None, (self.last_injected, self.last_recalled)), default=None)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self) | {"last_used": self.last_used}
 
 

@@ -60,7 +60,7 @@ class ReconcileReport:
     skipped: list[dict[str, str]] = field(default_factory=list)  # files not indexed, with the reason
     interrupted: bool = False  # stopped before the end (the daemon shutting down): the next pass finishes it
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         out["seconds"] = round(self.seconds, 4)
         return out

@@ -74,7 +74,7 @@ class Budget:
     def paid(self) -> bool:
         return self.tokens is not None or self.calls is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"wall_s": self.wall, "tokens": self.tokens, "calls": self.calls}
 
 
@@ -91,7 +91,7 @@ class JobSpec:
     description: str = ""
     sources: tuple[str, ...] = ()  # the files this job was read from, the shipped default first
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "action": self.action,
@@ -233,7 +233,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def shipped_manifests() -> dict[str, tuple[str, dict[str, Any]]]:
     """The defaults that ship with agentmd, by job name: (where, table)."""
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    out: dict[str, tuple[str, dict[str, object]]] = {}
     folder = resources.files("agentmd.engine.jobs") / "defaults"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):

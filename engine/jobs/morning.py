@@ -43,7 +43,7 @@ class Changes:
     commits: Counter[str] = field(default_factory=Counter)
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "added": dict(self.added),
             "edited": dict(self.edited),
@@ -268,7 +268,7 @@ class MorningState:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / "jobs" / "morning.json"
 
-    def read(self) -> dict[str, Any] | None:
+    def read(self) -> dict[str, object] | None:
         return read_json(self.path)
 
     def since(self, now: dt.datetime) -> dt.datetime:
@@ -309,7 +309,7 @@ def write_note(
     records: Sequence[Mapping[str, Any]],
     now: dt.datetime,
     space: str = DEFAULT_SPACE,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Render tonight's note and write it through capture (origin `morning`); what was written."""
     state = MorningState(state_dir)
     since = state.since(now)

@@ -17,7 +17,7 @@ BUILT_IN_ACTIONS = frozenset(
 )
 
 
-def read_config(settings: Settings) -> dict[str, Any]:
+def read_config(settings: Settings) -> dict[str, object]:
     """The config file's tables (empty without one, or when it no longer parses: settings read it already)."""
     if settings.config_file is None:
         return {}
@@ -33,7 +33,7 @@ def token_ceiling(config: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def jobs_status(settings: Settings) -> dict[str, Any]:
+def jobs_status(settings: Settings) -> dict[str, object]:
     """The `jobs` section of status."""
     summary = RunLog(settings.state_dir).summary()
     last = {name: entry.get("last") for name, entry in summary.items()}

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, read_json_lines, write_json
@@ -88,7 +88,7 @@ class Meter:
     started: dt.datetime
     tokens: int = 0
     calls: int = 0
-    changed: dict[str, Any] = field(default_factory=dict)
+    changed: dict[str, object] = field(default_factory=dict)
     ceiling_left: int | None = None  # tokens the day's spend ceiling still allows, for a paid job
 
     def elapsed(self) -> float:
@@ -110,12 +110,34 @@ class Meter:
         if self.elapsed() > b.wall:
             raise BudgetExceeded(f"budget-wall: ran {self.elapsed():.0f} s against a budget of {b.wall:g} s")
 
-    def used(self) -> dict[str, Any]:
+    def used(self) -> dict[str, float]:
         return {"wall_s": round(self.elapsed(), 3), "tokens": self.tokens, "calls": self.calls}
 
 
 Action = Callable[[Meter], Mapping[str, Any] | None]
 """A built-in job: does its work, returns what it changed (a small JSON-ready mapping)."""
+
+
+class JobRecord(TypedDict, total=False):
+    """One line of the run log: a job's run (or its skip) and how it ended."""
+
+    job: str
+    start: str  # ISO times
+    end: str
+    slot: str  # the scheduled time it ran for, when it ran on schedule
+    outcome: str  # ok, failed, stopped (a budget), interrupted, skipped, deferred
+    stop_reason: str
+    trigger: str  # schedule, manual, or why a schedule decided to run it
+    changed: dict[str, object]  # what the job says it changed
+    budget_used: dict[str, float]  # wall_s, tokens, calls
+    budget: dict[str, object]
+
+
+class JobSummary(TypedDict):
+    """A job's entry in the run log's summary: its last record and how many runs in a row it has failed."""
+
+    last: JobRecord | None
+    failed_in_a_row: int
 
 
 class RunLog:
@@ -132,7 +154,7 @@ class RunLog:
         self.seen_path = self.folder / "first-seen.json"
         self._lock = threading.Lock()
 
-    def append(self, record: Mapping[str, Any]) -> None:
+    def append(self, record: JobRecord) -> None:
         with self._lock:
             self.folder.mkdir(parents=True, exist_ok=True)
             summary = self.summary()
@@ -145,14 +167,14 @@ class RunLog:
                 os.fsync(fh.fileno())
             write_json(self.summary_path, summarize([record], summary))
 
-    def summary(self) -> dict[str, dict[str, Any]]:
+    def summary(self) -> dict[str, JobSummary]:
         """Each job's `last` record and `failed_in_a_row`; rebuilt from the log when the file is missing."""
         data = read_json(self.summary_path)
-        return data if data is not None else summarize(self.records())
+        return cast(dict[str, JobSummary], data) if data is not None else summarize(self.records())
 
-    def records(self, job: str | None = None, since: dt.datetime | None = None) -> list[dict[str, Any]]:
+    def records(self, job: str | None = None, since: dt.datetime | None = None) -> list[JobRecord]:
         """Every record, oldest first; a torn or foreign line is skipped."""
-        out = []
+        out: list[JobRecord] = []
         for rec in read_json_lines(self.old_path) + read_json_lines(self.path):
             if job is not None and rec.get("job") != job:
                 continue
@@ -160,7 +182,7 @@ class RunLog:
                 start = parse_iso(rec.get("start"))
                 if start is None or start < since:
                     continue
-            out.append(rec)
+            out.append(cast(JobRecord, rec))  # a line this log wrote
         return out
 
     def first_seen(self, names: list[str], now: dt.datetime) -> dict[str, dt.datetime]:
@@ -177,15 +199,13 @@ class RunLog:
         return {n: parse_iso(data[n]) or now for n in names}
 
 
-def summarize(
-    records: Sequence[Mapping[str, Any]], start: Mapping[str, dict[str, Any]] | None = None
-) -> dict[str, dict[str, Any]]:
+def summarize(records: Sequence[JobRecord], start: Mapping[str, JobSummary] | None = None) -> dict[str, JobSummary]:
     """Fold records into each job's last record and how many runs in a row it has failed (a failure or a
     budget stop counts, a success resets, skips and interruptions leave the count alone)."""
-    out = {name: dict(entry) for name, entry in (start or {}).items()}
+    out: dict[str, JobSummary] = {name: entry.copy() for name, entry in (start or {}).items()}
     for rec in records:
         entry = out.setdefault(str(rec.get("job")), {"last": None, "failed_in_a_row": 0})
-        entry["last"] = dict(rec)
+        entry["last"] = rec.copy()
         outcome = rec.get("outcome")
         if outcome == "ok":
             entry["failed_in_a_row"] = 0
@@ -194,11 +214,11 @@ def summarize(
     return out
 
 
-def last_runs(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def last_runs(records: Sequence[JobRecord]) -> dict[str, JobRecord | None]:
     return {name: entry["last"] for name, entry in summarize(records).items()}
 
 
-def failing_streaks(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def failing_streaks(records: Sequence[JobRecord]) -> dict[str, int]:
     """How many runs in a row each job has failed, counting back from its latest run."""
     return {name: int(entry["failed_in_a_row"]) for name, entry in summarize(records).items()}
 
@@ -249,7 +269,7 @@ class Scheduler:
             last_slot=parse_iso(last.get("slot")),
         )
 
-    def tick(self) -> list[dict[str, Any]]:
+    def tick(self) -> list[JobRecord]:
         """Run every job due now, in name order; the records written."""
         loaded = self.reload()
         now = self.clock()
@@ -263,7 +283,7 @@ class Scheduler:
                 written.append(self._skip(spec, d.reason, d.slot))
         return written
 
-    def run_named(self, name: str) -> dict[str, Any]:
+    def run_named(self, name: str) -> JobRecord:
         """Run one job now, whatever its schedule or switch says (`agentmd jobs run NAME`)."""
         loaded = self.reload()
         if name not in loaded.jobs:
@@ -273,9 +293,9 @@ class Scheduler:
             raise KeyError(f"no job named {name!r}; known: {', '.join(loaded.jobs) or 'none'}")
         return self.run(loaded.jobs[name], trigger="manual")
 
-    def _skip(self, spec: JobSpec, reason: str, slot: dt.datetime | None) -> dict[str, Any]:
+    def _skip(self, spec: JobSpec, reason: str, slot: dt.datetime | None) -> JobRecord:
         now = self.clock()
-        rec: dict[str, Any] = {
+        rec: JobRecord = {
             "job": spec.name,
             "start": iso(now),
             "end": iso(now),
@@ -294,7 +314,7 @@ class Scheduler:
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return sum(int((r.get("budget_used") or {}).get("tokens", 0) or 0) for r in self.log.records(since=midnight))
 
-    def run(self, spec: JobSpec, *, trigger: str, slot: dt.datetime | None = None) -> dict[str, Any]:
+    def run(self, spec: JobSpec, *, trigger: str, slot: dt.datetime | None = None) -> JobRecord:
         """Run one job to its end or its budget; the record appended to the run log."""
         with self._run_lock:
             ceiling_left: int | None = None
@@ -330,7 +350,7 @@ class Scheduler:
             except Exception as exc:
                 log.exception("job %s failed", spec.name)
                 outcome, reason = "failed", f"{type(exc).__name__}: {exc}"
-            rec: dict[str, Any] = {
+            rec: JobRecord = {
                 "job": spec.name,
                 "start": iso(meter.started),
                 "end": iso(self.clock()),
@@ -347,7 +367,7 @@ class Scheduler:
             log.log(logging.INFO if outcome == "ok" else logging.WARNING, "job %s: %s (%s)", spec.name, outcome, reason)
             return rec
 
-    def _write(self, rec: dict[str, Any]) -> None:
+    def _write(self, rec: JobRecord) -> None:
         self.log.append(rec)
         self._last[rec["job"]] = rec
 
@@ -381,7 +401,7 @@ def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> d
 
 def _supervise(
     spec: JobSpec, meter: Meter, env: Mapping[str, str] | None, errors: Any
-) -> tuple[int, dict[str, Any], bool]:
+) -> tuple[int, dict[str, object], bool]:
     """Start the program, read its usage lines until it ends; its exit code, what it reported, and whether
     the wall budget stopped it."""
     proc = subprocess.Popen(
@@ -402,7 +422,7 @@ def _supervise(
     killer = threading.Timer(spec.budget.wall, stop_at_wall)
     killer.daemon = True
     killer.start()
-    reported: dict[str, Any] = {}
+    reported: dict[str, object] = {}
     try:
         assert proc.stdout is not None
         for line in proc.stdout:

@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search.planning import query_terms, split_words
+from agentmd.engine.search.result import Miss, Result, SearchResponse
 from agentmd.vault_schema import cjk
 
 # Logistic coefficients, fitted by bench/confidence_fit.py (gradient descent on class-balanced log loss,
@@ -332,47 +332,49 @@ class QueryWords:
         return Evidence(round(share, 6), round(coverage, 6), len(self.words), round(title_share, 6), round(rarity, 6))
 
 
-def annotate(index: SearchIndex, query: str, response: dict[str, Any]) -> dict[str, Any]:
+def annotate(index: SearchIndex, query: str, response: SearchResponse) -> SearchResponse:
     """Give every result of a search response its `confidence` (and `word_share` when it has none). The
     note's words are read once per note, however many sections it returns."""
-    results: Sequence[dict[str, Any]] = response.get("results") or ()
+    results = response.results
     if not results:
         return response
     words = QueryWords(index, query)
     seen: dict[str, Evidence] = {}
     held: dict[str, list[bool]] = {}  # the first MISSING_DEPTH notes, in rank order
-    firsts: list[float] = []
+    firsts: list[tuple[Result, float]] = []
     for row in results:
-        note = str(row.get("note") or row.get("path", "")).split("#", 1)[0]
+        note = row.note
         ev = seen.get(note)
         if ev is None:
             terms = index.note_terms(note)
             ev = seen[note] = words.evidence(*terms)
             if len(held) < MISSING_DEPTH:
                 held[note] = words.held(terms[0])
-        if row.get("entity"):
-            firsts.append(ENTITY_CONFIDENCE)
+        if row.entity:
+            firsts.append((row, ENTITY_CONFIDENCE))
             continue
-        row.setdefault("word_share", ev.word_share)
+        if row.word_share is None:
+            row = replace(row, word_share=ev.word_share)
         sure = confidence(ev)
-        cosine = row.get("cosine")
+        cosine = row.cosine
         if isinstance(cosine, int | float):
             curve = 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (float(cosine) - COSINE_MIDPOINT)))
             sure = curve if float(cosine) < COSINE_VETO else max(sure, curve)
-        firsts.append(sure)
+        firsts.append((row, sure))
     missing = words.missing(list(held.values()), list(held))
-    for row, sure in zip(results, firsts, strict=True):
-        if row.get("entity"):
-            row["confidence"] = ENTITY_CONFIDENCE
+    out: list[Result] = []
+    for row, sure in firsts:
+        if row.entity:
+            out.append(replace(row, confidence=ENTITY_CONFIDENCE))
             continue
         sure = recalibrate(sure, missing)
-        if row.get("name") and not row.get("name_within"):
+        if row.name and not row.name_within:
             # a name inside a longer query ("what do I know about QuickAdd") orders the notes it names first
             # but keeps their own confidence: given 0.5, the dev sets' unanswerable questions that mention a
             # title were no longer rejected (lexical, 20 of 36 rejected -> 7; bench/RESULTS.md)
             sure = max(sure, NAME_CONFIDENCE)
-        row["confidence"] = round(sure, 4)
-    return response
+        out.append(replace(row, confidence=round(sure, 4)))
+    return replace(response, results=tuple(out))
 
 
 def search_floor(index: SearchIndex, floor: float) -> float:
@@ -383,47 +385,43 @@ def search_floor(index: SearchIndex, floor: float) -> float:
     return floor * min(1.0, max(index.doc_count(), 0) / MISSING_FULL_AT)
 
 
-def closest(results: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def closest(results: Iterable[Result]) -> Result | None:
     """The result with the highest confidence (the first of equals)."""
-    best: Mapping[str, Any] | None = None
+    best: Result | None = None
     for row in results:
-        if best is None or float(row.get("confidence") or 0.0) > float(best.get("confidence") or 0.0):
+        if best is None or (row.confidence or 0.0) > (best.confidence or 0.0):
             best = row
     return best
 
 
-def describe_miss(row: Mapping[str, Any]) -> str:
-    title = row.get("title") or str(row.get("note") or row.get("path", "")).rsplit("/", 1)[-1]
-    return f"{title} ({row.get('note') or row.get('path')}, confidence {float(row.get('confidence') or 0.0):.2f})"
+def describe_miss(row: Result) -> str:
+    title = row.title or row.note.rsplit("/", 1)[-1]
+    return f"{title} ({row.note}, confidence {row.confidence or 0.0:.2f})"
 
 
-def clears(row: Mapping[str, Any], floor: float) -> bool:
+def clears(row: Result, floor: float) -> bool:
     """Whether a result is shown at this floor (one without a confidence always is)."""
-    sure = row.get("confidence")
-    return sure is None or float(sure) >= floor
+    return row.confidence is None or row.confidence >= floor
 
 
-def apply_floor(response: dict[str, Any], floor: float) -> dict[str, Any]:
+def apply_floor(response: SearchResponse, floor: float) -> SearchResponse:
     """Drop the results whose confidence is below `floor` (results without one are kept). Records the
     floor and how many results it dropped; when it dropped them all, `note` says so and names the
     closest miss (title, path and confidence), also in `closest_miss`."""
-    response["floor"] = floor
-    results = list(response.get("results") or [])
-    kept = [r for r in results if clears(r, floor)]
-    dropped = [r for r in results if r not in kept]
-    response["below_floor"] = len({str(r.get("note") or r.get("path")) for r in dropped})
+    results = response.results
+    kept = tuple(r for r in results if clears(r, floor))
+    dropped = [r for r in results if not clears(r, floor)]
+    response = replace(response, floor=floor, below_floor=len({r.note for r in dropped}))
     if not dropped:
         return response
-    response["results"] = kept
     if kept:
-        return response
+        return replace(response, results=kept)
     miss = closest(dropped)
     assert miss is not None
-    response["closest_miss"] = {
-        "note": miss.get("note") or miss.get("path"),
-        "title": miss.get("title"),
-        "confidence": miss.get("confidence"),
-    }
     said = f"no result reached the confidence floor ({floor:.2f}); the closest miss: {describe_miss(miss)}"
-    response["note"] = "; ".join(x for x in (said, response.get("note")) if x)
-    return response
+    return replace(
+        response,
+        results=kept,
+        closest_miss=Miss(miss.note, miss.title, miss.confidence),
+        note="; ".join(x for x in (said, response.note) if x),
+    )

@@ -137,8 +137,8 @@ def written_form(link: Link) -> str:
     return f"{'!' if link.embed else ''}[{link.alias or ''}]({link.target}{frag})"
 
 
-def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"path": source} if source is not None else {}
+def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> dict[str, object]:
+    out: dict[str, object] = {"path": source} if source is not None else {}
     out |= {
         "line": link.line,
         "kind": link.kind,
@@ -165,7 +165,7 @@ class Graph:
     def resolve(self, target: str, source: str) -> str | None:
         return resolve(target, source, self.paths, by_stem=self.by_stem)
 
-    def links_of(self, path: str) -> dict[str, list[dict[str, Any]]]:
+    def links_of(self, path: str) -> dict[str, list[dict[str, object]]]:
         out, dangling, attachments = [], [], []
         for link in self.catalog.links_from(path):
             if link.attachment:
@@ -215,12 +215,12 @@ class Graph:
         }
 
 
-def links_of(catalog: Catalog, path: str) -> dict[str, list[dict[str, Any]]]:
+def links_of(catalog: Catalog, path: str) -> dict[str, list[dict[str, object]]]:
     """A note's links out (each with `resolved`), its backlinks, its dangling links and its attachments."""
     return Graph(catalog).links_of(path)
 
 
-def dangling(catalog: Catalog) -> list[dict[str, Any]]:
+def dangling(catalog: Catalog) -> list[dict[str, object]]:
     """Every link whose target matches no note, sorted by target, then source."""
     return Graph(catalog).dangling()
 

@@ -50,7 +50,7 @@ import heapq
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple, overload
+from typing import NamedTuple, overload
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
@@ -62,7 +62,8 @@ from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import scan_soon
 from agentmd.engine.search.multipliers import note_penalties
 from agentmd.engine.search.planning import DEFAULT_MODE, SearchRequest, day_bound, query_terms, split_words
-from agentmd.engine.search.rows import FILL, Cut, complete, fill, names_first, row_terms
+from agentmd.engine.search.result import Cut, DenseUse, Result, SearchResponse
+from agentmd.engine.search.rows import complete, facts_row, fill, names_first, row_terms
 from agentmd.rules import Contract
 from agentmd.vault_schema import scripts, section_text
 
@@ -263,15 +264,22 @@ def _day(captured: object) -> int | None:
     return int(text) if len(text) == 8 and text.isdigit() else None
 
 
-def _fallback(response: dict[str, Any], reason: str) -> dict[str, Any]:
-    response["mode"] = "hybrid"
-    response["dense"] = {"used": False, "reason": reason}
+def _fallback(response: SearchResponse, reason: str) -> SearchResponse:
+    """A lexical answer to a hybrid request, marked with why the dense arm took no part."""
     note = f"lexical results only: {reason}"
-    response["note"] = f"{response['note']}; {note}" if response.get("note") else note
-    for row in response["results"]:
-        if "explain" in row:
-            row["explain"]["dense"] = {"used": False, "reason": reason}
-    return response
+    results = tuple(
+        replace(row, explain={**row.explain, "dense": {"used": False, "reason": reason}})
+        if row.explain is not None
+        else row
+        for row in response.results
+    )
+    return replace(
+        response,
+        mode="hybrid",
+        results=results,
+        dense=DenseUse(False, reason=reason),
+        note=f"{response.note}; {note}" if response.note else note,
+    )
 
 
 def hybrid_search(
@@ -283,7 +291,7 @@ def hybrid_search(
     rule: FusionRule = CHOSEN,
     *,
     cut: bool = True,
-) -> dict[str, Any]:
+) -> SearchResponse:
     """The lexical search (default mode) fused with the dense arm by `rule`; one result per note.
     Without `cut`, a row's best section and snippet may be left to `rows.fill` (for a caller that drops
     rows first, as the confidence floor does).
@@ -312,8 +320,8 @@ def hybrid_search(
         qvec, scan = scanning.result()
     except AgentmdError as exc:
         return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
-    rows = {r["note"]: r for r in wide["results"] if "entity" not in r}
-    lexical = [(p, float(r["raw_score"])) for p, r in rows.items()]
+    rows = {r.note: r for r in wide.results if r.entity is None}
+    lexical = [(p, r.raw_score) for p, r in rows.items()]
     lo = day_bound(request.after, upper=False, name="after")
     hi = day_bound(request.before, upper=True, name="before")
     dense: list[tuple[str, float]] = []
@@ -343,64 +351,79 @@ def hybrid_search(
                 continue
             rows[f.path] = row
         kept.append(f)
-        lowered = f.score * rows[f.path]["penalty"]
+        lowered = f.score * rows[f.path].penalty
         if len(best) < request.limit:
             heapq.heappush(best, lowered)
         elif lowered > best[0]:
             heapq.heapreplace(best, lowered)
-    named = [r for r in wide["results"] if "name" in r]  # the notes the query names (rows.names_first)
-    named_notes = {r["note"] for r in named}
+    named = [r for r in wide.results if r.name is not None]  # the notes the query names (rows.names_first)
+    named_notes = {r.note for r in named}
     taken = {f.path for f in kept}
     kept += [fused.of(p) for p in fused.order if p in named_notes and p not in taken]  # named, further down
-    ordered = sorted(kept, key=lambda f: (-f.score * rows[f.path]["penalty"], f.path))
+    ordered = sorted(kept, key=lambda f: (-f.score * rows[f.path].penalty, f.path))
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
-    results = []
+    results: list[Result] = []
     for f in ranked:
-        row = complete(dict(rows[f.path]))
+        row = complete(rows[f.path])
         if cut:
-            fill(row)
-        row["score"] = round(f.score * row["penalty"], 6)
-        row["raw_score"] = round(f.score, 6)
-        row["cosine"] = None if f.cosine is None else round(f.cosine, 6)
-        row["word_share"] = round(word_share(terms, row_terms(index, row)[0], idf), 6)
-        row["arms"] = [arm for arm, rank in (("lexical", f.lexical_rank), ("dense", f.dense_rank)) if rank is not None]
+            row = fill(row)
+        cosine = None if f.cosine is None else round(f.cosine, 6)
+        share = round(word_share(terms, row_terms(index, row)[0], idf), 6)
+        explain = row.explain
         if request.explain:
-            row["explain"] = dict(row.get("explain") or {"mode": "hybrid", "plan": "dense"})
-            row["explain"]["dense"] = {
-                "used": True,
-                "rule": rule.name,
-                "lexical_rank": f.lexical_rank,
-                "lexical_score": round(f.lexical_score, 6),
-                "dense_rank": f.dense_rank,
-                "cosine": row["cosine"],
-                "word_share": row["word_share"],
+            explain = {
+                **(explain or {"mode": "hybrid", "plan": "dense"}),
+                "dense": {
+                    "used": True,
+                    "rule": rule.name,
+                    "lexical_rank": f.lexical_rank,
+                    "lexical_score": round(f.lexical_score, 6),
+                    "dense_rank": f.dense_rank,
+                    "cosine": cosine,
+                    "word_share": share,
+                },
             }
-        results.append(row)
+        results.append(
+            replace(
+                row,
+                score=round(f.score * row.penalty, 6),
+                raw_score=round(f.score, 6),
+                cosine=cosine,
+                word_share=share,
+                arms=tuple(
+                    arm for arm, rank in (("lexical", f.lexical_rank), ("dense", f.dense_rank)) if rank is not None
+                ),
+                explain=explain,
+            )
+        )
     if named:
-        by_note = {r["note"]: r for r in results}
-        top = results[0]["score"] if results else 0.0
+        by_note = {r.note: r for r in results}
+        top = results[0].score if results else 0.0
         pinned = [
-            by_note[r["note"]] | {"score": round(max(top, by_note[r["note"]]["score"]), 6)}
+            replace(by_note[r.note], score=round(max(top, by_note[r.note].score), 6))
             for r in named
-            if r["note"] in by_note
+            if r.note in by_note
         ]
         results = names_first(results, pinned, request.limit)
-    pages = [r for r in wide["results"] if "entity" in r]  # an entity page the query names stays first
+    pages = [r for r in wide.results if r.entity is not None]  # an entity page the query names stays first
     if pages:
-        results = [pages[0], *(r for r in results if r["note"] != pages[0]["note"])][: request.limit]
-    response = dict(wide)
-    response.update(mode="hybrid", results=results, matched=max(wide["matched"], len(rows)))
-    response["dense"] = {"used": True, "rule": rule.name, "coverage": round(coverage.share, 4)}
+        results = [pages[0], *(r for r in results if r.note != pages[0].note)][: request.limit]
+    note = wide.note
     if coverage.done < coverage.total:
-        share = f"{100 * coverage.share:.0f}%"
-        response["note"] = "; ".join(
-            x
-            for x in (wide.get("note") if not results else None, f"vectors cover {share} of the notes' chunks so far")
-            if x
+        covered = f"{100 * coverage.share:.0f}%"
+        note = "; ".join(
+            x for x in (wide.note if not results else None, f"vectors cover {covered} of the notes' chunks so far") if x
         )
     elif results:
-        response["note"] = None
-    return response
+        note = None
+    return replace(
+        wide,
+        mode="hybrid",
+        results=tuple(results),
+        matched=max(wide.matched, len(rows)),
+        dense=DenseUse(True, rule=rule.name, coverage=round(coverage.share, 4)),
+        note=note,
+    )
 
 
 def _dense_candidate(
@@ -410,7 +433,7 @@ def _dense_candidate(
     path: str,
     heading: str,
     days: tuple[int | None, int | None],
-) -> dict[str, Any] | None:
+) -> Result | None:
     """The row of a note only the dense arm found, or None when the index no longer holds it or the request
     leaves it out (a wall, a self-probe note, a date outside the bounds)."""
     found = index.hit_for(path)
@@ -428,9 +451,7 @@ def _dense_candidate(
     return _dense_row(index, note, hits, heading, note_penalties(note.facts, path, request, contract))
 
 
-def _dense_row(
-    index: SearchIndex, hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]
-) -> dict[str, Any]:
+def _dense_row(index: SearchIndex, hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]) -> Result:
     """A result row for a note only the dense arm found (its best chunk's section is the anchor). Its snippet
     is cut only if the row is shown (`rows.fill`)."""
     last = heading.split(" > ")[-1] if heading else None
@@ -443,19 +464,13 @@ def _dense_row(
         section = section_text(text, last) if last else None
         return heading or None, hits.snippet_of(section or text)
 
-    return {
-        "path": hit.path + (f"#{last}" if last else ""),
-        "note": hit.path,
-        "section": heading or None,
-        "title": hit.facts.get("title"),
-        "score": 0.0,
-        "raw_score": 0.0,
-        "penalty": round(penalty, 6),
-        "penalties": [name for name, _m in penalties],
-        "captured": hit.facts.get("captured"),
-        "captured_source": hit.facts.get("captured_source"),
-        "wall": hit.facts.get("wall"),
-        **trust.labels(hit.facts),
-        "snippet": "",
-        FILL: Cut(index, hits, hit, cut),
-    }
+    return facts_row(
+        hit,
+        score=0.0,
+        raw_score=0.0,
+        penalty=round(penalty, 6),
+        penalties=penalties,
+        path=hit.path + (f"#{last}" if last else ""),
+        section=heading or None,
+        cut=Cut(index, hits, hit, cut),
+    )

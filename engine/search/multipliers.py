@@ -16,7 +16,7 @@ PENALTY_MEMO_MAX = 50_000  # notes whose multipliers are remembered for one inde
 
 
 def note_penalties(
-    facts: dict[str, Any], path: str, request: SearchRequest, contract: Contract
+    facts: dict[str, object], path: str, request: SearchRequest, contract: Contract
 ) -> list[tuple[str, float]]:
     """The multipliers below 1.0 that apply to a note for this request (name, multiplier)."""
     return _penalties(facts, path, request, contract)

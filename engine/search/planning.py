@@ -12,15 +12,21 @@ import datetime as dt
 import itertools
 import re
 from collections.abc import Container
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.fulltext import FIELD_BOOSTS, QUESTION_FIELD_BOOSTS, SearchIndex
+from agentmd.engine.request_fields import described
 from agentmd.vault_schema import cjk
 from agentmd.vocabulary import STOP_WORDS
 
 MODES = ("fusion", "and")
 DEFAULT_MODE = "fusion"
+HYBRID = "hybrid"  # the lexical default fused with the dense arm (engine/search/query.py, hybrid.py)
+REQUEST_MODES = (HYBRID, *MODES)
+MAX_LIMIT = 200
+MAX_QUERY_CHARS = 2000
+DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
 PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
 LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
@@ -54,16 +60,60 @@ _NON_WORD = re.compile(r"[^\w]+")
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
-    query: str
-    limit: int = 10
-    mode: str = DEFAULT_MODE
-    after: str | None = None  # captured on or after this date (YYYY-MM-DD, YYYY-MM or YYYY)
-    before: str | None = None  # captured on or before this date
-    project: str | None = None
-    include_archived: bool = False
+    """One search, as the MCP tool, the `/v1/search` route and the CLI take it (engine/request_fields.py derives
+    the tool's input schema and the route's field checks from these fields)."""
+
+    query: str = field(
+        metadata=described(
+            "What to look for: a question, keywords, or a note's title or alias.",
+            minLength=1,
+            maxLength=MAX_QUERY_CHARS,
+        )
+    )
+    limit: int = field(
+        default=10,
+        metadata=described(
+            f"How many results to return at most (1 to {MAX_LIMIT}, default 10).",
+            default=10,
+            minimum=1,
+            maximum=MAX_LIMIT,
+        ),
+    )
+    # a request sent as JSON (the MCP tool, the `/v1` route) without a mode is hybrid; the lexical default here
+    mode: str = field(
+        default=DEFAULT_MODE,
+        metadata=described(
+            '"hybrid": words and meaning fused (default); "fusion": words only, notes matching most of them first; '
+            '"and": words only, every word required.',
+            default=HYBRID,
+            enum=list(REQUEST_MODES),
+        ),
+    )
+    after: str | None = field(  # captured on or after this date
+        default=None,
+        metadata=described(
+            "Only notes captured on or after this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
+        ),
+    )
+    before: str | None = field(  # captured on or before this date
+        default=None,
+        metadata=described(
+            "Only notes captured on or before this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
+        ),
+    )
+    project: str | None = field(
+        default=None, metadata=described("A project slug: notes of other projects rank lower (they are not hidden).")
+    )
+    include_archived: bool = field(
+        default=False,
+        metadata=described("Also return archived, superseded and staged notes (hidden by default).", default=False),
+    )
     per_note: int = 1
     explain: bool = False
-    include_probe: bool = False  # self-probe notes are left out unless asked for (engine/search/trust.py)
+    include_probe: bool = field(  # self-probe notes are left out unless asked for (engine/search/trust.py)
+        default=False,
+        metadata=described("Also return the daemon's own self-probe notes (hidden by default).", default=False),
+    )
     floor: float | None = None  # this search's confidence floor, 0..1, as given (None: the contract's search_floor)
 
 

@@ -10,18 +10,22 @@ unchanged."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search import confidence, searcher
+from agentmd.engine.search.planning import HYBRID, REQUEST_MODES
+from agentmd.engine.search.result import DenseUse, SearchResponse
 from agentmd.engine.search.rows import fill
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
 
-HYBRID = "hybrid"
-MODES = (HYBRID, *searcher.MODES)
+if TYPE_CHECKING:
+    from agentmd.engine.search.hybrid import DenseArm
+
+MODES = REQUEST_MODES
 DEFAULT_MODE = HYBRID
 
 
@@ -30,11 +34,11 @@ def search(
     contract: Contract,
     request: SearchRequest,
     catalog: Catalog | None = None,
-    dense: Any = None,
+    dense: DenseArm | None = None,
     dense_reason: str | None = None,
     *,
     floor: float | None = None,
-) -> dict[str, Any]:
+) -> SearchResponse:
     """Run one search in any mode. `hybrid` also needs `dense` (a `hybrid.DenseArm`); without it, or before any
     vectors exist, it answers lexically and says why in `note` and `dense` (`dense_reason`, when the caller
     knows why it has no arm). Every result carries a `confidence`; those below `floor` (default: the request's
@@ -53,9 +57,8 @@ def search(
     from agentmd.engine.search.hybrid import hybrid_search  # numpy and the vectors load only here
 
     response = hybrid_search(index, contract, request, catalog, dense, cut=False)
-    for row in response["results"]:
-        row.setdefault("arms", ["lexical"])
-    return _floored(index, contract, request, response, floor)
+    results = tuple(row if row.arms is not None else replace(row, arms=("lexical",)) for row in response.results)
+    return _floored(index, contract, request, replace(response, results=results), floor)
 
 
 def _is_share(value: object) -> bool:
@@ -63,8 +66,8 @@ def _is_share(value: object) -> bool:
 
 
 def _floored(
-    index: SearchIndex, contract: Contract, request: SearchRequest, response: dict[str, Any], floor: float | None
-) -> dict[str, Any]:
+    index: SearchIndex, contract: Contract, request: SearchRequest, response: SearchResponse, floor: float | None
+) -> SearchResponse:
     """The response with every result's confidence, without the results below the floor; a row whose best
     section and snippet were left to be cut (`rows.fill`) is cut only when it clears the floor."""
     response = confidence.annotate(index, request.query, response)
@@ -74,19 +77,24 @@ def _floored(
         wanted = contract.thresholds.search_floor if floor is None else floor
         effective = confidence.search_floor(index, wanted)
     response = confidence.apply_floor(response, effective)
-    for row in response["results"]:
-        fill(row)
-    return response
+    return replace(response, results=tuple(fill(row) for row in response.results))
 
 
-def lexical_only(response: dict[str, Any], reason: str) -> dict[str, Any]:
+def lexical_only(response: SearchResponse, reason: str) -> SearchResponse:
     """A lexical answer to a hybrid request, marked with why the dense arm took no part."""
-    response["mode"] = HYBRID
-    response["dense"] = {"used": False, "reason": reason}
     note = f"lexical results only: {reason}"
-    response["note"] = f"{response['note']}; {note}" if response.get("note") else note
-    for row in response["results"]:
-        row["arms"] = ["lexical"]
-        if "explain" in row:
-            row["explain"]["dense"] = {"used": False, "reason": reason}
-    return response
+    results = tuple(
+        replace(
+            row,
+            arms=("lexical",),
+            explain=None if row.explain is None else {**row.explain, "dense": {"used": False, "reason": reason}},
+        )
+        for row in response.results
+    )
+    return replace(
+        response,
+        mode=HYBRID,
+        results=results,
+        dense=DenseUse(False, reason=reason),
+        note=f"{response.note}; {note}" if response.note else note,
+    )

@@ -121,7 +121,7 @@ def link_paths(found: Any, source: str) -> list[str]:
     return out
 
 
-def _stored_facts(index: Any, path: str) -> dict[str, Any]:
+def _stored_facts(index: Any, path: str) -> dict[str, object]:
     if index is None:
         return {}
     found = index.hit_for(path)
@@ -130,7 +130,7 @@ def _stored_facts(index: Any, path: str) -> dict[str, Any]:
 
 def _candidate(
     catalog: Any, index: Any, walls: Walls, path: str, title: str | None, snippet: str | None
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[dict[str, object], str | None]:
     if walls.exempt(path):
         return {}, "recall-exempt area"
     row = catalog.get(path)
@@ -167,7 +167,7 @@ def gather(
     max_linked: int = MAX_LINKED_CANDIDATES,
     deadline: float | None = None,
     now: Callable[[], float] = time.monotonic,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The notes a recall may show (see the module docstring). `catalog` is an engine Catalog, `index` the
     SearchIndex whose stored facts give the summaries (None: snippets only). Links stop being followed
     once `now()` passes `deadline`."""
@@ -200,7 +200,7 @@ def gather(
         direct.append(candidate)
         if len(direct) >= max_direct:
             break
-    linked: list[dict[str, Any]] = []
+    linked: list[dict[str, object]] = []
     if direct and max_linked > 0:
         from agentmd.engine.search.graph import Graph
 
@@ -224,8 +224,8 @@ def gather(
 
 
 def gather_in_daemon(
-    settings: Any, index: Any, contract: Any, response: Mapping[str, Any], max_direct: int
-) -> dict[str, Any] | None:
+    settings: Any, index: Any, contract: Any, results: Iterable[Mapping[str, Any]], max_direct: int
+) -> dict[str, object] | None:
     """What the daemon's search attaches to its answer when asked for `recall`: `gather` with the daemon's
     contract and index, on a read-only catalog handle of its own (the indexer's connection stays
     untouched). None when it fails (logged): the hook then gathers the candidates itself, so the search
@@ -239,7 +239,7 @@ def gather_in_daemon(
                 catalog,
                 index,
                 Walls.from_contract(contract),
-                response.get("results", []),
+                results,
                 max_direct=max_direct,
                 deadline=time.monotonic() + DAEMON_GATHER_SECONDS,
             )
@@ -278,7 +278,7 @@ def search_and_gather(
     max_direct: int,
     deadline: float,
     now: Callable[[], float] = time.monotonic,
-) -> tuple[dict[str, Any], Walls, dict[str, Any]]:
+) -> tuple[dict[str, object], Walls, dict[str, object]]:
     """Search the index in this process and gather the candidates: (search answer, walls, candidates).
     For a process without a daemon; the index and catalog must exist (checked by the caller). The hook's
     time budget has no room for loading the embedding model, so a hybrid request is answered lexically."""
@@ -290,14 +290,14 @@ def search_and_gather(
     contract = load_contract(settings.vault, settings.contract_path).contract
     walls = Walls.from_contract(contract)
     with Store(settings.cache_dir) as store:
-        response = search(store.index, contract, SearchRequest(**request), store.catalog, None, NO_DAEMON)
+        found = search(store.index, contract, SearchRequest(**request), store.catalog, None, NO_DAEMON)
         gathered = gather(
             store.catalog,
             store.index,
             walls,
-            response.get("results", []),
+            [r.to_json() for r in found.results],
             max_direct=max_direct,
             deadline=deadline,
             now=now,
         )
-    return response, walls, gathered
+    return found.to_json(), walls, gathered

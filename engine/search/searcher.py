@@ -30,7 +30,7 @@ engine/search/multipliers.py's, and the result rows (deferred rows, name rows) e
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
@@ -40,13 +40,14 @@ from agentmd.engine.search.graph import entity_pages
 from agentmd.engine.search.multipliers import rank_hits
 from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs
 from agentmd.engine.search.planning import DEFAULT_MODE as DEFAULT_MODE  # re-exported
+from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
 from agentmd.engine.search.planning import MODES, SearchRequest, day_bound, plan
-from agentmd.engine.search.rows import FILL, best_sections, complete, cut_for, fill, name_row, names_first
+from agentmd.engine.search.result import Cut, Result, SearchResponse
+from agentmd.engine.search.rows import best_sections, complete, cut_for, facts_row, fill, name_row, names_first
 from agentmd.rules import Contract
 from agentmd.vault_schema import query_entity_uris
 
 OVERFETCH = 200
-MAX_LIMIT = 200
 MAX_PER_NOTE = 10
 # A question shown in `limit` rows is first ranked from the top max(HEAD, HEAD_TIMES * limit) matches, which
 # usually decide it (SearchIndex.search, `head`); when they do not, from the whole over-fetch.
@@ -89,8 +90,8 @@ def search(
     *,
     deferred: bool = False,
     cut_later: bool = False,
-) -> dict[str, Any]:
-    """Run one lexical search and return the response mapping (SPEC §7). With the catalog, a note marked as
+) -> SearchResponse:
+    """Run one lexical search and return its answer (SPEC §7). With the catalog, a note marked as
     the page of an entity the query names (e.g. `repo:owner/name`) comes first.
 
     `deferred` (for a caller that asks for many candidates and shows a few, as the hybrid does): each row is
@@ -151,48 +152,36 @@ def search(
     terms = groups[0] if groups else words
     if runs and ranked and _answered_by_content(index, found, ranked[0][3], terms, named_paths, runs):
         named, runs = [], []  # a note holding every word answers the question; the names inside it wait
-    results: list[dict[str, Any]] = []
+    results: list[Result] = []
     shown = [r for n, r in enumerate(ranked) if n < request.limit or r[3].path in named_paths]
     later = deferred or cut_later
     short = deferred and not request.explain
     for score, penalty, penalties, hit, i in shown:
         raw = round(hit.raw_score, 6)
+        # most notes carry no multiplier: their score is their raw score, rounded once
+        shown_score = raw if penalty == 1.0 else round(score, 6)
+        shown_penalty = 1.0 if penalty == 1.0 else round(penalty, 6)
         if short:  # a hybrid candidate: most are never shown, so the rest of the row waits for `complete`
-            filler = cut_for(index, found, hit, terms)
-            filler.penalties = penalties
-            results.append({
-                "note": hit.path,
-                "score": raw if penalty == 1.0 else round(score, 6),
-                "raw_score": raw,
-                "penalty": 1.0 if penalty == 1.0 else round(penalty, 6),
-                FILL: filler,
-            })  # fmt: skip
+            filler = Cut(index, found, hit, words=terms, penalties=penalties)
+            results.append(Result(hit.path, hit.path, shown_score, raw, shown_penalty, cut=filler))
             continue
         if not deferred:
             index.note_terms(hit.path, (hit, found))  # read now from the hit; the row's confidence asks next
         cut = [(None, "")] if later else best_sections(index, found, hit, terms, request.per_note)
-        facts = hit.facts
         for heading, snippet in cut:
-            row: dict[str, Any] = {
-                "path": hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
-                "note": hit.path,
-                "section": heading,
-                "title": facts.get("title"),
-                # most notes carry no multiplier: their score is their raw score, rounded once
-                "score": raw if penalty == 1.0 else round(score, 6),
-                "raw_score": raw,
-                "penalty": 1.0 if penalty == 1.0 else round(penalty, 6),
-                "penalties": [name for name, _m in penalties] if penalties else [],
-                "captured": facts.get("captured"),
-                "captured_source": facts.get("captured_source"),
-                "wall": facts.get("wall"),
-                **trust.labels(facts),
-                "snippet": snippet,
-            }
-            if later:
-                row[FILL] = cut_for(index, found, hit, terms)
+            row = facts_row(
+                hit,
+                score=shown_score,
+                raw_score=raw,
+                penalty=shown_penalty,
+                penalties=penalties,
+                path=hit.path + (f"#{heading.split(' > ')[-1]}" if heading else ""),
+                section=heading,
+                snippet=snippet,
+                cut=cut_for(index, found, hit, terms) if later else None,
+            )
             if request.explain:
-                row["explain"] = {
+                explain = {
                     "mode": request.mode,
                     "plan": "and"
                     if len(groups) == 1 and how.min_match is None
@@ -204,18 +193,20 @@ def search(
                         for g, r in found.ranks(i).items()
                     },
                 }
+                row = replace(row, explain=explain)
             results.append(row)
     if named:
-        lexical = {r["note"]: r for r in reversed(results)}  # each note's first (best) row
         first = named[: request.limit]  # the named notes shown first; the others keep their lexical rows
-        for n in first:
-            if n.hit.path in lexical:
-                complete(lexical[n.hit.path])
-        if cut_later:
-            for n in first:  # a named note's row is cut as without `cut_later` (see `name_row`)
-                if n.hit.path in lexical:
-                    fill(lexical[n.hit.path])
-        top = results[0]["score"] if results else 0.0
+        first_notes = {n.hit.path for n in first}
+        seen: set[str] = set()
+        for k, r in enumerate(results):  # each named note's first (best) row is made whole (cut, with `cut_later`)
+            if r.note in first_notes and r.note not in seen:
+                seen.add(r.note)
+                results[k] = fill(r) if cut_later else complete(r)
+        lexical: dict[str, Result] = {}
+        for r in results:
+            lexical.setdefault(r.note, r)
+        top = results[0].score if results else 0.0
         within = {h.hit.path: " ".join(run.words) for run in runs for h in run.hits}
         rows = [
             name_row(index, found, n, lexical.get(n.hit.path), request, contract, top, within.get(n.hit.path))
@@ -225,39 +216,24 @@ def search(
     page = _entity_page(index, catalog, request)
     if page is not None:
         uri, hit, hits = page
-        results = [r for r in results if r["note"] != hit.path]
-        top = results[0]["score"] if results else 1.0
-        results.insert(
-            0,
-            {
-                "path": hit.path,
-                "note": hit.path,
-                "section": None,
-                "title": hit.facts.get("title"),
-                "score": round(top, 6),
-                "raw_score": round(top, 6),
-                "penalty": 1.0,
-                "penalties": [],
-                "captured": hit.facts.get("captured"),
-                "captured_source": hit.facts.get("captured_source"),
-                "wall": hit.facts.get("wall"),
-                **trust.labels(hit.facts),
-                "snippet": hits.snippet_of(hits.text_of(hit)),
-                "entity": uri,
-            },
+        results = [r for r in results if r.note != hit.path]
+        top = results[0].score if results else 1.0
+        entity_row = facts_row(
+            hit, score=round(top, 6), raw_score=round(top, 6), penalty=1.0, snippet=hits.snippet_of(hits.text_of(hit))
         )
+        results.insert(0, replace(entity_row, entity=uri))
         results = results[: max(request.limit, 1) * request.per_note]
     hidden = found.hidden
-    return {
-        "query": request.query,
-        "mode": request.mode,
-        "results": results,
-        "note": _note(request, words, found.matched, hidden),
-        "matched": found.matched,
-        "archived_hidden": hidden["archived"],
-        "superseded_hidden": hidden["superseded"],
-        "staged_hidden": hidden["staged"],
-    }
+    return SearchResponse(
+        query=request.query,
+        mode=request.mode,
+        results=tuple(results),
+        note=_note(request, words, found.matched, hidden),
+        matched=found.matched,
+        archived_hidden=hidden["archived"],
+        superseded_hidden=hidden["superseded"],
+        staged_hidden=hidden["staged"],
+    )
 
 
 def _answered_by_content(

@@ -29,7 +29,7 @@ def is_probe(facts: Mapping[str, Any]) -> bool:
     return bool(facts.get("probe"))
 
 
-def labels(facts: Mapping[str, Any]) -> dict[str, Any]:
+def labels(facts: Mapping[str, Any]) -> dict[str, object]:
     """The labels every search result carries: the note's `trust` tier and `status` (None when unset)."""
     return {"trust": facts.get("trust"), "status": facts.get("status")}
 

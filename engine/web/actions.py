@@ -30,6 +30,7 @@ from agentmd.engine.git.resolve import KEEP, resolve_conflict
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync import SyncError
 from agentmd.engine.git.undo import Selection, UndoPlan, UndoRefused, make_plan
+from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.settings import Settings
 from agentmd.engine.web.facts import safe_note_path
 
@@ -42,11 +43,11 @@ class PageHost:
     """What the page needs of the daemon serving it."""
 
     settings: Settings
-    status: Callable[[], dict[str, Any]]
+    status: Callable[[], dict[str, object]]
     store: Callable[[], Any]  # the daemon's Store, None while the index opens
     contract: Callable[[], Any]
-    search: Callable[..., dict[str, Any]]  # Daemon.search
-    revert: Callable[[dict[str, Any]], dict[str, Any]]  # the `/v1/revert` handler
+    search: Callable[..., SearchResponse]  # Daemon.search
+    revert: Callable[[dict[str, object]], dict[str, Any]]  # the `/v1/revert` handler
     writer: Callable[[], Writer]  # the daemon's curation writer
     identity: Callable[[], dict[str, str]]  # the committer's git identity
     request_commit: Callable[[float], None]
@@ -60,25 +61,25 @@ class Outcome:
     title: str
     lines: list[str]
     ready: bool = False  # a plan that would change something
-    apply: dict[str, Any] | None = None  # the request that applies it
+    apply: dict[str, object] | None = None  # the request that applies it
     apply_label: str = "Apply"
     commits: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "title": self.title, "lines": self.lines, "ready": self.ready, "apply": self.apply,
             "apply_label": self.apply_label, "commits": self.commits,
         }  # fmt: skip
 
 
-def _text(data: dict[str, Any], name: str) -> str:
+def _text(data: dict[str, object], name: str) -> str:
     value = data.get(name)
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"`{name}` must be given")
     return value.strip()
 
 
-def _selection(data: dict[str, Any]) -> Selection:
+def _selection(data: dict[str, object]) -> Selection:
     if data.get("action") == "undo":
         return Selection("undo")
     commit = _text(data, "commit")
@@ -193,7 +194,7 @@ def plan(host: PageHost, data: dict[str, Any], now: dt.datetime | None = None) -
     raise UsageError(f"`action` is one of {', '.join(ACTIONS)}")
 
 
-def apply(host: PageHost, data: dict[str, Any], now: dt.datetime | None = None) -> Outcome:
+def apply(host: PageHost, data: dict[str, object], now: dt.datetime | None = None) -> Outcome:
     """Write what `plan` showed for the same request, refusing when the vault moved since."""
     now = now or dt.datetime.now(dt.UTC)
     action = data.get("action")

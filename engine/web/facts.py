@@ -128,7 +128,7 @@ def safe_note_path(vault: Path, path: str) -> str:
 @dataclass
 class NoteText:
     path: str
-    frontmatter: dict[str, Any]
+    frontmatter: dict[str, object]
     frontmatter_problem: str | None
     body: str
     title: str
@@ -141,7 +141,7 @@ def read_note(vault: Path, path: str) -> NoteText:
     except OSError:
         raise UsageError(f"{rel} is not a note of the vault (no such file)") from None
     split = split_frontmatter(text)
-    fm: dict[str, Any] = {}
+    fm: dict[str, object] = {}
     problem = None
     if split.yaml_text is not None:
         try:

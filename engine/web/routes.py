@@ -85,12 +85,12 @@ class Page:
             return "Search", views.search("", None, [], None), "search"
         response = self.host.search(SearchRequest(query, limit=10, explain=True), count_usage=False)
         everything = self.host.search(SearchRequest(query, limit=10, explain=True, floor=0.0), count_usage=False)
-        kept = {r.get("note") for r in response.get("results", [])}
-        hidden = [r for r in everything.get("results", []) if r.get("note") not in kept]
+        kept = {r.note for r in response.results}
+        hidden = [r.to_json() for r in everything.results if r.note not in kept]
         answer = self.recall_preview(query, project) if recall else None
-        return f"Search: {query}", views.search(query, response, hidden, answer), "search"
+        return f"Search: {query}", views.search(query, response.to_json(), hidden, answer), "search"
 
-    def recall_preview(self, query: str, project: str | None) -> dict[str, Any]:
+    def recall_preview(self, query: str, project: str | None) -> dict[str, object]:
         """What the recall hook would inject for `query`: `agentmd recall --preview --json`, the hook's own code
         (run as the command, since the hook's layer sits above the engine), counting nothing."""
         s = self.host.settings

@@ -105,14 +105,14 @@ _VERB = re.compile(r"^(file\s+as|type|project|tag|title|why)(?=[\s:]|$)(?:\s*:)?
 _GRAMMAR_HINT = "the verbs are: file as <type>, type <type>, project <slug>, tag <tag>, title <text>, why <text>"
 
 
-def clip_fields(fm: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def clip_fields(fm: Mapping[str, Any]) -> tuple[dict[str, object], list[str]]:
     """The clip's own fields a filed note keeps (`author`, `published`, `site`, ...), and the names of those it
     drops: a field the filed note's governance sets (`status`, `trust`, ...), one whose value is not plain
     text, numbers, dates or a list of those, or one the prefilters refuse (a secret, an instruction to an
     agent). The filed note lists the dropped names in `clip_fields_dropped`."""
     from agentmd.rules.prefilter import check_fields
 
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     dropped: list[str] = []
     for key, value in fm.items():
         if key in CARRIED_FIELDS:
@@ -432,7 +432,7 @@ class _Sweep:
         req = _request(note, instructions)
         applied = [str(i) for i in instructions]
         kept, dropped = clip_fields(fm)
-        extra: dict[str, Any] = {**kept, "clipped_from": rel, "instructions_applied": applied}
+        extra: dict[str, object] = {**kept, "clipped_from": rel, "instructions_applied": applied}
         if dropped:
             extra["clip_fields_dropped"] = dropped
         try:

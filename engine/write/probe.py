@@ -39,7 +39,7 @@ class ProbeResult:
     budget_s: float | None = None
     slow: bool = False  # succeeded, but over its budget
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.request_fields import described
 
 if TYPE_CHECKING:
     from agentmd.rules import ContractState
     from agentmd.rules.prefilter import Verdict
 
 MAX_TITLE = 200
+MAX_TITLE_CHARS = 300  # the capture tool's bound on a title; a capture refuses one over MAX_TITLE itself
 MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
 MEMORY_SPACE = "memory"
@@ -47,22 +49,44 @@ def refusal(verdict: Verdict) -> str:
     return f"{verdict.reason()}. In {first.field}: {first.message}{rest}"
 
 
+def _about(description: str, **schema: object) -> Any:
+    return field(default=None, metadata=described(description, **schema))
+
+
+def _words(description: str) -> Any:
+    return field(default=(), metadata=described(description))
+
+
 @dataclass(frozen=True)
 class CaptureRequest:
-    title: str
-    body: str = ""
-    type: str | None = None
-    summary: str | None = None
-    why: str | None = None
-    importance: int | str | None = None
-    related: tuple[str, ...] = ()
-    project: str | None = None
-    task: str | None = None
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    source: str | None = None
-    source_url: str | None = None
-    space: str | None = None
+    """One capture, as the MCP tool, the `/v1/capture` route and the CLI take it (engine/request_fields.py
+    derives the tool's input schema and the route's field checks from these fields)."""
+
+    title: str = field(
+        metadata=described(
+            "One line saying what the note is about; it names the file.", minLength=1, maxLength=MAX_TITLE_CHARS
+        )
+    )
+    body: str = field(
+        default="",
+        metadata=described("The note's Markdown body: the fact, decision or lesson itself, with its context."),
+    )
+    type: str | None = _about(
+        "The kind of memory, in kebab-case as the vault's contract names it: decision, convention, lesson, "
+        "fact, procedure, reference... With `why`, files the note as active; without, it waits unfiled."
+    )
+    summary: str | None = _about("One sentence summing the note up.")
+    why: str | None = _about("Why this is worth keeping; with `type`, files the note as active.")
+    # a word (low, high...) is taken from the CLI and the JSON route; the tool publishes the number
+    importance: int | str | None = _about("1 (record) to 5 (vital).", type="integer", minimum=1, maximum=5)
+    related: tuple[str, ...] = _words("Names of existing notes to link from this one.")
+    project: str | None = _about("The project slug this belongs to.")
+    task: str | None = _about("The task this came from.")
+    tags: tuple[str, ...] = _words("Tags, without the leading #.")
+    aliases: tuple[str, ...] = _words("Other names the note should be found by.")
+    source: str | None = _about("Where this came from, as one of the contract's source tags (e.g. conversation).")
+    source_url: str | None = _about("The URL it came from; notes with one are marked untrusted.")
+    space: str | None = _about("A contract space other than memory (e.g. projects); the default is memory.")
     instructions: str | None = None  # CLI only: the operator's own instructions, kept on the note
 
     @classmethod
@@ -83,7 +107,7 @@ class CaptureRequest:
 class CaptureResult:
     path: str
     status: str
-    stamps: dict[str, Any]
+    stamps: dict[str, object]
     warnings: list[str] = field(default_factory=list)
     indexed: bool = False
     reinforced: bool = False

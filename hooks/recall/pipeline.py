@@ -46,7 +46,7 @@ class Recall:
     rendered: Rendered
     notes: list[str] = field(default_factory=list)  # why some hits were left out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "query": self.query,
             "project": self.project,
@@ -61,7 +61,7 @@ class Recall:
         }
 
 
-def search_daemon(daemon: Located, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+def search_daemon(daemon: Located, request: dict[str, object], timeout: float) -> dict[str, Any]:
     """The daemon's search answer, with the recall candidates it gathered (`recall`), not counted as
     recalls. A daemon from an older install that knows neither option is asked again for a plain search."""
     deadline = time.monotonic() + timeout

@@ -180,7 +180,10 @@ def save_walls(settings: Any, walls: Walls) -> None:
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        payload: dict[str, Any] = {"key": walls_key(settings), "recall_exempt_areas": list(walls.recall_exempt_areas)}
+        payload: dict[str, object] = {
+            "key": walls_key(settings),
+            "recall_exempt_areas": list(walls.recall_exempt_areas),
+        }
         payload |= {"projects_folder": walls.projects_folder, "recall_floor": walls.recall_floor}
         tmp.write_text(json.dumps(payload), encoding="utf-8")
         os.replace(tmp, cache)

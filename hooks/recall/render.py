@@ -95,7 +95,7 @@ class Entry:
             score=candidate.get("score"),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "path": self.path,
             "title": self.title,

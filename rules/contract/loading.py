@@ -45,14 +45,14 @@ def _shift_lines(message: str, offset: int) -> str:
     return _YAML_LINE.sub(lambda m: f"at line {int(m.group(1)) + offset} of the file, column", message)
 
 
-def read_settings(text: str, name: str) -> tuple[dict[str, Any], list[str]]:
+def read_settings(text: str, name: str) -> tuple[dict[str, object], list[str]]:
     """The settings in a contract's Markdown (fenced `yaml` blocks, else frontmatter) and any read errors.
 
     `name` is how messages refer to the file. Blocks are merged in order; a key set in two blocks is an error.
     """
     split = vault_schema.split_frontmatter(text)
     errors: list[str] = []
-    front: dict[str, Any] = {}
+    front: dict[str, object] = {}
     if split.yaml_text is not None:
         try:
             front = vault_schema.load_yaml(split.yaml_text, what=f"the frontmatter of {name}")
@@ -61,7 +61,7 @@ def read_settings(text: str, name: str) -> tuple[dict[str, Any], list[str]]:
     front_settings = {k: v for k, v in front.items() if k not in NOTE_PROPERTIES}
 
     blocks = vault_schema.fenced_blocks(split.body, "yaml")
-    settings: dict[str, Any] = {}
+    settings: dict[str, object] = {}
     origin: dict[str, int] = {}
     for block in blocks:
         fence_line = split.body_line + block.start_line + 1  # 1-based line of the opening fence
@@ -90,7 +90,7 @@ def read_settings(text: str, name: str) -> tuple[dict[str, Any], list[str]]:
     return settings, errors
 
 
-def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, object]:
     """`override` over `base`: a set key replaces the base value, except per-entry keys, merged entry by entry.
 
     When `override` replaces `spaces` but not `authority` or `dampened_spaces`, the base's entries for
@@ -195,7 +195,7 @@ def _packaged() -> _Packaged:
     return _Packaged(source, text, MappingProxyType(settings), _build(settings, text, ""))
 
 
-def default_settings() -> dict[str, Any]:
+def default_settings() -> dict[str, object]:
     """A fresh copy of the packaged default's settings (safe to modify)."""
     return copy.deepcopy(dict(_packaged().settings))
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.contract.synctool import NO_PATTERNS, SyncToolPatterns
@@ -248,9 +248,9 @@ class ContractState:
             return class_dir, f"type: {type_!r} is retired for {current!r}, which routes to {class_dir}"
         return class_dir, f"type: {type_!r} routes to {class_dir}"
 
-    def to_status(self) -> dict[str, Any]:
+    def to_status(self) -> dict[str, object]:
         """A JSON-ready status entry: red with the exact errors when halted, else green."""
-        status: dict[str, Any] = {
+        status: dict[str, object] = {
             "source": self.source,
             "halted": self.halted,
             "errors": list(self.errors),

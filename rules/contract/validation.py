@@ -263,7 +263,7 @@ def _kebab_hint(value: str) -> str:
     return hint if _KEBAB.match(hint) else "my-name"
 
 
-def _mapping(p: _Problems, settings: Mapping[str, Any], key: str, example: str) -> dict[str, Any] | None:
+def _mapping(p: _Problems, settings: Mapping[str, Any], key: str, example: str) -> dict[str, object] | None:
     if key not in settings:
         return None
     value = settings[key]

@@ -68,7 +68,7 @@ def test_summaries_come_from_the_index_not_the_files(indexed: Settings) -> None:
 
 def test_daemon_gathers_recall_candidates_without_counting(daemon: Daemon, indexed: Settings) -> None:
     request = SearchRequest(query="postgres journal vacuum", limit=15, project="ledgerline")
-    response = daemon.search(request, count_usage=False, recall=True)
+    response = daemon.search(request, count_usage=False, recall=True).to_json()
     gathered = response["recall"]
     by_path = {c["path"]: c for c in gathered["direct"]}
     assert "private/journal-thoughts.md" not in by_path
@@ -89,7 +89,7 @@ def test_daemon_gathers_recall_candidates_without_counting(daemon: Daemon, index
 def test_memory_search_counts_recalls(daemon: Daemon, indexed: Settings) -> None:
     from agentmd.engine.index import usage
 
-    response = daemon.search(SearchRequest(query="webhook retries"))
+    response = daemon.search(SearchRequest(query="webhook retries")).to_json()
     assert response["results"]
     assert usage.flush()
     assert usage_rows(indexed)["memory/conventions/webhook-retries.md"] == (0, 1)

@@ -58,7 +58,7 @@ class IndexCore:
         self._best_cache: dict[tuple[str, tuple[tuple[str, float], ...], bool], float] = {}
         self._terms_cache: dict[str, tuple[Container[str], frozenset[str]]] = {}
         self._query_memo: dict[tuple[tuple[str, ...], bool, tuple[tuple[str, float], ...]], Any] = {}
-        self._word_memo: dict[str, Any] = {}  # one word's parsed query, any boosts (see `_word_query`)
+        self._word_memo: dict[str, object] = {}  # one word's parsed query, any boosts (see `_word_query`)
         self._state_key: tuple[int, int, int] | None = None
         # damage seen from outside the memory map (engine/index/integrity.py)
         self.guard = IndexGuard(directory, min_interval=CHECK_INTERVAL)

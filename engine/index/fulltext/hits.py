@@ -38,7 +38,7 @@ class Reader:
     then), so a search that took it reads addresses and remembered documents of the same state."""
 
     searcher: Any
-    stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    stored: dict[tuple[int, int], tuple[str, dict[str, object]]] = field(default_factory=dict)
     # what callers derive from a document's facts alone (e.g. a note's multipliers), by their own keys
     derived: dict[Any, Any] = field(default_factory=dict)
 
@@ -65,7 +65,7 @@ class HitList:
         snippet_chars: int = 180,
         details: dict[tuple[int, int], dict[int, int]] | None = None,
         *,
-        stored: dict[tuple[int, int], tuple[str, dict[str, Any]]] | None = None,
+        stored: dict[tuple[int, int], tuple[str, dict[str, object]]] | None = None,
         make_snippets: Any = None,
         derived: dict[Any, Any] | None = None,
     ) -> None:

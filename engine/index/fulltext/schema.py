@@ -50,7 +50,7 @@ class IndexDoc:
     text: str  # the Markdown body alone: what snippets are cut from
     wall: str | None
     day: int  # captured date as yyyymmdd
-    facts: dict[str, Any] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
+    facts: dict[str, object] = field(default_factory=dict)  # stored JSON: title, captured, status, project...
     names: tuple[tuple[str, str], ...] = ()  # (kind, name) with kind one of NAME_KINDS; normalised on write
     # `facts` and `names` as the index stores them, made ahead by `encoded` (then those two are left empty)
     facts_json: bytes = b""
@@ -85,15 +85,15 @@ def encoded(doc: IndexDoc) -> IndexDoc:
     return IndexDoc(doc.path, doc.title, doc.meta, doc.body, doc.text, doc.wall, doc.day, {}, (), facts, terms)
 
 
-def facts_of(doc: IndexDoc) -> dict[str, Any]:
+def facts_of(doc: IndexDoc) -> dict[str, object]:
     """The facts of a document, encoded or not."""
     if doc.name_terms is None:
         return doc.facts
-    loaded: dict[str, Any] = json.loads(doc.facts_json)
+    loaded: dict[str, object] = json.loads(doc.facts_json)
     return loaded
 
 
-def with_facts(doc: IndexDoc, facts: dict[str, Any]) -> IndexDoc:
+def with_facts(doc: IndexDoc, facts: dict[str, object]) -> IndexDoc:
     """The document with other facts, in the form it has (encoded or not)."""
     if doc.name_terms is None:
         return replace(doc, facts=facts)

@@ -43,7 +43,7 @@ class BeirCollection:
     qrels_path: Path
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: Path) -> Iterator[dict[str, object]]:
     """The JSON objects of a JSONL file, one per non-blank line (other JSON values skipped)."""
     with path.open("r", encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
@@ -187,7 +187,7 @@ def run_beir(
     qrels_path: Path | None = None,
     dense: DenseSide | None = None,
     keep: Path | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Index a BEIR collection into a vault and store of its own, run every judged query per mode.
 
     Each mode is scored on its whole ranking (the first 100 results, no confidence floor: what nDCG and recall
@@ -223,11 +223,11 @@ def run_beir(
             raise UsageError(f"{len(rec.errors)} documents could not be indexed, e.g. {rec.errors[0]}")
         docs = store.index.doc_count()
         arm = None
-        embedding: dict[str, Any] | None = None
+        embedding: dict[str, object] | None = None
         if query_module.HYBRID in chosen and dense is not None and dense.embedder is not None:
             arm, embedding = _embed(vault, home / "cache", store, dense)
         floor = confidence.search_floor(store.index, contract.thresholds.search_floor)
-        results: dict[str, Any] = {}
+        results: dict[str, object] = {}
         runs: dict[str, dict[str, list[str]]] = {}
         for mode in chosen:
             run: dict[str, list[str]] = {}
@@ -236,7 +236,7 @@ def run_beir(
             for q in qids:
                 request = SearchRequest(query=collection.queries[q], limit=limit, mode=mode)
                 response = query_module.search(store.index, contract, request, store.catalog, arm, floor=0.0)
-                ranked = [(doc_of.get(note_path(str(r.get("note") or r["path"]))), r) for r in response["results"]]
+                ranked = [(doc_of.get(note_path(r.note)), r) for r in response.results]
                 run[q] = [d for d, _r in ranked if d is not None]
                 floored[q] = [d for d, r in ranked if d is not None and confidence.clears(r, floor)]
             seconds = time.perf_counter() - start
@@ -246,7 +246,7 @@ def run_beir(
                 "floored": _scored(floored, qrels) | {"floor": round(floor, 4)},
             }
             runs[mode] = run
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "collection": str(directory),
         "qrels": str(collection.qrels_path),
         "documents": docs,
@@ -267,14 +267,14 @@ def run_beir(
     return report
 
 
-def _scored(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+def _scored(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]]) -> dict[str, object]:
     scores = score_beir_run(run, qrels, recall_k=BEIR_DEPTH)
     return {k: rounded(v) if isinstance(v, float) else v for k, v in scores.items()} | {
         "empty_results": sum(1 for q in qrels if not run.get(q)),
     }
 
 
-def _embed(vault: Path, cache: Path, store: Store, dense: DenseSide) -> tuple[Any, dict[str, Any]]:
+def _embed(vault: Path, cache: Path, store: Store, dense: DenseSide) -> tuple[Any, dict[str, object]]:
     """Embed every chunk of the collection's vault (what a kept folder already holds is not embedded again);
     (the dense arm, what the embedding did)."""
     from agentmd.engine.index.vectors import VectorStore

@@ -97,7 +97,7 @@ def load_fixtures(path: Path) -> tuple[list[FixtureCase], str]:
     return cases, sha
 
 
-def corpus_fingerprint(store: Store) -> dict[str, Any]:
+def corpus_fingerprint(store: Store) -> dict[str, object]:
     """Document count and newest modification time of the indexed notes."""
     stats = store.catalog.stat_keys()
     newest = max((s[0] for s in stats.values()), default=0)
@@ -149,7 +149,7 @@ def _investigate(
     floor: float | None = None,
     effective: float = 0.0,
     k: int = DEFAULT_KS[0],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Why `case` missed at `k`: `floor` is what the search ran with (None: the contract's), `effective` the
     floor that was in force (scaled in a small vault). A note the floor left out is `below_floor` when the
     whole ranking has it within `k`, and a `ranking_loss` at its rank there when not."""
@@ -218,7 +218,7 @@ def run_fixtures(
     dense: Any = None,
     dense_reason: str | None = None,
     floor: float | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Run every case in every mode, each search as `agentmd search` answers it: through the contract's search
     floor (scaled in a small vault) or `floor` as given (0: the whole ranking), so that a no-answer question
     counts as rejected when nothing clears the floor. `hybrid` runs with `dense` (a `hybrid.DenseArm`); without
@@ -230,7 +230,7 @@ def run_fixtures(
     indexed_paths = store.index.paths()
     default = confidence.search_floor(store.index, contract.thresholds.search_floor)
     effective = default if floor is None else floor
-    report: dict[str, Any] = {}
+    report: dict[str, object] = {}
     for mode in modes:
         outcomes: list[QueryOutcome] = []
         start = time.perf_counter()
@@ -281,7 +281,7 @@ def evaluate_fixtures(
     dense: Any = None,
     dense_reason: str | None = None,
     floor: float | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The whole `eval fixtures` report for one fixture file against an open, reconciled store (see
     `run_fixtures` for `dense` and `floor`)."""
     cases, sha = load_fixtures(fixture)

@@ -124,7 +124,7 @@ def _dedupe(ids: Sequence[str]) -> list[str]:
 
 def score_beir_run(
     run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]], *, recall_k: int = BEIR_DEPTH
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Mean nDCG@10, recall@`recall_k` and MRR@10 of a run ({query id: ranked doc ids}) over judged queries.
 
     Every judged query counts; one missing from `run` scores 0."""
@@ -169,14 +169,14 @@ class QueryOutcome:
     rank: int | None  # rank of the first acceptable note in the fetched results (None: not there)
     result_count: int
     top: tuple[str, ...] = ()  # the first few result paths, for the report
-    miss: dict[str, Any] | None = None  # taxonomy entry when the query missed at the smallest K
+    miss: dict[str, object] | None = None  # taxonomy entry when the query missed at the smallest K
 
 
-def summarize(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, Any]:
+def summarize(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, object]:
     """Recall@K, MRR and correct rejection over a set of outcomes (pure)."""
     ranks = [o.rank for o in outcomes if o.case.answerable]
     counts = [o.result_count for o in outcomes if not o.case.answerable]
-    out: dict[str, Any] = {"answerable": len(ranks), "no_answer": len(counts)}
+    out: dict[str, object] = {"answerable": len(ranks), "no_answer": len(counts)}
     for k in ks:
         out[f"recall@{k}"] = rounded(recall_at(ranks, k))
         out[f"hits@{k}"] = sum(hit_at(r, k) for r in ranks)
@@ -186,11 +186,11 @@ def summarize(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, 
     return out
 
 
-def merge_summaries(summaries: Sequence[Mapping[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+def merge_summaries(summaries: Sequence[Mapping[str, Any]], ks: Sequence[int]) -> dict[str, object]:
     """One summary for several (e.g. one per corpus), weighted by their query counts (pure)."""
     answerable = sum(s["answerable"] for s in summaries)
     no_answer = sum(s["no_answer"] for s in summaries)
-    out: dict[str, Any] = {"answerable": answerable, "no_answer": no_answer}
+    out: dict[str, object] = {"answerable": answerable, "no_answer": no_answer}
     for k in ks:
         hits = sum(s[f"hits@{k}"] for s in summaries)
         out[f"recall@{k}"] = rounded(hits / answerable) if answerable else None
@@ -203,7 +203,7 @@ def merge_summaries(summaries: Sequence[Mapping[str, Any]], ks: Sequence[int]) -
     return out
 
 
-def summarize_by_category(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, dict[str, Any]]:
+def summarize_by_category(outcomes: Sequence[QueryOutcome], ks: Sequence[int]) -> dict[str, dict[str, object]]:
     groups: dict[str, list[QueryOutcome]] = {}
     for o in outcomes:
         groups.setdefault(o.case.category, []).append(o)
@@ -227,7 +227,7 @@ class MissEvidence:
     depth: int | None = None  # how many results were fetched
 
 
-def classify_miss(evidence: MissEvidence) -> dict[str, Any]:
+def classify_miss(evidence: MissEvidence) -> dict[str, object]:
     """The taxonomy verdict for one miss (pure; see the module docstring for the order)."""
     if not evidence.indexed:
         return {"kind": "not_indexed"}

@@ -74,19 +74,19 @@ def run_prompt(
     search_floor: float | None,
     limit: int = MAX_DIRECT,
     dense: Any = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One prompt: its query, the notes the hook would inject, and the closest results with confidence. With
     `dense` (a hybrid.DenseArm) the search is the hybrid one a daemon answers the hook with; without, the
     lexical one the hook runs in its own process."""
     query = query_of(case.prompt)
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, object]] = []
     injected: list[str] = []
     tokens = 0
     if query:
         # the hook asks for hybrid; with no arm the search answers it lexically, as the hook's own process does
         request = SearchRequest(query=query, limit=limit, mode=HYBRID if dense is not None else DEFAULT_MODE)
         response = search(store.index, contract, request, store.catalog, dense, floor=search_floor)
-        results = response.get("results", [])
+        results = [r.to_json() for r in response.results]
         gathered = gather(store.catalog, store.index, walls, results, max_direct=limit)
         injected, tokens = inject(gathered)
     return {
@@ -114,7 +114,7 @@ def evaluate_prompts(
     search_floor: float | None = None,
     recall_floor: float | None = None,
     dense: Any = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every prompt of a file through the hook's gathering; floors default to the contract's. `dense`: as in
     `run_prompt`."""
     cases = load_prompts(path)
@@ -135,7 +135,7 @@ def evaluate_prompts(
     }
 
 
-def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, object]:
     """Unhelpful prompts: how many injected nothing (`silent`), the mean notes and tokens injected.
     Helpful prompts: how many got their note (`kept`)."""
     unhelpful = [r for r in rows if r["kind"] == "unhelpful"]

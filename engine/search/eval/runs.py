@@ -10,7 +10,6 @@ from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search import searcher as search_module
-from agentmd.engine.search.eval.metrics import note_path
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import Contract
 
@@ -72,8 +71,7 @@ def search_paths(
 
     request = SearchRequest(query=query, limit=limit, mode=mode, include_archived=include_archived, floor=floor)
     response = query_module.search(index, contract, request, catalog, dense)
-    results = response["results"]
-    return [r.get("note") or note_path(r["path"]) for r in results], results
+    return [r.note for r in response.results], [r.to_json() for r in response.results]
 
 
 def fmt(value: float | None) -> str:
