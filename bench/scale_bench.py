@@ -216,16 +216,17 @@ def memory(pid: int) -> dict[str, float]:
 
 def store_memory(cache: Path) -> dict[str, float]:
     """What the loaded vector store adds to this process (VmRSS before and after loading it and readying a
-    search), and the float32 search matrix's own size."""
+    search), and the size of the vectors themselves (int8 codes and a scale per row)."""
     before = rss_kib(os.getpid())
     t0 = time.perf_counter()
     store = VectorStore(cache, MODEL_ID)
-    rows = store.search_matrix().shape[0]
+    rows = store.coverage().done
+    matrix = store.vector_bytes()
     load_s = time.perf_counter() - t0
     after = rss_kib(os.getpid())
     del store
     return {"store_load_s": round(load_s, 2), "store_rss_mib": round((after - before) / 1024, 1),
-            "matrix_mib": round(rows * 384 * 4 / 2**20, 1), "rows": rows}
+            "matrix_mib": round(matrix / 2**20, 1), "rows": rows}
 
 
 def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense: bool) -> dict[str, Any]:
