@@ -18,9 +18,10 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.index.vector_codes import quantize
 from agentmd.engine.index.vector_refresh import note_chunks, refresh
 from agentmd.engine.index.vector_types import Coverage
-from agentmd.engine.index.vectors import VectorStore, chunk_key, quantize
+from agentmd.engine.index.vectors import VectorStore, chunk_key
 from agentmd.vault_schema import EmbedChunk
 
 

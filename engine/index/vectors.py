@@ -7,16 +7,18 @@ chunk is reused too), and a file written under another model id is ignored, so a
 re-embeds everything.
 
 A vector is kept as int8 with one float32 scale, on disk and in memory alike (`quantize`: the vector's
-largest magnitude maps to 127), a quarter of float32: 388 bytes a chunk of 384 dimensions. What it costs the
-ranking against float32 is measured by `bench/dense_compact_bench.py quality` (bench/RESULTS.md). float16
-would halve float32 with no loss at all, but this machine's numpy converts float16 to float32 about ten times
-slower than int8, so a search over float16 took 5 to 8 times as long as over float32; int8 converts at about
-float32's own speed. The codes live in one matrix, a row per chunk, which searches scan in place: a note's
-chunks hold row numbers, freed rows are reused, and nothing is rebuilt when a slice of vectors arrives, so a
-search while the background embedding runs costs what it costs at rest. Search is brute-force cosine: BLOCK
-rows at a time are converted to float32 in one small buffer and multiplied by the query, then by their
-scales, so no float32 copy of the matrix is ever held. A file of the first format (float16 or float32
-vectors) is converted block by block when it is opened, and written in the current format at the next save.
+largest magnitude maps to 127), a quarter of float32: 388 bytes a chunk of 384 dimensions. Against float32 it
+moves SciFact's nDCG@10 by under 0.001 and the dev sets' recall not at all (`bench/dense_compact_bench.py
+quality`, bench/RESULTS.md). float16 would halve float32 with no loss at all, but this machine's numpy converts
+float16 to float32 about ten times slower than int8: one scan of 350,000 chunks took 588 ms over float16, 61 ms
+over float32 and 43 ms over int8. A store of 350,000 chunks (a 100,000-note vault) is about 295 MiB resident,
+130 MiB of it the vectors (676 MiB when they were float32). The codes live in one matrix, a row per chunk,
+which searches scan in place: a note's chunks hold row numbers, freed rows are reused, and nothing is rebuilt
+when a slice of vectors arrives, so a search while the background embedding runs costs what it costs at rest.
+Search is brute-force cosine (engine/index/vector_codes.py): a block of rows at a time is converted to float32
+in one small buffer and multiplied by the query, then by the rows' scales, so no float32 copy of the matrix is
+ever held. A file of the first format (float16 or float32 vectors) is converted block by block when it is
+opened, and written in the current format at the next save.
 
 Embedding is slow (about 20 chunks a second on 2 cores), so the work is incremental and resumable:
 `outdated` compares the store with the catalog's note hashes, `set_note` records a note's chunks
@@ -44,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from agentmd.engine.fsutil import atomic_write
+from agentmd.engine.index.vector_codes import Coded, block_cosines, converted, quantize
 from agentmd.engine.index.vector_types import ChunkHit, Coverage, Scan, TextEmbedder
 from agentmd.vault_schema import EmbedChunk, scripts
 
@@ -52,26 +55,11 @@ log = logging.getLogger("agentmd.vectors")
 FILE_NAME = "vectors.npz"
 FORMAT = 2  # int8 vectors, a float32 scale each
 FIRST_FORMAT = 1  # float16 (or float32) vectors: converted on open
-BLOCK = 1024  # rows per matrix-vector product in search
-CONVERT_BLOCK = 65536  # rows converted at a time when a file of the first format is opened
 LAST = sys.maxsize  # the rank of a note `prioritise` did not name
 
 
 def chunk_key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row as int8 codes and a float32 scale, row ~ scale * codes: the row's largest magnitude maps to 127
-    (a zero row keeps scale 1). Quantizing a row read back from its codes gives the same codes and scale."""
-    rows = np.asarray(vectors, dtype=np.float32)
-    peak = np.abs(rows).max(axis=1) if rows.shape[1] else np.zeros(len(rows), dtype=np.float32)
-    scales = np.where(peak > 0, peak / 127, 1).astype(np.float32)
-    codes = np.clip(np.rint(rows / scales[:, None]), -127, 127).astype(np.int8)
-    return codes, scales
-
-
-Coded = tuple[np.ndarray, float]  # one vector as the store keeps it: int8 codes and their scale
 
 
 @dataclass(slots=True)
@@ -176,7 +164,7 @@ class VectorStore:
             return
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(listed) else counts
         if scales is None:  # the first format: floats, converted a block at a time
-            self._vectors, self._scale = _converted(vectors)
+            self._vectors, self._scale = converted(vectors)
             self.dirty = True
             log.info("vectors in %s converted to int8; written so at the next save", self.path)
         else:
@@ -530,7 +518,7 @@ class VectorStore:
             return self._best_of(scan.scores, paths)
 
     def _scores(self, query: np.ndarray) -> np.ndarray:
-        scores = _cosines(self._vectors[: self._used], self._scale[: self._used], query)
+        scores = block_cosines(self._vectors[: self._used], self._scale[: self._used], query)
         scores[~self._has[: self._used]] = -np.inf
         return scores
 
@@ -584,31 +572,4 @@ class VectorStore:
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros((size, *array.shape[1:]), dtype=array.dtype)
     out[: len(array)] = array
-    return out
-
-
-def _converted(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Float vectors (a file of the first format) as codes and scales, CONVERT_BLOCK rows at a time, so no
-    float32 copy of the whole matrix is made beside the one read."""
-    codes = np.empty(vectors.shape, dtype=np.int8)
-    scales = np.empty(len(vectors), dtype=np.float32)
-    for i in range(0, len(vectors), CONVERT_BLOCK):
-        codes[i : i + CONVERT_BLOCK], scales[i : i + CONVERT_BLOCK] = quantize(vectors[i : i + CONVERT_BLOCK])
-    return codes, scales
-
-
-def _cosines(codes: np.ndarray, scales: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Each row's cosine to `query`: BLOCK rows of codes at a time converted to float32 in one small buffer and
-    multiplied by the query, then every product by its row's scale. One large product is spread over BLAS
-    threads that spin against other work on a busy 2-core machine: at 10,000 chunks, 37 ms instead of 0.8 ms
-    (measured with float32 rows); blocks this small run on one thread."""
-    q = np.ascontiguousarray(query, dtype=np.float32)
-    out = np.empty(len(codes), dtype=np.float32)
-    buf = np.empty((min(BLOCK, len(codes)), codes.shape[1]), dtype=np.float32)
-    for i in range(0, len(codes), BLOCK):
-        block = codes[i : i + BLOCK]
-        rows = buf[: len(block)]
-        np.copyto(rows, block)
-        np.dot(rows, q, out=out[i : i + BLOCK])
-    out *= scales
     return out
