@@ -8,7 +8,7 @@ re-embeds everything.
 
 A vector is kept as int8 with one float32 scale, on disk and in memory alike (`quantize`: the vector's
 largest magnitude maps to 127), a quarter of float32: 388 bytes a chunk of 384 dimensions. Against float32 it
-moves SciFact's nDCG@10 by under 0.001 and the dev sets' recall not at all (`bench/dense_compact_bench.py
+moves SciFact's nDCG@10 by 0.0012 at most and the dev sets' recall not at all (`bench/dense_compact_bench.py
 quality`, bench/RESULTS.md). float16 would halve float32 with no loss at all, but this machine's numpy converts
 float16 to float32 about ten times slower than int8: one scan of 350,000 chunks took 588 ms over float16, 61 ms
 over float32 and 43 ms over int8. A store of 350,000 chunks (a 100,000-note vault) is about 295 MiB resident,
