@@ -137,8 +137,12 @@ def disk_mib(path: Path) -> float:
 def lexical_build(env: dict[str, str]) -> dict[str, float]:
     """`agentmd reindex --from-scratch --no-dense` in a child process: wall time and peak RSS."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "agentmd", "reindex", "--from-scratch", "--no-dense"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmd", "reindex", "--from-scratch", "--no-dense"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _pid, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -167,8 +171,13 @@ def unchanged(vault: Path, cache: Path, runs: int = 3) -> dict[str, float]:
 
 
 def serve(env: dict[str, str], state_dir: Path) -> tuple[subprocess.Popen[bytes], DaemonClient]:
-    proc = subprocess.Popen([sys.executable, "-m", "agentmd", "serve", "--port", "0"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmd", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     port = wait_for_daemon(state_dir, proc, timeout=900)
     return proc, DaemonClient(port, timeout=60, token=access_token(state_dir))
 
@@ -210,22 +219,31 @@ def memory(pid: int) -> dict[str, float]:
         name, _colon, rest = line.partition(":")
         if name in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
             fields[name] = round(int(rest.split()[0]) / 1024, 1)
-    return {"rss_mib": fields.get("VmRSS", 0.0), "anon_mib": fields.get("RssAnon", 0.0),
-            "file_mib": fields.get("RssFile", 0.0), "peak_mib": fields.get("VmHWM", 0.0)}
+    return {
+        "rss_mib": fields.get("VmRSS", 0.0),
+        "anon_mib": fields.get("RssAnon", 0.0),
+        "file_mib": fields.get("RssFile", 0.0),
+        "peak_mib": fields.get("VmHWM", 0.0),
+    }
 
 
 def store_memory(cache: Path) -> dict[str, float]:
     """What the loaded vector store adds to this process (VmRSS before and after loading it and readying a
-    search), and the float32 search matrix's own size."""
+    search), and the size of the vectors themselves (int8 codes and a scale per row)."""
     before = rss_kib(os.getpid())
     t0 = time.perf_counter()
     store = VectorStore(cache, MODEL_ID)
-    rows = store.search_matrix().shape[0]
+    rows = store.coverage().done
+    matrix = store.vector_bytes()
     load_s = time.perf_counter() - t0
     after = rss_kib(os.getpid())
     del store
-    return {"store_load_s": round(load_s, 2), "store_rss_mib": round((after - before) / 1024, 1),
-            "matrix_mib": round(rows * 384 * 4 / 2**20, 1), "rows": rows}
+    return {
+        "store_load_s": round(load_s, 2),
+        "store_rss_mib": round((after - before) / 1024, 1),
+        "matrix_mib": round(matrix / 2**20, 1),
+        "rows": rows,
+    }
 
 
 def run(mode: str, notes: int, n_queries: int, work: Path, corpora: Path, dense: bool) -> dict[str, Any]:
@@ -306,8 +324,9 @@ def report(result: dict[str, Any]) -> str:
     ]
     for part in ("lexical_daemon", "dense_daemon"):
         for name, row in result.get(part, {}).items():
-            lines.append(f"  {part.split('_')[0]:7s} daemon {name:18s} p50 {row['p50_ms']:7.2f} ms"
-                         f"  p99 {row['p99_ms']:7.2f} ms")
+            lines.append(
+                f"  {part.split('_')[0]:7s} daemon {name:18s} p50 {row['p50_ms']:7.2f} ms  p99 {row['p99_ms']:7.2f} ms"
+            )
     dense = result.get("dense")
     if dense:
         lines.append(

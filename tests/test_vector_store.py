@@ -3,6 +3,7 @@ restarts, and hybrid search while only part of the vault has vectors."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,8 +18,10 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import shared_embedder
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.index.vector_codes import quantize
 from agentmd.engine.index.vector_refresh import note_chunks, refresh
-from agentmd.engine.index.vectors import VectorStore
+from agentmd.engine.index.vector_types import Coverage
+from agentmd.engine.index.vectors import VectorStore, chunk_key
 from agentmd.vault_schema import EmbedChunk
 
 
@@ -354,3 +357,63 @@ def test_hybrid_search_finds_a_note_without_vectors_by_its_words(vault: Vault, c
     assert res["dense"]["used"] is True and "vectors cover" in res["note"]
     top = res["results"][0]
     assert top["note"] == "studio/kiln.md" and top["arms"] == ["lexical"] and top["cosine"] is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_a_store_of_the_first_format_opens_searches_and_is_written_anew(tmp_path: Path, dtype: type) -> None:
+    """A vectors.npz written before vectors were kept as int8 (float vectors, format 1; float32 in the first
+    releases, float16 after) opens with its vectors and queue, searches as it did, and is saved as int8."""
+    embedder = Counted()
+    floats = embedder.embed(["x", "xy", "y"])
+    meta = {
+        "format": 1,
+        "model_id": Counted.model_id,
+        "dim": Counted.dim,
+        "notes": [
+            ["a.md", "h1", [chunk_key("x"), chunk_key("xy")], ["", "part 1"]],
+            ["b.md", "h2", [chunk_key("y"), chunk_key("zz")], ["", ""]],
+        ],
+        "pending": {chunk_key("zz"): "zz"},
+        "chunks": "all",
+    }
+    vectors = np.vstack([floats, np.zeros((1, Counted.dim), dtype=np.float32)]).astype(dtype)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    np.savez(
+        cache / "vectors.npz",
+        meta=np.array(json.dumps(meta)),
+        vectors=vectors,
+        has=np.array([True, True, True, False]),
+        row_note=np.array([0, 0, 1, 1], dtype=np.int32),
+    )
+    s = store(tmp_path)
+    assert s.reset_reason is None and s.dirty
+    assert s.coverage() == Coverage(3, 4, 2, 1) and s.note_hashes() == {"a.md": "h1", "b.md": "h2"}
+    query = embedder.embed(["xy"])[0]
+    hits = s.search(query, 2)
+    assert [(h.path, h.ordinal, h.heading) for h in hits] == [("a.md", 1, "part 1"), ("b.md", 0, "")]
+    assert hits[0].cosine == pytest.approx(1.0, abs=0.01) and hits[1].cosine == pytest.approx(
+        float(floats[2] @ query), abs=0.01
+    )
+    assert s.pending() == [chunk_key("zz")] and s.embed_pending(embedder, 8) == 1
+    s.save()
+    with np.load(cache / "vectors.npz") as data:
+        assert json.loads(str(data["meta"]))["format"] == 2 and data["vectors"].dtype == np.int8
+    again = store(tmp_path)
+    assert again.reset_reason is None and not again.dirty and again.coverage() == Coverage(4, 4, 2, 2)
+    assert [(h.path, round(h.cosine, 4)) for h in again.search(query, 2)] == [
+        (h.path, round(h.cosine, 4)) for h in s.search(query, 2)
+    ]
+
+
+def test_int8_vectors_keep_their_cosines_and_survive_a_second_quantizing(tmp_path: Path) -> None:
+    rows = np.random.default_rng(3).standard_normal((200, 384)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    codes, scales = quantize(rows)
+    back = codes.astype(np.float32) * scales[:, None]
+    assert codes.dtype == np.int8 and np.abs(codes).max() == 127
+    assert np.min(np.sum(back * rows, axis=1) / np.linalg.norm(back, axis=1)) > 0.9999
+    again, again_scales = quantize(back)
+    assert np.array_equal(again, codes) and np.allclose(again_scales, scales)
+    zero_codes, zero_scales = quantize(np.zeros((1, 4), dtype=np.float32))
+    assert not zero_codes.any() and zero_scales[0] == 1

@@ -6,15 +6,19 @@ under one model id: a note edit re-embeds only the chunks whose text changed (an
 chunk is reused too), and a file written under another model id is ignored, so a model change
 re-embeds everything.
 
-Vectors are kept as float16 on disk (half of float32; on SciFact's 7,759 chunks the cosine to the
-float32 vector is above 0.999999 and the fused ranking scores the same nDCG@10, see bench/dense_bench.py).
-In memory they live in one float32 matrix, a row per chunk, which searches scan in place: a note's
-chunks hold row numbers, freed rows are reused, and nothing is rebuilt when a slice of vectors arrives,
-so a search while the background embedding runs costs what it costs at rest. Beside the matrix a chunk
-costs its key, heading and row bookkeeping (about 330 bytes), so memory is about 1.8 KiB per chunk of 384
-dimensions: 623 MiB for the 350,193 chunks of a 100,000-note vault (bench/scale_bench.py). Search is
-brute-force cosine (a matrix-vector product): about 1 ms at 10,000 chunks; at 350,000 chunks it reads the
-whole 513 MiB matrix, about 70 ms a query on this 2-core machine, bound by memory bandwidth.
+A vector is kept as int8 with one float32 scale, on disk and in memory alike (`quantize`: the vector's
+largest magnitude maps to 127), a quarter of float32: 388 bytes a chunk of 384 dimensions. Against float32 it
+moves SciFact's nDCG@10 by 0.0012 at most and the dev sets' recall not at all (`bench/dense_compact_bench.py
+quality`, bench/RESULTS.md). float16 would halve float32 with no loss at all, but this machine's numpy converts
+float16 to float32 about ten times slower than int8: one scan of 350,000 chunks took 588 ms over float16, 61 ms
+over float32 and 43 ms over int8. A store of 350,000 chunks (a 100,000-note vault) is about 295 MiB resident,
+130 MiB of it the vectors (676 MiB when they were float32). The codes live in one matrix, a row per chunk,
+which searches scan in place: a note's chunks hold row numbers, freed rows are reused, and nothing is rebuilt
+when a slice of vectors arrives, so a search while the background embedding runs costs what it costs at rest.
+Search is brute-force cosine (engine/index/vector_codes.py): a block of rows at a time is converted to float32
+in one small buffer and multiplied by the query, then by the rows' scales, so no float32 copy of the matrix is
+ever held. A file of the first format (float16 or float32 vectors) is converted block by block when it is
+opened, and written in the current format at the next save.
 
 Embedding is slow (about 20 chunks a second on 2 cores), so the work is incremental and resumable:
 `outdated` compares the store with the catalog's note hashes, `set_note` records a note's chunks
@@ -42,14 +46,15 @@ from pathlib import Path
 import numpy as np
 
 from agentmd.engine.fsutil import atomic_write
+from agentmd.engine.index.vector_codes import Coded, block_cosines, converted, quantize
 from agentmd.engine.index.vector_types import ChunkHit, Coverage, Scan, TextEmbedder
 from agentmd.vault_schema import EmbedChunk, scripts
 
 log = logging.getLogger("agentmd.vectors")
 
 FILE_NAME = "vectors.npz"
-FORMAT = 1
-BLOCK = 1024  # rows per matrix-vector product in search
+FORMAT = 2  # int8 vectors, a float32 scale each
+FIRST_FORMAT = 1  # float16 (or float32) vectors: converted on open
 LAST = sys.maxsize  # the rank of a note `prioritise` did not name
 
 
@@ -87,10 +92,11 @@ class VectorStore:
         self._save_lock = threading.Lock()
         self._notes: dict[str, _Note] = {}
         self._pending: dict[str, str] = {}  # chunk key -> text, for queued chunks
-        self._spare: dict[str, np.ndarray] = {}  # vectors of freed rows, reusable until the next save
+        self._spare: dict[str, Coded] = {}  # vectors of freed rows, reusable until the next save
         self._key_row: dict[str, int] = {}  # chunk key -> a row holding its vector
-        # the matrix and what each row holds; rows below `_used` are live or in `_free`
-        self._vectors = np.zeros((0, self.dim), dtype=np.float32)
+        # the matrix (int8 codes, a scale per row) and what each row holds; rows below `_used` are live or in `_free`
+        self._vectors = np.zeros((0, self.dim), dtype=np.int8)
+        self._scale = np.zeros(0, dtype=np.float32)
         self._has = np.zeros(0, dtype=bool)  # the row is live and holds its vector
         self._owner = np.zeros(0, dtype=np.int32)  # the owning note's slot
         self._ordinal = np.zeros(0, dtype=np.int32)  # the chunk's number in its note
@@ -122,14 +128,20 @@ class VectorStore:
                 meta = json.loads(str(data["meta"]))
                 if self._any_dim and isinstance(meta.get("dim"), int):
                     self.dim = meta["dim"]
-                    self._vectors = np.zeros((0, self.dim), dtype=np.float32)
-                if meta.get("format") != FORMAT or meta.get("model_id") != self.model_id or meta.get("dim") != self.dim:
+                    self._vectors = np.zeros((0, self.dim), dtype=np.int8)
+                form = meta.get("format")
+                if (
+                    form not in (FORMAT, FIRST_FORMAT)
+                    or meta.get("model_id") != self.model_id
+                    or meta.get("dim") != self.dim
+                ):
                     self.reset_reason = (
-                        f"vectors were made by {meta.get('model_id')!r} (format {meta.get('format')}); "
+                        f"vectors were made by {meta.get('model_id')!r} (format {form}); "
                         f"they are rebuilt for {self.model_id!r}"
                     )
                     return
                 vectors = data["vectors"]
+                scales = data["scales"] if form == FORMAT else None
                 has = data["has"].astype(bool)
                 row_note = data["row_note"].astype(np.int32)
             pending = dict(meta["pending"])
@@ -142,6 +154,8 @@ class VectorStore:
         rows = int(counts.sum())
         if (
             vectors.shape != (rows, self.dim)
+            or (vectors.dtype != np.int8 if scales is not None else vectors.dtype.kind != "f")
+            or (scales is not None and scales.shape != (rows,))
             or len(has) != rows
             or len(row_note) != rows
             or not np.array_equal(row_note, np.repeat(np.arange(len(listed), dtype=np.int32), counts))
@@ -149,7 +163,13 @@ class VectorStore:
             self.reset_reason = f"vector file {self.path} is inconsistent; it is rebuilt"
             return
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(listed) else counts
-        self._vectors = vectors.astype(np.float32)
+        if scales is None:  # the first format: floats, converted a block at a time
+            self._vectors, self._scale = converted(vectors)
+            self.dirty = True
+            log.info("vectors in %s converted to int8; written so at the next save", self.path)
+        else:
+            self._vectors, self._scale = np.ascontiguousarray(vectors), scales.astype(np.float32)
+        del vectors
         self._has = has
         self._owner = row_note
         self._ordinal = (np.arange(rows) - np.repeat(starts, counts)).astype(np.int32)
@@ -177,16 +197,18 @@ class VectorStore:
         self._requeue()
 
     def save(self) -> None:
-        """Write the store atomically (float16 vectors, the queued chunks' texts included). The store is copied
-        under its lock and the copy encoded and written after it is released: at the start of a large vault's
-        embedding the queued texts alone are megabytes of JSON, and a search must not wait for them."""
+        """Write the store atomically (int8 vectors and their scales, the queued chunks' texts included). The
+        store is copied under its lock and the copy encoded and written after it is released: at the start of a
+        large vault's embedding the queued texts alone are megabytes of JSON, and a search must not wait for
+        them."""
         with self._save_lock:
             with self._lock:
                 self._fill_known()
                 notes = sorted(self._notes.items())
                 rows = np.concatenate([n.rows for _p, n in notes]) if notes else np.zeros(0, dtype=np.int32)
                 counts = np.array([len(n.keys) for _p, n in notes], dtype=np.int64)
-                vectors = self._vectors[rows].astype(np.float16)
+                vectors = self._vectors[rows]
+                scales = self._scale[rows]
                 has = self._has[rows]
                 row_note = np.repeat(np.arange(len(notes), dtype=np.int32), counts)
                 wanted = {
@@ -208,7 +230,7 @@ class VectorStore:
             try:
                 buf = io.BytesIO()
                 text = np.array(json.dumps(meta, ensure_ascii=False))
-                np.savez(buf, meta=text, vectors=vectors, has=has, row_note=row_note)
+                np.savez(buf, meta=text, vectors=vectors, scales=scales, has=has, row_note=row_note)
                 self._write(buf.getvalue())
             except BaseException:
                 with self._lock:
@@ -231,6 +253,7 @@ class VectorStore:
             if need > len(self._has):
                 size = max(need, 2 * len(self._has), 256)
                 self._vectors = _grown(self._vectors, size)
+                self._scale = _grown(self._scale, size)
                 self._has = _grown(self._has, size)
                 self._owner = _grown(self._owner, size)
                 self._ordinal = _grown(self._ordinal, size)
@@ -247,7 +270,7 @@ class VectorStore:
             if self._has[r]:
                 if self._key_row.get(key) == r:
                     del self._key_row[key]
-                self._spare.setdefault(key, self._vectors[r].copy())
+                self._spare.setdefault(key, (self._vectors[r].copy(), float(self._scale[r])))
             self._has[r] = False
             self._row_key[r] = None
             self._free.append(r)
@@ -258,16 +281,18 @@ class VectorStore:
         self._done += sign * (len(note.keys) - note.missing)
         self._complete += sign * (note.missing == 0)
 
-    def _known(self, key: str) -> np.ndarray | None:
+    def _known(self, key: str) -> Coded | None:
+        """The vector of a chunk text some note holds (its codes a view of the matrix), or a freed one's."""
         r = self._key_row.get(key)
         if r is not None and self._has[r] and self._row_key[r] == key:
-            return self._vectors[r]
+            return self._vectors[r], float(self._scale[r])
         return self._spare.get(key)
 
-    def _put(self, note: _Note, i: int, vec: np.ndarray) -> None:
+    def _put(self, note: _Note, i: int, vec: Coded) -> None:
         self._generation += 1
         r = int(note.rows[i])
-        self._vectors[r] = vec
+        self._vectors[r] = vec[0]
+        self._scale[r] = vec[1]
         self._has[r] = True
         self._key_row[note.keys[i]] = r
         note.missing -= 1
@@ -302,7 +327,7 @@ class VectorStore:
         """Record a note's chunks. Returns how many are queued for embedding (the others were known)."""
         with self._lock:
             keys = [chunk_key(c.text) for c in chunks]
-            known = [None if (v := self._known(k)) is None else v.copy() for k in keys]
+            known = [None if (v := self._known(k)) is None else (v[0].copy(), v[1]) for k in keys]
             old = self._notes.pop(path, None)
             if old is not None:
                 self._release(old)
@@ -401,10 +426,10 @@ class VectorStore:
         with self._lock:
             return [self._pending[k] for k in self.pending(limit)]
 
-    def search_matrix(self) -> np.ndarray:
-        """Every known chunk vector, one row each (float32, a copy)."""
+    def vector_bytes(self) -> int:
+        """The bytes the vectors take in memory (codes and scales, freed and spare rows included)."""
         with self._lock:
-            return self._vectors[: self._used][self._has[: self._used]]
+            return int(self._vectors.nbytes + self._scale.nbytes)
 
     def embed_pending(self, embedder: TextEmbedder, limit: int) -> int:
         """Embed at most `limit` queued chunks now; returns how many were embedded. The model runs outside
@@ -423,7 +448,7 @@ class VectorStore:
                         key = note.keys[i]
                         vec = self._known(key)
                         if vec is not None:  # another note's identical chunk was embedded meanwhile
-                            self._put(note, i, vec.copy())
+                            self._put(note, i, (vec[0].copy(), vec[1]))
                         elif key in self._pending:
                             texts.setdefault(key, self._pending[key])
                         else:
@@ -432,10 +457,9 @@ class VectorStore:
         if not texts:
             return 0
         keys = list(texts)
-        # rounded to float16 as the file keeps them, so a search answers the same before and after a restart
-        vectors = embedder.embed([texts[k] for k in keys]).astype(np.float16).astype(np.float32)
+        codes, scales = quantize(embedder.embed([texts[k] for k in keys]))
         with self._lock:
-            got = dict(zip(keys, vectors, strict=True))
+            got = {k: (codes[j], float(scales[j])) for j, k in enumerate(keys)}
             for path, note, take in taken:
                 if self._notes.get(path) is not note:
                     continue  # replaced or removed while the model ran
@@ -446,7 +470,7 @@ class VectorStore:
             for k in keys:
                 self._pending.pop(k, None)
                 if k not in self._key_row:
-                    self._spare[k] = got[k].astype(np.float32)  # its note changed meanwhile: kept for reuse
+                    self._spare[k] = got[k]  # its note changed meanwhile: kept for reuse
             self.dirty = True
         return len(keys)
 
@@ -494,7 +518,7 @@ class VectorStore:
             return self._best_of(scan.scores, paths)
 
     def _scores(self, query: np.ndarray) -> np.ndarray:
-        scores = _cosines(self._vectors[: self._used], query.astype(np.float32))
+        scores = block_cosines(self._vectors[: self._used], self._scale[: self._used], query)
         scores[~self._has[: self._used]] = -np.inf
         return scores
 
@@ -541,21 +565,11 @@ class VectorStore:
                 note = self._notes.get(p)
                 if note is not None and note.missing < len(note.keys):
                     rows = note.rows[self._has[note.rows]]
-                    out[p] = float(np.max(self._vectors[rows] @ q))
+                    out[p] = float(np.max((self._vectors[rows].astype(np.float32) @ q) * self._scale[rows]))
             return out
 
 
 def _grown(array: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros((size, *array.shape[1:]), dtype=array.dtype)
     out[: len(array)] = array
-    return out
-
-
-def _cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """matrix @ query in blocks of BLOCK rows. One large product is spread over BLAS threads that spin
-    against other work on a busy 2-core machine: at 10,000 chunks, 37 ms instead of 0.8 ms (measured);
-    blocks this small run on one thread, 10 ms at 100,000 chunks on an idle machine."""
-    out = np.empty(len(matrix), dtype=np.float32)
-    for i in range(0, len(matrix), BLOCK):
-        np.dot(matrix[i : i + BLOCK], query, out=out[i : i + BLOCK])
     return out
