@@ -18,6 +18,8 @@ from agentmd.cli.index import render_search
 from agentmd.engine.client import recorded_port
 from agentmd.engine.settings import resolve
 
+pytestmark = pytest.mark.slow
+
 AGENTMD = str(Path(sys.executable).with_name("agentmd"))
 
 

@@ -25,6 +25,8 @@ from agentmd.engine.daemon.instance import AlreadyRunning
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 
 def environment(root: Path) -> dict[str, str]:
     """A HOME and XDG folders of their own, as a second shell or a service would have."""

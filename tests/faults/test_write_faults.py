@@ -36,6 +36,8 @@ from agentmd.engine.write.tempfiles import SCRATCH_DIR
 from agentmd.rules import ContractCache
 from agentmd.vault_schema import parse_note
 
+pytestmark = pytest.mark.slow
+
 FIXED_NOW = dt.datetime(2024, 3, 5, 10, 20, 30, tzinfo=dt.UTC)
 SHARD = "memory/2024/03"  # where an untyped capture made at FIXED_NOW goes
 

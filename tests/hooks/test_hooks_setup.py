@@ -20,6 +20,8 @@ from agentmd.engine.settings import Settings, resolve
 from agentmd.hooks.install import agentmd_argv, in_checkout, moved_checkout_note
 from agentmd.hooks.session_start import daemon_status
 
+pytestmark = pytest.mark.slow
+
 AGENTMD = str(Path(sys.executable).with_name("agentmd"))
 
 

@@ -27,6 +27,8 @@ from agentmd.engine.client import DaemonClient, DaemonHTTPError, access_token, a
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

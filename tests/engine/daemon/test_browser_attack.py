@@ -26,7 +26,10 @@ from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian's `chromium`; ./dev test installs it)")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian's `chromium`; ./dev test installs it)"),
+]
 
 PAGE = """<!doctype html><html><body>
 <iframe name="sink" style="display:none"></iframe>

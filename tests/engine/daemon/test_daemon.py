@@ -17,6 +17,8 @@ from agentmd.engine.daemon.instance import AlreadyRunning, running_daemon
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def settings(tmp_path: Path, env: dict[str, str]) -> Settings:

@@ -69,9 +69,12 @@ OUT_OF_SCOPE = {
     "prompts-get-with-image": "prompts (not advertised)",
 }
 
-pytestmark = pytest.mark.skipif(
-    not (SUITE_BIN / "conformance").exists(), reason="the conformance suite is not installed; run ./dev conformance"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (SUITE_BIN / "conformance").exists(), reason="the conformance suite is not installed; run ./dev conformance"
+    ),
+]
 
 
 @pytest.fixture

@@ -28,6 +28,8 @@ from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import CaptureRequest
 
+pytestmark = pytest.mark.slow
+
 AGENTMD = str(Path(sys.executable).with_name("agentmd"))
 
 

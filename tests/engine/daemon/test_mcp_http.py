@@ -37,6 +37,8 @@ from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 from agentmd.vault_schema import parse_note
 
+pytestmark = pytest.mark.slow
+
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PROTOCOL = "2025-06-18"
 INITIALIZE = {

@@ -23,6 +23,8 @@ from agentmd.engine.daemon import mcp_server
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PROTOCOL = "2025-06-18"
 INITIALIZE = {

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import httpx
+import pytest
 import uvicorn
 from daemon_helpers import wait_until
 from mcp.client.session import ClientSession
@@ -32,6 +33,8 @@ from agentmd.engine.daemon import mcp_server
 from agentmd.engine.daemon.mcp_server import SessionCap, mount_mcp
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRequest
+
+pytestmark = pytest.mark.slow
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PROTOCOL = "2025-06-18"

@@ -24,6 +24,8 @@ from agentmd.engine.daemon.operator import (
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 RULE = {"title": "House rule", "body": "Every service logs in UTC.\n", "space": "standards"}
 
 

@@ -17,7 +17,10 @@ from agentmd.engine.daemon import supervisor
 from agentmd.engine.daemon.instance import running_daemon
 from agentmd.engine.settings import Settings, resolve
 
-pytestmark = pytest.mark.skipif(not supervisor.supported(), reason="the supervisor needs Linux's PR_SET_PDEATHSIG")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not supervisor.supported(), reason="the supervisor needs Linux's PR_SET_PDEATHSIG"),
+]
 
 
 @pytest.fixture

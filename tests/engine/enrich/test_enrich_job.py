@@ -20,6 +20,8 @@ from agentmd.engine.jobs.morning import Changes, render
 from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
 from agentmd.engine.settings import resolve
 
+pytestmark = pytest.mark.slow
+
 FAKE = TESTS / "bin" / "fake_model_cli.py"
 OLD = (dt.datetime.now(dt.UTC) - dt.timedelta(days=3)).isoformat(timespec="seconds")
 ANSWER = {

@@ -18,6 +18,8 @@ from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import CaptureRequest
 
+pytestmark = pytest.mark.slow
+
 
 def environment(root: Path) -> dict[str, str]:
     return {

@@ -28,6 +28,8 @@ from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.rules import ContractCache
 from agentmd.rules.door import decide
 
+pytestmark = pytest.mark.slow
+
 
 class FakeClock:
     """The jobs' clock, moved by the test; it starts a minute ahead of the real one (as

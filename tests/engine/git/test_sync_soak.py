@@ -11,7 +11,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_short_sync_soak_converges_and_loses_nothing() -> None:

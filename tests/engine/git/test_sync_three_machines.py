@@ -15,6 +15,8 @@ from test_sync import NOTES, Machine
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import SyncError, add_remote
 
+pytestmark = pytest.mark.slow
+
 
 def save(m: Machine, rng: random.Random, token: str) -> bool:
     """One edit as a person makes it: a line added to a note, a line rewritten, a new note, or a deletion;

@@ -19,6 +19,8 @@ from agentmd.engine.settings import resolve
 from agentmd.engine.write.capture import CaptureRequest
 from agentmd.rules import ContractCache
 
+pytestmark = pytest.mark.slow
+
 NOTE = "---\ntitle: Deploys\nstatus: active\n---\n\nline one\nline two\nline three\n"
 
 

@@ -21,6 +21,8 @@ from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.settings import Settings
 from agentmd.engine.write.capture import CaptureRequest
 
+pytestmark = pytest.mark.slow
+
 
 def run_threads(workers: list[threading.Thread]) -> None:
     for t in workers:

@@ -27,6 +27,8 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.settings import resolve
 
+pytestmark = pytest.mark.slow
+
 DIM = 16
 NOTES = {
     "README.md": "# Vault\n",

@@ -19,6 +19,8 @@ from agentmd.engine.jobs.runner import RunLog
 from agentmd.engine.jobs.schedule import latest_slot
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 
 def openings(at: dt.datetime) -> list[dt.datetime]:
     """The latest opening at or before `at` of every shipped job that runs at a time of day."""

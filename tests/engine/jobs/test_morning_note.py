@@ -22,6 +22,8 @@ from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
 from agentmd.hooks.session_start import morning_line
 
+pytestmark = pytest.mark.slow
+
 
 def commit(vault: Path, origin: str, message: str) -> None:
     git(vault, "add", "-A")

@@ -24,6 +24,8 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 NOTES = {
     "README.md": "# Vault\n",
     "cooking/bread.md": "# Sourdough bread\n\n## Starter\nFeed the starter flour and water every day.\n\n"

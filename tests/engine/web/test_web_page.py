@@ -28,7 +28,10 @@ from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.git.conflicts import conflict_text, record_conflicts
 from agentmd.engine.settings import Settings
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian's `chromium`; ./dev test installs it)")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian's `chromium`; ./dev test installs it)"),
+]
 
 UNFILED = "---\ntitle: {title}\nstatus: unfiled\ncaptured: 2026-11-20T10:00:00Z\n---\n\n{body}\n"
 NOTES = {

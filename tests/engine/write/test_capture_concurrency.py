@@ -31,6 +31,8 @@ from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.engine.write.group import GroupIndexer
 from agentmd.rules import ContractCache
 
+pytestmark = pytest.mark.slow
+
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

@@ -24,6 +24,8 @@ from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.engine.write.group import GroupIndexer
 from agentmd.rules import ContractCache
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def capturer(tmp_path: Path) -> Iterator[Capturer]:
