@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,9 +16,18 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 CORPORA = REPO.parent / "shared" / "corpora"
 EXAMPLE_VAULT = REPO / "examples" / "vault"
+
+# The tests sit in folders that follow the packages (tests/engine/git/ holds engine/git/'s). A test imports the
+# helpers here, and at times a test module of another folder, by bare name (`from test_sync import Machine`):
+# every folder of tests is on the import path, whichever test runs first. Package folders (faults/, recall/)
+# are imported by their package name instead.
+for _folder in sorted({p.parent for p in TESTS.rglob("test_*.py")}):
+    if not (_folder / "__init__.py").exists() and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 
 @dataclass

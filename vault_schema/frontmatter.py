@@ -125,7 +125,7 @@ def yaml_mapping(text: str, *, what: str = "frontmatter", first_line: int = 1) -
 # value is a word run, a date, a whole number, a quoted text without escapes, or a flow list of words. What
 # YAML would read differently (a keyword such as `yes`, `on` or `null`, a number with a leading zero, a
 # colon or `#` in a value, any indentation, comment, tab or line break other than `\n`) does not match, and
-# goes to the YAML loader; tests/test_frontmatter_simple.py compares both on the shared corpora.
+# goes to the YAML loader; tests/vault_schema/test_frontmatter_simple.py compares both on the shared corpora.
 _SIMPLE_LINE = re.compile(
     r"([A-Za-z][A-Za-z0-9_-]{0,199}):(?: +(?:"  # YAML takes no key longer than 1,024 characters
     r"(?P<word>[A-Za-z][A-Za-z0-9 ._/()'-]*?)"

@@ -8,7 +8,7 @@ and a mistyped command stay fast, and the web server and MCP stack load only for
 the parser loads no engine module beyond the errors (the defaults it shows are written out in the command
 modules). A command a running daemon answers (`search`, `capture`, `status`, `recall`, `probe`) asks it
 through the light client (engine/client.py) and loads nothing else of the engine; without a daemon it loads
-what its work needs. tests/test_cli_imports.py checks both; bench/cli_bench.py measures the start.
+what its work needs. tests/cli/test_cli_imports.py checks both; bench/cli_bench.py measures the start.
 
 `main` is the one place a command ends: every package's error becomes one line on stderr and an exit code
 (see `failure`).

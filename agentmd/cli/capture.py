@@ -49,7 +49,7 @@ def _body(args: argparse.Namespace) -> str:
 
 
 # The capture request's fields (engine/write/request.py `CaptureRequest`) that are options of this command;
-# written out so that a capture the daemon takes loads nothing of the write path here. tests/test_cli_imports.py
+# written out so that a capture the daemon takes loads nothing of the write path here. tests/cli/test_cli_imports.py
 # checks them against the request's fields.
 OPTION_FIELDS = (
     "type",

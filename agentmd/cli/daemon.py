@@ -11,7 +11,7 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
 # The daemon's defaults (engine/settings.py), written out so that building the parser loads no engine module
-# beyond the errors. tests/test_cli_imports.py checks they agree.
+# beyond the errors. tests/cli/test_cli_imports.py checks they agree.
 DEFAULT_PORT = 7821
 RECONCILE_INTERVAL = 300.0
 COMMIT_DEBOUNCE = 1.0

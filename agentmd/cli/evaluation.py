@@ -13,7 +13,7 @@ from agentmd.cli.output import emit, notices
 from agentmd.engine.errors import UsageError
 
 # The default recall cut-offs (engine/search/eval/metrics.py DEFAULT_KS), written out so that building the parser
-# loads no search module. tests/test_cli_imports.py checks they agree.
+# loads no search module. tests/cli/test_cli_imports.py checks they agree.
 DEFAULT_KS = (5, 15)
 
 

@@ -14,7 +14,7 @@ from agentmd.cli.base import EXIT_OK, settings_of, subcommands
 from agentmd.cli.output import emit
 
 # The session-start hook's look-up budget (hooks/session_start.py DEFAULT_BUDGET), written out so that building
-# the parser loads no hook. tests/test_cli_imports.py checks they agree.
+# the parser loads no hook. tests/cli/test_cli_imports.py checks they agree.
 DEFAULT_BUDGET = 1.0
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices, o
 from agentmd.engine.errors import AgentmdError
 
 # The search modes and the default one, as engine/search/query.py names them (MODES, DEFAULT_MODE); written
-# out here so that building the parser loads no search module. tests/test_cli_imports.py checks they agree.
+# out here so that building the parser loads no search module. tests/cli/test_cli_imports.py checks they agree.
 MODES = ("hybrid", "fusion", "and")
 DEFAULT_MODE = "hybrid"
 

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from agentmd.cli.output import json_text, say
 
 # The hook's budgets (hooks/recall/render.py TOKEN_BUDGET, MAX_ENTRIES; hooks/recall/pipeline.py TIME_BUDGET),
-# written out so that building the parser loads no hook module. tests/test_cli_imports.py checks they agree.
+# written out so that building the parser loads no hook module. tests/cli/test_cli_imports.py checks they agree.
 TOKEN_BUDGET = 1500
 MAX_ENTRIES = 15
 TIME_BUDGET = 1.5

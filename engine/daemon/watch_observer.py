@@ -9,7 +9,7 @@ Two couplings here reach past watchdog's documented API, because watchdog offers
   ``InotifyObserver._inotify_fd._inotify_fd`` (the descriptor whose /proc fdinfo lists one line per watch).
 
 pyproject.toml pins watchdog below its next major version for that reason, and
-tests/test_watch_observer.py checks both on the installed watchdog. Every function here degrades to
+tests/engine/daemon/test_watch_observer.py checks both on the installed watchdog. Every function here degrades to
 "unknown" where /proc or those internals are missing.
 """
 

@@ -8,8 +8,8 @@ For an ASCII text the index's analyzer (fulltext/analyzer.py) makes one term of 
 lower-cases the run and stems it (English Snowball), which changes only its ending. The stem less its last
 letter begins the lower-cased run, except for `die`, `lie`, `tie` and the like, from `dying`, `lying`,
 `tying`, whose run begins with the stem's first letter and `y` (every distinct token of the four shared vaults
-and of SciFact's 5,183 abstracts, 95,000 in all, was checked; tests/test_note_terms.py checks the notes). So a
-term is held exactly when some run beginning with one of those openings analyses to it: each such run is
+and of SciFact's 5,183 abstracts, 95,000 in all, was checked; tests/engine/index/test_note_terms.py checks the
+notes). So a term is held exactly when some run beginning with one of those openings analyses to it: each such run is
 analysed (through the analyzer's memo) until one does. A text that is not ASCII is analysed in full instead
 (folding, CJK characters and other scripts do not keep that shape), and so is a text in which one term's
 openings begin more than CHECKS_BEFORE_WHOLE runs (60,000 tags of one stem, say), where reading every such

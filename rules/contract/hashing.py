@@ -8,7 +8,7 @@ was, while any change to a value changes it.
 vocabulary a judgment picks from) and `deprecations` (which retired names stand for which type). The
 enrichment ledger keys every judgment to it (engine/enrich/ledger.py), so an edit anywhere else in the
 contract, a type's folder included, leaves every judgment standing. Every key of the contract is placed on
-one side or the other below; tests/test_contract_hashing.py fails when a key is on neither.
+one side or the other below; tests/rules/test_contract_hashing.py fails when a key is on neither.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import CaptureRequest
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 NOTES = {f"notes/n{i:02d}.md": f"# Note {i}\n\nA note about otters number {i} and rivers.\n" for i in range(30)}
 

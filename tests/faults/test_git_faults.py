@@ -41,6 +41,8 @@ from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.schedule import CommitSchedule
 from agentmd.engine.settings import Settings, resolve
 
+pytestmark = pytest.mark.slow
+
 
 def head(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").stdout.strip()

@@ -36,6 +36,8 @@ from agentmd.engine.write.tempfiles import SCRATCH_DIR
 from agentmd.rules import ContractCache
 from agentmd.vault_schema import parse_note
 
+pytestmark = pytest.mark.slow
+
 FIXED_NOW = dt.datetime(2024, 3, 5, 10, 20, 30, tzinfo=dt.UTC)
 SHARD = "memory/2024/03"  # where an untyped capture made at FIXED_NOW goes
 
@@ -495,7 +497,7 @@ def test_the_daemon_refuses_captures_into_a_replaced_vault_and_status_turns_red(
         wait_until(lambda: not daemon.health()["index_stale"], 30, "first pass")
         served = daemon.capture(CaptureRequest(title="Served", body="fine\n"))["path"]
         # its commit settles first: a swap in the middle of a cycle is the committer's own test
-        # (tests/test_git_committer.py, test_a_vault_swapped_during_a_cycle_is_not_committed_into)
+        # (tests/engine/git/test_git_committer.py, test_a_vault_swapped_during_a_cycle_is_not_committed_into)
         wait_until(lambda: served in git(vault, "ls-files"), 30, "the served capture committed")
         os.rename(vault, tmp_path / "vault-unmounted")
         vault.mkdir()

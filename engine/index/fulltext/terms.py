@@ -12,7 +12,7 @@ from agentmd.engine.index.terms import BothTerms, TextTerms
 from agentmd.vault_schema import cjk
 
 # The analyzer's tokens never hold white space, so analysing each white-space-separated run of a text apart
-# gives exactly the terms of the whole text (tests/test_index_memos.py checks it on the shared corpora).
+# gives exactly the terms of the whole text (tests/engine/index/test_index_memos.py checks it on the shared corpora).
 _SEGMENT_TERMS: dict[str, tuple[str, ...]] = {}
 _SEGMENT_MEMO_MAX = 200_000
 # A note's terms (all of them, and its title's) by path, with the title, meta and body they were analysed

@@ -1,0 +1,212 @@
+"""The morning note for a scripted day, rendered from git history, the run log and the status, and written by
+the real daemon through capture with `origin: morning`; session start shows its headline; the daemon's
+alert on red goes to a real command."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_helpers import git, is_clean, make_repo, origins, wait_until
+
+from agentmd.cli import main
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.jobs.morning import changes_since, headline_for, render
+from agentmd.engine.settings import Settings, resolve
+from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
+from agentmd.hooks.session_start import morning_line
+
+pytestmark = pytest.mark.slow
+
+
+def commit(vault: Path, origin: str, message: str) -> None:
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", f"{message}\n\norigin: {origin}\n")
+
+
+def scripted_day(vault: Path) -> None:
+    """Two captures, an edit, and a retired batch of three notes."""
+    for name in ("otters", "herons"):
+        (vault / "memory" / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
+    commit(vault, "capture", "capture: 2 files")
+    (vault / "notes" / "first.md").write_text("first note, edited\n", encoding="utf-8")
+    commit(vault, "local-edit", "local-edit: 1 file")
+    for i in range(3):
+        (vault / "old" / f"old-{i}.md").unlink()
+    commit(vault, "local-edit", "local-edit: retire a batch")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    notes = {"README.md": "# Vault\n", "notes/first.md": "first note about otters\n", "memory/.keep": ""}
+    notes |= {f"old/old-{i}.md": f"old note {i}\n" for i in range(3)}
+    return make_repo(tmp_path / "vault", notes)
+
+
+def test_notes_retired_in_place_count_as_retired_not_edited(repo: Path) -> None:
+    """`agentmd retire` keeps a note and sets `lifecycle: archived`: the morning note counts it retired (by its
+    commit's origin), and an ordinary edit of another frontmatter line stays an edit."""
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    for i in range(2):
+        (repo / "old" / f"old-{i}.md").write_text(f"---\nlifecycle: archived\n---\nold note {i}\n", encoding="utf-8")
+    (repo / "notes" / "first.md").write_text("---\nlifecycle: active\n---\nfirst note\n", encoding="utf-8")
+    commit(repo, "retire", "retire: 2 notes")
+    (repo / "old" / "old-2.md").write_text("---\nlifecycle: 'archived'\n---\nold note 2\n", encoding="utf-8")
+    commit(repo, "local-edit", "local-edit: 1 file")
+    changes = changes_since(repo, since)
+    assert changes.retired == {"retire": 2, "local-edit": 1}
+    assert changes.edited == {"retire": 1}
+
+
+def failed_record() -> dict[str, Any]:
+    return {
+        "job": "backup",
+        "start": "2026-03-02T03:00:00+00:00",
+        "end": "2026-03-02T03:00:01+00:00",
+        "outcome": "failed",
+        "stop_reason": "exited 2: disk full",
+    }
+
+
+def test_the_note_lists_each_part_of_a_scripted_day(repo: Path) -> None:
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    scripted_day(repo)
+    changes = changes_since(repo, since)
+    # the repository's first commit (no origin trailer: made outside agentmd) is counted under `unknown`
+    assert changes.added == {"capture": 2, "unknown": 5} and changes.edited == {"local-edit": 1}
+    assert changes.retired == {"local-edit": 3}
+    ok = {**failed_record(), "job": "reconcile", "outcome": "ok", "stop_reason": "finished"}
+    status = {
+        "color": "red",
+        "red": ["probe-failed: search did not find the probe note within 5.0 s"],
+        "yellow": ["git-degraded: x: y"],
+        "queue": {"count": 4, "oldest_age_days": 1.5},
+    }
+    headline, body = render(dt.date(2026, 3, 2), status, [ok, failed_record()], changes)
+    assert headline == "Morning 2026-03-02: RED — probe-failed · 7 added, 1 edited, 3 retired · 1 failed job run"
+    assert "- 7 notes added: 2 by capture, 5 by unknown" in body
+    assert "- 1 note edited: 1 by local-edit" in body
+    assert "- 3 notes retired: 3 by local-edit" in body
+    assert "- RED probe-failed: search did not find the probe note within 5.0 s" in body
+    assert "- yellow git-degraded: x: y" in body
+    assert "- queue: 4 unfiled, the oldest 1.5 days old" in body
+    assert "- job backup failed at 03:00: exited 2: disk full" in body
+    assert "- reconcile: 1 ok; last ok at 03:00" in body
+
+
+def test_a_quiet_night_says_so(repo: Path) -> None:
+    changes = changes_since(repo, dt.datetime.now(dt.UTC) + dt.timedelta(minutes=1))
+    headline, body = render(dt.date(2026, 3, 2), {"color": "green", "red": [], "yellow": []}, [], changes)
+    assert headline.endswith("GREEN · 0 added, 0 edited, 0 retired")
+    assert "- nothing ran" in body and "- no note changed" in body and "- nothing needs you" in body
+
+
+@pytest.fixture
+def configured(repo: Path, tmp_path: Path, env: dict[str, str]) -> Settings:
+    config = Path(env["XDG_CONFIG_HOME"]) / "agentmd" / "config.toml"
+    (config.parent / "jobs").mkdir(parents=True)
+    sink = tmp_path / "alerts.jsonl"
+    script = tmp_path / "page.py"
+    script.write_text(
+        f"import sys\nopen({str(sink)!r}, 'a').write(sys.stdin.read().replace(chr(10), ' ') + chr(10))\n",
+        encoding="utf-8",
+    )
+    config.write_text(f'vault = "{repo}"\n[notify]\ncommand = ["{sys.executable}", "{script}"]\n', encoding="utf-8")
+    (config.parent / "jobs" / "backup.toml").write_text(
+        f'command = ["{sys.executable}", "-c", "import sys; sys.exit(2)"]\nschedule = "daily 03:00"\n',
+        encoding="utf-8",
+    )
+    (config.parent / "jobs" / "broken.toml").write_text("schedule = [\n", encoding="utf-8")
+    settings = resolve()
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    probe = {"ok": False, "error": "search did not find the probe note within 5.0 s", "at": "2026-03-02T03:10:00Z"}
+    (settings.state_dir / "probe.json").write_text(json.dumps(probe), encoding="utf-8")
+    return settings
+
+
+@pytest.fixture
+def daemon(configured: Settings) -> Iterator[Daemon]:
+    d = Daemon(configured, port=0, commit_debounce=0.2, probe_interval=0)
+    d.start()
+    wait_until(lambda: not d.health()["index_stale"], what="first pass")
+    yield d
+    d.stop()
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configured: Settings, tmp_path: Path) -> None:
+    vault = configured.vault
+    wait_until(lambda: is_clean(vault), 10, "start-up commit")
+    # the scripted day, through the daemon so its committer records the origins
+    for title in ("Otters hold hands while they sleep", "Herons nest in colonies"):
+        daemon.capture(CaptureRequest(title=title, body=f"{title}.", type="fact"))
+    wait_until(lambda: is_clean(vault), 10, "the captures' commit")
+    key = "AKIA" + "Q3EGJ7WZ5K2N4XPL"  # an AWS access key id shape: the credential filter refuses the note
+    with pytest.raises(CaptureRefused) as refused:
+        daemon.capture(CaptureRequest(title="Deploy credentials", body=f"aws key {key}", type="fact"))
+    (vault / "notes" / "first.md").write_text("first note, edited\n", encoding="utf-8")
+    wait_until(lambda: is_clean(vault), 10, "the edit's commit")
+    for i in range(3):
+        (vault / "old" / f"old-{i}.md").unlink()
+    wait_until(lambda: is_clean(vault), 10, "the retired batch's commit")
+    code, out, _err = run("jobs", "run", "backup", "--json")
+    assert code == 1 and json.loads(out)["stop_reason"] == "exited 2"
+    code, out, err = run("jobs", "run", "morning-note", "--json")
+    assert code == 0, err
+    rec = json.loads(out)
+    path = rec["changed"]["path"]
+    assert path.startswith("daily/morning-note-") and path.endswith(".md")
+    wait_until(lambda: is_clean(vault) and origins(vault)[0] == "morning", 10, "the morning commit")
+    assert git(vault, "show", "--name-only", "--format=", "HEAD").split() == [path]
+    text = (vault / path).read_text(encoding="utf-8")
+    assert "kind: morning-note" in text and "status: active" in text
+    for line in (
+        "- 7 notes added: 2 by capture, 5 by unknown",
+        "- 1 note edited: 1 by local-edit",
+        "- 3 notes retired: 3 by local-edit",
+        "- RED probe-failed: search did not find the probe note within 5.0 s",
+        "- job backup failed at ",
+        f"- 1 refused capture ({refused.value.code} 1): notes the filters or the door stopped",
+    ):
+        assert line in text
+    headline = rec["changed"]["headline"]
+    assert "RED — probe-failed" in headline and "1 failed job run" in headline
+    assert headline in (headline_for(configured.state_dir, dt.date.today()) or "")
+    assert headline in morning_line(configured.state_dir)
+    code, out, _err = run("hook", "session-start")
+    assert code == 0 and headline in out
+
+    # the run log and list agree with what ran; the broken manifest is named, the others still loaded
+    code, out, _err = run("jobs", "history", "--json")
+    assert [r["job"] for r in json.loads(out)["records"]][-2:] == ["backup", "morning-note"]
+    code, out, _err = run("jobs", "list")
+    assert "REFUSED" in out and "broken.toml" in out and "morning-note" in out and "backup" in out
+
+    # `service status` finds this daemon's health through the config's vault (no service installed here)
+    code, out, _err = run("service", "status", "--platform", "linux", "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["installed"] is False and answer["health"]["vault"] == str(vault)
+
+    # status carries the jobs' last runs and the red probe went to the notifier once
+    code, out, _err = run("status", "--json")
+    status = json.loads(out)
+    assert status["jobs"]["jobs"]["backup"]["last"]["outcome"] == "failed"
+    assert status["jobs"]["notifier"] == "command"
+    assert daemon.jobs is not None
+    daemon.jobs.alerter.check()  # the scheduler's thread looks every pass; this one need not wait for it
+    sink = tmp_path / "alerts.jsonl"
+    wait_until(sink.exists, 10, "the alert on red")
+    daemon.jobs.alerter.check()
+    sent = sink.read_text().splitlines()
+    assert len(sent) == 1 and "probe-failed" in json.loads(sent[0])["alert"]
