@@ -148,6 +148,7 @@ def _corpus_notes() -> list[Path]:
     )
 
 
+@pytest.mark.slow  # reads every shared corpus / every payload of a round inside long notes
 def test_false_positives_on_real_notes_stay_under_one_percent() -> None:
     notes = _corpus_notes()
     assert len(notes) >= 1000

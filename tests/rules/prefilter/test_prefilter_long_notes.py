@@ -70,6 +70,7 @@ def test_an_order_in_another_language_deep_in_a_long_note_is_found(order: str) -
     assert directive_lines(long_note(900, {611: order})) == {612}
 
 
+@pytest.mark.slow  # reads every shared corpus / every payload of a round inside long notes
 def test_every_payload_of_the_third_round_is_found_on_its_line_in_a_long_note() -> None:
     with (PAYLOADS / "directives_fresh3.jsonl").open(encoding="utf-8") as fh:
         rows = [json.loads(line)["text"] for line in fh if line.strip()]
