@@ -33,7 +33,7 @@ from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.synctools import is_sync_temp
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
-from agentmd.engine.write.probe import ProbeResult, load_last, new_nonces, run_probe
+from agentmd.engine.write.probe import ProbeRecord, ProbeResult, load_last, new_nonces, run_probe
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -239,7 +239,7 @@ class Door(DaemonState):
         contract = lambda: self.contracts.get().contract  # noqa: E731
         return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
 
-    def _probe_json(self, data: dict[str, object]) -> dict[str, object]:
+    def _probe_json(self, data: dict[str, object]) -> ProbeRecord:
         unknown = sorted(set(data) - {"budget"})
         if unknown:
             raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")
