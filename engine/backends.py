@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, running
 from agentmd.engine.errors import AgentmdError, UsageError
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agentmd.engine.search.searcher import SearchRequest
     from agentmd.engine.settings import Settings
     from agentmd.engine.write.capture import CaptureRequest
+    from agentmd.engine.write.request import CaptureAnswer
 
 
 def request_payload(request: SearchRequest | CaptureRequest | Mapping[str, Any]) -> dict[str, object]:
@@ -75,10 +76,10 @@ class RemoteBackend:
             payload["count_usage"] = False
         return self._post("search", payload)
 
-    def capture(self, request: CaptureRequest | Mapping[str, Any]) -> dict[str, Any]:
+    def capture(self, request: CaptureRequest | Mapping[str, Any]) -> CaptureAnswer:
         payload = request_payload(request)
         payload["_actor"] = self.actor
-        return self._post("capture", payload)
+        return cast("CaptureAnswer", self._post("capture", payload))
 
     def probe(self, budget: float) -> dict[str, object]:
         return self._post("probe", {"budget": budget}, timeout=budget + 30)
@@ -134,12 +135,12 @@ class LocalBackend:
             self._indexed = True
         return search(self.store.index, contract, request, self.store.catalog, self._arm, self._arm_reason).to_json()
 
-    def capture(self, request: CaptureRequest) -> dict[str, object]:
+    def capture(self, request: CaptureRequest) -> CaptureAnswer:
         result = self.capturer.capture(request, actor=self.actor).to_dict()
         cycle = self.committer.commit_cycle()
         problem = cycle.error or cycle.skipped
         if problem:
-            result.setdefault("warnings", []).append(
+            result["warnings"].append(
                 f"not committed yet ({problem}); the next commit cycle of `agentmd serve` will commit it"
             )
         return result
@@ -191,7 +192,7 @@ class FollowingBackend:
     def search(self, request: SearchRequest) -> dict[str, object]:
         return self.current().search(request)
 
-    def capture(self, request: CaptureRequest) -> dict[str, object]:
+    def capture(self, request: CaptureRequest) -> CaptureAnswer:
         return self.current().capture(request)
 
     def close(self) -> None:

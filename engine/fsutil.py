@@ -12,7 +12,7 @@ import json
 import os
 import stat
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +96,7 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: Mapping[str, object]) -> None:
     """Atomic replace, so a reader never sees half a file. State files are caches: no fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=1, sort_keys=True), durable=False)

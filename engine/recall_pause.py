@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.times import parse_utc, stamp
@@ -243,7 +243,12 @@ def notice(found: Pause) -> str:
     return f"agentmd: {what} is paused {found.describe()}{resume_hint}; no notes from the vault are added to prompts.\n"
 
 
-def summary(pauses: list[Pause]) -> dict[str, object]:
+class RecallSummary(TypedDict):
+    paused: bool
+    pauses: list[dict[str, object]]  # scope, at, until
+
+
+def summary(pauses: list[Pause]) -> RecallSummary:
     """The `recall` section of status: paused or not, and each pause with its end."""
     return {"paused": bool(pauses), "pauses": [p.to_dict() for p in pauses]}
 

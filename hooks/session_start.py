@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from agentmd.engine.client import DaemonError, Located, recorded_port, running
 from agentmd.engine.fsutil import read_json
@@ -39,6 +39,9 @@ from agentmd.engine.index.catalog import Catalog, CatalogError
 from agentmd.engine.settings import DEFAULT_PORT
 
 from .protocol import read_hook_input, standalone, write_output
+
+if TYPE_CHECKING:
+    from agentmd.engine.daemon.status_types import IndexSection, QueueSection, Sections, Status
 
 HOOK_EVENT = "SessionStart"
 DEFAULT_BUDGET = 1.0
@@ -52,7 +55,7 @@ _MAX_ITEM = 180
 
 def daemon_status(
     settings: Any, port: int | None, timeout: float, fallback_ports: Sequence[int] = (DEFAULT_PORT,)
-) -> dict[str, object] | None:
+) -> Status | None:
     """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time.
 
     Asked, in turn: `port` when given; else the daemon holding the vault lease (whatever its XDG folders), the
@@ -81,7 +84,7 @@ def daemon_status(
         vault = data.get("vault")
         if isinstance(vault, str) and os.path.realpath(vault) != os.path.realpath(settings.vault):
             continue  # a stale port now held by another vault's daemon
-        return data
+        return cast("Status", data)
     return None
 
 
@@ -115,7 +118,7 @@ class _StoreView:
         self.index = _NoIndex()
 
 
-def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, object]:
+def disk_status(settings: Any, now: dt.datetime | None = None) -> Status:
     """`agentmd status` without a daemon, read-only and without the search index."""
     from agentmd.engine.daemon.status import (
         assemble,
@@ -125,6 +128,7 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, obje
         probe_section,
         queue_section,
     )
+    from agentmd.engine.git.health import COMMIT_STATE, CommitState
     from agentmd.rules import load_contract
 
     now = now or dt.datetime.now(dt.UTC)
@@ -136,6 +140,8 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, obje
             catalog.get_meta("schema_version")
         except CatalogError:
             catalog = _EmptyCatalog()
+    index: IndexSection
+    queue: QueueSection
     try:
         store: Any = _StoreView(catalog)
         try:
@@ -149,10 +155,10 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> dict[str, obje
             queue = {"red": []}
     finally:
         catalog.close()
-    parts = {
+    parts: Sections = {
         "index": index,
         "queue": queue,
-        "git": git_section(settings.vault, read_json(settings.state_dir / "commit-state.json"), now),
+        "git": git_section(settings.vault, CommitState.from_mapping(read_json(settings.state_dir / COMMIT_STATE)), now),
         "contract": contract_section(load_contract(settings.vault, settings.contract_path)),
         "probe": probe_section(settings.state_dir, now),
     }
@@ -181,7 +187,7 @@ def _ago(seconds: Any) -> str:
     return f"{int(s // 86400)} days ago"
 
 
-def summarize(status: dict[str, Any], *, from_disk: bool) -> str:
+def summarize(status: Status, *, from_disk: bool) -> str:
     """One or two lines: colour and red items; queue, last probe, worktrees in the vault, source, vault."""
     color = str(status.get("color") or "unknown").upper()
     red = [str(r) for r in status.get("red") or []]
@@ -200,9 +206,9 @@ def summarize(status: dict[str, Any], *, from_disk: bool) -> str:
         if queue.get("oldest_age_days") is not None:
             text += f", oldest {queue['oldest_age_days']} days"
         facts.append(text)
-    probe = status.get("probe") or {}
+    probe = status.get("probe")
     last = probe.get("last") if isinstance(probe, dict) else None
-    if isinstance(last, dict):
+    if isinstance(probe, dict) and isinstance(last, dict):
         when = _ago(probe.get("age_s"))
         if last.get("ok"):
             ms = last.get("round_trip_ms")
@@ -211,7 +217,8 @@ def summarize(status: dict[str, Any], *, from_disk: bool) -> str:
             facts.append(_short(f"last probe FAILED {when}: {last.get('error')}", 120))
     elif isinstance(probe, dict) and "last" in probe:
         facts.append("probe never run")
-    worktrees = (status.get("git") or {}).get("worktrees_inside_vault") or []
+    git = status.get("git")
+    worktrees = (git.get("worktrees_inside_vault") if isinstance(git, dict) else None) or []
     if worktrees:
         facts.append("git worktrees inside the vault: " + ", ".join(str(w) for w in worktrees[:5]))
     facts.append("daemon not running, read from disk" if from_disk else "from the daemon")

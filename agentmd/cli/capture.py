@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, daemon_of, raised_from, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
+
+if TYPE_CHECKING:
+    from agentmd.engine.write.request import CaptureAnswer
 
 
 def add_capture(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -107,7 +110,7 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _capture_here(settings: Any, values: dict[str, object], actor: str) -> dict[str, object]:
+def _capture_here(settings: Any, values: dict[str, object], actor: str) -> CaptureAnswer:
     """No daemon runs: capture and commit in this process."""
     from agentmd.engine.backends import LocalBackend
     from agentmd.engine.write.request import request_from_cli

@@ -4,7 +4,7 @@ self-probe. The web server and the MCP stack load only inside the commands that 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_of, settings_of
 from agentmd.cli.output import emit
@@ -21,6 +21,7 @@ LISTEN_BACKLOG = 2048  # uvicorn's own
 if TYPE_CHECKING:
     import socket
 
+    from agentmd.engine.daemon.status_types import DaemonInfo, Status
     from agentmd.engine.settings import Settings
 
 
@@ -156,7 +157,7 @@ STATUS_WAIT = 30.0  # seconds a busy daemon is waited for in all (`status --wait
 FIRST_ASK = 5.0  # the first ask's share of it: a daemon that is up answers in milliseconds
 
 
-def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[dict[str, object] | None, str | None]:
+def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[Status | None, str | None]:
     """The running daemon's status, or (None, why it was not had). A daemon that holds the vault but does not
     answer within 5 s (a loaded machine) is asked once more, up to `wait` seconds in all, then named as slow,
     never as stopped."""
@@ -179,7 +180,7 @@ def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[d
             continue
         except DaemonError:
             return None, None
-        return (data if isinstance(data, dict) else None), None
+        return (cast("Status", data) if isinstance(data, dict) else None), None
     return None, slow
 
 
@@ -197,21 +198,25 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_RED if status.get("red") else EXIT_OK
 
 
-def _status_here(settings: Settings, slow: str | None = None) -> dict[str, object]:
+def _status_here(settings: Settings, slow: str | None = None) -> Status:
     """No daemon answers: the status computed from disk (`slow`: the daemon is there but too busy to answer)."""
     from agentmd.engine.daemon.status import compute_status, dense_from_disk, with_dense
     from agentmd.engine.fsutil import read_json
+    from agentmd.engine.git.health import COMMIT_STATE, CommitState
     from agentmd.engine.index.store import Store
     from agentmd.rules import load_contract
 
     contract = load_contract(settings.vault, settings.contract_path)
-    commit_state = read_json(settings.state_dir / "commit-state.json")
+    commit_state = CommitState.from_mapping(read_json(settings.state_dir / COMMIT_STATE))
     from agentmd.engine import lease
 
     foreign = lease.foreign_holder(settings.vault)
-    daemon = {"running": False, "lease_problem": lease.foreign_message(settings.vault, foreign) if foreign else None}
+    daemon: DaemonInfo = {
+        "running": False,
+        "lease_problem": lease.foreign_message(settings.vault, foreign) if foreign else None,
+    }
     if slow:
-        daemon.update(running=True, slow=slow)
+        daemon["running"], daemon["slow"] = True, slow
     with Store(settings.cache_dir) as store:
         status = compute_status(settings, store, contract, daemon=daemon, commit_state=commit_state)
     return with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load

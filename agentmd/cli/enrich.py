@@ -17,6 +17,7 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
 if TYPE_CHECKING:
+    from agentmd.engine.enrich.records import Estimate
     from agentmd.engine.enrich.run import NoteOutcome, Report
 
 
@@ -42,9 +43,18 @@ def render(report: Report) -> str:
     data = report.to_dict()
     lines = [_line(n) for n in report.notes]
     if report.dry_run:
-        est = report.estimate or {}
-        causes = ", ".join(f"{k} {v}" for k, v in (est.get("owed_by_cause") or {}).items()) or "none"
-        kinds = est.get("owed_by_kind") or {}
+        est: Estimate = report.estimate or {
+            "calls": 0,
+            "tokens": 0,
+            "tokens_per_call": 0,
+            "calls_per_note": 0,
+            "notes": 0,
+            "later": 0,
+            "owed_by_cause": {},
+            "owed_by_kind": {},
+        }
+        causes = ", ".join(f"{k} {v}" for k, v in est["owed_by_cause"].items()) or "none"
+        kinds = est["owed_by_kind"]
         named = [f"{kinds.get('cards', 0)} card(s)"] + [
             f"{kinds[k]} {k[:-1]}(s)" for k in ("idea cards", "project records") if kinds.get(k)
         ]

@@ -33,7 +33,8 @@ from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.synctools import is_sync_temp
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
-from agentmd.engine.write.probe import ProbeResult, load_last, new_nonces, run_probe
+from agentmd.engine.write.probe import ProbeRecord, ProbeResult, load_last, new_nonces, run_probe
+from agentmd.engine.write.request import CaptureAnswer
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -174,7 +175,7 @@ class Door(DaemonState):
             usage.record_later(self.settings.catalog_path, (r.note for r in response.results), "recall")
         return response
 
-    def capture(self, request: CaptureRequest) -> dict[str, object]:
+    def capture(self, request: CaptureRequest) -> CaptureAnswer:
         with self._probe_lock:
             is_probe = bool(self._probe_aliases.intersection(request.aliases))
         try:
@@ -204,7 +205,7 @@ class Door(DaemonState):
             raise UsageError(f"bad search request: {exc}") from None
         return self.search(request, count_usage=count_usage, recall=recall).to_json()
 
-    def _capture_json(self, data: dict[str, object]) -> dict[str, object]:
+    def _capture_json(self, data: dict[str, object]) -> CaptureAnswer:
         actor = data.pop("_actor", "agent")
         token = data.pop(OPERATOR_FIELD, None)
         request = CaptureRequest.from_mapping(data)
@@ -239,7 +240,7 @@ class Door(DaemonState):
         contract = lambda: self.contracts.get().contract  # noqa: E731
         return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
 
-    def _probe_json(self, data: dict[str, object]) -> dict[str, object]:
+    def _probe_json(self, data: dict[str, object]) -> ProbeRecord:
         unknown = sorted(set(data) - {"budget"})
         if unknown:
             raise UsageError(f"unknown field(s) for a probe: {', '.join(unknown)}")

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.embedder import EmbedderUnavailable
@@ -40,6 +40,9 @@ from agentmd.engine.memory import Keeper
 from agentmd.engine.search.arm import kept_local, load_embedder
 from agentmd.engine.settings import Settings
 from agentmd.vault_schema import scripts
+
+if TYPE_CHECKING:
+    from agentmd.rules import Contract
 
 log = logging.getLogger("agentmd.dense")
 
@@ -67,6 +70,35 @@ def lower_priority(nice: int = BACKGROUND_NICE) -> bool:
     except OSError:
         return False
     return True
+
+
+class Endpoint(TypedDict):
+    """The external embeddings endpoint and what it may see."""
+
+    url: str
+    model: str | None
+    sees: str
+    withheld: list[str]  # folders whose notes stay on this machine
+
+
+class Exposure(TypedDict, total=False):
+    endpoint: Endpoint  # only with an external endpoint
+
+
+class DenseSection(Exposure, total=False):
+    """The `dense` section of status: the vectors' coverage and the time left, or why there are none."""
+
+    state: str  # loading, embedding, complete, partial, waiting, stopped, none, lexical-only
+    reason: str | None
+    model: str
+    chunks_done: int
+    chunks_total: int
+    notes_done: int
+    notes_total: int
+    rate_per_s: float | None
+    eta_s: float | None
+    load_seconds: float | None
+    save_error: str | None
 
 
 class DenseWorker:
@@ -301,10 +333,10 @@ class DenseWorker:
 
     # -- status ----------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, object]:
+    def status(self) -> DenseSection:
         """The `dense` section of /status: coverage and time left, or lexical-only with the reason."""
         if self._arm is None:
-            return {"state": self.state, "reason": self.unavailable()} | self._exposure()
+            return {"state": self.state, "reason": self.unavailable(), **self._exposure()}
         cov = self._arm.store.coverage()
         left = cov.total - cov.done
         eta = round(left / self._rate, 1) if self._rate and left else (0.0 if not left else None)
@@ -320,9 +352,10 @@ class DenseWorker:
             "load_seconds": self.load_seconds,
             "reason": self.reason,  # why embedding is paused ("waiting") or stopped ("stopped"), else None
             "save_error": self.save_error,  # why the vectors on disk lag the ones in memory, else None
-        } | self._exposure()
+            **self._exposure(),
+        }
 
-    def _exposure(self) -> dict[str, object]:
+    def _exposure(self) -> Exposure:
         if not self.settings.embed_url:
             return {}
         if self._contracts is None:
@@ -332,7 +365,7 @@ class DenseWorker:
         return endpoint_exposure(self.settings, self._contracts.get().contract)
 
 
-def endpoint_exposure(settings: Settings, contract: Any = None) -> dict[str, object]:
+def endpoint_exposure(settings: Settings, contract: Contract | None = None) -> Exposure:
     """`{"endpoint": {...}}` naming the external embeddings endpoint and what it may see (every chunk of every
     note but those kept on this machine, and every hybrid search's query); {} without an endpoint. `contract`
     is the one in effect (read from the vault when not given)."""

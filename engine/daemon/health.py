@@ -22,9 +22,12 @@ import contextlib
 import datetime as dt
 import errno
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Required, TypedDict
+
+if TYPE_CHECKING:
+    from agentmd.engine.git.health import CommitState
 
 MIN_FREE_BYTES = 64 * 2**20
 
@@ -58,6 +61,26 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:.0f} MB"
 
 
+class Rebuild(TypedDict, total=False):
+    """The daemon's rebuild of a damaged index: whether one runs, how many ran, and the last one's times."""
+
+    running: Required[bool]
+    count: Required[int]
+    reason: str  # the damage found
+    started_at: str  # ISO times
+    finished_at: str
+    seconds: float
+
+
+class HealthReport(TypedDict):
+    """One health pass: when it ran, its red and yellow lines, and what each check measured."""
+
+    at: str  # ISO time
+    red: list[str]
+    yellow: list[str]
+    checks: dict[str, object]
+
+
 @dataclass
 class HealthPass:
     vault: Path
@@ -66,7 +89,7 @@ class HealthPass:
     min_free_bytes: int = MIN_FREE_BYTES
     vault_id: tuple[int, int] | None = None
     passes: int = 0
-    last: dict[str, object] = field(default_factory=dict)
+    last: HealthReport | None = None
 
     def record_vault(self) -> None:
         """Remember which folder the vault is (call once at start)."""
@@ -149,15 +172,15 @@ class HealthPass:
         self,
         *,
         index_damage: str | None,
-        rebuild: dict[str, object] | None,
+        rebuild: Rebuild | None,
         watcher: dict[str, object] | None,
         watch_error: str | None,
         refused: str | None,
-        commit_state: dict[str, Any] | None,
+        commit_state: CommitState | None,
         last_cycle_skipped: bool = False,
         dead_threads: tuple[str, ...] = (),
         now: dt.datetime | None = None,
-    ) -> dict[str, object]:
+    ) -> HealthReport:
         """One pass over every check; see the module docstring."""
         now = now or dt.datetime.now(dt.UTC)
         red: list[str] = []
@@ -177,8 +200,7 @@ class HealthPass:
             )
         elif rebuild and rebuild.get("running"):
             red.append(
-                f"index-rebuilding: after {rebuild.get('reason')}: rebuilding from the vault, "
-                f"{rebuild.get('notes', 0)} notes so far; wait for it to finish"
+                f"index-rebuilding: after {rebuild.get('reason')}: rebuilding from the vault; wait for it to finish"
             )
         if watch_error:
             red.append(
@@ -197,22 +219,20 @@ class HealthPass:
             )
         if refused and not vault:
             red.append(f"mass-deletion-refused: {refused}")
-        git = dict(commit_state or {})
-        for key in ("mass_deletion", "refused_deletion", "deletion_refused", "mass_delete"):
-            fact = git.get(key)  # the committer's own record of a deletion it would not commit, when it keeps one
-            if fact:
-                detail = (fact.get("detail") or fact.get("reason") or fact) if isinstance(fact, dict) else fact
-                red.append(
-                    f"mass-deletion-held: git did not commit a mass deletion ({detail}): restore the files, or "
-                    "run `agentmd reindex --allow-mass-delete` if it was deliberate"
-                )
-                break
-        skipped = int(git.get("skipped_cycles") or 0)
+        from agentmd.engine.git.health import CommitState
+
+        git = commit_state or CommitState()
+        if git.mass_deletion:  # the committer's own record of a deletion it would not commit
+            red.append(
+                f"mass-deletion-held: git did not commit a mass deletion ({git.mass_deletion}): restore the files, "
+                "or run `agentmd reindex --allow-mass-delete` if it was deliberate"
+            )
+        skipped = git.skipped_cycles
         checks["commit_cycles_skipped"] = skipped
         if last_cycle_skipped and skipped:
             yellow.append(
                 f"commit-skipped: {skipped} commit cycles skipped so far, the last because "
-                f"{git.get('last_skip_reason')}: finish or remove what holds the repository (a merge, a lock); "
+                f"{git.last_skip_reason}: finish or remove what holds the repository (a merge, a lock); "
                 "it turns red as commit-stalled after 30 min"
             )
         self.passes += 1

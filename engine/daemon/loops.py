@@ -15,6 +15,7 @@ from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.door import Door
 from agentmd.engine.daemon.status import write_json
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.health import COMMIT_STATE
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.write.phone import sweep_phone_notes
@@ -198,7 +199,7 @@ class Loops(Door):
         self.committer.hold(self._refused)
         if self._refused:
             log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
-            write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
+            write_json(self.settings.state_dir / COMMIT_STATE, self.committer.state.to_dict())
             self._refresh_git_status()
             return False
         if not (self.settings.vault / ".git").exists():
@@ -227,6 +228,6 @@ class Loops(Door):
             log.info("committed %s (origin: %s, %d files)", c.sha[:10], c.origin, len(c.paths))
         if result.commits and self.jobs is not None and self._has_remote():
             self.jobs.sync_soon()
-        write_json(self.settings.state_dir / "commit-state.json", self.committer.state.to_dict())
+        write_json(self.settings.state_dir / COMMIT_STATE, self.committer.state.to_dict())
         self._refresh_git_status()
         return bool(result.skipped)

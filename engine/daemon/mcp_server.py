@@ -24,7 +24,7 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -55,6 +55,7 @@ from agentmd.engine.request_fields import json_defaults
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
+from agentmd.engine.write.request import CaptureAnswer
 from agentmd.rules import default_contract
 
 log = logging.getLogger("agentmd.mcp")
@@ -86,7 +87,7 @@ def package_version() -> str:
 class Backend(Protocol):
     def search(self, request: SearchRequest) -> SearchResponse | dict[str, object]: ...
 
-    def capture(self, request: CaptureRequest) -> dict[str, object]: ...
+    def capture(self, request: CaptureRequest) -> CaptureAnswer: ...
 
 
 def tool_list(types: list[str] | None = None) -> list[Tool]:
@@ -126,8 +127,8 @@ def contract_types(backend: Any) -> list[str]:
     return sorted({*contract.types, *contract.deprecations})
 
 
-def _ok(answer: SearchResponse | dict[str, object]) -> CallToolResult:
-    payload = answer.to_json() if isinstance(answer, SearchResponse) else answer
+def _ok(answer: SearchResponse | Mapping[str, object]) -> CallToolResult:
+    payload = answer.to_json() if isinstance(answer, SearchResponse) else dict(answer)
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         structured_content=payload,
@@ -166,7 +167,7 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
         except ArgumentError as exc:
             return _error(f"invalid arguments for {params.name}: {exc}")
 
-        def call() -> SearchResponse | dict[str, Any]:
+        def call() -> SearchResponse | Mapping[str, object]:
             if isinstance(request, SearchRequest):
                 return backend.search(request)
             return backend.capture(request)

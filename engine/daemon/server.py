@@ -32,7 +32,7 @@ import math
 import os
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -290,8 +290,8 @@ class LoopbackGuard:
 
 
 def build_app(
-    health: Callable[[], dict[str, object]],
-    status: Callable[[], dict[str, object]],
+    health: Callable[[], Mapping[str, object]],
+    status: Callable[[], Mapping[str, object]],
     *,
     extra_routes: Sequence[BaseRoute] = (),
     lifespan: Any = None,
@@ -345,7 +345,7 @@ def not_found_message(path: str) -> str:
     )
 
 
-JsonHandler = Callable[[dict[str, object]], dict[str, object]]
+JsonHandler = Callable[[dict[str, object]], Mapping[str, object]]
 
 MAX_JSON_DEPTH = 32
 _TEXT = (str, type(None))

@@ -36,11 +36,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.embedding import DenseWorker
-from agentmd.engine.daemon.health import MIN_FREE_BYTES, HealthPass
+from agentmd.engine.daemon.health import MIN_FREE_BYTES, HealthPass, HealthReport, Rebuild
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.loops import Loops
@@ -58,6 +58,9 @@ from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Setting
 from agentmd.engine.write.capture import Capturer, sweep_temp_files
 from agentmd.engine.write.probe import DEFAULT_BUDGET
 from agentmd.rules import ContractCache
+
+if TYPE_CHECKING:
+    from agentmd.engine.daemon.status_types import Status
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -127,7 +130,7 @@ class Daemon(Loops):
         self._stale = True  # until the first pass completes
         self._refused: str | None = None
         self._last_report: ReconcileReport | None = None
-        self._status: dict[str, object] = {}
+        self._status: Status | None = None
         self._status_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self.passes = 0
@@ -136,9 +139,9 @@ class Daemon(Loops):
         self._skips = 0  # commit cycles skipped in a row (each is retried, backing off)
         self.health_interval = health_interval
         self.health_pass = HealthPass(settings.vault, settings.state_dir, settings.cache_dir, min_free_bytes)
-        self._live: dict[str, object] = {}
+        self._live: HealthReport | None = None
         self._rebuild_due: str | None = None
-        self._rebuild: dict[str, object] = {"running": False, "count": 0}
+        self._rebuild: Rebuild = {"running": False, "count": 0}
         self._watch_error: str | None = None
         self._watch_tried = 0.0
         self._last_cycle_skipped = False

@@ -11,7 +11,7 @@ import datetime as dt
 import logging
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.instance import InstanceLock
@@ -21,6 +21,9 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.schedule import CommitSchedule
 from agentmd.engine.memory import Keeper, resident_bytes
 from agentmd.rules import ContractCache
+
+if TYPE_CHECKING:
+    from agentmd.engine.daemon.status_types import DaemonInfo, Status
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -48,7 +51,7 @@ class DaemonState(Upkeep):
     commit_cycles: int
     _hints: set[str]
     _pass_due: bool
-    _status: dict[str, Any]
+    _status: Status | None
     _status_lock: threading.Lock
 
     # -- events ----------------------------------------------------------------------------------
@@ -74,7 +77,7 @@ class DaemonState(Upkeep):
 
     # -- status ----------------------------------------------------------------------------------
 
-    def daemon_info(self) -> dict[str, Any]:
+    def daemon_info(self) -> DaemonInfo:
         return {
             "running": True,
             "pid": os.getpid(),
@@ -93,10 +96,10 @@ class DaemonState(Upkeep):
             },
         }
 
-    def _watcher_info(self) -> dict[str, Any]:
+    def _watcher_info(self) -> dict[str, object]:
         if self.watcher is None:
             return {"running": False}
-        info: dict[str, Any] = {**self.watcher.stats(), "unwatched_folders": self.watcher.unwatched_folders()}
+        info: dict[str, object] = {**self.watcher.stats(), "unwatched_folders": self.watcher.unwatched_folders()}
         if self._watch_error is not None:
             info["error"] = self._watch_error
         return info
@@ -111,7 +114,7 @@ class DaemonState(Upkeep):
                 self.store,
                 self.contracts.get(),
                 daemon=self.daemon_info(),
-                commit_state=self.committer.state.to_dict(),
+                commit_state=self.committer.state,
                 stale=False,
             )
         except AgentmdError as exc:
@@ -139,7 +142,7 @@ class DaemonState(Upkeep):
             status = with_git(
                 cached,
                 self.settings.vault,
-                self.committer.state.to_dict(),
+                self.committer.state,
                 state_dir=self.settings.state_dir,
                 settings=self.settings,
             )
@@ -154,13 +157,16 @@ class DaemonState(Upkeep):
         if status_old(self.clock(), getattr(self, "_status_at", 0.0), getattr(self, "_status_cost", 0.0)):
             self._refresh_status()
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> dict[str, object]:
         return {"ok": True, "index_stale": self._stale, "vault": str(self.settings.vault), "pid": os.getpid()}
 
-    def status(self) -> dict[str, object]:
+    def status(self) -> Status:
         with self._status_lock:
-            cached = dict(self._status)
-        if not cached:  # the first pass has not finished: answer from what is known without the index
+            last = self._status
+        cached: Status
+        if last:
+            cached = {**last}
+        else:  # the first pass has not finished: answer from what is known without the index
             cached = {
                 "vault": str(self.settings.vault),
                 "color": "yellow",
@@ -169,8 +175,9 @@ class DaemonState(Upkeep):
                 "index": {"index_stale": True},
             }
         cached["daemon"] = self.daemon_info()
-        cached.setdefault("index", {})["index_stale"] = self._stale
-        cached["index"]["rebuild"] = dict(self._rebuild)
+        index = cached.setdefault("index", {})
+        index["index_stale"] = self._stale
+        index["rebuild"] = {**self._rebuild}
         cached = with_lease(with_live(cached, self._live), cached["daemon"].get("lease_problem"))
         cached = with_recall(cached, self.settings.state_dir)
         return with_dense(cached, self.dense.status(), switched_off=not self.settings.dense)

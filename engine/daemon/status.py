@@ -8,8 +8,9 @@ the CLI exits 3 when any part is red and names each red condition.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.jobs.report import jobs_status, render_lines
@@ -17,6 +18,21 @@ from agentmd.engine.synctools import CONFLICT_COPY
 from agentmd.engine.times import parse_utc
 
 if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
+    from agentmd.engine.daemon.embedding import DenseSection
+    from agentmd.engine.daemon.health import HealthReport
+    from agentmd.engine.daemon.status_types import (
+        ContractSection,
+        DaemonInfo,
+        GitSection,
+        HooksSection,
+        IndexSection,
+        ProbeSection,
+        QueueSection,
+        Sections,
+        Status,
+    )
+    from agentmd.engine.git.health import CommitState
+    from agentmd.engine.index.reconcile import PassRecord
     from agentmd.engine.index.store import Store
     from agentmd.engine.settings import Settings
     from agentmd.rules import ContractState
@@ -34,7 +50,7 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
 
 def queue_section(
     store: Store, state_dir: Path, now: dt.datetime, waiting: list[tuple[str, str]] | None = None
-) -> dict[str, object]:
+) -> QueueSection:
     """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
     notes. The first run records a baseline: notes already waiting then are the inherited backlog, reported
     but never red."""
@@ -74,9 +90,7 @@ def queue_section(
     }
 
 
-def index_section(
-    store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime
-) -> dict[str, object]:
+def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime) -> IndexSection:
     from agentmd.engine.index.reconcile import last_pass
     from agentmd.engine.index.unreadable import SHOWN, unreadable_notes
 
@@ -131,7 +145,7 @@ def index_section(
 HELD_SHOWN = 5  # conflict copies or conflicted notes named on a status line
 
 
-def held_lines(info: dict[str, Any] | None) -> list[str]:
+def held_lines(info: PassRecord | None) -> list[str]:
     """The yellow lines for what the last full pass held back from the index: conflict copies a file-sync tool
     left (with their originals) and notes holding a merge's unresolved conflict markers."""
     if not info:
@@ -160,26 +174,27 @@ def held_lines(info: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.datetime) -> dict[str, Any]:
-    from agentmd.engine.git.health import git_health, worktrees_inside
+def git_section(vault: Path, commit_state: CommitState | None, now: dt.datetime) -> GitSection:
+    """The repository's health and the committer's accounting (`CommitState`; None before any cycle)."""
+    from agentmd.engine.git.health import CommitState, git_health, worktrees_inside
 
     health = git_health(vault)
-    state = dict(commit_state or {})
-    failures = int(state.get("commit_failures", 0) or 0)
-    first = parse_utc(state.get("first_commit_failure"))
+    state = commit_state or CommitState()
+    failures = state.commit_failures
+    first = parse_utc(state.first_commit_failure)
     reasons = []
     if failures and first is not None and now - first >= STALL_RED:
         reasons.append(
-            f"commit-stalled: {failures} failed commit cycles since {state.get('first_commit_failure')}: "
-            f"{state.get('last_commit_error')}: fix what that error names (a lock, permissions, a full disk); "
+            f"commit-stalled: {failures} failed commit cycles since {state.first_commit_failure}: "
+            f"{state.last_commit_error}: fix what that error names (a lock, permissions, a full disk); "
             "commits resume on their own"
         )
-    if state.get("commits_held"):
-        reasons.append(f"commits-held since {state.get('commits_held_since')}: {state['commits_held']}")
+    if state.commits_held:
+        reasons.append(f"commits-held since {state.commits_held_since}: {state.commits_held}")
     yellow = []
-    held = dict(state.get("large_files_held") or {})
+    held = dict(state.large_files_held)
     if held:
-        limit = int(state.get("large_file_limit") or 0)
+        limit = state.large_file_limit or 0
         named = ", ".join(f"{p} ({size / 2**20:.0f} MiB)" for p, size in sorted(held.items())[:5])
         more = f" and {len(held) - 5} more" if len(held) > 5 else ""
         yellow.append(
@@ -194,9 +209,9 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
         "reason": health.reason,
         "detail": health.detail,
         "commit_failures": failures,
-        "first_commit_failure": state.get("first_commit_failure"),
-        "last_commit_error": state.get("last_commit_error"),
-        "last_commit_at": state.get("last_commit_at"),
+        "first_commit_failure": state.first_commit_failure,
+        "last_commit_error": state.last_commit_error,
+        "last_commit_at": state.last_commit_at,
         "worktrees_inside_vault": worktrees,
         "large_files_held": held,
         "red": reasons,
@@ -204,14 +219,12 @@ def git_section(vault: Path, commit_state: dict[str, Any] | None, now: dt.dateti
     }
 
 
-def contract_section(state: ContractState) -> dict[str, Any]:
-    out = state.to_status()
+def contract_section(state: ContractState) -> ContractSection:
     fix = "fix the contract file and save it; the daemon rereads it"
-    out["red"] = [f"contract-halted: {e}: {fix}" for e in state.errors] if state.halted else []
-    return out
+    return {**state.to_status(), "red": [f"contract-halted: {e}: {fix}" for e in state.errors] if state.halted else []}
 
 
-def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, object]:
+def probe_section(state_dir: Path, now: dt.datetime) -> ProbeSection:
     from agentmd.engine.write.probe import load_last
 
     last = load_last(state_dir)
@@ -230,16 +243,24 @@ def probe_section(state_dir: Path, now: dt.datetime) -> dict[str, object]:
     return {"last": last, "age_s": _age_s(at, now), "red": red, "yellow": yellow}
 
 
-def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, Any]) -> dict[str, Any]:
-    red = [r for part in parts.values() for r in part.get("red", [])]
+def _all(parts: Mapping[str, object], key: str) -> list[str]:
+    """Every section's `key` lines (red or yellow), in the sections' order."""
+    return [line for part in parts.values() if isinstance(part, dict) for line in part.get(key, [])]
+
+
+def assemble(parts: Sections, vault: Path, daemon: DaemonInfo) -> Status:
+    red = _all(parts, "red")
     if daemon.get("vault_problem"):  # the folder at the vault's path is not the vault: captures are refused
         red.append(f"vault-replaced: {daemon['vault_problem']}")
-    if daemon.get("lease_problem"):  # another daemon (another machine's) serves this vault too
-        red.append(LEASE_RED + daemon["lease_problem"])
-    yellow = _git_yellow(parts["git"]) + [y for part in parts.values() for y in part.get("yellow", [])]
-    unwatched = int((daemon.get("watcher") or {}).get("unwatched_dirs", 0) or 0)
-    if unwatched > 0:
-        names = list((daemon.get("watcher") or {}).get("unwatched_folders") or [])
+    lease_problem = daemon.get("lease_problem")
+    if lease_problem:  # another daemon (another machine's) serves this vault too
+        red.append(LEASE_RED + lease_problem)
+    yellow = _git_yellow(parts.get("git")) + _all(parts, "yellow")
+    watcher = daemon.get("watcher") or {}
+    unwatched = watcher.get("unwatched_dirs")
+    if isinstance(unwatched, int) and unwatched > 0:
+        folders = watcher.get("unwatched_folders")
+        names = [str(f) for f in folders] if isinstance(folders, list) else []
         where = f" (under {', '.join(names[:10])}{' …' if len(names) > 10 else ''})" if names else ""
         yellow.append(
             f"unwatched-folders: {unwatched} folders{where} exceed the inotify watch limit; their changes wait "
@@ -253,18 +274,22 @@ def assemble(parts: dict[str, dict[str, Any]], vault: Path, daemon: dict[str, An
     return {"vault": str(vault), "color": color, "red": red, "yellow": yellow, "daemon": daemon, **parts}
 
 
-def _git_yellow(git: dict[str, Any]) -> list[str]:
-    return [] if git.get("state", "ok") == "ok" else [f"git-degraded: {git.get('reason')}: {git.get('detail')}"]
+def _git_yellow(git: GitSection | None) -> list[str]:
+    return (
+        []
+        if git is None or git.get("state", "ok") == "ok"
+        else [f"git-degraded: {git.get('reason')}: {git.get('detail')}"]
+    )
 
 
 def with_git(
-    status: dict[str, Any],
+    status: Status,
     vault: Path,
-    commit_state: dict[str, object] | None,
+    commit_state: CommitState | None,
     now: dt.datetime | None = None,
     state_dir: Path | None = None,
     settings: Settings | None = None,
-) -> dict[str, object]:
+) -> Status:
     """The status with only its git section computed again (after a commit cycle), and with `state_dir` and
     `settings` also the probe's and the jobs' (other processes write those: `agentmd probe`, `agentmd jobs
     run`), their red and yellow lines replaced by the new sections' and the color following; every other part
@@ -274,16 +299,16 @@ def with_git(
     now = now or dt.datetime.now(dt.UTC)
     old = status["git"]
     git = git_section(vault, commit_state, now)
-    out = dict(status)
-    out["git"] = git
-    fresh = {"git": git}
+    out: Status = {**status, "git": git}
+    fresh: Sections = {"git": git}
     if state_dir is not None and "probe" in status:
         fresh["probe"] = out["probe"] = probe_section(state_dir, now)
     if settings is not None and "jobs" in status:
         fresh["jobs"] = out["jobs"] = jobs_status(settings)
-    gone = {r for name in fresh for r in (status.get(name) or {}).get("red", [])}
+    stored: Mapping[str, object] = status
+    gone = set(_all({name: stored.get(name) for name in fresh}, "red"))
     kept = [r for r in status.get("red", []) if r not in gone]
-    out["red"] = kept + [r for part in fresh.values() for r in part.get("red", [])]
+    out["red"] = kept + _all(fresh, "red")
     stale = _git_yellow(old)
     out["yellow"] = [y for y in status.get("yellow", []) if y not in stale] + _git_yellow(git)
     out["color"] = "red" if out["red"] else ("yellow" if out["yellow"] else "green")
@@ -295,16 +320,16 @@ def compute_status(
     store: Store,
     contract: ContractState,
     *,
-    daemon: dict[str, Any],
-    commit_state: dict[str, object] | None,
+    daemon: DaemonInfo,
+    commit_state: CommitState | None,
     stale: bool = False,
     now: dt.datetime | None = None,
-) -> dict[str, object]:
+) -> Status:
     from agentmd.engine.git.sync import sync_section
     from agentmd.engine.write.tallies import budget_warning, halted_refusals
 
     now = now or dt.datetime.now(dt.UTC)
-    parts = {
+    parts: Sections = {
         "index": index_section(store, settings.vault, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
         "queue": queue_section(store, settings.state_dir, now, _waiting(settings, store, contract, now)),
         "git": git_section(settings.vault, commit_state, now),
@@ -332,7 +357,7 @@ def compute_status(
     return status
 
 
-def hooks_section(state_dir: Path, now: dt.datetime) -> dict[str, object]:
+def hooks_section(state_dir: Path, now: dt.datetime) -> HooksSection:
     """How often each hook gave up (its time budget spent, nothing injected) in the last hour, from the hooks'
     log: yellow, since a busy machine is the usual cause, with what to do when it keeps happening."""
     from agentmd.engine.hooklog import HOOK_LOG, gave_up
@@ -364,7 +389,7 @@ def _waiting(settings: Settings, store: Store, contract: ContractState, now: dt.
     return [(i.path, i.captured) for i in items]
 
 
-def with_lease(status: dict[str, Any], problem: str | None) -> dict[str, object]:
+def with_lease(status: Status, problem: str | None) -> Status:
     """The status with the vault lease as it is now: red while the lease names another daemon (another
     machine's record synced over this one's), whatever the last recorded status said."""
     red = [r for r in status.get("red", []) if not r.startswith(LEASE_RED)]
@@ -375,25 +400,25 @@ def with_lease(status: dict[str, Any], problem: str | None) -> dict[str, object]
     return status
 
 
-def with_live(status: dict[str, Any], live: dict[str, Any] | None) -> dict[str, object]:
+def with_live(status: Status, live: HealthReport | None) -> Status:
     """The status with the daemon's last health pass (engine/daemon/health.py) merged in: its red and
     yellow lines join the others (once each) and the color follows; its checks show as `live`."""
     if not live:
         return status
     red = list(status.get("red", []))
     yellow = list(status.get("yellow", []))
-    for line in live.get("red", []):
+    for line in live["red"]:
         detail = line.split(": ", 1)[-1]
         if not any(detail in r for r in red):  # e.g. a refusal the last recorded pass already reports
             red.append(line)
-    yellow += [y for y in live.get("yellow", []) if y not in yellow]
+    yellow += [y for y in live["yellow"] if y not in yellow]
     status["red"], status["yellow"] = red, yellow
     status["color"] = "red" if red else ("yellow" if yellow else "green")
-    status["live"] = {"at": live.get("at"), **live.get("checks", {})}
+    status["live"] = {"at": live["at"], **live["checks"]}
     return status
 
 
-def with_dense(status: dict[str, Any], dense: dict[str, object], *, switched_off: bool = False) -> dict[str, object]:
+def with_dense(status: Status, dense: DenseSection, *, switched_off: bool = False) -> Status:
     """The status with its `dense` section. Yellow when the dense arm is not doing its work: a model that
     should load but cannot (`dense-unavailable`; a dense arm switched off by the settings is not yellow), an
     embeddings endpoint that stopped answering (`dense-waiting`), a background embedding that stopped
@@ -416,7 +441,7 @@ def with_dense(status: dict[str, Any], dense: dict[str, object], *, switched_off
     return status
 
 
-def dense_from_disk(settings: Settings) -> dict[str, object]:
+def dense_from_disk(settings: Settings) -> DenseSection:
     """The `dense` section without a daemon: the coverage of the vectors on disk."""
     from agentmd.engine.search.arm import NO_VECTORS, SWITCHED_OFF, vectors_path
 
@@ -425,14 +450,15 @@ def dense_from_disk(settings: Settings) -> dict[str, object]:
     if not vectors_path(settings.cache_dir).is_file():
         from agentmd.engine.daemon.embedding import endpoint_exposure
 
-        return {"state": "none", "reason": NO_VECTORS} | endpoint_exposure(settings)
+        return {"state": "none", "reason": NO_VECTORS, **endpoint_exposure(settings)}
     from agentmd.engine.daemon.embedding import endpoint_exposure
     from agentmd.engine.index.vectors import VectorStore
     from agentmd.engine.search.arm import model_id_for
 
     model = model_id_for(settings)
     cov = VectorStore(settings.cache_dir, model, dim=None).coverage()
-    return endpoint_exposure(settings) | {
+    return {
+        **endpoint_exposure(settings),
         "state": "complete" if cov.done >= cov.total else "partial",
         "model": model,
         "chunks_done": cov.done,
@@ -445,14 +471,14 @@ def dense_from_disk(settings: Settings) -> dict[str, object]:
     }
 
 
-def with_recall(status: dict[str, object], state_dir: Path, env: Any = None) -> dict[str, object]:
+def with_recall(status: Status, state_dir: Path, env: Mapping[str, str] | None = None) -> Status:
     """The status with its `recall` section: whether the prompt hook's recall is paused, and until when
     (engine/recall_pause.py). A pause is the owner's choice, so it is information, never yellow. `env` is the
     environment whose one-session pause counts (the daemon's own: none)."""
     from agentmd.engine import recall_pause
 
     pauses = recall_pause.in_effect(state_dir, env=env if env is not None else {})
-    status["recall"] = recall_pause.summary(pauses) | {"line": recall_pause.line(pauses)}
+    status["recall"] = {**recall_pause.summary(pauses), "line": recall_pause.line(pauses)}
     return status
 
 
@@ -464,7 +490,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def dense_line(dense: dict[str, Any] | None) -> str:
+def dense_line(dense: DenseSection | None) -> str:
     """`12,031 / 16,711 chunks, 3 min left`, or `lexical-only: <reason>`."""
     if not dense:
         return "unknown"
@@ -490,9 +516,15 @@ def dense_line(dense: dict[str, Any] | None) -> str:
     return text + ", measuring the rate"
 
 
-def render(status: dict[str, Any]) -> str:
+def render(status: Status) -> str:
     """Readable text for a terminal."""
-    idx, git, queue, contract, daemon = (status[k] for k in ("index", "git", "queue", "contract", "daemon"))
+    idx, git, queue, contract, daemon = (
+        status["index"],
+        status["git"],
+        status["queue"],
+        status["contract"],
+        status["daemon"],
+    )
     lines = [f"agentmd status: {status['color'].upper()}  ({status['vault']})"]
     if daemon.get("slow"):
         lines.append("  daemon    running, too busy to answer (read from disk)")
@@ -539,7 +571,7 @@ def render(status: dict[str, Any]) -> str:
             lines.append(f"  probe     ok {when} (round trip {probe.get('round_trip_ms')} ms)")
         else:
             lines.append(f"  probe     FAILED {when}: {probe.get('error')}")
-    lines += render_lines(status.get("jobs") or {})
+    lines += render_lines(status.get("jobs"))
     for r in status["red"]:
         lines.append(f"RED    {r}")
     for y in status["yellow"]:

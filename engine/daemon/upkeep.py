@@ -12,9 +12,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
-from agentmd.engine.daemon.health import HealthPass
+from agentmd.engine.daemon.health import HealthPass, HealthReport, Rebuild
 from agentmd.engine.daemon.watch_observer import inotify_problem
 from agentmd.engine.daemon.watcher import VaultWatcher
 from agentmd.engine.git.committer import Committer
@@ -58,9 +57,9 @@ class Upkeep:
     _stop: threading.Event
     _stale: bool
     _refused: str | None
-    _live: dict[str, object]
+    _live: HealthReport | None
     _rebuild_due: str | None
-    _rebuild: dict[str, Any]
+    _rebuild: Rebuild
     _watch_error: str | None
     _watch_tried: float
     _last_cycle_skipped: bool
@@ -90,9 +89,9 @@ class Upkeep:
         """On the indexer thread: swap in a fresh index and catalog, then fill them with a full pass. Captures
         wait on the store lock during the swap; searches answer from the new index as it fills."""
         log.error("index damaged (%s): setting it aside and rebuilding it from the vault", reason)
-        self._rebuild.update(
-            running=True, reason=reason, started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        )
+        self._rebuild["running"] = True
+        self._rebuild["reason"] = reason
+        self._rebuild["started_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         old = self.store
         started = time.monotonic()
         try:
@@ -119,12 +118,10 @@ class Upkeep:
         self.store = store
         self.capturer.store = store
         self._run_pass(None)
-        self._rebuild.update(
-            running=False,
-            count=int(self._rebuild["count"]) + 1,
-            seconds=round(time.monotonic() - started, 2),
-            finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        )
+        self._rebuild["running"] = False
+        self._rebuild["count"] += 1
+        self._rebuild["seconds"] = round(time.monotonic() - started, 2)
+        self._rebuild["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         log.info("index rebuilt after damage in %.1f s", self._rebuild["seconds"])
         self.health_check()
         return True
@@ -153,7 +150,7 @@ class Upkeep:
             except Exception:
                 log.exception("the health pass failed; it runs again in %.0f s", self.health_interval)
 
-    def health_check(self) -> dict[str, object]:
+    def health_check(self) -> HealthReport:
         """One health pass: the live checks (engine/daemon/health.py), a rebuild asked for when the index
         is damaged or gone, and a fresh status."""
         if self._watch_error is not None and self.clock() - self._watch_tried >= WATCH_RETRY:
@@ -173,7 +170,7 @@ class Upkeep:
             watcher=watcher,
             watch_error=self._watch_error,
             refused=self._refused,
-            commit_state=self.committer.state.to_dict(),
+            commit_state=self.committer.state,
             last_cycle_skipped=self._last_cycle_skipped,
             dead_threads=tuple(t.name for t in self._threads if not t.is_alive()) if not self._stop.is_set() else (),
         )

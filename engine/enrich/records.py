@@ -7,9 +7,9 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.fsutil import read_json_lines
@@ -19,7 +19,44 @@ RUNS_FILE = "runs.jsonl"
 DEFAULT_OUTPUT_TOKENS = 300  # the dry run's estimate of an answer when no run has been measured yet
 
 
-def append_run(state_dir: Path, record: Mapping[str, Any]) -> None:
+class Estimate(TypedDict):
+    """A dry run's sizing of the night: the notes owed by cause and by kind, and what the budgets let a run
+    spend on them."""
+
+    calls: int
+    tokens: int
+    tokens_per_call: int
+    calls_per_note: int
+    notes: int  # the notes the budgets cover
+    later: int  # the notes past them, for a later run
+    owed_by_cause: dict[str, int]
+    owed_by_kind: dict[str, int]  # cards, idea cards, project records
+
+
+class RunRecord(TypedDict):
+    """An enrichment run as `agentmd enrich --json` prints it and `runs.jsonl` keeps it (there without `notes`,
+    with `at`)."""
+
+    dry_run: bool
+    prompt_version: str
+    gates_version: str
+    budget: dict[str, object]  # the budget's limits (engine/enrich/budget.py)
+    counts: dict[str, int]  # notes by outcome
+    dormant: list[str]
+    by_cause: dict[str, int]
+    calls: int
+    usage: dict[str, object]  # tokens and cost (engine/enrich/model.py `Usage`)
+    stopped_by: str | None
+    cursor: str | None
+    commits: list[str]
+    applied_by: str | None
+    warnings: list[str]
+    notes: NotRequired[list[dict[str, object]]]  # each note's outcome
+    estimate: NotRequired[Estimate]  # a dry run's
+    at: NotRequired[str]  # when it was recorded
+
+
+def append_run(state_dir: Path, record: RunRecord) -> None:
     folder = state_dir / STATE_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / RUNS_FILE).open("a", encoding="utf-8") as fh:
@@ -28,9 +65,9 @@ def append_run(state_dir: Path, record: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def last_runs(state_dir: Path) -> list[dict[str, Any]]:
+def last_runs(state_dir: Path) -> list[RunRecord]:
     """The recorded runs, oldest first (a torn line skipped)."""
-    return read_json_lines(state_dir / STATE_FOLDER / RUNS_FILE)
+    return [cast(RunRecord, rec) for rec in read_json_lines(state_dir / STATE_FOLDER / RUNS_FILE)]
 
 
 def tokens_per_call(state_dir: Path, prompt_chars: int) -> int:
@@ -38,7 +75,8 @@ def tokens_per_call(state_dir: Path, prompt_chars: int) -> int:
     added = calls = 0
     for rec in last_runs(state_dir)[-10:]:
         if not rec.get("dry_run") and rec.get("calls"):
-            added += int((rec.get("usage") or {}).get("added", 0) or 0)
+            used = (rec.get("usage") or {}).get("added")
+            added += int(used) if isinstance(used, int | float) else 0
             calls += int(rec["calls"])
     if calls:
         return max(1, added // calls)

@@ -48,7 +48,7 @@ from agentmd.engine.enrich.prompt import (
     build_prompt,
     read_answer,
 )
-from agentmd.engine.enrich.records import STATE_FOLDER, append_run, run_lock, tokens_per_call
+from agentmd.engine.enrich.records import STATE_FOLDER, Estimate, RunRecord, append_run, run_lock, tokens_per_call
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.store import Store
 from agentmd.rules import Contract
@@ -115,7 +115,7 @@ class Report:
     commits: list[str] = field(default_factory=list)
     applied_by: str | None = None
     warnings: list[str] = field(default_factory=list)
-    estimate: dict[str, Any] | None = None
+    estimate: Estimate | None = None
 
     def count(self, outcome: str) -> int:
         return sum(1 for n in self.notes if n.outcome == outcome)
@@ -134,8 +134,8 @@ class Report:
         """The notes this run sank to dormant (judged below the floor a second time)."""
         return [n.path for n in self.notes if n.outcome == composing.DORMANT]
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> RunRecord:
+        out: RunRecord = {
             "dry_run": self.dry_run,
             "prompt_version": PROMPT_VERSION,
             "gates_version": grounding.GATES_VERSION,
@@ -168,7 +168,7 @@ class _Note:
     item: QueueItem
     text: str
     data: bytes
-    fm: dict[str, Any]
+    fm: dict[str, object]  # its frontmatter, as read
     key: str
     cause: str
     kind: str
@@ -434,7 +434,7 @@ class _Run:
         self.pending[path] = (ready.key, verdict, why)
         self.note(NoteOutcome(path, verdict, why, ready.cause, usage, proposal.to_dict(), kind=ready.kind))
 
-    def dedupe(self, path: str, fm: Mapping[str, Any], updates: dict[str, Any]) -> list[str]:
+    def dedupe(self, path: str, fm: Mapping[str, object], updates: dict[str, object]) -> list[str]:
         """Drops a title or a new alias the answer would give that another note already carries as its title:
         two cards of one name make every link to it ambiguous. Returns what was dropped."""
 
@@ -445,11 +445,13 @@ class _Run:
         dropped: list[str] = []
         title = updates.get("title")
         if isinstance(title, str) and taken(title):
-            dropped.append(updates.pop("title"))
-        if "aliases" in updates:
+            del updates["title"]
+            dropped.append(title)
+        aliases = updates.get("aliases")
+        if isinstance(aliases, list):
             own = set(composing.listed(fm.get("aliases")))
-            kept = [a for a in updates["aliases"] if a in own or not taken(a)]
-            dropped += [a for a in updates["aliases"] if a not in kept]
+            kept = [a for a in aliases if a in own or not taken(a)]
+            dropped += [a for a in aliases if a not in kept]
             if kept == composing.listed(fm.get("aliases")):
                 del updates["aliases"]
             else:
@@ -477,7 +479,7 @@ class _Run:
             if n.path in self.pending and n.path not in written:
                 n.outcome, n.reason = "failed", "the write was refused; asked again next run"
 
-    def estimate(self, owed: Sequence[tuple[_Note, int]]) -> dict[str, Any]:
+    def estimate(self, owed: Sequence[tuple[_Note, int]]) -> Estimate:
         """The night sized: the notes owed by cause and by kind, and the calls and tokens the budgets let a run
         spend on them (the rest named, for a later run). The real run then spends the same."""
         chars = sum(c for _, c in owed) // max(1, len(owed))
@@ -532,9 +534,9 @@ def _summary(verdict: str, type_: str) -> str:
     }[verdict]
 
 
-def _record(report: Report) -> dict[str, Any]:
+def _record(report: Report) -> RunRecord:
     data = report.to_dict()
-    data.pop("notes")
+    del data["notes"]
     return data
 
 

@@ -26,7 +26,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,6 +35,7 @@ from agentmd.engine.git.lock import acquire
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitMissing, GitRun, absolute_path, listing
 
 STALL_AFTER = timedelta(minutes=30)
+COMMIT_STATE = "commit-state.json"  # the daemon's copy of its `CommitState`, in the state folder, for `status`
 REPACK_EVERY_SECONDS = 24 * 3600.0
 # Names a sync client gives its copies: Dropbox/Nextcloud "(conflicted copy ...)", Syncthing
 # ".sync-conflict-...", Drive "name (1)", iCloud "name 2". A space is never legal in a ref name.
@@ -65,6 +66,21 @@ class CommitState:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object] | None) -> CommitState:
+        """The state as `to_dict` wrote it (`commit-state.json`); a field missing or of the wrong type keeps
+        its default."""
+        state = cls()
+        for name, default in asdict(state).items():
+            value = (data or {}).get(name)
+            if default is None:
+                ok = isinstance(value, str) or (name == "large_file_limit" and isinstance(value, int))
+            else:
+                ok = type(value) is type(default)
+            if ok:
+                setattr(state, name, value)
+        return state
 
     def red(self, now: datetime) -> bool:
         """True once the current run of failures started at least 30 minutes before `now`."""

@@ -42,7 +42,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.failpoints import failpoint
@@ -530,6 +530,20 @@ def sync_vault(
     return result
 
 
+class SyncSection(TypedDict):
+    """`status`'s view of sync; only `remote` (None), `red` and `yellow` without a remote."""
+
+    remote: str | None
+    last_ok_at: NotRequired[str | None]
+    next_attempt_at: NotRequired[str | None]  # while the daemon backs off an unreachable remote
+    red: list[str]
+    yellow: list[str]
+    ahead: NotRequired[int]  # commits not yet on the remote
+    behind: NotRequired[int]
+    conflicts: NotRequired[list[str]]  # conflict siblings not yet resolved
+    kept_ours: NotRequired[list[dict[str, str]]]  # recent files that are not notes where ours was kept
+
+
 SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow
 SYNC_RED = dt.timedelta(days=1)  # failing this long: red
 
@@ -541,7 +555,7 @@ def sync_section(
     *,
     yellow_after: dt.timedelta = SYNC_YELLOW,
     red_after: dt.timedelta = SYNC_RED,
-) -> dict[str, Any]:
+) -> SyncSection:
     """`status`'s view of sync: the remote, the last good round, how far ahead and behind, what is failing
     and since when (yellow after `yellow_after`, an hour unless the config file's `sync_yellow_after` says
     otherwise; red after `red_after`, a day), when the daemon tries again while it backs off, and the conflict
@@ -553,7 +567,7 @@ def sync_section(
     if url is None:
         return {"remote": None, "red": [], "yellow": []}
     state = read_json(state_dir / STATE_FILE) or {}
-    out: dict[str, Any] = {
+    out: SyncSection = {
         "remote": url,
         "last_ok_at": state.get("last_ok_at"),
         "next_attempt_at": None,
@@ -563,7 +577,8 @@ def sync_section(
     branch = git.run("symbolic-ref", "--quiet", "--short", "HEAD").text
     counts = git.run("rev-list", "--left-right", "--count", f"HEAD...refs/remotes/{DEFAULT_REMOTE}/{branch}")
     if counts.code == 0 and len(counts.text.split()) == 2:
-        out["ahead"], out["behind"] = (int(n) for n in counts.text.split())
+        ahead, behind = counts.text.split()
+        out["ahead"], out["behind"] = int(ahead), int(behind)
     since = state.get("failing_since")
     if since:
         try:
@@ -594,7 +609,7 @@ def sync_section(
             f"conflicts-to-resolve: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare "
             "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
         )
-    kept = kept_ours(state, now)
+    kept = kept_ours(state.get("conflicts", []), now)
     if kept:
         out["kept_ours"] = kept
         out["yellow"].append(kept_ours_line(kept))

@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -323,11 +324,11 @@ def free_name(path: str, taken: set[str]) -> str:
 KEPT_SHOWN = dt.timedelta(days=7)  # status names such a file this long after the round that kept ours
 
 
-def kept_ours(state: dict[str, Any], now: dt.datetime) -> list[dict[str, str]]:
-    """The recent `kept: ours` entries of the sync state, the latest per path: files that are not notes,
-    changed on two machines, where this machine's version was kept and theirs stays in history."""
+def kept_ours(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
+    """The recent `kept: ours` entries of the sync state's conflicts, the latest per path: files that are not
+    notes, changed on two machines, where this machine's version was kept and theirs stays in history."""
     latest: dict[str, dict[str, str]] = {}
-    for c in state.get("conflicts", []):
+    for c in conflicts:
         if c.get("kept") != "ours" or not c.get("theirs"):
             continue
         try:

@@ -22,7 +22,7 @@ from functools import partial
 from itertools import islice
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
-from typing import Any
+from typing import TypedDict, cast
 
 from agentmd.engine.breaker import is_mass_deletion, is_note
 from agentmd.engine.index.catalog_schema import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
@@ -68,6 +68,26 @@ class ReconcileReport:
     @property
     def changed(self) -> int:
         return self.added + self.updated + self.deleted
+
+
+class PassRecord(TypedDict, total=False):
+    """What the catalog keeps of the last full pass, for `agentmd status`: the report's counts, the files it
+    could not read (the first few named) and what it held back from the index."""
+
+    added: int
+    updated: int
+    deleted: int
+    unchanged: int
+    seconds: float
+    refused: str | None
+    interrupted: bool
+    errors: int
+    read_errors: list[dict[str, str]]  # path and error
+    sync_conflicts: int
+    sync_conflicts_named: list[dict[str, str]]  # path and reason
+    conflict_markers: int
+    conflict_markers_named: list[dict[str, str]]
+    at: str  # ISO time
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,23 +236,31 @@ def _printable(rel: str) -> str:
 
 def record_pass(store: Store, report: ReconcileReport) -> None:
     """Remember when the last pass ran and what it did, for `agentmd status`."""
-    summary = {k: v for k, v in report.to_dict().items() if k not in ("errors", "skipped")}
-    summary["errors"] = len(report.errors)
-    summary["read_errors"] = report.errors[:READ_ERRORS_KEPT]  # the files status names
-    for key, held in (
-        ("sync_conflicts", [s for s in report.skipped if s["reason"].startswith(CONFLICT_COPY)]),
-        ("conflict_markers", [s for s in report.skipped if s["reason"] == HELD_CONFLICT]),
-    ):
-        summary[key] = len(held)
-        summary[f"{key}_named"] = held[:HELD_KEPT]
+    copies = [s for s in report.skipped if s["reason"].startswith(CONFLICT_COPY)]
+    marked = [s for s in report.skipped if s["reason"] == HELD_CONFLICT]
+    summary: PassRecord = {
+        "added": report.added,
+        "updated": report.updated,
+        "deleted": report.deleted,
+        "unchanged": report.unchanged,
+        "seconds": round(report.seconds, 4),
+        "refused": report.refused,
+        "interrupted": report.interrupted,
+        "errors": len(report.errors),
+        "read_errors": report.errors[:READ_ERRORS_KEPT],  # the files status names
+        "sync_conflicts": len(copies),
+        "sync_conflicts_named": copies[:HELD_KEPT],
+        "conflict_markers": len(marked),
+        "conflict_markers_named": marked[:HELD_KEPT],
+    }
     summary["at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     store.catalog.set_pass_record(json.dumps(summary))
 
 
-def last_pass(store: Store) -> dict[str, Any] | None:
+def last_pass(store: Store) -> PassRecord | None:
     text = store.catalog.pass_record()
     try:
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else cast(PassRecord, dict(json.loads(text)))
     except ValueError:  # a record torn by a crash: as if no pass had been recorded since
         return None
 

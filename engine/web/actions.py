@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +43,7 @@ class PageHost:
     """What the page needs of the daemon serving it."""
 
     settings: Settings
-    status: Callable[[], dict[str, object]]
+    status: Callable[[], Mapping[str, object]]
     store: Callable[[], Any]  # the daemon's Store, None while the index opens
     contract: Callable[[], Any]
     search: Callable[..., SearchResponse]  # Daemon.search

@@ -220,22 +220,22 @@ class Capturer:
         # identical captures arriving together write one note, not a note and its twin. The index update runs
         # after, outside this lock, grouped with the other notes written meanwhile (engine/write/group.py).
         text = render_note(fields, req.body)
+        title = str(fields["title"])  # the request's, or the one `extra_fields` gave
         gated = count and state.contract.space_of(f"{routed}/{stem}.md") == MEMORY_SPACE
         day = now.date() if gated else None
         landed: Ticket | None = None
-        with self._same_title(fields["title"]):
+        with self._same_title(title):
             clock.mark("title-lock")
             with self._root() as root_fd:
                 clock.mark("root")
-                twin = find_twin(root_fd, folder, stem, fields["title"], req.body, twin_exclude, self.store, self.group)
+                twin = find_twin(root_fd, folder, stem, title, req.body, twin_exclude, self.store, self.group)
                 twin_inode = inode_of(root_fd, twin) if twin is not None else None
                 clock.mark("twin")
                 if twin is None:
-                    title = fields["title"]
                     landed = self._write(root_fd, folder, stem, text, rel, origin, day, warnings, clock, title)
         if landed is None:
             assert twin is not None
-            return self._reinforced(twin, twin_inode, fields["title"], warnings)
+            return self._reinforced(twin, twin_inode, title, warnings)
         path = landed.path
         # From here on the note is on disk: nothing may turn the answer into an error, or the caller would
         # retry and write a twin. Every later failure becomes a warning on a successful reply.
@@ -250,7 +250,7 @@ class Capturer:
             self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
         result = CaptureResult(
             path,
-            fields["status"],
+            str(fields["status"]),
             {k: fields[k] for k in ("lifecycle", "filing_confidence", "trust", "captured")} | {"route": route_reason},
             warnings,
         )

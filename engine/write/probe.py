@@ -21,12 +21,24 @@ import secrets
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import anyio
 
 DEFAULT_BUDGET = 5.0
 SLOW_FACTOR = 6.0  # how far past its budget a probe may run before it counts as failed
+
+
+class ProbeRecord(TypedDict, total=False):
+    """A probe's outcome as `probe.json` keeps it and status shows it (the fields of `ProbeResult`)."""
+
+    ok: bool
+    at: str
+    round_trip_ms: float | None
+    path: str | None
+    error: str | None
+    budget_s: float | None
+    slow: bool
 
 
 @dataclass
@@ -39,15 +51,15 @@ class ProbeResult:
     budget_s: float | None = None
     slow: bool = False  # succeeded, but over its budget
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def to_dict(self) -> ProbeRecord:
+        return cast(ProbeRecord, asdict(self))
 
 
 def new_nonces() -> tuple[str, str]:
     return f"probealias{secrets.token_hex(6)}", f"probebody{secrets.token_hex(6)}"
 
 
-def _payload(result: Any) -> dict[str, Any]:
+def _payload(result: Any) -> dict[str, object]:
     if getattr(result, "is_error", False):
         texts = [getattr(c, "text", "") for c in result.content]
         raise RuntimeError(" ".join(texts) or "the tool reported an error")
@@ -75,7 +87,8 @@ async def _probe(url: str, alias: str, body_nonce: str, budget: float, token: st
             for nonce in (alias, body_nonce):
                 asked = {"query": nonce, "limit": 3, "include_probe": True}
                 found = _payload(await client.call_tool("memory_search", asked))
-                paths = [r["path"] for r in found.get("results", [])]
+                results = found.get("results")
+                paths = [r["path"] for r in results if isinstance(r, dict)] if isinstance(results, list) else []
                 if path not in paths:
                     raise RuntimeError(f"search for the {nonce[:9]} nonce did not return {path} (got {paths})")
     return path, (time.perf_counter() - start) * 1000
@@ -98,7 +111,9 @@ def run_probe(
         path, ms = anyio.run(_probe, url, alias, body_nonce, limit, token)
     except TimeoutError:
         return ProbeResult(
-            False, at, error=f"the probe did not finish within {limit:g} s (its budget was {budget:g} s)",
+            False,
+            at,
+            error=f"the probe did not finish within {limit:g} s (its budget was {budget:g} s)",
             budget_s=budget,
         )
     except Exception as exc:  # a probe reports every failure; it never takes the daemon down
@@ -106,9 +121,10 @@ def run_probe(
     return ProbeResult(True, at, round_trip_ms=round(ms, 1), path=path, budget_s=budget, slow=ms > budget * 1000)
 
 
-def load_last(state_dir: Path) -> dict[str, Any] | None:
+def load_last(state_dir: Path) -> ProbeRecord | None:
+    """The last probe's outcome as `probe.json` holds it; None when there is none or it cannot be read."""
     try:
         data = json.loads((state_dir / "probe.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return cast(ProbeRecord, data) if isinstance(data, dict) else None

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.request_fields import described
@@ -103,6 +103,18 @@ class CaptureRequest:
         return cls(**values)
 
 
+class CaptureAnswer(TypedDict):
+    """A capture's answer as `/v1/capture`, the `memory_capture` tool and `agentmd capture --json` give it."""
+
+    path: str
+    status: str
+    stamps: dict[str, object]
+    warnings: list[str]
+    indexed: bool
+    reinforced: bool
+    note: str | None
+
+
 @dataclass
 class CaptureResult:
     path: str
@@ -113,7 +125,7 @@ class CaptureResult:
     reinforced: bool = False
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CaptureAnswer:
         return {
             "path": self.path,
             "status": self.status,
@@ -196,7 +208,9 @@ WARM_UP = CaptureRequest(
 )
 
 
-def stamp_fields(req: CaptureRequest, state: ContractState, now: dt.datetime, extra: Mapping[str, Any]) -> dict:
+def stamp_fields(
+    req: CaptureRequest, state: ContractState, now: dt.datetime, extra: Mapping[str, object]
+) -> dict[str, object]:
     """The note's frontmatter fields: the request's, with the status and stamps a capture derives, then `extra`."""
     contract = state.contract
     typed = bool(req.type)
@@ -204,7 +218,7 @@ def stamp_fields(req: CaptureRequest, state: ContractState, now: dt.datetime, ex
     trust = contract.trust(req.source_url or req.source)
     if req.source_url and trust == "trusted":
         trust = "untrusted"
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "title": req.title.strip(),
         "type": req.type,
         "status": status,

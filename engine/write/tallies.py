@@ -10,7 +10,7 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 HALTED_REFUSALS = "halted-refusals.json"
 
@@ -33,13 +33,19 @@ def count_halted_refusal(state_dir: Path, now: dt.datetime) -> None:
         os.close(fd)
 
 
-def halted_refusals(state_dir: Path) -> dict[str, Any]:
-    """{"count", "last"} of typed captures refused while the contract was halted; count 0 when none."""
+class HaltedRefusals(TypedDict):
+    count: int
+    last: str | None  # ISO time of the last one
+
+
+def halted_refusals(state_dir: Path) -> HaltedRefusals:
+    """How many typed captures were refused while the contract was halted, and when the last was; count 0 when
+    none."""
     try:
         data = json.loads((state_dir / "captures" / HALTED_REFUSALS).read_text())
     except (OSError, ValueError):
         return {"count": 0, "last": None}
-    return data if isinstance(data, dict) else {"count": 0, "last": None}
+    return cast(HaltedRefusals, data) if isinstance(data, dict) else {"count": 0, "last": None}
 
 
 def budget_warning(count: int, budget: int, contract_file: str) -> str:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NotRequired, TypedDict
 
 from agentmd import vault_schema
 from agentmd.rules.contract.synctool import NO_PATTERNS, SyncToolPatterns
@@ -224,6 +224,16 @@ class Contract:
         return any(rel == area or rel.startswith(area + "/") for area in self.phone_paths)
 
 
+class ContractStatus(TypedDict):
+    """The contract's entry in status."""
+
+    source: str
+    halted: bool
+    errors: list[str]
+    color: str  # red when halted, else green
+    remedy: NotRequired[str]  # how to end the halt, while halted
+
+
 @dataclass(frozen=True)
 class ContractState:
     """The contract in effect, where it came from, and whether it is halted."""
@@ -248,9 +258,9 @@ class ContractState:
             return class_dir, f"type: {type_!r} is retired for {current!r}, which routes to {class_dir}"
         return class_dir, f"type: {type_!r} routes to {class_dir}"
 
-    def to_status(self) -> dict[str, object]:
+    def to_status(self) -> ContractStatus:
         """A JSON-ready status entry: red with the exact errors when halted, else green."""
-        status: dict[str, object] = {
+        status: ContractStatus = {
             "source": self.source,
             "halted": self.halted,
             "errors": list(self.errors),

@@ -652,13 +652,14 @@ def test_the_checksum_check_tells_sound_truncated_and_garbled_files_apart(tmp_pa
 
 def test_health_pass_lines_for_stopped_threads_and_held_deletions(tmp_path: Path) -> None:
     from agentmd.engine.daemon.health import HealthPass
+    from agentmd.engine.git.health import CommitState
 
     for d in ("vault", "state", "cache"):
         (tmp_path / d).mkdir()
     hp = HealthPass(tmp_path / "vault", tmp_path / "state", tmp_path / "cache", min_free_bytes=0)
     hp.record_vault()
     quiet = hp.run(
-        index_damage=None, rebuild=None, watcher={"running": True}, watch_error=None, refused=None, commit_state={}
+        index_damage=None, rebuild=None, watcher={"running": True}, watch_error=None, refused=None, commit_state=None
     )
     assert quiet["red"] == [] and quiet["yellow"] == []
     live = hp.run(
@@ -667,11 +668,9 @@ def test_health_pass_lines_for_stopped_threads_and_held_deletions(tmp_path: Path
         watcher={"running": True},
         watch_error=None,
         refused=None,
-        commit_state={
-            "mass_deletion": {"detail": "412 of 500 notes"},
-            "skipped_cycles": 2,
-            "last_skip_reason": "a merge is in progress",
-        },
+        commit_state=CommitState(
+            mass_deletion="412 of 500 notes", skipped_cycles=2, last_skip_reason="a merge is in progress"
+        ),
         last_cycle_skipped=True,
         dead_threads=("agentmd-committer",),
     )

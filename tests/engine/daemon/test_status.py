@@ -234,22 +234,23 @@ def test_no_empty_queue_baseline_before_the_first_index(cli, repo_vault: Vault, 
 
 def test_after_a_commit_cycle_only_the_git_section_is_computed_again(tmp_path: Path) -> None:
     from agentmd.engine.daemon.status import git_section, with_git
+    from agentmd.engine.git.health import CommitState
 
     vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
     now = dt.datetime.now(dt.UTC)
-    failing = {"commit_failures": 3, "first_commit_failure": "2020-01-01T00:00:00Z", "last_commit_error": "boom"}
+    failing = CommitState(commit_failures=3, first_commit_failure="2020-01-01T00:00:00Z", last_commit_error="boom")
     stalled = git_section(vault, failing, now)
     assert stalled["red"] and stalled["red"][0].startswith("commit-stalled")
     queue_red = "queue-size: 1000 unfiled notes (red at 1000)"
     status = {"git": stalled, "queue": {"red": [queue_red]}, "red": [*stalled["red"], queue_red], "yellow": []}
     status["color"] = "red"
 
-    healed = with_git(status, vault, {"commit_failures": 0}, now)
+    healed = with_git(status, vault, CommitState(), now)
     assert healed["red"] == [queue_red]  # the commit's red is gone, the other part's stays as it was
     assert healed["color"] == "red" and healed["git"]["commit_failures"] == 0
     assert status["red"] == [*stalled["red"], queue_red]  # the cached status itself is left as it was
 
-    calm = with_git({**status, "queue": {"red": []}, "red": list(stalled["red"])}, vault, {"commit_failures": 0}, now)
+    calm = with_git({**status, "queue": {"red": []}, "red": list(stalled["red"])}, vault, CommitState(), now)
     assert calm["red"] == [] and calm["color"] == "green"
     again = with_git(calm, vault, failing, now)
     assert again["red"] == stalled["red"] and again["color"] == "red"  # red again on the next cycle that fails
@@ -261,17 +262,18 @@ def test_after_a_commit_cycle_a_probe_run_by_another_process_shows(tmp_path: Pat
     import json
 
     from agentmd.engine.daemon.status import git_section, probe_section, with_git
+    from agentmd.engine.git.health import CommitState
 
     vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
     state = tmp_path / "state"
     state.mkdir()
     now = dt.datetime.now(dt.UTC)
-    git = git_section(vault, {"commit_failures": 0}, now)
+    git = git_section(vault, CommitState(), now)
     status = {"git": git, "probe": probe_section(state, now), "red": [], "yellow": [], "color": "green"}
     (state / "probe.json").write_text(json.dumps({"ok": False, "error": "search-miss", "at": now.isoformat()}))
-    after = with_git(status, vault, {"commit_failures": 0}, now, state_dir=state)
+    after = with_git(status, vault, CommitState(), now, state_dir=state)
     assert after["color"] == "red" and after["red"][0].startswith("probe-failed: search-miss")
-    assert with_git(status, vault, {"commit_failures": 0}, now)["color"] == "green"  # without it, as it was
+    assert with_git(status, vault, CommitState(), now)["color"] == "green"  # without it, as it was
 
 
 def test_the_health_pass_keeps_the_full_status_to_a_small_share_of_the_time() -> None:

@@ -556,7 +556,7 @@ def test_a_new_file_over_the_size_limit_is_held_and_named_until_it_is_allowed(tm
     result = c.commit_cycle()
     assert [set(x.paths) for x in result.commits] == [{"notes/keep.md"}]
     assert c.state.large_files_held == {"attachments/scan.pdf": len(big)}
-    section = git_section(repo, c.state.to_dict(), datetime.now(UTC))
+    section = git_section(repo, c.state, datetime.now(UTC))
     (line,) = section["yellow"]
     assert line.startswith("large-files-held: 1 new file(s) over 2 MiB not committed: attachments/scan.pdf (3 MiB)")
     assert "commit_max_mb" in line and ".gitignore" in line and section["red"] == []

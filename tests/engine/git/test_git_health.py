@@ -5,6 +5,7 @@ Time is injected (a fake monotonic clock whose sleep advances it, and a settable
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -129,6 +130,19 @@ def test_commit_state_red_handles_naive_times() -> None:
     assert state.red(datetime(2026, 5, 4, 12, 30))
     assert not state.red(datetime(2026, 5, 4, 12, 29, 59, tzinfo=UTC))
     assert not CommitState().red(datetime.now(UTC))
+
+
+def test_commit_state_reads_back_what_it_wrote_and_keeps_defaults_for_the_rest() -> None:
+    state = CommitState(
+        commit_failures=2,
+        first_commit_failure="2026-05-04T12:00:00+00:00",
+        large_files_held={"scan.pdf": 3 * 2**20},
+        large_file_limit=2 * 2**20,
+    )
+    assert CommitState.from_mapping(json.loads(json.dumps(state.to_dict()))) == state
+    assert CommitState.from_mapping(None) == CommitState()
+    odd = {"commit_failures": "3", "skipped_cycles": True, "last_commit_error": 7, "commits_held": "a merge"}
+    assert CommitState.from_mapping(odd) == CommitState(commits_held="a merge")
 
 
 
