@@ -38,7 +38,7 @@ from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.engine.search.multipliers import rank_hits
-from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs
+from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs, phrase_stop_words
 from agentmd.engine.search.planning import DEFAULT_MODE as DEFAULT_MODE  # re-exported
 from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
 from agentmd.engine.search.planning import MODES, SearchRequest, content_query, day_bound, plan, time_span
@@ -120,7 +120,7 @@ def search(
     )
     if runs:
         named = merged_hits(runs)
-    how = plan(index, request, kept_stop_words(runs))
+    how = plan(index, request, kept_stop_words(runs) + phrase_stop_words(index, request.query))
     groups, boosts = how.groups, how.boosts
 
     def lexical_list(head: int | None) -> HitList:

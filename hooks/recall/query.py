@@ -14,6 +14,8 @@ from agentmd.engine.search.recall import PROJECTS_SPACE, Walls
 from agentmd.vocabulary import CJK_CHARACTERS, PROMPT_FILLER, STOP_WORDS, VAULT_CONTRACT
 
 MAX_QUERY_WORDS = 12
+MAX_BETWEEN = 2  # stop words kept between two meaningful words ("free will and determinism"); a longer run goes
+_CLAUSE_END = frozenset(".,;:!?)")
 MAX_PROMPT_CHARS = 100_000  # only the head of a huge pasted prompt is read
 BINDING_FILE = ".agentmd"
 WALLS_CACHE = "recall-walls.json"
@@ -68,30 +70,50 @@ def _slashed(token: str) -> list[str]:
 
 
 def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
-    """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated."""
+    """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated, with the
+    stop words that stand between two of them in the prompt ("free will and determinism"): the search reads a
+    stop word that belongs to a name or a phrase of the vault as a word ("free will"), and drops the others."""
     text = (prompt or "")[:MAX_PROMPT_CHARS]
     text = _FENCED.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _TAG.sub(" ", text)
     kept: list[str] = []
     seen: set[str] = set()
+    between: list[str] = []  # stop words since the last meaningful word, kept if another one follows
+    phrase = False  # whether the last word read was a meaningful word of plain text (or a stop word after one)
+    count = 0
     for token in text.split():
         if "@" in token:  # e-mail addresses, mentions
+            between, phrase = [], False
             continue
-        parts = _slashed(token) if "/" in token or "\\" in token else _SPLIT.split(token)
+        slashed = "/" in token or "\\" in token
+        parts = _slashed(token) if slashed else [p for p in _SPLIT.split(token) if p.strip(_EDGE)]
+        if slashed or len(parts) != 1:
+            between = []  # a path, or words joined by punctuation: not one phrase with their neighbours
         for word in (piece for part in parts for piece in _pieces(part.strip(_EDGE))):
             lower = word.lower()
             bare = "".join(ch for ch in lower if ch.isalnum())
+            if bare in STOP_WORDS or lower in STOP_WORDS:
+                if phrase and lower == bare:
+                    between.append(word)
+                continue
             if len(bare) < 2 or len(word) > MAX_WORD_CHARS or _HEXISH.match(lower):
+                between, phrase = [], False
                 continue
-            if bare in STOP_WORDS or lower in STOP_WORDS or lower in PROMPT_FILLER or bare in PROMPT_FILLER:
-                continue
-            if lower in seen:
+            if lower in PROMPT_FILLER or bare in PROMPT_FILLER or lower in seen:
+                between, phrase = [], False
                 continue
             seen.add(lower)
+            if len(between) <= MAX_BETWEEN:
+                kept.extend(between)
+            between = []
             kept.append(word)
-            if len(kept) >= max_words:
+            phrase = True
+            count += 1
+            if count >= max_words:
                 return " ".join(kept)
+        if slashed or len(parts) != 1 or token[-1:] in _CLAUSE_END:
+            between, phrase = [], False  # a phrase does not run across a sentence or clause, nor out of a path
     return " ".join(kept)
 
 
