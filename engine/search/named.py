@@ -17,6 +17,7 @@ title says it but the notes do).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from agentmd.engine.index.fulltext import NameHit, SearchIndex, name_key
@@ -114,7 +115,7 @@ def phrase_stop_words(index: SearchIndex, query: str) -> list[str]:
     PHRASE_SHARE): "free will" keeps `will` where the vault's notes say "free will", as a title would."""
     words = _key_words(query)[:MAX_WORDS]
     out: list[str] = []
-    for first, second in zip(words, words[1:], strict=False):
+    for first, second in itertools.pairwise(words):
         low = name_key(second)
         if not _stop(second) or low in out or _stop(first) or _filler(first) or len(name_key(first)) < 3:
             continue

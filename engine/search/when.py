@@ -166,15 +166,15 @@ def _span(kind: str, m: re.Match[str], day: dt.date) -> tuple[dt.date | None, dt
     if kind == "today":
         return day, day, None
     if kind == "this_unit":
-        which, unit = g["which"].lower(), g["unit"].lower()
+        which, period = g["which"].lower(), g["unit"].lower()
         back = which != "this"
-        if unit in ("week", "weekend"):
+        if period in ("week", "weekend"):
             monday = day - dt.timedelta(days=day.weekday()) - dt.timedelta(days=7 * back)
-            if unit == "weekend":
+            if period == "weekend":
                 monday = day - dt.timedelta(days=day.weekday() + (7 if day.weekday() < 5 or back else 0))
                 return monday + dt.timedelta(days=4), monday + dt.timedelta(days=6), None
             return monday, min(day, monday + dt.timedelta(days=6)) if not back else monday + dt.timedelta(days=6), None
-        if unit == "month":
+        if period == "month":
             y, mo = (day.year, day.month) if not back else (day.year - (day.month == 1), (day.month - 2) % 12 + 1)
             return dt.date(y, mo, 1), _month_end(y, mo), None
         y = day.year - back
