@@ -81,7 +81,7 @@ def test_hook_strips_noise_and_follows_links(indexed: Settings, env: dict[str, s
     bullets = assert_block_shape(out)
     assert bullets[0].startswith("- Webhook retries use exponential backoff")
     # the prompt's path gives its file's name (webhooks), its code block and URL nothing
-    assert "query='webhook retries test fails webhooks fix retry backoff'" in hook_log(indexed)
+    assert "query='webhook retries test fails webhooks fix the retry backoff'" in hook_log(indexed)
 
 
 def test_hook_linked_notes_pass_the_same_walls(indexed: Settings, env: dict[str, str], workdir: Path) -> None:
