@@ -9,7 +9,8 @@ caption). The vault is indexed by the product's own code (Store + reconcile) and
 real model, as `agentmd reindex` does.
 
 Every question but the adversarial ones (category 5) is searched as `agentmd search` runs it: hybrid, limit
-10, the contract's search floor (scaled down in a vault of fewer than 100 notes, as always). Scored:
+10, the contract's search floor (scaled down in a vault of fewer than 100 notes, as always), its clock set to
+the conversation's last day (`now`: "last year" in a question is read against it). Scored:
 
 - session level: recall@5 and @10 (an evidence session among the first K results), MRR (1 / the rank of the
   first evidence session, 0 past 10); the whole ranking (no floor) beside it;
@@ -192,13 +193,20 @@ def _summary(ranks: Sequence[tuple[int, int]]) -> dict[str, Any]:
     }
 
 
-def hook_pass(store: Store, contract: Any, arm: Any, prompt: str) -> dict[str, Any]:
+def conversation_day(conv: Mapping[str, Any]) -> str | None:
+    """The conversation's present: its last session's day, against which "last year" or "4 years ago" in a
+    question is read (the questions are asked after the conversation)."""
+    days = [d for n in sessions(conv) if (d := parse_day(str(conv.get(f"session_{n}_date_time") or "")))]
+    return max(days) if days else None
+
+
+def hook_pass(store: Store, contract: Any, arm: Any, prompt: str, now: str | None = None) -> dict[str, Any]:
     """What the recall hook would inject for this prompt with the daemon up: its query, the daemon's hybrid
     search and gathering (walls, recall floor, cosine gate), the rendered block in the hook's budgets."""
     query = sanitize_query(prompt)
     if not query:
         return {"query": query, "paths": [], "tokens": 0}
-    request = SearchRequest(query=query, limit=MAX_ENTRIES, mode="hybrid")
+    request = SearchRequest(query=query, limit=MAX_ENTRIES, mode="hybrid", now=now)
     response = search(store.index, contract, request, store.catalog, arm)
     rows = [r.to_json() for r in response.results]
     gathered = gather(store.catalog, store.index, Walls.from_contract(contract), rows)
@@ -211,6 +219,7 @@ def hook_pass(store: Store, contract: Any, arm: Any, prompt: str) -> dict[str, A
 def run_conversation(conv: Mapping[str, Any], vault: Path, cache: Path, misses: int) -> dict[str, Any]:
     notes = write_vault(conv, vault)
     contract = load_contract(vault).contract
+    now = conversation_day(conv)
     t0 = time.perf_counter()
     with Store(cache) as store:
         reconcile(vault, store, allow_mass_delete=True)
@@ -227,12 +236,12 @@ def run_conversation(conv: Mapping[str, Any], vault: Path, cache: Path, misses: 
             category = int(q.get("category") or 0)
             prompt = str(q["question"])
             start = time.perf_counter()
-            request = SearchRequest(query=prompt, limit=LIMIT, mode="hybrid", floor=0.0)
+            request = SearchRequest(query=prompt, limit=LIMIT, mode="hybrid", floor=0.0, now=now)
             found = search(store.index, contract, request, store.catalog, arm).results
             latencies.append(1000 * (time.perf_counter() - start))
             rows = [r.to_json() for r in found]
             kept = [r.to_json() for r in found if confidence.clears(r, floor)]
-            injected = hook_pass(store, contract, arm, prompt)
+            injected = hook_pass(store, contract, arm, prompt, now)
             if category == ADVERSARIAL:
                 adversarial["questions"] += 1
                 adversarial["nothing_above_floor"] += not kept

@@ -61,7 +61,14 @@ from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import scan_soon
 from agentmd.engine.search.multipliers import note_penalties
-from agentmd.engine.search.planning import DEFAULT_MODE, SearchRequest, day_bound, query_terms, split_words
+from agentmd.engine.search.planning import (
+    DEFAULT_MODE,
+    SearchRequest,
+    content_query,
+    day_bound,
+    query_terms,
+    split_words,
+)
 from agentmd.engine.search.result import Cut, DenseUse, Result, SearchResponse
 from agentmd.engine.search.rows import complete, facts_row, fill, names_first, row_terms
 from agentmd.rules import Contract
@@ -333,7 +340,7 @@ def hybrid_search(
     for hit in found:
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
-    terms, idf = query_words(index, request.query)
+    terms, idf = query_words(index, content_query(request))  # the time words are not words to find
     held = lambda p: row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
     hold = lexical_hold(index, terms, idf, paths, held) if rule.lift else 1.0
     fused = fuse(lexical, dense, rule, cosine_of, hold)

@@ -1,5 +1,9 @@
 """Ranking multipliers: the contract's multipliers (all at most 1.0) that apply to a note for a request, and
 the lexical ranking with them applied (engine/search/searcher.py).
+
+One multiplier is the query's own: a query that names a time ("last May", "in June 2023", "two weeks ago";
+engine/search/when.py) lowers the notes dated outside it (`outside_time`, OUTSIDE_TIME), so the notes of that
+time come first without the others being hidden (a question's time is often approximate: "the week before").
 """
 
 from __future__ import annotations
@@ -9,9 +13,12 @@ from typing import Any
 
 from agentmd.engine.index.fulltext import Hit, HitList
 from agentmd.engine.search import trust
-from agentmd.engine.search.planning import SearchRequest
+from agentmd.engine.search.planning import SearchRequest, time_span
 from agentmd.rules import Contract
 
+# The multiplier of a note dated outside the time the query names. Chosen on LoCoMo's tuning conversations
+# (bench/locomo.py --split train; bench/RESULTS.md).
+OUTSIDE_TIME = 0.25
 PENALTY_MEMO_MAX = 50_000  # notes whose multipliers are remembered for one index state (about 10 MB)
 
 
@@ -42,6 +49,11 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
         out.append(("project_mismatch", contract.multiplier("project_mismatch")))
     elif request.project and not project and not contract.for_every_project(path, facts.get("type")):
         out.append(("project_mismatch", contract.multiplier("project_mismatch")))  # a note of no project
+    span = time_span(request)
+    if span is not None:
+        day = captured_day(facts.get("captured"))
+        if day is not None and not span.holds(day):
+            out.append(("outside_time", OUTSIDE_TIME))
     if _maybe_dampened(contract, path):
         space = contract.space_of(path)
         if space is not None:
@@ -49,6 +61,12 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
             if damp < 1.0:
                 out.append((f"space:{space}", damp))
     return [(name, m) for name, m in out if m < 1.0]
+
+
+def captured_day(captured: object) -> int | None:
+    """A note's `captured` value (an ISO date or date and time) as yyyymmdd, or None."""
+    text = str(captured or "")[:10].replace("-", "")
+    return int(text) if len(text) == 8 and text.isdigit() else None
 
 
 def _maybe_dampened(contract: Contract, path: str) -> bool:
@@ -77,10 +95,10 @@ def rank_hits(found: HitList, request: SearchRequest, contract: Contract, named_
     # the index state (the hybrid reads 200 rows a search, and searches meet the same notes again and again).
     # The contract is kept beside its entry, so its id is not reused while the entry lives.
     memos = found.derived
-    if len(memos) >= 64:  # one entry a contract and project
+    if len(memos) >= 64:  # one entry a contract, project and time span
         memos.clear()
     memo: dict[tuple[int, int], tuple[list[tuple[str, float]], float]] = memos.setdefault(
-        ("penalties", id(contract), request.project), (contract, {})
+        ("penalties", id(contract), request.project, time_span(request)), (contract, {})
     )[1]
     ranked: Ranked = []
     best: list[float] = []  # min-heap of the top `limit` final scores so far

@@ -10,16 +10,24 @@ note's whole title, file name or alias (a single word that is only some note's h
 "Install", names a part of many notes, not one), at least three
 characters long; longer runs may also be a heading, or begin a title, file name or alias shared by at most a
 few notes (as for a whole query). Runs overlapping a longer run that named a note are not tried. The stop
-words inside a named run are words of the query again (`free will` keeps `will`).
+words inside a named run are words of the query again (`free will` keeps `will`), and so is a stop word that
+follows a word of the query as a phrase the vault's notes write (`phrase_stop_words`: "free will" where no
+title says it but the notes do).
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from agentmd.engine.index.fulltext import NameHit, SearchIndex, name_key
 from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS
 
+# A stop word right after a word of the query is a word of the query again when the two are a phrase of the
+# vault: written together in at least PHRASE_NOTES notes, and in at least PHRASE_SHARE of the notes holding the
+# first word ("free will" in a philosophy vault; not "parser will").
+PHRASE_NOTES = 2
+PHRASE_SHARE = 0.5
 MAX_RUN = 4  # the longest run of words read as a name inside a query
 MAX_WORDS = 24  # a longer query's words past this are not read for names (a pasted text is not a question)
 WHOLE_KINDS = ("title", "file name", "alias")  # what a run of one word must be
@@ -99,4 +107,19 @@ def kept_stop_words(runs: list[NamedRun]) -> list[str]:
             low = word.lower()
             if low in STOP_WORDS and low not in out:
                 out.append(low)
+    return out
+
+
+def phrase_stop_words(index: SearchIndex, query: str) -> list[str]:
+    """The stop words of the query that follow one of its words as a phrase of the vault (PHRASE_NOTES,
+    PHRASE_SHARE): "free will" keeps `will` where the vault's notes say "free will", as a title would."""
+    words = _key_words(query)[:MAX_WORDS]
+    out: list[str] = []
+    for first, second in itertools.pairwise(words):
+        low = name_key(second)
+        if not _stop(second) or low in out or _stop(first) or _filler(first) or len(name_key(first)) < 3:
+            continue
+        together = index.doc_freq(f"{name_key(first)} {low}")
+        if together >= PHRASE_NOTES and together >= PHRASE_SHARE * index.doc_freq(name_key(first)):
+            out.append(low)
     return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.fulltext import FIELD_BOOSTS, QUESTION_FIELD_BOOSTS, SearchIndex
 from agentmd.engine.request_fields import described
+from agentmd.engine.search import when
 from agentmd.vault_schema import cjk
 from agentmd.vocabulary import STOP_WORDS
 
@@ -115,6 +116,27 @@ class SearchRequest:
         metadata=described("Also return the daemon's own self-probe notes (hidden by default).", default=False),
     )
     floor: float | None = None  # this search's confidence floor, 0..1, as given (None: the contract's search_floor)
+    # the search's clock, an ISO date or date and time: "last May", "yesterday" are read against it (None: today)
+    now: str | None = None
+
+
+def time_span(request: SearchRequest) -> when.Span | None:
+    """The span of days the request's query names ("last May", "in June 2023"; engine/search/when.py), read
+    against the request's clock; None when it names none. Raises UsageError on a `now` that is not a date."""
+    try:
+        return when.read(request.query, request.now)
+    except ValueError:
+        raise UsageError(f"now {request.now!r} is not a date; write it as YYYY-MM-DD or an ISO date and time") from None
+
+
+def content_query(request: SearchRequest) -> str:
+    """The query's words a search looks for: the query without its time expression ("when did we meet in
+    June" -> "when did we meet"), unless that leaves no word that carries meaning."""
+    span = time_span(request)
+    if span is None:
+        return request.query
+    rest = span.rest(request.query)
+    return rest if query_terms(rest) else request.query
 
 
 def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
@@ -214,6 +236,12 @@ def plan(index: SearchIndex, request: SearchRequest, keep: Container[str] = ()) 
     if request.mode == "and":
         return Plan([words], [1.0], FIELD_BOOSTS)
     terms = query_terms(request.query, keep) or words
+    asked = content_query(request)
+    if asked != request.query and len(terms) < LONG_QUESTION:
+        # A short query's words are required: its time words ("last May") are read as a time, not looked for.
+        # A question requires none of its words, and its time words still count as words: a note that says
+        # its date ("# Session 9, 17 July 2023") holds them.
+        terms = query_terms(asked, keep) or asked.split()
     if len(terms) <= 2:
         return Plan([terms], [1.0], FIELD_BOOSTS)
     if len(terms) >= LONG_QUESTION:

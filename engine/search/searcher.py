@@ -38,10 +38,10 @@ from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
 from agentmd.engine.search.multipliers import rank_hits
-from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs
+from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs, phrase_stop_words
 from agentmd.engine.search.planning import DEFAULT_MODE as DEFAULT_MODE  # re-exported
 from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
-from agentmd.engine.search.planning import MODES, SearchRequest, day_bound, plan
+from agentmd.engine.search.planning import MODES, SearchRequest, content_query, day_bound, plan, time_span
 from agentmd.engine.search.result import Cut, Result, SearchResponse
 from agentmd.engine.search.rows import best_sections, complete, cut_for, facts_row, fill, name_row, names_first
 from agentmd.rules import Contract
@@ -112,14 +112,15 @@ def search(
     hi = day_bound(request.before, upper=True, name="before")
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
-    words = request.query.split()
+    time_span(request)  # a `now` that is not a date is refused before any work
+    words = (request.query if request.mode == "and" else content_query(request)).split()
     named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
     runs = (
         [] if named else named_runs(index, request.query, include_walled=request.include_archived, day_range=(lo, hi))
     )
     if runs:
         named = merged_hits(runs)
-    how = plan(index, request, kept_stop_words(runs))
+    how = plan(index, request, kept_stop_words(runs) + phrase_stop_words(index, request.query))
     groups, boosts = how.groups, how.boosts
 
     def lexical_list(head: int | None) -> HitList:

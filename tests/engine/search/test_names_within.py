@@ -101,3 +101,20 @@ def test_a_name_inside_a_query_clears_the_search_floor_but_not_the_recall_floor_
     assert whole["confidence"] >= CONTRACT.thresholds.recall_floor > first["confidence"] or (
         first["confidence"] >= CONTRACT.thresholds.recall_floor and "name_within" in first
     )
+
+
+def test_a_stop_word_inside_a_phrase_of_the_vault_is_kept(vault: Vault, cache_dir: Path) -> None:
+    vault.note("essays/one.md", "Free will is the question. Is free will an illusion?\n")
+    vault.note("essays/two.md", "Determinism and free will: compatibilists say both.\n")
+    vault.note("essays/three.md", "A free lunch: the parser will parse it.\n")
+    vault.note("essays/four.md", "Free will, again.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        from agentmd.engine.search.named import phrase_stop_words
+
+        assert phrase_stop_words(s.index, "notes on free will and determinism") == ["will"]
+        assert phrase_stop_words(s.index, "the parser will fail") == []  # "parser will" is no phrase here
+        how = planning.plan(s.index, SearchRequest(query="free will determinism"), ["will"])
+        assert how.groups[0] == ["free", "will", "determinism"]
+        got = search(s.index, CONTRACT, SearchRequest(query="free will determinism"))["results"]  # type: ignore[arg-type]
+        assert [r["note"] for r in got][:1] == ["essays/two.md"]
