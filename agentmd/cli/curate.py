@@ -70,6 +70,13 @@ def add_curation_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     what.add_argument("--split-revert", action="store_true", help="restore every split note (a dry run unless --yes)")
     p.add_argument("--out", help="with --propose: where to write the plan (default: print it)")
     p.add_argument("--stale-days", type=int, default=14, help="status notes older than this are stale (default 14)")
+    p.add_argument(
+        "--restated",
+        action="store_true",
+        help="with --propose: also ask the model CLI which similar rule notes state one rule twice (merge proposals)",
+    )
+    p.add_argument("--max-calls", type=int, help="with --restated: at most this many model calls (lowers [enrich])")
+    p.add_argument("--max-tokens", type=int, help="with --restated: at most this many tokens added (lowers [enrich])")
     _yes(p)
     p.set_defaults(func=cmd_groom)
 
@@ -364,12 +371,20 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     contract = load_contract(settings.vault, settings.contract_path).contract
     if args.propose:
+        if args.restated:
+            restated = _restated_judge(settings, args)
+        elif args.max_calls is not None or args.max_tokens is not None:
+            raise UsageError("--max-calls and --max-tokens go with --restated")
         with _fresh_catalog(settings) as store:
             plan = propose(
                 settings.vault, store.catalog, contract, stale_age=dt.timedelta(days=max(0, args.stale_days))
             )
+            if args.restated:
+                _add_restated(plan, settings, store.catalog, contract, *restated)
         stats = ", ".join(f"{k} {v}" for k, v in plan["stats"].items() if v) or "nothing to propose"
         text = f"groom: read {plan['notes_read']} notes; proposals: {stats}"
+        if args.restated:
+            text += "\n" + _restated_line(plan["restated"])
         if plan.get("held_back"):
             text += (
                 f"\n{len(plan['proposals'])} are in this plan, oldest notes first; {plan['held_back']} more are "
@@ -398,7 +413,10 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     payload: dict[str, object] = {"dry_run": not args.yes, "changes": report, "notes": len(step.edits)}
     lines = [f"groom: {len(report)} change(s) over {len(step.edits)} note(s)"]
     lines += [
-        f"  {r.get('action', 'revert')} {r['path']}" + (f": {r['skipped']}" if r.get("skipped") else "") for r in report
+        f"  {r.get('action', 'revert')} {r['path']}"
+        + (f" into {r['into']}" if r.get("into") else "")
+        + (f": {r['skipped']}" if r.get("skipped") else "")
+        for r in report
     ]
     if not args.yes or not step.edits:
         if step.edits:
@@ -414,6 +432,57 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines.append(_applied_line(payload))
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK
+
+
+def _restated_judge(settings: Settings, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The budget and the model call of `groom --propose --restated`: the `[enrich]` lines, lowered by flags."""
+    from agentmd.cli.enrich import check_model_command
+    from agentmd.engine.enrich.run import caller_for, settings_from
+    from agentmd.engine.jobs.report import read_config
+
+    budget, model = settings_from(read_config(settings), max_calls=args.max_calls, max_tokens=args.max_tokens)
+    check_model_command(model.command[0], settings)
+    return budget, caller_for(model)
+
+
+def _add_restated(
+    plan: dict[str, Any], settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any
+) -> None:
+    from agentmd.engine.curate.actions import stamp
+    from agentmd.engine.curate.groom import add_proposals
+    from agentmd.engine.enrich.restated import find_restated
+
+    claimed = {str(p["path"]) for p in plan["proposals"]}
+    found = find_restated(
+        settings=settings,
+        catalog=catalog,
+        contract=contract,
+        budget=budget,
+        caller=caller,
+        claimed=claimed,
+        now=lambda: stamp(dt.datetime.now(dt.UTC)),
+    )
+    add_proposals(plan, found.proposals)
+    plan["restated"] = found.to_dict()
+
+
+def _restated_line(found: dict[str, Any]) -> str:
+    counts = found["counts"]
+    line = (
+        f"restated rules: {found['rules']} rule notes, {found['shortlisted']} similar pair(s) shortlisted, "
+        f"{counts['same']} judged the same rule, {counts['distinct']} distinct; {found['calls']} model call(s), "
+        f"{found['usage']['added']} tokens added"
+    )
+    if found["kept_local"]:
+        line += f"; {found['kept_local']} kept local (private or recall-exempt, never sent)"
+    for key, what in (("owed", "not asked yet"), ("failed", "whose call failed"), ("unclear", "answered unclearly")):
+        if counts[key]:
+            line += f"; {counts[key]} {what}"
+    if found["stopped_by"]:
+        line += f"\nstopped by {found['stopped_by']}; the rest are asked next time"
+    if found["without_vectors"]:
+        line += f"\n{found['without_vectors']}"
+    return line
 
 
 def cmd_clusters(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -98,7 +98,7 @@ def _kept_local(report: Report) -> str:
     return f", {n} kept local (private or recall-exempt, never sent)" if n else ""
 
 
-def _check_model_command(program: str, settings: Any) -> None:
+def check_model_command(program: str, settings: Any) -> None:
     """Refuse a run whose model command cannot be started, naming it and the setting that chooses it."""
     import os
     import shutil
@@ -127,7 +127,7 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     budget, model = settings_from(read_config(settings), max_calls=args.max_calls, max_tokens=args.max_tokens)
     contract = load_contract(settings.vault, settings.contract_path).contract
     if not args.dry_run:
-        _check_model_command(model.command[0], settings)
+        check_model_command(model.command[0], settings)
         gate = corpus_write_gate(settings.vault)
         if not gate.ok:
             text = f"enrich: the corpus-write gate refused ({gate.reason}): {gate.detail}"

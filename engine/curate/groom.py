@@ -12,7 +12,9 @@ The detectors, in the order they claim a note (a note gets at most one proposal)
 - split: an over-long note of several stories (at least 6,000 bytes and three `##` sections outside code),
   split at those headings into children that concatenate back to the parent's body byte for byte.
 Records (the contract's `record_kinds`), pinned notes, progress logs and notes with broken frontmatter are
-never proposed. No model is asked anything.
+never proposed. No model is asked anything by these detectors. One more kind of proposal is added to a plan
+only on request (`agentmd groom --propose --restated`, engine/enrich/restated.py): restated, a rule stated twice
+that the model CLI judged the same rule, merged into the newer note (engine/curate/merge.py).
 
 The plan carries a snapshot hash of every note it read (path and content hash); applying a plan whose notes
 changed since is refused as stale. Applying never rewrites content: retirements are frontmatter edits, and a
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.curate.actions import read_frontmatter, stamp
+from agentmd.engine.curate.merge import merged_texts
 from agentmd.engine.curate.steps import Edit, Step, digest
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
@@ -55,7 +58,7 @@ NEAR_DUPLICATE = 0.8
 RECORD_TYPES = frozenset({"decision", "adr", "decision-record"})
 RECORD_FIELD_WORDS = 4  # `## Status` over one short line ("Accepted", "Superseded by ADR-12") is a field
 PLAN_MAX = 100  # proposals in one plan, oldest notes first: a plan a person can read; the rest come next time
-DETECTORS = ("duplicate", "near-duplicate", "status-snapshot", "todo-list", "stale-status", "split")
+DETECTORS = ("duplicate", "near-duplicate", "status-snapshot", "todo-list", "stale-status", "split", "restated")
 
 _STATUS_LINE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:STATUS:|\*\*STATUS\*\*|.*\b(?:SHIPPED|MERGED|DEPLOYED)\b|.*\bmerged (?:and|&) deployed\b|"
@@ -82,7 +85,8 @@ def snapshot_hash(rows: Iterable[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
-def _eligible(r: Read, contract: Contract) -> bool:
+def eligible(r: Read, contract: Contract) -> bool:
+    """Whether a detector may propose anything for the note (see the module docstring)."""
     fm = r.note.frontmatter
     kind = fm.get("kind") if isinstance(fm.get("kind"), str) else r.note.type
     return not (
@@ -204,7 +208,7 @@ def propose(
     """The plan: every proposal with its reason, the snapshot hash and counts per detector."""
     now = now or dt.datetime.now(dt.UTC)
     reads, snap = read_notes(vault, catalog, contract)
-    notes = sorted((r for r in reads if _eligible(r, contract)), key=lambda r: (r.note.captured, r.path))
+    notes = sorted((r for r in reads if eligible(r, contract)), key=lambda r: (r.note.captured, r.path))
     proposals: list[dict[str, Any]] = []
     claimed: set[str] = set()
 
@@ -269,6 +273,16 @@ def propose(
     }
 
 
+def add_proposals(plan: dict[str, Any], proposals: Sequence[dict[str, Any]]) -> None:
+    """Adds proposals a later pass made (restated rules) to `plan`, within PLAN_MAX; the rest are counted as held
+    back, proposed again next time."""
+    room = max(0, PLAN_MAX - len(plan["proposals"]))
+    plan["proposals"] = [*plan["proposals"], *proposals[:room]]
+    plan["held_back"] = int(plan.get("held_back") or 0) + max(0, len(proposals) - room)
+    for p in proposals:
+        plan["stats"][p["detector"]] = plan["stats"].get(p["detector"], 0) + 1
+
+
 class StalePlan(AgentmdError):
     """The notes changed since the plan was made."""
 
@@ -306,6 +320,21 @@ def apply_plan(
             children, parent_edit = _split(vault, path, text, data, [int(o) for o in p["offsets"]], when)
             edits.extend([*children, parent_edit])
             done.append({"path": path, "action": "split", "children": [c.path for c in children]})
+        elif p.get("action") == "merge":
+            keep = str(p["keep"])
+            kept = (vault / keep).read_bytes()
+            reason = f"groom:{p['detector']} (merged into {keep})"
+            older, newer = merged_texts(
+                path,
+                text,
+                keep,
+                kept.decode("utf-8"),
+                when=when,
+                reason=reason,
+                link_convention=contract.link_convention,
+            )
+            edits += [Edit(path, older, digest(data)), Edit(keep, newer, digest(kept))]
+            done.append({"path": path, "action": "merge", "into": keep, "reason": reason})
     return Step("groom", f"groom {len(done)} proposal(s)", tuple(edits)), done
 
 

@@ -556,6 +556,16 @@ class VectorStore:
             out.append(ChunkHit(path, float(scores[r]), self._notes[path].headings[ordinal], ordinal))
         return out
 
+    def note_vectors(self, path: str, content_hash: str) -> np.ndarray | None:
+        """The float32 vectors of a note's embedded chunks, one row each, when the store holds the note at
+        `content_hash` (the catalog's); None when it holds another version, none, or no vector of it yet."""
+        with self._lock:
+            note = self._notes.get(path)
+            if note is None or note.content_hash != content_hash or note.missing == len(note.keys):
+                return None
+            rows = note.rows[self._has[note.rows]]
+            return self._vectors[rows].astype(np.float32) * self._scale[rows][:, None]
+
     def cosines(self, query: np.ndarray, paths: Iterable[str]) -> dict[str, float]:
         """Best-chunk cosine of each given note that has vectors."""
         with self._lock:
