@@ -368,6 +368,8 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.curate.groom import StalePlan, apply_plan, plan_split_revert, propose
     from agentmd.rules import load_contract
 
+    if args.restated and not args.propose:
+        raise UsageError("--restated goes with --propose: it adds merge proposals to a new plan")
     settings = settings_of(args)
     contract = load_contract(settings.vault, settings.contract_path).contract
     if args.propose:
