@@ -12,6 +12,8 @@ An OpenAI-compatible embeddings endpoint replaces the bundled model when a base 
 config file itself). A new file larger than `commit_max_mb = 50` (MiB, the config file) is not committed.
 `status` turns sync yellow after `sync_yellow_after = "1h"` of failing rounds and red after
 `sync_red_after = "1d"` (the config file; "90s", "30m", "6h", "2d" or a number of seconds).
+`queue_baseline = "2026-11-01"` (a date, or a time with an offset) moves the queue baseline by hand: notes
+captured before it are the inherited backlog that `status` reports but never pages about.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class Settings:
     commit_max_bytes: int = COMMIT_MAX_MB * 2**20  # `commit_max_mb` in the config file
     sync_yellow_after: dt.timedelta = SYNC_YELLOW_AFTER  # `sync_yellow_after` in the config file
     sync_red_after: dt.timedelta = SYNC_RED_AFTER  # `sync_red_after` in the config file
+    queue_baseline: dt.datetime | None = None  # `queue_baseline` in the config file; None: the recorded one
 
     @property
     def index_dir(self) -> Path:
@@ -184,6 +187,7 @@ def resolve(
             f"({data.get('sync_red_after', '1d')!r}) in the config file; status turns yellow before red, so make "
             'the yellow one the shorter, e.g. `sync_yellow_after = "1h"`, `sync_red_after = "1d"`'
         )
+    baseline = _config_moment(data, "queue_baseline")
     return Settings(
         vault=vault_path,
         cache_dir=cache_dir,
@@ -199,7 +203,32 @@ def resolve(
         commit_max_bytes=int(max_mb * 2**20),
         sync_yellow_after=yellow_after,
         sync_red_after=red_after,
+        queue_baseline=baseline,
     )
+
+
+def _config_moment(data: Mapping[str, Any], key: str) -> dt.datetime | None:
+    """A moment from the config file: a date (its midnight UTC, quoted or a TOML date) or a date and time (UTC
+    unless it names an offset); None when the key is absent."""
+    if key not in data:
+        return None
+    value = data[key]
+    moment: dt.datetime | None = None
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+    if moment is None:
+        raise ConfigError(
+            f"`{key} = {value!r}` in the config file is not a date or a time; write e.g. "
+            f'`{key} = "2026-11-01"` or `{key} = "2026-11-01T09:00:00+01:00"`'
+        )
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def _config_duration(data: Mapping[str, Any], key: str, default: dt.timedelta, example: str) -> dt.timedelta:

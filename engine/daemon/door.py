@@ -22,8 +22,8 @@ from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
 from agentmd.engine.daemon.server import AccessToken
 from agentmd.engine.daemon.state import DaemonState
-from agentmd.engine.daemon.status import write_json
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
+from agentmd.engine.fsutil import write_json
 from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
 from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import reconcile

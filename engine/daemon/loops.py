@@ -13,8 +13,8 @@ import logging
 
 from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.door import Door
-from agentmd.engine.daemon.status import write_json
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.fsutil import write_json
 from agentmd.engine.git.health import COMMIT_STATE
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store

@@ -80,6 +80,7 @@ class Daemon(Loops):
         probe_interval: float = PROBE_INTERVAL,
         probe_budget: float = DEFAULT_BUDGET,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], dt.datetime] | None = None,
         health_interval: float = HEALTH_INTERVAL,
         min_free_bytes: int = MIN_FREE_BYTES,
         listener: socket.socket | None = None,
@@ -91,6 +92,8 @@ class Daemon(Loops):
         self.reconcile_interval = reconcile_interval
         self.commit_debounce = commit_debounce
         self.clock = clock
+        # the time the status reads (queue ages, the queue baseline a first run records); the real one unless given
+        self.wall_clock = wall_clock or (lambda: dt.datetime.now(dt.UTC))
         self.contracts = ContractCache(settings.vault, settings.contract_path)
         self.lock = InstanceLock(settings.state_dir, settings.vault)
         self.access = AccessToken(settings.state_dir)

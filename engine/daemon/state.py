@@ -11,6 +11,7 @@ import datetime as dt
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmd.engine.daemon.embedding import DenseWorker
@@ -41,6 +42,7 @@ def status_old(now: float, last_at: float, last_cost: float) -> bool:
 class DaemonState(Upkeep):
     port: int
     started_at: dt.datetime
+    wall_clock: Callable[[], dt.datetime]
     contracts: ContractCache
     lock: InstanceLock
     memory: Keeper
@@ -116,6 +118,7 @@ class DaemonState(Upkeep):
                 daemon=self.daemon_info(),
                 commit_state=self.committer.state,
                 stale=False,
+                now=self.wall_clock(),
             )
         except AgentmdError as exc:
             log.warning("status could not be computed: %s", exc)

@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.jobs.report import jobs_status, render_lines
 from agentmd.engine.synctools import CONFLICT_COPY
-from agentmd.engine.times import parse_utc
+from agentmd.engine.times import parse_utc, stamp
 
 if TYPE_CHECKING:  # loaded where a status is computed: `render` alone stays light for `agentmd status`
     from agentmd.engine.daemon.embedding import DenseSection
@@ -49,45 +48,64 @@ def _age_s(then: dt.datetime | None, now: dt.datetime) -> float | None:
 
 
 def queue_section(
-    store: Store, state_dir: Path, now: dt.datetime, waiting: list[tuple[str, str]] | None = None
+    store: Store,
+    state_dir: Path,
+    now: dt.datetime,
+    waiting: list[tuple[str, str]] | None = None,
+    *,
+    line: dt.datetime | None = None,
 ) -> QueueSection:
     """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
-    notes. The first run records a baseline: notes already waiting then are the inherited backlog, reported
-    but never red."""
+    notes. Cut at the queue baseline (engine/curate/baseline.py; `line` is the config file's): notes captured
+    before it are the inherited backlog, counted and never red; the thresholds read only the rest. Once the
+    vault has been indexed, the first call records the baseline."""
+    from agentmd.engine.curate.baseline import resolve_baseline, split
     from agentmd.engine.index.reconcile import last_pass
 
     unfiled = store.catalog.unfiled() if waiting is None else waiting
-    baseline_path = state_dir / "queue-baseline.json"
-    baseline = read_json(baseline_path)
-    if baseline is None and last_pass(store) is None:
-        # nothing indexed yet: recording now would take an empty baseline and page on the inherited backlog
-        baseline = {"recorded_at": None, "paths": [p for p, _c in unfiled]}
-    elif baseline is None:
-        baseline = {"recorded_at": now.isoformat(timespec="seconds"), "paths": sorted(p for p, _c in unfiled)}
-        write_json(baseline_path, baseline)
-    inherited = set(baseline.get("paths", []))
-    new = [(p, c) for p, c in unfiled if p not in inherited]
+    indexed = last_pass(store) is not None  # before the first pass the count would be 0: nothing is recorded
+    baseline = resolve_baseline(state_dir, now, len(unfiled), override=line, may_record=indexed)
+    cut = split(unfiled, baseline)
+    new = cut.measured
     times = [t for t in (parse_utc(c) for _p, c in new) if t is not None]
     oldest = min(times, default=None)
     oldest_age = now - oldest if oldest else None
+    since = f"captured since the queue baseline {_day(baseline.at)}"
+    backlog = f"; {cut.inherited} more are inherited from before it and never red" if cut.inherited else ""
     reasons = []
     if len(new) >= QUEUE_RED_COUNT:
         reasons.append(
-            f"queue-size: {len(new)} unfiled notes (red at {QUEUE_RED_COUNT}): file, merge or archive them "
-            "(set each note's `status`)"
+            f"queue-size: {len(new)} notes {since} await review (red at {QUEUE_RED_COUNT}){backlog}: file, merge "
+            "or archive them (set each note's `status`)"
         )
     if oldest_age is not None and oldest_age > QUEUE_RED_AGE:
         reasons.append(
-            f"queue-age: oldest unfiled note waits {oldest_age.days} days (red past 3): file, merge or archive "
-            "the waiting notes (set each note's `status`)"
+            f"queue-age: the oldest note {since} waits {oldest_age.days} days (red past 3){backlog}: file, merge "
+            "or archive the waiting notes (set each note's `status`)"
         )
+    backlog_age = now - cut.inherited_oldest if cut.inherited_oldest else None
     return {
+        "total": cut.total,
         "count": len(new),
-        "oldest_age_days": round(oldest_age.total_seconds() / 86400, 1) if oldest_age else None,
-        "inherited": len([p for p, _c in unfiled if p in inherited]),
-        "baseline_recorded_at": baseline.get("recorded_at"),
+        "oldest_age_days": _days(oldest_age),
+        "inherited": cut.inherited,
+        "inherited_oldest_age_days": _days(backlog_age),
+        "baseline_at": stamp(baseline.at),
+        "baseline_source": baseline.source,
+        "baseline_recorded_at": stamp(baseline.recorded_at) if baseline.recorded_at else None,
+        "baseline_count": baseline.recorded_count,
         "red": reasons,
     }
+
+
+def _days(age: dt.timedelta | None) -> float | None:
+    return round(age.total_seconds() / 86400, 1) if age is not None else None
+
+
+def _day(at: dt.datetime) -> str:
+    """A baseline as a person reads it: the date, with the time when it is not midnight UTC."""
+    at = at.astimezone(dt.UTC)
+    return at.date().isoformat() if at.time() == dt.time(0) else at.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: bool, now: dt.datetime) -> IndexSection:
@@ -331,7 +349,9 @@ def compute_status(
     now = now or dt.datetime.now(dt.UTC)
     parts: Sections = {
         "index": index_section(store, settings.vault, daemon_running=bool(daemon.get("running")), stale=stale, now=now),
-        "queue": queue_section(store, settings.state_dir, now, _waiting(settings, store, contract, now)),
+        "queue": queue_section(
+            store, settings.state_dir, now, _waiting(settings, store, contract, now), line=settings.queue_baseline
+        ),
         "git": git_section(settings.vault, commit_state, now),
         "contract": contract_section(contract),
         "probe": probe_section(settings.state_dir, now),
@@ -516,6 +536,32 @@ def dense_line(dense: DenseSection | None) -> str:
     return text + ", measuring the rate"
 
 
+def queue_lines(queue: QueueSection) -> list[str]:
+    """The queue's lines: the total, the part the thresholds read, and the inherited backlog with its line."""
+    if "count" not in queue:  # the catalog could not be read
+        return ["  queue     unknown (the catalog could not be read)"]
+    count, inherited = queue["count"], queue.get("inherited", 0)
+    total = queue.get("total", count + inherited)
+    oldest = queue.get("oldest_age_days")
+    lines = [
+        f"  queue     {total} awaiting review (`agentmd queue`): {count} since the baseline"
+        + (f", the oldest {oldest} days old" if oldest is not None else "")
+    ]
+    at = parse_utc(queue.get("baseline_at"))
+    source = queue.get("baseline_source")
+    if at is None or source == "pending":
+        lines.append(f"            {inherited} inherited; the baseline is recorded once the vault is indexed")
+        return lines
+    how = "set by `queue_baseline` in the config file" if source == "config" else "recorded on the first run"
+    backlog_age = queue.get("inherited_oldest_age_days")
+    lines.append(
+        f"            {inherited} inherited (captured before {_day(at)}, {how}"
+        + (f"; the oldest {backlog_age} days old" if backlog_age is not None else "")
+        + "): shown, never red"
+    )
+    return lines
+
+
 def render(status: Status) -> str:
     """Readable text for a terminal."""
     idx, git, queue, contract, daemon = (
@@ -542,12 +588,7 @@ def render(status: Status) -> str:
         lines.append(f"  git       degraded: {git['reason']} ({git['detail']})")
     if git["worktrees_inside_vault"]:
         lines.append("  worktrees inside the vault: " + ", ".join(git["worktrees_inside_vault"]))
-    oldest = queue["oldest_age_days"]
-    lines.append(
-        f"  queue     {queue['count']} awaiting review (`agentmd queue`)"
-        + (f", oldest {oldest} days" if oldest is not None else "")
-        + (f" (+{queue['inherited']} inherited)" if queue["inherited"] else "")
-    )
+    lines += queue_lines(queue)
     refusals = contract.get("halted_refusals") or 0
     refused = f", {refusals} typed captures refused while halted" if refusals else ""
     lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")

@@ -43,10 +43,15 @@ class IndexSection(TypedDict, total=False):
 
 
 class QueueSection(TypedDict, total=False):
-    count: int  # notes awaiting review, the inherited backlog left out
-    oldest_age_days: float | None
-    inherited: int  # notes already waiting when the first status ran
-    baseline_recorded_at: str | None
+    total: int  # every note awaiting review
+    count: int  # those captured since the queue baseline: what the thresholds read
+    oldest_age_days: float | None  # the oldest of those
+    inherited: int  # those captured before the baseline: the backlog the vault came with, never red
+    inherited_oldest_age_days: float | None
+    baseline_at: str  # the line in effect (engine/curate/baseline.py)
+    baseline_source: str  # recorded | config | pending (not recorded: the vault was never indexed)
+    baseline_recorded_at: str | None  # the state file's moment
+    baseline_count: int | None  # notes waiting when it was recorded
     red: list[str]
 
 

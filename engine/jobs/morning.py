@@ -249,10 +249,7 @@ def render(
         lines.append(f"- {sum(changes.commits.values())} commits: {_counts(changes.commits)}")
     lines += ["", "## What needs you", ""]
     needs = [f"- RED {r}" for r in red] + [f"- yellow {y}" for y in yellow]
-    queue = status.get("queue") or {}
-    if queue.get("count"):
-        oldest = queue.get("oldest_age_days")
-        needs.append(f"- queue: {queue['count']} unfiled" + (f", the oldest {oldest} days old" if oldest else ""))
+    needs += queue_lines(status.get("queue") or {})
     if refused:
         n = sum(refused.values())
         why = ", ".join(f"{code} {k}" for code, k in sorted(refused.items()))
@@ -260,6 +257,26 @@ def render(
     needs += failed
     lines += needs or ["- nothing needs you"]
     return headline, "\n".join(lines) + "\n"
+
+
+def queue_lines(queue: Mapping[str, Any]) -> list[str]:
+    """The queue as the note says it: the total, the part captured since the baseline (what pages), and the
+    inherited backlog with its oldest age and the baseline's date; nothing when nothing waits."""
+    count = int(queue.get("count") or 0)
+    inherited = int(queue.get("inherited") or 0)
+    total = int(queue.get("total") or count + inherited)
+    if not total:
+        return []
+    oldest = queue.get("oldest_age_days")
+    line = f"- queue: {total} awaiting review, {count} since the baseline"
+    line += f" (the oldest {oldest} days old)" if oldest is not None else ""
+    if inherited:
+        at = str(queue.get("baseline_at") or "")[:10]
+        backlog_age = queue.get("inherited_oldest_age_days")
+        line += f"; {inherited} inherited from before {at or 'the baseline'}"
+        line += f" (the oldest {backlog_age} days old)" if backlog_age is not None else ""
+        line += ", reported, never paged about"
+    return [line]
 
 
 class MorningState:

@@ -62,12 +62,32 @@ def change_row(c: Commit) -> Markup:
     )  # fmt: skip
 
 
+def queue_summary(queue: Mapping[str, Any]) -> Markup:
+    """How many notes await review, and how the baseline cuts them: those captured since it (what turns the
+    health red) and the inherited backlog, with its oldest age and the baseline's date."""
+    count = queue.get("count")
+    if count is None:
+        return Markup("")
+    inherited = int(queue.get("inherited") or 0)
+    total = queue.get("total", count + inherited)
+    oldest = queue.get("oldest_age_days")
+    since = fmt("{} since the queue baseline", count)
+    if oldest is not None:
+        since = fmt("{}, the oldest {} days old", since, oldest)
+    backlog = Markup("")
+    if inherited:
+        age = queue.get("inherited_oldest_age_days")
+        backlog = fmt(
+            "; {} inherited from before {}{}, shown but never red",
+            inherited, str(queue.get("baseline_at") or "")[:10] or "the baseline",
+            fmt(" (the oldest {} days old)", age) if age is not None else Markup(""),
+        )  # fmt: skip
+    return fmt('<p id="queue-summary"><a href="/ui/review">{} note(s) await review</a> <span class="muted">({}{})'
+               "</span></p>", total, since, backlog)  # fmt: skip
+
+
 def today(status: Mapping[str, Any], days: Sequence[str], counts: Mapping, commits: Sequence[Commit]) -> Markup:
-    queue = status.get("queue") or {}
-    waiting = queue.get("count")
-    review = (
-        fmt('<p><a href="/ui/review">{} note(s) await review</a></p>', waiting) if waiting is not None else Markup("")
-    )
+    review = queue_summary(status.get("queue") or {})
     rows = join(change_row(c) for c in commits[:RECENT])
     more = fmt('<p class="muted">… and {} older change(s) in these days (`agentmd log`)</p>', len(commits) - RECENT)
     return fmt(

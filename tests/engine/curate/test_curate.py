@@ -23,15 +23,43 @@ NEW = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
-    note(root, "memory/2026/11/untyped.md", "A capture nobody typed.", status="unfiled", captured=OLD,
-         filing_confidence="low", source="claude-code")
+    note(
+        root,
+        "memory/2026/11/untyped.md",
+        "A capture nobody typed.",
+        status="unfiled",
+        captured=OLD,
+        filing_confidence="low",
+        source="claude-code",
+    )
     note(root, "inbox/phone/clip.md", "Clipped on the phone.", captured=OLDER, source="phone")
-    note(root, "memory/ingested/runbook-deploy.md", "Deploy from CI.", status="unfiled", captured=NEW,
-         source="ingest:runbook.md", trust="untrusted")
-    note(root, "memory/semantic/unsure.md", "Filed but unsure.", status="active", captured=OLD,
-         filing_confidence="0.2", type="fact")
-    note(root, "memory/semantic/sure.md", "Filed and sure.", status="active", captured=OLD,
-         filing_confidence="high", type="fact")
+    note(
+        root,
+        "memory/ingested/runbook-deploy.md",
+        "Deploy from CI.",
+        status="unfiled",
+        captured=NEW,
+        source="ingest:runbook.md",
+        trust="untrusted",
+    )
+    note(
+        root,
+        "memory/semantic/unsure.md",
+        "Filed but unsure.",
+        status="active",
+        captured=OLD,
+        filing_confidence="0.2",
+        type="fact",
+    )
+    note(
+        root,
+        "memory/semantic/sure.md",
+        "Filed and sure.",
+        status="active",
+        captured=OLD,
+        filing_confidence="high",
+        type="fact",
+    )
     note(root, "memory/old/retired.md", "Gone.", status="unfiled", lifecycle="archived", captured=OLD)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "notes")
@@ -73,12 +101,19 @@ def test_queue_lists_what_awaits_judgment_oldest_first_with_why(cli, vault: Path
 def test_status_counts_what_the_queue_lists(cli, vault: Path, tmp_path: Path) -> None:
     assert cli("reindex", *args(vault), "--no-dense").code == 0
     status = cli("status", *args(vault), "--json").json()  # the first look records the inherited backlog
-    assert status["queue"]["count"] + status["queue"]["inherited"] == 4
+    assert status["queue"] | {"total": 4, "count": 0, "inherited": 4} == status["queue"]
+    config = tmp_path / "config.toml"  # the line moved back by hand to a week ago: only the 9-day clip is older
+    config.write_text(f'queue_baseline = "{_days_ago(7)}T12:00:00Z"\n', "utf-8")
     note(vault, "inbox/phone/second.md", "Another clip.", captured=OLD)
     assert cli("reindex", *args(vault), "--no-dense").code == 0
-    status = cli("status", *args(vault), "--json").json()
-    assert status["queue"]["count"] == 1 and status["queue"]["inherited"] == 4
+    status = cli("status", *args(vault), "--config", str(config), "--json").json()
+    assert status["queue"] | {"total": 5, "count": 4, "inherited": 1} == status["queue"]
+    assert len(cli("queue", *args(vault), "--json").json()["items"]) == 5
     assert any(r.startswith("queue-age") for r in status["red"])
+
+
+def _days_ago(days: int) -> str:
+    return (dt.datetime.now(dt.UTC) - dt.timedelta(days=days)).date().isoformat()
 
 
 def test_confirm_is_a_dry_run_until_yes_then_one_commit_then_nothing(cli, vault: Path) -> None:
@@ -165,24 +200,34 @@ def test_the_queue_drains_and_nothing_is_deleted(cli, tmp_path: Path) -> None:
     root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
     assert cli("reindex", *args(root), "--no-dense").code == 0
     assert cli("status", *args(root), "--json").json()["queue"]["count"] == 0  # the baseline: empty
+    config = tmp_path / "config.toml"  # the line moved back by hand, so the notes dated 5 days ago are measured
+    config.write_text(f'queue_baseline = "{_days_ago(6)}"\n', "utf-8")
+    moved = ("--config", str(config))
     for i in range(100):
-        note(root, f"memory/2026/11/cap-{i:03d}.md", f"capture {i}", status="unfiled", captured=OLD,
-             source="claude-code")
+        note(
+            root, f"memory/2026/11/cap-{i:03d}.md", f"capture {i}", status="unfiled", captured=OLD, source="claude-code"
+        )
         note(root, f"inbox/phone/clip-{i:03d}.md", f"clip {i}", captured=OLD)
-        note(root, f"memory/ingested/doc-{i:03d}.md", f"doc {i}", status="unfiled", captured=OLD,
-             source=f"ingest:docs/{i}.md")
+        note(
+            root,
+            f"memory/ingested/doc-{i:03d}.md",
+            f"doc {i}",
+            status="unfiled",
+            captured=OLD,
+            source=f"ingest:docs/{i}.md",
+        )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "300 notes waiting")
     files = snapshot(root).keys()
     assert len(cli("queue", *args(root), "--json").json()["items"]) == 300  # the queue also brings the index up
-    assert any(r.startswith("queue-age") for r in cli("status", *args(root), "--json").json()["red"])
+    assert any(r.startswith("queue-age") for r in cli("status", *args(root), *moved, "--json").json()["red"])
     assert cli("confirm", *args(root), "--source-prefix", "ingest:", "--yes").code == 0
     phone = [f"inbox/phone/clip-{i:03d}.md" for i in range(100)]
     assert cli("retire", *args(root), *phone, "--reason", "read", "--yes").code == 0
     assert cli("confirm", *args(root), "--source-prefix", "claude-code", "--yes").code == 0
     assert cli("queue", *args(root), "--json").json()["items"] == []
-    status = cli("status", *args(root), "--json").json()
-    assert status["queue"]["count"] == 0 and status["red"] == []
+    status = cli("status", *args(root), *moved, "--json").json()
+    assert status["queue"]["total"] == 0 and status["red"] == []
     assert snapshot(root).keys() == files and dirty(root) == ""
     assert origins(root)[:3] == ["confirm", "retire", "confirm"]
 

@@ -157,31 +157,42 @@ def test_refused_mass_delete_is_red(cli, repo_vault: Vault, tmp_path: Path) -> N
 
 
 def test_queue_baseline_then_age_and_size(cli, repo_vault: Vault, tmp_path: Path) -> None:
-    old = (dt.date.today() - dt.timedelta(days=10)).isoformat()
+    today = dt.datetime.now(dt.UTC)
+    old = (today - dt.timedelta(days=10)).date().isoformat()
     repo_vault.note("memory/inherited.md", "waiting since long ago\n", status="unfiled", captured=old)
     cli("reindex", *_args(repo_vault, tmp_path))
     r = cli("status", *_args(repo_vault, tmp_path), "--json")
     assert r.code == 0, "the backlog present at the first run is inherited, not red"
-    assert r.json()["queue"] == r.json()["queue"] | {"count": 0, "inherited": 1}
+    queue = r.json()["queue"]
+    assert queue | {"total": 1, "count": 0, "inherited": 1, "baseline_source": "recorded", "baseline_count": 1} == queue
+    assert 9.9 <= queue["inherited_oldest_age_days"] <= 11.1
 
-    recent = (dt.date.today() - dt.timedelta(days=1)).isoformat()
-    repo_vault.note("memory/fresh.md", "new and waiting\n", status="unfiled", captured=recent)
+    # captured after the recorded line: measured (a second past it, as the line is kept to the second)
+    after = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).isoformat(timespec="seconds")
+    repo_vault.note("memory/fresh.md", "new and waiting\n", status="unfiled", captured=after)
     cli("reindex", *_args(repo_vault, tmp_path))
     r = cli("status", *_args(repo_vault, tmp_path), "--json")
-    assert r.code == 0 and r.json()["queue"]["count"] == 1
+    assert r.code == 0 and r.json()["queue"] | {"total": 2, "count": 1, "inherited": 1} == r.json()["queue"]
 
-    stale = (dt.date.today() - dt.timedelta(days=4)).isoformat()
+    # the line moved by hand six days back: a note captured four days ago, after it, pages
+    config = tmp_path / "config.toml"
+    config.write_text(f'queue_baseline = "{(today - dt.timedelta(days=6)).date().isoformat()}"\n', encoding="utf-8")
+    stale = (today - dt.timedelta(days=4)).date().isoformat()
     repo_vault.note("memory/stale.md", "waiting four days\n", status="unfiled", captured=stale)
     cli("reindex", *_args(repo_vault, tmp_path))
-    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    r = cli("status", *_args(repo_vault, tmp_path), "--config", str(config), "--json")
     assert r.code == 3 and any(x.startswith("queue-age") for x in r.json()["red"])
+    assert (
+        r.json()["queue"] | {"total": 3, "count": 2, "inherited": 1, "baseline_source": "config"} == r.json()["queue"]
+    )
+    assert cli("status", *_args(repo_vault, tmp_path), "--json").code == 0, "without the key: the recorded line"
 
     repo_vault.remove("memory/stale.md")
     for i in range(1000):
-        repo_vault.note(f"memory/q/n{i}.md", f"queued {i}\n", status="unfiled", captured=recent)
+        repo_vault.note(f"memory/q/n{i}.md", f"queued {i}\n", status="unfiled", captured=after)
     cli("reindex", *_args(repo_vault, tmp_path))
     r = cli("status", *_args(repo_vault, tmp_path), "--json")
-    assert r.code == 3 and any(x.startswith("queue-size") for x in r.json()["red"])
+    assert r.code == 3 and any(x.startswith("queue-size: 1001 notes captured since") for x in r.json()["red"])
 
 
 def test_worktree_inside_vault_is_named(cli, repo_vault: Vault, tmp_path: Path) -> None:

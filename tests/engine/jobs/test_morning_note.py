@@ -95,7 +95,7 @@ def test_the_note_lists_each_part_of_a_scripted_day(repo: Path) -> None:
     assert "- 3 notes retired: 3 by local-edit" in body
     assert "- RED probe-failed: search did not find the probe note within 5.0 s" in body
     assert "- yellow git-degraded: x: y" in body
-    assert "- queue: 4 unfiled, the oldest 1.5 days old" in body
+    assert "- queue: 4 awaiting review, 4 since the baseline (the oldest 1.5 days old)" in body
     assert "- job backup failed at 03:00: exited 2: disk full" in body
     assert "- reconcile: 1 ok; last ok at 03:00" in body
 
