@@ -34,6 +34,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── Unfaithful +ValueError, JudgeFailed +RuntimeError            engine/enrich/grounding.py
     ├── ModelCallFailed               engine/enrich/model.py
     ├── AnswerRefused +ValueError     engine/enrich/prompt.py
+    ├── UnclearAnswer +ValueError     engine/enrich/restated.py
     ├── AlreadyRunning                engine/daemon/instance.py
     ├── ArgumentError +ValueError     engine/daemon/mcp_tools.py
     ├── BadRequest +ValueError        engine/daemon/server.py
