@@ -9,7 +9,8 @@ it is reached: `kill` sends SIGKILL to this process (a real crash, not an except
 Without either variable (always, outside tests) a point is a dictionary lookup on the environment and nothing
 else.
 
-The points on the commit path: `index-publish` (the new index is about to replace `.git/index`),
+The points on the commit path: `index-lock-staged` (the lock's marker is written, the lock not yet taken),
+`index-publish` (the new index is about to replace `.git/index`),
 `after-index-published` (the index is in place, HEAD has not moved), `before-commit-cycle`, and
 `sync-tree-written`, `sync-index-moved`, `sync-tree-moved` (the steps of a sync round's move of the work tree,
 the index and HEAD).

@@ -83,28 +83,35 @@ class IndexLock:
 
     @classmethod
     def try_create(cls, path: Path) -> IndexLock | None:
+        """Take the lock with our marker already in it: the marker is written to a private file first, which
+        is then hard-linked as the lock (a link, like git's own O_EXCL create, fails when the lock exists).
+        A process killed at any moment leaves either no lock or one that names it, never an empty lock,
+        which would read as a running git command's and block every later cycle."""
         marker = _marker()
         dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        staged = f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}.lock"  # swept after a crash
         try:
-            fd = os.open(
-                path.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd
-            )
-        except FileExistsError:
-            os.close(dir_fd)
-            return None
+            fd = os.open(staged, os.O_CREAT | os.O_EXCL | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd)
         except BaseException:
             os.close(dir_fd)
             raise
+        linked = False
         try:
             view = memoryview(marker)
             while view:
                 view = view[os.write(fd, view) :]
-        except BaseException:
-            os.close(fd)
+            failpoint("index-lock-staged")
+            with contextlib.suppress(FileExistsError):
+                os.link(staged, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                linked = True
+        finally:
             with contextlib.suppress(OSError):
-                os.unlink(path.name, dir_fd=dir_fd)
-            os.close(dir_fd)
-            raise
+                os.unlink(staged, dir_fd=dir_fd)
+            if not linked:
+                os.close(fd)
+                os.close(dir_fd)
+        if not linked:
+            return None
         return cls(path, fd, marker, dir_fd)
 
     def still_ours(self) -> bool:

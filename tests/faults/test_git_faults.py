@@ -129,6 +129,33 @@ def test_crash_between_index_publish_and_head_move_is_finished_at_restart(tmp_pa
     assert stray_temp_files(repo) == []
 
 
+def test_a_crash_while_taking_the_index_lock_never_leaves_an_empty_lock(tmp_path: Path) -> None:
+    """Killed after writing the lock's marker and before taking the lock: no `index.lock` is left (an empty
+    one would read as a running git command's and hold every later cycle back); the staged marker file is
+    swept at the next start and the next cycle commits."""
+    repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
+    state = tmp_path / "state"
+    crashed = run_child(
+        f"""
+        from pathlib import Path
+        from agentmd.engine.git.committer import Committer
+        c = Committer(Path({str(repo)!r}), phone_paths=tuple, state_dir=Path({str(state)!r}))
+        Path({str(repo / "notes/a.md")!r}).write_text("a edited\\n")
+        c.commit_cycle()
+        raise SystemExit("the fault point did not fire")
+        """,
+        {CRASH_ENV: "index-lock-staged"},
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    assert not (repo / ".git" / "index.lock").exists()
+    assert [p.name for p in (repo / ".git").glob("index.agentmd-*.lock")]  # the marker, staged
+    c = committer(repo, state_dir=state)
+    c.prepare()
+    assert not list((repo / ".git").glob("index.agentmd-*"))
+    result = c.commit_cycle()
+    assert result.error is None and result.skipped is None and result.commits, result
+
+
 # --------------------------------------------------------------------------------------------------
 # 3. The origin of a pending write survives a crash
 
