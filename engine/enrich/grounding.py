@@ -23,13 +23,13 @@ owed again (the cause `retried`), without re-owing every finished judgment the w
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentmd.engine.enrich.model import body_of, json_answer
 from agentmd.engine.enrich.prompt import Neighbour
 from agentmd.engine.errors import AgentmdError
 from agentmd.vocabulary import STOP_WORDS
@@ -180,13 +180,10 @@ SOURCE>>>
 
 def read_verdict(text: str) -> None:
     """Accepts a grounded verdict; raises Unfaithful for a rejection naming a claim, JudgeFailed otherwise."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(body)
+        data = json_answer(text)
     except ValueError:
-        raise JudgeFailed(f"the judge's answer is not JSON ({body[:60]!r})") from None
+        raise JudgeFailed(f"the judge's answer is not JSON ({body_of(text)[:60]!r})") from None
     if not isinstance(data, dict) or not isinstance(data.get("grounded"), bool):
         raise JudgeFailed("the judge's answer has no grounded true/false")
     if data["grounded"]:

@@ -58,19 +58,25 @@ class Row:
         return out
 
 
+def read_rows(path: Path, table: str, owed: str) -> tuple[dict[str, Any], str | None]:
+    """The rows of a judgment ledger's `table` (key -> row) and the problem reading it, if any: a ledger that
+    cannot be read is empty, and the problem says that every `owed` is owed again."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, ValueError) as exc:
+        return {}, f"the ledger {path} could not be read ({exc}); every {owed} is owed again"
+    rows = data.get(table) if isinstance(data, dict) else None
+    return (rows if isinstance(rows, dict) else {}), None
+
+
 class Ledger:
     def __init__(self, folder: Path) -> None:
         self.path = folder / LEDGER_FILE
         self.rows: dict[str, Row] = {}
-        self.problem: str | None = None
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            data = {}
-        except (OSError, ValueError) as exc:
-            self.problem = f"the ledger {self.path} could not be read ({exc}); every note is owed again"
-            data = {}
-        for key, row in (data.get("rows") or {}).items() if isinstance(data, dict) else ():
+        found, self.problem = read_rows(self.path, "rows", "note")
+        for key, row in found.items():
             with contextlib.suppress(KeyError, TypeError, AttributeError):
                 if row["verdict"] in VERDICTS:
                     self.rows[key] = Row(

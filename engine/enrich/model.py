@@ -119,6 +119,21 @@ class ModelConfig:
     env: Mapping[str, str] | None = field(default=None, compare=False)
 
 
+def json_answer(text: str) -> object:
+    """A model's JSON answer, read as the prompts ask for it (a fenced ```json block is unwrapped); raises
+    ValueError when it is not JSON."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    return json.loads(body)
+
+
+def body_of(text: str) -> str:
+    """The answer's text without its fence, for a message quoting it."""
+    body = text.strip()
+    return body.strip("`").removeprefix("json").strip() if body.startswith("```") else body
+
+
 def claude_command(program: str = "claude", model: str | None = None) -> tuple[str, ...]:
     """The argv of one isolated `claude -p` call (the prompt travels on stdin)."""
     argv = [program, *CLAUDE_ISOLATION]

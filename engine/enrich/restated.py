@@ -46,7 +46,8 @@ import numpy as np
 
 from agentmd.engine.curate.groom import Read, eligible, read_notes
 from agentmd.engine.enrich.budget import Budget, stop_reason
-from agentmd.engine.enrich.model import Answer, ModelCallFailed, Usage
+from agentmd.engine.enrich.ledger import read_rows
+from agentmd.engine.enrich.model import Answer, ModelCallFailed, Usage, body_of, json_answer
 from agentmd.engine.enrich.records import STATE_FOLDER, run_lock
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
@@ -107,16 +108,8 @@ class PairLedger:
     def __init__(self, folder: Path) -> None:
         self.path = folder / LEDGER_FILE
         self.rows: dict[str, Judgment] = {}
-        self.problem: str | None = None
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            data = {}
-        except (OSError, ValueError) as exc:
-            self.problem = f"the ledger {self.path} could not be read ({exc}); every pair is owed again"
-            data = {}
-        rows = data.get("pairs") if isinstance(data, dict) else None
-        for key, row in rows.items() if isinstance(rows, dict) else ():
+        found, self.problem = read_rows(self.path, "pairs", "pair")
+        for key, row in found.items():
             with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
                 if row["verdict"] in VERDICTS:
                     first, second = row["paths"]
@@ -251,13 +244,10 @@ RULE>>>
 
 def read_judgment(text: str) -> tuple[bool, str]:
     """(same, reason) from the model's answer; raises UnclearAnswer when it cannot be read."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(body)
+        data = json_answer(text)
     except ValueError:
-        raise UnclearAnswer(f"the answer is not JSON ({body[:60]!r})") from None
+        raise UnclearAnswer(f"the answer is not JSON ({body_of(text)[:60]!r})") from None
     if not isinstance(data, dict) or not isinstance(data.get("same"), bool):
         raise UnclearAnswer("the answer has no same true/false")
     reason = data.get("reason")
