@@ -146,8 +146,9 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> Status:
         store: Any = _StoreView(catalog)
         try:
             index = index_section(store, settings.vault, daemon_running=False, stale=False, now=now)
-            if (settings.state_dir / "queue-baseline.json").exists():
-                queue = queue_section(store, settings.state_dir, now)
+            line = getattr(settings, "queue_baseline", None)  # the config file's line, when the owner set one
+            if line is not None or (settings.state_dir / "queue-baseline.json").exists():
+                queue = queue_section(store, settings.state_dir, now, line=line, may_record=False)
             else:  # the first status records the baseline; a hook only reads, so count all as inherited
                 queue = {"count": 0, "oldest_age_days": None, "inherited": len(catalog.unfiled()), "red": []}
         except CatalogError as exc:  # a catalog from another schema, or locked beyond the timeout

@@ -54,17 +54,19 @@ def queue_section(
     waiting: list[tuple[str, str]] | None = None,
     *,
     line: dt.datetime | None = None,
+    may_record: bool = True,
 ) -> QueueSection:
     """Notes awaiting judgment: `waiting` (path, captured) as `agentmd queue` lists them, else the unfiled
     notes. Cut at the queue baseline (engine/curate/baseline.py; `line` is the config file's): notes captured
     before it are the inherited backlog, counted and never red; the thresholds read only the rest. Once the
-    vault has been indexed, the first call records the baseline."""
+    vault has been indexed, the first call records the baseline (unless `may_record` is False: a hook only
+    reads)."""
     from agentmd.engine.curate.baseline import resolve_baseline, split
     from agentmd.engine.index.reconcile import last_pass
 
     unfiled = store.catalog.unfiled() if waiting is None else waiting
     indexed = last_pass(store) is not None  # before the first pass the count would be 0: nothing is recorded
-    baseline = resolve_baseline(state_dir, now, len(unfiled), override=line, may_record=indexed)
+    baseline = resolve_baseline(state_dir, now, len(unfiled), override=line, may_record=indexed and may_record)
     cut = split(unfiled, baseline)
     new = cut.measured
     times = [t for t in (parse_utc(c) for _p, c in new) if t is not None]

@@ -436,3 +436,24 @@ def test_installed_commands_quote_paths_with_spaces(layout: dict[str, Path]) -> 
     commands = hook_commands(["/opt/agent md/bin/agentmd"], layout["vault"])
     words = shlex.split(commands["worktree-guard"])
     assert words == ["/opt/agent md/bin/agentmd", "hook", "worktree-guard", "--vault", str(layout["vault"])]
+
+
+def test_session_start_from_disk_cuts_the_queue_at_the_config_line_and_records_nothing(
+    cli, settings: Settings, layout: dict[str, Path]
+) -> None:
+    """The owner's `queue_baseline` in the config file reaches the session-start line too, and the hook, which
+    only reads, never records a baseline of its own."""
+    from dataclasses import replace
+
+    vault = str(settings.vault)
+    (settings.vault / "notes/waiting.md").write_text(
+        "---\ntitle: Waiting\nstatus: unfiled\ncaptured: 2026-01-02T00:00:00+00:00\n---\nbody\n", encoding="utf-8"
+    )
+    assert cli("reindex", "--vault", vault, "--no-dense").code == 0
+    (settings.state_dir / "queue-baseline.json").unlink(missing_ok=True)
+    moved = replace(settings, queue_baseline=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    now = dt.datetime(2026, 1, 20, tzinfo=dt.UTC)
+    queue = disk_status(moved, now)["queue"]
+    assert queue["count"] == 1 and queue["inherited"] == 0 and "queue-age" in " ".join(queue["red"])
+    assert not (settings.state_dir / "queue-baseline.json").exists()
+    assert disk_status(settings, now)["queue"]["count"] == 0  # no line and none recorded: all inherited
