@@ -18,7 +18,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # argparse is loaded when a hook's arguments are read: the recall hook reads its own, lighter
     import argparse
