@@ -19,6 +19,7 @@ from agentmd.cli.output import ProgressBar, emit
 from agentmd.engine.errors import UsageError
 
 if TYPE_CHECKING:
+    from agentmd.engine.curate.groom import GroomPlan
     from agentmd.engine.curate.steps import Step
     from agentmd.engine.settings import Settings
 
@@ -447,9 +448,7 @@ def _restated_judge(settings: Settings, args: argparse.Namespace) -> tuple[Any, 
     return budget, caller_for(model)
 
 
-def _add_restated(
-    plan: dict[str, Any], settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any
-) -> None:
+def _add_restated(plan: GroomPlan, settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any) -> None:
     from agentmd.engine.curate.actions import stamp
     from agentmd.engine.curate.groom import add_proposals
     from agentmd.engine.enrich.restated import find_restated
