@@ -37,6 +37,7 @@ from agentmd.engine.write.probe import ProbeRecord, ProbeResult, load_last, new_
 from agentmd.engine.write.request import CaptureAnswer
 
 if TYPE_CHECKING:
+    from agentmd.engine.git.sync import SyncJson
     from agentmd.engine.git.undo import ResultJson
 
 log = logging.getLogger("agentmd.daemon")
@@ -87,7 +88,7 @@ class Door(DaemonState):
             return False
         return f'[remote "{DEFAULT_REMOTE}"]' in config
 
-    def _sync_json(self, data: dict[str, object]) -> dict[str, object]:
+    def _sync_json(self, data: dict[str, object]) -> SyncJson:
         remote = data.get("remote") or DEFAULT_REMOTE
         if not isinstance(remote, str):
             raise UsageError("`remote` must be the name of a git remote")

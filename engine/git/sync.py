@@ -75,6 +75,21 @@ class RemoteUnreachable(SyncError):
     daemon's rounds back off (see `BACKOFF_FIRST`)."""
 
 
+class SyncJson(TypedDict):
+    """A sync round as `/v1/sync` and `agentmd sync --json` print it."""
+
+    outcome: str
+    head: str | None
+    remote: str
+    branch: str | None
+    fetched: str | None
+    conflicts: list[dict[str, str]]
+    renamed: list[dict[str, str]]
+    changed: list[str]
+    attempts: int
+    saves_kept: list[dict[str, str]]
+
+
 @dataclass
 class SyncResult:
     outcome: str  # "up-to-date", "pushed", "fast-forward", "merged", "nothing-to-sync"
@@ -88,7 +103,7 @@ class SyncResult:
     attempts: int = 1
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> SyncJson:
         return {
             "outcome": self.outcome,
             "head": self.head,
