@@ -25,7 +25,7 @@ from typing import Any
 from agentmd.engine.curate.actions import plan_edits
 from agentmd.engine.curate.steps import StepRefused, Writer, apply_steps, digest
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.conflicts import STATE_FILE, still_conflict
+from agentmd.engine.git.conflicts import read_state, still_conflict
 from agentmd.engine.git.resolve import KEEP, resolve_conflict
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync import SyncError
@@ -122,9 +122,7 @@ def _note_digest(host: PageHost, path: str) -> str | None:
 
 
 def _conflict_pair(host: PageHost, path: str) -> tuple[str, str]:
-    from agentmd.engine.fsutil import read_json
-
-    state = read_json(host.settings.state_dir / STATE_FILE) or {}
+    state = read_state(host.settings.state_dir)
     pairs = [
         (str(c["path"]), str(c["sibling"]))
         for c in state.get("conflicts", [])
