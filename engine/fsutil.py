@@ -14,7 +14,6 @@ import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.errors import AgentmdError
 
@@ -69,7 +68,7 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, dura
         fsync_dir_quietly(path.parent)
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, object] | None:
     """A JSON object from a state file, or None when it is missing, unreadable or not an object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -78,14 +77,14 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def read_json_lines(path: Path) -> list[dict[str, Any]]:
+def read_json_lines(path: Path) -> list[dict[str, object]]:
     """The JSON objects of a JSON-lines journal, oldest first; [] when it is missing or unreadable. A torn line
     (a crash in mid-append) or a line that is not an object is skipped."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for line in text.splitlines():
         try:
             item = json.loads(line)

@@ -16,7 +16,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 DESCRIPTION = "description"
 SCHEMA = "schema"
@@ -57,11 +57,20 @@ def _schema_type(hint: object) -> dict[str, object]:
     raise TypeError(f"no JSON-schema type for {hint!r}; give one with described(type=...)")
 
 
-def input_schema(cls: type[Any]) -> dict[str, object]:
+class InputSchema(TypedDict):
+    """A tool's input schema as the MCP tool list publishes it."""
+
+    type: str  # "object"
+    properties: dict[str, dict[str, object]]  # each field's JSON schema, in declaration order
+    required: list[str]
+    additionalProperties: bool
+
+
+def input_schema(cls: type[Any]) -> InputSchema:
     """The JSON schema of `cls`'s tool arguments (its described fields, in declaration order): a field without
     a default of its own is required; no other property is allowed."""
     hints = typing.get_type_hints(cls)
-    properties: dict[str, object] = {}
+    properties: dict[str, dict[str, object]] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):
         if DESCRIPTION not in f.metadata:

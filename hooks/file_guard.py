@@ -108,7 +108,7 @@ def note_fields(text: str) -> dict[str, str]:
     return {"frontmatter": split.yaml_text, "body": split.body}
 
 
-def written_text(tool: str, tool_input: Mapping[str, Any], target: Path) -> dict[str, Any]:
+def written_text(tool: str, tool_input: Mapping[str, Any], target: Path) -> dict[str, str] | dict[str, list[str]]:
     """The fields the prefilters read for one file tool call: the text it would leave in the file."""
     if tool == "Write":
         content = tool_input.get("content")
@@ -196,7 +196,7 @@ def check_file_tool(
 # The command
 
 
-def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, Any], cwd: str | None) -> Verdict:
+def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, object], cwd: str | None) -> Verdict:
     command = tool_input.get("command")
     if tool == "Bash" and not (isinstance(command, str) and might_write(command)):
         return ALLOW

@@ -204,14 +204,12 @@ class Layout:
         return cls(indent=indent, ensure_ascii=ascii_only, final_newline=final, newline=newline)
 
     def dumps(self, data: Any) -> str:
-        kw: dict[str, Any] = {"indent": self.indent, "ensure_ascii": self.ensure_ascii}
-        if self.separators is not None:
-            kw["separators"] = self.separators
-        text = json.dumps(data, **kw) + ("\n" if self.final_newline else "")
+        text = json.dumps(data, indent=self.indent, ensure_ascii=self.ensure_ascii, separators=self.separators)
+        text += "\n" if self.final_newline else ""
         return text.replace("\n", self.newline) if self.newline != "\n" else text
 
 
-def read_settings(path: Path) -> tuple[str | None, dict[str, Any]]:
+def read_settings(path: Path) -> tuple[str | None, dict[str, object]]:
     """(the file's text or None when it does not exist, its JSON object). Refuses anything else."""
     try:
         with open(path, encoding="utf-8", newline="") as fh:  # keep CRLF as it is
@@ -273,7 +271,7 @@ def _backup(path: Path, old: bytes, now: dt.datetime) -> Path:
 # Merging
 
 
-def merge(data: dict[str, Any], commands: dict[str, str]) -> dict[str, Any]:
+def merge(data: dict[str, object], commands: dict[str, str]) -> dict[str, object]:
     """A copy of `data` with agentmd's hooks in it: an existing agentmd entry under the right event is
     updated in place (and any second one removed); a missing one is added as a group of its own at the end."""
     data = copy.deepcopy(data)
@@ -306,7 +304,11 @@ def merge(data: dict[str, Any], commands: dict[str, str]) -> dict[str, Any]:
             continue
         group: dict[str, object] = {"matcher": matcher} if matcher is not None else {}
         group["hooks"] = [{"type": "command", "command": command}]
-        data.setdefault("hooks", {}).setdefault(event, []).append(group)
+        if not isinstance(hooks, dict):  # no `hooks` yet (or a null one)
+            hooks = data["hooks"] = {}
+        if not isinstance(groups, list):
+            groups = hooks[event] = []
+        groups.append(group)
     return data
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # argparse is loaded when a hook's arguments are read: the recall hook reads its own, lighter
     import argparse
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # argparse is loaded when a hook's arguments are read: the re
 MAX_INPUT_BYTES = 4 * 2**20  # the most the recall hook reads of its payload
 
 
-def parse_payload(data: str | bytes) -> dict[str, Any]:
+def parse_payload(data: str | bytes) -> dict[str, object]:
     """The hook payload in `data`. A `ValueError` says what is wrong: no input, not JSON, not an object."""
     if isinstance(data, bytes):
         data = data.decode("utf-8", "replace")
@@ -41,7 +41,7 @@ def parse_payload(data: str | bytes) -> dict[str, Any]:
     return payload
 
 
-def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, Any]:
+def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, object]:
     """The hook's JSON input from `stream`, or {} when there is none, it is not JSON, or it does not arrive
     within `timeout` seconds (a terminal, or a parent that never closes the pipe)."""
     if stream is None:
@@ -68,7 +68,7 @@ def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, An
         return {}
 
 
-def write_output(out: TextIO, output: dict[str, Any]) -> None:
+def write_output(out: TextIO, output: Mapping[str, object]) -> None:
     """Print a hook's JSON answer on one line, the way Claude Code reads it."""
     out.write(json.dumps(output, ensure_ascii=False) + "\n")
     out.flush()

@@ -19,8 +19,17 @@ from agentmd.cli.output import ProgressBar, emit
 from agentmd.engine.errors import UsageError
 
 if TYPE_CHECKING:
-    from agentmd.engine.curate.steps import Step
+    from typing import TypedDict
+
+    from agentmd.engine.curate.groom import GroomPlan
+    from agentmd.engine.curate.steps import Step, StepResultJson
     from agentmd.engine.settings import Settings
+
+    class Applied(TypedDict):
+        """A step applied: by which writer (daemon or local) and each result."""
+
+        applied_by: str
+        results: list[StepResultJson]
 
 
 def _yes(p: argparse.ArgumentParser) -> None:
@@ -143,7 +152,7 @@ def _fresh_catalog(settings: Settings) -> Any:
     return store
 
 
-def _apply(settings: Settings, step: Step, *, bulk: bool) -> dict[str, object]:
+def _apply(settings: Settings, step: Step, *, bulk: bool) -> Applied:
     """Apply one step (asking the gate first when it is bulk); the JSON-ready outcome."""
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.git.gate import corpus_write_gate
@@ -242,21 +251,22 @@ def cmd_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         emit(out, args, payload, "\n".join(lines))
         return EXIT_OK
     try:
-        payload.update(_apply(settings, plan.step, bulk=bulk or len(plan.changed) > 1))
+        applied = _apply(settings, plan.step, bulk=bulk or len(plan.changed) > 1)
     except GateRefused as exc:
         payload.update({"refused": str(exc)})
         emit(out, args, payload, "\n".join([*lines, str(exc)]))
         return EXIT_FAILURE
-    lines.append(_applied_line(payload))
+    payload.update(applied)
+    lines.append(_applied_line(applied))
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK
 
 
-def _applied_line(payload: dict[str, Any]) -> str:
-    commits = [c for r in payload.get("results", []) for c in r.get("commits", [])]
-    warnings = [w for r in payload.get("results", []) for w in r.get("warnings", [])]
+def _applied_line(applied: Applied) -> str:
+    commits = [c for r in applied["results"] for c in r["commits"]]
+    warnings = [w for r in applied["results"] for w in r["warnings"]]
     shas = ", ".join(c[:10] for c in commits) or "pending"
-    text = f"applied by the {payload.get('applied_by')} writer; commit {shas}"
+    text = f"applied by the {applied['applied_by']} writer; commit {shas}"
     return text + "".join(f"\n  warning: {w}" for w in warnings)
 
 
@@ -310,12 +320,13 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         emit(out, args, payload, "\n".join(lines))
         return EXIT_OK
     try:
-        payload.update(_apply(settings, step, bulk=len(step.edits) > 1))
+        applied = _apply(settings, step, bulk=len(step.edits) > 1)
     except GateRefused as exc:
         payload["refused_by_gate"] = str(exc)
         emit(out, args, payload, "\n".join([*lines, str(exc)]))
         return EXIT_FAILURE
-    lines.append(_applied_line(payload))
+    payload.update(applied)
+    lines.append(_applied_line(applied))
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK
 
@@ -426,12 +437,13 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         emit(out, args, payload, "\n".join(lines))
         return EXIT_OK
     try:
-        payload.update(_apply(settings, step, bulk=True))
+        applied = _apply(settings, step, bulk=True)
     except GateRefused as exc:
         payload["refused"] = str(exc)
         emit(out, args, payload, "\n".join([*lines, str(exc)]))
         return EXIT_FAILURE
-    lines.append(_applied_line(payload))
+    payload.update(applied)
+    lines.append(_applied_line(applied))
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK
 
@@ -447,9 +459,7 @@ def _restated_judge(settings: Settings, args: argparse.Namespace) -> tuple[Any, 
     return budget, caller_for(model)
 
 
-def _add_restated(
-    plan: dict[str, Any], settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any
-) -> None:
+def _add_restated(plan: GroomPlan, settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any) -> None:
     from agentmd.engine.curate.actions import stamp
     from agentmd.engine.curate.groom import add_proposals
     from agentmd.engine.enrich.restated import find_restated

@@ -138,7 +138,9 @@ def _allow_through_daemon(settings: Any, args: argparse.Namespace, out: TextIO) 
     return EXIT_FAILURE if report.get("errors") else EXIT_OK
 
 
-def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], str]:
+def _embed(
+    settings: Any, current: dict[str, str], args: argparse.Namespace, err: TextIO
+) -> tuple[dict[str, object], str]:
     """Embed the notes in the foreground; (the JSON `dense` part, the summary line). A lexical-only run imports
     nothing of the dense arm (numpy and the model's runtime take longer to load than a small vault to index)."""
     if args.no_dense:
@@ -167,7 +169,7 @@ def _embed(settings: Any, current: dict[str, str], args: argparse.Namespace, err
         f"dense: embedded {done.embedded:,} chunks in {duration(done.seconds)}{rate}; "
         f"{done.chunks_done:,}/{done.chunks_total:,} chunks of {done.notes_total:,} notes have vectors"
     )
-    part = {
+    part: dict[str, object] = {
         "state": "complete" if done.chunks_done >= done.chunks_total else "partial",
         "embedded": done.embedded,
         "seconds": round(done.seconds, 3),

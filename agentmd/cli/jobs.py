@@ -10,7 +10,11 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
+    from agentmd.engine.jobs.manifest import JobJson
     from agentmd.engine.jobs.runner import JobRecord
+
+    class ListedJob(JobJson):
+        last: JobRecord | None  # its last run, from the run log
 
 
 def add_jobs_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -50,11 +54,10 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     loaded = load_jobs(jobs_dir(settings), set(BUILT_IN_ACTIONS))
     last = {name: entry.get("last") for name, entry in RunLog(settings.state_dir).summary().items()}
-    payload = loaded.to_dict()
-    for job in payload["jobs"]:
-        job["last"] = last.get(job["name"])
+    jobs: list[ListedJob] = [{**job, "last": last.get(job["name"])} for job in loaded.to_dict()["jobs"]]
+    payload = {"jobs": jobs, "refused": loaded.refused}
     lines = []
-    for job in payload["jobs"]:
+    for job in jobs:
         b = job["budget"]
         budget = f"wall {b['wall_s']:g} s" + (f", {b['tokens']} tokens" if b["tokens"] is not None else "")
         budget += f", {b['calls']} calls" if b["calls"] is not None else ""

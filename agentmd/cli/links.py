@@ -4,11 +4,14 @@ notes linked to nothing. Links are resolved when asked (`agentmd.engine.search.g
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, settings_of
 from agentmd.cli.output import emit, notices
 from agentmd.engine.errors import UsageError
+
+if TYPE_CHECKING:
+    from agentmd.engine.search.graph import LinkJson, LinksJson
 
 
 def add_links_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -28,7 +31,7 @@ def add_links_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argu
     return p
 
 
-def _line(entry: dict[str, object]) -> str:
+def _line(entry: LinkJson) -> str:
     return f"{entry['line']:>5}  {entry['written']}"
 
 
@@ -78,7 +81,7 @@ def cmd_links(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _links_of_text(path: str, result: dict[str, Any]) -> list[str]:
+def _links_of_text(path: str, result: LinksJson) -> list[str]:
     local = [e for e in result["out"] if not e["target"]]  # [[#heading]]: listed in --json only
     lines = [path, f"links out ({len(result['out'])}):"]
     lines += [f"{_line(e)}  ->  {e['resolved'] or '(dangling)'}" for e in result["out"] if e["target"]]

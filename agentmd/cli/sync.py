@@ -16,6 +16,7 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
 if TYPE_CHECKING:
+    from agentmd.engine.git.sync import SyncJson
     from agentmd.engine.settings import Settings
 
 DEFAULT_REMOTE = "origin"  # engine/git/sync.py's, written out so that building the parser loads no engine module
@@ -100,6 +101,7 @@ def cmd_remote_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     daemon = daemon_of(settings)
+    result: SyncJson
     if daemon is not None:
         result = daemon.ask("/v1/sync", {"remote": args.remote}, what="sync")
     else:
@@ -108,7 +110,7 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if result.get("outcome") else EXIT_FAILURE
 
 
-def _sync_here(settings: Any, remote: str) -> dict[str, object]:
+def _sync_here(settings: Any, remote: str) -> SyncJson:
     from agentmd.engine.git.committer import committer_for
     from agentmd.engine.git.sync import SyncError, sync_vault
     from agentmd.rules import ContractCache
@@ -121,7 +123,7 @@ def _sync_here(settings: Any, remote: str) -> dict[str, object]:
         raise AgentmdError(str(exc)) from None
 
 
-def _line(result: dict[str, Any]) -> str:
+def _line(result: SyncJson) -> str:
     outcome = result.get("outcome")
     head = (result.get("head") or "")[:10]
     words = {

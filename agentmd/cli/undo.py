@@ -19,8 +19,24 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
-    from agentmd.engine.git.undo import Selection
+    from typing import NotRequired
+
+    from agentmd.engine.git.undo import ResultJson, Selection
     from agentmd.engine.settings import Settings
+
+    class Written(ResultJson):
+        """An undo written, by the daemon or here, and what indexing it said."""
+
+        applied_by: str  # daemon | local
+        warnings: NotRequired[list[str]]
+
+    class UndoAnswer(ResultJson):
+        """What `agentmd undo`, `revert` and `restore` print (`--json`): the plan, and the write with --yes."""
+
+        dry_run: bool
+        applied_by: NotRequired[str]
+        warnings: NotRequired[list[str]]
+
 
 MAX_COUNT = 50  # engine/git/undo.py's, written out so that building the parser loads no engine module
 
@@ -103,7 +119,7 @@ def cmd_undo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if not args.yes:
             plan = make_plan(settings.vault, selection, _committer(settings).identity_env(), now).to_dict()
-            payload: dict[str, object] = {"dry_run": True, **plan, "commit": None}
+            payload: UndoAnswer = {"dry_run": True, **plan, "commit": None}
         else:
             payload = {"dry_run": False, **_write(settings, selection, now)}
     except UndoRefused as exc:
@@ -119,18 +135,17 @@ def _committer(settings: Settings) -> Any:
     return committer_for(settings, ContractCache(settings.vault, settings.contract_path))
 
 
-def _write(settings: Settings, selection: Selection, now: dt.datetime) -> dict[str, object]:
+def _write(settings: Settings, selection: Selection, now: dt.datetime) -> Written:
     """Write the undo: by the daemon when one runs, else here (then index the files it changed)."""
     daemon = daemon_of(settings)
     if daemon is not None:
-        answer = daemon.ask("/v1/revert", selection.to_dict(), what="undo")
+        answer: ResultJson = daemon.ask("/v1/revert", selection.to_dict(), what="undo")
         return {**answer, "applied_by": "daemon"}
     from agentmd.engine.git.undo import apply_undo
 
     committer = _committer(settings)
     committer.prepare()
-    result = apply_undo(committer, selection, settings.state_dir, now).to_dict()
-    result["applied_by"] = "local"
+    result: Written = {**apply_undo(committer, selection, settings.state_dir, now).to_dict(), "applied_by": "local"}
     if result["commit"]:
         result["warnings"] = _index(settings, [c["path"] for c in result["changes"]])
     return result
@@ -163,7 +178,7 @@ def _count(n: int | None, sign: str) -> str:
     return f"{sign}{n}" if n else ""
 
 
-def _lines(kind: str, payload: dict[str, Any]) -> list[str]:
+def _lines(kind: str, payload: UndoAnswer) -> list[str]:
     targets, changes, conflicts = payload["targets"], payload["changes"], payload["conflicts"]
     if kind == "restore":
         t = targets[0]
@@ -176,14 +191,14 @@ def _lines(kind: str, payload: dict[str, Any]) -> list[str]:
     for c in changes:
         counts = " ".join(x for x in (_count(c["added"], "+"), _count(c["removed"], "-")) if x)
         lines.append(f"  {c['status']} {c['path']}" + (f" ({counts})" if counts else ""))
-    for c in conflicts:
-        if c.get("sibling"):
+    for conflict in conflicts:
+        if conflict.get("sibling"):
             lines.append(
-                f"conflict: {c['path']} was edited since on the same lines; it keeps its text and the undone "
-                f"version goes beside it as {c['sibling']} (status: conflict; `agentmd resolve` ends it)"
+                f"conflict: {conflict['path']} was edited since on the same lines; it keeps its text and the undone "
+                f"version goes beside it as {conflict['sibling']} (status: conflict; `agentmd resolve` ends it)"
             )
         else:
-            lines.append(f"kept: {c['path']}: {c.get('how', 'kept as it is now')}")
+            lines.append(f"kept: {conflict['path']}: {conflict.get('how', 'kept as it is now')}")
     if not changes:
         lines.append("nothing to change: the vault already holds that version" if not conflicts else
                      "nothing to change: every file it would change was edited since (above)")  # fmt: skip
@@ -191,7 +206,7 @@ def _lines(kind: str, payload: dict[str, Any]) -> list[str]:
     if payload["dry_run"]:
         lines.append("dry run: nothing was written; run again with --yes to apply")
         return lines
-    commit = payload["commit"][:10]
+    commit = (payload["commit"] or "")[:10]
     lines.append(f"written as commit {commit} (origin: revert) by the {payload.get('applied_by')} writer")
     lines.append(f"to take this back: agentmd revert {commit}")
     lines += [f"warning: {w}" for w in payload.get("warnings", [])]

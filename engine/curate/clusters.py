@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.graph import resolve, stem_index
@@ -144,9 +144,28 @@ def _groups(labels: Mapping[int, int]) -> list[list[int]]:
     return sorted((sorted(g) for g in by.values() if len(g) >= 2), key=lambda g: (-len(g), g[0]))
 
 
+class Cluster(TypedDict):
+    """One cluster as `agentmd clusters --json` prints it."""
+
+    id: str
+    label: str  # the name given to it, else its terms, else its medoid
+    terms: list[str]
+    renamed: bool
+    size: int
+    medoid: str
+    members: list[str]
+    children: NotRequired[list[Cluster]]  # a large top-level cluster's own clusters
+
+
+class Clusters(TypedDict):
+    notes: int
+    clustered: int
+    clusters: list[Cluster]
+
+
 def compute(
     paths: Sequence[str], texts: Sequence[str], links: Mapping[str, Iterable[str]], names: Mapping[str, str]
-) -> dict[str, Any]:
+) -> Clusters:
     """The clusters as a JSON-ready object (paths sorted; the same input gives the same bytes)."""
     order = sorted(range(len(paths)), key=lambda i: paths[i])
     paths = [paths[i] for i in order]
@@ -157,10 +176,10 @@ def compute(
         df.update(c.keys())
     n = len(paths)
 
-    def describe(group: list[int], level: int) -> dict[str, Any]:
+    def describe(group: list[int], level: int) -> Cluster:
         medoid = _medoid(graph, group, paths)
         cid = cluster_id(paths[medoid])
-        out: dict[str, object] = {
+        out: Cluster = {
             "id": cid,
             "label": names.get(cid) or " ".join(_label(group, counts, df, n)) or paths[medoid],
             "terms": _label(group, counts, df, n),
@@ -202,7 +221,7 @@ def rename(state_dir: Path, cid: str, name: str) -> None:
     (state_dir / NAMES_FILE).write_text(json.dumps(names, sort_keys=True, ensure_ascii=False), encoding="utf-8")
 
 
-def clusters(vault: Path, store: Store, state_dir: Path) -> dict[str, object]:
+def clusters(vault: Path, store: Store, state_dir: Path) -> Clusters:
     """The vault's clusters, read from the notes no wall hides and their links."""
     paths, texts = [], []
     links: dict[str, list[str]] = {}
@@ -220,7 +239,7 @@ def clusters(vault: Path, store: Store, state_dir: Path) -> dict[str, object]:
     return compute(paths, texts, links, load_names(state_dir))
 
 
-def render(result: Mapping[str, Any]) -> str:
+def render(result: Clusters) -> str:
     lines = [f"{len(result['clusters'])} cluster(s) over {result['notes']} notes ({result['clustered']} clustered)"]
     for c in result["clusters"]:
         lines.append(f"{c['id']}  {c['label']}  ({c['size']} notes, medoid {c['medoid']})")

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from agentmd.engine.curate.actions import read_frontmatter, stamp
 from agentmd.engine.curate.merge import merged_texts
@@ -197,6 +197,31 @@ def read_notes(vault: Path, catalog: Catalog, contract: Contract) -> tuple[list[
     return reads, snapshot_hash(seen)
 
 
+class Proposal(TypedDict):
+    """One proposal of a plan: a detector's finding on one note and what applying it does."""
+
+    detector: str
+    path: str
+    reason: str
+    action: str  # retire | split | merge
+    keep: NotRequired[str]  # the note that stays: a duplicate's older one, a restated rule's newer one
+    offsets: NotRequired[list[int]]  # where a split cuts the body
+    similarity: NotRequired[float]  # a restated rule's: how near in meaning the two notes are
+
+
+class GroomPlan(TypedDict):
+    """A grooming plan as `agentmd groom --propose` writes it and `--apply` reads it back."""
+
+    schema_version: int
+    snapshot_hash: str
+    created: str
+    notes_read: int
+    proposals: list[Proposal]
+    stats: dict[str, int]
+    held_back: int  # proposals beyond PLAN_MAX, proposed again once these are applied
+    restated: NotRequired[dict[str, object]]  # with --restated: what was asked to find restated rules
+
+
 def propose(
     vault: Path,
     catalog: Catalog,
@@ -204,17 +229,24 @@ def propose(
     *,
     now: dt.datetime | None = None,
     stale_age: dt.timedelta = STALE_AGE,
-) -> dict[str, Any]:
+) -> GroomPlan:
     """The plan: every proposal with its reason, the snapshot hash and counts per detector."""
     now = now or dt.datetime.now(dt.UTC)
     reads, snap = read_notes(vault, catalog, contract)
     notes = sorted((r for r in reads if eligible(r, contract)), key=lambda r: (r.note.captured, r.path))
-    proposals: list[dict[str, Any]] = []
+    proposals: list[Proposal] = []
     claimed: set[str] = set()
 
-    def claim(r: Read, detector: str, reason: str, **extra: Any) -> None:
+    def claim(
+        r: Read, detector: str, reason: str, action: str, *, keep: str | None = None, offsets: list[int] | None = None
+    ) -> None:
         claimed.add(r.path)
-        proposals.append({"detector": detector, "path": r.path, "reason": reason, **extra})
+        proposal: Proposal = {"detector": detector, "path": r.path, "reason": reason, "action": action}
+        if keep is not None:
+            proposal["keep"] = keep
+        if offsets is not None:
+            proposal["offsets"] = offsets
+        proposals.append(proposal)
 
     first_by_text: dict[tuple[str | None, str], Read] = {}
     for r in notes:
@@ -269,11 +301,11 @@ def propose(
         "notes_read": len(reads),
         "proposals": proposals,
         "stats": stats,
-        "held_back": held_back,  # proposals beyond PLAN_MAX, proposed again once these are applied
+        "held_back": held_back,
     }
 
 
-def add_proposals(plan: dict[str, Any], proposals: Sequence[dict[str, Any]]) -> None:
+def add_proposals(plan: GroomPlan, proposals: Sequence[Proposal]) -> None:
     """Adds proposals a later pass made (restated rules) to `plan`, within PLAN_MAX; the rest are counted as held
     back, proposed again next time."""
     room = max(0, PLAN_MAX - len(plan["proposals"]))
@@ -296,9 +328,10 @@ def _body_of(text: str) -> tuple[str, str]:
 
 
 def apply_plan(
-    vault: Path, catalog: Catalog, contract: Contract, plan: dict[str, Any], *, now: dt.datetime | None = None
+    vault: Path, catalog: Catalog, contract: Contract, plan: GroomPlan, *, now: dt.datetime | None = None
 ) -> tuple[Step, list[dict[str, object]]]:
-    """The one step that carries out `plan`, refused with `StalePlan` when its snapshot no longer holds."""
+    """The one step that carries out `plan` (read back from its file, so read forgivingly), refused with
+    `StalePlan` when its snapshot no longer holds."""
     if plan.get("schema_version") != SCHEMA_VERSION:
         raise StalePlan(f"the plan is of schema {plan.get('schema_version')}; propose a new one")
     _reads, snap = read_notes(vault, catalog, contract)

@@ -14,10 +14,9 @@ import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.client import Located, locate
-from agentmd.engine.curate.steps import Step, StepRefused, StepResult, Writer, apply_steps
+from agentmd.engine.curate.steps import Step, StepRefused, StepResult, StepResultJson, Writer, apply_steps
 from agentmd.engine.errors import UsageError
 from agentmd.engine.git.committer import committer_for
 from agentmd.engine.index.reconcile import reconcile
@@ -106,7 +105,8 @@ def serve_plan(settings: Settings, writer: Writer, data: dict[str, object]) -> d
     return {"results": [r.to_dict() for r in done]}
 
 
-def _result(data: dict[str, Any]) -> StepResult:
+def _result(data: StepResultJson) -> StepResult:
+    """One result of the daemon's answer (its keys read forgivingly: an older daemon may leave one out)."""
     return StepResult(
         str(data.get("origin", "")),
         [str(p) for p in data.get("paths", [])],

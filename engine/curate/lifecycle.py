@@ -222,7 +222,7 @@ class _Planner:
                 self.skip(f"lifecycle {current}")
         return plan
 
-    def _read(self, path: str) -> tuple[str, bytes, dict[str, Any]] | None:
+    def _read(self, path: str) -> tuple[str, bytes, dict[str, object]] | None:
         try:
             data = (self.vault / path).read_bytes()
             text = data.decode("utf-8")
@@ -241,7 +241,7 @@ class _Planner:
             return False
         return True
 
-    def _add(self, change: Change, text: str, data: bytes, updates: dict[str, Any], removed: list[str]) -> bool:
+    def _add(self, change: Change, text: str, data: bytes, updates: dict[str, str], removed: list[str]) -> bool:
         if len(self.plan.edits) >= MAX_CHANGES:
             self.plan.deferred += 1
             return False
@@ -264,8 +264,8 @@ class _Planner:
         if _lower(fm.get("type")) in RULE_TYPES:
             self.skip("rule")
             return
-        before = fm.get("lifecycle") if isinstance(fm.get("lifecycle"), str) else None
-        updates: dict[str, Any] = {"lifecycle": DORMANT, "lifecycle_since": stamp(self.now)}
+        before = given if isinstance(given := fm.get("lifecycle"), str) else None
+        updates = {"lifecycle": DORMANT, "lifecycle_since": stamp(self.now)}
         if before:
             updates["lifecycle_before"] = before
         quiet = (self.now - last).days
@@ -282,8 +282,8 @@ class _Planner:
         why = self.used_since_sinking(path, ours, sunk, injected, recalled)
         if why is None or not self._allowed(path):
             return
-        before = fm.get("lifecycle_before") if isinstance(fm.get("lifecycle_before"), str) else None
-        updates: dict[str, Any] = {"lifecycle": before} if before else {}
+        before = given if isinstance(given := fm.get("lifecycle_before"), str) else None
+        updates: dict[str, str] = {"lifecycle": before} if before else {}
         removed = ["lifecycle_since", "lifecycle_before"] + ([] if before else ["lifecycle"])
         change = Change(path, DORMANT, before, f"used again: {why}")
         if self._add(change, text, data, updates, removed):
@@ -302,7 +302,7 @@ def plan_pass(
     return _Planner(vault, contract, catalog, now, since).run(journaled)
 
 
-def journal_lines(plan: LifecyclePlan, results: Sequence[StepResult]) -> list[dict[str, Any]]:
+def journal_lines(plan: LifecyclePlan, results: Sequence[StepResult]) -> list[dict[str, object]]:
     """The journal's lines for a pass: the lifecycles set by hand it saw first, then its own changes."""
     commit = next((sha for r in results for sha in r.commits), None)
     ts = stamp(plan.now)

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.fsutil import fsync_dir
@@ -71,6 +71,15 @@ class Step:
             raise UsageError(f"a curation step is malformed ({exc})") from None
 
 
+class StepResultJson(TypedDict):
+    """A step's result as `/v1/curate` and `--json` print it."""
+
+    origin: str
+    paths: list[str]
+    commits: list[str]
+    warnings: list[str]
+
+
 @dataclass
 class StepResult:
     origin: str
@@ -78,7 +87,7 @@ class StepResult:
     commits: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> StepResultJson:
         return {"origin": self.origin, "paths": self.paths, "commits": self.commits, "warnings": self.warnings}
 
 

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.curate.host import serve_plan
 from agentmd.engine.curate.steps import Writer
@@ -35,6 +35,10 @@ from agentmd.engine.synctools import is_sync_temp
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
 from agentmd.engine.write.probe import ProbeRecord, ProbeResult, load_last, new_nonces, run_probe
 from agentmd.engine.write.request import CaptureAnswer
+
+if TYPE_CHECKING:
+    from agentmd.engine.git.sync import SyncJson
+    from agentmd.engine.git.undo import ResultJson
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -84,7 +88,7 @@ class Door(DaemonState):
             return False
         return f'[remote "{DEFAULT_REMOTE}"]' in config
 
-    def _sync_json(self, data: dict[str, object]) -> dict[str, object]:
+    def _sync_json(self, data: dict[str, object]) -> SyncJson:
         remote = data.get("remote") or DEFAULT_REMOTE
         if not isinstance(remote, str):
             raise UsageError("`remote` must be the name of a git remote")
@@ -112,7 +116,7 @@ class Door(DaemonState):
         )
         return Page(host).routes()
 
-    def _revert_json(self, data: dict[str, object]) -> dict[str, object]:
+    def _revert_json(self, data: dict[str, object]) -> ResultJson:
         """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
         committer, the files it changed indexed at once."""
         from agentmd.engine.git.undo import Selection, apply_undo

@@ -51,7 +51,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmd.engine.daemon.mcp_tools import CAPTURE, SEARCH, TOOLS, ArgumentError, check_arguments
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.request_fields import json_defaults
+from agentmd.engine.request_fields import InputSchema, json_defaults
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
@@ -97,15 +97,15 @@ def tool_list(types: list[str] | None = None) -> list[Tool]:
     return [
         Tool(
             name=name,
-            title=spec["title"],
-            description=spec["description"],
-            input_schema=_with_types(spec["input"], types) if name == CAPTURE and types else spec["input"],
-            output_schema=spec["output"],
+            title=spec.title,
+            description=spec.description,
+            input_schema=dict(_with_types(spec.input, types) if name == CAPTURE and types else spec.input),
+            output_schema=spec.output,
             annotations=ToolAnnotations(
-                title=spec["title"],
-                read_only_hint=spec["read_only"],
+                title=spec.title,
+                read_only_hint=spec.read_only,
                 destructive_hint=False,
-                idempotent_hint=spec["read_only"],
+                idempotent_hint=spec.read_only,
                 open_world_hint=False,
             ),
         )
@@ -113,7 +113,7 @@ def tool_list(types: list[str] | None = None) -> list[Tool]:
     ]
 
 
-def _with_types(schema: dict[str, Any], types: list[str]) -> dict[str, Any]:
+def _with_types(schema: InputSchema, types: list[str]) -> InputSchema:
     properties = dict(schema["properties"])
     properties["type"] = {**properties["type"], "enum": sorted(types)}
     return {**schema, "properties": properties}

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.request_fields import input_schema
+from agentmd.engine.request_fields import InputSchema, input_schema
 from agentmd.engine.search.planning import SearchRequest
 from agentmd.engine.search.query import MODES
 from agentmd.engine.write.request import CaptureRequest
@@ -42,8 +43,8 @@ CAPTURE_DESCRIPTION = (
 # The tools' arguments are the requests' own fields, each described where it is declared
 # (engine/request_fields.py): the schemas are derived, so a field is declared once for the tool, the `/v1`
 # routes and the CLI.
-SEARCH_INPUT: dict[str, object] = input_schema(SearchRequest)
-CAPTURE_INPUT: dict[str, object] = input_schema(CaptureRequest)
+SEARCH_INPUT: InputSchema = input_schema(SearchRequest)
+CAPTURE_INPUT: InputSchema = input_schema(CaptureRequest)
 
 _NULLABLE_TEXT = {"type": ["string", "null"]}
 
@@ -100,21 +101,21 @@ CAPTURE_OUTPUT: dict[str, object] = {
     "required": ["path", "status", "indexed"],
 }
 
-TOOLS: dict[str, dict[str, Any]] = {
-    SEARCH: {
-        "description": SEARCH_DESCRIPTION,
-        "input": SEARCH_INPUT,
-        "output": SEARCH_OUTPUT,
-        "title": "Search memory",
-        "read_only": True,
-    },
-    CAPTURE: {
-        "description": CAPTURE_DESCRIPTION,
-        "input": CAPTURE_INPUT,
-        "output": CAPTURE_OUTPUT,
-        "title": "Capture a memory",
-        "read_only": False,
-    },
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as the server lists it."""
+
+    description: str
+    input: InputSchema
+    output: dict[str, object]
+    title: str
+    read_only: bool
+
+
+TOOLS: dict[str, ToolSpec] = {
+    SEARCH: ToolSpec(SEARCH_DESCRIPTION, SEARCH_INPUT, SEARCH_OUTPUT, "Search memory", read_only=True),
+    CAPTURE: ToolSpec(CAPTURE_DESCRIPTION, CAPTURE_INPUT, CAPTURE_OUTPUT, "Capture a memory", read_only=False),
 }
 
 
@@ -179,8 +180,8 @@ def check_arguments(tool: str, arguments: Mapping[str, Any] | None) -> dict[str,
     """The arguments of a call to `tool`, checked against its input schema (nulls dropped as if absent).
 
     Raises ArgumentError with one line naming the field, what was wrong and what is allowed."""
-    schema = TOOLS[tool]["input"]
-    props: dict[str, Any] = schema["properties"]
+    schema = TOOLS[tool].input
+    props = schema["properties"]
     given = dict(arguments or {})
     unknown = sorted(set(given) - set(props))
     if unknown:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmd.engine.curate.groom import Read, eligible, read_notes
+from agentmd.engine.curate.groom import Proposal, Read, eligible, read_notes
 from agentmd.engine.enrich.budget import Budget, stop_reason
 from agentmd.engine.enrich.ledger import read_rows
 from agentmd.engine.enrich.model import Answer, ModelCallFailed, Usage, body_of, json_answer
@@ -292,7 +292,7 @@ class Found:
     kept_local: int = 0  # rule notes never shortlisted: they stay on this machine
     without_vectors: str | None = None
     pairs: list[PairOutcome] = field(default_factory=list)
-    proposals: list[dict[str, Any]] = field(default_factory=list)
+    proposals: list[Proposal] = field(default_factory=list)
     calls: int = 0
     usage: Usage = field(default_factory=Usage)
     stopped_by: str | None = None
@@ -317,7 +317,7 @@ class Found:
         }
 
 
-def _proposal(p: PairOutcome) -> dict[str, Any]:
+def _proposal(p: PairOutcome) -> Proposal:
     return {
         "detector": "restated",
         "path": p.older,

@@ -24,6 +24,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TypedDict, cast
 
 CONFLICT_STATUS = "conflict"
 STATE_FILE = "sync-state.json"  # the sync state, which holds the one list of conflicts
@@ -109,19 +110,42 @@ def still_conflict(path: Path) -> bool:
     return re.search(rf"(?m)^status:\s*{CONFLICT_STATUS}\s*$", head) is not None
 
 
+class SyncState(TypedDict, total=False):
+    """`<state>/sync-state.json`: written by the sync rounds (engine/git/sync.py) and the list of conflicts here."""
+
+    conflicts: list[dict[str, str]]  # {"path", "sibling"} or {"path", "kept", ...}
+    renamed: list[dict[str, str]]  # {"path", "renamed"}: captures made on both sides
+    last_ok_at: str | None
+    last_outcome: str
+    head: str | None
+    remote: str
+    last_error: str | None
+    last_error_at: str | None
+    failing_since: str | None
+    failures: int  # rounds in a row that could not reach the remote
+    next_attempt_at: str | None  # while the daemon backs off an unreachable remote
+
+
+def read_state(state_dir: Path) -> SyncState:
+    """The sync state; {} when it is missing or unreadable. Only this room writes the file."""
+    from agentmd.engine.fsutil import read_json
+
+    return cast(SyncState, read_json(state_dir / STATE_FILE) or {})
+
+
 def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]], vault: Path | None = None) -> None:
     """Add `{"path", "sibling"}` (or `{"path", "kept", ...}`) entries to the list (the sync state's other
     fields untouched), under this process's lock of the state. Of the entries already there, the ended ones
     are trimmed to the last KEPT_CONFLICTS; with the `vault`, a sibling still marked as a conflict is never
     dropped."""
-    from agentmd.engine.fsutil import read_json, write_json
+    from agentmd.engine.fsutil import write_json
 
     new = [dict(e) for e in entries]  # siblings, and files a sync kept as ours (`kept`, named in status)
     if not new:
         return
     with state_lock(state_dir):
-        state = read_json(state_dir / STATE_FILE) or {}
-        older: list[dict[str, str]] = state.get("conflicts", [])
+        state = read_state(state_dir)
+        older = state.get("conflicts", [])
         still_open = [c for c in older if vault and c.get("sibling") and still_conflict(vault / c["sibling"])]
         ended = [c for c in older if c not in still_open][-KEPT_CONFLICTS:]
         kept = [c for c in older if c in still_open or c in ended]
@@ -131,8 +155,6 @@ def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]], vault: 
 
 def open_conflicts(vault: Path, state_dir: Path) -> list[str]:
     """The siblings of the list still open, in the order they were left (each once)."""
-    from agentmd.engine.fsutil import read_json
-
-    state = read_json(state_dir / STATE_FILE) or {}
+    state = read_state(state_dir)
     siblings = [str(c["sibling"]) for c in state.get("conflicts", []) if isinstance(c, dict) and c.get("sibling")]
     return [s for s in dict.fromkeys(siblings) if still_conflict(vault / s)]

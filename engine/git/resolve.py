@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from agentmd.engine.git.conflicts import STATE_FILE, still_conflict, unmarked
+from agentmd.engine.git.conflicts import read_state, still_conflict, unmarked
 from agentmd.engine.git.rescue import RescueError, keep_rescue
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import SyncError
@@ -21,12 +21,12 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
     keeps the sibling as a note of its own. The origin of every path written is recorded first (the shared
     journal), so the commit that takes them says `origin: resolve`. The tip before the choice is kept as a
     rescue ref (`agentmd.engine.git.rescue`). Returns (note, sibling, paths changed)."""
-    from agentmd.engine.fsutil import atomic_write, read_json
+    from agentmd.engine.fsutil import atomic_write
     from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
 
     if keep not in KEEP:
         raise SyncError(f"--keep takes {', '.join(KEEP)}, not {keep!r}")
-    pairs = [(c["path"], c["sibling"]) for c in (read_json(state_dir / STATE_FILE) or {}).get("conflicts", [])
+    pairs = [(c["path"], c["sibling"]) for c in read_state(state_dir).get("conflicts", [])
              if c.get("sibling") and still_conflict(vault / c["sibling"])]  # fmt: skip
     found = [p for p in pairs if path in p]
     if not found:

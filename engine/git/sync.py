@@ -51,6 +51,7 @@ from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
 from agentmd.engine.git.conflicts import (
     STATE_FILE,
     conflict_text,
+    read_state,
     record_conflicts,
     sibling_name,
     state_lock,
@@ -75,6 +76,21 @@ class RemoteUnreachable(SyncError):
     daemon's rounds back off (see `BACKOFF_FIRST`)."""
 
 
+class SyncJson(TypedDict):
+    """A sync round as `/v1/sync` and `agentmd sync --json` print it."""
+
+    outcome: str
+    head: str | None
+    remote: str
+    branch: str | None
+    fetched: str | None
+    conflicts: list[dict[str, str]]
+    renamed: list[dict[str, str]]
+    changed: list[str]
+    attempts: int
+    saves_kept: list[dict[str, str]]
+
+
 @dataclass
 class SyncResult:
     outcome: str  # "up-to-date", "pushed", "fast-forward", "merged", "nothing-to-sync"
@@ -88,7 +104,7 @@ class SyncResult:
     attempts: int = 1
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> SyncJson:
         return {
             "outcome": self.outcome,
             "head": self.head,
@@ -478,9 +494,7 @@ def _when(text: object) -> dt.datetime | None:
 
 def backing_off(state_dir: Path, now: dt.datetime) -> dt.datetime | None:
     """When the daemon's next round may run, if that is after `now` (the remote was unreachable), else None."""
-    from agentmd.engine.fsutil import read_json
-
-    due = _when((read_json(state_dir / STATE_FILE) or {}).get("next_attempt_at"))
+    due = _when(read_state(state_dir).get("next_attempt_at"))
     return due if due is not None and due > now else None
 
 
@@ -491,7 +505,7 @@ def sync_vault(
     recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves.
     A round that cannot reach the remote also records how many have failed in a row and when the daemon's
     next round may run (`backoff_delay`)."""
-    from agentmd.engine.fsutil import read_json, write_json
+    from agentmd.engine.fsutil import write_json
 
     moment = (clock or _utc_now)()
     now = moment.astimezone(dt.UTC).isoformat(timespec="seconds")
@@ -510,22 +524,24 @@ def sync_vault(
     except SyncError as exc:
         if state_dir is not None:
             with state_lock(state_dir):  # read now, not before the round: it may have recorded conflicts meanwhile
-                state = read_json(state_dir / STATE_FILE) or {}
-                state.update(last_error=str(exc), last_error_at=now, failing_since=state.get("failing_since") or now)
+                state = read_state(state_dir)
+                state.update(
+                    {"last_error": str(exc), "last_error_at": now, "failing_since": state.get("failing_since") or now}
+                )
                 if isinstance(exc, RemoteUnreachable):
                     failures = int(state.get("failures") or 0) + 1
                     retry = (moment + backoff_delay(failures)).astimezone(dt.UTC)
-                    state.update(failures=failures, next_attempt_at=retry.isoformat(timespec="seconds"))
+                    state.update({"failures": failures, "next_attempt_at": retry.isoformat(timespec="seconds")})
                 write_json(state_dir / STATE_FILE, state)
         raise
     if state_dir is not None:
         with state_lock(state_dir):
-            state = read_json(state_dir / STATE_FILE) or {}
-            state.update(
-                last_ok_at=now, last_outcome=result.outcome, head=result.head, remote=remote, last_error=None,
-                last_error_at=None, failing_since=None, failures=0, next_attempt_at=None,
-                renamed=[*state.get("renamed", []), *result.renamed][-50:],
-            )  # fmt: skip
+            state = read_state(state_dir)
+            state.update({
+                "last_ok_at": now, "last_outcome": result.outcome, "head": result.head, "remote": remote,
+                "last_error": None, "last_error_at": None, "failing_since": None, "failures": 0,
+                "next_attempt_at": None, "renamed": [*state.get("renamed", []), *result.renamed][-50:],
+            })  # fmt: skip
             write_json(state_dir / STATE_FILE, state)
     return result
 
@@ -560,13 +576,11 @@ def sync_section(
     and since when (yellow after `yellow_after`, an hour unless the config file's `sync_yellow_after` says
     otherwise; red after `red_after`, a day), when the daemon tries again while it backs off, and the conflict
     siblings not yet resolved."""
-    from agentmd.engine.fsutil import read_json
-
     git = GitCli(vault)
     url = remote_url(git) if (vault / ".git").exists() else None
     if url is None:
         return {"remote": None, "red": [], "yellow": []}
-    state = read_json(state_dir / STATE_FILE) or {}
+    state = read_state(state_dir)
     out: SyncSection = {
         "remote": url,
         "last_ok_at": state.get("last_ok_at"),

@@ -50,10 +50,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.busy import operation_in_progress
@@ -101,7 +101,7 @@ class Selection:
         return {k: v for k, v in data.items() if v not in (None, [], ())}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Selection:
+    def from_dict(cls, data: Mapping[str, object]) -> Selection:
         known = {"kind", "count", "commits", "origin", "since", "path", "to", "at"}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -115,11 +115,43 @@ class Selection:
         commits = data.get("commits") or []
         if not isinstance(commits, list) or not all(isinstance(c, str) for c in commits):
             raise UsageError("`commits` must be a list of commit hashes")
-        texts = {k: data.get(k) for k in ("origin", "since", "path", "to", "at")}
-        for name, value in texts.items():
+        texts: dict[str, str | None] = {}
+        for name in ("origin", "since", "path", "to", "at"):
+            value = data.get(name)
             if value is not None and not isinstance(value, str):
                 raise UsageError(f"`{name}` must be a string")
-        return cls(kind, count, tuple(commits), **texts)
+            texts[name] = value
+        return cls(str(kind), count, tuple(commits), **texts)
+
+
+class TargetJson(TypedDict):
+    sha: str
+    at: str
+    subject: str
+    origin: str
+    host: str
+
+
+class FileChangeJson(TypedDict):
+    path: str
+    status: str
+    added: int | None
+    removed: int | None
+
+
+class PlanJson(TypedDict):
+    """An undo plan as `agentmd undo --json` and `/v1/revert` print it."""
+
+    selection: dict[str, object]
+    head: str
+    targets: list[TargetJson]
+    changes: list[FileChangeJson]
+    conflicts: list[dict[str, str]]
+    message: str
+
+
+class ResultJson(PlanJson):
+    commit: str | None
 
 
 @dataclass(frozen=True)
@@ -132,6 +164,9 @@ class Target:
     origin: str
     host: str
 
+    def to_dict(self) -> TargetJson:
+        return {"sha": self.sha, "at": self.at, "subject": self.subject, "origin": self.origin, "host": self.host}
+
 
 @dataclass(frozen=True)
 class FileChange:
@@ -139,6 +174,9 @@ class FileChange:
     status: str  # A (added), M (modified), D (deleted)
     added: int | None  # lines; None for a binary file
     removed: int | None
+
+    def to_dict(self) -> FileChangeJson:
+        return {"path": self.path, "status": self.status, "added": self.added, "removed": self.removed}
 
 
 @dataclass
@@ -151,12 +189,12 @@ class UndoPlan:
     conflicts: list[dict[str, str]] = field(default_factory=list)  # {"path", "sibling"} or {"path", "kept"}
     message: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PlanJson:
         return {
             "selection": self.selection.to_dict(),
             "head": self.head,
-            "targets": [asdict(t) for t in self.targets],
-            "changes": [asdict(c) for c in self.changes],
+            "targets": [t.to_dict() for t in self.targets],
+            "changes": [c.to_dict() for c in self.changes],
             "conflicts": self.conflicts,
             "message": self.message,
         }
@@ -167,7 +205,7 @@ class UndoResult:
     plan: UndoPlan
     commit: str | None  # None: nothing to write (already undone), or a plan only
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResultJson:
         return {**self.plan.to_dict(), "commit": self.commit}
 
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.settings import Settings
@@ -64,6 +64,33 @@ class Schedule:
         return f"window {self.at:%H:%M}-{self.until:%H:%M}"
 
 
+class BudgetJson(TypedDict):
+    wall_s: float
+    tokens: int | None
+    calls: int | None
+
+
+class JobJson(TypedDict):
+    """A job as `agentmd jobs list --json` prints it."""
+
+    name: str
+    action: str | None
+    command: list[str] | None
+    enabled: bool
+    schedule: str
+    lookback_s: float
+    first_delay_s: float | None
+    budget: BudgetJson
+    paid: bool
+    description: str
+    sources: list[str]
+
+
+class LoadedJson(TypedDict):
+    jobs: list[JobJson]
+    refused: list[dict[str, str]]  # name, path, reason
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     wall: float = DEFAULT_WALL  # seconds
@@ -74,7 +101,7 @@ class Budget:
     def paid(self) -> bool:
         return self.tokens is not None or self.calls is not None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> BudgetJson:
         return {"wall_s": self.wall, "tokens": self.tokens, "calls": self.calls}
 
 
@@ -91,7 +118,7 @@ class JobSpec:
     description: str = ""
     sources: tuple[str, ...] = ()  # the files this job was read from, the shipped default first
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> JobJson:
         return {
             "name": self.name,
             "action": self.action,
@@ -114,7 +141,7 @@ class Loaded:
     jobs: dict[str, JobSpec]
     refused: list[dict[str, str]]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LoadedJson:
         return {"jobs": [j.to_dict() for j in self.jobs.values()], "refused": self.refused}
 
 
@@ -226,12 +253,12 @@ def build_spec(name: str, data: Mapping[str, Any], sources: tuple[str, ...], act
     )
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     with path.open("rb") as fh:
         return tomllib.load(fh)
 
 
-def shipped_manifests() -> dict[str, tuple[str, dict[str, Any]]]:
+def shipped_manifests() -> dict[str, tuple[str, dict[str, object]]]:
     """The defaults that ship with agentmd, by job name: (where, table)."""
     out: dict[str, tuple[str, dict[str, object]]] = {}
     folder = resources.files("agentmd.engine.jobs") / "defaults"
@@ -253,7 +280,7 @@ def load_jobs(
 
     `overrides` (keys of a manifest table, by job name) sit between the shipped defaults and the owner's
     files: the daemon passes its command-line intervals here."""
-    tables: dict[str, tuple[list[str], dict[str, Any]]] = {}
+    tables: dict[str, tuple[list[str], dict[str, object]]] = {}
     for name, (where, table) in shipped_manifests().items():
         tables[name] = ([where], dict(table))
     for name, extra in (overrides or {}).items():
@@ -270,8 +297,9 @@ def load_jobs(
                 continue
             sources, merged = tables.get(name, ([], {}))
             candidate = {**merged, **table}
-            if isinstance(merged.get("budget"), Mapping) and isinstance(table.get("budget"), Mapping):
-                candidate["budget"] = {**merged["budget"], **table["budget"]}
+            shipped_budget, own_budget = merged.get("budget"), table.get("budget")
+            if isinstance(shipped_budget, Mapping) and isinstance(own_budget, Mapping):
+                candidate["budget"] = {**shipped_budget, **own_budget}
             tables[name] = ([*sources, str(path)], candidate)
     jobs: dict[str, JobSpec] = {}
     for name in sorted(tables):

@@ -115,6 +115,11 @@ class Alert:
     recovered: bool = False
 
 
+def _names(value: object) -> list[str]:
+    """A list of condition names from the alerts file ([] for anything else)."""
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
 class AlertTracker:
     """Decides which status passes send an alert, remembering what was sent in `<state>/alerts.json`."""
 
@@ -127,8 +132,8 @@ class AlertTracker:
         today = now.date().isoformat()
         state = read_json(self.path) or {}
         red = sorted({condition(r) for r in status.get("red") or []})
-        active = list(state.get("active") or [])
-        sent = list(state.get("sent") or []) if state.get("day") == today else []
+        active = _names(state.get("active"))
+        sent = _names(state.get("sent")) if state.get("day") == today else []
         alert: Alert | None = None
         if red:
             new = [c for c in red if c not in sent]

@@ -30,7 +30,7 @@ from typing import Any, TypedDict, cast
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, read_json_lines, write_json
-from agentmd.engine.jobs.manifest import JobSpec, Loaded
+from agentmd.engine.jobs.manifest import BudgetJson, JobSpec, Loaded
 from agentmd.engine.jobs.schedule import Decision, decide
 
 log = logging.getLogger("agentmd.jobs")
@@ -130,7 +130,7 @@ class JobRecord(TypedDict, total=False):
     trigger: str  # schedule, manual, or why a schedule decided to run it
     changed: dict[str, object]  # what the job says it changed
     budget_used: dict[str, float]  # wall_s, tokens, calls
-    budget: dict[str, object]
+    budget: BudgetJson  # the budget it ran under
 
 
 class JobSummary(TypedDict):
@@ -385,7 +385,7 @@ class Scheduler:
                 return
 
 
-def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> dict[str, Any]:
+def run_command(spec: JobSpec, meter: Meter, env: Mapping[str, str] | None) -> dict[str, object]:
     """Run a manifest's program within the wall budget, charging every usage line it prints."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errors:  # never a full pipe
         code, reported, timed_out = _supervise(spec, meter, env, errors)
@@ -431,7 +431,7 @@ def _supervise(
                 continue
             reported.update({k: v for k, v in usage.items() if k not in ("tokens", "calls")})
             try:
-                meter.charge(tokens=int(usage.get("tokens", 0) or 0), calls=int(usage.get("calls", 0) or 0))
+                meter.charge(tokens=_count(usage.get("tokens")), calls=_count(usage.get("calls")))
             except BudgetExceeded:
                 _kill(proc)
                 raise
@@ -454,7 +454,16 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
-def _usage_line(line: str) -> dict[str, Any] | None:
+def _count(value: object) -> int:
+    """A usage line's `tokens` or `calls` as a whole number (0 when missing or null)."""
+    if not value:
+        return 0
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise ValueError(f"{value!r} is not a count of tokens or calls")
+
+
+def _usage_line(line: str) -> dict[str, object] | None:
     text = line.strip()
     if not text.startswith("{"):
         return None

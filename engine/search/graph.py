@@ -27,7 +27,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.index.catalog import Catalog
@@ -137,9 +137,33 @@ def written_form(link: Link) -> str:
     return f"{'!' if link.embed else ''}[{link.alias or ''}]({link.target}{frag})"
 
 
-def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> dict[str, object]:
-    out: dict[str, object] = {"path": source} if source is not None else {}
-    out |= {
+class LinkJson(TypedDict):
+    """One link as `agentmd links --json` and the page show it."""
+
+    path: NotRequired[str]  # the note it is written in, where that is not the note asked about
+    line: int
+    kind: str  # wiki | markdown
+    target: str
+    heading: str | None
+    block: str | None
+    alias: str | None
+    embed: bool
+    attachment: bool
+    resolved: str | None  # the note it names, None for a dangling link or an attachment
+    written: str  # as the note writes it
+
+
+class LinksJson(TypedDict):
+    """A note's links: out (each with `resolved`), back, dangling and attachments."""
+
+    out: list[LinkJson]
+    back: list[LinkJson]
+    dangling: list[LinkJson]
+    attachments: list[LinkJson]
+
+
+def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> LinkJson:
+    out: LinkJson = {
         "line": link.line,
         "kind": link.kind,
         "target": link.target,
@@ -151,7 +175,7 @@ def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> d
         "resolved": resolved,
         "written": written_form(link),
     }
-    return out
+    return {"path": source, **out} if source is not None else out
 
 
 class Graph:
@@ -165,7 +189,7 @@ class Graph:
     def resolve(self, target: str, source: str) -> str | None:
         return resolve(target, source, self.paths, by_stem=self.by_stem)
 
-    def links_of(self, path: str) -> dict[str, list[dict[str, object]]]:
+    def links_of(self, path: str) -> LinksJson:
         out, dangling, attachments = [], [], []
         for link in self.catalog.links_from(path):
             if link.attachment:
@@ -190,9 +214,9 @@ class Graph:
             if not link.attachment
         ]
 
-    def dangling(self) -> list[dict[str, Any]]:
+    def dangling(self) -> list[LinkJson]:
         rows = [_link_dict(link, None, source) for source, link, to in self.edges() if to is None]
-        return sorted(rows, key=lambda r: (r["target"].lower(), r["path"], r["line"]))
+        return sorted(rows, key=lambda r: (r["target"].lower(), r.get("path", ""), r["line"]))
 
     def orphans(self) -> list[str]:
         connected: set[str] = set()
@@ -215,12 +239,12 @@ class Graph:
         }
 
 
-def links_of(catalog: Catalog, path: str) -> dict[str, list[dict[str, object]]]:
+def links_of(catalog: Catalog, path: str) -> LinksJson:
     """A note's links out (each with `resolved`), its backlinks, its dangling links and its attachments."""
     return Graph(catalog).links_of(path)
 
 
-def dangling(catalog: Catalog) -> list[dict[str, object]]:
+def dangling(catalog: Catalog) -> list[LinkJson]:
     """Every link whose target matches no note, sorted by target, then source."""
     return Graph(catalog).dangling()
 

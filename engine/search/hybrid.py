@@ -57,20 +57,12 @@ from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.index.vector_types import TextEmbedder
 from agentmd.engine.index.vectors import VectorStore
-from agentmd.engine.search import searcher, trust
 from agentmd.engine.search.confidence import idf
 from agentmd.engine.search.dense import scan_soon
-from agentmd.engine.search.multipliers import note_penalties
-from agentmd.engine.search.planning import (
-    DEFAULT_MODE,
-    SearchRequest,
-    content_query,
-    day_bound,
-    query_terms,
-    split_words,
-)
+from agentmd.engine.search.planning import SearchRequest, query_terms, split_words
 from agentmd.engine.search.result import Cut, DenseUse, Result, SearchResponse
 from agentmd.engine.search.rows import complete, facts_row, fill, names_first, row_terms
+from agentmd.engine.search.searcher import QueryPlan
 from agentmd.rules import Contract
 from agentmd.vault_schema import scripts, section_text
 
@@ -266,11 +258,6 @@ class DenseArm:
     embedder: TextEmbedder
 
 
-def _day(captured: object) -> int | None:
-    text = str(captured or "")[:10].replace("-", "")
-    return int(text) if len(text) == 8 and text.isdigit() else None
-
-
 def _fallback(response: SearchResponse, reason: str) -> SearchResponse:
     """A lexical answer to a hybrid request, marked with why the dense arm took no part."""
     note = f"lexical results only: {reason}"
@@ -307,40 +294,36 @@ def hybrid_search(
     multiplied by the note's penalty. Without vectors (none yet, or no model) the response is the
     lexical one, marked `dense.used = false` with the reason, and its `note` says so. Every result
     carries `cosine` and `word_share` (see the module docstring)."""
-    lexical_request = replace(request, mode=DEFAULT_MODE)
+    asked = QueryPlan.of(request)
     if arm is None:
-        return _fallback(searcher.search(index, contract, lexical_request, catalog), "no embedding model is loaded")
+        return _fallback(asked.answer(index, contract, catalog), "no embedding model is loaded")
     coverage = arm.store.coverage()
     if coverage.done == 0:
-        return _fallback(searcher.search(index, contract, lexical_request, catalog), "no note has vectors yet")
+        return _fallback(asked.answer(index, contract, catalog), "no note has vectors yet")
     if not scripts.reads(arm.embedder, request.query):  # e.g. a Chinese or Russian query, an English model
         return _fallback(
-            searcher.search(index, contract, lexical_request, catalog),
+            asked.answer(index, contract, catalog),
             "the embedding model reads Latin script only, and this query is mostly in another script",
         )
     # the model and the scan of the vectors run while the lexical arm searches
-    scanning = scan_soon(arm.store, arm.embedder, request.query, searcher.OVERFETCH)
-    wide = searcher.search(
-        index, contract, replace(lexical_request, limit=searcher.OVERFETCH, per_note=1), catalog, deferred=True
-    )
+    scanning = scan_soon(arm.store, arm.embedder, request.query, asked.fetched)
+    wide = asked.candidates(index, contract, catalog)
     try:
         qvec, scan = scanning.result()
     except AgentmdError as exc:
-        return _fallback(searcher.search(index, contract, lexical_request, catalog), str(exc))
+        return _fallback(asked.answer(index, contract, catalog), str(exc))
     rows = {r.note: r for r in wide.results if r.entity is None}
     lexical = [(p, r.raw_score) for p, r in rows.items()]
-    lo = day_bound(request.after, upper=False, name="after")
-    hi = day_bound(request.before, upper=True, name="before")
     dense: list[tuple[str, float]] = []
     headings: dict[str, str] = {}
     paths = [p for p, _s in lexical]
     found, cosine_of = scan.hits, arm.store.best_cosines(scan, paths)
     if cosine_of is None:  # the vectors changed while the lexical arm searched (the daemon embeds meanwhile)
-        found, cosine_of = arm.store.search_and_score(qvec, searcher.OVERFETCH, paths)
+        found, cosine_of = arm.store.search_and_score(qvec, asked.fetched, paths)
     for hit in found:
         dense.append((hit.path, hit.cosine))
         headings[hit.path] = hit.heading
-    terms, idf = query_words(index, content_query(request))  # the time words are not words to find
+    terms, idf = query_words(index, asked.words)  # the time words are not words to find
     held = lambda p: row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
     hold = lexical_hold(index, terms, idf, paths, held) if rule.lift else 1.0
     fused = fuse(lexical, dense, rule, cosine_of, hold)
@@ -353,7 +336,7 @@ def hybrid_search(
         if len(best) >= request.limit and f.score < best[0]:
             break
         if f.path not in rows:
-            row = _dense_candidate(index, contract, request, f.path, headings[f.path], (lo, hi))
+            row = _dense_candidate(index, contract, asked, f.path, headings[f.path])
             if row is None:
                 continue
             rows[f.path] = row
@@ -434,12 +417,7 @@ def hybrid_search(
 
 
 def _dense_candidate(
-    index: SearchIndex,
-    contract: Contract,
-    request: SearchRequest,
-    path: str,
-    heading: str,
-    days: tuple[int | None, int | None],
+    index: SearchIndex, contract: Contract, asked: QueryPlan, path: str, heading: str
 ) -> Result | None:
     """The row of a note only the dense arm found, or None when the index no longer holds it or the request
     leaves it out (a wall, a self-probe note, a date outside the bounds)."""
@@ -447,15 +425,9 @@ def _dense_candidate(
     if found is None:
         return None  # vectors of a note the index no longer holds
     note, hits = found
-    if note.facts.get("wall") and not request.include_archived:
+    if not asked.admits(note.facts):
         return None
-    if trust.is_probe(note.facts) and not request.include_probe:
-        return None
-    day = _day(note.facts.get("captured"))
-    lo, hi = days
-    if day is not None and ((lo is not None and day < lo) or (hi is not None and day > hi)):
-        return None
-    return _dense_row(index, note, hits, heading, note_penalties(note.facts, path, request, contract))
+    return _dense_row(index, note, hits, heading, asked.penalties(note.facts, path, contract))
 
 
 def _dense_row(index: SearchIndex, hit: Hit, hits: HitList, heading: str, penalties: list[tuple[str, float]]) -> Result:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 PROJECTS_SPACE = "projects"
 MAX_DIRECT = 15
@@ -50,6 +50,26 @@ NO_DAEMON = "no daemon runs, and the prompt hook does not load the embedding mod
 # have a cosine below 0.40. The search's own veto (engine/search/confidence.py COSINE_VETO, 0.30) is lower: a
 # person who asks may still want a note their words name.
 RECALL_COSINE = 0.40
+
+
+class Candidate(TypedDict):
+    """One note a recall may show, as the daemon sends it to the hook."""
+
+    path: str
+    title: str
+    summary: str
+    project: str | None
+    score: float | None  # the search's score; None for a linked note
+    linked_from: str | None  # the direct hit a linked note rides on
+    confidence: NotRequired[float | None]  # direct hits only
+
+
+class Gathered(TypedDict):
+    """What `gather` returns: the direct hits, the notes linked from them, and why the others were left out."""
+
+    direct: list[Candidate]
+    linked: list[Candidate]
+    left_out: list[str]
 
 
 def vault_relative(path: str) -> str | None:
@@ -130,23 +150,23 @@ def _stored_facts(index: Any, path: str) -> dict[str, object]:
 
 def _candidate(
     catalog: Any, index: Any, walls: Walls, path: str, title: str | None, snippet: str | None
-) -> tuple[dict[str, object], str | None]:
+) -> tuple[Candidate | None, str | None]:
     if walls.exempt(path):
-        return {}, "recall-exempt area"
+        return None, "recall-exempt area"
     row = catalog.get(path)
     if row is None:
         if title is None:
-            return {}, "not in the catalog"
+            return None, "not in the catalog"
     elif row.wall:
-        return {}, f"walled ({row.wall})"
+        return None, f"walled ({row.wall})"
     elif (row.lifecycle or "").lower() == "dormant":
-        return {}, "dormant (unused for a long time; search still finds it)"
+        return None, "dormant (unused for a long time; search still finds it)"
     else:
         from agentmd.engine.search.trust import unconfirmed_reason
 
         why = unconfirmed_reason(status=row.status, untrusted="untrusted" in row.flags, probe="probe" in row.flags)
         if why:
-            return {}, why
+            return None, why
     return {
         "path": path,
         "title": title or (row.title if row else "") or path.rsplit("/", 1)[-1],
@@ -167,12 +187,12 @@ def gather(
     max_linked: int = MAX_LINKED_CANDIDATES,
     deadline: float | None = None,
     now: Callable[[], float] = time.monotonic,
-) -> dict[str, object]:
+) -> Gathered:
     """The notes a recall may show (see the module docstring). `catalog` is an engine Catalog, `index` the
     SearchIndex whose stored facts give the summaries (None: snippets only). Links stop being followed
     once `now()` passes `deadline`."""
     left_out: list[str] = []
-    direct: list[dict[str, Any]] = []
+    direct: list[Candidate] = []
     shown: set[str] = set()
     below: set[str] = set()  # direct hits under the recall floor: not shown for themselves, but may ride a link
     for r in results:
@@ -192,7 +212,7 @@ def gather(
             continue
         shown.add(path)
         candidate, why = _candidate(catalog, index, walls, path, r.get("title"), r.get("snippet"))
-        if why:
+        if candidate is None:
             left_out.append(f"{path}: {why}")
             continue
         candidate["score"] = r.get("score")
@@ -200,7 +220,7 @@ def gather(
         direct.append(candidate)
         if len(direct) >= max_direct:
             break
-    linked: list[dict[str, object]] = []
+    linked: list[Candidate] = []
     if direct and max_linked > 0:
         from agentmd.engine.search.graph import Graph
 
@@ -213,7 +233,7 @@ def gather(
                     continue
                 shown.add(path)
                 candidate, why = _candidate(catalog, index, walls, path, None, None)
-                if why:
+                if candidate is None:
                     left_out.append(f"{path} (linked): {why}")
                     continue
                 candidate["linked_from"] = hit["path"]
@@ -225,7 +245,7 @@ def gather(
 
 def gather_in_daemon(
     settings: Any, index: Any, contract: Any, results: Iterable[Mapping[str, Any]], max_direct: int
-) -> dict[str, object] | None:
+) -> Gathered | None:
     """What the daemon's search attaches to its answer when asked for `recall`: `gather` with the daemon's
     contract and index, on a read-only catalog handle of its own (the indexer's connection stays
     untouched). None when it fails (logged): the hook then gathers the candidates itself, so the search
@@ -259,7 +279,7 @@ def gather_beside_daemon(
     max_direct: int,
     deadline: float,
     now: Callable[[], float] = time.monotonic,
-) -> dict[str, Any]:
+) -> Gathered:
     """`gather` for a daemon that searched but did not gather (one from an older install): a read-only
     catalog handle, and no index (the daemon owns it), so summaries come from the snippets."""
     from agentmd.engine.index.catalog import Catalog
@@ -278,7 +298,7 @@ def search_and_gather(
     max_direct: int,
     deadline: float,
     now: Callable[[], float] = time.monotonic,
-) -> tuple[dict[str, object], Walls, dict[str, object]]:
+) -> tuple[dict[str, object], Walls, Gathered]:
     """Search the index in this process and gather the candidates: (search answer, walls, candidates).
     For a process without a daemon; the index and catalog must exist (checked by the caller). The hook's
     time budget has no room for loading the embedding model, so a hybrid request is answered lexically."""

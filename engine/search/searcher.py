@@ -24,20 +24,25 @@ query that names no note as a whole is read for names inside it ("what do I know
 free will"; engine/search/named.py): the notes they name come first, their rows say by which words
 (`name_within`), and the stop words inside such a name are words of the query again.
 
+A search that runs more than the lexical arm (the hybrid, engine/search/hybrid.py) reads its request once as a
+`QueryPlan` and asks it what the lexical search would do: its answer, its candidates, whether a note passes the
+request's walls and dates, and the note's multipliers.
+
 The request and its plan are engine/search/planning.py's, the multipliers and the ranking they give
 engine/search/multipliers.py's, and the result rows (deferred rows, name rows) engine/search/rows.py's.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import Hit, HitList, SearchIndex
 from agentmd.engine.search import trust
 from agentmd.engine.search.graph import entity_pages
-from agentmd.engine.search.multipliers import rank_hits
+from agentmd.engine.search.multipliers import captured_day, note_penalties, rank_hits
 from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs, phrase_stop_words
 from agentmd.engine.search.planning import DEFAULT_MODE as DEFAULT_MODE  # re-exported
 from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
@@ -54,6 +59,72 @@ MAX_PER_NOTE = 10
 HEAD = 30
 HEAD_TIMES = 3
 QUESTION_BESIDE_NAME = 3  # words beside a name inside a query from which a note holding them all answers it
+
+
+def check(request: SearchRequest) -> None:
+    """Refuse a request a lexical search cannot run (UsageError, saying what to change)."""
+    if request.mode not in MODES:
+        raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
+    if not 1 <= request.limit <= MAX_LIMIT:
+        raise UsageError(f"limit {request.limit} is out of range; use 1 to {MAX_LIMIT}")
+    if not 1 <= request.per_note <= MAX_PER_NOTE:
+        raise UsageError(f"per_note {request.per_note} is out of range; use 1 to {MAX_PER_NOTE}")
+    lo = day_bound(request.after, upper=False, name="after")
+    hi = day_bound(request.before, upper=True, name="before")
+    if lo is not None and hi is not None and lo > hi:
+        raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
+    time_span(request)  # a `now` that is not a date is refused before any work
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """A request read once for a search that runs the lexical arm and another beside it (the hybrid): the
+    request in the lexical mode, checked, its date bounds and the words a note is looked for by. The other
+    arm goes through it for everything the lexical search decides."""
+
+    request: SearchRequest  # in the lexical default mode
+    days: tuple[int | None, int | None]  # captured on or after, on or before (yyyymmdd); None: open
+    words: str  # the query without its time expression (planning.content_query)
+
+    @classmethod
+    def of(cls, request: SearchRequest) -> QueryPlan:
+        """The plan of `request` (its mode set to the lexical default); UsageError for a request no search
+        can run, as `search` would say it."""
+        lexical = replace(request, mode=DEFAULT_MODE)
+        check(lexical)
+        days = (
+            day_bound(lexical.after, upper=False, name="after"),
+            day_bound(lexical.before, upper=True, name="before"),
+        )
+        return cls(lexical, days, content_query(lexical))
+
+    @property
+    def fetched(self) -> int:
+        """How many candidates the lexical arm ranks (the other arm may take as many)."""
+        return OVERFETCH
+
+    def answer(self, index: SearchIndex, contract: Contract, catalog: Catalog | None) -> SearchResponse:
+        """The lexical search's own answer to the request."""
+        return search(index, contract, self.request, catalog)
+
+    def candidates(self, index: SearchIndex, contract: Contract, catalog: Catalog | None) -> SearchResponse:
+        """Every lexical candidate, one row a note, short rows made whole when shown (`search`'s `deferred`)."""
+        return search(index, contract, replace(self.request, limit=OVERFETCH, per_note=1), catalog, deferred=True)
+
+    def admits(self, facts: Mapping[str, object]) -> bool:
+        """Whether a note the lexical arm did not find passes the request: not behind a wall (unless asked for),
+        not a self-probe note (unless asked for), captured within the date bounds."""
+        if facts.get("wall") and not self.request.include_archived:
+            return False
+        if trust.is_probe(facts) and not self.request.include_probe:
+            return False
+        day = captured_day(facts.get("captured"))
+        lo, hi = self.days
+        return day is None or not ((lo is not None and day < lo) or (hi is not None and day > hi))
+
+    def penalties(self, facts: dict[str, object], path: str, contract: Contract) -> list[tuple[str, float]]:
+        """The multipliers below 1.0 the request puts on a note (name, multiplier), as the lexical search does."""
+        return note_penalties(facts, path, self.request, contract)
 
 
 def _entity_page(
@@ -102,17 +173,9 @@ def search(
     rows of the notes the query names are cut at once, as without it."""
     if cut_later and request.per_note != 1:
         raise UsageError("cut_later needs per_note 1: each deferred row cuts one section")
-    if request.mode not in MODES:
-        raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
-    if not 1 <= request.limit <= MAX_LIMIT:
-        raise UsageError(f"limit {request.limit} is out of range; use 1 to {MAX_LIMIT}")
-    if not 1 <= request.per_note <= MAX_PER_NOTE:
-        raise UsageError(f"per_note {request.per_note} is out of range; use 1 to {MAX_PER_NOTE}")
+    check(request)
     lo = day_bound(request.after, upper=False, name="after")
     hi = day_bound(request.before, upper=True, name="before")
-    if lo is not None and hi is not None and lo > hi:
-        raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
-    time_span(request)  # a `now` that is not a date is refused before any work
     words = (request.query if request.mode == "and" else content_query(request)).split()
     named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
     runs = (

@@ -25,11 +25,11 @@ from typing import Any
 from agentmd.engine.curate.actions import plan_edits
 from agentmd.engine.curate.steps import StepRefused, Writer, apply_steps, digest
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.git.conflicts import STATE_FILE, still_conflict
+from agentmd.engine.git.conflicts import read_state, still_conflict
 from agentmd.engine.git.resolve import KEEP, resolve_conflict
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync import SyncError
-from agentmd.engine.git.undo import Selection, UndoPlan, UndoRefused, make_plan
+from agentmd.engine.git.undo import ResultJson, Selection, UndoPlan, UndoRefused, make_plan
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.settings import Settings
 from agentmd.engine.web.facts import safe_note_path
@@ -47,7 +47,7 @@ class PageHost:
     store: Callable[[], Any]  # the daemon's Store, None while the index opens
     contract: Callable[[], Any]
     search: Callable[..., SearchResponse]  # Daemon.search
-    revert: Callable[[dict[str, object]], dict[str, Any]]  # the `/v1/revert` handler
+    revert: Callable[[dict[str, object]], ResultJson]  # the `/v1/revert` handler
     writer: Callable[[], Writer]  # the daemon's curation writer
     identity: Callable[[], dict[str, str]]  # the committer's git identity
     request_commit: Callable[[float], None]
@@ -122,9 +122,7 @@ def _note_digest(host: PageHost, path: str) -> str | None:
 
 
 def _conflict_pair(host: PageHost, path: str) -> tuple[str, str]:
-    from agentmd.engine.fsutil import read_json
-
-    state = read_json(host.settings.state_dir / STATE_FILE) or {}
+    state = read_state(host.settings.state_dir)
     pairs = [
         (str(c["path"]), str(c["sibling"]))
         for c in state.get("conflicts", [])
@@ -143,7 +141,7 @@ def _read(host: PageHost, path: str) -> list[str]:
         return []
 
 
-def plan(host: PageHost, data: dict[str, Any], now: dt.datetime | None = None) -> Outcome:
+def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None) -> Outcome:
     """The plan of one page action; writes nothing."""
     now = now or dt.datetime.now(dt.UTC)
     action = data.get("action")
@@ -154,7 +152,11 @@ def plan(host: PageHost, data: dict[str, Any], now: dt.datetime | None = None) -
         except UndoRefused as exc:
             return Outcome("Nothing to undo" if action == "undo" else "Cannot revert", [str(exc)])
         title = "Undo the last change made on this machine" if action == "undo" else f"Revert {p.targets[0].sha[:10]}"
-        request = {"action": action, "head": p.head, **({"commit": selection.commits[0]} if selection.commits else {})}
+        request: dict[str, object] = {
+            "action": action,
+            "head": p.head,
+            **({"commit": selection.commits[0]} if selection.commits else {}),
+        }
         return Outcome(title, _undo_lines(p), bool(p.changes), request, "Undo it" if p.changes else "Apply")
     if action in ("confirm", "retire"):
         path = safe_note_path(host.settings.vault, _text(data, "path"))

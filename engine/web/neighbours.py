@@ -4,11 +4,11 @@ clusters`, run over the neighbourhood, so a page costs a few dozen notes' readin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from agentmd.engine.curate.clusters import compute
-from agentmd.engine.search.graph import Graph
+from agentmd.engine.search.graph import Graph, LinksJson
 from agentmd.engine.web.html import Markup
 from agentmd.engine.web.svg import Node, neighbourhood
 from agentmd.vault_schema import parse_note
@@ -16,13 +16,13 @@ from agentmd.vault_schema import parse_note
 MAX_NODES = 36
 
 
-def _near(links: dict[str, Any]) -> list[str]:
-    out = [e["resolved"] for e in links.get("out", []) if e.get("resolved")]
-    back = [e["path"] for e in links.get("back", []) if e.get("path")]
+def _near(links: LinksJson) -> list[str]:
+    out = [to for e in links["out"] if (to := e["resolved"])]
+    back = [source for e in links["back"] if (source := e.get("path"))]
     return list(dict.fromkeys(out + back))
 
 
-def picture(vault: Path, graph: Graph, path: str, first: dict[str, Any], href: Any) -> Markup:
+def picture(vault: Path, graph: Graph, path: str, first: LinksJson, href: Callable[[str], str]) -> Markup:
     """The neighbourhood of `path` as SVG; `first` is its own `links_of` answer."""
     seen: dict[str, list[str]] = {path: _near(first)}
     frontier = list(seen[path])
@@ -50,7 +50,7 @@ def picture(vault: Path, graph: Graph, path: str, first: dict[str, Any], href: A
             titles[p] = p
             texts.append(p)
     links = {a: [b for b in near if b in seen] for a, near in seen.items()}
-    found = compute(paths, texts, links, {}) if len(paths) > 2 else {"clusters": []}
-    cluster = {m: i for i, c in enumerate(found["clusters"]) for m in c["members"]}
+    found = compute(paths, texts, links, {})["clusters"] if len(paths) > 2 else []
+    cluster = {m: i for i, c in enumerate(found) for m in c["members"]}
     nodes = [Node(p, titles[p], cluster.get(p, -1), p == path) for p in paths]
     return neighbourhood(nodes, [(a, b) for a, b in edges], {p: href(p) for p in paths})

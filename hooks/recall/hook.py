@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -84,12 +85,25 @@ class HookLog:
                 pass
 
 
-def read_payload(stream: TextIO | Any) -> dict[str, Any]:
+def read_payload(stream: TextIO | Any) -> dict[str, object]:
     """The UserPromptSubmit payload (its first `MAX_INPUT_BYTES`); a `HookError` says what is wrong with it."""
     try:
         return parse_payload(stream.read(MAX_INPUT_BYTES) if stream is not None else "")
     except ValueError as exc:
         raise HookError(str(exc)) from None
+
+
+@dataclass
+class _Outcome:
+    """What the worker thread leaves for the caller: the settings and session it read, then one of an error
+    (outcome, detail), a pause (and whether this prompt tells of it) or the recall."""
+
+    settings: Any = None
+    session: str | None = None
+    error: tuple[str, str] | None = None
+    paused: recall_pause.Pause | None = None
+    tell: bool = False
+    recall: Recall | None = None
 
 
 def run_hook(
@@ -111,54 +125,56 @@ def run_hook(
     log.clock = clock  # the log's durations on the same clock as the budget
     started = clock.monotonic() if started is None else started
     deadline = started + options.time_budget
-    box: dict[str, Any] = {}
+    box = _Outcome()
 
     def work() -> None:
         try:
             settings = settings_fn()
-            box["settings"] = settings
+            box.settings = settings
             log.path = settings.state_dir / HOOK_LOG
             payload = read_payload(stdin)
-            box["session"] = payload.get("session_id")
+            given_session = payload.get("session_id")
+            box.session = str(given_session) if given_session else None
             event = payload.get("hook_event_name")
             if event not in (None, "UserPromptSubmit"):
                 raise HookError(f"hook_event_name is {event!r}; the recall hook answers UserPromptSubmit")
             prompt = payload.get("prompt")
             if not isinstance(prompt, str):
                 raise HookError("hook input has no prompt")
-            cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+            given_cwd = payload.get("cwd")
+            cwd = given_cwd if isinstance(given_cwd, str) else None
             held = paused(settings, cwd)
             if held is not None:
-                box["paused"] = held
-                box["tell"] = recall_pause.first_telling(settings.state_dir, held, box["session"])
+                box.paused = held
+                box.tell = recall_pause.first_telling(settings.state_dir, held, box.session)
                 return
-            box["recall"] = recall(
+            box.recall = recall(
                 settings, prompt, cwd=cwd, options=options, deadline=deadline - PRINT_MARGIN, now=clock.monotonic
             )
         except HookGaveUp as exc:  # the daemon took the whole budget: a give-up like the worker's own
-            box["error"] = (GAVE_UP, f"{exc}; printed nothing")
+            box.error = (GAVE_UP, f"{exc}; printed nothing")
         except HookError as exc:
-            box["error"] = ("error", str(exc))
+            box.error = ("error", str(exc))
         except Exception as exc:
-            box["error"] = ("error", f"{type(exc).__name__}: {exc}")
+            box.error = ("error", f"{type(exc).__name__}: {exc}")
 
     worker = threading.Thread(target=work, name="agentmd-recall", daemon=True)
     worker.start()
     clock.wait(worker, max(0.0, deadline - clock.monotonic()))
-    session = box.get("session")
+    session = box.session
     if worker.is_alive():
         log.write(
             GAVE_UP, f"no answer within the {options.time_budget}s time budget; printed nothing", session, started
         )
         return 0, True
-    if "error" in box:
-        outcome, detail = box["error"]
+    if box.error is not None:
+        outcome, detail = box.error
         log.write(outcome, detail, session, started)
         return 0, False
-    if "paused" in box:
-        held: recall_pause.Pause = box["paused"]
-        told = "said so" if box.get("tell") else "said so before"
-        if box.get("tell"):
+    if box.paused is not None:
+        held = box.paused
+        told = "said so" if box.tell else "said so before"
+        if box.tell:
             try:
                 out.write(recall_pause.notice(held))
                 out.flush()
@@ -168,7 +184,10 @@ def run_hook(
             "paused", f"recall is paused ({held.scope}, {held.describe()}); injected nothing; {told}", session, started
         )
         return 0, False
-    result: Recall = box["recall"]
+    result = box.recall
+    if result is None:  # the worker was stopped by something that is not an Exception
+        log.write("error", "the recall worker ended without an answer; printed nothing", session, started)
+        return 0, False
     if clock.monotonic() > deadline:
         log.write(GAVE_UP, "the time budget ran out before printing; printed nothing", session, started)
         return 0, False
@@ -184,7 +203,7 @@ def run_hook(
 
         left = deadline - clock.monotonic()
         counted = usage.record_quietly(
-            box["settings"].catalog_path,
+            box.settings.catalog_path,
             (e.path for e in result.rendered.entries),
             "injection",
             timeout=max(0.01, min(0.25, left)),

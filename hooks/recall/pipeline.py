@@ -7,11 +7,11 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonTimeout, Located, locate
 from agentmd.engine.errors import AgentmdError
-from agentmd.engine.search.recall import Walls
+from agentmd.engine.search.recall import Gathered, Walls
 from agentmd.hooks.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
 from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
 
@@ -61,7 +61,7 @@ class Recall:
         }
 
 
-def search_daemon(daemon: Located, request: dict[str, object], timeout: float) -> dict[str, Any]:
+def search_daemon(daemon: Located, request: dict[str, object], timeout: float) -> dict[str, object]:
     """The daemon's search answer, with the recall candidates it gathered (`recall`), not counted as
     recalls. A daemon from an older install that knows neither option is asked again for a plain search."""
     deadline = time.monotonic() + timeout
@@ -117,10 +117,11 @@ def recall(
         return Recall(query, project, project_source, "none", render([], token_budget=options.token_budget))
     limit = min(max(options.max_entries, 1), MAX_SEARCH_LIMIT)
     request = {"query": query, "limit": limit, "mode": "hybrid", "project": project}
-    gathered: dict[str, Any] | None = None
+    gathered: Gathered | None = None
     if daemon is not None:
         response = search_daemon(daemon, request, deadline - now())
-        gathered = response.get("recall") if isinstance(response.get("recall"), dict) else None
+        sent = response.get("recall")
+        gathered = cast(Gathered, sent) if isinstance(sent, dict) else None  # the daemon's own `gather`
         via = "daemon" if gathered is not None else "daemon (candidates gathered here: restart agentmd serve)"
         if gathered is None:
             from agentmd.engine.search.recall import gather_beside_daemon
@@ -128,7 +129,8 @@ def recall(
             assert walls is not None
             if now() > deadline:
                 raise HookError("the time budget ran out during the search")
-            results = response.get("results", [])
+            results = response.get("results")
+            results = results if isinstance(results, list) else []
             gathered = gather_beside_daemon(settings, walls, results, options.max_entries, deadline, now)
     else:
         gathered, walls = _search_here(settings, request, options.max_entries, deadline, now)
@@ -150,8 +152,8 @@ def recall(
 
 
 def _search_here(
-    settings: Any, request: dict[str, Any], max_direct: int, deadline: float, now: Callable[[], float]
-) -> tuple[dict[str, Any], Walls]:
+    settings: Any, request: dict[str, object], max_direct: int, deadline: float, now: Callable[[], float]
+) -> tuple[Gathered, Walls]:
     """Search and gather in this process (no daemon runs). Never builds an index: a missing one is an
     error. Refreshes the walls cache from the contract it parsed."""
     if not settings.index_dir.is_dir() or not settings.catalog_path.is_file():
