@@ -75,7 +75,7 @@ def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_remote_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import datetime as dt
 
-    from agentmd.engine.git.sync import sync_section
+    from agentmd.engine.git.sync_status import sync_section
 
     settings = settings_of(args)
     section = sync_section(

@@ -345,7 +345,7 @@ def compute_status(
     stale: bool = False,
     now: dt.datetime | None = None,
 ) -> Status:
-    from agentmd.engine.git.sync import sync_section
+    from agentmd.engine.git.sync_status import sync_section
     from agentmd.engine.write.tallies import budget_warning, halted_refusals
 
     now = now or dt.datetime.now(dt.UTC)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NotRequired, Required, TypedDict
 if TYPE_CHECKING:
     from agentmd.engine.daemon.embedding import DenseSection
     from agentmd.engine.daemon.health import Rebuild
-    from agentmd.engine.git.sync import SyncSection
+    from agentmd.engine.git.sync_status import SyncSection
     from agentmd.engine.index.reconcile import PassRecord
     from agentmd.engine.jobs.report import JobsSection
     from agentmd.engine.write.probe import ProbeRecord

@@ -42,7 +42,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.failpoints import failpoint
@@ -55,13 +55,13 @@ from agentmd.engine.git.conflicts import (
     record_conflicts,
     sibling_name,
     state_lock,
-    still_conflict,
 )
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
-from agentmd.engine.git.sync_merge import free_name, is_capture, kept_ours, kept_ours_line, merge_note
+from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
 from agentmd.engine.settings import host_name
+from agentmd.engine.times import parse_utc
 
 DEFAULT_REMOTE = "origin"
 ATTEMPTS = 3  # rounds tried when the remote moves between our fetch and our push
@@ -484,17 +484,9 @@ def backoff_delay(failures: int) -> dt.timedelta:
     return min(BACKOFF_MOST, BACKOFF_FIRST * 2 ** min(failures - 1, 16))
 
 
-def _when(text: object) -> dt.datetime | None:
-    try:
-        when = dt.datetime.fromisoformat(str(text)) if text else None
-    except ValueError:
-        return None
-    return when if when is None or when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
-
-
 def backing_off(state_dir: Path, now: dt.datetime) -> dt.datetime | None:
     """When the daemon's next round may run, if that is after `now` (the remote was unreachable), else None."""
-    due = _when(read_state(state_dir).get("next_attempt_at"))
+    due = parse_utc(read_state(state_dir).get("next_attempt_at"))
     return due if due is not None and due > now else None
 
 
@@ -544,87 +536,3 @@ def sync_vault(
             })  # fmt: skip
             write_json(state_dir / STATE_FILE, state)
     return result
-
-
-class SyncSection(TypedDict):
-    """`status`'s view of sync; only `remote` (None), `red` and `yellow` without a remote."""
-
-    remote: str | None
-    last_ok_at: NotRequired[str | None]
-    next_attempt_at: NotRequired[str | None]  # while the daemon backs off an unreachable remote
-    red: list[str]
-    yellow: list[str]
-    ahead: NotRequired[int]  # commits not yet on the remote
-    behind: NotRequired[int]
-    conflicts: NotRequired[list[str]]  # conflict siblings not yet resolved
-    kept_ours: NotRequired[list[dict[str, str]]]  # recent files that are not notes where ours was kept
-
-
-SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow
-SYNC_RED = dt.timedelta(days=1)  # failing this long: red
-
-
-def sync_section(
-    vault: Path,
-    state_dir: Path,
-    now: dt.datetime,
-    *,
-    yellow_after: dt.timedelta = SYNC_YELLOW,
-    red_after: dt.timedelta = SYNC_RED,
-) -> SyncSection:
-    """`status`'s view of sync: the remote, the last good round, how far ahead and behind, what is failing
-    and since when (yellow after `yellow_after`, an hour unless the config file's `sync_yellow_after` says
-    otherwise; red after `red_after`, a day), when the daemon tries again while it backs off, and the conflict
-    siblings not yet resolved."""
-    git = GitCli(vault)
-    url = remote_url(git) if (vault / ".git").exists() else None
-    if url is None:
-        return {"remote": None, "red": [], "yellow": []}
-    state = read_state(state_dir)
-    out: SyncSection = {
-        "remote": url,
-        "last_ok_at": state.get("last_ok_at"),
-        "next_attempt_at": None,
-        "red": [],
-        "yellow": [],
-    }
-    branch = git.run("symbolic-ref", "--quiet", "--short", "HEAD").text
-    counts = git.run("rev-list", "--left-right", "--count", f"HEAD...refs/remotes/{DEFAULT_REMOTE}/{branch}")
-    if counts.code == 0 and len(counts.text.split()) == 2:
-        ahead, behind = counts.text.split()
-        out["ahead"], out["behind"] = int(ahead), int(behind)
-    since = state.get("failing_since")
-    if since:
-        try:
-            failing = now - dt.datetime.fromisoformat(since)
-        except ValueError:
-            failing = red_after
-        retry = _when(state.get("next_attempt_at"))
-        if retry is not None and retry > now:  # backing off while the remote is unreachable
-            out["next_attempt_at"] = retry.isoformat(timespec="seconds")
-            again = (
-                f"the daemon tries again from {out['next_attempt_at']} (it waits longer after each failed round, "
-                "up to 30 min; `agentmd sync` tries now)"
-            )
-        else:
-            again = "the daemon tries again every few minutes"
-        line = f"since {since}: {state.get('last_error')}; {again}"
-        if failing >= red_after:
-            out["red"].append(f"sync-failing {line}")
-        elif failing >= yellow_after:
-            out["yellow"].append(f"sync-failing {line}")
-    siblings = [c["sibling"] for c in state.get("conflicts", []) if c.get("sibling")]
-    open_conflicts = [s for s in siblings if still_conflict(vault / s)]
-    out["conflicts"] = open_conflicts
-    if open_conflicts:
-        more = f" and {len(open_conflicts) - 5} more" if len(open_conflicts) > 5 else ""
-        shown = ", ".join(open_conflicts[:5]) + more
-        out["yellow"].append(
-            f"conflicts-to-resolve: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare "
-            "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
-        )
-    kept = kept_ours(state.get("conflicts", []), now)
-    if kept:
-        out["kept_ours"] = kept
-        out["yellow"].append(kept_ours_line(kept))
-    return out

@@ -73,7 +73,6 @@ def test_edits_new_deleted_renamed_and_binary_files_commit_as_local_edit(tmp_pat
     assert stray_temp_files(repo) == []
 
 
-
 def test_message_has_summary_blank_line_and_parseable_trailer(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v")
     for i in range(5):
@@ -87,7 +86,6 @@ def test_message_has_summary_blank_line_and_parseable_trailer(tmp_path: Path) ->
         ["git", "interpret-trailers", "--parse"], input=raw, capture_output=True, text=True, check=True
     ).stdout
     assert parsed.strip() == f"origin: local-edit\nhost: {host_name()}"
-
 
 
 def test_phone_file_and_hand_edit_become_two_commits(tmp_path: Path) -> None:
@@ -105,7 +103,6 @@ def test_phone_file_and_hand_edit_become_two_commits(tmp_path: Path) -> None:
     assert origins(repo) == ["local-edit", "phone"]
     assert changed_in(repo, "HEAD~1") == {"inbox/phone/clip.md"}
     assert changed_in(repo, "HEAD") == {"inbox/phoney.md", "notes/a.md"}
-
 
 
 def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> None:
@@ -127,10 +124,22 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
         c.note_origin("x.md", "agent")
     # the curation commands and the morning note commit under their own names; a hand edit is still local-edit
     assert ORIGINS == (
-        "capture", "phone", "self-probe", "morning", "ingest", "confirm", "retire", "promote", "groom", "enrich",
-        "sync", "resolve", "revert", "lifecycle", "local-edit",
+        "capture",
+        "phone",
+        "self-probe",
+        "morning",
+        "ingest",
+        "confirm",
+        "retire",
+        "promote",
+        "groom",
+        "enrich",
+        "sync",
+        "resolve",
+        "revert",
+        "lifecycle",
+        "local-edit",
     )
-
 
 
 def test_untracked_dot_dirs_and_scratch_files_are_never_committed(tmp_path: Path) -> None:
@@ -152,14 +161,12 @@ def test_untracked_dot_dirs_and_scratch_files_are_never_committed(tmp_path: Path
     assert ".obsidian/new.json" in left and "notes/x.md.swp" in left and ".tmp.driveupload/y" in left
 
 
-
 def test_large_file_is_committed_with_a_warning(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v")
     write(repo, "attachments/scan.pdf", b"%PDF" + b"\0" * 4996)
     result = committer(repo, large_file_bytes=1000).commit_cycle()
     assert result.commits and "attachments/scan.pdf" in tree(repo)
     assert any("attachments/scan.pdf" in w and "5000 bytes" in w for w in result.warnings)
-
 
 
 def test_nothing_dirty_is_a_success_that_commits_nothing(tmp_path: Path) -> None:
@@ -169,7 +176,6 @@ def test_nothing_dirty_is_a_success_that_commits_nothing(tmp_path: Path) -> None
     assert result == type(result)([], None, None, [])
     assert git(repo, "rev-parse", "HEAD").stdout == head
     assert stray_temp_files(repo) == []
-
 
 
 # --------------------------------------------------------------------------------------------------
@@ -212,7 +218,6 @@ def test_user_staging_is_preserved_and_left_for_the_user(tmp_path: Path) -> None
     assert status(repo) == []
 
 
-
 def test_missing_index_is_rebuilt_from_head_not_read_as_mass_deletion(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v", {f"n/{i}.md": f"{i}\n" for i in range(5)})
     (repo / ".git/index").unlink()
@@ -221,7 +226,6 @@ def test_missing_index_is_rebuilt_from_head_not_read_as_mass_deletion(tmp_path: 
     assert [c.paths for c in result.commits] == [("n/0.md",)]
     assert tree(repo) == {f"n/{i}.md" for i in range(5)}
     assert status(repo) == []
-
 
 
 def test_a_mass_deletion_is_held_until_allowed_and_then_committed(tmp_path: Path) -> None:
@@ -283,7 +287,6 @@ def test_merge_in_progress_skips_the_cycle(tmp_path: Path) -> None:
     assert stray_temp_files(repo) == []
 
 
-
 # --------------------------------------------------------------------------------------------------
 # First commits and identity
 
@@ -300,7 +303,6 @@ def test_daemon_makes_the_first_commit_of_an_empty_repository(tmp_path: Path) ->
     assert origins(vault) == ["local-edit"]
 
 
-
 def test_fixed_identity_when_the_repository_has_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = tmp_path / "v"
     vault.mkdir()
@@ -315,7 +317,6 @@ def test_fixed_identity_when_the_repository_has_none(tmp_path: Path, monkeypatch
     assert git(vault, "log", "-1", "--format=%an <%ae>|%cn <%ce>").stdout.strip() == (
         "agentmd <agentmd@localhost>|agentmd <agentmd@localhost>"
     )
-
 
 
 # --------------------------------------------------------------------------------------------------
@@ -409,7 +410,6 @@ def test_user_git_loop_and_committer_cycles_lose_nothing(tmp_path: Path) -> None
         user_reverts += went_back
     assert user_reverts <= len(user_files)
     print(f"user commits that undid a daemon change in history (git's race, content kept): {user_reverts}")
-
 
 
 def test_origins_registered_together_are_all_durable(tmp_path: Path) -> None:

@@ -70,7 +70,6 @@ def test_gate_refuses_degraded_and_dirty_vaults_and_passes_clean_ones(tmp_path: 
     assert stray_temp_files(repo) == []
 
 
-
 # --------------------------------------------------------------------------------------------------
 # init-git
 
@@ -103,7 +102,6 @@ def test_init_git_creates_repo_gitignore_settings_and_first_commit(tmp_path: Pat
         init_git(tmp_path / "nowhere")
 
 
-
 def test_init_git_keeps_an_existing_gitignore(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     write(vault, ".gitignore", "private/\n*~\n")
@@ -111,7 +109,6 @@ def test_init_git_keeps_an_existing_gitignore(tmp_path: Path) -> None:
     init_git(vault)
     lines = (vault / ".gitignore").read_text().splitlines()
     assert lines[:2] == ["private/", "*~"] and lines.count("*~") == 1 and ".trash/" in lines
-
 
 
 def test_init_git_commits_the_settings_of_vaults_nested_in_folders(tmp_path: Path) -> None:

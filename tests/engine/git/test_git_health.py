@@ -81,7 +81,6 @@ def test_degraded_repositories_report_without_raising(tmp_path: Path) -> None:
     assert worktrees_inside(plain_dir) == []
 
 
-
 # --------------------------------------------------------------------------------------------------
 # Failure accounting
 
@@ -124,7 +123,6 @@ def test_failing_commits_are_counted_and_go_red_after_thirty_minutes(tmp_path: P
     assert not c.state.red(wall.now + timedelta(hours=5))
 
 
-
 def test_commit_state_red_handles_naive_times() -> None:
     state = CommitState(commit_failures=3, first_commit_failure="2026-05-04T12:00:00+00:00")
     assert state.red(datetime(2026, 5, 4, 12, 30))
@@ -145,7 +143,6 @@ def test_commit_state_reads_back_what_it_wrote_and_keeps_defaults_for_the_rest()
     assert CommitState.from_mapping(odd) == CommitState(commits_held="a merge")
 
 
-
 # --------------------------------------------------------------------------------------------------
 # Worktrees and repack
 
@@ -160,7 +157,6 @@ def test_worktrees_inside_the_vault_are_listed_and_never_committed(tmp_path: Pat
     assert [x.paths for x in result.commits] == [("notes/a.md",)]
     assert not any(p.startswith("wt") for p in tree(repo))
     assert any("wt/" in w for w in result.warnings)
-
 
 
 def test_repack_runs_once_a_day_and_keeps_every_object(tmp_path: Path) -> None:
@@ -192,7 +188,6 @@ def test_repack_runs_once_a_day_and_keeps_every_object(tmp_path: Path) -> None:
     assert stray_temp_files(repo) == []
 
 
-
 def test_repack_is_postponed_by_a_foreign_lock(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v")
     (repo / ".git/index.lock").write_bytes(b"")
@@ -203,4 +198,3 @@ def test_repack_is_postponed_by_a_foreign_lock(tmp_path: Path) -> None:
     (repo / ".git/index.lock").unlink()
     line = c.repack_if_due()
     assert line is not None and line.startswith("repacked")
-

@@ -57,7 +57,6 @@ def test_foreign_lock_is_waited_on_skipped_and_never_removed(tmp_path: Path) -> 
     assert stray_temp_files(repo) == []
 
 
-
 def test_prepare_removes_only_our_own_stale_lock(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v")
     lock = repo / ".git/index.lock"
@@ -73,7 +72,6 @@ def test_prepare_removes_only_our_own_stale_lock(tmp_path: Path) -> None:
     assert f"removed a stale index.lock left by a dead agentmd (pid {pid})" in lines
     assert not lock.exists()
     assert [x.origin for x in c.commit_cycle().commits] == ["local-edit"]
-
 
 
 @pytest.mark.parametrize("case", ["this-process", "sleeping-child", "other-host", "other-boot", "not-a-marker"])
@@ -104,7 +102,6 @@ def test_prepare_leaves_every_other_lock_alone(tmp_path: Path, case: str) -> Non
     assert any("left alone" in line or "leaves it" in line for line in lines)
 
 
-
 def test_prepare_pins_repo_local_gc_settings_and_sweeps_dead_temp_files(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v")
     git(repo, "config", "gc.auto", "6700")
@@ -117,4 +114,3 @@ def test_prepare_pins_repo_local_gc_settings_and_sweeps_dead_temp_files(tmp_path
     assert any("maintenance.auto=false" in line for line in lines)
     assert not stray.exists()
     assert Committer(repo, phone_paths=tuple).prepare() == []  # nothing left to change
-

@@ -51,7 +51,6 @@ def test_planted_hooks_and_fsmonitor_never_run(tmp_path: Path) -> None:
     assert {"fsmonitor", "hooks-path-pre-commit", "hooks-path-post-commit"} <= set(os.listdir(markers))
 
 
-
 def test_glob_characters_in_file_names_are_literal(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n", "notes/b.md": "b\n"})
     write(repo, "notes/a.md", "a staged by the user\n")
@@ -61,7 +60,6 @@ def test_glob_characters_in_file_names_are_literal(tmp_path: Path) -> None:
     assert [c.paths for c in result.commits] == [("notes/[ab].md",)]
     assert changed_in(repo) == {"notes/[ab].md"}
     assert git(repo, "diff", "--cached", "--name-only").stdout.split() == ["notes/a.md"]
-
 
 
 def test_missing_git_executable_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,4 +76,3 @@ def test_missing_git_executable_is_reported_not_raised(tmp_path: Path, monkeypat
     assert worktrees_inside(repo) == []
     monkeypatch.undo()
     assert c.commit_cycle().commits and c.state.commit_failures == 0
-

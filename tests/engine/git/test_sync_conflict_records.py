@@ -14,7 +14,8 @@ from git_helpers import git, make_repo, write
 from test_sync import NOTES, Machine
 
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import KEPT_CONFLICTS, Round, SyncError, add_remote, sync_section
+from agentmd.engine.git.sync import KEPT_CONFLICTS, Round, SyncError, add_remote
+from agentmd.engine.git.sync_status import sync_section
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ from test_sync_daemon import cli, environment
 from agentmd.engine.git.rescue import RESCUE_DAYS, guard_move, keep_rescue, prune_rescues, rescues
 from agentmd.engine.git.resolve import resolve_conflict
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import add_remote, sync_section
+from agentmd.engine.git.sync import add_remote
 from agentmd.engine.git.sync_merge import merge_fields_text
+from agentmd.engine.git.sync_status import sync_section
 from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.rules import ContractCache
 

@@ -20,8 +20,8 @@ from agentmd.engine.git.sync import (
     STATE_FILE,
     backing_off,
     backoff_delay,
-    sync_section,
 )
+from agentmd.engine.git.sync_status import sync_section
 from agentmd.engine.index.store import Store
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import Capturer, CaptureRequest

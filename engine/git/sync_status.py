@@ -1,0 +1,98 @@
+"""`status`'s view of sync: the remote, the last good round, how far ahead and behind, a round that keeps
+failing (yellow, then red), the daemon's backoff, and the conflict siblings not yet resolved."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import NotRequired, TypedDict
+
+from agentmd.engine.git.conflicts import read_state, still_conflict
+from agentmd.engine.git.runner import GitCli
+from agentmd.engine.git.sync import DEFAULT_REMOTE, remote_url
+from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line
+from agentmd.engine.times import parse_utc
+
+
+class SyncSection(TypedDict):
+    """`status`'s view of sync; only `remote` (None), `red` and `yellow` without a remote."""
+
+    remote: str | None
+    last_ok_at: NotRequired[str | None]
+    next_attempt_at: NotRequired[str | None]  # while the daemon backs off an unreachable remote
+    red: list[str]
+    yellow: list[str]
+    ahead: NotRequired[int]  # commits not yet on the remote
+    behind: NotRequired[int]
+    conflicts: NotRequired[list[str]]  # conflict siblings not yet resolved
+    kept_ours: NotRequired[list[dict[str, str]]]  # recent files that are not notes where ours was kept
+
+
+SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow
+SYNC_RED = dt.timedelta(days=1)  # failing this long: red
+
+
+def sync_section(
+    vault: Path,
+    state_dir: Path,
+    now: dt.datetime,
+    *,
+    yellow_after: dt.timedelta = SYNC_YELLOW,
+    red_after: dt.timedelta = SYNC_RED,
+) -> SyncSection:
+    """`status`'s view of sync: the remote, the last good round, how far ahead and behind, what is failing
+    and since when (yellow after `yellow_after`, an hour unless the config file's `sync_yellow_after` says
+    otherwise; red after `red_after`, a day), when the daemon tries again while it backs off, and the conflict
+    siblings not yet resolved."""
+    git = GitCli(vault)
+    url = remote_url(git) if (vault / ".git").exists() else None
+    if url is None:
+        return {"remote": None, "red": [], "yellow": []}
+    state = read_state(state_dir)
+    out: SyncSection = {
+        "remote": url,
+        "last_ok_at": state.get("last_ok_at"),
+        "next_attempt_at": None,
+        "red": [],
+        "yellow": [],
+    }
+    branch = git.run("symbolic-ref", "--quiet", "--short", "HEAD").text
+    counts = git.run("rev-list", "--left-right", "--count", f"HEAD...refs/remotes/{DEFAULT_REMOTE}/{branch}")
+    if counts.code == 0 and len(counts.text.split()) == 2:
+        ahead, behind = counts.text.split()
+        out["ahead"], out["behind"] = int(ahead), int(behind)
+    since = state.get("failing_since")
+    if since:
+        try:
+            failing = now - dt.datetime.fromisoformat(since)
+        except ValueError:
+            failing = red_after
+        retry = parse_utc(state.get("next_attempt_at"))
+        if retry is not None and retry > now:  # backing off while the remote is unreachable
+            out["next_attempt_at"] = retry.isoformat(timespec="seconds")
+            again = (
+                f"the daemon tries again from {out['next_attempt_at']} (it waits longer after each failed round, "
+                "up to 30 min; `agentmd sync` tries now)"
+            )
+        else:
+            again = "the daemon tries again every few minutes"
+        line = f"since {since}: {state.get('last_error')}; {again}"
+        if failing >= red_after:
+            out["red"].append(f"sync-failing {line}")
+        elif failing >= yellow_after:
+            out["yellow"].append(f"sync-failing {line}")
+    siblings = [c["sibling"] for c in state.get("conflicts", []) if c.get("sibling")]
+    open_conflicts = [s for s in siblings if still_conflict(vault / s)]
+    out["conflicts"] = open_conflicts
+    if open_conflicts:
+        more = f" and {len(open_conflicts) - 5} more" if len(open_conflicts) > 5 else ""
+        shown = ", ".join(open_conflicts[:5]) + more
+        out["yellow"].append(
+            f"conflicts-to-resolve: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare "
+            "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
+        )
+    kept = kept_ours(state.get("conflicts", []), now)
+    if kept:
+        out["kept_ours"] = kept
+        out["yellow"].append(kept_ours_line(kept))
+    return out
