@@ -324,10 +324,7 @@ def main() -> int:
         texts = prompts(titles, args.prompts)
 
         bare = [run_once([sys.executable, "-c", "pass"], b"", env)[0] for _ in range(10)]
-        imports = [
-            run_once([sys.executable, "-c", "import hooks.entry, hooks.recall, engine.settings"], b"", env)[0]
-            for _ in range(10)
-        ]
+        imports = [run_once([sys.executable, "-c", HOOK_IMPORTS], b"", env)[0] for _ in range(10)]
 
         t0 = time.perf_counter()
         serve = subprocess.Popen(
