@@ -12,7 +12,15 @@ blocks, URLs and paths the hook must strip. Reported:
 
 Prints one JSON object, then a human summary.
 
+`--profile` instead says where a hook run's time goes (`profile`), as JSON: over `--rounds` interleaved
+rounds a bare `python -c pass`, `python -S -c pass` (the cost of `site`), the light entry's imports alone and
+the whole hook, each also as a ratio to the bare start of the same rounds; the hook cut into its phases in a
+process of its own (imports, settings and payload, pause/query/daemon lookup/walls/project, a `/health` round
+trip, the search, rendering, counting what was shown); `-X importtime` of the entry by group; and the daemon's
+own side asked from this warm process. `--compare DIR` runs other copies of the hook beside it (before/after).
+
     .venv/bin/python bench/hook_bench.py [--notes 10000] [--prompts 50] [--keep DIR]
+    .venv/bin/python bench/hook_bench.py --profile [--rounds 40] [--compare DIR ...]   (where the time goes)
 """
 
 from __future__ import annotations
@@ -37,7 +45,56 @@ from index_bench import generate, percentile
 
 from agentmd.engine.settings import resolve
 
-HOOK = [sys.executable, "-c", "import sys; from hooks.entry import main; sys.exit(main())", "recall"]
+# what the installed `agentmd-hook recall` runs (its console script imports only `re` and `sys` besides)
+HOOK = [sys.executable, "-c", "import sys; from agentmd.hooks.entry import main; sys.exit(main())", "recall"]
+# the light entry's imports alone, with the daemon up (hooks/entry.py -> hooks/recall/hook.py)
+HOOK_IMPORTS = "import agentmd.hooks.entry, agentmd.hooks.recall.hook"
+# One hook run cut into its phases, in a new process like the hook's: the same public functions the hook's
+# worker calls (hooks/recall/hook.py, pipeline.py), each timed, printed as JSON. Interpreter start is not in
+# here: the parent measures a bare start beside it.
+PHASES = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from agentmd.hooks.recall import hook
+from agentmd.hooks.recall.pipeline import Options, search_daemon
+from agentmd.hooks.recall.query import bind_project, load_walls, sanitize_query
+from agentmd.hooks.recall.render import Entry, render
+from agentmd.engine.client import locate
+from agentmd.engine import recall_pause
+from agentmd.engine.settings import resolve
+t = {"imports": time.perf_counter() - t0}
+def lap(name, since):
+    now = time.perf_counter()
+    t[name] = t.get(name, 0.0) + now - since
+    return now
+s = time.perf_counter()
+payload = hook.read_payload(sys.stdin)
+settings = resolve()
+s = lap("settings_and_payload", s)
+recall_pause.in_effect(settings.state_dir)
+query = sanitize_query(payload["prompt"])
+daemon = locate(settings.state_dir, settings.vault)
+walls = load_walls(settings)
+project, _how = bind_project(payload["cwd"], settings.vault, walls.projects_folder)
+s = lap("pause_query_locate_walls_project", s)
+client = daemon.client()
+s = lap("token", s)
+client.get("/health", timeout=5)
+s = lap("health_round_trip", s)
+opts = Options()
+answer = search_daemon(daemon, {"query": query, "limit": opts.max_entries, "mode": "hybrid", "project": project}, 30)
+s = lap("search_request", s)
+g = answer.get("recall") or {}
+rendered = render([Entry.from_candidate(c, project) for c in g.get("direct", [])],
+                  [Entry.from_candidate(c, project) for c in g.get("linked", [])])
+s = lap("render", s)
+if rendered.entries:  # counted as the hook counts them (through the daemon, else here)
+    from agentmd.hooks.recall.pipeline import Recall
+    shown = Recall(query, project, _how, "daemon", rendered, [], daemon)
+    hook.count_injections(shown, settings.catalog_path, 1.0)
+    s = lap("count_injections", s)
+print(json.dumps({k: (round(v * 1000, 2) if isinstance(v, float) else v) for k, v in t.items()}))
+"""
 BAR_P95_MS = 300.0
 
 
@@ -125,6 +182,37 @@ def stop_daemon(serve: subprocess.Popen[bytes] | None, timeout: float = 60.0) ->
         serve.kill()
 
 
+def import_times(code: str, env: dict[str, str], runs: int = 7) -> dict[str, object]:
+    """`python -X importtime -c code`, medians over `runs`, in ms: the interpreter's own start-up imports (every
+    module listed up to `site`, which the report lists after its children), the standard library and other
+    packages the code loads after it, agentmd's own modules, and the modules costing most by their own time."""
+    own: dict[str, list[float]] = {}
+    groups: dict[str, list[float]] = {"startup": [], "stdlib_and_packages": [], "agentmd": []}
+    for _ in range(runs):
+        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, env=env).stderr
+        sums = dict.fromkeys(groups, 0.0)
+        started = False
+        for line in err.decode().splitlines():
+            if not line.startswith("import time:") or "self [us]" in line:
+                continue
+            self_us, _cum, name = line[len("import time:") :].split("|")
+            ms = int(self_us) / 1000
+            name = name.strip()
+            if not started:
+                sums["startup"] += ms
+                started = name == "site"
+                continue
+            own.setdefault(name, []).append(ms)
+            sums["agentmd" if name.startswith("agentmd") else "stdlib_and_packages"] += ms
+        for k, v in sums.items():
+            groups[k].append(v)
+    top = sorted(own.items(), key=lambda kv: -statistics.median(kv[1]))[:15]
+    return {
+        **{f"{k}_ms": round(statistics.median(v), 1) for k, v in groups.items()},
+        "top_self_ms": {k: round(statistics.median(v), 2) for k, v in top},
+    }
+
+
 def summary(values: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(percentile(values, 0.50), 1),
@@ -134,12 +222,89 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
+def profile(
+    env: dict[str, str], texts: list[str], cwd: str, settings: object, rounds: int, compare: list[str]
+) -> dict[str, object]:
+    """Where a hook run's time goes, with the daemon up. Interleaved, `rounds` times: a bare `python -c pass`,
+    `python -S -c pass` (no site), the light entry's imports alone, the whole hook, and the hook cut into its
+    phases (PHASES); once: `-X importtime` of the entry, and the daemon's own side asked from this (warm)
+    process. Every figure also as a ratio to the bare start of the same rounds."""
+    from agentmd.engine.client import locate
+
+    kinds: dict[str, list[float]] = {"bare": [], "bare_no_site": [], "imports": [], "hook": []}
+    envs = {f"hook_from:{folder}": {**env, "PYTHONPATH": folder} for folder in compare}
+    kinds |= {name: [] for name in envs}
+    phases: list[dict[str, float]] = []
+    shown: list[bool] = []  # whether the round's prompt got notes (the hook then also counts them)
+    for i in range(rounds):
+        data = payload(texts[i % len(texts)], cwd, i)
+        kinds["bare"].append(run_once([sys.executable, "-c", "pass"], b"", env)[0])
+        kinds["bare_no_site"].append(run_once([sys.executable, "-S", "-c", "pass"], b"", env)[0])
+        kinds["imports"].append(run_once([sys.executable, "-c", HOOK_IMPORTS], b"", env)[0])
+        ms, code, text = run_once(HOOK, data, env)
+        if code != 0:
+            raise SystemExit(f"hook exited {code}")
+        kinds["hook"].append(ms)
+        shown.append("Prior learnings" in text)
+        for name, other in envs.items():
+            kinds[name].append(run_once(HOOK, data, other)[0])
+        _ms, code, out = run_once([sys.executable, "-c", PHASES], data, env)
+        if code != 0:
+            raise SystemExit(f"the phase run exited {code}")
+        phases.append(json.loads(out))
+    daemon = locate(settings.state_dir, settings.vault)  # type: ignore[attr-defined]
+    assert daemon is not None
+    client = daemon.client()
+    health, search = [], []
+    for text in texts[:rounds]:
+        t0 = time.perf_counter()
+        client.get("/health", timeout=10)
+        health.append((time.perf_counter() - t0) * 1000)
+        request = {"query": text, "limit": 15, "mode": "hybrid", "project": "atlas"}
+        t0 = time.perf_counter()
+        client.post("/v1/search", request | {"count_usage": False, "recall": True}, timeout=30)
+        search.append((time.perf_counter() - t0) * 1000)
+    bare50, bare95 = percentile(kinds["bare"], 0.5), percentile(kinds["bare"], 0.95)
+    out: dict[str, object] = {"rounds": rounds}
+    for name, values in kinds.items():
+        row: dict[str, float] = summary(values) | {
+            "p50_x_bare": round(percentile(values, 0.5) / bare50, 2),
+            "p95_x_bare": round(percentile(values, 0.95) / bare95, 2),
+        }
+        if name.startswith("hook") and any(shown) and not all(shown):
+            for label, flag in (("with_notes", True), ("without_notes", False)):
+                part = [v for v, s in zip(values, shown, strict=True) if s is flag]
+                row[f"p50_x_bare_{label}"] = round(percentile(part, 0.5) / bare50, 2)
+        out[name] = row
+    names = sorted({k for p in phases for k in p})
+    # each phase's median over the runs that had it (counting only where notes were shown)
+    out["phases_p50_ms"] = {k: round(statistics.median([p[k] for p in phases if k in p]), 2) for k in names}
+    out["runs_that_showed_notes"] = sum("count_injections" in p for p in phases)
+    out["daemon_side_from_a_warm_process_p50_ms"] = {
+        "health_round_trip": round(statistics.median(health), 2),
+        "search_with_recall": round(statistics.median(search), 2),
+    }
+    out["import_time_ms"] = import_times(HOOK_IMPORTS, env)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--prompts", type=int, default=50)
     ap.add_argument("--fallback-prompts", type=int, default=10, help="prompts for the no-daemon path (0 skips)")
     ap.add_argument("--keep", help="generate the vault here and keep it")
+    ap.add_argument("--profile", action="store_true", help="where a hook run's time goes, as JSON (see profile())")
+    ap.add_argument("--rounds", type=int, default=40, help="interleaved rounds of --profile")
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --profile, repeatable: a folder holding an `agentmd` package laid out as installed (an older "
+        "checkout's, or this one's: a dev install's import hook costs a few ms more) whose hook runs too, "
+        "interleaved, against the same daemon, from $PYTHONPATH",
+    )
     args = ap.parse_args()
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="agentmd-hook-bench-"))
@@ -159,10 +324,7 @@ def main() -> int:
         texts = prompts(titles, args.prompts)
 
         bare = [run_once([sys.executable, "-c", "pass"], b"", env)[0] for _ in range(10)]
-        imports = [
-            run_once([sys.executable, "-c", "import hooks.entry, hooks.recall, engine.settings"], b"", env)[0]
-            for _ in range(10)
-        ]
+        imports = [run_once([sys.executable, "-c", HOOK_IMPORTS], b"", env)[0] for _ in range(10)]
 
         t0 = time.perf_counter()
         serve = subprocess.Popen(
@@ -176,6 +338,9 @@ def main() -> int:
         cold_build_s = time.perf_counter() - t0
 
         run_once(HOOK, payload(texts[0], str(cwd), 0), env)  # warm the page cache and the walls cache
+        if args.profile:
+            print(json.dumps(profile(env, texts, str(cwd), settings, args.rounds, args.compare), indent=1))
+            return 0
         up, empty = [], 0
         for i, text in enumerate(texts):
             ms, code, out = run_once(HOOK, payload(text, str(cwd), i), env)

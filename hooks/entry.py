@@ -2,10 +2,11 @@
 
 `agentmd hook NAME` goes through the whole command line first; this entry point imports nothing but the
 standard library before loading the one hook module it is asked for. With the daemon up, the recall hook
-then needs `json`, `socket`, `engine.settings`, `engine.client` (one loopback call: the daemon searches and
-gathers the candidates) and, to count injections, `engine.index.catalog`, which loads only the standard library;
-only without a daemon does it load the engine (tantivy, the contract, the note model). bench/hook_bench.py
-measures it, process start to exit.
+then needs `json`, `socket`, `engine.settings` and `engine.client`: one loopback call, where the daemon searches
+and gathers the candidates, and, when notes were shown, one more, where the daemon counts them (so neither the
+catalog nor sqlite3 is loaded here; tests/cli/test_cli_imports.py pins the set); only without a daemon does it
+load the engine (tantivy, the contract, the note model). bench/hook_bench.py measures it, process start to exit,
+and `--profile` says where that time goes.
 
     agentmd-hook recall [--vault PATH] [--token-budget N] [--max-entries N] [--time-budget S] [-v]
     agentmd-hook session-start [...]     (hooks/session_start.py)

@@ -209,6 +209,17 @@ class Door(DaemonState):
             raise UsageError(f"bad search request: {exc}") from None
         return self.search(request, count_usage=count_usage, recall=recall).to_json()
 
+    def _injected_json(self, data: dict[str, object]) -> dict[str, object]:
+        """`/v1/injected`: the notes a prompt hook showed the agent (`paths`), each counted one injection now,
+        before the answer (engine/index/usage.py). The hook hands the count here so its own process loads
+        neither the catalog nor sqlite3 on every prompt."""
+        paths = data.get("paths")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise UsageError("`paths` must be a list of the vault paths the hook showed")
+        from agentmd.engine.index import usage
+
+        return {"counted": usage.record(self.settings.catalog_path, paths, "injection")}
+
     def _capture_json(self, data: dict[str, object]) -> CaptureAnswer:
         actor = data.pop("_actor", "agent")
         token = data.pop(OPERATOR_FIELD, None)

@@ -354,6 +354,7 @@ _TEXT = (str, type(None))
 # by the search itself.
 FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     "probe": {"budget": (int, float)},
+    "injected": {"paths": (list,)},
     "sync": {"remote": _TEXT},
     "revert": {
         "kind": (str,),

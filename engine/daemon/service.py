@@ -173,6 +173,7 @@ class Daemon(Loops):
             self.jobs = DaemonJobs(self)  # owns the periodic pass (`reconcile_interval`), the probe and the repack
             routes = json_routes(
                 search=self._search_json,
+                injected=self._injected_json,
                 capture=self._capture_json,
                 probe=self._probe_json,
                 curate=self._curate_json,

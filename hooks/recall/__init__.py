@@ -56,8 +56,9 @@ Failure (`hook.py`): any error, a missing index, a daemon that does not answer, 
 (default 1.5 s from process start to exit) prints nothing and exits 0; the reason goes to
 `<state dir>/hook.log`.
 
-Counting (engine/index/usage.py): every note the hook rendered counts one injection. `agentmd recall
-QUERY` counts its rendered direct hits as recalls (an on-demand read); `--preview` counts nothing
+Counting (engine/index/usage.py): every note the hook rendered counts one injection, counted by the daemon that
+answered the search (`/v1/injected`), else (no daemon, or an older one without that route) in the hook's process.
+`agentmd recall QUERY` counts its rendered direct hits as recalls (an on-demand read); `--preview` counts nothing
 (`commands.py`, which also registers the command-line parsers).
 
 With a daemon up, the light entry point (`hooks/entry.py` -> `hook.py`) imports only the standard library

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from agentmd.engine import recall_pause
+from agentmd.engine.client import DaemonError, DaemonHTTPError
 from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
 from agentmd.engine.settings import state_root
 from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload
@@ -199,15 +200,7 @@ def run_hook(
         return 0, False
     counted = 0
     if result.rendered.entries:
-        from agentmd.engine.index import usage
-
-        left = deadline - clock.monotonic()
-        counted = usage.record_quietly(
-            box.settings.catalog_path,
-            (e.path for e in result.rendered.entries),
-            "injection",
-            timeout=max(0.01, min(0.25, left)),
-        )
+        counted = count_injections(result, box.settings.catalog_path, deadline - clock.monotonic())
     log.write(
         "ok",
         f"via={result.via} project={result.project or '-'} query={result.query!r} direct={len(result.rendered.direct)} "
@@ -217,6 +210,28 @@ def run_hook(
         started,
     )
     return 0, False
+
+
+def count_injections(result: Recall, catalog_path: Path, left: float) -> int:
+    """Count each note shown one injection; returns how many were counted. The daemon that answered the search
+    counts them (`/v1/injected`, one more loopback call), so this process loads neither the catalog nor
+    sqlite3; without a daemon, or with an older one that lacks the route, they are counted here."""
+    paths = [e.path for e in result.rendered.entries]
+    timeout = max(0.01, min(0.25, left))
+    if result.daemon is not None:
+        try:
+            answer = result.daemon.client(timeout=timeout).post("/v1/injected", {"paths": paths})
+        except DaemonHTTPError as exc:
+            if exc.status != 404:
+                return 0
+        except DaemonError:  # it may have counted them before the answer was lost: never count twice
+            return 0
+        else:
+            counted = answer.get("counted") if isinstance(answer, dict) else None
+            return counted if isinstance(counted, int) else 0
+    from agentmd.engine.index import usage
+
+    return usage.record_quietly(catalog_path, paths, "injection", timeout=timeout)
 
 
 def paused(settings: Any, cwd: str | None) -> recall_pause.Pause | None:

@@ -45,6 +45,7 @@ class Recall:
     via: str  # daemon | in-process | none
     rendered: Rendered
     notes: list[str] = field(default_factory=list)  # why some hits were left out
+    daemon: Located | None = None  # the daemon that answered the search, which also counts the injections
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -148,7 +149,8 @@ def recall(
         max_entries=options.max_entries,
         max_linked=options.max_linked,
     )
-    return Recall(query, project, project_source, via, rendered, list(gathered.get("left_out", [])))
+    left_out = list(gathered.get("left_out", []))
+    return Recall(query, project, project_source, via, rendered, left_out, daemon)
 
 
 def _search_here(

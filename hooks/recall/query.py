@@ -4,6 +4,7 @@ contract). The rules are in the package docstring (hooks/recall/__init__.py)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -28,18 +29,27 @@ MAX_WORD_CHARS = 40  # a longer word is a hash, a blob or a run-together identif
 # Chinese and Japanese put no spaces between words, so a clause arrives as one long token: it is read in
 # slices of this many characters (each slice counts as one of the query's words) rather than dropped.
 CJK_SLICE = 16
-_CJK = re.compile(f"[{CJK_CHARACTERS}]")
-_SCRIPTS = re.compile(f"[{CJK_CHARACTERS}]+|[^{CJK_CHARACTERS}]+")  # CJK runs and the text between them
+
+
+@functools.cache
+def _scripts() -> re.Pattern[str]:
+    """CJK runs (group 1) and the text between them. Compiled the first time a prompt needs it: the character
+    class takes milliseconds to compile, on a path that runs before every prompt and seldom meets a long CJK word."""
+    return re.compile(f"([{CJK_CHARACTERS}]+)|[^{CJK_CHARACTERS}]+")
 
 
 def _pieces(word: str) -> list[str]:
     """A token as the query reads it: a long one holding CJK text cut where the script changes, its CJK runs in
     slices of CJK_SLICE characters; anything else whole."""
-    if len(word) <= MAX_WORD_CHARS or word.isascii() or not _CJK.search(word):
+    if len(word) <= MAX_WORD_CHARS or word.isascii():
+        return [word]
+    runs = list(_scripts().finditer(word))
+    if not any(m.group(1) for m in runs):
         return [word]
     out: list[str] = []
-    for run in _SCRIPTS.findall(word):
-        if _CJK.match(run):
+    for m in runs:
+        run = m.group(0)
+        if m.group(1):
             out.extend(run[i : i + CJK_SLICE] for i in range(0, len(run), CJK_SLICE))
         else:
             out.append(run)

@@ -37,6 +37,8 @@ WRAPPER = (
     "from agentmd.cli import main\n"
     "sys.exit(main())\n"
 )
+# The prompt hook as Claude Code runs it (`agentmd-hook recall`, hooks/entry.py), its modules written the same way
+HOOK_WRAPPER = WRAPPER.replace("from agentmd.cli import main", "from agentmd.hooks.entry import main")
 HEAVY = (
     "tantivy",
     "numpy",
@@ -94,6 +96,19 @@ RECALL = CLIENT | {
     "agentmd.engine.recall_pause",  # whether recall is paused (standard library only)
     "agentmd.engine.times",  # the pause's times read back (standard library only)
 }
+# the prompt hook with the daemon up: the recall light path without the catalog, the counting of recalls nor
+# sqlite3 (the daemon counts the injections it is told of, /v1/injected); `agentmd recall --preview` counts nothing
+HOOK = RECALL - {
+    "agentmd.engine.index",
+    "agentmd.engine.index.catalog",
+    "agentmd.engine.index.catalog_base",
+    "agentmd.engine.index.catalog_links",
+    "agentmd.engine.index.catalog_notes",
+    "agentmd.engine.index.catalog_schema",
+    "agentmd.engine.index.catalog_usage",
+    "agentmd.engine.index.sqlite_threads",
+    "agentmd.engine.index.usage",
+} | {"agentmd.hooks.entry", "agentmd.hooks.protocol", "agentmd.hooks.recall.hook", "agentmd.engine.hooklog"}
 # `status` renders the daemon's answer with the renderer of engine/daemon/status.py (its jobs lines included)
 STATUS = CLIENT | {
     "agentmd.engine.fsutil",
@@ -150,11 +165,11 @@ class Cli:
         self.settings = resolve(env=self.env)
         self.runs = 0
 
-    def __call__(self, *argv: str, stdin: str | None = None) -> Run:
+    def __call__(self, *argv: str, stdin: str | None = None, wrapper: str = WRAPPER) -> Run:
         self.runs += 1
         dump = self.root / f"modules-{self.runs}.txt"
         proc = subprocess.run(
-            [sys.executable, "-c", WRAPPER, *argv],
+            [sys.executable, "-c", wrapper, *argv],
             cwd=self.root,
             env={**self.env, "AGENTMD_TEST_MODULES": str(dump)},
             input=stdin,
@@ -435,3 +450,31 @@ def test_status_probe_and_recall_through_the_daemon(cli: Cli, daemon: int) -> No
     assert_light(counted, RECALL)
     assert json.loads(counted.out)["counted_recalls"] >= 1
     assert "agentmd.engine.index.store" not in run.modules
+
+
+def test_the_prompt_hook_through_the_daemon_loads_neither_the_catalog_nor_sqlite(cli: Cli, daemon: int) -> None:
+    """The hook as Claude Code runs it, with notes to show: one search and one count through the daemon; the
+    block is the one `agentmd recall --preview` shows, and each note shown counts one injection."""
+    prompt = "how does the job queue retry failed jobs"
+    event = {"session_id": "s-imports", "cwd": str(cli.root), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    cli("recall", prompt, "--preview")  # the walls cached, as after any first prompt
+    before = _injections(cli)
+    run = cli("recall", stdin=json.dumps(event), wrapper=HOOK_WRAPPER)
+    assert run.code == 0, run.err
+    assert "notes/queue.md" in run.out
+    assert_light(run, HOOK)
+    assert "sqlite3" not in run.modules and "logging" not in run.modules
+    assert _injections(cli) - before == run.out.count("\n- ") >= 1
+    preview = cli("recall", prompt, "--preview")
+    assert_light(preview, HOOK | {"agentmd.cli", "agentmd.cli.recall"} - {"agentmd.hooks.recall.hook"})
+    assert run.out.strip() in preview.out
+
+
+def _injections(cli: Cli) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(cli.settings.catalog_path)
+    try:
+        return int(db.execute("SELECT COALESCE(SUM(injections), 0) FROM usage").fetchone()[0])
+    finally:
+        db.close()
