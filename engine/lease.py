@@ -23,8 +23,10 @@ no lease). Standard library only: the prompt hook reads it on every prompt.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import socket
@@ -55,6 +57,15 @@ def this_machine() -> dict[str, object]:
     host = socket.gethostname()
     machine = _first_line("/etc/machine-id") or _first_line("/var/lib/dbus/machine-id") or host
     return {"machine": machine, "host": host, "boot": _first_line("/proc/sys/kernel/random/boot_id")}
+
+
+def machine_tag(env: dict[str, str] | None = None) -> str:
+    """Four letters and digits that tell this machine's new notes apart from another's (`capture_names` in the
+    storage-rules contract): from the stable machine id, and `AGENTMD_HOST` when set (several clones on one
+    machine that each act as a machine of their own). The same on every call and across restarts."""
+    name = (os.environ if env is None else env).get("AGENTMD_HOST", "")
+    seed = f"{this_machine()['machine']}\0{name}".encode()
+    return base64.b32encode(hashlib.sha256(seed).digest()).decode("ascii")[:4].lower()
 
 
 def same_machine(lease: dict[str, object], here: dict[str, object] | None = None) -> bool:

@@ -346,6 +346,7 @@ def compute_status(
     now: dt.datetime | None = None,
 ) -> Status:
     from agentmd.engine.git.sync_status import sync_section
+    from agentmd.engine.write.names import CaptureNames
     from agentmd.engine.write.tallies import budget_warning, halted_refusals
 
     now = now or dt.datetime.now(dt.UTC)
@@ -368,6 +369,9 @@ def compute_status(
         "hooks": hooks_section(settings.state_dir, now),
     }
     parts["contract"]["halted_refusals"] = int(halted_refusals(settings.state_dir).get("count", 0) or 0)
+    names = CaptureNames(settings.vault)
+    tagged = names.tagged(contract.contract.capture_names)
+    parts["sync"]["capture_names"] = f"<title>-{names.tag}.md" if tagged else "<title>.md"
     status = assemble(parts, settings.vault, daemon)
     budget = int(contract.contract.thresholds.daily_card_budget)
     today = captures_on(settings.state_dir, now.date())
@@ -590,6 +594,11 @@ def render(status: Status) -> str:
         lines.append(f"  git       degraded: {git['reason']} ({git['detail']})")
     if git["worktrees_inside_vault"]:
         lines.append("  worktrees inside the vault: " + ", ".join(git["worktrees_inside_vault"]))
+    sync = status.get("sync")
+    if sync is not None and (sync["remote"] or "-" in sync.get("capture_names", "")):
+        last = f"last good sync {sync.get('last_ok_at') or 'never'}; " if sync["remote"] else ""
+        named = f"new captures named {sync.get('capture_names')}"
+        lines.append(f"  sync      {sync['remote'] or 'no remote'}; {last}{named}")
     lines += queue_lines(queue)
     refusals = contract.get("halted_refusals") or 0
     refused = f", {refusals} typed captures refused while halted" if refusals else ""

@@ -26,6 +26,7 @@ class SyncSection(TypedDict):
     behind: NotRequired[int]
     conflicts: NotRequired[list[str]]  # conflict siblings not yet resolved
     kept_ours: NotRequired[list[dict[str, str]]]  # recent files that are not notes where ours was kept
+    capture_names: NotRequired[str]  # how new captures are named here: `<title>.md` or `<title>-<tag>.md`
 
 
 SYNC_YELLOW = dt.timedelta(hours=1)  # failing this long: yellow

@@ -5,7 +5,8 @@ Order of work, each step able to refuse before anything touches disk:
 2. derive status and stamps (status is never taken from the caller; the field checks, the stamps and the
    route are engine/write/request.py's);
 3. route by type through the contract (untyped, unknown type or halted contract: the dated shard), each
-   folder of the route taken as the vault already spells it, ignoring case (engine/write/folders.py);
+   folder of the route taken as the vault already spells it, ignoring case (engine/write/folders.py); the
+   file named after the title, with this machine's tag when the vault syncs (engine/write/names.py);
 4. ask the door whether this actor may create that path;
 5. open the vault root and check it is the vault this capturer opened (engine/write/vault_guard.py): an
    unmounted drive or a vault folder made again refuses with `vault-replaced`;
@@ -49,6 +50,7 @@ from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
 from agentmd.engine.write.group import GroupIndexer, Ticket
 from agentmd.engine.write.landing import write_new
+from agentmd.engine.write.names import CaptureNames
 from agentmd.engine.write.renames import find_by_inode, inode_of
 from agentmd.engine.write.request import (  # the request's names are imported from here too
     MEMORY_SPACE,
@@ -59,7 +61,6 @@ from agentmd.engine.write.request import (  # the request's names are imported f
     refusal,
     retype,
     route,
-    slugify,
     stamp_fields,
     validate,
 )
@@ -108,6 +109,7 @@ class Capturer:
         self.cap_override = cap_override
         self.stages = StageLog.from_env()  # where each capture's time went, when AGENTMD_CAPTURE_STAGES is set
         self.folder_case = FolderCase()  # the routed folder as the vault already spells it (any casing)
+        self.names = CaptureNames(vault)  # the file name: the title's slug, tagged with the machine when syncing
 
     def warm(self) -> float:
         """Run the checks, the rendering and the parsing a capture goes through over `WARM_UP`, writing nothing;
@@ -199,7 +201,7 @@ class Capturer:
         routed, route_reason = route(req, state, now)
         with self._root() as root_fd:  # `Memory/Lessons/` already there: the note goes in, not in a second one
             folder, folder_warnings = self.folder_case.resolve(root_fd, routed)
-        stem = slugify(req.title)
+        stem = self.names.stem(req.title, state.contract.capture_names)
         rel = f"{folder}/{stem}.md"
         clock.mark("fields")
         try:

@@ -41,6 +41,7 @@ OUTSIDE_JUDGMENT: Final[Mapping[str, str]] = {
     "class_weights": "search ranking",
     "link_convention": "how links are read",
     "sync_tool_patterns": "file-sync tools' files",
+    "capture_names": "the file names of new captures",
 }
 
 

@@ -159,6 +159,7 @@ def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contra
         recall_exempt_areas=tuple(p.rstrip("/") for p in settings["recall_exempt_areas"]),
         class_weights=MappingProxyType({k: float(v) for k, v in settings["class_weights"].items()}),
         link_convention=str(settings["link_convention"]),
+        capture_names=str(settings["capture_names"]),
         fallback_text=fallback_text,
         sync_tool_patterns=SyncToolPatterns.of(
             **{k: tuple(v or ()) for k, v in settings["sync_tool_patterns"].items()}

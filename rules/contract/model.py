@@ -59,8 +59,13 @@ KNOWN_KEYS: Final = (
     "class_weights",
     "link_convention",
     "sync_tool_patterns",
+    "capture_names",
 )
 LINK_CONVENTIONS: Final = ("obsidian", "dendron")
+# How a capture's file is named: its title's slug, or the slug and this machine's tag (`<slug>-<tag>.md`)
+# so two machines capturing one title make two files git merges without a conflict; `auto` tags the name
+# while the vault's git has a remote, the title's slug alone otherwise.
+CAPTURE_NAMES: Final = ("auto", "title", "machine")
 # Keys whose entries fall back one by one when a vault file sets only some of them; every other key is
 # replaced whole by a vault file that sets it.
 PER_ENTRY_KEYS: Final = frozenset({"thresholds", "class_weights"})
@@ -113,6 +118,7 @@ class Contract:
     deprecations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     rules_hash: str = ""  # over the parsed settings (rules/contract/hashing.py)
     judgment_hash: str = ""  # over what an enrichment judgment reads: type names and deprecations
+    capture_names: str = "auto"  # one of CAPTURE_NAMES
 
     def section(self, heading: str) -> str | None:
         """The prose under `heading` (case-insensitive); the packaged default's when this text lacks it."""

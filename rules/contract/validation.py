@@ -10,6 +10,7 @@ from typing import Any
 
 from agentmd.rules.contract.model import (
     AUTHORITY_LEVELS,
+    CAPTURE_NAMES,
     CLASS_WEIGHT_NAMES,
     FLOOR_NAMES,
     KNOWN_KEYS,
@@ -149,6 +150,13 @@ def keyed_problems(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             "link_convention",
             f"is {_show(settings['link_convention'])}, not a link convention",
             "use `obsidian` ([[target|label]]) or `dendron` ([[label|target]])",
+        )
+
+    if "capture_names" in settings and settings["capture_names"] not in CAPTURE_NAMES:
+        p.add(
+            "capture_names",
+            f"is {_show(settings['capture_names'])}, not a way of naming captures",
+            "use `auto` (tagged with the machine while the vault has a git remote), `title` or `machine`",
         )
 
     dampened = _mapping(p, settings, "dampened_spaces", "`daily: 0.9`")

@@ -40,6 +40,7 @@ CHANGES = {
     "class_weights": "class_weights:\n  archived: 0.3",
     "link_convention": "link_convention: dendron",
     "sync_tool_patterns": 'sync_tool_patterns:\n  temp: ["*.partial-sync"]',
+    "capture_names": "capture_names: machine",
 }
 
 
