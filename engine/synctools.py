@@ -29,9 +29,11 @@ are the owner's files, kept and committed, but not indexed as notes; status name
     Note (Conflicted copy Laptop 202612041015).md     Obsidian Sync
     Note (... conflicted copy ...).md                 any other tool that names its copies so
     Note (1).md                                       Google Drive      } only when Note.md exists beside
-    Note-DESKTOP-ABC123.md                            OneDrive          } the copy: `Chapter (1).md`,
-    Note 2.md                                         iCloud            } `Meeting 2.md` or `Q4-2026.md` alone
-                                                                        } are notes
+    Note-DESKTOP-ABC123.md                            OneDrive          } the copy and the two read as
+    Note 2.md                                         iCloud            } versions of one note
+                                                                        } (`versions_of_one_note`):
+                                                                        } `Chapter (1).md`, `Meeting 2.md`
+                                                                        } or `Q4-2026.md` alone are notes
 The OneDrive shape takes a Windows computer name: 1-15 upper-case letters, digits and hyphens, one letter at
 least (so `Plan-2026.md` beside `Plan.md` is not a copy).
 
@@ -189,6 +191,8 @@ for _shape in CONFLICT_SHAPES:
     for _end in _shape.ends:
         _BY_END[_end] = (*_BY_END.get(_end, ()), _shape)
 
+_AMBIGUOUS_TOOLS = frozenset(shape.tool for shape in CONFLICT_SHAPES if not shape.marker)
+
 CONFLICT_COPY = "conflict-copy: "  # how a pass report's reason for a conflict copy starts
 
 
@@ -230,3 +234,40 @@ def conflict_copy(
                 return ConflictCopy(original, shape.tool)
             at = base.rfind(shape.sep, 0, at)
     return None
+
+
+COPY_READ_BYTES = 256 * 1024  # how much of each file `versions_of_one_note` compares
+
+
+def ambiguous_copy(rel: str, exists: Callable[[str], bool], read: Callable[[str], bytes | None]) -> ConflictCopy | None:
+    """A Google Drive, iCloud or OneDrive conflict copy (`Note (1).md`, `Note 2.md`, `Note-PC.md`): named as
+    one beside its original and reading as a version of it. `read(path)` gives a vault-relative file's first
+    `COPY_READ_BYTES` (None when it cannot be read)."""
+    found = conflict_copy(rel, exists)
+    if found is None:
+        return None
+    if found.tool not in _AMBIGUOUS_TOOLS:
+        return found
+    original, copy = read(found.original), read(rel)
+    if original is None or copy is None or not versions_of_one_note(original, copy):
+        return None
+    return found
+
+
+COPY_SHARED_LINES = 0.5  # the share of the shorter file's lines the other holds, for two versions of one note
+
+
+def versions_of_one_note(a: bytes, b: bytes) -> bool:
+    """Whether two files read as two versions of one note, as a sync tool's conflict copy and its original do:
+    at least half the distinct non-blank lines of the shorter are in the other (frontmatter included, which
+    two versions share). A note a person named `Meeting 2.md` beside `Meeting.md` shares next to nothing with
+    it (bench/copy_lookalikes.py, bench/RESULTS.md)."""
+    left, right = distinct_lines(a), distinct_lines(b)
+    if not left or not right:
+        return left == right
+    shared = len(left & right)
+    return shared >= COPY_SHARED_LINES * min(len(left), len(right))
+
+
+def distinct_lines(data: bytes) -> set[bytes]:
+    return {line.strip() for line in data.splitlines() if line.strip()}

@@ -226,6 +226,38 @@ def cmd_conflicts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     settings = settings_of(args)
     siblings = open_conflicts(settings.vault, settings.state_dir)  # a sync's and an undo's, with a remote or not
-    text = "\n".join(siblings) if siblings else "no conflicts left by a sync"
-    emit(out, args, {"conflicts": siblings}, text)
+    copies = _sync_tool_copies(settings)
+    lines = siblings + [f"{c['copy']}  ({c['tool']} copy of {c['original']})" for c in copies]
+    text = "\n".join(lines) if lines else "no conflicts left by a sync"
+    if copies:
+        text += "\nend each with `agentmd resolve PATH --keep mine|theirs|both`"
+    emit(out, args, {"conflicts": siblings, "sync_tool_copies": copies}, text)
     return EXIT_OK
+
+
+def _sync_tool_copies(settings: Settings) -> list[dict[str, str]]:
+    """The conflict copies a file-sync tool left that the last full pass held out of the index (read from the
+    pass record beside the catalog), those still there beside their originals."""
+    import json
+    import sqlite3
+
+    from agentmd.engine.index.catalog import Catalog
+    from agentmd.engine.synctools import conflict_copy
+
+    try:
+        catalog = Catalog.reader(settings.catalog_path)
+    except sqlite3.OperationalError:  # no index yet
+        return []
+    try:
+        record = json.loads(catalog.pass_record() or "{}")
+    except ValueError:
+        record = {}
+    finally:
+        catalog.close()
+    out = []
+    for entry in record.get("sync_conflicts_named") or []:
+        path = str(entry.get("path", ""))
+        found = conflict_copy(path, lambda rel: (settings.vault / rel).is_file())
+        if found is not None and (settings.vault / path).is_file():
+            out.append({"copy": path, "original": found.original, "tool": found.tool})
+    return out

@@ -18,9 +18,12 @@ KEEP = ("mine", "theirs", "both")
 def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
     """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
     `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
-    keeps the sibling as a note of its own. The origin of every path written is recorded first (the shared
-    journal), so the commit that takes them says `origin: resolve`. The tip before the choice is kept as a
-    rescue ref (`agentmd.engine.git.rescue`). Returns (note, sibling, paths changed)."""
+    keeps the sibling as a note of its own. `path` may also name a file-sync tool's conflict copy
+    (`Note.sync-conflict-….md`, `Note (1).md` … beside `Note.md`, engine/synctools.py): `mine` deletes the
+    copy, `theirs` puts its text in the note, `both` keeps it as `Note (kept copy).md`, indexed as a note.
+    The origin of every path written is recorded first (the shared journal), so the commit that takes them
+    says `origin: resolve`. The tip before the choice is kept as a rescue ref (`agentmd.engine.git.rescue`).
+    Returns (note, sibling, paths changed)."""
     from agentmd.engine.fsutil import atomic_write
     from agentmd.engine.git.origins import JOURNAL_NAME, OriginBook
 
@@ -29,6 +32,8 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
     pairs = [(c["path"], c["sibling"]) for c in read_state(state_dir).get("conflicts", [])
              if c.get("sibling") and still_conflict(vault / c["sibling"])]  # fmt: skip
     found = [p for p in pairs if path in p]
+    if not found and (copy := _sync_tool_copy(vault, path)) is not None:
+        found = [copy]
     if not found:
         raise SyncError(f"{path} is no conflict a sync left (`agentmd conflicts` lists them)")
     if len(found) > 1:
@@ -45,6 +50,13 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
     book = OriginBook(state_dir / JOURNAL_NAME)
     text = (vault / sibling).read_text(encoding="utf-8")
     plain = unmarked(text)
+    if keep == "both" and not still_conflict(vault / sibling):  # a file-sync tool's copy: a name of its own
+        kept = _free_name(vault, note)
+        book.note(sibling, "resolve")
+        book.note(kept, "resolve")
+        atomic_write(vault / kept, plain)
+        (vault / sibling).unlink()
+        return note, kept, [sibling, kept]
     if keep == "both":
         book.note(sibling, "resolve")
         atomic_write(vault / sibling, plain)
@@ -55,3 +67,35 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
         atomic_write(vault / note, plain)
     (vault / sibling).unlink()
     return note, sibling, [note, sibling] if keep == "theirs" else [sibling]
+
+
+def _sync_tool_copy(vault: Path, path: str) -> tuple[str, str] | None:
+    """(original, copy) when `path` is a file-sync tool's conflict copy beside its original
+    (engine/synctools.py), or the original of exactly one such copy; else None."""
+    from agentmd.engine.synctools import ambiguous_copy, conflict_copy
+
+    def exists(rel: str) -> bool:
+        return (vault / rel).is_file()
+
+    def read(rel: str) -> bytes | None:
+        try:
+            return (vault / rel).read_bytes()
+        except OSError:
+            return None
+
+    if exists(path):
+        found = ambiguous_copy(path, exists, read) or conflict_copy(path)
+        if found is not None and exists(found.original):
+            return found.original, path
+    return None
+
+
+def _free_name(vault: Path, note: str) -> str:
+    """A name beside `note` for a copy kept as a note of its own: `Note (kept copy).md`, then `(kept copy 2)`…"""
+    stem, dot, ext = note.rpartition(".")
+    stem, ext = (stem, dot + ext) if dot else (note, "")
+    for n in range(1, 1000):
+        name = f"{stem} (kept copy{'' if n == 1 else f' {n}'}){ext}"
+        if not (vault / name).exists():
+            return name
+    raise SyncError(f"no free name for a kept copy beside {note}; rename the copy by hand")

@@ -32,9 +32,12 @@ from agentmd.engine.index.notes import HELD_CONFLICT, pool_size, prepared_in_ord
 from agentmd.engine.index.store import Store
 from agentmd.engine.synctools import (
     CONFLICT_COPY,
+    COPY_READ_BYTES,
+    ambiguous_copy,
     conflict_copy,
     evicted_note,
     is_sync_temp,
+    may_be_copy,
     placeholder_of,
 )
 from agentmd.rules.contract.synctool import NO_PATTERNS, SyncToolPatterns
@@ -155,6 +158,7 @@ def _walk_folder(
     except OSError as exc:
         skipped.append({"path": _printable(prefix[:-1]) or ".", "reason": f"folder unreadable: {exc.strerror}"})
         return
+    maybe: list[tuple[str, StatKey]] = []  # named as an ambiguous conflict copy: decided once the folder is read
     for entry in entries:
         name = entry.name
         if name[0] == ".":
@@ -171,11 +175,15 @@ def _walk_folder(
                 st = entry.stat(follow_symlinks=False)  # one fstatat: its mode says file, link or folder
                 mode = st.st_mode
                 if S_ISREG(mode):
-                    # Only the unambiguous copies (Syncthing, Dropbox, Nextcloud, ownCloud, Obsidian Sync) are
-                    # left out: `Note 2.md`, `Note (1).md` and `Note-PC.md` are also the names Obsidian and
-                    # people give real notes ("Untitled 2", a note copied), so those stay notes.
+                    # The unambiguous copies (Syncthing, Dropbox, Nextcloud, ownCloud, Obsidian Sync) are left
+                    # out by name. `Note 2.md`, `Note (1).md` and `Note-PC.md` are also the names Obsidian and
+                    # people give real notes ("Untitled 2", a note copied): those are copies only when the
+                    # original is in the folder and the two read as versions of one note (below).
                     if ("onflict" in name or patterns) and (found := conflict_copy(rel, extra=patterns)) is not None:
                         skipped.append({"path": _printable(rel), "reason": found.reason})
+                        continue
+                    if may_be_copy(name) and (rel.isascii() or _utf8(rel)):
+                        maybe.append((rel, (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)))
                         continue
                     if rel.isascii() or _utf8(rel):  # (an ASCII name is valid UTF-8, and says so in O(1))
                         files[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
@@ -200,6 +208,39 @@ def _walk_folder(
             skipped.append({"path": _printable(rel), "reason": f"unreadable: {exc.strerror}"})
             continue
         stack.append(rel + "/")
+    if maybe:
+        _copies_or_notes(fd, prefix, {e.name for e in entries}, maybe, files, skipped)
+
+
+def _copies_or_notes(
+    fd: int,
+    prefix: str,
+    names: set[str],
+    maybe: list[tuple[str, StatKey]],
+    files: dict[str, StatKey],
+    skipped: list[dict[str, str]],
+) -> None:
+    """Notes named as Google Drive's, iCloud's or OneDrive's conflict copies: left out when their original is
+    in the folder (`names`) and the two read as versions of one note, else added as notes."""
+
+    def read(path: str) -> bytes | None:
+        try:
+            handle = os.open(path[len(prefix) :], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            return None
+        try:
+            return os.read(handle, COPY_READ_BYTES)
+        except OSError:
+            return None
+        finally:
+            os.close(handle)
+
+    for rel, key in maybe:
+        found = ambiguous_copy(rel, lambda path: path[len(prefix) :] in names, read)
+        if found is not None:
+            skipped.append({"path": _printable(rel), "reason": found.reason})
+        else:
+            files[rel] = key
 
 
 NOT_UTF8 = "file name is not valid UTF-8; rename the file"
@@ -305,6 +346,19 @@ def reconcile(
         )
 
 
+def _reader(vault: Path) -> Callable[[str], bytes | None]:
+    """A vault-relative file's first `COPY_READ_BYTES`, or None (the conflict-copy check's `read`)."""
+
+    def read(rel: str) -> bytes | None:
+        try:
+            with open(os.path.join(vault, rel), "rb") as fh:
+                return fh.read(COPY_READ_BYTES)
+        except OSError:
+            return None
+
+    return read
+
+
 def stat_paths(
     vault: Path,
     paths: set[str],
@@ -324,7 +378,9 @@ def stat_paths(
             continue
         if patterns and is_sync_temp(rel, patterns):
             continue
-        found = conflict_copy(rel, extra=patterns)  # the unambiguous shapes only, as the walk (see `walk_vault`)
+        found = conflict_copy(rel, extra=patterns)
+        if found is None and may_be_copy(rel.rpartition("/")[2]):  # as the walk does (see `_copies_or_notes`)
+            found = ambiguous_copy(rel, lambda path: os.path.isfile(os.path.join(vault, path)), _reader(vault))
         if found is not None:
             if skipped is not None:
                 skipped.append({"path": rel, "reason": found.reason})

@@ -35,11 +35,18 @@ COPIES = {  # copy -> (tool, original): the unambiguous shapes, left out of the 
     "Report (conflicted copy 2026-12-04 101500).md": ("Nextcloud", "Report.md"),
 }
 # Google Drive's `Note (1).md`, iCloud's `Note 2.md` and OneDrive's `Note-PC.md` are also the names Obsidian and
-# people give real notes (`Untitled 2`, a copied note): even beside their would-be original they stay notes.
+# people give real notes (`Untitled 2`, a copied note): beside their would-be original, they are copies only
+# when the two read as versions of one note (AMBIGUOUS_COPIES); these share no line with it and stay notes.
 LOOKALIKES = {
     "Inbox (1).md": "Inbox.md",
     "Ideas-DESKTOP-ABC123.md": "Ideas.md",
     "Journal 2.md": "Journal.md",
+}
+PLAN = "---\ntitle: Plan\ntags: [q4]\n---\n# Plan\n\n- ship the importer\n- write the docs\n- cut the release\n"
+AMBIGUOUS_COPIES = {  # copy -> (tool, original, text): another device's version of the original
+    "plans/Plan (1).md": ("Google Drive", "plans/Plan.md", PLAN.replace("write the docs", "write the guide")),
+    "plans/Plan 2.md": ("iCloud", "plans/Plan.md", PLAN + "- tell the team, herons\n"),
+    "plans/Plan-LAPTOP-7Q2.md": ("OneDrive", "plans/Plan.md", PLAN.replace("cut the release", "herons first")),
 }
 TEMP = [
     ".syncthing.Note.md.tmp",
@@ -64,6 +71,9 @@ def _sync_vault(vault: Vault) -> None:
         vault.write(rel, "a note with a copy's shape of name, gannets\n")
     for rel in TEMP:
         vault.write(rel, "half a download, flamingos\n")
+    vault.write("plans/Plan.md", PLAN)
+    for rel, (_tool, _original, text) in AMBIGUOUS_COPIES.items():
+        vault.write(rel, text)
 
 
 def _search(store: Store, *words: str) -> list[str]:
@@ -75,10 +85,13 @@ def test_conflict_copies_are_reported_with_their_originals_and_never_indexed(vau
     with Store(cache_dir) as store:
         report = reconcile(vault.root, store)
         indexed = store.index.paths()
-        assert indexed == set(NOTES) | set(LOOKALIKES), "the notes, honest names included; no copy, no temp file"
-        assert report.added == len(NOTES) + len(LOOKALIKES) and report.errors == []
+        notes = set(NOTES) | set(LOOKALIKES) | {"plans/Plan.md"}
+        assert indexed == notes, "the notes, honest names included; no copy, no temp file"
+        assert report.added == len(notes) and report.errors == []
         reasons = {s["path"]: s["reason"] for s in report.skipped}
-        assert reasons == {rel: f"conflict-copy: {tool} copy of {orig}" for rel, (tool, orig) in COPIES.items()}
+        copies = {rel: (tool, orig) for rel, (tool, orig, _text) in AMBIGUOUS_COPIES.items()} | COPIES
+        assert reasons == {rel: f"conflict-copy: {tool} copy of {orig}" for rel, (tool, orig) in copies.items()}
+        assert _search(store, "herons") == []  # five tools' copies, none indexed
         assert _search(store, "flamingos") == []  # the copies' and the temp files' words are nowhere
         assert _search(store, "ocelots") == ["Meeting 2.md"] and _search(store, "tapirs") == ["Chapter (1).md"]
         assert sorted(_search(store, "gannets")) == sorted(LOOKALIKES)
@@ -86,20 +99,24 @@ def test_conflict_copies_are_reported_with_their_originals_and_never_indexed(vau
         # the copy goes once the owner has compared it and deleted it; an unchanged pass still names the rest
         (vault.root / "Report (conflicted copy 2026-12-04 101500).md").unlink()
         again = reconcile(vault.root, store)
-        assert again.changed == 0 and len([s for s in again.skipped if s["reason"].startswith("conflict-copy")]) == 2
+        assert again.changed == 0 and len([s for s in again.skipped if s["reason"].startswith("conflict-copy")]) == 5
 
         # a file event naming a copy (the watcher's pass over a few paths) leaves it out as well
         copy = "notes/Note.sync-conflict-20261204-101500-ABCDEF7.md"
-        only = reconcile(vault.root, store, only={copy, "~$Report.md", "Meeting 2.md"})
-        assert only.changed == 0 and [s["path"] for s in only.skipped] == [copy]
-        assert store.index.paths() == set(NOTES) | set(LOOKALIKES)
+        only = reconcile(vault.root, store, only={copy, "~$Report.md", "Meeting 2.md", "plans/Plan 2.md"})
+        assert only.changed == 0 and sorted(s["path"] for s in only.skipped) == sorted([copy, "plans/Plan 2.md"])
+        assert store.index.paths() == notes
 
 
-def test_a_name_of_a_copys_shape_stays_a_note_even_beside_its_would_be_original(vault: Vault) -> None:
-    vault.write("Meeting 2.md", "second meeting\n")
-    vault.write("Meeting.md", "first meeting\n")
+def test_a_name_of_a_copys_shape_stays_a_note_beside_a_different_note_of_the_original_name(vault: Vault) -> None:
+    vault.write("Meeting 2.md", "---\ntitle: Meeting 2\n---\nsecond meeting\n- budget\n")
+    vault.write("Meeting.md", "---\ntitle: Meeting\n---\nfirst meeting\n- hiring\n")
     walk = walk_vault(vault.root)
     assert set(walk.files) == {"Meeting.md", "Meeting 2.md"} and walk.skipped == []
+    vault.write("Meeting 2.md", "---\ntitle: Meeting\n---\nfirst meeting\n- hiring, from the phone\n")
+    walk = walk_vault(vault.root)  # now a version of Meeting.md, as iCloud leaves one
+    assert set(walk.files) == {"Meeting.md"}
+    assert walk.skipped == [{"path": "Meeting 2.md", "reason": "conflict-copy: iCloud copy of Meeting.md"}]
 
 
 def test_the_walk_finds_every_copy_of_the_pattern_table(vault: Vault) -> None:
@@ -108,10 +125,8 @@ def test_the_walk_finds_every_copy_of_the_pattern_table(vault: Vault) -> None:
     for rel in BESIDE | {path for path, _tool, _original in CONFLICT_TABLE}:
         vault.write(rel, "words\n")
     walk = walk_vault(vault.root)
-    copies = {
-        path: f"conflict-copy: {tool} copy of {original}"
-        for path, tool, original in CONFLICT_TABLE
-        if tool and tool not in ("Google Drive", "iCloud", "OneDrive")  # the shapes real notes share stay notes
+    copies = {  # every file holds the same words: the ambiguous shapes beside their originals are copies too
+        path: f"conflict-copy: {tool} copy of {original}" for path, tool, original in CONFLICT_TABLE if tool
     }
     assert {s["path"]: s["reason"] for s in walk.skipped} == copies
     assert set(walk.files) == (BESIDE | {path for path, _t, _o in CONFLICT_TABLE}) - set(copies)

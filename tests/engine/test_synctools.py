@@ -164,3 +164,13 @@ def test_a_placeholder_names_its_note_and_back() -> None:
 )
 def test_conflict_markers_outside_code(text: str, conflicted: bool) -> None:
     assert has_conflict_markers(text) is conflicted
+
+
+def test_two_versions_of_one_note_share_most_lines_and_two_notes_do_not() -> None:
+    from agentmd.engine.synctools import versions_of_one_note
+
+    note = b"---\ntitle: Plan\n---\n# Plan\n- one\n- two\n- three\n"
+    assert versions_of_one_note(note, note.replace(b"two", b"deux"))
+    assert versions_of_one_note(note, note + b"- four\n- five\n")
+    assert not versions_of_one_note(note, b"---\ntitle: Plan 2\n---\n# Another plan\n- alpha\n- beta\n")
+    assert versions_of_one_note(b"", b"\n\n") and not versions_of_one_note(b"", b"words\n")
