@@ -26,6 +26,7 @@ from agentmd.engine.index.fulltext.schema import (
     is_panic,
     name_key,
 )
+from agentmd.vocabulary import STOP_WORDS
 
 # From this many notes a question of common words only is read from the top of its any-word ranking even for
 # its whole list (a hybrid search's 200 candidates): per question of the search benchmark's vaults, 1.56 ms
@@ -367,9 +368,10 @@ class IndexQueries(IndexCore):
     ) -> list[NameHit]:
         """The notes the query names, best first: a name equal to the query (a title, file name or alias, then
         a Dendron segment, then a heading), then a title, file name or alias that begins with a query of two
-        words or more, when at most `prefix_notes` notes share that beginning (a beginning many names share
-        names a topic, not a note). Among equals, a note the query names more ways (title and file name)
-        comes first, then the higher BM25 of the query's words."""
+        words or more, then a title that holds such a query as a phrase, each when at most `prefix_notes`
+        notes share that beginning or phrase (one many names share names a topic, not a note). Among equals,
+        a note the query names more ways (title and file name) comes first, then the higher BM25 of the
+        query's words."""
         key = name_key(query)
         if not key:
             return []
@@ -389,18 +391,22 @@ class IndexQueries(IndexCore):
             # compiles a DFA per call, about 1.3 ms; this costs microseconds)
             return tantivy.Query.fuzzy_term_query(self.schema, "names", term + " ", distance=0, prefix=True)
 
+        inside = self._title_phrase(searcher, key) if " " in key else None
         try:
-            if not self._any_name(searcher, key, tries, named_query):
+            if not self._any_name(searcher, key, tries, named_query) and inside is None:
                 return []
         except BaseException as exc:
             if isinstance(exc, ValueError) or is_panic(exc):
                 raise self.damaged(exc) from None
             raise
+        if inside is not None:
+            tries.append(("title", False))  # a title holding the words as a phrase (ranked last, see below)
         text_q = self._text_query(key.split(), False)  # orders the notes of one name
         found: dict[str, tuple[int, NameHit]] = {}
         ways: dict[str, int] = {}
-        for kind, exact in tries:
-            named = named_query(kind, exact)
+        for at, (kind, exact) in enumerate(tries):
+            within = inside is not None and at == len(tries) - 1
+            named = inside if within else named_query(kind, exact)
             clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(named, 0.0))]
             clauses += [(tantivy.Occur.Must, f) for f in filters]
             if text_q is not None:
@@ -413,7 +419,7 @@ class IndexQueries(IndexCore):
                 raise
             if not exact and int(res.count) > prefix_notes:
                 continue
-            rank = {"segment": 1, "heading": 2}.get(kind, 0) if exact else 3
+            rank = {"segment": 1, "heading": 2}.get(kind, 0) if exact else 4 if within else 3
             for score, addr in res.hits:
                 doc = searcher.doc(addr)
                 path = doc["path"][0]
@@ -426,6 +432,17 @@ class IndexQueries(IndexCore):
                 found[path] = (rank, NameHit(shown, exact, float(score), Hit(path, float(score), facts, doc)))
         ordered = sorted(found.values(), key=lambda r: (r[0], -ways.get(r[1].hit.path, 0), -r[1].score, r[1].hit.path))
         return [h for _rank, h in ordered]
+
+    def _title_phrase(self, searcher: Any, key: str) -> Any | None:
+        """A phrase query for the words of `key` inside a title (`karma theory` in "Studying the Karma
+        Theory"), or None when `key` holds fewer than two words that are not stop words, or some word is in no
+        title (the term dictionary tells, before any search)."""
+        if sum(word not in STOP_WORDS for word in key.split()) < 2:  # `notes on` is in titles, but names nothing
+            return None
+        terms = self.analyze(key)
+        if len(terms) < 2 or any(not searcher.doc_freq("title", t) for t in terms):
+            return None
+        return tantivy.Query.phrase_query(self.schema, "title", terms)
 
     @staticmethod
     def _any_name(

@@ -118,3 +118,22 @@ def test_a_stop_word_inside_a_phrase_of_the_vault_is_kept(vault: Vault, cache_di
         assert how.groups[0] == ["free", "will", "determinism"]
         got = search(s.index, CONTRACT, SearchRequest(query="free will determinism"))["results"]  # type: ignore[arg-type]
         assert [r["note"] for r in got][:1] == ["essays/two.md"]
+
+
+def test_two_words_of_a_longer_title_name_its_note(vault: Vault, cache_dir: Path) -> None:
+    vault.note("Karma.md", "Karma is action and its fruit.\n")
+    vault.note("Studying the Karma Theory.md", "Reading the Gita on action, duty and rebirth.\n")
+    vault.note("Osho on the Karma-Rebirth Theory.md", "A critique.\n")
+    vault.note("Extra notes on Theology.md", "Theology, briefly.\n")
+    vault.note("To Take Notes On.md", "A list.\n")
+    vault.note("Scalar Bosons.md", "The Higgs boson is the only scalar boson.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        for query in ("notes on karma theory", "what do I know about the karma theory"):
+            first = search(s.index, CONTRACT, SearchRequest(query=query))["results"][0]  # type: ignore[arg-type]
+            assert first["note"] == "Studying the Karma Theory.md", query
+            assert "karma theory" in first["name_within"].lower()
+        # `notes on` is in two titles, but holds one word that is not a stop word: it names neither note
+        assert [" ".join(r.words) for r in named_runs(s.index, "notes on Scalar Bosons")] == ["Scalar Bosons"]
+        got = search(s.index, CONTRACT, SearchRequest(query="notes on Scalar Bosons"))["results"]  # type: ignore[arg-type]
+        assert got[0]["note"] == "Scalar Bosons.md"
