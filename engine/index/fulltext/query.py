@@ -406,7 +406,7 @@ class IndexQueries(IndexCore):
         ways: dict[str, int] = {}
         for at, (kind, exact) in enumerate(tries):
             within = inside is not None and at == len(tries) - 1
-            named = inside if within else named_query(kind, exact)
+            named = inside if inside is not None and within else named_query(kind, exact)
             clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(named, 0.0))]
             clauses += [(tantivy.Occur.Must, f) for f in filters]
             if text_q is not None:
@@ -439,7 +439,7 @@ class IndexQueries(IndexCore):
         title (the term dictionary tells, before any search)."""
         if sum(word not in STOP_WORDS for word in key.split()) < 2:  # `notes on` is in titles, but names nothing
             return None
-        terms = self.analyze(key)
+        terms = list(self._analyzer.analyze(key))
         if len(terms) < 2 or any(not searcher.doc_freq("title", t) for t in terms):
             return None
         return tantivy.Query.phrase_query(self.schema, "title", terms)
