@@ -58,6 +58,7 @@ COMMANDS: tuple[Register, ...] = (
     capture.add_capture,
     curate.add_curation_parsers,  # `queue`, `confirm`, `retire`, `promote`, `ingest`, `log`
     enrich.add_enrich_parser,
+    enrich.add_lessons_parser,
     rules.add_door,
     daemon.add_mcp,
     access.add_access_parsers,  # `token path | rotate`, `mcp-config`

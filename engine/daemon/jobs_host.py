@@ -56,6 +56,7 @@ class DaemonJobs:
             "enrich": self._enrich,
             "sync": self._sync,
             "lifecycle": self._lifecycle,
+            "lessons": self._lessons,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -408,3 +409,34 @@ class DaemonJobs:
             "dormant_notes": report.dormant,
             "by_cause": report.by_cause,
         }
+
+    def _lessons(self, meter: Meter) -> Mapping[str, Any]:
+        """Lessons from recurring outcomes (`agentmd lessons`), under the lower of the owner's `[enrich]` lines and
+        the job's budget, each lesson written unfiled through the daemon's own writer (one commit each)."""
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.enrich.lessons import find_lessons
+        from agentmd.engine.enrich.run import settings_from
+
+        self._ready()
+        daemon = self.daemon
+        store = daemon.store
+        if store is None:
+            raise JobDeferred("the index is not open yet")
+        spec = meter.spec.budget
+        budget, model = settings_from(
+            read_config(daemon.settings), max_calls=spec.calls, max_tokens=spec.tokens, max_seconds=spec.wall * 0.95
+        )
+        found = find_lessons(
+            vault=daemon.settings.vault,
+            catalog=store.catalog,
+            contract=daemon.contracts.get().contract,
+            state_dir=daemon.settings.state_dir,
+            budget=budget,
+            caller=self._metered(meter, model),
+            model=model.name,
+            apply=lambda steps: apply_steps(daemon.curation_writer(), steps),
+            now=self.scheduler.clock,
+        )
+        data = found.to_dict()
+        data.pop("clusters", None)
+        return data

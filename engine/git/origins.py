@@ -46,6 +46,7 @@ ORIGINS = (
     "promote",
     "groom",
     "enrich",
+    "lessons",
     "sync",
     "resolve",
     "revert",
