@@ -57,6 +57,7 @@ class DaemonJobs:
             "sync": self._sync,
             "lifecycle": self._lifecycle,
             "lessons": self._lessons,
+            "maps": self._maps,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -440,3 +441,34 @@ class DaemonJobs:
         data = found.to_dict()
         data.pop("clusters", None)
         return data
+
+    def _maps(self, meter: Meter) -> Mapping[str, Any]:
+        """The maps of content (`agentmd maps --yes`), rebuilt from the notes' facets through the daemon's own
+        writer: one `origin: maps` commit when a page changed, nothing when none did; no model is asked."""
+        from agentmd.engine.curate.maps import plan
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.git.gate import corpus_write_gate
+
+        self._ready()
+        daemon = self.daemon
+        store = daemon.store
+        if store is None:
+            raise JobDeferred("the index is not open yet")
+        step, maps = plan(daemon.settings.vault, store.catalog, daemon.contracts.get().contract)
+        meter.check()
+        outcome: dict[str, object] = {
+            "notes": maps.notes,
+            "facets": maps.values,
+            "pages": len(maps.pages),
+            "written": len(step.edits),
+            "archived": maps.archived,
+        }
+        if not step.edits:
+            return outcome
+        if len(step.edits) > 1:
+            gate = corpus_write_gate(daemon.settings.vault)
+            if not gate.ok:
+                raise JobFailed(f"the corpus-write gate refused the maps ({gate.reason}): {gate.detail}")
+        results = apply_steps(daemon.curation_writer(), [step])
+        outcome["commits"] = [sha for r in results for sha in r.commits]
+        return outcome

@@ -47,6 +47,7 @@ ORIGINS = (
     "groom",
     "enrich",
     "lessons",
+    "maps",
     "sync",
     "resolve",
     "revert",

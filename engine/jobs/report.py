@@ -25,6 +25,7 @@ BUILT_IN_ACTIONS = frozenset(
         "sync",
         "lifecycle",
         "lessons",
+        "maps",
     }
 )
 
