@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pytest
 from curate_helpers import dirty, head, note
-from daemon_helpers import git, make_repo, origins
+from daemon_helpers import git, is_clean, make_repo, origins, wait_until
 from enrich_helpers import fm
 
+from agentmd.engine.curate.maps import INDEX
+from agentmd.engine.daemon.jobs_host import DaemonJobs
+from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.recall import Walls, gather
+from agentmd.engine.settings import resolve
 
 ALPHA = ["memory/decisions/alpha-db.md", "memory/semantic/alpha-cache.md", "memory/semantic/alpha-queue.md"]
 BETA = "memory/semantic/beta-api.md"
@@ -103,3 +107,20 @@ def test_the_recall_hook_never_injects_a_map(cli, vault) -> None:  # type: ignor
     assert [c["path"] for c in got["direct"]] == [ALPHA[0]]
     assert any(o.startswith("maps/project/alpha.md: a generated page") for o in got["left_out"])
     assert all(c["path"].startswith("memory/") for c in got["linked"])
+
+
+def test_the_maps_job_writes_through_the_daemon_and_again_writes_nothing(vault, env) -> None:  # type: ignore[no-untyped-def]
+    daemon = Daemon(resolve(vault=str(vault)), port=0, commit_debounce=0.2, probe_interval=0)
+    daemon.start()
+    try:
+        wait_until(lambda: not daemon.health()["index_stale"], what="first pass")
+        jobs = DaemonJobs(daemon)
+        assert jobs.scheduler.reload().jobs["maps"].enabled is False  # it writes into the vault: the owner turns it on
+        ran = jobs.scheduler.run_named("maps")
+        assert ran["outcome"] == "ok" and ran["changed"]["written"] == 6 and ran["changed"]["commits"], ran
+        wait_until(lambda: is_clean(vault) and origins(vault)[0] == "maps", 10, "the maps' commit")
+        wait_until(lambda: daemon.store is not None and daemon.store.catalog.get(INDEX) is not None, 10, "indexed")
+        again = jobs.scheduler.run_named("maps")
+        assert again["outcome"] == "ok" and again["changed"]["written"] == 0 and "commits" not in again["changed"]
+    finally:
+        daemon.stop()
