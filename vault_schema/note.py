@@ -92,6 +92,13 @@ class Note:
         return self.frontmatter.get("probe") == "self-probe"
 
     @property
+    def is_generated(self) -> bool:
+        """A page agentmd derives from other notes (frontmatter `generated: agentmd ...`, e.g. a map of content):
+        never recalled into a prompt, and its links are not anyone's use of a note."""
+        value = self.frontmatter.get("generated")
+        return isinstance(value, str) and value.startswith("agentmd")
+
+    @property
     def flags(self) -> tuple[str, ...]:
         out = []
         if self.frontmatter_error:
@@ -104,6 +111,8 @@ class Note:
             out.append("probe")
         if self.trust == "untrusted":
             out.append("untrusted")
+        if self.is_generated:
+            out.append("generated")
         return tuple(out)
 
 

@@ -37,6 +37,7 @@ from agentmd.cli import (
     jobs,
     lifecycle,
     links,
+    maps,
     recall,
     rules,
     service,
@@ -58,6 +59,8 @@ COMMANDS: tuple[Register, ...] = (
     capture.add_capture,
     curate.add_curation_parsers,  # `queue`, `confirm`, `retire`, `promote`, `ingest`, `log`
     enrich.add_enrich_parser,
+    enrich.add_lessons_parser,
+    maps.add_maps_parser,
     rules.add_door,
     daemon.add_mcp,
     access.add_access_parsers,  # `token path | rotate`, `mcp-config`

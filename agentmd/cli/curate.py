@@ -461,21 +461,17 @@ def _restated_judge(settings: Settings, args: argparse.Namespace) -> tuple[Any, 
 
 def _add_restated(plan: GroomPlan, settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any) -> None:
     from agentmd.engine.curate.actions import stamp
-    from agentmd.engine.curate.groom import add_proposals
-    from agentmd.engine.enrich.restated import find_restated
+    from agentmd.engine.enrich.restated import add_to_plan
 
-    claimed = {str(p["path"]) for p in plan["proposals"]}
-    found = find_restated(
+    add_to_plan(
+        plan,
         settings=settings,
         catalog=catalog,
         contract=contract,
         budget=budget,
         caller=caller,
-        claimed=claimed,
         now=lambda: stamp(dt.datetime.now(dt.UTC)),
     )
-    add_proposals(plan, found.proposals)
-    plan["restated"] = found.to_dict()
 
 
 def _restated_line(found: dict[str, Any]) -> str:

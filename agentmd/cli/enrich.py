@@ -170,3 +170,86 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report.applied_by = applied_by[-1] if applied_by else None
     emit(out, args, report.to_dict(), render(report))
     return EXIT_OK
+
+
+def add_lessons_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "lessons", parents=[common], help="propose lessons from notes that keep recording the same outcome"
+    )
+    p.add_argument("--dry-run", action="store_true", help="list the clusters that clear the bar; call nothing")
+    p.add_argument("--max-calls", type=int, help="at most this many model calls (lowers [enrich] max_calls)")
+    p.add_argument("--max-tokens", type=int, help="at most this many tokens added (lowers [enrich] max_tokens)")
+    p.set_defaults(func=cmd_lessons)
+
+
+def render_lessons(data: dict[str, Any]) -> str:
+    lines = []
+    for c in data["clusters"]:
+        why = f": {c['reason']}" if c.get("reason") else ""
+        lesson = f" -> {c['lesson']}" if c.get("lesson") else ""
+        lines.append(f"  {c['outcome']:<10} {', '.join(c['subjects'][:3])} ({len(c['sources'])} notes){lesson}{why}")
+    counts = data["counts"]
+    kept = f", {data['kept_local']} kept local (never sent)" if data["kept_local"] else ""
+    head = f"lessons: {data['sources']} outcome note(s){kept}, {len(data['clusters'])} cluster(s) clear the bar"
+    if data["dry_run"]:
+        lines.append(f"{head}; {counts['owed']} to ask; dry run: nothing was called")
+    else:
+        lines.append(
+            f"{head}; {counts['proposed']} proposed, {counts['skipped']} skipped, {counts['near-miss']} near miss, "
+            f"{counts['refused']} refused, {counts['unclear']} unclear, {counts['failed']} failed; "
+            f"{data['calls']} call(s), {data['usage']['added']} tokens added"
+        )
+    if data["proposed"]:
+        lines.append("in the review queue (`agentmd confirm PATH --yes` keeps one): " + ", ".join(data["proposed"]))
+    if data["stopped_by"]:
+        lines.append(f"stopped by {data['stopped_by']}; the rest are asked next run")
+    lines += [f"warning: {w}" for w in data["warnings"]]
+    return "\n".join(lines)
+
+
+def cmd_lessons(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.client import running_port
+    from agentmd.engine.curate.host import run_steps
+    from agentmd.engine.enrich.lessons import find_lessons
+    from agentmd.engine.enrich.run import caller_for, settings_from
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.jobs.report import read_config
+    from agentmd.rules import load_contract
+
+    settings = settings_of(args)
+    budget, model = settings_from(read_config(settings), max_calls=args.max_calls, max_tokens=args.max_tokens)
+    contract = load_contract(settings.vault, settings.contract_path).contract
+    if not args.dry_run:
+        check_model_command(model.command[0], settings)
+    applied_by: list[str] = []
+
+    def apply(steps: Any) -> Any:
+        results, by = run_steps(settings, steps)
+        applied_by.append(by)
+        return results
+
+    with Store(settings.cache_dir) as store:
+        # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
+        if not running_port(settings.state_dir):
+            reconcile(
+                settings.vault,
+                store,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+            )
+        store.index.close()  # lets go of the index writer: the local writer opens its own
+        found = find_lessons(
+            vault=settings.vault,
+            catalog=store.catalog,
+            contract=contract,
+            state_dir=settings.state_dir,
+            budget=budget,
+            caller=caller_for(model),
+            model=model.name,
+            apply=None if args.dry_run else apply,
+        )
+    found.applied_by = applied_by[-1] if applied_by else None
+    data = found.to_dict()
+    emit(out, args, data, render_lessons(data))
+    return EXIT_OK

@@ -129,14 +129,16 @@ def watching_since(state_dir: Path, catalog_path: Path, now: dt.datetime, usage_
 
 
 def _incoming(catalog: Any) -> dict[str, set[str]]:
-    """Target note -> the notes linking to it (resolved as the link graph resolves them)."""
+    """Target note -> the notes linking to it (resolved as the link graph resolves them). A generated page (a map
+    of content, which links every note it lists) is nobody's use of a note, so its links do not count."""
     from agentmd.engine.search.graph import resolve, stem_index
 
     paths = catalog.paths()
     by_stem = stem_index(paths)
+    generated = {p for p, _c, _s, _h, flags in catalog.review_rows() if "generated" in flags}
     out: dict[str, set[str]] = {}
     for source, link in catalog.all_links():
-        if link.attachment:
+        if link.attachment or source in generated:
             continue
         target = resolve(link.target, source, paths, by_stem=by_stem)
         if target and target != source:

@@ -32,7 +32,9 @@ from agentmd.engine.git.runner import GitCli, GitMissing
 POLICY_ORIGIN = "lifecycle"
 # Origins whose lifecycle lines are stamps of a writer, not the owner's choice; every other origin (local-edit,
 # a commit without a trailer, confirm, retire, promote, groom, resolve, phone) is a person's hand.
-MACHINE_ORIGINS = frozenset({"capture", "self-probe", "morning", "ingest", "enrich", "sync", POLICY_ORIGIN})
+MACHINE_ORIGINS = frozenset(
+    {"capture", "self-probe", "morning", "ingest", "enrich", "lessons", "maps", "sync", POLICY_ORIGIN}
+)
 MANUAL = "manual"  # a commit without an origin trailer: the owner's own `git commit`
 JOURNAL_NAME = "lifecycle-journal.jsonl"
 _REC, _SEP = "\x1e", "\x1f"

@@ -6,6 +6,8 @@ A note waits when it is
 - a phone clip without any status (the clipper wrote it, nobody has looked at it yet);
 - a low-confidence filing: filed, but its `filing_confidence` is `low` or a number under the contract's
   `thresholds.low_confidence`, and nobody has confirmed it (a `confirmed:` record ends the wait);
+- a lesson the model drew from recurring outcomes (`source: lessons`, engine/enrich/lessons.py), until the owner
+  confirms or retires it;
 - a conflict sibling (`status: conflict`): a version of a note kept beside it (engine/git/conflicts.py), another
   machine's that a sync could not merge or the one an undo would have written over a later edit, until the
   owner keeps what they want (`agentmd resolve`).
@@ -33,13 +35,14 @@ from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter
 
 CACHE_FILE = "queue-fields.json"
 ORIGINS = ("capture", "phone", "ingest", "sync")
+LESSON_SOURCE = "lessons"  # the `source:` of a lesson proposed by engine/enrich/lessons.py
 
 
 @dataclass(frozen=True)
 class QueueItem:
     path: str
     captured: str
-    reason: str  # unfiled | ingested | phone-clip | low-confidence | conflict
+    reason: str  # unfiled | ingested | phone-clip | lesson | low-confidence | conflict
     why: str  # the reason in words
     origin: str  # capture | phone | ingest | sync
     source: str | None
@@ -180,6 +183,9 @@ def review_queue(
         if state == "unfiled":
             if source and source.startswith("ingest:"):
                 reason, why = "ingested", f"ingested from {source[len('ingest:') :]}; confirm or retire it"
+            elif source == LESSON_SOURCE:
+                reason = "lesson"
+                why = "a lesson the model drew from notes that recur; read it, then confirm or retire it"
             elif phone:
                 reason, why = "phone-clip", "phone clip marked unfiled; file it or retire it"
             else:

@@ -56,6 +56,8 @@ class DaemonJobs:
             "enrich": self._enrich,
             "sync": self._sync,
             "lifecycle": self._lifecycle,
+            "lessons": self._lessons,
+            "maps": self._maps,
         }
         assert set(actions) == BUILT_IN_ACTIONS
         self.scheduler = Scheduler(
@@ -280,7 +282,10 @@ class DaemonJobs:
 
     def _groom_propose(self, meter: Meter) -> Mapping[str, Any]:
         """`agentmd groom --propose`, unattended: the plan is written to the state folder for the owner to
-        review and apply (`agentmd groom --apply PLAN --yes`); nothing in the vault changes."""
+        review and apply (`agentmd groom --apply PLAN --yes`); nothing in the vault changes. With `[groom]
+        restated = true` in the config file the plan also holds the rules stated twice (`--restated`), judged by
+        the model CLI under the lowest of the `[enrich]` lines, the job's own budget and what the day's token
+        ceiling has left."""
         import json
 
         from agentmd.engine.curate.groom import propose
@@ -290,22 +295,89 @@ class DaemonJobs:
         store = self.daemon.store
         if store is None:
             raise JobDeferred("the index is not open yet")
-        plan = propose(settings.vault, store.catalog, self.daemon.contracts.get().contract)
+        contract = self.daemon.contracts.get().contract
+        plan = propose(settings.vault, store.catalog, contract, now=self.scheduler.clock())
         meter.check()
+        restated = self._restated(meter, plan, store.catalog, contract)
         folder = settings.state_dir / "groom"
         folder.mkdir(parents=True, exist_ok=True)
         out = folder / f"plan-{self.scheduler.clock().strftime('%Y-%m-%d')}.json"
         tmp = out.with_suffix(".tmp")
         tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         tmp.replace(out)
-        return {"proposals": len(plan["proposals"]), "plan": str(out), "stats": plan["stats"]}
+        outcome: dict[str, object] = {"proposals": len(plan["proposals"]), "plan": str(out), "stats": plan["stats"]}
+        if restated is not None:
+            outcome["restated"] = restated
+        return outcome
+
+    def _restated(self, meter: Meter, plan: Any, catalog: Any, contract: Any) -> dict[str, object] | None:
+        """The restated check of the nightly plan, when the config asks for it: what it asked and found (the
+        counts of `groom --propose --restated`), or why it asked nothing tonight."""
+        import shutil
+
+        from agentmd.engine.curate.actions import stamp
+        from agentmd.engine.enrich.restated import add_to_plan
+        from agentmd.engine.enrich.run import settings_from
+
+        config = read_config(self.daemon.settings)
+        table = config.get("groom")
+        if not isinstance(table, Mapping) or table.get("restated") is not True:
+            return None
+        spec = meter.spec.budget
+        max_tokens = spec.tokens
+        ceiling = self.scheduler.daily_token_ceiling
+        if ceiling is not None:
+            left = max(0, ceiling - self.scheduler.tokens_spent_today(self.scheduler.clock()))
+            max_tokens = left if max_tokens is None else min(max_tokens, left)
+            if left == 0:
+                return {"skipped": f"budget-ceiling: the day's {ceiling} tokens are spent; asked again next night"}
+        budget, model = settings_from(
+            config,
+            max_calls=spec.calls,
+            max_tokens=max_tokens,
+            max_seconds=max(0.0, spec.wall * 0.95 - meter.elapsed()),
+        )
+        program = model.command[0]
+        if shutil.which(program) is None:
+            return {"skipped": f"the model command `{program}` is not installed or not on PATH ([enrich] program)"}
+        found = add_to_plan(
+            plan,
+            settings=self.daemon.settings,
+            catalog=catalog,
+            contract=contract,
+            budget=budget,
+            caller=self._metered(meter, model),
+            now=lambda: stamp(self.scheduler.clock()),
+        )
+        data = found.to_dict()
+        data.pop("pairs", None)  # the plan holds them; the run record keeps the counts
+        return data
+
+    def _metered(self, meter: Meter, model: Any) -> Any:
+        """The model call of a paid pass, each call and the tokens it added charged to the job's run record (the
+        pass checks its own budget before each call)."""
+        from agentmd.engine.enrich.model import Answer, ModelCallFailed
+        from agentmd.engine.enrich.run import caller_for
+
+        call = caller_for(model)
+
+        def metered(prompt: str, left: float) -> Answer:
+            meter.calls += 1
+            try:
+                answer = call(prompt, left)
+            except ModelCallFailed as exc:
+                meter.tokens += exc.usage.added  # a failed call may still have spent
+                raise
+            meter.tokens += answer.usage.added
+            return answer
+
+        return metered
 
     def _enrich(self, meter: Meter) -> Mapping[str, Any]:
         """The nightly enrichment: the same run as `agentmd enrich`, under the lower of the owner's `[enrich]`
         lines and the job's budget, applied through the daemon's own writer (one commit per note)."""
         from agentmd.engine.curate.steps import apply_steps
-        from agentmd.engine.enrich.model import Answer, ModelCallFailed
-        from agentmd.engine.enrich.run import caller_for, enrich, settings_from
+        from agentmd.engine.enrich.run import enrich, settings_from
         from agentmd.engine.git.gate import corpus_write_gate
 
         self._ready()
@@ -317,25 +389,13 @@ class DaemonJobs:
         gate = corpus_write_gate(daemon.settings.vault)
         if not gate.ok:
             raise JobFailed(f"the corpus-write gate refused ({gate.reason}): {gate.detail}")
-        call = caller_for(model)
-
-        def metered(prompt: str, left: float) -> Answer:
-            meter.calls += 1  # counted as the run's own budget counts: the check is the run's, before each note
-            try:
-                answer = call(prompt, left)
-            except ModelCallFailed as exc:
-                meter.tokens += exc.usage.added  # a failed call may still have spent
-                raise
-            meter.tokens += answer.usage.added
-            return answer
-
         report = enrich(
             vault=daemon.settings.vault,
             store=daemon.store,
             contract=daemon.contracts.get().contract,
             state_dir=daemon.settings.state_dir,
             budget=budget,
-            caller=metered,
+            caller=self._metered(meter, model),
             model=model,
             apply=lambda steps: apply_steps(daemon.curation_writer(), steps),
         )
@@ -350,3 +410,65 @@ class DaemonJobs:
             "dormant_notes": report.dormant,
             "by_cause": report.by_cause,
         }
+
+    def _lessons(self, meter: Meter) -> Mapping[str, Any]:
+        """Lessons from recurring outcomes (`agentmd lessons`), under the lower of the owner's `[enrich]` lines and
+        the job's budget, each lesson written unfiled through the daemon's own writer (one commit each)."""
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.enrich.lessons import find_lessons
+        from agentmd.engine.enrich.run import settings_from
+
+        self._ready()
+        daemon = self.daemon
+        store = daemon.store
+        if store is None:
+            raise JobDeferred("the index is not open yet")
+        spec = meter.spec.budget
+        budget, model = settings_from(
+            read_config(daemon.settings), max_calls=spec.calls, max_tokens=spec.tokens, max_seconds=spec.wall * 0.95
+        )
+        found = find_lessons(
+            vault=daemon.settings.vault,
+            catalog=store.catalog,
+            contract=daemon.contracts.get().contract,
+            state_dir=daemon.settings.state_dir,
+            budget=budget,
+            caller=self._metered(meter, model),
+            model=model.name,
+            apply=lambda steps: apply_steps(daemon.curation_writer(), steps),
+            now=self.scheduler.clock,
+        )
+        data = found.to_dict()
+        data.pop("clusters", None)
+        return data
+
+    def _maps(self, meter: Meter) -> Mapping[str, Any]:
+        """The maps of content (`agentmd maps --yes`), rebuilt from the notes' facets through the daemon's own
+        writer: one `origin: maps` commit when a page changed, nothing when none did; no model is asked."""
+        from agentmd.engine.curate.maps import plan
+        from agentmd.engine.curate.steps import apply_steps
+        from agentmd.engine.git.gate import corpus_write_gate
+
+        self._ready()
+        daemon = self.daemon
+        store = daemon.store
+        if store is None:
+            raise JobDeferred("the index is not open yet")
+        step, maps = plan(daemon.settings.vault, store.catalog, daemon.contracts.get().contract)
+        meter.check()
+        outcome: dict[str, object] = {
+            "notes": maps.notes,
+            "facets": maps.values,
+            "pages": len(maps.pages),
+            "written": len(step.edits),
+            "archived": maps.archived,
+        }
+        if not step.edits:
+            return outcome
+        if len(step.edits) > 1:
+            gate = corpus_write_gate(daemon.settings.vault)
+            if not gate.ok:
+                raise JobFailed(f"the corpus-write gate refused the maps ({gate.reason}): {gate.detail}")
+        results = apply_steps(daemon.curation_writer(), [step])
+        outcome["commits"] = [sha for r in results for sha in r.commits]
+        return outcome

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmd.engine.curate.groom import Proposal, Read, eligible, read_notes
+from agentmd.engine.curate.groom import GroomPlan, Proposal, Read, add_proposals, eligible, read_notes
 from agentmd.engine.enrich.budget import Budget, stop_reason
 from agentmd.engine.enrich.ledger import read_rows
 from agentmd.engine.enrich.model import Answer, ModelCallFailed, Usage, body_of, json_answer
@@ -415,3 +415,25 @@ def _judge(
         if outcome.outcome == "same":
             merging |= {older.path, newer.path}
             found.proposals.append(_proposal(outcome))
+
+
+def add_to_plan(
+    plan: GroomPlan,
+    *,
+    settings: Settings,
+    catalog: Catalog,
+    contract: Contract,
+    budget: Budget,
+    caller: Caller | None,
+    now: Callable[[], str],
+) -> Found:
+    """The restated check on top of a deterministic plan (`groom --propose --restated`, and the nightly groom job
+    when the config turns it on): notes a detector already claimed are left out, the merges found join the plan,
+    and what was asked is kept in it under `restated`."""
+    claimed = {str(p["path"]) for p in plan["proposals"]}
+    found = find_restated(
+        settings=settings, catalog=catalog, contract=contract, budget=budget, caller=caller, claimed=claimed, now=now
+    )
+    add_proposals(plan, found.proposals)
+    plan["restated"] = found.to_dict()
+    return found

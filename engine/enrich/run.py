@@ -2,8 +2,9 @@
 raises, the accepted answers filed through the same path as `confirm` (the daemon when it runs).
 
 The queue is a snapshot taken at the start (a note captured meanwhile waits for the next run): the review
-queue (unfiled captures, ingested notes, phone clips, low-confidence filings, each oldest first), then the idea
-cards and the project records it does not already hold (engine/enrich/kinds.py). Every note is passed through
+queue (unfiled captures, ingested notes, phone clips, low-confidence filings, each oldest first; never a lesson
+the model drew, engine/enrich/lessons.py, which waits for its owner), then the idea cards and the project
+records it does not already hold (engine/enrich/kinds.py). Every note is passed through
 the free gates: a note that must stay on this machine (a private space or a recall-exempt area,
 `Contract.kept_local`: counted as `private-skipped`, never read nor sent to the model), a note that cannot be
 read, a record kind (`kind` is one of the contract's `record_kinds`), a superseded note, a project record without
@@ -60,6 +61,7 @@ ORIGIN = "enrich"
 REASON_ORDER = ("unfiled", "ingested", "phone-clip", "low-confidence", "idea-card", "project-record")
 CAUSES = ("never-judged", "changed", "retried", "owed-under-new-prompt", "owed-under-new-vocabulary")
 PRIVATE_SKIPPED = "private-skipped"
+OWNERS_ONLY = ("lesson",)  # queued for the owner alone: a lesson a model drew is never judged by another call
 COUNTED = (
     "filed",
     "below-floor",
@@ -289,7 +291,8 @@ class _Run:
 
     def queue(self, after: str | None) -> list[tuple[QueueItem, _Note | NoteOutcome]]:
         """The night's snapshot, read and ordered by cause, from the position after `after`."""
-        items = ordered(review_queue(self.vault, self.store.catalog, self.contract, state_dir=self.state_dir))
+        queued = review_queue(self.vault, self.store.catalog, self.contract, state_dir=self.state_dir)
+        items = ordered([i for i in queued if i.reason not in OWNERS_ONLY])
         items += extra_queue(self.store.catalog, self.contract, {i.path for i in items})
         vocabulary = self.contract.judgment_hash
         read = [(i, _read(self.vault, i, self.contract, self.ledger, vocabulary)) for i in items]

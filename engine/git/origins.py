@@ -46,6 +46,8 @@ ORIGINS = (
     "promote",
     "groom",
     "enrich",
+    "lessons",
+    "maps",
     "sync",
     "resolve",
     "revert",

@@ -142,12 +142,20 @@ def _job_lines(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[st
         ran.append(line)
         if name == "enrich":
             ran += _enrich_line(last.get("changed") or {})
+        if name == "lessons":
+            ran += _lessons_lines(recs)
         for r in recs:
             if r.get("outcome") in ("failed", "stopped"):
                 failed.append(
                     f"- job {name} {r.get('outcome')} at {str(r.get('start'))[11:16]}: {r.get('stop_reason')}"
                 )
     return ran, failed
+
+
+def _lessons_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every lesson the night proposed, by path: each waits in the queue for the owner to keep or retire."""
+    proposed = [p for r in records for p in ((r.get("changed") or {}).get("proposed") or []) if isinstance(p, str)]
+    return [f"  - lesson to review: [[{p.removesuffix('.md')}]]" for p in proposed]
 
 
 def _enrich_line(changed: Mapping[str, Any]) -> list[str]:

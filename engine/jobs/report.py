@@ -14,7 +14,19 @@ from agentmd.engine.jobs.runner import FAILED_IN_A_ROW_RED, JobRecord, RunLog
 from agentmd.engine.settings import Settings
 
 BUILT_IN_ACTIONS = frozenset(
-    {"reconcile", "probe", "repack", "morning-note", "ingest-sweep", "groom-propose", "enrich", "sync", "lifecycle"}
+    {
+        "reconcile",
+        "probe",
+        "repack",
+        "morning-note",
+        "ingest-sweep",
+        "groom-propose",
+        "enrich",
+        "sync",
+        "lifecycle",
+        "lessons",
+        "maps",
+    }
 )
 
 

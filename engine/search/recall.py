@@ -10,7 +10,7 @@ them: resolved out-links first, then backlinks, hit by hit in rank order (engine
 dangling links and attachments are left out. Direct and linked notes pass the same walls: the contract's
 recall-exempt areas (`Walls`), walled notes (archived, superseded, staged), dormant notes (the lifecycle
 policy's, engine/curate/lifecycle.py) and notes that are not confirmed knowledge (unfiled, untrusted and
-self-probe notes: engine/search/trust.py), read from the catalog row. A direct hit must also reach the
+self-probe notes, generated maps: engine/search/trust.py), read from the catalog row. A direct hit must also reach the
 contract's `recall_floor`: its search `confidence` (engine/search/confidence.py) at least the floor, so most
 prompts the vault cannot help with gather nothing; and a hit of a hybrid search must be near the prompt in
 meaning (`RECALL_COSINE`), unless the whole prompt names it (a name inside a longer prompt, `name_within`,
@@ -164,7 +164,12 @@ def _candidate(
     else:
         from agentmd.engine.search.trust import unconfirmed_reason
 
-        why = unconfirmed_reason(status=row.status, untrusted="untrusted" in row.flags, probe="probe" in row.flags)
+        why = unconfirmed_reason(
+            status=row.status,
+            untrusted="untrusted" in row.flags,
+            probe="probe" in row.flags,
+            generated="generated" in row.flags,
+        )
         if why:
             return None, why
     return {

@@ -2,7 +2,8 @@
 
 A note is *confirmed* unless it is unfiled (`status: unfiled`: captured, not yet filed by anyone),
 untrusted (`trust: untrusted`: a web clip, a phone note, an unlisted source) or a self-probe note
-(`probe: self-probe`, written by the daemon to test itself). Search still returns unfiled and
+(`probe: self-probe`, written by the daemon to test itself); a generated page (`generated: agentmd maps`, a
+map of content, engine/curate/maps.py) is not knowledge of its own either. Search still returns unfiled and
 untrusted notes, labelled (`trust`, `status` in each result) and lowered by the contract's class
 weights; it leaves self-probe notes out unless the request asks for them (`include_probe`). The
 prompt hook never injects any of the three (engine/search/recall.py).
@@ -34,10 +35,12 @@ def labels(facts: Mapping[str, Any]) -> dict[str, object]:
     return {"trust": facts.get("trust"), "status": facts.get("status")}
 
 
-def unconfirmed_reason(*, status: str | None, untrusted: bool, probe: bool) -> str | None:
+def unconfirmed_reason(*, status: str | None, untrusted: bool, probe: bool, generated: bool = False) -> str | None:
     """Why a note must not be injected into a prompt, or None when it may be."""
     if probe:
         return "self-probe note"
+    if generated:
+        return "a generated page (a map of notes), not knowledge of its own"
     if (status or "").lower() == UNFILED:
         return "unfiled note"
     if untrusted:

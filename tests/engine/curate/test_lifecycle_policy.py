@@ -235,3 +235,14 @@ def test_contract_turns_the_policy_off_and_validates_the_age(policy: Policy, set
     assert state.halted
     assert any("thresholds.dormant_after_days" in e and "180 (0 turns it off)" in e for e in state.errors)
     assert load_contract(settings.vault.parent / "nowhere", None).contract.thresholds.dormant_after_days == 180
+
+
+def test_a_generated_map_linking_a_note_is_no_use_of_it(policy: Policy, settings: Settings) -> None:
+    """A map of content links every note it lists (engine/curate/maps.py): rebuilt on day 100, it must not keep
+    an unused note from sinking, as a note someone edited that day would."""
+    policy.run(0)
+    page = "---\ntitle: Maps\nkind: moc\ngenerated: agentmd maps\nlifecycle: pinned\n---\n- [[unused-gizmo]]\n"
+    (settings.vault / "maps").mkdir()
+    commit(settings.vault, "maps/index.md", page, "maps: 1 page\n\norigin: maps\n", policy.day(100))
+    sank = [c.path for c in policy.run(200).sink]
+    assert "memory/unused-gizmo.md" in sank and "maps/index.md" not in sank

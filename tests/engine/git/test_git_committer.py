@@ -134,6 +134,8 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
         "promote",
         "groom",
         "enrich",
+        "lessons",
+        "maps",
         "sync",
         "resolve",
         "revert",
