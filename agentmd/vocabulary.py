@@ -38,3 +38,13 @@ PROMPT_FILLER: Final = frozenset(
     gonna go going kind sort bit lot see eg ie etc can't don't i'm i've it's that's there's what's
     we're you're""".split()  # noqa: SIM905
 )
+
+# The words a question uses to ask a memory for something rather than to say what it is about ("summarise
+# what I wrote about X", "remind me what X is", "find my notes on X"). How sure a result is (the search's
+# confidence) is read without them when the question has other words, so a note is not judged by whether it
+# happens to say "wrote" or "remind"; the search itself still looks for every word.
+REQUEST_WORDS: Final = frozenset(
+    """summarise summarize summary recap wrote write written writing note noted jotted know knew remember
+    remind recall tell told mention mentioned said say find show look explain describe notes info
+    information details got""".split()  # noqa: SIM905
+)

@@ -2,9 +2,10 @@
 
 For each of the four note vaults under the shared corpora (ailurus-zh, dendron-site, obsidian-tasks,
 vaultofknowledge), 40 notes outside the walls are sampled with a fixed seed. Each is searched twice with the
-default search: by its file name read as words (`dendron.topic.sidebar.graph-panel.md` ->
-`dendron topic sidebar graph panel`) and by its title. A hit is the note among the first 1 / first 5
-results. The floor, measured in the same run, is a plain search of the same words: BM25 over any of them
+default search, as `agentmd search` runs it (its confidence floor included): by its file name read as words
+(`dendron.topic.sidebar.graph-panel.md` -> `dendron topic sidebar graph panel`) and by its title. A hit is
+the note among the first 1 / first 5 results. The floor, measured in the same run, is a plain search of the
+same words: BM25 over any of them
 with the index's field boosts (`SearchIndex.search`, no plan, no name match). Latency is per query, p50 and
 p99 over both kinds of query.
 
@@ -36,7 +37,8 @@ sys.path.insert(0, str(REPO))
 
 from agentmd.engine.index.reconcile import reconcile  # noqa: E402
 from agentmd.engine.index.store import Store  # noqa: E402
-from agentmd.engine.search.searcher import SearchRequest, search  # noqa: E402
+from agentmd.engine.search.query import search  # noqa: E402
+from agentmd.engine.search.searcher import SearchRequest  # noqa: E402
 from agentmd.rules import load_contract  # noqa: E402
 
 VAULTS = ("ailurus-zh", "dendron-site", "obsidian-tasks", "vaultofknowledge")

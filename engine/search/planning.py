@@ -19,7 +19,7 @@ from agentmd.engine.index.fulltext import FIELD_BOOSTS, QUESTION_FIELD_BOOSTS, S
 from agentmd.engine.request_fields import described
 from agentmd.engine.search import when
 from agentmd.vault_schema import cjk
-from agentmd.vocabulary import STOP_WORDS
+from agentmd.vocabulary import PROMPT_FILLER, REQUEST_WORDS, STOP_WORDS
 
 MODES = ("fusion", "and")
 DEFAULT_MODE = "fusion"
@@ -137,6 +137,17 @@ def content_query(request: SearchRequest) -> str:
         return request.query
     rest = span.rest(request.query)
     return rest if query_terms(rest) else request.query
+
+
+def judged_query(request: SearchRequest) -> str:
+    """The words a result's confidence is read against: the content query (`content_query`) without the words
+    that only ask ("summarise what I wrote about karma theory" -> "karma theory"; `REQUEST_WORDS`, and the
+    filler of a prompt, `PROMPT_FILLER`), unless
+    nothing that carries meaning is left."""
+    query = content_query(request)
+    asking = REQUEST_WORDS | PROMPT_FILLER
+    kept = " ".join(w for w in query.split() if w.strip(".,;:!?\"'()").lower() not in asking)
+    return kept if query_terms(kept) else query
 
 
 def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:

@@ -16,7 +16,7 @@ from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
 from agentmd.engine.search import confidence, searcher
-from agentmd.engine.search.planning import HYBRID, REQUEST_MODES, content_query
+from agentmd.engine.search.planning import HYBRID, REQUEST_MODES, judged_query
 from agentmd.engine.search.result import DenseUse, SearchResponse
 from agentmd.engine.search.rows import fill
 from agentmd.engine.search.searcher import SearchRequest
@@ -70,7 +70,7 @@ def _floored(
 ) -> SearchResponse:
     """The response with every result's confidence, without the results below the floor; a row whose best
     section and snippet were left to be cut (`rows.fill`) is cut only when it clears the floor."""
-    response = confidence.annotate(index, content_query(request), response)
+    response = confidence.annotate(index, judged_query(request), response)
     if floor is None and request.floor is not None:
         effective = float(request.floor)  # the request's own floor, as asked (`agentmd search --floor`)
     else:

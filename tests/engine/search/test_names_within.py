@@ -137,3 +137,27 @@ def test_two_words_of_a_longer_title_name_its_note(vault: Vault, cache_dir: Path
         assert [" ".join(r.words) for r in named_runs(s.index, "notes on Scalar Bosons")] == ["Scalar Bosons"]
         got = search(s.index, CONTRACT, SearchRequest(query="notes on Scalar Bosons"))["results"]  # type: ignore[arg-type]
         assert got[0]["note"] == "Scalar Bosons.md"
+
+
+def test_the_words_that_only_ask_do_not_judge_a_named_note(vault: Vault, cache_dir: Path) -> None:
+    from agentmd.engine.search import query
+
+    assert planning.judged_query(SearchRequest(query="summarise what I wrote about karma theory")) == (
+        "what I about karma theory"
+    )
+    assert planning.judged_query(SearchRequest(query="remind me please")) == "remind me please"  # nothing else
+    for n in range(120):  # a vault of a size where the floor applies in full
+        vault.note(f"filler/note {n}.md", f"Gardening log {n}: tomatoes, basil and the summer's rain.\n")
+    vault.note("Karma.md", "Karma is action and its fruit.\n")
+    vault.note("Studying the Karma Theory.md", "Reading the Gita on action, duty and rebirth.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        for ask in ("summarise what I wrote about karma theory", "what have I got on karma theory"):
+            got = query.search(s.index, CONTRACT, SearchRequest(query=ask)).results
+            assert got and got[0].note == "Studying the Karma Theory.md", ask
+            assert got[0].confidence is not None and got[0].confidence >= CONTRACT.thresholds.search_floor
+        # a question about what the vault does not hold is still turned away, request words or not
+        assert (
+            query.search(s.index, CONTRACT, SearchRequest(query="summarise what I wrote about kubernetes")).results
+            == ()
+        )
