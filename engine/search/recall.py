@@ -59,7 +59,7 @@ class Candidate(TypedDict):
     title: str
     summary: str
     project: str | None
-    score: float | None  # the search's score; None for a linked note
+    score: float | None  # the search's score (its confidence, 0 to 1); None for a linked note
     linked_from: str | None  # the direct hit a linked note rides on
     confidence: NotRequired[float | None]  # direct hits only
 
