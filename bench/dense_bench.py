@@ -178,16 +178,17 @@ def lexical_runs(directory: Path, qids: list[str], queries: dict[str, str]) -> d
             reconcile(vault, store, allow_mass_delete=True)
             for q in qids:
                 request = searcher.SearchRequest(queries[q], limit=CANDIDATES)
-                res = searcher.search(store.index, contract, request).to_json()
+                found = searcher.search(store.index, contract, request).results
                 terms, idf = query_words(store.index, queries[q])
-                HOLDS[q] = lexical_hold(store.index, terms, idf, [r["note"] for r in res["results"]])
-                rows = [(doc_of.get(metrics.note_path(r["path"])), float(r["raw_score"])) for r in res["results"]]
+                HOLDS[q] = lexical_hold(store.index, terms, idf, [r.note for r in found])
+                rows = [(doc_of.get(metrics.note_path(r.path)), float(r.raw_score)) for r in found]
                 out[q] = [(d, s) for d, s in rows if d is not None]
     return out
 
 
-def dense_lists(qids: list[str], lexical: dict[str, list[tuple[str, float]]], emb: dict[str, Any],
-                vectors: np.ndarray) -> dict[str, tuple[list[tuple[str, float]], dict[str, float]]]:
+def dense_lists(
+    qids: list[str], lexical: dict[str, list[tuple[str, float]]], emb: dict[str, Any], vectors: np.ndarray
+) -> dict[str, tuple[list[tuple[str, float]], dict[str, float]]]:
     """Per query: the dense top list (document id, best-chunk cosine) and the cosines of its lexical list."""
     ids = [str(d) for d in emb["doc_ids"]]
     pos = {d: i for i, d in enumerate(ids)}
@@ -200,8 +201,12 @@ def dense_lists(qids: list[str], lexical: dict[str, list[tuple[str, float]]], em
     return out
 
 
-def run_rule(rule: FusionRule | None, qids: list[str], lexical: dict[str, list[tuple[str, float]]],
-             dense: dict[str, tuple[list[tuple[str, float]], dict[str, float]]]) -> dict[str, list[str]]:
+def run_rule(
+    rule: FusionRule | None,
+    qids: list[str],
+    lexical: dict[str, list[tuple[str, float]]],
+    dense: dict[str, tuple[list[tuple[str, float]], dict[str, float]]],
+) -> dict[str, list[str]]:
     if rule is None:
         return {q: [d for d, _s in lexical[q]] for q in qids}
     return {q: [f.path for f in fuse(lexical[q], dense[q][0], rule, dense[q][1], HOLDS.get(q, 1.0))] for q in qids}
@@ -309,8 +314,14 @@ def vector_search_timing(sizes: tuple[int, ...] = (10_000, 100_000), per_note: i
     return out
 
 
-def measure(directory: Path, emb: dict[str, Any], queries: dict[str, str], train: dict[str, dict[str, int]],
-            test: dict[str, dict[str, int]], sizes: tuple[int, ...]) -> dict[str, Any]:
+def measure(
+    directory: Path,
+    emb: dict[str, Any],
+    queries: dict[str, str],
+    train: dict[str, dict[str, int]],
+    test: dict[str, dict[str, int]],
+    sizes: tuple[int, ...],
+) -> dict[str, Any]:
     embedder: Embedder = emb["embedder"]
     vectors32 = emb["chunk_vectors"].astype(np.float32)
     vectors16 = vectors32.astype(np.float16).astype(np.float32)

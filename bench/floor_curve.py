@@ -72,14 +72,16 @@ class Asked:
     judged: dict[str, int] | None = None  # SciFact's relevance judgments
 
 
-def ask(store: Store, arm: hybrid.DenseArm, query: str, rename: Callable[[str], str | None] | None = None
-        ) -> tuple[list[tuple[str, float]], int, float, dict[str, float]]:
+def ask(
+    store: Store, arm: hybrid.DenseArm, query: str, rename: Callable[[str], str | None] | None = None
+) -> tuple[list[tuple[str, float]], int, float, dict[str, float]]:
     contract = default_contract()
-    response = hybrid.hybrid_search(store.index, contract, SearchRequest(query=query, limit=LIMIT, mode="hybrid"),
-                                    store.catalog, arm, cut=False)
+    response = hybrid.hybrid_search(
+        store.index, contract, SearchRequest(query=query, limit=LIMIT, mode="hybrid"), store.catalog, arm, cut=False
+    )
     rows = confidence.annotate(store.index, query, response).to_json()["results"]
     words = confidence.QueryWords(store.index, query)
-    notes = list(dict.fromkeys(str(r["note"]) for r in rows))[:confidence.MISSING_DEPTH]
+    notes = list(dict.fromkeys(str(r["note"]) for r in rows))[: confidence.MISSING_DEPTH]
     missing = words.missing([words.held(store.index.note_terms(n)[0]) for n in notes], notes)
     first: dict[str, float] = {}
     if rows:
@@ -89,7 +91,7 @@ def ask(store: Store, arm: hybrid.DenseArm, query: str, rename: Callable[[str], 
     for r in rows:
         name = rename(str(r["note"])) if rename else str(r["note"])
         if name is not None:
-            ranked.append((name, float(r.get("confidence") or 0.0)))
+            ranked.append((name, float(r.get("score") or 0.0)))
     return ranked, len(words.words), missing, first
 
 
@@ -104,8 +106,18 @@ def vault_questions(work: Path) -> list[Asked]:
             group = "long" if path.name.startswith("long-") else "short"
             for case in load_fixtures(path)[0]:
                 ranked, words, missing, first = ask(vault.store, arm, case.query)
-                out.append(Asked(group, case.expected is not None, frozenset(case.targets), ranked, words, missing,
-                                 first, vault.store.index.doc_count()))
+                out.append(
+                    Asked(
+                        group,
+                        case.expected is not None,
+                        frozenset(case.targets),
+                        ranked,
+                        words,
+                        missing,
+                        first,
+                        vault.store.index.doc_count(),
+                    )
+                )
     return out
 
 
@@ -113,8 +125,9 @@ def scifact_claims(keep: Path, qrels: Path) -> list[Asked]:
     model = shared_embedder()
     if not (keep / beir.MARKER).is_file() or not (keep / "cache" / "vectors.npz").is_file():
         print(f"  making {keep}: SciFact's vault, index and vectors (embedding in the foreground)", file=sys.stderr)
-        beir.run_beir(SCIFACT, modes=["hybrid"], limit_queries=1, keep=keep, qrels_path=qrels,
-                      dense=beir.DenseSide(model))
+        beir.run_beir(
+            SCIFACT, modes=["hybrid"], limit_queries=1, keep=keep, qrels_path=qrels, dense=beir.DenseSide(model)
+        )
     doc_of = {str(k): str(v) for k, v in json.loads((keep / beir.MARKER).read_text(encoding="utf-8"))["doc_of"].items()}
     collection = beir.load_beir(SCIFACT, qrels)
     out: list[Asked] = []
@@ -122,14 +135,28 @@ def scifact_claims(keep: Path, qrels: Path) -> list[Asked]:
         vectors = VectorStore(keep / "cache", model.model_id, model.dim)
         cover = vectors.coverage()
         if cover.done < cover.total:
-            raise SystemExit(f"{keep}: vectors cover {cover.done} of {cover.total} chunks; run `agentmd eval beir "
-                             f"{SCIFACT} --work {keep}` once to embed the rest")
+            raise SystemExit(
+                f"{keep}: vectors cover {cover.done} of {cover.total} chunks; run `agentmd eval beir "
+                f"{SCIFACT} --work {keep}` once to embed the rest"
+            )
         arm = hybrid.DenseArm(vectors, model)
         for qid, judged in collection.qrels.items():
-            ranked, words, missing, first = ask(store, arm, collection.queries[qid],
-                                                lambda n: doc_of.get(beir.note_path(n)))
-            out.append(Asked("scifact", True, frozenset(judged), ranked, words, missing, first,
-                             store.index.doc_count(), dict(judged)))
+            ranked, words, missing, first = ask(
+                store, arm, collection.queries[qid], lambda n: doc_of.get(beir.note_path(n))
+            )
+            out.append(
+                Asked(
+                    "scifact",
+                    True,
+                    frozenset(judged),
+                    ranked,
+                    words,
+                    missing,
+                    first,
+                    store.index.doc_count(),
+                    dict(judged),
+                )
+            )
     return out
 
 
@@ -171,8 +198,9 @@ def quartiles(values: Iterable[float]) -> list[float]:
 def profiles(asked: Sequence[Asked], floor: float) -> dict[str, dict[str, Any]]:
     groups = {
         "scifact claims emptied, abstract in the top 3": [
-            q for q in asked if q.group == "scifact" and not kept(q, floor)
-            and {n for n, _c in q.ranked[:3]} & q.targets
+            q
+            for q in asked
+            if q.group == "scifact" and not kept(q, floor) and {n for n, _c in q.ranked[:3]} & q.targets
         ],
         "scifact claims kept": [q for q in asked if q.group == "scifact" and kept(q, floor)],
         "short unanswerable": [q for q in asked if q.group == "short" and not q.answerable],
@@ -180,9 +208,12 @@ def profiles(asked: Sequence[Asked], floor: float) -> dict[str, dict[str, Any]]:
     }
     out: dict[str, dict[str, Any]] = {}
     for name, qs in groups.items():
-        out[name] = {"n": len(qs), "content words": quartiles(q.words for q in qs),
-                     "missing weight": quartiles(q.missing for q in qs),
-                     "best confidence": quartiles(max((c for _n, c in q.ranked), default=0.0) for q in qs)}
+        out[name] = {
+            "n": len(qs),
+            "content words": quartiles(q.words for q in qs),
+            "missing weight": quartiles(q.missing for q in qs),
+            "best confidence": quartiles(max((c for _n, c in q.ranked), default=0.0) for q in qs),
+        }
         for key in ("cosine", "word_share", "coverage"):
             out[name][f"first {key}"] = quartiles(q.first.get(key, 0.0) for q in qs)
     return out
@@ -202,10 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     for floor in FLOORS:
         r = report["floors"][str(floor)] = rates(asked, floor)
         mark = " (default)" if floor == default else ""
-        print(f"  floor {floor:.2f}{mark}: answers in the top 5 {r['short_kept'][0]}/{r['short_kept'][1]} short, "
-              f"{r['long_kept'][0]}/{r['long_kept'][1]} long; unanswerable rejected {r['short_rejected'][0]}/"
-              f"{r['short_rejected'][1]} short, {r['long_rejected'][0]}/{r['long_rejected'][1]} long; SciFact nDCG@10 "
-              f"{r['scifact_ndcg10']:.4f} ({r['scifact_empty'][0]} of {r['scifact_empty'][1]} empty)")
+        print(
+            f"  floor {floor:.2f}{mark}: answers in the top 5 {r['short_kept'][0]}/{r['short_kept'][1]} short, "
+            f"{r['long_kept'][0]}/{r['long_kept'][1]} long; unanswerable rejected {r['short_rejected'][0]}/"
+            f"{r['short_rejected'][1]} short, {r['long_rejected'][0]}/{r['long_rejected'][1]} long; SciFact nDCG@10 "
+            f"{r['scifact_ndcg10']:.4f} ({r['scifact_empty'][0]} of {r['scifact_empty'][1]} empty)"
+        )
     report["profiles"] = profiles(asked, default)
     print(f"at the default floor {default}, quartiles (least, 25 %, median, 75 %, most):")
     for name, p in report["profiles"].items():
@@ -216,10 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"the floor {default} lifted for queries of N or more content words:")
     for n in LIFTED_FROM:
         r = report["lifted"][str(n)] = rates(asked, lifted(n, default))
-        print(f"  N = {n}: SciFact nDCG@10 {r['scifact_ndcg10']:.4f} ({r['scifact_empty'][0]} empty); long "
-              f"unanswerable rejected {r['long_rejected'][0]}/{r['long_rejected'][1]}, short "
-              f"{r['short_rejected'][0]}/{r['short_rejected'][1]}; answers kept {r['short_kept'][0]} short, "
-              f"{r['long_kept'][0]} long")
+        print(
+            f"  N = {n}: SciFact nDCG@10 {r['scifact_ndcg10']:.4f} ({r['scifact_empty'][0]} empty); long "
+            f"unanswerable rejected {r['long_rejected'][0]}/{r['long_rejected'][1]}, short "
+            f"{r['short_rejected'][0]}/{r['short_rejected'][1]}; answers kept {r['short_kept'][0]} short, "
+            f"{r['long_kept'][0]} long"
+        )
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     return 0

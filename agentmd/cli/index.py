@@ -41,7 +41,7 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
         help=f"hybrid: words and meaning fused; fusion, and: words only (default: {DEFAULT_MODE})",
     )
     p.add_argument("--per-note", type=int, default=1, help="sections of one note that may take result slots")
-    p.add_argument("--explain", action="store_true", help="print each result's score trace")
+    p.add_argument("--explain", action="store_true", help="print each result's ranking trace (the arms' own scores)")
     p.add_argument("--after", help="captured on or after this date (YYYY-MM-DD)")
     p.add_argument("--before", help="captured on or before this date (YYYY-MM-DD)")
     p.add_argument("--project", help="the project the search is for (other projects' notes rank lower)")
@@ -251,7 +251,7 @@ def render_search(response: dict[str, Any]) -> str:
                 cosine += f" (#{dense['dense_rank']})" if dense["dense_rank"] else ""
                 lines.append(
                     f"    explain: {dense['rule']}: lexical {lexical}, cosine {cosine}, "
-                    f"word share {dense['word_share']:.2f} -> {r['raw_score']:.4f} x penalty {r['penalty']:.3f}"
+                    f"word share {dense['word_share']:.2f} -> {ex['raw_score']:.4f} x penalty {r['penalty']:.3f}"
                 )
             elif isinstance(dense, dict):
                 lines.append(f"    explain: dense arm unused: {dense.get('reason')}")
@@ -261,7 +261,7 @@ def render_search(response: dict[str, Any]) -> str:
             if isinstance(dense, dict) and dense.get("used"):
                 lines.append(f"    lexical BM25 by field: {fields}")
             else:
-                trace = f"raw {r['raw_score']:.4f} x penalty {r['penalty']:.3f}"
+                trace = f"raw {ex['raw_score']:.4f} x penalty {r['penalty']:.3f} = rank {ex['rank_score']:.4f}"
                 lines.append(f"    explain: {trace}; BM25 by field: {fields}")
             if "name" in ex:
                 lines.append(f"    name: the query is this note's {ex['name']['kind']} ({ex['name']['match']} match)")

@@ -65,8 +65,14 @@ SEARCH_OUTPUT: dict[str, object] = {
                     },
                     "note": {"type": "string", "description": "The note's vault path."},
                     "title": {**_NULLABLE_TEXT, "description": "The note's title."},
-                    "score": {"type": "number", "description": "The ranking score."},
-                    "confidence": {"type": ["number", "null"], "description": "0 to 1: how surely it answers."},
+                    "score": {
+                        "type": "number",
+                        "description": "0 to 1: how surely it answers, on the same scale in every mode and vault.",
+                    },
+                    "confidence": {
+                        "type": ["number", "null"],
+                        "description": "The same as score (kept for one release).",
+                    },
                     "trust": {**_NULLABLE_TEXT, "description": "The note's trust tier."},
                     "status": {**_NULLABLE_TEXT, "description": "active, unfiled, archived..."},
                     "captured": {**_NULLABLE_TEXT, "description": "The captured date (YYYY-MM-DD)."},

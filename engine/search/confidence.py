@@ -33,6 +33,12 @@ confidence is then recalibrated: `logit(c') = a + b·logit(c) − k·missing`, w
 above. A word in no note that one of those notes holds one edit away reads as a misspelling and is not
 counted.
 
+What a result's score reads is gathered in one `Signals` value (`signals`), and `score` turns it into the number
+every result shows as its `score` (and, for one release, as `confidence`): the stacked curves above (`stacked`). One
+logistic model over the same signals, fitted across the shared vaults with each left out in turn
+(bench/confidence_fit.py), was measured against them and not taken: at the thresholds that kept as many answers
+it rejected fewer unanswerable questions and left fewer coding prompts silent (bench/RESULTS.md, "One score").
+
 `apply_floor` drops results below a floor and, when nothing is left, says so in `note`, naming the
 closest miss. The floors come from the contract's `thresholds` (`search_floor`, `recall_floor`).
 """
@@ -50,13 +56,13 @@ from agentmd.engine.search.planning import query_terms, split_words
 from agentmd.engine.search.result import Miss, Result, SearchResponse
 from agentmd.vault_schema import cjk
 
-# Logistic coefficients, fitted by bench/confidence_fit.py (gradient descent on class-balanced log loss,
-# L2 0.001) on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl: 766 result rows, the 746
-# results of 51 coding prompts the vault cannot help with as negatives, the expected note of 20 helpful
-# prompts as positives, lexical default mode. Train AUC 1.000 (IDF-weighted word share alone 0.994, but
-# long notes hold every common word of a coding prompt: the title share and the rarest found word are
-# what tell them apart). With the default recall floor 0.55 the hook injects nothing for 48 of 52 train
-# coding prompts and keeps the note of 20 of 20 helpful ones; on the held-out fifth, 10 of 13 and 5 of 5.
+# Logistic coefficients, fitted by the first version of bench/confidence_fit.py (gradient descent on class-balanced
+# log loss, L2 0.001) on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl: 766 result rows, the 746
+# results of 51 coding prompts the vault cannot help with as negatives, the expected note of 20 helpful prompts as
+# positives, lexical default mode. Train AUC 1.000 (IDF-weighted word share alone 0.994, but long notes hold every
+# common word of a coding prompt: the title share and the rarest found word are what tell them apart). With the
+# default recall floor 0.55 the hook injects nothing for 48 of 52 train coding prompts and keeps the note of 20 of
+# 20 helpful ones; on the held-out fifth, 10 of 13 and 5 of 5.
 INTERCEPT = -9.817
 WORD_SHARE_WEIGHT = 5.457
 COVERAGE_WEIGHT = 2.674
@@ -332,48 +338,84 @@ class QueryWords:
         return Evidence(round(share, 6), round(coverage, 6), len(self.words), round(title_share, 6), round(rarity, 6))
 
 
-def annotate(index: SearchIndex, query: str, response: SearchResponse) -> SearchResponse:
-    """Give every result of a search response its `confidence` (and `word_share` when it has none). The
-    note's words are read once per note, however many sections it returns."""
-    results = response.results
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What the score of one result reads: the note's evidence, the query's missing words, the best chunk's
+    cosine (a hybrid row whose note has vectors) and whether the query names the note."""
+
+    evidence: Evidence
+    missing: float = 0.0  # `QueryWords.missing` over the first MISSING_DEPTH notes: the same for every row
+    cosine: float | None = None
+    named: bool = False  # the whole query is the note's title, alias, file name or heading
+    named_within: bool = False  # a run of a longer query's words names the note
+    entity: bool = False  # the note is the page of an entity the query names outright
+
+
+def signals(index: SearchIndex, query: str, results: Sequence[Result]) -> list[Signals]:
+    """The signals of each result, in order. The note's words are read once per note, however many sections
+    it returns."""
     if not results:
-        return response
+        return []
     words = QueryWords(index, query)
     seen: dict[str, Evidence] = {}
     held: dict[str, list[bool]] = {}  # the first MISSING_DEPTH notes, in rank order
-    firsts: list[tuple[Result, float]] = []
     for row in results:
-        note = row.note
-        ev = seen.get(note)
-        if ev is None:
-            terms = index.note_terms(note)
-            ev = seen[note] = words.evidence(*terms)
+        if row.note not in seen:
+            terms = index.note_terms(row.note)
+            seen[row.note] = words.evidence(*terms)
             if len(held) < MISSING_DEPTH:
-                held[note] = words.held(terms[0])
-        if row.entity:
-            firsts.append((row, ENTITY_CONFIDENCE))
-            continue
-        if row.word_share is None:
-            row = replace(row, word_share=ev.word_share)
-        sure = confidence(ev)
-        cosine = row.cosine
-        if isinstance(cosine, int | float):
-            curve = 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (float(cosine) - COSINE_MIDPOINT)))
-            sure = curve if float(cosine) < COSINE_VETO else max(sure, curve)
-        firsts.append((row, sure))
+                held[row.note] = words.held(terms[0])
     missing = words.missing(list(held.values()), list(held))
+    out: list[Signals] = []
+    for row in results:
+        cosine = row.cosine
+        out.append(
+            Signals(
+                seen[row.note],
+                missing,
+                float(cosine) if isinstance(cosine, int | float) else None,
+                bool(row.name and not row.name_within),
+                bool(row.name and row.name_within),
+                bool(row.entity),
+            )
+        )
+    return out
+
+
+def stacked(sig: Signals) -> float:
+    """The score as the stacked curves give it: the word model, the cosine curve's max and veto, the
+    recalibration by the missing word, the floor of a named note."""
+    if sig.entity:
+        return ENTITY_CONFIDENCE
+    sure = confidence(sig.evidence)
+    if sig.cosine is not None:
+        curve = 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (sig.cosine - COSINE_MIDPOINT)))
+        sure = curve if sig.cosine < COSINE_VETO else max(sure, curve)
+    sure = recalibrate(sure, sig.missing)
+    if sig.named:
+        # a name inside a longer query ("what do I know about QuickAdd") orders the notes it names first
+        # but keeps their own confidence: given 0.5, the dev sets' unanswerable questions that mention a
+        # title were no longer rejected (lexical, 20 of 36 rejected -> 7; bench/RESULTS.md)
+        sure = max(sure, NAME_CONFIDENCE)
+    return sure
+
+
+def score(sig: Signals) -> float:
+    """The score of one result, in [0, 1]."""
+    return stacked(sig)
+
+
+def annotate(index: SearchIndex, query: str, response: SearchResponse) -> SearchResponse:
+    """Give every result of a search response its `confidence` (and `word_share` when it has none)."""
+    results = response.results
+    if not results:
+        return response
     out: list[Result] = []
-    for row, sure in firsts:
-        if row.entity:
-            out.append(replace(row, confidence=ENTITY_CONFIDENCE))
-            continue
-        sure = recalibrate(sure, missing)
-        if row.name and not row.name_within:
-            # a name inside a longer query ("what do I know about QuickAdd") orders the notes it names first
-            # but keeps their own confidence: given 0.5, the dev sets' unanswerable questions that mention a
-            # title were no longer rejected (lexical, 20 of 36 rejected -> 7; bench/RESULTS.md)
-            sure = max(sure, NAME_CONFIDENCE)
-        out.append(replace(row, confidence=round(sure, 4)))
+    for row, sig in zip(results, signals(index, query, results), strict=True):
+        if row.word_share is None and not row.entity:
+            row = replace(row, word_share=sig.evidence.word_share)
+        sure = score(sig)
+        out.append(replace(row, confidence=sure if sig.entity else round(sure, 4)))
     return replace(response, results=tuple(out))
 
 

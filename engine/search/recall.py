@@ -59,7 +59,7 @@ class Candidate(TypedDict):
     title: str
     summary: str
     project: str | None
-    score: float | None  # the search's score; None for a linked note
+    score: float | None  # the search's score (its confidence, 0 to 1); None for a linked note
     linked_from: str | None  # the direct hit a linked note rides on
     confidence: NotRequired[float | None]  # direct hits only
 
@@ -204,7 +204,9 @@ def gather(
         path = r.get("note") or str(r.get("path", "")).split("#", 1)[0]
         if not path or path in shown or path in below:
             continue
-        confidence = r.get("confidence")
+        # the result's confidence, 0 to 1: `score` now; a daemon of an older install sends its ranking score as
+        # `score` and the confidence only as `confidence`, so that name is read first while both are sent
+        confidence = r.get("confidence", r.get("score"))
         if confidence is not None and float(confidence) < walls.recall_floor:
             below.add(path)
             left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
@@ -220,7 +222,7 @@ def gather(
         if candidate is None:
             left_out.append(f"{path}: {why}")
             continue
-        candidate["score"] = r.get("score")
+        candidate["score"] = confidence
         candidate["confidence"] = confidence
         direct.append(candidate)
         if len(direct) >= max_direct:

@@ -75,7 +75,7 @@ class Result:
 
     path: str
     note: str
-    score: float
+    score: float  # the ranking score (the arms fused, times the penalty): orders the rows, shown only in `explain`
     raw_score: float
     penalty: float
     section: str | None = None
@@ -98,14 +98,17 @@ class Result:
     cut: Cut | None = field(default=None, compare=False, repr=False)  # a deferred row's cutter (not in JSON)
 
     def to_json(self) -> dict[str, object]:
-        """The row as its JSON object."""
+        """The row as its JSON object. Its `score` is the calibrated confidence (0 to 1, the same scale in every
+        mode and vault; None only for a row that never went through the confidence step, inside the engine), also
+        given as `confidence` for callers written before `score` meant it. The ranking's own numbers (the arms'
+        fused score and the score before the multipliers), which order the rows but mean nothing across modes,
+        are in `explain` as `rank_score` and `raw_score` when the search was asked to explain."""
         out: dict[str, object] = {
             "path": self.path,
             "note": self.note,
             "section": self.section,
             "title": self.title,
-            "score": self.score,
-            "raw_score": self.raw_score,
+            "score": self.confidence,
             "penalty": self.penalty,
             "penalties": list(self.penalties),
             "captured": self.captured,
@@ -118,7 +121,7 @@ class Result:
         if self.entity is not None:
             out["entity"] = self.entity
         if self.explain is not None:
-            out["explain"] = dict(self.explain)
+            out["explain"] = {**self.explain, "rank_score": self.score, "raw_score": self.raw_score}
         if self.name is not None:
             out["name"] = self.name
         if self.name_within is not None:
@@ -130,7 +133,7 @@ class Result:
         if self.arms is not None:
             out["arms"] = list(self.arms)
         if self.confidence is not None:
-            out["confidence"] = self.confidence
+            out["confidence"] = self.confidence  # the same as `score`, kept for one release
         return out
 
 

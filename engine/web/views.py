@@ -130,7 +130,7 @@ def _explain(row: Mapping[str, Any]) -> Markup:
     explain = dict(row.get("explain") or {})
     dense = explain.pop("dense", None)
     parts = [("arms", ", ".join(row.get("arms") or ["lexical"])),
-             ("score", row.get("score")), ("raw score", row.get("raw_score")),
+             ("rank score", explain.pop("rank_score", None)), ("raw score", explain.pop("raw_score", None)),
              ("penalties", ", ".join(row.get("penalties") or []) or "none")]  # fmt: skip
     for key in ("plan", "fields", "fusion_ranks", "multipliers", "name"):
         if key in explain:
@@ -142,10 +142,10 @@ def _explain(row: Mapping[str, Any]) -> Markup:
 
 def _result(row: Mapping[str, Any], hidden: bool) -> Markup:
     note = str(row.get("note") or row.get("path") or "")
-    confidence = row.get("confidence")
-    shown = f"{confidence:.2f}" if isinstance(confidence, int | float) else "–"
+    score = row.get("score")
+    shown = f"{score:.2f}" if isinstance(score, int | float) else "–"
     return fmt(
-        '<article class="result{}" data-note="{}"><div><span class="score" title="confidence">{}</span> '
+        '<article class="result{}" data-note="{}"><div><span class="score" title="confidence, 0 to 1">{}</span> '
         '<a href="{}">{}</a> <span class="muted">{}</span></div><p>{}</p>'
         "<details><summary>Why (both arms' evidence)</summary>{}</details></article>",
         " hidden" if hidden else "", note, shown, note_href(note), row.get("title") or note, row.get("path"),

@@ -13,6 +13,7 @@ from search_helpers import search
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import confidence as conf
+from agentmd.engine.search import query
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
 
@@ -23,13 +24,21 @@ TOPICS = ["recurring", "priority", "due date", "start date", "filters", "groupin
 def store(vault: Vault, cache_dir: Path) -> Store:
     for n in range(120):  # past MISSING_FULL_AT, so a missing word counts in full
         topic = TOPICS[n % len(TOPICS)]
-        vault.note(f"docs/{topic.replace(' ', '-')}-{n}.md",
-                   f"How {topic} works for tasks in a note, case {n}: write the task line, then query it.",
-                   title=f"Tasks {topic} {n}")
-    vault.note("docs/export.md", "Export tasks from a note as a list: run the export command on the note.",
-               title="Export tasks")
-    vault.note("docs/logseq.md", "Export tasks to logseq: run the export command with the logseq target.",
-               title="Logseq export")
+        vault.note(
+            f"docs/{topic.replace(' ', '-')}-{n}.md",
+            f"How {topic} works for tasks in a note, case {n}: write the task line, then query it.",
+            title=f"Tasks {topic} {n}",
+        )
+    vault.note(
+        "docs/export.md",
+        "Export tasks from a note as a list: run the export command on the note.",
+        title="Export tasks",
+    )
+    vault.note(
+        "docs/logseq.md",
+        "Export tasks to logseq: run the export command with the logseq target.",
+        title="Logseq export",
+    )
     s = Store(cache_dir)
     reconcile(vault.root, s)
     return s
@@ -128,3 +137,26 @@ def test_a_misspelt_word_is_not_a_word_the_vault_lacks(store: Store) -> None:
         typed, named = first("export tasks to logesq"), first("export tasks to todoist")
     assert typed["note"] in paths
     assert float(typed["confidence"]) > float(named["confidence"])  # type: ignore[arg-type]
+
+
+def test_every_row_shows_its_signals_score_in_every_lexical_mode(store: Store) -> None:
+    # the score a result shows is `confidence.score` over its signals, on one scale whatever the mode
+    for mode in ("fusion", "and", "hybrid"):
+        request = SearchRequest(query="export tasks logseq", mode=mode, floor=0.0, explain=True)
+        response = query.search(store.index, default_contract(), request)
+        rows = response.to_json()["results"]
+        assert rows
+        for row in rows:
+            assert 0.0 <= row["score"] <= 1.0 and row["score"] == row["confidence"]
+        sigs = conf.signals(store.index, request.query, response.results)
+        assert [round(conf.score(s), 4) for s in sigs] == [r["score"] for r in rows]
+
+
+def test_a_named_note_and_an_entity_page_keep_their_least_score() -> None:
+    plain = conf.Evidence(0.2, 0.5, 2)
+    assert conf.score(conf.Signals(plain, missing=3.0, named=True)) >= conf.NAME_CONFIDENCE
+    assert conf.score(conf.Signals(plain, missing=3.0, entity=True)) == conf.ENTITY_CONFIDENCE
+    assert conf.score(conf.Signals(plain, missing=3.0)) < conf.score(conf.Signals(plain))
+    # a best chunk far from the query in meaning takes the cosine curve's score, whatever the words
+    full = conf.Evidence(1.0, 1.0, 3, 1.0, 1.0)
+    assert conf.score(conf.Signals(full, cosine=0.1)) < 0.05 < conf.score(conf.Signals(full, cosine=0.6))

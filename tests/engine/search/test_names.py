@@ -97,7 +97,7 @@ def test_a_long_title_is_a_name_not_a_question(store: Store) -> None:
     results = top(store, "how we migrated the billing database to postgres", explain=True)
     assert (results[0]["note"], results[0]["name"]) == ("billing/migration.md", "title")
     assert {k: results[0]["explain"]["name"][k] for k in ("kind", "match")} == {"kind": "title", "match": "exact"}
-    assert results[0]["score"] >= results[1]["score"]
+    assert results[0]["explain"]["rank_score"] >= results[1]["explain"]["rank_score"]
 
 
 def test_two_notes_of_one_name_exact_before_prefix(store: Store) -> None:
@@ -155,11 +155,13 @@ def test_hybrid_keeps_the_named_note_first(store: Store, vault: Vault) -> None:
         ("dendron topic sidebar graph panel", "vault/dendron.topic.sidebar.graph-panel.md", "file name"),
         ("free will", "philosophy/Free Will.md", "title"),
     ]:
-        res = any_search(store.index, CONTRACT, SearchRequest(query, mode="hybrid", limit=3), dense=arm)
+        request = SearchRequest(query, mode="hybrid", limit=3, explain=True)
+        res = any_search(store.index, CONTRACT, request, dense=arm)
         assert res["dense"]["used"] is True
         first = res["results"][0]
         assert (first["note"], first["name"]) == (note, kind) and first["cosine"] is not None
-        assert first["score"] >= max(r["score"] for r in res["results"])
+        assert first["explain"]["rank_score"] >= max(r["explain"]["rank_score"] for r in res["results"])
+        assert first["score"] >= 0.9  # a note the query names keeps at least NAME_CONFIDENCE
     heading = any_search(store.index, CONTRACT, SearchRequest("rollback procedure", mode="hybrid"), dense=arm)
     assert heading["results"][0]["path"] == "ops/runbook.md#Rollback procedure"
 

@@ -9,6 +9,7 @@ from conftest import Vault
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from search_helpers import lexical_search as search
+from search_helpers import search as full_search
 
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.reconcile import reconcile
@@ -48,10 +49,19 @@ def test_response_shape_and_fields(store: Store) -> None:
     assert set(resp) >= {"results", "note", "matched", "archived_hidden", "superseded_hidden", "staged_hidden"}
     (r,) = resp["results"]
     assert r["path"] == "current.md"
-    assert {"path", "score", "raw_score", "penalty", "captured", "captured_source", "snippet"} <= set(r)
-    assert r["penalty"] == 1.0 and r["score"] == r["raw_score"]
+    assert {"path", "score", "penalty", "captured", "captured_source", "snippet"} <= set(r)
+    assert "raw_score" not in r and r["penalty"] == 1.0
     assert "blue green" in r["snippet"]
     assert r["captured_source"] == "mtime"
+
+
+def test_the_score_is_the_confidence_and_the_ranking_numbers_are_explained(store: Store) -> None:
+    (plain,) = full_search(store.index, CONTRACT, SearchRequest(query="blue green"))["results"]
+    assert 0.0 <= plain["score"] <= 1.0 and plain["score"] == plain["confidence"]
+    assert "raw_score" not in plain and "explain" not in plain
+    (traced,) = full_search(store.index, CONTRACT, SearchRequest(query="blue green", explain=True))["results"]
+    assert traced["score"] == plain["score"]
+    assert traced["explain"]["rank_score"] == traced["explain"]["raw_score"] > 1.0  # BM25's scale, not 0..1
 
 
 def test_walls_hide_and_count_even_at_zero(store: Store) -> None:

@@ -16,6 +16,7 @@ from agentmd.engine.index.fulltext import HitList
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search import planning, searcher
+from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.rows import fill, row_terms
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract
@@ -156,8 +157,8 @@ def test_a_loud_word_in_a_note_the_rule_admits_still_lets_the_head_answer(vault:
         assert "meets.md" not in paths  # one common word does not admit a note
 
 
-def ranking(response: dict[str, Any]) -> list[tuple[str, float]]:
-    return [(r["note"], r["score"]) for r in response["results"]]
+def ranking(response: SearchResponse) -> list[tuple[str, float]]:
+    return [(r.note, r.score) for r in response.results]  # the ranking's own score, not the confidence
 
 
 def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache_dir: Path) -> None:
@@ -176,8 +177,8 @@ def test_the_searcher_asks_again_when_it_reads_past_the_head(vault: Vault, cache
         assert head.partial  # the index answers with the first 30, which hold no filed note
         assert not any(head.load(i).path.startswith("filed") for i in range(len(head)))
         request = SearchRequest(query=QUESTION, limit=2)
-        shown = search(s.index, CONTRACT, request)
-        whole = search(s.index, CONTRACT, request, deferred=True)  # the hybrid's way: the full list
+        shown = searcher.search(s.index, CONTRACT, request)
+        whole = searcher.search(s.index, CONTRACT, request, deferred=True)  # the hybrid's way: the full list
         assert ranking(shown) == ranking(whole)
         assert [note for note, _score in ranking(shown)] == ["kelp.md", "filed0.md"]  # found past the head
 
