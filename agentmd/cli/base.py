@@ -12,7 +12,9 @@ from agentmd.engine.errors import UsageError
 
 if TYPE_CHECKING:
     from agentmd.engine.client import Located
+    from agentmd.engine.index.store import Store
     from agentmd.engine.settings import Settings
+    from agentmd.rules import Contract
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_RED = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped with Ctrl-C
@@ -92,3 +94,27 @@ def settings_of(args: argparse.Namespace) -> Settings:
     from agentmd.engine.settings import resolve
 
     return resolve(vault=args.vault, index=args.index, config=args.config)
+
+
+def fresh_store(settings: Settings, contract: Contract | None = None) -> Store:
+    """The store, brought up to date when no daemon runs (a running daemon's indexer keeps it current; one
+    found through the vault lease keeps its own). `contract`: the one the caller read, else read here."""
+    from agentmd.engine.client import running_port
+    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.store import Store
+    from agentmd.rules import load_contract
+
+    store = Store(settings.cache_dir)
+    try:
+        if not running_port(settings.state_dir):
+            contract = contract or load_contract(settings.vault, settings.contract_path).contract
+            reconcile(
+                settings.vault,
+                store,
+                link_convention=contract.link_convention,
+                sync_patterns=contract.sync_tool_patterns,
+            )
+    except BaseException:
+        store.close()
+        raise
+    return store

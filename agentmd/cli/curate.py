@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, settings_of
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fresh_store, settings_of
 from agentmd.cli.output import ProgressBar, emit
 from agentmd.engine.errors import UsageError
 
@@ -135,23 +135,6 @@ def _relative(vault: Path, raw: str) -> str:
     return Path(raw).as_posix()
 
 
-def _fresh_catalog(settings: Settings) -> Any:
-    """The store, brought up to date when no daemon runs (a running daemon's indexer keeps it current)."""
-    from agentmd.engine.client import running_port
-    from agentmd.engine.index.reconcile import reconcile
-    from agentmd.engine.index.store import Store
-    from agentmd.rules import load_contract
-
-    store = Store(settings.cache_dir)
-    # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
-    if not running_port(settings.state_dir):
-        contract = load_contract(settings.vault, settings.contract_path).contract
-        reconcile(
-            settings.vault, store, link_convention=contract.link_convention, sync_patterns=contract.sync_tool_patterns
-        )
-    return store
-
-
 def _apply(settings: Settings, step: Step, *, bulk: bool) -> Applied:
     """Apply one step (asking the gate first when it is bulk); the JSON-ready outcome."""
     from agentmd.engine.curate.host import run_steps
@@ -188,7 +171,7 @@ def cmd_queue(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--older-than: {exc}") from None
     now = dt.datetime.now(dt.UTC)
     contract = load_contract(settings.vault, settings.contract_path).contract
-    with _fresh_catalog(settings) as store:
+    with fresh_store(settings) as store:
         items = review_queue(
             settings.vault, store.catalog, contract, state_dir=settings.state_dir, origins=origins, older_than=older
         )
@@ -217,7 +200,7 @@ def _select(args: argparse.Namespace, settings: Settings, now: dt.datetime) -> t
     if paths:
         return paths, len(paths) > 1
     if prefix:
-        with _fresh_catalog(settings) as store:
+        with fresh_store(settings) as store:
             candidates = [p for p, *_ in store.catalog.review_rows()]
         return by_source_prefix(settings.vault, candidates, prefix), True
     return written_by(settings.vault, str(origin), _when(args.since, now)), True
@@ -388,7 +371,7 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             restated = _restated_judge(settings, args)
         elif args.max_calls is not None or args.max_tokens is not None:
             raise UsageError("--max-calls and --max-tokens go with --restated")
-        with _fresh_catalog(settings) as store:
+        with fresh_store(settings) as store:
             plan = propose(
                 settings.vault, store.catalog, contract, stale_age=dt.timedelta(days=max(0, args.stale_days))
             )
@@ -410,7 +393,7 @@ def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             text += "".join(f"\n  {p['detector']:<15} {p['path']}: {p['reason']}" for p in plan["proposals"])
         emit(out, args, plan, text)
         return EXIT_OK
-    with _fresh_catalog(settings) as store:
+    with fresh_store(settings) as store:
         if args.split_revert:
             step, report = plan_split_revert(settings.vault, store.catalog)
         else:
@@ -499,7 +482,7 @@ def cmd_clusters(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     if args.rename:
         rename(settings.state_dir, args.rename[0], args.rename[1])
-    with _fresh_catalog(settings) as store:
+    with fresh_store(settings) as store:
         result = clusters(settings.vault, store, settings.state_dir)
     emit(out, args, result, render(result))
     return EXIT_OK

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, fresh_store, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
@@ -114,12 +114,9 @@ def check_model_command(program: str, settings: Any) -> None:
 
 
 def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import running_port
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.enrich.run import caller_for, enrich, settings_from
     from agentmd.engine.git.gate import corpus_write_gate
-    from agentmd.engine.index.reconcile import reconcile
-    from agentmd.engine.index.store import Store
     from agentmd.engine.jobs.report import read_config
     from agentmd.rules import load_contract
 
@@ -134,7 +131,7 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             emit(out, args, {"refused": text}, text)
             return EXIT_FAILURE
     applied_by: list[str] = []
-    store = Store(settings.cache_dir)
+    store = fresh_store(settings, contract)
 
     def apply(steps: Any) -> Any:
         store.index.close()  # lets go of the index writer: the local writer below opens its own
@@ -147,14 +144,6 @@ def cmd_enrich(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(_line(n) + "\n")
 
     with store:
-        # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
-        if not running_port(settings.state_dir):
-            reconcile(
-                settings.vault,
-                store,
-                link_convention=contract.link_convention,
-                sync_patterns=contract.sync_tool_patterns,
-            )
         report = enrich(
             vault=settings.vault,
             store=store,
@@ -208,12 +197,9 @@ def render_lessons(data: dict[str, Any]) -> str:
 
 
 def cmd_lessons(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import running_port
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.enrich.lessons import find_lessons
     from agentmd.engine.enrich.run import caller_for, settings_from
-    from agentmd.engine.index.reconcile import reconcile
-    from agentmd.engine.index.store import Store
     from agentmd.engine.jobs.report import read_config
     from agentmd.rules import load_contract
 
@@ -229,15 +215,7 @@ def cmd_lessons(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         applied_by.append(by)
         return results
 
-    with Store(settings.cache_dir) as store:
-        # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
-        if not running_port(settings.state_dir):
-            reconcile(
-                settings.vault,
-                store,
-                link_convention=contract.link_convention,
-                sync_patterns=contract.sync_tool_patterns,
-            )
+    with fresh_store(settings, contract) as store:
         store.index.close()  # lets go of the index writer: the local writer opens its own
         found = find_lessons(
             vault=settings.vault,

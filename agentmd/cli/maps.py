@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, fresh_store, settings_of
 from agentmd.cli.output import emit
 
 
@@ -17,25 +17,14 @@ def add_maps_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_maps(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import running_port
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.curate.maps import plan
     from agentmd.engine.git.gate import corpus_write_gate
-    from agentmd.engine.index.reconcile import reconcile
-    from agentmd.engine.index.store import Store
     from agentmd.rules import load_contract
 
     settings = settings_of(args)
     contract = load_contract(settings.vault, settings.contract_path).contract
-    with Store(settings.cache_dir) as store:
-        # a daemon of this environment keeps this store current; one found through the vault lease keeps its own
-        if not running_port(settings.state_dir):
-            reconcile(
-                settings.vault,
-                store,
-                link_convention=contract.link_convention,
-                sync_patterns=contract.sync_tool_patterns,
-            )
+    with fresh_store(settings, contract) as store:
         step, maps = plan(settings.vault, store.catalog, contract)
     payload: dict[str, object] = {
         "dry_run": not args.yes,
