@@ -64,7 +64,11 @@ class Loops(Door):
         self.opened_with = store.index.doc_count()
         self.store = store
         log.info("index open in %.2fs (%d notes); searches answer from it now", self.clock() - began, self.opened_with)
-        self._start_watcher()
+        try:
+            self._start_watcher()  # inotify refusing is handled there; anything else must not end this thread
+        except Exception as exc:
+            log.exception("the watcher could not start")
+            self._watch_error = f"the watcher could not start ({type(exc).__name__}: {exc})"
         try:
             log.info("capture path ready in %.2fs", self.capturer.warm())
         except Exception:  # a capture would then fail the same way and say why; the index still opens
