@@ -61,7 +61,10 @@ class Loops(Door):
             log.exception("could not open the index at %s", self.settings.cache_dir)
             self._stop.set()
             return
-        self.opened_with = store.index.doc_count()
+        try:
+            self.opened_with = store.index.doc_count()
+        except Exception:  # damaged since it was opened: the first pass finds it and asks for the rebuild
+            self.opened_with = 0
         self.store = store
         log.info("index open in %.2fs (%d notes); searches answer from it now", self.clock() - began, self.opened_with)
         try:
