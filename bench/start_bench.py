@@ -223,8 +223,9 @@ def main() -> int:
         query = note.stem.rsplit("-", 1)[0].replace("-", " ")
         sides = {"this": sys.executable, **({"compared": args.compare} if args.compare else {})}
         runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-        for _ in range(args.starts):
-            for side, python in sides.items():
+        for i in range(args.starts):
+            order = list(sides.items())
+            for side, python in order[::-1] if i % 2 else order:  # each side goes first in every other round
                 runs[side].append(one_start(env, settings.state_dir, query, args.timeout, args.dense, python))
         for side, starts in runs.items():
             out = result if side == "this" else result.setdefault("compared", {"python": args.compare})
