@@ -164,7 +164,12 @@ class Door(DaemonState):
             raise IndexDamaged(f"{failure}; the daemon is rebuilding it now: retry in a moment") from None
         note = response.note
         if self._stale:
-            note = ((note or "") + "; the index is still being built").lstrip("; ")
+            # An index already built answers at once while the start-up pass checks the vault against it: a note
+            # changed or deleted while the daemon was down shows as it was until the pass reaches it.
+            said = "the index is still being built"
+            if self.opened_with:
+                said = "the start-up pass is still checking the vault"
+            note = ((note or "") + "; " + said).lstrip("; ")
         response = replace(response, note=note, index_stale=self._stale)
         if recall:
             from agentmd.engine.search.recall import gather_in_daemon

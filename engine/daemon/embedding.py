@@ -1,7 +1,10 @@
 """The daemon's dense arm: one warm model and the vector store, kept current in the background.
 
 A thread of its own loads the model once (so `/health` and the first pass never wait on it), opens the
-vector store in the index's cache folder and, each time the indexer finishes a pass, brings the store's
+vector store in the index's cache folder (both once the daemon's start-up pass has run, when the daemon gives
+it that gate: at 100,000 notes loading the store is seconds of work holding the interpreter, which searches
+answered from the index and the pass itself would wait behind; hybrid searches answer lexically meanwhile, and
+say why) and, each time the indexer finishes a pass, brings the store's
 note list in line with the catalog (deleted notes lose their vectors; an edited note re-queues only the
 chunks whose text changed, since the store keys vectors by text hash and model id) and embeds the queue
 in slices of one model batch, pausing between slices. A search embeds its query beside a running slice (the
@@ -57,6 +60,7 @@ BACKGROUND_NICE = 10
 RATE_WINDOW = 30.0  # seconds of embedding the measured rate averages over
 RETRY = 30.0  # seconds before an embeddings endpoint that failed is asked again
 SAVE_SHARE = 0.05  # at most this share of the embedding time goes to periodic saves
+WAITING_FOR_PASS = "the dense arm loads once the start-up pass has run; searches answer by their words until then"
 
 
 def lower_priority(nice: int = BACKGROUND_NICE) -> bool:
@@ -135,10 +139,14 @@ class DenseWorker:
         self.save_error: str | None = None  # why the last save failed, until one succeeds
         self._save_retry_at = 0.0  # no save is tried before this clock reading after a failure
         self._contracts: Any = None  # the contract, for what an external endpoint may see (status)
+        self._after: threading.Event | None = None  # set once the daemon's start-up pass has run (see `start`)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, after: threading.Event | None = None) -> None:
+        """Start the thread; with `after`, it loads nothing until that event is set (the daemon's start-up pass
+        has run) or the worker is stopped."""
+        self._after = after
         self._thread = threading.Thread(target=self._run, name="agentmd-embedder", daemon=True)
         self._thread.start()
 
@@ -171,6 +179,13 @@ class DenseWorker:
 
     def _run(self) -> None:
         lower_priority()  # before the model loads: its worker threads take this thread's priority
+        after = self._after
+        if after is not None and not after.is_set() and self.settings.dense:  # switched off: said at once below
+            self.reason = WAITING_FOR_PASS
+            while not after.wait(0.5):
+                if self._stop.is_set():
+                    return
+            self.reason = None
         while True:
             started = self.clock()
             try:
@@ -284,7 +299,13 @@ class DenseWorker:
         keep, chunks = scripts.chunk_rule(self._arm.embedder)  # only what the model reads
         withhold, tag = kept_local(self.settings, self._arm.embedder)  # an endpoint never sees private notes
         rechunked, removed = refresh(
-            store, self.settings.vault, current, keep=keep, chunks=chunks + tag, withhold=withhold
+            store,
+            self.settings.vault,
+            current,
+            keep=keep,
+            chunks=chunks + tag,
+            withhold=withhold,
+            stop=self._stop.is_set,  # a shutdown is not held up by a re-chunking of the whole vault
         )
         if removed:
             self._save(store)

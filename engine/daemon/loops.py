@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
+from collections.abc import Callable
 
 from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.door import Door
@@ -19,6 +21,7 @@ from agentmd.engine.git.health import COMMIT_STATE
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.write.phone import sweep_phone_notes
+from agentmd.engine.write.tempfiles import sweep_temp_files
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -36,24 +39,45 @@ def settle_heap() -> None:
 class Loops(Door):
     allowance: MassDeleteAllowance
     commit_debounce: float
+    before_first_pass: Callable[[], None] | None
+    first_pass_ran: threading.Event
     _last_report: ReconcileReport | None
     _skips: int
 
     # -- indexer ---------------------------------------------------------------------------------
 
     def _indexer_loop(self) -> None:
+        # The index first: searches and status answer from it as soon as it is open, while the watcher starts
+        # and the start-up pass (a stat of every note, compared with the catalog) runs below. Nothing else that
+        # grows with the vault comes before it: the watcher's walk of the folders follows it (still before the
+        # pass, so no edit falls between the two), the leftover temp files are swept after the pass, and the
+        # vectors load on the dense arm's own thread once the pass has run.
+        began = self.clock()
         try:
-            log.info("capture path ready in %.2fs", self.capturer.warm())
-        except Exception:  # a capture would then fail the same way and say why; the index still opens
-            log.exception("the capture path could not be prepared")
-        try:
-            self.store = Store(self.settings.cache_dir)
-            for notice in self.store.notices:
+            store = Store(self.settings.cache_dir)
+            for notice in store.notices:
                 log.warning("%s", notice)
         except Exception:
             log.exception("could not open the index at %s", self.settings.cache_dir)
             self._stop.set()
             return
+        try:
+            self.opened_with = store.index.doc_count()
+        except Exception:  # damaged since it was opened: the first pass finds it and asks for the rebuild
+            self.opened_with = 0
+        self.store = store
+        log.info("index open in %.2fs (%d notes); searches answer from it now", self.clock() - began, self.opened_with)
+        try:
+            self._start_watcher()  # inotify refusing is handled there; anything else must not end this thread
+        except Exception as exc:
+            log.exception("the watcher could not start")
+            self._watch_error = f"the watcher could not start ({type(exc).__name__}: {exc})"
+        try:
+            log.info("capture path ready in %.2fs", self.capturer.warm())
+        except Exception:  # a capture would then fail the same way and say why; the index still opens
+            log.exception("the capture path could not be prepared")
+        if self.before_first_pass is not None:
+            self.before_first_pass()
         next_periodic = self.clock()
         while not self._stop.is_set():
             # Never call out (status, watcher stats, git) while holding the condition: the watcher's
@@ -72,6 +96,7 @@ class Loops(Door):
             if rebuild is not None:
                 if self._rebuild_index(rebuild):
                     next_periodic = self.clock() + self._reconcile_every()
+                self.first_pass_ran.set()
                 continue
             if not ready:
                 self._refresh_status_if_old()
@@ -91,6 +116,7 @@ class Loops(Door):
                 self._refresh_status_if_old()
                 continue
             self._run_pass(None if full else hints)
+            self.first_pass_ran.set()  # the dense arm loads from now on (engine/daemon/embedding.py)
             if periodic:
                 next_periodic = self.clock() + self._reconcile_every()
                 self.request_commit(0.0)
@@ -149,9 +175,22 @@ class Loops(Door):
         self.capturer.store = self.store
         settled, self._stale = self._stale, False
         if settled:
+            self._sweep_capture_temps()
             settle_heap()
         self.dense.wake()
         self._sweep_phone()
+
+    def _sweep_capture_temps(self) -> None:
+        """Remove the capture temp files a writer that is gone left before this start (a walk of the vault's
+        folders, so after the start-up pass rather than before it: the files are hidden and never indexed);
+        captures served since keep theirs."""
+        try:
+            removed = sweep_temp_files(self.settings.vault, older_than=self.started_at.timestamp())
+        except OSError as exc:
+            log.warning("the capture temp files could not be swept: %s", exc)
+            return
+        if removed:
+            log.info("removed %d capture temp file(s) left by an interrupted write", removed)
 
     def _sweep_phone(self) -> None:
         """File phone clips whose operator-typed `instructions` the fixed grammar accepts; flag the rest."""

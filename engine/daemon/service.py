@@ -5,7 +5,10 @@ Threads, each with one job:
 - the watcher, which turns file events into debounced path hints (the speed);
 - the indexer, the only writer of the index and catalog: a reconcile pass on every batch of hints, at
   start-up and whenever the `reconcile` job asks, every `reconcile_interval` seconds (the guarantee when
-  events are lost);
+  events are lost). At start it opens the index, and searches answer from it from then on, while it starts
+  the watcher and runs the start-up pass (status says `index-checking`, yellow, until that pass ends): a note
+  changed or deleted while the daemon was down shows as it was until the pass reaches it, seconds at
+  100,000 notes (engine/daemon/loops.py);
 - the committer, which commits what git reports dirty about `commit_debounce` seconds after the last
   change (at most `commit_max_wait` after the first uncommitted one) and after every periodic pass;
 - the embedder (engine/daemon/embedding.py), which keeps the model warm and embeds new and changed
@@ -55,7 +58,7 @@ from agentmd.engine.index.reconcile import ReconcileReport
 from agentmd.engine.index.store import Store
 from agentmd.engine.memory import Keeper
 from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
-from agentmd.engine.write.capture import Capturer, sweep_temp_files
+from agentmd.engine.write.capture import Capturer
 from agentmd.engine.write.probe import DEFAULT_BUDGET
 from agentmd.rules import ContractCache
 
@@ -84,8 +87,12 @@ class Daemon(Loops):
         health_interval: float = HEALTH_INTERVAL,
         min_free_bytes: int = MIN_FREE_BYTES,
         listener: socket.socket | None = None,
+        before_first_pass: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
+        # called on the indexer's thread once the index is open, before the start-up pass (tests hold it there)
+        self.before_first_pass = before_first_pass
+        self.opened_with = 0  # notes the catalog held when the index opened (0: a first build)
         # a socket already listening (`agentmd serve`'s supervisor keeps one across restarts), else `port`
         self.listener = listener
         self.port = listener.getsockname()[1] if listener is not None else port
@@ -130,6 +137,7 @@ class Daemon(Loops):
         self._stop = threading.Event()
         self._hints: set[str] = set()
         self._pass_due = True  # a full pass at start-up
+        self.first_pass_ran = threading.Event()  # set once the start-up pass has run, gone through or not
         self._stale = True  # until the first pass completes
         self._refused: str | None = None
         self._last_report: ReconcileReport | None = None
@@ -198,12 +206,9 @@ class Daemon(Loops):
             for line in self.committer.prepare():
                 log.info("%s", line)
             self.health_pass.record_vault()
-            self._start_watcher()
-            # only what a writer that is gone left before this start: captures already served keep theirs
-            removed = sweep_temp_files(self.settings.vault, older_than=self.started_at.timestamp())
-            if removed:
-                log.info("removed %d capture temp file(s) left by an interrupted write", removed)
-            self.dense.start()
+            # the watcher starts on the indexer's thread, once the index is open and before the start-up pass
+            # (engine/daemon/loops.py): its folder walk grows with the vault, and searches need not wait for it
+            self.dense.start(after=self.first_pass_ran)
             loops = [("agentmd-indexer", self._indexer_loop), ("agentmd-committer", self._committer_loop)]
             if self.health_interval > 0:
                 loops.append(("agentmd-health", self._health_loop))

@@ -55,6 +55,7 @@ class DaemonState(Upkeep):
     _pass_due: bool
     _status: Status | None
     _status_lock: threading.Lock
+    opened_with: int
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -163,23 +164,36 @@ class DaemonState(Upkeep):
     def health(self) -> dict[str, object]:
         return {"ok": True, "index_stale": self._stale, "vault": str(self.settings.vault), "pid": os.getpid()}
 
+    def _start_line(self) -> str:
+        """Status's line while the first pass runs: an index being built, or one already built being checked."""
+        if self.store is None:
+            return "index-building: the index is being opened"
+        if not self.opened_with:
+            return "index-building: the first pass has not finished"
+        return (
+            f"index-checking: the start-up pass is comparing the vault with the index ({self.opened_with} notes); "
+            "searches answer from the index meanwhile, and a note changed or deleted while the daemon was down "
+            "shows as it was until the pass reaches it"
+        )
+
     def status(self) -> Status:
         with self._status_lock:
             last = self._status
         cached: Status
         if last:
             cached = {**last}
-        else:  # the first pass has not finished: answer from what is known without the index
+        else:  # the first pass has not finished: answer from what is known without reading the index's notes
             cached = {
                 "vault": str(self.settings.vault),
                 "color": "yellow",
                 "red": [],
-                "yellow": ["index-building: the first pass has not finished"],
-                "index": {"index_stale": True},
+                "yellow": [self._start_line()],
+                "index": {"index_stale": True, "documents": self.opened_with if self.store is not None else None},
             }
         cached["daemon"] = self.daemon_info()
         index = cached.setdefault("index", {})
         index["index_stale"] = self._stale
+        index["start_pass"] = "done" if last else "running"
         index["rebuild"] = {**self._rebuild}
         cached = with_lease(with_live(cached, self._live), cached["daemon"].get("lease_problem"))
         cached = with_recall(cached, self.settings.state_dir)

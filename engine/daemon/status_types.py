@@ -34,6 +34,7 @@ class IndexSection(TypedDict, total=False):
     last_pass_age_s: float | None
     last_pass: PassRecord | None
     index_stale: bool  # the first pass (or a rebuild) has not finished
+    start_pass: str  # the daemon's start-up pass: "running" (searches answer from the index as opened) or "done"
     flags: dict[str, int]  # notes by what kept them from being read whole
     not_read_whole: list[Unreadable]
     rebuild: Rebuild  # the daemon's rebuilds of a damaged index

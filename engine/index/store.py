@@ -126,7 +126,7 @@ class Store:
         catalog's connection is left for the garbage collector to close once no thread holds this store:
         closing an sqlite connection while another thread reads through it crashes the process."""
         try:
-            self.index.close()
+            self.index.close(remember=False)  # replaced after damage: nothing of it is trusted at the next open
         except Exception as exc:
             log.warning("the index did not close cleanly: %s", exc)
 

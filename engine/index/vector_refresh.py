@@ -32,6 +32,7 @@ def refresh(
     keep: Callable[[str], bool] | None = None,
     chunks: str = ALL_CHUNKS,
     withhold: Callable[[str], bool] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[int, int]:
     """Bring the store's note list in line with the catalog (`current`: path -> content hash): drop
     deleted notes, re-chunk at most `limit` changed ones, keeping only the chunks whose text passes `keep`
@@ -40,7 +41,9 @@ def refresh(
     kept, by their text). Returns (re-chunked, removed). Embedding is separate (`embed_pending`), so this is
     cheap: reading and parsing files only. A note for which `withhold(path)` is true gets no chunk at all and is
     not even read (notes that must not leave the machine, when the embedder is an external endpoint); `chunks`
-    must then name that rule too, so a change of it cuts every note again."""
+    must then name that rule too, so a change of it cuts every note again. `stop`, asked before each note, ends
+    the re-chunking early (a daemon shutting down: at 100,000 notes a first re-chunking reads every note, minutes
+    of work); the notes not reached are re-chunked by the next call."""
     stale, gone = store.outdated(current)
     recut = store.chunks != chunks
     if recut:
@@ -48,6 +51,8 @@ def refresh(
     removed = store.remove(gone)
     done = 0
     for path in stale[:limit] if limit is not None else stale:
+        if stop is not None and stop():
+            return done, removed
         if withhold is not None and withhold(path):
             store.set_note(path, current[path], [])
             done += 1

@@ -35,6 +35,7 @@ from agentmd.engine.index.integrity import CHECK_INTERVAL, IndexGuard
 log = logging.getLogger("agentmd.index")
 
 DOC_FREQ_MEMO_MAX = 50_000
+VERIFIED_SUFFIX = ".verified.json"  # beside the index folder: the keys of its files last verified (integrity.py)
 _QUERY_MEMO_MAX = 4_096
 
 
@@ -61,7 +62,7 @@ class IndexCore:
         self._word_memo: dict[str, object] = {}  # one word's parsed query, any boosts (see `_word_query`)
         self._state_key: tuple[int, int, int] | None = None
         # damage seen from outside the memory map (engine/index/integrity.py)
-        self.guard = IndexGuard(directory, min_interval=CHECK_INTERVAL)
+        self.guard = self._new_guard()
         self._index = self._open()
         self._reader = Reader(self._index.searcher())
         self.generation: str = self._read_marker()["generation"]
@@ -69,10 +70,16 @@ class IndexCore:
 
     # -- opening ---------------------------------------------------------------------------------
 
+    def _new_guard(self) -> IndexGuard:
+        record = self.directory.with_name(f"{self.directory.name}{VERIFIED_SUFFIX}")
+        return IndexGuard(self.directory, min_interval=CHECK_INTERVAL, record=record)
+
     def _open(self) -> Any:
         d = self.directory
         if d.exists() and any(d.iterdir()):
-            problem = self._check_existing() or IndexGuard(d).refresh()
+            # the guard that serves this index from now on checks it before it is mapped; a guard that saw
+            # damage is replaced with a fresh one for the folder rebuilt in its place
+            problem = self._check_existing() or self.guard.refresh()
             if problem is None:
                 try:
                     index = tantivy.Index(self.schema, path=str(d), reuse=True)
@@ -85,6 +92,7 @@ class IndexCore:
                         raise
                     problem = f"index could not be opened ({exc})"
             self._set_aside(problem)
+            self.guard = self._new_guard()
         d.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(self.schema, path=str(d), reuse=False)
         index.register_tokenizer(ANALYZER, text_analyzer())
@@ -143,7 +151,11 @@ class IndexCore:
         self._reloads += 1
         self.guard.refresh()
 
-    def close(self) -> None:
+    def close(self, *, remember: bool = True) -> None:
+        """Flush and release the writer; with `remember`, record the files verified for the next open (not for
+        an index being replaced after damage: its folder is set aside or gone)."""
+        if remember:
+            self.guard.remember()  # the next open checksums only the files that changed since (integrity.py)
         if self._writer is not None and self.guard.damage is not None:
             self._writer = self._write_index = None  # a damaged index: no merge may read its segments again
             return
