@@ -23,11 +23,11 @@ no lease). Standard library only: the prompt hook reads it on every prompt.
 
 from __future__ import annotations
 
+import _socket  # for the host name: `socket` itself costs the prompt hook about 5 ms of imports
 import contextlib
 import fcntl
 import json
 import os
-import socket
 from pathlib import Path
 
 LEASE_FOLDER = "agentmd"
@@ -52,7 +52,7 @@ def _first_line(path: str) -> str | None:
 def this_machine() -> dict[str, object]:
     """How a lease names this machine: a stable id (systemd's machine id where there is one, else the host
     name), the host name people read, and the boot (a reboot frees every lease this machine held)."""
-    host = socket.gethostname()
+    host = _socket.gethostname()
     machine = _first_line("/etc/machine-id") or _first_line("/var/lib/dbus/machine-id") or host
     return {"machine": machine, "host": host, "boot": _first_line("/proc/sys/kernel/random/boot_id")}
 
