@@ -151,7 +151,7 @@ def run_hook(
             box.recall = recall(
                 settings, prompt, cwd=cwd, options=options, deadline=deadline - PRINT_MARGIN, now=clock.monotonic
             )
-        except HookGaveUp as exc:  # the daemon took the whole budget: a give-up like the worker's own
+        except HookGaveUp as exc:  # the budget ran out in the search: a give-up like the worker's own
             box.error = (GAVE_UP, f"{exc}; printed nothing")
         except HookError as exc:
             box.error = ("error", str(exc))

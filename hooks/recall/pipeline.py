@@ -84,6 +84,8 @@ class Recall:
 def search_daemon(daemon: Located, request: dict[str, object], timeout: float) -> dict[str, object]:
     """The daemon's search answer, with the recall candidates it gathered (`recall`), not counted as
     recalls. A daemon from an older install that knows neither option is asked again for a plain search."""
+    if timeout <= 0:
+        raise HookGaveUp("the time budget ran out before the search")
     deadline = time.monotonic() + timeout
     client = daemon.client()
     try:
@@ -148,7 +150,7 @@ def recall(
 
             assert walls is not None
             if now() > deadline:
-                raise HookError("the time budget ran out during the search")
+                raise HookGaveUp("the time budget ran out during the search")
             results = response.get("results")
             results = results if isinstance(results, list) else []
             gathered = gather_beside_daemon(settings, walls, results, options.max_entries, deadline, now)
@@ -158,7 +160,7 @@ def recall(
         if project_source != "given" and walls.projects_folder != PROJECTS_SPACE:
             project, project_source = bind_project(cwd, settings.vault, walls.projects_folder)
     if now() > deadline:
-        raise HookError("the time budget ran out during the search")
+        raise HookGaveUp("the time budget ran out during the search")
     direct = [Entry.from_candidate(c, project) for c in gathered.get("direct", [])]
     linked = [Entry.from_candidate(c, project) for c in gathered.get("linked", [])]
     rendered = render(
