@@ -127,9 +127,12 @@ def payload(prompt: str, cwd: str, i: int) -> bytes:
     ).encode()
 
 
-def run_once(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, int, str]:
+def run_once(cmd: list[str], data: bytes, env: dict[str, str], cwd: str = "/") -> tuple[float, int, str]:
+    """Run `cmd` once with `data` on stdin: milliseconds, exit code, stdout. It runs outside this checkout (as
+    Claude Code runs a hook in the project's folder): from here, `python -c` would import the checkout's own
+    `agentmd` folder ahead of the package on $PYTHONPATH, and --compare would compare this code with itself."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=30)
+    proc = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=30, cwd=cwd)
     ms = (time.perf_counter() - t0) * 1000
     return ms, proc.returncode, proc.stdout.decode("utf-8", "replace")
 
@@ -189,7 +192,9 @@ def import_times(code: str, env: dict[str, str], runs: int = 7) -> dict[str, obj
     own: dict[str, list[float]] = {}
     groups: dict[str, list[float]] = {"startup": [], "stdlib_and_packages": [], "agentmd": []}
     for _ in range(runs):
-        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, env=env).stderr
+        err = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", code], capture_output=True, env=env, cwd="/"
+        ).stderr
         sums = dict.fromkeys(groups, 0.0)
         started = False
         for line in err.decode().splitlines():

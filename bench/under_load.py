@@ -28,6 +28,7 @@ import json
 import multiprocessing
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -96,19 +97,40 @@ def wait_embedded(client: DaemonClient, timeout: float) -> dict[str, Any]:
     return dense
 
 
-def hook_stage(env: dict[str, str], texts: list[str], cwd: str) -> dict[str, Any]:
-    """The hook over every prompt: latencies, how many prompts got notes, and give-ups said on stderr."""
-    took, shown, said = [], 0, 0
+def hook_stage(env: dict[str, str], texts: list[str], cwd: str, copies: list[str]) -> dict[str, Any]:
+    """The hook over every prompt: latencies, its CPU time (user and system, less moved by the load than the
+    latency is), how many prompts got notes, and give-ups said on stderr. With `copies`, each prompt also runs
+    the hook of each copy (hook_bench.py's --compare: a folder holding an `agentmd` package laid out as
+    installed, from $PYTHONPATH), interleaved, under `hook_from`."""
+    runs = {"": env} | {folder: {**env, "PYTHONPATH": folder} for folder in copies}
+    took: dict[str, list[float]] = {k: [] for k in runs}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
+    shown, said = dict.fromkeys(runs, 0), dict.fromkeys(runs, 0)
     for i, text in enumerate(texts):
         data = payload(text, cwd, i)
-        proc_start = time.perf_counter()
-        run = subprocess.run(HOOK, input=data, capture_output=True, env=env, timeout=60)
-        took.append(time.perf_counter() - proc_start)
-        if run.returncode != 0:
-            raise SystemExit(f"hook exited {run.returncode} on prompt {i}")
-        shown += "Prior learnings" in run.stdout.decode("utf-8", "replace")
-        said += sum(f" recall {GAVE_UP} " in line for line in run.stderr.decode("utf-8", "replace").splitlines())
-    return stats(took, 0.95) | {"prompts_with_notes": shown, "gave_up_on_stderr": said}
+        for name, run_env in runs.items():
+            r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+            run = subprocess.run(HOOK, input=data, capture_output=True, env=run_env, timeout=60, cwd=cwd)
+            took[name].append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+            if run.returncode != 0:
+                raise SystemExit(f"hook {name or 'of this checkout'} exited {run.returncode} on prompt {i}")
+            shown[name] += "Prior learnings" in run.stdout.decode("utf-8", "replace")
+            err = run.stderr.decode("utf-8", "replace").splitlines()
+            said[name] += sum(f" recall {GAVE_UP} " in line for line in err)
+
+    def one(name: str) -> dict[str, Any]:
+        return stats(took[name], 0.95) | {
+            "cpu_p50_ms": round(percentile(cpu[name], 0.5) * 1000, 1),
+            "prompts_with_notes": shown[name],
+            "gave_up_on_stderr": said[name],
+        }
+
+    out = one("")
+    if copies:
+        out["hook_from"] = {folder: one(folder) for folder in copies}
+    return out
 
 
 def found(search: DaemonClient, token: str, rel: str) -> bool:
@@ -169,6 +191,14 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=500, help="a synthetic vault's notes, when the corpus is missing")
     ap.add_argument("--embed-wait", type=float, default=600.0, help="seconds to wait for the embedding to finish")
     ap.add_argument("--settle", type=float, default=2.0, help="seconds the busy processes run before measuring")
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="repeatable: a folder holding an `agentmd` package laid out as installed (hook_bench.py --compare) "
+        "whose hook runs too, interleaved prompt by prompt, against the same daemon",
+    )
     ap.add_argument("--work", help="keep the vault, index and vectors here, and use them again on the next run")
     args = ap.parse_args()
     loads = [int(x) for x in args.loads.split(",")]
@@ -211,7 +241,7 @@ def main() -> int:
             load_before = os.getloadavg()[0]
             before = sum(gave_up(settings.state_dir).values())
             stage: dict[str, Any] = {"busy_processes": count}
-            stage["hook"] = hook_stage(env, texts, str(cwd))
+            stage["hook"] = hook_stage(env, texts, str(cwd), args.compare)
             stage["hook"]["gave_up_in_hook_log"] = sum(gave_up(settings.state_dir).values()) - before
             stage["edit_to_searchable"] = freshness_stage(vault, search, args.edits, seed=n)
             stage["capture"] = capture_stage(port, args.capture_clients, args.capture_seconds, 100 * n)
@@ -233,6 +263,9 @@ def main() -> int:
                 "capture_p50": ratio(stage["capture"].get("p50_ms"), idle["capture"].get("p50_ms")),
                 "capture_p99": ratio(stage["capture"].get("p99_ms"), idle["capture"].get("p99_ms")),
             }
+            for folder, h in stage["hook"].get("hook_from", {}).items():
+                first = idle["hook"]["hook_from"][folder]
+                stage["x_idle"][f"hook_p95_from:{folder}"] = ratio(h.get("p95_ms"), first.get("p95_ms"))
         result = {
             "vault": str(CORPUS) if CORPUS.is_dir() else f"synthetic, {args.notes} notes",
             "notes": len(titles),
@@ -252,6 +285,11 @@ def main() -> int:
                 f"p50 {f.get('p50_ms')} p95 {f.get('p95_ms')} ms ({x['fresh_p95']}x); capture p50 {c.get('p50_ms')} "
                 f"p99 {c.get('p99_ms')} ms ({x['capture_p99']}x), {c['n']} captures, {c['errors']} errors"
             )
+            for folder, other in h.get("hook_from", {}).items():
+                print(
+                    f"  the hook from {folder}: p50 {other['p50_ms']} p95 {other['p95_ms']} ms, CPU p50 "
+                    f"{other['cpu_p50_ms']} ms (this checkout's CPU p50 {h['cpu_p50_ms']} ms)"
+                )
         return 0
     finally:
         for p in busy:
