@@ -174,6 +174,14 @@ def bench_env(work: Path, vault: Path) -> dict[str, str]:
     }
 
 
+def copy_env(env: dict[str, str], folder: str, i: int) -> dict[str, str]:
+    """The environment of another copy's hook (--compare): its package from $PYTHONPATH, and a state folder of its
+    own. The walls cache there is keyed by the contract files, the packaged one among them, so copies sharing one
+    would each find the other's entry stale and parse the contract on every prompt. The daemon is found through
+    the vault's lease whatever the state folder."""
+    return {**env, "PYTHONPATH": folder, "XDG_STATE_HOME": f"{env['XDG_STATE_HOME']}-copy{i}"}
+
+
 def stop_daemon(serve: subprocess.Popen[bytes] | None, timeout: float = 60.0) -> None:
     """SIGTERM the benchmark's daemon and wait for it; kill it when it does not finish in `timeout`."""
     if serve is None:
@@ -237,7 +245,7 @@ def profile(
     from agentmd.engine.client import locate
 
     kinds: dict[str, list[float]] = {"bare": [], "bare_no_site": [], "imports": [], "hook": []}
-    envs = {f"hook_from:{folder}": {**env, "PYTHONPATH": folder} for folder in compare}
+    envs = {f"hook_from:{folder}": copy_env(env, folder, i) for i, folder in enumerate(compare)}
     kinds |= {name: [] for name in envs}
     phases: list[dict[str, float]] = []
     shown: list[bool] = []  # whether the round's prompt got notes (the hook then also counts them)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import capture_load
-from hook_bench import HOOK, bench_env, payload, prompts, run_once, stop_daemon, wait_for_daemon
+from hook_bench import HOOK, bench_env, copy_env, payload, prompts, run_once, stop_daemon, wait_for_daemon
 from index_bench import generate, percentile, wait_for
 
 from agentmd.engine.client import DaemonClient, access_token
@@ -102,7 +102,7 @@ def hook_stage(env: dict[str, str], texts: list[str], cwd: str, copies: list[str
     latency is), how many prompts got notes, and give-ups said on stderr. With `copies`, each prompt also runs
     the hook of each copy (hook_bench.py's --compare: a folder holding an `agentmd` package laid out as
     installed, from $PYTHONPATH), interleaved, under `hook_from`."""
-    runs = {"": env} | {folder: {**env, "PYTHONPATH": folder} for folder in copies}
+    runs = {"": env} | {folder: copy_env(env, folder, i) for i, folder in enumerate(copies)}
     took: dict[str, list[float]] = {k: [] for k in runs}
     cpu: dict[str, list[float]] = {k: [] for k in runs}
     shown, said = dict.fromkeys(runs, 0), dict.fromkeys(runs, 0)
