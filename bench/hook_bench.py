@@ -330,6 +330,10 @@ def main() -> int:
             titles = generate(vault, args.notes)
         else:
             titles = [p.stem.rsplit("-", 1)[0].replace("-", " ") for p in vault.rglob("*.md")]
+        if args.compare and not (vault / ".git").is_dir():
+            # the compared copies keep state folders of their own (copy_env) and find the daemon through the
+            # vault's lease, which lives in its .git
+            subprocess.run([sys.executable, "-m", "agentmd", "init-git"], env=env, check=True, capture_output=True)
         settings = resolve(vault=str(vault), env=env)
         cwd = work / "code" / "atlas" / "src"  # bound to projects/atlas by its folder name
         cwd.mkdir(parents=True, exist_ok=True)
