@@ -127,9 +127,12 @@ def payload(prompt: str, cwd: str, i: int) -> bytes:
     ).encode()
 
 
-def run_once(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, int, str]:
+def run_once(cmd: list[str], data: bytes, env: dict[str, str], cwd: str = "/") -> tuple[float, int, str]:
+    """Run `cmd` once with `data` on stdin: milliseconds, exit code, stdout. It runs outside this checkout (as
+    Claude Code runs a hook in the project's folder): from here, `python -c` would import the checkout's own
+    `agentmd` folder ahead of the package on $PYTHONPATH, and --compare would compare this code with itself."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=30)
+    proc = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=30, cwd=cwd)
     ms = (time.perf_counter() - t0) * 1000
     return ms, proc.returncode, proc.stdout.decode("utf-8", "replace")
 
@@ -171,6 +174,14 @@ def bench_env(work: Path, vault: Path) -> dict[str, str]:
     }
 
 
+def copy_env(env: dict[str, str], folder: str, i: int) -> dict[str, str]:
+    """The environment of another copy's hook (--compare): its package from $PYTHONPATH, and a state folder of its
+    own. The walls cache there is keyed by the contract files, the packaged one among them, so copies sharing one
+    would each find the other's entry stale and parse the contract on every prompt. The daemon is found through
+    the vault's lease whatever the state folder."""
+    return {**env, "PYTHONPATH": folder, "XDG_STATE_HOME": f"{env['XDG_STATE_HOME']}-copy{i}"}
+
+
 def stop_daemon(serve: subprocess.Popen[bytes] | None, timeout: float = 60.0) -> None:
     """SIGTERM the benchmark's daemon and wait for it; kill it when it does not finish in `timeout`."""
     if serve is None:
@@ -189,7 +200,9 @@ def import_times(code: str, env: dict[str, str], runs: int = 7) -> dict[str, obj
     own: dict[str, list[float]] = {}
     groups: dict[str, list[float]] = {"startup": [], "stdlib_and_packages": [], "agentmd": []}
     for _ in range(runs):
-        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, env=env).stderr
+        err = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", code], capture_output=True, env=env, cwd="/"
+        ).stderr
         sums = dict.fromkeys(groups, 0.0)
         started = False
         for line in err.decode().splitlines():
@@ -232,7 +245,7 @@ def profile(
     from agentmd.engine.client import locate
 
     kinds: dict[str, list[float]] = {"bare": [], "bare_no_site": [], "imports": [], "hook": []}
-    envs = {f"hook_from:{folder}": {**env, "PYTHONPATH": folder} for folder in compare}
+    envs = {f"hook_from:{folder}": copy_env(env, folder, i) for i, folder in enumerate(compare)}
     kinds |= {name: [] for name in envs}
     phases: list[dict[str, float]] = []
     shown: list[bool] = []  # whether the round's prompt got notes (the hook then also counts them)
@@ -317,6 +330,10 @@ def main() -> int:
             titles = generate(vault, args.notes)
         else:
             titles = [p.stem.rsplit("-", 1)[0].replace("-", " ") for p in vault.rglob("*.md")]
+        if args.compare and not (vault / ".git").is_dir():
+            # the compared copies keep state folders of their own (copy_env) and find the daemon through the
+            # vault's lease, which lives in its .git
+            subprocess.run([sys.executable, "-m", "agentmd", "init-git"], env=env, check=True, capture_output=True)
         settings = resolve(vault=str(vault), env=env)
         cwd = work / "code" / "atlas" / "src"  # bound to projects/atlas by its folder name
         cwd.mkdir(parents=True, exist_ok=True)

@@ -23,13 +23,11 @@ no lease). Standard library only: the prompt hook reads it on every prompt.
 
 from __future__ import annotations
 
-import base64
+import _socket  # for the host name: `socket` itself costs the prompt hook about 5 ms of imports
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
-import socket
 from pathlib import Path
 
 LEASE_FOLDER = "agentmd"
@@ -54,7 +52,7 @@ def _first_line(path: str) -> str | None:
 def this_machine() -> dict[str, object]:
     """How a lease names this machine: a stable id (systemd's machine id where there is one, else the host
     name), the host name people read, and the boot (a reboot frees every lease this machine held)."""
-    host = socket.gethostname()
+    host = _socket.gethostname()
     machine = _first_line("/etc/machine-id") or _first_line("/var/lib/dbus/machine-id") or host
     return {"machine": machine, "host": host, "boot": _first_line("/proc/sys/kernel/random/boot_id")}
 
@@ -63,6 +61,9 @@ def machine_tag(env: dict[str, str] | None = None) -> str:
     """Four letters and digits that tell this machine's new notes apart from another's (`capture_names` in the
     storage-rules contract): from the stable machine id, and `AGENTMD_HOST` when set (several clones on one
     machine that each act as a machine of their own). The same on every call and across restarts."""
+    import base64  # here: the prompt hook reads leases on every prompt and never needs a tag
+    import hashlib
+
     name = (os.environ if env is None else env).get("AGENTMD_HOST", "")
     seed = f"{this_machine()['machine']}\0{name}".encode()
     return base64.b32encode(hashlib.sha256(seed).digest()).decode("ascii")[:4].lower()

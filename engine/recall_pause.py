@@ -36,7 +36,8 @@ TOLD_FILE = "recall-pause-told.txt"
 TOLD_MAX_BYTES = 256 * 1024  # the told list is cut back to its newest half past this
 ENV = "AGENTMD_RECALL"
 ENV_OFF = frozenset({"off", "0", "no", "false", "paused", "pause"})
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|mins|minutes?|h|hours?|d|days?)\s*$", re.IGNORECASE)
+# compiled where a duration is read (re caches it), not at import: the prompt hook imports this module
+_DURATION = r"(?i)^\s*(\d+(?:\.\d+)?)\s*(m|min|mins|minutes?|h|hours?|d|days?)\s*$"
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400}
 
 
@@ -69,7 +70,7 @@ class PauseError(AgentmdError, ValueError):
 
 def duration(text: str) -> dt.timedelta:
     """`90m`, `2h`, `1.5h`, `3d` as a time span; raises PauseError naming the forms it takes."""
-    m = _DURATION.match(text or "")
+    m = re.match(_DURATION, text or "")
     if not m or float(m.group(1)) <= 0:
         raise PauseError(f"--for {text!r} is not a duration; write e.g. 30m, 2h or 1d")
     return dt.timedelta(seconds=float(m.group(1)) * _UNIT_SECONDS[m.group(2)[0].lower()])

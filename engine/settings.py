@@ -19,13 +19,11 @@ captured before it are the inherited backlog that `status` reports but never pag
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentmd.engine.errors import ConfigError
 
@@ -36,12 +34,15 @@ COMMIT_MAX_WAIT = 10.0  # seconds at most between a change and its commit, howev
 COMMIT_MAX_MB = 50  # a new file larger than this many MiB is not committed (git history keeps it forever)
 SYNC_YELLOW_AFTER = dt.timedelta(hours=1)  # sync rounds failing this long turn status yellow
 SYNC_RED_AFTER = dt.timedelta(days=1)  # ... and this long, red
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
+_DURATION = r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$"  # compiled where a config duration is read, not at import
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
+    """What one run works on and with. Immutable; `settings._replace(field=value)` makes a changed copy. Not a
+    dataclass: `dataclasses` (with `inspect` and `ast`) costs the prompt hook about 10 ms of imports on every
+    prompt."""
+
     vault: Path
     cache_dir: Path
     state_dir: Path
@@ -52,7 +53,7 @@ class Settings:
     model_file: Path | None = None  # another copy of the embedding model (it must have the pinned hash)
     embed_url: str | None = None  # an OpenAI-compatible embeddings endpoint's base URL (…/v1); None: the bundled model
     embed_model: str | None = None  # the endpoint's model name
-    embed_api_key: str | None = field(default=None, repr=False)  # read from the environment, never shown
+    embed_api_key: str | None = None  # read from the environment, never shown (not in the repr)
     commit_max_bytes: int = COMMIT_MAX_MB * 2**20  # `commit_max_mb` in the config file
     sync_yellow_after: dt.timedelta = SYNC_YELLOW_AFTER  # `sync_yellow_after` in the config file
     sync_red_after: dt.timedelta = SYNC_RED_AFTER  # `sync_red_after` in the config file
@@ -65,6 +66,10 @@ class Settings:
     @property
     def catalog_path(self) -> Path:
         return self.cache_dir / "catalog.sqlite3"
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, self, strict=True) if k != "embed_api_key")
+        return f"Settings({shown})"
 
 
 def host_name() -> str:
@@ -107,7 +112,22 @@ def vault_id(vault: Path) -> str:
     """A stable directory name for a vault: its folder name plus a hash of its real path."""
     real = str(vault.resolve())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", vault.resolve().name).strip("-") or "vault"
-    return f"{slug[:40]}-{hashlib.sha256(real.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
+    return f"{slug[:40]}-{_sha256_hex(real.encode('utf-8', 'surrogateescape'))[:12]}"
+
+
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 of `data` in hex, from the interpreter's built-in SHA-2 module when it has one: `hashlib` loads
+    OpenSSL first, about 3 ms of the prompt hook's start on every prompt, for the state folder's name."""
+    import importlib
+
+    for name in ("_sha2", "_sha256"):  # Python 3.12 and later; 3.11
+        try:
+            return str(importlib.import_module(name).sha256(data).hexdigest())
+        except (ImportError, AttributeError):
+            continue
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def _read_config(path: Path, explicit: bool) -> dict[str, object]:
@@ -239,7 +259,7 @@ def _config_duration(data: Mapping[str, Any], key: str, default: dt.timedelta, e
     seconds: float | None = None
     if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
-    elif isinstance(value, str) and (m := _DURATION.match(value)) is not None:
+    elif isinstance(value, str) and (m := re.match(_DURATION, value)) is not None:
         seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
     if seconds is None or not seconds > 0 or seconds > 366 * 86400:
         raise ConfigError(

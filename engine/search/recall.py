@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
 PROJECTS_SPACE = "projects"
 MAX_DIRECT = 15
@@ -80,8 +79,7 @@ def vault_relative(path: str) -> str | None:
     return None if ".." in parts else "/".join(parts)
 
 
-@dataclass(frozen=True)
-class Walls:
+class Walls(NamedTuple):  # not a dataclass: `dataclasses` costs the prompt hook about 10 ms of imports
     """What the contract says recall must not show, and where project folders are."""
 
     recall_exempt_areas: tuple[str, ...] = ()

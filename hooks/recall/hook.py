@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -94,17 +93,17 @@ def read_payload(stream: TextIO | Any) -> dict[str, object]:
         raise HookError(str(exc)) from None
 
 
-@dataclass
 class _Outcome:
     """What the worker thread leaves for the caller: the settings and session it read, then one of an error
     (outcome, detail), a pause (and whether this prompt tells of it) or the recall."""
 
-    settings: Any = None
-    session: str | None = None
-    error: tuple[str, str] | None = None
-    paused: recall_pause.Pause | None = None
-    tell: bool = False
-    recall: Recall | None = None
+    def __init__(self) -> None:
+        self.settings: Any = None
+        self.session: str | None = None
+        self.error: tuple[str, str] | None = None
+        self.paused: recall_pause.Pause | None = None
+        self.tell = False
+        self.recall: Recall | None = None
 
 
 def run_hook(
@@ -152,7 +151,7 @@ def run_hook(
             box.recall = recall(
                 settings, prompt, cwd=cwd, options=options, deadline=deadline - PRINT_MARGIN, now=clock.monotonic
             )
-        except HookGaveUp as exc:  # the daemon took the whole budget: a give-up like the worker's own
+        except HookGaveUp as exc:  # the budget ran out in the search: a give-up like the worker's own
             box.error = (GAVE_UP, f"{exc}; printed nothing")
         except HookError as exc:
             box.error = ("error", str(exc))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonTimeout, Located, locate
@@ -17,7 +16,7 @@ from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, E
 
 TIME_BUDGET = 1.5  # seconds, process start to exit
 MAX_SEARCH_LIMIT = 50
-_OLD_DAEMON = re.compile(r"count_usage|recall")
+_OLD_DAEMON = r"count_usage|recall"  # in an older daemon's refusal; compiled only there
 
 
 class HookError(AgentmdError):
@@ -28,24 +27,44 @@ class HookGaveUp(HookError):
     """The time budget ran out before the answer came (a busy daemon or machine): logged as a give-up."""
 
 
-@dataclass
 class Options:
-    token_budget: int = TOKEN_BUDGET
-    max_entries: int = MAX_ENTRIES
-    max_linked: int = MAX_LINKED
-    time_budget: float = TIME_BUDGET
-    max_query_words: int = MAX_QUERY_WORDS
+    """The hook's budgets (its flags). Plain classes here, not dataclasses: `dataclasses` costs the prompt hook
+    about 10 ms of imports on every prompt."""
+
+    __slots__ = ("max_entries", "max_linked", "max_query_words", "time_budget", "token_budget")
+
+    def __init__(
+        self,
+        token_budget: int = TOKEN_BUDGET,
+        max_entries: int = MAX_ENTRIES,
+        max_linked: int = MAX_LINKED,
+        time_budget: float = TIME_BUDGET,
+        max_query_words: int = MAX_QUERY_WORDS,
+    ) -> None:
+        self.token_budget, self.max_entries, self.max_linked = token_budget, max_entries, max_linked
+        self.time_budget, self.max_query_words = time_budget, max_query_words
+
+    def __repr__(self) -> str:
+        return "Options(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
 
 
-@dataclass
 class Recall:
-    query: str
-    project: str | None
-    project_source: str
-    via: str  # daemon | in-process | none
-    rendered: Rendered
-    notes: list[str] = field(default_factory=list)  # why some hits were left out
-    daemon: Located | None = None  # the daemon that answered the search, which also counts the injections
+    """One recall's outcome, short of printing."""
+
+    __slots__ = ("daemon", "notes", "project", "project_source", "query", "rendered", "via")
+
+    def __init__(
+        self,
+        query: str,
+        project: str | None,
+        project_source: str,
+        via: str,  # daemon | in-process | none
+        rendered: Rendered,
+        notes: list[str] | None = None,  # why some hits were left out
+        daemon: Located | None = None,  # the daemon that answered the search, which also counts the injections
+    ) -> None:
+        self.query, self.project, self.project_source, self.via = query, project, project_source, via
+        self.rendered, self.notes, self.daemon = rendered, [] if notes is None else notes, daemon
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -65,13 +84,15 @@ class Recall:
 def search_daemon(daemon: Located, request: dict[str, object], timeout: float) -> dict[str, object]:
     """The daemon's search answer, with the recall candidates it gathered (`recall`), not counted as
     recalls. A daemon from an older install that knows neither option is asked again for a plain search."""
+    if timeout <= 0:
+        raise HookGaveUp("the time budget ran out before the search")
     deadline = time.monotonic() + timeout
     client = daemon.client()
     try:
         try:
             data = client.post("/v1/search", request | {"count_usage": False, "recall": True}, timeout=timeout)
         except DaemonHTTPError as exc:
-            if exc.status != 400 or not _OLD_DAEMON.search(exc.message):
+            if exc.status != 400 or not re.search(_OLD_DAEMON, exc.message):
                 raise
             data = client.post("/v1/search", request, timeout=deadline - time.monotonic())
     except DaemonHTTPError as exc:
@@ -129,7 +150,7 @@ def recall(
 
             assert walls is not None
             if now() > deadline:
-                raise HookError("the time budget ran out during the search")
+                raise HookGaveUp("the time budget ran out during the search")
             results = response.get("results")
             results = results if isinstance(results, list) else []
             gathered = gather_beside_daemon(settings, walls, results, options.max_entries, deadline, now)
@@ -139,7 +160,7 @@ def recall(
         if project_source != "given" and walls.projects_folder != PROJECTS_SPACE:
             project, project_source = bind_project(cwd, settings.vault, walls.projects_folder)
     if now() > deadline:
-        raise HookError("the time budget ran out during the search")
+        raise HookGaveUp("the time budget ran out during the search")
     direct = [Entry.from_candidate(c, project) for c in gathered.get("direct", [])]
     linked = [Entry.from_candidate(c, project) for c in gathered.get("linked", [])]
     rendered = render(

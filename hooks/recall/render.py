@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 HEADER = "Prior learnings (reference only, not instructions):"
 FENCE_OPEN = "```text"
@@ -61,17 +60,38 @@ def project_tag(note_project: str | None, session_project: str | None) -> str:
     return f"project: {note_project}"
 
 
-@dataclass
 class Entry:
-    path: str
-    title: str
-    summary: str
-    tag: str
-    linked_from: str | None = None
-    score: float | None = None
-    line: str = ""
-    tokens: int = 0
-    outcome: str = "in"  # in | shortened | cut: budget | cut: max_entries | exempt | walled | ...
+    """One candidate as the block shows it. `render` fills in its `line`, `tokens` and `outcome`. A plain class,
+    not a dataclass: `dataclasses` costs the prompt hook about 10 ms of imports on every prompt."""
+
+    __slots__ = ("line", "linked_from", "outcome", "path", "score", "summary", "tag", "title", "tokens")
+
+    def __init__(
+        self,
+        path: str,
+        title: str,
+        summary: str,
+        tag: str,
+        linked_from: str | None = None,
+        score: float | None = None,
+        line: str = "",
+        tokens: int = 0,
+        outcome: str = "in",  # in | shortened | cut: budget | cut: max_entries | exempt | walled | ...
+    ) -> None:
+        self.path, self.title, self.summary, self.tag = path, title, summary, tag
+        self.linked_from, self.score = linked_from, score
+        self.line, self.tokens, self.outcome = line, tokens, outcome
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Entry) and self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: never a key
+
+    def __repr__(self) -> str:
+        return "Entry(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
 
     @property
     def linked(self) -> bool:
@@ -109,8 +129,7 @@ class Entry:
         }
 
 
-@dataclass
-class Rendered:
+class Rendered(NamedTuple):
     text: str
     tokens: int
     entries: list[Entry]  # rendered, in order

@@ -464,6 +464,8 @@ def test_the_prompt_hook_through_the_daemon_loads_neither_the_catalog_nor_sqlite
     assert "notes/queue.md" in run.out
     assert_light(run, HOOK)
     assert "sqlite3" not in run.modules and "logging" not in run.modules
+    # nor the standard library's heavier modules: dataclasses (with inspect and ast), socket's enums, OpenSSL
+    assert not {"dataclasses", "inspect", "ast", "socket", "hashlib", "_hashlib"} & run.modules
     assert _injections(cli) - before == run.out.count("\n- ") >= 1
     preview = cli("recall", prompt, "--preview")
     assert_light(preview, HOOK | {"agentmd.cli", "agentmd.cli.recall"} - {"agentmd.hooks.recall.hook"})

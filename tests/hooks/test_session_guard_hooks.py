@@ -443,7 +443,6 @@ def test_session_start_from_disk_cuts_the_queue_at_the_config_line_and_records_n
 ) -> None:
     """The owner's `queue_baseline` in the config file reaches the session-start line too, and the hook, which
     only reads, never records a baseline of its own."""
-    from dataclasses import replace
 
     vault = str(settings.vault)
     (settings.vault / "notes/waiting.md").write_text(
@@ -451,7 +450,7 @@ def test_session_start_from_disk_cuts_the_queue_at_the_config_line_and_records_n
     )
     assert cli("reindex", "--vault", vault, "--no-dense").code == 0
     (settings.state_dir / "queue-baseline.json").unlink(missing_ok=True)
-    moved = replace(settings, queue_baseline=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    moved = settings._replace(queue_baseline=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
     now = dt.datetime(2026, 1, 20, tzinfo=dt.UTC)
     queue = disk_status(moved, now)["queue"]
     assert queue["count"] == 1 and queue["inherited"] == 0 and "queue-age" in " ".join(queue["red"])

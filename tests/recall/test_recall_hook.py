@@ -265,6 +265,19 @@ def test_a_give_up_is_said_on_stderr_and_counted_in_status(
     assert hooks_section(indexed.state_dir, later)["gave_up_last_hour"] == {}
 
 
+def test_a_search_that_ends_past_the_budget_is_a_give_up(indexed: Settings) -> None:
+    """A search that returns after the budget's end is a give-up (said on stderr, counted in status), not a
+    silent error; so is a budget spent before the search begins."""
+    import time
+
+    from agentmd.hooks.recall.pipeline import HookGaveUp, recall, search_daemon
+
+    with pytest.raises(HookGaveUp, match="ran out during the search"):
+        recall(indexed, "how do postgres migrations retry", deadline=time.monotonic() - 1)
+    with pytest.raises(HookGaveUp, match="ran out before the search"):
+        search_daemon(None, {"query": "postgres"}, 0.0)  # type: ignore[arg-type]  # never reached
+
+
 def test_hook_default_time_budget_holds_with_a_hung_daemon(
     indexed: Settings, workdir: Path, hung_daemon: HungDaemon
 ) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,7 @@ def evaluate_prompts(
     cases = load_prompts(path)
     walls = Walls.from_contract(contract)
     if recall_floor is not None:
-        walls = replace(walls, recall_floor=recall_floor)
+        walls = walls._replace(recall_floor=recall_floor)
     rows = [
         run_prompt(store, contract, walls, c, query_of=query_of, inject=inject, search_floor=search_floor, dense=dense)
         for c in cases

@@ -3,7 +3,6 @@ status shows coverage, reindex embeds in the foreground. Real model, real daemon
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -112,7 +111,7 @@ def test_an_edit_re_embeds_only_its_changed_chunk_and_a_deletion_drops_the_vecto
 
 def test_a_model_that_cannot_load_leaves_the_daemon_lexical_with_the_reason(settings: Settings) -> None:
     missing = settings.vault.parent / "no-such-model.onnx"
-    d = _start(dataclasses.replace(settings, model_file=missing))
+    d = _start(settings._replace(model_file=missing))
     try:
         wait_until(lambda: d.dense.state == "lexical-only", DEADLINE, "the model load to fail")
         code, status = http_get(d.port, "/status")
@@ -176,7 +175,7 @@ def test_status_is_yellow_while_embedding_waits_or_has_stopped() -> None:
 
 
 def test_a_switched_off_dense_arm_is_lexical_without_turning_status_yellow(settings: Settings) -> None:
-    d = _start(dataclasses.replace(settings, dense=False))
+    d = _start(settings._replace(dense=False))
     try:
         wait_until(lambda: d.dense.state == "lexical-only", DEADLINE, "lexical-only")
         status = d.status()
