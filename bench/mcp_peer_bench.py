@@ -100,14 +100,17 @@ def start_agentmd(python: str, work: Path, vault: Path, dense: bool) -> tuple[su
     if not dense:
         env["AGENTMD_DENSE"] = "0"
     settings = resolve(vault=str(vault), env=env)
+    work.mkdir(parents=True, exist_ok=True)
+    log = open(work / "serve.log", "wb")  # noqa: SIM115 - closed with the process's end
     serve = subprocess.Popen(
         [python, "-m", "agentmd", "serve", "--port", "0"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=work,
     )  # fmt: skip
     try:
         port = wait_for_daemon(settings.state_dir, serve)
     except BaseException:
         stop_daemon(serve)
+        print((work / "serve.log").read_text(errors="replace")[-2000:], file=sys.stderr)
         raise
     return serve, f"http://127.0.0.1:{port}/mcp", access_token(settings.state_dir) or ""
 
