@@ -205,9 +205,10 @@ def headings(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def section_text(text: str, heading: str) -> str | None:
-    """The text under the first heading named `heading` (case-insensitive), including its subsections."""
-    secs = sections(text)
+def section_text(text: str, heading: str, parsed: list[Section] | None = None) -> str | None:
+    """The text under the first heading named `heading` (case-insensitive), including its subsections.
+    `parsed`: the text's `sections`, when the caller has them already."""
+    secs = sections(text) if parsed is None else parsed
     want = heading.strip().lower()
     for n, sec in enumerate(secs):
         if sec.level and sec.heading.lower() == want:

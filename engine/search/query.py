@@ -52,7 +52,10 @@ def search(
         response = searcher.search(index, contract, request, catalog, cut_later=later)
         return _floored(index, contract, request, response, floor)
     if dense is None and dense_reason:
-        lexical = searcher.search(index, contract, replace(request, mode=searcher.DEFAULT_MODE), catalog)
+        later = request.per_note == 1  # as above: only the rows that clear the floor are cut
+        lexical = searcher.search(
+            index, contract, replace(request, mode=searcher.DEFAULT_MODE), catalog, cut_later=later
+        )
         return _floored(index, contract, request, lexical_only(lexical, dense_reason), floor)
     from agentmd.engine.search.hybrid import hybrid_search  # numpy and the vectors load only here
 

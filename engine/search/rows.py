@@ -151,15 +151,23 @@ def name_row(
             )
     was_deferred = row.cut is not None  # a name row is cut here, pointing at the note or heading
     path, section, snippet = row.path, row.section, row.snippet
-    chunk = None
+    heading_path = None
     if named.kind == "heading":
         key = name_key(within or request.query)
-        chunk = next((c for c in chunk_text(text) if c.heading_path and name_key(c.heading_path[-1]) == key), None)
-    if chunk is not None:
-        heading = chunk.heading_path[-1]
+
+        def is_named(heading: str) -> bool:
+            return name_key(heading) == key
+
+        parts = sections.split(hit.path, text)
+        heading_path = sections.heading_path(parts, is_named)
+    if heading_path is not None:
+        heading = heading_path[-1]
         path = f"{hit.path}#{heading}"
-        section = " > ".join(chunk.heading_path)
-        snippet = found.snippet_of(section_text(text, heading) or chunk.text)
+        section = " > ".join(heading_path)
+        shown = section_text(text, heading, parts)
+        if not shown:  # an empty section: the text of its first chunk, as its snippet always was
+            shown = next(c.text for c in chunk_text(text) if c.heading_path and is_named(c.heading_path[-1]))
+        snippet = found.snippet_of(shown)
     elif within is not None:  # a name inside a longer query: the note's best section for the query's words
         if was_deferred or section is None:
             best, snippet = best_sections(index, found, hit, request.query.split(), 1)[0]

@@ -16,10 +16,10 @@ import re
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
-from agentmd.vault_schema import Chunk, chunk_text
+from agentmd.vault_schema import Chunk, Section, chunk_text, sections
 
 LARGE = 200_000  # characters; above it a note's sections are located through its outline (measured: bench)
 CANDIDATES = 64  # sections of a large note cut and scored for one query
@@ -33,6 +33,10 @@ _HEADING_LINE = re.compile(r"(?m)^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \
 # is looked for in every search that returns it, and the hook's searches return the same notes again and again.
 _MEMO: dict[str, tuple[str, list[tuple[Chunk, Counter[str], int]]]] = {}
 _MEMO_MAX = 2_048
+# Notes a query names by a heading: their sections as `sections` splits them, by path, with the text (the same
+# heading is asked for again and again; splitting a long note costs milliseconds).
+_SPLIT: dict[str, tuple[str, list[Section]]] = {}
+_SPLIT_MAX = 256
 # Large notes: their outlines, by path, with the text; a few at most (each holds its note's lowered text).
 _OUTLINES: dict[str, tuple[str, Outline]] = {}
 _OUTLINES_MAX = 4
@@ -72,6 +76,33 @@ def outline(text: str) -> Outline:
         starts.append(m.start())
         levels.append(level)
     return Outline(starts, bytes(levels), parents, text.lower(), {})
+
+
+def split(path: str, text: str) -> list[Section]:
+    """The note's `sections`, remembered by path with the text they were split from."""
+    known = _SPLIT.get(path)
+    if known is not None and known[0] == text:
+        return known[1]
+    found = sections(text)
+    if len(_SPLIT) >= _SPLIT_MAX:
+        _SPLIT.pop(next(iter(_SPLIT)), None)  # the oldest (another thread may have taken it)
+    _SPLIT[path] = (text, found)
+    return found
+
+
+def heading_path(parts: Sequence[Section], matches: Callable[[str], bool]) -> tuple[str, ...] | None:
+    """The heading path (outermost first) of the first section whose own heading `matches`: the heading path of
+    the first of `chunk_text`'s chunks whose last heading does, read from the sections without cutting chunks."""
+    path: list[tuple[int, str]] = []
+    for sec in parts:
+        if not sec.level:
+            continue
+        while path and path[-1][0] >= sec.level:
+            path.pop()
+        path.append((sec.level, sec.heading))
+        if matches(sec.heading):
+            return tuple(h for _lvl, h in path)
+    return None
 
 
 def _heading(text: str, start: int) -> str:

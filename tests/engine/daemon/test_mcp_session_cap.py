@@ -332,10 +332,11 @@ MALFORMED = [
 
 @contextmanager
 def bare_sdk() -> Iterator[str]:
-    """The SDK's endpoint without the cap, to compare answers with."""
+    """The SDK's endpoint without the cap (answering in JSON, as the daemon's does), to compare answers with."""
     manager = StreamableHTTPSessionManager(
         app=mcp_server.build_server(FixedBackend()),
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        json_response=True,
     )
 
     @asynccontextmanager
