@@ -35,9 +35,11 @@ import contextlib
 import datetime as dt
 import errno
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +199,7 @@ class Capturer:
         now = self.now()
         self._check_type(req, state)
         req, retired = retype(req, state)
+        req = self._linked(req, state.contract.link_convention)
         fields = stamp_fields(req, state, now, extra_fields or {})
         routed, route_reason = route(req, state, now)
         with self._root() as root_fd:  # `Memory/Lessons/` already there: the note goes in, not in a second one
@@ -269,6 +272,28 @@ class Capturer:
             self._after_landing(lambda: after(path, origin), "its commit could not be scheduled", warnings)
         clock.mark("schedule-commit")
         return result
+
+    def _linked(self, req: CaptureRequest, convention: str) -> CaptureRequest:
+        """`related` as links Obsidian follows: a name that is one note's title but not its file name (a
+        capture's file is its title's slug, perhaps with the machine's tag) becomes `[[file name|name]]`
+        (`[[name|file name]]` under Dendron's convention); any other name is linked as written."""
+        if self.store is None or not req.related:
+            return req
+        out: list[str] = []
+        for name in req.related:
+            paths: list[str] = []
+            if not name.startswith("[["):
+                try:
+                    paths = self.store.catalog.paths_with_title(name)
+                except sqlite3.Error:  # a catalog that cannot answer: the name is linked as written
+                    log.warning("the titles of related notes could not be looked up", exc_info=True)
+            stems = {p.rsplit("/", 1)[-1].removesuffix(".md") for p in paths}
+            stem = next(iter(stems)) if len(stems) == 1 else None
+            if stem is None or stem.casefold() == name.casefold():
+                out.append(name)
+            else:
+                out.append(f"[[{name}|{stem}]]" if convention == "dendron" else f"[[{stem}|{name}]]")
+        return replace(req, related=tuple(out))
 
     def _reinforced(self, twin: str, inode: int | None, title: str, warnings: list[str]) -> CaptureResult:
         """The answer for a capture whose note already exists: that note, once it is searchable (a twin still

@@ -169,3 +169,27 @@ def test_status_says_how_new_captures_are_named(cli: Callable[..., CliResult], r
     tag = machine_tag()
     assert f"new captures named <title>-{tag}.md" in shown.out
     assert cli("status", "--vault", str(repo), "--json").json()["sync"]["capture_names"] == f"<title>-{tag}.md"
+
+
+def test_a_related_title_links_to_the_file_that_holds_it(
+    make_capturer: Callable[[], Capturer], repo: Path, tmp_path: Path
+) -> None:
+    from agentmd.vault_schema import parse_note
+
+    git(repo, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    capturer = make_capturer()
+    lesson = capture(capturer, "Use ruff for lint")
+    stem = lesson.rsplit("/", 1)[-1].removesuffix(".md")
+    (repo / "Karma.md").write_text("# Karma\n", encoding="utf-8")  # a note whose file name is its title
+    decision = capturer.capture(
+        CaptureRequest(
+            title="CI setup",
+            body="CI runs ruff.",
+            type="decision",
+            why="one place",
+            related=("Use ruff for lint", "Karma", "A note to write later"),
+        )
+    ).path
+    note = parse_note(decision, (repo / decision).read_bytes(), 0)
+    assert note.frontmatter["related"] == [f"[[{stem}|Use ruff for lint]]", "[[Karma]]", "[[A note to write later]]"]
+    assert stem in [link.target for link in note.links]
