@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CliResult
+from contract_helpers import write_vault_contract, yaml_block
 from daemon_helpers import git, make_repo
 
 from agentmd.engine.git.remotes import RemoteConfig, config_file
@@ -21,14 +22,7 @@ from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.engine.write.names import CaptureNames
 from agentmd.rules import ContractCache, load_contract
 
-FENCE = "`" * 3
 NOW = dt.datetime(2026, 12, 6, 9, 30, tzinfo=dt.UTC)
-
-
-def write_contract(root: Path, yaml_text: str) -> None:
-    path = root / "standards" / "storage-rules.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# Storage rules\n\n{FENCE}yaml\n{yaml_text}\n{FENCE}\n", encoding="utf-8")
 
 
 @pytest.fixture
@@ -92,7 +86,7 @@ def test_once_the_vault_has_a_remote_captures_carry_the_machine_tag(
 def test_the_contract_chooses_the_names(
     make_capturer: Callable[[], Capturer], repo: Path, tmp_path: Path, mode: str, remote: bool, tagged: bool
 ) -> None:
-    write_contract(repo, f"capture_names: {mode}")
+    write_vault_contract(repo, "# Storage rules\n\n" + yaml_block(f"capture_names: {mode}"))
     if remote:
         git(repo, "remote", "add", "origin", str(tmp_path / "anywhere.git"))
     capturer = make_capturer()
@@ -101,7 +95,7 @@ def test_the_contract_chooses_the_names(
 
 
 def test_a_value_the_contract_does_not_know_halts_it_and_says_how_to_fix_it(repo: Path) -> None:
-    write_contract(repo, "capture_names: sometimes")
+    write_vault_contract(repo, "# Storage rules\n\n" + yaml_block("capture_names: sometimes"))
     state = load_contract(repo)
     assert state.halted
     problem = next(e for e in state.errors if "capture_names" in e)
