@@ -3,17 +3,17 @@ determinism". The whole query is matched as a name first (`SearchIndex.name_hits
 its runs of consecutive words are, longest first, so a note's title, file name, alias or heading written
 inside an ordinary question puts that note first whatever the words around it.
 
-A run qualifies when it holds a word that is not a stop word and neither begins nor ends with the filler
-people put around a request (`PROMPT_FILLER`: "please", "want", ...); stop words may sit inside or at the
-edge of a longer run, since a name may hold them (`free will`, `The Matrix`). A run of one word must be a
-note's whole title, file name or alias (a single word that is only some note's heading, "Overview",
-"Install", names a part of many notes, not one), at least three
-characters long; longer runs may also be a heading, or begin a title, file name or alias shared by at most a
-few notes (as for a whole query). Runs overlapping a longer run that named a note are not tried. The stop
-words inside a named run are words of the query again (`free will` keeps `will`), and so is a stop word that
-follows a word of the query as a phrase the vault's notes write (`phrase_stop_words`: "free will" where no
-title says it but the notes do).
-"""
+Runs name notes only in a query that says little beside them (at most MAX_BESIDE words that are not stop
+words, filler or words that only ask): a longer query is about its words. A run qualifies when it holds a word
+that is not a stop word and neither begins nor ends with the filler people put around a request
+(`PROMPT_FILLER`: "please", "want", ...); stop words may sit inside or at the edge of a longer run, since a
+name may hold them (`free will`, `The Matrix`). A run of one word must be a note's whole title, file name or
+alias (a single word that is only some note's heading, "Overview", "Install", names a part of many notes, not
+one), at least three characters long; longer runs may also be a heading, or begin a title, file name or alias
+shared by at most a few notes (as for a whole query). Runs overlapping a longer run that named a note are not
+tried. The stop words inside a named run are words of the query again (`free will` keeps `will`), and so is a
+stop word that follows a word of the query as a phrase the vault's notes write (`phrase_stop_words`: "free
+will" where no title says it but the notes do)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass
 
 from agentmd.engine.index.fulltext import NameHit, SearchIndex, name_key
-from agentmd.vocabulary import PROMPT_FILLER, STOP_WORDS
+from agentmd.vocabulary import PROMPT_FILLER, REQUEST_WORDS, STOP_WORDS
 
 # A stop word right after a word of the query is a word of the query again when the two are a phrase of the
 # vault: written together in at least PHRASE_NOTES notes, and in at least PHRASE_SHARE of the notes holding the
@@ -31,6 +31,10 @@ PHRASE_SHARE = 0.5
 MAX_RUN = 4  # the longest run of words read as a name inside a query
 MAX_WORDS = 24  # a longer query's words past this are not read for names (a pasted text is not a question)
 WHOLE_KINDS = ("title", "file name", "alias")  # what a run of one word must be
+# A query with more than this many words that say something beside its named runs is about those words, not a
+# name: a claim such as "ALDH1 expression is associated with poorer prognosis for breast cancer" holds the
+# beginning of a few titles ("breast cancer"), and naming them put them first (SciFact, bench/RESULTS.md).
+MAX_BESIDE = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +87,17 @@ def named_runs(
                 continue
             taken[start:end] = [True] * size
             found.append((start, NamedRun(tuple(run), tuple(hits))))
+    left = _key_words(query)[len(words) :] + [w for w, t in zip(words, taken, strict=True) if not t]
+    beside = [w for w in left if _says(w)]
+    if len(beside) > MAX_BESIDE:  # a query that says this much more is about that, not about the name
+        return []
     return [run for _start, run in sorted(found, key=lambda f: f[0])]
+
+
+def _says(word: str) -> bool:
+    """Whether a word of the query says what it is about: not a stop word, filler, nor a word that only asks."""
+    key = name_key(word)
+    return bool(key) and not _stop(word) and not _filler(word) and key not in REQUEST_WORDS
 
 
 def merged_hits(runs: list[NamedRun]) -> list[NameHit]:
