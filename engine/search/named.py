@@ -34,7 +34,7 @@ WHOLE_KINDS = ("title", "file name", "alias")  # what a run of one word must be
 # A query with more than this many words that say something beside its named runs is about those words, not a
 # name: a claim such as "ALDH1 expression is associated with poorer prognosis for breast cancer" holds the
 # beginning of a few titles ("breast cancer"), and naming them put them first (SciFact, bench/RESULTS.md).
-MAX_BESIDE = 3
+MAX_BESIDE = 2
 
 
 @dataclass(frozen=True, slots=True)
