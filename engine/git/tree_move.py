@@ -14,7 +14,11 @@ This module moves each changed file itself, so that whatever was at the path is 
   becomes a conflict sibling beside it (`<name>.conflict-<their host>-<date>.md`, `status: conflict`). A file
   that is not a note keeps the save (the incoming version stays in history);
 - a file the move deletes is first renamed aside and compared the same way: a save made meanwhile is put back
-  (deleted on one side, edited on the other: the edit survives).
+  (deleted on one side, edited on the other: the edit survives);
+- an editor that writes in place may hold the file open across the swap, and its write then lands in the file
+  now at the temp name (an empty file read there is one truncated mid-save). So a swapped-out file that differs
+  is read again until two reads a moment apart agree, and one that matched is kept at its temp name until the
+  end of the round, read once more after a pause, and handled as a save if it changed meanwhile.
 
 Then the index takes the new tree (`git read-tree -m`, which keeps what it knows of the unchanged files) and HEAD
 moves (`git update-ref`, checked against the old value). A journal in the git folder names the move from before
@@ -38,6 +42,7 @@ import errno
 import json
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +62,10 @@ _NOREPLACE = 1
 _EXCHANGE = 2
 _ZERO = "0" * 40
 _WRITABLE = {"100644", "100755", "120000"}
+_STILL = 0.02  # a swapped-out file that differs is read again this far apart until two reads agree
+_STILL_MAX = 1.0
+_LATE = 0.05  # the pause before the files set aside in a round are read once more
+_LATE_PASSES = 3
 
 
 def _load_renameat2() -> Callable[..., int] | None:
@@ -139,6 +148,27 @@ def _blobs(git: GitCli, oids: set[str]) -> dict[str, bytes]:
     return out
 
 
+@dataclass
+class _Parked:
+    """A file swapped out of `entry`'s path that held what the round expected, kept until the round's end."""
+
+    entry: Entry
+    aside: Path
+    seen: bytes | None
+    at_path: bytes | None  # what the round put at the path; None where it deleted the file
+
+
+def _still(path: Path) -> bytes | None:
+    """What is at `path` once writes to it have stopped (a writer that held it open may be mid-save)."""
+    data, deadline = _read(path), time.monotonic() + _STILL_MAX
+    while True:
+        time.sleep(_STILL)
+        again = _read(path)
+        if again == data or time.monotonic() > deadline:
+            return again
+        data = again
+
+
 def _read(path: Path) -> bytes | None:
     """What is at `path`: a file's bytes, a symbolic link's target; None when nothing (or a folder) is."""
     try:
@@ -159,6 +189,7 @@ class _Mover:
         self.blobs = _blobs(git, {e.old_oid for e in entries} | {e.new_oid for e in entries})
         self.scratch = self.vault / SCRATCH_DIR
         self.kept: list[dict[str, str]] = []
+        self.parked: list[_Parked] = []
 
     def _temp(self, data: bytes | None, mode: str, stem: str) -> Path:
         self.scratch.mkdir(exist_ok=True)
@@ -173,9 +204,13 @@ class _Mover:
                 os.chmod(tmp, 0o755)
         return tmp
 
-    def _put(self, target: Path, data: bytes, mode: str, expect: bytes | None) -> bytes | None:
-        """Put `data` at `target`; what was there, when it was neither absent nor `expect` (a save)."""
+    def _put(
+        self, target: Path, data: bytes, mode: str, expect: bytes | None, entry: Entry | None = None
+    ) -> bytes | None:
+        """Put `data` at `target`; what was there, when it was neither absent nor `expect` (a save). What was
+        there and matched stays at its temp name until the round ends (`_late_saves`) when `entry` is given."""
         tmp = self._temp(data, mode, target.name)
+        keep_aside = False
         try:
             try:
                 _rename2(tmp, target, _NOREPLACE)
@@ -186,10 +221,18 @@ class _Mover:
                 raise IsADirectoryError(errno.EISDIR, "a folder stands where the synced file goes", str(target))
             _rename2(tmp, target, _EXCHANGE)  # what was at the path is now at tmp, whole
             prior = _read(tmp)
-            return None if prior in (expect, data) else prior
+            if prior not in (expect, data):
+                prior = _still(tmp)
+            if prior in (expect, data):
+                if entry is not None:
+                    self.parked.append(_Parked(entry, tmp, prior, data))
+                    keep_aside = True
+                return None
+            return prior
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            if not keep_aside:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
 
     def apply(self) -> list[str]:
         for e in self.entries:
@@ -203,11 +246,37 @@ class _Mover:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             new = self.blobs[e.new_oid]
-            saved = self._put(target, new, e.new_mode, old)
+            saved = self._put(target, new, e.new_mode, old, e)
             if saved is not None:
                 self._keep(e, target, saved, old, new)
+        self._late_saves()
         self._prune_folders()
         return [e.path for e in self.entries]
+
+    def _late_saves(self) -> None:
+        """Read the files set aside once more after a pause: a writer that held one open across the swap wrote
+        into it, and that write is a save made meanwhile like any other."""
+        for _ in range(_LATE_PASSES):
+            parked, self.parked = self.parked, []
+            if not parked:
+                return
+            time.sleep(_LATE)
+            for p in parked:
+                late = _still(p.aside) if _read(p.aside) != p.seen else None
+                if late is None or late == p.seen:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(p.aside)
+                    continue
+                target = self.vault / p.entry.path
+                if p.at_path is None:
+                    self._restore(p.entry, target, p.aside)
+                    continue
+                os.unlink(p.aside)
+                self._keep(p.entry, target, late, self.blobs.get(p.entry.old_oid), p.at_path)
+        for p in self.parked:  # saved over and over: what is at the path is the latest, the aside an older one
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(p.aside)
+        self.parked = []
 
     def _delete(self, e: Entry, target: Path, old: bytes | None) -> None:
         aside = self._temp(None, e.old_mode, target.name)
@@ -217,9 +286,13 @@ class _Mover:
             return  # already gone (a move finished before a crash, or deleted here too)
         prior = _read(aside)
         if prior == old:
-            os.unlink(aside)
+            self.parked.append(_Parked(e, aside, prior, None))
             return
-        try:  # a save made meanwhile: the edit survives the deletion
+        self._restore(e, target, aside)
+
+    def _restore(self, e: Entry, target: Path, aside: Path) -> None:
+        """A save made while the round deleted the note: the edit survives the deletion."""
+        try:
             _rename2(aside, target, _NOREPLACE)
         except FileExistsError:
             os.unlink(aside)  # something newer is already back at the path
@@ -232,16 +305,16 @@ class _Mover:
         note = e.path.lower().endswith(".md") and e.new_mode != "120000"
         merged = merge_note(self.git, old, saved, new) if note and old is not None else None
         if merged is not None:
-            newer = self._put(target, merged, e.new_mode, new)
+            newer = self._put(target, merged, e.new_mode, new, e)
             if newer is None:
                 self.kept.append({"path": e.path, "kept": "merged"})
                 log.warning("sync: %s was saved while the round rewrote it; the save and the round merged", e.path)
                 return
-            self._put(target, newer, e.new_mode, merged)  # saved again meanwhile: the latest save stays
+            self._put(target, newer, e.new_mode, merged, e)  # saved again meanwhile: the latest save stays
         else:
-            newer = self._put(target, saved, e.new_mode, new)  # the save goes back to the path
+            newer = self._put(target, saved, e.new_mode, new, e)  # the save goes back to the path
             if newer is not None:
-                self._put(target, newer, e.new_mode, saved)  # saved again meanwhile: the latest save stays
+                self._put(target, newer, e.new_mode, saved, e)  # saved again meanwhile: the latest save stays
         if not note:
             self.kept.append({"path": e.path, "kept": "ours"})
             log.warning("sync: %s was saved while the round rewrote it; the save is kept", e.path)

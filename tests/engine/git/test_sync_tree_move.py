@@ -117,6 +117,43 @@ def test_a_save_of_a_deleted_note_survives_and_a_settings_file_keeps_the_save(va
     assert (vault / ".obsidian/app.json").read_text() == '{"a": 3}\n'
 
 
+def test_a_save_written_through_a_file_held_open_across_the_swap_is_kept(vault: Path) -> None:
+    """An editor that writes in place opened the note before the round swapped it out; its write lands in the
+    file now at the temp name. The round reads what it set aside once more before dropping it: the save is
+    merged with the incoming version, not lost with the temp file."""
+    names = [f"notes/h{i:02d}.md" for i in range(40)]
+    for rel in names:
+        write(vault, rel, f"# {rel}\n\nfirst line\nsecond line\n")
+    commit_all(vault, "notes")
+    old, new = moved_to(vault, {rel: f"# {rel}\n\nfirst line\nsecond line\nincoming line\n" for rel in names})
+    path = vault / names[0]
+    held = open(path, "r+")  # noqa: SIM115 - held open across the move, as an editor holds it
+    inode = os.fstat(held.fileno()).st_ino
+    wrote = threading.Event()
+
+    def editor() -> None:
+        while os.stat(path).st_ino == inode:  # the round swapped the note out from under the open file
+            pass
+        held.truncate(0)
+        held.write(f"# {names[0]}\n\nfirst line, saved in place\nsecond line\n")
+        held.flush()
+        wrote.set()
+
+    writer = threading.Thread(target=editor)
+    writer.start()
+    try:
+        kept = move(vault, old, new)
+    finally:
+        writer.join(timeout=30)
+        held.close()
+    assert wrote.is_set()
+    assert {"path": names[0], "kept": "merged"} in kept
+    text = path.read_text()
+    assert "first line, saved in place" in text and "incoming line" in text
+    assert all("incoming line" in (vault / rel).read_text() for rel in names)
+    assert not list((vault / ".agentmd-scratch").iterdir())  # the files set aside are gone once read
+
+
 def test_no_save_made_during_a_move_is_lost(vault: Path) -> None:
     """A person saves notes over and over (in place and by renaming a temp file over them) while a move
     rewrites every one of them: each note's last save is in the note or in its sibling afterwards."""
