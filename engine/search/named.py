@@ -10,8 +10,11 @@ that is not a stop word and neither begins nor ends with the filler people put a
 name may hold them (`free will`, `The Matrix`). A run of one word must be a note's whole title, file name or
 alias (a single word that is only some note's heading, "Overview", "Install", names a part of many notes, not
 one), at least three characters long; longer runs may also be a heading, or begin a title, file name or alias
-shared by at most a few notes (as for a whole query). Runs overlapping a longer run that named a note are not
-tried. The stop words inside a named run are words of the query again (`free will` keeps `will`), and so is a
+shared by at most a few notes (as for a whole query). A run that begins a longer name which the query then
+writes whole is that name, however many words it has. A run that only begins names (or stands inside a
+title) is weaker evidence: it names nothing when it begins or ends with a stop word ("associated with",
+"risk of": a piece of a sentence), nor when the query holds two or more such runs (a claim whose words happen
+to begin a few titles). Runs overlapping a longer run that named a note are not tried. The stop words inside a named run are words of the query again (`free will` keeps `will`), and so is a
 stop word that follows a word of the query as a phrase the vault's notes write (`phrase_stop_words`: "free
 will" where no title says it but the notes do)."""
 
@@ -83,15 +86,39 @@ def named_runs(
             hits = index.name_hits(" ".join(run), include_walled=include_walled, day_range=day_range)
             if size == 1:
                 hits = [h for h in hits if h.exact and h.kind in WHOLE_KINDS]
-            if not hits:
-                continue
-            taken[start:end] = [True] * size
+            if hits and not any(h.exact for h in hits) and size > 1:
+                whole = _whole_name(index, words, start, end, taken)
+                if whole > end:  # a longer name, written whole from here on
+                    end, run = whole, words[start:whole]
+                    longer = index.name_hits(" ".join(run), include_walled=include_walled, day_range=day_range)
+                    hits = [h for h in longer if h.exact] or hits
+            if not hits or (not any(h.exact for h in hits) and (_stop(run[0]) or _stop(run[-1]))):
+                continue  # only the beginning of names, cut at a stop word: a piece of a sentence
+            taken[start:end] = [True] * (end - start)
             found.append((start, NamedRun(tuple(run), tuple(hits))))
+    partial = [(at, named) for at, named in found if not any(h.exact for h in named.hits)]
+    if len(partial) > 1:  # several runs that only begin (or sit inside) titles: a sentence, not a name
+        found = [f for f in found if f not in partial]
+        for at, named in partial:
+            taken[at : at + len(named.words)] = [False] * len(named.words)
     left = _key_words(query)[len(words) :] + [w for w, t in zip(words, taken, strict=True) if not t]
     beside = [w for w in left if _says(w)]
     if len(beside) > MAX_BESIDE:  # a query that says this much more is about that, not about the name
         return []
     return [run for _start, run in sorted(found, key=lambda f: f[0])]
+
+
+def _whole_name(index: SearchIndex, words: list[str], start: int, end: int, taken: list[bool]) -> int:
+    """Where the longest title, file name or alias that `words[start:end]` begins, written whole in the
+    query from `start` on, ends (`end` when none is): a name longer than MAX_RUN words."""
+    names = index.names_beginning(name_key(" ".join(words[start:end])))
+    best = end
+    for stop in range(end + 1, len(words) + 1):
+        if taken[stop - 1]:
+            break
+        if name_key(" ".join(words[start:stop])) in names:
+            best = stop
+    return best
 
 
 def _says(word: str) -> bool:

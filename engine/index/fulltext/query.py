@@ -433,6 +433,20 @@ class IndexQueries(IndexCore):
         ordered = sorted(found.values(), key=lambda r: (r[0], -ways.get(r[1].hit.path, 0), -r[1].score, r[1].hit.path))
         return [h for _rank, h in ordered]
 
+    def names_beginning(self, key: str, limit: int = 16) -> set[str]:
+        """The whole titles, file names and aliases (as name keys) that begin with `key` and a space: what a
+        run of a query's words may be the start of. Empty where this Tantivy cannot walk its term dictionary."""
+        self.ensure_sound()
+        searcher = self._reader.searcher
+        if not key or not hasattr(searcher, "terms_with_prefix"):
+            return set()
+        out: set[str] = set()
+        for kind in ("title", "file name", "alias"):
+            code = f"{NAME_CODES[kind]}:"
+            for term, _count in searcher.terms_with_prefix("names", f"{code}{key} ", limit=limit):
+                out.add(term[len(code) :])
+        return out
+
     def _title_phrase(self, searcher: Any, key: str) -> Any | None:
         """A phrase query for the words of `key` inside a title (`karma theory` in "Studying the Karma
         Theory"), or None when `key` holds fewer than two words that are not stop words, or some word is in no

@@ -161,3 +161,45 @@ def test_the_words_that_only_ask_do_not_judge_a_named_note(vault: Vault, cache_d
             query.search(s.index, CONTRACT, SearchRequest(query="summarise what I wrote about kubernetes")).results
             == ()
         )
+
+
+def test_a_title_longer_than_a_run_named_whole_inside_a_question_puts_its_note_first(
+    vault: Vault, cache_dir: Path
+) -> None:
+    vault.note("templates/tasks with range of due dates - Templater plugin.md", "A template of due dates.\n")
+    vault.note("templates/tasks with range of scheduled dates - Templater plugin.md", "Scheduled dates.\n")
+    vault.note("docs/Dates.md", "Due dates and scheduled dates, with a range of dates in a query.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        for query in (
+            "notes on tasks with range of due dates Templater plugin",
+            "where did I write about tasks with range of scheduled dates - Templater plugin",
+        ):
+            runs = named_runs(s.index, query)
+            assert len(runs) == 1 and len(runs[0].words) >= 8 and runs[0].hits[0].exact, query
+            first = search(s.index, CONTRACT, SearchRequest(query=query))["results"][0]  # type: ignore[arg-type]
+            kind = "due" if "due" in query else "scheduled"
+            assert first["note"] == f"templates/tasks with range of {kind} dates - Templater plugin.md", query
+
+
+def test_a_sentence_whose_pieces_begin_titles_names_none_of_them(vault: Vault, cache_dir: Path) -> None:
+    """A claim is about its words: the beginnings of other notes' titles inside it ("expression is associated",
+    "breast cancer") name none of those notes, and a beginning cut at a stop word names nothing at all."""
+    vault.note("a.md", "Body.\n", title="Expression is associated with outcome in a cohort")
+    vault.note("b.md", "Body.\n", title="Breast cancer screening in older women")
+    vault.note("c.md", "Body.\n", title="Breast cancer and diet")
+    vault.note("d.md", "Body.\n", title="Risk of dementia after surgery")
+    vault.note(
+        "aldh1.md",
+        "ALDH1 expression in tumours is associated with poorer prognosis in breast cancer patients.\n",
+        title="Stem cell markers in tumours",
+    )
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        claim = "ALDH1 expression is associated with poorer prognosis in breast cancer."
+        assert named_runs(s.index, claim) == []
+        assert search(s.index, CONTRACT, SearchRequest(query=claim))["results"][0]["note"] == "aldh1.md"  # type: ignore[arg-type,index]
+        assert named_runs(s.index, "the risk of") == []  # a beginning ending at a stop word
+        assert [" ".join(r.words) for r in named_runs(s.index, "notes on breast cancer and diet")] == [
+            "breast cancer and diet"
+        ]
