@@ -74,27 +74,57 @@ def bm25s_baseline(collection_dir: Path, limit_queries: int | None, *, keep_run:
     run = {q: [ids[int(i)] for i in docs[n]] for n, q in enumerate(qids)}
     seconds = time.perf_counter() - start
     scores = metrics.score_beir_run(run, qrels, recall_k=metrics.BEIR_DEPTH)
-    return {k: round(v, 6) if isinstance(v, float) else v for k, v in scores.items()} | {
-        "config": "bm25s lucene k1=1.5 b=0.75, stopwords=en, PyStemmer english, title + text",
-        "index_seconds": round(built, 3),
-        "ms_per_query": round(1000 * seconds / max(len(qids), 1), 3),
-    } | ({"run": run} if keep_run else {})
+    return (
+        {k: round(v, 6) if isinstance(v, float) else v for k, v in scores.items()}
+        | {
+            "config": "bm25s lucene k1=1.5 b=0.75, stopwords=en, PyStemmer english, title + text",
+            "index_seconds": round(built, 3),
+            "ms_per_query": round(1000 * seconds / max(len(qids), 1), 3),
+        }
+        | ({"run": run} if keep_run else {})
+    )
+
+
+def paired(ours: dict[str, list[str]], theirs: dict[str, list[str]], qrels: dict[str, dict[str, int]],
+           resamples: int = 10_000) -> dict[str, Any]:  # fmt: skip
+    """The mean per-query nDCG@10 difference (ours - theirs) over the same queries and its 95 % interval from a
+    paired bootstrap over queries (fixed seed): whether a gap between the two is more than the queries' noise."""
+    import numpy as np
+
+    qids = [q for q in qrels if q in ours and q in theirs]
+    diff = np.array([metrics.ndcg_at(ours[q], qrels[q]) - metrics.ndcg_at(theirs[q], qrels[q]) for q in qids])
+    means = diff[np.random.default_rng(7).integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {
+        "queries": len(qids),
+        "mean_difference": round(float(diff.mean()), 4),
+        "interval_95": [round(float(low), 4), round(float(high), 4)],
+        "better": int((diff > 0).sum()),
+        "worse": int((diff < 0).sum()),
+    }
 
 
 def scifact(corpora: Path, limit_queries: int | None) -> dict[str, Any]:
     directory = corpora / "ir" / "scifact"
-    engine_report = beir.run_beir(directory, limit_queries=limit_queries)
-    baseline = bm25s_baseline(directory, limit_queries)
+    engine_report = beir.run_beir(directory, limit_queries=limit_queries, keep_runs=True)
+    baseline = bm25s_baseline(directory, limit_queries, keep_run=True)
+    engine_runs = engine_report.pop("runs")
+    base_run = baseline.pop("run", None)
+    qrels = beir.load_beir(directory).qrels
     default_mode = getattr(search_module, "DEFAULT_MODE", search_module.MODES[0])
     rows = {}
     base_ndcg = baseline.get("ndcg@10")
     for mode, r in engine_report["modes"].items():
         ratio = round(r["ndcg@10"] / base_ndcg, 4) if base_ndcg else None
-        rows[mode] = r | {
-            "ndcg_ratio_to_baseline": ratio,
-            "meets_ndcg_bar": r["ndcg@10"] >= NDCG_BAR,
-            "not_below_baseline": None if base_ndcg is None else r["ndcg@10"] >= base_ndcg,
-        }
+        rows[mode] = (
+            r
+            | {
+                "ndcg_ratio_to_baseline": ratio,
+                "meets_ndcg_bar": r["ndcg@10"] >= NDCG_BAR,
+                "not_below_baseline": None if base_ndcg is None else r["ndcg@10"] >= base_ndcg,
+            }
+            | ({"paired_vs_baseline": paired(engine_runs[mode], base_run, qrels)} if base_run is not None else {})
+        )
     return {
         "collection": str(directory),
         "documents": engine_report["documents"],
@@ -156,6 +186,14 @@ def render_scifact(r: dict[str, Any]) -> str:
             f"  {'agentmd ' + mode:<34} {_f(m['ndcg@10']):>8} {_f(m['recall@100']):>7} {_f(m['mrr@10']):>7}"
             f" {ratio:>6} {m['ms_per_query']:>7.2f}  {bars}"
         )
+    for mode, m in r["modes"].items():
+        if "paired_vs_baseline" in m:
+            pb = m["paired_vs_baseline"]
+            lines.append(
+                f"  {mode} - bm25s per query: {pb['mean_difference']:+.4f}, 95 % interval "
+                f"[{pb['interval_95'][0]:+.4f}, {pb['interval_95'][1]:+.4f}] (paired bootstrap; "
+                f"{pb['better']} better, {pb['worse']} worse)"
+            )
     if "skipped" in b:
         lines.append(f"  baseline skipped: {b['skipped']}")
     else:

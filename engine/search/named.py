@@ -14,7 +14,7 @@ shared by at most a few notes (as for a whole query). A run that begins a longer
 writes whole is that name, however many words it has. A run that only begins names (or stands inside a
 title) is weaker evidence: it names nothing when it begins or ends with a stop word ("associated with",
 "risk of": a piece of a sentence), nor when the query holds two or more such runs (a claim whose words happen
-to begin a few titles). Runs overlapping a longer run that named a note are not tried. The stop words inside a named run are words of the query again (`free will` keeps `will`), and so is a
+to begin a few titles), and it allows one word fewer beside it than a whole name does. Runs overlapping a longer run that named a note are not tried. The stop words inside a named run are words of the query again (`free will` keeps `will`), and so is a
 stop word that follows a word of the query as a phrase the vault's notes write (`phrase_stop_words`: "free
 will" where no title says it but the notes do)."""
 
@@ -36,7 +36,8 @@ MAX_WORDS = 24  # a longer query's words past this are not read for names (a pas
 WHOLE_KINDS = ("title", "file name", "alias")  # what a run of one word must be
 # A query with more than this many words that say something beside its named runs is about those words, not a
 # name: a claim such as "ALDH1 expression is associated with poorer prognosis for breast cancer" holds the
-# beginning of a few titles ("breast cancer"), and naming them put them first (SciFact, bench/RESULTS.md).
+# beginning of a few titles ("breast cancer"), and naming them put them first (SciFact, bench/RESULTS.md). A run
+# that only begins titles allows one word fewer.
 MAX_BESIDE = 2
 
 
@@ -103,7 +104,7 @@ def named_runs(
             taken[at : at + len(named.words)] = [False] * len(named.words)
     left = _key_words(query)[len(words) :] + [w for w, t in zip(words, taken, strict=True) if not t]
     beside = [w for w in left if _says(w)]
-    if len(beside) > MAX_BESIDE:  # a query that says this much more is about that, not about the name
+    if len(beside) > MAX_BESIDE - (1 if partial else 0):  # a query that says this much more is about that
         return []
     return [run for _start, run in sorted(found, key=lambda f: f[0])]
 
