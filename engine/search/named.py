@@ -14,9 +14,10 @@ shared by at most a few notes (as for a whole query). A run that begins a longer
 writes whole is that name, however many words it has. A run that only begins names (or stands inside a
 title) is weaker evidence: it names nothing when it begins or ends with a stop word ("associated with",
 "risk of": a piece of a sentence), nor when the query holds two or more such runs (a claim whose words happen
-to begin a few titles), and it allows one word fewer beside it than a whole name does. Runs overlapping a longer run that named a note are not tried. The stop words inside a named run are words of the query again (`free will` keeps `will`), and so is a
-stop word that follows a word of the query as a phrase the vault's notes write (`phrase_stop_words`: "free
-will" where no title says it but the notes do)."""
+to begin a few titles), and it allows one word fewer beside it than a whole name does. Runs overlapping a
+longer run that named a note are not tried. The stop words inside a named run are words of the query again
+(`free will` keeps `will`), and so is a stop word that follows a word of the query as a phrase the vault's
+notes write (`phrase_stop_words`: "free will" where no title says it but the notes do)."""
 
 from __future__ import annotations
 
