@@ -393,7 +393,8 @@ class IndexQueries(IndexCore):
 
         inside = self._title_phrase(searcher, key) if " " in key else None
         try:
-            if not self._any_name(searcher, key, tries, named_query) and inside is None:
+            tries = self._present(searcher, key, tries, named_query)
+            if not tries and inside is None:
                 return []
         except BaseException as exc:
             if isinstance(exc, ValueError) or is_panic(exc):
@@ -459,22 +460,25 @@ class IndexQueries(IndexCore):
         return tantivy.Query.phrase_query(self.schema, "title", terms)
 
     @staticmethod
-    def _any_name(
+    def _present(
         searcher: Any, key: str, tries: list[tuple[str, bool]], named_query: Callable[[str, bool], Any]
-    ) -> bool:
-        """Whether some note may have one of the names: most queries name no note, and the term dictionary
-        tells, before one search a way. It counts deleted notes too, which only sends a query on to the
-        searches, which find nothing. A Tantivy without `terms_with_prefix` is asked by one search over every
-        way of naming."""
+    ) -> list[tuple[str, bool]]:
+        """The ways of naming in `tries` that some note may have, so only those are searched: most runs of a
+        query's words name no note, and the term dictionary tells, before one search. It counts deleted notes
+        too, which only sends a way on to its search, which finds nothing. A Tantivy without
+        `terms_with_prefix` is asked by one search over every way, and all are kept if any matches."""
         if hasattr(searcher, "terms_with_prefix"):
-            return any(
-                searcher.doc_freq("names", f"{NAME_CODES[kind]}:{key}")
-                if exact
-                else searcher.terms_with_prefix("names", f"{NAME_CODES[kind]}:{key} ", limit=1)
+            return [
+                (kind, exact)
                 for kind, exact in tries
-            )
+                if (
+                    searcher.doc_freq("names", f"{NAME_CODES[kind]}:{key}")
+                    if exact
+                    else searcher.terms_with_prefix("names", f"{NAME_CODES[kind]}:{key} ", limit=1)
+                )
+            ]
         anyway = tantivy.Query.boolean_query([(tantivy.Occur.Should, named_query(k, e)) for k, e in tries])
-        return bool(int(searcher.search(anyway, 1, count=True).count))
+        return tries if int(searcher.search(anyway, 1, count=True).count) else []
 
     def near_spelling(self, term: str, paths: Sequence[str]) -> bool:
         """Whether one of the notes at `paths` holds a term one edit (an insertion, deletion, substitution or
