@@ -327,6 +327,11 @@ class CatalogNotes(CatalogLinks):
         )
         return [(p, c, s, h, tuple(filter(None, f.split(",")))) for p, c, s, h, f in rows]
 
+    def notes_token(self) -> str | None:
+        """A value that changes in every transaction that adds, deletes or rewrites a note row (the stat token):
+        what a reader keys a copy of the note paths by. None while no note was ever written."""
+        return self.get_meta(STAT_TOKEN_KEY)
+
     def paths(self) -> list[str]:
         """Every catalogued note path, sorted."""
         return [r[0] for r in self._q("SELECT path FROM notes ORDER BY path")]

@@ -178,13 +178,37 @@ def _link_dict(link: Link, resolved: str | None, source: str | None = None) -> L
     return {"path": source, **out} if source is not None else out
 
 
+# The note paths and their stem index, by catalog file, with the catalog's notes token they were read at: the
+# recall hook builds a graph for every prompt that gets notes, and reading and indexing every path costs time in
+# proportion to the vault (bench/RESULTS.md).
+_SNAPSHOTS: dict[Path, tuple[str, list[str], StemIndex]] = {}
+_SNAPSHOTS_MAX = 8
+
+
+def _snapshot(catalog: Catalog) -> tuple[list[str], StemIndex]:
+    """Every note path (sorted) and their stem index, read again only when the catalog's notes changed. The
+    token is read first, so a change made meanwhile is read again next time, never missed."""
+    token = catalog.notes_token()
+    kept = _SNAPSHOTS.get(catalog.path)
+    if token is not None and kept is not None and kept[0] == token:
+        return kept[1], kept[2]
+    paths = catalog.paths()
+    by_stem = stem_index(paths)
+    if token is not None:
+        if len(_SNAPSHOTS) >= _SNAPSHOTS_MAX and catalog.path not in _SNAPSHOTS:
+            _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+        _SNAPSHOTS[catalog.path] = (token, paths, by_stem)
+    return paths, by_stem
+
+
 class Graph:
-    """The catalog's links resolved against its current paths (one snapshot; cheap to build per command)."""
+    """The catalog's links resolved against its current paths (one snapshot, shared by the graphs built
+    until the catalog's notes change; read-only)."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.paths = catalog.paths()
-        self.by_stem = stem_index(self.paths)
+        paths, self.by_stem = _snapshot(catalog)
+        self.paths: Sequence[str] = paths
 
     def resolve(self, target: str, source: str) -> str | None:
         return resolve(target, source, self.paths, by_stem=self.by_stem)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentmd.cli.links import add_links_parser, cmd_links
+from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.graph import (
@@ -249,6 +250,32 @@ def test_graph_out_back_dangling_orphans_and_late_targets(vault: Vault, cache_di
         reconcile(vault.root, store)
         assert store.catalog.links_from("area/spoke.md") == []
         assert [d["target"] for d in dangling(store.catalog)] == ["spoke"]
+
+
+def test_a_graph_built_again_sees_notes_another_handle_renamed_or_added(vault: Vault, cache_dir: Path) -> None:
+    """Graphs share one copy of the note paths until the catalog's notes change, whoever changes them: a
+    rename, an addition, and a deletion through a second handle on the same catalog (another process) are
+    seen at once."""
+    vault.write("hub.md", "[[spoke]] and [[later]]\n")
+    vault.write("spoke.md", "a spoke\n")
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        first = Graph(store.catalog)
+        assert first.resolve("spoke", "hub.md") == "spoke.md" and first.resolve("later", "hub.md") is None
+        assert Graph(store.catalog).paths is first.paths  # nothing changed: the same copy
+        (vault.root / "spoke.md").rename(vault.root / "wheel.md")
+        vault.write("later.md", "now here\n")
+        reconcile(vault.root, store)
+        again = Graph(store.catalog)
+        assert again.resolve("spoke", "hub.md") is None
+        assert again.resolve("later", "hub.md") == "later.md"
+        assert list(again.paths) == ["hub.md", "later.md", "wheel.md"]
+        other = Catalog(store.catalog.path)  # a second handle, as another process holds
+        try:
+            other.apply([], ["later.md"], [])
+        finally:
+            other.close()
+        assert Graph(store.catalog).resolve("later", "hub.md") is None
 
 
 def test_entity_page_lookup(vault: Vault, cache_dir: Path) -> None:
