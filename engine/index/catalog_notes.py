@@ -191,7 +191,10 @@ class CatalogNotes(CatalogLinks):
     def count(self) -> int:
         return int(self._q("SELECT count(*) FROM notes").fetchone()[0])
 
-    def get(self, path: str) -> NoteRow | None:
+    def get(self, path: str, *, whole: bool = True) -> NoteRow | None:
+        """The note's row; without `whole`, its row in `notes` alone (one query: tags, aliases, links and
+        entities left empty), for a reader that needs only its title, status, lifecycle, project, wall and
+        flags (the recall hook's candidates)."""
         row = self._q(
             "SELECT path, mtime_ns, size, ctime_ns, inode, hash, captured, captured_source, title, status,"
             " lifecycle, type, project, superseded_by, wall, flags, frontmatter_error FROM notes WHERE path=?",
@@ -199,6 +202,11 @@ class CatalogNotes(CatalogLinks):
         ).fetchone()
         if row is None:
             return None
+        if not whole:
+            return NoteRow(path=row[0], stat=(row[1], row[2], row[3], row[4]), hash=row[5], captured=row[6],
+                           captured_source=row[7], title=row[8], status=row[9], lifecycle=row[10], type=row[11],
+                           project=row[12], superseded_by=row[13], wall=row[14],
+                           flags=tuple(filter(None, row[15].split(","))), frontmatter_error=row[16])  # fmt: skip
         tags = tuple(r[0] for r in self._q("SELECT tag FROM tags WHERE path=?", (path,)))
         aliases = tuple(r[0] for r in self._q("SELECT alias FROM aliases WHERE path=?", (path,)))
         return NoteRow(

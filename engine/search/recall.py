@@ -151,7 +151,7 @@ def _candidate(
 ) -> tuple[Candidate | None, str | None]:
     if walls.exempt(path):
         return None, "recall-exempt area"
-    row = catalog.get(path)
+    row = catalog.get(path, whole=False)  # the notes table's columns are all this reads
     if row is None:
         if title is None:
             return None, "not in the catalog"

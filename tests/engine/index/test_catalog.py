@@ -116,6 +116,18 @@ def test_links_and_entities_round_trip(catalog_path: Path) -> None:
         assert catalog.get("memory/a.md") is not None
 
 
+def test_a_row_read_without_its_per_document_rows_holds_the_notes_columns(catalog_path: Path) -> None:
+    from dataclasses import replace
+
+    with Catalog.reader(catalog_path) as catalog:
+        for path in ("memory/a.md", "memory/b.md", "memory/old.md", "memory/probe.md", "inbox/c.md"):
+            whole, head = catalog.get(path), catalog.get(path, whole=False)
+            assert whole is not None and head is not None
+            assert head == replace(whole, tags=(), aliases=(), links=(), entities=(), entity_page=None), path
+        assert catalog.get("memory/a.md", whole=False).links == ()  # type: ignore[union-attr]
+        assert catalog.get("memory/missing.md", whole=False) is None
+
+
 def test_reader_never_writes_nor_creates(catalog_path: Path, tmp_path: Path) -> None:
     with Catalog.reader(catalog_path, timeout=0.05) as catalog:
         assert catalog.unfiled() == [("inbox/c.md", "2025-01-04")]
