@@ -43,7 +43,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import capture_load
-from hook_bench import HOOK, bench_env, copy_env, payload, prompts, run_once, stop_daemon, wait_for_daemon
+from hook_bench import (
+    HOOK,
+    bench_env,
+    compile_package,
+    copy_env,
+    payload,
+    prompts,
+    run_once,
+    stop_daemon,
+    wait_for_daemon,
+)
 from index_bench import generate, percentile, wait_for
 
 from agentmd.engine.client import DaemonClient, access_token
@@ -206,6 +216,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="agentmd-under-load-"))
     vault = work / "vault"
+    compile_package(*args.compare)
     env = {**bench_env(work, vault), "AGENTMD_DAILY_WRITE_CAP": "0"}
     serve: subprocess.Popen[bytes] | None = None
     busy: list[multiprocessing.Process] = []
