@@ -33,6 +33,17 @@ class Model:
     def __init__(self, rules: Path, log: Path) -> None:
         self.rules_file, self.log = rules, log
 
+    @classmethod
+    def installed(cls, tmp_path: Path, monkeypatch: Any, *rules: dict) -> Model:
+        """The stand-in the adapter will call in this test (its rules file and call log under `tmp_path`, named
+        by the environment), with `rules` written when given."""
+        monkeypatch.setenv("FAKE_MODEL_LOG", str(tmp_path / "calls.jsonl"))
+        monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(tmp_path / "rules.json"))
+        model = cls(tmp_path / "rules.json", tmp_path / "calls.jsonl")
+        if rules:
+            model.rules(*rules)
+        return model
+
     def rules(self, *items: dict) -> None:
         self.rules_file.write_text(json.dumps(list(items)), encoding="utf-8")
 

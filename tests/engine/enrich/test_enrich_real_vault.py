@@ -49,9 +49,7 @@ def tree_hashes(root: Path) -> dict[str, str]:
 
 @pytest.fixture
 def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Model:
-    monkeypatch.setenv("FAKE_MODEL_LOG", str(tmp_path / "calls.jsonl"))
-    monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(tmp_path / "rules.json"))
-    return Model(tmp_path / "rules.json", tmp_path / "calls.jsonl")
+    return Model.installed(tmp_path, monkeypatch)
 
 
 def test_enrich_on_a_copy_of_a_real_vault(cli, model: Model, tmp_path: Path) -> None:

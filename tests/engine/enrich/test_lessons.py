@@ -65,9 +65,7 @@ def vault(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Model:
-    monkeypatch.setenv("FAKE_MODEL_LOG", str(tmp_path / "calls.jsonl"))
-    monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(tmp_path / "rules.json"))
-    m = Model(tmp_path / "rules.json", tmp_path / "calls.jsonl")
+    m = Model.installed(tmp_path, monkeypatch)
     m.rules({"match": "#flaky-db", "answer": LESSON}, {"match": "", "answer": {"skip": "nothing recurs"}})
     return m
 

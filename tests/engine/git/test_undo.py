@@ -122,9 +122,7 @@ def test_a_nights_enrichment_is_reverted_by_origin_since_a_time(cli, tmp_path: P
 
     subprocess.run(["git", "-C", str(root), "commit", "-qam", "enrich: 1 file\n\norigin: enrich\nhost: night\n"],
                    check=True, env=old_env)  # fmt: skip
-    monkeypatch.setenv("FAKE_MODEL_LOG", str(tmp_path / "calls.jsonl"))
-    monkeypatch.setenv("FAKE_MODEL_SCRIPT", str(tmp_path / "rules.json"))
-    Model(tmp_path / "rules.json", tmp_path / "calls.jsonl").rules({"match": "", "answer": answer()})
+    Model.installed(tmp_path, monkeypatch).rules({"match": "", "answer": answer()})
     before_night = snapshot(root)
     before = head(root)
     r = cli("enrich", *args(root), "--config", str(config(tmp_path)), "--json")
