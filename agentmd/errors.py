@@ -59,7 +59,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── StoreSwapping                 engine/write/store_swap.py
     ├── VaultReplaced                 engine/write/vault_guard.py
     ├── SettingsRefused               hooks/install.py
-    └── HookError                     hooks/recall/pipeline.py
+    └── HookError                     engine/hooklog.py
         └── HookGaveUp
 
 tests/test_errors_root.py imports every module and checks that no exception class is left outside this tree.

@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.recall.query import sanitize_query
 from agentmd.engine.search import confidence as conf
 from agentmd.engine.search.planning import content_query
 from agentmd.engine.search.query import search
 from agentmd.engine.search.searcher import SearchRequest
-from agentmd.hooks.recall.query import sanitize_query
 from agentmd.rules import default_contract
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -15,9 +15,10 @@ Prints one JSON object, then a human summary.
 `--profile` instead says where a hook run's time goes (`profile`), as JSON: over `--rounds` interleaved
 rounds a bare `python -c pass`, `python -S -c pass` (the cost of `site`), the light entry's imports alone and
 the whole hook, each also as a ratio to the bare start of the same rounds; the hook cut into its phases in a
-process of its own (imports, settings and payload, pause/query/daemon lookup/walls/project, a `/health` round
-trip, the search, rendering, counting what was shown); `-X importtime` of the entry by group; and the daemon's
-own side asked from this warm process. `--compare DIR` runs other copies of the hook beside it (before/after).
+process of its own (imports, the vault lease, payload and token, the `/v1/recall` request in which the daemon
+does the whole recall); `-X importtime` of the entry by group; and the daemon's own side (a `/health` round
+trip, a whole recall) asked from this warm process. `--compare DIR` runs other copies of the hook beside it
+(before/after).
 
     .venv/bin/python bench/hook_bench.py [--notes 10000] [--prompts 50] [--keep DIR]
     .venv/bin/python bench/hook_bench.py --profile [--rounds 40] [--compare DIR ...]   (where the time goes)
@@ -47,52 +48,33 @@ from agentmd.engine.settings import resolve
 
 # what the installed `agentmd-hook recall` runs (its console script imports only `re` and `sys` besides)
 HOOK = [sys.executable, "-c", "import sys; from agentmd.hooks.entry import main; sys.exit(main())", "recall"]
-# the light entry's imports alone, with the daemon up (hooks/entry.py -> hooks/recall/hook.py)
-HOOK_IMPORTS = "import agentmd.hooks.entry, agentmd.hooks.recall.hook"
-# One hook run cut into its phases, in a new process like the hook's: the same public functions the hook's
-# worker calls (hooks/recall/hook.py, pipeline.py), each timed, printed as JSON. Interpreter start is not in
-# here: the parent measures a bare start beside it.
+# the light entry's imports alone, with the daemon up (hooks/entry.py -> hooks/recall/light.py)
+HOOK_IMPORTS = "import agentmd.hooks.entry, agentmd.hooks.recall.light"
+# One hook run cut into its phases, in a new process like the hook's: the same public functions the light path
+# calls (hooks/recall/light.py), each timed, printed as JSON. Interpreter start is not in here: the parent
+# measures a bare start beside it.
 PHASES = r"""
-import json, sys, time
+import json, os, sys, time
 t0 = time.perf_counter()
-from agentmd.hooks.recall import hook
-from agentmd.hooks.recall.pipeline import Options, search_daemon
-from agentmd.hooks.recall.query import bind_project, load_walls, sanitize_query
-from agentmd.hooks.recall.render import Entry, render
-from agentmd.engine.client import locate
-from agentmd.engine import recall_pause
-from agentmd.engine.settings import resolve
+from agentmd.hooks.recall import light
+from agentmd.engine.client import DaemonClient, access_token
 t = {"imports": time.perf_counter() - t0}
 def lap(name, since):
     now = time.perf_counter()
     t[name] = t.get(name, 0.0) + now - since
     return now
 s = time.perf_counter()
-payload = hook.read_payload(sys.stdin)
-settings = resolve()
-s = lap("settings_and_payload", s)
-recall_pause.in_effect(settings.state_dir)
-query = sanitize_query(payload["prompt"])
-daemon = locate(settings.state_dir, settings.vault)
-walls = load_walls(settings)
-project, _how = bind_project(payload["cwd"], settings.vault, walls.projects_folder)
-s = lap("pause_query_locate_walls_project", s)
-client = daemon.client()
-s = lap("token", s)
-client.get("/health", timeout=5)
-s = lap("health_round_trip", s)
-opts = Options()
-answer = search_daemon(daemon, {"query": query, "limit": opts.max_entries, "mode": "hybrid", "project": project}, 30)
-s = lap("search_request", s)
-g = answer.get("recall") or {}
-rendered = render([Entry.from_candidate(c, project) for c in g.get("direct", [])],
-                  [Entry.from_candidate(c, project) for c in g.get("linked", [])])
-s = lap("render", s)
-if rendered.entries:  # counted as the hook counts them (through the daemon, else here)
-    from agentmd.hooks.recall.pipeline import Recall
-    shown = Recall(query, project, _how, "daemon", rendered, [], daemon)
-    hook.count_injections(shown, settings.catalog_path, 1.0)
-    s = lap("count_injections", s)
+opts = light.parse_hook_args([])
+port, state_dir = light.the_daemon(opts)
+s = lap("lease", s)
+payload = json.loads(sys.stdin.read())
+token = access_token(state_dir)
+s = lap("payload_and_token", s)
+body = {"prompt": payload["prompt"], "cwd": payload["cwd"], "session_id": payload["session_id"]}
+answer = DaemonClient(port, token=token).post("/v1/recall", body, timeout=30)
+s = lap("recall_request", s)
+if answer["counted"]:
+    t["shown"] = 1
 print(json.dumps({k: (round(v * 1000, 2) if isinstance(v, float) else v) for k, v in t.items()}))
 """
 BAR_P95_MS = 300.0
@@ -282,7 +264,7 @@ def profile(
             kinds[name].append(run_once(HOOK, data, other)[0])
         _ms, code, out = run_once([sys.executable, "-c", PHASES], data, env)
         if code != 0:
-            raise SystemExit(f"the phase run exited {code}")
+            raise SystemExit(f"the phase run exited {code}: {out[-2000:]}")
         phases.append(json.loads(out))
     daemon = locate(settings.state_dir, settings.vault)  # type: ignore[attr-defined]
     assert daemon is not None
@@ -292,9 +274,8 @@ def profile(
         t0 = time.perf_counter()
         client.get("/health", timeout=10)
         health.append((time.perf_counter() - t0) * 1000)
-        request = {"query": text, "limit": 15, "mode": "hybrid", "project": "atlas"}
         t0 = time.perf_counter()
-        client.post("/v1/search", request | {"count_usage": False, "recall": True}, timeout=30)
+        client.post("/v1/recall", {"prompt": text, "cwd": cwd}, timeout=30)
         search.append((time.perf_counter() - t0) * 1000)
     bare50, bare95 = percentile(kinds["bare"], 0.5), percentile(kinds["bare"], 0.95)
     out: dict[str, object] = {"rounds": rounds}
@@ -311,10 +292,10 @@ def profile(
     names = sorted({k for p in phases for k in p})
     # each phase's median over the runs that had it (counting only where notes were shown)
     out["phases_p50_ms"] = {k: round(statistics.median([p[k] for p in phases if k in p]), 2) for k in names}
-    out["runs_that_showed_notes"] = sum("count_injections" in p for p in phases)
+    out["runs_that_showed_notes"] = sum("shown" in p for p in phases)
     out["daemon_side_from_a_warm_process_p50_ms"] = {
         "health_round_trip": round(statistics.median(health), 2),
-        "search_with_recall": round(statistics.median(search), 2),
+        "whole_recall": round(statistics.median(search), 2),
     }
     out["import_time_ms"] = import_times(HOOK_IMPORTS, env)
     return out

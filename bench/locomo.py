@@ -52,12 +52,12 @@ sys.path.insert(0, str(REPO))
 
 from agentmd.engine.index.reconcile import reconcile  # noqa: E402
 from agentmd.engine.index.store import Store  # noqa: E402
+from agentmd.engine.recall.query import sanitize_query  # noqa: E402
+from agentmd.engine.recall.render import MAX_ENTRIES, Entry, render  # noqa: E402
 from agentmd.engine.search import confidence  # noqa: E402
 from agentmd.engine.search.query import search  # noqa: E402
 from agentmd.engine.search.recall import Walls, gather  # noqa: E402
 from agentmd.engine.search.searcher import SearchRequest  # noqa: E402
-from agentmd.hooks.recall.query import sanitize_query  # noqa: E402
-from agentmd.hooks.recall.render import MAX_ENTRIES, Entry, render  # noqa: E402
 from agentmd.rules import load_contract  # noqa: E402
 
 TRAIN = ("conv-26", "conv-30")

@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import _socket  # the C module under `socket`, whose enums cost the prompt hook about 5 ms of imports per prompt
 import json
+import os
 import time
-from pathlib import Path
-from typing import Any, NamedTuple
 
 from agentmd.engine import lease
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.secret import SecretFileError, read_secret
+
+TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 HOST = "127.0.0.1"
 DEFAULT_TIMEOUT = 30.0
@@ -94,14 +98,15 @@ def recorded_port(state_dir: Path) -> int | None:
     return _valid_port(info.get("port")) if isinstance(info, dict) else None
 
 
-def _state_dir_port(state_dir: Path) -> int | None:
+def instance_port(state_dir: str | os.PathLike[str]) -> int | None:
     """The port of the daemon holding this state dir's instance lock; None when no daemon holds it.
 
     Raises DaemonError when a daemon holds the lock but daemon.json names no usable port."""
-    if not lease.lock_held(state_dir / LOCK_FILE):
+    if not lease.lock_held(os.path.join(state_dir, LOCK_FILE)):
         return None
     try:
-        info = json.loads((state_dir / INFO_FILE).read_text(encoding="utf-8"))
+        with open(os.path.join(state_dir, INFO_FILE), encoding="utf-8") as fh:
+            info = json.loads(fh.read())
     except (OSError, ValueError):
         raise DaemonError(f"the daemon holds the lock but its {INFO_FILE} is unreadable") from None
     port = _valid_port(info.get("port")) if isinstance(info, dict) else None
@@ -111,23 +116,37 @@ def _state_dir_port(state_dir: Path) -> int | None:
 
 
 def access_token_path(state_dir: Path) -> Path:
+    from pathlib import Path
+
     return Path(state_dir) / ACCESS_TOKEN_FILE
 
 
-def access_token(state_dir: Path) -> str | None:
+def access_token(state_dir: str | os.PathLike[str]) -> str | None:
     """The access token in a daemon's state folder; None when there is none or it cannot be trusted (the
     daemon then answers 401, which says where the token lives)."""
     try:
-        return read_secret(access_token_path(state_dir), ACCESS_WHAT)
+        return read_secret(os.path.join(state_dir, ACCESS_TOKEN_FILE), ACCESS_WHAT)
     except (SecretFileError, OSError):
         return None
 
 
-class Located(NamedTuple):  # not a dataclass: `dataclasses` costs the prompt hook ~15 ms of imports
-    """A running daemon: its port, and the state folder its access token lives in."""
+class Located:
+    """A running daemon: its port, and the state folder its access token lives in. A plain class: a
+    dataclass or a NamedTuple would load `dataclasses` or `typing` on the prompt hook's path."""
 
-    port: int
-    state_dir: Path
+    __slots__ = ("port", "state_dir")
+
+    def __init__(self, port: int, state_dir: Path) -> None:
+        self.port, self.state_dir = port, state_dir
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Located) and (self.port, self.state_dir) == (other.port, other.state_dir)
+
+    def __hash__(self) -> int:
+        return hash((self.port, os.fspath(self.state_dir)))
+
+    def __repr__(self) -> str:
+        return f"Located(port={self.port!r}, state_dir={os.fspath(self.state_dir)!r})"
 
     def client(self, *, timeout: float = DEFAULT_TIMEOUT) -> DaemonClient:
         return DaemonClient(self.port, timeout=timeout, token=access_token(self.state_dir))
@@ -151,16 +170,28 @@ def locate(state_dir: Path, vault: Path | None = None) -> Located | None:
 
     Raises DaemonError when a daemon holds a lock but names no usable port (still starting, or its record
     damaged)."""
+    from pathlib import Path
+
     if vault is not None:
-        holder = lease.live_holder(vault)
-        if holder is not None:
-            port = _valid_port(holder.get("port"))
-            if port is None:
-                raise DaemonError(f"the daemon holding the vault lease names no port ({holder!r})")
-            own = holder.get("state_dir")
-            return Located(port, Path(own) if isinstance(own, str) and own else Path(state_dir))
-    port = _state_dir_port(Path(state_dir))
+        found = lease_holder(vault)
+        if found is not None:
+            return Located(found[0], Path(found[1] or state_dir))
+    port = instance_port(Path(state_dir))
     return Located(port, Path(state_dir)) if port is not None else None
+
+
+def lease_holder(vault: str | os.PathLike[str]) -> tuple[int, str] | None:
+    """(port, state folder) of the daemon the vault lease names as serving `vault` from this machine, None
+    when none holds it; the state folder is "" when the lease names none. Raises DaemonError when the holder
+    names no usable port. Strings, not paths: the prompt hook's light path calls this without `pathlib`."""
+    holder = lease.live_holder(vault)
+    if holder is None:
+        return None
+    port = _valid_port(holder.get("port"))
+    if port is None:
+        raise DaemonError(f"the daemon holding the vault lease names no port ({holder!r})")
+    own = holder.get("state_dir")
+    return port, own if isinstance(own, str) else ""
 
 
 def daemon_port(state_dir: Path, vault: Path | None = None) -> int | None:

@@ -24,11 +24,13 @@ no lease). Standard library only: the prompt hook reads it on every prompt.
 from __future__ import annotations
 
 import _socket  # for the host name: `socket` itself costs the prompt hook about 5 ms of imports
-import contextlib
 import fcntl
 import json
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LEASE_FOLDER = "agentmd"
 LOCK_FILE = "daemon.lock"
@@ -37,8 +39,16 @@ LEASE_FILE = "lease.json"
 
 def lease_folder(vault: Path) -> Path | None:
     """`<vault>/.git/agentmd`, or None when the vault has no `.git` folder of its own."""
-    git = Path(vault) / ".git"
-    return git / LEASE_FOLDER if git.is_dir() and not git.is_symlink() else None
+    from pathlib import Path
+
+    folder = _folder(vault)
+    return Path(folder) if folder is not None else None
+
+
+def _folder(vault: str | os.PathLike[str]) -> str | None:
+    """`lease_folder` as a string, without `pathlib` (the prompt hook reads the lease on every prompt)."""
+    git = os.path.join(vault, ".git")
+    return os.path.join(git, LEASE_FOLDER) if os.path.isdir(git) and not os.path.islink(git) else None
 
 
 def _first_line(path: str) -> str | None:
@@ -74,19 +84,20 @@ def same_machine(lease: dict[str, object], here: dict[str, object] | None = None
     return lease.get("machine", lease.get("host")) == here["machine"]
 
 
-def read_lease(vault: Path) -> dict[str, object] | None:
+def read_lease(vault: str | os.PathLike[str]) -> dict[str, object] | None:
     """The lease's record as written, or None when there is none (or it is unreadable: a half-synced file)."""
-    folder = lease_folder(vault)
+    folder = _folder(vault)
     if folder is None:
         return None
     try:
-        data = json.loads((folder / LEASE_FILE).read_text(encoding="utf-8"))
+        with open(os.path.join(folder, LEASE_FILE), encoding="utf-8") as fh:
+            data = json.loads(fh.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def lock_held(path: Path) -> bool:
+def lock_held(path: str | os.PathLike[str]) -> bool:
     """Whether some process holds an exclusive flock on `path` (False when the file does not exist)."""
     try:
         fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
@@ -105,10 +116,10 @@ def lock_held(path: Path) -> bool:
         os.close(fd)
 
 
-def live_holder(vault: Path) -> dict[str, object] | None:
+def live_holder(vault: str | os.PathLike[str]) -> dict[str, object] | None:
     """The record of the daemon serving this vault from this machine, or None when none holds the lock."""
-    folder = lease_folder(vault)
-    if folder is None or not lock_held(folder / LOCK_FILE):
+    folder = _folder(vault)
+    if folder is None or not lock_held(os.path.join(folder, LOCK_FILE)):
         return None
     lease = read_lease(vault)
     return lease if lease is not None else {"pid": None, "port": None}
@@ -132,7 +143,7 @@ def describe(lease: dict[str, object]) -> str:
 
 def foreign_message(vault: Path, lease: dict[str, object]) -> str:
     """What `status` and a refused start say of a lease another machine holds."""
-    path = (lease_folder(vault) or Path(vault) / ".git" / LEASE_FOLDER) / LEASE_FILE
+    path = os.path.join(_folder(vault) or os.path.join(vault, ".git", LEASE_FOLDER), LEASE_FILE)
     return (
         f"another machine runs agentmd on this vault ({describe(lease)}); two daemons must not commit into one "
         f"repository: stop the one there (its stop removes the lease), or, if that machine no longer runs "
@@ -145,6 +156,8 @@ class Lease:
     (the port is known only once the listener is bound), `release` gives it back."""
 
     def __init__(self, vault: Path) -> None:
+        from pathlib import Path
+
         self.vault = Path(vault)
         self.folder = lease_folder(self.vault)
         self._fd: int | None = None
@@ -201,8 +214,10 @@ class Lease:
             return
         found = read_lease(self.vault)
         if found is not None and found.get("pid") == (self._record or {}).get("pid") and same_machine(found):
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - contextlib is one more import on the prompt hook's path
                 (self.folder / LEASE_FILE).unlink()
+            except OSError:
+                pass
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None

@@ -12,12 +12,14 @@ prompt.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-from pathlib import Path
 
 from agentmd.engine.errors import AgentmdError
+
+TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
+if TYPE_CHECKING:
+    from pathlib import Path
 
 TOKEN_BYTES = 32
 
@@ -26,7 +28,7 @@ class SecretFileError(AgentmdError):
     """A secret file is unsafe or unreadable; the message says what to do."""
 
 
-def read_secret(path: Path, what: str) -> str | None:
+def read_secret(path: str | os.PathLike[str], what: str) -> str | None:
     """The secret in `path`, None when there is no file; SecretFileError when it is not safe to trust.
     `what` names it in messages ("the operator token")."""
     try:
@@ -84,8 +86,7 @@ def ensure_secret(path: Path, what: str) -> str:
     except FileExistsError:
         pass
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        _unlink(temp)
     found = read_secret(path, what)
     if found is None:
         raise SecretFileError(f"{what} {path} could not be made; check the state folder")
@@ -98,13 +99,19 @@ def replace_secret(path: Path, what: str) -> str:
     try:
         os.replace(temp, path)
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        _unlink(temp)
         raise
     found = read_secret(path, what)
     if found is None:
         raise SecretFileError(f"{what} {path} could not be made; check the state folder")
     return found
+
+
+def _unlink(path: Path) -> None:
+    try:  # noqa: SIM105 - contextlib is one more import on the prompt hook's path
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def matches(presented: object, secret: str | None) -> bool:

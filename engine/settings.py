@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentmd.engine import places
 from agentmd.engine.errors import ConfigError
 
 DEFAULT_PORT = 7821
@@ -82,19 +83,10 @@ def host_name() -> str:
     return re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-")[:40] or "host"
 
 
-# The XDG base folders agentmd uses and where each falls back to under the home folder.
-XDG_DEFAULTS = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
-
-
 def xdg_dir(name: str, env: Mapping[str, str] | None = None) -> Path:
-    """The XDG base folder `name` (a key of `XDG_DEFAULTS`): the variable when it holds an absolute path (the
-    specification ignores a relative one), else its default under `$HOME`. Every XDG path agentmd reads or
-    writes starts here."""
-    env = os.environ if env is None else env
-    value = env.get(name)
-    if value and os.path.isabs(value):
-        return Path(value)
-    return Path(env.get("HOME", str(Path.home()))) / XDG_DEFAULTS[name]
+    """The XDG base folder `name` (a key of `XDG_DEFAULTS`), engine/places.py's rule. Every XDG path agentmd
+    reads or writes starts here."""
+    return Path(places.xdg_base(name, env))
 
 
 def default_config_file(env: Mapping[str, str] | None = None) -> Path:
@@ -105,29 +97,12 @@ def default_config_file(env: Mapping[str, str] | None = None) -> Path:
 def state_root(env: Mapping[str, str] | None = None) -> Path:
     """agentmd's state folder before a vault is known (`$XDG_STATE_HOME/agentmd`); each vault's own state
     folder is a folder below it (`Settings.state_dir`)."""
-    return xdg_dir("XDG_STATE_HOME", env) / "agentmd"
+    return Path(places.state_root(env))
 
 
 def vault_id(vault: Path) -> str:
-    """A stable directory name for a vault: its folder name plus a hash of its real path."""
-    real = str(vault.resolve())
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", vault.resolve().name).strip("-") or "vault"
-    return f"{slug[:40]}-{_sha256_hex(real.encode('utf-8', 'surrogateescape'))[:12]}"
-
-
-def _sha256_hex(data: bytes) -> str:
-    """SHA-256 of `data` in hex, from the interpreter's built-in SHA-2 module when it has one: `hashlib` loads
-    OpenSSL first, about 3 ms of the prompt hook's start on every prompt, for the state folder's name."""
-    import importlib
-
-    for name in ("_sha2", "_sha256"):  # Python 3.12 and later; 3.11
-        try:
-            return str(importlib.import_module(name).sha256(data).hexdigest())
-        except (ImportError, AttributeError):
-            continue
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
+    """A stable directory name for a vault: its folder name plus a hash of its real path (engine/places.py)."""
+    return places.vault_id(vault)
 
 
 def _read_config(path: Path, explicit: bool) -> dict[str, object]:

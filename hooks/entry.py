@@ -2,11 +2,10 @@
 
 `agentmd hook NAME` goes through the whole command line first; this entry point imports nothing but the
 standard library before loading the one hook module it is asked for. With the daemon up, the recall hook
-then needs `json`, `socket`, `engine.settings` and `engine.client`: one loopback call, where the daemon searches
-and gathers the candidates, and, when notes were shown, one more, where the daemon counts them (so neither the
-catalog nor sqlite3 is loaded here; tests/cli/test_cli_imports.py pins the set); only without a daemon does it
-load the engine (tantivy, the contract, the note model). bench/hook_bench.py measures it, process start to exit,
-and `--profile` says where that time goes.
+(hooks/recall/light.py) then needs only the engine's leaves that find and call it: one loopback call, in
+which the daemon runs the whole recall and counts what it shows (tests/cli/test_cli_imports.py pins the set);
+only without a daemon does it load the engine (tantivy, the contract, the note model). bench/hook_bench.py
+measures it, process start to exit, and `--profile` says where that time goes.
 
     agentmd-hook recall [--vault PATH] [--token-budget N] [--max-entries N] [--time-budget S] [-v]
     agentmd-hook session-start [...]     (hooks/session_start.py)
@@ -32,7 +31,7 @@ HOOKS = {
 }
 # each hook's module, whose `main(argv)` runs it (hooks/protocol.py builds the others' from their commands)
 MODULES = {
-    "recall": "agentmd.hooks.recall.hook",
+    "recall": "agentmd.hooks.recall.light",
     "session-start": "agentmd.hooks.session_start",
     "worktree-guard": "agentmd.hooks.worktree_guard",
     "file-guard": "agentmd.hooks.file_guard",

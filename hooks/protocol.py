@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TextIO
 
+TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
 if TYPE_CHECKING:  # argparse is loaded when a hook's arguments are read: the recall hook reads its own, lighter
     import argparse
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import TextIO
 
 MAX_INPUT_BYTES = 4 * 2**20  # the most the recall hook reads of its payload
 
@@ -58,6 +58,8 @@ def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, ob
             box["text"] = stream.read()
         except (OSError, ValueError, UnicodeDecodeError):
             box["text"] = ""
+
+    import threading
 
     reader = threading.Thread(target=read, name="agentmd-hook-stdin", daemon=True)
     reader.start()

@@ -63,7 +63,7 @@ def test_the_walk_reads_every_layer() -> None:
         "agentmd.vault_schema.errors",
         "agentmd.rules.contract.loading",
         "agentmd.engine.git.runner",
-        "agentmd.hooks.recall.pipeline",
+        "agentmd.engine.recall.pipeline",
     ):
         assert expected in names, expected
     for name in RUN_ON_IMPORT:

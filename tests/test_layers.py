@@ -34,6 +34,7 @@ ENGINE_ROOMS = [
         {
             "errors",
             "settings",
+            "places",
             "fsutil",
             "secret",
             "lease",
@@ -51,6 +52,7 @@ ENGINE_ROOMS = [
     ("index", {"index"}),
     ("git", {"git"}),
     ("search", {"search"}),
+    ("recall", {"recall"}),  # a prompt made a query, its notes gathered and rendered (the prompt hook's work)
     ("write", {"write"}),
     ("curate", {"curate"}),  # beside write: curation edits notes the way captures create them
     ("enrich", {"enrich"}),  # the model-CLI pass over the review queue; it files through curation's path

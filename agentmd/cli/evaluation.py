@@ -147,9 +147,9 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.errors import IndexBusy
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
+    from agentmd.engine.recall.query import sanitize_query
+    from agentmd.engine.recall.render import Entry, render
     from agentmd.engine.search.eval.prompts import evaluate_prompts, render_prompts
-    from agentmd.hooks.recall.query import sanitize_query
-    from agentmd.hooks.recall.render import Entry, render
     from agentmd.rules import load_contract
 
     def inject(gathered: Mapping[str, Any]) -> tuple[list[str], int]:

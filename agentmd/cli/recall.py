@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from agentmd.cli.output import json_text, say
 
-# The hook's budgets (hooks/recall/render.py TOKEN_BUDGET, MAX_ENTRIES; hooks/recall/pipeline.py TIME_BUDGET),
+# The hook's budgets (engine/recall/render.py TOKEN_BUDGET, MAX_ENTRIES; engine/recall/pipeline.py TIME_BUDGET),
 # written out so that building the parser loads no hook module. tests/cli/test_cli_imports.py checks they agree.
 TOKEN_BUDGET = 1500
 MAX_ENTRIES = 15
@@ -26,8 +26,8 @@ def _settings(args: Any) -> Any:
 def cmd_hook_recall(args: Any, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:
     """`agentmd hook recall`: the same hook through the full command line (slower to start than
     `agentmd-hook recall`, which is what the Claude Code settings should run)."""
+    from agentmd.engine.recall.pipeline import Options
     from agentmd.hooks.recall.hook import HookLog, run_hook
-    from agentmd.hooks.recall.pipeline import Options
 
     options = Options(token_budget=args.token_budget, max_entries=args.max_entries, time_budget=args.time_budget)
     code, _timed_out = run_hook(
@@ -47,7 +47,7 @@ def cmd_recall(args: Any, out: TextIO, err: TextIO) -> int:
     """`agentmd recall QUERY [--project P] [--preview]`: what the hook would inject for this prompt.
     `agentmd recall off|on [--project P] [--for 2h]`: pause or resume the hook's recall."""
     from agentmd.engine.errors import AgentmdError, UsageError
-    from agentmd.hooks.recall.pipeline import HookError, Options, recall
+    from agentmd.engine.recall.pipeline import HookError, Options, recall
 
     if len(args.query) == 1 and args.query[0].lower() in PAUSE_WORDS:
         return _pause_command(args, out)
@@ -139,7 +139,7 @@ def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.errors import AgentmdError, UsageError
     from agentmd.engine.index import usage
     from agentmd.engine.index.catalog import Catalog
-    from agentmd.hooks.recall.render import inert
+    from agentmd.engine.recall.render import inert
     from agentmd.rules import load_contract
 
     if args.unused_days < 0:

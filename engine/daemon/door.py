@@ -225,6 +225,22 @@ class Door(DaemonState):
 
         return {"counted": usage.record(self.settings.catalog_path, paths, "injection")}
 
+    def _recall_json(self, data: dict[str, object]) -> dict[str, object]:
+        """`/v1/recall`: one prompt's whole recall for the prompt hook's light path (engine/recall/serve.py):
+        the text to print, the hook's log line, the shown notes counted as injections."""
+        from agentmd.engine.index import usage
+        from agentmd.engine.recall.serve import answer_prompt
+
+        def search_and_gather(fields: dict[str, Any]) -> Any:
+            request = SearchRequest(**{**json_defaults(SearchRequest), **fields})
+            return self.search(request, count_usage=False, recall=True).recall
+
+        def count(paths: list[str]) -> int:  # a count that fails (logged) never withholds the notes
+            return usage.record_quietly(self.settings.catalog_path, paths, "injection")
+
+        contract = self.contracts.get().contract
+        return dict(answer_prompt(self.settings, contract, search_and_gather, count, data))
+
     def _capture_json(self, data: dict[str, object]) -> CaptureAnswer:
         actor = data.pop("_actor", "agent")
         token = data.pop(OPERATOR_FIELD, None)

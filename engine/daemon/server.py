@@ -433,6 +433,10 @@ def field_types(route: str) -> dict[str, tuple[type, ...]]:
         from agentmd.engine.search.planning import SearchRequest
 
         return {**json_types(SearchRequest), "count_usage": (bool,), "recall": (bool,)}
+    if route == "recall":
+        from agentmd.engine.recall.serve import FIELDS
+
+        return FIELDS
     if route == "capture":
         from agentmd.engine.write.request import CaptureRequest
 

@@ -182,6 +182,7 @@ class Daemon(Loops):
             routes = json_routes(
                 search=self._search_json,
                 injected=self._injected_json,
+                recall=self._recall_json,
                 capture=self._capture_json,
                 probe=self._probe_json,
                 curate=self._curate_json,

@@ -1,7 +1,9 @@
-"""The recall hook as Claude Code runs it: the UserPromptSubmit payload on stdin, the block on stdout,
-always exit 0, nothing printed on any failure, the reason in `<state dir>/hook.log`. While recall is paused
-(`agentmd recall off`, or `AGENTMD_RECALL=off` in the session's environment: engine/recall_pause.py) it searches
-nothing and injects nothing; the first prompt of each session is told so in one line, later prompts get nothing.
+"""The full recall hook, in the hook's own process: what hooks/recall/light.py runs when no daemon takes the
+prompt whole, and what `agentmd hook recall` and `agentmd recall` run. The UserPromptSubmit payload on stdin,
+the block on stdout, always exit 0, nothing printed on any failure, the reason in `<state dir>/hook.log`. While
+recall is paused (`agentmd recall off`, or `AGENTMD_RECALL=off` in the session's environment:
+engine/recall_pause.py) it searches nothing and injects nothing; the first prompt of each session is told so in
+one line, later prompts get nothing.
 
 The work runs in a worker thread and the caller waits at most until the time budget's end (counted from
 process start), so a hung read (stdin, daemon, catalog, index) costs the budget and nothing more. Time
@@ -10,21 +12,19 @@ comes from a `Clock`: the system's monotonic clock in use, any other clock objec
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from agentmd.engine import recall_pause
 from agentmd.engine.client import DaemonError, DaemonHTTPError
 from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
+from agentmd.engine.recall.pipeline import HookError, HookGaveUp, Options, Recall, log_detail, paused, recall
+from agentmd.engine.recall.render import inert
 from agentmd.engine.settings import state_root
 from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload
-from agentmd.hooks.recall.pipeline import HookError, HookGaveUp, Options, Recall, recall
-from agentmd.hooks.recall.render import inert
 
 PRINT_MARGIN = 0.05  # seconds kept after the work for printing and counting
 
@@ -49,19 +49,6 @@ class SystemClock:
 
     def wait(self, worker: threading.Thread, timeout: float) -> None:
         worker.join(timeout)
-
-
-def process_age() -> float:
-    """Seconds since this process started (Linux /proc; 0.0 elsewhere)."""
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            stat = fh.read().decode("ascii", "replace")
-        start_ticks = int(stat.rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime", "rb") as fh:
-            uptime = float(fh.read().split()[0])
-        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 class HookLog:
@@ -200,14 +187,7 @@ def run_hook(
     counted = 0
     if result.rendered.entries:
         counted = count_injections(result, box.settings.catalog_path, deadline - clock.monotonic())
-    log.write(
-        "ok",
-        f"via={result.via} project={result.project or '-'} query={result.query!r} direct={len(result.rendered.direct)} "
-        f"linked={len(result.rendered.linked)} tokens={result.rendered.tokens} counted={counted}"
-        + (f" left-out: {'; '.join(result.notes)}" if result.notes else ""),
-        session,
-        started,
-    )
+    log.write("ok", log_detail(result, counted), session, started)
     return 0, False
 
 
@@ -231,76 +211,3 @@ def count_injections(result: Recall, catalog_path: Path, left: float) -> int:
     from agentmd.engine.index import usage
 
     return usage.record_quietly(catalog_path, paths, "injection", timeout=timeout)
-
-
-def paused(settings: Any, cwd: str | None) -> recall_pause.Pause | None:
-    """The pause that holds for this session (engine/recall_pause.py), if any. The session's project is bound
-    only when nothing but project pauses hold."""
-    pauses = recall_pause.in_effect(settings.state_dir)
-    if not pauses:
-        return None
-    project = None
-    if recall_pause.project_scoped(pauses):
-        from agentmd.hooks.recall.query import PROJECTS_SPACE, bind_project, load_walls
-
-        try:
-            folders = load_walls(settings).projects_folder
-        except Exception:  # a contract that cannot be read: the default projects folder
-            folders = PROJECTS_SPACE
-        project, _how = bind_project(cwd, settings.vault, folders)
-    return recall_pause.applying(pauses, project)
-
-
-def parse_hook_args(argv: Sequence[str]) -> tuple[dict[str, str | None], Options, bool]:
-    """The light entry point's flags (no argparse): --vault, --index, --config, --token-budget,
-    --max-entries, --time-budget, -v/--verbose. Unknown flags are ignored: a hook must not fail on them."""
-    where: dict[str, str | None] = {"vault": None, "index": None, "config": None}
-    opts = Options()
-    verbose = False
-    it = iter(argv)
-    for arg in it:
-        name, eq, value = arg.partition("=")
-        if name in ("-v", "--verbose"):
-            verbose = True
-            continue
-        if name not in ("--vault", "--index", "--config", "--token-budget", "--max-entries", "--time-budget"):
-            continue
-        if not eq:
-            value = next(it, "")
-        try:
-            if name == "--token-budget":
-                opts.token_budget = max(1, int(value))
-            elif name == "--max-entries":
-                opts.max_entries = max(1, int(value))
-            elif name == "--time-budget":
-                opts.time_budget = max(0.05, float(value))
-            else:
-                where[name[2:]] = value
-        except ValueError:
-            continue
-    return where, opts, verbose
-
-
-def hook_main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
-    """`agentmd-hook recall [flags]`: the hook as Claude Code runs it. Always exits 0. `started` is the
-    process's start on the monotonic clock (default: read from /proc)."""
-    argv = sys.argv[1:] if argv is None else argv
-    if started is None:
-        started = time.monotonic() - process_age()
-    where, options, verbose = parse_hook_args(argv)
-
-    def settings() -> Any:
-        from agentmd.engine.settings import resolve
-
-        return resolve(vault=where["vault"], index=where["index"], config=where["config"])
-
-    code, timed_out = run_hook(
-        sys.stdin, sys.stdout, settings, options=options, started=started, log=HookLog(verbose, sys.stderr)
-    )
-    if timed_out:  # a worker is stuck in a read: leave now rather than wait for it at shutdown
-        sys.stdout.flush()
-        os._exit(0)
-    return code
-
-
-main = hook_main  # `agentmd-hook recall` (hooks/entry.py); argument reading without argparse keeps it light

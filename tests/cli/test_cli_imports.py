@@ -69,18 +69,20 @@ PARSER_ONLY = {"agentmd.engine", "agentmd.engine.errors"}
 # the client finds the daemon through the vault lease and reads the access token (both standard library only)
 CLIENT = PARSER_ONLY | {
     "agentmd.engine.settings",
+    "agentmd.engine.places",
     "agentmd.engine.client",
     "agentmd.engine.backends",
     "agentmd.engine.lease",
     "agentmd.engine.secret",
 }
-# `recall` runs the prompt hook's own light path (hooks/recall/pipeline.py) and counts what it shows
+# `recall` runs the prompt hook's own light path (engine/recall/pipeline.py) and counts what it shows
 RECALL = CLIENT | {
     "agentmd.hooks",
     "agentmd.hooks.recall",
-    "agentmd.hooks.recall.pipeline",
-    "agentmd.hooks.recall.query",
-    "agentmd.hooks.recall.render",
+    "agentmd.engine.recall",
+    "agentmd.engine.recall.pipeline",
+    "agentmd.engine.recall.query",
+    "agentmd.engine.recall.render",
     "agentmd.vocabulary",
     "agentmd.engine.search",
     "agentmd.engine.search.recall",
@@ -95,20 +97,22 @@ RECALL = CLIENT | {
     "agentmd.engine.index.usage",
     "agentmd.engine.recall_pause",  # whether recall is paused (standard library only)
     "agentmd.engine.times",  # the pause's times read back (standard library only)
+    "agentmd.engine.hooklog",  # the hook's default time budget
 }
-# the prompt hook with the daemon up: the recall light path without the catalog, the counting of recalls nor
-# sqlite3 (the daemon counts the injections it is told of, /v1/injected); `agentmd recall --preview` counts nothing
-HOOK = RECALL - {
-    "agentmd.engine.index",
-    "agentmd.engine.index.catalog",
-    "agentmd.engine.index.catalog_base",
-    "agentmd.engine.index.catalog_links",
-    "agentmd.engine.index.catalog_notes",
-    "agentmd.engine.index.catalog_schema",
-    "agentmd.engine.index.catalog_usage",
-    "agentmd.engine.index.sqlite_threads",
-    "agentmd.engine.index.usage",
-} | {"agentmd.hooks.entry", "agentmd.hooks.protocol", "agentmd.hooks.recall.hook", "agentmd.engine.hooklog"}
+# the prompt hook with the daemon up (hooks/recall/light.py): the daemon runs the whole recall (/v1/recall), so
+# the hook loads only what finds and calls it, and the log
+HOOK = PARSER_ONLY | {
+    "agentmd.engine.places",
+    "agentmd.engine.client",
+    "agentmd.engine.lease",
+    "agentmd.engine.secret",
+    "agentmd.engine.hooklog",
+    "agentmd.hooks",
+    "agentmd.hooks.entry",
+    "agentmd.hooks.protocol",
+    "agentmd.hooks.recall",
+    "agentmd.hooks.recall.light",
+}
 # `status` renders the daemon's answer with the renderer of engine/daemon/status.py (its jobs lines included)
 STATUS = CLIENT | {
     "agentmd.engine.fsutil",
@@ -318,11 +322,11 @@ def test_parser_defaults_agree_with_the_engine() -> None:
     """The defaults written out in the command line's modules are the engine's own."""
     from agentmd.cli import capture, daemon, evaluation, hooks, index, recall
     from agentmd.engine import settings
+    from agentmd.engine.recall import pipeline, render
     from agentmd.engine.search import query
     from agentmd.engine.search.eval import metrics
     from agentmd.engine.write.request import field_names
     from agentmd.hooks import session_start
-    from agentmd.hooks.recall import pipeline, render
 
     assert (index.MODES, index.DEFAULT_MODE) == (query.MODES, query.DEFAULT_MODE)
     assert evaluation.DEFAULT_KS == metrics.DEFAULT_KS
@@ -466,9 +470,11 @@ def test_the_prompt_hook_through_the_daemon_loads_neither_the_catalog_nor_sqlite
     assert "sqlite3" not in run.modules and "logging" not in run.modules
     # nor the standard library's heavier modules: dataclasses (with inspect and ast), socket's enums, OpenSSL
     assert not {"dataclasses", "inspect", "ast", "socket", "hashlib", "_hashlib"} & run.modules
+    # nor the ones the engine's own recall needs: the daemon ran it
+    assert not {"typing", "threading", "datetime", "agentmd.vocabulary"} & run.modules, sorted(run.modules)
     assert _injections(cli) - before == run.out.count("\n- ") >= 1
     preview = cli("recall", prompt, "--preview")
-    assert_light(preview, HOOK | {"agentmd.cli", "agentmd.cli.recall"} - {"agentmd.hooks.recall.hook"})
+    assert_light(preview, RECALL | {"agentmd.cli", "agentmd.cli.recall", "agentmd.hooks.recall.hook"})
     assert run.out.strip() in preview.out
 
 
@@ -480,3 +486,20 @@ def _injections(cli: Cli) -> int:
         return int(db.execute("SELECT COALESCE(SUM(injections), 0) FROM usage").fetchone()[0])
     finally:
         db.close()
+
+
+def test_a_checkout_imports_through_a_plain_path_and_the_prompt_hook_stays_light() -> None:
+    """An isolated interpreter (`-I`: no site-packages, no environment) given only the checkout's folder finds every
+    subpackage beside agentmd/ (agentmd/__init__.py), as ./dev's plain-path install does; and the prompt hook's
+    light path loads none of the standard library's costlier modules (`re` comes with `json`)."""
+    costly = "('pathlib', 'typing', 'threading', 'datetime', 'socket', 'signal')"
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import agentmd.hooks.entry, agentmd.hooks.recall.light; "
+        "import agentmd.engine.client as c; print(c.__file__); "
+        f"print(' '.join(m for m in {costly} if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-c", code, str(REPO)], capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    where, loaded = [*proc.stdout.splitlines(), ""][:2]
+    assert where == str(REPO / "engine" / "client.py")
+    assert loaded == ""

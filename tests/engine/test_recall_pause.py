@@ -20,8 +20,8 @@ from recall.helpers import FIXTURES, NOTES, hook_env, hook_log, payload, run_hoo
 from agentmd.engine import recall_pause
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.recall.render import HEADER
 from agentmd.engine.settings import Settings, resolve
-from agentmd.hooks.recall.render import HEADER
 
 PROMPT = "user_prompt_submit.json"
 

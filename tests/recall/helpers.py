@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.recall.render import FENCE_CLOSE, FENCE_OPEN, HEADER, HINT_FOUND
 from agentmd.engine.settings import Settings
-from agentmd.hooks.recall.render import FENCE_CLOSE, FENCE_OPEN, HEADER, HINT_FOUND
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hooks"
 HOOK = [sys.executable, "-c", "import sys; from hooks.entry import main; sys.exit(main())", "recall"]

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from agentmd.cli.recall import _hook_subparsers, add_recall_parsers
+from agentmd.engine.recall.render import HEADER, estimate_tokens
 from agentmd.engine.settings import Settings
-from agentmd.hooks.recall.render import HEADER, estimate_tokens
 from recall.helpers import assert_block_shape, payload, usage_rows
 
 

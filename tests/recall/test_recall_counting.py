@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agentmd.engine.client import Located
+from agentmd.engine.recall.pipeline import Recall
+from agentmd.engine.recall.render import Entry, render
 from agentmd.engine.settings import Settings
 from agentmd.hooks.recall.hook import count_injections
-from agentmd.hooks.recall.pipeline import Recall
-from agentmd.hooks.recall.render import Entry, render
 from tests.recall.helpers import usage_rows
 
 NOTE = "memory/decisions/postgres-over-mysql.md"

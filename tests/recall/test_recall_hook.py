@@ -26,10 +26,10 @@ from agentmd.engine.client import DaemonClient, access_token
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.recall.pipeline import TIME_BUDGET, Options
+from agentmd.engine.recall.render import TOKEN_BUDGET, estimate_tokens
 from agentmd.engine.settings import Settings
 from agentmd.hooks.recall import hook as H
-from agentmd.hooks.recall.pipeline import TIME_BUDGET, Options
-from agentmd.hooks.recall.render import TOKEN_BUDGET, estimate_tokens
 from recall.helpers import HOOK, ManualClock, assert_block_shape, hook_env, hook_log, payload, run_hook, usage_rows
 
 # ------------------------------------------------------------------------ the hook, no daemon running
@@ -270,7 +270,7 @@ def test_a_search_that_ends_past_the_budget_is_a_give_up(indexed: Settings) -> N
     silent error; so is a budget spent before the search begins."""
     import time
 
-    from agentmd.hooks.recall.pipeline import HookGaveUp, recall, search_daemon
+    from agentmd.engine.recall.pipeline import HookGaveUp, recall, search_daemon
 
     with pytest.raises(HookGaveUp, match="ran out during the search"):
         recall(indexed, "how do postgres migrations retry", deadline=time.monotonic() - 1)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agentmd.engine.recall.query import WALLS_CACHE, bind_project, load_walls, sanitize_query
 from agentmd.engine.settings import Settings
-from agentmd.hooks.recall.query import WALLS_CACHE, bind_project, load_walls, sanitize_query
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmd.hooks.recall.render import Entry, estimate_tokens, inert, project_tag, render
+from agentmd.engine.recall.render import Entry, estimate_tokens, inert, project_tag, render
 
 
 def test_inert_text_cannot_close_the_fence() -> None:

@@ -13,11 +13,11 @@ from search_helpers import search
 
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.index.store import Store
+from agentmd.engine.recall.query import sanitize_query
 from agentmd.engine.search import confidence as conf
 from agentmd.engine.search.query import search as typed_search
 from agentmd.engine.search.recall import RECALL_COSINE, Walls, gather
 from agentmd.engine.search.searcher import SearchRequest
-from agentmd.hooks.recall.query import sanitize_query
 from agentmd.rules import default_contract, validate
 
 BODY = "Set {word} in the gateway config before the canary rollout; the load balancer reads it at start."

@@ -1,6 +1,6 @@
 """From a prompt to what the recall search asks: the query words, the session's project, and the
 contract's walls (cached by the contract files' stat, so a prompt with a daemon up never parses the
-contract). The rules are in the package docstring (hooks/recall/__init__.py)."""
+contract). The rules are in the package docstring (engine/recall/__init__.py)."""
 
 from __future__ import annotations
 

@@ -5,26 +5,19 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from agentmd.engine import recall_pause
 from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonTimeout, Located, locate
-from agentmd.engine.errors import AgentmdError
+from agentmd.engine.hooklog import RECALL_TIME_BUDGET, HookError, HookGaveUp
+from agentmd.engine.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
+from agentmd.engine.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
 from agentmd.engine.search.recall import Gathered, Walls
-from agentmd.hooks.recall.query import MAX_QUERY_WORDS, PROJECTS_SPACE, bind_project, load_walls, sanitize_query
-from agentmd.hooks.recall.render import MAX_ENTRIES, MAX_LINKED, TOKEN_BUDGET, Entry, Rendered, render
 
-TIME_BUDGET = 1.5  # seconds, process start to exit
+TIME_BUDGET = RECALL_TIME_BUDGET  # seconds, process start to exit (engine/hooklog.py)
 MAX_SEARCH_LIMIT = 50
 _OLD_DAEMON = r"count_usage|recall"  # in an older daemon's refusal; compiled only there
-
-
-class HookError(AgentmdError):
-    """Why the hook printed nothing (logged, never shown to the agent)."""
-
-
-class HookGaveUp(HookError):
-    """The time budget ran out before the answer came (a busy daemon or machine): logged as a give-up."""
 
 
 class Options:
@@ -161,6 +154,20 @@ def recall(
             project, project_source = bind_project(cwd, settings.vault, walls.projects_folder)
     if now() > deadline:
         raise HookGaveUp("the time budget ran out during the search")
+    return rendered_recall(query, project, project_source, via, gathered, options, daemon)
+
+
+def rendered_recall(
+    query: str,
+    project: str | None,
+    project_source: str,
+    via: str,
+    gathered: Gathered,
+    options: Options,
+    daemon: Located | None = None,
+) -> Recall:
+    """The gathered candidates rendered within the budgets: the last step of every recall, in the hook's
+    process or in the daemon's (`engine/recall/serve.py`)."""
     direct = [Entry.from_candidate(c, project) for c in gathered.get("direct", [])]
     linked = [Entry.from_candidate(c, project) for c in gathered.get("linked", [])]
     rendered = render(
@@ -174,6 +181,37 @@ def recall(
     return Recall(query, project, project_source, via, rendered, left_out, daemon)
 
 
+def log_detail(result: Recall, counted: int) -> str:
+    """What one recall's `ok` line in hook.log says after its outcome (engine/hooklog.py)."""
+    return (
+        f"via={result.via} project={result.project or '-'} query={result.query!r} direct={len(result.rendered.direct)} "
+        f"linked={len(result.rendered.linked)} tokens={result.rendered.tokens} counted={counted}"
+        + (f" left-out: {'; '.join(result.notes)}" if result.notes else "")
+    )
+
+
+def paused(
+    settings: Any, cwd: str | None, env: Mapping[str, str] | None = None, walls: Walls | None = None
+) -> recall_pause.Pause | None:
+    """The pause that holds for this session (engine/recall_pause.py), if any; `env` is the session's
+    environment (default this process's). The session's project is bound only when nothing but project pauses
+    hold, from `walls` (default the cached walls of the contract)."""
+    pauses = recall_pause.in_effect(settings.state_dir, env=env)
+    if not pauses:
+        return None
+    project = None
+    if recall_pause.project_scoped(pauses):
+        if walls is not None:
+            folders = walls.projects_folder
+        else:
+            try:
+                folders = load_walls(settings).projects_folder
+            except Exception:  # a contract that cannot be read: the default projects folder
+                folders = PROJECTS_SPACE
+        project, _how = bind_project(cwd, settings.vault, folders)
+    return recall_pause.applying(pauses, project)
+
+
 def _search_here(
     settings: Any, request: dict[str, object], max_direct: int, deadline: float, now: Callable[[], float]
 ) -> tuple[Gathered, Walls]:
@@ -181,8 +219,8 @@ def _search_here(
     error. Refreshes the walls cache from the contract it parsed."""
     if not settings.index_dir.is_dir() or not settings.catalog_path.is_file():
         raise HookError(f"no index at {settings.cache_dir}; run `agentmd reindex` or start `agentmd serve`")
+    from agentmd.engine.recall.query import save_walls
     from agentmd.engine.search.recall import search_and_gather
-    from agentmd.hooks.recall.query import save_walls
 
     _response, walls, gathered = search_and_gather(settings, request, max_direct=max_direct, deadline=deadline, now=now)
     save_walls(settings, walls)
