@@ -27,11 +27,10 @@ Only the standard library, and only its light modules: the prompt hook imports t
 from __future__ import annotations
 
 import _socket  # the C module under `socket`, whose enums cost the prompt hook about 5 ms of imports per prompt
-import json
 import os
 import time
 
-from agentmd.engine import lease
+from agentmd.engine import jsonwire, lease
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.secret import SecretFileError, read_secret
 
@@ -92,7 +91,8 @@ def _valid_port(value: Any) -> int | None:
 def recorded_port(state_dir: Path) -> int | None:
     """The port daemon.json names, without checking that its daemon still runs; None when there is none."""
     try:
-        info = json.loads((state_dir / INFO_FILE).read_text(encoding="utf-8"))
+        with open(os.path.join(state_dir, INFO_FILE), encoding="utf-8") as fh:
+            info = jsonwire.loads(fh.read())
     except (OSError, ValueError):
         return None
     return _valid_port(info.get("port")) if isinstance(info, dict) else None
@@ -106,7 +106,7 @@ def instance_port(state_dir: str | os.PathLike[str]) -> int | None:
         return None
     try:
         with open(os.path.join(state_dir, INFO_FILE), encoding="utf-8") as fh:
-            info = json.loads(fh.read())
+            info = jsonwire.loads(fh.read())
     except (OSError, ValueError):
         raise DaemonError(f"the daemon holds the lock but its {INFO_FILE} is unreadable") from None
     port = _valid_port(info.get("port")) if isinstance(info, dict) else None
@@ -242,7 +242,7 @@ class DaemonClient:
 
     def _json(self, status: int, body: bytes) -> Any:
         try:
-            data = json.loads(body) if body.strip() else None
+            data = jsonwire.loads(body) if body.strip() else None
         except ValueError:
             data = None
         if status >= 400:
@@ -264,7 +264,7 @@ class DaemonClient:
         timeout = self.timeout if timeout is None else timeout
         if timeout <= 0:
             raise DaemonTimeout(f"no time left to ask the daemon on port {self.port}")
-        body = b"" if payload is None else json.dumps(payload).encode("utf-8")
+        body = b"" if payload is None else jsonwire.dumps(payload).encode("utf-8")
         if len(body) > MAX_REQUEST_BYTES:  # the daemon would answer 413 and close before reading it all
             raise DaemonHTTPError(
                 413,

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import _socket  # for the host name: `socket` itself costs the prompt hook about 5 ms of imports
 import fcntl
-import json
 import os
+
+from agentmd.engine import jsonwire
 
 TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def read_lease(vault: str | os.PathLike[str]) -> dict[str, object] | None:
         return None
     try:
         with open(os.path.join(folder, LEASE_FILE), encoding="utf-8") as fh:
-            data = json.loads(fh.read())
+            data = jsonwire.loads(fh.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -194,6 +195,8 @@ class Lease:
             return
         self._record = {**this_machine(), **info}
         temp = self.folder / f".{LEASE_FILE}.{os.getpid()}"
+        import json  # the daemon's side: jsonwire writes compact JSON only
+
         temp.write_text(json.dumps(self._record, indent=1) + "\n", encoding="utf-8")
         os.replace(temp, self.folder / LEASE_FILE)
 

@@ -14,8 +14,9 @@ the hooks' log, never an exit code. Standard library only: the hooks load this o
 
 from __future__ import annotations
 
-import json
 import sys
+
+from agentmd.engine import jsonwire
 
 TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
 if TYPE_CHECKING:  # argparse is loaded when a hook's arguments are read: the recall hook reads its own, lighter
@@ -33,7 +34,7 @@ def parse_payload(data: str | bytes) -> dict[str, object]:
     if not data.strip():
         raise ValueError("no hook input on stdin")
     try:
-        payload = json.loads(data)
+        payload = jsonwire.loads(data)
     except ValueError as exc:
         raise ValueError(f"hook input is not JSON ({exc})") from None
     if not isinstance(payload, dict):
@@ -72,6 +73,8 @@ def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, ob
 
 def write_output(out: TextIO, output: Mapping[str, object]) -> None:
     """Print a hook's JSON answer on one line, the way Claude Code reads it."""
+    import json  # the guards' answers keep their characters; jsonwire escapes them
+
     out.write(json.dumps(output, ensure_ascii=False) + "\n")
     out.flush()
 

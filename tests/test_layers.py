@@ -35,6 +35,7 @@ ENGINE_ROOMS = [
             "errors",
             "settings",
             "places",
+            "jsonwire",
             "fsutil",
             "secret",
             "lease",

@@ -70,6 +70,7 @@ PARSER_ONLY = {"agentmd.engine", "agentmd.engine.errors"}
 CLIENT = PARSER_ONLY | {
     "agentmd.engine.settings",
     "agentmd.engine.places",
+    "agentmd.engine.jsonwire",
     "agentmd.engine.client",
     "agentmd.engine.backends",
     "agentmd.engine.lease",
@@ -103,6 +104,7 @@ RECALL = CLIENT | {
 # the hook loads only what finds and calls it, and the log
 HOOK = PARSER_ONLY | {
     "agentmd.engine.places",
+    "agentmd.engine.jsonwire",
     "agentmd.engine.client",
     "agentmd.engine.lease",
     "agentmd.engine.secret",
@@ -491,8 +493,8 @@ def _injections(cli: Cli) -> int:
 def test_a_checkout_imports_through_a_plain_path_and_the_prompt_hook_stays_light() -> None:
     """An isolated interpreter (`-I`: no site-packages, no environment) given only the checkout's folder finds every
     subpackage beside agentmd/ (agentmd/__init__.py), as ./dev's plain-path install does; and the prompt hook's
-    light path loads none of the standard library's costlier modules (`re` comes with `json`)."""
-    costly = "('pathlib', 'typing', 'threading', 'datetime', 'socket', 'signal')"
+    light path loads none of the standard library's costlier modules."""
+    costly = "('pathlib', 'typing', 'threading', 'datetime', 'socket', 'signal', 'json', 're', 'enum')"
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import agentmd.hooks.entry, agentmd.hooks.recall.light; "
         "import agentmd.engine.client as c; print(c.__file__); "
