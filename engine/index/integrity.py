@@ -180,6 +180,8 @@ class IndexGuard:
                 return self.damage
             for name in sorted(self._files):
                 problem = verify_file(self.directory / name)
+                if problem is not None and self._merged_away(name):
+                    continue  # the next look follows the new meta
                 if problem is not None:
                     self.damage = problem
                     return problem
@@ -215,6 +217,8 @@ class IndexGuard:
                     continue  # replaced by a merge since the listing; the next meta names its successor
                 if known != key:
                     problem = verify_file(d / name)
+                    if problem is not None and not os.path.exists(d / name):
+                        continue  # merged away between the stat and the read: the next meta names its successor
                     if problem is not None:
                         self.damage = problem
                         return problem
@@ -238,11 +242,18 @@ class IndexGuard:
                 self.damage = f"{name} changed size ({key[0]} -> {now[0]} bytes): truncated or overwritten"
                 return self.damage
             problem = verify_file(d / name)
+            if problem is not None and self._merged_away(name):
+                return self._sync(force=True)
             if problem is not None:
                 self.damage = problem
                 return problem
             self._files[name] = now
         return None
+
+    def _merged_away(self, name: str) -> bool:
+        """Whether segment file `name`, which failed a read, is gone because a merge replaced it (Tantivy deletes
+        a segment's files only after a newer meta.json stops naming them), not because it was damaged."""
+        return not os.path.exists(self.directory / name) and self._meta_moved()
 
     def _meta_moved(self) -> bool:
         try:
