@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from agentmd import __version__
@@ -92,8 +92,77 @@ $XDG_CACHE_HOME/agentmd/<vault-id>/; deleting that folder costs one rebuild, nev
 """
 
 
-def build_parser(commands: Sequence[Register] = COMMANDS) -> argparse.ArgumentParser:
-    """The whole command line: every command of `commands`, each with the common options."""
+EVERY = "*"  # `build_parser(only=EVERY)`: every command's own parser, whole
+
+
+def build_parser(commands: Sequence[Register] = COMMANDS, only: str | None = EVERY) -> argparse.ArgumentParser:
+    """The whole command line: every command of `commands`, each with the common options. With `only` a command
+    name (or None), the other commands are listed by name and help alone, their arguments never declared: one
+    run parses one command, and declaring some 220 arguments for it costs a start about 15 ms."""
+    with untranslated():
+        return _build(commands, only)
+
+
+class _Skipped:
+    """What a command's registration gets back for a parser this run will not use: every call is taken and
+    does nothing (its arguments, groups, defaults, sub-commands)."""
+
+    _actions: tuple[object, ...] = ()
+
+    def __getattr__(self, _name: str) -> Any:
+        return self._nothing
+
+    def _nothing(self, *_args: object, **_kwargs: object) -> _Skipped:
+        return self
+
+
+class _OnlyOne:
+    """The top-level table of sub-commands as a registration sees it, when only one command will be parsed:
+    that command's parser is made whole; the others are listed by name and help only when the name given is
+    none of them (`--help`, no command, a mistyped one), so that the listing or the error can name them."""
+
+    def __init__(self, sub: Any, only: str | None) -> None:
+        self._sub, self._only = sub, only
+        self.choices = sub.choices
+        self.listed: list[tuple[str, dict[str, Any]]] = []
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name == self._only or self._only in kwargs.get("aliases", ()):
+            return self._sub.add_parser(name, **kwargs)
+        self.listed.append((name, {k: v for k, v in kwargs.items() if k in ("help", "aliases")}))
+        return _Skipped()
+
+    def list_the_others(self) -> None:
+        """Add the commands only listed, in their order, unless the one asked for was found."""
+        if self._only is None or self._only not in self.choices:
+            for name, kwargs in self.listed:
+                if name not in self.choices:  # a group two registrations share (`hook`) is listed once
+                    self._sub.add_parser(name, add_help=False, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sub, name)
+
+
+@contextlib.contextmanager
+def untranslated() -> Iterator[None]:
+    """argparse passes its own strings through gettext, which searches the disk for a message catalog on every
+    call and finds none (Python ships none for argparse): about 200 calls while the command line's parsers are
+    built, 30 ms of a start under a UTF-8 locale (bench/RESULTS.md). `LANGUAGE=C` while they are built tells
+    gettext there is nothing to look for; the environment is put back before any command runs."""
+    import os
+
+    before = os.environ.get("LANGUAGE")
+    os.environ["LANGUAGE"] = "C"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["LANGUAGE"]
+        else:
+            os.environ["LANGUAGE"] = before
+
+
+def _build(commands: Sequence[Register], only: str | None) -> argparse.ArgumentParser:
     common = common_options()
     parser = Parser(
         prog="agentmd",
@@ -103,8 +172,11 @@ def build_parser(commands: Sequence[Register] = COMMANDS) -> argparse.ArgumentPa
     )
     parser.add_argument("--version", action="version", version=f"agentmd {__version__}")
     sub = subcommands(parser, "command", "COMMAND")
+    table = sub if only == EVERY else _OnlyOne(sub, only)
     for register in commands:
-        register(sub, common)
+        register(table, common)
+    if isinstance(table, _OnlyOne):
+        table.list_the_others()
     return parser
 
 
@@ -121,7 +193,8 @@ def main(
     is_hook = argv_list[:1] == ["hook"]
     verbose = "-v" in argv_list or "--verbose" in argv_list
     try:
-        parser = build_parser(commands)
+        named = argv_list[0] if argv_list and not argv_list[0].startswith("-") else None
+        parser = build_parser(commands, only=named)
         with contextlib.redirect_stdout(out):
             args = parser.parse_args(argv_list)
         import logging  # after parsing: `--help` and argument errors end before anything logs

@@ -10,16 +10,15 @@ takes it on the next request, and HTTP clients configured with the old one must 
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, daemon_of, settings_of, subcommands
 from agentmd.cli.output import emit
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentmd.engine.settings import Settings
 
 DEFAULT_PORT = 7821  # engine/settings.py's, written out so that building the parser loads no engine module
@@ -79,6 +78,10 @@ def cmd_token_rotate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_mcp_config(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import json
+    import shlex
+    from pathlib import Path
+
     from agentmd.engine.client import ACCESS_WHAT, access_token_path, recorded_port
     from agentmd.engine.secret import ensure_secret
 

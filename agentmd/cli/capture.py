@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, daemon_of, raised_from, settings_of
@@ -39,6 +38,8 @@ def add_capture(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _body(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
     if args.body is not None:
         return str(args.body)
     if args.body_file:

@@ -9,9 +9,7 @@ applies the plan with its own committer, so the vault keeps one writer.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fresh_store, settings_of
@@ -19,6 +17,8 @@ from agentmd.cli.output import ProgressBar, emit
 from agentmd.engine.errors import UsageError
 
 if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
     from typing import TypedDict
 
     from agentmd.engine.curate.groom import GroomPlan
@@ -106,6 +106,8 @@ def add_curation_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _when(text: str | None, now: dt.datetime) -> dt.datetime | None:
+    import datetime as dt
+
     from agentmd.engine.curate.queue import parse_age
 
     if not text:
@@ -126,6 +128,8 @@ def _origins(text: str | None) -> list[str]:
 
 
 def _relative(vault: Path, raw: str) -> str:
+    from pathlib import Path
+
     path = Path(raw)
     if path.is_absolute() or (os.path.exists(raw) and not (vault / raw).exists()):
         try:
@@ -156,6 +160,8 @@ class GateRefused(UsageError):
 
 
 def cmd_queue(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
     from agentmd.engine.curate.queue import ORIGINS, parse_age, review_queue
     from agentmd.engine.times import parse_utc
     from agentmd.rules import load_contract
@@ -207,6 +213,8 @@ def _select(args: argparse.Namespace, settings: Settings, now: dt.datetime) -> t
 
 
 def cmd_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
     from agentmd.engine.curate.actions import check_type, plan_edits
     from agentmd.rules import load_contract
 
@@ -269,6 +277,8 @@ def _sweep_sources(settings: Settings) -> list[Path]:
 
 
 def cmd_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
     from agentmd.engine.curate.ingest import plan_ingest
     from agentmd.rules import load_contract
 
@@ -315,6 +325,8 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
     from agentmd.engine.curate.changelog import grouped, history
 
     settings = settings_of(args)
@@ -357,7 +369,9 @@ def _undo_line(change: Any, indent: str) -> list[str]:
 
 
 def cmd_groom(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
     import json
+    from pathlib import Path
 
     from agentmd.engine.curate.groom import StalePlan, apply_plan, plan_split_revert, propose
     from agentmd.rules import load_contract
@@ -443,6 +457,8 @@ def _restated_judge(settings: Settings, args: argparse.Namespace) -> tuple[Any, 
 
 
 def _add_restated(plan: GroomPlan, settings: Settings, catalog: Any, contract: Any, budget: Any, caller: Any) -> None:
+    import datetime as dt
+
     from agentmd.engine.curate.actions import stamp
     from agentmd.engine.enrich.restated import add_to_plan
 

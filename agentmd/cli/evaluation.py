@@ -5,7 +5,6 @@ recall hook would inject, measured read-only (never counted as usage). The harne
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, settings_of, subcommands
@@ -75,6 +74,8 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
     from agentmd.engine.errors import IndexBusy
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
@@ -109,6 +110,8 @@ def cmd_eval_fixtures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 
 def cmd_eval_beir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
     from agentmd.cli.output import EmbedBar
     from agentmd.engine.search.eval.beir import DenseSide, render_beir, run_beir
 
@@ -143,6 +146,7 @@ def cmd_eval_beir(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from agentmd.engine.errors import IndexBusy
     from agentmd.engine.index.reconcile import reconcile

@@ -7,7 +7,6 @@ The hooks' own logic lives in `agentmd.hooks`; `agentmd hook recall` is register
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, settings_of, subcommands
@@ -18,6 +17,8 @@ from agentmd.cli.output import emit
 DEFAULT_BUDGET = 1.0
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentmd.hooks.install import Plan
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from typing import Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, settings_of
@@ -48,6 +47,8 @@ def cmd_lifecycle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, settings: Any, out: TextIO) -> int:
+    import datetime as dt
+
     from agentmd.engine.curate.host import run_steps
     from agentmd.engine.curate.lifecycle import run_pass
     from agentmd.engine.git.gate import corpus_write_gate

@@ -10,7 +10,6 @@ JSON output stays exact JSON, with the same characters written as `\\u` escapes.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -41,6 +40,8 @@ def one_line(text: str) -> str:
 def json_text(payload: Any) -> str:
     """`payload` as one line of exact JSON; characters a terminal would act on are written as `\\u` escapes
     (json already escapes C0 controls; DEL, C1 controls and bidi controls are escaped here)."""
+    import json
+
     text = json.dumps(payload, ensure_ascii=False, indent=None)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of, subcommands
@@ -64,6 +63,8 @@ def cmd_door_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_contract_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
     from agentmd.rules import check_file, load_contract
 
     if args.file:
@@ -116,6 +117,8 @@ def cmd_rules(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _history(args: argparse.Namespace, out: TextIO, settings: Any) -> int:
+    from pathlib import Path
+
     from agentmd.engine.curate.contract_history import contract_history
     from agentmd.engine.errors import UsageError
     from agentmd.rules.contract import contract_path

@@ -9,16 +9,16 @@ installed, and is rolled back. `uninstall` stops it and removes exactly the file
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import threading
 import time
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, EXIT_RED, subcommands
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HEALTH_WAIT = 30.0
 
@@ -43,6 +43,8 @@ def add_service_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _config_path(args: argparse.Namespace) -> Path:
     """The config file the service's command names: --config, else the default one (resolved now)."""
+    from pathlib import Path
+
     if args.config:
         return Path(args.config).expanduser().resolve()
     from agentmd.engine.settings import default_config_file
@@ -52,6 +54,8 @@ def _config_path(args: argparse.Namespace) -> Path:
 
 def _service_settings(args: argparse.Namespace) -> Any:
     """The settings the service will see at its start: the vault from the config file alone."""
+    from pathlib import Path
+
     from agentmd.engine.settings import resolve
 
     config = _config_path(args)
@@ -71,6 +75,8 @@ def _service_settings(args: argparse.Namespace) -> Any:
 
 def _config_note(args: argparse.Namespace, config: Path) -> str | None:
     """What a person should know of the config file the service names, when it is not there yet."""
+    from pathlib import Path
+
     if config.exists():
         return None
     if args.vault:
@@ -84,6 +90,9 @@ def _config_note(args: argparse.Namespace, config: Path) -> str | None:
 def write_config(config: Path, vault_arg: str | None) -> bool:
     """With --vault and no config file yet, write one naming that vault (the service's only source of it);
     whether it was written."""
+    import json
+    from pathlib import Path
+
     from agentmd.engine.fsutil import atomic_write
 
     if config.exists() or not vault_arg:
@@ -111,6 +120,8 @@ def _health(settings: Any, timeout: float = 2.0) -> dict[str, object] | None:
 
 
 def wait_for_health(settings: Any, wait: float) -> dict[str, object] | None:
+    import threading
+
     deadline = time.monotonic() + wait
     pause = threading.Event()
     while True:

@@ -8,7 +8,6 @@ kept side by side (or an undo did, engine/git/conflicts.py).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, settings_of, subcommands
@@ -16,6 +15,8 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentmd.engine.git.sync import SyncJson
     from agentmd.engine.settings import Settings
 

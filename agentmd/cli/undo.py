@@ -11,7 +11,6 @@ zone) or an age (90m, 12h, 3d, 2w).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, daemon_of, settings_of
@@ -19,6 +18,7 @@ from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
+    import datetime as dt
     from typing import NotRequired
 
     from agentmd.engine.git.undo import ResultJson, Selection
@@ -67,6 +67,8 @@ def add_undo_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def moment(text: str, now: dt.datetime, flag: str) -> dt.datetime:
     """An age, a date or a date-time as a UTC time (see the module docstring)."""
+    import datetime as dt
+
     from agentmd.engine.curate.queue import parse_age
 
     try:
@@ -109,6 +111,8 @@ def _selection(args: argparse.Namespace, settings: Settings, now: dt.datetime) -
 
 
 def cmd_undo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
     from agentmd.engine.git.undo import UndoRefused, make_plan
 
     settings = settings_of(args)

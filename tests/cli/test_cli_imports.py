@@ -11,6 +11,7 @@ Each command runs as a new process whose `sys.modules` is written to a file at e
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
@@ -505,3 +506,81 @@ def test_a_checkout_imports_through_a_plain_path_and_the_prompt_hook_stays_light
     where, loaded = [*proc.stdout.splitlines(), ""][:2]
     assert where == str(REPO / "engine" / "client.py")
     assert loaded == ""
+
+
+def test_a_parser_built_for_one_command_is_that_command_whole_and_lists_the_rest() -> None:
+    """`main` builds only the command it was given (the others' arguments are never declared): each command's
+    help is the same as in the whole command line, and with no command, or a mistyped one, every command is
+    listed as the whole command line lists it."""
+    import argparse
+
+    from agentmd.cli import build_parser
+
+    def table(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(found[0].choices) if found else {}
+
+    whole = build_parser()
+    names = table(whole)
+    assert len(names) > 40
+    for name, sub in names.items():
+        alone = table(build_parser(only=name))
+        assert alone[name].format_help() == sub.format_help(), name
+        for inner, inner_parser in table(sub).items():  # a group's own commands (`hook recall`, `token path`)
+            assert table(alone[name])[inner].format_help() == inner_parser.format_help(), (name, inner)
+    for only in (None, "no-such-command"):
+        assert build_parser(only=only).format_help() == whole.format_help()
+
+
+def _imported(node: ast.AST) -> set[str]:
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Import | ast.ImportFrom)
+        for alias in sub.names
+    }
+
+
+def _unimported_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str], given: set[str]) -> list[int]:
+    """Lines where `fn` (or a function inside it) reads one of `names` at run time with no import of it in
+    scope; annotations are not read at run time (`from __future__ import annotations`)."""
+    have = given | _imported(fn)
+    lines: list[int] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not fn:
+            for default in [*node.args.defaults, *node.decorator_list]:
+                visit(default)
+            lines.extend(_unimported_uses(node, names, have))
+            return
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load) and node.id not in have:
+            lines.append(node.lineno)
+        for field, value in ast.iter_fields(node):
+            if field not in ("returns", "annotation"):
+                for child in value if isinstance(value, list) else [value]:
+                    if isinstance(child, ast.AST):
+                        visit(child)
+
+    for statement in fn.body:
+        visit(statement)
+    return lines
+
+
+def test_a_module_imported_for_type_checking_only_is_imported_where_it_runs() -> None:
+    """The command modules load some modules only in the functions that use them (a light start); the names are
+    imported under TYPE_CHECKING for the annotations, which hides a missing run-time import from ruff and mypy.
+    Every run-time read of such a name must have an import in its function or one around it."""
+    missing = []
+    for path in sorted((REPO / "agentmd" / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = set().union(
+            *(_imported(n) for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+        )
+        top = set().union(*(_imported(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)))
+        names = guarded - top
+        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        methods = [c.body for c in tree.body if isinstance(c, ast.ClassDef)]
+        functions += [m for body in methods for m in body if isinstance(m, ast.FunctionDef)]
+        for fn in functions:
+            missing += [f"{path.name}:{line}" for line in _unimported_uses(fn, names, top)]
+    assert not missing, f"names read at run time but imported only for type checking: {missing}"
