@@ -56,112 +56,42 @@ from agentmd.engine.search.planning import query_terms, split_words
 from agentmd.engine.search.result import Miss, Result, SearchResponse
 from agentmd.vault_schema import cjk
 
-# Logistic coefficients, fitted by the first version of bench/confidence_fit.py (gradient descent on class-balanced
-# log loss, L2 0.001) on the train part of bench/fixtures/prompts-vaultofknowledge.jsonl: 766 result rows, the 746
-# results of 51 coding prompts the vault cannot help with as negatives, the expected note of 20 helpful prompts as
-# positives, lexical default mode. Train AUC 1.000 (IDF-weighted word share alone 0.994, but long notes hold every
-# common word of a coding prompt: the title share and the rarest found word are what tell them apart). With the
-# default recall floor 0.55 the hook injects nothing for 48 of 52 train coding prompts and keeps the note of 20 of
-# 20 helpful ones; on the held-out fifth, 10 of 13 and 5 of 5.
+# The word model: a logistic curve fitted by bench/confidence_fit.py on the prompts file's train part
+# (bench/RESULTS.md "Constants of the search", INTERCEPT ... RARITY_WEIGHT).
 INTERCEPT = -9.817
 WORD_SHARE_WEIGHT = 5.457
 COVERAGE_WEIGHT = 2.674
 WORDS_WEIGHT = 1.044  # per ln(number of content words)
 TITLE_SHARE_WEIGHT = 5.728
 RARITY_WEIGHT = 2.809
-# A hybrid result also carries its best chunk's cosine. Words alone would reject the paraphrases the dense
-# arm exists for, so its confidence is the higher of the word model's and a cosine curve. Its midpoint was
-# chosen with the dense arm on, on a copy of vaultofknowledge (all 7,798 chunks embedded), over the train
-# prompts and the dev questions (the held-out files untouched):
-#   midpoint          coding prompts silent (hook)   helpful kept   dev hit@5 (search)   no-answer rejected
-#   0.40              37 / 52                        20 / 20        25 / 32              0 / 12
-#   0.45              45 / 52                        20 / 20        25 / 32              1 / 12
-#   0.50 (chosen)     47 / 52                        20 / 20        25 / 32              3 / 12
-#   0.55              47 / 52                        20 / 20        24 / 32              3 / 12
-#   words only        48 / 52                        20 / 20        19 / 32              5 / 12
+# A hybrid row's confidence is the higher of the word model's and a cosine curve (bench/RESULTS.md
+# "Constants of the search", COSINE_MIDPOINT).
 COSINE_MIDPOINT = 0.50
 COSINE_SLOPE = 12.0
-# A hybrid result whose best chunk is far from the query in meaning holds the query's words in another sense
-# (`resolve merge conflict` and a philosophy note on the dialectic): below COSINE_VETO its confidence is the
-# cosine curve's alone, whatever its words. Over the dev questions of three shared vaults no answer that clears
-# the default floor has a best-chunk cosine below 0.40. Through the hybrid search the recall hook gets from a
-# daemon (the train prompts of bench/fixtures/prompts-vaultofknowledge.jsonl, every chunk embedded):
-#   veto      coding prompts silent   helpful kept   dev hits@5 / no-answer rejected (default floor)
-#   none      48 / 52                 20 / 20        96 / 22
-#   0.25      50 / 52                 20 / 20        96 / 22
-#   0.30      51 / 52                 20 / 20        96 / 23
-#   0.35      51 / 52                 20 / 20        96 / 24
-# 0.30 keeps a margin of 0.10 below the lowest answer's cosine.
+# Below COSINE_VETO a row's confidence is the cosine curve's alone, whatever its words (bench/RESULTS.md
+# "Constants of the search", COSINE_VETO).
 COSINE_VETO = 0.30
-# The recalibration by the rarest word no top-five note holds, fitted (the same gradient descent,
-# class-balanced, L2 0.01) on the dev questions of dendron-site, obsidian-tasks and vaultofknowledge
-# (bench/fixtures/dev-*.jsonl, hybrid mode with every chunk embedded): positives the expected note of an
-# answerable question when it is in the top 5, negatives the top 5 of every unanswerable one. Trained on two
-# vaults and tested on the third, in turn (138 answerable, 46 unanswerable), against the first model alone:
-#   floor               recalibrated: hits@5 kept, no-answer rejected    first model: hits kept, rejected
-#   0.0                 101                          0                    101                      0
-#   0.2                  95                         15                    103                     13
-#   0.3 (search floor)   93                         21                     99                     13
-#   0.4                  90                         24                     95                     16
-#   0.5                  88                         29                     92                     22
-# On questions it matches the first model at a higher floor; what it adds is on prompts. On the coding
-# prompts of bench/fixtures/prompts-vaultofknowledge.jsonl (not used in this fit; `agentmd eval prompts`) the
-# recall hook at its floor 0.55 stays silent for 50 of 52, against 47 for the first model alone, and keeps
-# the note of 19 of 20 helpful prompts (20 before).
-# Since then `missing` reads only words that are not everyday English (`everyday`: the embedding model's
-# tokenizer does not hold them whole), and its weight was chosen again (bench/vocab_bench.py, hybrid, every
-# chunk embedded, the intercept and slope kept): the weight with the most answers kept at floor 0.3 and no
-# fewer unanswerable questions rejected, chosen on two vaults and read on the third in turn, was 2.0, 2.5 and
-# 1.5; read so, 11 of 43 different-vocabulary answers kept (6 before), 39 of 42 paraphrases (38) and 23 of 46
-# unanswerable rejected (22). With 2.0 on all three vaults:
-#   floor               hits@5 kept: words, paraphrases, other vocabulary     no-answer rejected
-#   0.0                 37/37, 39/42, 19/43 (before: 37, 39, 19)              0 (0)
-#   0.2                 37/37, 39/42, 14/43 (37, 38, 10)                      19 (14)
-#   0.3 (search floor)  37/37, 39/42, 11/43 (37, 38, 6)                       23 (22)
-#   0.4                 37/37, 38/42,  6/43 (37, 37, 2)                       26 (29)
-#   0.5                 37/37, 36/42,  3/43 (37, 35, 1)                       32 (32)
-# The recall hook on the same prompts: 50 of 52 silent and 20 of 20 kept, lexically (51 and 19 before); 51 and
-# 20 through the hybrid search (unchanged).
+# The recalibration by the rarest word no top-five note holds, and that word's weight (bench/RESULTS.md
+# "Constants of the search", RECAL_INTERCEPT ... MISSING_WEIGHT).
 RECAL_INTERCEPT = 0.025
 RECAL_SLOPE = 0.811
 MISSING_WEIGHT = 2.0
 MISSING_EVERYDAY = True  # `missing` skips everyday words (False: every word counts, as first fitted)
-# A CJK word keeps the weight first fitted (every word counted): on the Chinese vault's dev questions (ailurus-zh)
-# the weight 2.0 for its words kept one paraphrase fewer at floor 0.3 (5 of 8) and rejected no more.
+# A CJK word keeps the weight first fitted (bench/RESULTS.md "Constants of the search", CJK_MISSING_WEIGHT).
 CJK_MISSING_WEIGHT = 0.888
-# The missing word's weight is scaled by the share of the query's specific words (those with a weight) that no
-# top note holds (`QueryWords.missing`). Over the dev questions of three vaults (bench/vocab_bench.py, hybrid,
-# every chunk embedded) it changes nothing at the search floor 0.3 (hits kept 37/37, 39/42, 11/43; 23 of 46
-# unanswerable rejected; at 0.2 and 0.4 one unanswerable question fewer is rejected), nor the recall hook on
-# the prompt files (50 of 52 silent lexically, 51 through the hybrid, 20 of 20 kept); on SciFact's train split
-# (809 claims, every one answerable, lexical, through the floor as `agentmd search` returns them) 160 claims
-# come back empty instead of 211 and nDCG@10 reads 0.576 for 0.534.
+# The missing word's weight is scaled by the share of the query's specific words that no top note holds
+# (`QueryWords.missing`; bench/RESULTS.md "Constants of the search", MISSING_SHARE).
 MISSING_SHARE = True
-# The missing-word step was fitted on questions of at most 7 content words (the dev files' unanswerable ones hold
-# 3 to 7); a longer query has more words one of which its answer may lack by chance, so past 7 words the step
-# weighs 7 / words of itself. It changes nothing on the dev questions and prompt files above (at floors 0.2 to
-# 0.4); on SciFact train through the floor, hybrid (every chunk embedded), nDCG@10 reads 0.687 for 0.677 (75
-# claims empty before, 64 after; 0.646 and 119 before either change), lexical 0.589 for 0.576 (160 and 142
-# empty). 5 words cost a coding prompt.
+# Past MISSING_LONG_FROM content words the missing-word step weighs that many over the words of itself
+# (bench/RESULTS.md "Constants of the search", MISSING_LONG_FROM).
 MISSING_LONG_FROM = 7
 MISSING_DEPTH = 5  # the notes, in rank order, whose words count as held
 # A query word in no note that a top note holds one edit away is a misspelling, not a thing the vault lacks
-# (`priorty`, `logesq`): it is not counted as missing. Only analysed terms of 6 characters and more are read so
-# (a shorter word is one edit from too many others). On the dev questions of three shared vaults, each
-# answerable one with two neighbouring letters of its longest word (7+ letters) swapped (109 questions),
-# hybrid, every chunk embedded: 58 keep their note in the top 5 at the search floor 0.3 (37 without), 46 at
-# the recall floor 0.55 (13); lexically 21 and 9 (9 and 3). Unchanged: the dev questions as written (104 of
-# 138 kept, 23 of 46 unanswerable rejected, at floors 0.2 to 0.4), the hook on the prompt files (50 and 51 of
-# 52 silent, 20 of 20 kept; 27 and 26 of 30 fresh prompts). SciFact train through the floor: hybrid 0.689 ->
-# 0.691 (61 claims empty for 63), lexical 0.589 -> 0.592. The check is one fuzzy query over the top notes,
-# about 0.75 ms at 2,700 notes, run only for such a word.
+# (`priorty`), read so from MISSPELT_FROM characters (bench/RESULTS.md "Constants of the search", MISSPELT_FROM).
 MISSPELT_FROM = 6
-# A word missing from a vault of a few dozen notes says little (an everyday verb may be in none of them), so
-# the weight (and the search floor, `search_floor`) grows with the vault, in full from 100 notes. On the shared
-# Chinese vault (ailurus-zh, 117 notes; 21 questions it answers, 7 on its topics it cannot) full weight from
-# 100 notes kept 19 answers in the top 5 and rejected 4 of the 7; growing up to 200 or 400 notes kept 20 and
-# rejected 2 (measured before CJK pairs were held only where they stand together: 18 and 5 since). The other
-# dev vaults hold 410 notes and more, where both read the same.
+# A word missing from a vault of a few dozen notes says little, so the weight (and the search floor,
+# `search_floor`) grows with the vault, in full from MISSING_FULL_AT notes (bench/RESULTS.md "Constants of the
+# search", MISSING_FULL_AT).
 MISSING_FULL_AT = 100
 NAME_CONFIDENCE = 0.9  # the least confidence of a note the query names (its title, alias or file name)
 ENTITY_CONFIDENCE = 1.0  # a note marked as the page of an entity the query names outright

@@ -1,32 +1,9 @@
 """Hybrid ranking: the lexical list and the dense list fused into one, plus two relevance signals.
 
-The fusion rule was chosen on SciFact's train split (809 queries, bench/dense_bench.py) and on the dev
-questions of three shared vaults (bench/fixtures/dev-*.jsonl). The rules measured, with their SciFact
-train nDCG@10 (lexical alone 0.692, dense alone 0.664):
-
-- `rrf`: Σ weight / (k + rank) over the two lists (k = 60), with a weight on the dense list: 0.679 to
-  0.701, the equal-weight one best; reciprocal ranks throw away how far ahead a confident match is;
-- `minmax`: a convex combination of the scores, each min-max normalised over the candidates: up to 0.730
-  (cosine share 0.6);
-- `zscore`: the same with z-scores: up to **0.732** (cosine share 0.5);
-- `zscore` with a `lift`: the cosine's share rises from 0.5 as the lexical list's hold on the query falls
-  (the best word share among its first three notes): 0.731, 0.728, 0.728, 0.726, 0.718 and 0.710 for lifts
-  0.2, 0.3, 0.4, 0.5, 0.6 and 0.8;
-- `dense`: the dense list alone.
-
-The shipped rule is `zscore` with a cosine share of 0.6, without a lift. On SciFact train the share 0.5 is
-best (0.7405; 0.6 gives 0.7358, 0.7 0.7267), but the notes vaults' questions lean on the dense arm: over the
-dev questions of dendron-site, obsidian-tasks and vaultofknowledge (138 answerable, 46 unanswerable, hybrid,
-every chunk embedded) the top 5 before any floor held 103 answers at 0.5, 109 at 0.6 and 112 at 0.7, the gain
-on questions worded without their note's words (15, 19 and 22 of 43); at the default floor 0.6 kept 94 against
-89 and rejected 22 of the unanswerable against 24. 0.6 is the largest share whose SciFact train figure stays
-within 0.005 of the best; on the test split, read once for it, nDCG@10 0.727 and Recall@100 0.971 (0.5: 0.735
-and 0.965), against 0.686 and 0.920 for the lexical search alone. A lift was measured for the same reason: a
-lift of 0.4 put 108 dev answers in the top 5 against 101 at 0.5, but cost SciFact more (train 0.7316) for
-less on the vaults than the fixed share. Measured again on the share 0.6 once the confidence floor stood
-(2026-12-02): lifts 0.2 and 0.3 put 22 and 23 of 43 different-vocabulary answers in the top 5 against 19, but
-the floor 0.3 keeps 11 of them either way (one paraphrase and one rejection more), and SciFact train fell to
-0.7277 and 0.7250 against 0.7358.
+The fusion rule (`CHOSEN`): each list's scores z-scored over the candidates and combined, the cosine's share
+0.6. It was chosen among reciprocal-rank fusion, min-max and z-score combinations and a share that rises as the
+lexical list's hold on the query falls, on SciFact's train split (bench/dense_bench.py) and the dev questions of
+three shared vaults (bench/vocab_bench.py); the figures are in bench/RESULTS.md, "Constants of the search".
 
 A note found by only one list has a lexical score of 0 (it does not hold enough of the query's words) or
 its real best-chunk cosine (every note with vectors has one), so the combinations compare like with like.

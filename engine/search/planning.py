@@ -35,24 +35,9 @@ EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion 
 # A three-word query each of whose words is in more than half of the notes is ranked by that all-words BM25
 # ranking alone (from this many notes; in a smaller vault a word is easily in half of them).
 COMMON_FROM = 1_000
-# Questions weigh the title and meta fields lightly: the body already carries the frontmatter (title, tags,
-# aliases) once, and the keyword plan's 4x title weight summed per field drowns a long question's evidence in
-# the body, but a little title and alias evidence helps (a question that is a note's name is put first by
-# the name match, SearchIndex.name_hits, whatever the weights). Chosen on SciFact train (809 queries) and the
-# dev fixtures (dev-*-2, 94 answerable questions over three vaults), lexical, nDCG@10 / hits at 5:
-# title/meta 0/0 0.6889 / 60, 0.2/0.2 0.6915 / 61, 0.2/0 0.6901 / 61, 0.3/0 0.6884 / 60, 0.5/0 0.6819 / 62,
-# 0.5/0.5 0.6776 / 64, 1/1 0.6474 / 65, 4/3 0.5472 / 61.
-# A question admits the notes holding at least two of its words, and a note holding one of its rare words: a
-# word held by at most RARE_SHARE of the notes is specific enough (a gene, an error code, a tool)
-# to qualify without a second word. Chosen on SciFact train (809 queries), lexical nDCG@10 / recall@100, and
-# the dev fixtures (138 answerable and 46 unanswerable questions, hybrid, default floor), hits at 5 / rejected:
-#   rare words only in questions of 7+ words, share 0.002   0.6915 / 0.896   88 / 22
-#   in every question, share 0.002                          0.7027 / 0.917   88 / 23
-#   in every question, share 0.01                           0.7036 / 0.925   89 / 24
-#   in every question, share 0.05 (0.03 on SciFact)         0.7035 / 0.926   89 / 22
-#   any one word admits a note                              0.7035 / 0.930   91 / 23
-# (bm25s on the same train split: 0.6964 / 0.928). Any word alone also admits the notes sharing one common
-# word with a question, which a small vault's scaled floor then lets through as noise.
+# QUESTION_BOOSTS (questions weigh the title and meta fields lightly) and RARE_SHARE (a question admits the notes
+# holding two of its words, or one word held by at most this share of the notes): SciFact train and the dev
+# fixtures, bench/RESULTS.md "Constants of the search".
 RARE_SHARE = 0.01
 QUESTION_BOOSTS = QUESTION_FIELD_BOOSTS
 
