@@ -42,6 +42,26 @@ def parse_payload(data: str | bytes) -> dict[str, object]:
     return payload
 
 
+def prompt_fields(payload: Mapping[str, object]) -> tuple[str | None, str, str | None]:
+    """(session id, prompt, cwd) of a UserPromptSubmit payload (the recall hook's). A `ValueError` says what is
+    wrong: another event, or no prompt; the session id is read first, so the log line can name it either way
+    (`session_of`)."""
+    event = payload.get("hook_event_name")
+    if event not in (None, "UserPromptSubmit"):
+        raise ValueError(f"hook_event_name is {event!r}; the recall hook answers UserPromptSubmit")
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        raise ValueError("hook input has no prompt")
+    cwd = payload.get("cwd")
+    return session_of(payload), prompt, cwd if isinstance(cwd, str) else None
+
+
+def session_of(payload: Mapping[str, object]) -> str | None:
+    """The payload's session id as text, None when it has none."""
+    given = payload.get("session_id")
+    return str(given) if given else None
+
+
 def read_hook_input(stream: TextIO | None, timeout: float = 2.0) -> dict[str, object]:
     """The hook's JSON input from `stream`, or {} when there is none, it is not JSON, or it does not arrive
     within `timeout` seconds (a terminal, or a parent that never closes the pipe)."""

@@ -24,7 +24,7 @@ from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, append
 from agentmd.engine.recall.pipeline import HookError, HookGaveUp, Options, Recall, log_detail, paused, recall
 from agentmd.engine.recall.render import inert
 from agentmd.engine.settings import state_root
-from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload
+from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload, prompt_fields, session_of
 
 PRINT_MARGIN = 0.05  # seconds kept after the work for printing and counting
 
@@ -120,16 +120,11 @@ def run_hook(
             box.settings = settings
             log.path = settings.state_dir / HOOK_LOG
             payload = read_payload(stdin)
-            given_session = payload.get("session_id")
-            box.session = str(given_session) if given_session else None
-            event = payload.get("hook_event_name")
-            if event not in (None, "UserPromptSubmit"):
-                raise HookError(f"hook_event_name is {event!r}; the recall hook answers UserPromptSubmit")
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str):
-                raise HookError("hook input has no prompt")
-            given_cwd = payload.get("cwd")
-            cwd = given_cwd if isinstance(given_cwd, str) else None
+            box.session = session_of(payload)
+            try:
+                box.session, prompt, cwd = prompt_fields(payload)
+            except ValueError as exc:
+                raise HookError(str(exc)) from None
             held = paused(settings, cwd)
             if held is not None:
                 box.paused = held

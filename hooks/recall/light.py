@@ -24,10 +24,10 @@ import sys
 import time
 
 from agentmd.engine import places
-from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonTimeout, instance_port, lease_holder
+from agentmd.engine.client import DaemonClient, DaemonError, DaemonHTTPError, DaemonTimeout, instance_port, lease_holder
 from agentmd.engine.client import access_token as read_access_token
 from agentmd.engine.hooklog import GAVE_UP, HOOK_LOG, RECALL_TIME_BUDGET, HookGaveUp, append
-from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload
+from agentmd.hooks.protocol import MAX_INPUT_BYTES, parse_payload, prompt_fields, session_of
 
 TYPE_CHECKING = False  # `typing` is one more import on the prompt hook's path; mypy reads the block below
 if TYPE_CHECKING:
@@ -129,26 +129,20 @@ def run(
             payload = parse_payload(text)
         except ValueError as exc:
             return "error", str(exc), None
-        given = payload.get("session_id")
-        session = str(given) if given else None
-        event = payload.get("hook_event_name")
-        if event not in (None, "UserPromptSubmit"):
-            return "error", f"hook_event_name is {event!r}; the recall hook answers UserPromptSubmit", session
-        prompt = payload.get("prompt")
-        if not isinstance(prompt, str):
-            return "error", "hook input has no prompt", session
-        cwd = payload.get("cwd")
+        session = session_of(payload)
+        try:
+            session, prompt, cwd = prompt_fields(payload)
+        except ValueError as exc:
+            return "error", str(exc), session
         body = {
             "prompt": prompt,
-            "cwd": cwd if isinstance(cwd, str) else None,
+            "cwd": cwd,
             "session_id": session,
             "recall_env": os.environ.get("AGENTMD_RECALL"),
         }
         for name in ("token_budget", "max_entries"):
             if getattr(opts, name) is not None:
                 body[name] = getattr(opts, name)
-        from agentmd.engine.client import DaemonClient
-
         wait = deadline - PRINT_MARGIN - time.monotonic()
         if wait < MIN_WAIT:
             raise HookGaveUp
