@@ -106,12 +106,14 @@ def has_conflict_markers(text: str) -> bool:
     return False
 
 
-def strip_code(text: str) -> str:
-    """The text with fenced blocks and inline code spans blanked out (line count kept)."""
+def strip_code(text: str, span: str = " ") -> str:
+    """The text with fenced blocks and inline code spans blanked out (line count kept): a fenced line is left
+    empty and a code span becomes `span` (a space; a caller that must tell where a span stood gives another
+    character)."""
     if "```" in text or "~~~" in text:
         text = "\n".join("" if code else line for i, line, code, _ in _scan(text) if i >= 0)
     if "`" in text:
-        text = _blank_code_spans(text)
+        text = _blank_code_spans(text, span)
     return text
 
 
@@ -149,12 +151,12 @@ def _pair(runs: list[tuple[int, int]], breaks: list[int]) -> list[tuple[int, int
     return spans
 
 
-def _blank_code_spans(text: str) -> str:
-    """Each code span replaced by a space (line breaks inside it kept)."""
+def _blank_code_spans(text: str, span: str = " ") -> str:
+    """Each code span replaced by `span` (line breaks inside it kept)."""
     out: list[str] = []
     pos = 0
     for start, _a, _b, end in code_spans(text):
-        out.append(text[pos:start] + " " + "\n" * text.count("\n", start, end))
+        out.append(text[pos:start] + span + "\n" * text.count("\n", start, end))
         pos = end
     out.append(text[pos:])
     return "".join(out)

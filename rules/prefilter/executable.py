@@ -1,6 +1,13 @@
 """Content that runs, reported as ``executable:*``: ``dataviewjs`` fences and inline ``$=`` queries, Templater
 tags outside code, destructive or download-and-run commands in shell blocks or on bare command lines,
 ``<script>`` tags and ``javascript:`` links.
+
+A Templater tag that only prints a date, a fact of the note's file (its title, dates, path, folder, tags) or a
+frontmatter value, with literal arguments (``<% tp.date.now("YYYY-MM-DD", -1) %>``, ``<% tp.file.title %>``), is
+not refused: it reads and prints, nothing more, and daily-note templates and notes that explain them are full of
+such tags. Every other tag is: an execution block (``<%* … %>``), a call that acts or reaches further
+(``tp.system.prompt``, ``tp.file.include``, ``tp.file.move``, ``tp.user.…``, ``tp.web.…``, ``tp.app``) or any
+other JavaScript.
 """
 
 from __future__ import annotations
@@ -124,10 +131,22 @@ _JS_URL = re.compile(r"(?i)(?:\]\(\s*<?|(?:href|src|action|formaction)\s*=\s*[\"
 _INLINE_DVJS = re.compile(r"(?<!`)`\$=[^`\n]+`(?!`)")
 _TEMPLATER_OPEN = re.compile(r"<%[-_*+~]?")
 _MAX_TEMPLATER_SPAN: Final = 4000
+# What a tag that only reads and prints holds: a date, a fact of the note's file or a frontmatter value, its
+# arguments literals (a string without quotes or backslashes inside, a number, true, false or null).
+_LITERAL = r"""(?:"[^"\\\n]*"|'[^'\\\n]*'|-?\d+(?:\.\d+)?|true|false|null)"""
+_ARGUMENTS = rf"(?:\(\s*(?:{_LITERAL}(?:\s*,\s*{_LITERAL})*)?\s*\))?"
+_PRINTS_ONLY = re.compile(
+    rf"[-_]?\s*tp\.(?:date\.(?:now|tomorrow|yesterday|weekday){_ARGUMENTS}"
+    rf"|file\.(?:title|creation_date|last_modified_date|path|folder|tags|cursor){_ARGUMENTS}"
+    r"|frontmatter(?:\.[A-Za-z_]\w*|\[\s*(?:\"[^\"\\\n]*\"|'[^'\\\n]*')\s*\]))\s*[-_]?"
+)
 
 
 def _templater_tags(prose: str) -> Iterator[int]:
-    """Start positions of `<% … %>` tags (closed within 4,000 characters)."""
+    """Start positions of `<% … %>` tags (closed within 4,000 characters) that do more than print a date, a
+    fact of the note's file or a frontmatter value (`_PRINTS_ONLY`). `prose`: the text with its code blanked
+    out, each inline code span as one NUL, so a tag that holds one (a JavaScript template literal is written in
+    backticks) never reads as a tag that only prints."""
     closes = [m.start() for m in re.finditer("%>", prose)]
     if not closes:
         return
@@ -138,7 +157,8 @@ def _templater_tags(prose: str) -> Iterator[int]:
         k = bisect.bisect_left(closes, m.end())
         if k < len(closes) and closes[k] - m.start() <= _MAX_TEMPLATER_SPAN:
             last_end = closes[k] + 2
-            yield m.start()
+            if not (m.group() in ("<%", "<%-", "<%_") and _PRINTS_ONLY.fullmatch(prose, m.end(), closes[k])):
+                yield m.start()
 
 
 def executable_findings(text: str, field: str) -> Iterator[Finding]:
@@ -170,7 +190,7 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
     if "<%" in flat or "<script" in low or "javascript:" in low:
         prose = vault_schema.strip_code(flat)
         lines = Lines(prose)
-        for pos in _templater_tags(prose):
+        for pos in _templater_tags(vault_schema.strip_code(flat, "\0") if "<%" in flat else ""):
             line = lines.at(pos)
             yield Finding(
                 "executable:templater",

@@ -88,7 +88,7 @@ def test_nesting_too_deep_or_cyclic_is_refused() -> None:
 
 
 def test_findings_are_capped_per_code() -> None:
-    findings = check_text("\n".join("<% tp.file.title %>" for _ in range(200)))
+    findings = check_text("\n".join("<%* tR += tp.file.title %>" for _ in range(200)))
     assert len(findings) == 20
     assert all(isinstance(f, Finding) and f.code == "executable:templater" for f in findings)
 
