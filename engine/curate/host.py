@@ -45,7 +45,9 @@ def local_writer(settings: Settings, contracts: ContractCache, store: Store) -> 
             sync_patterns=contract.sync_tool_patterns,
         )
 
-    return Writer(settings.vault, lambda: contracts.get().contract, committer.note_origin, commit, index)
+    return Writer(
+        settings.vault, lambda: contracts.get().contract, committer.note_origin, commit, index, committer.paused
+    )
 
 
 def run_steps(settings: Settings, steps: Sequence[Step]) -> tuple[list[StepResult], str]:

@@ -8,7 +8,8 @@ meanwhile is refused whole before anything is written: the owner re-runs the com
 For each step: the door is asked for every path, every origin is registered with the committer before the
 first byte is written (so whichever commit cycle picks the files up commits them with the step's origin),
 each note is written atomically (temp file, fsync, rename; a created note is linked to a name that must not
-exist), each folder is fsynced once after its notes, then the committer commits and the notes are indexed.
+exist), each folder is fsynced once after its notes, then the committer commits and the notes are indexed. The
+host's other commit cycles wait from the first registration to that commit, so a step is one commit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import hashlib
 import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -100,6 +102,8 @@ class Writer:
     register: Callable[[str, str], None]  # (path, origin): before the write
     commit: Callable[[], tuple[list[str], str | None]]  # one commit cycle: (commit shas, problem or None)
     index: Callable[[Sequence[str]], None]  # index these notes now
+    # held from a step's first registration to its commit: no other commit cycle of the host runs meanwhile
+    exclusive: Callable[[], AbstractContextManager[object]] = nullcontext
 
 
 def check(vault: Path, step: Step, contract: Contract) -> None:
@@ -159,31 +163,37 @@ def apply_steps(writer: Writer, steps: Iterable[Step], results: list[StepResult]
         except StepRefused as exc:
             raise StepRefused(str(exc), results) from None
         paths = [e.path for e in step.edits]
-        for path in paths:
-            writer.register(path, step.origin)
         written: list[str] = []
-        try:
-            for edit in step.edits:
-                _write(writer.vault, edit)
-                written.append(edit.path)
-        except OSError as exc:
-            # What was written is committed with the step's origin all the same, so the vault is not left dirty
-            # and the commit says which part of the step landed.
-            shas, _problem = writer.commit() if written else ([], None)
+        error: OSError | None = None
+        # No other commit cycle of the host starts between the first registration and the step's own commit
+        # (one the daemon's watcher asked for meanwhile waits): the step is one commit, and its result names it.
+        with writer.exclusive():
+            for path in paths:
+                writer.register(path, step.origin)
+            try:
+                for edit in step.edits:
+                    _write(writer.vault, edit)
+                    written.append(edit.path)
+            except OSError as exc:
+                error = exc
+            if error is None:
+                for folder in sorted({(writer.vault / p).parent for p in written}):
+                    fsync_dir(folder)  # once per folder, after its notes: the names are durable before the commit
+            # What a failed step wrote is committed with the step's origin all the same, so the vault is not
+            # left dirty and the commit says which part of the step landed.
+            shas, problem = writer.commit() if written else ([], None)
+        if error is not None:
             if written:
                 writer.index(written)
                 results.append(StepResult(step.origin, written, shas, [f"stopped after {len(written)} note(s)"]))
-            what = "appeared while the step was written" if isinstance(exc, FileExistsError) else f"failed ({exc})"
+            edit = step.edits[len(written)]
+            what = "appeared while the step was written" if isinstance(error, FileExistsError) else f"failed ({error})"
             raise StepRefused(
                 f"{edit.path} {what}; {len(written)} of {len(paths)} note(s) were written and committed, the rest "
                 "were not. Run the command again to finish",
                 results,
             ) from None
-        for folder in sorted({(writer.vault / p).parent for p in written}):
-            fsync_dir(folder)  # once per folder, after its notes: the names are durable before the commit
-        result = StepResult(step.origin, paths)
-        shas, problem = writer.commit()
-        result.commits = shas
+        result = StepResult(step.origin, paths, shas)
         if problem:
             result.warnings.append(f"not committed yet ({problem}); the next commit cycle will commit it")
         writer.index(paths)

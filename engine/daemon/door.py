@@ -274,7 +274,7 @@ class Door(DaemonState):
                 self._cond.notify_all()
 
         contract = lambda: self.contracts.get().contract  # noqa: E731
-        return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index)
+        return Writer(self.settings.vault, contract, self.committer.note_origin, commit, index, self.committer.paused)
 
     def _probe_json(self, data: dict[str, object]) -> ProbeRecord:
         unknown = sorted(set(data) - {"budget"})

@@ -163,7 +163,7 @@ class Committer:
         self._git = GitCli(self.vault)
         self.origins = OriginBook(state_dir / JOURNAL_NAME if state_dir is not None else None)
         self._intent = state_dir / INTENT_NAME if state_dir is not None else None
-        self._cycle_mutex = threading.Lock()
+        self._cycle_mutex = threading.RLock()  # re-entrant: a thread that paused the cycles may run one itself
         self._reported: set[str] = set()
         self._last_repack: float | None = None
         self._untracked_dot_files: dict[str, str] = {}  # untracked file -> the dot folder it lies in
@@ -213,7 +213,8 @@ class Committer:
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
-        """No commit cycle runs while the block does (a sync round moving the work tree and HEAD)."""
+        """No other thread's commit cycle runs while the block does (a sync round moving the work tree and HEAD,
+        a curation step between its first write and its own commit cycle, which the block may run)."""
         with self._cycle_mutex:
             yield
 

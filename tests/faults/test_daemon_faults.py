@@ -268,8 +268,12 @@ def test_garbled_segments_are_rebuilt_without_a_restart(served: Served, env: dic
             live.stop()
 
 
-def test_deleted_cache_is_rebuilt_and_new_captures_become_searchable(served: Served) -> None:
-    shutil.rmtree(served.settings.cache_dir)
+def test_deleted_cache_is_rebuilt_and_new_captures_become_searchable(served: Served, tmp_path: Path) -> None:
+    # The folder leaves in one step (moved out of the cache root, then removed there). Removed file by file in
+    # place, the removal raced the daemon, which may set the half-removed index aside while it runs.
+    gone = tmp_path / "deleted-cache"
+    served.settings.cache_dir.rename(gone)
+    shutil.rmtree(gone)
     wait_until(lambda: recovered(served, "otters", len(NOTES)), 30, "the index rebuilt from the vault")
     code, body = http_post(served.port, "/v1/capture", {"title": "Kingfishers nest in banks", "body": "kingfisher"})
     assert code == 200, body

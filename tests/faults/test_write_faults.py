@@ -436,11 +436,11 @@ def test_sixty_thousand_inline_tags_parse_in_linear_time() -> None:
 
 def test_a_sixty_thousand_tag_capture_is_bounded(vault: Path, make_capturer: Callable[..., Capturer]) -> None:
     capturer = make_capturer(indexed=True)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time (of every thread of the process): a loaded machine must not fail it
     result = capturer.capture(CaptureRequest(title="Many tags", body=_tag_body(60_000, 469 * 1024)))
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     assert result.indexed
-    assert seconds < 10, f"a 469 KB capture with 60,000 tags took {seconds:.1f} s"
+    assert seconds < 10, f"a 469 KB capture with 60,000 tags took {seconds:.1f} s of CPU"
 
 
 # ---------------------------------------------------------------------------------------------- catalog

@@ -258,9 +258,15 @@ def test_resolve_through_the_page_writes_what_agentmd_resolve_writes(
     before = head(vault)
     record_conflicts(settings.state_dir, pairs)
     wait_until(lambda: head(vault) != before and not git(vault, "status", "--porcelain"), 20, "the siblings' commit")
-    page.open(f"http://127.0.0.1:{daemon.port}/ui/review")
+    keep_theirs = f'#queue li[data-path="{pairs[0]["sibling"]}"] button[data-name="keep-theirs"]'
+
+    def listed() -> bool:  # the review page lists a sibling once the daemon has indexed it, a moment after its commit
+        page.open(f"http://127.0.0.1:{daemon.port}/ui/review")
+        return bool(page.js(f"!!document.querySelector({json.dumps(keep_theirs)})"))
+
+    wait_until(listed, 20, "the sibling in the review queue")
     before = head(vault)
-    shown = press(page, f'#queue li[data-path="{pairs[0]["sibling"]}"] button[data-name="keep-theirs"]')
+    shown = press(page, keep_theirs)
     assert "laptop's version" in shown["plan"]
     page_commit = wait_until(lambda: head(vault) != before and head(vault), 20, "the page's resolve commit")
     code, _out, err = cli("resolve", pairs[1]["sibling"], "--keep", "theirs", "--vault", str(vault))
