@@ -517,6 +517,24 @@ class VectorStore:
                 return None
             return self._best_of(scan.scores, paths)
 
+    def section_cosines(self, query: np.ndarray, paths: Iterable[str]) -> dict[str, dict[str, float]]:
+        """Each note's sections' cosines to `query`, by heading path ("" for the opening text), for the notes
+        of `paths` that have vectors (a section cut into several chunks: its best)."""
+        out: dict[str, dict[str, float]] = {}
+        with self._lock:
+            for path in paths:
+                note = self._notes.get(path)
+                if note is None or not len(note.rows):
+                    continue
+                has = self._has[note.rows]
+                scores = block_cosines(self._vectors[note.rows], self._scale[note.rows], query)
+                near: dict[str, float] = {}
+                for heading, cosine, known in zip(note.headings, scores.tolist(), has.tolist(), strict=True):
+                    if known and cosine > near.get(heading, -2.0):
+                        near[heading] = cosine
+                out[path] = near
+        return out
+
     def _scores(self, query: np.ndarray) -> np.ndarray:
         scores = block_cosines(self._vectors[: self._used], self._scale[: self._used], query)
         scores[~self._has[: self._used]] = -np.inf

@@ -330,8 +330,11 @@ def hybrid_search(
     ordered = sorted(kept, key=lambda f: (-f.score * rows[f.path].penalty, f.path))
     ranked = [f for n, f in enumerate(ordered) if n < request.limit or f.path in named_notes]
     results: list[Result] = []
+    nearness = arm.store.section_cosines(qvec, [f.path for f in ranked])  # which section a row points at
     for f in ranked:
         row = complete(rows[f.path])
+        if row.cut is not None and f.path in nearness:
+            row = replace(row, cut=row.cut.near(nearness[f.path]))
         if cut:
             row = fill(row)
         cosine = None if f.cosine is None else round(f.cosine, 6)

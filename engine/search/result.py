@@ -35,7 +35,7 @@ class Cut:
     """A deferred row's cutter of its best section and snippet (`rows.fill` calls it), which keeps the hit its
     search found, so the note's terms are read from that hit (`terms`) rather than looked up again."""
 
-    __slots__ = ("_cut", "_found", "_index", "_words", "hit", "penalties")
+    __slots__ = ("_cut", "_found", "_index", "_words", "hit", "nearness", "penalties")
 
     def __init__(
         self,
@@ -45,24 +45,30 @@ class Cut:
         cut: Callable[[], tuple[str | None, str]] | None = None,
         words: list[str] | None = None,
         penalties: list[tuple[str, float]] | None = None,
+        nearness: Mapping[str, float] | None = None,
     ) -> None:
         """`cut` cuts the row's section and snippet; without it, the note's best section for `words` is cut,
         the note's terms read from the hit first, since the row's confidence asks for them next. `penalties`:
-        the multipliers of a short row (a hybrid candidate), which `rows.complete` names in the row."""
+        the multipliers of a short row (a hybrid candidate), which `rows.complete` names in the row.
+        `nearness`: the dense arm's cosine of each of the note's sections, which chooses between sections that
+        hold the query's words equally (`sections.best`)."""
         self._index, self._found, self.hit, self._cut, self._words = index, found, hit, cut, words
-        self.penalties = penalties
+        self.penalties, self.nearness = penalties, nearness
 
     def whole(self) -> Cut:
         """The same cutter for the row made whole (no longer short)."""
-        return Cut(self._index, self._found, self.hit, self._cut, self._words)
+        return Cut(self._index, self._found, self.hit, self._cut, self._words, nearness=self.nearness)
+
+    def near(self, nearness: Mapping[str, float]) -> Cut:
+        """The same cutter, choosing between equal sections by the dense arm's cosines."""
+        return Cut(self._index, self._found, self.hit, self._cut, self._words, self.penalties, nearness)
 
     def __call__(self) -> tuple[str | None, str]:
         if self._cut is not None:
             return self._cut()
         self._index.note_terms(self.hit.path, (self.hit, self._found))
-        return sections.best(
-            self._index, self._found, self.hit.path, self._found.text_of(self.hit), self._words or [], 1
-        )[0]
+        text = self._found.text_of(self.hit)
+        return sections.best(self._index, self._found, self.hit.path, text, self._words or [], 1, self.nearness)[0]
 
     def terms(self) -> tuple[Container[str], frozenset[str]]:
         """The note's terms and its title's (`SearchIndex.note_terms`), read from the hit."""

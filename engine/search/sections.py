@@ -16,7 +16,8 @@ import re
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from math import log
 from typing import NamedTuple, Protocol
 
 from agentmd.vault_schema import Chunk, Section, chunk_text, sections
@@ -112,24 +113,40 @@ def _heading(text: str, start: int) -> str:
 
 
 def best(
-    index: Analyzer, texts: Texts, path: str, text: str, words: Sequence[str], n: int
+    index: Analyzer,
+    texts: Texts,
+    path: str,
+    text: str,
+    words: Sequence[str],
+    n: int,
+    nearness: Mapping[str, float] | None = None,
 ) -> list[tuple[str | None, str]]:
     """The note's best `n` sections for `words`: (heading path, or None for the opening section, and a
-    snippet). The opening section needs no anchor: the note's path already leads there."""
+    snippet). The opening section needs no anchor: the note's path already leads there.
+
+    A section is judged by the query's words it holds, each weighed by how few of the note's sections hold it
+    (a word in every turn of a conversation, such as a speaker's name, tells none of them apart); between
+    sections holding the same weight, by `nearness` when given (the dense arm's cosine of each section, by
+    heading path), then by how densely they hold the words. Measured on conversations, where the section is the
+    turn that answers: bench/RESULTS.md, "The section a result points at"."""
     wanted = {t for w in words for t in index.analyze(w)}
     large = len(text) > LARGE
     sections = _located(index, path, text, words, wanted) if large else _all(index, path, text)
     if len(sections) <= 1 and not (large and sections and sections[0][0].ordinal > 0):
         return [(None, texts.snippet_of(text))]
+    spread = Counter(t for _c, counts, _length in sections for t in wanted.intersection(counts))
+    weight = {t: log(1 + len(sections) / k) for t, k in spread.items()}
+    near = nearness or {}
     scored = []
     for c, counts, length in sections:
         present = wanted.intersection(counts)
+        held = round(sum(weight[t] for t in present), 9)
         hits = sum(counts[t] for t in present)
-        scored.append((len(present), hits / (1 + length) ** 0.5, -c.ordinal, c))
-    scored.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
+        scored.append((held, near.get(" > ".join(c.heading_path), -1.0), hits / (1 + length) ** 0.5, -c.ordinal, c))
+    scored.sort(key=lambda x: x[:4], reverse=True)
     out: list[tuple[str | None, str]] = []
-    for distinct, _density, _neg, c in scored[:n]:
-        if distinct == 0 and out:
+    for held, _near, _density, _neg, c in scored[:n]:
+        if held == 0 and out:
             break
         heading = " > ".join(c.heading_path) if c.heading_path and c.ordinal > 0 else None
         out.append((heading, texts.snippet_of(c.text)))
