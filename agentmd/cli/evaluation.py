@@ -154,6 +154,7 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.recall.query import sanitize_query
     from agentmd.engine.recall.render import Entry, render
     from agentmd.engine.search.eval.prompts import evaluate_prompts, render_prompts
+    from agentmd.engine.search.named import kept_stop_words, named_runs
     from agentmd.rules import load_contract
 
     def inject(gathered: Mapping[str, Any]) -> tuple[list[str], int]:
@@ -188,11 +189,15 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write(f"agentmd: reconcile refused ({rec.refused}); evaluating the index as it is\n")
         except IndexBusy as exc:
             err.write(f"agentmd: {exc}; evaluating the index as it is\n")
+        def query_of(prompt: str) -> str:  # as the daemon makes it with --hybrid, as the hook's process without
+            keep = kept_stop_words(named_runs(store.index, prompt)) if dense is not None else ()
+            return sanitize_query(prompt, keep=keep)
+
         report = evaluate_prompts(
             Path(args.file),
             store,
             contract,
-            query_of=sanitize_query,
+            query_of=query_of,
             inject=inject,
             search_floor=args.search_floor,
             recall_floor=args.recall_floor,

@@ -230,6 +230,7 @@ class Door(DaemonState):
         the text to print, the hook's log line, the shown notes counted as injections."""
         from agentmd.engine.index import usage
         from agentmd.engine.recall.serve import answer_prompt
+        from agentmd.engine.search.named import kept_stop_words, named_runs
 
         def search_and_gather(fields: dict[str, Any]) -> Any:
             request = SearchRequest(**{**json_defaults(SearchRequest), **fields})
@@ -238,8 +239,17 @@ class Door(DaemonState):
         def count(paths: list[str]) -> int:  # a count that fails (logged) never withholds the notes
             return usage.record_quietly(self.settings.catalog_path, paths, "injection")
 
+        def stop_words(prompt: str) -> list[str]:  # the stop words the vault makes words of the prompt
+            store = self.store
+            try:
+                return [] if store is None else kept_stop_words(named_runs(store.index, prompt))
+            except BaseException as exc:  # a damaged index: the search that follows meets it and says so
+                if isinstance(exc, Exception) or is_panic(exc):
+                    return []
+                raise
+
         contract = self.contracts.get().contract
-        return dict(answer_prompt(self.settings, contract, search_and_gather, count, data))
+        return dict(answer_prompt(self.settings, contract, search_and_gather, count, data, stop_words))
 
     def _capture_json(self, data: dict[str, object]) -> CaptureAnswer:
         actor = data.pop("_actor", "agent")

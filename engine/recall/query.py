@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -77,29 +78,37 @@ def _slashed(token: str) -> list[str]:
     return parts
 
 
-def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS) -> str:
-    """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated."""
+def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS, keep: Collection[str] = ()) -> str:
+    """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated. A stop
+    word of `keep` (lower case) right after a kept word is kept: `will` where "Free Will" names a note, as the
+    daemon finds it (`named.kept_stop_words`)."""
     text = (prompt or "")[:MAX_PROMPT_CHARS]
     text = _FENCED.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _TAG.sub(" ", text)
     kept: list[str] = []
     seen: set[str] = set()
+    last = ""  # the word before this one, if it was kept
     for token in text.split():
         if "@" in token:  # e-mail addresses, mentions
+            last = ""
             continue
         parts = _slashed(token) if "/" in token or "\\" in token else _SPLIT.split(token)
         for word in (piece for part in parts for piece in _pieces(part.strip(_EDGE))):
             lower = word.lower()
             bare = "".join(ch for ch in lower if ch.isalnum())
+            previous, last = last, ""
             if len(bare) < 2 or len(word) > MAX_WORD_CHARS or _HEXISH.match(lower):
                 continue
-            if bare in STOP_WORDS or lower in STOP_WORDS or lower in PROMPT_FILLER or bare in PROMPT_FILLER:
+            if lower in PROMPT_FILLER or bare in PROMPT_FILLER:
+                continue
+            if (bare in STOP_WORDS or lower in STOP_WORDS) and not (previous and lower in keep):
                 continue
             if lower in seen:
                 continue
             seen.add(lower)
             kept.append(word)
+            last = "" if bare in STOP_WORDS or lower in STOP_WORDS else word
             if len(kept) >= max_words:
                 return " ".join(kept)
     return " ".join(kept)

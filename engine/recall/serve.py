@@ -12,7 +12,7 @@ between, which it logs as a give-up.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypedDict
 
 from agentmd.engine import recall_pause
@@ -62,10 +62,12 @@ def answer_prompt(
     search: Callable[[dict[str, Any]], Gathered | None],
     count: Callable[[list[str]], int],
     body: Mapping[str, object],
+    stop_words: Callable[[str], Collection[str]] | None = None,
 ) -> RecallAnswer:
     """One prompt's recall, as the hook would print it. `search` runs a search request (query, limit, mode,
     project) and gathers its candidates (None when the gathering failed); `count` records the shown notes'
-    injections and says how many it counted."""
+    injections and says how many it counted; `stop_words` names the prompt's stop words inside a run of its words
+    that names a note (`named.kept_stop_words`: `will` where "Free Will" is a title), kept in the query."""
     unknown = sorted(set(body) - set(FIELDS))
     if unknown:
         raise UsageError(f"unknown field(s) {', '.join(unknown)}; a recall takes {', '.join(FIELDS)}")
@@ -89,7 +91,8 @@ def answer_prompt(
             "detail": f"recall is paused ({held.scope}, {held.describe()}); injected nothing; {said}",
             "counted": 0,
         }
-    query = sanitize_query(prompt, options.max_query_words)
+    keep = stop_words(prompt) if stop_words is not None else ()
+    query = sanitize_query(prompt, options.max_query_words, keep)
     project, how = bind_project(cwd, settings.vault, walls.projects_folder)
     if not query:
         result = rendered_recall(query, project, how, "none", {"direct": [], "linked": [], "left_out": []}, options)

@@ -51,6 +51,21 @@ def test_the_daemon_runs_the_whole_recall_and_counts_what_it_rendered(daemon: Da
     assert len(assert_block_shape(str(one["text"]))) == 1
 
 
+def test_a_stop_word_inside_a_notes_name_stays_in_the_daemons_query(daemon: Daemon) -> None:
+    prompt = "what did I note about free will and determinism"
+    before = post_recall(daemon, {"prompt": prompt})
+    assert "query='note free determinism'" in str(before["detail"])  # no note is named "Free Will": dropped
+    note = daemon.settings.vault / "references" / "free-will.md"
+    note.write_text("---\ntitle: Free Will\n---\nWhether choices are caused, and what that leaves of blame.\n")
+    deadline = time.monotonic() + 60
+    after = post_recall(daemon, {"prompt": prompt})
+    while "Free Will" not in str(after["text"]):  # indexed, then embedded: the daemon does both meanwhile
+        assert time.monotonic() < deadline, f"the new note was never recalled: {after['detail']}"
+        time.sleep(0.1)
+        after = post_recall(daemon, {"prompt": prompt})
+    assert "query='note free will determinism'" in str(after["detail"])
+
+
 def test_a_prompt_with_nothing_to_search_prints_nothing(daemon: Daemon) -> None:
     answer = post_recall(daemon, {"prompt": "```\nls -la\n```\nhttps://example.org"})
     assert (answer["outcome"], answer["text"], answer["counted"]) == ("ok", "", 0)

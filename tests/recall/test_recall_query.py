@@ -39,6 +39,15 @@ def test_sanitize_query_caps_meaningful_words() -> None:
     assert len(sanitize_query(" ".join(words), max_words=5).split()) == 5
 
 
+def test_a_stop_word_is_kept_only_when_named_and_after_a_kept_word() -> None:
+    prompt = "what did I note about free will and the will of others"
+    assert sanitize_query(prompt) == "note free others"
+    # `will` follows `free` once and `the` once: kept after the word it follows in the note's name, once
+    assert sanitize_query(prompt, keep={"will"}) == "note free will others"
+    assert sanitize_query("will it rain", keep={"will"}) == "rain"  # nothing kept before it
+    assert sanitize_query("free of will", keep={"will"}) == "free"  # a dropped stop word between
+
+
 def test_a_long_chinese_clause_is_read_in_slices_not_dropped() -> None:
     clause = "我想知道怎么在Linux系统上安装中文输入法并且把它设置成默认的输入法应该修改哪些配置文件才行"
     assert len(clause) > 40  # one token: no spaces, no punctuation
