@@ -189,6 +189,7 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write(f"agentmd: reconcile refused ({rec.refused}); evaluating the index as it is\n")
         except IndexBusy as exc:
             err.write(f"agentmd: {exc}; evaluating the index as it is\n")
+
         def query_of(prompt: str) -> str:  # as the daemon makes it with --hybrid, as the hook's process without
             keep = kept_stop_words(named_runs(store.index, prompt)) if dense is not None else ()
             return sanitize_query(prompt, keep=keep)

@@ -105,4 +105,3 @@ def answer_prompt(
     paths = [e.path for e in result.rendered.entries]
     counted = count(paths) if paths else 0
     return {"outcome": "ok", "text": result.rendered.text, "detail": log_detail(result, counted), "counted": counted}
-
