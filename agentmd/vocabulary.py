@@ -48,3 +48,9 @@ REQUEST_WORDS: Final = frozenset(
     remind recall tell told mention mentioned said say find show look explain describe notes info
     information details got""".split()  # noqa: SIM905
 )
+
+# The verbs a question about a time asks with ("what did I capture yesterday", "what happened last week"): a
+# query of a time and these words alone lists the notes of that time (engine/search/dated.py).
+TIME_QUESTION_WORDS: Final = frozenset(
+    """capture captured captures saved save added add happen happened happening done""".split()  # noqa: SIM905
+)

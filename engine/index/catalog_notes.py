@@ -335,6 +335,22 @@ class CatalogNotes(CatalogLinks):
         )
         return [(p, c, s, h, tuple(filter(None, f.split(",")))) for p, c, s, h, f in rows]
 
+    def captured_within(self, first: str | None, last: str | None, month: int | None = None) -> list[str]:
+        """The notes captured from day `first` to day `last` (ISO dates, either end open), or in `month` (1-12)
+        of any year: newest first."""
+        where, args = ["1"], []
+        if first is not None:
+            where.append("substr(captured, 1, 10) >= ?")
+            args.append(first)
+        if last is not None:
+            where.append("substr(captured, 1, 10) <= ?")
+            args.append(last)
+        if month is not None:
+            where.append("substr(captured, 6, 2) = ?")
+            args.append(f"{month:02d}")
+        sql = f"SELECT path FROM notes WHERE {' AND '.join(where)} ORDER BY captured DESC, path"
+        return [r[0] for r in self._q(sql, tuple(args))]
+
     def notes_token(self) -> str | None:
         """A value that changes in every transaction that adds, deletes or rewrites a note row (the stat token):
         what a reader keys a copy of the note paths by. None while no note was ever written."""

@@ -19,7 +19,7 @@ from agentmd.engine.index.fulltext import FIELD_BOOSTS, QUESTION_FIELD_BOOSTS, S
 from agentmd.engine.request_fields import described
 from agentmd.engine.search import when
 from agentmd.vault_schema import cjk
-from agentmd.vocabulary import PROMPT_FILLER, REQUEST_WORDS, STOP_WORDS
+from agentmd.vocabulary import PROMPT_FILLER, REQUEST_WORDS, STOP_WORDS, TIME_QUESTION_WORDS
 
 MODES = ("fusion", "and")
 DEFAULT_MODE = "fusion"
@@ -122,6 +122,19 @@ def content_query(request: SearchRequest) -> str:
         return request.query
     rest = span.rest(request.query)
     return rest if query_terms(rest) else request.query
+
+
+def time_only(request: SearchRequest) -> when.Span | None:
+    """The span of days of a query that asks for a time and nothing else ("what did I capture yesterday",
+    "notes from last week", "2026-12-04"): no word left beside its time expression but stop words, the words
+    that only ask (`REQUEST_WORDS`, `PROMPT_FILLER`) and the verbs of a question about a time
+    (`TIME_QUESTION_WORDS`). None for any other query."""
+    span = time_span(request)
+    if span is None:
+        return None
+    asking = REQUEST_WORDS | PROMPT_FILLER | TIME_QUESTION_WORDS
+    rest = [w for w in span.rest(request.query).split() if w.strip(".,;:!?\"'()").lower() not in asking]
+    return None if query_terms(" ".join(rest)) else span
 
 
 def judged_query(request: SearchRequest) -> str:

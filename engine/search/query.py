@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from agentmd.engine.errors import UsageError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.fulltext import SearchIndex
-from agentmd.engine.search import confidence, searcher
-from agentmd.engine.search.planning import HYBRID, REQUEST_MODES, judged_query
+from agentmd.engine.search import confidence, dated, searcher
+from agentmd.engine.search.planning import HYBRID, REQUEST_MODES, judged_query, time_only
 from agentmd.engine.search.result import DenseUse, SearchResponse
 from agentmd.engine.search.rows import fill
 from agentmd.engine.search.searcher import SearchRequest
@@ -47,6 +47,14 @@ def search(
         raise UsageError(f"search mode {request.mode!r} is not known; use one of: {', '.join(MODES)}")
     if request.floor is not None and not _is_share(request.floor):
         raise UsageError(f"floor {request.floor!r} is out of range; use a number from 0 to 1 (0 returns every result)")
+    span = time_only(request) if catalog is not None else None
+    if span is not None and not index.name_hits(request.query, include_walled=request.include_archived):
+        # a time and nothing else, which names no note outright (a daily note's title does): its notes by date
+        assert catalog is not None
+        response = dated.search(index, contract, request, catalog, span)
+        if request.mode == HYBRID:
+            response = replace(response, dense=DenseUse(False, reason="a time alone is listed by date"))
+        return _floored(index, contract, request, response, floor)
     if request.mode != HYBRID:
         later = request.per_note == 1  # rows below the floor are never cut (see `_floored`)
         response = searcher.search(index, contract, request, catalog, cut_later=later)

@@ -107,3 +107,57 @@ def test_the_clock_moves_the_span(store: Store) -> None:
     assert notes(got["results"])[0] == "trips/c.md"
     got = search(store.index, CONTRACT, SearchRequest(query="camping lake yesterday", now="2024-02-04", floor=0.0))
     assert notes(got["results"])[0] == "trips/b.md"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did I do yesterday", ["work/standup.md"]),
+        ("yesterday", ["work/standup.md"]),
+        ("what did I capture in 2024?", ["work/standup.md", "trips/a.md", "trips/b.md"]),  # newest first
+        ("notes from December", ["trips/c.md"]),  # a month alone: that month of any year
+        ("what happened since February 2024", ["work/standup.md", "trips/a.md", "trips/b.md"]),
+    ],
+)
+def test_a_time_alone_lists_the_notes_of_that_time_newest_first(store: Store, query: str, expected: list[str]) -> None:
+    got = search(store.index, CONTRACT, SearchRequest(query=query, now=NOW, mode="fusion"), store.catalog)
+    assert notes(got["results"]) == expected
+    assert all(r["name"] == "date" and r["score"] >= 0.9 for r in got["results"])  # named by its day
+    assert got["matched"] == len(expected) and got["note"] is None
+
+
+def test_a_time_with_other_words_is_a_word_search_and_an_empty_span_says_so(store: Store) -> None:
+    # "parser" is looked for: the time only lowers the notes dated outside it
+    got = search(store.index, CONTRACT, SearchRequest(query="parser yesterday", now=NOW, floor=0.0), store.catalog)
+    assert notes(got["results"]) == ["work/standup.md"] and got["results"][0].get("name") is None
+    empty = search(store.index, CONTRACT, SearchRequest(query="what did I do last week", now=NOW), store.catalog)
+    assert empty["results"] == [] and empty["note"] == "no note was captured last week; try a wider span of days"
+    # a hybrid request is listed the same way, and says why the dense arm took no part
+    hybrid = search(store.index, CONTRACT, SearchRequest(query="yesterday", now=NOW, mode="hybrid"), store.catalog)
+    assert notes(hybrid["results"]) == ["work/standup.md"]
+    assert hybrid["dense"] == {"used": False, "reason": "a time alone is listed by date"}
+
+
+def test_a_time_alone_keeps_walls_and_the_requests_own_bounds(vault: Vault, cache_dir: Path) -> None:
+    vault.note("log/today.md", "Paired on the importer.\n", date="2024-06-14")
+    vault.note("log/old-plan.md", "A plan we dropped.\n", date="2024-06-14", status="superseded")
+    vault.note("log/earlier.md", "Read the release notes.\n", date="2024-06-10")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        got = search(s.index, CONTRACT, SearchRequest(query="last week", now="2024-06-17", mode="fusion"), s.catalog)
+        assert notes(got["results"]) == ["log/today.md", "log/earlier.md"] and got["superseded_hidden"] == 1
+        bounded = SearchRequest(query="last week", now="2024-06-17", mode="fusion", after="2024-06-12")
+        assert notes(search(s.index, CONTRACT, bounded, s.catalog)["results"]) == ["log/today.md"]
+        one = SearchRequest(query="last week", now="2024-06-17", mode="fusion", limit=1)
+        assert notes(search(s.index, CONTRACT, one, s.catalog)["results"]) == ["log/today.md"]
+
+
+def test_a_date_that_is_a_notes_title_finds_that_note_by_name(vault: Vault, cache_dir: Path) -> None:
+    vault.note("daily/2024-06-01.md", "Planned the week.\n", title="2024-06-01", date="2024-06-03")
+    vault.note("log/other.md", "Fixed the importer.\n", date="2024-06-01")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        got = search(s.index, CONTRACT, SearchRequest(query="2024-06-01", now=NOW, mode="fusion"), s.catalog)
+        assert notes(got["results"])[0] == "daily/2024-06-01.md" and got["results"][0]["name"] != "date"
+        listed = search(s.index, CONTRACT, SearchRequest(query="on 2024-06-03", now=NOW, mode="fusion"), s.catalog)
+        assert notes(listed["results"]) == ["daily/2024-06-01.md"] and listed["results"][0]["name"] == "date"
