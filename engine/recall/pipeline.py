@@ -148,7 +148,7 @@ def recall(
             results = results if isinstance(results, list) else []
             gathered = gather_beside_daemon(settings, walls, results, options.max_entries, deadline, now)
     else:
-        gathered, walls = _search_here(settings, request, options.max_entries, deadline, now)
+        gathered, walls, query = _search_here(settings, request, options.max_entries, deadline, now, prompt, options)
         via = "in-process"
         if project_source != "given" and walls.projects_folder != PROJECTS_SPACE:
             project, project_source = bind_project(cwd, settings.vault, walls.projects_folder)
@@ -213,15 +213,28 @@ def paused(
 
 
 def _search_here(
-    settings: Any, request: dict[str, object], max_direct: int, deadline: float, now: Callable[[], float]
-) -> tuple[Gathered, Walls]:
-    """Search and gather in this process (no daemon runs). Never builds an index: a missing one is an
-    error. Refreshes the walls cache from the contract it parsed."""
+    settings: Any,
+    request: dict[str, object],
+    max_direct: int,
+    deadline: float,
+    now: Callable[[], float],
+    prompt: str,
+    options: Options,
+) -> tuple[Gathered, Walls, str]:
+    """Search and gather in this process (no daemon runs): (candidates, walls, the query searched). The
+    query is made from the prompt as the daemon makes it, keeping the stop words a note's name holds. Never
+    builds an index: a missing one is an error. Refreshes the walls cache from the contract it parsed."""
     if not settings.index_dir.is_dir() or not settings.catalog_path.is_file():
         raise HookError(f"no index at {settings.cache_dir}; run `agentmd reindex` or start `agentmd serve`")
     from agentmd.engine.recall.query import save_walls
+    from agentmd.engine.search.named import kept_stop_words, named_runs
     from agentmd.engine.search.recall import search_and_gather
 
-    _response, walls, gathered = search_and_gather(settings, request, max_direct=max_direct, deadline=deadline, now=now)
+    def query_of(index: Any) -> str:
+        return sanitize_query(prompt, options.max_query_words, kept_stop_words(named_runs(index, prompt)))
+
+    answer, walls, gathered = search_and_gather(
+        settings, request, max_direct=max_direct, deadline=deadline, now=now, query_of=query_of
+    )
     save_walls(settings, walls)
-    return gathered, walls
+    return gathered, walls, str(answer.get("query", request["query"]))

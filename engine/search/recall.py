@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from agentmd.engine.index.fulltext import SearchIndex
 
 PROJECTS_SPACE = "projects"
 MAX_DIRECT = 15
@@ -303,10 +306,13 @@ def search_and_gather(
     max_direct: int,
     deadline: float,
     now: Callable[[], float] = time.monotonic,
+    query_of: Callable[[SearchIndex], str] | None = None,
 ) -> tuple[dict[str, object], Walls, Gathered]:
     """Search the index in this process and gather the candidates: (search answer, walls, candidates).
     For a process without a daemon; the index and catalog must exist (checked by the caller). The hook's
-    time budget has no room for loading the embedding model, so a hybrid request is answered lexically."""
+    time budget has no room for loading the embedding model, so a hybrid request is answered lexically.
+    `query_of` makes the request's query from the open index (the hook's, keeping the stop words a note's name
+    holds), in place of the request's own."""
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
@@ -315,6 +321,8 @@ def search_and_gather(
     contract = load_contract(settings.vault, settings.contract_path).contract
     walls = Walls.from_contract(contract)
     with Store(settings.cache_dir) as store:
+        if query_of is not None:
+            request = {**request, "query": query_of(store.index)}
         found = search(store.index, contract, SearchRequest(**request), store.catalog, None, NO_DAEMON)
         gathered = gather(
             store.catalog,

@@ -265,6 +265,23 @@ def test_a_give_up_is_said_on_stderr_and_counted_in_status(
     assert hooks_section(indexed.state_dir, later)["gave_up_last_hour"] == {}
 
 
+def test_without_a_daemon_the_query_keeps_a_stop_word_a_notes_name_holds(indexed: Settings) -> None:
+    """The hook's own process makes the query as the daemon does (engine/recall/serve.py): a stop word inside a
+    run of the prompt naming a note is kept."""
+    from agentmd.engine.recall.pipeline import recall
+
+    prompt = "what did I note about free will and determinism"
+    assert recall(indexed, prompt).query == "note free determinism"
+    (indexed.vault / "references" / "free-will.md").write_text(
+        "---\ntitle: Free Will\n---\nOn determinism: whether choices are caused.\n"
+    )
+    with Store(indexed.cache_dir) as store:
+        reconcile(indexed.vault, store)
+    found = recall(indexed, prompt)
+    assert found.query == "note free will determinism" and found.via == "in-process"
+    assert "Free Will" in found.rendered.text
+
+
 def test_a_search_that_ends_past_the_budget_is_a_give_up(indexed: Settings) -> None:
     """A search that returns after the budget's end is a give-up (said on stderr, counted in status), not a
     silent error; so is a budget spent before the search begins."""
