@@ -167,10 +167,13 @@ def is_placeholder(value: str) -> bool:
 def is_filler(value: str) -> bool:
     """Stand-ins after a fixed token prefix: few distinct characters (`xxxx…`, `XXXX…0000`), counting runs or
     template punctuation. Narrower than `is_placeholder`, so that no real random token is ever let through
-    because a word such as "your" happened to appear in it."""
+    because a word such as "your" happened to appear in it. A vendor's documented example credential, written
+    with `EXAMPLE` in capitals (AWS's `AKIAIOSFODNN7EXAMPLE`), is a stand-in too: a random token holds those
+    seven letters in a row about once in 10^10."""
     low = value.lower()
     return (
-        len(set(low)) < 8
+        "EXAMPLE" in value
+        or len(set(low)) < 8
         or any(seq in low for seq in _SEQUENCES)
         or any(c in value for c in "<>{}$*…")
         or "..." in value
