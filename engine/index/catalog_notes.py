@@ -335,21 +335,41 @@ class CatalogNotes(CatalogLinks):
         )
         return [(p, c, s, h, tuple(filter(None, f.split(",")))) for p, c, s, h, f in rows]
 
-    def captured_within(self, first: str | None, last: str | None, month: int | None = None) -> list[str]:
-        """The notes captured from day `first` to day `last` (ISO dates, either end open), or in `month` (1-12)
-        of any year: newest first."""
+    def captured_within(
+        self,
+        since: str | None,
+        until: str | None,
+        month: int | None = None,
+        *,
+        walled: bool = False,
+        probes: bool = False,
+        limit: int = 10,
+    ) -> tuple[list[str], int, dict[str, int]]:
+        """The notes captured from `since` up to `until` (ISO dates, `until` excluded, either end open), or in
+        `month` (1-12) of any year, newest first: (the first `limit` paths, how many there are, how many each
+        wall hid). Notes behind a wall count only with `walled`, self-probe notes only with `probes`. A span
+        of days is read through the `notes_captured` index."""
         where, args = ["1"], []
-        if first is not None:
-            where.append("substr(captured, 1, 10) >= ?")
-            args.append(first)
-        if last is not None:
-            where.append("substr(captured, 1, 10) <= ?")
-            args.append(last)
+        if since is not None:
+            where.append("captured >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("captured < ?")
+            args.append(until)
         if month is not None:
             where.append("substr(captured, 6, 2) = ?")
             args.append(f"{month:02d}")
-        sql = f"SELECT path FROM notes WHERE {' AND '.join(where)} ORDER BY captured DESC, path"
-        return [r[0] for r in self._q(sql, tuple(args))]
+        if not probes:
+            where.append("',' || flags || ',' NOT LIKE '%,probe,%'")
+        span = " AND ".join(where)
+        hidden: dict[str, int] = {}
+        if not walled:
+            grouped = f"SELECT wall, count(*) FROM notes WHERE {span} AND wall IS NOT NULL GROUP BY wall"
+            hidden = {wall: n for wall, n in self._q(grouped, args)}
+            span += " AND wall IS NULL"
+        count = self._q(f"SELECT count(*) FROM notes WHERE {span}", args).fetchone()[0]
+        rows = self._q(f"SELECT path FROM notes WHERE {span} ORDER BY captured DESC, path LIMIT ?", (*args, limit))
+        return [r[0] for r in rows], count, hidden
 
     def notes_token(self) -> str | None:
         """A value that changes in every transaction that adds, deletes or rewrites a note row (the stat token):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agentmd.vault_schema import EntityRef, Link
 
-SCHEMA_VERSION = 3  # 2: links and entities tables; 3: notes looked up by title
+SCHEMA_VERSION = 4  # 2: links and entities tables; 3: notes looked up by title; 4: notes listed by date
 PER_DOC_TABLES = ("tags", "aliases", "usage", "links", "entities")
 # Per-document tables whose rows belong to the path rather than to the note's content: an edit or a
 # rebuild keeps them (the orphan sweep drops them once the note is gone). `usage` holds the recall
@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS notes (
     frontmatter_error TEXT
 );
 CREATE INDEX IF NOT EXISTS notes_title ON notes(title);
+CREATE INDEX IF NOT EXISTS notes_captured ON notes(captured);
 CREATE TABLE IF NOT EXISTS tags (path TEXT NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_path ON tags(path);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
@@ -123,6 +124,8 @@ MIGRATIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     # the capture's twin check and the enrich job look notes up by title: without this every look-up
     # read the whole table
     "2": ("3", ("CREATE INDEX IF NOT EXISTS notes_title ON notes(title)",)),
+    # a query that is a time alone lists the notes of that time, newest first (engine/search/dated.py)
+    "3": ("4", ("CREATE INDEX IF NOT EXISTS notes_captured ON notes(captured)",)),
 }
 
 

@@ -9,6 +9,7 @@ them."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 
 from agentmd.engine.index.catalog import Catalog
@@ -19,30 +20,34 @@ from agentmd.engine.search.rows import facts_row
 from agentmd.engine.search.searcher import QueryPlan, SearchRequest
 from agentmd.rules import Contract
 
+SPARE = 5  # notes read beyond the limit, for those the index does not hold yet (a note being written)
+
 
 def search(
     index: SearchIndex, contract: Contract, request: SearchRequest, catalog: Catalog, span: when.Span
 ) -> SearchResponse:
-    """The notes captured in `span`, newest first, at most `request.limit`."""
+    """The notes captured in `span` (and within the request's own date bounds), newest first, at most
+    `request.limit`. The catalog names them, their walls and self-probe notes; only the rows shown are read
+    from the index, so a span of a year costs one catalog query, not a read of each of its notes."""
     asked = QueryPlan.of(request)
-    first = span.first.isoformat() if span.first else None
-    last = span.last.isoformat() if span.last else None
-    hidden = {"archived": 0, "superseded": 0, "staged": 0}
+    first, last = _bounds(span, asked.days)
+    paths, matched, hidden = catalog.captured_within(
+        first,
+        last,
+        span.month,
+        walled=request.include_archived,
+        probes=request.include_probe,
+        limit=request.limit + SPARE,
+    )
     results: list[Result] = []
-    matched = 0
-    for path in catalog.captured_within(first, last, span.month):
+    for path in paths:
         found = index.hit_for(path)
-        if found is None:
-            continue  # catalogued, not yet in the index (a note being written)
-        hit, hits = found
-        if not asked.admits(hit.facts):
-            wall = hit.facts.get("wall")
-            if isinstance(wall, str) and wall in hidden and not request.include_archived:
-                hidden[wall] += 1
+        if found is None or not asked.admits(found[0].facts):
+            matched -= 1  # catalogued, not yet in the index (a note being written), or its index facts differ
             continue
-        matched += 1
         if len(results) >= request.limit:
             continue
+        hit, hits = found
         penalties = asked.penalties(hit.facts, path, contract)
         penalty = 1.0
         for _name, m in penalties:
@@ -65,7 +70,24 @@ def search(
         results=tuple(results),
         note=note,
         matched=matched,
-        archived_hidden=hidden["archived"],
-        superseded_hidden=hidden["superseded"],
-        staged_hidden=hidden["staged"],
+        archived_hidden=hidden.get("archived", 0),
+        superseded_hidden=hidden.get("superseded", 0),
+        staged_hidden=hidden.get("staged", 0),
+    )
+
+
+def _bounds(span: when.Span, days: tuple[int | None, int | None]) -> tuple[str | None, str | None]:
+    """The span's days narrowed by the request's own bounds (yyyymmdd, either open), as the catalog reads them:
+    the first day (ISO) and the day after the last (ISO, excluded), either end open."""
+    first, last = span.first, span.last
+    lo, hi = days
+    if lo is not None:
+        day = dt.date(lo // 10000, lo // 100 % 100, lo % 100)
+        first = day if first is None else max(first, day)
+    if hi is not None:
+        day = dt.date(hi // 10000, hi // 100 % 100, hi % 100)
+        last = day if last is None else min(last, day)
+    return (
+        first.isoformat() if first else None,
+        (last + dt.timedelta(days=1)).isoformat() if last else None,
     )

@@ -416,7 +416,7 @@ def test_capture_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int)
         "Key",
         "--json",
         "--body",
-        "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY AKIAIOSFODNN7EXAMPLE",
+        "aws_access_key_id = " + "AKIA" + "Q3EGRTNJ7XKPZM4B",
     )
     assert refused.code == 1
     assert json.loads(refused.out)["refused"] is True

@@ -96,6 +96,36 @@ def test_a_catalog_of_the_previous_schema_gains_the_title_index_and_keeps_its_ro
     assert "notes_title" in names
 
 
+def test_notes_of_a_span_newest_first_through_the_captured_index(catalog_path: Path) -> None:
+    with Catalog(catalog_path) as catalog:
+        # 2025-01-01 to 2025-01-04 (the day after excluded): the archived note and the probe are left out
+        assert catalog.captured_within("2025-01-01", "2025-01-05") == (
+            ["inbox/c.md", "memory/b.md", "memory/a.md"],
+            3,
+            {},
+        )
+        assert catalog.captured_within(None, "2025-01-02", limit=1) == (["memory/a.md"], 1, {"archived": 1})
+        assert catalog.captured_within(None, None, walled=True, probes=True, limit=2)[1] == 5
+        assert catalog.captured_within(None, None, month=6, walled=True) == (["memory/old.md"], 1, {})
+        plan = " ".join(
+            str(row[-1])
+            for row in catalog._db.execute("EXPLAIN QUERY PLAN SELECT path FROM notes WHERE captured >= '2025'")
+        )
+    assert "notes_captured" in plan, plan
+
+
+def test_a_catalog_of_schema_3_gains_the_captured_index_and_keeps_its_rows(catalog_path: Path) -> None:
+    db = sqlite3.connect(catalog_path, isolation_level=None)
+    db.execute("DROP INDEX notes_captured")
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    db.close()
+    with Catalog(catalog_path) as catalog:
+        assert catalog.reset_reason is None and catalog.count() == 5
+        assert catalog.get_meta("schema_version") == str(SCHEMA_VERSION)
+    names = {r[0] for r in sqlite3.connect(catalog_path).execute("SELECT name FROM sqlite_master")}
+    assert "notes_captured" in names
+
+
 def test_a_catalog_of_an_unknown_older_schema_is_recreated(catalog_path: Path) -> None:
     db = sqlite3.connect(catalog_path, isolation_level=None)
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
