@@ -49,8 +49,10 @@ REQUEST_WORDS: Final = frozenset(
     information details got""".split()  # noqa: SIM905
 )
 
-# The verbs a question about a time asks with ("what did I capture yesterday", "what happened last week"): a
-# query of a time and these words alone lists the notes of that time (engine/search/dated.py).
+# The verbs a question about a time asks with ("what did I capture yesterday", "what happened last week",
+# "what did I work on yesterday", "anything new since Monday"): a query of a time and these words alone lists
+# the notes of that time (engine/search/dated.py).
 TIME_QUESTION_WORDS: Final = frozenset(
-    """capture captured captures saved save added add happen happened happening done""".split()  # noqa: SIM905
+    """capture captured captures saved save added add happen happened happening done work worked working
+    learn learned learnt read change changed new decide decided""".split()  # noqa: SIM905
 )

@@ -113,6 +113,7 @@ def test_the_clock_moves_the_span(store: Store) -> None:
     ("query", "expected"),
     [
         ("what did I do yesterday", ["work/standup.md"]),
+        ("what did I work on yesterday?", ["work/standup.md"]),
         ("yesterday", ["work/standup.md"]),
         ("what did I capture in 2024?", ["work/standup.md", "trips/a.md", "trips/b.md"]),  # newest first
         ("notes from December", ["trips/c.md"]),  # a month alone: that month of any year
