@@ -41,11 +41,11 @@ def search(
     )
     results: list[Result] = []
     for path in paths:
+        if len(results) >= request.limit:
+            break
         found = index.hit_for(path)
         if found is None or not asked.admits(found[0].facts):
             matched -= 1  # catalogued, not yet in the index (a note being written), or its index facts differ
-            continue
-        if len(results) >= request.limit:
             continue
         hit, hits = found
         penalties = asked.penalties(hit.facts, path, contract)
