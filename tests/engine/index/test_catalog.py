@@ -81,11 +81,18 @@ def test_title_look_ups_use_an_index(catalog_path: Path) -> None:
     assert "notes_title" in plan, plan  # not a scan of the whole table
 
 
-def test_a_catalog_of_the_previous_schema_gains_the_title_index_and_keeps_its_rows(catalog_path: Path) -> None:
-    # what a catalog written before the title index looks like: schema 2, no `notes_title`
+@pytest.mark.parametrize(
+    ("version", "dropped"),
+    [("2", ("notes_title", "notes_captured")), ("3", ("notes_captured",))],
+)
+def test_a_catalog_of_an_older_schema_gains_its_indexes_and_keeps_its_rows(
+    catalog_path: Path, version: str, dropped: tuple[str, ...]
+) -> None:
+    # what a catalog written before an index looks like: schema 2 had neither, schema 3 no `notes_captured`
     db = sqlite3.connect(catalog_path, isolation_level=None)
-    db.execute("DROP INDEX notes_title")
-    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    for name in dropped:
+        db.execute(f"DROP INDEX {name}")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
     db.close()
     with Catalog(catalog_path) as catalog:
         assert catalog.reset_reason is None  # migrated, not recreated
@@ -93,7 +100,7 @@ def test_a_catalog_of_the_previous_schema_gains_the_title_index_and_keeps_its_ro
         assert catalog.count() == 5
         assert catalog.paths_with_title("a") == ["memory/a.md"]
     names = {r[0] for r in sqlite3.connect(catalog_path).execute("SELECT name FROM sqlite_master")}
-    assert "notes_title" in names
+    assert set(dropped) <= names
 
 
 def test_notes_of_a_span_newest_first_through_the_captured_index(catalog_path: Path) -> None:
@@ -112,18 +119,6 @@ def test_notes_of_a_span_newest_first_through_the_captured_index(catalog_path: P
             for row in catalog._db.execute("EXPLAIN QUERY PLAN SELECT path FROM notes WHERE captured >= '2025'")
         )
     assert "notes_captured" in plan, plan
-
-
-def test_a_catalog_of_schema_3_gains_the_captured_index_and_keeps_its_rows(catalog_path: Path) -> None:
-    db = sqlite3.connect(catalog_path, isolation_level=None)
-    db.execute("DROP INDEX notes_captured")
-    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    db.close()
-    with Catalog(catalog_path) as catalog:
-        assert catalog.reset_reason is None and catalog.count() == 5
-        assert catalog.get_meta("schema_version") == str(SCHEMA_VERSION)
-    names = {r[0] for r in sqlite3.connect(catalog_path).execute("SELECT name FROM sqlite_master")}
-    assert "notes_captured" in names
 
 
 def test_a_catalog_of_an_unknown_older_schema_is_recreated(catalog_path: Path) -> None:
