@@ -62,7 +62,7 @@ def search(
             snippet=hits.snippet_of(hits.text_of(hit)),
         )
         results.append(replace(row, name="date"))
-    said = span.text or "that time"
+    said = span.text or _described(first, last)
     note = None if results else f"no note was captured {said}; try a wider span of days"
     return SearchResponse(
         query=request.query,
@@ -91,3 +91,11 @@ def _bounds(span: when.Span, days: tuple[int | None, int | None]) -> tuple[str |
         first.isoformat() if first else None,
         (last + dt.timedelta(days=1)).isoformat() if last else None,
     )
+
+
+def _described(first: str | None, until: str | None) -> str:
+    """The days between the bounds, as a refusal names them ("from 2026-12-01 to 2026-12-04")."""
+    last = (dt.date.fromisoformat(until) - dt.timedelta(days=1)).isoformat() if until else None
+    if first and last:
+        return f"from {first} to {last}"
+    return f"from {first} on" if first else f"up to {last}" if last else "at any time"

@@ -51,7 +51,8 @@ class SearchRequest:
 
     query: str = field(
         metadata=described(
-            "What to look for: a question, keywords, or a note's title or alias.",
+            "What to look for: a question, keywords, a note's title or alias, or a time alone (\"yesterday\", "
+            "\"notes since Monday\") to list the notes of that time.",
             minLength=1,
             maxLength=MAX_QUERY_CHARS,
         )
@@ -125,16 +126,20 @@ def content_query(request: SearchRequest) -> str:
 
 
 def time_only(request: SearchRequest) -> when.Span | None:
-    """The span of days of a query that asks for a time and nothing else ("what did I capture yesterday",
-    "notes from last week", "2026-12-04"): no word left beside its time expression but stop words, the words
-    that only ask (`REQUEST_WORDS`, `PROMPT_FILLER`) and the verbs of a question about a time
-    (`TIME_QUESTION_WORDS`). None for any other query."""
+    """The span of days of a request that asks for a time and nothing else: a query with no word beside its time
+    expression but stop words, the words that only ask (`REQUEST_WORDS`, `PROMPT_FILLER`) and the verbs of a
+    question about a time (`TIME_QUESTION_WORDS`): "what did I capture yesterday", "notes from last week",
+    "2026-12-04"; or a query of no such word at all with `after` or `before` (an open span, the bounds narrow
+    it). None for any other request."""
     span = time_span(request)
-    if span is None:
+    if span is None and request.after is None and request.before is None:
         return None
     asking = REQUEST_WORDS | PROMPT_FILLER | TIME_QUESTION_WORDS
-    rest = [w for w in span.rest(request.query).split() if w.strip(".,;:!?\"'()").lower() not in asking]
-    return None if query_terms(" ".join(rest)) else span
+    query = span.rest(request.query) if span is not None else request.query
+    rest = [w for w in query.split() if w.strip(".,;:!?\"'()").lower() not in asking]
+    if query_terms(" ".join(rest)):
+        return None
+    return span if span is not None else when.Span(None, None)
 
 
 def judged_query(request: SearchRequest) -> str:

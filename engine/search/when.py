@@ -9,7 +9,8 @@ search's clock: the request's `now` (an ISO date or date and time), else today.
 The forms read (case-insensitive, English):
 
 - a day: `2023-06-08`, `8 May 2023`, `8 May, 2023`, `May 8, 2023`, `May 8th`, `yesterday`, `today`,
-  `last night`, a weekday after `on`/`last` (`on Friday`, `last Friday`: the latest such day before today);
+  `last night`, a weekday after `on`/`last` (`on Friday`, `last Friday`: the latest such day before today)
+  or after a bound word (`since Monday`);
 - a month: `2023-06`, `June 2023`, `June, 2023`, `last May` (the latest May before this month), `this
   month`, `last month`, and a month alone after a word that introduces a time (`in June`, `during August`,
   `since March`): any year's June when no year is given;
@@ -65,6 +66,8 @@ _FORMS: tuple[tuple[str, str], ...] = (
     ("named_month", r"(?P<which>last|this)\s+" + _M.format("mon")),
     ("intro_month", r"(?P<intro>" + _INTRO + r")\s+(?:the\s+)?(?:(?:early|late|mid)[\s-]+)?" + _M.format("mon")),
     ("intro_year", r"(?P<intro>" + _INTRO + r")\s+(?:the\s+year\s+)?" + _YEAR.format("y")),
+    # a weekday alone, read only after a bound word: "since Monday", "before Friday"
+    ("bound_weekday", r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"),
 )
 _FORM_RE = [(kind, re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w-])", re.IGNORECASE)) for kind, pattern in _FORMS]
 _BOUND = re.compile(r"(?<![\w-])(?P<b>before|until|till|by|after|since)\s+$", re.IGNORECASE)
@@ -179,7 +182,7 @@ def _span(kind: str, m: re.Match[str], day: dt.date) -> tuple[dt.date | None, dt
             return dt.date(y, mo, 1), _month_end(y, mo), None
         y = day.year - back
         return dt.date(y, 1, 1), dt.date(y, 12, 31), None
-    if kind == "weekday":
+    if kind in ("weekday", "bound_weekday"):
         wanted = WEEKDAYS.index(g["wd"].lower())
         back = (day.weekday() - wanted) % 7 or 7
         found = day - dt.timedelta(days=back)
@@ -217,11 +220,13 @@ def _read(query: str, day: dt.date) -> Span | None:
             taken.append((m.start(), m.end(), kind, m))
     taken.sort()
     for start, end, kind, m in taken:
+        bound = _BOUND.search(query[:start])
+        if kind == "bound_weekday" and bound is None:
+            continue  # "Monday standup notes": a weekday alone names no day
         got = _span(kind, m, day)
         if got is None:
             continue
         first, last, month = got
-        bound = _BOUND.search(query[:start])
         intro = m.groupdict().get("intro")
         opener = (intro or (bound.group("b") if bound else "")).lower()
         if month is None and opener in _OPEN_BEFORE:

@@ -37,6 +37,8 @@ NOW = "2024-06-15"
         ("what we said last week", "2024-06-03", "2024-06-09", None, "last week"),
         ("beach trips in 2023", "2023-01-01", "2023-12-31", None, "in 2023"),
         ("when did we go camping in June?", None, None, 6, "in June"),
+        ("anything new since Monday", "2024-06-10", None, None, "since Monday"),
+        ("before Friday", None, "2024-06-13", None, "before Friday"),
     ],
 )
 def test_time_expressions_are_read_as_spans_against_the_clock(
@@ -49,7 +51,14 @@ def test_time_expressions_are_read_as_spans_against_the_clock(
 
 @pytest.mark.parametrize(
     "query",
-    ["before she moved", "May I ask about the parser", "fix port 8080 bug", "upgrade to python 3.11", "march 3 times"],
+    [
+        "before she moved",
+        "May I ask about the parser",
+        "fix port 8080 bug",
+        "upgrade to python 3.11",
+        "march 3 times",
+        "Monday standup notes",
+    ],
 )
 def test_words_that_only_look_like_time_name_none(query: str) -> None:
     assert when.read(query, NOW) is None
@@ -118,6 +127,7 @@ def test_the_clock_moves_the_span(store: Store) -> None:
         ("what did I capture in 2024?", ["work/standup.md", "trips/a.md", "trips/b.md"]),  # newest first
         ("notes from December", ["trips/c.md"]),  # a month alone: that month of any year
         ("what happened since February 2024", ["work/standup.md", "trips/a.md", "trips/b.md"]),
+        ("anything new since Monday?", ["work/standup.md"]),
     ],
 )
 def test_a_time_alone_lists_the_notes_of_that_time_newest_first(store: Store, query: str, expected: list[str]) -> None:
@@ -162,3 +172,17 @@ def test_a_date_that_is_a_notes_title_finds_that_note_by_name(vault: Vault, cach
         assert notes(got["results"])[0] == "daily/2024-06-01.md" and got["results"][0]["name"] != "date"
         listed = search(s.index, CONTRACT, SearchRequest(query="on 2024-06-03", now=NOW, mode="fusion"), s.catalog)
         assert notes(listed["results"]) == ["daily/2024-06-01.md"] and listed["results"][0]["name"] == "date"
+
+
+def test_date_bounds_without_words_list_the_notes_between_them(store: Store) -> None:
+    bounded = SearchRequest(query="", after="2024-02-01", before="2024-05-31", now=NOW, mode="fusion")
+    got = search(store.index, CONTRACT, bounded, store.catalog)
+    assert notes(got["results"]) == ["trips/a.md", "trips/b.md"] and got["results"][0]["name"] == "date"
+    asking = SearchRequest(query="show me my notes", after="2024-06-01", now=NOW, mode="fusion")
+    assert notes(search(store.index, CONTRACT, asking, store.catalog)["results"]) == ["work/standup.md"]
+    # a word to look for makes it a word search within the bounds
+    words = SearchRequest(query="camping", after="2024-02-01", now=NOW, mode="fusion", floor=0.0)
+    found = search(store.index, CONTRACT, words, store.catalog)["results"]
+    assert sorted(notes(found)) == ["trips/a.md", "trips/b.md"] and all("name" not in r for r in found)
+    empty = search(store.index, CONTRACT, SearchRequest(query="", after="2030-01-01", now=NOW), store.catalog)
+    assert empty["note"] == "no note was captured from 2030-01-01 on; try a wider span of days"
