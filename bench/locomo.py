@@ -52,10 +52,9 @@ sys.path.insert(0, str(REPO))
 
 from agentmd.engine.index.reconcile import reconcile  # noqa: E402
 from agentmd.engine.index.store import Store  # noqa: E402
-from agentmd.engine.recall.query import sanitize_query  # noqa: E402
+from agentmd.engine.recall.query import named_stop_words, sanitize_query  # noqa: E402
 from agentmd.engine.recall.render import MAX_ENTRIES, Entry, render  # noqa: E402
 from agentmd.engine.search import confidence  # noqa: E402
-from agentmd.engine.search.named import kept_stop_words, named_runs  # noqa: E402
 from agentmd.engine.search.query import search  # noqa: E402
 from agentmd.engine.search.recall import Walls, gather  # noqa: E402
 from agentmd.engine.search.searcher import SearchRequest  # noqa: E402
@@ -204,7 +203,7 @@ def conversation_day(conv: Mapping[str, Any]) -> str | None:
 def hook_pass(store: Store, contract: Any, arm: Any, prompt: str, now: str | None = None) -> dict[str, Any]:
     """What the recall hook would inject for this prompt with the daemon up: its query, the daemon's hybrid
     search and gathering (walls, recall floor, cosine gate), the rendered block in the hook's budgets."""
-    query = sanitize_query(prompt, keep=kept_stop_words(named_runs(store.index, prompt)))
+    query = sanitize_query(prompt, keep=named_stop_words(store.index, prompt))
     if not query:
         return {"query": query, "paths": [], "tokens": 0}
     request = SearchRequest(query=query, limit=MAX_ENTRIES, mode="hybrid", now=now)

@@ -151,10 +151,9 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.errors import IndexBusy
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
-    from agentmd.engine.recall.query import sanitize_query
+    from agentmd.engine.recall.query import named_stop_words, sanitize_query
     from agentmd.engine.recall.render import Entry, render
     from agentmd.engine.search.eval.prompts import evaluate_prompts, render_prompts
-    from agentmd.engine.search.named import kept_stop_words, named_runs
     from agentmd.rules import load_contract
 
     def inject(gathered: Mapping[str, Any]) -> tuple[list[str], int]:
@@ -190,9 +189,8 @@ def cmd_eval_prompts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except IndexBusy as exc:
             err.write(f"agentmd: {exc}; evaluating the index as it is\n")
 
-        def query_of(prompt: str) -> str:  # as the daemon makes it with --hybrid, as the hook's process without
-            keep = kept_stop_words(named_runs(store.index, prompt)) if dense is not None else ()
-            return sanitize_query(prompt, keep=keep)
+        def query_of(prompt: str) -> str:  # as the daemon and the hook's own process make it
+            return sanitize_query(prompt, keep=named_stop_words(store.index, prompt))
 
         report = evaluate_prompts(
             Path(args.file),

@@ -229,8 +229,8 @@ class Door(DaemonState):
         """`/v1/recall`: one prompt's whole recall for the prompt hook's light path (engine/recall/serve.py):
         the text to print, the hook's log line, the shown notes counted as injections."""
         from agentmd.engine.index import usage
+        from agentmd.engine.recall.query import named_stop_words
         from agentmd.engine.recall.serve import answer_prompt
-        from agentmd.engine.search.named import kept_stop_words, named_runs
 
         def search_and_gather(fields: dict[str, Any]) -> Any:
             request = SearchRequest(**{**json_defaults(SearchRequest), **fields})
@@ -242,7 +242,7 @@ class Door(DaemonState):
         def stop_words(prompt: str) -> list[str]:  # the stop words the vault makes words of the prompt
             store = self.store
             try:
-                return [] if store is None else kept_stop_words(named_runs(store.index, prompt))
+                return [] if store is None else named_stop_words(store.index, prompt)
             except BaseException as exc:  # a damaged index: the search that follows meets it and says so
                 if isinstance(exc, Exception) or is_panic(exc):
                     return []

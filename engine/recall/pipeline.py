@@ -226,12 +226,11 @@ def _search_here(
     builds an index: a missing one is an error. Refreshes the walls cache from the contract it parsed."""
     if not settings.index_dir.is_dir() or not settings.catalog_path.is_file():
         raise HookError(f"no index at {settings.cache_dir}; run `agentmd reindex` or start `agentmd serve`")
-    from agentmd.engine.recall.query import save_walls
-    from agentmd.engine.search.named import kept_stop_words, named_runs
+    from agentmd.engine.recall.query import named_stop_words, save_walls
     from agentmd.engine.search.recall import search_and_gather
 
     def query_of(index: Any) -> str:
-        return sanitize_query(prompt, options.max_query_words, kept_stop_words(named_runs(index, prompt)))
+        return sanitize_query(prompt, options.max_query_words, named_stop_words(index, prompt))
 
     answer, walls, gathered = search_and_gather(
         settings, request, max_direct=max_direct, deadline=deadline, now=now, query_of=query_of

@@ -114,6 +114,15 @@ def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS, keep: Collecti
     return " ".join(kept)
 
 
+def named_stop_words(index: Any, prompt: str) -> list[str]:
+    """The prompt's stop words inside a run of its words that names a note (`will` where "Free Will" is a
+    title), for `sanitize_query` to keep: how the daemon and the hook's own process, each with the index open,
+    make the hook's query. `index` is a `SearchIndex`; its module (and Tantivy) load only here."""
+    from agentmd.engine.search.named import kept_stop_words, named_runs
+
+    return kept_stop_words(named_runs(index, prompt))
+
+
 # ----------------------------------------------------------------------------------------- project
 
 
