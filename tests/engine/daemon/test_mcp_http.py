@@ -524,3 +524,20 @@ def test_connections_to_the_daemon_socket_send_without_delay() -> None:
 
     asyncio.run(run())
     assert seen and seen[0] != 0
+
+
+def test_a_time_alone_is_listed_by_date_over_http_and_mcp(daemon: Daemon, http: httpx.Client) -> None:
+    """The CLI's route (`/v1/search`) and the MCP tool list the notes of a time asked alone, as the search does."""
+    found = http.post("/v1/search", json={"query": "otters", "mode": "fusion", "floor": 0.0}).json()["results"]
+    day = found[0]["captured"][:10]  # the note's day, as git dated it: the search's clock is set to it
+    listed = http.post("/v1/search", json={"query": "what did I capture today", "now": day}).json()
+    assert "notes/first.md" in [r["note"] for r in listed["results"]]
+    assert all(r["name"] == "date" and r["captured"].startswith(day) for r in listed["results"])
+    assert listed["dense"]["reason"] == "a time alone is listed by date"
+
+    async def ask(client: Any) -> Any:  # the tool has no clock to set: the day as bounds, no word to look for
+        return await client.call_tool("memory_search", {"query": "my notes", "after": day, "before": day})
+
+    answer = payload(with_mcp(daemon.port, ask))
+    assert "notes/first.md" in [r["note"] for r in answer["results"]]
+    assert all(r["name"] == "date" for r in answer["results"])
