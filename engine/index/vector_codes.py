@@ -23,6 +23,19 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, scales
 
 
+def block_sum(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The sum of the rows, each decoded and multiplied by its weight (its scale, or 0 to leave it out), taken
+    BLOCK rows at a time as `block_cosines` does."""
+    total = np.zeros(codes.shape[1], dtype=np.float64)
+    buf = np.empty((min(BLOCK, len(codes)), codes.shape[1]), dtype=np.float32)
+    for i in range(0, len(codes), BLOCK):
+        block = codes[i : i + BLOCK]
+        rows = buf[: len(block)]
+        np.copyto(rows, block)
+        total += np.asarray(weights[i : i + BLOCK], dtype=np.float32) @ rows
+    return total
+
+
 def converted(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Float vectors (a file of the first format) as codes and scales, CONVERT_BLOCK rows at a time, so no
     float32 copy of the whole matrix is made beside the one read."""

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from agentmd.engine.fsutil import atomic_write
-from agentmd.engine.index.vector_codes import Coded, block_cosines, converted, quantize
+from agentmd.engine.index.vector_codes import Coded, block_cosines, block_sum, converted, quantize
 from agentmd.engine.index.vector_types import ChunkHit, Coverage, Scan, TextEmbedder
 from agentmd.vault_schema import EmbedChunk, scripts
 
@@ -103,6 +103,7 @@ class VectorStore:
         self._row_key: list[str | None] = []
         self._used = 0
         self._generation = 0  # moves whenever a row changes hands or gains its vector (see `Scan`)
+        self._sameness: tuple[int, float] | None = None  # (chunks with vectors, value) at the last `sameness`
         self._free: list[int] = []
         self._slot_path: list[str | None] = []
         self._free_slots: list[int] = []
@@ -534,6 +535,23 @@ class VectorStore:
                         near[heading] = cosine
                 out[path] = near
         return out
+
+    def sameness(self) -> float:
+        """How alike the model finds the vault's passages: the mean cosine between two different chunks with
+        vectors (near 0 for unrelated texts, 1 when every chunk says the same). One pass over the vectors (about
+        one query's scan), taken again once the count of chunks with vectors has moved by more than 1 %: a
+        vault's sameness barely moves with one edit."""
+        with self._lock:
+            if self._sameness is not None and abs(self._done - self._sameness[0]) <= self._sameness[0] // 100:
+                return self._sameness[1]
+            live = self._has[: self._used]
+            n = int(live.sum())
+            value = 0.0
+            if n > 1:  # |sum of n unit rows|^2 = n + the sum of their n(n-1) cosines to one another
+                total = block_sum(self._vectors[: self._used], np.where(live, self._scale[: self._used], 0))
+                value = min(1.0, max(0.0, (float(total @ total) - n) / (n * (n - 1))))
+            self._sameness = (self._done, value)
+            return value
 
     def _scores(self, query: np.ndarray) -> np.ndarray:
         scores = block_cosines(self._vectors[: self._used], self._scale[: self._used], query)

@@ -5,6 +5,11 @@ The fusion rule (`CHOSEN`): each list's scores z-scored over the candidates and 
 lexical list's hold on the query falls, on SciFact's train split (bench/dense_bench.py) and the dev questions of
 three shared vaults (bench/vocab_bench.py); the figures are in bench/RESULTS.md, "Constants of the search".
 
+The share falls to 0.3 in a vault whose passages the model finds alike (`VectorStore.sameness`, the mean
+cosine between two chunks, from ALIKE_FROM to ALIKE_AT): there a passage's cosine tells notes apart little, and
+its words more. Notes on many subjects sit near 0.1 to 0.25; the sessions of one conversation, each turn under
+the same headings, near 0.55 (bench/RESULTS.md, "How alike a vault's passages are").
+
 A note found by only one list has a lexical score of 0 (it does not hold enough of the query's words) or
 its real best-chunk cosine (every note with vectors has one), so the combinations compare like with like.
 While the vectors cover only part of the vault, a note without them takes the candidates' mean cosine (no
@@ -47,6 +52,7 @@ DEFAULT_K = 60
 
 
 MAX_DENSE_WEIGHT = 0.95
+ALIKE_FROM, ALIKE_AT = 0.3, 0.5  # the vault's sameness where the cosine's share starts to fall and reaches `alike`
 HOLD_DEPTH = 3  # the lexical candidates, best first, whose word share is the lexical list's hold on the query
 
 
@@ -58,6 +64,8 @@ class FusionRule:
     # combinations: how much the cosine's share rises as the lexical list's hold on the query falls (the hold
     # is the best IDF-weighted word share among its first HOLD_DEPTH notes: 1 when one holds every word)
     lift: float = 0.0
+    # combinations: the cosine's share in a vault whose passages are alike (sameness ALIKE_AT and above)
+    alike: float | None = None
 
     @property
     def name(self) -> str:
@@ -66,15 +74,21 @@ class FusionRule:
         if self.kind == "rrf":
             return f"rrf k={self.k} dense={self.dense_weight:g}"
         lift = f" lift={self.lift:g}" if self.lift else ""
-        return f"{self.kind} dense={self.dense_weight:g}{lift}"
+        alike = f" alike={self.alike:g}" if self.alike is not None else ""
+        return f"{self.kind} dense={self.dense_weight:g}{lift}{alike}"
 
-    def weight(self, hold: float) -> float:
-        """The dense list's share for a query whose lexical list holds `hold` (0..1) of its words."""
-        return min(MAX_DENSE_WEIGHT, self.dense_weight + self.lift * (1.0 - max(0.0, min(1.0, hold))))
+    def weight(self, hold: float, sameness: float = 0.0) -> float:
+        """The dense list's share for a query whose lexical list holds `hold` (0..1) of its words, in a vault
+        whose passages are `sameness` alike (`VectorStore.sameness`)."""
+        share = min(MAX_DENSE_WEIGHT, self.dense_weight + self.lift * (1.0 - max(0.0, min(1.0, hold))))
+        if self.alike is None:
+            return share
+        t = max(0.0, min(1.0, (sameness - ALIKE_FROM) / (ALIKE_AT - ALIKE_FROM)))
+        return share + t * (self.alike - share)
 
 
 # The rule the hybrid mode ships (SciFact train and the vaults' dev questions; see the module docstring).
-CHOSEN = FusionRule("zscore", 0.6)
+CHOSEN = FusionRule("zscore", 0.6, alike=0.3)
 
 
 class Fused(NamedTuple):
@@ -111,13 +125,15 @@ def fuse(
     rule: FusionRule = CHOSEN,
     cosine_of: Mapping[str, float] | None = None,
     hold: float = 1.0,
+    sameness: float = 0.0,
 ) -> Fusion:
     """The candidates of both lists in fused order, best first (ties by path).
 
     `lexical` and `dense` are (path, score) in rank order. `cosine_of` gives the best-chunk cosine of
     notes outside the dense list (e.g. from `VectorStore.cosines`), so a lexical candidate is scored by
     its real cosine, not by its absence. `hold` is the lexical list's hold on the query (`lexical_hold`),
-    which sets the cosine's share under a rule with a `lift`."""
+    which sets the cosine's share under a rule with a `lift`; `sameness` (`VectorStore.sameness`) sets it under
+    a rule with an `alike` share."""
     lex_rank = {p: r for r, (p, _s) in enumerate(lexical, 1)}
     den_rank = {p: r for r, (p, _s) in enumerate(dense, 1)}
     lex_score = dict(lexical)
@@ -125,7 +141,7 @@ def fuse(
     cos.update(dict(dense))
     paths = list(dict.fromkeys([*lex_rank, *den_rank]))
     scores: dict[str, float]
-    w = rule.weight(hold) if rule.kind in ("minmax", "zscore") else rule.dense_weight
+    w = rule.weight(hold, sameness) if rule.kind in ("minmax", "zscore") else rule.dense_weight
     if rule.kind == "dense":
         scores = {p: cos.get(p, -1.0) for p in paths}
     elif rule.kind == "rrf":
@@ -303,7 +319,8 @@ def hybrid_search(
     terms, idf = query_words(index, asked.words)  # the time words are not words to find
     held = lambda p: row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
     hold = lexical_hold(index, terms, idf, paths, held) if rule.lift else 1.0
-    fused = fuse(lexical, dense, rule, cosine_of, hold)
+    sameness = arm.store.sameness() if rule.alike is not None else 0.0
+    fused = fuse(lexical, dense, rule, cosine_of, hold, sameness)
     # A note only the dense arm found is read from the index when it may enter the top: walls, probe and
     # dates leave it out, its multipliers lower its score (never raise it), so once the fused score of the
     # next candidate is below the `limit`-th best lowered score, nothing further down can enter.
@@ -346,6 +363,8 @@ def hybrid_search(
                 "dense": {
                     "used": True,
                     "rule": rule.name,
+                    "sameness": round(sameness, 4),
+                    "share": round(rule.weight(hold, sameness), 4),
                     "lexical_rank": f.lexical_rank,
                     "lexical_score": round(f.lexical_score, 6),
                     "dense_rank": f.dense_rank,

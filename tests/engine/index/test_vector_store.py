@@ -417,3 +417,20 @@ def test_int8_vectors_keep_their_cosines_and_survive_a_second_quantizing(tmp_pat
     assert np.array_equal(again, codes) and np.allclose(again_scales, scales)
     zero_codes, zero_scales = quantize(np.zeros((1, 4), dtype=np.float32))
     assert not zero_codes.any() and zero_scales[0] == 1
+
+
+def test_sameness_is_the_mean_cosine_between_two_chunks(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    assert s.sameness() == 0.0  # no vectors yet
+    s.set_note("a.md", "1", chunks("xxxx", "xxxx"))
+    s.set_note("b.md", "1", chunks("xxxx"))
+    s.embed_pending(Counted(), 100)
+    assert s.sameness() == pytest.approx(1.0, abs=0.02)  # every chunk says the same
+    for n in range(4):
+        s.set_note(f"y{n}.md", "1", chunks("yyyyyyyyyyyyyyyyyyyy", "zzzzzzzzzzzzzzzzzzzz"))
+    s.embed_pending(Counted(), 100)
+    # 11 chunks: 3 along x, 4 along y, 4 along z (each with a little of the first axis)
+    mixed = s.sameness()
+    assert 0.1 < mixed < 0.5
+    s.remove([f"y{n}.md" for n in range(4)])
+    assert s.sameness() == pytest.approx(1.0, abs=0.02)  # read again after the count moved

@@ -16,7 +16,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.index.vector_refresh import refresh
 from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.dense import dense_candidates
-from agentmd.engine.search.hybrid import FusionRule, fuse, idf_weights, word_share
+from agentmd.engine.search.hybrid import ALIKE_AT, ALIKE_FROM, FusionRule, fuse, idf_weights, word_share
 from agentmd.vault_schema import EmbedChunk
 
 NOTES = {
@@ -269,3 +269,75 @@ def test_hybrid_embeds_the_query_beside_the_lexical_search(indexed, embedder) ->
     assert down["dense"] == {"used": False, "reason": "the embeddings endpoint did not answer"}
     lexical = search(store.index, contract, SearchRequest(asked.query, mode="fusion", limit=3))
     assert [r["path"] for r in down["results"]] == [r["path"] for r in lexical["results"]]
+
+
+def test_the_cosines_share_falls_in_a_vault_whose_passages_are_alike() -> None:
+    rule = FusionRule("zscore", 0.6, alike=0.3)
+    assert rule.weight(1.0, 0.1) == pytest.approx(0.6)  # notes on many subjects
+    assert rule.weight(1.0, ALIKE_FROM) == pytest.approx(0.6)
+    assert rule.weight(1.0, (ALIKE_FROM + ALIKE_AT) / 2) == pytest.approx(0.45)
+    assert rule.weight(1.0, ALIKE_AT) == pytest.approx(0.3) and rule.weight(1.0, 0.9) == pytest.approx(0.3)
+    assert FusionRule("zscore", 0.6).weight(1.0, 0.9) == pytest.approx(0.6)  # a rule without `alike`
+    assert "alike=0.3" in rule.name
+    # the same lists fused in a vault of alike passages lean on the words
+    lexical = [("words.md", 5.0), ("b.md", 4.0), ("near.md", 3.0), ("c.md", 2.0), ("d.md", 1.0)]
+    dense = [("near.md", 0.62), ("words.md", 0.50), ("b.md", 0.45), ("c.md", 0.44), ("d.md", 0.43)]
+    assert fuse(lexical, dense, rule, sameness=0.1)[0].path == "near.md"
+    assert fuse(lexical, dense, rule, sameness=0.6)[0].path == "words.md"
+
+
+def test_a_conversation_log_is_searched_with_more_weight_on_its_words(vault: Vault, cache_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """Sessions of one conversation, every turn under the same headings, read as alike by the model: the
+    hybrid search says so under --explain and gives the cosine the smaller share; the small vault of notes on
+    different subjects keeps the usual share."""
+    from search_helpers import search
+
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.rules import default_contract
+
+    said = [
+        "I went hiking with the kids last weekend.", "We painted a sunrise over the lake together.",
+        "The adoption agency called me back today.", "My pottery class made bowls this week.",
+        "We camped near the river and roasted marshmallows.", "I gave a talk at the school about acceptance.",
+    ]  # fmt: skip
+    for n in range(6):
+        turns = "\n\n".join(
+            f"## D{n + 1}:{t + 1} {'Caroline' if t % 2 == 0 else 'Melanie'}\n\n{said[(n + t) % len(said)]}"
+            for t in range(6)
+        )
+        body = f"# Session {n + 1}, 8 May, 2023\n\n{turns}"
+        vault.note(f"sessions/session-{n + 1}.md", body, title=f"Session {n + 1}")
+    contract = default_contract()
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        vectors = VectorStore(store.cache_dir, embedder.model_id)
+        refresh(vectors, vault.root, _hashes(store))
+        vectors.embed_pending(embedder, 1000)
+        assert vectors.sameness() >= ALIKE_AT
+        res = search(
+            store.index, contract, SearchRequest("when did Melanie paint a sunrise", mode="hybrid", explain=True),
+            dense=DenseArm(vectors, embedder), floor=0.0,
+        )  # fmt: skip
+        assert res["dense"]["used"] is True
+        dense = res["results"][0]["explain"]["dense"]
+        assert dense["sameness"] >= ALIKE_AT and dense["share"] == pytest.approx(0.3)
+
+
+def test_notes_on_different_subjects_keep_the_usual_share(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
+    from search_helpers import search
+
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.rules import default_contract
+
+    vault, store = indexed
+    vectors = VectorStore(store.cache_dir, embedder.model_id)
+    refresh(vectors, vault.root, _hashes(store))
+    vectors.embed_pending(embedder, 100)
+    assert vectors.sameness() < ALIKE_FROM
+    res = search(
+        store.index, default_contract(), SearchRequest("bake a loaf", mode="hybrid", explain=True),
+        dense=DenseArm(vectors, embedder), floor=0.0,
+    )  # fmt: skip
+    assert res["results"][0]["explain"]["dense"]["share"] == pytest.approx(0.6)
