@@ -57,6 +57,13 @@ _FOR_END = (
     r"on|when|whenever|only|here|to\s+\w+|in\s+this|reading|working|handling|loading|running|next|after|before|"
     r"\w+s\s+this)\b(?!\s+(?:group|club|list|circle|room|session)s?\b))"
 )
+# "to" speaks to an AI where it opens the segment or follows what is sent ("note to the model", "addressed to the
+# AI"), not where it completes a phrase ("read access to the gated model; set HF_TOKEN", "pass the batch to the
+# model, then")
+_TO = (
+    r"(?:^\W*|\b(?:note|notes|message|messages|memo|reminder|letter|word|instructions?|directives?|orders?|"
+    r"request|warning|aside|p\.?s\.?|addressed|directed|written|meant|hello|hi|greetings|hey)\s+)to"
+)
 _READER = r"(?:readers?|process(?:es)?|systems?|tools?|crawlers?|summari[sz]ers?)"
 
 ADDRESSEE: Final = re.compile(
@@ -64,7 +71,7 @@ ADDRESSEE: Final = re.compile(
     rf"^\W*(?:(?:hey|dear|hi|hello|ok|okay|attention|psst|note|p\.?\s?s\.?|to)[\s,:]+)?(?:the\s+)?(?:\w+\s+)?"
     rf"{_NAME}{_NOT_AI_AFTER}\s*[,:—–!]|"
     # "for the AI reader: ...", "note to the model", "action item for Claude", "for whichever assistant ..."
-    rf"\b(?:for|to)\s+(?:{_DET}\s+)?(?:[\w-]+\s+){{0,2}}?{_NAME}(?:\s+(?:readers?|side))?{_FOR_END}|"
+    rf"(?:\bfor|{_TO})\s+(?:{_DET}\s+)?(?:[\w-]+\s+){{0,2}}?{_NAME}(?:\s+(?:readers?|side))?{_FOR_END}|"
     # the AI answering: "when you answer, ...", "with your browsing tool"
     rf"\bwhen(?:ever)?\s+you\s+(?:answer|reply|respond|summari[sz]e)\b|"
     rf"\byour\s+(?:(?:browsing|browser|web|fetch|http|search|shell|terminal|code\s+execution)\s+)?tools?\b|"
