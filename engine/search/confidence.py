@@ -342,10 +342,12 @@ def annotate(index: SearchIndex, query: str, response: SearchResponse) -> Search
         return response
     out: list[Result] = []
     for row, sig in zip(results, signals(index, query, results), strict=True):
-        if row.word_share is None and not row.entity:
-            row = replace(row, word_share=sig.evidence.word_share)
         sure = score(sig)
-        out.append(replace(row, confidence=sure if sig.entity else round(sure, 4)))
+        shown = sure if sig.entity else round(sure, 4)
+        if row.word_share is None and not row.entity:
+            out.append(replace(row, word_share=sig.evidence.word_share, confidence=shown))
+        else:
+            out.append(replace(row, confidence=shown))
     return replace(response, results=tuple(out))
 
 

@@ -6,6 +6,7 @@ generation id."""
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -61,9 +62,12 @@ class IndexDoc:
         return IndexDoc, tuple(getattr(self, name) for name in self.__slots__)
 
 
+@functools.lru_cache(maxsize=16_384)
 def name_key(text: str) -> str:
     """A name as it is matched: accents, case and a trailing `.md` ignored, apostrophes dropped, any other
-    character that is not a letter or digit (`-`, `_`, `.`, punctuation) read as a space."""
+    character that is not a letter or digit (`-`, `_`, `.`, punctuation) read as a space. Remembered for the
+    words and runs of words a search asks about again and again (a question's runs ask for each word's key
+    up to a dozen times)."""
     text = text.strip()
     if text.lower().endswith(".md"):
         text = text[:-3]
