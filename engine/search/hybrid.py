@@ -5,10 +5,11 @@ The fusion rule (`CHOSEN`): each list's scores z-scored over the candidates and 
 lexical list's hold on the query falls, on SciFact's train split (bench/dense_bench.py) and the dev questions of
 three shared vaults (bench/vocab_bench.py); the figures are in bench/RESULTS.md, "Constants of the search".
 
-The share falls to 0.3 in a vault whose passages the model finds alike (`VectorStore.sameness`, the mean
-cosine between two chunks, from ALIKE_FROM to ALIKE_AT): there a passage's cosine tells notes apart little, and
-its words more. Notes on many subjects sit near 0.1 to 0.25; the sessions of one conversation, each turn under
-the same headings, near 0.55 (bench/RESULTS.md, "How alike a vault's passages are").
+The share falls to the rule's `alike` share in a vault whose passages the model finds alike
+(`VectorStore.sameness`, the mean cosine between two chunks, from ALIKE_FROM to ALIKE_AT): there a passage's
+cosine tells notes apart little, and its words more. A vault of notes on many subjects reads low, the sessions
+of one conversation, every turn under the same headings, high (bench/RESULTS.md, "Constants of the search",
+`ALIKE_FROM`, `ALIKE_AT`).
 
 A note found by only one list has a lexical score of 0 (it does not hold enough of the query's words) or
 its real best-chunk cosine (every note with vectors has one), so the combinations compare like with like.
