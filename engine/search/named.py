@@ -74,6 +74,7 @@ def named_runs(
         return []
     taken = [False] * len(words)
     found: list[tuple[int, NamedRun]] = []
+    opens: dict[int, bool] = {}  # whether some name may begin with the two words from here (`may_name`)
     for size in range(min(MAX_RUN, len(words) - 1), 0, -1):
         for start in range(len(words) - size + 1):
             end = start + size
@@ -83,8 +84,13 @@ def named_runs(
             if _filler(run[0]) or _filler(run[-1]) or all(_stop(w) for w in run):
                 continue
             key = name_key(" ".join(run))
-            if size == 1 and len(key) < 3:
+            if size == 1 and (len(key) < 3 or not index.may_name(key, alone=True)):
                 continue
+            if size > 1:
+                if start not in opens:
+                    opens[start] = index.may_name(name_key(" ".join(words[start : start + 2])))
+                if not opens[start]:
+                    continue
             hits = index.name_hits(" ".join(run), include_walled=include_walled, day_range=day_range)
             if size == 1:
                 hits = [h for h in hits if h.exact and h.kind in WHOLE_KINDS]

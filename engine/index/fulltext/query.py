@@ -448,6 +448,29 @@ class IndexQueries(IndexCore):
                 out.add(term[len(code) :])
         return out
 
+    def may_name(self, key: str, *, alone: bool = False) -> bool:
+        """Whether a run of a query's words whose name key is or begins with `key` may name a note, as the term
+        dictionary tells before any search (`named.named_runs` asks before `name_hits`, which most runs of a
+        question's words would search in vain). `alone`, a run of one word: a title, file name, alias or
+        file-name segment is the key. Otherwise `key` is a run's first two words: some name of any kind begins
+        with them, or a title holds them as a phrase (as it would hold the whole run). Never false where
+        `name_hits` finds a name such a run may take; true where the term dictionary cannot be walked."""
+        self.ensure_sound()
+        searcher = self._reader.searcher
+        if not key or not hasattr(searcher, "terms_with_prefix"):
+            return True
+        if alone:
+            kinds = ("title", "file name", "alias", "segment")
+            return any(searcher.doc_freq("names", f"{NAME_CODES[kind]}:{key}") for kind in kinds)
+        if any(searcher.terms_with_prefix("names", f"{code}:{key}", limit=1) for code in NAME_CODES.values()):
+            return True
+        terms = list(self._analyzer.analyze(key))
+        if len(terms) < 2:
+            return True
+        if any(not searcher.doc_freq("title", t) for t in terms):
+            return False
+        return bool(searcher.search(tantivy.Query.phrase_query(self.schema, "title", terms), 1).hits)
+
     def _title_phrase(self, searcher: Any, key: str) -> Any | None:
         """A phrase query for the words of `key` inside a title (`karma theory` in "Studying the Karma
         Theory"), or None when `key` holds fewer than two words that are not stop words, or some word is in no

@@ -203,3 +203,39 @@ def test_a_sentence_whose_pieces_begin_titles_names_none_of_them(vault: Vault, c
         assert [" ".join(r.words) for r in named_runs(s.index, "notes on breast cancer and diet")] == [
             "breast cancer and diet"
         ]
+
+
+def test_the_term_dictionary_tells_which_runs_may_name_a_note(store: Store) -> None:
+    """`may_name`, asked before any name search: true wherever a run could name a note (a name of any kind
+    begins with its first two words, a title holds them as a phrase, a title, file name or alias is its one
+    word), false for the runs of a question that name nothing."""
+    idx = store.index
+    assert idx.may_name("free will")  # a title is those two words
+    assert idx.may_name("setup guide")  # a heading and a file name begin with them
+    assert idx.may_name("ada lovelace")  # an alias
+    assert idx.may_name("will 2")  # inside the title "Free Will 2", as a phrase
+    assert not idx.may_name("capture thought")  # words of a body only
+    assert not idx.may_name("will free")  # both words in titles, but never in that order
+    assert idx.may_name("quickadd", alone=True) and idx.may_name("templater", alone=True)
+    assert not idx.may_name("install", alone=True)  # a heading alone names a part of many notes, not one
+    assert not idx.may_name("keystrokes", alone=True)
+
+
+def test_runs_that_name_nothing_search_nothing(store: Store) -> None:
+    """A question whose runs the term dictionary rules out never reaches the name search; one that names a note
+    still finds it."""
+    calls: list[str] = []
+    idx = store.index
+
+    class Counting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(idx, name)
+
+        def name_hits(self, query: str, **kw: object) -> object:
+            calls.append(query)
+            return idx.name_hits(query, **kw)  # type: ignore[arg-type]
+
+    assert named_runs(Counting(), "capture a thought in two keystrokes") == []  # type: ignore[arg-type]
+    assert calls == []
+    runs = named_runs(Counting(), "what do I know about Free Will")  # type: ignore[arg-type]
+    assert [r.words for r in runs] == [("Free", "Will")] and calls
