@@ -249,8 +249,13 @@ def render_search(response: dict[str, Any]) -> str:
                 lexical = f"{dense['lexical_score']:.3f} (#{dense['lexical_rank']})" if dense["lexical_rank"] else "-"
                 cosine = "-" if dense["cosine"] is None else f"{dense['cosine']:.3f}"
                 cosine += f" (#{dense['dense_rank']})" if dense["dense_rank"] else ""
+                share = (
+                    f" (cosine's share {dense['share']:.2f}, passages alike {dense['sameness']:.2f})"
+                    if "share" in dense
+                    else ""
+                )
                 lines.append(
-                    f"    explain: {dense['rule']}: lexical {lexical}, cosine {cosine}, "
+                    f"    explain: {dense['rule']}{share}: lexical {lexical}, cosine {cosine}, "
                     f"word share {dense['word_share']:.2f} -> {ex['raw_score']:.4f} x penalty {r['penalty']:.3f}"
                 )
             elif isinstance(dense, dict):

@@ -322,6 +322,9 @@ def test_a_conversation_log_is_searched_with_more_weight_on_its_words(vault: Vau
         assert res["dense"]["used"] is True
         dense = res["results"][0]["explain"]["dense"]
         assert dense["sameness"] >= ALIKE_AT and dense["share"] == pytest.approx(0.3)
+        from agentmd.cli.index import render_search
+
+        assert "(cosine's share 0.30, passages alike 0." in render_search(res)  # `agentmd search --explain`
 
 
 def test_notes_on_different_subjects_keep_the_usual_share(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
