@@ -87,6 +87,8 @@ def test_background_embedding_covers_every_note_and_search_is_hybrid(daemon: Dae
     top = data["results"][0]
     assert top["note"] == "cooking/bread.md" and "dense" in top["arms"]
     assert top["explain"]["dense"]["cosine"] > 0.3
+    # the daemon's own vector store says how alike its passages are: four notes on four subjects keep the usual share
+    assert 0.0 <= top["explain"]["dense"]["sameness"] < 0.3 and top["explain"]["dense"]["share"] == 0.6
     keyword = client_of(daemon).post("/v1/search", {"query": "port 8765", "limit": 3}, timeout=10)
     assert keyword["results"][0]["note"] == "dev/ports.md"
     assert keyword["results"][0]["arms"] == ["lexical", "dense"]
@@ -265,3 +267,31 @@ def test_eval_prompts_hybrid_runs_the_search_a_daemon_answers_the_hook_with(
     assert report["summary"]["kept"] == 1 and report["summary"]["silent"] == 1
     lexical = cli("eval", "prompts", str(prompts), "--vault", str(vault), "--json").json()
     assert lexical["search"] == "lexical"
+
+
+def test_a_conversation_log_served_by_the_daemon_weighs_its_words_more(tmp_path: Path, env: dict[str, str]) -> None:
+    """The CLI's route (`POST /v1/search`) on a vault of conversation sessions, every turn under the same
+    headings: the daemon's store reads its passages as alike and the fusion gives the cosine the smaller share."""
+    said = [
+        "I went hiking with the kids last weekend.", "We painted a sunrise over the lake together.",
+        "The adoption agency called me back today.", "My pottery class made bowls this week.",
+        "We camped near the river and roasted marshmallows.", "I gave a talk at the school about acceptance.",
+    ]  # fmt: skip
+    notes = {"README.md": "# Vault\n"}
+    for n in range(6):
+        turns = "\n\n".join(
+            f"## D{n + 1}:{t + 1} {'Caroline' if t % 2 == 0 else 'Melanie'}\n\n{said[(n + t) % len(said)]}"
+            for t in range(6)
+        )
+        notes[f"sessions/session-{n + 1}.md"] = f"# Session {n + 1}, 8 May, 2023\n\n{turns}\n"
+    d = _start(resolve(vault=str(make_repo(tmp_path / "vault", notes))))
+    try:
+        wait_until(lambda: _complete(d), DEADLINE, "full dense coverage")
+        data = client_of(d).post(
+            "/v1/search", {"query": "when did Melanie paint a sunrise", "explain": True}, timeout=10
+        )
+        assert data["mode"] == "hybrid" and data["dense"]["used"] is True
+        dense = data["results"][0]["explain"]["dense"]
+        assert dense["sameness"] >= 0.5 and dense["share"] == 0.3
+    finally:
+        d.stop()
