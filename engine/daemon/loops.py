@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 
@@ -136,6 +137,8 @@ class Loops(Door):
                 stop=self._stop.is_set,  # a shutdown ends a long pass at the next note, keeping what it read
             )
         except Exception as exc:
+            if isinstance(exc, sqlite3.DatabaseError):
+                self.store.catalog.noted(exc)  # a corrupt catalog is damage, as a deleted one is
             damage = self.store.damage()
             if damage:  # a deleted cache or index folder fails deep inside Tantivy or sqlite
                 log.error("reconcile failed on a damaged index: %s", damage)

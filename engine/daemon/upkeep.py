@@ -100,7 +100,7 @@ class Upkeep:
                     with old.lock:
                         old.retire()  # searches and the health pass may still be reading its catalog
                 moved = set_aside_index(self.settings.cache_dir)
-                if catalog_problem(self.settings.catalog_path):
+                if catalog_problem(self.settings.catalog_path) or (old is not None and old.catalog.damaged):
                     log.warning("the damaged catalog was kept as %s", set_aside_catalog(self.settings.cache_dir))
                 store = Store(self.settings.cache_dir)
                 self.capturer.store = store

@@ -30,6 +30,45 @@ from agentmd.engine.index.sqlite_threads import ThreadedDb
 log = logging.getLogger("agentmd.catalog")
 
 
+SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26  # SQLite's primary result codes for a file that is not a sound database
+
+
+def corrupt(exc: BaseException) -> bool:
+    """Whether an sqlite3 error says the database file is corrupt or not a database at all."""
+    return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", None) in (
+        SQLITE_CORRUPT,
+        SQLITE_NOTADB,
+    )
+
+
+class Rows:
+    """A read's cursor whose errors go through `CatalogBase.noted` (SQLite reads most pages while rows are
+    fetched, not when the statement starts)."""
+
+    __slots__ = ("_catalog", "_cursor")
+
+    def __init__(self, cursor: sqlite3.Cursor, catalog: CatalogBase) -> None:
+        self._cursor, self._catalog = cursor, catalog
+
+    def fetchone(self) -> Any:
+        try:
+            return self._cursor.fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._catalog.noted(exc) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return self._cursor.fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._catalog.noted(exc) from None
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            yield from self._cursor
+        except sqlite3.DatabaseError as exc:
+            raise self._catalog.noted(exc) from None
+
+
 class CatalogBase:
     """The connection to one catalog file and its `meta` rows: what the tables' owners (the mixins `Catalog`
     is made of) share."""
@@ -38,6 +77,7 @@ class CatalogBase:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.reset_reason: str | None = None
+        self.damaged: str | None = None  # what a statement met that says the file is corrupt (`noted`)
         self._db = self._connect()
         self._dbs = ThreadedDb(self._db, self._open_reader)
         # The stat keys of every note, kept in memory once read: this handle is the catalog's only writer
@@ -107,6 +147,7 @@ class CatalogBase:
         self = cls.__new__(cls)
         self.path = path
         self.reset_reason = None
+        self.damaged = None
         self._db = db
         self._dbs = ThreadedDb(db, self._open_reader)
         self._stat_cache = None
@@ -129,9 +170,19 @@ class CatalogBase:
         exist."""
         return cls._on(path, connect_existing(path, "rw", timeout))
 
-    def _q(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    def _q(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         """Run a read on this thread's connection (engine/index/sqlite_threads.py)."""
-        return self._dbs.reading().execute(sql, params)
+        try:
+            return Rows(self._dbs.reading().execute(sql, params), self)
+        except sqlite3.DatabaseError as exc:
+            raise self.noted(exc) from None
+
+    def noted(self, exc: sqlite3.DatabaseError) -> sqlite3.DatabaseError:
+        """`exc`, remembered in `damaged` when it says the file is corrupt (not when it is busy or locked), so
+        the daemon's health pass sets the catalog aside and rebuilds it rather than failing on it forever."""
+        if corrupt(exc):
+            self.damaged = f"the catalog {self.path} is damaged ({exc})"
+        return exc
 
     def _open_reader(self) -> sqlite3.Connection:
         return connect_existing(self.path, "ro", BUSY_TIMEOUT)
@@ -150,8 +201,11 @@ class CatalogBase:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction; other threads' statements never run inside it (engine/index/sqlite_threads.py)."""
-        with self._dbs.transaction() as db:
-            yield db
+        try:
+            with self._dbs.transaction() as db:
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise self.noted(exc) from None
 
     # -- meta --------------------------------------------------------------------------------------
 

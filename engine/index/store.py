@@ -9,13 +9,16 @@ the same document again (upserts are idempotent). Both carry the index generatio
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import sqlite3
 import threading
 import time
 import uuid
 from pathlib import Path
 
 from agentmd.engine.index.catalog import Catalog
+from agentmd.engine.index.catalog_base import corrupt
 from agentmd.engine.index.fulltext import SearchIndex
 
 log = logging.getLogger("agentmd.store")
@@ -26,10 +29,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 def catalog_problem(path: Path) -> str | None:
     """What is wrong with the catalog file's header, or None: one short read, no sqlite call (a garbled
-    header makes every statement on an open connection fail)."""
+    header makes every statement on an open connection fail, and while the write-ahead log holds the first
+    page SQLite itself does not read the header from the file)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
+        head = _read_header(path)
     except FileNotFoundError:
         return f"the catalog {path} was deleted"
     except OSError as exc:
@@ -37,6 +40,28 @@ def catalog_problem(path: Path) -> str | None:
     if head and head != SQLITE_HEADER:  # an empty file is a catalog sqlite has not written yet
         return f"the catalog {path} is damaged (its header is not an SQLite database's)"
     return None
+
+
+# One descriptor per catalog file (by device and inode), opened on the first check and never closed while the
+# process lives. Closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's
+# included: a process holding the catalog open (the daemon, a CLI command) that opened and closed the file to
+# read its header lost its locks, and the next process to close a connection took itself for the last user and
+# deleted the write-ahead log still in use. A catalog set aside and recreated adds one descriptor.
+_HEADER_READERS: dict[str, tuple[tuple[int, int], int]] = {}
+_HEADER_LOCK = threading.Lock()
+
+
+def _read_header(path: Path) -> bytes:
+    st = os.stat(path)
+    key = str(path.absolute())
+    with _HEADER_LOCK:
+        held = _HEADER_READERS.get(key)
+        if held is None or held[0] != (st.st_dev, st.st_ino):
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            opened = os.fstat(fd)
+            held = ((opened.st_dev, opened.st_ino), fd)
+            _HEADER_READERS[key] = held  # an older descriptor stays open: see above
+    return os.pread(held[1], len(SQLITE_HEADER), 0)
 
 
 def set_aside_catalog(cache_dir: Path) -> Path | None:
@@ -94,7 +119,15 @@ class Store:
         if from_scratch:
             if self.index.doc_count():  # an empty index needs no writer (a build may then fork its workers)
                 self.index.clear()
-            self.catalog.clear()
+            try:
+                self.catalog.clear()
+            except sqlite3.DatabaseError as exc:
+                if not corrupt(exc):
+                    raise
+                self.catalog.close()
+                kept = set_aside_catalog(cache_dir)
+                self.catalog = Catalog(cache_dir / "catalog.sqlite3")
+                self.notices.append(f"the catalog was damaged ({exc}); kept as {kept} and recreated")
         if self.catalog.get_meta("index_generation") != self.index.generation:
             if self.catalog.count():
                 log.info("catalog belongs to another index generation; it will be rebuilt")
@@ -108,7 +141,7 @@ class Store:
         files that are missing, truncated or garbled (engine/index/integrity.py). Cheap: a few stats."""
         if not self.cache_dir.is_dir():
             return f"the cache folder {self.cache_dir} was deleted"
-        return catalog_problem(self.catalog.path) or self.index.guard.check()
+        return catalog_problem(self.catalog.path) or self.catalog.damaged or self.index.guard.check()
 
     def close(self) -> None:
         """Flush and release the writer. Never raises: a damaged or deleted index closes as far as it can."""

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -294,6 +295,43 @@ def test_a_garbled_catalog_header_is_set_aside_and_rebuilt_without_a_restart(ser
     assert code == 200, body
     assert list(catalog.parent.glob("catalog.sqlite3.broken-*"))  # the damaged one is kept as evidence
     assert not [r for r in status(served.port)["red"] if "damaged" in r]
+
+
+def test_cli_commands_beside_the_daemon_leave_its_catalog_whole(served: Served, env: dict[str, str]) -> None:
+    """The daemon checks its catalog on every health pass (every 0.2 s here) while CLI commands open and close
+    the same catalog: the daemon keeps its locks, so no command takes itself for the last user and deletes the
+    write-ahead log under it (which turned captures into 500s and then corrupted the file)."""
+    catalog = served.settings.catalog_path
+    cli_env = {**os.environ, **env}
+    for command in (["queue"], ["log"], ["links", "notes/n01.md"], ["queue"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "agentmd", *command, "--vault", str(served.settings.vault)],
+            cwd=REPO,
+            env=cli_env,
+            capture_output=True,
+            timeout=120,
+        )
+        assert done.returncode in (0, 1), done.stderr.decode(errors="replace")
+        assert Path(f"{catalog}-wal").exists(), f"`agentmd {' '.join(command)}` deleted the daemon's log"
+    answers: list[int] = []
+
+    def capture(i: int) -> None:
+        code, _body = http_post(served.port, "/v1/capture", {"title": f"Grebe sighting {i}", "body": f"grebe {i}"})
+        answers.append(code)
+
+    threads = [threading.Thread(target=capture, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert answers == [200] * 10
+    assert not [r for r in status(served.port)["red"] if "damaged" in r]
+    served.stop()
+    check = sqlite3.connect(catalog)
+    try:
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        check.close()
 
 
 # -- live failures in status (the daemon in this process; one health pass = one call) ---------------------
