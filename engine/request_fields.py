@@ -87,6 +87,15 @@ def input_schema(cls: type[Any]) -> InputSchema:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
+def missing_fields(cls: type[Any], data: Mapping[str, object]) -> list[str]:
+    """The fields of `cls` a request must give (no default) that `data` leaves out, in declaration order."""
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING and f.name not in data
+    ]
+
+
 def json_defaults(cls: type[Any]) -> dict[str, object]:
     """The values the doors give the fields a request leaves out, where they differ from the dataclass's own."""
     return {f.name: f.metadata[DEFAULT] for f in dataclasses.fields(cls) if DEFAULT in f.metadata}

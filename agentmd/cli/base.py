@@ -4,6 +4,7 @@ the settings resolved once from them."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -33,6 +34,28 @@ class Parser(argparse.ArgumentParser):
         # of a light command's start. The same width, found the way shutil finds it.
         formatter: Any = self.formatter_class
         return formatter(prog=self.prog, width=help_width())
+
+
+def number(text: str) -> float:
+    """A command-line number: finite (`nan`, `inf` and `1e400` are refused, as no option means them)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def positive(text: str) -> int:
+    """A command-line count that must be at least 1 (a budget, a number of entries)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a count; use 1 or more")
+    return value
 
 
 def help_width() -> int:

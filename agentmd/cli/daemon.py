@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_of, settings_of
+from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_of, number, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
@@ -29,18 +29,18 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("serve", parents=[common], help="run the daemon: watch, index, commit, serve on loopback")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback port (default {DEFAULT_PORT})")
     p.add_argument(
-        "--reconcile-interval", type=float, default=RECONCILE_INTERVAL, help="seconds between full passes (300)"
+        "--reconcile-interval", type=number, default=RECONCILE_INTERVAL, help="seconds between full passes (300)"
     )
-    p.add_argument("--commit-debounce", type=float, default=COMMIT_DEBOUNCE, help="seconds of quiet before a commit")
+    p.add_argument("--commit-debounce", type=number, default=COMMIT_DEBOUNCE, help="seconds of quiet before a commit")
     p.add_argument(
         "--commit-max-wait",
-        type=float,
+        type=number,
         default=COMMIT_MAX_WAIT,
         help=f"seconds at most from a change to its commit under continuous activity ({COMMIT_MAX_WAIT:g})",
     )
-    p.add_argument("--health-interval", type=float, default=5.0, help="seconds between health passes (5)")
+    p.add_argument("--health-interval", type=number, default=5.0, help="seconds between health passes (5)")
     p.add_argument(
-        "--min-free-mb", type=float, default=64.0, help="status turns red when a disk has less free space (64)"
+        "--min-free-mb", type=number, default=64.0, help="status turns red when a disk has less free space (64)"
     )
     p.add_argument(
         "--no-restart",
@@ -54,7 +54,7 @@ def add_status(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("status", parents=[common], help="health of the index, git, queue and contract")
     p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
     p.add_argument(
-        "--wait", type=float, default=STATUS_WAIT, metavar="SECONDS",
+        "--wait", type=number, default=STATUS_WAIT, metavar="SECONDS",
         help=f"how long a busy daemon is waited for before the status is read from disk (default {STATUS_WAIT:g})",
     )  # fmt: skip
     p.set_defaults(func=cmd_status)
@@ -67,7 +67,7 @@ def add_mcp(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def add_probe(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("probe", parents=[common], help="run the daemon's self-probe now")
-    p.add_argument("--budget", type=float, default=5.0, help="seconds the round trip may take (default 5)")
+    p.add_argument("--budget", type=number, default=5.0, help="seconds the round trip may take (default 5)")
     p.set_defaults(func=cmd_probe)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, settings_of, subcommands
+from agentmd.cli.base import EXIT_OK, number, settings_of, subcommands
 from agentmd.cli.output import emit, notices
 from agentmd.engine.errors import UsageError
 
@@ -33,7 +33,7 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     f.add_argument(
         "--floor",
-        type=float,
+        type=number,
         metavar="X",
         help="the confidence floor, 0 to 1 (default: the contract's search_floor, as `agentmd search`; 0: the whole "
         "ranking)",
@@ -62,8 +62,8 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         "prompts", parents=[common], help="how many notes the recall hook would inject for each prompt of a set"
     )
     pr.add_argument("file", help="JSONL: one {id, prompt, expected (path or null), category} per line")
-    pr.add_argument("--search-floor", type=float, metavar="X", help="override the contract's search_floor")
-    pr.add_argument("--recall-floor", type=float, metavar="X", help="override the contract's recall_floor")
+    pr.add_argument("--search-floor", type=number, metavar="X", help="override the contract's search_floor")
+    pr.add_argument("--recall-floor", type=number, metavar="X", help="override the contract's recall_floor")
     pr.add_argument(
         "--hybrid",
         action="store_true",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, settings_of, subcommands
+from agentmd.cli.base import EXIT_OK, number, settings_of, subcommands
 from agentmd.cli.output import emit
 
 # The session-start hook's look-up budget (hooks/session_start.py DEFAULT_BUDGET), written out so that building
@@ -40,7 +40,7 @@ def add_hook_parsers(hook_sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
     p.add_argument(
         "--budget",
-        type=float,
+        type=number,
         default=DEFAULT_BUDGET,
         help=f"seconds the look-up may take (default {DEFAULT_BUDGET:g})",
     )

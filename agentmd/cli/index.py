@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, settings_of
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, number, settings_of
 from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices, one_line
 from agentmd.engine.errors import AgentmdError
 
@@ -48,7 +48,7 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--include-archived", action="store_true", help="also return archived/superseded/staged notes")
     p.add_argument(
         "--floor",
-        type=float,
+        type=number,
         metavar="X",
         help="the confidence floor for this search, 0 to 1 (default: the contract's search_floor; 0 returns the"
         " whole ranking, as a ranking evaluation wants it)",

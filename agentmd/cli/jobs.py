@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, settings_of, subcommands
+from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, number, settings_of, subcommands
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, UsageError
 
@@ -24,7 +24,7 @@ def add_jobs_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     q.set_defaults(func=cmd_list)
     q = group.add_parser("run", parents=[common], help="run one job now in the daemon, whatever its schedule")
     q.add_argument("name", help="the job's name (see `agentmd jobs list`)")
-    q.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for the run (3600)")
+    q.add_argument("--timeout", type=number, default=3600.0, help="seconds to wait for the run (3600)")
     q.set_defaults(func=cmd_run)
     q = group.add_parser("history", parents=[common], help="the run log, newest last")
     q.add_argument("--job", help="only this job's runs")

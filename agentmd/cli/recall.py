@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any, TextIO
 
+from agentmd.cli.base import number, positive
 from agentmd.cli.output import json_text, say
 
 # The hook's budgets (engine/recall/render.py TOKEN_BUDGET, MAX_ENTRIES; engine/recall/pipeline.py TIME_BUDGET),
@@ -175,11 +176,13 @@ def cmd_usage(args: Any, out: TextIO, err: TextIO) -> int:
 
 
 def _budget_flags(p: Any, *, time_budget: bool) -> None:
-    p.add_argument("--token-budget", type=int, default=TOKEN_BUDGET, help=f"estimated tokens (default {TOKEN_BUDGET})")
-    p.add_argument("--max-entries", type=int, default=MAX_ENTRIES, help=f"bullets at most (default {MAX_ENTRIES})")
+    p.add_argument(
+        "--token-budget", type=positive, default=TOKEN_BUDGET, help=f"estimated tokens (default {TOKEN_BUDGET})"
+    )
+    p.add_argument("--max-entries", type=positive, default=MAX_ENTRIES, help=f"bullets at most (default {MAX_ENTRIES})")
     if time_budget:
         p.add_argument(
-            "--time-budget", type=float, default=TIME_BUDGET, help=f"seconds before giving up (default {TIME_BUDGET})"
+            "--time-budget", type=number, default=TIME_BUDGET, help=f"seconds before giving up (default {TIME_BUDGET})"
         )
 
 

@@ -13,7 +13,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, EXIT_RED, subcommands
+from agentmd.cli.base import EXIT_OK, EXIT_RED, number, subcommands
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError, ConfigError, UsageError
 
@@ -36,7 +36,7 @@ def add_service_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         if name != "status":
             q.add_argument("--dry-run", action="store_true", help="print what would be written or removed")
         if name == "install":
-            q.add_argument("--wait", type=float, default=HEALTH_WAIT, help="seconds to wait for /health (30)")
+            q.add_argument("--wait", type=number, default=HEALTH_WAIT, help="seconds to wait for /health (30)")
         q.set_defaults(func=func)
     p.set_defaults(func=lambda args, out, err: (p.print_help(out), 2)[1])
 

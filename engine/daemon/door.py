@@ -27,7 +27,7 @@ from agentmd.engine.fsutil import write_json
 from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
 from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import reconcile
-from agentmd.engine.request_fields import json_defaults
+from agentmd.engine.request_fields import json_defaults, missing_fields
 from agentmd.engine.search.query import search
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
@@ -208,6 +208,9 @@ class Door(DaemonState):
     def _search_json(self, data: dict[str, Any]) -> dict[str, object]:
         count_usage = bool(data.pop("count_usage", True))
         recall = bool(data.pop("recall", False))
+        missing = missing_fields(SearchRequest, data)
+        if missing:
+            raise UsageError(f"a search needs {' and '.join(f'`{m}`' for m in missing)}: the words to look for")
         try:
             request = SearchRequest(**{**json_defaults(SearchRequest), **data})
         except TypeError as exc:

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.request_fields import described
+from agentmd.engine.request_fields import described, missing_fields
 
 if TYPE_CHECKING:
     from agentmd.rules import ContractState
     from agentmd.rules.prefilter import Verdict
 
 MAX_TITLE = 200
-MAX_TITLE_CHARS = 300  # the capture tool's bound on a title; a capture refuses one over MAX_TITLE itself
+MAX_TITLE_CHARS = MAX_TITLE  # the bound the capture tool's schema publishes: the one a capture applies
 MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
 MEMORY_SPACE = "memory"
@@ -95,6 +95,11 @@ class CaptureRequest:
         unknown = sorted(set(data) - known)
         if unknown:
             raise UsageError(f"unknown capture field(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        missing = missing_fields(cls, data)
+        if missing:
+            raise UsageError(
+                f"a capture needs {' and '.join(f'`{m}`' for m in missing)}: one line saying what the note is about"
+            )
         values = dict(data)
         for key in ("related", "tags", "aliases"):
             if key in values and values[key] is not None:

@@ -258,3 +258,23 @@ def test_status_names_a_daemon_too_busy_to_answer_as_slow_not_stopped(
     text = run(agentmd("status", "--vault", str(vault), "--port", str(busy_port), "--wait", "1"), env, tmp_path)
     assert "too busy to answer" in text.stdout
     assert "Traceback" not in text.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("search", "queue", "--floor", "nan"), "'nan' is not a finite number"),
+        (("search", "queue", "--floor", "inf"), "'inf' is not a finite number"),
+        (("search", "queue", "--floor", "1e400"), "'1e400' is not a finite number"),
+        (("search", "queue", "--floor", "high"), "'high' is not a number"),
+        (("recall", "queue", "--token-budget", "-5"), "-5 is not a count; use 1 or more"),
+        (("recall", "queue", "--max-entries", "0"), "0 is not a count; use 1 or more"),
+    ],
+)
+def test_a_number_no_option_means_is_a_usage_error(
+    argv: tuple[str, ...], expected: str, vault: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    done = run(agentmd(*argv, "--vault", str(vault)), env, tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "JSON" not in done.stderr, done.stderr
+    assert expected in done.stderr and f"agentmd {argv[0]} --help" in done.stderr, done.stderr

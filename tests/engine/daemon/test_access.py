@@ -25,7 +25,9 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from agentmd.cli import main
 from agentmd.engine.client import DaemonClient, DaemonHTTPError, access_token, access_token_path
 from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.request_fields import input_schema
 from agentmd.engine.settings import Settings, resolve
+from agentmd.engine.write.request import MAX_TITLE, CaptureRequest
 
 pytestmark = pytest.mark.slow
 
@@ -238,3 +240,31 @@ def test_a_refusal_sent_before_the_whole_body_is_read_reaches_the_client() -> No
         assert refused.value.status == 413 and "request body over 1000 bytes" in refused.value.message
     finally:
         server.stop()
+
+
+def test_a_request_without_its_required_field_is_told_which(
+    daemon: Daemon, http: httpx.Client, settings: Settings
+) -> None:
+    before = notes(settings.vault)
+    headers = {**auth(daemon), "Content-Type": "application/json"}
+    for path, body, field in (
+        ("/v1/capture", {"body": "a body with no title"}, "`title`"),
+        ("/v1/capture", {}, "`title`"),
+        ("/v1/search", {}, "`query`"),
+        ("/v1/search", {"limit": 3}, "`query`"),
+    ):
+        response = http.post(path, json=body, headers=headers)
+        assert response.status_code == 400, (path, body, response.status_code, response.text)
+        error = response.json()["error"]
+        assert field in error and "__init__" not in error and "positional" not in error, error
+    assert notes(settings.vault) == before
+
+
+def test_the_capture_tools_title_bound_is_the_one_a_capture_applies(daemon: Daemon, settings: Settings) -> None:
+    assert input_schema(CaptureRequest)["properties"]["title"]["maxLength"] == MAX_TITLE
+    client = DaemonClient(daemon.port, token=access_token(settings.state_dir))
+    answer = client.post("/v1/capture", {"title": "t" * MAX_TITLE, "body": "a title exactly at the bound"})
+    assert answer["path"].endswith(".md") and (settings.vault / answer["path"]).is_file()
+    with pytest.raises(DaemonHTTPError) as refused:
+        client.post("/v1/capture", {"title": "t" * (MAX_TITLE + 1), "body": "one character over"})
+    assert str(MAX_TITLE) in str(refused.value)
