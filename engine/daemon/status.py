@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.jobs.report import jobs_status, render_lines
 from agentmd.engine.synctools import CONFLICT_COPY
@@ -569,14 +569,11 @@ def queue_lines(queue: QueueSection) -> list[str]:
 
 
 def render(status: Status) -> str:
-    """Readable text for a terminal."""
-    idx, git, queue, contract, daemon = (
-        status["index"],
-        status["git"],
-        status["queue"],
-        status["contract"],
-        status["daemon"],
-    )
+    """Readable text for a terminal. A daemon still on its start-up pass answers with its index, daemon and
+    colour lines only: the sections it has not computed yet are left out."""
+    idx: Mapping[str, Any] = status.get("index") or {}
+    daemon: Mapping[str, Any] = status.get("daemon") or {}
+    git, queue, contract = status.get("git"), status.get("queue"), status.get("contract")
     lines = [f"agentmd status: {status['color'].upper()}  ({status['vault']})"]
     if daemon.get("slow"):
         lines.append("  daemon    running, too busy to answer (read from disk)")
@@ -584,25 +581,30 @@ def render(status: Status) -> str:
         lines.append(f"  daemon    running (pid {daemon.get('pid')}, port {daemon.get('port')})")
     else:
         lines.append("  daemon    not running")
-    age = idx["last_pass_age_s"]
+    age = idx.get("last_pass_age_s")
     age_text = "never" if age is None else f"{int(age)}s ago"
     stale = " (index building)" if idx.get("index_stale") else ""
-    lines.append(f"  index     {idx['documents']} notes, last pass {age_text}{stale}")
-    if git["state"] == "ok":
+    documents = idx.get("documents")
+    lines.append(f"  index     {'?' if documents is None else documents} notes, last pass {age_text}{stale}")
+    if git is None:
+        pass
+    elif git["state"] == "ok":
         lines.append(f"  git       ok, {git['commit_failures']} failed commit cycles")
     else:
         lines.append(f"  git       degraded: {git['reason']} ({git['detail']})")
-    if git["worktrees_inside_vault"]:
+    if git and git.get("worktrees_inside_vault"):
         lines.append("  worktrees inside the vault: " + ", ".join(git["worktrees_inside_vault"]))
     sync = status.get("sync")
     if sync is not None and (sync["remote"] or "-" in sync.get("capture_names", "")):
         last = f"last good sync {sync.get('last_ok_at') or 'never'}; " if sync["remote"] else ""
         named = f"new captures named {sync.get('capture_names')}"
         lines.append(f"  sync      {sync['remote'] or 'no remote'}; {last}{named}")
-    lines += queue_lines(queue)
-    refusals = contract.get("halted_refusals") or 0
-    refused = f", {refusals} typed captures refused while halted" if refusals else ""
-    lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")
+    if queue is not None:
+        lines += queue_lines(queue)
+    if contract is not None:
+        refusals = contract.get("halted_refusals") or 0
+        refused = f", {refusals} typed captures refused while halted" if refusals else ""
+        lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")
     if "dense" in status:
         lines.append(f"  dense     {dense_line(status['dense'])}")
     endpoint = (status.get("dense") or {}).get("endpoint")
@@ -613,8 +615,10 @@ def render(status: Status) -> str:
     recall = status.get("recall")
     if isinstance(recall, dict):
         lines.append(f"  recall    {recall.get('line') or 'on'}")
-    probe = status.get("probe", {}).get("last")
-    if probe is None:
+    probe = status["probe"].get("last") if "probe" in status else None
+    if "probe" not in status:
+        pass
+    elif probe is None:
         lines.append("  probe     never run")
     else:
         age = status["probe"].get("age_s")
@@ -624,8 +628,8 @@ def render(status: Status) -> str:
         else:
             lines.append(f"  probe     FAILED {when}: {probe.get('error')}")
     lines += render_lines(status.get("jobs"))
-    for r in status["red"]:
+    for r in status.get("red") or []:
         lines.append(f"RED    {r}")
-    for y in status["yellow"]:
+    for y in status.get("yellow") or []:
         lines.append(f"yellow {y}")
     return "\n".join(lines)

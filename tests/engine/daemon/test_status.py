@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Vault
-from daemon_helpers import git, make_repo
+from daemon_helpers import git, make_repo, vault_settings
 
 
 @pytest.fixture
@@ -307,3 +307,18 @@ def test_the_indexer_computes_the_full_status_again_only_when_it_is_old_and_its_
     assert not status_old(100.0, 100.0 - STATUS_MAX_AGE - 1, 0.4)
     assert status_old(100.0, 100.0 - 0.4 / STATUS_SHARE - 0.1, 0.4)
     assert status_old(1000.0, 0.0, 0.0)  # none computed yet
+
+
+def test_a_daemon_before_its_first_pass_renders_as_text(tmp_path: Path, env: dict[str, str]) -> None:
+    """`agentmd status` while the daemon opens its index or runs its start-up pass: the answer holds only the
+    parts known then, and the text says what is known (it once failed on the missing git section)."""
+    from agentmd.engine.daemon.service import Daemon
+    from agentmd.engine.daemon.status import render
+
+    settings = vault_settings(tmp_path / "vault", {"README.md": "# v\n", "notes/a.md": "alpha\n"})
+    d = Daemon(settings, port=0, health_interval=0, probe_interval=0)
+    early = d.status()
+    assert "git" not in early and early["color"] == "yellow"
+    text = render(early)
+    assert text.startswith("agentmd status: YELLOW") and "index-building" in text
+    assert "git" not in text.split("yellow")[0]  # no section it does not have yet
