@@ -140,7 +140,10 @@ class Capturer:
         if state.source and state.source != default_state().source:
             return state.source
         # the packaged default is in effect: the file to edit is the vault's copy, not the installed package
-        return str(self.contracts.target or self.vault / "standards" / "storage-rules.md")
+        target = self.contracts.target or self.vault / "standards" / "storage-rules.md"
+        if target.exists():
+            return str(target)
+        return f"{target} (not there yet: create it holding just that setting; it is merged over the default contract)"
 
     # -- the whole capture -------------------------------------------------------------------------
 

@@ -130,8 +130,9 @@ class VolumeGate:
                         if cap > 0 and current >= cap:
                             a.failure = CapReached(
                                 f"{current} captures today have reached the daily cap of {cap}; raise "
-                                f"thresholds.daily_write_cap in {self.contract_file()} (or AGENTMD_DAILY_WRITE_CAP), "
-                                "or capture again tomorrow"
+                                f"thresholds.daily_write_cap in {self.contract_file()}, or set "
+                                "AGENTMD_DAILY_WRITE_CAP where the captures are written (the daemon's environment when "
+                                "one runs), or capture again tomorrow"
                             )
                         else:
                             current += 1

@@ -346,6 +346,7 @@ def test_volume_gate_reads_the_contract_cap(make_capturer: Callable[..., Capture
     with pytest.raises(CaptureRefused, match="cap of 2") as info:
         capturer.capture(CaptureRequest(title="Three", body="3"))
     assert str(repo / "standards" / "storage-rules.md") in str(info.value)
+    assert "not there yet" not in str(info.value)  # the vault's own contract, which exists
 
 
 def test_cap_zero_disables_the_gate(make_capturer: Callable[..., Capturer], repo: Path) -> None:
@@ -544,6 +545,8 @@ def test_cli_daily_write_cap_from_the_environment(cli, repo: Path, monkeypatch: 
     assert data["code"] == "daily-write-cap"
     assert "3 captures" in data["error"] and "cap of 3" in data["error"]
     assert str(repo / "standards" / "storage-rules.md") in data["error"]
+    assert "not there yet" in data["error"]  # the vault has no contract of its own: it is told to make one
+    assert "the daemon's environment" in data["error"]
     assert len([p for p in md_files(repo) if p.startswith("memory/")]) == 3
 
 
