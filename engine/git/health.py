@@ -226,6 +226,15 @@ def inspect_repo(vault: Path, *, deep: bool = False) -> GitHealth:
             False, "broken", f".git/HEAD holds neither a ref nor a commit id ({head[:60]!r}); the repository is damaged"
         )
     if value is None:
+        lost = _last_logged(gitdir, ref)
+        if lost is not None:
+            return GitHealth(
+                False,
+                "broken",
+                f"{ref} is missing, though the repository has history: its reflog last named {lost[:12]}. "
+                f"Restore the branch with `git update-ref {ref} {lost}` (agentmd does not commit onto a branch "
+                "that lost its history; for a new branch without history, commit once yourself)",
+            )
         return GitHealth(
             False,
             "no-commits",
@@ -279,6 +288,19 @@ def _sync_junk(gitdir: Path) -> list[str]:
                 if _SYNC_JUNK_RE.search(name):
                     junk.append(f"packed-refs: {name}")
     return sorted(junk)
+
+
+def _last_logged(gitdir: Path, ref: str) -> str | None:
+    """The commit the reflog of `ref` (else of HEAD) last moved to, or None when neither logs a commit: a branch
+    that has no commits yet has no reflog, one whose ref file was lost still has it."""
+    for log in (gitdir / "logs" / ref, gitdir / "logs" / "HEAD"):
+        with contextlib.suppress(OSError):
+            lines = log.read_bytes().decode("utf-8", "replace").splitlines()
+            for line in reversed(lines):
+                parts = line.split(" ", 2)
+                if len(parts) >= 2 and HEX_ID.fullmatch(parts[1]) and set(parts[1]) != {"0"}:
+                    return parts[1]
+    return None
 
 
 def _read_ref(gitdir: Path, ref: str, depth: int = 0) -> str | None:

@@ -198,3 +198,31 @@ def test_repack_is_postponed_by_a_foreign_lock(tmp_path: Path) -> None:
     (repo / ".git/index.lock").unlink()
     line = c.repack_if_due()
     assert line is not None and line.startswith("repacked")
+
+
+def test_a_branch_that_lost_its_ref_is_broken_and_gets_no_new_root(tmp_path: Path) -> None:
+    """The branch's ref file is gone (moved, or lost to a sync client) while the reflog still names its last
+    commit: the repository is broken, the fix names the commit to restore, and no cycle commits a new root
+    (which would start a second history holding only the newest change)."""
+    vault = make_repo(tmp_path / "vault")
+    write(vault, "notes/a.md", "second\n")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "second")
+    head = git(vault, "rev-parse", "HEAD").stdout.strip()
+    branch = git(vault, "symbolic-ref", "HEAD").stdout.strip()
+    (vault / ".git" / branch).unlink()
+    git(vault, "pack-refs", "--all")  # nothing left to pack: the branch is in neither place
+    assert head not in (vault / ".git" / "packed-refs").read_text()
+
+    health = git_health(vault)
+    assert health.reason == "broken", health
+    assert head[:12] in health.detail and f"git update-ref {branch} {head}" in health.detail
+
+    write(vault, "notes/b.md", "a change waiting to be committed\n")
+    result = committer(vault).commit_cycle()
+    assert result.error and "degraded" in result.error and not result.commits
+    assert not (vault / ".git" / branch).exists()  # no commit was made: the branch still has no ref at all
+    assert branch not in (vault / ".git" / "packed-refs").read_text()
+
+    git(vault, "update-ref", branch, head)  # the fix the detail gives
+    assert git_health(vault).ok
