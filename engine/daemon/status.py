@@ -599,6 +599,10 @@ def render(status: Status) -> str:
         last = f"last good sync {sync.get('last_ok_at') or 'never'}; " if sync["remote"] else ""
         named = f"new captures named {sync.get('capture_names')}"
         lines.append(f"  sync      {sync['remote'] or 'no remote'}; {last}{named}")
+        if sync.get("failing_since"):  # said from the first failed round; yellow and red come later (status lines)
+            lines.append(f"            failing since {sync['failing_since']}: {sync.get('last_error')}")
+        if sync.get("ahead"):
+            lines.append(f"            {sync['ahead']} commit(s) here not yet on the remote")
     if queue is not None:
         lines += queue_lines(queue)
     if contract is not None:

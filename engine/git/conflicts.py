@@ -153,8 +153,47 @@ def record_conflicts(state_dir: Path, entries: Iterable[dict[str, str]], vault: 
         write_json(state_dir / STATE_FILE, state)
 
 
-def open_conflicts(vault: Path, state_dir: Path) -> list[str]:
-    """The siblings of the list still open, in the order they were left (each once)."""
+GLOB_PATTERN = {"GIT_LITERAL_PATHSPECS": "0", "GIT_GLOB_PATHSPECS": "1"}
+_SIBLING = re.compile(r"\.conflict-[A-Za-z0-9-]*-\d{8}-\d{6}\.md$")
+
+
+def conflict_pairs(vault: Path, state_dir: Path) -> list[tuple[str, str]]:
+    """Every conflict still open in the vault, as (note, sibling): first those this machine's syncs and undos
+    left, in the order they were left; then the siblings that reached it from other machines (a sync brings
+    the sibling another machine's merge wrote, and the person whose version it holds may work here), by path.
+    Each once, each sibling still there and still marked `status: conflict`."""
     state = read_state(state_dir)
-    siblings = [str(c["sibling"]) for c in state.get("conflicts", []) if isinstance(c, dict) and c.get("sibling")]
-    return [s for s in dict.fromkeys(siblings) if still_conflict(vault / s)]
+    pairs = [
+        (str(c["path"]), str(c["sibling"]))
+        for c in state.get("conflicts", [])
+        if isinstance(c, dict) and c.get("sibling") and c.get("path")
+    ]
+    known = {sibling for _note, sibling in pairs}
+    pairs += [(_SIBLING.sub(".md", s), s) for s in _sibling_files(vault) if s not in known]
+    return [p for p in dict.fromkeys(pairs) if still_conflict(vault / p[1])]
+
+
+def _sibling_files(vault: Path) -> list[str]:
+    """The vault's files named as conflict siblings (`<name>.conflict-<who>-<date>.md`), committed or not, as
+    git lists them (sorted); [] outside a repository."""
+    from agentmd.engine.git.runner import GitCli, GitMissing
+
+    if not (vault / ".git").exists():
+        return []
+    try:
+        run = GitCli(vault).run(
+            "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "**/*.conflict-*.md",
+            env=GLOB_PATTERN,  # this one pattern, written here, is a glob; git reads every other pathspec literally
+            optional_locks=False,
+        )  # fmt: skip
+    except GitMissing:
+        return []
+    if run.code != 0:
+        return []
+    names = {os.fsdecode(n) for n in run.out.split(b"\0") if n}
+    return sorted(n for n in names if _SIBLING.search(n))
+
+
+def open_conflicts(vault: Path, state_dir: Path) -> list[str]:
+    """The siblings of every conflict still open in the vault (`conflict_pairs`)."""
+    return [sibling for _note, sibling in conflict_pairs(vault, state_dir)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from agentmd.engine.git.conflicts import read_state, still_conflict, unmarked
+from agentmd.engine.git.conflicts import conflict_pairs, still_conflict, unmarked
 from agentmd.engine.git.rescue import RescueError, keep_rescue
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import SyncError
@@ -29,9 +29,7 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
 
     if keep not in KEEP:
         raise SyncError(f"--keep takes {', '.join(KEEP)}, not {keep!r}")
-    pairs = [(c["path"], c["sibling"]) for c in read_state(state_dir).get("conflicts", [])
-             if c.get("sibling") and still_conflict(vault / c["sibling"])]  # fmt: skip
-    found = [p for p in pairs if path in p]
+    found = [p for p in conflict_pairs(vault, state_dir) if path in p]
     if not found and (copy := _sync_tool_copy(vault, path)) is not None:
         found = [copy]
     if not found:

@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from agentmd.engine.git.conflicts import read_state, still_conflict
+from agentmd.engine.git.conflicts import open_conflicts, read_state
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import DEFAULT_REMOTE, remote_url
 from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line
@@ -20,6 +20,8 @@ class SyncSection(TypedDict):
     remote: str | None
     last_ok_at: NotRequired[str | None]
     next_attempt_at: NotRequired[str | None]  # while the daemon backs off an unreachable remote
+    failing_since: NotRequired[str]  # the first of the rounds in a row that could not reach the remote
+    last_error: NotRequired[str | None]  # what the last of them met
     red: list[str]
     yellow: list[str]
     ahead: NotRequired[int]  # commits not yet on the remote
@@ -77,19 +79,19 @@ def sync_section(
             )
         else:
             again = "the daemon tries again every few minutes"
+        out["failing_since"], out["last_error"] = since, state.get("last_error")
         line = f"since {since}: {state.get('last_error')}; {again}"
         if failing >= red_after:
             out["red"].append(f"sync-failing {line}")
         elif failing >= yellow_after:
             out["yellow"].append(f"sync-failing {line}")
-    siblings = [c["sibling"] for c in state.get("conflicts", []) if c.get("sibling")]
-    open_conflicts = [s for s in siblings if still_conflict(vault / s)]
-    out["conflicts"] = open_conflicts
-    if open_conflicts:
-        more = f" and {len(open_conflicts) - 5} more" if len(open_conflicts) > 5 else ""
-        shown = ", ".join(open_conflicts[:5]) + more
+    siblings = open_conflicts(vault, state_dir)
+    out["conflicts"] = siblings
+    if siblings:
+        more = f" and {len(siblings) - 5} more" if len(siblings) > 5 else ""
+        shown = ", ".join(siblings[:5]) + more
         out["yellow"].append(
-            f"conflicts-to-resolve: {len(open_conflicts)} note(s) kept side by side after a sync: {shown}: compare "
+            f"conflicts-to-resolve: {len(siblings)} note(s) kept side by side after a sync: {shown}: compare "
             "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
         )
     kept = kept_ours(state.get("conflicts", []), now)

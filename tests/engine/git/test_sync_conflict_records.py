@@ -173,3 +173,30 @@ def test_a_round_killed_once_the_tree_moved_leaves_nothing_staged(
     conflicts = subprocess.run([*argv[:3], "conflicts", "--vault", str(desktop.vault)], env=env, capture_output=True,
                                text=True, check=True).stdout.split()  # fmt: skip
     assert len(conflicts) == 1 and conflicts[0].startswith("notes/beta.conflict-")
+
+
+def test_every_machine_lists_a_conflict_and_the_other_machine_resolves_it(
+    three: tuple[Path, Machine, Machine, Machine],
+) -> None:
+    """The desktop's merge moves the laptop's version aside into a sibling; once the sibling syncs, the laptop
+    (whose edit it holds) and the phone list it too, and the laptop may end it by naming the sibling."""
+    from agentmd.engine.git.conflicts import conflict_pairs
+    from agentmd.engine.git.resolve import resolve_conflict
+
+    _bare, laptop, desktop, phone = three
+    write(laptop.vault, "notes/beta.md", "# Beta\n\nthe laptop's version\n")
+    laptop.sync()
+    write(desktop.vault, "notes/beta.md", "# Beta\n\nthe desktop's version\n")
+    desktop.sync()
+    (sibling,) = [p.relative_to(desktop.vault).as_posix() for p in desktop.vault.glob("notes/beta.conflict-*.md")]
+    laptop.sync()
+    phone.sync()
+    for m in (laptop, desktop, phone):
+        assert listed(m) == [sibling], m.vault.name
+    assert conflict_pairs(laptop.vault, laptop.state) == [("notes/beta.md", sibling)]
+
+    note, kept, changed = resolve_conflict(laptop.vault, laptop.state, sibling, "theirs")
+    assert (note, kept) == ("notes/beta.md", sibling) and set(changed) == {note, sibling}
+    assert "the laptop's version" in (laptop.vault / note).read_text()
+    assert not (laptop.vault / sibling).exists()
+    assert listed(laptop) == []

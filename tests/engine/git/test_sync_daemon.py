@@ -93,9 +93,15 @@ def test_a_sync_with_an_unreachable_remote_says_so_and_keeps_everything(
     code, _out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop))
     assert code == 1 and "is the remote reachable?" in err and "Traceback" not in err
     assert git(laptop, "status", "--porcelain") == ""  # committed locally all the same
+    # status says so from the first failed round (yellow only after an hour), and what waits to be pushed
+    code, out, err = cli(a, monkeypatch, "status", "--vault", str(laptop))
+    assert "failing since" in out and "is the remote reachable?" in out, out
+    assert "1 commit(s) here not yet on the remote" in out, out
     (tmp_path / "away.git").rename(bare)
     code, out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop))
     assert code == 0 and "pushed" in out, err
+    code, out, err = cli(a, monkeypatch, "status", "--vault", str(laptop))
+    assert "failing since" not in out and "not yet on the remote" not in out, out
 
 
 @pytest.fixture
