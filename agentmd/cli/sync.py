@@ -185,6 +185,11 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     words = [a for a in args.args if a != "--"] if args.args[:1] == ["--"] else list(args.args)
     if not words:
         raise AgentmdError("give the git command to run, e.g. `agentmd git pull --rebase`")
+    if words[0] == "pull":
+        from agentmd.engine.git.runner import GitCli
+        from agentmd.engine.git.sync import plain_pull_merges
+
+        plain_pull_merges(GitCli(vault))  # diverged branches merge, as the sync does, unless git is told otherwise
     out.flush()
     with paused_for_person(vault / ".git", " ".join(words)):
         try:

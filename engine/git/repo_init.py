@@ -12,6 +12,7 @@ from pathlib import Path
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli, GitMissing, absolute_path, listing, plural
+from agentmd.engine.git.sync import plain_pull_merges
 
 GITIGNORE_LINES = (
     "**/.obsidian/workspace*.json",  # at the top and in vaults nested in folders
@@ -45,7 +46,8 @@ class GitError(AgentmdError):
 
 
 def init_git(vault: Path) -> str:
-    """`agentmd init-git`: create the repository, a .gitignore, the repo-local gc settings, a first commit."""
+    """`agentmd init-git`: create the repository, a .gitignore, the repo-local gc and pull settings, a first
+    commit."""
     vault = absolute_path(vault)
     if not vault.is_dir():
         raise GitError(f"the vault folder {vault} does not exist; create it or pass --vault")
@@ -67,6 +69,7 @@ def init_git(vault: Path) -> str:
         cfg = git.run("config", "--local", key, value)
         if cfg.code != 0:
             raise GitError(f"created {gitdir} but could not set {key}={value}: {cfg.why()}; set it with git config")
+    pulls = ", pull.rebase=false (a plain git pull merges)" if plain_pull_merges(git) else ""
     committer = Committer(vault, phone_paths=tuple)
     result = committer.first_commit()
     if result.error or result.skipped:
@@ -78,7 +81,7 @@ def init_git(vault: Path) -> str:
     sha = result.commits[0].sha[:12] if result.commits else "none (nothing to commit)"
     summary = (
         f"initialised a git repository in {vault}: first commit {sha} with {plural(files, 'file')} "
-        f"(origin: local-edit); {ignore_note}; set gc.auto=0 and maintenance.auto=false"
+        f"(origin: local-edit); {ignore_note}; set gc.auto=0, maintenance.auto=false{pulls}"
     )
     left = committer.untracked_dot_files
     if left:

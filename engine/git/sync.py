@@ -130,10 +130,23 @@ def remote_url(git: GitCli, remote: str = DEFAULT_REMOTE) -> str | None:
     return run.text if run.code == 0 and run.text else None
 
 
+def plain_pull_merges(git: GitCli) -> bool:
+    """Make a person's plain `git pull` merge when the vault and its remote have both moved on (git 2.27 and
+    later stop with "Need to specify how to reconcile divergent branches" unless told): `pull.rebase false`
+    in the vault's repository, unless some level of git's config already says how pulls reconcile. Whether it
+    was set now."""
+    for key in ("pull.rebase", "pull.ff"):
+        if git.run("config", "--get", key, optional_locks=False).code == 0:
+            return False
+    return git.run("config", "--local", "pull.rebase", "false").code == 0
+
+
 def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
-    """Point `remote` at `url` (added, or changed when it exists); what was done, in one line."""
+    """Point `remote` at `url` (added, or changed when it exists); what was done, in one line. A person's plain
+    `git pull` in the vault then merges (`plain_pull_merges`)."""
     if not url.strip():
         raise SyncError("give the remote's URL: a bare repository over ssh, a path, GitHub or Gitea")
+    plain_pull_merges(git)
     had = remote_url(git, remote)
     if had == url:
         return f"the remote {remote} already points at {url}"

@@ -47,3 +47,41 @@ def test_a_person_pull_through_agentmd_git_ends_its_conflicts_as_a_sync_would(
     assert "status: conflict" in b.read(sibling) and sibling in out
     assert sibling in open_conflicts(b.vault, resolve(vault=str(b.vault)).state_dir)  # the CLI's own state
     assert "origin: sync" in git(b.vault, "log", "-1", "--format=%B").stdout
+
+
+def test_a_plain_pull_merges_diverged_branches(
+    pair,  # noqa: F811 - the fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """git 2.27 and later refuse a plain `git pull` on diverged branches unless told how to reconcile them:
+    `agentmd git pull` (and `agentmd remote add`, `agentmd init-git`) tell the vault's repository to merge,
+    unless the person's git config already says how."""
+    a, b, _remote = pair
+    write(a.vault, "notes/from-laptop.md", "# L\n\nwritten on the laptop\n")
+    a.committer.commit_cycle()
+    a.sync()
+    write(b.vault, "notes/from-desk.md", "# D\n\nwritten at the desk\n")
+    b.committer.commit_cycle()
+    git(b.vault, "config", "--unset", "pull.rebase", check=False)
+
+    env = environment(tmp_path / "xdg")
+    code, out, err = cli(env, monkeypatch, "git", "--vault", str(b.vault), "--", "pull", "-q", "--no-edit")
+    assert code == 0, (out, err)
+    assert (b.vault / "notes/from-laptop.md").is_file() and (b.vault / "notes/from-desk.md").is_file()
+    assert len(git(b.vault, "rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3
+    assert git(b.vault, "config", "--local", "--get", "pull.rebase").stdout.strip() == "false"
+
+
+def test_a_persons_own_pull_setting_is_kept(tmp_path: Path) -> None:
+    from agentmd.engine.git.runner import GitCli
+    from agentmd.engine.git.sync import add_remote, plain_pull_merges
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    git(vault, "init", "-q")
+    assert plain_pull_merges(GitCli(vault)) is True
+    assert git(vault, "config", "--get", "pull.rebase").stdout.strip() == "false"
+    git(vault, "config", "--local", "pull.rebase", "true")  # the person prefers to rebase
+    add_remote(GitCli(vault), str(tmp_path / "remote.git"))
+    assert git(vault, "config", "--get", "pull.rebase").stdout.strip() == "true"
