@@ -71,6 +71,9 @@ COSINE_SLOPE = 12.0
 # Below COSINE_VETO a row's confidence is the cosine curve's alone, whatever its words (bench/RESULTS.md
 # "Constants of the search", COSINE_VETO).
 COSINE_VETO = 0.30
+# ... unless words the embedding model does not know (`unknown`: names, identifiers) that the note holds make up
+# at least this share of the query's weight (bench/RESULTS.md "Constants of the search", UNKNOWN_SHARE).
+UNKNOWN_SHARE = 0.5
 # The recalibration by the rarest word no top-five note holds, and that word's weight (bench/RESULTS.md
 # "Constants of the search", RECAL_INTERCEPT ... MISSING_WEIGHT).
 RECAL_INTERCEPT = 0.025
@@ -187,6 +190,16 @@ def everyday(word: str) -> bool:
     return low.isalpha() and not cjk.has_cjk(low) and VOCABULARY.holds(low)
 
 
+def unknown(word: str) -> bool:
+    """Whether the embedding model does not know `word`: it holds a letter, is not CJK and is not an everyday
+    English word (`everyday`): a name or an identifier (`ConsenSys`, `useEffect`, `E1234`), which the model
+    reads as word pieces, so a passage's cosine says little of whether the passage is about it."""
+    return any(ch.isalpha() for ch in word) and not cjk.has_cjk(word) and not everyday(word)
+
+
+EDGE_PUNCTUATION = "\"'`([{<>}]).,;:!?*_~"  # stripped from a query word before it is judged `unknown`
+
+
 class QueryWords:
     """A query's content words, each as the index analyses it, with its IDF over the index."""
 
@@ -198,7 +211,16 @@ class QueryWords:
         self.words: list[tuple[tuple[str, ...], float]] = []
         self.plain: list[str] = []  # each of `words` as the query wrote it
         seams = cjk.bridges(query, index.doc_freq) if cjk.has_cjk(query) else set()
-        for word in split_words(query_terms(query)):
+        spaced = query_terms(query)
+        # each query word as written (`user-data-dir`) that the embedding model does not know: its terms and weight
+        self.unknown: list[tuple[tuple[str, ...], float]] = []
+        for token in spaced:
+            bare = token.strip(EDGE_PUNCTUATION)
+            parts = split_words([bare]) if unknown(bare) else []
+            terms = tuple(t for w in parts for t in index.analyze(w))
+            if terms:
+                self.unknown.append((terms, sum(idf(index.doc_freq(w), docs) for w in parts)))
+        for word in split_words(spaced):
             if word in seams:
                 continue  # no word of the query: where two of its CJK words meet
             terms = tuple(index.analyze(word))
@@ -215,6 +237,15 @@ class QueryWords:
         weighted = sum(found) / total if total > 0 else 0.0
         rarity = max(found, default=0.0) / self.top_idf if self.top_idf > 0 else 0.0
         return weighted, (len(found) / len(self.words) if self.words else 0.0), rarity
+
+    def unknown_share(self, note_terms: Container[str]) -> float:
+        """The IDF-weighted share of the query that the words the embedding model does not know (`unknown`)
+        and `note_terms` hold make up."""
+        total = sum(w for _t, w in self.words)
+        if not self.unknown or total <= 0:
+            return 0.0
+        held = sum(w for terms, w in self.unknown if all(t in note_terms for t in terms))
+        return min(1.0, held / total)
 
     def held(self, note_terms: Container[str]) -> list[bool]:
         """For each of the query's words, whether `note_terms` holds it."""
@@ -278,6 +309,7 @@ class Signals:
     cosine: float | None = None
     named: bool = False  # the whole query is the note's title, alias, file name or heading
     named_within: bool = False  # a run of a longer query's words names the note
+    unknown_share: float = 0.0  # the share of the query the note holds in words the model does not know
     entity: bool = False  # the note is the page of an entity the query names outright
 
 
@@ -288,11 +320,13 @@ def signals(index: SearchIndex, query: str, results: Sequence[Result]) -> list[S
         return []
     words = QueryWords(index, query)
     seen: dict[str, Evidence] = {}
+    unknown_in: dict[str, float] = {}
     held: dict[str, list[bool]] = {}  # the first MISSING_DEPTH notes, in rank order
     for row in results:
         if row.note not in seen:
             terms = index.note_terms(row.note)
             seen[row.note] = words.evidence(*terms)
+            unknown_in[row.note] = words.unknown_share(terms[0])
             if len(held) < MISSING_DEPTH:
                 held[row.note] = words.held(terms[0])
     missing = words.missing(list(held.values()), list(held))
@@ -306,6 +340,7 @@ def signals(index: SearchIndex, query: str, results: Sequence[Result]) -> list[S
                 float(cosine) if isinstance(cosine, int | float) else None,
                 bool(row.name and not row.name_within),
                 bool(row.name and row.name_within),
+                unknown_in[row.note],
                 bool(row.entity),
             )
         )
@@ -320,7 +355,8 @@ def stacked(sig: Signals) -> float:
     sure = confidence(sig.evidence)
     if sig.cosine is not None:
         curve = 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (sig.cosine - COSINE_MIDPOINT)))
-        sure = curve if sig.cosine < COSINE_VETO else max(sure, curve)
+        vetoed = sig.cosine < COSINE_VETO and sig.unknown_share < UNKNOWN_SHARE
+        sure = curve if vetoed else max(sure, curve)
     sure = recalibrate(sure, sig.missing)
     if sig.named:
         # a name inside a longer query ("what do I know about QuickAdd") orders the notes it names first

@@ -344,3 +344,41 @@ def test_notes_on_different_subjects_keep_the_usual_share(indexed, embedder) -> 
         dense=DenseArm(vectors, embedder), floor=0.0,
     )  # fmt: skip
     assert res["results"][0]["explain"]["dense"]["share"] == pytest.approx(0.6)
+
+
+def test_a_name_the_model_does_not_know_finds_its_note(vault: Vault, cache_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """A person searching for a name or an identifier written once in the vault gets that note at the default
+    floor: the model reads such a word as pieces, so the passage's low cosine does not veto the words (the
+    passage here is about irrigation; the name is a tractate the contractor was reading)."""
+    from search_helpers import search
+
+    from agentmd.engine.search.hybrid import DenseArm
+    from agentmd.engine.search.searcher import SearchRequest
+    from agentmd.rules import default_contract
+
+    topics = ["bread", "tomatoes", "bicycles", "tax forms", "printers", "running shoes", "houseplants", "coffee"]
+    for n in range(120):  # past the vault size from which the search floor counts in full
+        topic = topics[n % len(topics)]
+        body = f"Some thoughts about {topic}, part {n}."
+        vault.note(f"notes/{topic.replace(' ', '-')}-{n}.md", body, title=f"{topic} {n}")
+    vault.note(
+        "notes/irrigation.md",
+        "Irrigation schedules for the north field: the pump runs at dawn for forty minutes, then the valves on rows "
+        "three to nine open in turn. Soil moisture readings go in the logbook every Monday, and a reading below "
+        "twenty percent means an extra evening run. The contractor, who was reading Kethuboth on his breaks, "
+        "replaced two cracked couplings in March and recommended a pressure regulator before summer.",
+        title="North field irrigation",
+    )
+    contract = default_contract()
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        vectors = VectorStore(store.cache_dir, embedder.model_id)
+        refresh(vectors, vault.root, _hashes(store))
+        vectors.embed_pending(embedder, 10_000)
+        arm = DenseArm(vectors, embedder)
+        res = search(store.index, contract, SearchRequest("Kethuboth", mode="hybrid"), dense=arm)
+        assert res["dense"]["used"] is True
+        assert res["results"], res.get("note")
+        top = res["results"][0]
+        assert top["note"] == "notes/irrigation.md" and top["cosine"] < 0.3  # far in meaning, found by its name
+        assert top["score"] >= contract.thresholds.search_floor

@@ -160,3 +160,36 @@ def test_a_named_note_and_an_entity_page_keep_their_least_score() -> None:
     # a best chunk far from the query in meaning takes the cosine curve's score, whatever the words
     full = conf.Evidence(1.0, 1.0, 3, 1.0, 1.0)
     assert conf.score(conf.Signals(full, cosine=0.1)) < 0.05 < conf.score(conf.Signals(full, cosine=0.6))
+    # ... unless most of the query is words the embedding model does not know, which the note holds: a name
+    # or an identifier is cut into word pieces, so the cosine says little of whether a passage is about it
+    assert conf.score(conf.Signals(full, cosine=0.1, unknown_share=1.0)) == conf.score(conf.Signals(full, cosine=0.6))
+    assert conf.score(conf.Signals(full, cosine=0.1, unknown_share=conf.UNKNOWN_SHARE - 0.01)) < 0.05
+
+
+@pytest.mark.parametrize(
+    ("word", "unknown"),
+    [
+        ("ConsenSys", True),
+        ("useEffect", True),
+        ("user-data-dir", True),
+        ("E1234", True),
+        ("Zipporah", True),
+        ("bread", False),  # everyday English: the model holds it whole
+        ("Theory", False),
+        ("2023", False),  # no letter: a number is not a name
+        ("知识", False),  # CJK is weighed on its own (`CJK_MISSING_WEIGHT`)
+    ],
+)
+def test_words_the_embedding_model_does_not_know(word: str, unknown: bool) -> None:
+    assert conf.unknown(word) is unknown
+
+
+def test_the_share_of_a_query_held_in_words_the_model_does_not_know(store: Store) -> None:
+    with store:
+        terms, _title = store.index.note_terms("docs/logseq.md")
+        other, _title = store.index.note_terms("docs/export.md")
+        words = conf.QueryWords(store.index, "logseq export")
+        share = words.unknown_share(terms)
+        assert 0.5 < share < 1.0  # `logseq` unknown and rare, `export` everyday: most, not all, of the weight
+        assert words.unknown_share(other) == 0.0  # the note does not hold the unknown word
+        assert conf.QueryWords(store.index, "export tasks").unknown_share(terms) == 0.0
