@@ -485,7 +485,7 @@ def _changes(git: GitCli, old: str, new: str) -> list[FileChange]:
     return [FileChange(p, s, *counts.get(p, (None, None))) for p, s in sorted(status.items())]
 
 
-def _message(selection: Selection, targets: list[Target], conflicts: list[dict[str, str]]) -> str:
+def _message(selection: Selection, targets: list[Target], conflicts: list[dict[str, str]], undone: list[Target]) -> str:
     host = host_name()
     if selection.kind == "restore":
         source = targets[0]
@@ -499,7 +499,8 @@ def _message(selection: Selection, targets: list[Target], conflicts: list[dict[s
     body = "".join(f"{t.sha[:10]} {t.subject}\n" for t in targets)
     body += "".join(f"conflict: {c['path']} kept; the undone version is {c['sibling']}\n" for c in conflicts
                     if c.get("sibling"))  # fmt: skip
-    trailers = f"origin: {ORIGIN}\nhost: {host}\n" + "".join(f"reverts: {t.sha}\n" for t in targets)
+    body += "".join(f"kept whole, edited since: {t.sha[:10]}\n" for t in targets if t not in undone)
+    trailers = f"origin: {ORIGIN}\nhost: {host}\n" + "".join(f"reverts: {t.sha}\n" for t in undone)
     return f"{summary}\n\n{body}\n{trailers}"
 
 
@@ -515,13 +516,19 @@ def make_plan(vault: Path, selection: Selection, identity: dict[str, str], now: 
             raise UsageError("name the note to restore")
         source = _restore_source(git, selection)
         tree, targets = builder.restore(head, selection.path, source.sha), [source]
+        taken = targets
     else:
         targets = _select(git, selection)
         tree = builder.tree_of(head)
+        taken = []  # the targets whose change was taken back, at least in part
         for target in targets:
-            tree = builder.revert(tree, target)
+            before, tree = tree, builder.revert(tree, target)
+            if tree != before:
+                taken.append(target)
     plan = UndoPlan(selection, head, tree, targets, _changes(git, head, tree), builder.conflicts)
-    plan.message = _message(selection, targets, builder.conflicts)
+    # a change kept whole (each file of it edited since) gets no `reverts:` trailer: the log does not show it as
+    # undone, and a later undo may still take it back
+    plan.message = _message(selection, targets, builder.conflicts, taken)
     return plan
 
 

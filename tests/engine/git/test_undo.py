@@ -310,3 +310,24 @@ def test_a_capture_edited_since_is_kept_and_a_moved_note_goes_back_with_its_edit
     assert r.code == 0, r.err
     assert (vault / "notes/deploys.md").read_text() == NOTE + "edited after the move\n"
     assert not (vault / "notes/moved.md").exists() and grew_from(vault, tip) and no_markers(vault)
+
+
+def test_a_change_kept_whole_is_not_marked_as_undone(cli, vault: Path) -> None:
+    """Two changes reverted together, one of them kept whole since its note was edited after it: the undo's
+    commit names only the change it took back, so the log does not show the kept one as undone."""
+    (vault / "notes/cap.md").write_text("captured\n")
+    capture = commit_edits(vault)
+    (vault / "notes/cap.md").write_text("captured\nand edited since\n")
+    commit_edits(vault)
+    (vault / "notes/other.md").write_text("another note\n")
+    other = commit_edits(vault)
+    r = cli("revert", *args(vault), other, capture, "--yes")
+    assert r.code == 0, r.err
+    assert "kept: notes/cap.md: edited since" in r.out
+    assert not (vault / "notes/other.md").exists() and (vault / "notes/cap.md").is_file()
+    assert trailer(vault, "reverts") == [other]
+    assert f"kept whole, edited since: {capture[:10]}" in git(vault, "log", "-1", "--format=%B")
+    log = cli("log", "--vault", str(vault), "--json")
+    assert log.code == 0, log.err
+    undone = {e["sha"]: e["undone_by"] for entries in log.json()["origins"].values() for e in entries}
+    assert undone.get(other) and not undone.get(capture), undone
