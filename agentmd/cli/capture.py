@@ -52,6 +52,18 @@ def _body(args: argparse.Namespace) -> str:
     return ""
 
 
+def _check_utf8(text: str, what: str, args: argparse.Namespace) -> None:
+    """Refuse text that was not UTF-8 where it came from (an argument or standard input: Python keeps the bytes
+    it could not decode as lone surrogates), naming the first such byte."""
+    for at, ch in enumerate(text):
+        if "\udc80" <= ch <= "\udcff":
+            where = "standard input" if what == "the body" and args.body is None and not args.body_file else what
+            raise UsageError(
+                f"{where} is not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02x} at character {at}); "
+                "save or convert it as UTF-8 (e.g. `iconv -t UTF-8`) and capture again; nothing was written"
+            )
+
+
 # The capture request's fields (engine/write/request.py `CaptureRequest`) that are options of this command;
 # written out so that a capture the daemon takes loads nothing of the write path here. tests/cli/test_cli_imports.py
 # checks them against the request's fields.
@@ -82,6 +94,9 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     body = _body(args)
     fields = {name: getattr(args, name) for name in OPTION_FIELDS}
     values = {k: v for k, v in {"title": args.title, "body": body, **fields}.items() if v is not None}
+    for name, value in values.items():
+        if isinstance(value, str):
+            _check_utf8(value, "the body" if name == "body" else f"--{name.replace('_', '-')}", args)
     actor = "operator" if args.operator else "agent"
     daemon = daemon_of(settings)
     try:

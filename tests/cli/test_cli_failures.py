@@ -278,3 +278,20 @@ def test_a_number_no_option_means_is_a_usage_error(
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "JSON" not in done.stderr, done.stderr
     assert expected in done.stderr and f"agentmd {argv[0]} --help" in done.stderr, done.stderr
+
+
+def test_text_not_in_utf8_is_named_and_nothing_is_written(
+    vault: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    before = sorted(p.name for p in (vault / "memory").rglob("*.md"))
+    done = subprocess.run(
+        [*agentmd("capture", "--vault", str(vault), "--title", "From a latin-1 file"), "--json"],
+        input=b"caf\xe9 au lait\n", env=env, cwd=tmp_path, capture_output=True, timeout=DEADLINE,
+    )  # fmt: skip
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "standard input is not UTF-8 text (byte 0xe9" in err, err
+    title = [*agentmd("capture", "--vault", str(vault), "--body", "x", "--title"), b"caf\xe9"]
+    done = subprocess.run(title, env=env, cwd=tmp_path, capture_output=True, timeout=DEADLINE)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and "--title is not UTF-8 text (byte 0xe9" in err and "Traceback" not in err, err
+    assert sorted(p.name for p in (vault / "memory").rglob("*.md")) == before
