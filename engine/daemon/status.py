@@ -586,8 +586,12 @@ def render(status: Status) -> str:
     stale = " (index building)" if idx.get("index_stale") else ""
     documents = idx.get("documents")
     lines.append(f"  index     {'?' if documents is None else documents} notes, last pass {age_text}{stale}")
+    # a live check can find git unusable while the repository itself reads as sound (git-unwritable)
+    git_alarm = next((r.split(":")[0] for r in status.get("red") or [] if r.startswith("git-")), None)
     if git is None:
         pass
+    elif git["state"] == "ok" and git_alarm:
+        lines.append(f"  git       {git_alarm} (see RED below), {git['commit_failures']} failed commit cycles")
     elif git["state"] == "ok":
         lines.append(f"  git       ok, {git['commit_failures']} failed commit cycles")
     else:

@@ -222,8 +222,17 @@ def inspect_repo(vault: Path, *, deep: bool = False) -> GitHealth:
     elif HEX_ID.fullmatch(head):
         ref, value = "(detached)", head
     else:
+        branches = _branches(gitdir)
+        fix = (
+            f"write `ref: refs/heads/{branches[0]}` into .git/HEAD"
+            + (f" (the branches here: {listing(branches, 5)})" if len(branches) > 1 else "")
+            if branches
+            else "restore .git/HEAD from a clone"
+        )
         return GitHealth(
-            False, "broken", f".git/HEAD holds neither a ref nor a commit id ({head[:60]!r}); the repository is damaged"
+            False,
+            "broken",
+            f".git/HEAD holds neither a ref nor a commit id ({head[:60]!r}); the repository is damaged: {fix}",
         )
     if value is None:
         lost = _last_logged(gitdir, ref)
@@ -288,6 +297,20 @@ def _sync_junk(gitdir: Path) -> list[str]:
                 if _SYNC_JUNK_RE.search(name):
                     junk.append(f"packed-refs: {name}")
     return sorted(junk)
+
+
+def _branches(gitdir: Path) -> list[str]:
+    """The branches the repository holds (loose refs, then packed ones), `main` and `master` first."""
+    names: set[str] = set()
+    heads = gitdir / "refs" / "heads"
+    for dirpath, _dirs, files in os.walk(heads):
+        names.update(os.path.relpath(os.path.join(dirpath, f), heads).replace(os.sep, "/") for f in files)
+    with contextlib.suppress(OSError):
+        for line in (gitdir / "packed-refs").read_text("utf-8", "replace").splitlines():
+            name = line.partition(" ")[2].strip()
+            if name.startswith("refs/heads/"):
+                names.add(name[len("refs/heads/") :])
+    return sorted(names, key=lambda n: (n not in ("main", "master"), n))
 
 
 def _last_logged(gitdir: Path, ref: str) -> str | None:

@@ -82,6 +82,20 @@ log = logging.getLogger("agentmd.capture")
 SERIAL_STRIPES = 64  # locks that captures take by title (see Capturer._same_title)
 
 
+# What a person can do about the usual reasons a note cannot be written (said after the refusal).
+WRITE_FIXES = {
+    errno.EACCES: "; give your user write permission on that folder (`ls -ld` shows who may write) and capture again",
+    errno.EPERM: (
+        "; the folder refuses writes (its permissions, or an immutable flag: `lsattr -d` shows one); "
+        "make it writable and capture again"
+    ),
+    errno.EROFS: "; the vault is on a read-only file system: mount it writable and capture again",
+    errno.ENOSPC: "; the disk is full: free some space and capture again",
+    errno.EDQUOT: "; your disk quota is used up: free some space and capture again",
+    errno.EFBIG: "; the file would pass a size limit (`ulimit -f`, or the file system's): raise it and capture again",
+}
+
+
 class Capturer:
     """Captures into one vault. The daemon holds one; the CLI makes one when no daemon runs."""
 
@@ -391,8 +405,10 @@ class Capturer:
                 warnings.append(f"the note was written, but {exc.strerror or exc}; do not retry")
                 return landed
             reason = errno.errorcode.get(exc.errno or 0, "") or type(exc).__name__
+            fix = WRITE_FIXES.get(exc.errno or 0, "")
             raise CaptureRefused(
-                "write-failed", f"the note could not be written ({reason}): {exc.strerror or exc}; nothing was written"
+                "write-failed",
+                f"the note could not be written ({reason}): {exc.strerror or exc}; nothing was written{fix}",
             ) from None
         assert landed is not None  # write_new returned: the note has its name
         return landed

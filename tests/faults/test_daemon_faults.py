@@ -400,6 +400,10 @@ def test_read_only_git_objects_turn_status_red_and_the_commit_follows_once_writa
             frozen.enter_context(ReadOnly(folder))
         line = red_after_one_pass(daemon, "git-unwritable")
         assert str(objects) in line and "committed once it can" in line
+        from agentmd.engine.daemon.status import render
+
+        text = render(daemon.status())  # the git line does not say ok above the red line
+        assert "  git       git-unwritable (see RED below)" in text and "  git       ok" not in text, text
         captured = daemon.capture(CaptureRequest(title="Held by git", body="Written while git could not write."))
         wait_until(lambda: daemon.committer.state.to_dict().get("commit_failures", 0) >= 1, 20, "a failed cycle")
         assert not is_clean(settings.vault)

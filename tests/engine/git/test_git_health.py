@@ -37,8 +37,13 @@ def test_degraded_repositories_report_without_raising(tmp_path: Path) -> None:
     assert health.reason == "broken" and "conflicted copy" in health.detail
 
     garbage_head = make_repo(tmp_path / "garbage-head")
+    branch = git(garbage_head, "symbolic-ref", "--short", "HEAD").stdout.strip()
     (garbage_head / ".git/HEAD").write_bytes(b"\x00\xffnot a ref")
-    assert git_health(garbage_head).reason == "broken"
+    health = git_health(garbage_head)
+    assert health.reason == "broken" and f"write `ref: refs/heads/{branch}` into .git/HEAD" in health.detail
+    (garbage_head / ".git/HEAD").write_text(f"ref: refs/heads/{branch}\n")  # the fix it names
+    assert git_health(garbage_head).ok
+    (garbage_head / ".git/HEAD").write_bytes(b"\x00\xffnot a ref")  # broken again for the cycles below
 
     garbage_ref = make_repo(tmp_path / "garbage-ref")
     (garbage_ref / ".git/refs/heads/main").write_text("this is not a commit id\n")
