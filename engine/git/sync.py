@@ -166,6 +166,9 @@ def _rev(git: GitCli, ref: str) -> str | None:
     return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
 
 
+LOST_TRAILER = "set-aside"  # a sync merge's trailer: `<commit> <path>`, the other machine's version it did not keep
+
+
 class Round:
     """One sync round over a vault whose committer is held by the caller."""
 
@@ -222,6 +225,9 @@ class Round:
             return result
         if theirs is not None:
             base = self.git.run("merge-base", ours, theirs).text or None
+            lost = self._lost_here(ours, theirs, base)
+            if lost and self.on_conflicts is not None:
+                self.on_conflicts(lost)
             if base == ours:  # behind: the remote has all we have and more
                 result.changed = self._move_tree(ours, theirs)
                 result.outcome, result.head = "fast-forward", theirs
@@ -240,6 +246,27 @@ class Round:
             return result
         result.outcome = "retry"
         return result
+
+    def _lost_here(self, ours: str, theirs: str, base: str | None) -> list[dict[str, str]]:
+        """The versions of this machine that another machine's merges, arriving now, set aside: a file that is not a
+        note changed on both (theirs kept there), or a deletion made here over which the edit there was kept. Read
+        from those merges' `LOST_TRAILER`s naming a commit this machine had; one entry each, for status."""
+        if base is None:
+            return []
+        run = self.git.run("log", "--merges", f"--format=%(trailers:key={LOST_TRAILER},valueonly,separator=%x1f)",
+                           f"{ours}..{theirs}")  # fmt: skip
+        out: list[dict[str, str]] = []
+        for value in (v for line in run.text.splitlines() if run.code == 0 for v in line.split("\x1f")):
+            sha, _, path = value.strip().partition(" ")
+            if not HEX_ID.fullmatch(sha) or not path:
+                continue
+            if self.git.run("merge-base", "--is-ancestor", sha, ours).code == 0:  # the version set aside was ours
+                at = self.now.isoformat(timespec="seconds")
+                deleted = self.git.run("cat-file", "-e", f"{sha}:{path}").code != 0
+                out.append(
+                    {"path": path, "kept": "theirs", "ours": sha, "at": at, "here": "deleted" if deleted else "changed"}
+                )
+        return out
 
     # -- the work tree ---------------------------------------------------------------------------
 
@@ -353,7 +380,8 @@ class Round:
                     mode, oid = mine or other or ("", "")
                     if oid:
                         lines.append(f"{mode} {oid}\t{path}")
-                        decided.append({"path": path, "kept": "the edit"})
+                        # their deletion lost when the edit is ours
+                        decided.append({"path": path, "kept": "the edit", **({"theirs": theirs} if mine else {})})
             feed = "".join(f"{line}\0" for line in lines).encode()
             # drop the conflicted entries first (stages 1-3 and the marker blob), then set the decided ones
             clear = "".join(f"0 {'0' * len(tree)}\t{p}\0" for p in stages).encode()
@@ -407,7 +435,11 @@ class Round:
         if renamed:
             summary += f", {len(renamed)} note(s) captured on both machines kept as two"
         body = "".join(f"{c['path']}: the other machine's capture is now {c['renamed']}\n" for c in renamed)
+        # the other machine's version that this merge set aside, where that machine finds it (`lost_here`)
+        lost = [c for c in conflicts if c.get("theirs") and c.get("kept") in ("ours", "the edit")]
+        body += "".join(f"{c['path']}: this machine's version kept over the other's\n" for c in lost)
         trailers = f"origin: sync\nhost: {self.host}\n"
+        trailers += "".join(f"{LOST_TRAILER}: {c['theirs']} {c['path']}\n" for c in lost)
         return f"{summary}\n\n{body}\n{trailers}" if body else f"{summary}\n\n{trailers}"
 
     # -- pushing ---------------------------------------------------------------------------------

@@ -340,6 +340,38 @@ def kept_ours(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dic
     return list(latest.values())
 
 
+def set_aside_here(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
+    """The recent `kept: theirs` entries, the latest per path: changes made on this machine that another
+    machine's merge set aside (a file that is not a note changed on both, a deletion against an edit)."""
+    latest: dict[str, dict[str, str]] = {}
+    for c in conflicts:
+        if c.get("kept") != "theirs" or not c.get("ours"):
+            continue
+        try:
+            at = dt.datetime.fromisoformat(c.get("at", ""))
+        except ValueError:
+            continue
+        if now - at <= KEPT_SHOWN:
+            latest[c["path"]] = c
+    return list(latest.values())
+
+
+def set_aside_line(entries: list[dict[str, str]]) -> str:
+    """The yellow status line naming them, each with what to do if this machine's change should stand."""
+
+    def one(c: dict[str, str]) -> str:
+        if c.get("here") == "deleted":
+            return f"{c['path']} (deleted here, edited on the other machine: the edit was kept; delete it again)"
+        return f"{c['path']} (this machine's version: `git show {c['ours'][:12]}:{c['path']}`)"
+
+    shown = "; ".join(one(c) for c in entries[:5])
+    more = f"; and {len(entries) - 5} more" if len(entries) > 5 else ""
+    return (
+        f"set-aside-here: {len(entries)} change(s) made here were set aside when another machine merged: "
+        f"{shown}{more}; to keep this machine's version, write that output over the file"
+    )
+
+
 def kept_ours_line(kept: list[dict[str, str]]) -> str:
     """The yellow status line naming them and how to get theirs back."""
     shown = "; ".join(f"{c['path']} (theirs: `git show {c['theirs'][:12]}:{c['path']}`)" for c in kept[:5])

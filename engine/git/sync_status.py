@@ -10,7 +10,7 @@ from typing import NotRequired, TypedDict
 from agentmd.engine.git.conflicts import open_conflicts, read_state
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import DEFAULT_REMOTE, remote_url
-from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line
+from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line, set_aside_here, set_aside_line
 from agentmd.engine.times import parse_utc
 
 
@@ -28,6 +28,7 @@ class SyncSection(TypedDict):
     behind: NotRequired[int]
     conflicts: NotRequired[list[str]]  # conflict siblings not yet resolved
     kept_ours: NotRequired[list[dict[str, str]]]  # recent files that are not notes where ours was kept
+    set_aside_here: NotRequired[list[dict[str, str]]]  # recent changes made here that another machine's merge set aside
     capture_names: NotRequired[str]  # how new captures are named here: `<title>.md` or `<title>-<tag>.md`
 
 
@@ -98,4 +99,8 @@ def sync_section(
     if kept:
         out["kept_ours"] = kept
         out["yellow"].append(kept_ours_line(kept))
+    aside = set_aside_here(state.get("conflicts", []), now)
+    if aside:
+        out["set_aside_here"] = aside
+        out["yellow"].append(set_aside_line(aside))
     return out

@@ -182,6 +182,27 @@ def test_a_file_that_is_not_a_note_keeps_ours_and_status_tells_how_to_get_theirs
     assert command in line
     assert '"dark"' in git(b.vault, *command.split()[1:]).stdout  # what the line tells gives theirs back
     assert not [y for y in sync_section(b.vault, b.state, now + dt.timedelta(days=8))["yellow"] if "kept-ours" in y]
+    # the laptop, whose version the desktop's merge set aside, is told too, with the command that gives it back
+    (here,) = [y for y in sync_section(a.vault, a.state, now)["yellow"] if y.startswith("set-aside-here")]
+    mine = here.split("`git show ")[1].split("`")[0]
+    assert mine.endswith(":.obsidian/app.json") and '"dark"' in git(a.vault, "show", mine).stdout
+    assert not [y for y in sync_section(a.vault, a.state, now)["yellow"] if y.startswith("kept-ours")]
+
+
+def test_a_deletion_undone_by_an_edit_elsewhere_is_told_where_it_was_made(pair) -> None:
+    a, b, remote = pair
+    b.sync()
+    (a.vault / "notes/plain.md").unlink()
+    a.sync()  # the deletion reaches the remote
+    write(b.vault, "notes/plain.md", "# P\n\nedited on the desktop\n")
+    merged = b.sync()  # the edit is kept over the deletion
+    assert {"path": "notes/plain.md", "kept": "the edit"}.items() <= merged["conflicts"][0].items()
+    a.sync()
+    converged(a, b, remote)
+    assert "edited on the desktop" in a.read("notes/plain.md")
+    (here,) = [y for y in sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
+    assert "notes/plain.md (deleted here, edited on the other machine: the edit was kept; delete it again)" in here
+    assert not [y for y in sync_section(b.vault, b.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
 
 
 def test_a_move_to_a_commit_that_does_not_contain_head_keeps_a_rescue_ref(tmp_path: Path) -> None:
