@@ -21,6 +21,9 @@ _PROGRESS = re.compile(r"^progress(?:-[a-z0-9][a-z0-9-]*)?\.md$", re.IGNORECASE)
 _STEM_SPACERS = str.maketrans({"-": " ", "_": " ", ".": " "})
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$")
 
+# A type, project or space as a note's frontmatter names it: a kebab-case slug (`billing-api`)
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
 WALLS = ("archived", "superseded", "staged")
 ENTITY_KEY = "entity"  # frontmatter key marking a note as the page for an entity: `entity: repo:owner/name`
 LINK_CONVENTIONS = ("obsidian", "dendron")  # `[[note|Label]]` or Dendron's `[[Label|note]]`

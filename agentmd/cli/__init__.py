@@ -45,6 +45,7 @@ from agentmd.cli import (
     undo,
 )
 from agentmd.cli.base import EXIT_OK, EXIT_USAGE, Parser, common_options, subcommands
+from agentmd.engine.errors import UsageError
 
 Register = Callable[[Any, argparse.ArgumentParser], Any]
 """Adds a command to the top-level sub-parsers, given the parent parser of the common options."""
@@ -196,7 +197,10 @@ def main(
         named = argv_list[0] if argv_list and not argv_list[0].startswith("-") else None
         parser = build_parser(commands, only=named)
         with contextlib.redirect_stdout(out):
-            args = parser.parse_args(argv_list)
+            args, extra = parser.parse_known_args(argv_list)
+        if extra:  # named with the command they were given to, and its help
+            command = f"agentmd {named}" if named and getattr(args, "func", None) else "agentmd"
+            raise UsageError(f"{command}: unrecognized arguments: {' '.join(extra)} (see `{command} --help`)")
         import logging  # after parsing: `--help` and argument errors end before anything logs
 
         logging.basicConfig(

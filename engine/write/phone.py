@@ -77,7 +77,7 @@ from agentmd.engine.write.request import MAX_TITLE, CaptureRefused, CaptureReque
 from agentmd.engine.write.tempfiles import temp_name
 from agentmd.rules import Contract
 from agentmd.rules.door import decide
-from agentmd.vault_schema import Note, YamlRefused, parse_note, update_frontmatter
+from agentmd.vault_schema import SLUG, Note, YamlRefused, parse_note, update_frontmatter
 
 log = logging.getLogger("agentmd.phone")
 
@@ -99,7 +99,6 @@ GOVERNED_FIELDS = frozenset(
      "importance", "related", "clipped_from", "instructions_applied", "instructions_done", "id"}
 )  # fmt: skip
 
-_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^(?!\d+$)\w[\w-]*(?:/\w[\w-]*)*$")
 _VERB = re.compile(r"^(file\s+as|type|project|tag|title|why)(?=[\s:]|$)(?:\s*:)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _GRAMMAR_HINT = "the verbs are: file as <type>, type <type>, project <slug>, tag <tag>, title <text>, why <text>"
@@ -177,7 +176,7 @@ def _check_argument(verb: str, arg: str) -> str | None:
     if not arg:
         what = {"file as": "a type", "project": "a project slug", "tag": "a tag", "title": "the title text"}
         return f"`{verb}` needs {what.get(verb, 'some text')} after it"
-    if verb in ("file as", "project") and not _KEBAB.match(arg):
+    if verb in ("file as", "project") and not SLUG.match(arg):
         noun = "type" if verb == "file as" else "project slug"
         return f"{noun} {_quote(arg)} is not kebab-case{_kebab_hint(arg)}"
     if verb == "tag" and (len(arg) > MAX_TAG or not _TAG.match(arg)):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.request_fields import described, missing_fields
+from agentmd.vault_schema import SLUG
 
 if TYPE_CHECKING:
     from agentmd.rules import ContractState
@@ -28,7 +29,6 @@ MAX_TITLE_CHARS = MAX_TITLE  # the bound the capture tool's schema publishes: th
 MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
 MEMORY_SPACE = "memory"
-_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
 
 
@@ -182,7 +182,7 @@ def validate(req: CaptureRequest) -> None:
         raise CaptureRefused(
             "body-too-large", f"the body is over {MAX_BODY_BYTES // 1024} KiB; split it into smaller notes"
         )
-    if req.type is not None and not _KEBAB.match(req.type):
+    if req.type is not None and not SLUG.match(req.type):
         raise CaptureRefused("invalid-type", f"type {req.type!r} must be kebab-case, e.g. decision or how-to")
     for name in ("related", "tags", "aliases"):
         items = getattr(req, name)
@@ -194,8 +194,10 @@ def validate(req: CaptureRequest) -> None:
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
             raise CaptureRefused("invalid-field", f"{name} must be text")
-    if req.project is not None and not _KEBAB.match(req.project):
-        raise CaptureRefused("invalid-project", f"project {req.project!r} must be the project's kebab-case slug")
+    if req.project is not None and not SLUG.match(req.project):
+        raise CaptureRefused(
+            "invalid-project", f"project {req.project!r} must be the project's kebab-case slug, e.g. `billing-api`"
+        )
 
 
 # A note in the shape agents write (prose addressed to a reader, a link, a URL, a comment, a code fence,

@@ -295,3 +295,11 @@ def test_text_not_in_utf8_is_named_and_nothing_is_written(
     err = done.stderr.decode()
     assert done.returncode == 2 and "--title is not UTF-8 text (byte 0xe9" in err and "Traceback" not in err, err
     assert sorted(p.name for p in (vault / "memory").rglob("*.md")) == before
+
+
+def test_an_unknown_option_points_at_its_commands_help(vault: Path, env: dict[str, str], tmp_path: Path) -> None:
+    done = run(agentmd("capture", "--title", "x", "--bogus", "--vault", str(vault)), env, tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "agentmd capture: unrecognized arguments: --bogus (see `agentmd capture --help`)" in done.stderr
+    done = run(agentmd("--bogus"), env, tmp_path)
+    assert done.returncode == 2 and "(see `agentmd --help`)" in done.stderr, done.stderr
