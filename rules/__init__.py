@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         read_settings,
         validate,
     )
-    from .door import Decision, DoorRefused, decide, explain, normalize_path
+    from .door import Decision, DoorRefused, decide, explain, normalize_path, reserved_name
     from .errors import ContractError, RulesError
     from .prefilter import CODES, Finding, PrefilterRefused, Verdict, check_fields, check_text, require_clean
 
@@ -53,7 +53,7 @@ _WHERE = {
         "read_settings",
         "validate",
     ),
-    ".door": ("Decision", "DoorRefused", "decide", "explain", "normalize_path"),
+    ".door": ("Decision", "DoorRefused", "decide", "explain", "normalize_path", "reserved_name"),
     ".errors": ("ContractError", "RulesError"),
     ".prefilter": ("CODES", "Finding", "PrefilterRefused", "Verdict", "check_fields", "check_text", "require_clean"),
 }
@@ -90,6 +90,7 @@ __all__ = [
     "normalize_path",
     "read_settings",
     "require_clean",
+    "reserved_name",
     "validate",
 ]
 

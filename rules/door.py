@@ -246,10 +246,15 @@ def _check_segment(segment: str) -> None:
             "path:reserved-char",
             f"{segment!r} contains {' '.join(bad)}, which Obsidian and Windows cannot store in a name; leave it out",
         )
-    if segment.split(".", 1)[0].rstrip(" ").lower() in _RESERVED_NAMES:
+    if reserved_name(segment):
         raise DoorRefused(
             "path:reserved-name", f"{segment!r} is a reserved device name on Windows; choose another name"
         )
+
+
+def reserved_name(segment: str) -> bool:
+    """Whether a file or folder name is one Windows keeps for a device (`con`, `nul.md`, `COM1`)."""
+    return segment.split(".", 1)[0].rstrip(" ").lower() in _RESERVED_NAMES
 
 
 # ------------------------------------------------------------------------------------------- place

@@ -150,7 +150,10 @@ def slugify(title: str, limit: int = 80) -> str:
     if len(slug.encode("utf-8")) > limit:
         cut = slug.encode("utf-8")[:limit].decode("utf-8", "ignore")
         slug = cut.rsplit("-", 1)[0] if "-" in cut else cut
-    return slug.strip("-") or "note"
+    slug = slug.strip("-") or "note"
+    from agentmd.rules import reserved_name
+
+    return f"{slug}-note" if reserved_name(slug) else slug  # `CON` would be a device on Windows: `con-note.md`
 
 
 def _importance(value: int | str | None) -> int | None:

@@ -602,3 +602,13 @@ def test_identical_captures_arriving_together_write_one_note(capturer: Capturer,
         t.join()
     assert len(set(results)) == 1
     assert [p for p in md_files(repo) if "same-thought" in p] == [results[0]]
+
+
+@pytest.mark.parametrize("title", ["CON", "Aux", "nul", "COM1", "lpt9"])
+def test_a_title_that_is_a_windows_device_name_gets_a_file_name_windows_can_store(
+    capturer: Capturer, repo: Path, title: str
+) -> None:
+    result = capturer.capture(CaptureRequest(title=title, body="a note named like a device"))
+    name = result.path.rsplit("/", 1)[-1]
+    assert name == f"{title.lower()}-note.md" and (repo / result.path).is_file()
+    assert f"title: {title}" in (repo / result.path).read_text()
