@@ -69,7 +69,14 @@ def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = add_remote(GitCli(settings.vault), args.url, args.name)
     except SyncError as exc:
         raise AgentmdError(str(exc)) from None
-    emit(out, args, {"remote": args.name, "url": args.url}, text + "; `agentmd sync` syncs now, the daemon every 5 min")
+    if args.name == DEFAULT_REMOTE:
+        when = "; `agentmd sync` syncs now, the daemon every 5 min"
+    else:  # the daemon's rounds and a bare `agentmd sync` use the default remote
+        when = (
+            f"; `agentmd sync --remote {args.name}` syncs with it; the daemon syncs with {DEFAULT_REMOTE} only "
+            f"(add this URL as {DEFAULT_REMOTE} for that)"
+        )
+    emit(out, args, {"remote": args.name, "url": args.url}, text + when)
     return EXIT_OK
 
 

@@ -62,6 +62,8 @@ def test_remote_add_sync_and_conflicts_from_the_command_line(
     code, out, _ = cli(a, monkeypatch, "remote", "add", str(other), "--vault", str(laptop))
     assert code == 0 and f"now points at {other} (was {bare})" in out
     cli(a, monkeypatch, "remote", "add", str(bare), "--vault", str(laptop))
+    code, out, _ = cli(a, monkeypatch, "remote", "add", str(other), "--name", "backup", "--vault", str(laptop))
+    assert code == 0 and "`agentmd sync --remote backup` syncs with it; the daemon syncs with origin only" in out
     (laptop / "notes/otters.md").write_text("# Otters\n\nThey hold hands, says the laptop.\n")
     (desktop / "notes/otters.md").write_text("# Otters\n\nThey hold hands, says the desktop.\n")
     code, out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop))
