@@ -7,10 +7,22 @@ from .errors import VaultSchemaError, YamlRefused
 from .frontmatter import Split, load_yaml, split_frontmatter
 from .links import Link, Structure, extract_links, read_structure, target_key
 from .markdown import FencedBlock, Section, code_lines, fenced_blocks, inline_tags, section_text, sections, strip_code
-from .note import ENTITY_KEY, LINK_CONVENTIONS, SLUG, WALLS, Note, is_progress_log, parse_date, parse_note, spaced_stem
+from .note import (
+    CONFLICT_STATUS,
+    ENTITY_KEY,
+    LINK_CONVENTIONS,
+    SLUG,
+    WALLS,
+    Note,
+    is_progress_log,
+    parse_date,
+    parse_note,
+    spaced_stem,
+)
 from .writer import render_frontmatter, render_note, update_frontmatter
 
 __all__ = [
+    "CONFLICT_STATUS",
     "ENTITY_KEY",
     "LINK_CONVENTIONS",
     "SLUG",

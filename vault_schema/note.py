@@ -25,6 +25,7 @@ _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 WALLS = ("archived", "superseded", "staged")
+CONFLICT_STATUS = "conflict"  # a version a sync or an undo kept beside its note, until a person ends it
 ENTITY_KEY = "entity"  # frontmatter key marking a note as the page for an entity: `entity: repo:owner/name`
 LINK_CONVENTIONS = ("obsidian", "dendron")  # `[[note|Label]]` or Dendron's `[[Label|note]]`
 DERIVED_ALIAS_LIMIT = 20
@@ -70,6 +71,8 @@ class Note:
     def wall(self) -> str | None:
         """The wall that hides this note from default searches, if any."""
         states = {(self.status or "").lower(), (self.lifecycle or "").lower()}
+        if CONFLICT_STATUS in states:  # a conflict waits in plain sight, whatever the version it holds said
+            return None
         if self.superseded_by or "superseded" in states:
             return "superseded"
         if "archived" in states:

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypedDict, cast
 
-CONFLICT_STATUS = "conflict"
+from agentmd.vault_schema import CONFLICT_STATUS
+
 STATE_FILE = "sync-state.json"  # the sync state, which holds the one list of conflicts
 KEPT_CONFLICTS = 50  # ended conflicts the list keeps; every open one is kept
 _THREADS = threading.Lock()  # this process's writers of the sync state (the sync job, POST /v1/sync, undo)

@@ -322,6 +322,9 @@ def test_parse_date(value: object, expected: str | None) -> None:
         ("status: done", None),
         ("superseded_by:", None),
         ("title: nothing", None),
+        # a conflict sibling waits in plain sight, whatever the version it holds said of itself
+        ("status: conflict\nconflict_of: '[[Note]]'\nsuperseded_by: '[[Newer]]'", None),
+        ("status: conflict\nstatus_before_conflict: archived\nlifecycle: archived", None),
     ],
 )
 def test_wall(yaml_text: str, wall: str | None) -> None:
