@@ -75,6 +75,44 @@ def frontmatter_summary(frontmatter: Mapping[str, Any]) -> str | None:
 
 
 def digest(frontmatter: Mapping[str, Any], body: str) -> dict[str, object]:
-    """The facts recall reads for a note: `summary` (None when the frontmatter has none) and `opening`."""
+    """The facts recall and a result's confidence read for a note: `summary` (None when the frontmatter has
+    none), `opening`, and `front` (`front_words`)."""
     summary = frontmatter_summary(frontmatter)
-    return {"summary": plain(summary) if summary else None, "opening": plain(opening_line(body))}
+    return {
+        "summary": plain(summary) if summary else None,
+        "opening": plain(opening_line(body)),
+        "front": front_words(frontmatter),
+    }
+
+
+FRONT_WORDS_MAX = 4000  # characters of frontmatter values kept as the note's words
+_NAMED_ELSEWHERE = frozenset({"title", "aliases", "alias", "tags", "tag"})  # the title and meta fields hold these
+
+
+def front_words(frontmatter: Mapping[str, Any]) -> str:
+    """The frontmatter's values as text (`why`, `summary`, `description`, `project` ...; lists and mappings read
+    through; keys left out): words a search finds in the note, which its confidence must count as the note's
+    too. The title, aliases and tags are left out, being words of the note's other fields already."""
+    out: list[str] = []
+    size = 0
+
+    def walk(value: Any) -> None:
+        nonlocal size
+        if size > FRONT_WORDS_MAX:
+            return
+        if isinstance(value, Mapping):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v)
+        elif value is not None and not isinstance(value, bool):
+            text = str(value).strip()
+            if text:
+                out.append(text)
+                size += len(text) + 1
+
+    for key, value in frontmatter.items():
+        if str(key).lower() not in _NAMED_ELSEWHERE:
+            walk(value)
+    return "\n".join(out)[:FRONT_WORDS_MAX]

@@ -69,9 +69,11 @@ class IndexTerms(IndexCore):
         if found is None:
             return frozenset(), frozenset()
         hit, hits = found
-        terms = self._terms_of(
-            path, str(hit.facts.get("title") or ""), str(hit.facts.get("meta") or ""), hits.text_of(hit)
-        )
+        facts = hit.facts
+        meta = str(facts.get("meta") or "")
+        if facts.get("front"):  # the frontmatter's values: the body field a search matches holds them too
+            meta = f"{meta}\n{facts['front']}"
+        terms = self._terms_of(path, str(facts.get("title") or ""), meta, hits.text_of(hit))
         if len(self._terms_cache) >= _NOTE_TERMS_MEMO_MAX:
             self._terms_cache.pop(next(iter(self._terms_cache)))
         self._terms_cache[path] = terms

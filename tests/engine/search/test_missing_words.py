@@ -193,3 +193,27 @@ def test_the_share_of_a_query_held_in_words_the_model_does_not_know(store: Store
         assert 0.5 < share < 1.0  # `logseq` unknown and rare, `export` everyday: most, not all, of the weight
         assert words.unknown_share(other) == 0.0  # the note does not hold the unknown word
         assert conf.QueryWords(store.index, "export tasks").unknown_share(terms) == 0.0
+
+
+def test_words_only_in_the_frontmatter_count_as_the_notes(vault: Vault, cache_dir: Path) -> None:
+    """A capture's `why:` or a note's `description:` is text a search finds (the body field indexes the
+    frontmatter): the confidence counts those words as the note's too, so the answer clears the floor."""
+    from agentmd.vault_schema.digest import front_words
+
+    words = front_words({"title": "T", "tags": ["x"], "why": "the volatile default rewrote it", "n": 3, "ok": True,
+                         "links": ["a", {"deep": "value"}]})  # fmt: skip
+    assert words.split("\n") == ["the volatile default rewrote it", "3", "a", "value"]
+    for n in range(120):
+        vault.note(f"notes/filler-{n}.md", f"Filler note {n} about gardening and bread.", title=f"Filler {n}")
+    vault.write(
+        "memory/lessons/migration.md",
+        "---\ntitle: A migration locked the invoices table\ntype: lesson\n"
+        "why: Adding a column with a volatile default rewrote the table and blocked writes.\n---\n\n"
+        "A volatile default forces a full table rewrite under an exclusive lock.\n",
+    )
+    with Store(cache_dir) as store:
+        reconcile(vault.root, store)
+        request = SearchRequest(query="volatile default rewrote", mode="fusion")
+        response = query.search(store.index, default_contract(), request)
+        (top,) = [r for r in response.results if r.note == "memory/lessons/migration.md"]
+        assert top.word_share == 1.0 and (top.confidence or 0) >= default_contract().thresholds.search_floor
