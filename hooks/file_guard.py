@@ -27,8 +27,10 @@ The file tools, by their `tool_input` fields:
   an `old_string` is not in the file (the tool itself will then fail), the new strings alone; NotebookEdit's
   new source. A refusal names the door's rule id or the prefilters' reason codes and points to
   `memory_capture` (or `agentmd capture`).
-- Cannot decide (the contract is unreadable or invalid, the guard fails): a target positively in the vault
-  is refused with the reason it could not be checked; anything else is allowed.
+- Cannot decide (the contract is unreadable or invalid, the guard fails): a target positively in the vault,
+  or a call whose path or command names the vault (or runs from inside it) when the guard could not even
+  place it, is refused with the reason it could not be checked; anything else is allowed. A path holding a
+  lone surrogate is judged as the file a JavaScript runtime would write (each one as U+FFFD).
 
 Bash commands are read by hooks/shell_writes.py: a command that visibly writes, moves or deletes a path in
 the vault is refused. The worktree guard (hooks/worktree_guard.py) stays a hook of its own.
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .pretool import ALLOW, Verdict, guard_hook, hook_settings, vault_names
+from .pretool import ALLOW, Verdict, guard_hook, hook_settings, lone_surrogates_replaced, vault_names
 from .protocol import standalone
 from .shell import inside
 from .shell_writes import check_shell_writes, might_write
@@ -197,6 +199,7 @@ def check_file_tool(
 
 
 def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, object], cwd: str | None) -> Verdict:
+    tool_input = {k: lone_surrogates_replaced(v) if isinstance(v, str) else v for k, v in tool_input.items()}
     command = tool_input.get("command")
     if tool == "Bash" and not (isinstance(command, str) and might_write(command)):
         return ALLOW
@@ -215,7 +218,26 @@ def cmd_hook_file_guard(args: argparse.Namespace, out: TextIO, err: TextIO, stdi
     """PreToolUse hook: print the deny object for a file tool call or shell command that would write into the
     vault against its rules; print nothing otherwise. Always exits 0. A failure once the target is known to be
     in the vault refuses (`check_file_tool`); any other failure lets the call through."""
-    return guard_hook("file-guard", _decide, args, out, err, stdin)
+    return guard_hook("file-guard", _decide, args, out, err, stdin, on_failure=_unjudged)
+
+
+def _unjudged(args: argparse.Namespace, tool_input: dict[str, object], cwd: str | None, why: str) -> Verdict | None:
+    """The denial of a call the guard failed to judge that may write into the vault: its path or command
+    names the vault (any of its names), or it runs from inside the vault. None: let it through."""
+    settings = hook_settings(args)
+    if settings is None:
+        return None
+    names = [str(n) for n in vault_names(settings, args)]
+    text = " ".join(str(v) for v in tool_input.values() if isinstance(v, str))
+    here = os.path.abspath(cwd or os.getcwd())
+    if not any(n in text or here == n or here.startswith(n + os.sep) for n in names):
+        return None
+    return Verdict(
+        True,
+        f"agentmd file guard: this call may write into the agentmd vault {names[0]}, and the guard could not "
+        f"check it ({why}). An unchecked write would bypass the door and the content prefilters, so it is "
+        f"refused; {USE_CAPTURE}, or name the file plainly and try again.",
+    )
 
 
 main = standalone("file-guard", cmd_hook_file_guard)  # `python -m agentmd.hooks.file_guard`

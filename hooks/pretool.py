@@ -11,6 +11,7 @@ through gets no output and exit 0, so the normal permission flow carries on unto
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -100,13 +101,34 @@ def guard_hook(
     out: TextIO,
     err: TextIO,
     stdin: TextIO | None,
+    on_failure: Callable[[argparse.Namespace, dict[str, object], str | None, str], Verdict | None] | None = None,
 ) -> int:
     """Run one PreToolUse guard: read the payload, `decide(args, tool_name, tool_input, cwd)`, print a denial.
     Always exits 0 (exit 2 would block the tool on the guard's own failure): a failure that escapes `decide` is
-    one line on stderr and lets the call through, so a guard that must refuse on failure decides that itself."""
+    one line on stderr and lets the call through, unless `on_failure(args, tool_input, cwd, why)` returns the
+    denial a guard gives a call it could not judge (the file guard: one that names the vault)."""
+    tool_input: dict[str, object] = {}
+    cwd: str | None = None
     try:
         tool, tool_input, cwd = hook_input(stdin)
         decide(args, tool, tool_input, cwd).emit(out)
     except Exception as exc:
-        err.write(f"agentmd {name}: could not check the tool call ({type(exc).__name__}: {exc}); allowed\n")
+        why = f"{type(exc).__name__}: {exc}"
+        denial = None
+        if on_failure is not None:
+            with contextlib.suppress(Exception):  # the line below says the call could not be checked
+                denial = on_failure(args, tool_input, cwd, why)
+        if denial is not None:
+            err.write(f"agentmd {name}: could not check the tool call ({why}); refused\n")
+            denial.emit(out)
+        else:
+            err.write(f"agentmd {name}: could not check the tool call ({why}); allowed\n")
     return 0
+
+
+def lone_surrogates_replaced(text: str) -> str:
+    """`text` with each lone surrogate (which no UTF-8 path can hold) as U+FFFD, as a JavaScript runtime writes
+    such a string to disk: the name the file would really get."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)

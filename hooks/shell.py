@@ -30,6 +30,8 @@ REDIRECT = re.compile(r"&?(<<<|<<-?|<>|<&|>&|>>|>\||<|>)&?-?")
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh"})
+# Reserved words that may stand before a command in a compound one (`then rm x`, `do rm x`, `! rm x`, `{ rm x;`)
+LEADING_RESERVED = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}"})
 MAX_DEPTH = 4
 
 
@@ -134,11 +136,12 @@ def inside(path: Path, vault: Path) -> bool:
 
 
 def strip_wrappers(words: list[str]) -> tuple[list[str], list[str]]:
-    """Drop `VAR=value` prefixes and wrappers that run their argument as a command; also return any
-    `env -C DIR` directory changes met on the way."""
+    """Drop `VAR=value` prefixes, the reserved words of compound commands (`then`, `do`, `!`, `{` ...: the body of
+    an `if`, a loop or a function is a command too) and wrappers that run their argument as a command; also
+    return any `env -C DIR` directory changes met on the way."""
     chdirs: list[str] = []
     while words:
-        if ASSIGNMENT.match(words[0]):
+        if ASSIGNMENT.match(words[0]) or words[0] in LEADING_RESERVED:
             words = words[1:]
             continue
         name = os.path.basename(words[0])

@@ -137,6 +137,14 @@ class _WriteWalker(ShellWalker):
         if name == "mv":
             dests = option_values(args, "t", ("--target-directory",))
             return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, shown, "move")
+        if name == "ln" and not short_flag(args, "s", "St", ("--symbolic",)):
+            # a hard link to a note is a second name for the same file, which writes through it would change
+            # unseen (a symbolic one is followed to the vault, and judged there)
+            sources = positionals(args, _VALUE_OPTS[name])
+            sources = sources[:-1] if len(sources) >= 2 else sources
+            verdict = self.judge(sources, cwd, "`ln` (a hard link)", "link")
+            if verdict.deny:
+                return verdict
         if name in _COPIES:
             return self.judge(self.copy_destinations(name, args), cwd, shown, "write")
         if name in ("touch", "mkdir", "truncate"):
@@ -207,7 +215,7 @@ class _WriteWalker(ShellWalker):
         link in the vault); None otherwise, or when it cannot be known."""
         text = absolute(word, cwd, self.env) if word else None
         if text is None:
-            return None
+            return self._folder_in_vault(word, cwd) if word else None
         real = Path(os.path.realpath(text))
         base = os.path.basename(text.rstrip("/"))
         named = Path(os.path.realpath(os.path.dirname(text.rstrip("/")) or "/")) / base if base else real
@@ -215,6 +223,18 @@ class _WriteWalker(ShellWalker):
             if inside(path, self.vault):
                 return path
         return None
+
+    def _folder_in_vault(self, word: str, cwd: Path | None) -> Path | None:
+        """For a path whose name the text cannot settle (`memory/$f.md`, `$(date).md`), the folder it is
+        spelled in, when that folder is known and in the vault: whatever the name, it lands there."""
+        known = re.split(r"[$`]", word, maxsplit=1)[0]
+        if "/" not in known:
+            return None
+        folder = absolute(known.rsplit("/", 1)[0] or "/", cwd, self.env)
+        if folder is None:
+            return None
+        real = Path(os.path.realpath(folder))
+        return real if inside(real, self.vault) else None
 
 
 def _reason(what: str, verb: str, where: Path, vault: Path) -> str:

@@ -198,6 +198,19 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash &>", bash('make &> "{V}/build.log"'), "{P}", DENY),
     ("bash find -delete", bash('find "{V}" -name "*.md" -delete'), "{P}", DENY),
     ("bash curl -o", bash('curl -sSLo "{V}/memory/page.md" https://example.com'), "{P}", DENY),
+    # Bash: the bodies of compound commands and functions are commands too
+    ("bash for loop", bash('for f in a; do rm -rf "{V}/memory"; done'), "{P}", DENY),
+    ("bash while loop", bash('while true; do rm -rf "{V}/memory"; break; done'), "{P}", DENY),
+    ("bash until loop", bash('until false; do rm "{V}/README.md"; done'), "{P}", DENY),
+    ("bash select", bash('select x in a; do rm "{V}/README.md"; done'), "{P}", DENY),
+    ("bash if body", bash('if true; then rm -rf "{V}/memory"; fi'), "{P}", DENY),
+    ("bash else body", bash('if false; then :; else echo x > "{V}/memory/a.md"; fi'), "{P}", DENY),
+    ("bash function body", bash('f() { rm -rf "{V}/memory"; }; f'), "{P}", DENY),
+    ("bash negated", bash('! rm -rf "{V}/memory"'), "{P}", DENY),
+    ("bash group", bash('{ rm -rf "{V}/memory"; }'), "{P}", DENY),
+    ("bash loop variable name", bash('for f in a b; do echo $f > "{V}/memory/$f.md"; done'), "{P}", DENY),
+    ("bash command substitution name", bash('echo x > "{V}/memory/$(date +%s).md"'), "{P}", DENY),
+    ("bash hard link out of the vault", bash('ln "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", DENY),
     # Bash: reads and writes elsewhere
     ("bash cat", bash('cat "{V}/a.md"'), "{P}", ALLOW),
     ("bash grep -r", bash('grep -r foo "{V}"'), "{P}", ALLOW),
@@ -213,6 +226,10 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash dotdot out", bash('echo x > "{V}/../outside/a.md"'), "{P}", ALLOW),
     ("bash unset variable", bash('echo x > "$UNSET_XYZ_DIR/a.md"'), "{P}", ALLOW),
     ("bash tests", bash("python -m pytest -q && ruff check ."), "{P}", ALLOW),
+    ("bash loop reading the vault", bash('for f in "{V}"/memory/*.md; do wc -l "$f"; done'), "{P}", ALLOW),
+    ("bash if reading the vault", bash('if grep -q x "{V}/memory/existing.md"; then echo found; fi'), "{P}", ALLOW),
+    ("bash symbolic link out", bash('ln -s "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", ALLOW),
+    ("bash unknown name outside", bash('echo x > "{O}/$f.md"'), "{P}", ALLOW),
 ]
 
 
@@ -428,7 +445,7 @@ def test_a_crash_refuses_a_write_into_the_vault_and_allows_one_outside(
     assert run_cmd(["--vault", str(layout["vault"])], outside) == (0, "", "")
 
 
-def test_a_crash_before_the_target_is_known_allows_without_a_traceback(
+def test_a_crash_before_the_target_is_known_refuses_a_call_naming_the_vault(
     layout: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def crash(*_args: Any, **_kwargs: Any) -> Any:
@@ -437,7 +454,34 @@ def test_a_crash_before_the_target_is_known_allows_without_a_traceback(
     monkeypatch.setattr(file_guard, "locate", crash)
     stdin = payload("Write", {"file_path": str(layout["vault"] / "memory" / "x.md"), "content": CLEAN}, "/")
     code, out, err = run_cmd(["--vault", str(layout["vault"])], stdin)
-    assert (code, out) == (0, "") and "could not check" in err and "Traceback" not in err
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert code == 0 and "could not check it (OSError: no such thing)" in reason and "Traceback" not in err
+    outside = payload("Write", {"file_path": str(layout["outside"] / "x.md"), "content": CLEAN}, "/")
+    code, out, err = run_cmd(["--vault", str(layout["vault"])], outside)
+    assert (code, out) == (0, "") and "could not check" in err and "allowed" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "expect"),
+    [
+        (r"private/\ud800x.md", "level:private"),
+        (r"standards/a\udfff.md", "level:alignment"),
+        (r"memory/a\u0000b.md", ""),
+    ],
+)
+def test_a_path_no_file_system_can_hold_as_written_is_judged_or_refused(
+    name: str, expect: str, layout: dict[str, Path]
+) -> None:
+    """A lone surrogate is written by a JavaScript runtime as U+FFFD, so the path is judged as that file; a
+    NUL cannot be judged at all, and a call naming the vault that cannot be judged is refused."""
+    raw = json.dumps(str(layout["vault"]))[1:-1] + "/" + name  # the JSON escapes as Claude Code sends them
+    stdin = (
+        '{"session_id": "s", "cwd": "/", "hook_event_name": "PreToolUse", "tool_name": "Write", '
+        f'"tool_input": {{"file_path": "{raw}", "content": "hi"}}}}'
+    )
+    code, out, err = run_cmd(["--vault", str(layout["vault"])], stdin)
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert code == 0 and expect in reason and "Traceback" not in err
 
 
 # --------------------------------------------------------------------------------------------------
