@@ -4,7 +4,8 @@
 machine that is about 18 ms of CPU at every process start, most of the prompt hook's own imports. The C scanner
 and encoder that `json` itself uses when they exist need none of it. Same output as `json.dumps(obj,
 separators=(",", ":"))` with ASCII escapes, and the same values as `json.loads`; an error is a `ValueError`
-(`json.JSONDecodeError` when the scanner raises it, which loads `json.decoder` then).
+(`json.JSONDecodeError` when the scanner raises it, which loads `json.decoder` then; where that fails, the
+scanner ends in a `SystemError`, which is turned into a `ValueError` too).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def loads(text: str | bytes) -> Any:
         value, end = _scan(body, 0)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: char {stop.value}") from None
+    except SystemError:  # the scanner's error path reaches for `json.decoder`, which this process never loaded
+        raise ValueError("not JSON: the text is malformed or cut short") from None
     if end != len(body):
         raise ValueError(f"Extra data: char {end}")
     return value

@@ -18,7 +18,7 @@ def random_value(rng: random.Random, depth: int = 0) -> object:
     kinds = ["str", "int", "float", "bool", "none"] + (["list", "dict"] if depth < 4 else [])
     kind = rng.choice(kinds)
     if kind == "str":
-        alphabet = "ab é中\n\t\"\\/\u2028\U0001f600\x00\x1f"
+        alphabet = 'ab é中\n\t"\\/\u2028\U0001f600\x00\x1f'
         return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
     if kind == "int":
         return rng.choice([0, -1, 7, 2**70, -(2**40)])
@@ -65,3 +65,21 @@ def test_it_loads_neither_json_nor_re() -> None:
     )
     proc = subprocess.run([sys.executable, "-I", "-c", code, str(REPO)], capture_output=True, text=True, cwd="/")
     assert (proc.returncode, proc.stdout.split()) == (0, ["False", "False"]), proc.stderr
+
+
+def test_text_cut_short_is_a_value_error_in_a_process_without_json() -> None:
+    """A prompt cut at the hook's size cap, or a half-synced file: the C scanner's error path reaches for
+    `json.decoder`, which such a process never loaded, and would end in a SystemError."""
+    script = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from agentmd.engine import jsonwire
+for text in ('{"a":1,', '{"a": "x', '[1,2', '{"a" 1}'):
+    try:
+        jsonwire.loads(text)
+    except ValueError as exc:
+        print(type(exc).__name__)
+"""
+    proc = subprocess.run([sys.executable, "-I", "-c", script, str(REPO)], capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert set(proc.stdout.split()) <= {"ValueError", "JSONDecodeError"} and len(proc.stdout.split()) == 4
