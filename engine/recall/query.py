@@ -213,6 +213,7 @@ def save_walls(settings: Any, walls: Walls) -> None:
             "recall_exempt_areas": list(walls.recall_exempt_areas),
         }
         payload |= {"projects_folder": walls.projects_folder, "recall_floor": walls.recall_floor}
+        payload["phone_paths"] = list(walls.phone_paths)
         tmp.write_text(json.dumps(payload), encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:
@@ -226,9 +227,10 @@ def load_walls(settings: Any, contract: Any = None) -> Walls:
         try:
             data = json.loads((settings.state_dir / WALLS_CACHE).read_text(encoding="utf-8"))
             if data.get("key") == walls_key(settings):
-                floor = data.get("recall_floor")
-                if isinstance(floor, int | float):  # a cache from before the floor is read again
-                    return Walls(tuple(data["recall_exempt_areas"]), data.get("projects_folder"), float(floor))
+                floor, phone = data.get("recall_floor"), data.get("phone_paths")
+                if isinstance(floor, int | float) and isinstance(phone, list):  # an older cache is read again
+                    exempt = tuple(data["recall_exempt_areas"])
+                    return Walls(exempt, data.get("projects_folder"), float(floor), tuple(phone))
         except (OSError, ValueError, KeyError, TypeError):
             pass
         from agentmd.rules import load_contract

@@ -88,12 +88,13 @@ class Walls(NamedTuple):  # not a dataclass: `dataclasses` costs the prompt hook
     recall_exempt_areas: tuple[str, ...] = ()
     projects_folder: str | None = PROJECTS_SPACE
     recall_floor: float = 0.0  # a direct hit's search confidence must reach this
+    phone_paths: tuple[str, ...] = ()  # the clipper's inbox: clips nobody has filed yet, refused ones too
 
     def exempt(self, path: str) -> bool:
         rel = vault_relative(path)
         if rel is None:
             return True  # not a vault path: never shown
-        return any(rel == a or rel.startswith(a + "/") for a in self.recall_exempt_areas)
+        return any(rel == a or rel.startswith(a + "/") for a in (*self.recall_exempt_areas, *self.phone_paths))
 
     def project_of_path(self, path: str) -> str | None:
         """The project folder a note lies in (`projects/<slug>/...`), if any."""
@@ -111,6 +112,7 @@ class Walls(NamedTuple):  # not a dataclass: `dataclasses` costs the prompt hook
             tuple(contract.recall_exempt_areas),
             contract.spaces.get(PROJECTS_SPACE),
             float(contract.thresholds.recall_floor),
+            tuple(contract.phone_paths),
         )
 
 
@@ -170,6 +172,7 @@ def _candidate(
             untrusted="untrusted" in row.flags,
             probe="probe" in row.flags,
             generated="generated" in row.flags,
+            unreadable="frontmatter_error" in row.flags or "decode_error" in row.flags,
         )
         if why:
             return None, why

@@ -1,7 +1,8 @@
 """Which notes count as confirmed knowledge, read from the facts the index stores with each note.
 
 A note is *confirmed* unless it is unfiled (`status: unfiled`: captured, not yet filed by anyone),
-untrusted (`trust: untrusted`: a web clip, a phone note, an unlisted source) or a self-probe note
+untrusted (`trust: untrusted`: a web clip, a phone note, an unlisted source), unreadable (its frontmatter
+does not parse, so its status and trust are unknown) or a self-probe note
 (`probe: self-probe`, written by the daemon to test itself); a generated page (`generated: agentmd maps`, a
 map of content, engine/curate/maps.py) is not knowledge of its own either. Search still returns unfiled and
 untrusted notes, labelled (`trust`, `status` in each result) and lowered by the contract's class
@@ -35,10 +36,14 @@ def labels(facts: Mapping[str, Any]) -> dict[str, object]:
     return {"trust": facts.get("trust"), "status": facts.get("status")}
 
 
-def unconfirmed_reason(*, status: str | None, untrusted: bool, probe: bool, generated: bool = False) -> str | None:
+def unconfirmed_reason(
+    *, status: str | None, untrusted: bool, probe: bool, generated: bool = False, unreadable: bool = False
+) -> str | None:
     """Why a note must not be injected into a prompt, or None when it may be."""
     if probe:
         return "self-probe note"
+    if unreadable:  # its status and trust cannot be read, so nothing says anyone confirmed it
+        return "its frontmatter cannot be read (fix the YAML; `agentmd status` names the line)"
     if generated:
         return "a generated page (a map of notes), not knowledge of its own"
     if (status or "").lower() == UNFILED:

@@ -75,6 +75,41 @@ def test_crlf_note_is_injected_with_its_frontmatter_summary(
     assert "title:" not in out
 
 
+@pytest.mark.parametrize(
+    ("path", "text", "why"),
+    [
+        (  # a clip in the phone inbox nobody has filed: refused for its secret, and never shown
+            "inbox/phone/clip-secret.md",
+            "---\ntitle: Tidal flux capacitor key\nsource: phone\nreview_flags: ['secret:aws-access-key']\n---\n\n"
+            "The tidal flux capacitor key is kept on the spring tide tables.\n",
+            "recall-exempt area",
+        ),
+        (  # a note whose frontmatter does not parse: its status and trust are unknown
+            "memory/lessons/flux-capacitor.md",
+            "---\ntitle: Tidal flux capacitor\nstatus: unfiled\nbroken: [x\n---\n\n"
+            "Recalibrate the tidal flux capacitor after every spring tide.\n",
+            "its frontmatter cannot be read",
+        ),
+    ],
+)
+def test_a_note_nobody_confirmed_is_never_injected(
+    path: str, text: str, why: str, indexed: Settings, env: dict[str, str], workdir: Path
+) -> None:
+    (indexed.vault / path).parent.mkdir(parents=True, exist_ok=True)
+    (indexed.vault / path).write_text(text, encoding="utf-8")
+    with Store(indexed.cache_dir) as store:
+        reconcile(indexed.vault, store)
+    code, out, _err = run_hook(
+        payload("user_prompt_submit.json", workdir, prompt="tidal flux capacitor spring tide"), env
+    )
+    assert code == 0 and path not in out and "flux capacitor" not in out, out
+    from agentmd.engine.search.recall import search_and_gather
+
+    request = {"query": "tidal flux capacitor spring tide", "limit": 5, "mode": "fusion"}
+    _response, _walls, gathered = search_and_gather(indexed, request, max_direct=5, deadline=float("inf"))
+    assert any(line.startswith(f"{path}: {why}") for line in gathered["left_out"]), gathered["left_out"]
+
+
 def test_hook_strips_noise_and_follows_links(indexed: Settings, env: dict[str, str], workdir: Path) -> None:
     code, out, _err = run_hook(payload("user_prompt_submit_noisy.json", workdir / "src" / "api"), env)
     assert code == 0
