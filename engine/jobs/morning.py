@@ -25,7 +25,7 @@ from typing import Any
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.runner import GitCli, GitMissing
 from agentmd.engine.write.capture import Capturer, CaptureRequest
-from agentmd.engine.write.tallies import refusals_since
+from agentmd.engine.write.tallies import refusal_days
 
 ORIGIN = "morning"
 SYNTHETIC = frozenset({"self-probe", ORIGIN})  # the memory's own bookkeeping: commits counted, notes not
@@ -306,10 +306,19 @@ class MorningState:
         day_ago = now - dt.timedelta(days=1)
         return at if at is not None and day_ago <= at <= now else day_ago
 
-    def record(self, day: dt.date, path: str, headline: str, now: dt.datetime) -> None:
+    def record(
+        self, day: dt.date, path: str, headline: str, now: dt.datetime, refusals: Mapping[str, object] | None = None
+    ) -> None:
+        """The note written; `refusals`: the day tallies of refused captures it told (the next note tells the rest)."""
         write_json(
             self.path,
-            {"day": day.isoformat(), "path": path, "headline": headline, "at": now.isoformat(timespec="seconds")},
+            {
+                "day": day.isoformat(),
+                "path": path,
+                "headline": headline,
+                "at": now.isoformat(timespec="seconds"),
+                "refusals": dict(refusals or {}),
+            },
         )
 
 
@@ -335,12 +344,24 @@ def write_note(
     now: dt.datetime,
     space: str = DEFAULT_SPACE,
 ) -> dict[str, object]:
-    """Render tonight's note and write it through capture (origin `morning`); what was written."""
+    """Render tonight's note and write it through capture (origin `morning`); what was written. One note a day:
+    when today's is written and still in the vault, nothing is written again (`skipped` names it)."""
     state = MorningState(state_dir)
+    last = state.read() or {}
+    if last.get("day") == now.date().isoformat() and last.get("path") and (vault / str(last["path"])).is_file():
+        return {"skipped": f"today's morning note is already written: {last['path']}", "path": last["path"]}
     since = state.since(now)
     tonight = [r for r in records if str(r.get("start", "")) >= since.isoformat(timespec="seconds")]
     changes = changes_since(vault, since)
-    headline, body = render(now.date(), status, tonight, changes, refusals_since(state_dir, since.date()))
+    # refusals are tallied by day: those the last note already told are taken out, so none is told twice
+    days = refusal_days(state_dir, since.date())
+    told = last.get("refusals")
+    refused: Counter[str] = Counter()
+    for day, codes in days.items():
+        before = told.get(day) if isinstance(told, dict) else None
+        seen = before if isinstance(before, dict) else {}
+        refused.update({code: n - int(seen.get(code, 0)) for code, n in codes.items() if n > int(seen.get(code, 0))})
+    headline, body = render(now.date(), status, tonight, changes, refused)
     request = CaptureRequest(title=f"Morning note {now.date().isoformat()}", body=body, summary=headline, space=space)
     result = capturer.capture(
         request,
@@ -348,5 +369,5 @@ def write_note(
         extra_fields={"status": "active", "filing_confidence": "high", "kind": "morning-note"},
         count=False,
     )
-    state.record(now.date(), result.path, headline, now)
+    state.record(now.date(), result.path, headline, now, refusals=days)
     return {"path": result.path, "headline": headline, "since": since.isoformat(timespec="seconds")}

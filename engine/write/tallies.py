@@ -83,10 +83,18 @@ def count_refusal(state_dir: Path, now: dt.datetime, code: str) -> None:
 def refusals_since(state_dir: Path, since: dt.date) -> Counter[str]:
     """Refused captures by reason code, over the days from `since` on."""
     out: Counter[str] = Counter()
-    for day, codes in _refusal_days(state_dir).items():
-        if day >= since.isoformat() and isinstance(codes, dict):
-            out.update({str(k): int(v) for k, v in codes.items() if isinstance(v, int)})
+    for codes in refusal_days(state_dir, since).values():
+        out.update(codes)
     return out
+
+
+def refusal_days(state_dir: Path, since: dt.date) -> dict[str, dict[str, int]]:
+    """Refused captures by day (ISO date) and reason code, over the days from `since` on."""
+    return {
+        day: {str(k): int(v) for k, v in codes.items() if isinstance(v, int)}
+        for day, codes in _refusal_days(state_dir).items()
+        if day >= since.isoformat() and isinstance(codes, dict)
+    }
 
 
 def _refusal_days(state_dir: Path) -> dict[str, dict[str, int]]:

@@ -186,10 +186,16 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
     assert headline in morning_line(configured.state_dir)
     code, out, _err = run("hook", "session-start")
     assert code == 0 and headline in out
+    # a second run the same day writes no second note, and the day's headline stays
+    code, out, err = run("jobs", "run", "morning-note", "--json")
+    assert code == 0, err
+    assert json.loads(out)["changed"] == {"skipped": f"today's morning note is already written: {path}", "path": path}
+    assert sorted(p.name for p in (vault / "daily").glob("morning-note-*.md")) == [path.rsplit("/", 1)[-1]]
+    assert headline in (headline_for(configured.state_dir, dt.date.today()) or "")
 
     # the run log and list agree with what ran; the broken manifest is named, the others still loaded
     code, out, _err = run("jobs", "history", "--json")
-    assert [r["job"] for r in json.loads(out)["records"]][-2:] == ["backup", "morning-note"]
+    assert [r["job"] for r in json.loads(out)["records"]][-3:] == ["backup", "morning-note", "morning-note"]
     code, out, _err = run("jobs", "list")
     assert "REFUSED" in out and "broken.toml" in out and "morning-note" in out and "backup" in out
 
@@ -210,3 +216,27 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
     daemon.jobs.alerter.check()
     sent = sink.read_text().splitlines()
     assert len(sent) == 1 and "probe-failed" in json.loads(sent[0])["alert"]
+
+
+def test_each_refusal_is_told_by_one_morning_note(repo: Path, tmp_path: Path) -> None:
+    """Refusals are tallied by day; a note written in the morning tells those so far, and the next one only
+    those made after it (a refusal at 02:00 is not told by both the 06:30 note and the next day's)."""
+    from agentmd.engine.index.store import Store
+    from agentmd.engine.jobs.morning import write_note
+    from agentmd.engine.write.capture import Capturer
+    from agentmd.engine.write.tallies import count_refusal
+    from agentmd.rules import ContractCache
+
+    state = tmp_path / "state"
+    day = dt.datetime(2026, 12, 6, 2, 0, tzinfo=dt.UTC)
+    with Store(tmp_path / "cache") as store:
+        capturer = Capturer(repo, state, ContractCache(repo), store)
+        count_refusal(state, day, "secret:aws-access-key")
+        first = write_note(capturer, vault=repo, state_dir=state, status={}, records=[], now=day.replace(hour=6))
+        assert "1 refused capture (secret:aws-access-key 1)" in (repo / str(first["path"])).read_text()
+        count_refusal(state, day.replace(hour=20), "directive")
+        second = write_note(
+            capturer, vault=repo, state_dir=state, status={}, records=[], now=day + dt.timedelta(days=1, hours=4)
+        )
+        text = (repo / str(second["path"])).read_text()
+        assert "1 refused capture (directive 1)" in text and "secret:aws-access-key" not in text
