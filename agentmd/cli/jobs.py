@@ -97,8 +97,16 @@ def cmd_history(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     settings = settings_of(args)
     records = RunLog(settings.state_dir).records(job=args.job)
+    if args.job and not records:
+        from agentmd.engine.jobs.manifest import jobs_dir, load_jobs
+        from agentmd.engine.jobs.report import BUILT_IN_ACTIONS
+
+        names = sorted(j["name"] for j in load_jobs(jobs_dir(settings), set(BUILT_IN_ACTIONS)).to_dict()["jobs"])
+        if args.job not in names:
+            raise UsageError(f"no job is named {args.job!r}; the jobs are: {', '.join(names)} (`agentmd jobs list`)")
     if args.limit > 0:
         records = records[-args.limit :]
-    text = "\n".join(_record_line(r) for r in records) or "no job has run yet"
+    what = f"job {args.job} has not run yet" if args.job else "no job has run yet"
+    text = "\n".join(_record_line(r) for r in records) or what
     emit(out, args, {"records": records}, text)
     return EXIT_OK

@@ -120,7 +120,8 @@ def commit_of(vault: Path, sha: str) -> tuple[Commit, str, bool]:
 def safe_note_path(vault: Path, path: str) -> str:
     """`path` as a vault-relative note path, refusing one outside the vault or in its hidden folders."""
     rel = Path(path.strip().lstrip("/"))
-    if not path.strip() or rel.is_absolute() or ".." in rel.parts or any(p.startswith(".") for p in rel.parts):
+    hidden = any(p.startswith(".") for p in rel.parts)
+    if not path.strip() or "\x00" in path or rel.is_absolute() or ".." in rel.parts or hidden:
         raise UsageError(f"{path!r} is not a note of the vault")
     return rel.as_posix()
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from agentmd.engine.times import parse_utc
 from agentmd.engine.web.facts import Commit, NoteText, show_value
 from agentmd.engine.web.html import Markup, data_json, esc, fmt, join
 from agentmd.engine.web.svg import COLOURS, KINDS, legend, swatch, timeline
@@ -106,10 +107,8 @@ def today(status: Mapping[str, Any], days: Sequence[str], counts: Mapping, commi
 def review(items: Sequence[Any], now: dt.datetime) -> Markup:
     rows = []
     for item in items:
-        try:
-            age = f"{(now - dt.datetime.fromisoformat(item.captured.replace('Z', '+00:00'))).days}d"
-        except (ValueError, TypeError):
-            age = "?"
+        captured = parse_utc(item.captured)  # a date alone is that day's start, UTC, as the queue reads it
+        age = f"{(now - captured).days}d" if captured is not None else "?"
         if item.reason == "conflict":
             buttons = join(action_button(f"Keep {k}…", {"action": "resolve", "path": item.path, "keep": k}, f"keep-{k}")
                            for k in ("mine", "theirs", "both"))  # fmt: skip

@@ -216,6 +216,8 @@ def parse_instructions(text: str) -> tuple[list[Instruction], list[str]]:
             arg = m.group(2).strip()
             if verb == "tag":
                 arg = arg.removeprefix("#")
+            elif verb in ("file as", "project") and SLUG.match(arg.lower()):
+                arg = arg.lower()  # a phone keyboard capitalises the word: `File as Decision` is `decision`
             problem = _check_argument(verb, arg)
             if problem:
                 problems.append(f"{where}: {problem}")

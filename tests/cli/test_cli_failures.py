@@ -280,9 +280,7 @@ def test_a_number_no_option_means_is_a_usage_error(
     assert expected in done.stderr and f"agentmd {argv[0]} --help" in done.stderr, done.stderr
 
 
-def test_text_not_in_utf8_is_named_and_nothing_is_written(
-    vault: Path, env: dict[str, str], tmp_path: Path
-) -> None:
+def test_text_not_in_utf8_is_named_and_nothing_is_written(vault: Path, env: dict[str, str], tmp_path: Path) -> None:
     before = sorted(p.name for p in (vault / "memory").rglob("*.md"))
     done = subprocess.run(
         [*agentmd("capture", "--vault", str(vault), "--title", "From a latin-1 file"), "--json"],
@@ -303,3 +301,13 @@ def test_an_unknown_option_points_at_its_commands_help(vault: Path, env: dict[st
     assert "agentmd capture: unrecognized arguments: --bogus (see `agentmd capture --help`)" in done.stderr
     done = run(agentmd("--bogus"), env, tmp_path)
     assert done.returncode == 2 and "(see `agentmd --help`)" in done.stderr, done.stderr
+
+
+def test_the_history_of_a_job_that_does_not_exist_names_the_jobs(
+    vault: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    done = run(agentmd("jobs", "history", "--job", "nope", "--vault", str(vault)), env, tmp_path)
+    assert done.returncode == 2 and "no job is named 'nope'; the jobs are: " in done.stderr, done.stderr
+    assert "morning-note" in done.stderr
+    done = run(agentmd("jobs", "history", "--job", "morning-note", "--vault", str(vault)), env, tmp_path)
+    assert done.returncode == 0 and "job morning-note has not run yet" in done.stdout, done.stderr

@@ -385,8 +385,13 @@ def test_parser_verbs_are_case_insensitive_and_type_is_file_as() -> None:
 def test_parser_bad_slug() -> None:
     _, problems = parse_instructions("project My App")
     assert problems == ["line 1 `project My App`: project slug `My App` is not kebab-case (e.g. `my-app`)"]
-    _, problems = parse_instructions("tag ok\nfile as Decision")
-    assert len(problems) == 1 and problems[0].startswith("line 2 `file as Decision`: type")
+    _, problems = parse_instructions("tag ok\nfile as Big Decision")
+    assert len(problems) == 1 and problems[0].startswith("line 2 `file as Big Decision`: type")
+    # a phone keyboard capitalises the first letter: the slug is read in lower case
+    assert parse_instructions("File as Decision; Project Ledger-Line") == (
+        [Instruction("file as", "decision"), Instruction("project", "ledger-line")],
+        [],
+    )
 
 
 @pytest.mark.parametrize("text", ["file as", "project", "tag", "title", "why:", "type  "])

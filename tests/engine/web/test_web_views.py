@@ -1,0 +1,28 @@
+"""The page's views and note reading without a browser: what the HTML says for values the page meets."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from agentmd.engine.curate.queue import QueueItem
+from agentmd.engine.errors import UsageError
+from agentmd.engine.web.facts import read_note
+from agentmd.engine.web.views import review
+
+
+@pytest.mark.parametrize("captured", ["2026-10-14", "2026-10-14T08:00:00Z", "2026-10-14T08:00:00+02:00"])
+def test_the_review_page_counts_the_days_a_note_waits_however_its_date_is_written(captured: str) -> None:
+    item = QueueItem("inbox/a.md", captured, "unfiled", "nobody has filed it", "capture", None)
+    html = str(review([item], dt.datetime(2026, 12, 6, 12, 0, tzinfo=dt.UTC)))
+    assert '<span class="when">53d waiting</span>' in html, html
+
+
+def test_a_note_path_no_file_can_have_is_not_a_note(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n", encoding="utf-8")
+    assert read_note(tmp_path, "a.md").title
+    for bad in ("a\x00b.md", "../etc/passwd", ".git/config", ""):
+        with pytest.raises(UsageError, match="is not a note of the vault"):
+            read_note(tmp_path, bad)
