@@ -3,7 +3,7 @@
 It is rendered from the same data `agentmd status --json` and the run log hold, never from a separate
 count, so the note and the status cannot disagree:
 - what ran since the last note (the run log): each job's runs and how they ended, failures by name;
-- what changed in the memory (git history since then): notes added, edited and retired, by commit origin;
+- what changed in the memory (git history since then): notes added, edited, retired and deleted, by commit origin;
 - what needs the owner (the status): red and yellow items, the queue's size and oldest item, refused captures,
   failed jobs.
 
@@ -35,11 +35,12 @@ _SEP = "@@agentmd-commit "  # opens each commit in the log output; a file line s
 
 @dataclass
 class Changes:
-    """Notes added, edited and retired (deleted or moved away), by commit origin."""
+    """Notes added, edited, retired (archived in place) and deleted (or moved away), by commit origin."""
 
     added: Counter[str] = field(default_factory=Counter)
     edited: Counter[str] = field(default_factory=Counter)
     retired: Counter[str] = field(default_factory=Counter)
+    deleted: Counter[str] = field(default_factory=Counter)
     commits: Counter[str] = field(default_factory=Counter)
     error: str | None = None
 
@@ -48,13 +49,14 @@ class Changes:
             "added": dict(self.added),
             "edited": dict(self.edited),
             "retired": dict(self.retired),
+            "deleted": dict(self.deleted),
             "commits": dict(self.commits),
             "error": self.error,
         }
 
 
 def changes_since(vault: Path, since: dt.datetime) -> Changes:
-    """Count Markdown notes added, edited and retired per origin in the commits since `since` (self-probe
+    """Count Markdown notes added, edited, retired and deleted per origin in the commits since `since` (self-probe
     notes and the morning notes themselves are not the memory changing, so only their commits count)."""
     out = Changes()
     if not (vault / ".git").exists():
@@ -90,7 +92,7 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
             elif kind == "M":
                 out.edited[origin] += 1
             elif kind == "D":
-                out.retired[origin] += 1
+                out.deleted[origin] += 1
     _count_archived(GitCli(vault), since, out)
     return out
 
@@ -233,9 +235,10 @@ def render(
     red = [str(r) for r in status.get("red") or []]
     yellow = [str(y) for y in status.get("yellow") or []]
     added, edited, retired = (sum(c.values()) for c in (changes.added, changes.edited, changes.retired))
+    deleted = sum(changes.deleted.values())
     color = str(status.get("color") or "unknown").upper()
     head = [color + (" — " + ", ".join(r.split(":", 1)[0] for r in red) if red else "")]
-    head.append(f"{added} added, {edited} edited, {retired} retired")
+    head.append(f"{added} added, {edited} edited, {retired} retired" + (f", {deleted} deleted" if deleted else ""))
     if failed:
         head.append(f"{len(failed)} failed job run{'s' if len(failed) != 1 else ''}")
     headline = f"Morning {day.isoformat()}: " + " · ".join(head)
@@ -245,13 +248,14 @@ def render(
     lines += ["## What changed", ""]
     if changes.error:
         lines.append(f"- history unavailable: {changes.error}")
-    for label, counter in (("added", changes.added), ("edited", changes.edited), ("retired", changes.retired)):
+    kinds = (("added", changes.added), ("edited", changes.edited), ("retired", changes.retired))
+    for label, counter in (*kinds, ("deleted (or moved away)", changes.deleted)):
         if counter:
             n = sum(counter.values())
             lines.append(f"- {n} note{'s' if n != 1 else ''} {label}: {_counts(counter)}")
     moved = lifecycle_lines(records)
     lines += moved
-    if not (changes.added or changes.edited or changes.retired or changes.error or moved):
+    if not (changes.added or changes.edited or changes.retired or changes.deleted or changes.error or moved):
         lines.append("- no note changed")
     if changes.commits:
         lines.append(f"- {sum(changes.commits.values())} commits: {_counts(changes.commits)}")

@@ -31,7 +31,7 @@ def commit(vault: Path, origin: str, message: str) -> None:
 
 
 def scripted_day(vault: Path) -> None:
-    """Two captures, an edit, and a retired batch of three notes."""
+    """Two captures, an edit, and a batch of three notes deleted."""
     for name in ("otters", "herons"):
         (vault / "memory" / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
     commit(vault, "capture", "capture: 2 files")
@@ -39,7 +39,7 @@ def scripted_day(vault: Path) -> None:
     commit(vault, "local-edit", "local-edit: 1 file")
     for i in range(3):
         (vault / "old" / f"old-{i}.md").unlink()
-    commit(vault, "local-edit", "local-edit: retire a batch")
+    commit(vault, "local-edit", "local-edit: delete a batch")
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_the_note_lists_each_part_of_a_scripted_day(repo: Path) -> None:
     changes = changes_since(repo, since)
     # the repository's first commit (no origin trailer: made outside agentmd) is counted under `unknown`
     assert changes.added == {"capture": 2, "unknown": 5} and changes.edited == {"local-edit": 1}
-    assert changes.retired == {"local-edit": 3}
+    assert changes.deleted == {"local-edit": 3} and not changes.retired  # deleted, not archived
     ok = {**failed_record(), "job": "reconcile", "outcome": "ok", "stop_reason": "finished"}
     status = {
         "color": "red",
@@ -89,10 +89,12 @@ def test_the_note_lists_each_part_of_a_scripted_day(repo: Path) -> None:
         "queue": {"count": 4, "oldest_age_days": 1.5},
     }
     headline, body = render(dt.date(2026, 3, 2), status, [ok, failed_record()], changes)
-    assert headline == "Morning 2026-03-02: RED — probe-failed · 7 added, 1 edited, 3 retired · 1 failed job run"
+    assert headline == (
+        "Morning 2026-03-02: RED — probe-failed · 7 added, 1 edited, 0 retired, 3 deleted · 1 failed job run"
+    )
     assert "- 7 notes added: 2 by capture, 5 by unknown" in body
     assert "- 1 note edited: 1 by local-edit" in body
-    assert "- 3 notes retired: 3 by local-edit" in body
+    assert "- 3 notes deleted (or moved away): 3 by local-edit" in body and "retired:" not in body
     assert "- RED probe-failed: search did not find the probe note within 5.0 s" in body
     assert "- yellow git-degraded: x: y" in body
     assert "- queue: 4 awaiting review, 4 since the baseline (the oldest 1.5 days old)" in body
@@ -159,7 +161,7 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
     wait_until(lambda: is_clean(vault), 10, "the edit's commit")
     for i in range(3):
         (vault / "old" / f"old-{i}.md").unlink()
-    wait_until(lambda: is_clean(vault), 10, "the retired batch's commit")
+    wait_until(lambda: is_clean(vault), 10, "the deleted batch's commit")
     code, out, _err = run("jobs", "run", "backup", "--json")
     assert code == 1 and json.loads(out)["stop_reason"] == "exited 2"
     code, out, err = run("jobs", "run", "morning-note", "--json")
@@ -174,7 +176,7 @@ def test_the_daemon_writes_the_note_with_its_own_origin(daemon: Daemon, configur
     for line in (
         "- 7 notes added: 2 by capture, 5 by unknown",
         "- 1 note edited: 1 by local-edit",
-        "- 3 notes retired: 3 by local-edit",
+        "- 3 notes deleted (or moved away): 3 by local-edit",
         "- RED probe-failed: search did not find the probe note within 5.0 s",
         "- job backup failed at ",
         f"- 1 refused capture ({refused.value.code} 1): notes the filters or the door stopped",
