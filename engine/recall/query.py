@@ -78,11 +78,17 @@ def _slashed(token: str) -> list[str]:
     return parts
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")  # a terminal's colour and cursor sequences
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # control characters, lone surrogates
+
+
 def sanitize_query(prompt: str, max_words: int = MAX_QUERY_WORDS, keep: Collection[str] = ()) -> str:
     """One search query from a prompt: the first `max_words` meaningful words, in order, deduplicated. A stop
     word of `keep` (lower case) right after a kept word is kept: `will` where "Free Will" names a note, as the
     daemon finds it (`named.kept_stop_words`)."""
     text = (prompt or "")[:MAX_PROMPT_CHARS]
+    if any(ch < " " or "\ud800" <= ch <= "\udfff" for ch in text):  # pasted terminal output, bytes not UTF-8
+        text = _CONTROL.sub(" ", _ANSI.sub(" ", text))
     text = _FENCED.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _TAG.sub(" ", text)

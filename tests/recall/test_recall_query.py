@@ -88,3 +88,12 @@ def test_walls_cache_follows_the_contract(indexed: Settings) -> None:
     contract.write_text("```yaml\nrecall_exempt_areas: [private, people]\n```\n")
     assert load_walls(indexed).recall_exempt_areas == ("private", "people")
     assert json.loads((indexed.state_dir / WALLS_CACHE).read_text())["recall_exempt_areas"] == ["private", "people"]
+
+
+def test_terminal_output_and_text_not_in_utf8_leave_the_query_clean() -> None:
+    """A prompt holding pasted terminal output (colour sequences, bells, NULs) or bytes that were not UTF-8 (lone
+    surrogates): the query keeps the words, and nothing a daemon would refuse reaches it."""
+    query = sanitize_query("money integer cents \x00\x1b[31m\x07\u202e\ud800 bell")
+    assert query == "money integer cents bell"
+    assert sanitize_query("money \udcff\udcfe cents") == "money cents"
+    assert not any(ch < " " or "\ud800" <= ch <= "\udfff" for ch in query)
