@@ -27,8 +27,8 @@ SEARCH_DESCRIPTION = (
     "Search the memory vault by words (BM25 over titles, aliases, tags and text) and by meaning. "
     'mode "hybrid" (default) fuses the word ranking with embedding similarity (lexical only until the notes are '
     'embedded; `note` says so); "fusion" ranks by words alone, notes matching most of them first; "and" needs '
-    "every word. A time in the query (\"last May\", \"two weeks ago\") ranks the notes captured outside it lower; a "
-    "query that is only a time (\"what did I capture yesterday\") lists that time's notes, newest first. "
+    'every word. A time in the query ("last May", "two weeks ago") ranks the notes captured outside it lower; a '
+    'query that is only a time ("what did I capture yesterday") lists that time\'s notes, newest first. '
     "Each result points at the note's best section (path#Heading) and lists the arms that found it. "
     "Results below the confidence floor are left out; when all are, `note` names the closest miss. Unfiled and "
     "untrusted notes are labelled and ranked lower; archived, superseded and staged notes are hidden unless "
@@ -180,6 +180,8 @@ def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
     if kind == "array":
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ArgumentError(f"`{name}` must be a list of strings, not {_kind(value)}")
+        if len(value) > spec.get("maxItems", len(value)):
+            raise ArgumentError(f"`{name}` has {len(value)} entries; at most {spec['maxItems']} are allowed")
         return [x for x in value if x.strip()]
     raise ArgumentError(f"`{name}` has a type this server cannot check")  # pragma: no cover - schemas above
 

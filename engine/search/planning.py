@@ -30,6 +30,7 @@ MAX_QUERY_CHARS = 2000
 DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
 PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
+MAX_PROJECT_CHARS = 100  # a project slug's length a search may give
 LONG_QUESTION = 4  # words (after stop words) from which a query is read as a question
 EVIDENCE_WEIGHT = 3.0  # the weight of the all-words BM25 ranking in the fusion of a three-word query
 # A three-word query each of whose words is in more than half of the notes is ranked by that all-words BM25
@@ -51,8 +52,8 @@ class SearchRequest:
 
     query: str = field(
         metadata=described(
-            "What to look for: a question, keywords, a note's title or alias, or a time alone (\"yesterday\", "
-            "\"notes since Monday\") to list the notes of that time.",
+            'What to look for: a question, keywords, a note\'s title or alias, or a time alone ("yesterday", '
+            '"notes since Monday") to list the notes of that time.',
             minLength=1,
             maxLength=MAX_QUERY_CHARS,
         )
@@ -89,7 +90,10 @@ class SearchRequest:
         ),
     )
     project: str | None = field(
-        default=None, metadata=described("A project slug: notes of other projects rank lower (they are not hidden).")
+        default=None,
+        metadata=described(
+            "A project slug: notes of other projects rank lower (they are not hidden).", maxLength=MAX_PROJECT_CHARS
+        ),
     )
     include_archived: bool = field(
         default=False,

@@ -46,7 +46,15 @@ from agentmd.engine.search.multipliers import captured_day, note_penalties, rank
 from agentmd.engine.search.named import NamedRun, kept_stop_words, merged_hits, named_runs, phrase_stop_words
 from agentmd.engine.search.planning import DEFAULT_MODE as DEFAULT_MODE  # re-exported
 from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
-from agentmd.engine.search.planning import MODES, SearchRequest, content_query, day_bound, plan, time_span
+from agentmd.engine.search.planning import (
+    MAX_PROJECT_CHARS,
+    MODES,
+    SearchRequest,
+    content_query,
+    day_bound,
+    plan,
+    time_span,
+)
 from agentmd.engine.search.result import Cut, Result, SearchResponse
 from agentmd.engine.search.rows import best_sections, complete, cut_for, facts_row, fill, name_row, names_first
 from agentmd.rules import Contract
@@ -74,6 +82,10 @@ def check(request: SearchRequest) -> None:
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
     time_span(request)  # a `now` that is not a date is refused before any work
+    if request.project is not None and len(request.project) > MAX_PROJECT_CHARS:
+        raise UsageError(
+            f"project is {len(request.project)} characters long; a project slug has at most {MAX_PROJECT_CHARS}"
+        )
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ MAX_TITLE = 200
 MAX_TITLE_CHARS = MAX_TITLE  # the bound the capture tool's schema publishes: the one a capture applies
 MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
+MAX_SLUG_CHARS = 100  # a project slug's length a request may give
 MEMORY_SPACE = "memory"
 IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
 
@@ -54,7 +55,7 @@ def _about(description: str, **schema: object) -> Any:
 
 
 def _words(description: str) -> Any:
-    return field(default=(), metadata=described(description))
+    return field(default=(), metadata=described(description, maxItems=MAX_LIST))
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,10 @@ class CaptureRequest:
     )
     body: str = field(
         default="",
-        metadata=described("The note's Markdown body: the fact, decision or lesson itself, with its context."),
+        metadata=described(
+            "The note's Markdown body: the fact, decision or lesson itself, with its context (at most 512 KiB).",
+            maxLength=MAX_BODY_BYTES,
+        ),
     )
     type: str | None = _about(
         "The kind of memory, in kebab-case as the vault's contract names it: decision, convention, lesson, "
@@ -80,7 +84,7 @@ class CaptureRequest:
     # a word (low, high...) is taken from the CLI and the JSON route; the tool publishes the number
     importance: int | str | None = _about("1 (record) to 5 (vital).", type="integer", minimum=1, maximum=5)
     related: tuple[str, ...] = _words("Names of existing notes to link from this one.")
-    project: str | None = _about("The project slug this belongs to.")
+    project: str | None = _about("The project slug this belongs to.", maxLength=MAX_SLUG_CHARS)
     task: str | None = _about("The task this came from.")
     tags: tuple[str, ...] = _words("Tags, without the leading #.")
     aliases: tuple[str, ...] = _words("Other names the note should be found by.")
@@ -197,6 +201,8 @@ def validate(req: CaptureRequest) -> None:
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
             raise CaptureRefused("invalid-field", f"{name} must be text")
+    if req.project is not None and len(req.project) > MAX_SLUG_CHARS:
+        raise CaptureRefused("invalid-project", f"the project slug is over {MAX_SLUG_CHARS} characters; shorten it")
     if req.project is not None and not SLUG.match(req.project):
         raise CaptureRefused(
             "invalid-project", f"project {req.project!r} must be the project's kebab-case slug, e.g. `billing-api`"

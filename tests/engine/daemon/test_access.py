@@ -268,3 +268,23 @@ def test_the_capture_tools_title_bound_is_the_one_a_capture_applies(daemon: Daem
     with pytest.raises(DaemonHTTPError) as refused:
         client.post("/v1/capture", {"title": "t" * (MAX_TITLE + 1), "body": "one character over"})
     assert str(MAX_TITLE) in str(refused.value)
+
+
+def test_the_tools_schemas_bound_what_the_server_refuses(daemon: Daemon, http: httpx.Client) -> None:
+    """Lists, bodies and project slugs: each bound a capture or a search applies is in the tool's schema, and
+    an argument past it is refused as the schema says, in one line."""
+    from agentmd.engine.daemon.mcp_tools import ArgumentError, check_arguments
+    from agentmd.engine.search.planning import MAX_PROJECT_CHARS
+    from agentmd.engine.write.request import MAX_BODY_BYTES, MAX_LIST
+
+    capture = input_schema(CaptureRequest)["properties"]
+    assert capture["body"]["maxLength"] == MAX_BODY_BYTES
+    assert all(capture[k]["maxItems"] == MAX_LIST for k in ("tags", "aliases", "related"))
+    with pytest.raises(ArgumentError, match=f"`tags` has {MAX_LIST + 1} entries; at most {MAX_LIST}"):
+        check_arguments("memory_capture", {"title": "t", "tags": [f"t{i}" for i in range(MAX_LIST + 1)]})
+    with pytest.raises(ArgumentError, match="`project` is"):
+        check_arguments("memory_search", {"query": "otters", "project": "p" * (MAX_PROJECT_CHARS + 1)})
+    response = http.post(
+        "/v1/search", json={"query": "otters", "project": "p" * (MAX_PROJECT_CHARS + 1)}, headers=auth(daemon)
+    )
+    assert response.status_code == 400 and f"at most {MAX_PROJECT_CHARS}" in response.json()["error"]
