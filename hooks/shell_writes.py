@@ -23,6 +23,7 @@ a determined program (`python -c`, a script, a path built at run time).
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -204,7 +205,7 @@ class _WriteWalker(ShellWalker):
         return []
 
     def judge(self, words: list[str], cwd: Path | None, what: str, verb: str) -> Verdict:
-        for word in words:
+        for word in (spelled for w in words for spelled in _spellings(w, cwd)):
             where = self.lands_in_vault(word, cwd)
             if where is not None:
                 return Verdict(True, _reason(what, verb, where, self.vault))
@@ -235,6 +236,30 @@ class _WriteWalker(ShellWalker):
             return None
         real = Path(os.path.realpath(folder))
         return real if inside(real, self.vault) else None
+
+
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+MAX_SPELLINGS = 64  # words a brace expansion or a glob may stand for that the guard reads
+
+
+def _spellings(word: str, cwd: Path | None) -> list[str]:
+    """The words the shell makes of `word`: its brace expansion (`{vault,x}`), and for each, the existing paths
+    a glob in it matches (`vau?t`), beside the word itself; at most MAX_SPELLINGS."""
+    words = [word]
+    for _ in range(8):  # nested or several groups, one at a time
+        grown = []
+        for w in words:
+            m = _BRACES.search(w)
+            grown += [w[: m.start()] + part + w[m.end() :] for part in m.group(1).split(",")] if m else [w]
+        if grown == words:
+            break
+        words = grown[:MAX_SPELLINGS]
+    out = list(words)
+    for w in words:
+        if any(ch in w for ch in "*?[") and "$" not in w and "`" not in w:
+            pattern = w if os.path.isabs(w) or cwd is None else os.path.join(cwd, w)
+            out += sorted(glob.glob(os.path.expanduser(pattern)))[:MAX_SPELLINGS]
+    return out[:MAX_SPELLINGS]
 
 
 def _reason(what: str, verb: str, where: Path, vault: Path) -> str:

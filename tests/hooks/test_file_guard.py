@@ -210,6 +210,8 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash group", bash('{ rm -rf "{V}/memory"; }'), "{P}", DENY),
     ("bash loop variable name", bash('for f in a b; do echo $f > "{V}/memory/$f.md"; done'), "{P}", DENY),
     ("bash command substitution name", bash('echo x > "{V}/memory/$(date +%s).md"'), "{P}", DENY),
+    ("bash brace expansion", bash('rm -rf "{T}"/{"memory vault",x}/memory'), "{P}", DENY),
+    ("bash glob", bash('rm -rf "{T}"/memory?vault/memory'), "{P}", DENY),
     ("bash hard link out of the vault", bash('ln "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", DENY),
     # Bash: reads and writes elsewhere
     ("bash cat", bash('cat "{V}/a.md"'), "{P}", ALLOW),
