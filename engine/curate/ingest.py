@@ -3,7 +3,8 @@
 Walk. A file is taken when it is a `.md` file (any depth, dot folders skipped) or named on the command line.
 A link-index note (a body that is only a list of links, like a MEMORY.md or a map of content) is skipped.
 
-Chunk. Leading frontmatter is dropped. A body within the token budget (~512 estimated tokens, 4 characters a
+Chunk. Leading frontmatter is dropped but for its `title` (the note's title when the body has no `#`
+heading) and its `tags` (kept on each note). A body within the token budget (~512 estimated tokens, 4 characters a
 token) is one chunk; a longer one is cut at its `##` headings, and a section still over budget at paragraph
 and then line boundaries, so no chunk passes the budget.
 
@@ -33,12 +34,13 @@ from agentmd.engine.curate.actions import read_frontmatter, stamp
 from agentmd.engine.curate.steps import Edit, Step, digest
 from agentmd.engine.write.request import MEMORY_SPACE, slugify
 from agentmd.rules import Contract, check_fields, decide
-from agentmd.vault_schema import YamlRefused, render_note, split_frontmatter, update_frontmatter
+from agentmd.vault_schema import YamlRefused, load_yaml, render_note, split_frontmatter, update_frontmatter
 
 TOKEN_BUDGET = 512
 CHARS_PER_TOKEN = 4
 NAMED_FILES = ("CLAUDE.md", "AGENTS.md", "README.md")
 INGEST_FOLDER = "ingested"
+MAX_TAGS = 50  # a source's tags kept on its notes, as a capture keeps at most
 _LINK_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]+\))\s*(?:[-–—:].*)?$")
 _H2 = re.compile(r"^##\s+(.*?)\s*#*\s*$")
 _H1 = re.compile(r"^#\s+(.*?)\s*#*\s*$")
@@ -49,6 +51,8 @@ class Chunk:
     key: str
     heading: str
     text: str
+    title: str | None = None  # the note's title when not the heading: the source's frontmatter `title`
+    tags: tuple[str, ...] = ()  # the source's frontmatter tags, kept on each of its notes
 
 
 @dataclass
@@ -125,11 +129,17 @@ def file_slug(relpath: str) -> str:
 
 def chunk_file(relpath: str, text: str, budget: int = TOKEN_BUDGET) -> list[Chunk]:
     """The chunks of one source file, each keyed by its place in the source."""
-    body = split_frontmatter(text).body if text.lstrip("\ufeff").startswith("---") else text.lstrip("\ufeff")
+    split = split_frontmatter(text) if text.lstrip("\ufeff").startswith("---") else None
+    body = split.body if split is not None else text.lstrip("\ufeff")
     if not body.strip():
         return []
+    front = _front(split.yaml_text if split is not None else None)
     stem = file_slug(relpath)
-    title = next((m.group(1) for ln in body.splitlines() if (m := _H1.match(ln))), None) or Path(relpath).stem
+    h1 = next((m.group(1) for ln in body.splitlines() if (m := _H1.match(ln))), None)
+    title = h1 or Path(relpath).stem  # the key is made from this, as it always was
+    named = front.get("title") if not h1 and isinstance(front.get("title"), str) else None
+    raw_tags = front.get("tags")
+    tags = tuple(str(t).lstrip("#") for t in (raw_tags if isinstance(raw_tags, list) else [raw_tags]) if t)
     budget_chars = budget * CHARS_PER_TOKEN
     sections: list[tuple[str, str]] = []
     if len(body) <= budget_chars:
@@ -154,8 +164,20 @@ def chunk_file(relpath: str, text: str, budget: int = TOKEN_BUDGET) -> list[Chun
             base = f"{stem}-{slugify(heading, limit=48)}"
             seen[base] += 1
             key = base if seen[base] == 1 else f"{base}-{seen[base]}"
-            chunks.append(Chunk(key, heading, piece.strip("\n") + "\n"))
+            shown = str(named).strip() if named and heading == title else None
+            chunks.append(Chunk(key, heading, piece.strip("\n") + "\n", shown or None, tags))
     return chunks
+
+
+def _front(yaml_text: str | None) -> dict[str, Any]:
+    """A source's frontmatter as a mapping ({} when it has none or it does not parse)."""
+    if not yaml_text:
+        return {}
+    try:
+        data = load_yaml(yaml_text)
+    except YamlRefused:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def walk(paths: Sequence[Path]) -> Iterator[tuple[Path, Path]]:
@@ -180,7 +202,8 @@ def _folder(contract: Contract) -> str:
 
 def _fields(chunk: Chunk, source: str, project: str | None, now: dt.datetime, body_hash: str) -> dict[str, object]:
     return {
-        "title": chunk.heading[:200],
+        "title": (chunk.title or chunk.heading)[:200],
+        **({"tags": list(chunk.tags)[:MAX_TAGS]} if chunk.tags else {}),
         "status": "unfiled",
         "lifecycle": "active",
         "filing_confidence": "low",

@@ -123,3 +123,15 @@ def test_ingest_sweep_reads_the_config_sources(cli, vault: Path, source: Path, t
     empty = tmp_path / "empty.toml"
     empty.write_text("")
     assert cli("ingest", *args(vault), "--config", str(empty), "sweep").code == 0
+
+
+def test_a_sources_frontmatter_title_and_tags_are_kept_and_its_keys_are_as_before() -> None:
+    text = "---\ntitle: Imported note 001\ntags: [alpha, '#beta']\n---\n\nBody of the first imported note.\n"
+    (chunk,) = chunk_file("imported-1.md", text)
+    assert (chunk.key, chunk.title, chunk.tags) == ("imported-1-imported-1", "Imported note 001", ("alpha", "beta"))
+    (plain,) = chunk_file("imported-1.md", "Body of the first imported note.\n")  # no frontmatter: as before
+    assert (plain.key, plain.title, plain.tags) == ("imported-1-imported-1", None, ())
+    (headed,) = chunk_file("a.md", "---\ntitle: Ignored\n---\n# Small\n\nShort note.\n")  # an H1 names it
+    assert (headed.key, headed.title) == ("a-small", None)
+    (broken,) = chunk_file("b.md", "---\ntitle: [unclosed\n---\nStill read.\n")
+    assert broken.key == "b-b" and broken.title is None
