@@ -327,25 +327,21 @@ KEPT_SHOWN = dt.timedelta(days=7)  # status names such a file this long after th
 def kept_ours(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
     """The recent `kept: ours` entries of the sync state's conflicts, the latest per path: files that are not
     notes, changed on two machines, where this machine's version was kept and theirs stays in history."""
-    latest: dict[str, dict[str, str]] = {}
-    for c in conflicts:
-        if c.get("kept") != "ours" or not c.get("theirs"):
-            continue
-        try:
-            at = dt.datetime.fromisoformat(c.get("at", ""))
-        except ValueError:
-            continue
-        if now - at <= KEPT_SHOWN:
-            latest[c["path"]] = c
-    return list(latest.values())
+    return _recent(conflicts, now, "ours", "theirs")
 
 
 def set_aside_here(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
     """The recent `kept: theirs` entries, the latest per path: changes made on this machine that another
     machine's merge set aside (a file that is not a note changed on both, a deletion against an edit)."""
+    return _recent(conflicts, now, "theirs", "ours")
+
+
+def _recent(conflicts: Iterable[dict[str, str]], now: dt.datetime, kept: str, other: str) -> list[dict[str, str]]:
+    """The entries of `conflicts` that kept `kept` and name the `other` version, from the last KEPT_SHOWN, the
+    latest per path."""
     latest: dict[str, dict[str, str]] = {}
     for c in conflicts:
-        if c.get("kept") != "theirs" or not c.get("ours"):
+        if c.get("kept") != kept or not c.get(other):
             continue
         try:
             at = dt.datetime.fromisoformat(c.get("at", ""))
