@@ -311,3 +311,12 @@ def test_the_history_of_a_job_that_does_not_exist_names_the_jobs(
     assert "morning-note" in done.stderr
     done = run(agentmd("jobs", "history", "--job", "morning-note", "--vault", str(vault)), env, tmp_path)
     assert done.returncode == 0 and "job morning-note has not run yet" in done.stdout, done.stderr
+
+
+def test_a_job_runs_result_reads_as_words_not_python() -> None:
+    from agentmd.cli.jobs import _record_line
+
+    run = {"start": "2026-12-06T19:00:00+00:00", "job": "groom-propose", "outcome": "ok", "stop_reason": "finished"}
+    changed = {"stats": {"duplicate": 0, "stale": 2}, "paths": ["a.md", "b.md"]}
+    line = _record_line({**run, "budget_used": {"wall_s": 1}, "changed": changed})
+    assert line.endswith("stats=(duplicate 0, stale 2), paths=a.md, b.md") and "{" not in line and "'" not in line
