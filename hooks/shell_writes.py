@@ -34,11 +34,14 @@ from .shell import ShellWalker, absolute, inside, positionals
 
 # a cheap look at the text first: a command with none of these cannot write visibly
 _MIGHT_WRITE = re.compile(
-    r">|\b(?:tee|cp|mv|rm|rmdir|unlink|shred|ln|install|rsync|touch|mkdir|truncate|dd|sed|perl|curl|wget|find)\b"
+    r">|\b(?:tee|cp|mv|rm|rmdir|unlink|shred|ln|install|rsync|touch|mkdir|truncate|dd|sed|perl|curl|wget|find"
+    r"|sponge|ed|ex|chmod|chown|chgrp|chattr|setfacl)\b"
 )
 _CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
 _DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
 _COPIES = frozenset({"cp", "install", "ln", "rsync"})
+_REWRITES = frozenset({"sponge", "ed", "ex"})  # write the file named as their operand (sponge from stdin)
+_MODES = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})  # who may read or write a file
 # options whose value is the next word, per command (so the value is not read as an operand)
 _VALUE_OPTS: Mapping[str, tuple[str, ...]] = {
     "cp": ("-t", "--target-directory", "-S", "--suffix"),
@@ -148,6 +151,11 @@ class _WriteWalker(ShellWalker):
                 return verdict
         if name in _COPIES:
             return self.judge(self.copy_destinations(name, args), cwd, shown, "write")
+        if name in _REWRITES:
+            return self.judge(positionals(args, ()), cwd, shown, "rewrite")
+        if name in _MODES:
+            operands = positionals(args, ("--reference", "-m", "-x", "-M", "-X"))
+            return self.judge(operands[1:] if name != "chattr" else operands, cwd, shown, "change the permissions of")
         if name in ("touch", "mkdir", "truncate"):
             return self.judge(positionals(args, _VALUE_OPTS[name]), cwd, shown, "write")
         if name == "dd":

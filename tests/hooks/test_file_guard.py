@@ -210,6 +210,10 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash group", bash('{ rm -rf "{V}/memory"; }'), "{P}", DENY),
     ("bash loop variable name", bash('for f in a b; do echo $f > "{V}/memory/$f.md"; done'), "{P}", DENY),
     ("bash command substitution name", bash('echo x > "{V}/memory/$(date +%s).md"'), "{P}", DENY),
+    ("bash sponge", bash('sort "{V}/memory/existing.md" | sponge "{V}/memory/existing.md"'), "{P}", DENY),
+    ("bash ed", bash('printf "1d\\nw\\n" | ed -s "{V}/memory/existing.md"'), "{P}", DENY),
+    ("bash chmod", bash('chmod -R a-w "{V}/memory"'), "{P}", DENY),
+    ("bash chattr", bash('chattr +i "{V}/memory"'), "{P}", DENY),
     ("bash brace expansion", bash('rm -rf "{T}"/{"memory vault",x}/memory'), "{P}", DENY),
     ("bash glob", bash('rm -rf "{T}"/memory?vault/memory'), "{P}", DENY),
     ("bash hard link out of the vault", bash('ln "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", DENY),
@@ -230,6 +234,7 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash tests", bash("python -m pytest -q && ruff check ."), "{P}", ALLOW),
     ("bash loop reading the vault", bash('for f in "{V}"/memory/*.md; do wc -l "$f"; done'), "{P}", ALLOW),
     ("bash if reading the vault", bash('if grep -q x "{V}/memory/existing.md"; then echo found; fi'), "{P}", ALLOW),
+    ("bash chmod outside", bash('chmod +x "{P}/run.sh"'), "{P}", ALLOW),
     ("bash symbolic link out", bash('ln -s "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", ALLOW),
     ("bash unknown name outside", bash('echo x > "{O}/$f.md"'), "{P}", ALLOW),
 ]
