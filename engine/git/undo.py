@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -438,12 +439,12 @@ class _Builder:
 
     def restore(self, head: str, path: str, source: str) -> str:
         """HEAD's tree with `path` as it was at `source`."""
-        run = self.git.run("ls-tree", "-z", "--full-tree", source, "--", path)
-        entry = run.out.split(b"\0")[0] if run.code == 0 else b""
-        info, _, found = entry.partition(b"\t")
-        if not found or os.fsdecode(found) != path or info.split()[1:2] != [b"blob"]:
-            raise UndoRefused(f"{path} was not a file at {source[:10]}; `agentmd log {path}` lists the versions it had")
-        mode, _kind, oid = info.decode().split()
+        found = self._blob_at(source, path) or self._blob_at(source, self._name_at(path, source))
+        if found is None:
+            raise UndoRefused(
+                f"{path} was not a file at {source[:10]}; `agentmd log {shlex.quote(path)}` lists the versions it had"
+            )
+        mode, oid = found
         index = private_index_path(self.git.gitdir)
         try:
             _check(self.git.run("read-tree", head, index=index), "reading HEAD's tree")
@@ -452,6 +453,30 @@ class _Builder:
             return _check(self.git.run("write-tree", index=index), "`git write-tree`")
         finally:
             index.unlink(missing_ok=True)
+
+    def _blob_at(self, rev: str, path: str | None) -> tuple[str, str] | None:
+        """(mode, blob id) of the file `path` in `rev`'s tree, or None."""
+        if not path:
+            return None
+        run = self.git.run("ls-tree", "-z", "--full-tree", rev, "--", path)
+        entry = run.out.split(b"\0")[0] if run.code == 0 else b""
+        info, _, found = entry.partition(b"\t")
+        if not found or os.fsdecode(found) != path or info.split()[1:2] != [b"blob"]:
+            return None
+        mode, _kind, oid = info.decode().split()
+        return mode, oid
+
+    def _name_at(self, path: str, rev: str) -> str | None:
+        """The name the note now at `path` had in `rev`, following its renames as `agentmd log` does."""
+        run = self.git.run("log", "--follow", "-z", "--name-only", "--format=%x01%H", "HEAD", "--", path)
+        if run.code != 0:
+            return None
+        for record in os.fsdecode(run.out).split("\x01")[1:]:  # `<hash>\0\n<name>\0` a commit
+            sha, _, rest = record.partition("\0")
+            name = rest.lstrip("\n").split("\0")[0]
+            if name and self.git.run("merge-base", "--is-ancestor", sha, rev).code == 0:
+                return name  # the newest change to it that `rev` holds names it as it was there
+        return None
 
 
 def _restore_source(git: GitCli, selection: Selection) -> Target:

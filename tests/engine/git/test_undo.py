@@ -200,6 +200,25 @@ def test_restore_brings_back_an_older_version_and_a_deleted_note(cli, vault: Pat
     )
     missing = cli("restore", *args(vault), "notes/never.md", "--to", first)
     assert missing.code == 1 and "was not a file" in missing.err
+    spaced = cli("restore", *args(vault), "notes/never seen.md", "--to", first)
+    assert "`agentmd log 'notes/never seen.md'`" in spaced.err  # a hint that pastes back into a shell
+
+
+def test_restore_follows_the_notes_renames_as_log_does(cli, vault: Path) -> None:
+    path = vault / "notes/deploys.md"
+    path.write_text(NOTE + "version one\n")
+    first = dated_commit(vault, "one", "2025-01-01T12:00:00Z")
+    one = path.read_bytes()
+    (vault / "notes/learned").mkdir()
+    git(vault, "mv", "notes/deploys.md", "notes/learned/Deploy checklist.md")
+    dated_commit(vault, "moved", "2025-02-01T12:00:00Z")
+    moved = vault / "notes/learned/Deploy checklist.md"
+    moved.write_text(NOTE + "version two\n")
+    dated_commit(vault, "two", "2025-03-01T12:00:00Z")
+    r = cli("restore", *args(vault), "notes/learned/Deploy checklist.md", "--to", first[:10], "--yes")
+    assert r.code == 0, r.err
+    assert moved.read_bytes() == one and not path.exists()
+    assert trailer(vault, "restores") == [first]
 
 
 def test_a_later_edit_of_the_same_lines_becomes_a_sibling_in_the_queue(cli, vault: Path) -> None:
