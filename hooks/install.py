@@ -111,8 +111,9 @@ def moved_checkout_note(executable: Sequence[str]) -> str | None:
     checkout = in_checkout(executable[0]) if executable else None
     if checkout is None:
         return None
+    program = light_entry(executable) or executable[0]  # what the settings file names (`hook_commands`)
     return (
-        f"note: the hooks run {executable[0]}, inside {checkout}; if you move or delete that folder, run "
+        f"note: the hooks run {program}, inside {checkout}; if you move or delete that folder, run "
         "`agentmd hooks install` again from its new place. To have hooks that do not depend on it, install "
         f"the command with a tool manager (`pipx install {checkout}` or `uv tool install {checkout}`) and run "
         "that `agentmd hooks install`."

@@ -112,6 +112,11 @@ def test_install_from_a_checkout_says_what_a_move_does_and_how_to_avoid_it(tmp_p
     assert str(tmp_path / "clone") in note and "agentmd hooks install" in note
     assert "pipx install" in note and "uv tool install" in note
     assert moved_checkout_note([fake_install(tmp_path / "tools", checkout=False)]) is None
+    # with the light entry beside it, the note names the program the settings file runs
+    hook = Path(in_clone).with_name("agentmd-hook")
+    hook.write_text("#!/bin/sh\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    assert f"the hooks run {hook}," in (moved_checkout_note([in_clone]) or "")
 
 
 def test_the_install_command_prints_the_note(vault: Path, tmp_path: Path) -> None:
