@@ -212,14 +212,8 @@ class QueryWords:
         self.plain: list[str] = []  # each of `words` as the query wrote it
         seams = cjk.bridges(query, index.doc_freq) if cjk.has_cjk(query) else set()
         spaced = query_terms(query)
-        # each query word as written (`user-data-dir`) that the embedding model does not know: its terms and weight
-        self.unknown: list[tuple[tuple[str, ...], float]] = []
-        for token in spaced:
-            bare = token.strip(EDGE_PUNCTUATION)
-            parts = split_words([bare]) if unknown(bare) else []
-            terms = tuple(t for w in parts for t in index.analyze(w))
-            if terms:
-                self.unknown.append((terms, sum(idf(index.doc_freq(w), docs) for w in parts)))
+        self.spaced = spaced  # the query's words as written, for `unknown_words`
+        self._unknown: list[tuple[tuple[str, ...], float]] | None = None
         for word in split_words(spaced):
             if word in seams:
                 continue  # no word of the query: where two of its CJK words meet
@@ -238,14 +232,26 @@ class QueryWords:
         rarity = max(found, default=0.0) / self.top_idf if self.top_idf > 0 else 0.0
         return weighted, (len(found) / len(self.words) if self.words else 0.0), rarity
 
+    def unknown_words(self) -> list[tuple[tuple[str, ...], float]]:
+        """Each query word as written (`user-data-dir`) that the embedding model does not know (`unknown`): its
+        terms and weight. Read once, when a row first asks (only a row the cosine would veto does)."""
+        if self._unknown is None:
+            self._unknown = []
+            for token in self.spaced:
+                bare = token.strip(EDGE_PUNCTUATION)
+                parts = split_words([bare]) if unknown(bare) else []
+                terms = tuple(t for w in parts for t in self.index.analyze(w))
+                if terms:
+                    self._unknown.append((terms, sum(idf(self.index.doc_freq(w), self.docs) for w in parts)))
+        return self._unknown
+
     def unknown_share(self, note_terms: Container[str]) -> float:
         """The IDF-weighted share of the query that the words the embedding model does not know (`unknown`)
         and `note_terms` hold make up."""
         total = sum(w for _t, w in self.words)
-        if not self.unknown or total <= 0:
-            return 0.0
-        held = sum(w for terms, w in self.unknown if all(t in note_terms for t in terms))
-        return min(1.0, held / total)
+        found = self.unknown_words() if total > 0 else []
+        held = sum(w for terms, w in found if all(t in note_terms for t in terms))
+        return min(1.0, held / total) if found else 0.0
 
     def held(self, note_terms: Container[str]) -> list[bool]:
         """For each of the query's words, whether `note_terms` holds it."""
@@ -326,7 +332,9 @@ def signals(index: SearchIndex, query: str, results: Sequence[Result]) -> list[S
         if row.note not in seen:
             terms = index.note_terms(row.note)
             seen[row.note] = words.evidence(*terms)
-            unknown_in[row.note] = words.unknown_share(terms[0])
+            # read only where it can matter: a row whose best chunk the veto would otherwise judge alone
+            vetoable = isinstance(row.cosine, int | float) and row.cosine < COSINE_VETO
+            unknown_in[row.note] = words.unknown_share(terms[0]) if vetoable else 0.0
             if len(held) < MISSING_DEPTH:
                 held[row.note] = words.held(terms[0])
     missing = words.missing(list(held.values()), list(held))
