@@ -19,14 +19,11 @@ The file tools, by their `tool_input` fields:
   followed (the real path of its deepest existing folder, then the rest). It is in the vault when that real
   path lies under the vault's real path, or when its spelled path lies under the vault's (a link in the vault
   leading out: the door then refuses it as a symlink escape). Outside the vault: allowed, no output.
-- In the vault, the door judges the vault-relative path for the actor `agent` (dot folders, the vault root,
-  `alignment` and `private` spaces and anything not a `.md` note are refused; `standing` and `shared` spaces
-  are open), then the content prefilters read the text the tool would leave in the file, through the same
-  entry point captures use (`check_fields`): Write's content; Edit's and MultiEdit's replacements applied to
-  the file's current text as Claude Code applies them (the first occurrence unless `replace_all`), or, when
-  an `old_string` is not in the file (the tool itself will then fail), the new strings alone; NotebookEdit's
-  new source. A refusal names the door's rule id or the prefilters' reason codes and points to
-  `memory_capture` (or `agentmd capture`).
+- In the vault, the door judges the vault-relative path for the actor `agent`, then the content prefilters
+  read the text the tool would leave in the file (engine/write/file_tools.py says which text). A daemon
+  serving the vault judges it (`POST /v1/guard`, with the contract and the prefilters it has loaded: about
+  a tenth of the time of a check in a new process); without one, or when it gives no judgment, this process
+  judges it the same way.
 - Cannot decide (the contract is unreadable or invalid, the guard fails): a target positively in the vault,
   or a call whose path or command names the vault (or runs from inside it) when the guard could not even
   place it, is refused with the reason it could not be checked; anything else is allowed. A path holding a
@@ -46,18 +43,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentmd.engine.write.file_tools import FILE_TOOLS, USE_CAPTURE
+
 from .pretool import ALLOW, Verdict, guard_hook, hook_settings, lone_surrogates_replaced, vault_names
 from .protocol import standalone
 from .shell import inside
 from .shell_writes import check_shell_writes, might_write
 
-FILE_TOOLS: Mapping[str, str] = {
-    "Write": "file_path",
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "NotebookEdit": "notebook_path",
-}
-USE_CAPTURE = "save memories with the `memory_capture` MCP tool (or `agentmd capture`)"
+DAEMON_WAIT = 5.0  # seconds for the daemon's judgment; a check of a large note is well under a second
 
 
 @dataclass(frozen=True)
@@ -84,90 +77,48 @@ def locate(raw: str, cwd: str | None, vaults: Sequence[Path]) -> Target | None:
     return None
 
 
-def _read(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            return fh.read()
-    except OSError:
-        return None
-
-
-def _replace(text: str, edit: Mapping[str, Any]) -> str | None:
-    """`text` after one Edit replacement, or None when its `old_string` is not there (the tool fails)."""
-    old, new = edit.get("old_string"), edit.get("new_string")
-    if not isinstance(old, str) or not isinstance(new, str) or old not in text:
-        return None
-    return text.replace(old, new) if edit.get("replace_all") is True else text.replace(old, new, 1)
-
-
-def note_fields(text: str) -> dict[str, str]:
-    """A note's text as the fields the prefilters read: its frontmatter and its body."""
-    from agentmd.vault_schema.frontmatter import split_frontmatter
-
-    split = split_frontmatter(text)
-    if split.yaml_text is None:
-        return {"body": text}
-    return {"frontmatter": split.yaml_text, "body": split.body}
-
-
-def written_text(tool: str, tool_input: Mapping[str, Any], target: Path) -> dict[str, str] | dict[str, list[str]]:
-    """The fields the prefilters read for one file tool call: the text it would leave in the file."""
-    if tool == "Write":
-        content = tool_input.get("content")
-        return note_fields(content if isinstance(content, str) else "")
-    if tool == "NotebookEdit":
-        source = tool_input.get("new_source")
-        return {"new_source": source if isinstance(source, str) else ""}
-    edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-    edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
-    text = _read(target)
-    for edit in edits:
-        text = None if text is None else _replace(text, edit)
-    if text is not None:
-        return note_fields(text)
-    return {"new_string": [e["new_string"] for e in edits if isinstance(e.get("new_string"), str)]}
-
-
 def judge(tool: str, tool_input: Mapping[str, Any], target: Target, contract_path: Path | None) -> Verdict:
-    """The door, then the prefilters, for a file tool's write to `target` in the vault."""
+    """The door, then the prefilters, for a file tool's write to `target` in the vault, in this process."""
+    from agentmd.engine.write.file_tools import refusal_of
     from agentmd.rules.contract import load_contract
-    from agentmd.rules.door import decide
 
-    where = f"{target.rel} in the agentmd vault {target.vault}"
-    state = load_contract(target.vault, contract_path)
-    if state.halted:
-        return cannot_check(tool, target, f"the storage-rules contract is invalid: {state.errors[0]}")
-    exists = os.path.isfile(target.path)
-    decision = decide(target.vault, target.rel, state.contract, actor="agent", creating=not exists)
-    if not decision.allowed:
-        return Verdict(
-            True,
-            f"agentmd file guard: {tool} to {where} is refused by the door ({decision.rule}): "
-            f"{decision.reason.rstrip('.')}. Agents' file tools meet the same door as captures; {USE_CAPTURE}, "
-            "which files them where agents may write.",
-        )
-    from agentmd.rules.prefilter import check_fields
+    reason = refusal_of(tool, tool_input, target.vault, target.rel, load_contract(target.vault, contract_path))
+    return ALLOW if reason is None else Verdict(True, reason)
 
-    verdict = check_fields(written_text(tool, tool_input, target.path))
-    if not verdict.ok:
-        from agentmd.engine.write.request import refusal
 
-        return Verdict(
-            True,
-            f"agentmd file guard: {tool} to {where} would leave text the content prefilters refuse; "
-            f"{refusal(verdict).rstrip('.')}. Take it out and try again: the `memory_capture` MCP tool (and "
-            "`agentmd capture`) runs the same checks.",
-        )
-    return ALLOW
+def judged_by_daemon(
+    tool: str, tool_input: Mapping[str, Any], target: Target, state_dir: Path, contract_path: Path | None
+) -> Verdict | None:
+    """The judgment of the daemon serving the vault (`POST /v1/guard`), whose contract and prefilters are loaded
+    already; None when no daemon serves it, or it does not give one (an older daemon, another contract, a
+    failure): the caller then judges in this process."""
+    from agentmd.engine.client import DaemonError, running
+
+    try:
+        found = running(state_dir, target.vault)
+        if found is None:
+            return None
+        body = {
+            "tool": tool,
+            "tool_input": dict(tool_input),
+            "path": target.rel,
+            "contract": None if contract_path is None else str(contract_path),
+        }
+        answer = found.client(timeout=DAEMON_WAIT).post("/v1/guard", body)
+    except (DaemonError, OSError, ValueError):
+        return None
+    if not isinstance(answer, dict):
+        return None
+    deny, reason = answer.get("deny"), answer.get("reason")
+    if not isinstance(deny, bool) or (deny and not (isinstance(reason, str) and reason)):
+        return None
+    return Verdict(True, str(reason)) if deny else ALLOW
 
 
 def cannot_check(tool: str, target: Target, why: str) -> Verdict:
-    return Verdict(
-        True,
-        f"agentmd file guard: {tool} would write {target.rel} in the agentmd vault {target.vault}, and the guard "
-        f"could not check it ({why}). An unchecked write would bypass the door and the content prefilters, so it "
-        f"is refused; {USE_CAPTURE}, or fix the problem above and try again.",
-    )
+    from agentmd.engine.write.file_tools import unchecked
+
+    return Verdict(True, unchecked(tool, target.vault, target.rel, why))
 
 
 def check_file_tool(
@@ -177,9 +128,11 @@ def check_file_tool(
     cwd: str | None,
     vault: str | os.PathLike[str] | Sequence[Path],
     contract_path: Path | None = None,
+    state_dir: Path | None = None,
 ) -> Verdict:
     """Decide one Write/Edit/MultiEdit/NotebookEdit call (see the module docstring). `vault` is the vault's
-    path, or every name of it (its real path first); `cwd` is the hook input's (None: this process's)."""
+    path, or every name of it (its real path first); `cwd` is the hook input's (None: this process's). With
+    `state_dir`, a daemon serving the vault judges the call when it can (`judged_by_daemon`)."""
     field = FILE_TOOLS.get(tool)
     raw = tool_input.get(field) if field else None
     if not isinstance(raw, str) or not raw:
@@ -188,6 +141,10 @@ def check_file_tool(
     target = locate(raw, cwd, names)
     if target is None:
         return ALLOW
+    if state_dir is not None:
+        verdict = judged_by_daemon(tool, tool_input, target, state_dir, contract_path)
+        if verdict is not None:
+            return verdict
     try:
         return judge(tool, tool_input, target, contract_path)
     except Exception as exc:  # positively in the vault: refuse rather than let an unchecked write through
@@ -211,7 +168,9 @@ def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, object], 
     if tool == "Bash":
         return check_shell_writes(str(command), cwd=cwd, vault=settings.vault)
     names = vault_names(settings, args)
-    return check_file_tool(tool, tool_input, cwd=cwd, vault=names, contract_path=settings.contract_path)
+    return check_file_tool(
+        tool, tool_input, cwd=cwd, vault=names, contract_path=settings.contract_path, state_dir=settings.state_dir
+    )
 
 
 def cmd_hook_file_guard(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO | None = None) -> int:

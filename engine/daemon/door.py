@@ -10,10 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.curate.host import serve_plan
@@ -253,6 +255,28 @@ class Door(DaemonState):
 
         contract = self.contracts.get().contract
         return dict(answer_prompt(self.settings, contract, search_and_gather, count, data, stop_words))
+
+    def _guard_json(self, data: dict[str, object]) -> dict[str, object]:
+        """`/v1/guard`: the file guard hook's question, whether an agent's file tool call (`tool`, `tool_input`)
+        on the note at `path` (vault-relative) may run (engine/write/file_tools.py), answered with the contract
+        and prefilters this daemon has loaded. A hook that names another contract file than this daemon's is
+        told so (400) and judges the call itself."""
+        from agentmd.engine.write.file_tools import FILE_TOOLS, refusal_of
+
+        missing = [name for name in ("tool", "tool_input", "path") if name not in data]
+        if missing:
+            raise UsageError(f"missing field(s): {', '.join(missing)}")
+        tool, tool_input, rel = data["tool"], data["tool_input"], data["path"]
+        if not (isinstance(tool, str) and isinstance(tool_input, dict) and isinstance(rel, str)):
+            raise UsageError("tool and path must be strings and tool_input an object")
+        if tool not in FILE_TOOLS:
+            raise UsageError(f"tool {tool!r} is not a file tool the guard judges; use one of: {', '.join(FILE_TOOLS)}")
+        ours = self.settings.contract_path
+        if data.get("contract") != (None if ours is None else str(ours)):
+            raise UsageError("this daemon reads another storage-rules contract; judge the call with your own")
+        vault = Path(os.path.realpath(self.settings.vault))
+        reason = refusal_of(tool, tool_input, vault, rel, self.contracts.get())
+        return {"deny": reason is not None, "reason": reason or ""}
 
     def _capture_json(self, data: dict[str, object]) -> CaptureAnswer:
         actor = data.pop("_actor", "agent")

@@ -356,6 +356,7 @@ FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     "probe": {"budget": (int, float)},
     "injected": {"paths": (list,)},
     "sync": {"remote": _TEXT},
+    "guard": {"tool": (str,), "tool_input": (dict,), "path": (str,), "contract": _TEXT},
     "revert": {
         "kind": (str,),
         "count": (int,),
@@ -373,6 +374,7 @@ _TYPE_NAMES = {
     float: "a number",
     bool: "true or false",
     list: "a list of strings",
+    dict: "an object",
     type(None): "null",
 }
 

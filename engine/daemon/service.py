@@ -183,6 +183,7 @@ class Daemon(Loops):
                 search=self._search_json,
                 injected=self._injected_json,
                 recall=self._recall_json,
+                guard=self._guard_json,
                 capture=self._capture_json,
                 probe=self._probe_json,
                 curate=self._curate_json,

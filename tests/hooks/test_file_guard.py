@@ -19,8 +19,9 @@ import pytest
 from daemon_helpers import make_repo
 from prefilter_helpers import FENCE, UPPER_DIGITS, assert_no_leak, rand
 
+from agentmd.engine.write.file_tools import written_text
 from agentmd.hooks import file_guard
-from agentmd.hooks.file_guard import check_file_tool, cmd_hook_file_guard, locate, main, written_text
+from agentmd.hooks.file_guard import check_file_tool, cmd_hook_file_guard, locate, main
 from agentmd.hooks.protocol import standalone_common
 from agentmd.hooks.shell_writes import check_shell_writes
 

@@ -1,0 +1,118 @@
+"""An agent's own file tools on a note in the vault: the door, then the content prefilters, on the text the tool
+would leave in the file. The file guard hook (hooks/file_guard.py) asks this, in its own process or, when a
+daemon serves the vault, through the daemon (`POST /v1/guard`), whose contract and compiled prefilters are
+already loaded: a check in a new process spends about half a second compiling the prefilters' rules.
+
+The file tools, by their `tool_input` fields (Claude Code's):
+- `Write {file_path, content}`, `Edit {file_path, old_string, new_string, replace_all?}`,
+  `MultiEdit {file_path, edits: [{old_string, new_string, replace_all?}]}`,
+  `NotebookEdit {notebook_path, new_source, cell_id?, cell_type?, edit_mode?}`.
+
+The door judges the vault-relative path for the actor `agent` (dot folders, the vault root, `alignment` and
+`private` spaces and anything not a `.md` note are refused; `standing` and `shared` spaces are open). The
+prefilters read, through the same entry point captures use (`check_fields`): Write's content; Edit's and
+MultiEdit's replacements applied to the file's current text as Claude Code applies them (the first occurrence
+unless `replace_all`), or, when an `old_string` is not in the file (the tool itself will then fail), the new
+strings alone; NotebookEdit's new source. A refusal names the door's rule id or the prefilters' reason codes and
+points to `memory_capture` (or `agentmd capture`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentmd.rules import ContractState
+
+FILE_TOOLS: Mapping[str, str] = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+USE_CAPTURE = "save memories with the `memory_capture` MCP tool (or `agentmd capture`)"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _replace(text: str, edit: Mapping[str, Any]) -> str | None:
+    """`text` after one Edit replacement, or None when its `old_string` is not there (the tool fails)."""
+    old, new = edit.get("old_string"), edit.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str) or old not in text:
+        return None
+    return text.replace(old, new) if edit.get("replace_all") is True else text.replace(old, new, 1)
+
+
+def note_fields(text: str) -> dict[str, str]:
+    """A note's text as the fields the prefilters read: its frontmatter and its body."""
+    from agentmd.vault_schema import split_frontmatter
+
+    split = split_frontmatter(text)
+    if split.yaml_text is None:
+        return {"body": text}
+    return {"frontmatter": split.yaml_text, "body": split.body}
+
+
+def written_text(tool: str, tool_input: Mapping[str, Any], target: Path) -> dict[str, str] | dict[str, list[str]]:
+    """The fields the prefilters read for one file tool call: the text it would leave in the file."""
+    if tool == "Write":
+        content = tool_input.get("content")
+        return note_fields(content if isinstance(content, str) else "")
+    if tool == "NotebookEdit":
+        source = tool_input.get("new_source")
+        return {"new_source": source if isinstance(source, str) else ""}
+    edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
+    text = _read(target)
+    for edit in edits:
+        text = None if text is None else _replace(text, edit)
+    if text is not None:
+        return note_fields(text)
+    return {"new_string": [e["new_string"] for e in edits if isinstance(e.get("new_string"), str)]}
+
+
+def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, state: ContractState) -> str | None:
+    """Why a file tool's write to `rel` in `vault` (its real path) is refused, None when it may run. The door
+    is asked first: a path it refuses (a link leading out of the vault among them) is never read."""
+    from agentmd.engine.write.request import refusal
+    from agentmd.rules.door import decide
+    from agentmd.rules.prefilter import check_fields
+
+    where = f"{rel} in the agentmd vault {vault}"
+    if state.halted:
+        return unchecked(tool, vault, rel, f"the storage-rules contract is invalid: {state.errors[0]}")
+    path = Path(os.path.realpath(vault / rel))
+    exists = os.path.isfile(path)
+    decision = decide(vault, rel, state.contract, actor="agent", creating=not exists)
+    if not decision.allowed:
+        return (
+            f"agentmd file guard: {tool} to {where} is refused by the door ({decision.rule}): "
+            f"{decision.reason.rstrip('.')}. Agents' file tools meet the same door as captures; {USE_CAPTURE}, "
+            "which files them where agents may write."
+        )
+    verdict = check_fields(written_text(tool, tool_input, path))
+    if not verdict.ok:
+        return (
+            f"agentmd file guard: {tool} to {where} would leave text the content prefilters refuse; "
+            f"{refusal(verdict).rstrip('.')}. Take it out and try again: the `memory_capture` MCP tool (and "
+            "`agentmd capture`) runs the same checks."
+        )
+    return None
+
+
+def unchecked(tool: str, vault: Path, rel: str, why: str) -> str:
+    """The refusal of a write into the vault that could not be checked."""
+    return (
+        f"agentmd file guard: {tool} would write {rel} in the agentmd vault {vault}, and the guard "
+        f"could not check it ({why}). An unchecked write would bypass the door and the content prefilters, so it "
+        f"is refused; {USE_CAPTURE}, or fix the problem above and try again."
+    )
