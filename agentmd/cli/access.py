@@ -140,7 +140,7 @@ def cmd_open(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         answer = found.client(timeout=10).post("/v1/page-ticket", {})
     except DaemonError as exc:
         raise AgentmdError(f"the daemon on port {found.port} gave no page ticket ({exc}); is it up to date?") from None
-    page = f"http://127.0.0.1:{found.port}/ui/"
+    page = f"http://127.0.0.1:{found.port}"  # each opening makes a page session of its own under /ui/s/
     url = f"http://127.0.0.1:{found.port}{answer['path']}#{answer['ticket']}"
     if args.print:
         emit(out, args, {"url": url, "page": page}, f"{url}\n(one use, within two minutes)")

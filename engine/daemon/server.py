@@ -235,7 +235,7 @@ class LoopbackGuard:
 
             if not matches(presented, expected):
                 if is_page_path(path) and presented is None:  # the page: its cookie, and for a write its CSRF value
-                    refused = page_refusal(scope.get("method", "GET"), headers, expected)
+                    refused = page_refusal(scope.get("method", "GET"), path, headers, expected)
                     if refused is not None:
                         await _deny(send, refused[0], refused[1], path)
                         return

@@ -99,7 +99,7 @@ JS = r"""
     var say = document.getElementById("enter-message");
     if (!secret) { say.textContent = "No ticket: run `agentmd open` to open the page."; return; }
     post("/ui/session", {ticket: secret})
-      .then(function () { location.replace("/ui/"); })
+      .then(function (r) { location.replace(r.base); })
       .catch(function (e) { say.textContent = e.message; });
     return;
   }
@@ -136,7 +136,7 @@ JS = r"""
 
   function plan(request) {
     show("Planning…", [], [], "planning");
-    post("/ui/api/plan", request).then(function (p) {
+    post("api/plan", request).then(function (p) {
       var buttons = [];
       if (p.ready) {
         buttons.push(button(p.apply_label || "Apply", "primary", function () { apply(p.apply); }, "plan-apply"));
@@ -150,7 +150,7 @@ JS = r"""
 
   function apply(request) {
     show("Writing…", [], [], "applying");
-    post("/ui/api/apply", request).then(function (r) {
+    post("api/apply", request).then(function (r) {
       show(r.title, r.lines, [button("Reload", "primary", reload, "plan-reload")], "applied");
     }).catch(function (e) {
       show("Refused", [e.message], [button("Close", "", close, "plan-cancel")], "refused");
@@ -162,6 +162,13 @@ JS = r"""
     if (!b) { return; }
     ev.preventDefault();
     plan(JSON.parse(b.getAttribute("data-request")));
+  });
+
+  document.addEventListener("click", function (ev) {  // the skip link, on this page whatever its <base>
+    var a = ev.target.closest ? ev.target.closest("a.skip") : null;
+    if (!a) { return; }
+    ev.preventDefault();
+    document.getElementById("main").focus();
   });
 
   document.addEventListener("keydown", function (ev) {

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmd.engine.errors import UsageError
+from agentmd.engine.fsutil import NotInVault, NotRegularFile, opened_dir, read_regular
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.undo import UndoneTracker
 from agentmd.engine.web.svg import KINDS, kind_of
@@ -136,11 +137,19 @@ class NoteText:
 
 
 def read_note(vault: Path, path: str) -> NoteText:
+    """The note at `path`, read without following a link on the way: a link in the vault may lead anywhere (a
+    sync can bring one), and the page shows the vault's own files only."""
     rel = safe_note_path(vault, path)
+    folder, _, name = rel.rpartition("/")
     try:
-        text = (vault / rel).read_bytes().decode("utf-8", "replace")
-    except OSError:
+        with opened_dir(vault, folder) as fd:
+            text = read_regular(name, dir_fd=fd).decode("utf-8", "replace")
+    except FileNotFoundError:
         raise UsageError(f"{rel} is not a note of the vault (no such file)") from None
+    except (NotInVault, NotRegularFile):
+        raise UsageError(f"{rel} is not a note of the vault (a link or not a regular file)") from None
+    except OSError as exc:
+        raise UsageError(f"{rel} cannot be read ({exc.strerror or exc})") from None
     split = split_frontmatter(text)
     fm: dict[str, object] = {}
     problem = None

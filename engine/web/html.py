@@ -61,10 +61,10 @@ def data_json(value: Any) -> Markup:
     return esc(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
-NAV = (
-    ("today", "/ui/", "Today", "t"),
-    ("review", "/ui/review", "Review", "r"),
-    ("search", "/ui/search", "Search", "s"),
+NAV = (  # relative to the page session's `<base>`
+    ("today", "./", "Today", "t"),
+    ("review", "review", "Review", "r"),
+    ("search", "search", "Search", "s"),
 )
 
 
@@ -72,8 +72,9 @@ def _current(yes: bool) -> Markup:
     return Markup(' aria-current="page"' if yes else "")
 
 
-def page(title: str, body: Markup, *, current: str, csrf: str, vault: str) -> str:
-    """A whole page: the navigation, the plan panel the script fills, `body`."""
+def page(title: str, body: Markup, *, current: str, csrf: str, vault: str, base: str) -> str:
+    """A whole page of the page session whose pages live under `base`: the navigation, the plan panel the script
+    fills, `body`. Its links are relative to `base`."""
     nav = join(
         fmt('<a href="{}" accesskey="{}"{}>{}</a>', href, key, _current(name == current), label)
         for name, href, label, key in NAV
@@ -82,6 +83,7 @@ def page(title: str, body: Markup, *, current: str, csrf: str, vault: str) -> st
         """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<base href="{base}">
 <meta name="agentmd-csrf" content="{csrf}">
 <title>{title} · agentmd</title>
 <link rel="stylesheet" href="/ui/static/app.css">
@@ -93,7 +95,7 @@ def page(title: str, body: Markup, *, current: str, csrf: str, vault: str) -> st
 <section id="plan" class="plan" aria-live="polite" hidden></section>
 {body}
 </main></body></html>""",
-        csrf=csrf, title=title, current=current, vault=vault, nav=nav, body=body,
+        base=base, csrf=csrf, title=title, current=current, vault=vault, nav=nav, body=body,
     )  # fmt: skip
 
 

@@ -26,7 +26,17 @@ from agentmd.engine.secret import matches
 from agentmd.engine.web import actions, facts, views
 from agentmd.engine.web.assets import CSS, JS
 from agentmd.engine.web.html import ENTER_PAGE, SECURITY_HEADERS, Markup, page, refusal_page
-from agentmd.engine.web.session import COOKIE, PREFIX, Tickets, csrf_value, session_value
+from agentmd.engine.web.session import (
+    COOKIE,
+    ENTER_PATH,
+    SESSIONS,
+    Tickets,
+    csrf_value,
+    new_session,
+    parse_body,
+    session_base,
+    session_value,
+)
 
 log = logging.getLogger("agentmd.web")
 RECALL_SECONDS = 30.0
@@ -43,18 +53,27 @@ class Page:
         self.host = host
         self.tickets = Tickets()
 
-    def _page(self, title: str, body: Markup, current: str) -> HTMLResponse:
+    def _page(self, title: str, body: Markup, current: str, session: str) -> HTMLResponse:
         token = self.host.token() or ""
-        return _html(page(title, body, current=current, csrf=csrf_value(token), vault=str(self.host.settings.vault)))
+        return _html(
+            page(
+                title,
+                body,
+                current=current,
+                csrf=csrf_value(token, session),
+                vault=str(self.host.settings.vault),
+                base=session_base(session),
+            )
+        )
 
-    async def _view(self, build: Callable[[], tuple[str, Markup, str]]) -> Response:
+    async def _view(self, request: Request, build: Callable[[], tuple[str, Markup, str]]) -> Response:
         try:
             title, body, current = await anyio.to_thread.run_sync(build)
         except UsageError as exc:
             return _html(refusal_page(str(exc)), 404)
         except AgentmdError as exc:
             return _html(refusal_page(str(exc)), 503)
-        return self._page(title, body, current)
+        return self._page(title, body, current, str(request.path_params["session"]))
 
     # -- views ---------------------------------------------------------------------------------------
 
@@ -133,50 +152,47 @@ class Page:
     # -- endpoints -----------------------------------------------------------------------------------
 
     async def today_route(self, request: Request) -> Response:
-        return await self._view(self.today)
+        return await self._view(request, self.today)
 
     async def review_route(self, request: Request) -> Response:
-        return await self._view(self.review)
+        return await self._view(request, self.review)
 
     async def search_route(self, request: Request) -> Response:
         q = request.query_params.get("q", "")[:500]
         recall = request.query_params.get("recall") == "1"
         project = request.query_params.get("project") or None
-        return await self._view(lambda: self.search(q, recall, project))
+        return await self._view(request, lambda: self.search(q, recall, project))
 
     async def note_route(self, request: Request) -> Response:
         path = request.query_params.get("path", "")
-        return await self._view(lambda: self.note(path))
+        return await self._view(request, lambda: self.note(path))
 
     async def change_route(self, request: Request) -> Response:
         sha = str(request.path_params["sha"])
-        return await self._view(lambda: self.change(sha))
+        return await self._view(request, lambda: self.change(sha))
 
     async def enter_route(self, request: Request) -> Response:
         return _html(ENTER_PAGE)
 
     async def session_route(self, request: Request) -> Response:
-        try:
-            data = json.loads(await request.body())
-            secret = str(data.get("ticket", "")) if isinstance(data, dict) else ""
-        except ValueError:
-            secret = ""
+        """A ticket traded for a new page session: its cookie, scoped to the session's own path, and that path."""
+        data = parse_body(await request.body())
+        secret = str(data.get("ticket", "")) if isinstance(data, dict) else ""
         token = self.host.token()
         if token is None or not (self.tickets.redeem(secret) or matches(secret, token)):
             log.warning("refused a page session: the ticket is unknown, used or expired")
             return JSONResponse({"error": "this ticket is unknown, used or expired: run `agentmd open` again"}, 403)
-        response = JSONResponse({"ok": True})
-        response.set_cookie(COOKIE, session_value(token), path=PREFIX, httponly=True, samesite="strict")
+        session = new_session()
+        response = JSONResponse({"ok": True, "base": session_base(session)})
+        value = session_value(token, session)
+        response.set_cookie(COOKIE, value, path=session_base(session).rstrip("/"), httponly=True, samesite="strict")
         return response
 
     async def ticket_route(self, request: Request) -> Response:
-        return JSONResponse({"ticket": self.tickets.issue(), "path": "/ui/enter"})
+        return JSONResponse({"ticket": self.tickets.issue(), "path": ENTER_PATH})
 
     async def _act(self, request: Request, run: Callable[..., actions.Outcome]) -> Response:
-        try:
-            data = json.loads(await request.body())
-        except ValueError:
-            return JSONResponse({"error": "send a JSON object"}, 400)
+        data = parse_body(await request.body())
         if not isinstance(data, dict):
             return JSONResponse({"error": "send a JSON object"}, 400)
         try:
@@ -202,19 +218,25 @@ class Page:
             return serve
 
         async def home(request: Request) -> Response:
-            return RedirectResponse("/ui/", 302)
+            return _html(refusal_page("Open the page with `agentmd open`: it opens a page session of its own."), 401)
 
+        async def session_home(request: Request) -> Response:
+            return RedirectResponse(session_base(str(request.path_params["session"])), 302)
+
+        s = SESSIONS + "{session}"
         return [
             Route("/ui", home, methods=["GET"]),
-            Route("/ui/", self.today_route, methods=["GET"]),
-            Route("/ui/review", self.review_route, methods=["GET"]),
-            Route("/ui/search", self.search_route, methods=["GET"]),
-            Route("/ui/note", self.note_route, methods=["GET"]),
-            Route("/ui/change/{sha}", self.change_route, methods=["GET"]),
-            Route("/ui/enter", self.enter_route, methods=["GET"]),
+            Route("/ui/", home, methods=["GET"]),
+            Route(s, session_home, methods=["GET"]),
+            Route(f"{s}/", self.today_route, methods=["GET"]),
+            Route(f"{s}/review", self.review_route, methods=["GET"]),
+            Route(f"{s}/search", self.search_route, methods=["GET"]),
+            Route(f"{s}/note", self.note_route, methods=["GET"]),
+            Route(f"{s}/change/{{sha}}", self.change_route, methods=["GET"]),
+            Route(ENTER_PATH, self.enter_route, methods=["GET"]),
             Route("/ui/session", self.session_route, methods=["POST"]),
-            Route("/ui/api/plan", self.plan_route, methods=["POST"]),
-            Route("/ui/api/apply", self.apply_route, methods=["POST"]),
+            Route(f"{s}/api/plan", self.plan_route, methods=["POST"]),
+            Route(f"{s}/api/apply", self.apply_route, methods=["POST"]),
             Route("/ui/static/app.js", static(JS, "text/javascript"), methods=["GET"]),
             Route("/ui/static/app.css", static(CSS, "text/css"), methods=["GET"]),
             Route("/v1/page-ticket", self.ticket_route, methods=["POST"]),

@@ -1,17 +1,24 @@
-"""Who may read and write the page: a browser holding the page's cookie, bound to the vault's access token.
+"""Who may read and write the page: a browser holding the cookie of a page session, bound to the vault's access
+token.
 
 A browser cannot put `Authorization: Bearer` on a navigation, so the page has a cookie of its own:
 
 - `agentmd open` asks the daemon (with the token) for a one-time ticket and opens `/ui/enter#<ticket>`. The
   ticket travels in the URL's fragment, which a browser never sends to a server, so it reaches no log; the
   enter page's script removes it from the address bar and history and trades it (`POST /ui/session`, JSON,
-  same origin) for the cookie. A ticket serves once and only for `TICKET_SECONDS`.
-- The cookie is an HMAC of the access token (`session_value`): `HttpOnly` (no script reads it), `SameSite=
-  Strict` (no other site's page makes the browser send it), `Path=/ui` (it is never offered to `/v1` or `/mcp`,
-  which take the bearer token alone). `agentmd token rotate` changes the token and so logs every page out.
-- A write (any POST under /ui but the exchange itself) needs, besides the cookie, the daemon's own `Origin`
-  (the guard refuses every other origin) and the header `X-Agentmd-CSRF` carrying `csrf_value`: the page's
-  script copies it from a meta tag of a page only a holder of the cookie can read.
+  same origin) for a page session. A ticket serves once and only for `TICKET_SECONDS`.
+- A session has an id of its own, made at random, and its pages live under `/ui/s/<id>/`. Its cookie is an
+  HMAC of the access token and the id (`session_value`), scoped to that path: `Path=/ui/s/<id>`, `HttpOnly`
+  (no script reads it), `SameSite=Strict`. Browsers share cookies among the ports of one host, so a cookie
+  scoped to `/ui` alone would also be sent to a server on another loopback port whose page asks for a `/ui`
+  path; scoped to a path holding an id nobody else knows, it is sent to no other server. It is never offered
+  to `/v1` or `/mcp`, which take the bearer token alone. `agentmd token rotate` changes the token and so ends
+  every session.
+- A request to a session's pages is refused when the browser says (`Sec-Fetch-Site`) another site's page, or
+  another port's, sent it: only the page's own pages and what the person opens themselves pass.
+- A write (any POST under a session) needs, besides the cookie, the daemon's own `Origin` (the guard refuses
+  every other origin) and the header `X-Agentmd-CSRF` carrying `csrf_value`: the page's script copies it from
+  a meta tag of a page only a holder of the cookie can read.
 
 The raw token is never put in a page, a cookie or a URL.
 """
@@ -28,21 +35,42 @@ from collections.abc import Callable, Mapping
 COOKIE = "agentmd_page"
 CSRF_HEADER = "x-agentmd-csrf"
 PREFIX = "/ui"
+SESSIONS = "/ui/s/"
 ENTER_PATH = "/ui/enter"
 SESSION_PATH = "/ui/session"
 STATIC_PREFIX = "/ui/static/"
 TICKET_SECONDS = 120.0
 MAX_TICKETS = 32
+# what a browser's Sec-Fetch-Site says of a request a session's pages answer: their own, or one the person made
+OWN_FETCHES = ("same-origin", "none")
 
 
-def session_value(token: str) -> str:
-    """The cookie's value for the token now in force (it reveals nothing of the token)."""
-    return hmac.new(token.encode("utf-8"), b"agentmd page session v1", hashlib.sha256).hexdigest()
+def new_session() -> str:
+    """A new page session's id (URL-safe, 144 random bits)."""
+    return secrets.token_urlsafe(18)
 
 
-def csrf_value(token: str) -> str:
-    """The value a page's write carries in `X-Agentmd-CSRF`."""
-    return hmac.new(token.encode("utf-8"), b"agentmd page write v1", hashlib.sha256).hexdigest()
+def session_base(session: str) -> str:
+    """Where the pages of `session` live (the `<base>` of each of its pages)."""
+    return f"{SESSIONS}{session}/"
+
+
+def session_of(path: str) -> str | None:
+    """The page session a request path belongs to (`/ui/s/<id>` or under it), if any."""
+    if not path.startswith(SESSIONS):
+        return None
+    session = path[len(SESSIONS) :].split("/", 1)[0]
+    return session if session and all(c.isalnum() or c in "-_" for c in session) and session.isascii() else None
+
+
+def session_value(token: str, session: str) -> str:
+    """The cookie's value of `session` under the token now in force (it reveals nothing of the token)."""
+    return hmac.new(token.encode("utf-8"), b"agentmd page session v2\0" + session.encode(), hashlib.sha256).hexdigest()
+
+
+def csrf_value(token: str, session: str) -> str:
+    """The value a write of `session`'s pages carries in `X-Agentmd-CSRF`."""
+    return hmac.new(token.encode("utf-8"), b"agentmd page write v2\0" + session.encode(), hashlib.sha256).hexdigest()
 
 
 def is_page_path(path: str) -> bool:
@@ -50,35 +78,57 @@ def is_page_path(path: str) -> bool:
 
 
 def is_open_page_path(path: str) -> bool:
-    """The page's parts that hold nothing of the vault: the enter page, the exchange, the script and style."""
-    return path in (ENTER_PATH, SESSION_PATH) or path.startswith(STATIC_PREFIX)
+    """The page's parts that hold nothing of the vault: the enter page, the exchange, the script and style, and
+    the bare `/ui` (which says how to open the page)."""
+    return path in (PREFIX, PREFIX + "/", ENTER_PATH, SESSION_PATH) or path.startswith(STATIC_PREFIX)
 
 
-def cookie_from(header: str | None) -> str | None:
-    """The page cookie's value in a `Cookie` header, if any."""
+def cookies_from(header: str | None) -> list[str]:
+    """Every value of the page cookie in a `Cookie` header (a browser sends one a path, longest path first)."""
+    found = []
     for part in (header or "").split(";"):
         name, _, value = part.strip().partition("=")
-        if name == COOKIE and value:
-            return value.strip()
-    return None
+        if name == COOKIE and value.strip():
+            found.append(value.strip())
+    return found
 
 
-def page_refusal(method: str, headers: Mapping[str, str], token: str | None) -> tuple[int, str] | None:
-    """None when a request to the page (not carrying the bearer token) may pass on its cookie; else the status
-    and the reason it is refused."""
+def page_refusal(method: str, path: str, headers: Mapping[str, str], token: str | None) -> tuple[int, str] | None:
+    """None when a request to a session's pages (not carrying the bearer token) may pass on its cookie; else the
+    status and the reason it is refused."""
     if token is None:
         return 401, "the vault's access token cannot be read; see the daemon's log"
-    cookie = cookie_from(headers.get("cookie"))
-    if cookie is None or not hmac.compare_digest(cookie, session_value(token)):
-        said = "this browser holds no page session" if cookie is None else "the page session has ended"
+    fetched = headers.get("sec-fetch-site")
+    if fetched is not None and fetched.strip().lower() not in OWN_FETCHES:
+        return 403, (
+            f"forbidden: the page answers its own pages and what you open yourself, not a request another page "
+            f"made (Sec-Fetch-Site: {fetched.strip()[:40]}); open it with `agentmd open`"
+        )
+    session = session_of(path)
+    if session is None:
+        return 401, "this address belongs to no page session: run `agentmd open` to open the page"
+    wanted = session_value(token, session)
+    cookies = cookies_from(headers.get("cookie"))
+    if not any(hmac.compare_digest(c, wanted) for c in cookies):
+        said = "this browser holds no cookie of this page session" if not cookies else "the page session has ended"
         return 401, f"{said}: run `agentmd open` to open the page again (a token rotation ends every session)"
     if method.upper() not in ("GET", "HEAD"):
         if not headers.get("origin"):
             return 403, "forbidden: a write from the page must carry the page's own Origin"
         csrf = headers.get(CSRF_HEADER, "")
-        if not hmac.compare_digest(csrf, csrf_value(token)):
+        if not hmac.compare_digest(csrf, csrf_value(token, session)):
             return 403, "forbidden: a write from the page must carry its X-Agentmd-CSRF value (reload the page)"
     return None
+
+
+def parse_body(body: bytes) -> object:
+    """A request body read as JSON; None for one that is not JSON (too deeply nested among them)."""
+    import json
+
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
 
 
 class Tickets:

@@ -18,11 +18,11 @@ RECENT = 40  # changes listed under the timeline
 
 
 def note_href(path: str) -> str:
-    return "/ui/note?" + urlencode({"path": path})
+    return "note?" + urlencode({"path": path})
 
 
 def change_href(sha: str) -> str:
-    return "/ui/change/" + quote(sha)
+    return "change/" + quote(sha)
 
 
 def action_button(label: str, request: Mapping[str, Any], name: str = "") -> Markup:
@@ -83,7 +83,7 @@ def queue_summary(queue: Mapping[str, Any]) -> Markup:
             inherited, str(queue.get("baseline_at") or "")[:10] or "the baseline",
             fmt(" (the oldest {} days old)", age) if age is not None else Markup(""),
         )  # fmt: skip
-    return fmt('<p id="queue-summary"><a href="/ui/review">{} note(s) await review</a> <span class="muted">({}{})'
+    return fmt('<p id="queue-summary"><a href="review">{} note(s) await review</a> <span class="muted">({}{})'
                "</span></p>", total, since, backlog)  # fmt: skip
 
 
@@ -155,7 +155,7 @@ def _result(row: Mapping[str, Any], hidden: bool) -> Markup:
 def search(query: str, response: Mapping[str, Any] | None, hidden: Sequence[Mapping[str, Any]],
            recall: Mapping[str, Any] | None) -> Markup:  # fmt: skip
     form = fmt(
-        '<form class="search" method="get" action="/ui/search" role="search">'
+        '<form class="search" method="get" action="search" role="search">'
         '<label for="q" class="muted">Search</label><input type="search" id="q" name="q" value="{}" '
         'autocomplete="off"><button type="submit" class="primary">Search</button>'
         '<button type="submit" name="recall" value="1">What would the hook inject?</button></form>',

@@ -21,7 +21,7 @@ from agentmd.engine.jobs.morning import Changes
 from agentmd.engine.jobs.morning import render as morning
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.times import stamp
-from agentmd.engine.web.session import COOKIE, session_value
+from agentmd.engine.web.session import COOKIE, new_session, session_base, session_value
 
 pytestmark = pytest.mark.slow
 
@@ -60,9 +60,10 @@ def queue_of(d: Daemon) -> dict:
 
 
 def page(d: Daemon) -> str:
-    cookie = f"{COOKIE}={session_value(access_token(d.settings.state_dir) or '')}"
+    session = new_session()
+    cookie = f"{COOKIE}={session_value(access_token(d.settings.state_dir) or '', session)}"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(f"http://127.0.0.1:{d.port}/ui", headers={"Cookie": cookie})
+    request = urllib.request.Request(f"http://127.0.0.1:{d.port}{session_base(session)}", headers={"Cookie": cookie})
     with opener.open(request, timeout=10) as answer:
         return answer.read().decode("utf-8")
 

@@ -76,11 +76,21 @@ def page(daemon: Daemon, tmp_path: Path) -> Iterator[Browser]:
         yield b
 
 
+SESSIONS: dict[int, str] = {}  # each browser's page session: the URL its pages live under
+
+
 def enter(b: Browser, daemon: Daemon) -> None:
     ticket = client_of(daemon).post("/v1/page-ticket", {})["ticket"]
     b.open(f"http://127.0.0.1:{daemon.port}/ui/enter#{ticket}")
-    b.wait("location.pathname === '/ui/' && !!document.getElementById('health')")
+    b.wait("location.pathname.startsWith('/ui/s/') && !!document.getElementById('health')")
     assert ticket not in b.js("location.href")
+    SESSIONS[id(b)] = b.js("location.href")
+    assert SESSIONS[id(b)] == b.js("document.baseURI")
+
+
+def at(b: Browser, view: str = "") -> str:
+    """The URL of one of the page session's views (`review`, `note?path=...`)."""
+    return SESSIONS[id(b)] + view
 
 
 def shoot(b: Browser, tmp_path: Path, name: str) -> None:
@@ -143,30 +153,29 @@ def press(b: Browser, selector: str, shot: Path | None = None) -> dict[str, Any]
 def test_every_view_renders_in_the_browser_and_is_photographed(
     daemon: Daemon, settings: Settings, page: Browser, tmp_path: Path
 ) -> None:
-    base = f"http://127.0.0.1:{daemon.port}"
     assert "Health" in page.js("document.getElementById('health').innerText")
     assert page.js("document.querySelectorAll('svg.timeline rect[data-kind]').length") >= 1
     assert page.js("document.querySelectorAll('#changes li[data-sha]').length") >= 1
     shoot(page, tmp_path, "today")
 
-    page.open(f"{base}/ui/review")
+    page.open(at(page, "review"))
     queued = page.js("[...document.querySelectorAll('#queue li[data-path]')].map(e => e.dataset.path)")
     assert "inbox/first-capture.md" in queued
     assert "unfiled" in page.js("document.getElementById('queue').innerText")
     shoot(page, tmp_path, "review")
 
-    page.open(f"{base}/ui/search?q=otters")
+    page.open(at(page, "search?q=otters"))
     assert page.js("document.querySelectorAll('#results article').length") >= 1
     assert "lexical" in page.js("document.querySelector('#results article details').textContent")
     assert "What the floor hid" in page.js("document.body.innerText")
     shoot(page, tmp_path, "search")
 
-    page.open(f"{base}/ui/search?q=otters+kelp&recall=1")
+    page.open(at(page, "search?q=otters+kelp&recall=1"))
     page.wait("!!document.getElementById('recall')", 60)
     assert "What the hook would inject" in page.js("document.getElementById('recall').innerText")
     shoot(page, tmp_path, "search-recall")
 
-    page.open(f"{base}/ui/note?path=notes/otters.md")
+    page.open(at(page, "note?path=notes/otters.md"))
     nodes = page.js("[...document.querySelectorAll('svg.graph a[data-path]')].map(a => a.dataset.path)")
     assert {"notes/otters.md", "notes/rivers.md", "notes/kelp.md", "notes/sea.md"} <= set(nodes)
     assert "concept" in page.js("document.getElementById('frontmatter').innerText")
@@ -175,17 +184,16 @@ def test_every_view_renders_in_the_browser_and_is_photographed(
     shoot(page, tmp_path, "note")
 
     sha = head(settings.vault)
-    page.open(f"{base}/ui/change/{sha}")
+    page.open(at(page, f"change/{sha}"))
     assert "notes/otters.md" in page.js("document.getElementById('diff').innerText")
     shoot(page, tmp_path, "change")
 
 
 def test_a_note_holding_script_shows_as_text_and_runs_nothing(daemon: Daemon, page: Browser) -> None:
-    base = f"http://127.0.0.1:{daemon.port}"
-    for path in ("/ui/note?path=inbox/hostile.md", "/ui/review", "/ui/search?q=otters"):
-        page.open(base + path)
+    for path in ("note?path=inbox/hostile.md", "review", "search?q=otters"):
+        page.open(at(page, path))
         assert page.js("typeof window.pwned") == "undefined", path
-    page.open(base + "/ui/note?path=inbox/hostile.md")
+    page.open(at(page, "note?path=inbox/hostile.md"))
     assert "<script>window.pwned = 3</script>" in page.js("document.getElementById('note-body').innerText")
     assert page.js("document.querySelectorAll('main script, main img').length") == 0
 
@@ -196,7 +204,7 @@ def test_confirm_and_retire_through_the_page_write_what_the_command_writes(
     vault = settings.vault
     for action, by_page, by_cli in (("confirm", "first-capture", "second-capture"),
                                     ("retire", "third-capture", "fourth-capture")):  # fmt: skip
-        page.open(f"http://127.0.0.1:{daemon.port}/ui/review")
+        page.open(at(page, "review"))
         before = head(vault)
         shown = press(
             page,
@@ -227,7 +235,7 @@ def test_undo_through_the_page_writes_what_agentmd_revert_writes(
         before = head(vault)
         wait_until(lambda: head(vault) != before and head(vault), 20, "the edit's commit")  # noqa: B023
     beta, alpha = git(vault, "log", "-2", "--format=%H").split()
-    page.open(f"http://127.0.0.1:{daemon.port}/ui/")
+    page.open(at(page, ""))
     shown = press(page, f'#changes li[data-sha="{alpha}"] button[data-name="undo"]', tmp_path / "screens" / "undo")
     assert "notes/alpha.md" in shown["plan"] and "origin: revert" in shown["plan"]
     page_commit = head(vault)
@@ -241,7 +249,7 @@ def test_undo_through_the_page_writes_what_agentmd_revert_writes(
     assert page_t["reverts"] == [alpha] and cli_t["reverts"] == [beta]
     assert page_t["host"] == cli_t["host"]
     assert normalised_diff(vault, page_commit, "alpha") == normalised_diff(vault, cli_commit, "beta")
-    page.open(f"http://127.0.0.1:{daemon.port}/ui/")
+    page.open(at(page, ""))
     assert "undone by" in page.js(f"document.querySelector('#changes li[data-sha=\"{alpha}\"]').innerText")
 
 
@@ -261,7 +269,7 @@ def test_resolve_through_the_page_writes_what_agentmd_resolve_writes(
     keep_theirs = f'#queue li[data-path="{pairs[0]["sibling"]}"] button[data-name="keep-theirs"]'
 
     def listed() -> bool:  # the review page lists a sibling once the daemon has indexed it, a moment after its commit
-        page.open(f"http://127.0.0.1:{daemon.port}/ui/review")
+        page.open(at(page, "review"))
         return bool(page.js(f"!!document.querySelector({json.dumps(keep_theirs)})"))
 
     wait_until(listed, 20, "the sibling in the review queue")
@@ -304,8 +312,8 @@ def request(port: int, path: str, *, method: str = "GET", headers: dict[str, str
         return exc.code, exc.read().decode()
 
 
-def session_cookie(daemon: Daemon) -> tuple[str, str]:
-    """A page session's cookie and CSRF value, taken as the page takes them."""
+def session_cookie(daemon: Daemon) -> tuple[str, str, str]:
+    """A page session's cookie, CSRF value and path, taken as the page takes them."""
     from agentmd.engine.client import access_token
     from agentmd.engine.web.session import COOKIE
 
@@ -317,35 +325,44 @@ def session_cookie(daemon: Daemon) -> tuple[str, str]:
     )  # fmt: skip
     with opener.open(req, timeout=10) as resp:
         cookie = resp.headers["Set-Cookie"]
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict") and "Path=/ui" in cookie
+        base = json.loads(resp.read())["base"]
+    assert re.fullmatch(r"/ui/s/[A-Za-z0-9_-]{24}/", base), base
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+    assert f"Path={base.rstrip('/')};" in cookie + ";"  # scoped to the session's own path, not to /ui
     assert (access_token(daemon.settings.state_dir) or "") not in cookie
     value = cookie.split(";")[0].split("=", 1)[1]
-    status, html = request(daemon.port, "/ui/", headers={"Cookie": f"{COOKIE}={value}"})
+    status, html = request(daemon.port, base, headers={"Cookie": f"{COOKIE}={value}"})
     assert status == 200
     csrf = re.search(r'name="agentmd-csrf" content="([0-9a-f]+)"', html)
-    assert csrf is not None
-    return f"{COOKIE}={value}", csrf.group(1)
+    assert csrf is not None and f'<base href="{base}">' in html
+    return f"{COOKIE}={value}", csrf.group(1), base
 
 
-def test_the_page_takes_its_cookie_on_ui_alone_and_a_write_needs_origin_and_csrf(
+def test_the_page_takes_its_cookie_on_its_session_alone_and_a_write_needs_origin_and_csrf(
     daemon: Daemon, settings: Settings
 ) -> None:
     port = daemon.port
     assert request(port, "/ui/")[0] == 401
-    cookie, csrf = session_cookie(daemon)
+    cookie, csrf, base = session_cookie(daemon)
+    assert request(port, "/ui/review", headers={"Cookie": cookie})[0] in (401, 404)  # no session's path
     own = f"http://127.0.0.1:{port}"
     plan = {"action": "confirm", "path": "inbox/first-capture.md"}
     json_type = {"Content-Type": "application/json", "Cookie": cookie}
+    api = base + "api/plan"
     assert request(port, "/v1/search", method="POST", headers=json_type, body={"query": "otters"})[0] == 401
     assert request(port, "/status", headers={"Cookie": cookie})[0] == 401
-    assert request(port, "/ui/api/plan", method="POST", headers={**json_type, "Origin": own}, body=plan)[0] == 403
-    assert request(port, "/ui/api/plan", method="POST", headers={**json_type, "X-Agentmd-CSRF": csrf},
-                   body=plan)[0] == 403  # fmt: skip
+    assert request(port, api, method="POST", headers={**json_type, "Origin": own}, body=plan)[0] == 403
+    assert request(port, api, method="POST", headers={**json_type, "X-Agentmd-CSRF": csrf}, body=plan)[0] == 403
     other = {**json_type, "Origin": "http://127.0.0.1:1", "X-Agentmd-CSRF": csrf}
-    assert request(port, "/ui/api/plan", method="POST", headers=other, body=plan)[0] == 403
+    assert request(port, api, method="POST", headers=other, body=plan)[0] == 403
     good = {**json_type, "Origin": own, "X-Agentmd-CSRF": csrf}
-    status, answer = request(port, "/ui/api/plan", method="POST", headers=good, body=plan)
+    status, answer = request(port, api, method="POST", headers=good, body=plan)
     assert status == 200 and json.loads(answer)["ready"] is True
+    # another session's cookie opens neither this session's pages nor its writes
+    cookie2, csrf2, base2 = session_cookie(daemon)
+    assert base2 != base and request(port, base, headers={"Cookie": cookie2})[0] == 401
+    assert request(port, api, method="POST", headers={**good, "Cookie": cookie2, "X-Agentmd-CSRF": csrf2},
+                   body=plan)[0] == 401  # fmt: skip
     used = client_of(daemon).post("/v1/page-ticket", {})["ticket"]
     assert request(port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
                    body={"ticket": used})[0] == 200  # fmt: skip
@@ -353,7 +370,36 @@ def test_the_page_takes_its_cookie_on_ui_alone_and_a_write_needs_origin_and_csrf
                    body={"ticket": used})[0] == 403  # a ticket serves once  # fmt: skip
     code, _out, err = cli("token", "rotate", "--vault", str(settings.vault))
     assert code == 0, err
-    assert request(port, "/ui/", headers={"Cookie": cookie})[0] == 401  # a rotation ends every session
+    assert request(port, base, headers={"Cookie": cookie})[0] == 401  # a rotation ends every session
+
+
+def test_a_request_another_page_made_a_planted_cookie_a_deep_body_and_a_link_out_are_refused(
+    daemon: Daemon, settings: Settings, tmp_path: Path
+) -> None:
+    from agentmd.engine.web.session import COOKIE
+
+    port = daemon.port
+    cookie, _csrf, base = session_cookie(daemon)
+    for site, status in (("same-site", 403), ("cross-site", 403), ("same-origin", 200), ("none", 200)):
+        got, text = request(port, base + "review", headers={"Cookie": cookie, "Sec-Fetch-Site": site})
+        assert got == status, (site, text)
+        if status == 403:
+            assert "agentmd open" in text
+    planted = f"{COOKIE}=junk; {cookie}"  # a page on another port planted a cookie of the same name
+    assert request(port, base, headers={"Cookie": planted})[0] == 200
+    json_type = {"Content-Type": "application/json"}
+    deep = urllib.request.Request(f"http://127.0.0.1:{port}/ui/session", data=b"[" * 100_000, headers=json_type,
+                                  method="POST")  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(deep, timeout=30)
+    assert caught.value.code in (400, 403)
+    outside = tmp_path / "secret.txt"
+    outside.write_text("the owner's secret\n", encoding="utf-8")
+    (settings.vault / "notes" / "leak.md").symlink_to(outside)
+    (settings.vault / "etc-link").symlink_to(tmp_path, target_is_directory=True)
+    for path in ("notes/leak.md", "etc-link/secret.txt"):
+        got, text = request(port, base + "note?path=" + path, headers={"Cookie": cookie})
+        assert got == 404 and "the owner's secret" not in text, (path, text)
 
 
 def test_agentmd_open_prints_a_one_time_url_that_opens_the_page(daemon: Daemon, settings: Settings) -> None:
@@ -367,7 +413,8 @@ def test_agentmd_open_prints_a_one_time_url_that_opens_the_page(daemon: Daemon, 
     assert status == 200
 
 
-ATTACK = """<!doctype html><html><body><iframe name="sink"></iframe><script>
+ATTACK = """<!doctype html><html><body><iframe name="sink"></iframe>
+<img src="/ui/steal.png"><img src="/ui/s/steal.png"><script>
 const D = "http://127.0.0.1:%(port)d";
 const results = {};
 async function attempt(name, run) { try { results[name] = await run(); } catch (e) { results[name] = "error:" + e; } }
@@ -407,11 +454,13 @@ def test_a_page_on_another_loopback_port_cannot_read_or_write_the_page(
     """The browser holds a live page session; a page on another loopback port (the same site to the browser,
     so the cookie could ride along) tries to read the views and to confirm a note through the page's API."""
     reports: list[dict[str, str]] = []
+    cookies: list[str] = []  # what the browser sent the attacker's own server (browsers share cookies by host)
     plan = {"action": "confirm", "path": "inbox/first-capture.md"}
     html = (ATTACK % {"port": daemon.port, "request": json.dumps(plan)}).encode()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            cookies.append(self.headers.get("Cookie") or "")
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(html)))
@@ -438,9 +487,10 @@ def test_a_page_on_another_loopback_port_cannot_read_or_write_the_page(
         server.server_close()
     results = reports[0]
     assert len(results) >= 10, results
+    assert len(cookies) >= 2 and not any("agentmd_page" in c for c in cookies), cookies
     assert {k: v for k, v in results.items() if v.startswith("read:")} == {}
     wait_until(lambda: daemon.commit_cycles >= 1, 20, "a commit cycle")
     assert (settings.vault / "inbox/first-capture.md").read_bytes() == note
     assert head(settings.vault) == before
-    page.open(f"http://127.0.0.1:{daemon.port}/ui/")  # the session itself still works
+    page.open(at(page, ""))  # the session itself still works
     assert page.js("!!document.getElementById('health')")
