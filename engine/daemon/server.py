@@ -23,6 +23,7 @@ lifespan so further endpoints mount on the same listener.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import functools
 import ipaddress
@@ -525,8 +526,25 @@ def listen_socket(host: str, port: int) -> socket.socket:
 class HttpServer:
     """uvicorn in a background thread, bound to 127.0.0.1."""
 
-    def __init__(self, app: ASGIApp, port: int, host: str = "127.0.0.1", sock: socket.socket | None = None) -> None:
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="auto")
+    def __init__(
+        self,
+        app: ASGIApp,
+        port: int,
+        host: str = "127.0.0.1",
+        sock: socket.socket | None = None,
+        protocol: type[asyncio.Protocol] | None = None,
+    ) -> None:
+        from agentmd.engine.daemon.http_limits import LimitedHttp
+
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="auto",
+            http=protocol or LimitedHttp,  # the limits on heads, request times and connections
+        )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
         self.host = host

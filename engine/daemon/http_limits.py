@@ -1,0 +1,106 @@
+"""The limits uvicorn's HTTP protocol lacks, so that a local process holding no token cannot stall the daemon.
+
+The guard (engine/daemon/server.py) judges a request once its head (request line and headers) has arrived, and
+uvicorn with httptools reads a head of any size for any time. Without limits, three connections sending 150 MiB
+header lines took the daemon to 1.2 GB and `/health` to 30 s, and 21,000 connections each sending a header line
+every few seconds took every file descriptor (`agentmd capture` then failed). `LimitedHttp` adds:
+
+- a request's head is at most `MAX_HEAD_BYTES` (431 and the connection closed past it; a head is bounded to
+  that plus one read of the socket);
+- a request is read whole, head and body, within `REQUEST_SECONDS` of its first byte, and a new connection sends
+  its first request within the same time (else it is closed);
+- at most `MAX_CONNECTIONS` connections are open at once; one past them is closed at once, so the daemon keeps
+  descriptors for its index, its git and its own clients' next connections.
+
+Loopback clients of the product (the CLI, the hooks, MCP clients, the page) send heads of a few hundred bytes
+and bodies of at most a MiB within milliseconds: none comes near a limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+log = logging.getLogger("agentmd.daemon")
+
+MAX_HEAD_BYTES = 64 * 1024
+REQUEST_SECONDS = 20.0
+MAX_CONNECTIONS = 256
+_SAID_EVERY = 60.0  # seconds between two log lines about connections refused for their number
+
+
+class LimitedHttp(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a bound on each request's head, on the time to read a request, and on
+    the connections open at once (see the module docstring)."""
+
+    max_head_bytes = MAX_HEAD_BYTES
+    request_seconds = REQUEST_SECONDS
+    max_connections = MAX_CONNECTIONS
+    _head: int = 0  # bytes read of the current request's head; -1 once it is whole
+    _deadline: asyncio.TimerHandle | None = None
+    _said_at = 0.0  # when the refusal of connections past the limit was last logged (class-wide)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            now = time.monotonic()
+            if now - LimitedHttp._said_at > _SAID_EVERY:
+                LimitedHttp._said_at = now
+                log.warning("refused connections past %d open at once (held by a local process?)", self.max_connections)
+            transport.close()
+            return
+        self._begin()
+
+    def _begin(self) -> None:
+        """A request's reading starts (or the connection's first request is awaited)."""
+        self._head = 0
+        self._stop_clock()
+        self._deadline = self.loop.call_later(self.request_seconds, self._too_slow)
+
+    def _stop_clock(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)  # a new request's first bytes start its clock (`on_message_begin`)
+        if self._head >= 0 and self.transport is not None and not self.transport.is_closing():
+            self._head += len(data)
+            if self._head > self.max_head_bytes:
+                self._stop_clock()
+                self.send_head_too_large()
+
+    def send_head_too_large(self) -> None:
+        message = b"request head too large: agentmd takes at most %d KiB of request line and headers" % (
+            self.max_head_bytes // 1024
+        )
+        self.transport.write(
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: " + str(len(message)).encode() + b"\r\nconnection: close\r\n\r\n" + message
+        )
+        self.transport.close()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._deadline is None:
+            self._begin()
+
+    def on_headers_complete(self) -> None:
+        self._head = -1
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._stop_clock()
+        super().on_message_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_clock()
+        super().connection_lost(exc)

@@ -1,0 +1,134 @@
+"""The HTTP listener's limits (engine/daemon/http_limits.py): a request head past the bound is refused and its
+connection closed, a request that never finishes arriving is cut off, and connections past the bound are closed
+at once, so a local process holding no token cannot stall the daemon. Real sockets on 127.0.0.1: the daemon's own
+listener for the head bound, and the same server class over a small app with tighter limits for the clocks."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_helpers import http_get, running_daemon, vault_settings, wait_until
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from agentmd.engine.daemon.http_limits import LimitedHttp
+from agentmd.engine.daemon.server import HttpServer
+
+pytestmark = pytest.mark.slow
+
+
+class Tight(LimitedHttp):
+    """The limits, tightened so a test sees them act within a second or two."""
+
+    max_head_bytes = 4 * 1024
+    request_seconds = 1.0
+    max_connections = 8
+
+
+def answer_of(sock: socket.socket, timeout: float = 10.0) -> bytes:
+    """Everything the server sends until it closes the connection (b"" when it closes without a word)."""
+    sock.settimeout(timeout)
+    got = b""
+    while True:
+        try:
+            part = sock.recv(65536)
+        except ConnectionResetError:
+            return got
+        if not part:
+            return got
+        got += part
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=10)
+
+
+@pytest.fixture
+def tight() -> Iterator[int]:
+    async def hello(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(f"hello {len(await request.body())}")
+
+    server = HttpServer(Starlette(routes=[Route("/", hello, methods=["GET", "POST"])]), 0, protocol=Tight)
+    server.start()
+    try:
+        yield server.port
+    finally:
+        server.stop()
+
+
+def get(port: int, path: str = "/", extra: bytes = b"") -> bytes:
+    with connect(port) as s:
+        s.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra + b"Connection: close\r\n\r\n")
+        return answer_of(s)
+
+
+def test_a_head_past_the_bound_is_refused_by_the_daemon_and_it_answers_the_next(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    with running_daemon(vault_settings(tmp_path / "vault", {"a.md": "# A\n"})) as daemon:
+        with connect(daemon.port) as s:
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 200_000)
+            got = answer_of(s)
+        assert got.startswith(b"HTTP/1.1 431") and b"at most 64 KiB" in got
+        with connect(daemon.port) as s:  # a head just under the bound is served as before
+            head = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Big: " + b"a" * 60_000
+            s.sendall(head + b"\r\n\r\n")
+            assert answer_of(s).startswith(b"HTTP/1.1 200")
+        assert http_get(daemon.port, "/health")[0] == 200
+
+
+def test_a_request_that_never_finishes_arriving_is_cut_off(tight: int) -> None:
+    started = time.monotonic()
+    with connect(tight) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1\r\n")  # the head's end never comes
+        assert answer_of(s) == b""
+    with connect(tight) as s:
+        s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nonly part of it")
+        assert answer_of(s) == b""
+    with connect(tight) as s:  # a connection that sends nothing at all
+        assert answer_of(s) == b""
+    assert time.monotonic() - started < 30  # each cut after about a second, not held for ever
+    assert get(tight).endswith(b"hello 0")
+
+
+def test_keep_alive_requests_and_bodies_under_the_bounds_pass(tight: int) -> None:
+    with connect(tight) as s:
+        for n in (10, 3000):
+            body = b"x" * n
+            s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % n + body)
+            s.settimeout(5)
+            reply = b""
+            while not reply.endswith(b"hello %d" % n):
+                part = s.recv(65536)
+                assert part, reply
+                reply += part
+        time.sleep(1.5)  # idle between requests: uvicorn's keep-alive time, not the request clock
+    big_body = b"y" * 100_000  # a body is not a head: past the head bound, still served
+    with connect(tight) as s:
+        head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 100000\r\n\r\n"
+        s.sendall(head + big_body)
+        assert answer_of(s).endswith(b"hello 100000")
+
+
+def test_connections_past_the_bound_are_closed_at_once_and_service_returns(tight: int) -> None:
+    held = [connect(tight) for _ in range(Tight.max_connections)]
+    try:
+        for s in held:
+            s.sendall(b"GET / HTTP/1.1\r\n")
+        time.sleep(0.2)
+        extra = connect(tight)
+        with contextlib.suppress(OSError):  # a whole request past the bound (it may be closed before it is sent)
+            extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        assert answer_of(extra, 5) == b""
+        extra.close()
+    finally:
+        for s in held:
+            s.close()
+    wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
