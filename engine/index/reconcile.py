@@ -448,7 +448,7 @@ def _reconcile(
     deleted = [p for p in known if p not in on_disk]
     if deleted and not allow_mass_delete and is_mass_deletion(len(deleted), indexed):
         report.refused = (
-            f"this pass would remove {len(deleted)} of {len(known)} indexed notes, which looks like an unmounted "
+            f"this pass would remove {len(deleted)} of {indexed} indexed notes, which looks like an unmounted "
             "or emptied vault; nothing was changed. If the deletion is deliberate, run "
             "`agentmd reindex --allow-mass-delete`"
         )
