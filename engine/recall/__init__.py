@@ -33,7 +33,9 @@ One run:
 4. **Walls and floor.** Notes in the contract's `recall_exempt_areas`, walled notes (archived,
    superseded, staged), and notes that are not confirmed knowledge (`status: unfiled`, `trust:
    untrusted`, self-probe notes) are never rendered, neither as direct hits nor as linked notes. A direct
-   hit must reach the contract's `recall_floor` (its search `confidence`, engine/search/confidence.py).
+   hit must reach the contract's `recall_floor` (its search `confidence`, engine/search/confidence.py). A note
+   whose shown text (title, summary) the write prefilters refuse, an order to the agent or a credential, is
+   withheld and named in what was left out: a note written by hand or past the door never met them.
 5. **Budget** (`render.py`). Direct hits are rendered in rank order, each as one bullet: title, the note's
    frontmatter `summary` (else the search snippet, else its opening line; Markdown read as prose — facts
    reconcile stored in the index, engine/index/digest.py), its vault path, and a tag: `[this project]`,

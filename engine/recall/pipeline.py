@@ -171,7 +171,6 @@ def rendered_recall(
     direct = [Entry.from_candidate(c, project) for c in gathered.get("direct", [])]
     linked = [Entry.from_candidate(c, project) for c in gathered.get("linked", [])]
     left_out = list(gathered.get("left_out", []))
-    direct, linked = withheld(direct, left_out), withheld(linked, left_out)
     rendered = render(
         direct,
         linked,
@@ -180,30 +179,6 @@ def rendered_recall(
         max_linked=options.max_linked,
     )
     return Recall(query, project, project_source, via, rendered, left_out, daemon)
-
-
-WITHHELD_FAMILIES = ("directive", "secret")  # what a bullet must not carry into a prompt
-
-
-def withheld(entries: list[Entry], left_out: list[str]) -> list[Entry]:
-    """The entries whose text (title and summary, what a bullet shows) the write prefilters would let through;
-    each other one is named in `left_out`. A note the person wrote by hand, or one a tool wrote past the door,
-    never reached the prefilters: text in it that orders an agent about, or a credential, is kept out of the
-    prompt as a capture of it would be kept out of the vault. Only notes about to be shown are read (the
-    prefilters load here the first time something is)."""
-    if not entries:
-        return entries
-    from agentmd.rules.prefilter import check_fields
-
-    kept = []
-    for entry in entries:
-        verdict = check_fields({"title": entry.title, "summary": entry.summary})
-        codes = [c for c in verdict.codes() if c.split(":", 1)[0] in WITHHELD_FAMILIES]
-        if codes:
-            left_out.append(f"{entry.path}: withheld, its text trips the write prefilters ({', '.join(codes)})")
-        else:
-            kept.append(entry)
-    return kept
 
 
 def log_detail(result: Recall, counted: int) -> str:

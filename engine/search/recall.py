@@ -15,7 +15,8 @@ contract's `recall_floor`: its search `confidence` (engine/search/confidence.py)
 prompts the vault cannot help with gather nothing; and a hit of a hybrid search must be near the prompt in
 meaning (`RECALL_COSINE`), unless the whole prompt names it (a name inside a longer prompt, `name_within`,
 passes the same gate as any hit: a coding prompt's words are often some note's title). A linked note rides
-on the hit it is linked from.
+on the hit it is linked from. Last, a candidate whose title or summary the write prefilters refuse (an order
+to the agent, a credential) is withheld (`withheld`).
 
 The summary is what reconcile already read from the note and the index stores with it
 (engine/index/digest.py): the frontmatter `summary`, else the search snippet (unless it is only the
@@ -251,7 +252,33 @@ def gather(
                 linked.append(candidate)
                 if len(linked) >= max_linked:
                     break
-    return {"direct": direct, "linked": linked, "left_out": left_out}
+    return {"direct": withheld(direct, left_out), "linked": withheld(linked, left_out), "left_out": left_out}
+
+
+WITHHELD_FAMILIES = ("directive", "secret")  # what a shown line must not carry into a prompt
+
+
+def withheld(candidates: list[Candidate], left_out: list[str]) -> list[Candidate]:
+    """The candidates whose shown text (title and summary) the write prefilters would let through; each other
+    one is named in `left_out`. A note the person wrote by hand, or one a tool wrote past the door, never met
+    the prefilters: text in it that orders an agent about, or a credential, is kept out of the prompt as a
+    capture of it is kept out of the vault. Only the few notes about to be shown are read."""
+    if not candidates:
+        return candidates
+    from agentmd.rules.prefilter import check_fields
+
+    kept = []
+    for c in candidates:
+        verdict = check_fields({"title": str(c.get("title") or ""), "summary": str(c.get("summary") or "")})
+        codes = [code for code in verdict.codes() if code.split(":", 1)[0] in WITHHELD_FAMILIES]
+        if codes:
+            linked = " (linked)" if c.get("linked_from") else ""
+            left_out.append(
+                f"{c.get('path')}{linked}: withheld, its text trips the write prefilters ({', '.join(codes)})"
+            )
+        else:
+            kept.append(c)
+    return kept
 
 
 def gather_in_daemon(
