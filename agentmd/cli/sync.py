@@ -141,6 +141,8 @@ def _line(result: SyncJson) -> str:
         "merged": "merged with",
     }.get(str(outcome), str(outcome))
     line = f"sync: {words} {result.get('remote')}/{result.get('branch')} (now at {head})"
+    if result.get("adopted"):
+        line = f"sync: this clone had no commit yet; checked out {result.get('remote')}/{result['adopted']}\n{line}"
     if result.get("changed"):
         line += f"; {len(result['changed'])} file(s) changed here"
     for c in result.get("conflicts") or []:

@@ -7,13 +7,15 @@ leaves alone. A file iCloud evicted (its `.Note.md.icloud` placeholder beside it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentmd.engine.git.runner import CycleFailure, GitCli
+from agentmd.engine.git.runner import CycleFailure, GitCli, printable
 from agentmd.engine.synctools import is_sync_temp, placeholder_of
 
 if TYPE_CHECKING:
@@ -139,3 +141,17 @@ def evicted(vault: Path, entry: StatusEntry, extra: SyncToolPatterns | None = No
     except OSError:
         return False
     return any(extra.placeholder_original(n) == name for n in names)
+
+
+def large_files(vault: Path, paths: Iterable[str], limit: int) -> list[str]:
+    """A warning for each of `paths` (vault-relative, just committed) larger than `limit` bytes."""
+    found = []
+    for path in paths:
+        with contextlib.suppress(OSError):
+            size = os.lstat(vault / path).st_size
+            if size > limit:
+                found.append(
+                    f"committed a large file: {printable(path)} ({size} bytes, {size / 2**20:.1f} MiB); "
+                    "big attachments bloat the vault's history, consider keeping them outside the vault"
+                )
+    return found

@@ -62,7 +62,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,8 +71,22 @@ from typing import TYPE_CHECKING, Any
 from agentmd.engine.breaker import MASS_DELETE_MIN_NOTES, MASS_DELETE_SHARE, is_mass_deletion, is_note
 from agentmd.engine.failpoints import failpoint
 from agentmd.engine.git.busy import operation_in_progress
-from agentmd.engine.git.changes import StatusEntry, dot_folder, in_obsidian_settings, is_scratch, read_status
-from agentmd.engine.git.health import REPACK_EVERY_SECONDS, CommitAccounting, git_health, inspect_repo, repack
+from agentmd.engine.git.changes import (
+    StatusEntry,
+    dot_folder,
+    in_obsidian_settings,
+    is_scratch,
+    large_files,
+    read_status,
+)
+from agentmd.engine.git.health import (
+    REPACK_EVERY_SECONDS,
+    CommitAccounting,
+    awaits_first_sync,
+    git_health,
+    inspect_repo,
+    repack,
+)
 from agentmd.engine.git.lock import (
     IndexLock,
     acquire,
@@ -81,7 +95,7 @@ from agentmd.engine.git.lock import (
     remove_own_stale_lock,
     sweep_private_indexes,
 )
-from agentmd.engine.git.origins import JOURNAL_NAME, ORIGINS, OriginBook
+from agentmd.engine.git.origins import JOURNAL_NAME, ORIGINS, OriginBook, commit_message
 from agentmd.engine.git.recovery import INTENT_NAME, clear_intent, index_entries, recover, unstage, write_intent
 from agentmd.engine.git.refs import HeadMoved, RefUpdate
 from agentmd.engine.git.runner import (
@@ -92,10 +106,9 @@ from agentmd.engine.git.runner import (
     absolute_path,
     listing,
     plural,
-    printable,
 )
 from agentmd.engine.git.tree_move import finish_unfinished
-from agentmd.engine.settings import COMMIT_MAX_MB, host_name
+from agentmd.engine.settings import COMMIT_MAX_MB
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -303,6 +316,9 @@ class Committer:
             return self._failed(f"git is not installed or not on PATH ({exc}); install git", warnings)
         if not health.ok and health.reason != "no-commits":
             return self._failed(f"git is degraded ({health.reason}): {health.detail}", warnings)
+        waiting = awaits_first_sync(git) if health.reason == "no-commits" else None
+        if waiting:
+            return self._skipped(waiting, warnings)
         failpoint("before-commit-cycle")
         # A sync round killed while it moved the work tree: its files read as edits of the old commit until
         # the move is finished, so it is finished before anything is committed.
@@ -380,22 +396,10 @@ class Committer:
             clear_intent(self._intent)
         for commit in commits:
             self.origins.consume(commit.paths)
-            warnings.extend(self._large_files(commit.paths))
+            warnings.extend(large_files(self.vault, commit.paths, self.large_file_bytes))
         if self.origins.problem:
             warnings.append(self.origins.problem)
         return self._succeeded(commits, warnings)
-
-    def _large_files(self, paths: Iterable[str]) -> list[str]:
-        found = []
-        for path in paths:
-            with contextlib.suppress(OSError):
-                size = os.lstat(self.vault / path).st_size
-                if size > self.large_file_bytes:
-                    found.append(
-                        f"committed a large file: {printable(path)} ({size} bytes, {size / 2**20:.1f} MiB); "
-                        "big attachments bloat the vault's history, consider keeping them outside the vault"
-                    )
-        return found
 
     def _head(self) -> str | None:
         run = self._git.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
@@ -458,7 +462,7 @@ class Committer:
             args = ["commit-tree", tree, "--no-gpg-sign", "-F", "-"]
             if parent:
                 args[2:2] = ["-p", parent]
-            message = _message(origin, paths, initial=initial)
+            message = commit_message(origin, paths, initial=initial)
             run = git.run(*args, env=identity, stdin=message.encode("utf-8"))
             if run.code != 0 or not HEX_ID.fullmatch(run.text):
                 raise CycleFailure(f"`git commit-tree` ({origin}, {plural(len(paths), 'path')}) failed: {run.why()}")
@@ -634,17 +638,5 @@ def _size(path: Path) -> int:
 def _reflog(commits: Sequence[Commit], base: str | None) -> str:
     kind = "commit (initial)" if base is None else "commit"
     if len(commits) == 1:
-        return f"{kind}: {_message(commits[0].origin, commits[0].paths).splitlines()[0]}"
+        return f"{kind}: {commit_message(commits[0].origin, commits[0].paths).splitlines()[0]}"
     return f"{kind}: agentmd, {len(commits)} commits ({', '.join(c.origin for c in commits)})"
-
-
-def _message(origin: str, paths: Sequence[str], *, initial: bool = False) -> str:
-    """Summary line, blank line, the `origin:` and `host:` trailers (who wrote it, on which machine: history is
-    shared between machines once the vault syncs), final newline (so git parses the trailers)."""
-    if initial:
-        summary = f"{origin}: initial commit of {plural(len(paths), 'file')}"
-    else:
-        shown = ", ".join(printable(p) for p in paths[:3])
-        more = f", and {len(paths) - 3} more" if len(paths) > 3 else ""
-        summary = f"{origin}: {plural(len(paths), 'file')} ({shown}{more})"
-    return f"{summary}\n\norigin: {origin}\nhost: {host_name()}\n"

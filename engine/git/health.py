@@ -176,6 +176,18 @@ def git_health(vault: Path, *, deep: bool = False) -> GitHealth:
         return GitHealth(False, "broken", f"the repository could not be inspected: {type(exc).__name__}: {exc}")
 
 
+def awaits_first_sync(git: GitCli) -> str | None:
+    """Why nothing is committed yet in a repository with no commit whose remote has branches (a clone whose
+    remote's default branch names none of them): a first commit here would start a history of its own, which
+    no sync could join; the first sync checks the remote's branch out (engine/git/sync.py). None otherwise."""
+    if not git.run("for-each-ref", "--count=1", "refs/remotes", optional_locks=False).text:
+        return None
+    return (
+        "this clone has no commit yet and its remote has branches: the first sync checks out the remote's branch "
+        "(`agentmd sync`), and the notes already here are committed on it"
+    )
+
+
 def inspect_repo(vault: Path, *, deep: bool = False) -> GitHealth:
     if not vault.is_dir():
         return GitHealth(False, "not-a-repository", f"the vault folder {vault} does not exist or is not a folder")

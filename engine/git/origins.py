@@ -29,11 +29,13 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentmd.engine.fsutil import atomic_write, fsync_dir_quietly
+from agentmd.engine.git.runner import plural, printable
+from agentmd.engine.settings import host_name
 
 ORIGINS = (
     "capture",
@@ -272,3 +274,15 @@ class OriginBook:
                     self._items.pop(p, None)
                 if done & set(items):
                     self._rewrite({p: r for p, r in items.items() if p not in done})
+
+
+def commit_message(origin: str, paths: Sequence[str], *, initial: bool = False) -> str:
+    """Summary line, blank line, the `origin:` and `host:` trailers (who wrote it, on which machine: history is
+    shared between machines once the vault syncs), final newline (so git parses the trailers)."""
+    if initial:
+        summary = f"{origin}: initial commit of {plural(len(paths), 'file')}"
+    else:
+        shown = ", ".join(printable(p) for p in paths[:3])
+        more = f", and {len(paths) - 3} more" if len(paths) > 3 else ""
+        summary = f"{origin}: {plural(len(paths), 'file')} ({shown}{more})"
+    return f"{summary}\n\norigin: {origin}\nhost: {host_name()}\n"

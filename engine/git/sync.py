@@ -56,6 +56,7 @@ from agentmd.engine.git.conflicts import (
     sibling_name,
     state_lock,
 )
+from agentmd.engine.git.health import awaits_first_sync
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
 from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
 from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
@@ -89,6 +90,7 @@ class SyncJson(TypedDict):
     changed: list[str]
     attempts: int
     saves_kept: list[dict[str, str]]
+    adopted: str | None
 
 
 @dataclass
@@ -103,6 +105,7 @@ class SyncResult:
     changed: list[str] = field(default_factory=list)  # paths the round changed in the work tree
     attempts: int = 1
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
+    adopted: str | None = None  # a clone with no commit yet checked out this remote branch first
 
     def to_dict(self) -> SyncJson:
         return {
@@ -116,6 +119,7 @@ class SyncResult:
             "changed": self.changed,
             "attempts": self.attempts,
             "saves_kept": self.saves_kept,
+            "adopted": self.adopted,
         }
 
 
@@ -190,6 +194,7 @@ class Round:
         self.host = host_name()
         self.now = dt.datetime.now(dt.UTC)
         self.kept_saves: list[dict[str, str]] = []  # saves found at a path while the work tree moved
+        self.adopted: str | None = None  # the remote's branch a clone with no commit checked out (`_adopt`)
 
     def run(self) -> SyncResult:
         if remote_url(self.git, self.remote) is None:
@@ -209,22 +214,71 @@ class Round:
                 return result
         raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
 
+    def _heads(self) -> list[str]:
+        """The remote's branches (`git ls-remote --heads`)."""
+        run = self.git.run("ls-remote", "--heads", self.remote)
+        if run.code != 0:
+            raise RemoteUnreachable(f"`git ls-remote {self.remote}` failed (is the remote reachable?): {run.why()}")
+        return [line.split("refs/heads/", 1)[1] for line in run.text.splitlines() if "\trefs/heads/" in line]
+
+    def _their_branch(self, branch: str) -> str:
+        """The remote's branch this vault syncs with: its own name's, or, when the remote has none of that name,
+        the remote's one branch (a remote made with another default branch name: `main` against `master`). A
+        remote with several other branches is not guessed at."""
+        heads = self._heads()
+        if branch in heads or not heads:
+            return branch
+        if len(heads) == 1:
+            return heads[0]
+        raise SyncError(
+            f"the remote {self.remote} has no branch {branch!r}, and several others ({', '.join(sorted(heads)[:5])}): "
+            f"check out the one this vault syncs with (`agentmd git switch NAME`), or check that the remote's URL "
+            f"is this vault's (`agentmd remote show`)"
+        )
+
+    def _adopt(self, there: str) -> str:
+        """A clone with no commit yet (the remote's default branch named none of its branches): check out the
+        remote's branch, keeping every file already in the work tree; refused, naming them, when one of them
+        would be overwritten. The commit it now stands on."""
+        fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{there}")
+        theirs = _rev(self.git, "FETCH_HEAD") if fetch.code == 0 else None
+        if theirs is None:
+            raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
+        run = self.git.run("checkout", "--quiet", "-b", there, theirs)
+        self.adopted = there if run.code == 0 else None
+        if run.code != 0:
+            raise SyncError(
+                f"this clone has no commit yet and its files could not be joined with the remote's branch {there!r} "
+                f"({run.why()}); move the files named aside, then sync again"
+            )
+        return theirs
+
     def _once(self, branch: str) -> SyncResult:
         finish_unfinished(self.git, self.identity)  # a round killed while it moved the work tree
         ours = _rev(self.git, "HEAD")
+        there = self._their_branch(branch)
         if ours is None:
-            raise SyncError("the vault's repository has no commit yet; run `agentmd init-git` first")
-        fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{branch}")
+            if there == branch and not self._heads():
+                raise SyncError("the vault's repository has no commit yet; run `agentmd init-git` first")
+            ours = self._adopt(there)
+        fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{there}")
         theirs: str | None = None
         if fetch.code == 0:
             theirs = _rev(self.git, "FETCH_HEAD")
         elif "couldn't find remote ref" not in fetch.err:  # an empty remote has no branch yet: push creates it
             raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
-        result = SyncResult("up-to-date", ours, self.remote, branch, theirs)
+        result = SyncResult("up-to-date", ours, self.remote, there, theirs)
         if theirs == ours:
             return result
         if theirs is not None:
             base = self.git.run("merge-base", ours, theirs).text or None
+            if base is None:
+                raise SyncError(
+                    f"the remote {self.remote}'s branch {there!r} shares no history with this vault: it holds another "
+                    f"repository, or this vault was started on its own. Check the URL (`agentmd remote show`); to "
+                    f"join this machine to a vault already on the remote, clone it (`git clone URL`) and move this "
+                    f"vault's notes into the clone"
+                )
             lost = self._lost_here(ours, theirs, base)
             if lost and self.on_conflicts is not None:
                 self.on_conflicts(lost)
@@ -241,7 +295,7 @@ class Round:
                 result.conflicts = [c for c in conflicts if "renamed" not in c]
                 result.renamed = [c for c in conflicts if "renamed" in c]
                 ours = merged
-        if self._push(branch, ours):
+        if self._push(there, ours):
             result.outcome = "pushed" if result.outcome == "up-to-date" else result.outcome
             return result
         result.outcome = "retry"
@@ -552,12 +606,21 @@ def sync_vault(
         if state_dir is not None:
             record_conflicts(state_dir, conflicts, vault)
 
-    try:
+    def commit_first(first_sync: bool) -> None:
         cycle = committer.commit_cycle()
-        if cycle.error or cycle.skipped:
+        if cycle.error or (cycle.skipped and not (first_sync and awaits_first_sync(GitCli(vault)))):
             raise SyncError(f"what is pending could not be committed first ({cycle.error or cycle.skipped})")
+
+    try:
+        commit_first(first_sync=True)
         with committer.paused():
-            result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
+            round_ = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record)
+            result = round_.run()
+        if round_.adopted is not None:  # a clone's first sync: the notes already here are committed on that branch
+            commit_first(first_sync=False)
+            with committer.paused():
+                result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
+            result.adopted = round_.adopted
     except SyncError as exc:
         if state_dir is not None:
             with state_lock(state_dir):  # read now, not before the round: it may have recorded conflicts meanwhile

@@ -1,0 +1,98 @@
+"""The remote's branch a vault syncs with when its names differ from the vault's: a remote made with another
+default branch name (`main`) than the first machine's git (`master`), a clone whose remote's default branch
+names none of its branches (no commit yet), a remote of several other branches, and a remote that holds another
+repository. A bare repository and clones of it, real git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from git_helpers import git, make_repo, tree, write
+
+from agentmd.engine.git.committer import Committer
+from agentmd.engine.git.runner import GitCli
+from agentmd.engine.git.sync import SyncError, add_remote, sync_vault
+
+
+class Machine:
+    def __init__(self, vault: Path, state: Path) -> None:
+        self.vault, self.state = vault, state
+        self.committer = Committer(vault, phone_paths=tuple, state_dir=state)
+
+    def sync(self) -> dict:
+        return dict(sync_vault(self.committer, self.state).to_dict())
+
+    def branch(self) -> str:
+        return git(self.vault, "symbolic-ref", "--short", "HEAD").stdout.strip()
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> tuple[Machine, Path]:
+    """A first machine on `master` whose remote was made with `main` as its default branch, synced once."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    first = make_repo(tmp_path / "laptop", {"notes/a.md": "# A\n\nfrom the laptop\n"})
+    git(first, "branch", "-m", "master")
+    add_remote(GitCli(first), str(remote))
+    a = Machine(first, tmp_path / "state-a")
+    assert a.sync()["outcome"] == "pushed"
+    return a, remote
+
+
+def clone(tmp_path: Path, remote: Path, name: str) -> Machine:
+    git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))  # warns: the remote's HEAD names no branch
+    git(tmp_path / name, "config", "user.name", "Desk Owner")
+    git(tmp_path / name, "config", "user.email", "desk@example.com")
+    return Machine(tmp_path / name, tmp_path / f"state-{name}")
+
+
+def test_a_clone_with_no_commit_checks_out_the_remotes_branch_and_keeps_its_notes(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    a, remote = two
+    b = clone(tmp_path, remote, "desktop")
+    assert not (b.vault / "notes/a.md").exists()  # the clone checked nothing out
+    write(b.vault, "notes/b.md", "# B\n\nwritten on the desktop before its first sync\n")
+    cycle = b.committer.commit_cycle()  # a first commit here would start a history no sync could join
+    assert cycle.commits == [] and cycle.skipped and "first sync" in cycle.skipped
+    done = b.sync()
+    assert done["adopted"] == "master" and b.branch() == "master"
+    assert done["outcome"] == "pushed"
+    assert (b.vault / "notes/a.md").read_text(encoding="utf-8") == "# A\n\nfrom the laptop\n"
+    assert a.sync()["outcome"] == "fast-forward"
+    assert tree(a.vault) == tree(b.vault) == {"notes/a.md", "notes/b.md"}
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/heads").stdout.split() == ["refs/heads/master"]
+
+
+def test_a_vault_whose_branch_the_remote_lacks_syncs_with_the_remotes_one_branch(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    a, remote = two
+    b = clone(tmp_path, remote, "desktop")
+    b.sync()
+    git(b.vault, "branch", "-m", "main")  # its git names the branch otherwise: still the same history
+    write(b.vault, "notes/c.md", "# C\n\nfrom the desktop\n")
+    assert b.sync()["branch"] == "master"
+    assert a.sync()["outcome"] == "fast-forward" and (a.vault / "notes/c.md").exists()
+    assert git(remote, "for-each-ref", "--format=%(refname)", "refs/heads").stdout.split() == ["refs/heads/master"]
+
+
+def test_a_remote_of_another_history_or_of_several_other_branches_is_refused_with_what_to_do(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    _a, remote = two
+    other = make_repo(tmp_path / "other", {"x.md": "# X\n"})
+    git(other, "branch", "-m", "master")
+    b = Machine(other, tmp_path / "state-other")
+    add_remote(GitCli(other), str(remote))
+    before = git(remote, "rev-parse", "master").stdout
+    with pytest.raises(SyncError) as caught:
+        b.sync()
+    assert "shares no history" in str(caught.value) and "agentmd remote show" in str(caught.value)
+    assert git(remote, "rev-parse", "master").stdout == before and tree(other) == {"x.md"}
+    git(remote, "branch", "extra", "master")
+    git(other, "branch", "-m", "mine")
+    with pytest.raises(SyncError) as caught:
+        b.sync()
+    assert "no branch 'mine'" in str(caught.value) and "extra, master" in str(caught.value)
