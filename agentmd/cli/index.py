@@ -56,6 +56,21 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_search)
 
 
+def _commit_allowed_deletion(settings: Any) -> str:
+    """With no daemon to hand the allowance to, commit the deletion the breaker held back here: one commit cycle
+    of this process's own committer, allowed once. What it says of it."""
+    from agentmd.engine.git.committer import committer_for
+    from agentmd.rules import ContractCache
+
+    committer = committer_for(settings, ContractCache(settings.vault, settings.contract_path))
+    committer.allow_mass_deletion()
+    cycle = committer.commit_cycle()
+    if cycle.error or cycle.skipped:
+        return f"\n  the deletion is not committed yet: {cycle.error or cycle.skipped}"
+    paths = sum(len(c.paths) for c in cycle.commits)
+    return f"\n  committed the deletion ({paths} file(s))" if paths else ""
+
+
 def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.index.reconcile import reconcile
     from agentmd.engine.index.store import Store
@@ -98,11 +113,8 @@ def cmd_reindex(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"{report.added} added, {report.updated} updated, {report.deleted} deleted, {report.unchanged} unchanged, "
         f"{len(report.errors)} errors in {report.seconds:.2f}s ({docs} notes indexed)"
     )
-    if args.allow_mass_delete and report.deleted and (settings.vault / ".git").exists():
-        text += (
-            "\n  git still has the deleted notes: no daemon runs to commit their deletion; start `agentmd serve` "
-            "and run this command again while it runs"
-        )
+    if args.allow_mass_delete and (settings.vault / ".git").exists():
+        text += _commit_allowed_deletion(settings)
     for e in report.errors:
         text += f"\n  error: {e['path']}: {e['error']}"
     for s in report.skipped:

@@ -115,7 +115,7 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         result = _sync_here(settings, args.remote)
     emit(out, args, result, _line(result))
-    return EXIT_OK if result.get("outcome") else EXIT_FAILURE
+    return EXIT_OK if result.get("outcome") and not result.get("held") else EXIT_FAILURE
 
 
 def _sync_here(settings: Any, remote: str) -> SyncJson:
@@ -154,6 +154,8 @@ def _line(result: SyncJson) -> str:
             line += f"\nconflict: {c['path']}: {c.get('kept')} kept"
     for c in result.get("renamed") or []:
         line += f"\ncaptured on both machines: {c['path']} kept; the other machine's capture is {c['renamed']}"
+    if result.get("held"):
+        line += f"\nheld here, so not synced: {result['held']}"
     return line
 
 
@@ -212,7 +214,8 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _settle(settings: Settings, vault: Path, code: int, out: TextIO) -> int:
     """After a pull or merge that stopped on conflicts: end them by the sync rules (`settle_person_merge`)."""
-    from agentmd.engine.git.sync import SyncError, settle_person_merge
+    from agentmd.engine.git.person_merge import settle_person_merge
+    from agentmd.engine.git.sync import SyncError
 
     try:
         decided, merge = settle_person_merge(vault, settings.state_dir)

@@ -91,6 +91,7 @@ class SyncJson(TypedDict):
     attempts: int
     saves_kept: list[dict[str, str]]
     adopted: str | None
+    held: str | None
 
 
 @dataclass
@@ -106,6 +107,7 @@ class SyncResult:
     attempts: int = 1
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
     adopted: str | None = None  # a clone with no commit yet checked out this remote branch first
+    held: str | None = None  # why this machine's own changes are not committed, so not synced either
 
     def to_dict(self) -> SyncJson:
         return {
@@ -120,10 +122,11 @@ class SyncResult:
             "attempts": self.attempts,
             "saves_kept": self.saves_kept,
             "adopted": self.adopted,
+            "held": self.held,
         }
 
 
-def _check(run: GitRun, what: str) -> str:
+def checked(run: GitRun, what: str) -> str:
     if run.code != 0:
         raise SyncError(f"{what} failed: {run.why()}")
     return run.text
@@ -154,7 +157,7 @@ def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
     had = remote_url(git, remote)
     if had == url:
         return f"the remote {remote} already points at {url}"
-    _check(git.run("remote", "set-url" if had else "add", remote, url), f"`git remote {'set-url' if had else 'add'}`")
+    checked(git.run("remote", "set-url" if had else "add", remote, url), f"`git remote {'set-url' if had else 'add'}`")
     return f"the remote {remote} now points at {url}" + (f" (was {had})" if had else "")
 
 
@@ -165,11 +168,15 @@ def current_branch(git: GitCli) -> str:
     return run.text
 
 
-def _rev(git: GitCli, ref: str) -> str | None:
+def commit_at(git: GitCli, ref: str) -> str | None:
     run = git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
 
 
+HELD_HOW = (
+    "nothing deleted is committed or synced; restore the files, or run `agentmd reindex --allow-mass-delete` if "
+    "the deletion is deliberate"
+)
 LOST_TRAILER = "set-aside"  # a sync merge's trailer: `<commit> <path>`, the other machine's version it did not keep
 
 
@@ -241,7 +248,7 @@ class Round:
         remote's branch, keeping every file already in the work tree; refused, naming them, when one of them
         would be overwritten. The commit it now stands on."""
         fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{there}")
-        theirs = _rev(self.git, "FETCH_HEAD") if fetch.code == 0 else None
+        theirs = commit_at(self.git, "FETCH_HEAD") if fetch.code == 0 else None
         if theirs is None:
             raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
         run = self.git.run("checkout", "--quiet", "-b", there, theirs)
@@ -255,7 +262,7 @@ class Round:
 
     def _once(self, branch: str) -> SyncResult:
         finish_unfinished(self.git, self.identity)  # a round killed while it moved the work tree
-        ours = _rev(self.git, "HEAD")
+        ours = commit_at(self.git, "HEAD")
         there = self._their_branch(branch)
         if ours is None:
             if there == branch and not self._heads():
@@ -264,7 +271,7 @@ class Round:
         fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{there}")
         theirs: str | None = None
         if fetch.code == 0:
-            theirs = _rev(self.git, "FETCH_HEAD")
+            theirs = commit_at(self.git, "FETCH_HEAD")
         elif "couldn't find remote ref" not in fetch.err:  # an empty remote has no branch yet: push creates it
             raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
         result = SyncResult("up-to-date", ours, self.remote, there, theirs)
@@ -345,7 +352,7 @@ class Round:
         else:
             self._merge_ff(new)
         failpoint("sync-tree-moved")
-        if _rev(self.git, "HEAD") != new:
+        if commit_at(self.git, "HEAD") != new:
             raise SyncError(f"the vault's HEAD did not move to the synced commit {new[:10]}; the next round retries")
         return paths
 
@@ -395,7 +402,7 @@ class Round:
             tree, conflicts = self._resolve(tree, stages, theirs)
         message = self._message(theirs, conflicts)
         commit = self.git.run("commit-tree", tree, "-p", ours, "-p", theirs, stdin=message.encode(), env=self.identity)
-        return _check(commit, "`git commit-tree` of the merge"), conflicts
+        return checked(commit, "`git commit-tree` of the merge"), conflicts
 
     def _resolve(
         self, tree: str, stages: dict[str, dict[int, tuple[str, str]]], theirs: str
@@ -404,7 +411,7 @@ class Round:
         index = self.git.gitdir / f"agentmd-sync-index-{os.getpid()}"
         env = {**self.identity}
         try:
-            _check(self.git.run("read-tree", tree, index=index), "reading the merged tree")
+            checked(self.git.run("read-tree", tree, index=index), "reading the merged tree")
             lines: list[str] = []
             decided: list[dict[str, str]] = []
             taken: set[str] = set()  # names given in this merge, beside those in the merged tree
@@ -439,8 +446,8 @@ class Round:
             feed = "".join(f"{line}\0" for line in lines).encode()
             # drop the conflicted entries first (stages 1-3 and the marker blob), then set the decided ones
             clear = "".join(f"0 {'0' * len(tree)}\t{p}\0" for p in stages).encode()
-            _check(self.git.run("update-index", "-z", "--index-info", index=index, stdin=clear + feed), "update-index")
-            return _check(self.git.run("write-tree", index=index, env=env), "`git write-tree`"), decided
+            checked(self.git.run("update-index", "-z", "--index-info", index=index, stdin=clear + feed), "update-index")
+            return checked(self.git.run("write-tree", index=index, env=env), "`git write-tree`"), decided
         finally:
             index.unlink(missing_ok=True)
 
@@ -452,7 +459,7 @@ class Round:
         merged = merge_note(self.git, *(b.out for b in blobs))
         if merged is None:
             return None
-        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=merged), "writing the merged note")
+        return checked(self.git.run("hash-object", "-w", "--stdin", stdin=merged), "writing the merged note")
 
     def _captures(self, mine: tuple[str, str], other: tuple[str, str]) -> bool:
         """Whether both versions of a note added on both sides are agent captures (`sync_merge.is_capture`)."""
@@ -478,7 +485,7 @@ class Round:
     def _conflict_note(self, oid: str, path: str) -> str:
         """The blob of theirs, marked as a conflict sibling in its frontmatter (`conflicts.conflict_text`)."""
         text = conflict_text(self.git.run("cat-file", "blob", oid).out, path)
-        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=text), "writing the sibling")
+        return checked(self.git.run("hash-object", "-w", "--stdin", stdin=text), "writing the sibling")
 
     def _message(self, theirs: str, conflicts: list[dict[str, str]]) -> str:
         summary = f"sync: merge {self.remote} ({theirs[:10]})"
@@ -507,58 +514,6 @@ class Round:
         if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
             return False
         raise RemoteUnreachable(f"`git push {self.remote}` failed (is the remote reachable and writable?): {run.why()}")
-
-
-# -- a merge the person's own `git pull` left ---------------------------------------------------------
-
-
-def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[str, str]], str | None]:
-    """End the conflicts a person's own `git pull` or `git merge` stopped on (run through `agentmd git`) by
-    the rules a sync round follows: a note changed on both sides merged as a note, one title captured on two
-    machines kept as two notes, a real conflict kept side by side as a sibling, an edit kept over a deletion,
-    ours kept for a file that is not a note. Each decided path is written to the work tree and staged; when no
-    conflict is left the merge is committed (`origin: sync`). Returns what was decided and the merge commit
-    (None when there was nothing to settle, or the person must still finish it: a rebase, a cherry-pick)."""
-    git = GitCli(vault)
-    theirs = _rev(git, "MERGE_HEAD")
-    if theirs is None:
-        return [], None
-    listed = git.run("ls-files", "-u", "-z")
-    stages: dict[str, dict[int, tuple[str, str]]] = {}
-    for raw in listed.out.split(b"\0") if listed.code == 0 else []:
-        if raw:
-            info, _, raw_path = raw.partition(b"\t")
-            mode, oid, stage = info.decode().split()
-            stages.setdefault(os.fsdecode(raw_path), {})[int(stage)] = (mode, oid)
-    if not stages:
-        return [], None
-    round_ = Round(vault, remote="the merged branch")
-    ours_tree = _check(git.run("rev-parse", "HEAD^{tree}"), "reading HEAD")
-    tree, decided = round_._resolve(ours_tree, stages, theirs)
-    names = set(stages) | {d[k] for d in decided for k in ("renamed", "sibling") if k in d}
-    for path in sorted(names):
-        entry = os.fsdecode(git.run("ls-tree", "-z", tree, "--", path).out.split(b"\0")[0])
-        if not entry:
-            _check(git.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path), f"dropping {path}")
-            (vault / path).unlink(missing_ok=True)
-            continue
-        mode, _kind, oid = entry.partition("\t")[0].split()
-        data = git.run("cat-file", "blob", oid).out
-        target = vault / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if mode == "120000":
-            target.unlink(missing_ok=True)
-            os.symlink(os.fsdecode(data), target)
-        else:
-            target.write_bytes(data)
-        _check(git.run("update-index", "--add", "--cacheinfo", f"{mode},{oid},{path}"), f"staging {path}")
-    if state_dir is not None:
-        record_conflicts(state_dir, decided, vault)
-    if git.run("ls-files", "-u").text:
-        return decided, None
-    message = round_._message(theirs, decided).replace(f"sync: merge {round_.remote}", "sync: the person's merge")
-    done = git.run("commit", "-q", "--no-verify", "-F", "-", stdin=message.encode())
-    return decided, _rev(git, "HEAD") if done.code == 0 else None
 
 
 # -- a round as the daemon and the CLI run it ---------------------------------------------------------
@@ -621,6 +576,9 @@ def sync_vault(
             with committer.paused():
                 result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
             result.adopted = round_.adopted
+        held = committer.state.commits_held or committer.state.mass_deletion
+        if held:  # the round ran, but this machine's own changes wait: said, not passed over as "in step"
+            result.held = held if "agentmd" in held else f"{held}: {HELD_HOW}"
     except SyncError as exc:
         if state_dir is not None:
             with state_lock(state_dir):  # read now, not before the round: it may have recorded conflicts meanwhile

@@ -110,7 +110,7 @@ def test_mass_delete_refusal_exits_1(cli, vault: Vault, tmp_path: Path) -> None:
     assert r.code == 0 and r.json()["deleted"] == 35
 
 
-def test_an_allowed_mass_deletion_without_a_daemon_says_how_it_reaches_git(cli, vault: Vault, tmp_path: Path) -> None:
+def test_an_allowed_mass_deletion_without_a_daemon_is_committed(cli, vault: Vault, tmp_path: Path) -> None:
     for i in range(40):
         vault.note(f"n{i}.md", f"note {i}\n")
     for argv in (
@@ -125,9 +125,17 @@ def test_an_allowed_mass_deletion_without_a_daemon_says_how_it_reaches_git(cli, 
     assert cli("reindex", *args).code == 0
     for i in range(35):
         vault.remove(f"n{i}.md")
+    (vault.root / "n39.md").write_text("note 39, edited meanwhile\n", encoding="utf-8")
     r = cli("reindex", "--allow-mass-delete", *args)
     assert r.code == 0 and "35 deleted" in r.out
-    assert "no daemon runs to commit their deletion" in r.out and "agentmd serve" in r.out
+    assert "committed the deletion (36 file(s))" in r.out, r.out
+    git = ["git", "-C", str(vault.root)]
+    assert subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+    log = subprocess.run([*git, "log", "-1", "--format=%B"], capture_output=True, text=True).stdout
+    assert "origin: local-edit" in log
+    assert sorted(subprocess.run([*git, "ls-files"], capture_output=True, text=True).stdout.split()) == [
+        f"n{i}.md" for i in range(35, 40)
+    ]
 
 
 def test_contract_check(cli, tmp_path: Path, vault: Vault) -> None:

@@ -96,3 +96,19 @@ def test_a_remote_of_another_history_or_of_several_other_branches_is_refused_wit
     with pytest.raises(SyncError) as caught:
         b.sync()
     assert "no branch 'mine'" in str(caught.value) and "extra, master" in str(caught.value)
+
+
+def test_a_sync_says_when_this_machines_own_changes_are_held(two: tuple[Machine, Path]) -> None:
+    a, remote = two
+    for i in range(30):
+        write(a.vault, f"notes/n{i}.md", f"# N{i}\n")
+    assert a.sync()["outcome"] == "pushed" and a.sync().get("held") is None
+    for i in range(25):
+        (a.vault / f"notes/n{i}.md").unlink()
+    write(a.vault, "notes/a.md", "# A\n\nedited while the deletion waits\n")
+    done = a.sync()
+    assert done["held"] and "--allow-mass-delete" in done["held"] and "25 of" in done["held"]
+    assert len(tree(a.vault)) == 31  # nothing deleted was committed, nor pushed
+    assert git(remote, "ls-tree", "-r", "--name-only", "master").stdout.count("\n") == 31
+    a.committer.allow_mass_deletion()
+    assert a.sync().get("held") is None and len(tree(a.vault)) == 6
