@@ -220,7 +220,7 @@ def _search(settings: Any, fields: dict[str, Any]) -> dict[str, object]:
         from agentmd.engine.backends import RemoteBackend
 
         return RemoteBackend(daemon).search(fields, count_usage=False)
-    from agentmd.engine.index.reconcile import reconcile
+    from agentmd.engine.index.reconcile import last_pass, reconcile
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.query import search
     from agentmd.engine.search.searcher import SearchRequest
@@ -234,7 +234,7 @@ def _search(settings: Any, fields: dict[str, Any]) -> dict[str, object]:
 
         arm, reason = arm_from_disk(settings)
     with Store(settings.cache_dir) as store:
-        if store.catalog.count() == 0:
+        if last_pass(store) is None:  # never read whole (a capture indexes its own note alone): read it now
             reconcile(
                 settings.vault,
                 store,

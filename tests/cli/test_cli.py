@@ -164,3 +164,15 @@ def test_dendron_link_convention_from_the_contract(cli, vault: Vault, tmp_path: 
     cli("reindex", "--from-scratch", *args)
     out = cli("links", "start.md", *args).json()
     assert out["dangling"] == [] and [o["resolved"] for o in out["out"]] == ["dendron.topic.lookup.md"], out
+
+
+def test_a_search_after_a_capture_into_a_vault_never_indexed_reads_the_whole_vault(
+    cli, vault: Vault, tmp_path: Path
+) -> None:
+    vault.note("notes/dendron.md", "# Dendron vaults\n\nA dendron workspace holds several vaults side by side.\n")
+    args = ("--vault", str(vault.root), "--index", str(tmp_path / "i"))
+    r = cli("capture", "--title", "Lint with ruff", "--body", "The project lints with ruff.", *args)
+    assert r.code == 0, r.err
+    r = cli("search", "dendron", "vaults", "--mode", "fusion", "--json", *args)
+    assert r.code == 0, r.err
+    assert [x["note"] for x in r.json()["results"]] == ["notes/dendron.md"]
