@@ -183,6 +183,11 @@ def validate(req: CaptureRequest) -> None:
         raise CaptureRefused("missing-title", "a capture needs a title: one line saying what the note is about")
     if len(req.title) > MAX_TITLE or "\n" in req.title.strip():
         raise CaptureRefused("invalid-title", f"the title must be one line of at most {MAX_TITLE} characters")
+    control = next((c for c in req.title.strip() if unicodedata.category(c) == "Cc"), None)
+    if control is not None:  # a terminal escape or a NUL in a title would reach every listing of the note
+        raise CaptureRefused(
+            "invalid-title", f"the title holds a control character (U+{ord(control):04X}); take it out and try again"
+        )
     if not isinstance(req.body, str):
         raise CaptureRefused("invalid-body", "the body must be text")
     if len(req.body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:

@@ -271,6 +271,8 @@ REFUSALS = [
     ("empty-title", {"title": ""}, "missing-title"),
     ("long-title", {"title": "x" * 201}, "invalid-title"),
     ("two-line-title", {"title": "one\ntwo"}, "invalid-title"),
+    ("escape-in-title", {"title": "Esc \x1b[31mRED"}, "invalid-title"),
+    ("nul-in-title", {"title": "nul\x00here"}, "invalid-title"),
     ("bad-type", {"type": "Not Kebab"}, "invalid-type"),
     ("importance-0", {"importance": 0}, "invalid-importance"),
     ("importance-6", {"importance": 6}, "invalid-importance"),
