@@ -197,12 +197,12 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
 
 def run_stdio(backend: Backend) -> None:
     """Serve the tools over this process's stdin and stdout until the client closes them."""
-    from mcp.server.stdio import stdio_server
+    from agentmd.engine.daemon.mcp_stdio import stdio_transport
 
     server = build_server(backend, log_hint="the traceback is on the standard error of `agentmd mcp`")
 
     async def go() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_transport() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(go)
