@@ -20,12 +20,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.runner import GitCli, GitMissing
-from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.engine.write.tallies import refusal_days
+
+if TYPE_CHECKING:  # the session-start hook reads a headline here: it must not load capture and its prefilters
+    from agentmd.engine.write.capture import Capturer
 
 ORIGIN = "morning"
 SYNTHETIC = frozenset({"self-probe", ORIGIN})  # the memory's own bookkeeping: commits counted, notes not
@@ -366,6 +368,8 @@ def write_note(
         seen = before if isinstance(before, dict) else {}
         refused.update({code: n - int(seen.get(code, 0)) for code, n in codes.items() if n > int(seen.get(code, 0))})
     headline, body = render(now.date(), status, tonight, changes, refused)
+    from agentmd.engine.write.capture import CaptureRequest
+
     request = CaptureRequest(title=f"Morning note {now.date().isoformat()}", body=body, summary=headline, space=space)
     result = capturer.capture(
         request,
