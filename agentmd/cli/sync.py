@@ -1,4 +1,4 @@
-"""`agentmd remote add URL | show` and `agentmd sync`: the same memory on every machine through a git remote.
+"""`agentmd remote [add URL | show]` and `agentmd sync`: the same memory on every machine through a git remote.
 
 `sync` runs one round now (engine/git/sync.py): through the running daemon, which holds its committer while
 the round moves the work tree, or in this process when no daemon runs. `conflicts` lists the notes a sync
@@ -26,7 +26,7 @@ DEFAULT_REMOTE = "origin"  # engine/git/sync.py's, written out so that building 
 def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     remote = sub.add_parser("remote", parents=[common], help="the vault's git remote, which `sync` syncs with")
     actions = subcommands(remote, "action", "ACTION")
-    actions.required = True
+    remote.set_defaults(func=cmd_remote_show)  # a bare `agentmd remote` shows it, as `git remote` does
     add = actions.add_parser("add", parents=[common], help="point the vault's remote at URL (any git remote)")
     add.add_argument("url", help="a bare repository over ssh, a path, GitHub or Gitea; git's own credentials")
     add.add_argument("--name", default=DEFAULT_REMOTE, help=f"the remote's name ({DEFAULT_REMOTE})")

@@ -221,6 +221,8 @@ def test_the_status_thresholds_come_from_the_config_file(cli_remote: tuple[Path,
     assert any(line.startswith("sync-failing since") for line in later["red"]) and later["yellow"] == []
     shown_remote = cli("remote", "show", "--vault", str(vault), "--config", str(config))
     assert "sync-failing since" in shown_remote.out
+    bare = cli("remote", "--vault", str(vault), "--config", str(config))  # as `git remote`: shows it
+    assert bare.code == 0 and bare.out == shown_remote.out
 
 
 @pytest.mark.parametrize(
