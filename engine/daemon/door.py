@@ -74,6 +74,9 @@ class Door(DaemonState):
                 allow_mass_delete=True,
             )
             self.dense.wake()
+            # a pass the move's own file events started, before or beside the one above, may have refused git's
+            # deletions; a full pass after both, the index now agreeing with the vault, goes through and clears it
+            self.request_pass()
         self._refresh_git_status()
         return result
 
