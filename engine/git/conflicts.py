@@ -124,6 +124,7 @@ class SyncState(TypedDict, total=False):
     last_error_at: str | None
     failing_since: str | None
     failures: int  # rounds in a row that could not reach the remote
+    lasting: bool  # the last round failed for a reason no retry ends (another history, a branch to pick)
     next_attempt_at: str | None  # while the daemon backs off an unreachable remote
 
 

@@ -586,6 +586,7 @@ def sync_vault(
                 state.update(
                     {"last_error": str(exc), "last_error_at": now, "failing_since": state.get("failing_since") or now}
                 )
+                state["lasting"] = not isinstance(exc, RemoteUnreachable)  # no waiting makes it go away
                 if isinstance(exc, RemoteUnreachable):
                     failures = int(state.get("failures") or 0) + 1
                     retry = (moment + backoff_delay(failures)).astimezone(dt.UTC)
@@ -597,7 +598,7 @@ def sync_vault(
             state = read_state(state_dir)
             state.update({
                 "last_ok_at": now, "last_outcome": result.outcome, "head": result.head, "remote": remote,
-                "last_error": None, "last_error_at": None, "failing_since": None, "failures": 0,
+                "last_error": None, "last_error_at": None, "failing_since": None, "failures": 0, "lasting": False,
                 "next_attempt_at": None, "renamed": [*state.get("renamed", []), *result.renamed][-50:],
             })  # fmt: skip
             write_json(state_dir / STATE_FILE, state)

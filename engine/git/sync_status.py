@@ -46,8 +46,8 @@ def sync_section(
 ) -> SyncSection:
     """`status`'s view of sync: the remote, the last good round, how far ahead and behind, what is failing
     and since when (yellow after `yellow_after`, an hour unless the config file's `sync_yellow_after` says
-    otherwise; red after `red_after`, a day), when the daemon tries again while it backs off, and the conflict
-    siblings not yet resolved."""
+    otherwise, at once for a failure no retry ends; red after `red_after`, a day), when the daemon tries again
+    while it backs off, and the conflict siblings not yet resolved."""
     git = GitCli(vault)
     url = remote_url(git) if (vault / ".git").exists() else None
     if url is None:
@@ -84,7 +84,7 @@ def sync_section(
         line = f"since {since}: {state.get('last_error')}; {again}"
         if failing >= red_after:
             out["red"].append(f"sync-failing {line}")
-        elif failing >= yellow_after:
+        elif failing >= yellow_after or state.get("lasting"):  # a failure no retry ends is said at once
             out["yellow"].append(f"sync-failing {line}")
     siblings = open_conflicts(vault, state_dir)
     out["conflicts"] = siblings

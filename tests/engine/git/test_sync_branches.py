@@ -112,3 +112,26 @@ def test_a_sync_says_when_this_machines_own_changes_are_held(two: tuple[Machine,
     assert git(remote, "ls-tree", "-r", "--name-only", "master").stdout.count("\n") == 31
     a.committer.allow_mass_deletion()
     assert a.sync().get("held") is None and len(tree(a.vault)) == 6
+
+
+def test_a_failure_no_retry_ends_is_yellow_at_once_and_an_unreachable_remote_only_later(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    import datetime as dt
+
+    from agentmd.engine.git.sync_status import sync_section
+
+    _a, remote = two
+    other = make_repo(tmp_path / "other", {"x.md": "# X\n"})
+    git(other, "branch", "-m", "master")
+    b = Machine(other, tmp_path / "state-other")
+    add_remote(GitCli(other), str(remote))
+    with pytest.raises(SyncError):
+        b.sync()
+    now = dt.datetime.now(dt.UTC)
+    section = sync_section(other, b.state, now=now)
+    assert any(line.startswith("sync-failing") and "shares no history" in line for line in section["yellow"])
+    git(other, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    with pytest.raises(SyncError):
+        b.sync()
+    assert not any(line.startswith("sync-failing") for line in sync_section(other, b.state, now=now)["yellow"])
