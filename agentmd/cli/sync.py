@@ -159,6 +159,24 @@ def _line(result: SyncJson) -> str:
     return line
 
 
+def _whose(sibling: str) -> str:
+    """Whose version a conflict sibling holds, as its name says (`<note>.conflict-<who>-<date>.md`): it may be
+    this machine's own, when another machine made the merge and set it aside."""
+    import re
+
+    from agentmd.engine.git.conflicts import machine_label
+    from agentmd.engine.settings import host_name
+
+    found = re.search(r"\.conflict-(.+)-\d{8}-\d{6}\.md$", sibling)
+    who = found.group(1) if found else None
+    if who == "undo":
+        return "the version the undo would have written"
+    if who is None:
+        return "the sibling's version"
+    here = " (this machine's name: the version another machine's merge set aside here)"
+    return f"the version from {who}" + (here if who == machine_label(host_name()) else "")
+
+
 def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agentmd.engine.git.resolve import resolve_conflict
     from agentmd.engine.git.sync import SyncError
@@ -176,7 +194,7 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cycle = committer_for(settings, ContractCache(settings.vault, settings.contract_path)).commit_cycle()
         problem = cycle.error or cycle.skipped
         committed = f"not committed yet ({problem})" if problem else "committed (origin: resolve)"
-    done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds the other machine's version, "
+    done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds {_whose(sibling)}, "
             f"{sibling} removed", "both": f"kept both: {sibling} is a note of its own now"}[args.keep]  # fmt: skip
     emit(out, args, {"note": note, "sibling": sibling, "keep": args.keep, "changed": changed}, f"{done}; {committed}")
     return EXIT_OK

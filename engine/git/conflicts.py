@@ -52,9 +52,14 @@ BEFORE = "status_before_conflict"  # the status a marked version had
 _STATUS = re.compile(r"(?m)^status:(.*)$")
 
 
+def machine_label(who: str) -> str:
+    """A machine's name as a sibling's name holds it: letters, digits and dashes."""
+    return re.sub(r"[^A-Za-z0-9-]+", "-", who.strip()).strip("-")[:40]
+
+
 def sibling_name(path: str, who: str, now: dt.datetime) -> str:
     """`<name>.conflict-<who>-<date>.md` beside the note `path`; `who` is reduced to letters, digits and dashes."""
-    other = re.sub(r"[^A-Za-z0-9-]+", "-", who.strip()).strip("-")[:40]
+    other = machine_label(who)
     stem = path[: -len(".md")] if path.lower().endswith(".md") else path
     return f"{stem}.conflict-{other or 'remote'}-{now.strftime('%Y%m%d-%H%M%S')}.md"
 

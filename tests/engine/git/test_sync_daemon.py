@@ -248,6 +248,7 @@ def test_resolve_ends_a_conflict_in_one_commit(
         assert "desktop's" in note and not (desktop / sibling).exists()
     elif keep == "theirs":  # the other machine's version byte for byte, its own status back where it stood
         assert note == theirs and not (desktop / sibling).exists()
+        assert "now holds the version from " in out
     else:
         kept = (desktop / sibling).read_text()
         assert "desktop's" in note and kept == theirs

@@ -244,6 +244,7 @@ def test_a_later_edit_of_the_same_lines_becomes_a_sibling_in_the_queue(cli, vaul
 
     resolved = cli("resolve", *args(vault), sibling, "--keep", "theirs")  # the undone version wins
     assert resolved.code == 0, resolved.err
+    assert "now holds the version the undo would have written" in resolved.out
     assert path.read_text().endswith("line one\nline two\nline three\n") and not (vault / sibling).exists()
     assert cli("conflicts", *args(vault)).out.strip() == "no conflicts left by a sync"
 
