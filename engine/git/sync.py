@@ -218,8 +218,16 @@ class Round:
             if result.outcome != "retry":
                 result.conflicts, result.changed = conflicts, changed
                 result.saves_kept = self.kept_saves
+                self._track(current_branch(self.git), result.branch or branch)
                 return result
         raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
+
+    def _track(self, branch: str, there: str) -> None:
+        """Make the remote's branch the upstream of the vault's, when the person's git has none, so that their own
+        `git pull` and `git status` know where the vault syncs to."""
+        if not self.git.run("config", "--get", f"branch.{branch}.merge").text:
+            self.git.run("config", f"branch.{branch}.remote", self.remote)
+            self.git.run("config", f"branch.{branch}.merge", f"refs/heads/{there}")
 
     def _heads(self) -> list[str]:
         """The remote's branches (`git ls-remote --heads`)."""

@@ -62,6 +62,12 @@ def test_a_clone_with_no_commit_checks_out_the_remotes_branch_and_keeps_its_note
     assert (b.vault / "notes/a.md").read_text(encoding="utf-8") == "# A\n\nfrom the laptop\n"
     assert a.sync()["outcome"] == "fast-forward"
     assert tree(a.vault) == tree(b.vault) == {"notes/a.md", "notes/b.md"}
+    for m in (a, b):  # the person's own `git pull` knows where the vault syncs to
+        assert git(m.vault, "rev-parse", "--abbrev-ref", "@{upstream}").stdout.strip() == "origin/master"
+    write(b.vault, "notes/c.md", "# C\n")
+    b.sync()
+    git(a.vault, "pull", "-q")
+    assert (a.vault / "notes/c.md").exists()
     assert git(remote, "for-each-ref", "--format=%(refname)", "refs/heads").stdout.split() == ["refs/heads/master"]
 
 
