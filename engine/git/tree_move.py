@@ -66,6 +66,7 @@ _STILL = 0.02  # a swapped-out file that differs is read again this far apart un
 _STILL_MAX = 1.0
 _LATE = 0.05  # the pause before the files set aside in a round are read once more
 _LATE_PASSES = 3
+_SAVE_ROUNDS = 20  # saves made while a note is put in place, brought in one after another, at most
 
 
 def _load_renameat2() -> Callable[..., int] | None:
@@ -301,32 +302,56 @@ class _Mover:
         log.warning("sync: %s was saved while the round deleted it; the save is kept", e.path)
 
     def _keep(self, e: Entry, target: Path, saved: bytes, old: bytes | None, new: bytes) -> None:
-        """A save found at `target` while `new` went in: merge it with `new`, or keep both."""
+        """A save found at `target` while `new` went in: merge it with `new`, or keep both. A writer may go on
+        saving while this runs (a log appended to every few milliseconds): each file swapped out of the path is
+        a save made on what the path held, and it is brought into what goes there next (`_settle`)."""
         note = e.path.lower().endswith(".md") and e.new_mode != "120000"
         merged = merge_note(self.git, old, saved, new) if note and old is not None else None
-        if merged is not None:
-            newer = self._put(target, merged, e.new_mode, new, e)
-            if newer is None:
-                self.kept.append({"path": e.path, "kept": "merged"})
-                log.warning("sync: %s was saved while the round rewrote it; the save and the round merged", e.path)
-                return
-            self._put(target, newer, e.new_mode, merged, e)  # saved again meanwhile: the latest save stays
-        else:
+        if not note:
             newer = self._put(target, saved, e.new_mode, new, e)  # the save goes back to the path
             if newer is not None:
                 self._put(target, newer, e.new_mode, saved, e)  # saved again meanwhile: the latest save stays
-        if not note:
             self.kept.append({"path": e.path, "kept": "ours"})
             log.warning("sync: %s was saved while the round rewrote it; the save is kept", e.path)
             return
+        self._settle(e, target, new, saved if merged is None else merged)
+        if merged is not None:
+            self.kept.append({"path": e.path, "kept": "merged"})
+            log.warning("sync: %s was saved while the round rewrote it; the save and the round merged", e.path)
+            return
+        sibling = self._sibling(e, new)
+        self.kept.append({"path": e.path, "sibling": sibling})
+        log.warning("sync: %s was saved while the round rewrote it; the incoming version is %s", e.path, sibling)
+
+    def _settle(self, e: Entry, target: Path, placed: bytes, want: bytes) -> None:
+        """Put `want` at `target`, which holds `placed`; while what comes out is a save made meanwhile, bring it in
+        and put the result there in turn: what the save appended to `placed` is appended to `want`, anything
+        else is merged as a sync merges; a save that will not merge stays at the path and `want` goes beside it
+        as a sibling. Nothing that was at the path is dropped."""
+        for _ in range(_SAVE_ROUNDS):
+            later = self._put(target, want, e.new_mode, placed, e)
+            if later is None:
+                return
+            if later.startswith(placed):  # appended to what was there: the same bytes go after what is there now
+                placed, want = want, want + later[len(placed) :]
+                continue
+            merged = merge_note(self.git, placed, later, want)
+            if merged is None:
+                self._sibling(e, want)
+                merged = later
+            placed, want = want, merged
+        self._sibling(e, want)  # saved and saved again past every round: the path keeps the latest save
+        log.warning("sync: %s kept being saved while the round rewrote it; the round's version is beside it", e.path)
+
+    def _sibling(self, e: Entry, data: bytes) -> str:
+        """A conflict sibling of the note `e` holding `data`; its path."""
         sibling = sibling_name(e.path, self.their_host(e.path), self.now)
         stem, n = sibling[: -len(".md")], 1
         while (self.vault / sibling).exists():
             n += 1
             sibling = f"{stem}-{n}.md"
-        self._put(self.vault / sibling, conflict_text(new, e.path), "100644", None)
-        self.kept.append({"path": e.path, "sibling": sibling})
-        log.warning("sync: %s was saved while the round rewrote it; the incoming version is %s", e.path, sibling)
+        self._put(self.vault / sibling, conflict_text(data, e.path), "100644", None)
+        return sibling
 
     def _prune_folders(self) -> None:
         """Remove the folders the deletions left empty, as git does."""

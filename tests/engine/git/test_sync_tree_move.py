@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,43 @@ def test_a_round_killed_after_the_files_moved_is_finished_before_anything_is_com
     assert not (desktop.vault / ".git" / JOURNAL).exists()
     done = subprocess.run([*argv, "--json"], env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["outcome"] == "up-to-date"
+
+
+def test_lines_appended_all_through_a_move_are_every_one_kept(vault: Path) -> None:
+    """A writer appends a line to notes over and over (a log kept by a script, `echo >> note`) while a move
+    rewrites the top of every one of them: every line appended is in the note or beside it afterwards."""
+    names = [f"logs/l{i:03d}.md" for i in range(30)]
+    for rel in names:
+        write(vault, rel, f"# {rel}\n\nstatus: start\n\nline 0\n")
+    commit_all(vault, "many logs")
+    old, new = moved_to(vault, {rel: f"# {rel}\n\nstatus: changed on the laptop\n\nline 0\n" for rel in names})
+    written: dict[str, list[str]] = {rel: [] for rel in names}
+    stop = threading.Event()
+
+    def appender() -> None:
+        n = 0
+        while not stop.is_set():
+            rel = names[n % len(names)]
+            token = f"append {n}"
+            with open(vault / rel, "a") as fh:  # O_APPEND, as a shell's >> writes
+                fh.write(token + "\n")
+            written[rel].append(token)
+            n += 1
+            if n % len(names) == 0:
+                time.sleep(0.001)  # a writer that leaves the round some time to run
+
+    writer = threading.Thread(target=appender)
+    writer.start()
+    try:
+        move(vault, old, new)
+    finally:
+        stop.set()
+        writer.join()
+    lost = []
+    for rel in names:
+        folder, stem = (vault / rel).parent, (vault / rel).stem
+        where = (vault / rel).read_text() + "".join(p.read_text() for p in folder.glob(f"{stem}.conflict-*.md"))
+        lost += [(rel, t) for t in written[rel] if f"{t}\n" not in where]
+        assert "changed on the laptop" in where, rel  # the incoming change is there too
+    assert lost == [], lost[:5]
+    assert sum(len(t) for t in written.values()) > len(names)  # the writer ran through the move
