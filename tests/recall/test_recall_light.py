@@ -98,6 +98,16 @@ def test_a_malformed_recall_is_refused_saying_what_is_wrong(daemon: Daemon, body
 def test_the_hook_process_prints_the_daemons_answer(
     daemon: Daemon, indexed: Settings, env: dict[str, str], workdir: Path
 ) -> None:
+    def embedded() -> bool:  # the answers compared below come from the same vectors, not a store still filling
+        dense = daemon.status()["dense"]
+        return dense.get("state") in ("complete", "lexical-only") and dense.get("chunks_done") == dense.get(
+            "chunks_total"
+        )
+
+    deadline = time.monotonic() + 120
+    while not embedded():
+        assert time.monotonic() < deadline, daemon.status()["dense"]
+        time.sleep(0.1)
     event = payload("user_prompt_submit.json", workdir)
     code, out, err = run_hook(event, env)
     assert (code, err) == (0, "")
