@@ -100,6 +100,14 @@ def operation_in_progress(gitdir: Path, *, now: float | None = None) -> str | No
                 f"{what} is in progress in the vault repository (.git/{name}); finish or abort it, and "
                 "agentmd commits again on the next cycle"
             )
+    with contextlib.suppress(OSError):
+        head = (gitdir / "HEAD").read_text("utf-8", "replace").strip()
+        if head and not head.startswith("ref:"):  # a checked-out commit, not a branch (a rebase is said above)
+            return (
+                "HEAD is detached (the vault is not on a branch): a commit made now would be left behind when a "
+                "branch is checked out again; check out the vault's branch (`git switch <branch>`), and agentmd "
+                "commits what waits on the next cycle"
+            )
     for ref in ("HEAD", _head_ref(gitdir)):
         if ref and os.path.isfile(gitdir / f"{ref}.lock"):  # a folder of that name is damage, not a git command
             return (

@@ -289,6 +289,19 @@ def test_merge_in_progress_skips_the_cycle(tmp_path: Path) -> None:
     assert stray_temp_files(repo) == []
 
 
+def test_a_detached_head_holds_commits_until_the_branch_is_back_and_loses_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v")
+    git(repo, "checkout", "-q", "--detach")  # the person looks at a commit while agents keep capturing
+    write(repo, "notes/captured.md", "# Captured\n\nwritten while HEAD was detached\n")
+    c = committer(repo)
+    held = c.commit_cycle()
+    assert held.skipped and "detached" in held.skipped and "git switch" in held.skipped and not held.commits
+    git(repo, "checkout", "-q", "main")
+    done = c.commit_cycle()
+    assert [p for commit in done.commits for p in commit.paths] == ["notes/captured.md"]
+    assert "notes/captured.md" in tree(repo, "main") and status(repo) == []
+
+
 # --------------------------------------------------------------------------------------------------
 # First commits and identity
 
