@@ -35,6 +35,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
+from agentmd.engine.errors import IndexBusy
+
 log = logging.getLogger("agentmd.capture")
 
 IndexPaths = Callable[[set[str]], set[str]]  # index these notes; returns the ones indexed
@@ -197,6 +199,8 @@ class GroupIndexer:
             with self._cond:
                 self._running = {p: k for p, k in before.items() if k is not None}
             indexed = self._index_paths({t.path for t in batch})
+        except IndexBusy as exc:  # another process writes the index: an expected wait, said in one line
+            log.warning("indexing %d captured note(s) waits (%s); the next pass picks them up", len(batch), exc)
         except Exception:  # every ticket is still answered below: a waiter asleep on its note must wake
             log.exception("indexing %d captured note(s) failed; the next reconcile will pick them up", len(batch))
         with self._cond:

@@ -4,12 +4,15 @@ note's stored document."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
+import os
 import shutil
 import time
 import uuid
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,20 @@ VERIFIED_SUFFIX = ".verified.json"  # beside the index folder: the keys of its f
 _QUERY_MEMO_MAX = 4_096
 
 
+@contextlib.contextmanager
+def _opening(directory: Path) -> Iterator[None]:
+    """Hold the index folder's opening lock: two processes finding no index (captures of a new vault at once)
+    each created one in the same folder, and each took the other's half-made folder for damage and set it aside.
+    An existing index opens in milliseconds, so the wait is short."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory.with_name(f"{directory.name}.opening"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 class IndexCore:
     """A Tantivy index in `directory`, created, upgraded or set aside and rebuilt as needed: what writing,
     analysing and searching it (the mixins `SearchIndex` is made of) share."""
@@ -63,7 +80,8 @@ class IndexCore:
         self._state_key: tuple[int, int, int] | None = None
         # damage seen from outside the memory map (engine/index/integrity.py)
         self.guard = self._new_guard()
-        self._index = self._open()
+        with _opening(directory):
+            self._index = self._open()
         self._reader = Reader(self._index.searcher())
         self.generation: str = self._read_marker()["generation"]
         self.guard.refresh()
