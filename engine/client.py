@@ -17,8 +17,9 @@ and the daemon answers 401.
 How it asks: HTTP/1.1 on a plain socket to 127.0.0.1, one request per connection (`Connection: close`),
 JSON in and out. Never through a proxy (nothing here reads proxy settings) and never to another host.
 Every call has a timeout covering the whole exchange (connect, send, read). Failures are `DaemonError`s:
-`DaemonUnreachable` (nothing answers, or the connection broke), `DaemonTimeout` (no whole answer in
-time), `DaemonHTTPError` (the daemon answered with an error status; its JSON `error` and `code` kept).
+`DaemonUnreachable` (nothing answers), `DaemonLost` (the connection broke after the request went: it may have
+been done), `DaemonTimeout` (no whole answer in time), `DaemonHTTPError` (the daemon answered with an error
+status; its JSON `error` and `code` kept).
 
 Only the standard library, and only its light modules: the prompt hook imports this on every prompt, and
 `http.client`/`urllib` would cost it tens of milliseconds of imports.
@@ -59,6 +60,11 @@ class DaemonUnreachable(DaemonError):
 
 class DaemonTimeout(DaemonUnreachable):
     """The daemon did not give a whole answer within the timeout."""
+
+
+class DaemonLost(DaemonUnreachable):
+    """The daemon took the request and the connection broke before a whole answer came back: what the request
+    asked may have been done, in part or whole."""
 
 
 class DaemonHTTPError(DaemonError):
@@ -158,6 +164,13 @@ class Located:
             return self.client(timeout=timeout).post(route, payload)
         except DaemonHTTPError as exc:
             raise AgentmdError(f"{what}: {exc.message}") from None
+        except DaemonLost as exc:
+            raise AgentmdError(
+                f"{what}: agentmd serve on port {self.port} stopped before it answered ({exc}), so what was asked "
+                "may be done in part or in whole; `agentmd log --since 1h` and `git status` in the vault show what "
+                "was written. Run the command again once the daemon is back: a capture already written comes back "
+                "as the same note, a confirm or retire skips the notes already done"
+            ) from None
         except DaemonError as exc:
             raise AgentmdError(
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
@@ -288,6 +301,7 @@ class DaemonClient:
         late = f"the daemon on port {self.port} did not answer within {timeout:.2f}s"
         chunks: list[bytes] = []
         size = 0
+        sent = False
         try:
             # a plain connect to the loopback address: create_connection would look the address up first, which
             # loads the IDNA codec on every call
@@ -295,6 +309,7 @@ class DaemonClient:
             try:
                 sock.settimeout(timeout)
                 sock.connect((HOST, self.port))
+                sent = True
                 try:  # noqa: SIM105 - contextlib is one more import on the prompt hook's path
                     sock.sendall(data)
                 except (BrokenPipeError, ConnectionResetError):
@@ -316,6 +331,8 @@ class DaemonClient:
         except TimeoutError:
             raise DaemonTimeout(late) from None
         except OSError as exc:
+            if sent:
+                raise DaemonLost(f"the connection to the daemon on port {self.port} broke: {exc}") from None
             raise DaemonUnreachable(f"could not reach the daemon on port {self.port}: {exc}") from None
         return b"".join(chunks)
 
@@ -323,7 +340,7 @@ class DaemonClient:
 def _parse_answer(raw: bytes, port: int) -> tuple[int, bytes]:
     head_end = raw.find(b"\r\n\r\n")
     if head_end < 0:
-        raise DaemonUnreachable(f"the answer of the daemon on port {port} was cut short")
+        raise DaemonLost(f"the answer of the daemon on port {port} was cut short")
     lines = raw[:head_end].decode("latin-1").split("\r\n")
     try:
         status = int(lines[0].split()[1])
@@ -339,7 +356,7 @@ def _parse_answer(raw: bytes, port: int) -> tuple[int, bytes]:
         except ValueError:
             raise DaemonError(f"the daemon on port {port} sent a bad Content-Length") from None
         if len(rest) < length:
-            raise DaemonUnreachable(f"the answer of the daemon on port {port} was cut short")
+            raise DaemonLost(f"the answer of the daemon on port {port} was cut short")
         rest = rest[:length]
     return status, rest
 
@@ -351,7 +368,7 @@ def _dechunk(data: bytes, port: int) -> bytes:
     while True:
         eol = data.find(b"\r\n", pos)
         if eol < 0:
-            raise DaemonUnreachable(f"the chunked answer of the daemon on port {port} was cut short")
+            raise DaemonLost(f"the chunked answer of the daemon on port {port} was cut short")
         try:
             size = int(data[pos:eol].split(b";")[0], 16)
         except ValueError:
@@ -359,6 +376,6 @@ def _dechunk(data: bytes, port: int) -> bytes:
         if size == 0:
             return b"".join(out)
         if eol + 2 + size > len(data):
-            raise DaemonUnreachable(f"the chunked answer of the daemon on port {port} was cut short")
+            raise DaemonLost(f"the chunked answer of the daemon on port {port} was cut short")
         out.append(data[eol + 2 : eol + 2 + size])
         pos = eol + 2 + size + 2

@@ -17,8 +17,10 @@ from agentmd.engine.client import (
     DaemonClient,
     DaemonError,
     DaemonHTTPError,
+    DaemonLost,
     DaemonTimeout,
     DaemonUnreachable,
+    Located,
     daemon_port,
     recorded_port,
 )
@@ -142,6 +144,28 @@ def test_silence_is_a_timeout_and_nobody_listening_is_unreachable(listen: list[L
         DaemonClient(port).get("/status", timeout=0)
     with pytest.raises(DaemonError):
         DaemonClient(70000)
+
+
+def test_a_daemon_that_stops_after_taking_a_request_says_the_request_may_be_done(
+    listen: list[Listener], tmp_path: Path
+) -> None:
+    from agentmd.engine.errors import AgentmdError
+
+    dying = Listener(b"")  # reads the whole request, then closes without a word: a daemon killed mid-request
+    listen.append(dying)
+    with pytest.raises(DaemonLost, match="cut short"):
+        DaemonClient(dying.port).post("/v1/curate", {"action": "confirm"}, timeout=5)
+    with pytest.raises(AgentmdError) as caught:
+        Located(dying.port, tmp_path).ask("/v1/curate", {"action": "confirm"}, what="confirm", timeout=5)
+    said = str(caught.value)
+    assert said.startswith("confirm: agentmd serve on port") and "may be done in part" in said
+    assert "agentmd log" in said and "is it still running" not in said
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    with pytest.raises(AgentmdError, match="is it still running"):  # nothing took it: nothing was done
+        Located(port, tmp_path).ask("/v1/curate", {}, what="confirm", timeout=2)
 
 
 def test_port_discovery_follows_the_instance_lock(tmp_path: Path) -> None:
