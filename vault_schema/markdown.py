@@ -90,18 +90,20 @@ CONFLICT_START = "<<<<<<< "
 def has_conflict_markers(text: str) -> bool:
     """Whether `text` holds an unresolved merge conflict as git writes it: a line starting `<<<<<<< `, then a
     line `=======`, then a line starting `>>>>>>> `, outside fenced code blocks (a note showing markers in a
-    code block, say one explaining git, holds no conflict)."""
+    code block, say one explaining git, holds no conflict). Git writes longer markers, all three of one length,
+    for a conflict inside another (a note renamed on both sides): those count too."""
     if CONFLICT_START not in text:
         return False
-    want = 0  # 0: the start marker, 1: the separator, 2: the end marker
+    want, size = 0, 0  # want 0: the start marker, 1: the separator, 2: the end marker
     for i, line, code, _ in _scan(text):
         if i < 0 or code:
             continue
-        if want == 0 and line.startswith(CONFLICT_START):
-            want = 1
-        elif want == 1 and line.rstrip("\r") == "=======":
+        if want == 0 and line.startswith(CONFLICT_START[:-1]):
+            size = len(line) - len(line.lstrip("<"))
+            want = 1 if line[size : size + 1] in (" ", "") or line[size:] == "\r" else 0
+        elif want == 1 and line.rstrip("\r") == "=" * size:
             want = 2
-        elif want == 2 and line.startswith(">>>>>>> "):
+        elif want == 2 and line.startswith(">" * size) and line[size : size + 1] in (" ", "", "\r"):
             return True
     return False
 

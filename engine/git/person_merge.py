@@ -33,7 +33,7 @@ def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[
         return [], None
     round_ = Round(vault, remote="the merged branch")
     ours_tree = checked(git.run("rev-parse", "HEAD^{tree}"), "reading HEAD")
-    tree, decided = round_._resolve(ours_tree, stages, theirs)
+    tree, decided = round_._resolve(ours_tree, stages, theirs, ours_tree)
     names = set(stages) | {d[k] for d in decided for k in ("renamed", "sibling") if k in d}
     for path in sorted(names):
         entry = os.fsdecode(git.run("ls-tree", "-z", tree, "--", path).out.split(b"\0")[0])

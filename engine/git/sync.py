@@ -407,13 +407,17 @@ class Round:
                 info, _, path = raw.partition(b"\t")
                 mode, oid, stage = info.decode().split()
                 stages.setdefault(os.fsdecode(path), {})[int(stage)] = (mode, oid)
-            tree, conflicts = self._resolve(tree, stages, theirs)
+            tree, conflicts = self._resolve(tree, stages, theirs, ours)
         message = self._message(theirs, conflicts)
         commit = self.git.run("commit-tree", tree, "-p", ours, "-p", theirs, stdin=message.encode(), env=self.identity)
         return checked(commit, "`git commit-tree` of the merge"), conflicts
 
+    def _blob_at(self, treeish: str, path: str) -> str | None:
+        run = self.git.run("rev-parse", "--verify", "--quiet", f"{treeish}:{path}")
+        return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
+
     def _resolve(
-        self, tree: str, stages: dict[str, dict[int, tuple[str, str]]], theirs: str
+        self, tree: str, stages: dict[str, dict[int, tuple[str, str]]], theirs: str, ours: str
     ) -> tuple[str, list[dict[str, str]]]:
         """The merged tree with every conflicted path decided (see the module docstring); what was decided."""
         index = self.git.gitdir / f"agentmd-sync-index-{os.getpid()}"
@@ -448,9 +452,14 @@ class Round:
                 else:  # deleted on one side, edited on the other: the edit survives
                     mode, oid = mine or other or ("", "")
                     if oid:
+                        # that side's own file: where one note was renamed on both sides, each its own way, git
+                        # gives both new names the content merged with conflict markers as their only stage
+                        oid = self._blob_at(ours if mine else theirs, path) or oid
                         lines.append(f"{mode} {oid}\t{path}")
-                        # their deletion lost when the edit is ours
-                        decided.append({"path": path, "kept": "the edit", **({"theirs": theirs} if mine else {})})
+                        if common is None:  # a name one side gave (both renamed a note): both names stay
+                            decided.append({"path": path, "kept": "both names"})
+                        else:  # their deletion lost when the edit is ours
+                            decided.append({"path": path, "kept": "the edit", **({"theirs": theirs} if mine else {})})
             feed = "".join(f"{line}\0" for line in lines).encode()
             # drop the conflicted entries first (stages 1-3 and the marker blob), then set the decided ones
             clear = "".join(f"0 {'0' * len(tree)}\t{p}\0" for p in stages).encode()

@@ -160,6 +160,8 @@ def test_a_placeholder_names_its_note_and_back() -> None:
         (">>>>>>> x\n=======\n<<<<<<< y\n", False),  # out of order
         ("Title\n=======\n\nA setext heading, no conflict.\n", False),
         ("<<<<<<<HEAD\n=======\n>>>>>>>x\n", False),  # git puts a space after the marker
+        ("# Beta\n<<<<<<<< a:beta-A.md\nA\n========\nB\n>>>>>>>> b:beta-B.md\n", True),  # a conflict in a rename
+        ("<<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n", False),  # markers of three lengths are no conflict git wrote
     ],
 )
 def test_conflict_markers_outside_code(text: str, conflicted: bool) -> None:

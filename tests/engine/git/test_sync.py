@@ -153,3 +153,26 @@ def test_a_vault_without_a_remote_is_told_how_to_add_one(tmp_path: Path) -> None
     with pytest.raises(SyncError, match="agentmd remote add URL"):
         Machine(vault, tmp_path / "s").sync()
     assert set(tree(vault)) == set(NOTES)
+
+
+def test_a_note_renamed_on_both_machines_each_its_own_way_keeps_both_names_and_no_marker(machines, remote) -> None:
+    """Git pairs the two renames and gives both new names the content merged with conflict markers."""
+    a, b = machines
+    base = (a.vault / "notes/alpha.md").read_text(encoding="utf-8")
+    (a.vault / "notes/alpha.md").rename(a.vault / "notes/alpha-here.md")
+    write(a.vault, "notes/alpha-here.md", base + "A line\n")
+    (b.vault / "notes/alpha.md").rename(b.vault / "notes/alpha-there.md")
+    write(b.vault, "notes/alpha-there.md", base + "B line\n")
+    a.sync()
+    merged = b.sync()
+    assert {c["path"]: c.get("kept") for c in merged["conflicts"]} == {
+        "notes/alpha-here.md": "both names",
+        "notes/alpha-there.md": "both names",
+    }
+    a.sync()
+    no_markers(a, b)
+    for m in (a, b):
+        assert m.read("notes/alpha-here.md") == base + "A line\n"
+        assert m.read("notes/alpha-there.md") == base + "B line\n"
+        assert not (m.vault / "notes/alpha.md").exists()
+    converged(a, b, remote)
