@@ -160,21 +160,15 @@ def _line(result: SyncJson) -> str:
 
 
 def _whose(sibling: str) -> str:
-    """Whose version a conflict sibling holds, as its name says (`<note>.conflict-<who>-<date>.md`): it may be
-    this machine's own, when another machine made the merge and set it aside."""
-    import re
+    """Whose version a conflict sibling holds, as its name says (`<note>.conflict-<who>-<date>.md`)."""
+    from agentmd.engine.git.conflicts import holds_own_version, sibling_machine
 
-    from agentmd.engine.git.conflicts import machine_label
-    from agentmd.engine.settings import host_name
-
-    found = re.search(r"\.conflict-(.+)-\d{8}-\d{6}\.md$", sibling)
-    who = found.group(1) if found else None
+    who = sibling_machine(sibling)
     if who == "undo":
         return "the version the undo would have written"
-    if who is None:
-        return "the sibling's version"
-    here = " (this machine's name: the version another machine's merge set aside here)"
-    return f"the version from {who}" + (here if who == machine_label(host_name()) else "")
+    if holds_own_version(sibling):
+        return "this machine's own version (another machine's merge had set it aside)"
+    return f"the version from {who}" if who else "the sibling's version"
 
 
 def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -196,6 +190,10 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         committed = f"not committed yet ({problem})" if problem else "committed (origin: resolve)"
     done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds {_whose(sibling)}, "
             f"{sibling} removed", "both": f"kept both: {sibling} is a note of its own now"}[args.keep]  # fmt: skip
+    if args.keep == "mine" and sibling in changed and note in changed:  # this machine's text was the sibling's
+        done = f"{note} now holds {_whose(sibling)}, {sibling} removed"
+    elif args.keep == "theirs" and note not in changed:  # the other machine's text was the note's already
+        done = f"kept {note}, the other machine's version; removed {sibling}, which held {_whose(sibling)}"
     emit(out, args, {"note": note, "sibling": sibling, "keep": args.keep, "changed": changed}, f"{done}; {committed}")
     return EXIT_OK
 

@@ -57,6 +57,19 @@ def machine_label(who: str) -> str:
     return re.sub(r"[^A-Za-z0-9-]+", "-", who.strip()).strip("-")[:40]
 
 
+def sibling_machine(sibling: str) -> str | None:
+    """The machine (or `undo`) whose version a sibling holds, as its name says; None for another name."""
+    found = re.search(r"\.conflict-(.+)-\d{8}-\d{6}(?:-\d+)?\.md$", sibling)
+    return found.group(1) if found else None
+
+
+def holds_own_version(sibling: str) -> bool:
+    """Whether a sibling holds this machine's own version: another machine's merge set it aside here."""
+    from agentmd.engine.settings import host_name
+
+    return sibling_machine(sibling) == machine_label(host_name())
+
+
 def sibling_name(path: str, who: str, now: dt.datetime) -> str:
     """`<name>.conflict-<who>-<date>.md` beside the note `path`; `who` is reduced to letters, digits and dashes."""
     other = machine_label(who)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from agentmd.engine.git.conflicts import conflict_pairs, still_conflict, unmarked
+from agentmd.engine.git.conflicts import conflict_pairs, holds_own_version, still_conflict, unmarked
 from agentmd.engine.git.rescue import RescueError, keep_rescue
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import SyncError
@@ -18,7 +18,9 @@ KEEP = ("mine", "theirs", "both")
 def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
     """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
     `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
-    keeps the sibling as a note of its own. `path` may also name a file-sync tool's conflict copy
+    keeps the sibling as a note of its own. Where the sibling holds this machine's own version (another
+    machine's merge set it aside), `mine` and `theirs` name it the other way round: mine is this machine's
+    text. `path` may also name a file-sync tool's conflict copy
     (`Note.sync-conflict-….md`, `Note (1).md` … beside `Note.md`, engine/synctools.py): `mine` deletes the
     copy, `theirs` puts its text in the note, `both` keeps it as `Note (kept copy).md`, indexed as a note.
     The origin of every path written is recorded first (the shared journal), so the commit that takes them
@@ -38,6 +40,8 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
         names = ", ".join(s for _, s in found)
         raise SyncError(f"{path} has {len(found)} conflict siblings: name the one to resolve ({names})")
     note, sibling = found[0]
+    if keep != "both" and holds_own_version(sibling):  # "mine" is this machine's text, wherever a merge put it
+        keep = "theirs" if keep == "mine" else "mine"
     git = GitCli(vault)
     head = git.run("rev-parse", "--verify", "-q", "HEAD").text or None
     if head is not None:

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.slow
 
 
 def environment(root: Path) -> dict[str, str]:
+    """One machine's environment: its own folders and its own name (`root`'s)."""
     return {
+        "AGENTMD_HOST": f"machine-{root.name}",
         "HOME": str(root / "home"),
         "XDG_STATE_HOME": str(root / "state"),
         "XDG_CACHE_HOME": str(root / "cache"),
@@ -274,3 +276,23 @@ def test_a_daemon_shares_its_commits_soon_after_they_settle(tmp_path: Path, two:
         assert git(bare, "rev-parse", "main") != head
     finally:
         d.stop()
+
+
+def test_mine_is_this_machines_text_on_the_machine_whose_version_the_other_merge_set_aside(
+    tmp_path: Path, two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _bare, laptop, desktop = two
+    a, b = environment(tmp_path / "a"), environment(tmp_path / "b")
+    ours = "---\ntitle: Otters\n---\n# Otters\n\nThe laptop's otters.\n"
+    (laptop / "notes/otters.md").write_text(ours)
+    (desktop / "notes/otters.md").write_text("---\ntitle: Otters\n---\n# Otters\n\nThe desktop's otters.\n")
+    cli(a, monkeypatch, "sync", "--vault", str(laptop))
+    cli(b, monkeypatch, "sync", "--vault", str(desktop))  # the desktop merges: its text stays, the laptop's aside
+    code, out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop), "--json")
+    assert code == 0, err
+    sibling = next(p.name for p in (laptop / "notes").glob("otters.conflict-*.md"))
+    assert "machine-a" in sibling and "desktop's" in (laptop / "notes/otters.md").read_text()
+    code, out, err = cli(a, monkeypatch, "resolve", "notes/otters.md", "--keep", "mine", "--vault", str(laptop))
+    assert code == 0, err
+    assert (laptop / "notes/otters.md").read_text() == ours and not (laptop / "notes" / sibling).exists()
+    assert "this machine's own version" in out
