@@ -320,14 +320,13 @@ class _Mover:
             log.warning("sync: %s was saved while the round rewrote it; the save and the round merged", e.path)
             return
         sibling = self._sibling(e, new)
-        self.kept.append({"path": e.path, "sibling": sibling})
         log.warning("sync: %s was saved while the round rewrote it; the incoming version is %s", e.path, sibling)
 
     def _settle(self, e: Entry, target: Path, placed: bytes, want: bytes) -> None:
         """Put `want` at `target`, which holds `placed`; while what comes out is a save made meanwhile, bring it in
-        and put the result there in turn: what the save appended to `placed` is appended to `want`, anything
-        else is merged as a sync merges; a save that will not merge stays at the path and `want` goes beside it
-        as a sibling. Nothing that was at the path is dropped."""
+        and put the result there in turn: what the save appended to `placed` is appended to `want`; a save that
+        rewrote the file whole stays at the path, and `want` goes beside it as a sibling unless the save holds
+        every line of it. Nothing that was at the path is dropped."""
         for _ in range(_SAVE_ROUNDS):
             later = self._put(target, want, e.new_mode, placed, e)
             if later is None:
@@ -335,22 +334,23 @@ class _Mover:
             if later.startswith(placed):  # appended to what was there: the same bytes go after what is there now
                 placed, want = want, want + later[len(placed) :]
                 continue
-            merged = merge_note(self.git, placed, later, want)
-            if merged is None:
+            # rewritten whole, from a copy read before or after the swap: nobody knows which, so no merge can be
+            # trusted; the latest save takes the path, and what went in goes beside it unless the save holds it
+            if not set(want.splitlines()) <= set(later.splitlines()):
                 self._sibling(e, want)
-                merged = later
-            placed, want = want, merged
+            placed, want = want, later
         self._sibling(e, want)  # saved and saved again past every round: the path keeps the latest save
         log.warning("sync: %s kept being saved while the round rewrote it; the round's version is beside it", e.path)
 
     def _sibling(self, e: Entry, data: bytes) -> str:
-        """A conflict sibling of the note `e` holding `data`; its path."""
+        """A conflict sibling of the note `e` holding `data`, listed in what the round kept; its path."""
         sibling = sibling_name(e.path, self.their_host(e.path), self.now)
         stem, n = sibling[: -len(".md")], 1
         while (self.vault / sibling).exists():
             n += 1
             sibling = f"{stem}-{n}.md"
         self._put(self.vault / sibling, conflict_text(data, e.path), "100644", None)
+        self.kept.append({"path": e.path, "sibling": sibling})
         return sibling
 
     def _prune_folders(self) -> None:
