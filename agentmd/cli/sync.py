@@ -159,16 +159,24 @@ def _line(result: SyncJson) -> str:
     return line
 
 
-def _whose(sibling: str) -> str:
+def _whose(vault: Any, sibling: str) -> str:
     """Whose version a conflict sibling holds, as its name says (`<note>.conflict-<who>-<date>.md`)."""
     from agentmd.engine.git.conflicts import holds_own_version, sibling_machine
 
     who = sibling_machine(sibling)
     if who == "undo":
         return "the version the undo would have written"
-    if holds_own_version(sibling):
+    if holds_own_version(vault, sibling):
         return "this machine's own version (another machine's merge had set it aside)"
     return f"the version from {who}" if who else "the sibling's version"
+
+
+def _named_sibling(settings: Any, path: str) -> str | None:
+    """The conflict sibling `path` names, or the one sibling of the note it names; None otherwise."""
+    from agentmd.engine.git.conflicts import conflict_pairs
+
+    found = [sibling for note, sibling in conflict_pairs(settings.vault, settings.state_dir) if path in (note, sibling)]
+    return found[0] if len(found) == 1 else None
 
 
 def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -177,6 +185,8 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     settings = settings_of(args)
     try:
+        named = _named_sibling(settings, args.path)
+        whose = _whose(settings.vault, named) if named else None  # before the resolve commit touches it
         note, sibling, changed = resolve_conflict(settings.vault, settings.state_dir, args.path, args.keep)
     except SyncError as exc:
         raise AgentmdError(str(exc)) from None
@@ -188,12 +198,13 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cycle = committer_for(settings, ContractCache(settings.vault, settings.contract_path)).commit_cycle()
         problem = cycle.error or cycle.skipped
         committed = f"not committed yet ({problem})" if problem else "committed (origin: resolve)"
-    done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds {_whose(sibling)}, "
-            f"{sibling} removed", "both": f"kept both: {sibling} is a note of its own now"}[args.keep]  # fmt: skip
+    whose = whose if named == sibling and whose else _whose(settings.vault, sibling)
+    done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds {whose}, {sibling} removed",
+            "both": f"kept both: {sibling} is a note of its own now"}[args.keep]  # fmt: skip
     if args.keep == "mine" and sibling in changed and note in changed:  # this machine's text was the sibling's
-        done = f"{note} now holds {_whose(sibling)}, {sibling} removed"
+        done = f"{note} now holds {whose}, {sibling} removed"
     elif args.keep == "theirs" and note not in changed:  # the other machine's text was the note's already
-        done = f"kept {note}, the other machine's version; removed {sibling}, which held {_whose(sibling)}"
+        done = f"kept {note}, the other machine's version; removed {sibling}, which held {whose}"
     emit(out, args, {"note": note, "sibling": sibling, "keep": args.keep, "changed": changed}, f"{done}; {committed}")
     return EXIT_OK
 

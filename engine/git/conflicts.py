@@ -63,11 +63,19 @@ def sibling_machine(sibling: str) -> str | None:
     return found.group(1) if found else None
 
 
-def holds_own_version(sibling: str) -> bool:
-    """Whether a sibling holds this machine's own version: another machine's merge set it aside here."""
+def holds_own_version(vault: Path, sibling: str) -> bool:
+    """Whether a sibling holds this machine's own version: named after this machine, and brought in by a commit
+    another machine made (its merge set this machine's version aside). Two machines of one name tell nothing
+    apart: a sibling a merge made here holds the other machine's version."""
+    from agentmd.engine.git.runner import GitCli
     from agentmd.engine.settings import host_name
 
-    return sibling_machine(sibling) == machine_label(host_name())
+    me = machine_label(host_name())
+    if sibling_machine(sibling) != me:
+        return False
+    run = GitCli(vault).run("log", "-1", "--format=%(trailers:key=host,valueonly)", "--", sibling)
+    made_by = run.text.strip() if run.code == 0 else ""
+    return bool(made_by) and machine_label(made_by) != me
 
 
 def sibling_name(path: str, who: str, now: dt.datetime) -> str:

@@ -40,7 +40,7 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
         names = ", ".join(s for _, s in found)
         raise SyncError(f"{path} has {len(found)} conflict siblings: name the one to resolve ({names})")
     note, sibling = found[0]
-    if keep != "both" and holds_own_version(sibling):  # "mine" is this machine's text, wherever a merge put it
+    if keep != "both" and holds_own_version(vault, sibling):  # "mine" is this machine's text, wherever a merge put it
         keep = "theirs" if keep == "mine" else "mine"
     git = GitCli(vault)
     head = git.run("rev-parse", "--verify", "-q", "HEAD").text or None

@@ -22,9 +22,7 @@ pytestmark = pytest.mark.slow
 
 
 def environment(root: Path) -> dict[str, str]:
-    """One machine's environment: its own folders and its own name (`root`'s)."""
     return {
-        "AGENTMD_HOST": f"machine-{root.name}",
         "HOME": str(root / "home"),
         "XDG_STATE_HOME": str(root / "state"),
         "XDG_CACHE_HOME": str(root / "cache"),
@@ -282,7 +280,8 @@ def test_mine_is_this_machines_text_on_the_machine_whose_version_the_other_merge
     tmp_path: Path, two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _bare, laptop, desktop = two
-    a, b = environment(tmp_path / "a"), environment(tmp_path / "b")
+    a = {**environment(tmp_path / "a"), "AGENTMD_HOST": "machine-a"}  # two machines of two names
+    b = {**environment(tmp_path / "b"), "AGENTMD_HOST": "machine-b"}
     ours = "---\ntitle: Otters\n---\n# Otters\n\nThe laptop's otters.\n"
     (laptop / "notes/otters.md").write_text(ours)
     (desktop / "notes/otters.md").write_text("---\ntitle: Otters\n---\n# Otters\n\nThe desktop's otters.\n")
