@@ -163,6 +163,37 @@ def untranslated() -> Iterator[None]:
             os.environ["LANGUAGE"] = before
 
 
+# the common options (engine/cli/base.py `common_options`) a person may also give before the command's name:
+# (flag, its value's name, or "" for a flag that takes none)
+GLOBAL_OPTIONS = (("--vault", "vault"), ("--index", "index"), ("--config", "config"), ("--json", ""), ("--verbose", ""))
+SUPPRESSED = argparse.SUPPRESS  # listed in each command's own help, where they are documented
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command's name in `argv`: its first word after any common options given before it."""
+    takes_value = {flag for flag, value in GLOBAL_OPTIONS if value}
+    flags = {flag for flag, value in GLOBAL_OPTIONS if not value} | {"-v"}
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in takes_value:
+            i += 2
+        elif word in flags or word.split("=", 1)[0] in takes_value:
+            i += 1
+        else:
+            return None if word.startswith("-") else word
+    return None
+
+
+def _global_options(args: argparse.Namespace) -> None:
+    """The common options given before the command, where the command's own are not given."""
+    for flag, _value in GLOBAL_OPTIONS:
+        name = flag.lstrip("-")
+        given = getattr(args, "global_" + name, None)
+        if given is not None and not getattr(args, name, None):
+            setattr(args, name, given)
+
+
 def _build(commands: Sequence[Register], only: str | None) -> argparse.ArgumentParser:
     common = common_options()
     parser = Parser(
@@ -172,6 +203,13 @@ def _build(commands: Sequence[Register], only: str | None) -> argparse.ArgumentP
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"agentmd {__version__}")
+    for flag, value in GLOBAL_OPTIONS:  # given before the command, as after it (`agentmd --vault V status`)
+        names = ("-v", flag) if flag == "--verbose" else (flag,)
+        dest = "global_" + flag.lstrip("-")
+        if value:
+            parser.add_argument(*names, dest=dest, default=argparse.SUPPRESS, metavar=value.upper(), help=SUPPRESSED)
+        else:
+            parser.add_argument(*names, dest=dest, action="store_true", default=argparse.SUPPRESS, help=SUPPRESSED)
     sub = subcommands(parser, "command", "COMMAND")
     table = sub if only == EVERY else _OnlyOne(sub, only)
     for register in commands:
@@ -194,10 +232,11 @@ def main(
     is_hook = argv_list[:1] == ["hook"]
     verbose = "-v" in argv_list or "--verbose" in argv_list
     try:
-        named = argv_list[0] if argv_list and not argv_list[0].startswith("-") else None
+        named = command_named(argv_list)
         parser = build_parser(commands, only=named)
         with contextlib.redirect_stdout(out):
             args, extra = parser.parse_known_args(argv_list)
+        _global_options(args)
         if extra:  # named with the command they were given to, and its help
             command = f"agentmd {named}" if named and getattr(args, "func", None) else "agentmd"
             raise UsageError(f"{command}: unrecognized arguments: {' '.join(extra)} (see `{command} --help`)")

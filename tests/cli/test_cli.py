@@ -176,3 +176,15 @@ def test_a_search_after_a_capture_into_a_vault_never_indexed_reads_the_whole_vau
     r = cli("search", "dendron", "vaults", "--mode", "fusion", "--json", *args)
     assert r.code == 0, r.err
     assert [x["note"] for x in r.json()["results"]] == ["notes/dendron.md"]
+
+
+def test_the_common_options_may_come_before_the_command(cli, vault: Vault, tmp_path: Path) -> None:
+    vault.note("notes/otters.md", "# Otters\n\nOtters hold hands while they sleep.\n")
+    index = str(tmp_path / "i")
+    before = cli("--vault", str(vault.root), "--index", index, "--json", "search", "otters", "--mode", "fusion")
+    after = cli("search", "otters", "--mode", "fusion", "--vault", str(vault.root), "--index", index, "--json")
+    assert before.code == after.code == 0, before.err
+    assert [r["note"] for r in before.json()["results"]] == [r["note"] for r in after.json()["results"]]
+    assert before.json()["results"][0]["note"] == "notes/otters.md"
+    shown = cli(f"--vault={vault.root}", "--index", index, "remote", "show")  # a command group's sub-command too
+    assert shown.code == 0 and "no remote" in shown.out
