@@ -26,6 +26,11 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose mistakes are `UsageError`s (one line and exit 2), never argparse's own exit."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        _, _, missing = message.partition("the following arguments are required: ")
+        words_missing = any(not name.startswith("-") for name in missing.split(", ")) if missing else False
+        if words_missing or "expected one argument" in message:
+            # a word that starts with a dash (a pasted `-x`, `--no-verify`) was read as an option
+            message += "; words that start with `-` go after `--` (e.g. `agentmd search -- --no-verify`)"
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
     def _get_formatter(self) -> argparse.HelpFormatter:

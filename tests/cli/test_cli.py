@@ -188,3 +188,12 @@ def test_the_common_options_may_come_before_the_command(cli, vault: Vault, tmp_p
     assert before.json()["results"][0]["note"] == "notes/otters.md"
     shown = cli(f"--vault={vault.root}", "--index", index, "remote", "show")  # a command group's sub-command too
     assert shown.code == 0 and "no remote" in shown.out
+
+
+def test_a_query_word_read_as_an_option_is_answered_with_where_it_goes(cli, vault: Vault, tmp_path: Path) -> None:
+    args = ("--vault", str(vault.root), "--index", str(tmp_path / "i"))
+    r = cli("search", "-x", *args)
+    assert r.code != 0 and "go after `--`" in r.err and "Traceback" not in r.err
+    assert cli("search", *args, "--", "-x").code == 0
+    r = cli("capture", *args)  # a missing option is no dash-word mistake
+    assert "--title" in r.err and "go after" not in r.err
