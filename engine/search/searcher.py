@@ -49,6 +49,7 @@ from agentmd.engine.search.planning import MAX_LIMIT as MAX_LIMIT  # re-exported
 from agentmd.engine.search.planning import (
     MAX_PROJECT_CHARS,
     MODES,
+    Plan,
     SearchRequest,
     content_query,
     day_bound,
@@ -304,7 +305,7 @@ def search(
         query=request.query,
         mode=request.mode,
         results=tuple(results),
-        note=_note(request, words, found.matched, hidden),
+        note=_note(request, words, found.matched, hidden, _undated(index, words, how, request, lo, hi, found.matched)),
         matched=found.matched,
         archived_hidden=hidden["archived"],
         superseded_hidden=hidden["superseded"],
@@ -330,7 +331,36 @@ def _answered_by_content(
     return all(t in held for t in wanted)
 
 
-def _note(request: SearchRequest, words: list[str], matched: int, hidden: dict[str, int]) -> str | None:
+def _undated(
+    index: SearchIndex,
+    words: list[str],
+    how: Plan,
+    request: SearchRequest,
+    lo: int | None,
+    hi: int | None,
+    matched: int,
+) -> int:
+    """How many notes the words match outside the request's dates, when nothing matched within them (0 when
+    there are no dates or something matched): tells an empty answer of the dates from one of the words."""
+    if matched or (lo is None and hi is None) or not words:
+        return 0
+    return index.search(
+        words,
+        limit=1,
+        include_walled=request.include_archived,
+        day_range=(None, None),
+        groups=how.groups,
+        weights=how.weights,
+        boosts=how.boosts,
+        evidence_weight=how.evidence_weight,
+        min_match=how.min_match,
+        sufficient=how.sufficient,
+    ).matched
+
+
+def _note(
+    request: SearchRequest, words: list[str], matched: int, hidden: dict[str, int], undated: int = 0
+) -> str | None:
     walled = sum(hidden.values())
     if matched:
         if walled:
@@ -338,6 +368,11 @@ def _note(request: SearchRequest, words: list[str], matched: int, hidden: dict[s
         return None
     if not any(ch.isalnum() for ch in request.query):
         return "the query has no searchable words; search for words that appear in the note"
+    if undated:
+        return (
+            f"{undated} note(s) hold these words, none captured within the date range asked for; widen the date "
+            "range or drop --after/--before"
+        )
     parts = []
     if walled:
         parts.append(f"nothing current matched, but {walled} archived/superseded/staged note(s) did (include_archived)")

@@ -128,6 +128,9 @@ def test_date_bounds_use_captured(store: Store) -> None:
     assert [r["path"] for r in run(store, "quarterly budget", after="2025", before="2025")["results"]] == ["dated.md"]
     resp = run(store, "quarterly budget", after="2027-01-01")
     assert resp["results"] == [] and "date range" in resp["note"]
+    assert resp["note"].startswith("2 note(s) hold these words, none captured within the date range")
+    other = run(store, "zebra crossing", after="2027-01-01")  # the words match nothing, whatever the dates
+    assert other["results"] == [] and not other["note"].startswith("2 note(s)") and "try" in other["note"]
     by_path = {r["path"]: r for r in run(store, "quarterly budget")["results"]}
     assert by_path["dated.md"]["captured_source"] == "captured"
     assert by_path["later.md"]["captured_source"] == "date"
