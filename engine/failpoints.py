@@ -15,6 +15,7 @@ The points on the commit path: `index-lock-staged` (the lock's marker is written
 `sync-tree-written`, `sync-index-moved`, `sync-tree-moved` (the steps of a sync round's move of the work tree,
 the index and HEAD).
 On the capture path (engine/write/landing.py, `CRASH_POINTS`): `after-temp-write`, `after-link`, `after-index`.
+`reconcile-pass`: a reconcile pass is about to read the vault.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from agentmd.engine.write.phone import sweep_phone_notes
 from agentmd.engine.write.tempfiles import sweep_temp_files
 
 log = logging.getLogger("agentmd.daemon")
+FAILED_PASS_RETRY = 15.0  # seconds before the whole vault is read again after a pass that failed
 
 
 def settle_heap() -> None:
@@ -116,13 +117,15 @@ class Loops(Door):
                 self.dense.wake()  # they still need their vectors
                 self._refresh_status_if_old()
                 continue
-            self._run_pass(None if full else hints)
+            if not self._run_pass(None if full else hints):  # a full disk, a lock: whole pass again soon
+                next_periodic = min(next_periodic, self.clock() + FAILED_PASS_RETRY)
             self.first_pass_ran.set()  # the dense arm loads from now on (engine/daemon/embedding.py)
             if periodic:
                 next_periodic = self.clock() + self._reconcile_every()
                 self.request_commit(0.0)
 
-    def _run_pass(self, only: set[str] | None = None) -> None:
+    def _run_pass(self, only: set[str] | None = None) -> bool:
+        """One reconcile pass (over `only`, else the whole vault); False when it failed."""
         assert self.store is not None
         allowed = self.allowance.pending() if only is None else None
         try:
@@ -149,7 +152,7 @@ class Loops(Door):
                 log.exception("reconcile failed")
             if allowed:
                 self.allowance.answer(allowed, None, f"the pass failed: {exc}")
-            return
+            return False
         if report.interrupted:
             log.info(
                 "the pass stopped early for the shutdown after %d notes (%.1f s); the next start finishes it",
@@ -182,6 +185,7 @@ class Loops(Door):
             settle_heap()
         self.dense.wake()
         self._sweep_phone()
+        return True
 
     def _sweep_capture_temps(self) -> None:
         """Remove the capture temp files a writer that is gone left before this start (a walk of the vault's

@@ -65,7 +65,7 @@ class Upkeep:
     _last_cycle_skipped: bool
     _threads: list[threading.Thread]
 
-    def _run_pass(self, only: set[str] | None = None) -> None:
+    def _run_pass(self, only: set[str] | None = None) -> bool:
         raise NotImplementedError
 
     def _refresh_status(self, first_pass_done: bool = False) -> None:

@@ -25,6 +25,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import TypedDict, cast
 
 from agentmd.engine.breaker import is_mass_deletion, is_note
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.index.catalog_schema import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext.schema import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
@@ -324,6 +325,7 @@ def reconcile(
     `stop`, asked before each note, ends the pass early (a daemon shutting down): what was read so far is
     committed to the index and catalog together, and the report says `interrupted`. `sync_patterns`: the
     contract's own sync-tool patterns (temp files, conflict copies, placeholders), beside the built-in ones."""
+    failpoint("reconcile-pass")
     start = time.perf_counter()
     report = ReconcileReport()
     if not vault.is_dir():

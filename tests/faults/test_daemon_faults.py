@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -724,3 +725,24 @@ def test_health_pass_lines_for_stopped_threads_and_held_deletions(tmp_path: Path
     assert any(r.startswith("mass-deletion-held") and "412 of 500" in r for r in live["red"])
     assert any(y.startswith("commit-skipped") and "merge" in y for y in live["yellow"])
     assert all(":" in line.split(": ", 1)[1] for line in live["red"])  # each line: what, then the fix
+
+
+def test_a_pass_that_failed_is_run_again_soon_not_at_the_next_periodic_pass(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that fails (the cache's disk full for a moment) is followed by a whole pass within seconds, so
+    the notes it missed are searchable soon after the cause goes, not after the periodic pass (five minutes)."""
+    settings = resolve(vault=str(make_repo(tmp_path / "vault", {"notes/a.md": "# A\n"})))
+    with running_daemon(settings) as daemon:
+        monkeypatch.setenv("AGENTMD_FAILPOINTS", "reconcile-pass=enospc")
+        failed = daemon.passes
+        (settings.vault / "notes" / "kingfishers.md").write_text("# Kingfishers\n\nThey dive for minnows.\n")
+        time.sleep(2)  # the watcher's pass runs and fails meanwhile
+        assert daemon.passes == failed  # no pass went through
+        monkeypatch.delenv("AGENTMD_FAILPOINTS")
+
+        def found() -> bool:
+            assert daemon.store is not None
+            return daemon.store.catalog.get("notes/kingfishers.md") is not None
+
+        wait_until(found, 45, "the note indexed by the pass run again after the failure")
