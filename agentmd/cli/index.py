@@ -63,6 +63,7 @@ def _commit_allowed_deletion(settings: Any) -> str:
     from agentmd.rules import ContractCache
 
     committer = committer_for(settings, ContractCache(settings.vault, settings.contract_path))
+    committer.hold(None)  # a daemon's refusal recorded before it stopped: this pass allowed the deletion
     committer.allow_mass_deletion()
     cycle = committer.commit_cycle()
     if cycle.error or cycle.skipped:

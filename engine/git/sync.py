@@ -247,8 +247,8 @@ class Round:
             return heads[0]
         raise SyncError(
             f"the remote {self.remote} has no branch {branch!r}, and several others ({', '.join(sorted(heads)[:5])}): "
-            f"check out the one this vault syncs with (`agentmd git switch NAME`), or check that the remote's URL "
-            f"is this vault's (`agentmd remote show`)"
+            f"check that the remote's URL is this vault's (`agentmd remote show`), or bring this vault's notes onto "
+            f"the branch it syncs with (`agentmd git switch NAME`, then `agentmd git merge {branch}`)"
         )
 
     def _adopt(self, there: str) -> str:
@@ -259,14 +259,41 @@ class Round:
         theirs = commit_at(self.git, "FETCH_HEAD") if fetch.code == 0 else None
         if theirs is None:
             raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
+        self._set_aside_before_adopting(theirs)
         run = self.git.run("checkout", "--quiet", "-b", there, theirs)
         self.adopted = there if run.code == 0 else None
         if run.code != 0:
             raise SyncError(
                 f"this clone has no commit yet and its files could not be joined with the remote's branch {there!r} "
-                f"({run.why()}); move the files named aside, then sync again"
+                f"({' '.join(run.err.split())[:400]}); move the files named aside, then sync again"
             )
         return theirs
+
+    def _set_aside_before_adopting(self, theirs: str) -> None:
+        """Files written in the clone before its first sync under a name the remote's branch also has: the same
+        bytes are dropped (the checkout brings them back), a note of other bytes becomes a conflict sibling
+        named after this machine, as one title written on two machines is kept, and anything else is refused
+        by the checkout, naming it."""
+        listed = self.git.run("ls-tree", "-r", "-z", theirs)  # `<mode> <type> <oid>\t<path>` each
+        kept: list[dict[str, str]] = []
+        for entry in os.fsdecode(listed.out).split("\0"):
+            info, _, path = entry.partition("\t")
+            if not path or len(info.split()) != 3:
+                continue
+            oid = info.split()[2]
+            here = self.vault / path
+            if not here.is_file() or here.is_symlink():
+                continue
+            data = here.read_bytes()
+            if self.git.run("hash-object", "--stdin", stdin=data).text == oid:
+                here.unlink()
+            elif path.lower().endswith(".md"):
+                sibling = sibling_name(path, self.host, self.now)
+                (self.vault / sibling).write_bytes(conflict_text(data, path))
+                here.unlink()
+                kept.append({"path": path, "sibling": sibling})
+        if kept and self.on_conflicts is not None:
+            self.on_conflicts(kept)
 
     def _once(self, branch: str) -> SyncResult:
         finish_unfinished(self.git, self.identity)  # a round killed while it moved the work tree

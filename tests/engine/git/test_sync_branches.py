@@ -141,3 +141,23 @@ def test_a_failure_no_retry_ends_is_yellow_at_once_and_an_unreachable_remote_onl
     with pytest.raises(SyncError):
         b.sync()
     assert not any(line.startswith("sync-failing") for line in sync_section(other, b.state, now=now)["yellow"])
+
+
+def test_a_clones_first_sync_keeps_a_note_the_remote_also_names_beside_it(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    from agentmd.engine.git.conflicts import conflict_pairs
+
+    _a, remote = two
+    b = clone(tmp_path, remote, "desktop")
+    write(b.vault, "notes/a.md", "# A\n\nwritten on the desktop before its first sync\n")  # the remote has a.md
+    done = b.sync()
+    assert done["adopted"] == "master"
+    assert (b.vault / "notes/a.md").read_text(encoding="utf-8") == "# A\n\nfrom the laptop\n"
+    ((note, sibling),) = conflict_pairs(b.vault, b.state)
+    assert note == "notes/a.md" and ".conflict-" in sibling
+    assert "written on the desktop" in (b.vault / sibling).read_text(encoding="utf-8")
+    c = clone(tmp_path, remote, "third")
+    write(c.vault, "notes/a.md", "# A\n\nfrom the laptop\n")  # the same bytes: nothing to keep beside it
+    assert c.sync()["adopted"] == "master"
+    assert conflict_pairs(c.vault, c.state) == [(note, sibling)]  # the desktop's, arrived; none of its own
