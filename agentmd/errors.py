@@ -23,7 +23,8 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── ConfigError (exit_code 2), IndexBusy, IndexDamaged           engine/errors.py
     ├── DaemonError                   engine/client.py
     │   ├── DaemonUnreachable
-    │   │   └── DaemonTimeout
+    │   │   ├── DaemonTimeout
+    │   │   └── DaemonLost
     │   └── DaemonHTTPError
     ├── NotInVault, NotRegularFile, FileTooLarge, StillChanging +OSError   engine/fsutil.py
     ├── PauseError +ValueError        engine/recall_pause.py
