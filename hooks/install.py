@@ -32,6 +32,7 @@ empty file), or whose `hooks` are not in the documented shape, is refused with n
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
 import difflib
@@ -385,6 +386,8 @@ def _plan(
         return Plan(path, action, old_text, old_text, commands)
     if old_text is None and action == "uninstall":
         return Plan(path, action, None, None, commands)
+    if action == "uninstall" and new_data == {}:  # nothing but agentmd's hooks: the file goes, as before install
+        return Plan(path, action, old_text, None, commands)
     new_text = Layout.of(old_text).dumps(new_data)
     if json.loads(new_text) != new_data:  # never write what does not read back
         raise AgentmdError(f"internal error: the new {path} does not read back as written; nothing was changed")
@@ -400,11 +403,23 @@ def plan_uninstall(path: Path) -> Plan:
 
 
 def apply(plan: Plan, now: dt.datetime | None = None) -> Path | None:
-    """Write the plan's new text (backing up the old bytes first); the backup's path, or None."""
-    if not plan.changed or plan.new_text is None:
+    """Write the plan's new text (backing up the old bytes first); the backup's path, or None. A plan whose new
+    text is None removes a file that held agentmd's hooks alone (no backup: `install` writes it again)."""
+    if not plan.changed:
         return None
     now = now or dt.datetime.now(dt.UTC)
     target = Path(os.path.realpath(plan.path))  # through a symlink (dotfiles), never replacing the link
+    if plan.new_text is None:
+        try:
+            if plan.old_text is not None and target.read_bytes() != plan.old_text.encode("utf-8"):
+                raise AgentmdError(f"{plan.path} changed while agentmd was editing it; run the command again")
+            target.unlink()
+        except FileNotFoundError:
+            pass
+        if target.parent.name == ".claude":  # the folder install made for it, when nothing else is in it
+            with contextlib.suppress(OSError):
+                target.parent.rmdir()
+        return None
     backup = None
     mode = None
     if plan.old_text is not None:
