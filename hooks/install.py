@@ -25,7 +25,8 @@ Guarantees: the file is written atomically (temporary file, fsync, rename; throu
 and only when something changes — repeating `install` leaves the file byte-identical — with the old bytes
 kept first as `<file>.agentmd-backup-<UTC time>`; the unified diff is printed (`--dry-run` prints it and
 writes nothing); the file's own layout is kept (indent, ASCII escaping, final newline), so `uninstall` after
-`install` gives back the same JSON, byte for byte for a file in `json.dumps(indent=2)` layout (with or
+`install` gives back the same JSON (no file at all when it held agentmd's hooks alone, and no backup of it:
+`install` writes it again), byte for byte for a file in `json.dumps(indent=2)` layout (with or
 without ASCII escapes, a final newline or CRLF line ends); a file that is not a JSON object (including an
 empty file), or whose `hooks` are not in the documented shape, is refused with nothing changed.
 """
