@@ -40,6 +40,14 @@ def two(tmp_path: Path) -> tuple[Machine, Path]:
     return a, remote
 
 
+def another_history(tmp_path: Path, remote: Path) -> Machine:
+    """A vault started on its own (its own first commit, on `master`) whose remote is `remote`."""
+    other = make_repo(tmp_path / "other", {"x.md": "# X\n"})
+    git(other, "branch", "-m", "master")
+    add_remote(GitCli(other), str(remote))
+    return Machine(other, tmp_path / "state-other")
+
+
 def clone(tmp_path: Path, remote: Path, name: str) -> Machine:
     git(tmp_path, "clone", "-q", str(remote), str(tmp_path / name))  # warns: the remote's HEAD names no branch
     git(tmp_path / name, "config", "user.name", "Desk Owner")
@@ -88,10 +96,8 @@ def test_a_remote_of_another_history_or_of_several_other_branches_is_refused_wit
     two: tuple[Machine, Path], tmp_path: Path
 ) -> None:
     _a, remote = two
-    other = make_repo(tmp_path / "other", {"x.md": "# X\n"})
-    git(other, "branch", "-m", "master")
-    b = Machine(other, tmp_path / "state-other")
-    add_remote(GitCli(other), str(remote))
+    b = another_history(tmp_path, remote)
+    other = b.vault
     before = git(remote, "rev-parse", "master").stdout
     with pytest.raises(SyncError) as caught:
         b.sync()
@@ -128,10 +134,8 @@ def test_a_failure_no_retry_ends_is_yellow_at_once_and_an_unreachable_remote_onl
     from agentmd.engine.git.sync_status import sync_section
 
     _a, remote = two
-    other = make_repo(tmp_path / "other", {"x.md": "# X\n"})
-    git(other, "branch", "-m", "master")
-    b = Machine(other, tmp_path / "state-other")
-    add_remote(GitCli(other), str(remote))
+    b = another_history(tmp_path, remote)
+    other = b.vault
     with pytest.raises(SyncError):
         b.sync()
     now = dt.datetime.now(dt.UTC)
