@@ -18,7 +18,7 @@ from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.door import Door
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import write_json
-from agentmd.engine.git.health import COMMIT_STATE
+from agentmd.engine.git.health import AWAITS_FIRST_SYNC, COMMIT_STATE
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
 from agentmd.engine.index.store import Store
 from agentmd.engine.write.phone import sweep_phone_notes
@@ -274,6 +274,8 @@ class Loops(Door):
             log.info("committed %s (origin: %s, %d files)", c.sha[:10], c.origin, len(c.paths))
         if result.commits and self.jobs is not None and self._has_remote():
             self.jobs.sync_soon()
+        elif result.skipped == AWAITS_FIRST_SYNC and self.jobs is not None:  # a clone with no commit: sync now
+            self.jobs.sync_soon(0.0)
         write_json(self.settings.state_dir / COMMIT_STATE, self.committer.state.to_dict())
         self._refresh_git_status()
         return bool(result.skipped)

@@ -182,10 +182,13 @@ def awaits_first_sync(git: GitCli) -> str | None:
     no sync could join; the first sync checks the remote's branch out (engine/git/sync.py). None otherwise."""
     if not git.run("for-each-ref", "--count=1", "refs/remotes", optional_locks=False).text:
         return None
-    return (
-        "this clone has no commit yet and its remote has branches: the first sync checks out the remote's branch "
-        "(`agentmd sync`), and the notes already here are committed on it"
-    )
+    return AWAITS_FIRST_SYNC
+
+
+AWAITS_FIRST_SYNC = (
+    "this clone has no commit yet and its remote has branches: the first sync checks out the remote's branch "
+    "(`agentmd sync`; the daemon runs one at once), and the notes already here are committed on it"
+)
 
 
 def inspect_repo(vault: Path, *, deep: bool = False) -> GitHealth:
@@ -256,11 +259,13 @@ def inspect_repo(vault: Path, *, deep: bool = False) -> GitHealth:
                 f"Restore the branch with `git update-ref {ref} {lost}` (agentmd does not commit onto a branch "
                 "that lost its history; for a new branch without history, commit once yourself)",
             )
+        waiting = awaits_first_sync(GitCli(vault))
         return GitHealth(
             False,
             "no-commits",
-            f"the repository has no commits yet ({ref} is unborn); commit once (the agentmd daemon does so on its "
-            "first cycle) to give the vault an undo point",
+            waiting
+            or f"the repository has no commits yet ({ref} is unborn); commit once (the agentmd daemon does so on "
+            "its first cycle) to give the vault an undo point",
         )
     git = GitCli(vault)
     run = git.run("rev-parse", "--verify", "--quiet", "HEAD^{tree}", optional_locks=False)

@@ -165,3 +165,25 @@ def test_a_clones_first_sync_keeps_a_note_the_remote_also_names_beside_it(
     write(c.vault, "notes/a.md", "# A\n\nfrom the laptop\n")  # the same bytes: nothing to keep beside it
     assert c.sync()["adopted"] == "master"
     assert conflict_pairs(c.vault, c.state) == [(note, sibling)]  # the desktop's, arrived; none of its own
+
+
+@pytest.mark.slow
+def test_a_daemon_on_a_clone_with_no_commit_syncs_at_once_and_commits_the_notes_written_before(
+    two: tuple[Machine, Path], tmp_path: Path, env: dict[str, str]
+) -> None:
+    from daemon_helpers import running_daemon, wait_until
+
+    from agentmd.engine.settings import resolve
+
+    _a, remote = two
+    b = clone(tmp_path, remote, "desktop")
+    write(b.vault, "notes/b.md", "# B\n\nwritten on the desktop before its daemon started\n")
+    with running_daemon(resolve(vault=str(b.vault))):
+
+        def joined() -> bool:
+            return git(b.vault, "rev-parse", "--verify", "-q", "HEAD", check=False).returncode == 0 and (
+                "notes/b.md" in tree(b.vault)
+            )
+
+        wait_until(joined, 60, "the first sync's checkout and the commit of the note written before it")
+    assert b.branch() == "master" and (b.vault / "notes/a.md").exists()
