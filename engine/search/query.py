@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 MODES = REQUEST_MODES
 DEFAULT_MODE = HYBRID
+NO_WORDS = "the query has no words to search for"
 
 
 def search(
@@ -59,6 +60,8 @@ def search(
         later = request.per_note == 1  # rows below the floor are never cut (see `_floored`)
         response = searcher.search(index, contract, request, catalog, cut_later=later)
         return _floored(index, contract, request, response, floor)
+    if not any(ch.isalnum() for ch in request.query):  # punctuation or symbols alone: no word to search for,
+        dense, dense_reason = None, NO_WORDS  # and the meaning of none is no question either
     if dense is None and dense_reason:
         later = request.per_note == 1  # as above: only the rows that clear the floor are cut
         lexical = searcher.search(

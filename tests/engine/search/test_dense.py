@@ -199,6 +199,11 @@ def test_hybrid_mode_fuses_the_dense_arm_and_falls_back_without_vectors(indexed,
     # A keyword query the lexical list answers keeps its answer first.
     port = search(store.index, contract, SearchRequest("daemon port 8765", mode="hybrid"), dense=arm)
     assert port["results"][0]["note"] == "dev/ports.md" and port["results"][0]["word_share"] == 1.0
+    # Punctuation alone has no words and no meaning: the dense arm names no "closest miss" for it.
+    for nothing in ("!!!", "\\", "--- ...", "🔁"):
+        empty = search(store.index, contract, SearchRequest(nothing, mode="hybrid"), dense=arm, floor=0.0)
+        assert empty["results"] == [] and empty["dense"]["used"] is False, nothing
+        assert "no searchable words" in empty["note"] and "closest miss" not in empty["note"], empty["note"]
 
 
 def test_hybrid_keeps_walled_notes_out_of_the_dense_candidates(indexed, embedder) -> None:  # type: ignore[no-untyped-def]
