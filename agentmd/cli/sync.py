@@ -59,8 +59,8 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.git.branches import SyncError, add_remote
     from agentmd.engine.git.runner import GitCli
-    from agentmd.engine.git.sync import SyncError, add_remote
 
     settings = settings_of(args)
     if not (settings.vault / ".git").is_dir():
@@ -224,8 +224,8 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not words:
         raise AgentmdError("give the git command to run, e.g. `agentmd git pull --rebase`")
     if words[0] == "pull":
+        from agentmd.engine.git.branches import plain_pull_merges
         from agentmd.engine.git.runner import GitCli
-        from agentmd.engine.git.sync import plain_pull_merges
 
         plain_pull_merges(GitCli(vault))  # diverged branches merge, as the sync does, unless git is told otherwise
     out.flush()

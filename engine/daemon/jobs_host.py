@@ -178,8 +178,8 @@ class DaemonJobs:
         """A sync round when the vault has a remote. An unreachable remote is no job failure: the round's state
         (engine/git/sync.py) turns status yellow after an hour of failures and red after a day, and the rounds
         back off (1, 2, 4 ... 30 minutes) until one reaches the remote."""
+        from agentmd.engine.git.branches import SyncError, remote_url
         from agentmd.engine.git.runner import GitCli
-        from agentmd.engine.git.sync import SyncError, remote_url
 
         if not (self.daemon.settings.vault / ".git").exists() or remote_url(GitCli(self.daemon.settings.vault)) is None:
             return {"skipped": "the vault has no git remote (`agentmd remote add URL` adds one)"}

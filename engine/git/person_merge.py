@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentmd.engine.git.branches import checked, commit_at
 from agentmd.engine.git.conflicts import record_conflicts
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import Round, checked, commit_at
+from agentmd.engine.git.sync import Round
 
 
 def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[str, str]], str | None]:
@@ -33,7 +34,7 @@ def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[
         return [], None
     round_ = Round(vault, remote="the merged branch")
     ours_tree = checked(git.run("rev-parse", "HEAD^{tree}"), "reading HEAD")
-    tree, decided = round_._resolve(ours_tree, stages, theirs, ours_tree)
+    tree, decided = round_.resolve(ours_tree, stages, theirs, ours_tree)
     names = set(stages) | {d[k] for d in decided for k in ("renamed", "sibling") if k in d}
     for path in sorted(names):
         entry = os.fsdecode(git.run("ls-tree", "-z", tree, "--", path).out.split(b"\0")[0])
@@ -55,6 +56,6 @@ def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[
         record_conflicts(state_dir, decided, vault)
     if git.run("ls-files", "-u").text:
         return decided, None
-    message = round_._message(theirs, decided).replace(f"sync: merge {round_.remote}", "sync: the person's merge")
+    message = round_.merge_message(theirs, decided).replace(f"sync: merge {round_.remote}", "sync: the person's merge")
     done = git.run("commit", "-q", "--no-verify", "-F", "-", stdin=message.encode())
     return decided, commit_at(git, "HEAD") if done.code == 0 else None

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.branches import plain_pull_merges
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli, GitMissing, absolute_path, listing, plural
-from agentmd.engine.git.sync import plain_pull_merges
 
 GITIGNORE_LINES = (
     "**/.obsidian/workspace*.json",  # at the top and in vaults nested in folders

@@ -44,8 +44,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from agentmd.engine.errors import AgentmdError
 from agentmd.engine.failpoints import failpoint
+from agentmd.engine.git.branches import DEFAULT_REMOTE as DEFAULT_REMOTE
+from agentmd.engine.git.branches import (
+    RemoteUnreachable,
+    SyncError,
+    adopt_remote_branch,
+    checked,
+    commit_at,
+    current_branch,
+    remote_heads,
+    remote_url,
+    their_branch,
+)
 from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # where it was before
 from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
 from agentmd.engine.git.conflicts import (
@@ -58,23 +69,13 @@ from agentmd.engine.git.conflicts import (
 )
 from agentmd.engine.git.health import awaits_first_sync
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
-from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
+from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
 from agentmd.engine.settings import host_name
 from agentmd.engine.times import parse_utc
 
-DEFAULT_REMOTE = "origin"
 ATTEMPTS = 3  # rounds tried when the remote moves between our fetch and our push
-
-
-class SyncError(AgentmdError):
-    """A sync round could not run or finish; the message says why and what to do."""
-
-
-class RemoteUnreachable(SyncError):
-    """`git fetch` or `git push` could not reach the remote (offline, the host down, the path gone): the
-    daemon's rounds back off (see `BACKOFF_FIRST`)."""
 
 
 class SyncJson(TypedDict):
@@ -126,53 +127,6 @@ class SyncResult:
         }
 
 
-def checked(run: GitRun, what: str) -> str:
-    if run.code != 0:
-        raise SyncError(f"{what} failed: {run.why()}")
-    return run.text
-
-
-def remote_url(git: GitCli, remote: str = DEFAULT_REMOTE) -> str | None:
-    run = git.run("remote", "get-url", remote)
-    return run.text if run.code == 0 and run.text else None
-
-
-def plain_pull_merges(git: GitCli) -> bool:
-    """Make a person's plain `git pull` merge when the vault and its remote have both moved on (git 2.27 and
-    later stop with "Need to specify how to reconcile divergent branches" unless told): `pull.rebase false`
-    in the vault's repository, unless some level of git's config already says how pulls reconcile. Whether it
-    was set now."""
-    for key in ("pull.rebase", "pull.ff"):
-        if git.run("config", "--get", key, optional_locks=False).code == 0:
-            return False
-    return git.run("config", "--local", "pull.rebase", "false").code == 0
-
-
-def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
-    """Point `remote` at `url` (added, or changed when it exists); what was done, in one line. A person's plain
-    `git pull` in the vault then merges (`plain_pull_merges`)."""
-    if not url.strip():
-        raise SyncError("give the remote's URL: a bare repository over ssh, a path, GitHub or Gitea")
-    plain_pull_merges(git)
-    had = remote_url(git, remote)
-    if had == url:
-        return f"the remote {remote} already points at {url}"
-    checked(git.run("remote", "set-url" if had else "add", remote, url), f"`git remote {'set-url' if had else 'add'}`")
-    return f"the remote {remote} now points at {url}" + (f" (was {had})" if had else "")
-
-
-def current_branch(git: GitCli) -> str:
-    run = git.run("symbolic-ref", "--quiet", "--short", "HEAD")
-    if run.code != 0 or not run.text:
-        raise SyncError("the vault's repository is not on a branch (a detached HEAD); check out a branch first")
-    return run.text
-
-
-def commit_at(git: GitCli, ref: str) -> str | None:
-    run = git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
-
-
 HELD_HOW = (
     "nothing deleted is committed or synced; restore the files, or run `agentmd reindex --allow-mass-delete` if "
     "the deletion is deliberate"
@@ -201,7 +155,7 @@ class Round:
         self.host = host_name()
         self.now = dt.datetime.now(dt.UTC)
         self.kept_saves: list[dict[str, str]] = []  # saves found at a path while the work tree moved
-        self.adopted: str | None = None  # the remote's branch a clone with no commit checked out (`_adopt`)
+        self.adopted: str | None = None  # the remote's branch a clone with no commit checked out first
 
     def run(self) -> SyncResult:
         if remote_url(self.git, self.remote) is None:
@@ -229,80 +183,15 @@ class Round:
             self.git.run("config", f"branch.{branch}.remote", self.remote)
             self.git.run("config", f"branch.{branch}.merge", f"refs/heads/{there}")
 
-    def _heads(self) -> list[str]:
-        """The remote's branches (`git ls-remote --heads`)."""
-        run = self.git.run("ls-remote", "--heads", self.remote)
-        if run.code != 0:
-            raise RemoteUnreachable(f"`git ls-remote {self.remote}` failed (is the remote reachable?): {run.why()}")
-        return [line.split("refs/heads/", 1)[1] for line in run.text.splitlines() if "\trefs/heads/" in line]
-
-    def _their_branch(self, branch: str) -> str:
-        """The remote's branch this vault syncs with: its own name's, or, when the remote has none of that name,
-        the remote's one branch (a remote made with another default branch name: `main` against `master`). A
-        remote with several other branches is not guessed at."""
-        heads = self._heads()
-        if branch in heads or not heads:
-            return branch
-        if len(heads) == 1:
-            return heads[0]
-        raise SyncError(
-            f"the remote {self.remote} has no branch {branch!r}, and several others ({', '.join(sorted(heads)[:5])}): "
-            f"check that the remote's URL is this vault's (`agentmd remote show`), or bring this vault's notes onto "
-            f"the branch it syncs with (`agentmd git switch NAME`, then `agentmd git merge {branch}`)"
-        )
-
-    def _adopt(self, there: str) -> str:
-        """A clone with no commit yet (the remote's default branch named none of its branches): check out the
-        remote's branch, keeping every file already in the work tree; refused, naming them, when one of them
-        would be overwritten. The commit it now stands on."""
-        fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{there}")
-        theirs = commit_at(self.git, "FETCH_HEAD") if fetch.code == 0 else None
-        if theirs is None:
-            raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
-        self._set_aside_before_adopting(theirs)
-        run = self.git.run("checkout", "--quiet", "-b", there, theirs)
-        self.adopted = there if run.code == 0 else None
-        if run.code != 0:
-            raise SyncError(
-                f"this clone has no commit yet and its files could not be joined with the remote's branch {there!r} "
-                f"({' '.join(run.err.split())[:400]}); move the files named aside, then sync again"
-            )
-        return theirs
-
-    def _set_aside_before_adopting(self, theirs: str) -> None:
-        """Files written in the clone before its first sync under a name the remote's branch also has: the same
-        bytes are dropped (the checkout brings them back), a note of other bytes becomes a conflict sibling
-        named after this machine, as one title written on two machines is kept, and anything else is refused
-        by the checkout, naming it."""
-        listed = self.git.run("ls-tree", "-r", "-z", theirs)  # `<mode> <type> <oid>\t<path>` each
-        kept: list[dict[str, str]] = []
-        for entry in os.fsdecode(listed.out).split("\0"):
-            info, _, path = entry.partition("\t")
-            if not path or len(info.split()) != 3:
-                continue
-            oid = info.split()[2]
-            here = self.vault / path
-            if not here.is_file() or here.is_symlink():
-                continue
-            data = here.read_bytes()
-            if self.git.run("hash-object", "--stdin", stdin=data).text == oid:
-                here.unlink()
-            elif path.lower().endswith(".md"):
-                sibling = sibling_name(path, self.host, self.now)
-                (self.vault / sibling).write_bytes(conflict_text(data, path))
-                here.unlink()
-                kept.append({"path": path, "sibling": sibling})
-        if kept and self.on_conflicts is not None:
-            self.on_conflicts(kept)
-
     def _once(self, branch: str) -> SyncResult:
         finish_unfinished(self.git, self.identity)  # a round killed while it moved the work tree
         ours = commit_at(self.git, "HEAD")
-        there = self._their_branch(branch)
+        there = their_branch(self.git, self.remote, branch)
         if ours is None:
-            if there == branch and not self._heads():
+            if there == branch and not remote_heads(self.git, self.remote):
                 raise SyncError("the vault's repository has no commit yet; run `agentmd init-git` first")
-            ours = self._adopt(there)
+            ours = adopt_remote_branch(self.git, self.remote, there, self.host, self.now, self.on_conflicts)
+            self.adopted = there
         fetch = self.git.run("fetch", "--quiet", "--no-tags", self.remote, f"refs/heads/{there}")
         theirs: str | None = None
         if fetch.code == 0:
@@ -434,8 +323,8 @@ class Round:
                 info, _, path = raw.partition(b"\t")
                 mode, oid, stage = info.decode().split()
                 stages.setdefault(os.fsdecode(path), {})[int(stage)] = (mode, oid)
-            tree, conflicts = self._resolve(tree, stages, theirs, ours)
-        message = self._message(theirs, conflicts)
+            tree, conflicts = self.resolve(tree, stages, theirs, ours)
+        message = self.merge_message(theirs, conflicts)
         commit = self.git.run("commit-tree", tree, "-p", ours, "-p", theirs, stdin=message.encode(), env=self.identity)
         return checked(commit, "`git commit-tree` of the merge"), conflicts
 
@@ -443,7 +332,7 @@ class Round:
         run = self.git.run("rev-parse", "--verify", "--quiet", f"{treeish}:{path}")
         return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
 
-    def _resolve(
+    def resolve(
         self, tree: str, stages: dict[str, dict[int, tuple[str, str]]], theirs: str, ours: str
     ) -> tuple[str, list[dict[str, str]]]:
         """The merged tree with every conflicted path decided (see the module docstring); what was decided."""
@@ -531,7 +420,7 @@ class Round:
         text = conflict_text(self.git.run("cat-file", "blob", oid).out, path)
         return checked(self.git.run("hash-object", "-w", "--stdin", stdin=text), "writing the sibling")
 
-    def _message(self, theirs: str, conflicts: list[dict[str, str]]) -> str:
+    def merge_message(self, theirs: str, conflicts: list[dict[str, str]]) -> str:
         summary = f"sync: merge {self.remote} ({theirs[:10]})"
         sides = [c for c in conflicts if "sibling" in c]
         renamed = [c for c in conflicts if "renamed" in c]

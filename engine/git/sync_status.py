@@ -7,9 +7,9 @@ import datetime as dt
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+from agentmd.engine.git.branches import DEFAULT_REMOTE, remote_url
 from agentmd.engine.git.conflicts import open_conflicts, read_state
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import DEFAULT_REMOTE, remote_url
 from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line, set_aside_here, set_aside_line
 from agentmd.engine.times import parse_utc
 

@@ -57,11 +57,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.git.branches import checked, commit_at
 from agentmd.engine.git.busy import operation_in_progress
 from agentmd.engine.git.changes import read_status
 from agentmd.engine.git.conflicts import conflict_text, record_conflicts, sibling_name
 from agentmd.engine.git.lock import private_index_path
-from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, GitRun, listing, plural
+from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, listing, plural
 from agentmd.engine.git.sync_merge import merge_note
 from agentmd.engine.settings import host_name
 
@@ -279,17 +280,6 @@ def _live(entries: Iterator[_Entry]) -> Iterator[_Entry]:
             yield entry
 
 
-def _rev(git: GitCli, ref: str) -> str | None:
-    run = git.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-    return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
-
-
-def _check(run: GitRun, what: str) -> str:
-    if run.code != 0:
-        raise UndoRefused(f"{what} failed: {run.why()}")
-    return run.text
-
-
 def _select(git: GitCli, selection: Selection) -> list[Target]:
     """The commits a revert takes back, newest first."""
     if selection.kind == "undo":
@@ -324,7 +314,7 @@ def _named(git: GitCli, names: tuple[str, ...]) -> list[Target]:
         raise UsageError("name the commits to revert (hashes, as `agentmd log` prints them)")
     shas: list[str] = []
     for name in names:
-        sha = _rev(git, name)
+        sha = commit_at(git, name)
         if sha is None:
             raise UndoRefused(f"{name} is no commit of the vault's history (`agentmd log` lists them)")
         if git.run("merge-base", "--is-ancestor", sha, "HEAD").code != 0:
@@ -353,13 +343,15 @@ class _Builder:
         self.taken: set[str] = set()  # sibling names given in this plan
 
     def tree_of(self, rev: str) -> str:
-        return _check(self.git.run("rev-parse", "--verify", f"{rev}^{{tree}}"), f"reading the tree of {rev[:10]}")
+        return checked(
+            self.git.run("rev-parse", "--verify", f"{rev}^{{tree}}"), f"reading the tree of {rev[:10]}", UndoRefused
+        )
 
     def _commit(self, tree: str, *parents: str) -> str:
         args = ["commit-tree", tree, "--no-gpg-sign", "-m", "agentmd undo: a step of a three-way merge"]
         for p in parents:
             args += ["-p", p]
-        return _check(self.git.run(*args, env=self.identity), "`git commit-tree`")
+        return checked(self.git.run(*args, env=self.identity), "`git commit-tree`", UndoRefused)
 
     def revert(self, tree: str, target: Target) -> str:
         """`tree` with `target`'s change taken back."""
@@ -393,7 +385,7 @@ class _Builder:
         return run.out
 
     def _store(self, data: bytes) -> str:
-        return _check(self.git.run("hash-object", "-w", "--stdin", stdin=data), "writing a file into git")
+        return checked(self.git.run("hash-object", "-w", "--stdin", stdin=data), "writing a file into git", UndoRefused)
 
     def _decide(self, tree: str, stages: dict[str, dict[int, tuple[str, str]]], target: Target) -> str:
         lines: list[str] = []
@@ -420,11 +412,15 @@ class _Builder:
                 self.conflicts.append({"path": path, "kept": "current", "undone": target.sha, "how": how})
         index = private_index_path(self.git.gitdir)
         try:
-            _check(self.git.run("read-tree", tree, index=index), "reading the merged tree")
+            checked(self.git.run("read-tree", tree, index=index), "reading the merged tree", UndoRefused)
             clear = "".join(f"0 {'0' * len(tree)}\t{p}\0" for p in stages).encode()
             feed = "".join(f"{line}\0" for line in lines).encode()
-            _check(self.git.run("update-index", "-z", "--index-info", index=index, stdin=clear + feed), "update-index")
-            return _check(self.git.run("write-tree", index=index), "`git write-tree`")
+            checked(
+                self.git.run("update-index", "-z", "--index-info", index=index, stdin=clear + feed),
+                "update-index",
+                UndoRefused,
+            )
+            return checked(self.git.run("write-tree", index=index), "`git write-tree`", UndoRefused)
         finally:
             index.unlink(missing_ok=True)
 
@@ -447,10 +443,12 @@ class _Builder:
         mode, oid = found
         index = private_index_path(self.git.gitdir)
         try:
-            _check(self.git.run("read-tree", head, index=index), "reading HEAD's tree")
+            checked(self.git.run("read-tree", head, index=index), "reading HEAD's tree", UndoRefused)
             feed = f"{mode} {oid}\t{path}\0".encode()
-            _check(self.git.run("update-index", "-z", "--index-info", index=index, stdin=feed), "update-index")
-            return _check(self.git.run("write-tree", index=index), "`git write-tree`")
+            checked(
+                self.git.run("update-index", "-z", "--index-info", index=index, stdin=feed), "update-index", UndoRefused
+            )
+            return checked(self.git.run("write-tree", index=index), "`git write-tree`", UndoRefused)
         finally:
             index.unlink(missing_ok=True)
 
@@ -481,7 +479,7 @@ class _Builder:
 
 def _restore_source(git: GitCli, selection: Selection) -> Target:
     """The commit whose version of the note a restore brings back."""
-    sha = _rev(git, selection.to) if selection.to else None  # a commit first (`1234d` is a hash, not an age)
+    sha = commit_at(git, selection.to) if selection.to else None  # a commit first (`1234d` is a hash, not an age)
     if sha is None and selection.at:
         sha = git.run("log", "-1", "--format=%H", f"--before={selection.at}", "HEAD").text or None
         if sha is None:
@@ -532,7 +530,7 @@ def _message(selection: Selection, targets: list[Target], conflicts: list[dict[s
 def make_plan(vault: Path, selection: Selection, identity: dict[str, str], now: dt.datetime) -> UndoPlan:
     """The undo's commit tree and what it changes; only objects are written into git, never a file."""
     git = GitCli(vault)
-    head = _rev(git, "HEAD")
+    head = commit_at(git, "HEAD")
     if head is None:
         raise UndoRefused("the vault's repository has no commit yet: there is nothing to undo")
     builder = _Builder(git, identity, now)
@@ -593,11 +591,10 @@ def apply_undo(committer: Committer, selection: Selection, state_dir: Path | Non
             committer.note_origin(path, ORIGIN)
         moved = False
         try:
-            commit = _check(
+            commit = checked(
                 git.run("commit-tree", plan.tree, "-p", plan.head, "--no-gpg-sign", "-F", "-", env=identity,
                         stdin=plan.message.encode("utf-8")),
-                "`git commit-tree` of the undo",
-            )  # fmt: skip
+                "`git commit-tree` of the undo", UndoRefused)  # fmt: skip
             git.run("update-index", "-q", "--refresh")  # stat data only, so a touched file is not taken as edited
             move = git.run("read-tree", "-m", "-u", plan.head, commit)
             if move.code != 0:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from git_helpers import git, make_repo, tree, write
 
+from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import SyncError, add_remote, sync_vault
+from agentmd.engine.git.sync import sync_vault
 
 
 class Machine:

@@ -13,8 +13,9 @@ import pytest
 from git_helpers import git, make_repo, write
 from test_sync import NOTES, Machine
 
+from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import KEPT_CONFLICTS, Round, SyncError, add_remote
+from agentmd.engine.git.sync import KEPT_CONFLICTS, Round
 from agentmd.engine.git.sync_status import sync_section
 
 

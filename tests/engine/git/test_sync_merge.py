@@ -13,10 +13,10 @@ from git_helpers import git, make_repo, write
 from test_sync import Machine, converged, no_markers
 from test_sync_daemon import cli, environment
 
+from agentmd.engine.git.branches import add_remote
 from agentmd.engine.git.rescue import RESCUE_DAYS, guard_move, keep_rescue, prune_rescues, rescues
 from agentmd.engine.git.resolve import resolve_conflict
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import add_remote
 from agentmd.engine.git.sync_merge import merge_fields_text
 from agentmd.engine.git.sync_status import sync_section
 from agentmd.engine.write.capture import Capturer, CaptureRequest

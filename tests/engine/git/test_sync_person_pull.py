@@ -74,8 +74,8 @@ def test_a_plain_pull_merges_diverged_branches(
 
 
 def test_a_persons_own_pull_setting_is_kept(tmp_path: Path) -> None:
+    from agentmd.engine.git.branches import add_remote, plain_pull_merges
     from agentmd.engine.git.runner import GitCli
-    from agentmd.engine.git.sync import add_remote, plain_pull_merges
 
     vault = tmp_path / "vault"
     vault.mkdir()

@@ -12,8 +12,8 @@ import pytest
 from git_helpers import git, make_repo
 from test_sync import NOTES, Machine
 
+from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import SyncError, add_remote
 
 pytestmark = pytest.mark.slow
 

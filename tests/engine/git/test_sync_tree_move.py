@@ -18,8 +18,8 @@ import pytest
 from git_helpers import git, make_repo, status, write
 from test_sync import NOTES, Machine
 
+from agentmd.engine.git.branches import add_remote
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import add_remote
 from agentmd.engine.git.tree_move import JOURNAL, exchange_available, move_tree
 
 NOW = dt.datetime(2026, 12, 6, 3, 0, tzinfo=dt.UTC)

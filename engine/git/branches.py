@@ -1,0 +1,148 @@
+"""The vault's branch and the remote's it syncs with: git's plumbing a sync round and the person's own git
+commands share (which branch, which commit, the remote's URL), and a clone's first sync, which checks out the
+remote's branch where the clone has no commit of its own yet (engine/git/sync.py runs the round)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from agentmd.engine.errors import AgentmdError
+from agentmd.engine.git.conflicts import conflict_text, sibling_name
+from agentmd.engine.git.runner import HEX_ID, GitCli, GitRun
+
+DEFAULT_REMOTE = "origin"
+
+
+class SyncError(AgentmdError):
+    """A sync round could not run or finish; the message says why and what to do."""
+
+
+class RemoteUnreachable(SyncError):
+    """`git fetch` or `git push` could not reach the remote (offline, the host down, the path gone): the
+    daemon's rounds back off (see `engine.git.sync.BACKOFF_FIRST`)."""
+
+
+def checked(run: GitRun, what: str, error: type[AgentmdError] = SyncError) -> str:
+    """The output of a git command that must succeed; `error`, naming `what` and git's reason, when it did not."""
+    if run.code != 0:
+        raise error(f"{what} failed: {run.why()}")
+    return run.text
+
+
+def commit_at(git: GitCli, ref: str) -> str | None:
+    """The commit `ref` names, or None (no such ref, or not a commit). `ref` is never read as an option."""
+    run = git.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    return run.text if run.code == 0 and HEX_ID.fullmatch(run.text) else None
+
+
+def current_branch(git: GitCli) -> str:
+    run = git.run("symbolic-ref", "--quiet", "--short", "HEAD")
+    if run.code != 0 or not run.text:
+        raise SyncError("the vault's repository is not on a branch (a detached HEAD); check out a branch first")
+    return run.text
+
+
+def remote_url(git: GitCli, remote: str = DEFAULT_REMOTE) -> str | None:
+    run = git.run("remote", "get-url", remote)
+    return run.text if run.code == 0 and run.text else None
+
+
+def plain_pull_merges(git: GitCli) -> bool:
+    """Make a person's plain `git pull` merge when the vault and its remote have both moved on (git 2.27 and
+    later stop with "Need to specify how to reconcile divergent branches" unless told): `pull.rebase false`
+    in the vault's repository, unless some level of git's config already says how pulls reconcile. Whether it
+    was set now."""
+    for key in ("pull.rebase", "pull.ff"):
+        if git.run("config", "--get", key, optional_locks=False).code == 0:
+            return False
+    return git.run("config", "--local", "pull.rebase", "false").code == 0
+
+
+def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
+    """Point `remote` at `url` (added, or changed when it exists); what was done, in one line. A person's plain
+    `git pull` in the vault then merges (`plain_pull_merges`)."""
+    if not url.strip():
+        raise SyncError("give the remote's URL: a bare repository over ssh, a path, GitHub or Gitea")
+    plain_pull_merges(git)
+    had = remote_url(git, remote)
+    if had == url:
+        return f"the remote {remote} already points at {url}"
+    checked(git.run("remote", "set-url" if had else "add", remote, url), f"`git remote {'set-url' if had else 'add'}`")
+    return f"the remote {remote} now points at {url}" + (f" (was {had})" if had else "")
+
+
+def remote_heads(git: GitCli, remote: str) -> list[str]:
+    """The remote's branches (`git ls-remote --heads`)."""
+    run = git.run("ls-remote", "--heads", remote)
+    if run.code != 0:
+        raise RemoteUnreachable(f"`git ls-remote {remote}` failed (is the remote reachable?): {run.why()}")
+    return [line.split("refs/heads/", 1)[1] for line in run.text.splitlines() if "\trefs/heads/" in line]
+
+
+def their_branch(git: GitCli, remote: str, branch: str) -> str:
+    """The remote's branch this vault syncs with: its own name's, or, when the remote has none of that name,
+    the remote's one branch (a remote made with another default branch name: `main` against `master`). A
+    remote with several other branches is not guessed at."""
+    heads = remote_heads(git, remote)
+    if branch in heads or not heads:
+        return branch
+    if len(heads) == 1:
+        return heads[0]
+    raise SyncError(
+        f"the remote {remote} has no branch {branch!r}, and several others ({', '.join(sorted(heads)[:5])}): "
+        f"check that the remote's URL is this vault's (`agentmd remote show`), or bring this vault's notes onto "
+        f"the branch it syncs with (`agentmd git switch NAME`, then `agentmd git merge {branch}`)"
+    )
+
+
+Kept = Callable[[list[dict[str, str]]], None]
+
+
+def adopt_remote_branch(git: GitCli, remote: str, there: str, host: str, now: dt.datetime, on_kept: Kept | None) -> str:
+    """A clone with no commit yet (the remote's default branch named none of its branches): check out the
+    remote's branch, keeping every file already in the work tree; refused, naming them, when one of them
+    would be overwritten. The commit it now stands on."""
+    fetch = git.run("fetch", "--quiet", "--no-tags", remote, f"refs/heads/{there}")
+    theirs = commit_at(git, "FETCH_HEAD") if fetch.code == 0 else None
+    if theirs is None:
+        raise RemoteUnreachable(f"`git fetch {remote}` failed (is the remote reachable?): {fetch.why()}")
+    kept = _set_aside_before_adopting(git, theirs, host, now)
+    if kept and on_kept is not None:
+        on_kept(kept)
+    run = git.run("checkout", "--quiet", "-b", there, theirs)
+    if run.code != 0:
+        raise SyncError(
+            f"this clone has no commit yet and its files could not be joined with the remote's branch {there!r} "
+            f"({' '.join(run.err.split())[:400]}); move the files named aside, then sync again"
+        )
+    return theirs
+
+
+def _set_aside_before_adopting(git: GitCli, theirs: str, host: str, now: dt.datetime) -> list[dict[str, str]]:
+    """Files written in the clone before its first sync under a name the remote's branch also has: the same
+    bytes are dropped (the checkout brings them back), a note of other bytes becomes a conflict sibling
+    named after this machine, as one title written on two machines is kept, and anything else is refused
+    by the checkout, naming it. The siblings made."""
+    vault: Path = git.vault
+    listed = git.run("ls-tree", "-r", "-z", theirs)  # `<mode> <type> <oid>\t<path>` each
+    kept: list[dict[str, str]] = []
+    for entry in os.fsdecode(listed.out).split("\0"):
+        info, _, path = entry.partition("\t")
+        if not path or len(info.split()) != 3:
+            continue
+        oid = info.split()[2]
+        here = vault / path
+        if not here.is_file() or here.is_symlink():
+            continue
+        data = here.read_bytes()
+        if git.run("hash-object", "--stdin", stdin=data).text == oid:
+            here.unlink()
+        elif path.lower().endswith(".md"):
+            sibling = sibling_name(path, host, now)
+            (vault / sibling).write_bytes(conflict_text(data, path))
+            here.unlink()
+            kept.append({"path": path, "sibling": sibling})
+    return kept
