@@ -29,8 +29,9 @@ The file tools, by their `tool_input` fields:
   place it, is refused with the reason it could not be checked; anything else is allowed. A path holding a
   lone surrogate is judged as the file a JavaScript runtime would write (each one as U+FFFD).
 
-Bash commands are read by hooks/shell_writes.py: a command that visibly writes, moves or deletes a path in
-the vault is refused. The worktree guard (hooks/worktree_guard.py) stays a hook of its own.
+Bash commands are read by hooks/shell_writes.py: a command that may write, move, link or delete a path in the
+vault is refused, as is git changing the vault's repository; commands that only read pass. The worktree guard
+(hooks/worktree_guard.py) stays a hook of its own.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from agentmd.engine.write.file_tools import FILE_TOOLS, USE_CAPTURE
 from .pretool import ALLOW, Verdict, guard_hook, hook_settings, lone_surrogates_replaced, vault_names
 from .protocol import standalone
 from .shell import inside
-from .shell_writes import check_shell_writes, might_write
+from .shell_writes import check_shell_writes
 
 DAEMON_WAIT = 5.0  # seconds for the daemon's judgment; a check of a large note is well under a second
 
@@ -158,7 +159,7 @@ def check_file_tool(
 def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, object], cwd: str | None) -> Verdict:
     tool_input = {k: lone_surrogates_replaced(v) if isinstance(v, str) else v for k, v in tool_input.items()}
     command = tool_input.get("command")
-    if tool == "Bash" and not (isinstance(command, str) and might_write(command)):
+    if tool == "Bash" and not isinstance(command, str):
         return ALLOW
     if tool != "Bash" and tool not in FILE_TOOLS:
         return ALLOW

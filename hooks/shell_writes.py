@@ -1,45 +1,47 @@
-"""Shell commands that visibly write into the vault: the Bash half of `agentmd hook file-guard`
-(hooks/file_guard.py).
+"""Shell commands that write into the vault: the Bash half of `agentmd hook file-guard` (hooks/file_guard.py).
 
-A shell write bypasses the door and the content prefilters, so `check_shell_writes` refuses a command whose
-text shows it writing, moving or deleting a path inside the vault:
+A shell write bypasses the door and the content prefilters, so `check_shell_writes` refuses a command that
+may write, move, link or delete a path inside the vault. The rule is read whatever the command:
 
 - output redirections `>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `>&FILE` whose target lies in the vault (`2>&1`
   and `>&2` only duplicate a descriptor);
-- `tee [-a] FILE...`; `cp`, `install`, `ln`, `rsync` with a destination in the vault (the last operand, or
-  `-t DIR`); `mv` and `rm`, `rmdir`, `unlink`, `shred` with any operand in the vault; `touch`, `mkdir`,
-  `truncate` with an operand in the vault; `dd of=FILE`; `sed -i` and `perl -i` on a file in the vault;
-  `curl -o FILE`, `curl -O` and `wget` writing into the vault (`-O FILE`, `-P DIR`, or the directory it runs
-  in); `find` in the vault with `-delete` or `-exec rm ...`.
+- commands that only read what they name (`READERS`: cat, grep, rg, ls, head, wc, jq ...) pass, less their
+  writing options (`sort -o FILE`, `uniq IN OUT`); so do `agentmd` itself (its writes go through the door)
+  and git's reading commands;
+- commands whose writes are known are judged by what they write: `tee`; `cp`, `install`, `ln`, `link`,
+  `rsync` by their destination (and by their sources when they make a hard link: a second name for a note,
+  which writes through it would change unseen); `mv`, `rm`, `rmdir`, `unlink`, `shred` by any operand;
+  `touch`, `mkdir`, `truncate`; `dd of=FILE`; `sed -i`, `perl -i`, `gawk -i inplace`; `curl -o`/`-O` and
+  `wget`; `find` with `-delete`, `-fprint FILE` or `-exec CMD` (judged as CMD run on each starting point);
+  `xargs CMD` and `busybox CMD` as CMD;
+- git in the vault's repository (`-C`, `--git-dir`, `--work-tree` or the directory it runs in; `agentmd git`
+  too) may only read: its history is the vault's undo, which agentmd keeps (`agentmd undo`, `restore`);
+- any other command is refused when one of its words, or a path written inside one (a program given to
+  `awk`, `python -c`, `sed` without `-i`), lies in the vault, or when it runs from inside the vault.
 
 Paths are read as hooks/shell.py reads them: relative to the effective directory (`cwd`, `cd`, `pushd`),
 after `~` and `$VAR` expansion, through `sh -c`, `eval` and the usual wrappers, and with links followed; a
 path counts as in the vault when it resolves there, or when its name does (`rm` deletes a link in the vault
-even when the link points out). Reading (`cat`, `grep -r`, `rg`, `less`, `cp` out of the vault) passes, and
-git commands are left to git and the worktree guard. A target the text cannot settle (an unset variable,
-`$(...)`, a `cd` into one) is not positively in the vault, so it passes: the guard stops visible writes, not
-a determined program (`python -c`, a script, a path built at run time).
+even when the link points out). A target the text cannot settle (an unset variable, `$(...)`, names read
+from a pipe by `xargs`, a path a script builds at run time) is not positively in the vault, so it passes:
+the guard stops what a command line shows, not a determined program.
 """
 
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .pretool import ALLOW, Verdict
-from .shell import ShellWalker, absolute, inside, positionals
+from .shell import ShellWalker, absolute, inside, positionals, resolve
 
-# a cheap look at the text first: a command with none of these cannot write visibly
-_MIGHT_WRITE = re.compile(
-    r">|\b(?:tee|cp|mv|rm|rmdir|unlink|shred|ln|install|rsync|touch|mkdir|truncate|dd|sed|perl|curl|wget|find"
-    r"|sponge|ed|ex|chmod|chown|chgrp|chattr|setfacl)\b"
-)
 _CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
 _DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
-_COPIES = frozenset({"cp", "install", "ln", "rsync"})
+_COPIES = frozenset({"cp", "install", "ln", "link", "rsync"})
 _REWRITES = frozenset({"sponge", "ed", "ex"})  # write the file named as their operand (sponge from stdin)
 _MODES = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})  # who may read or write a file
 # options whose value is the next word, per command (so the value is not read as an operand)
@@ -47,17 +49,13 @@ _VALUE_OPTS: Mapping[str, tuple[str, ...]] = {
     "cp": ("-t", "--target-directory", "-S", "--suffix"),
     "mv": ("-t", "--target-directory", "-S", "--suffix"),
     "ln": ("-t", "--target-directory", "-S", "--suffix"),
+    "link": (),
     "install": ("-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"),
     "rsync": ("-e", "--rsh", "-f", "--filter", "--exclude", "--include", "-T", "--temp-dir", "--partial-dir"),
     "touch": ("-d", "--date", "-t", "-r", "--reference"),
     "mkdir": ("-m", "--mode"),
     "truncate": ("-s", "--size", "-r", "--reference"),
 }
-
-
-def might_write(command: str) -> bool:
-    """False when the command text has no redirection and names no command this guard reads."""
-    return bool(_MIGHT_WRITE.search(command))
 
 
 def option_values(args: Sequence[str], short: str, longs: Sequence[str]) -> list[str]:
@@ -117,9 +115,6 @@ def _script_files(args: list[str], script_opts: tuple[str, ...], value_letters: 
 
 
 class _WriteWalker(ShellWalker):
-    def walk(self, command: str, cwd: Path | None, depth: int) -> Verdict:
-        return super().walk(command, cwd, depth) if might_write(command) else ALLOW
-
     def redirected(self, redirects: list[tuple[str, str]], cwd: Path | None) -> Verdict:
         for op, target in redirects:
             if ">" not in op:
@@ -134,6 +129,21 @@ class _WriteWalker(ShellWalker):
     def command(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
         args = words[1:]
         shown = f"`{name}`"
+        if name in ("xargs", "busybox"):
+            inner = _xargs_command(args) if name == "xargs" else args
+            return self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
+        if name == "git":
+            return self.git(args, cwd, in_vault=False)
+        if name == "agentmd":  # its writes go through the door; `agentmd git` runs git in the vault
+            return self.git(args[1:], cwd, in_vault=True) if args[:1] == ["git"] else ALLOW
+        if name in READERS:
+            if name == "sort":
+                return self.judge(option_values(args, "o", ("--output",)), cwd, "`sort -o`", "write")
+            if name == "tree":
+                return self.judge(option_values(args, "o", ()), cwd, "`tree -o`", "write")
+            if name == "uniq":
+                return self.judge(positionals(args, ("-f", "-s", "-w"))[1:2], cwd, "`uniq` (its output file)", "write")
+            return ALLOW
         if name == "tee":
             return self.judge(positionals(args, ()), cwd, shown, "write")
         if name in _DELETES:
@@ -141,12 +151,13 @@ class _WriteWalker(ShellWalker):
         if name == "mv":
             dests = option_values(args, "t", ("--target-directory",))
             return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, shown, "move")
-        if name == "ln" and not short_flag(args, "s", "St", ("--symbolic",)):
+        hard = (name == "ln" and not short_flag(args, "s", "St", ("--symbolic",))) or name == "link"
+        if hard or (name == "cp" and short_flag(args, "l", "St", ("--link",))):
             # a hard link to a note is a second name for the same file, which writes through it would change
             # unseen (a symbolic one is followed to the vault, and judged there)
             sources = positionals(args, _VALUE_OPTS[name])
             sources = sources[:-1] if len(sources) >= 2 else sources
-            verdict = self.judge(sources, cwd, "`ln` (a hard link)", "link")
+            verdict = self.judge(sources, cwd, f"{shown} (a hard link)", "link")
             if verdict.deny:
                 return verdict
         if name in _COPIES:
@@ -168,7 +179,80 @@ class _WriteWalker(ShellWalker):
         if name in ("curl", "wget"):
             return self.judge(self.download_targets(name, args), cwd, shown, "write")
         if name == "find":
-            return self.judge(self.find_deletes(args), cwd, "`find -delete`", "delete")
+            return self.find(args, cwd)
+        if name in _AWKS and _inplace(args):
+            return self.judge(_script_files(args, _AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
+        if name == "sed" or name in _AWKS:  # reads its operands; its program may write where it names
+            values = ("-e", "--expression", "-f", "--file", "-l") if name == "sed" else _AWK_VALUES
+            program = option_values(args, "e", ("--expression", "--source")) or positionals(args, values)[:1]
+            return self.judge(_paths_within(program), cwd, f"`{name}`'s program", "write")
+        return self.unknown(name, args, cwd)
+
+    def unknown(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """A command the guard does not know to only read: refused when it runs in the vault, or when a word of it,
+        or a path written inside a word (a program, an `--opt=PATH`), lies in the vault."""
+        if cwd is not None and inside(cwd, self.vault):
+            what = f"`{name}`, run inside the vault and not a command the guard knows to only read,"
+            return Verdict(True, _reason(what, "may write", cwd, self.vault))
+        named = next((w for w in args if str(self.vault) in w), None)  # the vault's path within a word
+        if named is not None:
+            return Verdict(
+                True,
+                _reason(f"`{name}` (not a command the guard knows to only read)", "may write", Path(named), self.vault),
+            )
+        words = [*args, *(a.split("=", 1)[1] for a in args if a.startswith("-") and "=" in a)]
+        what = f"`{name}` (not a command the guard knows to only read)"
+        return self.judge([*words, *_paths_within(args)], cwd, what, "may write")
+
+    def git(self, args: list[str], cwd: Path | None, *, in_vault: bool) -> Verdict:
+        """git in the vault's repository may only read: its history is the vault's undo."""
+        here, named, i = cwd, [], 0
+        while i < len(args) and args[i].startswith("-"):
+            arg = args[i]
+            if arg == "-C" and i + 1 < len(args):
+                here = resolve(args[i + 1], here, self.env)
+                i += 2
+            elif arg in ("--git-dir", "--work-tree") and i + 1 < len(args):
+                named.append(args[i + 1])
+                i += 2
+            elif arg.startswith(("--git-dir=", "--work-tree=")):
+                named.append(arg.split("=", 1)[1])
+                i += 1
+            else:
+                i += 2 if arg in ("-c", "--namespace", "--exec-path", "--config-env") else 1
+        sub, rest = (args[i], args[i + 1 :]) if i < len(args) else (None, [])
+        in_vault = in_vault or (here is not None and inside(here, self.vault))
+        in_vault = in_vault or any(self.lands_in_vault(w, cwd) is not None for w in named)
+        if not in_vault or sub is None or git_reads(sub, rest):
+            return ALLOW
+        return Verdict(
+            True,
+            f"agentmd file guard: `git {sub}` would change the git repository of the agentmd vault {self.vault}. Its "
+            "history is the vault's undo, which agentmd keeps (every change committed with its origin), so only "
+            "git's reading commands (log, show, diff, status, blame, grep) run there; to take a change back use "
+            "`agentmd undo` or `agentmd restore PATH --to DATE`, and leave the vault's git to its owner.",
+        )
+
+    def find(self, args: list[str], cwd: Path | None) -> Verdict:
+        """`find` deletes with `-delete` (or `-exec rm`), writes the file of `-fprint FILE`, and runs every
+        `-exec CMD ... ;` on each path it finds: judged as CMD run on each starting point."""
+        verdict = self.judge(self.find_deletes(args), cwd, "`find -delete`", "delete")
+        if verdict.deny:
+            return verdict
+        prints = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-fprint", "-fprint0", "-fprintf", "-fls")]
+        verdict = self.judge(prints, cwd, "`find -fprint`", "write")
+        if verdict.deny:
+            return verdict
+        starts = [a for a in itertools.takewhile(lambda a: not a.startswith(("-", "(", "!")), args)] or ["."]
+        for k, arg in enumerate(args):
+            if arg not in ("-exec", "-execdir", "-ok", "-okdir"):
+                continue
+            run = list(itertools.takewhile(lambda a: a not in (";", "+"), args[k + 1 :]))
+            for start in starts if run else []:
+                words = [start if w == "{}" else w for w in run]
+                verdict = self.command(os.path.basename(words[0]), words, cwd)
+                if verdict.deny:
+                    return verdict
         return ALLOW
 
     @staticmethod
@@ -270,6 +354,89 @@ def _spellings(word: str, cwd: Path | None) -> list[str]:
     return out[:MAX_SPELLINGS]
 
 
+# Commands that only read the files they name, or write to standard output alone: the vault may be read freely.
+READERS = frozenset({
+    "cat", "tac", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "ls", "dir",
+    "tree", "wc", "stat", "file", "du", "df", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha256sum", "sha512sum",
+    "b2sum", "cksum", "echo", "printf", "test", "[", "pwd", "which", "type", "whereis", "realpath", "readlink",
+    "basename", "dirname", "jq", "bat", "batcat", "true", "false", "sort", "uniq", "cut", "tr",
+    "column", "nl", "od", "hexdump", "strings", "fold", "fmt", "paste", "join", "look", "agentmd-hook", "sleep",
+    "date", "whoami", "id", "uname", "env", "printenv", "set", "exit", "return", "read", "wait", "history",
+    "[[", "]]", "for", "case", "select", "in", "esac", "done", "fi",
+})  # fmt: skip
+# git's commands that only read the repository
+GIT_READS = frozenset({
+    "log", "show", "diff", "status", "blame", "annotate", "grep", "ls-files", "ls-tree", "ls-remote", "rev-parse",
+    "rev-list", "cat-file", "describe", "shortlog", "whatchanged", "show-ref", "for-each-ref", "name-rev",
+    "merge-base", "diff-tree", "diff-index", "diff-files", "count-objects", "check-ignore", "check-attr", "var",
+    "version", "help", "range-diff", "cherry", "verify-commit", "verify-tag", "show-branch", "fsck",
+})  # fmt: skip
+_GIT_LISTS = {  # a git command that reads only in these forms: its first word, or an option among its words
+    "stash": ({"list", "show"}, set()),
+    "reflog": ({"show"}, set()),
+    "worktree": ({"list"}, set()),
+    "notes": ({"list", "show"}, set()),
+    "remote": ({"show", "get-url"}, {"-v", "--verbose"}),
+    "config": (set(), {"--get", "--get-all", "--get-regexp", "--list", "-l"}),
+    "branch": (set(), {"--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--show-current", "--contains"}),
+    "tag": (set(), {"--list", "-l", "--contains", "--points-at"}),
+}
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+_AWK_VALUES = ("-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-e", "--source")
+_QUOTED = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
+_SED_WRITE = re.compile(r"(?:^|[\s;}/])[wW] +([^\n]+)")
+_PATHISH = re.compile(r"[^\s'\"<>|;&(){}\[\],`=]+")
+
+
+def git_reads(sub: str, rest: list[str]) -> bool:
+    """Whether `git SUB REST...` only reads the repository."""
+    if sub in GIT_READS:
+        return True
+    if sub not in _GIT_LISTS:
+        return False
+    firsts, options = _GIT_LISTS[sub]
+    if not rest:
+        return sub in ("stash", "reflog", "remote", "branch", "tag", "worktree", "notes") and sub != "stash"
+    if rest[0] in firsts:
+        return True
+    positional = [a for a in rest if not a.startswith("-")]
+    return bool(options & set(rest)) and (
+        sub in ("config", "remote") or not positional or "--list" in rest or "-l" in rest
+    )
+
+
+def _paths_within(words: list[str]) -> list[str]:
+    """The paths spelled inside words that are not paths themselves (a program's `print > "/v/x.md"`,
+    `open('memory/a.md', 'w')`, sed's `w FILE`): each quoted string, each run of path characters holding a `/`,
+    starting with `~` or ending in a file name's extension, and the rest of a line after sed's `w`."""
+    found: list[str] = []
+    for word in words:
+        found += [q for pair in _QUOTED.findall(word) for q in pair if q and q != word]
+        found += [m.strip() for m in _SED_WRITE.findall(word)]
+        for run in _PATHISH.findall(word):
+            if run != word and ("/" in run or run.startswith("~") or re.search(r"\w\.[A-Za-z0-9]{1,8}$", run)):
+                found.append(run)
+    return found
+
+
+def _inplace(args: list[str]) -> bool:
+    """gawk's `-i inplace` (or `--include=inplace`, `-iinplace`): the files it reads are rewritten."""
+    return any(
+        a in ("-iinplace", "--include=inplace") or (a in ("-i", "--include") and args[k + 1 : k + 2] == ["inplace"])
+        for k, a in enumerate(args)
+    )
+
+
+def _xargs_command(args: list[str]) -> list[str]:
+    """The command `xargs` runs (its words before those read from its input), or [] for its default `echo`."""
+    takes = {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args",
+             "--max-procs", "--max-chars", "--max-lines", "--replace", "--eof", "--process-slot-var"}  # fmt: skip
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in takes else 1
+    return args[i:]
+
+
 def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
     instead = (
         "to retire a note use `agentmd retire` (it archives, never deletes)"
@@ -278,9 +445,11 @@ def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
         "the Write or Edit tool, which this guard checks"
     )
     return (
-        f"agentmd file guard: {what} would {verb} {where}, inside the agentmd vault {vault}. A shell write "
+        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, inside the "
+        f"agentmd vault {vault}. A shell write "
         "bypasses the door (who may write where) and the content prefilters (secrets, directives, executable "
-        f"blocks), so it is refused; {instead}. Reading the vault (cat, grep, rg) is fine."
+        f"blocks), so it is refused; {instead}. Reading the vault with a command that only reads (cat, grep, rg, "
+        "ls, head, jq) is fine."
     )
 
 

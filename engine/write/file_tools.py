@@ -92,6 +92,13 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
         return unchecked(tool, vault, rel, f"the storage-rules contract is invalid: {state.errors[0]}")
     path = Path(os.path.realpath(vault / rel))
     exists = os.path.isfile(path)
+    names = os.stat(path).st_nlink if exists else 1
+    if names > 1:  # a hard link: the write would change a note under another name, past the door that one meets
+        return (
+            f"agentmd file guard: {tool} to {where} is refused: the file has {names} names (a hard link), so a write "
+            "through this one would also change the note under its other names, which the door judges apart. "
+            f"Agents' file tools write only files with one name; {USE_CAPTURE}."
+        )
     decision = decide(vault, rel, state.contract, actor="agent", creating=not exists)
     if not decision.allowed:
         return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -132,6 +133,27 @@ def _read_text(path: Path) -> str:
         raise _Halt([f"{shown} is not UTF-8 (bad byte at offset {exc.start}); save it with UTF-8 encoding"]) from None
 
 
+def _own_file(path: Path) -> None:
+    """The vault's own contract must be a file of its own: through a symbolic or a hard link, whatever writes the
+    other name (outside the vault, past the door) would set the rules the door follows."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # reading it says what is wrong
+    if stat.S_ISLNK(st.st_mode):
+        raise _Halt([
+            f"{path} is a symbolic link; the vault's contract must be a file of its own, since whatever writes the "
+            "link's target would set the door's rules. Replace the link with a copy of the file, or name the file "
+            "in the `contract` setting of the config file"
+        ])  # fmt: skip
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise _Halt([
+            f"{path} has {st.st_nlink} names (a hard link); the vault's contract must be a file of its own, since "
+            "a write through another name would set the door's rules unseen. Replace it with a copy "
+            "(`cp --remove-destination` or save it anew) and delete the other names"
+        ])  # fmt: skip
+
+
 def _build(settings: Mapping[str, Any], text: str, fallback_text: str) -> Contract:
     th = settings["thresholds"]
     return Contract(
@@ -232,6 +254,8 @@ def load_contract(vault: Path | None, path: Path | None = None) -> ContractState
         return default_state()
     shown = str(target)
     try:
+        if path is None:
+            _own_file(target)
         text = _read_text(target)
     except _Halt as halt:
         return ContractState(_packaged().contract, shown, halted=True, errors=tuple(halt.errors))

@@ -218,6 +218,28 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash brace expansion", bash('rm -rf "{T}"/{"memory vault",x}/memory'), "{P}", DENY),
     ("bash glob", bash('rm -rf "{T}"/memory?vault/memory'), "{P}", DENY),
     ("bash hard link out of the vault", bash('ln "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", DENY),
+    # commands the guard does not know to only read, hard links and git, as an attacker tried them
+    ("bash link into an alignment space", bash('link "{O}/rules.md" "{V}/standards/storage-rules.md"'), "{P}", DENY),
+    ("bash link out of the vault", bash('link "{V}/memory/existing.md" "{O}/hl.md"'), "{P}", DENY),
+    ("bash cp -l out of the vault", bash('cp -l "{V}/memory/existing.md" "{O}/hl.md"'), "{P}", DENY),
+    ("bash awk program writes", bash("""awk 'BEGIN{print "x" > "{V}/memory/awk.md"}'"""), "{P}", DENY),
+    ("bash gawk in place", bash('gawk -i inplace "{print}" "{V}/memory/existing.md"'), "{P}", DENY),
+    ("bash sed w", bash("sed -n 'w {V}/memory/sed.md' \"{O}/x\""), "{P}", DENY),
+    ("bash find -exec cp", bash('find "{O}" -name "*.md" -exec cp {} "{V}/memory/" \\;'), "{P}", DENY),
+    ("bash find -fprint", bash('find "{O}" -fprint "{V}/memory/list.md"'), "{P}", DENY),
+    ("bash xargs cp", bash('ls "{O}" | xargs -I{} cp {} "{V}/memory/"'), "{P}", DENY),
+    ("bash busybox cp", bash('busybox cp "{O}/x" "{V}/memory/x.md"'), "{P}", DENY),
+    ("bash python -c", bash("python3 -c \"open('{V}/memory/p.md', 'w').write('x')\""), "{P}", DENY),
+    ("bash openssl -out", bash('openssl enc -base64 -in "{O}/x" -out "{V}/memory/o.md"'), "{P}", DENY),
+    ("bash sqlite3 .output", bash('sqlite3 db ".output {V}/memory/q.md"'), "{P}", DENY),
+    ("bash patch", bash('patch "{V}/memory/existing.md" < "{O}/d.diff"'), "{P}", DENY),
+    ("bash unknown command in the vault", bash('cd "{V}/memory" && make notes'), "{P}", DENY),
+    ("bash git reset in the vault", bash('git -C "{V}" reset --hard HEAD~1'), "{P}", DENY),
+    ("bash git clean in the vault", bash('git -C "{V}" clean -fdx'), "{P}", DENY),
+    ("bash git checkout from inside", bash('cd "{V}" && git checkout HEAD~5 -- .'), "{P}", DENY),
+    ("bash git stash in the vault", bash("git stash"), "{V}", DENY),
+    ("bash git --work-tree", bash('git --git-dir="{V}/.git" --work-tree="{V}" restore .'), "{P}", DENY),
+    ("bash agentmd git", bash("agentmd git reset --hard HEAD~2"), "{P}", DENY),
     # Bash: reads and writes elsewhere
     ("bash cat", bash('cat "{V}/a.md"'), "{P}", ALLOW),
     ("bash grep -r", bash('grep -r foo "{V}"'), "{P}", ALLOW),
@@ -238,6 +260,16 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash chmod outside", bash('chmod +x "{P}/run.sh"'), "{P}", ALLOW),
     ("bash symbolic link out", bash('ln -s "{V}/memory/existing.md" "{O}/linked.md"'), "{P}", ALLOW),
     ("bash unknown name outside", bash('echo x > "{O}/$f.md"'), "{P}", ALLOW),
+    ("bash git log in the vault", bash('git -C "{V}" log --oneline -5 && git -C "{V}" stash list'), "{P}", ALLOW),
+    ("bash git diff from inside", bash('cd "{V}" && git diff HEAD~1 --stat && git branch -a'), "{P}", ALLOW),
+    ("bash git reset in the project", bash("git reset --hard HEAD~1 && git clean -fd"), "{P}", ALLOW),
+    ("bash awk reads the vault", bash('awk \'{print $1}\' "{V}/memory/existing.md" > "{O}/x"'), "{P}", ALLOW),
+    ("bash sed reads the vault", bash('sed -n 1,5p "{V}/memory/existing.md"'), "{P}", ALLOW),
+    ("bash find -exec grep", bash('find "{V}" -name "*.md" -exec grep -l postgres {} +'), "{P}", ALLOW),
+    ("bash xargs reads", bash('ls "{V}/memory" | xargs -n1 echo'), "{P}", ALLOW),
+    ("bash readers from inside", bash('cd "{V}" && ls && head -3 README.md | wc -l'), "{P}", ALLOW),
+    ("bash agentmd search", bash("agentmd search postgres --limit 3"), "{V}", ALLOW),
+    ("bash script outside", bash('python3 tools/report.py "{O}/out.md" && npm test'), "{P}", ALLOW),
 ]
 
 
@@ -431,6 +463,41 @@ def test_an_invalid_contract_refuses_writes_into_the_vault(layout: dict[str, Pat
     assert "could not check" in reason and "storage-rules" in reason and "memory_capture" in reason
     outside = payload("Write", {"file_path": str(layout["outside"] / "x.md"), "content": CLEAN}, "/")
     assert run_cmd(["--vault", str(layout["vault"])], outside) == (0, "", "")
+
+
+def test_a_contract_linked_from_outside_the_vault_sets_no_rules(layout: dict[str, Path]) -> None:
+    """A contract written outside the vault (past the door) and linked in, hard or symbolic, opens no space: the
+    contract is refused, so writes into the vault are refused until it is a file of its own."""
+    from agentmd.rules import load_contract
+
+    vault, outside = layout["vault"], layout["outside"]
+    evil = outside / "rules.md"
+    evil.write_text(f"# Rules\n\n{FENCE}yaml\nauthority:\n  private: standing\n{FENCE}\n", encoding="utf-8")
+    rules = vault / "standards" / "storage-rules.md"
+    rules.parent.mkdir(exist_ok=True)
+    diary = payload("Write", {"file_path": str(vault / "private" / "x.md"), "content": CLEAN}, "/")
+    for link in (os.link, os.symlink):
+        link(evil, rules)
+        state = load_contract(vault)
+        assert state.halted and "a file of its own" in state.errors[0], state.errors
+        reason = json.loads(run_cmd(["--vault", str(vault)], diary)[1])["hookSpecificOutput"][
+            "permissionDecisionReason"
+        ]
+        assert "could not check" in reason and "a file of its own" in reason
+        rules.unlink()
+    rules.write_bytes(evil.read_bytes())  # a copy of its own is the vault's contract
+    assert not load_contract(vault).halted
+
+
+def test_a_write_through_a_hard_link_in_the_vault_is_refused(layout: dict[str, Path]) -> None:
+    """A second name in an open space for a note elsewhere: the Write would change that note past its door."""
+    vault = layout["vault"]
+    os.link(vault / "private" / "diary.md", vault / "memory" / "alias.md")
+    stdin = payload("Write", {"file_path": str(vault / "memory" / "alias.md"), "content": CLEAN}, "/")
+    code, out, _ = run_cmd(["--vault", str(vault)], stdin)
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert code == 0 and "2 names (a hard link)" in reason
+    assert (vault / "private" / "diary.md").read_text(encoding="utf-8") == "dear diary\n"
 
 
 @pytest.fixture
