@@ -52,6 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentmd.engine.daemon.mcp_tools import CAPTURE, SEARCH, TOOLS, ArgumentError, check_arguments
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.request_fields import InputSchema, json_defaults
+from agentmd.engine.search.recall import withhold_rows
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
@@ -169,7 +170,8 @@ def build_server(backend: Backend, *, log_hint: str = "the daemon log has the de
 
         def call() -> SearchResponse | Mapping[str, object]:
             if isinstance(request, SearchRequest):
-                return backend.search(request)
+                answer = backend.search(request)
+                return withhold_rows(answer.to_json() if isinstance(answer, SearchResponse) else dict(answer))
             return backend.capture(request)
 
         try:

@@ -29,6 +29,7 @@ imports only the standard library: the hook's light path loads this module for `
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
@@ -258,6 +259,42 @@ def gather(
 WITHHELD_FAMILIES = ("directive", "secret")  # what a shown line must not carry into a prompt
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}).*$", re.MULTILINE)
+
+
+def tripped(fields: Mapping[str, str]) -> list[str]:
+    """The directive and secret codes the write prefilters find in text about to be shown to an agent. Fence
+    lines are dropped first: a fence lets a capture quote an attack as an example, but a snippet cut from it
+    reaches the agent as plain text."""
+    from agentmd.rules.prefilter import check_fields
+
+    plain = {key: _FENCE_LINE.sub("", value) for key, value in fields.items() if value}
+    verdict = check_fields(plain)
+    return [code for code in verdict.codes() if code.split(":", 1)[0] in WITHHELD_FAMILIES]
+
+
+def withhold_rows(answer: dict[str, object]) -> dict[str, object]:
+    """A search answer (its JSON form) as an agent may read it (`memory_search`): a row whose title or snippet
+    trips the prefilters keeps its path, its text replaced by why it was withheld; so does the closest miss's
+    title. A person reads the note itself in the vault or with `agentmd search`."""
+    rows = answer.get("results")
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            continue
+        codes = tripped({"title": str(row.get("title") or ""), "snippet": str(row.get("snippet") or "")})
+        if codes:
+            row["title"] = None
+            row["snippet"] = (
+                f"[withheld from agents: this note's text trips the write prefilters ({', '.join(codes)}); "
+                "its owner can read it in the vault]"
+            )
+            row["withheld"] = codes
+    miss = answer.get("closest_miss")
+    if isinstance(miss, dict) and tripped({"title": str(miss.get("title") or "")}):
+        miss["title"] = None
+    return answer
+
+
 def withheld(candidates: list[Candidate], left_out: list[str]) -> list[Candidate]:
     """The candidates whose shown text (title and summary) the write prefilters would let through; each other
     one is named in `left_out`. A note the person wrote by hand, or one a tool wrote past the door, never met
@@ -265,12 +302,9 @@ def withheld(candidates: list[Candidate], left_out: list[str]) -> list[Candidate
     capture of it is kept out of the vault. Only the few notes about to be shown are read."""
     if not candidates:
         return candidates
-    from agentmd.rules.prefilter import check_fields
-
     kept = []
     for c in candidates:
-        verdict = check_fields({"title": str(c.get("title") or ""), "summary": str(c.get("summary") or "")})
-        codes = [code for code in verdict.codes() if code.split(":", 1)[0] in WITHHELD_FAMILIES]
+        codes = tripped({"title": str(c.get("title") or ""), "summary": str(c.get("summary") or "")})
         if codes:
             linked = " (linked)" if c.get("linked_from") else ""
             left_out.append(
