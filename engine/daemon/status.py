@@ -212,6 +212,12 @@ def git_section(vault: Path, commit_state: CommitState | None, now: dt.datetime)
     if state.commits_held:
         reasons.append(f"commits-held since {state.commits_held_since}: {state.commits_held}")
     yellow = []
+    if failures >= 2 and not reasons:  # one failed cycle may be a passing race; two in a row are said at once
+        yellow.append(
+            f"commits-failing: {failures} failed commit cycles since {state.first_commit_failure}: "
+            f"{state.last_commit_error}: nothing changed since is committed (no undo for it yet); fix what that "
+            f"error names, and commits resume on their own (red after {STALL_RED.seconds // 60} minutes)"
+        )
     held = dict(state.large_files_held)
     if held:
         limit = state.large_file_limit or 0

@@ -336,7 +336,8 @@ class Committer:
                 if self._intent is not None and os.path.lexists(self._intent):
                     warnings.extend(recover(git, self._intent, lock))
                 base = self._head()
-                make_private_index(git, tmp_index, has_head=base is not None)
+                repaired = make_private_index(git, tmp_index, has_head=base is not None, lock=lock)
+                warnings.extend([repaired] if repaired else [])
                 entries = read_status(git, tmp_index, extra=self._patterns())
                 unmerged = sorted({e.path for e in entries if e.unmerged})
                 if unmerged:

@@ -13,9 +13,11 @@ same time."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
+import shutil
 import socket
 import time
 from collections.abc import Callable
@@ -196,7 +198,27 @@ def private_index_path(gitdir: Path) -> Path:
     return gitdir / f"{_TEMP_INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
 
 
-def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool) -> None:
+def index_damaged(data: bytes) -> str | None:
+    """Why the bytes of an index file are not one git can read (a torn write, a sync client's half copy, a
+    stray editor), or None. git checks the same: the `DIRC` signature, then the checksum of all that precedes
+    the trailing hash (SHA-1, or SHA-256 in a repository made so; all zeros when `index.skipHash` is set)."""
+    if len(data) < 12 + 20 or data[:4] != b"DIRC":
+        return "it does not start as a git index does"
+    for size, algorithm in ((20, hashlib.sha1), (32, hashlib.sha256)):
+        trailer = data[-size:]
+        if len(data) >= 12 + size and (trailer == bytes(size) or algorithm(data[:-size]).digest() == trailer):
+            return None
+    return "its checksum does not match its contents"
+
+
+def _publish_copy(index: Path, git: GitCli, lock: IndexLock) -> None:
+    """A copy of a rebuilt private index put in place of the vault's (missing or damaged) one."""
+    fixed = private_index_path(git.gitdir)
+    shutil.copy2(index, fixed)
+    lock.publish(fixed, git.index)
+
+
+def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool, lock: IndexLock) -> str | None:
     """Copy `.git/index` to `tmp_index` (a new file), keeping its mtime.
 
     git trusts an entry whose stat data matches the file only when the entry's mtime is older than the
@@ -204,7 +226,9 @@ def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool) -> None:
     A copy with a fresh mtime would turn every racily clean entry into a trusted one, and an edit that
     kept the size within the second of the last commit would never be seen. Hence the copy takes the
     original's timestamps. Without an index (deleted, lost to a sync client) it starts from HEAD, as
-    `git reset` would.
+    `git reset` would, and so it does from a damaged one (`index_damaged`), which is kept beside it as
+    `index.damaged` and named in what it returns (None otherwise); the rebuilt index replaces the damaged
+    one at once, under `lock`, whatever the caller does next, so that git works in the vault again.
     """
     try:
         src = os.open(git.index, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -217,7 +241,8 @@ def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool) -> None:
             run = git.run("read-tree", "HEAD", index=tmp_index)
             if run.code != 0:
                 raise CycleFailure(f"the index is missing and `git read-tree HEAD` failed: {run.why()}")
-        return
+            _publish_copy(tmp_index, git, lock)
+        return None
     try:
         st = os.fstat(src)
         chunks = []
@@ -227,6 +252,18 @@ def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool) -> None:
         raise CycleFailure(f"cannot read {git.index} ({exc.strerror or exc})") from exc
     finally:
         os.close(src)
+    damaged = index_damaged(b"".join(chunks))
+    if damaged is not None and has_head:
+        kept = git.gitdir / "index.damaged"
+        kept.write_bytes(b"".join(chunks))
+        run = git.run("read-tree", "HEAD", index=tmp_index)
+        if run.code != 0:
+            raise CycleFailure(f"{git.index} is damaged ({damaged}) and `git read-tree HEAD` failed: {run.why()}")
+        _publish_copy(tmp_index, git, lock)
+        return (
+            f"git's index {git.index} was damaged ({damaged}); it is rebuilt from the last commit (the damaged "
+            f"file is kept as {kept}), and the vault's files are committed as they are"
+        )
     fd = os.open(tmp_index, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
         for chunk in chunks:
@@ -236,6 +273,7 @@ def make_private_index(git: GitCli, tmp_index: Path, *, has_head: bool) -> None:
         os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
     finally:
         os.close(fd)
+    return None
 
 
 def acquire(

@@ -109,7 +109,7 @@ def unstage(git: GitCli, lock: IndexLock, paths: list[str], head: str | None) ->
     """Reset `paths` in the real index to `head` under the held `lock`; None when done, else what went wrong."""
     tmp_index = private_index_path(git.gitdir)
     try:
-        make_private_index(git, tmp_index, has_head=head is not None)
+        make_private_index(git, tmp_index, has_head=head is not None, lock=lock)
         spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
         how = ["reset", "--quiet", head] if head else ["rm", "--cached", "--quiet", "--ignore-unmatch"]
         run = git.run(*how, "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)

@@ -322,3 +322,24 @@ def test_a_daemon_before_its_first_pass_renders_as_text(tmp_path: Path, env: dic
     text = render(early)
     assert text.startswith("agentmd status: YELLOW") and "index-building" in text
     assert "git" not in text.split("yellow")[0]  # no section it does not have yet
+
+
+def test_commit_cycles_failing_in_a_row_are_yellow_at_once_and_red_after_the_stall_time(tmp_path: Path) -> None:
+    from agentmd.engine.daemon.status import STALL_RED, git_section
+    from agentmd.engine.git.health import CommitState
+
+    vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
+    now = dt.datetime(2026, 12, 6, 12, 0, tzinfo=dt.UTC)
+
+    def failing(count: int, since: dt.timedelta) -> dict[str, list[str]]:
+        first = (now - since).isoformat(timespec="seconds")
+        state = CommitState(commit_failures=count, first_commit_failure=first, last_commit_error="git write-tree: boom")
+        section = git_section(vault, state, now)
+        return {"red": section["red"], "yellow": section["yellow"]}
+
+    assert failing(1, dt.timedelta(seconds=5)) == {"red": [], "yellow": []}  # one may be a passing race
+    two = failing(2, dt.timedelta(seconds=10))
+    assert two["red"] == [] and two["yellow"][0].startswith("commits-failing: 2 failed commit cycles")
+    assert "boom" in two["yellow"][0] and "resume on their own" in two["yellow"][0]
+    late = failing(40, STALL_RED)
+    assert late["red"][0].startswith("commit-stalled") and late["yellow"] == []

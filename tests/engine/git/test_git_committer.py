@@ -230,6 +230,31 @@ def test_missing_index_is_rebuilt_from_head_not_read_as_mass_deletion(tmp_path: 
     assert status(repo) == []
 
 
+@pytest.mark.parametrize("damage", ["garbage", "torn", "missing"])
+def test_a_damaged_or_missing_index_is_rebuilt_from_head_and_put_back(tmp_path: Path, damage: str) -> None:
+    """A garbled or half-written `.git/index` stops every git command in the vault; the committer rebuilds it
+    from HEAD (keeping the damaged file), commits what changed, and leaves an index git reads again, also when
+    there was nothing to commit."""
+    repo = make_repo(tmp_path / "v", {f"n/{i}.md": f"{i}\n" for i in range(5)})
+    index = repo / ".git/index"
+    whole = index.read_bytes()
+    if damage == "missing":
+        index.unlink()
+    else:
+        index.write_bytes(b"garbage" if damage == "garbage" else whole[: len(whole) // 2])
+        assert git(repo, "status", check=False).stderr  # git cannot read it whole
+    result = committer(repo).commit_cycle()
+    assert result.error is None and result.commits == []
+    assert status(repo) == [] and git(repo, "status", "--porcelain").stderr == ""
+    if damage != "missing":
+        assert any("damaged" in w for w in result.warnings), result.warnings
+        assert (repo / ".git/index.damaged").read_bytes() != whole
+    index.write_bytes(b"garbage")
+    write(repo, "n/0.md", "changed\n")
+    result = committer(repo).commit_cycle()
+    assert [c.paths for c in result.commits] == [("n/0.md",)] and status(repo) == []
+
+
 def test_a_mass_deletion_is_held_until_allowed_and_then_committed(tmp_path: Path) -> None:
     # the case a reconcile pass cannot cover: a cycle that runs before the pass that would refuse the deletion
     files: dict[str, str | bytes] = {f"n/{i}.md": f"{i}\n" for i in range(60)} | {"img.png": b"\x89"}
