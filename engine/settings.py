@@ -115,6 +115,10 @@ def _read_config(path: Path, explicit: bool) -> dict[str, object]:
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (a bad byte at offset {exc.start}); save it as UTF-8, or remove it"
+        ) from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"config file {path} could not be read: {exc}; fix or remove it") from None
 

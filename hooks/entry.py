@@ -16,7 +16,9 @@ Claude Code settings (`~/.claude/settings.json` or the project's `.claude/settin
 
     {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "agentmd-hook recall"}]}]}}
 
-An unknown hook name prints a line on stderr and exits 0: a hook must never block the agent.
+An unknown hook name (a typo in a settings file) prints the hooks there are on stderr and exits 1: Claude Code
+shows a hook's exit 1 to the person as an error and carries on, so the agent is never blocked (exit 2 would
+block it) and the mistake does not pass silently.
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return int(importlib.import_module(MODULES[name]).main(argv[1:]))
     listing = "\n".join(f"  {n:<15} {what}" for n, what in HOOKS.items())
-    sys.stderr.write(f"usage: agentmd-hook HOOK [flags]\nhooks:\n{listing}\n")
-    return 0
+    wrong = f"agentmd-hook: there is no hook {name!r}\n" if name and name not in ("-h", "--help") else ""
+    sys.stderr.write(f"{wrong}usage: agentmd-hook HOOK [flags]\nhooks:\n{listing}\n")
+    return 1 if wrong or not name else 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
@@ -31,6 +32,13 @@ class Parser(argparse.ArgumentParser):
         if words_missing or "expected one argument" in message:
             # a word that starts with a dash (a pasted `-x`, `--no-verify`) was read as an option
             message += "; words that start with `-` go after `--` (e.g. `agentmd search -- --no-verify`)"
+        wrong = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if wrong:
+            import difflib
+
+            choices = re.findall(r"'([^']*)'", wrong.group(2))
+            close = difflib.get_close_matches(wrong.group(1), choices, n=1, cutoff=0.6)
+            message = f"{message}; did you mean `{close[0]}`?" if close else message
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
     def _get_formatter(self) -> argparse.HelpFormatter:

@@ -320,3 +320,14 @@ def test_a_job_runs_result_reads_as_words_not_python() -> None:
     changed = {"stats": {"duplicate": 0, "stale": 2}, "paths": ["a.md", "b.md"]}
     line = _record_line({**run, "budget_used": {"wall_s": 1}, "changed": changed})
     assert line.endswith("stats=(duplicate 0, stale 2), paths=a.md, b.md") and "{" not in line and "'" not in line
+
+
+def test_a_mistyped_command_or_a_config_not_in_utf8_says_how_to_fix_it(env: dict[str, str], tmp_path: Path) -> None:
+    done = run(agentmd("serach", "postgres"), env, tmp_path)
+    assert done.returncode == 2
+    assert_one_line(done.stderr, "invalid choice: 'serach'", "did you mean `search`?")
+    config = tmp_path / "config.toml"
+    config.write_bytes(b'\xff\xfe vault = "x"\n')
+    done = run(agentmd("--config", str(config), "status"), env, tmp_path)
+    assert done.returncode != 0
+    assert_one_line(done.stderr, str(config), "is not UTF-8", "save it as UTF-8")

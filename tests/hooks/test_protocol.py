@@ -47,3 +47,16 @@ def test_a_missing_folder_or_session_reads_as_none() -> None:
 def test_input_that_is_no_json_object_is_refused_saying_what_it_is(text: str, said: str) -> None:
     with pytest.raises(ValueError, match=said):
         parse_payload(text)
+
+
+def test_a_hook_name_mistyped_in_a_settings_file_is_an_error_that_blocks_nothing() -> None:
+    """Claude Code shows a hook's exit 1 to the person and carries on (exit 2 would block the agent)."""
+    import subprocess
+    import sys
+
+    hook = str(Path(sys.executable).with_name("agentmd-hook"))
+    typo = subprocess.run([hook, "recal"], input="{}", capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 1 and typo.stdout == ""
+    assert "there is no hook 'recal'" in typo.stderr and "recall" in typo.stderr
+    asked = subprocess.run([hook, "--help"], capture_output=True, text=True, timeout=60)
+    assert asked.returncode == 0 and "file-guard" in asked.stderr
