@@ -125,6 +125,9 @@ from agentmd.rules.prefilter.directive_vocabulary import (
 # --------------------------------------------------------------------------------------------------------------
 # Scoring
 
+# `curl URL | sh` names a tool call and looks like a destination at once: as a destination it must be another one
+CURL_PIPE: Final = re.compile(r"\bcurl\b[^\n|]{0,80}\|\s*(?:sh|bash)\b")
+
 
 def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bool) -> str | None:
     """What the sentence does to its reader, or None when it is no directive. The costlier patterns are only
@@ -222,7 +225,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
     hide = HIDE.search(s) is not None
     if hide and (strong or framed):
         return "asks to hide something from the user"
-    if tool and (strong or framed or DEST.search(s)):
+    plain = ordered or vocative or mentions_ai or "{" in s  # an order, an addressee, or a call's arguments
+    if tool and (strong or framed or DEST.search(s if plain else CURL_PIPE.sub(" ", s))):
         return "asks for a tool call"
     if (strong or framed or hide or tool) and _acts(s):
         return (

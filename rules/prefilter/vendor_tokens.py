@@ -1,5 +1,6 @@
 """The secret rule type, and the rules for service tokens that carry a vendor's fixed prefix (npm, PyPI, Hugging
-Face, SendGrid, Twilio, DigitalOcean, Shopify, Discord, Telegram, Mailgun, Databricks and a long tail), plus
+Face, SendGrid, Twilio, DigitalOcean, Shopify, Discord, Telegram, Mailgun, Databricks, Airtable, Tailscale,
+PlanetScale and a long tail), plus
 HTTP Basic credentials.
 
 A prefix alone is never enough: the part after it must look random (mixed characters, entropy, no filler such
@@ -139,12 +140,14 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
     _t("secret:service-token",
        ("lin_api_", "hrku-", "dp.", "pul-", "glsa_", "glc_", "pmak-", "nrak-", "eaaa", "sq0", "atatt", "gsk_", "r8_",
         "pplx-", "sbp_", "sntrys_", "figd_", "xai-", "dckr_pat_", "ya29.", "sk.eyj", "fo1_", "tfp_", "hvs.", "hvb.",
-        "gocspx-", "whsec_", "nfp_", "cfpat-", "eaab", "eaag", "1//0"),
+        "gocspx-", "whsec_", "nfp_", "cfpat-", "eaab", "eaag", "1//0", "tskey-", "pscale_"),
        "service access token",
        rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAA[ABG]|"
        rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
-       rf"GOCSPX-|whsec_|nfp_|CFPAT-|(?<![\w/])1//0)"
+       rf"GOCSPX-|whsec_|nfp_|CFPAT-|(?<![\w/])1//0|tskey-(?:auth|api|client|scim|webhook)-|pscale_(?:pw|tkn|oauth)_)"
        rf"(?P<val>[A-Za-z0-9_\-=.]{{22,}})", _random_tail(3.3)),
+    _t("secret:service-token", ("pat",), "Airtable personal access token",
+       rf"{_START}pat(?P<val>[A-Za-z0-9]{{14}}\.[0-9a-f]{{64}}){_END}", _random_tail(3.3)),
     _t("secret:service-token", ("ssws",), "Okta API token", r"\bSSWS\s+(?P<val>[A-Za-z0-9_\-]{30,})",
        _random_tail(3.3)),
     _t("secret:service-token", (".atlasv1.",), "Terraform Cloud API token",
