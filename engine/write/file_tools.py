@@ -59,7 +59,9 @@ def note_fields(text: str) -> dict[str, str]:
     split = split_frontmatter(text)
     if split.yaml_text is None:
         return {"body": text}
-    return {"frontmatter": split.yaml_text, "body": split.body}
+    # blank lines stand for what comes before each part, so a refusal's "line N" is the file's line N
+    before = text[: len(text) - len(split.body)].count("\n") if text.endswith(split.body) else 0
+    return {"frontmatter": "\n" + split.yaml_text, "body": "\n" * before + split.body}
 
 
 def written_text(tool: str, tool_input: Mapping[str, Any], target: Path) -> dict[str, str] | dict[str, list[str]]:

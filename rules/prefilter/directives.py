@@ -62,10 +62,21 @@ def _split_gates(gates: tuple[frozenset[str], ...]) -> tuple[tuple[frozenset[str
 
 
 def _snippet(matched: str) -> str:
-    """At most six words of a directive; a word that could be a value (digits, long runs) is blanked."""
+    """At most six words of a directive; a word that could be a value (digits, a long run of Latin letters) is
+    blanked. A long word of words (a slug, `ignore-previous-instructions`, or a script written without spaces)
+    shows its start."""
     words = matched.split()
-    shown = ["…" if len(w) > 20 or any(c.isdigit() for c in w) else w for w in words[:6]]
+    shown = [_shown_word(w) for w in words[:6]]
     return " ".join(shown) + (" …" if len(words) > 6 else "")
+
+
+def _shown_word(word: str) -> str:
+    if any(c.isdigit() for c in word):
+        return "…"
+    if len(word) <= 20:
+        return word
+    spaced = any(c in "-_./" for c in word) or any(c.isalpha() and not c.isascii() for c in word)
+    return word[:24] + "…" if spaced else "…"
 
 
 def _directive_message(line: int, what: str) -> str:

@@ -578,13 +578,20 @@ def test_locate(layout: dict[str, Path]) -> None:
     assert locate(str(alias / "memory" / "a.md"), None, (real, alias)).rel == "memory/a.md"  # type: ignore[union-attr]
 
 
+def test_a_refusal_names_the_line_of_the_file(layout: dict[str, Path]) -> None:
+    note = f"---\ntitle: Pin\ntags: [ci]\n---\n\n# Pin\n\n{DIRECTIVE}\n"
+    stdin = payload("Write", {"file_path": str(layout["vault"] / "memory" / "pin.md"), "content": note}, "/")
+    reason = json.loads(run_cmd(["--vault", str(layout["vault"])], stdin)[1])["hookSpecificOutput"]
+    assert "line 8" in reason["permissionDecisionReason"] and note.splitlines()[7] == DIRECTIVE
+
+
 def test_written_text_applies_edits_as_claude_code_does(layout: dict[str, Path]) -> None:
     path = layout["vault"] / "memory" / "existing.md"
     once = written_text("Edit", {"old_string": "line", "new_string": "row"}, path)
     assert once["body"].count("row") == 1 and once["body"].count("line") == 1
     every = written_text("Edit", {"old_string": "line", "new_string": "row", "replace_all": True}, path)
     assert every["body"].count("row") == 2 and "line" not in every["body"]
-    assert every["frontmatter"] == "title: Existing\n"
+    assert every["frontmatter"] == "\ntitle: Existing\n"  # a blank line for the fence: line numbers are the file's
     chained = written_text(
         "MultiEdit",
         {"edits": [{"old_string": "old", "new_string": "new"}, {"old_string": "new line", "new_string": "x"}]},
