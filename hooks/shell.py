@@ -10,8 +10,10 @@ commands in their turn, behind `VAR=value` prefixes and the usual wrappers (`env
 `nohup`, `time`, `nice`, `timeout`). A subclass decides on each simple command (`command`) and on its
 redirections (`redirected`); the first denial wins.
 
-Known limits: shlex does not say whether a token was quoted, so a quoted lone operator (`echo ';'`, `echo '>'`)
-is read as an operator, and a single-quoted `'$X'` is expanded like `"$X"`; heredoc bodies are read as commands.
+A heredoc's body (the lines after `<<WORD` up to `WORD`) is read as commands, unless a subclass says the command
+it feeds reads it as data (`runs_heredoc`, `heredoc_data`). Known limits: shlex does not say whether a token was
+quoted, so a quoted lone operator (`echo ';'`, `echo '>'`) is read as an operator, and a single-quoted `'$X'` is
+expanded like `"$X"`.
 """
 
 from __future__ import annotations
@@ -240,7 +242,22 @@ class ShellWalker:
         except ValueError:
             return ALLOW  # the shell cannot parse it either, so it will not run
         stack: list[Path | None] = []
+        heredoc: tuple[str, list[str], list[str] | None] | None = None  # delimiter, the command fed, the body as data
         for cmd in split_commands(toks):
+            if heredoc is not None:
+                delimiter, fed, data = heredoc
+                if cmd.words == [delimiter]:
+                    heredoc = None
+                    verdict = self.heredoc_data(fed, data, cwd) if data is not None else ALLOW
+                    if verdict.deny:
+                        return verdict
+                    continue
+                if data is not None:
+                    data.extend(cmd.words)
+                    continue
+            fed_by = next((t for op, t in cmd.redirects if op in ("<<", "<<-")), None)
+            if fed_by is not None:
+                heredoc = (fed_by, cmd.words, None if self.runs_heredoc(cmd.words) else [])
             marker = not cmd.words and not cmd.redirects
             if cmd.before == "(" and marker:
                 stack.append(cwd)
@@ -255,6 +272,17 @@ class ShellWalker:
             verdict, cwd = self.simple(cmd.words, cwd, depth)
             if verdict.deny:
                 return verdict
+        if heredoc is not None and heredoc[2] is not None:  # no closing line: the rest of the text is the body
+            return self.heredoc_data(heredoc[1], heredoc[2], cwd)
+        return ALLOW
+
+    def runs_heredoc(self, words: list[str]) -> bool:
+        """Whether the command `words` runs a heredoc fed to it as shell commands; its lines are then read as
+        commands in their turn, and otherwise handed to `heredoc_data`. Here always: every line is a command."""
+        return True
+
+    def heredoc_data(self, fed: list[str], data: list[str], cwd: Path | None) -> Verdict:
+        """The decision on a heredoc's body (its words) when the command `fed` reads it as data or as a program."""
         return ALLOW
 
     def simple(self, words: list[str], cwd: Path | None, depth: int) -> tuple[Verdict, Path | None]:

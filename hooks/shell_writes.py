@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .pretool import ALLOW, Verdict
-from .shell import ShellWalker, absolute, inside, positionals, resolve
+from .shell import SHELLS, ShellWalker, absolute, inside, positionals, resolve, strip_wrappers
 
 _CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
 _DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
@@ -134,8 +134,13 @@ class _WriteWalker(ShellWalker):
             return self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
         if name == "git":
             return self.git(args, cwd, in_vault=False)
+        if name.startswith("python") and args[:2] == ["-m", "agentmd"]:
+            return self.command("agentmd", ["agentmd", *args[2:]], cwd)
         if name == "agentmd":  # its writes go through the door; `agentmd git` runs git in the vault
-            return self.git(args[1:], cwd, in_vault=True) if args[:1] == ["git"] else ALLOW
+            i = 0
+            while i < len(args) and args[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
+                i += 2 if args[i] in ("--vault", "--index", "--config") else 1
+            return self.git(args[i + 1 :], cwd, in_vault=True) if args[i : i + 1] == ["git"] else ALLOW
         if name in READERS:
             if name == "sort":
                 return self.judge(option_values(args, "o", ("--output",)), cwd, "`sort -o`", "write")
@@ -187,6 +192,24 @@ class _WriteWalker(ShellWalker):
             program = option_values(args, "e", ("--expression", "--source")) or positionals(args, values)[:1]
             return self.judge(_paths_within(program), cwd, f"`{name}`'s program", "write")
         return self.unknown(name, args, cwd)
+
+    def runs_heredoc(self, words: list[str]) -> bool:
+        """A heredoc fed to a shell is commands; fed to anything else (`cat`, `python3`, `sqlite3`) it is data."""
+        words, _ = strip_wrappers(words)
+        return bool(words) and os.path.basename(words[0]) in SHELLS
+
+    def heredoc_data(self, fed: list[str], data: list[str], cwd: Path | None) -> Verdict:
+        """A heredoc's body given to a command that only reads passes (it is text); given to any other command it
+        is a program, refused when it names a path in the vault."""
+        words, _ = strip_wrappers(fed)
+        name = os.path.basename(words[0]) if words else ""
+        if not name or name in READERS or name in ("tee", "agentmd"):
+            return ALLOW
+        what = f"the heredoc given to `{name}` (not a command the guard knows to only read)"
+        named = next((w for w in data if str(self.vault) in w), None)
+        if named is not None:
+            return Verdict(True, _reason(what, "may write", Path(named), self.vault))
+        return self.judge([*data, *_paths_within(data)], cwd, what, "may write")
 
     def unknown(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """A command the guard does not know to only read: refused when it runs in the vault, or when a word of it,

@@ -240,6 +240,10 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash git stash in the vault", bash("git stash"), "{V}", DENY),
     ("bash git --work-tree", bash('git --git-dir="{V}/.git" --work-tree="{V}" restore .'), "{P}", DENY),
     ("bash agentmd git", bash("agentmd git reset --hard HEAD~2"), "{P}", DENY),
+    ("bash agentmd --vault git", bash('agentmd --vault "{V}" git checkout HEAD~1 -- .'), "{P}", DENY),
+    ("bash heredoc program", bash("python3 - <<'EOF'\nopen('{V}/memory/h.md', 'w').write('x')\nEOF"), "{P}", DENY),
+    ("bash heredoc to a shell", bash("bash <<EOF\necho x > '{V}/memory/h.md'\nEOF"), "{P}", DENY),
+    ("bash heredoc into the vault", bash("cat > '{V}/memory/h.md' <<EOF\ntext\nEOF"), "{P}", DENY),
     # Bash: reads and writes elsewhere
     ("bash cat", bash('cat "{V}/a.md"'), "{P}", ALLOW),
     ("bash grep -r", bash('grep -r foo "{V}"'), "{P}", ALLOW),
@@ -270,6 +274,13 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash readers from inside", bash('cd "{V}" && ls && head -3 README.md | wc -l'), "{P}", ALLOW),
     ("bash agentmd search", bash("agentmd search postgres --limit 3"), "{V}", ALLOW),
     ("bash script outside", bash('python3 tools/report.py "{O}/out.md" && npm test'), "{P}", ALLOW),
+    (
+        "bash heredoc text naming the vault",
+        bash("cat > '{O}/readme.md' <<'EOF'\nNotes live in {V}/memory.\nEOF\nls"),
+        "{P}",
+        ALLOW,
+    ),
+    ("bash python -m agentmd", bash('python3 -m agentmd --vault "{V}" search postgres'), "{P}", ALLOW),
 ]
 
 
