@@ -185,6 +185,8 @@ class _WriteWalker(ShellWalker):
             return self.judge(self.download_targets(name, args), cwd, shown, "write")
         if name == "find":
             return self.find(args, cwd)
+        if name in ("tar", "bsdtar"):
+            return self.tar(args, cwd)
         if name in _AWKS and _inplace(args):
             return self.judge(_script_files(args, _AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
         if name == "sed" or name in _AWKS:  # reads its operands; its program may write where it names
@@ -208,7 +210,7 @@ class _WriteWalker(ShellWalker):
         what = f"the heredoc given to `{name}` (not a command the guard knows to only read)"
         named = next((w for w in data if str(self.vault) in w), None)
         if named is not None:
-            return Verdict(True, _reason(what, "may write", Path(named), self.vault))
+            return Verdict(True, _reason(what, "may write", self.vault, self.vault))
         return self.judge([*data, *_paths_within(data)], cwd, what, "may write")
 
     def unknown(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
@@ -221,7 +223,7 @@ class _WriteWalker(ShellWalker):
         if named is not None:
             return Verdict(
                 True,
-                _reason(f"`{name}` (not a command the guard knows to only read)", "may write", Path(named), self.vault),
+                _reason(f"`{name}` (not a command the guard knows to only read)", "may write", self.vault, self.vault),
             )
         words = [*args, *(a.split("=", 1)[1] for a in args if a.startswith("-") and "=" in a)]
         what = f"`{name}` (not a command the guard knows to only read)"
@@ -255,6 +257,22 @@ class _WriteWalker(ShellWalker):
             "git's reading commands (log, show, diff, status, blame, grep) run there; to take a change back use "
             "`agentmd undo` or `agentmd restore PATH --to DATE`, and leave the vault's git to its owner.",
         )
+
+    def tar(self, args: list[str], cwd: Path | None) -> Verdict:
+        """`tar` writes its archive (`-f FILE`) when it creates one, and the folder it extracts into (`-C DIR`, or
+        where it runs) otherwise; creating or listing reads the files it names."""
+        mode = args[0] if args and not args[0].startswith("-") else ""  # the old style: `tar czf FILE ...`
+        letters = mode + "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+        longs = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+        archive = option_values(args, "f", ("--file",))
+        if "f" in mode and len(args) > 1:  # the old style's `f` takes the next word
+            archive.append(args[1])
+        if ("c" in letters or "t" in letters or longs & {"--create", "--list"}) and "x" not in letters:
+            return self.judge(
+                archive if "c" in letters or "--create" in longs else [], cwd, "`tar` (its archive)", "write"
+            )
+        into = option_values(args, "C", ("--directory",)) or ["."]
+        return self.judge(into + archive, cwd, "`tar` (what it extracts or updates)", "write")
 
     def find(self, args: list[str], cwd: Path | None) -> Verdict:
         """`find` deletes with `-delete` (or `-exec rm`), writes the file of `-fprint FILE`, and runs every

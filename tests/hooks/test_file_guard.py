@@ -240,6 +240,9 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash git stash in the vault", bash("git stash"), "{V}", DENY),
     ("bash git --work-tree", bash('git --git-dir="{V}/.git" --work-tree="{V}" restore .'), "{P}", DENY),
     ("bash agentmd git", bash("agentmd git reset --hard HEAD~2"), "{P}", DENY),
+    ("bash tar -x into the vault", bash('tar -xzf "{O}/notes.tgz" -C "{V}/memory"'), "{P}", DENY),
+    ("bash tar x from inside", bash('cd "{V}" && tar xf "{O}/notes.tar"'), "{P}", DENY),
+    ("bash tar archive in the vault", bash('tar czf "{V}/memory/backup.tgz" src/'), "{P}", DENY),
     ("bash agentmd --vault git", bash('agentmd --vault "{V}" git checkout HEAD~1 -- .'), "{P}", DENY),
     ("bash heredoc program", bash("python3 - <<'EOF'\nopen('{V}/memory/h.md', 'w').write('x')\nEOF"), "{P}", DENY),
     ("bash heredoc to a shell", bash("bash <<EOF\necho x > '{V}/memory/h.md'\nEOF"), "{P}", DENY),
@@ -281,6 +284,7 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
         ALLOW,
     ),
     ("bash python -m agentmd", bash('python3 -m agentmd --vault "{V}" search postgres'), "{P}", ALLOW),
+    ("bash tar of the vault", bash('tar czf "{O}/vault.tgz" -C "{V}" . && tar tzf "{O}/vault.tgz"'), "{P}", ALLOW),
 ]
 
 
