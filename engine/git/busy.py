@@ -83,11 +83,9 @@ def paused_for_person(gitdir: Path, command: str, *, wait: float = 30.0) -> Iter
                 path.unlink()
 
 
-def operation_in_progress(gitdir: Path, *, now: float | None = None) -> str | None:
-    """Why the committer must not move HEAD now (a sentence), or None."""
-    paused = person_pause(gitdir)
-    if paused:
-        return paused
+def git_operation(gitdir: Path) -> str | None:
+    """The git operation a person started and has not ended (a merge, a rebase, a cherry-pick...), as a sentence
+    saying how to end it; None when there is none."""
     for name, what in (
         ("MERGE_HEAD", "a merge"),
         ("CHERRY_PICK_HEAD", "a cherry-pick"),
@@ -96,10 +94,24 @@ def operation_in_progress(gitdir: Path, *, now: float | None = None) -> str | No
         ("rebase-apply", "a rebase or `git am`"),
     ):
         if os.path.lexists(gitdir / name):
-            return (
-                f"{what} is in progress in the vault repository (.git/{name}); finish or abort it, and "
-                "agentmd commits again on the next cycle"
+            how = (
+                "finish it (`agentmd git merge --continue` ends its conflicts by the sync rules, leaving no marker "
+                "in a note) or abort it (`git merge --abort`)"
+                if name == "MERGE_HEAD"
+                else "finish or abort it"
             )
+            return f"{what} is in progress in the vault repository (.git/{name}); {how}"
+    return None
+
+
+def operation_in_progress(gitdir: Path, *, now: float | None = None) -> str | None:
+    """Why the committer must not move HEAD now (a sentence), or None."""
+    paused = person_pause(gitdir)
+    if paused:
+        return paused
+    unfinished = git_operation(gitdir)
+    if unfinished:
+        return f"{unfinished}, and agentmd commits again on the next cycle"
     with contextlib.suppress(OSError):
         head = (gitdir / "HEAD").read_text("utf-8", "replace").strip()
         if head and not head.startswith("ref:"):  # a checked-out commit, not a branch (a rebase is said above)

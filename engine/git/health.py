@@ -180,6 +180,8 @@ def awaits_first_sync(git: GitCli) -> str | None:
     """Why nothing is committed yet in a repository with no commit whose remote has branches (a clone whose
     remote's default branch names none of them): a first commit here would start a history of its own, which
     no sync could join; the first sync checks the remote's branch out (engine/git/sync.py). None otherwise."""
+    if git.run("rev-parse", "--verify", "--quiet", "HEAD", optional_locks=False).code == 0:
+        return None  # it has a commit
     if not git.run("for-each-ref", "--count=1", "refs/remotes", optional_locks=False).text:
         return None
     return AWAITS_FIRST_SYNC

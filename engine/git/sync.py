@@ -57,6 +57,7 @@ from agentmd.engine.git.branches import (
     remote_url,
     their_branch,
 )
+from agentmd.engine.git.busy import git_operation
 from agentmd.engine.git.conflicts import CONFLICT_STATUS as CONFLICT_STATUS  # where it was before
 from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
 from agentmd.engine.git.conflicts import (
@@ -160,6 +161,9 @@ class Round:
     def run(self) -> SyncResult:
         if remote_url(self.git, self.remote) is None:
             raise SyncError(f"the vault has no remote {self.remote!r}: add one with `agentmd remote add URL`")
+        unfinished = git_operation(self.git.gitdir)
+        if unfinished:  # merging the remote on top of it would leave its markers and MERGE_HEAD behind
+            raise SyncError(f"nothing was synced: {unfinished}; the next round syncs")
         branch = current_branch(self.git)
         prune_rescues(self.git, self.now)
         conflicts: list[dict[str, str]] = []

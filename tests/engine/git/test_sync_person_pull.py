@@ -85,3 +85,35 @@ def test_a_persons_own_pull_setting_is_kept(tmp_path: Path) -> None:
     git(vault, "config", "--local", "pull.rebase", "true")  # the person prefers to rebase
     add_remote(GitCli(vault), str(tmp_path / "remote.git"))
     assert git(vault, "config", "--get", "pull.rebase").stdout.strip() == "true"
+
+
+def test_a_plain_pull_stopped_on_conflicts_holds_the_rounds_until_agentmd_git_ends_it(
+    pair,  # noqa: F811 - the fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A person's own `git pull` (not through agentmd) stops with markers in a note: a round merging the remote on
+    top of it would leave MERGE_HEAD and the markers behind to be committed later, so rounds refuse, saying how to
+    end it; `agentmd git merge --continue` ends it by the sync rules, and the next round syncs."""
+    from agentmd.engine.git.branches import SyncError
+
+    a, b, _remote = pair
+    write(a.vault, "notes/plain.md", "# P\n\nline1\nthe laptop's line\nline3\n")
+    a.committer.commit_cycle()
+    a.sync()
+    write(b.vault, "notes/plain.md", "# P\n\nline1\nthe desk's line\nline3\n")
+    b.committer.commit_cycle()
+    head = git(b.vault, "rev-parse", "HEAD").stdout
+    assert git(b.vault, "pull", "-q", "--no-rebase", "--no-edit", check=False).returncode != 0  # stopped
+    with pytest.raises(SyncError, match=r"a merge is in progress .*agentmd git merge --continue"):
+        b.sync()
+    assert git(b.vault, "rev-parse", "HEAD").stdout == head and (b.vault / ".git" / "MERGE_HEAD").exists()
+
+    env = environment(tmp_path / "xdg")
+    code, out, err = cli(env, monkeypatch, "git", "--vault", str(b.vault), "--", "merge", "--continue")
+    assert code == 0, (out, err)
+    assert "no conflict marker was left" in out and not (b.vault / ".git" / "MERGE_HEAD").exists()
+    assert b.sync()["outcome"] == "pushed"
+    assert a.sync()["outcome"] == "fast-forward"
+    no_markers(a, b)
+    assert "the desk's line" in b.read("notes/plain.md") == a.read("notes/plain.md")
