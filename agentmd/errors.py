@@ -47,8 +47,9 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     │   └── HeadMoved                 engine/git/refs.py
     ├── GitError                      engine/git/repo_init.py
     ├── RescueError                   engine/git/rescue.py
-    ├── SyncError                     engine/git/sync.py
-    │   └── RemoteUnreachable
+    ├── SyncError                     engine/git/branches.py
+    │   ├── RemoteUnreachable
+    │   └── SyncWaits
     ├── _Fallback                     engine/git/tree_move.py
     ├── UndoRefused                   engine/git/undo.py
     ├── EmbedderUnavailable           engine/index/embedder.py

@@ -25,6 +25,11 @@ class RemoteUnreachable(SyncError):
     daemon's rounds back off (see `engine.git.sync.BACKOFF_FIRST`)."""
 
 
+class SyncWaits(SyncError):
+    """The round could not start for a passing reason (the person's git command running, someone else's
+    `index.lock`): nothing to fix, the next round tries again."""
+
+
 def checked(run: GitRun, what: str, error: type[AgentmdError] = SyncError) -> str:
     """The output of a git command that must succeed; `error`, naming `what` and git's reason, when it did not."""
     if run.code != 0:

@@ -49,6 +49,7 @@ from agentmd.engine.git.branches import DEFAULT_REMOTE as DEFAULT_REMOTE
 from agentmd.engine.git.branches import (
     RemoteUnreachable,
     SyncError,
+    SyncWaits,
     adopt_remote_branch,
     checked,
     commit_at,
@@ -500,8 +501,13 @@ def sync_vault(
 
     def commit_first(first_sync: bool) -> None:
         cycle = committer.commit_cycle()
-        if cycle.error or (cycle.skipped and not (first_sync and awaits_first_sync(GitCli(vault)))):
-            raise SyncError(f"what is pending could not be committed first ({cycle.error or cycle.skipped})")
+        if cycle.error:
+            raise SyncError(f"what is pending could not be committed first ({cycle.error})")
+        if cycle.skipped and not (first_sync and awaits_first_sync(GitCli(vault))):
+            unfinished = git_operation(GitCli(vault).gitdir)
+            if unfinished:
+                raise SyncError(f"nothing was synced: {unfinished}; the next round syncs")
+            raise SyncWaits(f"what is pending could not be committed first ({cycle.skipped}); the next round tries")
 
     try:
         commit_first(first_sync=True)
@@ -523,7 +529,7 @@ def sync_vault(
                 state.update(
                     {"last_error": str(exc), "last_error_at": now, "failing_since": state.get("failing_since") or now}
                 )
-                state["lasting"] = not isinstance(exc, RemoteUnreachable)  # no waiting makes it go away
+                state["lasting"] = not isinstance(exc, (RemoteUnreachable, SyncWaits))  # no waiting ends it
                 if isinstance(exc, RemoteUnreachable):
                     failures = int(state.get("failures") or 0) + 1
                     retry = (moment + backoff_delay(failures)).astimezone(dt.UTC)
