@@ -48,6 +48,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── GitError                      engine/git/repo_init.py
     ├── RescueError                   engine/git/rescue.py
     ├── SyncError                     engine/git/branches.py
+    │   ├── RemoteRefused
     │   ├── RemoteUnreachable
     │   └── SyncWaits
     ├── _Fallback                     engine/git/tree_move.py

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,30 @@ class SyncError(AgentmdError):
 class RemoteUnreachable(SyncError):
     """`git fetch` or `git push` could not reach the remote (offline, the host down, the path gone): the
     daemon's rounds back off (see `engine.git.sync.BACKOFF_FIRST`)."""
+
+
+class RemoteRefused(SyncError):
+    """The remote answered and refused this machine (no credentials, wrong ones, no access, an unknown host key):
+    no retry ends it, so it is said at once (red), with what to set up."""
+
+
+_REFUSED = re.compile(
+    r"authentication failed|could not read (?:username|password)|terminal prompts disabled|permission denied"
+    r"|returned error: 40[13]|http 40[13]|repository not found|host key verification failed|access denied",
+    re.IGNORECASE,
+)
+
+
+def remote_failure(what: str, run: GitRun, remote: str) -> SyncError:
+    """The error for a fetch, push or ls-remote that failed: refused (credentials, access) or unreachable."""
+    if _REFUSED.search(run.err):
+        return RemoteRefused(
+            f"{what} was refused by the remote {remote} ({run.why()}): this machine has no working credentials "
+            "for it. agentmd uses git's own: set up an ssh key (`ssh -T` to the host should greet you) or a "
+            "credential helper (`git config --global credential.helper store`, then one `git fetch` in the vault to "
+            "enter them), and check that this account may read and write the repository"
+        )
+    return RemoteUnreachable(f"{what} failed (is the remote reachable?): {run.why()}")
 
 
 class SyncWaits(SyncError):
@@ -83,7 +108,7 @@ def remote_heads(git: GitCli, remote: str) -> list[str]:
     """The remote's branches (`git ls-remote --heads`)."""
     run = git.run("ls-remote", "--heads", remote)
     if run.code != 0:
-        raise RemoteUnreachable(f"`git ls-remote {remote}` failed (is the remote reachable?): {run.why()}")
+        raise remote_failure(f"`git ls-remote {remote}`", run, remote)
     return [line.split("refs/heads/", 1)[1] for line in run.text.splitlines() if "\trefs/heads/" in line]
 
 
@@ -113,7 +138,7 @@ def adopt_remote_branch(git: GitCli, remote: str, there: str, host: str, now: dt
     fetch = git.run("fetch", "--quiet", "--no-tags", remote, f"refs/heads/{there}")
     theirs = commit_at(git, "FETCH_HEAD") if fetch.code == 0 else None
     if theirs is None:
-        raise RemoteUnreachable(f"`git fetch {remote}` failed (is the remote reachable?): {fetch.why()}")
+        raise remote_failure(f"`git fetch {remote}`", fetch, remote)
     kept = _set_aside_before_adopting(git, theirs, host, now)
     if kept and on_kept is not None:
         on_kept(kept)

@@ -123,4 +123,3 @@ def unstage(git: GitCli, lock: IndexLock, paths: list[str], head: str | None) ->
         for name in (tmp_index, Path(f"{tmp_index}.lock")):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name)
-

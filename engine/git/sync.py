@@ -54,6 +54,7 @@ from agentmd.engine.git.branches import (
     checked,
     commit_at,
     current_branch,
+    remote_failure,
     remote_heads,
     remote_url,
     their_branch,
@@ -202,7 +203,7 @@ class Round:
         if fetch.code == 0:
             theirs = commit_at(self.git, "FETCH_HEAD")
         elif "couldn't find remote ref" not in fetch.err:  # an empty remote has no branch yet: push creates it
-            raise RemoteUnreachable(f"`git fetch {self.remote}` failed (is the remote reachable?): {fetch.why()}")
+            raise remote_failure(f"`git fetch {self.remote}`", fetch, self.remote)
         result = SyncResult("up-to-date", ours, self.remote, there, theirs)
         if theirs == ours:
             return result
@@ -451,7 +452,7 @@ class Round:
         text = os.fsdecode(run.out) + run.err
         if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
             return False
-        raise RemoteUnreachable(f"`git push {self.remote}` failed (is the remote reachable and writable?): {run.why()}")
+        raise remote_failure(f"`git push {self.remote}`", run, self.remote)
 
 
 # -- a round as the daemon and the CLI run it ---------------------------------------------------------

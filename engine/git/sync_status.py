@@ -82,9 +82,9 @@ def sync_section(
             again = "the daemon tries again every few minutes"
         out["failing_since"], out["last_error"] = since, state.get("last_error")
         line = f"since {since}: {state.get('last_error')}; {again}"
-        if failing >= red_after:
+        if failing >= red_after or state.get("lasting"):  # a failure no retry ends is red at once: it needs a fix
             out["red"].append(f"sync-failing {line}")
-        elif failing >= yellow_after or state.get("lasting"):  # a failure no retry ends is said at once
+        elif failing >= yellow_after:
             out["yellow"].append(f"sync-failing {line}")
     siblings = open_conflicts(vault, state_dir)
     out["conflicts"] = siblings

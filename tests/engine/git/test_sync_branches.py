@@ -127,7 +127,7 @@ def test_a_sync_says_when_this_machines_own_changes_are_held(two: tuple[Machine,
     assert a.sync().get("held") is None and len(tree(a.vault)) == 6
 
 
-def test_a_failure_no_retry_ends_is_yellow_at_once_and_an_unreachable_remote_only_later(
+def test_a_failure_no_retry_ends_is_red_at_once_and_an_unreachable_remote_only_later(
     two: tuple[Machine, Path], tmp_path: Path
 ) -> None:
     import datetime as dt
@@ -141,11 +141,12 @@ def test_a_failure_no_retry_ends_is_yellow_at_once_and_an_unreachable_remote_onl
         b.sync()
     now = dt.datetime.now(dt.UTC)
     section = sync_section(other, b.state, now=now)
-    assert any(line.startswith("sync-failing") and "shares no history" in line for line in section["yellow"])
+    assert any(line.startswith("sync-failing") and "shares no history" in line for line in section["red"])
     git(other, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     with pytest.raises(SyncError):
         b.sync()
-    assert not any(line.startswith("sync-failing") for line in sync_section(other, b.state, now=now)["yellow"])
+    later = sync_section(other, b.state, now=now)
+    assert not any(line.startswith("sync-failing") for line in later["yellow"] + later["red"])
 
 
 def test_a_clones_first_sync_keeps_a_note_the_remote_also_names_beside_it(
@@ -188,3 +189,38 @@ def test_a_daemon_on_a_clone_with_no_commit_syncs_at_once_and_commits_the_notes_
 
         wait_until(joined, 60, "the first sync's checkout and the commit of the note written before it")
     assert b.branch() == "master" and (b.vault / "notes/a.md").exists()
+
+
+def test_a_remote_that_asks_for_credentials_this_machine_lacks_is_red_at_once(tmp_path: Path) -> None:
+    """A remote answering 401 is no network outage: waiting never ends it, so it is red at once with what to set
+    up, and the rounds do not back off as from an unreachable remote."""
+    import datetime as dt
+    import http.server
+    import threading
+
+    from agentmd.engine.git.branches import RemoteRefused
+    from agentmd.engine.git.sync_status import sync_section
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="vault"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
+        add_remote(GitCli(vault), f"http://127.0.0.1:{server.server_address[1]}/vault.git")
+        m = Machine(vault, tmp_path / "state")
+        with pytest.raises(RemoteRefused, match="no working credentials"):
+            m.sync()
+    finally:
+        server.shutdown()
+    section = sync_section(vault, m.state, now=dt.datetime.now(dt.UTC))
+    assert any("credential helper" in line for line in section["red"]), section
+    assert section.get("next_attempt_at") is None  # no backing off
