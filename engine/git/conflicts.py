@@ -22,11 +22,15 @@ import fcntl
 import os
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from agentmd.vault_schema import CONFLICT_STATUS
+
+if TYPE_CHECKING:
+    from agentmd.engine.git.runner import GitCli
 
 STATE_FILE = "sync-state.json"  # the sync state, which holds the one list of conflicts
 KEPT_CONFLICTS = 50  # ended conflicts the list keeps; every open one is kept
@@ -225,3 +229,32 @@ def _sibling_files(vault: Path) -> list[str]:
 def open_conflicts(vault: Path, state_dir: Path) -> list[str]:
     """The siblings of every conflict still open in the vault (`conflict_pairs`)."""
     return [sibling for _note, sibling in conflict_pairs(vault, state_dir)]
+
+
+def collisions_said(vault: Path) -> list[str]:
+    """Status's yellow line naming `name_collisions`, or none."""
+    from agentmd.engine.git.runner import GitCli
+
+    collide = name_collisions(GitCli(vault))
+    if not collide:
+        return []
+    shown = "; ".join(" and ".join(f"{p!r}" for p in group) for group in collide[:5])
+    more = f"; and {len(collide) - 5} more" if len(collide) > 5 else ""
+    return [
+        f"names-collide: {len(collide)} set(s) of notes whose names differ only in case or Unicode form: "
+        f"{shown}{more}: on macOS and Windows each set is one file, and links to them are ambiguous; rename or "
+        "merge each set into one note"
+    ]
+
+
+def name_collisions(git: GitCli) -> list[list[str]]:
+    """Tracked paths that one file system would take for the same file: the same letters in other Unicode forms
+    (macOS writes names decomposed, NFD; Linux and Windows keep them as typed), or in other cases (macOS and
+    Windows ignore case). Each group sorted, the groups sorted; empty when there are none."""
+    listed = git.run("-c", "core.quotepath=off", "ls-files", "-z", optional_locks=False)
+    groups: dict[str, list[str]] = {}
+    for raw in listed.out.split(b"\0") if listed.code == 0 else []:
+        if raw:
+            path = os.fsdecode(raw)
+            groups.setdefault(unicodedata.normalize("NFC", path).casefold(), []).append(path)
+    return sorted(sorted(paths) for paths in groups.values() if len(paths) > 1)

@@ -116,7 +116,7 @@ HOOK = PARSER_ONLY | {
     "agentmd.hooks.recall",
     "agentmd.hooks.recall.light",
 }
-# `status` renders the daemon's answer with the renderer of engine/daemon/status.py (its jobs lines included)
+# `status` renders the daemon's answer with engine/daemon/status_render.py (its jobs lines included)
 STATUS = CLIENT | {
     "agentmd.engine.fsutil",
     "agentmd.engine.recall_pause",  # the recall pause, shown as information (standard library only)
@@ -124,6 +124,7 @@ STATUS = CLIENT | {
     "agentmd.engine.synctools",  # names the conflict copies a file-sync tool left (standard library only)
     "agentmd.engine.daemon",
     "agentmd.engine.daemon.status",
+    "agentmd.engine.daemon.status_render",
     "agentmd.engine.jobs",
     "agentmd.engine.jobs.manifest",
     "agentmd.engine.jobs.notify",

@@ -343,3 +343,18 @@ def test_commit_cycles_failing_in_a_row_are_yellow_at_once_and_red_after_the_sta
     assert "boom" in two["yellow"][0] and "resume on their own" in two["yellow"][0]
     late = failing(40, STALL_RED)
     assert late["red"][0].startswith("commit-stalled") and late["yellow"] == []
+
+
+def test_names_that_one_file_system_takes_for_one_file_are_yellow(tmp_path: Path) -> None:
+    """Two machines wrote one name in two Unicode forms (macOS writes NFD) or two cases: on Linux they are two
+    files, on macOS and Windows one; status names each set."""
+    import unicodedata
+
+    from agentmd.engine.daemon.status import git_section
+
+    nfc, nfd = unicodedata.normalize("NFC", "Café notes.md"), unicodedata.normalize("NFD", "Café notes.md")
+    vault = make_repo(tmp_path / "vault", {nfc: "a\n", nfd: "b\n", "Note.md": "c\n", "note.md": "d\n", "x.md": "e\n"})
+    yellow = git_section(vault, None, dt.datetime.now(dt.UTC))["yellow"]
+    (line,) = [y for y in yellow if y.startswith("names-collide")]
+    assert "2 set(s)" in line and "'Note.md' and 'note.md'" in line and "x.md" not in line
+    assert nfd in line or "Caf" in line
