@@ -50,7 +50,8 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── SyncError                     engine/git/branches.py
     │   ├── RemoteRefused
     │   ├── RemoteUnreachable
-    │   └── SyncWaits
+    │   ├── SyncWaits
+    │   └── HistoryRewritten          engine/git/rewrite.py
     ├── _Fallback                     engine/git/tree_move.py
     ├── UndoRefused                   engine/git/undo.py
     ├── EmbedderUnavailable           engine/index/embedder.py

@@ -36,6 +36,12 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
     sync = sub.add_parser("sync", parents=[common], help="one sync round with the remote now: fetch, merge, push")
     sync.add_argument("--remote", default=DEFAULT_REMOTE, help=f"the remote's name ({DEFAULT_REMOTE})")
+    sync.add_argument(
+        "--accept-rewrite",
+        action="store_true",
+        help="take the remote's branch when its history was rewritten (a forced push); this machine's changes "
+        "since the last sync are replayed on it",
+    )
     sync.set_defaults(func=cmd_sync)
 
     conflicts = sub.add_parser("conflicts", parents=[common], help="notes a sync or an undo kept side by side")
@@ -111,14 +117,14 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     daemon = daemon_of(settings)
     result: SyncJson
     if daemon is not None:
-        result = daemon.ask("/v1/sync", {"remote": args.remote}, what="sync")
+        result = daemon.ask("/v1/sync", {"remote": args.remote, "accept_rewrite": args.accept_rewrite}, what="sync")
     else:
-        result = _sync_here(settings, args.remote)
+        result = _sync_here(settings, args.remote, args.accept_rewrite)
     emit(out, args, result, _line(result))
     return EXIT_OK if result.get("outcome") and not result.get("held") else EXIT_FAILURE
 
 
-def _sync_here(settings: Any, remote: str) -> SyncJson:
+def _sync_here(settings: Any, remote: str, accept_rewrite: bool) -> SyncJson:
     from agentmd.engine.git.committer import committer_for
     from agentmd.engine.git.sync import SyncError, sync_vault
     from agentmd.rules import ContractCache
@@ -126,7 +132,7 @@ def _sync_here(settings: Any, remote: str) -> SyncJson:
     contracts = ContractCache(settings.vault, settings.contract_path)
     committer = committer_for(settings, contracts)
     try:
-        return sync_vault(committer, settings.state_dir, remote=remote).to_dict()
+        return sync_vault(committer, settings.state_dir, remote=remote, accept_rewrite=accept_rewrite).to_dict()
     except SyncError as exc:
         raise AgentmdError(str(exc)) from None
 
@@ -139,6 +145,7 @@ def _line(result: SyncJson) -> str:
         "pushed": "pushed to",
         "fast-forward": "brought in the changes of",
         "merged": "merged with",
+        "rewrite-taken": "took the rewritten history of",
     }.get(str(outcome), str(outcome))
     line = f"sync: {words} {result.get('remote')}/{result.get('branch')} (now at {head})"
     if result.get("adopted"):

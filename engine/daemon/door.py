@@ -56,11 +56,19 @@ class Door(DaemonState):
 
     # -- sync ----------------------------------------------------------------------------------
 
-    def sync(self, remote: str = DEFAULT_REMOTE, *, clock: Callable[[], dt.datetime] | None = None) -> SyncResult:
+    def sync(
+        self,
+        remote: str = DEFAULT_REMOTE,
+        *,
+        clock: Callable[[], dt.datetime] | None = None,
+        accept_rewrite: bool = False,
+    ) -> SyncResult:
         """One sync round with the vault's git remote, the committer held while it moves the work tree; the
         files it changed are reconciled at once (the watcher sees them too). `clock`: the jobs' clock, which
         dates the backoff after a round that could not reach the remote."""
-        result = sync_vault(self.committer, self.settings.state_dir, remote=remote, clock=clock)
+        result = sync_vault(
+            self.committer, self.settings.state_dir, remote=remote, clock=clock, accept_rewrite=accept_rewrite
+        )
         if result.changed and self.store is not None:
             # what git brought is history already: a deletion in it passes the mass-deletion breaker, which
             # keeps guarding deletions git has not seen
@@ -97,8 +105,11 @@ class Door(DaemonState):
         remote = data.get("remote") or DEFAULT_REMOTE
         if not isinstance(remote, str):
             raise UsageError("`remote` must be the name of a git remote")
+        accept = data.get("accept_rewrite", False)
+        if not isinstance(accept, bool):
+            raise UsageError("`accept_rewrite` must be true or false")
         try:
-            return self.sync(remote).to_dict()
+            return self.sync(remote, accept_rewrite=accept).to_dict()
         except SyncError as exc:
             raise AgentmdError(str(exc)) from None
 

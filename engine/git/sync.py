@@ -72,6 +72,7 @@ from agentmd.engine.git.conflicts import (
 )
 from agentmd.engine.git.health import awaits_first_sync
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
+from agentmd.engine.git.rewrite import holds, last_synced, record_synced, replay_base, rewritten_here, rewritten_remote
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
@@ -100,7 +101,7 @@ class SyncJson(TypedDict):
 
 @dataclass
 class SyncResult:
-    outcome: str  # "up-to-date", "pushed", "fast-forward", "merged", "nothing-to-sync"
+    outcome: str  # "up-to-date", "pushed", "fast-forward", "merged", "rewrite-taken", "nothing-to-sync"
     head: str | None = None
     remote: str = DEFAULT_REMOTE
     branch: str | None = None
@@ -147,9 +148,12 @@ class Round:
         remote: str = DEFAULT_REMOTE,
         identity: dict[str, str] | None = None,
         on_conflicts: Callable[[list[dict[str, str]]], None] | None = None,
+        accept_rewrite: bool = False,
     ) -> None:
         """`on_conflicts` hears of a merge's conflicts before the work tree moves to it, so they are recorded
-        even when the push after it fails, a later attempt of the round takes over, or the process dies."""
+        even when the push after it fails, a later attempt of the round takes over, or the process dies.
+        `accept_rewrite`: take a remote branch rewritten since the last sync (engine/git/rewrite.py)."""
+        self.accept_rewrite = accept_rewrite
         self.git = GitCli(vault)
         self.vault = vault
         self.remote = remote
@@ -179,6 +183,8 @@ class Round:
                 result.conflicts, result.changed = conflicts, changed
                 result.saves_kept = self.kept_saves
                 self._track(current_branch(self.git), result.branch or branch)
+                if result.head is not None and result.branch is not None:
+                    record_synced(self.git, result.branch, result.head)  # the remote's tip, in step with it
                 return result
         raise SyncError(f"the remote kept moving during {ATTEMPTS} rounds; the next sync tries again")
 
@@ -207,6 +213,13 @@ class Round:
         result = SyncResult("up-to-date", ours, self.remote, there, theirs)
         if theirs == ours:
             return result
+        synced = last_synced(self.git, there) if theirs is not None else None
+        if synced is not None and theirs is not None and synced != theirs and not holds(self.git, theirs, synced):
+            if not self.accept_rewrite:
+                raise rewritten_remote(self.remote, there, synced)
+            return self._take_rewrite(ours, theirs, synced, result)
+        if synced is not None and synced == theirs and not holds(self.git, ours, synced):
+            raise rewritten_here(self.remote, there, synced)
         if theirs is not None:
             base = self.git.run("merge-base", ours, theirs).text or None
             if base is None:
@@ -313,8 +326,25 @@ class Round:
 
     # -- merging ---------------------------------------------------------------------------------
 
-    def _merge(self, ours: str, theirs: str, base: str | None) -> tuple[str, list[dict[str, str]]]:
-        """The merge commit of `ours` and `theirs`, conflicts resolved as the module docstring says."""
+    def _take_rewrite(self, ours: str, theirs: str, synced: str, result: SyncResult) -> SyncResult:
+        """Move to the remote's rewritten history, this machine's commits since `synced` replayed on it."""
+        new, conflicts = theirs, list[dict[str, str]]()
+        if not holds(self.git, synced, ours):  # commits made here since: their changes, as one commit on theirs
+            mine, other = replay_base(self.git, synced, ours, theirs, self.identity)
+            new, conflicts = self._merge(mine, other, None, parents=(theirs,), named=theirs)
+            if conflicts and self.on_conflicts is not None:
+                self.on_conflicts(conflicts)
+        result.changed = self._move_tree(ours, new)  # the old tip is kept as a rescue ref first
+        result.outcome, result.head, result.conflicts = "rewrite-taken", new, conflicts
+        if new != theirs and not self._push(result.branch or "", new):
+            result.outcome = "retry"
+        return result
+
+    def _merge(
+        self, ours: str, theirs: str, base: str | None, *, parents: tuple[str, ...] = (), named: str = ""
+    ) -> tuple[str, list[dict[str, str]]]:
+        """The merge commit of `ours` and `theirs`, conflicts resolved as the module docstring says; its parents
+        are the two, or `parents` (a replay on a rewritten history, whose remote commit is `named`)."""
         run = self.git.run("merge-tree", "--write-tree", "-z", "--no-messages", ours, theirs)
         if run.code not in (0, 1):
             raise SyncError(f"`git merge-tree` failed: {run.why()}")
@@ -330,8 +360,11 @@ class Round:
                 mode, oid, stage = info.decode().split()
                 stages.setdefault(os.fsdecode(path), {})[int(stage)] = (mode, oid)
             tree, conflicts = self.resolve(tree, stages, theirs, ours)
-        message = self.merge_message(theirs, conflicts)
-        commit = self.git.run("commit-tree", tree, "-p", ours, "-p", theirs, stdin=message.encode(), env=self.identity)
+        message = self.merge_message(named or theirs, conflicts)
+        if parents:
+            message = message.replace("sync: merge", "sync: this machine's changes replayed on the rewritten", 1)
+        linked = [a for p in (parents or (ours, theirs)) for a in ("-p", p)]
+        commit = self.git.run("commit-tree", tree, *linked, stdin=message.encode(), env=self.identity)
         return checked(commit, "`git commit-tree` of the merge"), conflicts
 
     def _blob_at(self, treeish: str, path: str) -> str | None:
@@ -484,7 +517,12 @@ def backing_off(state_dir: Path, now: dt.datetime) -> dt.datetime | None:
 
 
 def sync_vault(
-    committer: Any, state_dir: Path | None, *, remote: str = DEFAULT_REMOTE, clock: Clock | None = None
+    committer: Any,
+    state_dir: Path | None,
+    *,
+    remote: str = DEFAULT_REMOTE,
+    clock: Clock | None = None,
+    accept_rewrite: bool = False,
 ) -> SyncResult:
     """Commit what is pending, then run one round with the committer held; the outcome (or the failure) is
     recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves.
@@ -513,7 +551,13 @@ def sync_vault(
     try:
         commit_first(first_sync=True)
         with committer.paused():
-            round_ = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record)
+            round_ = Round(
+                vault,
+                remote=remote,
+                identity=committer.identity_env(),
+                on_conflicts=record,
+                accept_rewrite=accept_rewrite,
+            )
             result = round_.run()
         if round_.adopted is not None:  # a clone's first sync: the notes already here are committed on that branch
             commit_first(first_sync=False)
