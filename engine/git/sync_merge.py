@@ -362,9 +362,14 @@ def set_aside_line(entries: list[dict[str, str]]) -> str:
 
     shown = "; ".join(one(c) for c in entries[:5])
     more = f"; and {len(entries) - 5} more" if len(entries) > 5 else ""
+    how = (
+        "; to keep this machine's version of a file, write the output of its `git show` over it"
+        if any(c.get("here") != "deleted" for c in entries)
+        else ""
+    )
     return (
         f"set-aside-here: {len(entries)} change(s) made here were set aside when another machine merged: "
-        f"{shown}{more}; to keep this machine's version, write that output over the file"
+        f"{shown}{more}{how}"
     )
 
 

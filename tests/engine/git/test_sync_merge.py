@@ -185,6 +185,7 @@ def test_a_file_that_is_not_a_note_keeps_ours_and_status_tells_how_to_get_theirs
     # the laptop, whose version the desktop's merge set aside, is told too, with the command that gives it back
     (here,) = [y for y in sync_section(a.vault, a.state, now)["yellow"] if y.startswith("set-aside-here")]
     mine = here.split("`git show ")[1].split("`")[0]
+    assert "write the output of its `git show` over it" in here
     assert mine.endswith(":.obsidian/app.json") and '"dark"' in git(a.vault, "show", mine).stdout
     assert not [y for y in sync_section(a.vault, a.state, now)["yellow"] if y.startswith("kept-ours")]
 
@@ -202,6 +203,7 @@ def test_a_deletion_undone_by_an_edit_elsewhere_is_told_where_it_was_made(pair) 
     assert "edited on the desktop" in a.read("notes/plain.md")
     (here,) = [y for y in sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
     assert "notes/plain.md (deleted here, edited on the other machine: the edit was kept; delete it again)" in here
+    assert "git show" not in here  # a deletion has no version to write back
     assert not [y for y in sync_section(b.vault, b.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
 
 
