@@ -165,9 +165,10 @@ def test_hook_ignores_other_events(indexed: Settings, env: dict[str, str], workd
     assert "hook_event_name is 'SessionStart'" in hook_log(indexed)
 
 
-def test_entry_point_names_its_hooks_and_never_fails(env: dict[str, str]) -> None:
+def test_entry_point_names_its_hooks_and_never_blocks(env: dict[str, str]) -> None:
+    """An unknown hook name exits 1, which Claude Code shows to the person without blocking the agent (2 blocks)."""
     proc = subprocess.run([*HOOK[:3], "no-such-hook"], input="{}", capture_output=True, text=True, env=env)
-    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.returncode == 1 and proc.stdout == ""
     assert "recall" in proc.stderr and "worktree-guard" in proc.stderr
 
 
