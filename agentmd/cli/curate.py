@@ -233,14 +233,18 @@ def cmd_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             what = ", ".join(f"{k}" for k in item.changes) + "".join(f", -{k}" for k in item.removed)
             lines.append(f"  {args.action} {item.path} ({what})")
+    missing = [item.path for item in plan.items if item.skipped == "no such note"]
+    done = EXIT_FAILURE if missing else EXIT_OK  # a path named that is no note: said, and the exit says it too
+    if missing:
+        lines.append(f"no note at {', '.join(missing)}: give paths relative to the vault ({settings.vault})")
     if not args.yes:
         if plan.changed:
             lines.append("dry run: nothing was written; run again with --yes to apply")
         emit(out, args, payload, "\n".join(lines))
-        return EXIT_OK
+        return done
     if not plan.changed:
         emit(out, args, payload, "\n".join(lines))
-        return EXIT_OK
+        return done
     try:
         applied = _apply(settings, plan.step, bulk=bulk or len(plan.changed) > 1)
     except GateRefused as exc:
@@ -250,7 +254,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     payload.update(applied)
     lines.append(_applied_line(applied))
     emit(out, args, payload, "\n".join(lines))
-    return EXIT_OK
+    return done
 
 
 def _applied_line(applied: Applied) -> str:

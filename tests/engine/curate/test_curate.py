@@ -17,7 +17,8 @@ from agentmd.vault_schema import parse_note
 
 OLD = (dt.datetime.now(dt.UTC) - dt.timedelta(days=5)).isoformat(timespec="seconds")
 OLDER = (dt.datetime.now(dt.UTC) - dt.timedelta(days=9)).isoformat(timespec="seconds")
-NEW = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+# a minute before the tests run: a baseline recorded within the same second would count it as captured since
+NEW = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).isoformat(timespec="seconds")
 
 
 @pytest.fixture
@@ -136,6 +137,13 @@ def test_confirm_is_a_dry_run_until_yes_then_one_commit_then_nothing(cli, vault:
     r = cli("confirm", *args(vault), "memory/2026/11/untyped.md", "--yes")
     assert r.code == 0 and "already confirmed" in r.out and head(vault) == after
     assert "memory/2026/11/untyped.md" not in [i["path"] for i in cli("queue", *args(vault), "--json").json()["items"]]
+
+
+def test_a_path_that_is_no_note_is_said_and_fails_the_command(cli, vault: Path) -> None:
+    r = cli("confirm", *args(vault), "nothere.md", "memory/2026/11/untyped.md", "--type", "fact", "--why", "w", "--yes")
+    assert r.code == 1 and "no note at nothere.md" in r.out and "relative to the vault" in r.out
+    assert "confirm memory/2026/11/untyped.md" in r.out  # the note that is there is confirmed all the same
+    assert cli("retire", *args(vault), "memory/nope.md").code == 1
 
 
 def test_confirm_refuses_a_type_the_contract_does_not_list(cli, vault: Path) -> None:
