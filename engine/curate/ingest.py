@@ -25,8 +25,8 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ class Chunk:
     text: str
     title: str | None = None  # the note's title when not the heading: the source's frontmatter `title`
     tags: tuple[str, ...] = ()  # the source's frontmatter tags, kept on each of its notes
+    aliases: tuple[str, ...] = ()  # the source file's name, on its first note: `[[name]]` links still resolve
 
 
 @dataclass
@@ -166,6 +167,9 @@ def chunk_file(relpath: str, text: str, budget: int = TOKEN_BUDGET) -> list[Chun
             key = base if seen[base] == 1 else f"{base}-{seen[base]}"
             shown = str(named).strip() if named and heading == title else None
             chunks.append(Chunk(key, heading, piece.strip("\n") + "\n", shown or None, tags))
+    name = Path(relpath).stem
+    if chunks and name.casefold() != (chunks[0].title or chunks[0].heading).casefold():
+        chunks[0] = replace(chunks[0], aliases=(name,))  # the note a link to the file lands on
     return chunks
 
 
@@ -204,6 +208,7 @@ def _fields(chunk: Chunk, source: str, project: str | None, now: dt.datetime, bo
     return {
         "title": (chunk.title or chunk.heading)[:200],
         **({"tags": list(chunk.tags)[:MAX_TAGS]} if chunk.tags else {}),
+        **({"aliases": list(chunk.aliases)} if chunk.aliases else {}),
         "status": "unfiled",
         "lifecycle": "active",
         "filing_confidence": "low",
@@ -233,6 +238,7 @@ def plan_ingest(
     taken: set[str] = set()
     folder = _folder(contract)
     files = list(walk(sources))
+    read: list[tuple[str, list[Chunk]]] = []
     for n, (file, base) in enumerate(files, 1):
         if progress is not None:
             progress(n, len(files))
@@ -253,9 +259,31 @@ def plan_ingest(
         if is_link_index(body):
             report.skipped_index.append(rel)
             continue
-        for chunk in chunk_file(rel, text):
+        read.append((rel, chunk_file(rel, text)))
+    renamed = {Path(rel).stem.casefold(): chunks[0].key for rel, chunks in read if chunks}
+    for rel, chunks in read:
+        for chunk in chunks:
+            chunk = replace(chunk, text=_relinked(chunk.text, renamed))
             _plan_chunk(vault, contract, chunk, rel, project, now, folder, report, edits, seen_content, taken)
     return report, Step("ingest", f"ingest {len(edits)} note(s)", tuple(edits))
+
+
+_WIKILINK = re.compile(r"(!?)\[\[([^\]|#\n]+)(#[^\]|\n]*)?(\|[^\]\n]*)?\]\]")
+
+
+def _relinked(text: str, renamed: Mapping[str, str]) -> str:
+    """`text` with each wikilink to a file of this ingest (`[[one]]`, `[[dir/one#Part|shown]]`) pointed at the note
+    that file's start became, shown as it was written: the notes are filed under new names."""
+
+    def one(m: re.Match[str]) -> str:
+        target = m.group(2).strip()
+        name = target.rsplit("/", 1)[-1].removesuffix(".md")
+        key = renamed.get(name.casefold())
+        if key is None or key == name:
+            return m.group(0)
+        return f"{m.group(1)}[[{key}{m.group(3) or ''}{m.group(4) or '|' + target}]]"
+
+    return _WIKILINK.sub(one, text)
 
 
 def _plan_chunk(
@@ -283,7 +311,7 @@ def _plan_chunk(
     path = f"{folder}/{key}.md"
     taken.add(path)
     if key != chunk.key:
-        chunk = Chunk(key, chunk.heading, chunk.text)
+        chunk = replace(chunk, key=key)
     try:
         data: bytes | None = (vault / path).read_bytes()
     except FileNotFoundError:

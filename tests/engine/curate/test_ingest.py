@@ -135,3 +135,23 @@ def test_a_sources_frontmatter_title_and_tags_are_kept_and_its_keys_are_as_befor
     assert (headed.key, headed.title) == ("a-small", None)
     (broken,) = chunk_file("b.md", "---\ntitle: [unclosed\n---\nStill read.\n")
     assert broken.key == "b-b" and broken.title is None
+
+
+def test_links_between_ingested_files_still_resolve(cli, vault: Path, tmp_path: Path) -> None:
+    """A note is filed under a new name, so a wikilink by the old file name would dangle: its first note keeps
+    the file's name as an alias."""
+    src = tmp_path / "ext"
+    src.mkdir()
+    (src / "one.md").write_text("# First principles\n\nThe deploy runs from CI on every tag.\n")
+    (src / "three.md").write_text("# Third\n\nSee [[one]] for how the deploy runs, and [[One#Tags|the tags]].\n")
+    created = cli("ingest", *args(vault), str(src), "--json").json()["paths"]["created"]
+    first = next(p for p in created if "one" in p)
+    assert parse_note(first, (vault / first).read_bytes(), 0).frontmatter.get("aliases") == ["one"]
+    assert cli("reindex", *args(vault), "--no-dense").code == 0
+    dangling = cli("links", *args(vault), "--dangling", "--json").json()
+    assert "one" not in str(dangling), dangling
+    third = next(p for p in created if "three" in p)
+    text = (vault / third).read_text(encoding="utf-8")
+    stem = Path(first).stem
+    assert f"[[{stem}|one]]" in text and f"[[{stem}#Tags|the tags]]" in text  # shown as they were written
+    assert cli("ingest", *args(vault), str(src), "--json").json()["unchanged"] == 2  # the same notes again
