@@ -65,12 +65,14 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
         out.error = "the vault is not a git repository"
         return out
     try:
-        run = GitCli(vault).run(
+        git = GitCli(vault)
+        cancelled = _taken_back(git, since)
+        run = git.run(
             "log",
             f"--since={since.isoformat(timespec='seconds')}",
             "--no-renames",
             "--name-status",
-            f"--format=%n{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)",
+            f"--format=%n{_SEP}%H %(trailers:key=origin,valueonly,separator=%x2C)",
         )
     except GitMissing as exc:
         out.error = str(exc)
@@ -79,10 +81,11 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
         out.error = run.why()
         return out
     for chunk in ("\n" + run.text).split("\n" + _SEP)[1:]:
-        lines = chunk.split("\n")  # the origin trailer's line (empty when none), then the changed files
-        origin = lines[0].strip() or "unknown"
+        lines = chunk.split("\n")  # the commit and its origin trailer (empty when none), then the changed files
+        sha, _, origin = lines[0].strip().partition(" ")
+        origin = origin.strip() or "unknown"
         out.commits[origin] += 1
-        if origin in SYNTHETIC:
+        if origin in SYNTHETIC or sha in cancelled:
             continue
         for line in lines[1:]:
             status, _, path = line.partition("\t")
@@ -95,26 +98,42 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
                 out.edited[origin] += 1
             elif kind == "D":
                 out.deleted[origin] += 1
-    _count_archived(GitCli(vault), since, out)
+    _count_archived(git, since, out, cancelled)
     return out
+
+
+def _taken_back(git: GitCli, since: dt.datetime) -> set[str]:
+    """The commits since `since` that a later undo or revert since then took back, and those undos themselves:
+    a change made and taken back overnight changed nothing in the memory."""
+    run = git.run(
+        "log", f"--since={since.isoformat(timespec='seconds')}",
+        "--format=%H %(trailers:key=reverts,valueonly,separator=%x2C)",
+    )  # fmt: skip
+    named = {}
+    for line in run.text.splitlines() if run.code == 0 else []:
+        sha, _, reverts = line.partition(" ")
+        named[sha] = {r.strip() for r in reverts.split(",") if r.strip()}
+    undone = {r for rs in named.values() for r in rs if r in named}
+    return undone | {sha for sha, rs in named.items() if rs and rs <= undone}
 
 
 _ARCHIVED = re.compile(r"""^\+lifecycle:\s*["']?archived["']?\s*$""")
 
 
-def _count_archived(git: GitCli, since: dt.datetime, out: Changes) -> None:
+def _count_archived(git: GitCli, since: dt.datetime, out: Changes, cancelled: set[str]) -> None:
     """A note kept but archived (`agentmd retire`, a groom's retirement: `lifecycle: archived` set in place) is
     retired too, not edited: the lifecycle lines of the edits since `since` are read (only those hunks)."""
     run = git.run(
         "log", f"--since={since.isoformat(timespec='seconds')}", "--no-renames", "--diff-filter=M", "-p", "-U0",
-        "-G^lifecycle:", f"--format=%n{_SEP}%(trailers:key=origin,valueonly,separator=%x2C)",
+        "-G^lifecycle:", f"--format=%n{_SEP}%H %(trailers:key=origin,valueonly,separator=%x2C)",
     )  # fmt: skip
     if run.code != 0:
         return
     for chunk in ("\n" + run.text).split("\n" + _SEP)[1:]:
         lines = chunk.split("\n")
-        origin = lines[0].strip() or "unknown"
-        if origin in SYNTHETIC:
+        sha, _, origin = lines[0].strip().partition(" ")
+        origin = origin.strip() or "unknown"
+        if origin in SYNTHETIC or sha in cancelled:
             continue
         archived, note = 0, False
         for line in lines[1:]:

@@ -64,6 +64,25 @@ def test_notes_retired_in_place_count_as_retired_not_edited(repo: Path) -> None:
     assert changes.edited == {"retire": 1}
 
 
+def test_a_change_taken_back_overnight_is_not_counted(repo: Path) -> None:
+    """A retirement and a capture the owner undid (`agentmd undo`) changed nothing in the memory: neither the
+    change nor its undo counts; a change left standing still does."""
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    (repo / "old" / "old-0.md").write_text("---\nlifecycle: archived\n---\nold note 0\n", encoding="utf-8")
+    commit(repo, "retire", "retire: 1 note")
+    retired = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "memory" / "otters.md").write_text("# otters\n", encoding="utf-8")
+    commit(repo, "capture", "capture: 1 file")
+    captured = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "memory" / "herons.md").write_text("# herons\n", encoding="utf-8")
+    commit(repo, "capture", "capture: 1 file")
+    git(repo, "revert", "--no-edit", "--no-commit", retired, captured)
+    git(repo, "commit", "-q", "-m", f"undo: 2 commits\n\norigin: undo\nreverts: {retired}\nreverts: {captured}\n")
+    changes = changes_since(repo, since)
+    assert changes.retired == {} and changes.deleted == {} and changes.edited == {}
+    assert changes.added["capture"] == 1  # the heron stands (the repository's first commit is in the window too)
+
+
 def failed_record() -> dict[str, Any]:
     return {
         "job": "backup",
