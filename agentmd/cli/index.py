@@ -8,11 +8,12 @@ on disk and the model loads, lexical otherwise; the `note` says which)."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any, TextIO
 
 from agentmd.cli.base import EXIT_FAILURE, EXIT_OK, daemon_of, number, settings_of
 from agentmd.cli.output import EmbedBar, ProgressBar, duration, emit, notices, one_line
-from agentmd.engine.errors import AgentmdError
+from agentmd.engine.errors import AgentmdError, UsageError
 
 # The search modes and the default one, as engine/search/query.py names them (MODES, DEFAULT_MODE); written
 # out here so that building the parser loads no search module. tests/cli/test_cli_imports.py checks they agree.
@@ -42,8 +43,8 @@ def add_search(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--per-note", type=int, default=1, help="sections of one note that may take result slots")
     p.add_argument("--explain", action="store_true", help="print each result's ranking trace (the arms' own scores)")
-    p.add_argument("--after", help="captured on or after this date (YYYY-MM-DD)")
-    p.add_argument("--before", help="captured on or before this date (YYYY-MM-DD)")
+    p.add_argument("--after", help="captured on or after: a date (2026-11-30), an age (3d, 2w) or 'last week'")
+    p.add_argument("--before", help="captured on or before: a date, an age (3d) or words ('yesterday')")
     p.add_argument("--project", help="the project the search is for (other projects' notes rank lower)")
     p.add_argument("--include-archived", action="store_true", help="also return archived/superseded/staged notes")
     p.add_argument(
@@ -200,8 +201,8 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "query": " ".join(args.query),
         "limit": args.limit,
         "mode": args.mode,
-        "after": args.after,
-        "before": args.before,
+        "after": _day(args.after, "after"),
+        "before": _day(args.before, "before"),
         "project": args.project,
         "include_archived": args.include_archived,
         "per_note": args.per_note,
@@ -211,6 +212,34 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         fields["floor"] = args.floor  # sent only when given, so an older daemon still takes the request
     emit(out, args, (response := _search(settings, fields)), render_search(response))
     return EXIT_OK
+
+
+_DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
+
+
+def _day(text: str | None, bound: str) -> str | None:
+    """`--after`/`--before` as the search request takes it (YYYY[-MM[-DD]]): a date as given; an age (`3d`,
+    `2w`) as the day that long ago; words a query may hold (`last week`, `yesterday`, `since March`) as the
+    first or last day of the span they name."""
+    if text is None or _DATE.fullmatch(text.strip()):
+        return text
+    import datetime as dt
+
+    from agentmd.engine.curate.queue import parse_age
+    from agentmd.engine.search import when
+
+    try:
+        return (dt.datetime.now() - parse_age(text)).date().isoformat()
+    except ValueError:
+        pass
+    span = when.read(text)
+    day = None if span is None else (span.first if bound == "after" else span.last)
+    if day is None:
+        raise UsageError(
+            f"--{bound} {text!r}: give a date (2026-11-30), an age (3d, 2w) or a time in words ('last week', "
+            "'yesterday', 'March 2026')"
+        )
+    return day.isoformat()
 
 
 def _search(settings: Any, fields: dict[str, Any]) -> dict[str, object]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import subprocess
 from pathlib import Path
@@ -87,7 +88,19 @@ def test_bad_arguments_exit_2(cli) -> None:
 def test_bad_date_is_a_clear_usage_error(cli, vault: Vault, tmp_path: Path) -> None:
     vault.note("a.md", "x\n")
     r = cli("search", "--vault", str(vault.root), "--index", str(tmp_path / "i"), "--after", "soon", "x")
-    assert r.code == 2 and "YYYY-MM-DD" in r.err
+    assert r.code == 2 and "give a date (2026-11-30), an age (3d, 2w) or a time in words" in r.err
+
+
+def test_search_dates_read_ages_and_words_as_queries_do(cli, vault: Vault, tmp_path: Path) -> None:
+    """`--after 3d`, `--after 'last week'`, `--before yesterday`: the forms `log --since` and a query's own
+    words take, sent as the day they name."""
+    vault.note("recent.md", "the otter note\n", captured=dt.date.today().isoformat())
+    vault.note("old.md", "the otter note from long ago\n", captured="2020-01-05")
+    base = ("search", "--vault", str(vault.root), "--index", str(tmp_path / "i"), "--json", "--floor", "0", "otter")
+    for after in ("3d", "last week", "this year", dt.date.today().isoformat()):
+        notes = [r["note"] for r in cli(*base, "--after", after).json()["results"]]
+        assert notes == ["recent.md"], (after, notes)
+    assert [r["note"] for r in cli(*base, "--before", "yesterday").json()["results"]] == ["old.md"]
 
 
 def test_help_documents_exit_codes(cli) -> None:
