@@ -215,6 +215,7 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
+_AGE = re.compile(r"(\d{1,5})([hdw])")
 
 
 def _day(text: str | None, bound: str) -> str | None:
@@ -225,19 +226,18 @@ def _day(text: str | None, bound: str) -> str | None:
         return text
     import datetime as dt
 
-    from agentmd.engine.curate.queue import parse_age
-    from agentmd.engine.search import when
+    from agentmd.engine.search import when  # the standard library only: a search through the daemon stays light
 
-    try:
-        return (dt.datetime.now() - parse_age(text)).date().isoformat()
-    except ValueError:
-        pass
+    age = _AGE.fullmatch(text.strip().lower())
+    if age:
+        days = int(age.group(1)) * {"h": 1 / 24, "d": 1, "w": 7}[age.group(2)]
+        return (dt.datetime.now() - dt.timedelta(days=days)).date().isoformat()
     span = when.read(text)
     day = None if span is None else (span.first if bound == "after" else span.last)
     if day is None:
         raise UsageError(
-            f"--{bound} {text!r}: give a date (2026-11-30), an age (3d, 2w) or a time in words ('last week', "
-            "'yesterday', 'March 2026')"
+            f"--{bound} {text!r} is not a date: give one (2026-11-30), an age (3d, 2w) or a time in words "
+            "('last week', 'yesterday', 'March 2026')"
         )
     return day.isoformat()
 

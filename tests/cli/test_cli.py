@@ -88,7 +88,7 @@ def test_bad_arguments_exit_2(cli) -> None:
 def test_bad_date_is_a_clear_usage_error(cli, vault: Vault, tmp_path: Path) -> None:
     vault.note("a.md", "x\n")
     r = cli("search", "--vault", str(vault.root), "--index", str(tmp_path / "i"), "--after", "soon", "x")
-    assert r.code == 2 and "give a date (2026-11-30), an age (3d, 2w) or a time in words" in r.err
+    assert r.code == 2 and "is not a date: give one (2026-11-30), an age (3d, 2w) or a time in words" in r.err
 
 
 def test_search_dates_read_ages_and_words_as_queries_do(cli, vault: Vault, tmp_path: Path) -> None:
