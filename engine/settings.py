@@ -59,6 +59,7 @@ class Settings(NamedTuple):
     sync_yellow_after: dt.timedelta = SYNC_YELLOW_AFTER  # `sync_yellow_after` in the config file
     sync_red_after: dt.timedelta = SYNC_RED_AFTER  # `sync_red_after` in the config file
     queue_baseline: dt.datetime | None = None  # `queue_baseline` in the config file; None: the recorded one
+    config_unknown: tuple[str, ...] = ()  # what the config file says that agentmd does not read (`config_problems`)
 
     @property
     def index_dir(self) -> Path:
@@ -203,7 +204,33 @@ def resolve(
         sync_yellow_after=yellow_after,
         sync_red_after=red_after,
         queue_baseline=baseline,
+        config_unknown=config_problems(data),
     )
+
+
+CONFIG_KEYS = frozenset({
+    "vault", "index", "contract", "dense", "model_file", "commit_max_mb", "sync_yellow_after", "sync_red_after",
+    "queue_baseline", "embed_url", "embed_model", "embed_api_key_env",
+})  # fmt: skip
+CONFIG_TABLES = frozenset({"notify", "morning", "jobs", "groom", "enrich"})  # and `[[ingest]]`, a list of tables
+
+
+def config_problems(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the config file says that agentmd does not read, each with the likely meant name: a misspelt key or
+    table is ignored, and a typo in `[notify]` turns alerts off without a word."""
+    known = CONFIG_KEYS | CONFIG_TABLES | {"ingest"}
+    out = []
+    for key, value in data.items():
+        if key in CONFIG_TABLES and not isinstance(value, dict):
+            out.append(f"`{key}` is not a table: write it as a `[{key}]` section")
+        elif key == "ingest" and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+            out.append("`ingest` is not a list of tables: write each source as `[[ingest]]` with `path = ...`")
+        elif key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            out.append(f"`{key}` is not a setting" + (f" (did you mean `{close[0]}`?)" if close else ""))
+    return tuple(out)
 
 
 def _config_moment(data: Mapping[str, Any], key: str) -> dt.datetime | None:

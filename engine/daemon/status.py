@@ -383,8 +383,13 @@ def compute_status(
     status["captures_today"] = {"count": today, "daily_card_budget": budget}
     if budget > 0 and today > budget:
         status["yellow"].append(f"card-budget: {budget_warning(today, budget, contract.source)}")
-        if status["color"] == "green":
-            status["color"] = "yellow"
+    if settings.config_unknown:
+        status["yellow"].append(
+            f"config-unread: the config file {settings.config_file} says what agentmd does not read, so it is "
+            f"ignored: {'; '.join(settings.config_unknown)}; fix or remove it"
+        )
+    if status["yellow"] and status["color"] == "green":
+        status["color"] = "yellow"
     return status
 
 

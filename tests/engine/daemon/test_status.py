@@ -358,3 +358,19 @@ def test_names_that_one_file_system_takes_for_one_file_are_yellow(tmp_path: Path
     (line,) = [y for y in yellow if y.startswith("names-collide")]
     assert "2 set(s)" in line and "'Note.md' and 'note.md'" in line and "x.md" not in line
     assert nfd in line or "Caf" in line
+
+
+def test_a_config_file_saying_what_agentmd_does_not_read_is_yellow(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    """A misspelt key or table is ignored by everything that reads the config: status says so, with the name
+    likely meant, instead of staying green while, say, alerts are off."""
+    config = tmp_path / "config.toml"
+    config.write_text('vualt = "x"\nnotify = "notify-send"\n[notfiy]\ncommand = ["x"]\n', encoding="utf-8")
+    assert cli("reindex", *_args(repo_vault, tmp_path)).code == 0
+    r = cli("status", *_args(repo_vault, tmp_path), "--config", str(config), "--json")
+    (line,) = [y for y in r.json()["yellow"] if y.startswith("config-unread")]
+    assert "`vualt` is not a setting (did you mean `vault`?)" in line
+    assert "`notfiy` is not a setting (did you mean `notify`?)" in line and "`notify` is not a table" in line
+    assert r.json()["color"] in ("yellow", "red")
+    config.write_text('[notify]\ncommand = ["true"]\n[[ingest]]\npath = "/tmp"\n', encoding="utf-8")
+    r = cli("status", *_args(repo_vault, tmp_path), "--config", str(config), "--json")
+    assert not [y for y in r.json()["yellow"] if y.startswith("config-unread")]
