@@ -44,13 +44,43 @@ class SimpleCommand:
     redirects: list[tuple[str, str]] = field(default_factory=list)  # (operator, target word)
 
 
+def without_comments(command: str) -> str:
+    """The command with its comments taken out: a `#` that starts a word, outside quotes, to the end of its line
+    (a quote inside a comment, `# it's fine`, would otherwise leave shlex an unbalanced quote)."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < len(command):
+                out.append(command[i : i + 2])
+                i += 2
+                continue
+            quote = "" if ch == quote else quote
+        elif ch == "\\" and i + 1 < len(command):
+            out.append(command[i : i + 2])
+            i += 2
+            continue
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or command[i - 1] in " \t\n;&|()"):
+            end = command.find("\n", i)
+            i = len(command) if end < 0 else end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def tokens(command: str) -> list[str]:
-    """Shell words and operators (`&&`, `;`, `|`, `(`, newline, ...); raises ValueError on an unbalanced
-    quote or a trailing backslash."""
+    """Shell words and operators (`&&`, `;`, `|`, `(`, newline, ...), comments left out; raises ValueError on an
+    unbalanced quote or a trailing backslash."""
+    command = without_comments(command) if "#" in command else command
     lex = shlex.shlex(command, posix=True, punctuation_chars=PUNCT)
     lex.whitespace = " \t\r"  # a newline separates commands, so it comes back as an operator
     lex.whitespace_split = True  # words run to the next blank or operator, as in the shell
-    lex.commenters = ""  # `#` mid-word is not a comment in the shell; a real comment is harmless words
+    lex.commenters = ""  # `#` mid-word is not a comment in the shell; real comments are taken out above
     return list(lex)
 
 
@@ -220,6 +250,8 @@ class ShellWalker:
     def __init__(self, vault: Path, env: Mapping[str, str]) -> None:
         self.vault = Path(os.path.realpath(vault))
         self.env = dict(env)  # the command's own `X=...` assignments are added as it is read
+        self.line = ""  # the whole command line, as given
+        self.prefix: dict[str, str] = {}  # the `X=value` words before the command being decided
 
     @classmethod
     def check(
@@ -234,20 +266,27 @@ class ShellWalker:
         process's directory); `env` supplies `HOME` and the variables to expand (default: os.environ)."""
         env = os.environ if env is None else env
         start = Path(os.path.realpath(cwd if cwd else os.getcwd()))
-        return cls(Path(vault), env).walk(command, start, 0)
+        walker = cls(Path(vault), env)
+        walker.line = command
+        return walker.walk(command, start, 0)
 
     def walk(self, command: str, cwd: Path | None, depth: int) -> Verdict:
         try:
             toks = tokens(command)
         except ValueError:
-            return ALLOW  # the shell cannot parse it either, so it will not run
+            return self.unreadable(command, cwd)
         stack: list[Path | None] = []
-        heredoc: tuple[str, list[str], list[str] | None] | None = None  # delimiter, the command fed, the body as data
+        # heredocs a line opened, in order: (delimiter, the command fed, its body's words or None when a shell
+        # runs it); their bodies follow the line that opened them, one after the other
+        pending: list[tuple[str, list[str], list[str] | None]] = []
+        body = False  # reading a heredoc's body
         for cmd in split_commands(toks):
-            if heredoc is not None:
-                delimiter, fed, data = heredoc
+            if pending and (body or cmd.before == "\n"):
+                body = True
+                delimiter, fed, data = pending[0]
                 if cmd.words == [delimiter]:
-                    heredoc = None
+                    pending.pop(0)
+                    body = bool(pending)
                     verdict = self.heredoc_data(fed, data, cwd) if data is not None else ALLOW
                     if verdict.deny:
                         return verdict
@@ -255,9 +294,19 @@ class ShellWalker:
                 if data is not None:
                     data.extend(cmd.words)
                     continue
-            fed_by = next((t for op, t in cmd.redirects if op in ("<<", "<<-")), None)
-            if fed_by is not None:
-                heredoc = (fed_by, cmd.words, None if self.runs_heredoc(cmd.words) else [])
+            for op, target in cmd.redirects:
+                if op in ("<<", "<<-"):
+                    pending.append((target.lstrip("-") if op == "<<" else target, cmd.words, None))
+                    if not self.runs_heredoc(cmd.words):
+                        pending[-1] = (pending[-1][0], cmd.words, [])
+                elif op == "<<<":  # a here-string: one word fed to the command
+                    verdict = (
+                        self.walk(target, cwd, depth + 1)
+                        if self.runs_heredoc(cmd.words) and depth < MAX_DEPTH
+                        else self.heredoc_data(cmd.words, [target], cwd)
+                    )
+                    if verdict.deny:
+                        return verdict
             marker = not cmd.words and not cmd.redirects
             if cmd.before == "(" and marker:
                 stack.append(cwd)
@@ -265,6 +314,7 @@ class ShellWalker:
             if cmd.before == ")" and marker:
                 if stack:
                     cwd = stack.pop()
+                    self.seen(cwd, certain=True)
                 continue
             verdict = self.redirected(cmd.redirects, cwd) if cmd.redirects else ALLOW
             if verdict.deny:
@@ -272,13 +322,31 @@ class ShellWalker:
             verdict, cwd = self.simple(cmd.words, cwd, depth)
             if verdict.deny:
                 return verdict
-        if heredoc is not None and heredoc[2] is not None:  # no closing line: the rest of the text is the body
-            return self.heredoc_data(heredoc[1], heredoc[2], cwd)
+            self.seen(cwd, certain=False)
+        for _delimiter, fed, data in pending:  # no closing line: the rest of the text was the body
+            if data is not None:
+                verdict = self.heredoc_data(fed, data, cwd)
+                if verdict.deny:
+                    return verdict
+        return ALLOW
+
+    def unreadable(self, command: str, cwd: Path | None) -> Verdict:
+        """The decision on a command line shlex cannot split (an unbalanced quote, which the shell may still run:
+        a quote inside a comment). Here: let it through."""
+        return ALLOW
+
+    def seen(self, cwd: Path | None, *, certain: bool) -> None:
+        """Told each directory the line has been in, in turn: `certain` when it is known to be there (a subshell
+        ended), not only read so from a `cd` that may have failed or run in a subshell of its own."""
+
+    def shell_without_script(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """The decision on a shell given no `-c` script: it runs a script file, or what it reads on its input (a
+        pipe, a heredoc). Here: let it through."""
         return ALLOW
 
     def runs_heredoc(self, words: list[str]) -> bool:
-        """Whether the command `words` runs a heredoc fed to it as shell commands; its lines are then read as
-        commands in their turn, and otherwise handed to `heredoc_data`. Here always: every line is a command."""
+        """Whether the command `words` runs a heredoc (or a here-string) fed to it as shell commands; its lines are
+        then read as commands in their turn, and otherwise handed to `heredoc_data`. Here always."""
         return True
 
     def heredoc_data(self, fed: list[str], data: list[str], cwd: Path | None) -> Verdict:
@@ -296,6 +364,7 @@ class ShellWalker:
                 else:
                     self.env[name] = expanded
             return ALLOW, cwd
+        self.prefix = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in words if ASSIGNMENT.match(w)}
         words, chdirs = strip_wrappers(words)
         if not words:
             return ALLOW, cwd
@@ -305,6 +374,8 @@ class ShellWalker:
         name = os.path.basename(words[0])
         args = words[1:]
         if name in ("cd", "pushd", "chdir"):
+            if cwd is not None:
+                self.env["OLDPWD"] = str(cwd)
             targets = [a for a in args if not (a.startswith("-") and a != "-")]
             if not targets:
                 home = self.env.get("HOME")
@@ -318,18 +389,28 @@ class ShellWalker:
             script = self.shell_script(args)
             if script is not None:
                 return self.walk(script, here, depth + 1), cwd
-            return ALLOW, cwd
+            return self.shell_without_script(name, args, here), cwd
         if depth < MAX_DEPTH and name == "eval":
             return self.walk(" ".join(args), here, depth + 1), cwd
         return self.command(name, words, here), cwd
 
     @staticmethod
     def shell_script(args: list[str]) -> str | None:
-        for i, arg in enumerate(args):
+        """The script of `sh -c SCRIPT` (after any options: `-o pipefail`, `-O extglob`, `--`), or None."""
+        given = False
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                i += 2
+                continue
             if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
-                return args[i + 1] if i + 1 < len(args) else None
-            if not arg.startswith("-"):
-                return None  # `bash script.sh`: a file we do not read
+                given = True
+            elif arg == "--" or (arg.startswith("-") and len(arg) > 1):
+                pass
+            else:
+                return arg if given else None  # `bash script.sh`: a file we do not read
+            i += 1
         return None
 
     def command(self, name: str, words: list[str], cwd: Path | None) -> Verdict:

@@ -17,7 +17,15 @@ may write, move, link or delete a path inside the vault. The rule is read whatev
 - git in the vault's repository (`-C`, `--git-dir`, `--work-tree` or the directory it runs in; `agentmd git`
   too) may only read: its history is the vault's undo, which agentmd keeps (`agentmd undo`, `restore`);
 - any other command is refused when one of its words, or a path written inside one (a program given to
-  `awk`, `python -c`, `sed` without `-i`), lies in the vault, or when it runs from inside the vault.
+  `awk`, `python -c`, `sed` without `-i`, a heredoc or here-string), lies in the vault, or when it runs from
+  inside the vault; so is a name this line makes a function or alias of, a reader given an option that runs
+  a command (`rg --pre`, `tar --checkpoint-action`), and a shell reading its program from a pipe on a line
+  that names the vault;
+- deleting, moving or changing the permissions of a folder that holds the vault (`rm -r ~`) counts as doing
+  it in the vault, and so does a link into the vault made on the line (`ln -s`); a relative path after the
+  line was in the vault is read there too (a `cd` out may have failed); a word the text cannot settle that
+  spells the vault's path (`"${X:-V/a.md}"`, `$(echo V/a.md)`) counts as that path; a line shlex cannot
+  split is refused when it names the vault.
 
 Paths are read as hooks/shell.py reads them: relative to the effective directory (`cwd`, `cd`, `pushd`),
 after `~` and `$VAR` expansion, through `sh -c`, `eval` and the usual wrappers, and with links followed; a
@@ -38,6 +46,18 @@ from pathlib import Path
 
 from .pretool import ALLOW, Verdict
 from .shell import SHELLS, ShellWalker, absolute, inside, positionals, resolve, strip_wrappers
+from .shell_commands import (
+    ALIAS,
+    AWK_VALUES,
+    AWKS,
+    FUNCTION,
+    READERS,
+    RUNS_OPTIONS,
+    git_reads,
+    inplace,
+    paths_within,
+    xargs_command,
+)
 
 _CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
 _DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
@@ -129,8 +149,15 @@ class _WriteWalker(ShellWalker):
     def command(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
         args = words[1:]
         shown = f"`{name}`"
+        if name in self.redefined():  # a function or alias of this line: whatever it runs is not the command named
+            return self.unknown(name, args, cwd)
+        prefixed = [v for k, v in self.prefix.items() if not k.startswith("GIT_")]
+        if any(self.names_vault(v) for v in prefixed):  # `LESSOPEN='|rm V/…' less x`: an environment that runs
+            return self.unknown(name, [*prefixed, *args], cwd)
+        if name in RUNS_OPTIONS and any(a.split("=", 1)[0] in RUNS_OPTIONS[name] for a in args):
+            return self.unknown(name, args, cwd)  # an option that runs a command or writes where it says
         if name in ("xargs", "busybox"):
-            inner = _xargs_command(args) if name == "xargs" else args
+            inner = xargs_command(args) if name == "xargs" else args
             return self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
         if name == "git":
             return self.git(args, cwd, in_vault=False)
@@ -141,13 +168,36 @@ class _WriteWalker(ShellWalker):
             while i < len(args) and args[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
                 i += 2 if args[i] in ("--vault", "--index", "--config") else 1
             return self.git(args[i + 1 :], cwd, in_vault=True) if args[i : i + 1] == ["git"] else ALLOW
+        if name in ("fd", "fdfind"):
+            return self.unknown(name, args, cwd) if {"-x", "--exec", "-X", "--exec-batch"} & set(args) else ALLOW
+        if name == "zip":  # writes its archive, the first operand; `-m` moves the files it takes (deletes them)
+            operands = positionals(args, ("-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out"))
+            verdict = self.judge(operands[:1] + option_values(args, "O", ("--out",)), cwd, "`zip`", "write")
+            moved = short_flag(args, "m", "bntxiO", ("--move",))
+            return verdict if verdict.deny or not moved else self.judge(operands[1:], cwd, "`zip -m`", "delete")
+        if name == "xxd":  # `xxd IN OUT` writes OUT
+            return self.judge(positionals(args, ("-c", "-g", "-l", "-o", "-s", "-n"))[1:2], cwd, "`xxd`", "write")
+        if name == "rsync" and {"--remove-source-files", "--remove-sent-files"} & set(args):
+            verdict = self.judge(
+                positionals(args, _VALUE_OPTS[name])[:-1], cwd, "`rsync --remove-source-files`", "delete"
+            )
+            if verdict.deny:
+                return verdict
+        if name == "rsync":
+            logs = option_values(
+                args, "", ("--log-file", "--link-dest", "--copy-dest", "--compare-dest", "--backup-dir")
+            )
+            verdict = self.judge(logs, cwd, "`rsync` (a log, link or backup folder)", "write")
+            if verdict.deny:
+                return verdict
         if name in READERS:
             if name == "sort":
                 return self.judge(option_values(args, "o", ("--output",)), cwd, "`sort -o`", "write")
             if name == "tree":
                 return self.judge(option_values(args, "o", ()), cwd, "`tree -o`", "write")
             if name == "uniq":
-                return self.judge(positionals(args, ("-f", "-s", "-w"))[1:2], cwd, "`uniq` (its output file)", "write")
+                counts = ("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars")
+                return self.judge(positionals(args, counts)[1:2], cwd, "`uniq` (its output file)", "write")
             return ALLOW
         if name == "tee":
             return self.judge(positionals(args, ()), cwd, shown, "write")
@@ -156,6 +206,13 @@ class _WriteWalker(ShellWalker):
         if name == "mv":
             dests = option_values(args, "t", ("--target-directory",))
             return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, shown, "move")
+        if name == "ln" and short_flag(args, "s", "St", ("--symbolic",)):
+            # a link outside pointing into the vault: later commands would write through it unseen
+            targets = positionals(args, _VALUE_OPTS[name])
+            targets = targets[:-1] if len(targets) >= 2 else targets
+            verdict = self.judge(targets, cwd, "`ln -s` (a link into the vault)", "link into")
+            if verdict.deny:
+                return verdict
         hard = (name == "ln" and not short_flag(args, "s", "St", ("--symbolic",))) or name == "link"
         if hard or (name == "cp" and short_flag(args, "l", "St", ("--link",))):
             # a hard link to a note is a second name for the same file, which writes through it would change
@@ -181,18 +238,21 @@ class _WriteWalker(ShellWalker):
             return self.judge(files, cwd, "`sed -i`", "rewrite")
         if name == "perl" and short_flag(args, "i", "eEIMlx0"):
             return self.judge(_script_files(args, ("-e", "-E"), "eE"), cwd, "`perl -i`", "rewrite")
+        if name == "perl" and any(a.startswith("-") and ("e" in a[1:] or "E" in a[1:]) for a in args):
+            program = option_values(args, "e", ()) + option_values(args, "E", ())  # reads its operands
+            return self.judge([*paths_within(program), *self.vault_words(program)], cwd, "`perl`'s program", "write")
         if name in ("curl", "wget"):
             return self.judge(self.download_targets(name, args), cwd, shown, "write")
         if name == "find":
             return self.find(args, cwd)
         if name in ("tar", "bsdtar"):
             return self.tar(args, cwd)
-        if name in _AWKS and _inplace(args):
-            return self.judge(_script_files(args, _AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
-        if name == "sed" or name in _AWKS:  # reads its operands; its program may write where it names
-            values = ("-e", "--expression", "-f", "--file", "-l") if name == "sed" else _AWK_VALUES
+        if name in AWKS and inplace(args):
+            return self.judge(_script_files(args, AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
+        if name == "sed" or name in AWKS:  # reads its operands; its program may write where it names
+            values = ("-e", "--expression", "-f", "--file", "-l") if name == "sed" else AWK_VALUES
             program = option_values(args, "e", ("--expression", "--source")) or positionals(args, values)[:1]
-            return self.judge(_paths_within(program), cwd, f"`{name}`'s program", "write")
+            return self.judge(paths_within(program), cwd, f"`{name}`'s program", "write")
         return self.unknown(name, args, cwd)
 
     def runs_heredoc(self, words: list[str]) -> bool:
@@ -208,10 +268,50 @@ class _WriteWalker(ShellWalker):
         if not name or name in READERS or name in ("tee", "agentmd"):
             return ALLOW
         what = f"the heredoc given to `{name}` (not a command the guard knows to only read)"
-        named = next((w for w in data if str(self.vault) in w), None)
+        named = next(iter(self.vault_words(data)), None)
         if named is not None:
-            return Verdict(True, _reason(what, "may write", self.vault, self.vault))
-        return self.judge([*data, *_paths_within(data)], cwd, what, "may write")
+            return Verdict(True, _reason(what, "may write", Path(named), self.vault))
+        return self.judge([*data, *paths_within(data)], cwd, what, "may write")
+
+    def vault_words(self, words: list[str]) -> list[str]:
+        """The paths in the vault written out whole inside `words` (its path, then `/...` or nothing more: not a
+        sibling folder such as `vault-mirror`)."""
+        pattern = re.compile(re.escape(str(self.vault)) + r"(?![\w.-])[^\s'\"`;|&<>()]*")
+        return [m.group(0) for w in words for m in pattern.finditer(w)]
+
+    def names_vault(self, text: str) -> bool:
+        return bool(self.vault_words([text]))
+
+    def redefined(self) -> set[str]:
+        """The names this command line makes functions or aliases of (`cat() { rm "$@"; }`, `alias ls=rm`)."""
+        if not hasattr(self, "_redefined"):
+            self._redefined = set(FUNCTION.findall(self.line)) | set(ALIAS.findall(self.line))
+        return self._redefined
+
+    def unreadable(self, command: str, cwd: Path | None) -> Verdict:
+        """A line shlex cannot split (a quote in a comment, say) may still run: refused when it names the vault or
+        runs in it, as nothing in it can be judged."""
+        if self.names_vault(command) or (cwd is not None and inside(cwd, self.vault)):
+            return Verdict(
+                True,
+                f"agentmd file guard: this command names the agentmd vault {self.vault} (or runs in it) and the guard "
+                "could not read it (an unbalanced quote, perhaps in a comment), so it cannot tell whether it writes "
+                "there; write it without the stray quote, or read the vault with cat, grep or rg.",
+            )
+        return ALLOW
+
+    def seen(self, cwd: Path | None, *, certain: bool) -> None:
+        if cwd is not None and inside(cwd, self.vault):
+            self.was_inside: Path | None = cwd  # a `cd` out that did not happen (`x=$(cd /tmp)`, `| cd`) leaves it here
+        elif certain:
+            self.was_inside = None
+
+    def shell_without_script(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """A shell running a script file, or what it reads from a pipe (`echo 'rm …' | bash`): refused when the
+        line names the vault, since what runs cannot be read here."""
+        if self.names_vault(self.line):
+            return self.unknown(name, [*args, *self.vault_words([self.line])], cwd)
+        return self.unknown(name, args, cwd)
 
     def unknown(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """A command the guard does not know to only read: refused when it runs in the vault, or when a word of it,
@@ -219,15 +319,13 @@ class _WriteWalker(ShellWalker):
         if cwd is not None and inside(cwd, self.vault):
             what = f"`{name}`, run inside the vault and not a command the guard knows to only read,"
             return Verdict(True, _reason(what, "may write", cwd, self.vault))
-        named = next((w for w in args if str(self.vault) in w), None)  # the vault's path within a word
+        named = next((path for w in args for path in self.vault_words([w])), None)  # the vault's path within a word
         if named is not None:
-            return Verdict(
-                True,
-                _reason(f"`{name}` (not a command the guard knows to only read)", "may write", self.vault, self.vault),
-            )
+            what = f"`{name}` (not a command the guard knows to only read)"
+            return Verdict(True, _reason(what, "may write", Path(named), self.vault))
         words = [*args, *(a.split("=", 1)[1] for a in args if a.startswith("-") and "=" in a)]
         what = f"`{name}` (not a command the guard knows to only read)"
-        return self.judge([*words, *_paths_within(args)], cwd, what, "may write")
+        return self.judge([*words, *paths_within(args)], cwd, what, "may write")
 
     def git(self, args: list[str], cwd: Path | None, *, in_vault: bool) -> Verdict:
         """git in the vault's repository may only read: its history is the vault's undo."""
@@ -246,9 +344,22 @@ class _WriteWalker(ShellWalker):
             else:
                 i += 2 if arg in ("-c", "--namespace", "--exec-path", "--config-env") else 1
         sub, rest = (args[i], args[i + 1 :]) if i < len(args) else (None, [])
+        named += [v for k, v in {**self.env, **self.prefix}.items() if k in ("GIT_DIR", "GIT_WORK_TREE")]
         in_vault = in_vault or (here is not None and inside(here, self.vault))
         in_vault = in_vault or any(self.lands_in_vault(w, cwd) is not None for w in named)
-        if not in_vault or sub is None or git_reads(sub, rest):
+        # where any git command writes a file it is told of: an output, a new repository or worktree, a bundle
+        outputs = [a.split("=", 1)[1] for a in rest if a.startswith(("--output=", "--output-directory="))]
+        outputs += option_values(rest, "o", ("--output", "--output-directory"))
+        made = sub in ("init", "clone") or (sub, rest[:1]) in (("worktree", ["add"]), ("bundle", ["create"]))
+        if made:
+            after = rest if sub in ("init", "clone") else rest[1:]  # past `add`, `create`
+            outputs += positionals(after, ("-b", "--branch", "--template", "--separate-git-dir"))[:3]
+        verdict = self.judge(outputs, here, f"`git {sub}`", "write")
+        if verdict.deny or not in_vault or sub is None:
+            return verdict
+        configured = any(a in ("-c", "--config-env") or a.startswith("--config-env=") for a in args[:i])
+        runs = any(a.startswith(("-O", "--open-files-in-pager", "--ext-diff", "--textconv", "--exec")) for a in rest)
+        if git_reads(sub, rest) and not configured and not runs:
             return ALLOW
         return Verdict(
             True,
@@ -338,13 +449,19 @@ class _WriteWalker(ShellWalker):
         return []
 
     def judge(self, words: list[str], cwd: Path | None, what: str, verb: str) -> Verdict:
+        earlier = getattr(self, "was_inside", None)
+        holding = verb in ("delete", "move", "change the permissions of")  # what it does to a folder, it does inside
         for word in (spelled for w in words for spelled in _spellings(w, cwd)):
-            where = self.lands_in_vault(word, cwd)
+            where = self.lands_in_vault(word, cwd, holding=holding)
+            if where is None and earlier is not None and earlier != cwd and not os.path.isabs(word):
+                where = self.lands_in_vault(word, earlier)  # the line was in the vault: it may still be
+            if where is None and absolute(word, cwd, self.env) is None and self.names_vault(word):
+                where = Path(self.vault_words([word])[0])  # `$(ls V/a.md)`, `${X:-V/a.md}`: unsettled, but there
             if where is not None:
                 return Verdict(True, _reason(what, verb, where, self.vault))
         return ALLOW
 
-    def lands_in_vault(self, word: str, cwd: Path | None) -> Path | None:
+    def lands_in_vault(self, word: str, cwd: Path | None, *, holding: bool = False) -> Path | None:
         """The path `word` names, when it is positively in the vault once followed, or by its own name (a
         link in the vault); None otherwise, or when it cannot be known."""
         text = absolute(word, cwd, self.env) if word else None
@@ -354,8 +471,8 @@ class _WriteWalker(ShellWalker):
         base = os.path.basename(text.rstrip("/"))
         named = Path(os.path.realpath(os.path.dirname(text.rstrip("/")) or "/")) / base if base else real
         for path in (real, named):
-            if inside(path, self.vault):
-                return path
+            if inside(path, self.vault) or (holding and path != Path("/") and self.vault.is_relative_to(path)):
+                return path  # in the vault, or (`holding`) a folder holding it (`rm -r ~`, `chmod -R` of its parent)
         return None
 
     def _folder_in_vault(self, word: str, cwd: Path | None) -> Path | None:
@@ -393,89 +510,6 @@ def _spellings(word: str, cwd: Path | None) -> list[str]:
             pattern = w if os.path.isabs(w) or cwd is None else os.path.join(cwd, w)
             out += sorted(glob.glob(os.path.expanduser(pattern)))[:MAX_SPELLINGS]
     return out[:MAX_SPELLINGS]
-
-
-# Commands that only read the files they name, or write to standard output alone: the vault may be read freely.
-READERS = frozenset({
-    "cat", "tac", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "ls", "dir",
-    "tree", "wc", "stat", "file", "du", "df", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha256sum", "sha512sum",
-    "b2sum", "cksum", "echo", "printf", "test", "[", "pwd", "which", "type", "whereis", "realpath", "readlink",
-    "basename", "dirname", "jq", "bat", "batcat", "true", "false", "sort", "uniq", "cut", "tr",
-    "column", "nl", "od", "hexdump", "strings", "fold", "fmt", "paste", "join", "look", "agentmd-hook", "sleep",
-    "date", "whoami", "id", "uname", "env", "printenv", "set", "exit", "return", "read", "wait", "history",
-    "[[", "]]", "for", "case", "select", "in", "esac", "done", "fi",
-})  # fmt: skip
-# git's commands that only read the repository
-GIT_READS = frozenset({
-    "log", "show", "diff", "status", "blame", "annotate", "grep", "ls-files", "ls-tree", "ls-remote", "rev-parse",
-    "rev-list", "cat-file", "describe", "shortlog", "whatchanged", "show-ref", "for-each-ref", "name-rev",
-    "merge-base", "diff-tree", "diff-index", "diff-files", "count-objects", "check-ignore", "check-attr", "var",
-    "version", "help", "range-diff", "cherry", "verify-commit", "verify-tag", "show-branch", "fsck",
-})  # fmt: skip
-_GIT_LISTS = {  # a git command that reads only in these forms: its first word, or an option among its words
-    "stash": ({"list", "show"}, set()),
-    "reflog": ({"show"}, set()),
-    "worktree": ({"list"}, set()),
-    "notes": ({"list", "show"}, set()),
-    "remote": ({"show", "get-url"}, {"-v", "--verbose"}),
-    "config": (set(), {"--get", "--get-all", "--get-regexp", "--list", "-l"}),
-    "branch": (set(), {"--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--show-current", "--contains"}),
-    "tag": (set(), {"--list", "-l", "--contains", "--points-at"}),
-}
-_AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
-_AWK_VALUES = ("-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-e", "--source")
-_QUOTED = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
-_SED_WRITE = re.compile(r"(?:^|[\s;}/])[wW] +([^\n]+)")
-_PATHISH = re.compile(r"[^\s'\"<>|;&(){}\[\],`=]+")
-
-
-def git_reads(sub: str, rest: list[str]) -> bool:
-    """Whether `git SUB REST...` only reads the repository."""
-    if sub in GIT_READS:
-        return True
-    if sub not in _GIT_LISTS:
-        return False
-    firsts, options = _GIT_LISTS[sub]
-    if not rest:
-        return sub in ("stash", "reflog", "remote", "branch", "tag", "worktree", "notes") and sub != "stash"
-    if rest[0] in firsts:
-        return True
-    positional = [a for a in rest if not a.startswith("-")]
-    return bool(options & set(rest)) and (
-        sub in ("config", "remote") or not positional or "--list" in rest or "-l" in rest
-    )
-
-
-def _paths_within(words: list[str]) -> list[str]:
-    """The paths spelled inside words that are not paths themselves (a program's `print > "/v/x.md"`,
-    `open('memory/a.md', 'w')`, sed's `w FILE`): each quoted string, each run of path characters holding a `/`,
-    starting with `~` or ending in a file name's extension, and the rest of a line after sed's `w`."""
-    found: list[str] = []
-    for word in words:
-        found += [q for pair in _QUOTED.findall(word) for q in pair if q and q != word]
-        found += [m.strip() for m in _SED_WRITE.findall(word)]
-        for run in _PATHISH.findall(word):
-            if run != word and ("/" in run or run.startswith("~") or re.search(r"\w\.[A-Za-z0-9]{1,8}$", run)):
-                found.append(run)
-    return found
-
-
-def _inplace(args: list[str]) -> bool:
-    """gawk's `-i inplace` (or `--include=inplace`, `-iinplace`): the files it reads are rewritten."""
-    return any(
-        a in ("-iinplace", "--include=inplace") or (a in ("-i", "--include") and args[k + 1 : k + 2] == ["inplace"])
-        for k, a in enumerate(args)
-    )
-
-
-def _xargs_command(args: list[str]) -> list[str]:
-    """The command `xargs` runs (its words before those read from its input), or [] for its default `echo`."""
-    takes = {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args",
-             "--max-procs", "--max-chars", "--max-lines", "--replace", "--eof", "--process-slot-var"}  # fmt: skip
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in takes else 1
-    return args[i:]
 
 
 def _reason(what: str, verb: str, where: Path, vault: Path) -> str:

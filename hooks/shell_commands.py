@@ -1,0 +1,108 @@
+"""What the file guard (hooks/shell_writes.py) knows of shell commands it does not judge by their writes: those
+that only read, git's reading commands, options that make a reader run or write something, and how to find
+the paths written inside a program's text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from .shell import positionals
+
+# Commands that only read the files they name, or write to standard output alone: the vault may be read freely.
+READERS = frozenset({
+    "cat", "tac", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "ls", "dir",
+    "tree", "wc", "stat", "file", "du", "df", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha256sum", "sha512sum",
+    "b2sum", "cksum", "echo", "printf", "test", "[", "pwd", "which", "type", "whereis", "realpath", "readlink",
+    "basename", "dirname", "jq", "bat", "batcat", "fd", "fdfind", "true", "false", "sort", "uniq", "cut", "tr",
+    "column", "nl", "od", "hexdump", "strings", "fold", "fmt", "paste", "join", "look", "agentmd-hook", "sleep",
+    "date", "whoami", "id", "uname", "env", "printenv", "set", "exit", "return", "read", "wait",
+    "[[", "]]", "for", "case", "select", "in", "esac", "done", "fi",
+})  # fmt: skip
+# git's commands that only read the repository
+GIT_READS = frozenset({
+    "log", "show", "diff", "status", "blame", "annotate", "grep", "ls-files", "ls-tree", "ls-remote", "rev-parse",
+    "rev-list", "cat-file", "describe", "shortlog", "whatchanged", "show-ref", "for-each-ref", "name-rev",
+    "merge-base", "diff-tree", "diff-index", "diff-files", "count-objects", "check-ignore", "check-attr", "var",
+    "version", "help", "range-diff", "cherry", "verify-commit", "verify-tag", "show-branch",
+    "archive", "format-patch",  # these write only the file they are told, judged as any output
+})  # fmt: skip
+GIT_LISTS = {  # a git command that reads only in these forms: its first word, or an option among its words
+    "stash": ({"list", "show"}, set()),
+    "reflog": ({"show"}, set()),
+    "worktree": ({"list"}, set()),
+    "notes": ({"list", "show"}, set()),
+    "remote": ({"show", "get-url"}, {"-v", "--verbose"}),
+    "config": (set(), {"--get", "--get-all", "--get-regexp", "--list", "-l"}),
+    "branch": (set(), {"--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--show-current", "--contains"}),
+    "tag": (set(), {"--list", "-l", "--contains", "--points-at"}),
+}
+AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+# options with which a command the guard reads otherwise runs a command, or writes where the option says
+RUNS_OPTIONS: Mapping[str, frozenset[str]] = {
+    "tar": frozenset({"--remove-files", "--checkpoint-action", "--to-command", "--use-compress-program", "-I",
+                      "--index-file", "-g", "--listed-incremental", "-F", "--info-script", "--new-volume-script"}),
+    "rg": frozenset({"--pre"}),
+    "less": frozenset({"-o", "-O", "--log-file", "--LOG-FILE"}),
+    "file": frozenset({"-C", "--compile"}),
+}  # fmt: skip
+FUNCTION = re.compile(r"(?:^|[;&|\n{(]|\bfunction)\s*([A-Za-z_][\w.-]*)\s*\(\s*\)")
+ALIAS = re.compile(r"\balias\s+([A-Za-z_][\w.-]*)=")
+AWK_VALUES = ("-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-e", "--source")
+_QUOTED = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
+_SED_WRITE = re.compile(r"(?:^|[\s;}/])[wW] +([^\n]+)")
+_PATHISH = re.compile(r"[^\s'\"<>|;&(){}\[\],`=]+")
+
+
+GIT_VALUES = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format")
+
+
+def git_reads(sub: str, rest: list[str]) -> bool:
+    """Whether `git SUB REST...` only reads the repository."""
+    if sub in GIT_READS:
+        return True
+    if sub == "bundle":
+        return rest[:1] in (["create"], ["verify"], ["list-heads"])
+    if sub not in GIT_LISTS:
+        return False
+    firsts, options = GIT_LISTS[sub]
+    positional = positionals(rest, GIT_VALUES)
+    if not positional:  # options alone: a listing (`git reflog -5`, `git branch -a`), but `git stash` stashes
+        return sub != "stash" and not ({"-d", "-D", "-m", "-M", "-c", "-C", "-f", "--delete", "--move"} & set(rest))
+    if positional[0] in firsts:
+        return True
+    if sub == "config":
+        return bool(options & set(rest))
+    return bool({"--list", "-l"} & set(rest)) and sub in ("branch", "tag")  # a pattern to list by
+
+
+def paths_within(words: list[str]) -> list[str]:
+    """The paths spelled inside words that are not paths themselves (a program's `print > "/v/x.md"`,
+    `open('memory/a.md', 'w')`, sed's `w FILE`): each quoted string, each run of path characters holding a `/`,
+    starting with `~` or ending in a file name's extension, and the rest of a line after sed's `w`."""
+    found: list[str] = []
+    for word in words:
+        found += [q for pair in _QUOTED.findall(word) for q in pair if q and q != word]
+        found += [m.strip() for m in _SED_WRITE.findall(word)]
+        for run in _PATHISH.findall(word):
+            if run != word and ("/" in run or run.startswith("~") or re.search(r"\w\.[A-Za-z0-9]{1,8}$", run)):
+                found.append(run)
+    return found
+
+
+def inplace(args: list[str]) -> bool:
+    """gawk's `-i inplace` (or `--include=inplace`, `-iinplace`): the files it reads are rewritten."""
+    return any(
+        a in ("-iinplace", "--include=inplace") or (a in ("-i", "--include") and args[k + 1 : k + 2] == ["inplace"])
+        for k, a in enumerate(args)
+    )
+
+
+def xargs_command(args: list[str]) -> list[str]:
+    """The command `xargs` runs (its words before those read from its input), or [] for its default `echo`."""
+    takes = {"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-args",
+             "--max-procs", "--max-chars", "--max-lines", "--replace", "--eof", "--process-slot-var"}  # fmt: skip
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in takes else 1
+    return args[i:]
