@@ -58,10 +58,11 @@ from agentmd.rules.prefilter.directive_word_groups import (
 )
 
 ABOUT = re.compile(
-    r"\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
+    r"(?<![@./])\b(?:such\s+as|e\.g\.|for\s+example|for\s+instance|injection|injections|jailbreaks?|attackers?|attacks?|"
     r"malicious|jailbr\w*|phrases?|phrasings?|payloads?|red[\s-]?team\w*|threat|could\s+say|phishing|spam|quoted?|"
     r"tells?\s+(?:an?|the)\s+(?:agent|model|ai|assistant)|(?<![.@/])example(?!\.\w)|something\s+like|risks?|mitigations?|"
-    r"(?:inputs?|prompts?|strings?|messages?|texts?|sentences?|requests?|queries|lines)\s+like)\b|"
+    r"(?:inputs?|prompts?|strings?|messages?|texts?|sentences?|requests?|queries|lines)\s+like)\b(?![@.]\w)|"
+    # (a word inside an address, `attacker@evil.example`, says nothing of what the sentence is about)
     # the same in other languages (scripts without spaces have no word boundaries)
     r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|"
     r"\b(?:атак\w*|инъекц\w*|ataques?|inyecci\w*|attaques?|injektion\w*|angriff\w*|attacc\w*|ataku|"
