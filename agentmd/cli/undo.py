@@ -208,6 +208,12 @@ def _lines(kind: str, payload: UndoAnswer) -> list[str]:
                      "nothing to change: every file it would change was edited since (above)")  # fmt: skip
         return lines
     if payload["dry_run"]:
+        if kind == "undo" and len(changes) > 1 and len(targets) == 1:  # captures made together commit together
+            first = changes[0]["path"]
+            lines.append(
+                f"that change covers {len(changes)} files; to take back one note alone: `agentmd restore {first} "
+                f"--to {targets[0]['sha'][:10]}~1` (a capture: `agentmd retire {first}`)"
+            )
         lines.append("dry run: nothing was written; run again with --yes to apply")
         return lines
     commit = (payload["commit"] or "")[:10]

@@ -96,6 +96,23 @@ def test_a_capture_and_a_hand_edit_are_undone_one_command_each(cli, vault: Path)
     assert (vault / "notes/deploys.md").read_text() == NOTE.replace("line two", "line two, edited by hand")
 
 
+def test_an_undo_of_several_files_says_how_to_take_back_one(cli, vault: Path) -> None:
+    """Edits saved together commit together, so the last change may hold several notes: the plan says how to
+    take back one of them alone, and that command does."""
+    (vault / "notes/deploys.md").write_text(NOTE.replace("line two", "line two, edited"))
+    (vault / "notes/n0.md").write_text("# N0\n")
+    edit = commit_edits(vault)
+    plan = cli("undo", *args(vault))
+    assert plan.code == 0, plan.err
+    hint = next(line for line in plan.out.splitlines() if line.startswith("that change covers 2 files"))
+    command = hint.split("`")[1].split()
+    assert command[:2] == ["agentmd", "restore"] and command[-1] == f"{edit[:10]}~1"
+    done = cli(*command[1:], *args(vault), "--yes")
+    assert done.code == 0, done.err
+    assert (vault / command[2]).read_text() == (NOTE if command[2] == "notes/deploys.md" else "")
+    assert (vault / "notes/n0.md").exists() or (vault / "notes/deploys.md").read_text() == NOTE
+
+
 def test_undo_n_takes_back_the_last_changes_in_one_commit(cli, vault: Path) -> None:
     start = snapshot(vault)
     for i in range(3):
