@@ -230,13 +230,17 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     words = [a for a in args.args if a != "--"] if args.args[:1] == ["--"] else list(args.args)
     if not words:
         raise AgentmdError("give the git command to run, e.g. `agentmd git pull --rebase`")
+    from agentmd.engine.git.runner import GitCli
+
     if words[0] == "pull":
         from agentmd.engine.git.branches import plain_pull_merges
-        from agentmd.engine.git.runner import GitCli
 
         plain_pull_merges(GitCli(vault))  # diverged branches merge, as the sync does, unless git is told otherwise
     out.flush()
     with paused_for_person(vault / ".git", " ".join(words)):
+        unmerged = (vault / ".git" / "MERGE_HEAD").exists() and bool(GitCli(vault).run("ls-files", "-u").text)
+        if words[:2] == ["merge", "--continue"] and unmerged:  # git would only refuse: end it by the sync rules
+            return _settle(settings, vault, 1, out)
         try:
             code = subprocess.run(["git", *words], cwd=vault, check=False).returncode
         except FileNotFoundError:
@@ -256,7 +260,7 @@ def _settle(settings: Settings, vault: Path, code: int, out: TextIO) -> int:
     except SyncError as exc:
         out.write(f"agentmd: the conflicts were left for you to end ({exc})\n")
         return code
-    if not decided:
+    if not decided and merge is None:
         return code
     for d in decided:
         if "sibling" in d:

@@ -10,6 +10,7 @@ from agentmd.engine.git.branches import checked, commit_at
 from agentmd.engine.git.conflicts import record_conflicts
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import Round
+from agentmd.vault_schema.markdown import has_conflict_markers
 
 
 def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[str, str]], str | None]:
@@ -32,6 +33,15 @@ def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[
             stages.setdefault(os.fsdecode(raw_path), {})[int(stage)] = (mode, oid)
     if not stages:
         return [], None
+    for path in [p for p in stages if _resolved_by_hand(vault / p)]:
+        # the person already wrote the note as it should be, markers taken out but not staged: that is the answer
+        checked(git.run("add", "--", path), f"staging {path}, resolved by hand")
+        del stages[path]
+    if not stages:
+        if git.run("ls-files", "-u").text:
+            return [], None
+        done = git.run("commit", "-q", "--no-verify", "--no-edit")
+        return [], commit_at(git, "HEAD") if done.code == 0 else None
     round_ = Round(vault, remote="the merged branch")
     ours_tree = checked(git.run("rev-parse", "HEAD^{tree}"), "reading HEAD")
     tree, decided = round_.resolve(ours_tree, stages, theirs, ours_tree)
@@ -59,3 +69,12 @@ def settle_person_merge(vault: Path, state_dir: Path | None) -> tuple[list[dict[
     message = round_.merge_message(theirs, decided).replace(f"sync: merge {round_.remote}", "sync: the person's merge")
     done = git.run("commit", "-q", "--no-verify", "-F", "-", stdin=message.encode())
     return decided, commit_at(git, "HEAD") if done.code == 0 else None
+
+
+def _resolved_by_hand(path: Path) -> bool:
+    """Whether a conflicted file in the work tree no longer holds git's markers: the person resolved it."""
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return False
+    return not has_conflict_markers(text)

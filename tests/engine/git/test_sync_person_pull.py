@@ -117,3 +117,28 @@ def test_a_plain_pull_stopped_on_conflicts_holds_the_rounds_until_agentmd_git_en
     assert a.sync()["outcome"] == "fast-forward"
     no_markers(a, b)
     assert "the desk's line" in b.read("notes/plain.md") == a.read("notes/plain.md")
+
+
+def test_a_conflict_resolved_by_hand_but_not_staged_is_the_answer(
+    pair,  # noqa: F811 - the fixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The person took the markers out of the note and wrote what it should say, without `git add`:
+    `agentmd git merge --continue` keeps that text, never the sides it was made from; git's own refusal of
+    `merge --continue` is not printed before the merge is committed."""
+    a, b, _remote = pair
+    write(a.vault, "notes/plain.md", "# P\n\nline1\nthe laptop's line\nline3\n")
+    a.committer.commit_cycle()
+    a.sync()
+    write(b.vault, "notes/plain.md", "# P\n\nline1\nthe desk's line\nline3\n")
+    b.committer.commit_cycle()
+    assert git(b.vault, "pull", "-q", "--no-rebase", "--no-edit", check=False).returncode != 0
+    write(b.vault, "notes/plain.md", "# P\n\nline1\nboth lines, joined by hand\nline3\n")
+    env = environment(tmp_path / "xdg")
+    code, out, err = cli(env, monkeypatch, "git", "--vault", str(b.vault), "--", "merge", "--continue")
+    assert code == 0, (out, err)
+    assert b.read("notes/plain.md") == "# P\n\nline1\nboth lines, joined by hand\nline3\n"
+    assert not list(b.vault.glob("notes/plain.conflict-*.md")) and not (b.vault / ".git" / "MERGE_HEAD").exists()
+    assert len(git(b.vault, "rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3
+    assert "fatal" not in out + err
