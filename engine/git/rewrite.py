@@ -13,6 +13,8 @@ as a rescue ref (`engine/git/rescue.py`).
 
 from __future__ import annotations
 
+import os
+
 from agentmd.engine.git.branches import SyncError, checked, commit_at
 from agentmd.engine.git.runner import GitCli
 
@@ -58,13 +60,33 @@ def rewritten_here(remote: str, branch: str, synced: str) -> HistoryRewritten:
     )
 
 
-def replay_base(git: GitCli, since: str, ours: str, theirs: str, identity: dict[str, str]) -> tuple[str, str]:
-    """Two commits whose one common ancestor has `since`'s tree: `ours`'s tree and `theirs`'s tree on it, so that
-    a merge of the two carries exactly this machine's changes since `since` onto `theirs` (git 2.39 has no
-    `merge-tree --merge-base`). Nothing refers to them once the merge is made."""
+def removed_by_rewrite(git: GitCli, since: str, theirs: str) -> list[str]:
+    """The files the rewritten history no longer has that this machine last synced with: a purge (a secret, a
+    file that should never have been committed), which no change made here since may bring back."""
+    run = git.run("diff", "--name-only", "--no-renames", "--diff-filter=D", "-z", since, theirs)
+    return [os.fsdecode(p) for p in run.out.split(b"\0") if p] if run.code == 0 else []
+
+
+def replay_base(
+    git: GitCli, since: str, ours: str, theirs: str, identity: dict[str, str], drop: list[str]
+) -> tuple[str, str]:
+    """Two commits whose one common ancestor has `since`'s tree: `ours`'s tree (less the files in `drop`) and
+    `theirs`'s tree on it, so that a merge of the two carries exactly this machine's changes since `since` onto
+    `theirs` (git 2.39 has no `merge-tree --merge-base`). Nothing refers to them once the merge is made."""
 
     def tree(commit: str) -> str:
         return checked(git.run("rev-parse", f"{commit}^{{tree}}"), f"reading the tree of {commit[:10]}")
+
+    def without(tree_id: str) -> str:
+        if not drop:
+            return tree_id
+        index = git.gitdir / f"agentmd-replay-index-{os.getpid()}"
+        try:
+            checked(git.run("read-tree", tree_id, index=index), "reading a tree to replay")
+            checked(git.run("update-index", "--force-remove", "--", *drop, index=index), "dropping purged files")
+            return checked(git.run("write-tree", index=index), "`git write-tree` of a replay")
+        finally:
+            index.unlink(missing_ok=True)
 
     def made(tree_id: str, *parents: str) -> str:
         args = [a for p in parents for a in ("-p", p)]
@@ -72,4 +94,4 @@ def replay_base(git: GitCli, since: str, ours: str, theirs: str, identity: dict[
         return checked(run, "`git commit-tree` of a replay base")
 
     base = made(tree(since))
-    return made(tree(ours), base), made(tree(theirs), base)
+    return made(without(tree(ours)), base), made(tree(theirs), base)

@@ -72,7 +72,15 @@ from agentmd.engine.git.conflicts import (
 )
 from agentmd.engine.git.health import awaits_first_sync
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
-from agentmd.engine.git.rewrite import holds, last_synced, record_synced, replay_base, rewritten_here, rewritten_remote
+from agentmd.engine.git.rewrite import (
+    holds,
+    last_synced,
+    record_synced,
+    removed_by_rewrite,
+    replay_base,
+    rewritten_here,
+    rewritten_remote,
+)
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
@@ -214,7 +222,13 @@ class Round:
         if theirs == ours:
             return result
         synced = last_synced(self.git, there) if theirs is not None else None
-        if synced is not None and theirs is not None and synced != theirs and not holds(self.git, theirs, synced):
+        if (
+            synced is not None
+            and theirs is not None
+            and synced != theirs
+            and not holds(self.git, theirs, synced)
+            and not holds(self.git, theirs, ours)  # built on this machine's own history: only behind it
+        ):
             if not self.accept_rewrite:
                 raise rewritten_remote(self.remote, there, synced)
             return self._take_rewrite(ours, theirs, synced, result)
@@ -330,8 +344,15 @@ class Round:
         """Move to the remote's rewritten history, this machine's commits since `synced` replayed on it."""
         new, conflicts = theirs, list[dict[str, str]]()
         if not holds(self.git, synced, ours):  # commits made here since: their changes, as one commit on theirs
-            mine, other = replay_base(self.git, synced, ours, theirs, self.identity)
+            purged = removed_by_rewrite(self.git, synced, theirs)  # stays purged, whatever was done to it here
+            mine, other = replay_base(self.git, synced, ours, theirs, self.identity, purged)
             new, conflicts = self._merge(mine, other, None, parents=(theirs,), named=theirs)
+            changed_here = self.git.run("diff", "--name-only", "-z", synced, ours, "--", *purged).out if purged else b""
+            conflicts += [
+                {"path": os.fsdecode(p), "kept": "the rewrite's deletion", "ours": ours}
+                for p in changed_here.split(b"\0")
+                if p
+            ]
             if conflicts and self.on_conflicts is not None:
                 self.on_conflicts(conflicts)
         result.changed = self._move_tree(ours, new)  # the old tip is kept as a rescue ref first
@@ -360,6 +381,9 @@ class Round:
                 mode, oid, stage = info.decode().split()
                 stages.setdefault(os.fsdecode(path), {})[int(stage)] = (mode, oid)
             tree, conflicts = self.resolve(tree, stages, theirs, ours)
+        for c in conflicts if named else []:  # a replay's made-up commits are nothing to show: the remote's is
+            if c.get("theirs") == theirs:
+                c["theirs"] = named
         message = self.merge_message(named or theirs, conflicts)
         if parents:
             message = message.replace("sync: merge", "sync: this machine's changes replayed on the rewritten", 1)

@@ -50,11 +50,14 @@ def test_a_forced_push_is_not_merged_back_and_is_taken_when_accepted(
     # the other machine wrote a note since its last sync: kept, replayed on the new history, and pushed
     write(b.vault, "notes/desk.md", "# Desk\n\nwritten at the desk before the purge reached it\n")
     write(b.vault, "notes/beta.md", "# Beta\n\nbeta text, edited at the desk\n")
+    write(b.vault, "notes/secret.md", "# Secret\n\npassword hunter2\nand a line added at the desk\n")
     b.committer.commit_cycle()
     with pytest.raises(HistoryRewritten):
         b.sync()
     replayed = sync_vault(b.committer, b.state, accept_rewrite=True).to_dict()
     assert replayed["outcome"] == "rewrite-taken" and replayed["head"] != purged
+    # the purge stands over the edit made here (kept in the rescue ref), and says so
+    assert {"path": "notes/secret.md", "kept": "the rewrite's deletion"}.items() <= replayed["conflicts"][0].items()
     assert git(remote, "rev-parse", "main").stdout.strip() == replayed["head"]
     parents = git(b.vault, "rev-list", "--parents", "-1", "HEAD").stdout.split()
     assert parents[1:] == [purged]  # one commit on the new history, the old one not among its parents
@@ -79,3 +82,25 @@ def test_a_history_rewritten_here_is_never_force_pushed_nor_merged_over(
         a.sync()
     assert git(remote, "rev-parse", "main").stdout.strip() == pushed
     assert not (a.vault / "notes/secret.md").exists()  # the old history is not merged back over it
+
+
+def test_a_rewrite_pushed_from_here_and_built_on_elsewhere_is_only_behind(
+    machines: tuple[Machine, Machine],  # noqa: F811
+    remote: Path,  # noqa: F811
+) -> None:
+    """This machine rewrote and force-pushed its own history, as the refusal told it to; another machine took it
+    and pushed on top before this one's next round: this one is behind its own history, not facing a rewrite."""
+    a, b = machines
+    write(a.vault, "notes/secret.md", "# Secret\n\npassword hunter2\n")
+    a.committer.commit_cycle()
+    assert a.sync()["outcome"] == "pushed" and b.sync()["outcome"] == "fast-forward"
+    git(a.vault, "reset", "-q", "--hard", "HEAD~1")  # the person purges it here
+    with pytest.raises(HistoryRewritten):
+        a.sync()
+    git(a.vault, "push", "-q", "--force", "origin", "HEAD:main")
+    assert sync_vault(b.committer, b.state, accept_rewrite=True).to_dict()["outcome"] == "rewrite-taken"
+    write(b.vault, "notes/after.md", "# After\n\nwritten after the purge\n")
+    b.committer.commit_cycle()
+    assert b.sync()["outcome"] == "pushed"
+    assert a.sync()["outcome"] == "fast-forward"
+    assert not (a.vault / "notes/secret.md").exists() and (a.vault / "notes/after.md").exists()
