@@ -65,7 +65,7 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.git.branches import SyncError, add_remote
+    from agentmd.engine.git.branches import SyncError, add_remote, shown_url
     from agentmd.engine.git.runner import GitCli
 
     settings = settings_of(args)
@@ -82,7 +82,7 @@ def cmd_remote_add(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"; `agentmd sync --remote {args.name}` syncs with it; the daemon syncs with {DEFAULT_REMOTE} only "
             f"(add this URL as {DEFAULT_REMOTE} for that)"
         )
-    emit(out, args, {"remote": args.name, "url": args.url}, text + when)
+    emit(out, args, {"remote": args.name, "url": shown_url(args.url)}, text + when)
     return EXIT_OK
 
 

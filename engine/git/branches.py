@@ -39,15 +39,19 @@ _REFUSED = re.compile(
 
 
 def remote_failure(what: str, run: GitRun, remote: str) -> SyncError:
-    """The error for a fetch, push or ls-remote that failed: refused (credentials, access) or unreachable."""
+    """The error for a fetch, push or ls-remote that failed: refused (credentials, access) or unreachable. Its
+    message keeps ssh's own lines (`Permission denied (publickey)`, `Connection refused`), which git does not
+    prefix with `fatal:`."""
+    lines = [ln.strip() for ln in run.err.splitlines() if ln.strip()]
+    cause = " / ".join(lines[-3:])[:500] if lines else run.why()
     if _REFUSED.search(run.err):
         return RemoteRefused(
-            f"{what} was refused by the remote {remote} ({run.why()}): this machine has no working credentials "
+            f"{what} was refused by the remote {remote} ({cause}): this machine has no working credentials "
             "for it. agentmd uses git's own: set up an ssh key (`ssh -T` to the host should greet you) or a "
             "credential helper (`git config --global credential.helper store`, then one `git fetch` in the vault to "
             "enter them), and check that this account may read and write the repository"
         )
-    return RemoteUnreachable(f"{what} failed (is the remote reachable?): {run.why()}")
+    return RemoteUnreachable(f"{what} failed (is the remote reachable?): {cause}")
 
 
 class SyncWaits(SyncError):
@@ -91,6 +95,15 @@ def plain_pull_merges(git: GitCli) -> bool:
     return git.run("config", "--local", "pull.rebase", "false").code == 0
 
 
+_USERINFO_SECRET = re.compile(r"^([a-zA-Z][\w+.-]*://[^/@:]*):[^/@]*@")
+
+
+def shown_url(url: str) -> str:
+    """A remote's URL as status and messages show it: a password written into it (`https://me:secret@host/…`)
+    is never printed."""
+    return _USERINFO_SECRET.sub(r"\1:***@", url)
+
+
 def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
     """Point `remote` at `url` (added, or changed when it exists); what was done, in one line. A person's plain
     `git pull` in the vault then merges (`plain_pull_merges`)."""
@@ -99,9 +112,9 @@ def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
     plain_pull_merges(git)
     had = remote_url(git, remote)
     if had == url:
-        return f"the remote {remote} already points at {url}"
+        return f"the remote {remote} already points at {shown_url(url)}"
     checked(git.run("remote", "set-url" if had else "add", remote, url), f"`git remote {'set-url' if had else 'add'}`")
-    return f"the remote {remote} now points at {url}" + (f" (was {had})" if had else "")
+    return f"the remote {remote} now points at {shown_url(url)}" + (f" (was {shown_url(had)})" if had else "")
 
 
 def remote_heads(git: GitCli, remote: str) -> list[str]:

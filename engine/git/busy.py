@@ -86,19 +86,20 @@ def paused_for_person(gitdir: Path, command: str, *, wait: float = 30.0) -> Iter
 def git_operation(gitdir: Path) -> str | None:
     """The git operation a person started and has not ended (a merge, a rebase, a cherry-pick...), as a sentence
     saying how to end it; None when there is none."""
-    for name, what in (
-        ("MERGE_HEAD", "a merge"),
-        ("CHERRY_PICK_HEAD", "a cherry-pick"),
-        ("REVERT_HEAD", "a revert"),
-        ("rebase-merge", "a rebase"),
-        ("rebase-apply", "a rebase or `git am`"),
+    for name, what, command in (
+        ("MERGE_HEAD", "a merge", "merge"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick", "cherry-pick"),
+        ("REVERT_HEAD", "a revert", "revert"),
+        ("rebase-merge", "a rebase", "rebase"),
+        ("rebase-apply", "a rebase or `git am`", "rebase"),
     ):
         if os.path.lexists(gitdir / name):
             how = (
                 "finish it (`agentmd git merge --continue` ends its conflicts by the sync rules, leaving no marker "
                 "in a note) or abort it (`git merge --abort`)"
                 if name == "MERGE_HEAD"
-                else "finish or abort it"
+                else f"finish it (resolve, `git add`, then `git {command} --continue`) or abort it "
+                f"(`git {command} --abort`)"
             )
             return f"{what} is in progress in the vault repository (.git/{name}); {how}"
     return None

@@ -238,7 +238,13 @@ def collisions_said(vault: Path) -> list[str]:
     collide = name_collisions(GitCli(vault))
     if not collide:
         return []
-    shown = "; ".join(" and ".join(f"{p!r}" for p in group) for group in collide[:5])
+
+    def one(path: str) -> str:
+        return f"{path!r}" + (
+            " (decomposed, as macOS writes it)" if unicodedata.is_normalized("NFC", path) is False else ""
+        )
+
+    shown = "; ".join(" and ".join(one(p) for p in group) for group in collide[:5])
     more = f"; and {len(collide) - 5} more" if len(collide) > 5 else ""
     return [
         f"names-collide: {len(collide)} set(s) of notes whose names differ only in case or Unicode form: "

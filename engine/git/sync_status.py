@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from agentmd.engine.git.branches import DEFAULT_REMOTE, remote_url
+from agentmd.engine.git.branches import DEFAULT_REMOTE, remote_url, shown_url
 from agentmd.engine.git.conflicts import open_conflicts, read_state
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line, set_aside_here, set_aside_line
@@ -54,7 +54,7 @@ def sync_section(
         return {"remote": None, "red": [], "yellow": []}
     state = read_state(state_dir)
     out: SyncSection = {
-        "remote": url,
+        "remote": shown_url(url),
         "last_ok_at": state.get("last_ok_at"),
         "next_attempt_at": None,
         "red": [],

@@ -215,7 +215,8 @@ def test_a_remote_that_asks_for_credentials_this_machine_lacks_is_red_at_once(tm
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         vault = make_repo(tmp_path / "vault", {"README.md": "# v\n"})
-        add_remote(GitCli(vault), f"http://127.0.0.1:{server.server_address[1]}/vault.git")
+        said = add_remote(GitCli(vault), f"http://me:hunter2@127.0.0.1:{server.server_address[1]}/vault.git")
+        assert "hunter2" not in said and "http://me:***@127.0.0.1" in said
         m = Machine(vault, tmp_path / "state")
         with pytest.raises(RemoteRefused, match="no working credentials"):
             m.sync()
@@ -224,3 +225,4 @@ def test_a_remote_that_asks_for_credentials_this_machine_lacks_is_red_at_once(tm
     section = sync_section(vault, m.state, now=dt.datetime.now(dt.UTC))
     assert any("credential helper" in line for line in section["red"]), section
     assert section.get("next_attempt_at") is None  # no backing off
+    assert "hunter2" not in str(section) and section["remote"].startswith("http://me:***@")  # never shown
