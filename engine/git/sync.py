@@ -65,6 +65,7 @@ from agentmd.engine.git.conflicts import KEPT_CONFLICTS as KEPT_CONFLICTS
 from agentmd.engine.git.conflicts import (
     STATE_FILE,
     conflict_text,
+    notes_with_markers,
     read_state,
     record_conflicts,
     sibling_name,
@@ -81,7 +82,7 @@ from agentmd.engine.git.rewrite import (
     rewritten_here,
     rewritten_remote,
 )
-from agentmd.engine.git.runner import HEX_ID, GitCli
+from agentmd.engine.git.runner import HEX_ID, GitCli, listing
 from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
 from agentmd.engine.settings import host_name
@@ -501,8 +502,21 @@ class Round:
 
     # -- pushing ---------------------------------------------------------------------------------
 
+    def _marked(self, head: str) -> list[str]:
+        """The notes `head` changed from what the remote has that hold conflict markers."""
+        there = commit_at(self.git, "FETCH_HEAD")
+        return notes_with_markers(self.git, head, self.git.run("merge-base", head, there).text if there else None)
+
     def _push(self, branch: str, head: str) -> bool:
-        """Push `head` to the remote's branch, fast-forward only (never forced). False when the remote moved."""
+        """Push `head` to the remote's branch, fast-forward only (never forced). False when the remote moved.
+        Refused when it would carry git's conflict markers into a note on every machine (`_marked`)."""
+        marked = self._marked(head)
+        if marked:
+            raise SyncError(
+                f"nothing was pushed: {listing(marked, 5)} hold{'s' if len(marked) == 1 else ''} git's conflict "
+                "markers (<<<<<<< ... >>>>>>>), committed here, and a push would carry them to every machine. "
+                "Edit each into what it should say (or `agentmd resolve`), and the next round pushes the fix"
+            )
         run = self.git.run("push", "--porcelain", "--quiet", self.remote, f"{head}:refs/heads/{branch}")
         if run.code == 0:
             return True

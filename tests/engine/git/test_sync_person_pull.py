@@ -142,3 +142,24 @@ def test_a_conflict_resolved_by_hand_but_not_staged_is_the_answer(
     assert not list(b.vault.glob("notes/plain.conflict-*.md")) and not (b.vault / ".git" / "MERGE_HEAD").exists()
     assert len(git(b.vault, "rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3
     assert "fatal" not in out + err
+
+
+def test_markers_a_person_committed_are_never_pushed(pair) -> None:  # noqa: F811 - the fixture
+    """A person ended a merge by committing the note with git's markers still in it: the round refuses to push
+    them to every machine, names the note, and pushes once it is fixed."""
+    from agentmd.engine.git.branches import SyncError
+
+    a, b, remote = pair
+    marked = "# P\n\n<<<<<<< HEAD\nthe desk's line\n=======\nthe laptop's line\n>>>>>>> 2cb0772\n"
+    write(b.vault, "notes/plain.md", marked)
+    git(b.vault, "add", "-A")
+    git(b.vault, "commit", "-q", "-m", "merge")
+    before = git(remote, "rev-parse", "main").stdout
+    with pytest.raises(SyncError, match=r"nothing was pushed: notes/plain.md holds git's conflict markers"):
+        b.sync()
+    assert git(remote, "rev-parse", "main").stdout == before
+    write(b.vault, "notes/plain.md", "# P\n\nthe desk's line, and the laptop's\n")
+    b.committer.commit_cycle()
+    assert b.sync()["outcome"] == "pushed"
+    assert a.sync()["outcome"] == "fast-forward"
+    no_markers(a, b)
