@@ -228,6 +228,13 @@ def git_section(vault: Path, commit_state: CommitState | None, now: dt.datetime)
             "`commit_max_mb` in the config file"
         )
     yellow += collisions_said(vault) if health.ok else []
+    staged = state.staged_by_others
+    if staged:
+        yellow.append(
+            f"staged-by-someone-else: {len(staged)} path(s) staged for a commit agentmd leaves to whoever staged "
+            f"them: {', '.join(staged[:5])}{' …' if len(staged) > 5 else ''}; their changes wait for it: commit "
+            "them (`agentmd git commit`), or unstage them (`git restore --staged PATH`) and agentmd commits them"
+        )
     worktrees = worktrees_inside(vault) if health.ok else []
     return {
         "state": "ok" if health.ok else "degraded",

@@ -566,7 +566,7 @@ class Committer:
                     held_large[e.path] = size
                     continue
             chosen.append(e.path)
-        self.state.large_files_held = held_large
+        self.state.large_files_held, self.state.staged_by_others = held_large, staged_by_user
         persistent = set()
         if staged_by_user:
             persistent.add(

@@ -63,6 +63,7 @@ class CommitState:
     mass_deletion: str | None = None  # the deletion the committer itself would not commit, and how many notes
     large_files_held: dict[str, int] = field(default_factory=dict)  # new files over the size limit, by bytes
     large_file_limit: int | None = None  # that limit, in bytes
+    staged_by_others: list[str] = field(default_factory=list)  # paths someone else staged, left for them to commit
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

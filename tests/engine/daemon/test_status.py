@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -374,3 +375,30 @@ def test_a_config_file_saying_what_agentmd_does_not_read_is_yellow(cli, repo_vau
     config.write_text('[notify]\ncommand = ["true"]\n[[ingest]]\npath = "/tmp"\n', encoding="utf-8")
     r = cli("status", *_args(repo_vault, tmp_path), "--config", str(config), "--json")
     assert not [y for y in r.json()["yellow"] if y.startswith("config-unread")]
+
+
+def test_paths_someone_else_staged_are_named_until_they_commit(tmp_path: Path) -> None:
+    """After a `git stash pop` the person resolved with `git add`, their change waits for their commit: said."""
+    from agentmd.engine.daemon.status import git_section
+    from agentmd.engine.git.committer import Committer
+    from agentmd.engine.git.health import CommitState
+
+    vault = make_repo(tmp_path / "vault", {"notes/alpha.md": "# A\n"})
+    (vault / "notes/alpha.md").write_text("# A\n\nresolved by hand\n", encoding="utf-8")
+    subprocess.run(["git", "add", "notes/alpha.md"], cwd=vault, check=True)
+    committer = Committer(vault, phone_paths=tuple, state_dir=tmp_path / "state")
+    committer.commit_cycle()
+    assert committer.state.staged_by_others == ["notes/alpha.md"]
+    (line,) = [y for y in git_section(vault, committer.state, dt.datetime.now(dt.UTC))["yellow"] if "staged" in y]
+    assert line.startswith("staged-by-someone-else: 1 path(s)") and "notes/alpha.md" in line
+    subprocess.run(["git", "commit", "-qm", "resolved", "--no-verify"], cwd=vault, check=True, env=_git_env())
+    committer.commit_cycle()
+    assert committer.state.staged_by_others == []
+    assert CommitState.from_mapping(committer.state.to_dict()).staged_by_others == []
+
+
+def _git_env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "GIT_AUTHOR_NAME": "P", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "P",
+            "GIT_COMMITTER_EMAIL": "p@x"}  # fmt: skip
