@@ -156,9 +156,24 @@ class _WriteWalker(ShellWalker):
             return self.unknown(name, [*prefixed, *args], cwd)
         if name in RUNS_OPTIONS and any(a.split("=", 1)[0] in RUNS_OPTIONS[name] for a in args):
             return self.unknown(name, args, cwd)  # an option that runs a command or writes where it says
+        if name == "for" and len(args) >= 3 and args[1] == "in":  # the loop's variable stands for its items
+            items = [spelled for w in args[2:] for spelled in _spellings(w, cwd)]
+            there = next((w for w in items if self.lands_in_vault(w, cwd) is not None), None)
+            value = absolute(there or (items[0] if items else ""), cwd, self.env)
+            if value is None:
+                self.env.pop(args[0], None)
+            else:
+                self.env[args[0]] = value  # one in the vault when one is: what the body does to it is judged
+            return ALLOW
         if name in ("xargs", "busybox"):
             inner = xargs_command(args) if name == "xargs" else args
-            return self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
+            verdict = self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
+            fed = name == "xargs" and inner and os.path.basename(inner[0]) not in READERS
+            if not verdict.deny and fed and self.names_vault(self.line):  # names read from a pipe that names it
+                return self.unknown(
+                    f"xargs {os.path.basename(inner[0])}", [*inner[1:], *self.vault_words([self.line])], cwd
+                )
+            return verdict
         if name == "git":
             return self.git(args, cwd, in_vault=False)
         if name.startswith("python") and args[:2] == ["-m", "agentmd"]:

@@ -300,6 +300,8 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash git init in the vault", bash('git init -q "{V}/memory/sub"'), "{P}", DENY),
     ("bash worktree into the vault", bash('git -C "{P}" worktree add "{V}/memory/wt"'), "{P}", DENY),
     ("bash zip -m", bash('zip -qm /tmp/v.zip "{V}/memory/existing.md"'), "{P}", DENY),
+    ("bash loop over the vault", bash('for f in "{V}"/memory/*.md; do echo pwned > "$f"; done'), "{P}", DENY),
+    ("bash xargs rm from find", bash('find "{V}" -name "*.md" | xargs rm'), "{P}", DENY),
     ("bash heredoc program", bash("python3 - <<'EOF'\nopen('{V}/memory/h.md', 'w').write('x')\nEOF"), "{P}", DENY),
     ("bash heredoc to a shell", bash("bash <<EOF\necho x > '{V}/memory/h.md'\nEOF"), "{P}", DENY),
     ("bash heredoc into the vault", bash("cat > '{V}/memory/h.md' <<EOF\ntext\nEOF"), "{P}", DENY),
