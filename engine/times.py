@@ -29,3 +29,12 @@ def parse_utc(value: object) -> dt.datetime | None:
     else:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def duration(seconds: float, *, least: int = 0) -> str:
+    """`42 s`, `3 min`, `1.5 h` (never fewer seconds than `least`)."""
+    if seconds < 90:
+        return f"{max(least, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

@@ -87,12 +87,10 @@ class ProgressBar:
 
 
 def duration(seconds: float) -> str:
-    """`42 s`, `3 min`, `1.5 h`."""
-    if seconds < 90:
-        return f"{max(0, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
+    """`42 s`, `3 min`, `1.5 h` (engine/times.py), loaded when a duration is shown: the parser stays light."""
+    from agentmd.engine.times import duration as shown
+
+    return shown(seconds)
 
 
 class EmbedBar:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.jobs.report import render_lines
-from agentmd.engine.times import parse_utc
+from agentmd.engine.times import duration, parse_utc
 
 if TYPE_CHECKING:
     from agentmd.engine.daemon.embedding import DenseSection
@@ -19,14 +19,6 @@ def day(at: dt.datetime) -> str:
     """A baseline as a person reads it: the date, with the time when it is not midnight UTC."""
     at = at.astimezone(dt.UTC)
     return at.date().isoformat() if at.time() == dt.time(0) else at.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def dense_line(dense: DenseSection | None) -> str:
@@ -49,7 +41,7 @@ def dense_line(dense: DenseSection | None) -> str:
         return text + (" (complete)" if state in ("complete", "partial") else " (saving)")
     eta = dense.get("eta_s")
     if eta is not None:
-        return text + f", {_duration(float(eta))} left"
+        return text + f", {duration(float(eta), least=1)} left"
     if dense.get("state") == "partial":
         return text + " on disk (the daemon or `agentmd reindex` embeds the rest)"
     return text + ", measuring the rate"
