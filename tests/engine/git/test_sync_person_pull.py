@@ -5,6 +5,7 @@ edit survives a deletion; the merge is committed and no marker reaches a note. R
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from git_helpers import git, status, write
@@ -87,6 +88,19 @@ def test_a_persons_own_pull_setting_is_kept(tmp_path: Path) -> None:
     assert git(vault, "config", "--get", "pull.rebase").stdout.strip() == "true"
 
 
+def pull_stopped_on_one_line(a: Any, b: Any) -> str:
+    """Both machines change the same line of a note; the desk's own plain `git pull` stops on it. The desk's HEAD
+    before the pull."""
+    write(a.vault, "notes/plain.md", "# P\n\nline1\nthe laptop's line\nline3\n")
+    a.committer.commit_cycle()
+    a.sync()
+    write(b.vault, "notes/plain.md", "# P\n\nline1\nthe desk's line\nline3\n")
+    b.committer.commit_cycle()
+    head = git(b.vault, "rev-parse", "HEAD").stdout
+    assert git(b.vault, "pull", "-q", "--no-rebase", "--no-edit", check=False).returncode != 0  # stopped
+    return head
+
+
 def test_a_plain_pull_stopped_on_conflicts_holds_the_rounds_until_agentmd_git_ends_it(
     pair,  # noqa: F811 - the fixture
     tmp_path: Path,
@@ -98,13 +112,7 @@ def test_a_plain_pull_stopped_on_conflicts_holds_the_rounds_until_agentmd_git_en
     from agentmd.engine.git.branches import SyncError
 
     a, b, _remote = pair
-    write(a.vault, "notes/plain.md", "# P\n\nline1\nthe laptop's line\nline3\n")
-    a.committer.commit_cycle()
-    a.sync()
-    write(b.vault, "notes/plain.md", "# P\n\nline1\nthe desk's line\nline3\n")
-    b.committer.commit_cycle()
-    head = git(b.vault, "rev-parse", "HEAD").stdout
-    assert git(b.vault, "pull", "-q", "--no-rebase", "--no-edit", check=False).returncode != 0  # stopped
+    head = pull_stopped_on_one_line(a, b)
     with pytest.raises(SyncError, match=r"a merge is in progress .*agentmd git merge --continue"):
         b.sync()
     assert git(b.vault, "rev-parse", "HEAD").stdout == head and (b.vault / ".git" / "MERGE_HEAD").exists()
@@ -128,12 +136,7 @@ def test_a_conflict_resolved_by_hand_but_not_staged_is_the_answer(
     `agentmd git merge --continue` keeps that text, never the sides it was made from; git's own refusal of
     `merge --continue` is not printed before the merge is committed."""
     a, b, _remote = pair
-    write(a.vault, "notes/plain.md", "# P\n\nline1\nthe laptop's line\nline3\n")
-    a.committer.commit_cycle()
-    a.sync()
-    write(b.vault, "notes/plain.md", "# P\n\nline1\nthe desk's line\nline3\n")
-    b.committer.commit_cycle()
-    assert git(b.vault, "pull", "-q", "--no-rebase", "--no-edit", check=False).returncode != 0
+    pull_stopped_on_one_line(a, b)
     write(b.vault, "notes/plain.md", "# P\n\nline1\nboth lines, joined by hand\nline3\n")
     env = environment(tmp_path / "xdg")
     code, out, err = cli(env, monkeypatch, "git", "--vault", str(b.vault), "--", "merge", "--continue")
