@@ -18,6 +18,7 @@ expanded like `"$X"`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -364,7 +365,8 @@ class ShellWalker:
                 else:
                     self.env[name] = expanded
             return ALLOW, cwd
-        self.prefix = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in words if ASSIGNMENT.match(w)}
+        leading = itertools.takewhile(lambda w: ASSIGNMENT.match(w) is not None, words)  # before the command only
+        self.prefix = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in leading}
         words, chdirs = strip_wrappers(words)
         if not words:
             return ALLOW, cwd

@@ -38,6 +38,11 @@ GIT_LISTS = {  # a git command that reads only in these forms: its first word, o
     "tag": (set(), {"--list", "-l", "--contains", "--points-at"}),
 }
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+# read their input, write standard output or only the file their `-o` names
+FILTERS = frozenset({"base64", "base32", "rev", "shuf", "expand", "unexpand", "iconv", "zcat", "bzcat", "xzcat",
+                     "zstdcat", "zless", "zmore", "zgrep", "shasum", "md5", "sha224sum", "sha384sum", "glow",
+                     "xmllint", "pandoc", "numfmt", "tsort", "factor", "seq", "yes"})  # fmt: skip
+COMPRESSORS = frozenset({"gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "zstd", "unzstd", "lz4", "brotli"})
 # options with which a command the guard reads otherwise runs a command, or writes where the option says
 RUNS_OPTIONS: Mapping[str, frozenset[str]] = {
     "tar": frozenset({"--remove-files", "--checkpoint-action", "--to-command", "--use-compress-program", "-I",
@@ -50,7 +55,9 @@ FUNCTION = re.compile(r"(?:^|[;&|\n{(]|\bfunction)\s*([A-Za-z_][\w.-]*)\s*\(\s*\
 ALIAS = re.compile(r"\balias\s+([A-Za-z_][\w.-]*)=")
 AWK_VALUES = ("-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-e", "--source")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
-_SED_WRITE = re.compile(r"(?:^|[\s;}/])[wW] +([^\n]+)")
+_SED_WRITE = re.compile(r"(?:^|[\s;}/|,#])[wW] +([^\n;}]+)")  # sed's `w FILE` and `s/a/b/w FILE`
+_AWK_WRITE = re.compile(r"(?:>>?|\|)\s*\"([^\"\n]+)\"")  # awk's `print > "FILE"`, `| "command"`
+_RUNS_CODE = re.compile(r"\b(?:system|exec|open|unlink|rename|mkdir|rmdir|popen|qx)\b|`")  # a program that acts
 _PATHISH = re.compile(r"[^\s'\"<>|;&(){}\[\],`=]+")
 
 
@@ -106,3 +113,20 @@ def xargs_command(args: list[str]) -> list[str]:
     while i < len(args) and args[i].startswith("-"):
         i += 2 if args[i] in takes else 1
     return args[i:]
+
+
+def program_writes(tool: str, program: list[str]) -> list[str] | None:
+    """Where a sed, awk or perl program given on the command line writes: sed's `w` files, awk's redirections;
+    None when it may run commands or act on files in ways not read here (then every path in it counts). The
+    paths and patterns it only matches (`s|/vault/||`, `m{^\\./}`) are no writes."""
+    text = "\n".join(program)
+    if tool == "sed":
+        return [m.strip() for m in _SED_WRITE.findall(text)] if "e" not in _sed_flags(text) else None
+    if tool in AWKS:
+        return None if re.search(r"\bsystem\s*\(|\|\s*getline|\bclose\s*\(", text) else _AWK_WRITE.findall(text)
+    return None if _RUNS_CODE.search(text) else []  # perl: `print if m{...}` reads
+
+
+def _sed_flags(text: str) -> str:
+    """The letters of sed commands that run the shell (`e`), from a rough read of the script."""
+    return "e" if re.search(r"(?:^|[;\n])\s*e\b|/[gpiIm0-9]*e[gpiIm0-9]*(?:$|[;\n}])", text) else ""

@@ -50,17 +50,26 @@ from .shell_commands import (
     ALIAS,
     AWK_VALUES,
     AWKS,
+    COMPRESSORS,
+    FILTERS,
     FUNCTION,
     READERS,
     RUNS_OPTIONS,
     git_reads,
     inplace,
     paths_within,
+    program_writes,
     xargs_command,
 )
 
 _CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
 _DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
+# commands that act on the names they are given (not copy them elsewhere): fed by `xargs` from a line that names
+# the vault, those names may be its files
+_ACTS_ON_NAMES = _DELETES | {
+    "mv", "sed", "perl", "truncate", "touch", "tee", "chmod", "chown", "chgrp", "chattr", "sponge", "ed", "ex", "dd",
+    "gawk", "awk", "python", "python3", "node", "bash", "sh",
+}  # fmt: skip
 _COPIES = frozenset({"cp", "install", "ln", "link", "rsync"})
 _REWRITES = frozenset({"sponge", "ed", "ex"})  # write the file named as their operand (sponge from stdin)
 _MODES = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})  # who may read or write a file
@@ -168,7 +177,7 @@ class _WriteWalker(ShellWalker):
         if name in ("xargs", "busybox"):
             inner = xargs_command(args) if name == "xargs" else args
             verdict = self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
-            fed = name == "xargs" and inner and os.path.basename(inner[0]) not in READERS
+            fed = name == "xargs" and inner and os.path.basename(inner[0]) in _ACTS_ON_NAMES
             if not verdict.deny and fed and self.names_vault(self.line):  # names read from a pipe that names it
                 return self.unknown(
                     f"xargs {os.path.basename(inner[0])}", [*inner[1:], *self.vault_words([self.line])], cwd
@@ -255,7 +264,7 @@ class _WriteWalker(ShellWalker):
             return self.judge(_script_files(args, ("-e", "-E"), "eE"), cwd, "`perl -i`", "rewrite")
         if name == "perl" and any(a.startswith("-") and ("e" in a[1:] or "E" in a[1:]) for a in args):
             program = option_values(args, "e", ()) + option_values(args, "E", ())  # reads its operands
-            return self.judge([*paths_within(program), *self.vault_words(program)], cwd, "`perl`'s program", "write")
+            return self.program(name, program, cwd)
         if name in ("curl", "wget"):
             return self.judge(self.download_targets(name, args), cwd, shown, "write")
         if name == "find":
@@ -267,8 +276,25 @@ class _WriteWalker(ShellWalker):
         if name == "sed" or name in AWKS:  # reads its operands; its program may write where it names
             values = ("-e", "--expression", "-f", "--file", "-l") if name == "sed" else AWK_VALUES
             program = option_values(args, "e", ("--expression", "--source")) or positionals(args, values)[:1]
-            return self.judge(paths_within(program), cwd, f"`{name}`'s program", "write")
+            return self.program(name, program, cwd)
+        if name in COMPRESSORS:  # with files named, each is replaced by its (un)compressed form
+            if {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"} & set(args):
+                return ALLOW
+            outputs = option_values(args, "o", ("--output",)) if name.endswith("zstd") else []
+            return self.judge(
+                [*positionals(args, ("-o", "--output", "-S", "--suffix")), *outputs], cwd, shown, "rewrite"
+            )
+        if name in FILTERS:
+            return self.judge(option_values(args, "o", ("--output",)), cwd, shown, "write")
         return self.unknown(name, args, cwd)
+
+    def program(self, tool: str, program: list[str], cwd: Path | None) -> Verdict:
+        """A sed, awk or perl program given on the command line: judged by where it writes (`program_writes`), or
+        by every path in it when it may run commands."""
+        writes = program_writes(tool, program)
+        if writes is None:
+            writes = [*paths_within(program), *self.vault_words(program)]
+        return self.judge(writes, cwd, f"`{tool}`'s program", "write")
 
     def runs_heredoc(self, words: list[str]) -> bool:
         """A heredoc fed to a shell is commands; fed to anything else (`cat`, `python3`, `sqlite3`) it is data."""
@@ -368,7 +394,11 @@ class _WriteWalker(ShellWalker):
         made = sub in ("init", "clone") or (sub, rest[:1]) in (("worktree", ["add"]), ("bundle", ["create"]))
         if made:
             after = rest if sub in ("init", "clone") else rest[1:]  # past `add`, `create`
-            outputs += positionals(after, ("-b", "--branch", "--template", "--separate-git-dir"))[:3]
+            named_here = positionals(after, ("-b", "--branch", "--template", "--separate-git-dir", "--depth", "-o"))
+            if sub == "clone":  # `git clone SOURCE [DIR]`: the folder it makes, not the repository it reads
+                source = named_here[0].rstrip("/") if named_here else ""
+                named_here = named_here[1:2] or ([os.path.basename(source).removesuffix(".git")] if source else [])
+            outputs += named_here[:3]
         verdict = self.judge(outputs, here, f"`git {sub}`", "write")
         if verdict.deny or not in_vault or sub is None:
             return verdict
@@ -534,9 +564,10 @@ def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
         else "to save a memory use the `memory_capture` MCP tool (or `agentmd capture`); to change a note use "
         "the Write or Edit tool, which this guard checks"
     )
+    place = "inside the agentmd vault" if inside(where, vault) else "which holds the agentmd vault"
     return (
-        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, inside the "
-        f"agentmd vault {vault}. A shell write "
+        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, {place} "
+        f"{vault}. A shell write "
         "bypasses the door (who may write where) and the content prefilters (secrets, directives, executable "
         f"blocks), so it is refused; {instead}. Reading the vault with a command that only reads (cat, grep, rg, "
         "ls, head, jq) is fine."

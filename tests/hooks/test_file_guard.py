@@ -302,6 +302,9 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash zip -m", bash('zip -qm /tmp/v.zip "{V}/memory/existing.md"'), "{P}", DENY),
     ("bash loop over the vault", bash('for f in "{V}"/memory/*.md; do echo pwned > "$f"; done'), "{P}", DENY),
     ("bash xargs rm from find", bash('find "{V}" -name "*.md" | xargs rm'), "{P}", DENY),
+    ("bash awk system()", bash("awk 'BEGIN{system(\"rm {V}/memory/existing.md\")}'"), "{P}", DENY),
+    ("bash perl unlink", bash("perl -e 'unlink \"{V}/memory/existing.md\"'"), "{P}", DENY),
+    ("bash gzip in place", bash('gzip "{V}/memory/existing.md"'), "{P}", DENY),
     ("bash heredoc program", bash("python3 - <<'EOF'\nopen('{V}/memory/h.md', 'w').write('x')\nEOF"), "{P}", DENY),
     ("bash heredoc to a shell", bash("bash <<EOF\necho x > '{V}/memory/h.md'\nEOF"), "{P}", DENY),
     ("bash heredoc into the vault", bash("cat > '{V}/memory/h.md' <<EOF\ntext\nEOF"), "{P}", DENY),
@@ -356,6 +359,27 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash fd lists", bash('fd -e md . "{V}" && cd "{V}" && fd .md'), "{P}", ALLOW),
     ("bash zip of the vault", bash('zip -qr /tmp/vault.zip "{V}"'), "{P}", ALLOW),
     ("bash xxd reads", bash('xxd "{V}/memory/existing.md" | head'), "{P}", ALLOW),
+    (
+        "bash a setting that names the vault",
+        bash('grep -rn "VAULT={V}" . && echo "AGENTMD_VAULT={V}" > .env'),
+        "{P}",
+        ALLOW,
+    ),
+    ("bash sed strips the vault's path", bash("find \"{V}\" -name '*.md' | sed 's|{V}/||'"), "{P}", ALLOW),
+    (
+        "bash awk and perl match the path",
+        bash("awk '{sub(\"{V}/\",\"\"); print}' x && perl -ne 'print if m{{V}}' x"),
+        "{P}",
+        ALLOW,
+    ),
+    (
+        "bash filters inside the vault",
+        bash('cd "{V}" && cat memory/existing.md | base64 && zcat /tmp/x.gz | head'),
+        "{P}",
+        ALLOW,
+    ),
+    ("bash clone of the vault", bash('git clone "{V}" /tmp/vault-clone'), "{P}", ALLOW),
+    ("bash xargs copies out", bash('grep -l x "{V}"/memory/*.md | xargs -I{} cp {} /tmp/out/'), "{P}", ALLOW),
     ("bash tar of the vault", bash('tar czf "{O}/vault.tgz" -C "{V}" . && tar tzf "{O}/vault.tgz"'), "{P}", ALLOW),
 ]
 
