@@ -130,3 +130,37 @@ def program_writes(tool: str, program: list[str]) -> list[str] | None:
 def _sed_flags(text: str) -> str:
     """The letters of sed commands that run the shell (`e`), from a rough read of the script."""
     return "e" if re.search(r"(?:^|[;\n])\s*e\b|/[gpiIm0-9]*e[gpiIm0-9]*(?:$|[;\n}])", text) else ""
+
+
+# What a Python or JavaScript one-liner does to files beyond reading them: a write, a removal, a mode string
+# that opens for writing, a process started, a database opened. A one-liner with none of these only reads.
+_SCRIPT_ACTS = re.compile(
+    r"\b(?:write\w*|remove\w*|unlink\w*|rename\w*|replace|rmtree|rmdir|rm|mkdir\w*|makedirs|touch|chmod|chown|"
+    r"symlink\w*|link\w*|truncate|copy\w*|move|dump\w*|save\w*|connect|system|spawn\w*|exec\w*|popen|"
+    r"subprocess|shutil|child_process|eval|import\s*\(|__import__|getattr|globals|compile|chr|fromhex|b64decode|"
+    r"Function|require\s*\(\s*[^'\"\s]|appendFile\w*|createWriteStream|open\w*Sync|"
+    r"unlinkSync|fs\.promises)\b|['\"][rwxa]?[wax]b?\+?['\"]|['\"]r\+['\"]"
+)
+_ONE_LINERS = {"python": ("-c",), "python3": ("-c",), "node": ("-e", "--eval", "-p", "--print")}
+
+
+def script_reads_only(name: str, args: list[str]) -> bool:
+    """Whether `python -c CODE` or `node -e CODE` (and nothing else on its command line but the code and
+    options) only reads: the code holds nothing `_SCRIPT_ACTS` finds."""
+    flags = _ONE_LINERS.get(name)
+    if flags is None:
+        return False
+    for i, arg in enumerate(args[:-1]):
+        if arg in flags:
+            rest = args[i + 2 :]
+            return not rest and not _SCRIPT_ACTS.search(_STRING.sub(_kept_if_mode, args[i + 1]))
+    return False
+
+
+_STRING = re.compile(r"(['\"])(?:\\.|(?!\1).)*\1")  # a string literal: its text (a path) is no code
+_MODE = re.compile(r"['\"][rwxa]?[wax]b?\+?['\"]|['\"]r\+['\"]")
+
+
+def _kept_if_mode(m: re.Match[str]) -> str:
+    """A string literal emptied, unless it is a mode that opens a file for writing (`'w'`, `"a+"`)."""
+    return m.group(0) if _MODE.fullmatch(m.group(0)) else '""'

@@ -59,6 +59,7 @@ from .shell_commands import (
     inplace,
     paths_within,
     program_writes,
+    script_reads_only,
     xargs_command,
 )
 
@@ -356,7 +357,10 @@ class _WriteWalker(ShellWalker):
 
     def unknown(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """A command the guard does not know to only read: refused when it runs in the vault, or when a word of it,
-        or a path written inside a word (a program, an `--opt=PATH`), lies in the vault."""
+        or a path written inside a word (a program, an `--opt=PATH`), lies in the vault. A `python -c` or
+        `node -e` one-liner that only reads (`script_reads_only`) passes."""
+        if script_reads_only(name, args):
+            return ALLOW
         if cwd is not None and inside(cwd, self.vault):
             what = f"`{name}`, run inside the vault and not a command the guard knows to only read,"
             return Verdict(True, _reason(what, "may write", cwd, self.vault))

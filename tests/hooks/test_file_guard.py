@@ -305,6 +305,14 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash awk system()", bash("awk 'BEGIN{system(\"rm {V}/memory/existing.md\")}'"), "{P}", DENY),
     ("bash perl unlink", bash("perl -e 'unlink \"{V}/memory/existing.md\"'"), "{P}", DENY),
     ("bash gzip in place", bash('gzip "{V}/memory/existing.md"'), "{P}", DENY),
+    (
+        "bash python writes the vault",
+        bash("python3 -c \"import pathlib; pathlib.Path('{V}/a.md').write_text('x')\""),
+        "{P}",
+        DENY,
+    ),
+    ("bash python hides the call", bash("python3 -c \"import os; getattr(os, 're'+'move')('{V}/a.md')\""), "{P}", DENY),
+    ("bash node writes the vault", bash("node -e \"require('fs').writeFileSync('{V}/a.md', 'x')\""), "{P}", DENY),
     ("bash heredoc program", bash("python3 - <<'EOF'\nopen('{V}/memory/h.md', 'w').write('x')\nEOF"), "{P}", DENY),
     ("bash heredoc to a shell", bash("bash <<EOF\necho x > '{V}/memory/h.md'\nEOF"), "{P}", DENY),
     ("bash heredoc into the vault", bash("cat > '{V}/memory/h.md' <<EOF\ntext\nEOF"), "{P}", DENY),
@@ -380,6 +388,13 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ),
     ("bash clone of the vault", bash('git clone "{V}" /tmp/vault-clone'), "{P}", ALLOW),
     ("bash xargs copies out", bash('grep -l x "{V}"/memory/*.md | xargs -I{} cp {} /tmp/out/'), "{P}", ALLOW),
+    ("bash python reads the vault", bash("python3 -c \"print(open('{V}/memory/existing.md').read())\""), "{P}", ALLOW),
+    (
+        "bash node reads the vault",
+        bash("node -e \"console.log(require('fs').readFileSync('{V}/a.md','utf8'))\""),
+        "{P}",
+        ALLOW,
+    ),
     ("bash tar of the vault", bash('tar czf "{O}/vault.tgz" -C "{V}" . && tar tzf "{O}/vault.tgz"'), "{P}", ALLOW),
 ]
 
