@@ -145,7 +145,7 @@ def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: boo
             f"{f' ({named})' if named else ''}; a note already indexed keeps the version last read; fix what "
             "the error names (the file's permissions, its size, the disk), and the next pass reads it"
         )
-    yellow += held_lines(info)
+    yellow += held_lines(info, vault)
     return {
         "documents": store.index.doc_count(),
         "last_pass_at": info.get("at") if info else None,
@@ -162,11 +162,22 @@ def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: boo
 HELD_SHOWN = 5  # conflict copies or conflicted notes named on a status line
 
 
-def held_lines(info: PassRecord | None) -> list[str]:
+def held_lines(info: PassRecord | None, vault: Path | None = None) -> list[str]:
     """The yellow lines for what the last full pass held back from the index: conflict copies a file-sync tool
-    left (with their originals) and notes holding a merge's unresolved conflict markers."""
+    left (with their originals) and notes holding a merge's unresolved conflict markers. With `vault`, a note
+    named there and fixed since (its markers gone, read now) is left out, not shown until the next full pass."""
     if not info:
         return []
+    if vault is not None and info.get("conflict_markers_named"):
+        named = info.get("conflict_markers_named") or []
+        fixed = [e for e in named if not _still_marked(vault / str(e.get("path")))]
+        if fixed:
+            left = [e for e in named if e not in fixed]
+            info = {
+                **info,
+                "conflict_markers_named": left,
+                "conflict_markers": int(info["conflict_markers"]) - len(fixed),
+            }
     lines = []
     copies = int(info.get("sync_conflicts", 0) or 0)
     if copies:
@@ -189,6 +200,15 @@ def held_lines(info: PassRecord | None) -> list[str]:
             f"{'them' if marked != 1 else 'it'}"
         )
     return lines
+
+
+def _still_marked(path: Path) -> bool:
+    from agentmd.vault_schema.markdown import has_conflict_markers
+
+    try:
+        return has_conflict_markers(path.read_bytes()[: 4 << 20].decode("utf-8", "replace"))
+    except OSError:
+        return False  # gone: nothing held any more
 
 
 def git_section(vault: Path, commit_state: CommitState | None, now: dt.datetime) -> GitSection:

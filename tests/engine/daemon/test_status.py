@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Vault
@@ -402,3 +403,23 @@ def _git_env() -> dict[str, str]:
 
     return {**os.environ, "GIT_AUTHOR_NAME": "P", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "P",
             "GIT_COMMITTER_EMAIL": "p@x"}  # fmt: skip
+
+
+def test_a_note_fixed_since_the_last_full_pass_is_no_longer_named_as_holding_markers(tmp_path: Path) -> None:
+    from agentmd.engine.daemon.status import held_lines
+
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    marked = "# A\n\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> 1234567\n"
+    for name in ("a.md", "b.md"):
+        (vault / "notes" / name).write_text(marked, encoding="utf-8")
+    info: Any = {
+        "conflict_markers": 2,
+        "conflict_markers_named": [{"path": "notes/a.md", "reason": "x"}, {"path": "notes/b.md", "reason": "x"}],
+    }
+    assert held_lines(info, vault)[0].startswith("merge-conflicts: 2 notes")
+    (vault / "notes" / "a.md").write_text("# A\n\nmine and theirs\n", encoding="utf-8")
+    (line,) = held_lines(info, vault)
+    assert line.startswith("merge-conflicts: 1 note holds") and "notes/b.md" in line and "notes/a.md" not in line
+    (vault / "notes" / "b.md").unlink()
+    assert held_lines(info, vault) == []
