@@ -404,6 +404,10 @@ class _WriteWalker(ShellWalker):
                 named_here = named_here[1:2] or ([os.path.basename(source).removesuffix(".git")] if source else [])
             outputs += named_here[:3]
         verdict = self.judge(outputs, here, f"`git {sub}`", "write")
+        if not verdict.deny and sub == "clean" and here is not None and self.vault.is_relative_to(here):
+            return Verdict(
+                True, _reason("`git clean` (it deletes what git does not track)", "delete", here, self.vault)
+            )
         if verdict.deny or not in_vault or sub is None:
             return verdict
         configured = any(a in ("-c", "--config-env") or a.startswith("--config-env=") for a in args[:i])

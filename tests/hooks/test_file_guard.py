@@ -313,6 +313,7 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ),
     ("bash python hides the call", bash("python3 -c \"import os; getattr(os, 're'+'move')('{V}/a.md')\""), "{P}", DENY),
     ("bash node writes the vault", bash("node -e \"require('fs').writeFileSync('{V}/a.md', 'x')\""), "{P}", DENY),
+    ("bash git clean above the vault", bash("git clean -fdx"), "{T}", DENY),
     ("bash heredoc program", bash("python3 - <<'EOF'\nopen('{V}/memory/h.md', 'w').write('x')\nEOF"), "{P}", DENY),
     ("bash heredoc to a shell", bash("bash <<EOF\necho x > '{V}/memory/h.md'\nEOF"), "{P}", DENY),
     ("bash heredoc into the vault", bash("cat > '{V}/memory/h.md' <<EOF\ntext\nEOF"), "{P}", DENY),
