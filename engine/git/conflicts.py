@@ -267,19 +267,24 @@ def name_collisions(git: GitCli) -> list[list[str]]:
 
 
 def notes_with_markers(git: GitCli, head: str, since: str | None) -> list[str]:
-    """The notes of commit `head` (those changed since `since`, when given) that hold git's conflict markers: one
-    `git grep` for a marker line, then each candidate read whole (`has_conflict_markers`)."""
+    """The notes of commit `head` (those changed since `since`, when given) that hold git's conflict markers: a
+    `git grep` for a marker line over just those notes (the whole tree when there is no `since`: a first push),
+    then each candidate read whole (`has_conflict_markers`)."""
     from agentmd.vault_schema.markdown import has_conflict_markers
 
-    grep = git.run("grep", "-l", "-z", "-I", "-E", "^={7,}[[:space:]]*$", head)  # pathspecs are literal here
-    listed = [os.fsdecode(x).split(":", 1)[1] for x in grep.out.split(b"\0") if b":" in x] if grep.code == 0 else []
-    found = [path for path in listed if path.lower().endswith(".md")]
-    if found and since:
+    scope: list[str] = []
+    if since:
         changed = git.run("diff", "--name-only", "--no-renames", "--diff-filter=AM", "-z", since, head)
-        names = {os.fsdecode(x) for x in changed.out.split(b"\0") if x}
-        found = [path for path in found if path in names]
+        scope = [os.fsdecode(x) for x in changed.out.split(b"\0") if x.lower().endswith(b".md")]
+        if not scope:
+            return []
+    found: list[str] = []
+    for start in range(0, max(len(scope), 1), 500):  # a few hundred paths a call keeps each command line short
+        part = ["--", *scope[start : start + 500]] if scope else []
+        grep = git.run("grep", "-l", "-z", "-I", "-E", "^={7,}[[:space:]]*$", head, *part)  # literal pathspecs
+        found += [os.fsdecode(x).split(":", 1)[1] for x in grep.out.split(b"\0") if b":" in x] if grep.code == 0 else []
     out = []
-    for path in found:
+    for path in (p for p in found if p.lower().endswith(".md")):
         blob = git.run("cat-file", "blob", f"{head}:{path}")
         if blob.code == 0 and has_conflict_markers(blob.out.decode("utf-8", "replace")):
             out.append(path)
