@@ -6,7 +6,8 @@ The detectors, in the order they claim a note (a note gets at most one proposal)
 - near-duplicate: the same title within one space and at least 80 % of the same words; the oldest is kept;
 - status-snapshot: a note made mostly of status lines (`STATUS:`, shipped / merged / deployed, date-led lines);
   a short note needs a `STATUS:` marker;
-- todo-list: a note that is nothing but checkbox items;
+- todo-list: a finished to-do list, a note that is nothing but checkbox items, every one done or cancelled (a
+  list with an open item is someone's work in progress, as in a vault kept with the Tasks plugin);
 - stale-status: a note about status (a `STATUS:` line, or "status" in its title or a heading) whose newest date
   in the text is older than the stale age (14 days by default);
 - split: an over-long note of several stories (at least 6,000 bytes and three `##` sections outside code),
@@ -64,7 +65,7 @@ _STATUS_LINE = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:STATUS:|\*\*STATUS\*\*|.*\b(?:SHIPPED|MERGED|DEPLOYED)\b|.*\bmerged (?:and|&) deployed\b|"
     r"\d{4}-\d{2}-\d{2}\b)",
 )
-_TODO = re.compile(r"^\s*[-*+]\s+\[[ xX/-]\]\s+\S")
+_TODO = re.compile(r"^\s*[-*+]\s+\[([ xX/-])\]\s+\S")
 _DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -120,8 +121,10 @@ def is_status_snapshot(text: str) -> bool:
 
 
 def is_todo_list(text: str) -> bool:
+    """Nothing but checkbox items, each one done (`x`) or cancelled (`-`)."""
     lines = _lines(text)
-    return len(lines) >= 2 and all(_TODO.match(ln) for ln in lines)
+    marks = [m.group(1) for ln in lines if (m := _TODO.match(ln))]
+    return len(lines) >= 2 and len(marks) == len(lines) and all(mark in "xX-" for mark in marks)
 
 
 def newest_date(text: str) -> dt.date | None:
@@ -286,7 +289,7 @@ def propose(
         if is_status_snapshot(text):
             claim(r, "status-snapshot", "a snapshot of status lines, not durable knowledge", action="retire")
         elif is_todo_list(text):
-            claim(r, "todo-list", "a bare to-do list", action="retire")
+            claim(r, "todo-list", "a finished to-do list: every item done or cancelled", action="retire")
         elif is_about_status(r.note) and (day := newest_date(text)) and now.date() - day > stale_age:
             claim(r, "stale-status", f"a status note whose newest date is {day.isoformat()}", action="retire")
         elif len(r.data) >= SPLIT_MIN_BYTES and (points := split_points(text)):

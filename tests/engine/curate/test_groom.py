@@ -31,6 +31,7 @@ def vault(tmp_path: Path) -> Path:
     note(root, "memory/a.md", "The deploy runs from CI on every tag, after staging.", captured=OLD)
     note(root, "memory/b.md", "The deploy runs from CI on every tag,   after staging.", captured="2025-02-01")
     note(root, "memory/todo.md", "- [ ] write the doc\n- [x] fix the build\n- [ ] ship", captured=OLD)
+    note(root, "memory/done.md", "- [x] write the doc\n- [x] fix the build\n- [-] ship on Friday", captured=OLD)
     note(
         root,
         "memory/status.md",
@@ -64,10 +65,10 @@ def test_propose_writes_a_plan_and_nothing_else(cli, vault: Path, tmp_path: Path
     found = {p["path"]: p["detector"] for p in plan["proposals"]}
     assert found == {
         "memory/b.md": "duplicate",
-        "memory/todo.md": "todo-list",
+        "memory/done.md": "todo-list",
         "memory/status.md": "stale-status",
         "memory/stories.md": "split",
-    }  # memory/log.md is a record kind (changelog): never touched
+    }  # memory/log.md is a record kind (changelog): never touched; memory/todo.md still has open items
     assert len(plan["snapshot_hash"]) == 64 and plan["stats"]["duplicate"] == 1
 
 
@@ -212,7 +213,7 @@ def test_decision_records_are_not_status_reports_and_a_plan_stays_readable(cli, 
     report = "## Status\n\n- build green on 2025-01-04\n- deploy blocked on the certificate\n"
     note(vault, "memory/weekly.md", report, title="Weekly", captured=OLD)
     for i in range(PLAN_MAX + 7):
-        note(vault, f"memory/todo-{i}.md", f"- [ ] task {i} one\n- [ ] task {i} two\n- [x] done {i}", captured=OLD)
+        note(vault, f"memory/todo-{i}.md", f"- [x] task {i} one\n- [-] task {i} two\n- [x] done {i}", captured=OLD)
     git(vault, "add", "-A")
     git(vault, "commit", "-qm", "records")
     r = cli("groom", *args(vault), "--propose", "--json")
