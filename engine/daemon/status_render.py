@@ -110,7 +110,10 @@ def render(status: Status) -> str:
         lines.append(f"  sync      {sync['remote'] or 'no remote'}; {last}{named}")
         if sync.get("failing_since"):  # said from the first failed round; yellow and red come later (status lines)
             lines.append(f"            failing since {sync['failing_since']}: {sync.get('last_error')}")
-        if sync.get("ahead"):
+        if sync.get("rewritten"):
+            made = f"; {sync.get('ahead', 0)} commit(s) made here since the last sync" if sync.get("ahead") else ""
+            lines.append(f"            the remote's history was rewritten{made}")
+        elif sync.get("ahead"):
             lines.append(f"            {sync['ahead']} commit(s) here not yet on the remote")
     if queue is not None:
         lines += queue_lines(queue)

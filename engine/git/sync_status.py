@@ -9,6 +9,7 @@ from typing import NotRequired, TypedDict
 
 from agentmd.engine.git.branches import DEFAULT_REMOTE, remote_url, shown_url
 from agentmd.engine.git.conflicts import open_conflicts, read_state
+from agentmd.engine.git.rewrite import holds, last_synced
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line, set_aside_here, set_aside_line
 from agentmd.engine.times import parse_utc
@@ -24,7 +25,8 @@ class SyncSection(TypedDict):
     last_error: NotRequired[str | None]  # what the last of them met
     red: list[str]
     yellow: list[str]
-    ahead: NotRequired[int]  # commits not yet on the remote
+    ahead: NotRequired[int]  # commits not yet on the remote (after a rewrite there: those made here since)
+    rewritten: NotRequired[bool]  # the remote's branch no longer holds the commit this machine last synced with
     behind: NotRequired[int]
     conflicts: NotRequired[list[str]]  # conflict siblings not yet resolved
     kept_ours: NotRequired[list[dict[str, str]]]  # recent files that are not notes where ours was kept
@@ -65,6 +67,13 @@ def sync_section(
     if counts.code == 0 and len(counts.text.split()) == 2:
         ahead, behind = counts.text.split()
         out["ahead"], out["behind"] = int(ahead), int(behind)
+        theirs = f"refs/remotes/{DEFAULT_REMOTE}/{branch}"
+        synced = last_synced(git, branch) if out["ahead"] else None
+        if synced and not holds(git, theirs, synced) and holds(git, "HEAD", synced):
+            # The old history is on the remote in its rewritten form: only what was made here since is not.
+            made = git.run("rev-list", "--count", f"{synced}..HEAD")
+            out["rewritten"] = True
+            out["ahead"] = int(made.text) if made.code == 0 and made.text.isdigit() else out["ahead"]
     since = state.get("failing_since")
     if since:
         try:

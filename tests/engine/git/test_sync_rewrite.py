@@ -5,6 +5,7 @@ a bare remote, two machines with their committers, and a person's plain clone th
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from test_sync import Machine, machines, no_markers, remote  # noqa: F401 - the 
 
 from agentmd.engine.git.rewrite import HistoryRewritten
 from agentmd.engine.git.sync import sync_vault
+from agentmd.engine.git.sync_status import sync_section
 
 
 def leak_and_purge(a: Machine, b: Machine, remote_repo: Path, tmp_path: Path) -> str:
@@ -34,6 +36,7 @@ def test_a_forced_push_is_not_merged_back_and_is_taken_when_accepted(
 ) -> None:
     a, b = machines
     purged = leak_and_purge(a, b, remote, tmp_path)
+    synced_b = git(b.vault, "rev-parse", "HEAD").stdout.strip()
     with pytest.raises(HistoryRewritten, match=r"was rewritten .*--accept-rewrite"):
         a.sync()
     assert git(remote, "rev-parse", "main").stdout.strip() == purged  # nothing merged back or pushed
@@ -54,6 +57,9 @@ def test_a_forced_push_is_not_merged_back_and_is_taken_when_accepted(
     b.committer.commit_cycle()
     with pytest.raises(HistoryRewritten):
         b.sync()
+    made_here = int(git(b.vault, "rev-list", "--count", f"{synced_b}..HEAD").stdout)
+    seen = sync_section(b.vault, b.state, dt.datetime.now(dt.UTC))
+    assert seen.get("rewritten") is True and seen.get("ahead") == made_here >= 1  # not the purged history too
     replayed = sync_vault(b.committer, b.state, accept_rewrite=True).to_dict()
     assert replayed["outcome"] == "rewrite-taken" and replayed["head"] != purged
     # the purge stands over the edit made here (kept in the rescue ref), and says so
