@@ -61,6 +61,19 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:.0f} MB"
 
 
+def index_damaged_line(damage: str) -> str:
+    """Status's red line for an index found damaged or gone, which the daemon is about to rebuild."""
+    return (
+        f"index-damaged: {damage}: the daemon rebuilds the index from the vault in the background "
+        "(searches answer from the rebuilt part meanwhile); if it keeps coming back, check the disk"
+    )
+
+
+def index_rebuilding_line(reason: object) -> str:
+    """Status's red line while the daemon rebuilds a damaged index."""
+    return f"index-rebuilding: after {reason}: rebuilding from the vault; wait for it to finish"
+
+
 class Rebuild(TypedDict, total=False):
     """The daemon's rebuild of a damaged index: whether one runs, how many ran, and the last one's times."""
 
@@ -194,14 +207,9 @@ class HealthPass:
             vault_red, checks["vault"] = self.vault_disk_problems()
             red += vault_red
         if index_damage:
-            red.append(
-                f"index-damaged: {index_damage}: the daemon rebuilds the index from the vault in the background "
-                "(searches answer from the rebuilt part meanwhile); if it keeps coming back, check the disk"
-            )
+            red.append(index_damaged_line(index_damage))
         elif rebuild and rebuild.get("running"):
-            red.append(
-                f"index-rebuilding: after {rebuild.get('reason')}: rebuilding from the vault; wait for it to finish"
-            )
+            red.append(index_rebuilding_line(rebuild.get("reason")))
         if watch_error:
             red.append(
                 f"watcher-unavailable: {watch_error}: the whole vault is reconciled every "

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmd.engine.daemon.embedding import DenseWorker
+from agentmd.engine.daemon.health import index_damaged_line, index_rebuilding_line
 from agentmd.engine.daemon.instance import InstanceLock
 from agentmd.engine.daemon.status import compute_status, with_dense, with_git, with_lease, with_live, with_recall
 from agentmd.engine.daemon.upkeep import Upkeep, status_due
@@ -176,6 +177,26 @@ class DaemonState(Upkeep):
             "shows as it was until the pass reaches it"
         )
 
+    def _with_damage_now(self, status: Status) -> Status:
+        """The index's damage as it is when status is asked (a few stats), not only as the last health pass
+        saw it: red at once while the index is gone, waits for its rebuild or is being rebuilt, and the
+        rebuild asked for now."""
+        store = self.store
+        if self._rebuild["running"]:
+            line = index_rebuilding_line(self._rebuild.get("reason"))
+        elif self._rebuild_due is not None:
+            line = index_damaged_line(self._rebuild_due)
+        elif store is not None and (damage := store.damage()):
+            self.request_rebuild(damage)
+            line = index_damaged_line(damage)
+        else:
+            return status
+        red = status.get("red", [])
+        if not any(r.startswith(("index-damaged:", "index-rebuilding:")) for r in red):
+            status["red"] = [*red, line]
+        status["color"] = "red"
+        return status
+
     def status(self) -> Status:
         with self._status_lock:
             last = self._status
@@ -196,5 +217,6 @@ class DaemonState(Upkeep):
         index["start_pass"] = "done" if last else "running"
         index["rebuild"] = {**self._rebuild}
         cached = with_lease(with_live(cached, self._live), cached["daemon"].get("lease_problem"))
+        cached = self._with_damage_now(cached)
         cached = with_recall(cached, self.settings.state_dir)
         return with_dense(cached, self.dense.status(), switched_off=not self.settings.dense)

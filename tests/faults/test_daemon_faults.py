@@ -373,6 +373,25 @@ class ReadOnly:
             self.folder.chmod(0o755)
 
 
+def test_an_index_folder_deleted_under_the_daemon_is_red_when_status_is_asked(
+    daemon: Daemon, settings: Settings
+) -> None:
+    """No health pass runs here: status itself looks (a few stats), says so at once, and asks for the rebuild,
+    which the indexer carries out; then green again."""
+    shutil.rmtree(settings.cache_dir / "index")
+    seen: list[str] = []
+
+    def red_now() -> bool:  # the index's checks share one look for a quarter of a second: ask again until then
+        seen[:] = [r for r in daemon.status()["red"] if r.startswith(("index-damaged:", "index-rebuilding:"))]
+        return bool(seen)
+
+    wait_until(red_now, 10, "status red for the deleted index")
+    assert "deleted" in seen[0], seen
+    wait_until(lambda: daemon.status()["index"]["rebuild"].get("count", 0) >= 1, 30, "the rebuild asked by status")
+    wait_until(lambda: daemon.status()["red"] == [], 30, "status green after the rebuild")
+    assert (settings.cache_dir / "index" / "meta.json").exists()
+
+
 def test_read_only_state_and_cache_folders_turn_status_red(daemon: Daemon, settings: Settings) -> None:
     for name, folder in (("state", settings.state_dir), ("cache", settings.cache_dir)):
         with ReadOnly(folder):
