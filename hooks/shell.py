@@ -216,6 +216,49 @@ def strip_wrappers(words: list[str]) -> tuple[list[str], list[str]]:
     return words, chdirs
 
 
+def option_values(args: Sequence[str], short: str, longs: Sequence[str]) -> list[str]:
+    """Every value given to an option spelled `-X V`, `-XV`, inside a bundle (`-abX V`, `-abXV`), `--long V`
+    or `--long=V` (`short` is the letter, or "" for none)."""
+    values: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, nxt = args[i], args[i + 1] if i + 1 < len(args) else None
+        i += 1
+        if arg == "--":
+            break
+        if arg in longs and nxt is not None:
+            values.append(nxt)
+            i += 1
+        elif arg.startswith("--") and arg.split("=", 1)[0] in longs and "=" in arg:
+            values.append(arg.split("=", 1)[1])
+        elif short and arg.startswith("-") and not arg.startswith("--") and short in arg[1:]:
+            rest = arg[arg.index(short, 1) + 1 :]
+            if rest:
+                values.append(rest)
+            elif nxt is not None:
+                values.append(nxt)
+                i += 1
+    return values
+
+
+def short_flag(args: Sequence[str], flag: str, value_letters: str, longs: Sequence[str] = ()) -> bool:
+    """Whether the short option `flag` is given, alone or in a bundle before any letter that takes the rest of
+    the bundle as its value (`-ni`, `-Ei.bak`, `-pi`, `-sSLO`; not the `O` of `-XPOST`), or a long option
+    starting with one of `longs` (`--in-place=.bak`)."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if longs and arg.startswith(tuple(longs)):
+            return True
+        if arg.startswith("-") and not arg.startswith("--"):
+            for ch in arg[1:]:
+                if ch == flag:
+                    return True
+                if ch in value_letters:
+                    break
+    return False
+
+
 def positionals(args: list[str], value_opts: Sequence[str], bundled_value: str = "") -> list[str]:
     """Positional arguments of a command, skipping its options (and the values of `value_opts`;
     `bundled_value` lists short options that take a value inside a bundle like `-fb name`)."""

@@ -41,11 +41,21 @@ import glob
 import itertools
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from .pretool import ALLOW, Verdict
-from .shell import SHELLS, ShellWalker, absolute, inside, positionals, resolve, strip_wrappers
+from .shell import (
+    SHELLS,
+    ShellWalker,
+    absolute,
+    inside,
+    option_values,
+    positionals,
+    resolve,
+    short_flag,
+    strip_wrappers,
+)
 from .shell_commands import (
     ALIAS,
     AWK_VALUES,
@@ -88,49 +98,6 @@ _VALUE_OPTS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def option_values(args: Sequence[str], short: str, longs: Sequence[str]) -> list[str]:
-    """Every value given to an option spelled `-X V`, `-XV`, inside a bundle (`-abX V`, `-abXV`), `--long V`
-    or `--long=V` (`short` is the letter, or "" for none)."""
-    values: list[str] = []
-    i = 0
-    while i < len(args):
-        arg, nxt = args[i], args[i + 1] if i + 1 < len(args) else None
-        i += 1
-        if arg == "--":
-            break
-        if arg in longs and nxt is not None:
-            values.append(nxt)
-            i += 1
-        elif arg.startswith("--") and arg.split("=", 1)[0] in longs and "=" in arg:
-            values.append(arg.split("=", 1)[1])
-        elif short and arg.startswith("-") and not arg.startswith("--") and short in arg[1:]:
-            rest = arg[arg.index(short, 1) + 1 :]
-            if rest:
-                values.append(rest)
-            elif nxt is not None:
-                values.append(nxt)
-                i += 1
-    return values
-
-
-def short_flag(args: Sequence[str], flag: str, value_letters: str, longs: Sequence[str] = ()) -> bool:
-    """Whether the short option `flag` is given, alone or in a bundle before any letter that takes the rest of
-    the bundle as its value (`-ni`, `-Ei.bak`, `-pi`, `-sSLO`; not the `O` of `-XPOST`), or a long option
-    starting with one of `longs` (`--in-place=.bak`)."""
-    for arg in args:
-        if arg == "--":
-            return False
-        if longs and arg.startswith(tuple(longs)):
-            return True
-        if arg.startswith("-") and not arg.startswith("--"):
-            for ch in arg[1:]:
-                if ch == flag:
-                    return True
-                if ch in value_letters:
-                    break
-    return False
-
-
 def _script_files(args: list[str], script_opts: tuple[str, ...], value_letters: str) -> list[str]:
     """The files a sed or perl command reads (and rewrites with -i): its operands, less the script when the
     script is not given with -e/-E/-f."""
@@ -157,8 +124,8 @@ class _WriteWalker(ShellWalker):
         return ALLOW
 
     def command(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
+        """One simple command: judged by its own judge (`_JUDGES`), or as a command that may write anything."""
         args = words[1:]
-        shown = f"`{name}`"
         if name in self.redefined():  # a function or alias of this line: whatever it runs is not the command named
             return self.unknown(name, args, cwd)
         prefixed = [v for k, v in self.prefix.items() if not k.startswith("GIT_")]
@@ -166,128 +133,164 @@ class _WriteWalker(ShellWalker):
             return self.unknown(name, [*prefixed, *args], cwd)
         if name in RUNS_OPTIONS and any(a.split("=", 1)[0] in RUNS_OPTIONS[name] for a in args):
             return self.unknown(name, args, cwd)  # an option that runs a command or writes where it says
-        if name == "for" and len(args) >= 3 and args[1] == "in":  # the loop's variable stands for its items
+        judge = _JUDGES.get(name) or (_WriteWalker._python if name.startswith("python") else _WriteWalker.unknown)
+        return judge(self, name, args, cwd)
+
+    # -- the judges, one per command or family of commands (`_JUDGES` below names which) ----------------------
+
+    def _for(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`for X in ITEMS`: the loop's variable stands for its items, one in the vault when one is, so what the
+        body does to it is judged there."""
+        if len(args) >= 3 and args[1] == "in":
             items = [spelled for w in args[2:] for spelled in _spellings(w, cwd)]
             there = next((w for w in items if self.lands_in_vault(w, cwd) is not None), None)
             value = absolute(there or (items[0] if items else ""), cwd, self.env)
             if value is None:
                 self.env.pop(args[0], None)
             else:
-                self.env[args[0]] = value  # one in the vault when one is: what the body does to it is judged
-            return ALLOW
-        if name in ("xargs", "busybox"):
-            inner = xargs_command(args) if name == "xargs" else args
-            verdict = self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
-            fed = name == "xargs" and inner and os.path.basename(inner[0]) in _ACTS_ON_NAMES
-            if not verdict.deny and fed and self.names_vault(self.line):  # names read from a pipe that names it
-                return self.unknown(
-                    f"xargs {os.path.basename(inner[0])}", [*inner[1:], *self.vault_words([self.line])], cwd
-                )
-            return verdict
-        if name == "git":
-            return self.git(args, cwd, in_vault=False)
-        if name.startswith("python") and args[:2] == ["-m", "agentmd"]:
-            return self.command("agentmd", ["agentmd", *args[2:]], cwd)
-        if name == "agentmd":  # its writes go through the door; `agentmd git` runs git in the vault
-            i = 0
-            while i < len(args) and args[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
-                i += 2 if args[i] in ("--vault", "--index", "--config") else 1
-            return self.git(args[i + 1 :], cwd, in_vault=True) if args[i : i + 1] == ["git"] else ALLOW
-        if name in ("fd", "fdfind"):
-            return self.unknown(name, args, cwd) if {"-x", "--exec", "-X", "--exec-batch"} & set(args) else ALLOW
-        if name == "zip":  # writes its archive, the first operand; `-m` moves the files it takes (deletes them)
-            operands = positionals(args, ("-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out"))
-            verdict = self.judge(operands[:1] + option_values(args, "O", ("--out",)), cwd, "`zip`", "write")
-            moved = short_flag(args, "m", "bntxiO", ("--move",))
-            return verdict if verdict.deny or not moved else self.judge(operands[1:], cwd, "`zip -m`", "delete")
-        if name == "xxd":  # `xxd IN OUT` writes OUT
-            return self.judge(positionals(args, ("-c", "-g", "-l", "-o", "-s", "-n"))[1:2], cwd, "`xxd`", "write")
-        if name == "rsync" and {"--remove-source-files", "--remove-sent-files"} & set(args):
-            verdict = self.judge(
-                positionals(args, _VALUE_OPTS[name])[:-1], cwd, "`rsync --remove-source-files`", "delete"
+                self.env[args[0]] = value
+        return ALLOW
+
+    def _relay(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`xargs CMD` and `busybox CMD`, judged as CMD; names `xargs` reads from a pipe on a line that names
+        the vault may be its files."""
+        inner = xargs_command(args) if name == "xargs" else args
+        verdict = self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
+        fed = name == "xargs" and inner and os.path.basename(inner[0]) in _ACTS_ON_NAMES
+        if not verdict.deny and fed and self.names_vault(self.line):
+            return self.unknown(
+                f"xargs {os.path.basename(inner[0])}", [*inner[1:], *self.vault_words([self.line])], cwd
             )
-            if verdict.deny:
-                return verdict
+        return verdict
+
+    def _git(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.git(args, cwd, in_vault=False)
+
+    def _python(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        if args[:2] == ["-m", "agentmd"]:
+            return self._agentmd("agentmd", args[2:], cwd)
+        return self.unknown(name, args, cwd)
+
+    def _agentmd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """Its writes go through the door; `agentmd git` runs git in the vault."""
+        i = 0
+        while i < len(args) and args[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
+            i += 2 if args[i] in ("--vault", "--index", "--config") else 1
+        return self.git(args[i + 1 :], cwd, in_vault=True) if args[i : i + 1] == ["git"] else ALLOW
+
+    def _fd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.unknown(name, args, cwd) if {"-x", "--exec", "-X", "--exec-batch"} & set(args) else ALLOW
+
+    def _zip(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`zip` writes its archive, the first operand; `-m` moves the files it takes (deletes them)."""
+        operands = positionals(args, ("-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out"))
+        verdict = self.judge(operands[:1] + option_values(args, "O", ("--out",)), cwd, "`zip`", "write")
+        moved = short_flag(args, "m", "bntxiO", ("--move",))
+        return verdict if verdict.deny or not moved else self.judge(operands[1:], cwd, "`zip -m`", "delete")
+
+    def _xxd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`xxd IN OUT` writes OUT."""
+        return self.judge(positionals(args, ("-c", "-g", "-l", "-o", "-s", "-n"))[1:2], cwd, "`xxd`", "write")
+
+    def _reader(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """A command that only reads what it names, less its options that write a file."""
+        if name == "sort":
+            return self.judge(option_values(args, "o", ("--output",)), cwd, "`sort -o`", "write")
+        if name == "tree":
+            return self.judge(option_values(args, "o", ()), cwd, "`tree -o`", "write")
+        if name == "uniq":
+            counts = ("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars")
+            return self.judge(positionals(args, counts)[1:2], cwd, "`uniq` (its output file)", "write")
+        return ALLOW
+
+    def _writes_operands(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`tee`, `touch`, `mkdir`, `truncate`: write every operand."""
+        return self.judge(positionals(args, _VALUE_OPTS.get(name, ())), cwd, f"`{name}`", "write")
+
+    def _deletes(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.judge(positionals(args, ()), cwd, f"`{name}`", "delete")
+
+    def _mv(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        dests = option_values(args, "t", ("--target-directory",))
+        return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, f"`{name}`", "move")
+
+    def _copy(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`cp`, `install`, `ln`, `link`, `rsync`: by their destination; by their sources when they delete them
+        (`rsync --remove-source-files`) or make a hard link (a second name for a note, which writes through it
+        would change unseen); by the target of a symbolic link (a link outside pointing into the vault, which
+        later commands would write through unseen); by `rsync`'s log, link and backup folders."""
+        operands = positionals(args, _VALUE_OPTS[name])
+        sources = operands[:-1] if len(operands) >= 2 else operands
+        checks: list[tuple[list[str], str, str]] = []
         if name == "rsync":
+            if {"--remove-source-files", "--remove-sent-files"} & set(args):
+                checks.append((operands[:-1], "`rsync --remove-source-files`", "delete"))
             logs = option_values(
                 args, "", ("--log-file", "--link-dest", "--copy-dest", "--compare-dest", "--backup-dir")
             )
-            verdict = self.judge(logs, cwd, "`rsync` (a log, link or backup folder)", "write")
+            checks.append((logs, "`rsync` (a log, link or backup folder)", "write"))
+        symbolic = name == "ln" and short_flag(args, "s", "St", ("--symbolic",))
+        if symbolic:
+            checks.append((sources, "`ln -s` (a link into the vault)", "link into"))
+        if (
+            (name == "ln" and not symbolic)
+            or name == "link"
+            or (name == "cp" and short_flag(args, "l", "St", ("--link",)))
+        ):
+            checks.append((sources, f"`{name}` (a hard link)", "link"))
+        checks.append((self.copy_destinations(name, args), f"`{name}`", "write"))
+        for words, what, verb in checks:
+            verdict = self.judge(words, cwd, what, verb)
             if verdict.deny:
                 return verdict
-        if name in READERS:
-            if name == "sort":
-                return self.judge(option_values(args, "o", ("--output",)), cwd, "`sort -o`", "write")
-            if name == "tree":
-                return self.judge(option_values(args, "o", ()), cwd, "`tree -o`", "write")
-            if name == "uniq":
-                counts = ("-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars")
-                return self.judge(positionals(args, counts)[1:2], cwd, "`uniq` (its output file)", "write")
-            return ALLOW
-        if name == "tee":
-            return self.judge(positionals(args, ()), cwd, shown, "write")
-        if name in _DELETES:
-            return self.judge(positionals(args, ()), cwd, shown, "delete")
-        if name == "mv":
-            dests = option_values(args, "t", ("--target-directory",))
-            return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, shown, "move")
-        if name == "ln" and short_flag(args, "s", "St", ("--symbolic",)):
-            # a link outside pointing into the vault: later commands would write through it unseen
-            targets = positionals(args, _VALUE_OPTS[name])
-            targets = targets[:-1] if len(targets) >= 2 else targets
-            verdict = self.judge(targets, cwd, "`ln -s` (a link into the vault)", "link into")
-            if verdict.deny:
-                return verdict
-        hard = (name == "ln" and not short_flag(args, "s", "St", ("--symbolic",))) or name == "link"
-        if hard or (name == "cp" and short_flag(args, "l", "St", ("--link",))):
-            # a hard link to a note is a second name for the same file, which writes through it would change
-            # unseen (a symbolic one is followed to the vault, and judged there)
-            sources = positionals(args, _VALUE_OPTS[name])
-            sources = sources[:-1] if len(sources) >= 2 else sources
-            verdict = self.judge(sources, cwd, f"{shown} (a hard link)", "link")
-            if verdict.deny:
-                return verdict
-        if name in _COPIES:
-            return self.judge(self.copy_destinations(name, args), cwd, shown, "write")
-        if name in _REWRITES:
-            return self.judge(positionals(args, ()), cwd, shown, "rewrite")
-        if name in _MODES:
-            operands = positionals(args, ("--reference", "-m", "-x", "-M", "-X"))
-            return self.judge(operands[1:] if name != "chattr" else operands, cwd, shown, "change the permissions of")
-        if name in ("touch", "mkdir", "truncate"):
-            return self.judge(positionals(args, _VALUE_OPTS[name]), cwd, shown, "write")
-        if name == "dd":
-            return self.judge([a[3:] for a in args if a.startswith("of=")], cwd, shown, "write")
-        if name == "sed" and short_flag(args, "i", "efl", ("--in-place",)):
+        return ALLOW
+
+    def _rewrites(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.judge(positionals(args, ()), cwd, f"`{name}`", "rewrite")
+
+    def _modes(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        operands = positionals(args, ("--reference", "-m", "-x", "-M", "-X"))
+        files = operands[1:] if name != "chattr" else operands
+        return self.judge(files, cwd, f"`{name}`", "change the permissions of")
+
+    def _dd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.judge([a[3:] for a in args if a.startswith("of=")], cwd, "`dd`", "write")
+
+    def _sed(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`sed -i` rewrites its files; otherwise it reads them, and its program may write where it names."""
+        if short_flag(args, "i", "efl", ("--in-place",)):
             files = _script_files(args, ("-e", "-f", "-l", "--expression", "--file", "--line-length"), "efl")
             return self.judge(files, cwd, "`sed -i`", "rewrite")
-        if name == "perl" and short_flag(args, "i", "eEIMlx0"):
+        program = option_values(args, "e", ("--expression", "--source"))
+        return self.program(name, program or positionals(args, ("-e", "--expression", "-f", "--file", "-l"))[:1], cwd)
+
+    def _awk(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        if inplace(args):
+            return self.judge(_script_files(args, AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
+        program = option_values(args, "e", ("--expression", "--source")) or positionals(args, AWK_VALUES)[:1]
+        return self.program(name, program, cwd)
+
+    def _perl(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        if short_flag(args, "i", "eEIMlx0"):
             return self.judge(_script_files(args, ("-e", "-E"), "eE"), cwd, "`perl -i`", "rewrite")
-        if name == "perl" and any(a.startswith("-") and ("e" in a[1:] or "E" in a[1:]) for a in args):
+        if any(a.startswith("-") and ("e" in a[1:] or "E" in a[1:]) for a in args):
             program = option_values(args, "e", ()) + option_values(args, "E", ())  # reads its operands
             return self.program(name, program, cwd)
-        if name in ("curl", "wget"):
-            return self.judge(self.download_targets(name, args), cwd, shown, "write")
-        if name == "find":
-            return self.find(args, cwd)
-        if name in ("tar", "bsdtar"):
-            return self.tar(args, cwd)
-        if name in AWKS and inplace(args):
-            return self.judge(_script_files(args, AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
-        if name == "sed" or name in AWKS:  # reads its operands; its program may write where it names
-            values = ("-e", "--expression", "-f", "--file", "-l") if name == "sed" else AWK_VALUES
-            program = option_values(args, "e", ("--expression", "--source")) or positionals(args, values)[:1]
-            return self.program(name, program, cwd)
-        if name in COMPRESSORS:  # with files named, each is replaced by its (un)compressed form
-            if {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"} & set(args):
-                return ALLOW
-            outputs = option_values(args, "o", ("--output",)) if name.endswith("zstd") else []
-            return self.judge(
-                [*positionals(args, ("-o", "--output", "-S", "--suffix")), *outputs], cwd, shown, "rewrite"
-            )
-        if name in FILTERS:
-            return self.judge(option_values(args, "o", ("--output",)), cwd, shown, "write")
         return self.unknown(name, args, cwd)
+
+    def _download(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.judge(self.download_targets(name, args), cwd, f"`{name}`", "write")
+
+    def _compress(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """With files named, each is replaced by its (un)compressed form."""
+        if {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"} & set(args):
+            return ALLOW
+        outputs = option_values(args, "o", ("--output",)) if name.endswith("zstd") else []
+        operands = positionals(args, ("-o", "--output", "-S", "--suffix"))
+        return self.judge([*operands, *outputs], cwd, f"`{name}`", "rewrite")
+
+    def _filter(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        return self.judge(option_values(args, "o", ("--output",)), cwd, f"`{name}`", "write")
 
     def program(self, tool: str, program: list[str], cwd: Path | None) -> Verdict:
         """A sed, awk or perl program given on the command line: judged by where it writes (`program_writes`), or
@@ -422,7 +425,7 @@ class _WriteWalker(ShellWalker):
             "`agentmd undo` or `agentmd restore PATH --to DATE`, and leave the vault's git to its owner.",
         )
 
-    def tar(self, args: list[str], cwd: Path | None) -> Verdict:
+    def _tar(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`tar` writes its archive (`-f FILE`) when it creates one, and the folder it extracts into (`-C DIR`, or
         where it runs) otherwise; creating or listing reads the files it names."""
         mode = args[0] if args and not args[0].startswith("-") else ""  # the old style: `tar czf FILE ...`
@@ -438,7 +441,7 @@ class _WriteWalker(ShellWalker):
         into = option_values(args, "C", ("--directory",)) or ["."]
         return self.judge(into + archive, cwd, "`tar` (what it extracts or updates)", "write")
 
-    def find(self, args: list[str], cwd: Path | None) -> Verdict:
+    def _find(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`find` deletes with `-delete` (or `-exec rm`), writes the file of `-fprint FILE`, and runs every
         `-exec CMD ... ;` on each path it finds: judged as CMD run on each starting point."""
         verdict = self.judge(self.find_deletes(args), cwd, "`find -delete`", "delete")
@@ -543,6 +546,47 @@ class _WriteWalker(ShellWalker):
 
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 MAX_SPELLINGS = 64  # words a brace expansion or a glob may stand for that the guard reads
+
+
+_Judge = Callable[[_WriteWalker, str, list[str], Path | None], Verdict]
+
+
+def _judges() -> dict[str, _Judge]:
+    """Each command's judge; a name of two families takes the first listed (`zgrep` reads)."""
+    w = _WriteWalker
+    families: list[tuple[Iterable[str], _Judge]] = [
+        (("for",), w._for),
+        (("xargs", "busybox"), w._relay),
+        (("git",), w._git),
+        (("agentmd",), w._agentmd),
+        (("fd", "fdfind"), w._fd),
+        (("zip",), w._zip),
+        (("xxd",), w._xxd),
+        (READERS, w._reader),
+        (("tee", "touch", "mkdir", "truncate"), w._writes_operands),
+        (_DELETES, w._deletes),
+        (("mv",), w._mv),
+        (_COPIES, w._copy),
+        (_REWRITES, w._rewrites),
+        (_MODES, w._modes),
+        (("dd",), w._dd),
+        (("sed",), w._sed),
+        (("perl",), w._perl),
+        (("curl", "wget"), w._download),
+        (("find",), w._find),
+        (("tar", "bsdtar"), w._tar),
+        (AWKS, w._awk),
+        (COMPRESSORS, w._compress),
+        (FILTERS, w._filter),
+    ]
+    table: dict[str, _Judge] = {}
+    for names, judge in families:
+        for name in names:
+            table.setdefault(name, judge)
+    return table
+
+
+_JUDGES: Mapping[str, _Judge] = _judges()
 
 
 def _spellings(word: str, cwd: Path | None) -> list[str]:
