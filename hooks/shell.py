@@ -36,6 +36,8 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh"})
 # Reserved words that may stand before a command in a compound one (`then rm x`, `do rm x`, `! rm x`, `{ rm x;`)
 LEADING_RESERVED = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}"})
 MAX_DEPTH = 4
+SHELL_SHEBANG = re.compile(r"#![ \t]*\S*/(?:env[ \t]+)?(?:sh|bash|zsh|dash|ksh|mksh)\b")
+MAX_SCRIPT_BYTES = 1 << 20  # a script file larger than this is not read (it is judged as a script not seen)
 
 
 @dataclass
@@ -162,6 +164,20 @@ def resolve(word: str, base: Path | None, env: Mapping[str, str]) -> Path | None
     """The real absolute path `word` names when the shell runs in `base`; None when it cannot be known."""
     text = absolute(word, base, env)
     return None if text is None else Path(os.path.realpath(text))
+
+
+def read_script(word: str, base: Path | None, env: Mapping[str, str]) -> str | None:
+    """The text of the script file `word` names (a regular file up to MAX_SCRIPT_BYTES), or None: not there
+    yet (written later on the same line, perhaps), too large, not a file, or not readable."""
+    path = resolve(word, base, env)
+    if path is None:
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_SCRIPT_BYTES:
+            return None
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def inside(path: Path, vault: Path) -> bool:
@@ -434,7 +450,18 @@ class ShellWalker:
             script = self.shell_script(args)
             if script is not None:
                 return self.walk(script, here, depth + 1), cwd
+            operands = [a for a in args if not a.startswith(("-", "+"))]
+            text = read_script(operands[0], here, self.env) if operands else None
+            if text is not None:  # `bash tool.sh`: the file's commands, read as the shell will run them
+                return self.walk(text, here, depth + 1), cwd
             return self.shell_without_script(name, args, here), cwd
+        text = read_script(words[0], here, self.env) if depth < MAX_DEPTH and "/" in words[0] else None
+        if text is not None and SHELL_SHEBANG.match(text):  # `./tool.sh`: a shell script run as a program
+            return self.walk(text, here, depth + 1), cwd
+        if depth < MAX_DEPTH and name in ("source", ".") and args:
+            text = read_script(args[0], here, self.env)
+            if text is not None:
+                return self.walk(text, here, depth + 1), cwd
         if depth < MAX_DEPTH and name == "eval":
             return self.walk(" ".join(args), here, depth + 1), cwd
         return self.command(name, words, here), cwd

@@ -4,10 +4,11 @@ the paths written inside a program's text."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 
-from .shell import positionals
+from .shell import option_values, positionals, short_flag
 
 # Commands that only read the files they name, or write to standard output alone: the vault may be read freely.
 READERS = frozenset({
@@ -164,3 +165,71 @@ _MODE = re.compile(r"['\"][rwxa]?[wax]b?\+?['\"]|['\"]r\+['\"]")
 def _kept_if_mode(m: re.Match[str]) -> str:
     """A string literal emptied, unless it is a mode that opens a file for writing (`'w'`, `"a+"`)."""
     return m.group(0) if _MODE.fullmatch(m.group(0)) else '""'
+
+
+# programs that run a script file named as their first operand (`python3 tool.py`, `node build.js`)
+INTERPRETERS = frozenset(
+    {"python", "python3", "pypy3", "node", "nodejs", "ruby", "perl", "php", "lua", "Rscript", "julia", "tclsh", "pwsh"}
+)
+# their options that give the program on the command line or name a module: then no script file is run
+INLINE_PROGRAM = frozenset({"-c", "-e", "-E", "-m", "-r", "--eval", "--command", "-p", "--print"})
+
+
+_CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
+DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
+# options whose value is the next word, per command (so the value is not read as an operand)
+VALUE_OPTS: Mapping[str, tuple[str, ...]] = {
+    "cp": ("-t", "--target-directory", "-S", "--suffix"),
+    "mv": ("-t", "--target-directory", "-S", "--suffix"),
+    "ln": ("-t", "--target-directory", "-S", "--suffix"),
+    "link": (),
+    "install": ("-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"),
+    "rsync": ("-e", "--rsh", "-f", "--filter", "--exclude", "--include", "-T", "--temp-dir", "--partial-dir"),
+    "touch": ("-d", "--date", "-t", "-r", "--reference"),
+    "mkdir": ("-m", "--mode"),
+    "truncate": ("-s", "--size", "-r", "--reference"),
+}
+
+
+def copy_destinations(name: str, args: list[str]) -> list[str]:
+    """Where `cp`, `install`, `ln`, `link` or `rsync` writes."""
+    if name == "install" and any(a in ("-d", "--directory") for a in args):
+        return positionals(args, VALUE_OPTS[name])  # install -d creates every operand
+    dests = [] if name == "rsync" else option_values(args, "t", ("--target-directory",))
+    operands = positionals(args, VALUE_OPTS[name])
+    if dests:
+        return dests
+    if len(operands) >= 2:
+        return operands[-1:]
+    if name == "ln" and operands:
+        return [os.path.basename(operands[0].rstrip("/")) or "."]  # `ln -s TARGET`: a link here
+    return []
+
+
+def download_targets(name: str, args: list[str]) -> list[str]:
+    """The files `curl` or `wget` writes."""
+    if name == "curl":
+        files = [f for f in option_values(args, "o", ("--output",)) if f != "-"]
+        if short_flag(args, "O", _CURL_VALUE_LETTERS, ("--remote-name",)):  # named after the URL, here
+            files += option_values(args, "", ("--output-dir",)) or ["."]
+        return files
+    logs = option_values(args, "o", ("--output-file",)) + option_values(args, "a", ("--append-output",))
+    if "--spider" in args:
+        return logs
+    files = option_values(args, "O", ("--output-document",))
+    if files:
+        return logs + [f for f in files if f != "-"]
+    return logs + (option_values(args, "P", ("--directory-prefix",)) or ["."])
+
+
+def find_deletes(args: list[str]) -> list[str]:
+    """The starting points a `find` deletes under (`-delete`, `-exec rm`), or none."""
+    starts: list[str] = []
+    for arg in args:
+        if arg.startswith(("-", "(", "!")):
+            break
+        starts.append(arg)
+    runs = {args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-exec", "-execdir", "-ok", "-okdir")}
+    if "-delete" in args or {os.path.basename(r) for r in runs} & (DELETES | {"mv", "truncate"}):
+        return starts or ["."]
+    return []

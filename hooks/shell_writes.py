@@ -25,14 +25,17 @@ may write, move, link or delete a path inside the vault. The rule is read whatev
   it in the vault, and so does a link into the vault made on the line (`ln -s`); a relative path after the
   line was in the vault is read there too (a `cd` out may have failed); a word the text cannot settle that
   spells the vault's path (`"${X:-V/a.md}"`, `$(echo V/a.md)`) counts as that path; a line shlex cannot
-  split is refused when it names the vault.
+  split is refused when it names the vault;
+- a program file the command runs: a shell script (`bash FILE`, `source FILE`, `./FILE` with a shell's `#!`) is
+  read and its commands judged in turn (hooks/shell.py); any other (`python3 tool.py`, `./tool.py`) is refused
+  when its text names the vault, or, not on disk yet (written on the same line), when the line does.
 
 Paths are read as hooks/shell.py reads them: relative to the effective directory (`cwd`, `cd`, `pushd`),
 after `~` and `$VAR` expansion, through `sh -c`, `eval` and the usual wrappers, and with links followed; a
 path counts as in the vault when it resolves there, or when its name does (`rm` deletes a link in the vault
 even when the link points out). A target the text cannot settle (an unset variable, `$(...)`, names read
 from a pipe by `xargs`, a path a script builds at run time) is not positively in the vault, so it passes:
-the guard stops what a command line shows, not a determined program.
+the guard stops what a command line and the files it runs show, not a determined program.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from .shell import (
     inside,
     option_values,
     positionals,
+    read_script,
     resolve,
     short_flag,
     strip_wrappers,
@@ -61,10 +65,17 @@ from .shell_commands import (
     AWK_VALUES,
     AWKS,
     COMPRESSORS,
+    DELETES,
     FILTERS,
     FUNCTION,
+    INLINE_PROGRAM,
+    INTERPRETERS,
     READERS,
     RUNS_OPTIONS,
+    VALUE_OPTS,
+    copy_destinations,
+    download_targets,
+    find_deletes,
     git_reads,
     inplace,
     paths_within,
@@ -73,11 +84,9 @@ from .shell_commands import (
     xargs_command,
 )
 
-_CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value
-_DELETES = frozenset({"rm", "rmdir", "unlink", "shred"})
 # commands that act on the names they are given (not copy them elsewhere): fed by `xargs` from a line that names
 # the vault, those names may be its files
-_ACTS_ON_NAMES = _DELETES | {
+_ACTS_ON_NAMES = DELETES | {
     "mv", "sed", "perl", "truncate", "touch", "tee", "chmod", "chown", "chgrp", "chattr", "sponge", "ed", "ex", "dd",
     "gawk", "awk", "python", "python3", "node", "bash", "sh",
 }  # fmt: skip
@@ -85,17 +94,6 @@ _COPIES = frozenset({"cp", "install", "ln", "link", "rsync"})
 _REWRITES = frozenset({"sponge", "ed", "ex"})  # write the file named as their operand (sponge from stdin)
 _MODES = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})  # who may read or write a file
 # options whose value is the next word, per command (so the value is not read as an operand)
-_VALUE_OPTS: Mapping[str, tuple[str, ...]] = {
-    "cp": ("-t", "--target-directory", "-S", "--suffix"),
-    "mv": ("-t", "--target-directory", "-S", "--suffix"),
-    "ln": ("-t", "--target-directory", "-S", "--suffix"),
-    "link": (),
-    "install": ("-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"),
-    "rsync": ("-e", "--rsh", "-f", "--filter", "--exclude", "--include", "-T", "--temp-dir", "--partial-dir"),
-    "touch": ("-d", "--date", "-t", "-r", "--reference"),
-    "mkdir": ("-m", "--mode"),
-    "truncate": ("-s", "--size", "-r", "--reference"),
-}
 
 
 def _script_files(args: list[str], script_opts: tuple[str, ...], value_letters: str) -> list[str]:
@@ -133,8 +131,47 @@ class _WriteWalker(ShellWalker):
             return self.unknown(name, [*prefixed, *args], cwd)
         if name in RUNS_OPTIONS and any(a.split("=", 1)[0] in RUNS_OPTIONS[name] for a in args):
             return self.unknown(name, args, cwd)  # an option that runs a command or writes where it says
+        verdict = self.script_run(name, words, cwd)
+        if verdict.deny:
+            return verdict
         judge = _JUDGES.get(name) or (_WriteWalker._python if name.startswith("python") else _WriteWalker.unknown)
         return judge(self, name, args, cwd)
+
+    def script_run(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
+        """A program file this command runs (`./tool.py`, `python3 tool.py`, `node build.js`): what it does is
+        not on the line, so it is refused when its text names the vault (its path, or `~/…` / `$HOME/…` for
+        it), or, when it is not on disk yet (written earlier on this line, perhaps), when the line does."""
+        script = words[0] if "/" in words[0] else None
+        if script is None and (name in INTERPRETERS or name.startswith("python")):
+            for arg in words[1:]:
+                bundle = arg.startswith("-") and not arg.startswith("--") and bool(set(arg[1:]) & set("cemE"))
+                if arg in INLINE_PROGRAM or bundle:  # `-c`, `-ne`, `-m module`: no script file runs
+                    return ALLOW
+                if not arg.startswith("-"):
+                    script = arg
+                    break
+        if script is None:
+            return ALLOW
+        text = read_script(script, cwd, self.env)
+        where = self.spelled_in(text if text is not None else self.line)
+        if where is None:
+            return ALLOW
+        what = f"the program `{script}`" + (
+            " (its text names the vault)" if text is not None else " (not on disk yet, on a line that names the vault)"
+        )
+        return Verdict(True, _reason(what, "may write", where, self.vault))
+
+    def spelled_in(self, text: str) -> Path | None:
+        """The vault's path (or a path in it) as `text` spells it: whole, or from the home folder."""
+        found = self.vault_words([text])
+        if found:
+            return Path(found[0])
+        home = self.env.get("HOME")
+        if home and inside(self.vault, Path(os.path.realpath(home))) and self.vault != Path(os.path.realpath(home)):
+            rel = re.escape(str(self.vault.relative_to(os.path.realpath(home))))
+            if re.search(r"(?:~|\$HOME|\$\{HOME\})/" + rel + r"(?![\w.-])", text):
+                return self.vault
+        return None
 
     # -- the judges, one per command or family of commands (`_JUDGES` below names which) ----------------------
 
@@ -205,21 +242,21 @@ class _WriteWalker(ShellWalker):
 
     def _writes_operands(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`tee`, `touch`, `mkdir`, `truncate`: write every operand."""
-        return self.judge(positionals(args, _VALUE_OPTS.get(name, ())), cwd, f"`{name}`", "write")
+        return self.judge(positionals(args, VALUE_OPTS.get(name, ())), cwd, f"`{name}`", "write")
 
     def _deletes(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         return self.judge(positionals(args, ()), cwd, f"`{name}`", "delete")
 
     def _mv(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         dests = option_values(args, "t", ("--target-directory",))
-        return self.judge(dests + positionals(args, _VALUE_OPTS[name]), cwd, f"`{name}`", "move")
+        return self.judge(dests + positionals(args, VALUE_OPTS[name]), cwd, f"`{name}`", "move")
 
     def _copy(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`cp`, `install`, `ln`, `link`, `rsync`: by their destination; by their sources when they delete them
         (`rsync --remove-source-files`) or make a hard link (a second name for a note, which writes through it
         would change unseen); by the target of a symbolic link (a link outside pointing into the vault, which
         later commands would write through unseen); by `rsync`'s log, link and backup folders."""
-        operands = positionals(args, _VALUE_OPTS[name])
+        operands = positionals(args, VALUE_OPTS[name])
         sources = operands[:-1] if len(operands) >= 2 else operands
         checks: list[tuple[list[str], str, str]] = []
         if name == "rsync":
@@ -238,7 +275,7 @@ class _WriteWalker(ShellWalker):
             or (name == "cp" and short_flag(args, "l", "St", ("--link",)))
         ):
             checks.append((sources, f"`{name}` (a hard link)", "link"))
-        checks.append((self.copy_destinations(name, args), f"`{name}`", "write"))
+        checks.append((copy_destinations(name, args), f"`{name}`", "write"))
         for words, what, verb in checks:
             verdict = self.judge(words, cwd, what, verb)
             if verdict.deny:
@@ -279,7 +316,7 @@ class _WriteWalker(ShellWalker):
         return self.unknown(name, args, cwd)
 
     def _download(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
-        return self.judge(self.download_targets(name, args), cwd, f"`{name}`", "write")
+        return self.judge(download_targets(name, args), cwd, f"`{name}`", "write")
 
     def _compress(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """With files named, each is replaced by its (un)compressed form."""
@@ -444,7 +481,7 @@ class _WriteWalker(ShellWalker):
     def _find(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`find` deletes with `-delete` (or `-exec rm`), writes the file of `-fprint FILE`, and runs every
         `-exec CMD ... ;` on each path it finds: judged as CMD run on each starting point."""
-        verdict = self.judge(self.find_deletes(args), cwd, "`find -delete`", "delete")
+        verdict = self.judge(find_deletes(args), cwd, "`find -delete`", "delete")
         if verdict.deny:
             return verdict
         prints = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-fprint", "-fprint0", "-fprintf", "-fls")]
@@ -462,47 +499,6 @@ class _WriteWalker(ShellWalker):
                 if verdict.deny:
                     return verdict
         return ALLOW
-
-    @staticmethod
-    def copy_destinations(name: str, args: list[str]) -> list[str]:
-        if name == "install" and any(a in ("-d", "--directory") for a in args):
-            return positionals(args, _VALUE_OPTS[name])  # install -d creates every operand
-        dests = [] if name == "rsync" else option_values(args, "t", ("--target-directory",))
-        operands = positionals(args, _VALUE_OPTS[name])
-        if dests:
-            return dests
-        if len(operands) >= 2:
-            return operands[-1:]
-        if name == "ln" and operands:
-            return [os.path.basename(operands[0].rstrip("/")) or "."]  # `ln -s TARGET`: a link here
-        return []
-
-    @staticmethod
-    def download_targets(name: str, args: list[str]) -> list[str]:
-        if name == "curl":
-            files = [f for f in option_values(args, "o", ("--output",)) if f != "-"]
-            if short_flag(args, "O", _CURL_VALUE_LETTERS, ("--remote-name",)):  # named after the URL, here
-                files += option_values(args, "", ("--output-dir",)) or ["."]
-            return files
-        logs = option_values(args, "o", ("--output-file",)) + option_values(args, "a", ("--append-output",))
-        if "--spider" in args:
-            return logs
-        files = option_values(args, "O", ("--output-document",))
-        if files:
-            return logs + [f for f in files if f != "-"]
-        return logs + (option_values(args, "P", ("--directory-prefix",)) or ["."])
-
-    @staticmethod
-    def find_deletes(args: list[str]) -> list[str]:
-        starts: list[str] = []
-        for arg in args:
-            if arg.startswith(("-", "(", "!")):
-                break
-            starts.append(arg)
-        runs = {args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-exec", "-execdir", "-ok", "-okdir")}
-        if "-delete" in args or {os.path.basename(r) for r in runs} & (_DELETES | {"mv", "truncate"}):
-            return starts or ["."]
-        return []
 
     def judge(self, words: list[str], cwd: Path | None, what: str, verb: str) -> Verdict:
         earlier = getattr(self, "was_inside", None)
@@ -564,7 +560,7 @@ def _judges() -> dict[str, _Judge]:
         (("xxd",), w._xxd),
         (READERS, w._reader),
         (("tee", "touch", "mkdir", "truncate"), w._writes_operands),
-        (_DELETES, w._deletes),
+        (DELETES, w._deletes),
         (("mv",), w._mv),
         (_COPIES, w._copy),
         (_REWRITES, w._rewrites),
