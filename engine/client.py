@@ -157,11 +157,13 @@ class Located:
     def client(self, *, timeout: float = DEFAULT_TIMEOUT) -> DaemonClient:
         return DaemonClient(self.port, timeout=timeout, token=access_token(self.state_dir))
 
-    def ask(self, route: str, payload: Any, *, what: str, timeout: float = 600) -> Any:
+    def ask(
+        self, route: str, payload: Any, *, what: str, timeout: float = 600, headers: dict[str, str] | None = None
+    ) -> Any:
         """POST `payload` to `route` for a command a person ran; the daemon's refusal (`what: <its error>`)
         or a daemon that cannot be reached becomes an `AgentmdError` saying so."""
         try:
-            return self.client(timeout=timeout).post(route, payload)
+            return self.client(timeout=timeout).post(route, payload, headers=headers)
         except DaemonHTTPError as exc:
             raise AgentmdError(f"{what}: {exc.message}") from None
         except DaemonLost as exc:

@@ -137,7 +137,11 @@ def cmd_open(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if found is None:
         raise AgentmdError(f"agentmd serve is not running for {settings.vault}; start it, then `agentmd open` again")
     try:
-        answer = found.client(timeout=10).post("/v1/page-ticket", {})
+        from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
+
+        # the page may take back any change, so only the owner's operator token gets a ticket
+        operator = {OPERATOR_HEADER: ensure_token(settings.state_dir)}
+        answer = found.client(timeout=10).post("/v1/page-ticket", {}, headers=operator)
     except DaemonError as exc:
         raise AgentmdError(f"the daemon on port {found.port} gave no page ticket ({exc}); is it up to date?") from None
     page = f"http://127.0.0.1:{found.port}"  # each opening makes a page session of its own under /ui/s/

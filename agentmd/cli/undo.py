@@ -143,7 +143,11 @@ def _write(settings: Settings, selection: Selection, now: dt.datetime) -> Writte
     """Write the undo: by the daemon when one runs, else here (then index the files it changed)."""
     daemon = daemon_of(settings)
     if daemon is not None:
-        answer: ResultJson = daemon.ask("/v1/revert", selection.to_dict(), what="undo")
+        from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
+
+        # the owner's command: it speaks for the operator, so the undo may change any file of the vault
+        operator = {OPERATOR_HEADER: ensure_token(settings.state_dir)}
+        answer: ResultJson = daemon.ask("/v1/revert", selection.to_dict(), what="undo", headers=operator)
         return {**answer, "applied_by": "daemon"}
     from agentmd.engine.git.undo import apply_undo
 

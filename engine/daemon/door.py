@@ -124,20 +124,51 @@ class Door(DaemonState):
             store=lambda: self.store,
             contract=lambda: self.contracts.get().contract,
             search=self.search,
-            revert=self._revert_json,
+            revert=lambda data: self._revert_as(data, operator=True),  # a session only `agentmd open` opens
             writer=self.curation_writer,
             identity=self.committer.identity_env,
             request_commit=self.request_commit,
             token=self.access.current,
+            operator=lambda headers: is_operator(self.settings.state_dir, headers.get(OPERATOR_HEADER)),
         )
         return Page(host).routes()
 
     def _revert_json(self, data: dict[str, object]) -> ResultJson:
-        """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
-        committer, the files it changed indexed at once."""
-        from agentmd.engine.git.undo import Selection, apply_undo
+        """`POST /v1/revert`: as the operator with the operator token's header (the command line sends it),
+        else as an agent."""
+        return self._revert_as(data, operator=is_operator(self.settings.state_dir, data.pop(OPERATOR_FIELD, None)))
 
-        result = apply_undo(self.committer, Selection.from_dict(data), self.settings.state_dir, dt.datetime.now(dt.UTC))
+    def _revert_as(self, data: dict[str, object], *, operator: bool) -> ResultJson:
+        """`agentmd undo`, `revert` and `restore` with --yes (engine/git/undo.py): written by this daemon's
+        committer, the files it changed indexed at once. The vault's history is its owner's undo: the operator
+        (the command line, a page session `agentmd open` opened) may take back any change; an agent (the
+        access token alone) only one whose files the door lets an agent write, all or nothing."""
+        from agentmd.engine.git.undo import Selection, UndoRefused, apply_undo
+        from agentmd.rules.door import decide
+
+        vault = self.settings.vault
+        contract = self.contracts.get().contract
+
+        def may_change(paths: list[str]) -> None:
+            refused = [
+                f"{path} ({decision.reason})"
+                for path in paths
+                if not (decision := decide(vault, path, contract, creating=not (vault / path).exists())).allowed
+            ]
+            if refused:
+                raise UndoRefused(
+                    f"nothing was undone: it would change {len(refused)} file(s) agents may not write: "
+                    f"{'; '.join(refused[:3])}{' …' if len(refused) > 3 else ''}. The owner takes these back "
+                    f"from the command line (`agentmd undo`, `revert`, `restore`), which sends the operator token"
+                )
+
+        result = apply_undo(
+            self.committer,
+            Selection.from_dict(data),
+            self.settings.state_dir,
+            dt.datetime.now(dt.UTC),
+            may_change=None if operator else may_change,
+        )
         if result.commit and self.store is not None:
             contract = self.contracts.get().contract
             paths = {c.path for c in result.plan.changes}

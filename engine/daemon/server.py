@@ -367,6 +367,7 @@ FIELD_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "path": _TEXT,
         "to": _TEXT,
         "at": _TEXT,
+        "head": _TEXT,
     },
 }
 _TYPE_NAMES = {
@@ -474,6 +475,7 @@ def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
     body's own claim is replaced by what the header says (nothing, without it)."""
     from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER
     from agentmd.engine.errors import AgentmdError, UsageError
+    from agentmd.engine.git.undo import UndoRefused
     from agentmd.engine.write.capture import CaptureRefused
 
     def make(name: str, handler: JsonHandler) -> Callable[[Request], Any]:
@@ -489,6 +491,8 @@ def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
                 return JSONResponse(await anyio.to_thread.run_sync(handler, data))
             except CaptureRefused as exc:
                 return JSONResponse({"error": str(exc), "code": exc.code}, status_code=422)
+            except UndoRefused as exc:  # nothing was written; asking again as it is would be refused again
+                return JSONResponse({"error": str(exc), "code": "refused"}, status_code=409)
             except UsageError as exc:
                 return JSONResponse({"error": str(exc), "code": "usage"}, status_code=400)
             except AgentmdError as exc:

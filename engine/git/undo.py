@@ -51,7 +51,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shlex
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -96,6 +96,7 @@ class Selection:
     path: str | None = None
     to: str | None = None  # a commit, for a restore
     at: str | None = None  # ISO date-time, for a restore: the last commit at or before it
+    head: str | None = None  # the vault's HEAD when the plan was shown: the write is refused once it has moved
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
@@ -104,7 +105,7 @@ class Selection:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Selection:
-        known = {"kind", "count", "commits", "origin", "since", "path", "to", "at"}
+        known = {"kind", "count", "commits", "origin", "since", "path", "to", "at", "head"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise UsageError(f"unknown field(s) for an undo: {', '.join(unknown)}; it takes {', '.join(sorted(known))}")
@@ -118,7 +119,7 @@ class Selection:
         if not isinstance(commits, list) or not all(isinstance(c, str) for c in commits):
             raise UsageError("`commits` must be a list of commit hashes")
         texts: dict[str, str | None] = {}
-        for name in ("origin", "since", "path", "to", "at"):
+        for name in ("origin", "since", "path", "to", "at", "head"):
             value = data.get(name)
             if value is not None and not isinstance(value, str):
                 raise UsageError(f"`{name}` must be a string")
@@ -574,8 +575,16 @@ def _refuse_dirty(git: GitCli, paths: list[str]) -> None:
         )
 
 
-def apply_undo(committer: Committer, selection: Selection, state_dir: Path | None, now: dt.datetime) -> UndoResult:
-    """Plan and write the undo as one new commit, with `committer` paused (see the module docstring)."""
+def apply_undo(
+    committer: Committer,
+    selection: Selection,
+    state_dir: Path | None,
+    now: dt.datetime,
+    may_change: Callable[[list[str]], None] | None = None,
+) -> UndoResult:
+    """Plan and write the undo as one new commit, with `committer` paused (see the module docstring). With
+    `selection.head`, refused unless HEAD is still that commit (a plan shown, then applied twice at once,
+    takes back one change); `may_change` sees the paths the undo would change and raises to refuse it."""
     git = GitCli(committer.vault)
     with committer.paused():
         busy = operation_in_progress(git.gitdir)
@@ -583,9 +592,15 @@ def apply_undo(committer: Committer, selection: Selection, state_dir: Path | Non
             raise UndoRefused(f"nothing was undone: {busy}; run the undo again when it is over")
         identity = committer.identity_env()
         plan = make_plan(committer.vault, selection, identity, now)
+        if selection.head and not (len(selection.head) >= 7 and plan.head.startswith(selection.head)):
+            raise UndoRefused(
+                "nothing was undone: the vault changed since the plan was shown (a new commit); look at the plan again"
+            )
         if not plan.changes:
             return UndoResult(plan, None)
         paths = [c.path for c in plan.changes]
+        if may_change is not None:
+            may_change(paths)
         _refuse_dirty(git, paths)
         for path in paths:
             committer.note_origin(path, ORIGIN)

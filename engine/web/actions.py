@@ -47,11 +47,12 @@ class PageHost:
     store: Callable[[], Any]  # the daemon's Store, None while the index opens
     contract: Callable[[], Any]
     search: Callable[..., SearchResponse]  # Daemon.search
-    revert: Callable[[dict[str, object]], ResultJson]  # the `/v1/revert` handler
+    revert: Callable[[dict[str, object]], ResultJson]  # the `/v1/revert` handler, as the operator
     writer: Callable[[], Writer]  # the daemon's curation writer
     identity: Callable[[], dict[str, str]]  # the committer's git identity
     request_commit: Callable[[float], None]
     token: Callable[[], str | None]
+    operator: Callable[[Mapping[str, str]], bool]  # whether a request's headers carry the operator token
 
 
 @dataclass
@@ -202,10 +203,11 @@ def apply(host: PageHost, data: dict[str, object], now: dt.datetime | None = Non
     action = data.get("action")
     if action in ("undo", "revert"):
         selection = _selection(data)
-        if _head(host) != data.get("head"):
+        head = data.get("head")
+        if not isinstance(head, str) or _head(host) != head:
             raise UsageError("the vault changed since the plan was shown (a new commit): look at the plan again")
-        try:
-            result = host.revert(selection.to_dict())
+        try:  # the head goes along: checked again where the undo is written, so one plan takes back one change
+            result = host.revert({**selection.to_dict(), "head": head})
         except UndoRefused as exc:
             raise AgentmdError(str(exc)) from None
         commit = result.get("commit")

@@ -22,7 +22,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Route
 
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.secret import matches
 from agentmd.engine.web import actions, facts, views
 from agentmd.engine.web.assets import CSS, JS
 from agentmd.engine.web.html import ENTER_PAGE, SECURITY_HEADERS, Markup, page, refusal_page
@@ -179,7 +178,7 @@ class Page:
         data = parse_body(await request.body())
         secret = str(data.get("ticket", "")) if isinstance(data, dict) else ""
         token = self.host.token()
-        if token is None or not (self.tickets.redeem(secret) or matches(secret, token)):
+        if token is None or not self.tickets.redeem(secret):
             log.warning("refused a page session: the ticket is unknown, used or expired")
             return JSONResponse({"error": "this ticket is unknown, used or expired: run `agentmd open` again"}, 403)
         session = new_session()
@@ -189,6 +188,11 @@ class Page:
         return response
 
     async def ticket_route(self, request: Request) -> Response:
+        """A one-time ticket for `agentmd open`: only for the operator token (the owner's own file), as a page
+        session may take back any change; the access token alone, which agents' configurations hold, is not
+        enough."""
+        if not self.host.operator(request.headers):
+            return JSONResponse({"error": "a page ticket needs the operator token: run `agentmd open`"}, 403)
         return JSONResponse({"ticket": self.tickets.issue(), "path": ENTER_PATH})
 
     async def _act(self, request: Request, run: Callable[..., actions.Outcome]) -> Response:

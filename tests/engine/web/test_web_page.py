@@ -24,6 +24,7 @@ from cdp_helpers import CHROMIUM, Browser, browser
 from daemon_helpers import client_of, git, running_daemon, vault_settings, wait_until
 
 from agentmd.cli import main
+from agentmd.engine.client import DaemonHTTPError, access_token
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.git.conflicts import conflict_text, record_conflicts
 from agentmd.engine.settings import Settings
@@ -79,8 +80,16 @@ def page(daemon: Daemon, tmp_path: Path) -> Iterator[Browser]:
 SESSIONS: dict[int, str] = {}  # each browser's page session: the URL its pages live under
 
 
+def new_ticket(daemon: Daemon) -> str:
+    """A one-time page ticket, asked for as `agentmd open` asks: with the operator token."""
+    from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
+
+    operator = {OPERATOR_HEADER: ensure_token(daemon.settings.state_dir)}
+    return str(client_of(daemon).post("/v1/page-ticket", {}, headers=operator)["ticket"])
+
+
 def enter(b: Browser, daemon: Daemon) -> None:
-    ticket = client_of(daemon).post("/v1/page-ticket", {})["ticket"]
+    ticket = new_ticket(daemon)
     b.open(f"http://127.0.0.1:{daemon.port}/ui/enter#{ticket}")
     b.wait("location.pathname.startsWith('/ui/s/') && !!document.getElementById('health')")
     assert ticket not in b.js("location.href")
@@ -314,10 +323,9 @@ def request(port: int, path: str, *, method: str = "GET", headers: dict[str, str
 
 def session_cookie(daemon: Daemon) -> tuple[str, str, str]:
     """A page session's cookie, CSRF value and path, taken as the page takes them."""
-    from agentmd.engine.client import access_token
     from agentmd.engine.web.session import COOKIE
 
-    ticket = client_of(daemon).post("/v1/page-ticket", {})["ticket"]
+    ticket = new_ticket(daemon)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     req = urllib.request.Request(
         f"http://127.0.0.1:{daemon.port}/ui/session", data=json.dumps({"ticket": ticket}).encode(),
@@ -363,11 +371,18 @@ def test_the_page_takes_its_cookie_on_its_session_alone_and_a_write_needs_origin
     assert base2 != base and request(port, base, headers={"Cookie": cookie2})[0] == 401
     assert request(port, api, method="POST", headers={**good, "Cookie": cookie2, "X-Agentmd-CSRF": csrf2},
                    body=plan)[0] == 401  # fmt: skip
-    used = client_of(daemon).post("/v1/page-ticket", {})["ticket"]
+    used = new_ticket(daemon)
     assert request(port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
                    body={"ticket": used})[0] == 200  # fmt: skip
     assert request(port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
                    body={"ticket": used})[0] == 403  # a ticket serves once  # fmt: skip
+    # the access token alone (every MCP client's configuration holds it) neither gets a ticket nor is one
+    with pytest.raises(DaemonHTTPError) as no_ticket:
+        client_of(daemon).post("/v1/page-ticket", {})
+    assert no_ticket.value.status == 403 and "operator token" in no_ticket.value.message
+    token = access_token(daemon.settings.state_dir)
+    assert request(port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
+                   body={"ticket": token})[0] == 403  # fmt: skip
     code, _out, err = cli("token", "rotate", "--vault", str(settings.vault))
     assert code == 0, err
     assert request(port, base, headers={"Cookie": cookie})[0] == 401  # a rotation ends every session

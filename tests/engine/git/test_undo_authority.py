@@ -1,0 +1,79 @@
+"""Who may take what back through the daemon's `/v1/revert`: the access token alone (any MCP client's config holds
+it, and the page) only changes files the door lets an agent write, all or nothing; the owner's command line sends
+the operator token and may take back any change. A plan's head pins what it takes back: applied twice, the
+second is refused. A real daemon on loopback, real git, the default contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from curate_helpers import dirty, head
+from daemon_helpers import client_of, make_repo, running_daemon, wait_until
+
+from agentmd.engine.client import DaemonHTTPError
+from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
+from agentmd.engine.settings import resolve
+
+DIARY = "---\ntitle: Diary\n---\nv1\n"
+RULES = "---\ntitle: Coding standards\n---\nv1\n"
+
+
+def owner_edit(root: Path) -> str:
+    """The owner's own edit of a private note and an alignment note, committed by the daemon (`local-edit`)."""
+    tip = head(root)
+    for rel in ("private/diary.md", "standards/coding.md"):
+        with (root / rel).open("a", encoding="utf-8") as f:
+            f.write("v2\n")
+    wait_until(lambda: head(root) != tip and dirty(root) == "", 20, "the owner's edit committed")
+    return head(root)
+
+
+def test_the_access_token_alone_cannot_take_back_private_or_alignment_changes(cli, tmp_path: Path) -> None:
+    root = make_repo(
+        tmp_path / "vault",
+        {"README.md": "# Vault\n", "private/diary.md": DIARY, "standards/coding.md": RULES},
+    )
+    settings = resolve(vault=str(root))
+    with running_daemon(settings) as d:
+        edit = owner_edit(root)
+        client = client_of(d)
+        for body in (
+            {"kind": "revert", "commits": [edit]},
+            {"kind": "restore", "path": "private/diary.md", "to": edit[:10] + "~1"},
+        ):
+            with pytest.raises(DaemonHTTPError) as refused:
+                client.post("/v1/revert", body)
+            assert refused.value.status == 409, body
+            assert "agents may not write" in refused.value.message and "private/diary.md" in refused.value.message
+            assert head(root) == edit and "v2" in (root / "private/diary.md").read_text(encoding="utf-8")
+        forged = {OPERATOR_HEADER: "0" * 64}
+        with pytest.raises(DaemonHTTPError) as wrong:
+            client.post("/v1/revert", {"kind": "revert", "commits": [edit]}, headers=forged)
+        assert wrong.value.status == 409 and head(root) == edit
+
+        r = cli("revert", "--vault", str(root), edit, "--yes", "--json")  # the owner, at the command line
+        assert r.code == 0, r.err
+        assert r.json()["applied_by"] == "daemon" and r.json()["commit"] == head(root)
+        assert (root / "private/diary.md").read_text(encoding="utf-8") == DIARY
+        assert (root / "standards/coding.md").read_text(encoding="utf-8") == RULES
+        assert ensure_token(settings.state_dir)  # the token the command line sent
+
+
+def test_a_plan_applied_twice_takes_back_one_change(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "memory/a.md": "# A\n"})
+    settings = resolve(vault=str(root))
+    with running_daemon(settings) as d:
+        for name in ("b", "c"):  # two edits, each committed by the daemon (as made on this machine)
+            tip = head(root)
+            (root / "memory" / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
+            wait_until(lambda t=tip: head(root) != t and dirty(root) == "", 20, f"{name}.md committed")
+        shown = head(root)
+        client = client_of(d)
+        first = client.post("/v1/revert", {"kind": "undo", "head": shown})
+        assert first["commit"] == head(root) and not (root / "memory/c.md").exists()
+        with pytest.raises(DaemonHTTPError) as again:
+            client.post("/v1/revert", {"kind": "undo", "head": shown})
+        assert again.value.status == 409 and "changed since the plan was shown" in again.value.message
+        assert (root / "memory/b.md").exists() and head(root) == first["commit"]
+        wait_until(lambda: dirty(root) == "", 10, "nothing left to commit")
