@@ -16,7 +16,7 @@ from typing import Any
 SECURITY_HEADERS = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'self'"
     ),
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",

@@ -195,6 +195,7 @@ def test_every_view_renders_in_the_browser_and_is_photographed(
     sha = head(settings.vault)
     page.open(at(page, f"change/{sha}"))
     assert "notes/otters.md" in page.js("document.getElementById('diff').innerText")
+    assert page.js("document.baseURI") == at(page)  # the page's own policy lets its `<base>` stand: links resolve
     shoot(page, tmp_path, "change")
 
 
