@@ -10,19 +10,21 @@ takes it on the next request, and HTTP clients configured with the old one must 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentmd.cli.base import EXIT_OK, daemon_of, settings_of, subcommands
 from agentmd.cli.output import emit
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from agentmd.engine.settings import Settings
 
 DEFAULT_PORT = 7821  # engine/settings.py's, written out so that building the parser loads no engine module
 SERVER_NAME = "agentmd"
+REDIRECT_KEPT_S = 600  # an opening's redirect file is removed at a later opening after this (its ticket lasts 120 s)
 
 
 def add_access_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -149,7 +151,37 @@ def cmd_open(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.print:
         emit(out, args, {"url": url, "page": page}, f"{url}\n(one use, within two minutes)")
         return EXIT_OK
-    opened = webbrowser.open(url)
+    opened = webbrowser.open(_redirect_file(settings.state_dir, url).as_uri())
     text = f"opened {page} in your browser" if opened else f"no browser could be started; open this URL: {url}"
+    if opened:
+        text += " (a browser that cannot open the state folder's files: `agentmd open --print`, then paste the URL)"
     emit(out, args, {"page": page, "opened": opened, **({} if opened else {"url": url})}, text)
     return EXIT_OK
+
+
+def _redirect_file(state_dir: Path, url: str) -> Path:
+    """A page of the owner's alone (0600, in a 0700 folder of the state folder) that sends the browser on to
+    `url`: the browser is started with this file's name, so the ticket never shows in its command line, which
+    every local user can read (/proc/<pid>/cmdline). Files of earlier openings, whose tickets have expired, are
+    removed."""
+    import html
+    import secrets
+    import time
+
+    folder = state_dir / "open"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder.chmod(0o700)
+    for old in folder.glob("page-*.html"):
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > REDIRECT_KEPT_S:
+                old.unlink()
+    path = folder / f"page-{secrets.token_hex(8)}.html"
+    shown = html.escape(url, quote=True)
+    text = (
+        f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={shown}">'
+        f'<title>agentmd</title><p><a href="{shown}">Open the agentmd page</a></p>\n'
+    )
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import threading
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -427,6 +428,29 @@ def test_agentmd_open_prints_a_one_time_url_that_opens_the_page(daemon: Daemon, 
     status, _ = request(daemon.port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
                         body={"ticket": ticket})  # fmt: skip
     assert status == 200
+
+
+def test_agentmd_open_starts_the_browser_with_a_file_and_never_the_ticket(
+    daemon: Daemon, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The browser's command line (which any local user reads in /proc) holds the name of an owner-only file,
+    not the ticket; that file, opened in a real browser, leads on to a page session."""
+    said = tmp_path / "browser-argv.txt"
+    fake = tmp_path / "fake-browser"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{said}"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("BROWSER", str(fake))
+    code, out, err = cli("open", "--json", "--vault", str(settings.vault))
+    assert code == 0 and json.loads(out)["opened"] is True, err
+    wait_until(lambda: said.exists() and said.read_text(encoding="utf-8").strip(), 10, "the browser started")
+    argv = said.read_text(encoding="utf-8").strip()
+    assert argv.startswith("file://") and "#" not in argv and "ticket" not in argv, argv
+    redirect = Path(urllib.parse.unquote(argv.removeprefix("file://")))
+    assert redirect.stat().st_mode & 0o777 == 0o600 and redirect.parent.stat().st_mode & 0o777 == 0o700
+    assert f"127.0.0.1:{daemon.port}/ui/enter#" in redirect.read_text(encoding="utf-8")
+    with browser(tmp_path / "profile") as b:
+        b.open(argv)
+        b.wait("location.pathname.startsWith('/ui/s/') && !!document.getElementById('health')")
 
 
 ATTACK = """<!doctype html><html><body><iframe name="sink"></iframe>
