@@ -79,11 +79,20 @@ def _check_can_serve(settings: Settings, port: int) -> socket.socket:
     import time
 
     from agentmd.engine import lease
-    from agentmd.engine.daemon.instance import running_daemon, wait_for_orphan
+    from agentmd.engine.daemon.instance import STOPPING_WAIT, running_daemon, wait_for_orphan, wait_for_stopping
     from agentmd.engine.daemon.server import PortInUse, listen_socket
 
     waited = wait_for_orphan(settings.state_dir, vault=settings.vault)
+    stopping = running_daemon(settings.state_dir, settings.vault)
+    if stopping is not None and stopping.get("stopping"):
+        wait_for_stopping(settings.state_dir, vault=settings.vault)
+        waited = True
     info = running_daemon(settings.state_dir, settings.vault)
+    if info is not None and info.get("stopping"):
+        raise AgentmdError(
+            f"agentmd serve for this vault ({lease.describe(info)}) is still stopping after "
+            f"{STOPPING_WAIT:.0f} s; this one did not start: look at the agentmd log, then start it again"
+        )
     if info is not None:
         raise AgentmdError(
             f"agentmd serve is already running for this vault ({lease.describe(info)}, state folder "

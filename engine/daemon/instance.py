@@ -19,6 +19,7 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import read_json, write_json
 
 ORPHAN_WAIT = 10.0  # seconds a start waits for a daemon whose `agentmd serve` is gone to finish dying
+STOPPING_WAIT = 90.0  # seconds a start waits for a daemon that is stopping (its threads get 60 s to finish)
 
 
 class AlreadyRunning(AgentmdError):
@@ -118,3 +119,15 @@ def wait_for_orphan(state_dir: Path, timeout: float = ORPHAN_WAIT, vault: Path |
         if time.monotonic() >= deadline:
             return waited
         time.sleep(0.02)
+
+
+def wait_for_stopping(state_dir: Path, timeout: float = STOPPING_WAIT, vault: Path | None = None) -> None:
+    """Wait, up to `timeout` seconds, while the vault's daemon says it is stopping (it marks itself so when it
+    begins to stop): a restart right after a `kill -TERM` starts once the old one is gone, instead of being
+    refused while it finishes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = running_daemon(state_dir, vault)
+        if info is None or not info.get("stopping"):
+            return
+        time.sleep(0.05)

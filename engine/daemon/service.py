@@ -229,6 +229,10 @@ class Daemon(Loops):
         if self._stop.is_set():
             return
         self._stop.set()
+        try:  # a start meanwhile waits for this one to finish stopping instead of refusing
+            self.lock.update({**self._instance_info(), "stopping": True})
+        except OSError as exc:
+            log.warning("could not mark the daemon as stopping: %s", exc)
         with self._cond:
             self._cond.notify_all()
         if self.watcher is not None:

@@ -191,3 +191,32 @@ def test_a_foreign_lease_synced_over_a_running_daemons_turns_its_status_red(firs
     assert any(r.startswith("another-daemon: another machine runs agentmd on this vault (host laptop-b") for r in red)
     path.write_text(json.dumps(mine))
     assert not any("another-daemon" in r for r in first.status()["red"])
+
+
+def test_a_start_while_the_last_daemon_is_stopping_waits_for_it_and_serves(vault: Path, tmp_path: Path) -> None:
+    """`kill -TERM` then `agentmd serve` at once: the old daemon marks itself stopping, so the new one waits for
+    it to go (here held stopped half-way with SIGSTOP) instead of refusing and leaving no daemon at all."""
+    import signal
+
+    env = {**os.environ, **environment(tmp_path / "shell")}
+    serve = [sys.executable, "-m", "agentmd", "serve", "--vault", str(vault), "--port", "0", "--no-restart"]
+    old = subprocess.Popen(serve, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    new = None
+    try:
+        wait_until(lambda: (lease.live_holder(vault) or {}).get("pid") == old.pid, 60, "the first daemon serving")
+        old.send_signal(signal.SIGTERM)
+        wait_until(lambda: (lease.live_holder(vault) or {}).get("stopping"), 30, "the first daemon stopping")
+        old.send_signal(signal.SIGSTOP)  # held half-way through stopping, its lock still held
+        new = subprocess.Popen(serve, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        with pytest.raises(subprocess.TimeoutExpired):
+            new.wait(timeout=2)  # waiting, not refused
+        old.send_signal(signal.SIGCONT)
+        assert old.wait(timeout=60) == 0
+        wait_until(lambda: (lease.live_holder(vault) or {}).get("pid") == new.pid, 60, "the second daemon serving")
+        assert new.poll() is None
+    finally:
+        for proc in (old, new):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.terminate()
+                proc.wait(timeout=60)
