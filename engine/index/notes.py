@@ -115,8 +115,10 @@ def read_note(
     git_date: Callable[[str], str | None] | None = None,
 ) -> Note:
     """Read and parse one note (a regular file only, up to MAX_NOTE_BYTES). A note whose frontmatter has no
-    date is dated by the commit that added it (`git_date`, source `git`), else by its mtime; either date never
-    moves once catalogued. Raises `StillChanging` when the file's mtime or size is no longer `stat`'s."""
+    date is as old as the first sign of it: the commit that added it (`git_date`, source `git`) or its mtime,
+    whichever is earlier (a clone's files are all new, while a vault put in git today keeps its files' times;
+    both are ISO 8601 UTC stamps of one shape, so their text compares as time does); either date never moves
+    once catalogued. Raises `StillChanging` when the file's mtime or size is no longer `stat`'s."""
     return _parsed(rel, _read(vault, rel, stat), stat, previous, link_convention, git_date)
 
 
@@ -139,7 +141,7 @@ def _parsed(
     if note.captured_source == "mtime":
         if previous is not None and previous[2] in ("mtime", "git"):
             note = replace(note, captured=previous[1], captured_source=previous[2])
-        elif previous is None and git_date is not None and (added := git_date(rel)):
+        elif previous is None and git_date is not None and (added := git_date(rel)) and added < note.captured:
             note = replace(note, captured=added, captured_source="git")
     return note
 

@@ -512,8 +512,9 @@ def _reconcile(
                         touched.append((rel, on_disk[rel]))  # same bytes, new stat (touch, copy, sync client)
                         report.unchanged += 1
                         continue
-                    if prepared.undated and (date := git_date(rel)):
-                        prepared = redate(prepared, date)
+                    mtime = prepared.row.captured if prepared.row is not None else ""
+                    if prepared.undated and (date := git_date(rel)) and date < mtime:
+                        prepared = redate(prepared, date)  # added to git before its file's time: a clone
                     assert prepared.doc is not None and prepared.row is not None
                     rows.append(prepared.row)
                     if rel in previous:

@@ -9,6 +9,7 @@ import sqlite3
 import string
 import subprocess
 import sys
+import time
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
@@ -141,8 +142,11 @@ def _state(store: Store, paths: list[str]) -> dict[str, object]:
 
 def test_notes_read_by_worker_processes_build_what_one_process_builds(tmp_path: Path) -> None:
     files = _vault_files(260)  # more than one chunk of notes for the workers
-    vault = make_repo(tmp_path / "vault", files)  # the undated notes take the date of the commit that added them
+    vault = make_repo(tmp_path / "vault", files)
     paths = sorted(files)
+    later = time.time_ns() + 3600 * 10**9
+    for rel in paths:  # files newer than their commit, as in a clone: the undated notes take the commit's date
+        os.utime(vault / rel, ns=(later, later))
     with Store(tmp_path / "one") as one, Store(tmp_path / "pool") as pool:
         first = reconcile(vault, one, workers=0)
         second = reconcile(vault, pool, workers=2)

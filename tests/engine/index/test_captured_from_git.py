@@ -96,3 +96,24 @@ def test_a_vault_that_is_no_git_repository_keeps_mtime(tmp_path: Path) -> None:
         reconcile(vault, store)
         row = store.catalog.get("a.md")
     assert row is not None and row.captured_source == "mtime"
+
+
+def test_a_folder_of_old_notes_put_in_git_today_keeps_its_files_times(tmp_path: Path) -> None:
+    """`agentmd init-git` on an existing folder commits every note today: each note's file time, earlier than
+    that commit, dates it; a note written after its commit (a clone's files) takes the commit's date."""
+    vault = tmp_path / "vault"
+    write(vault, "shed.md", "Met Priya about the shed roof.\n")
+    write(vault, "new.md", "# New\nwritten today\n")
+    march = 1_678_795_200  # 2023-03-14T12:00:00Z
+    os.utime(vault / "shed.md", (march, march))
+    git(vault, "init", "-q", "-b", "main")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "first commit", when="2026-12-05T09:00:00Z")
+    later = 1_800_000_000  # 2027-01-15, after that commit: as if written (or cloned) since
+    os.utime(vault / "new.md", (later, later))
+    with Store(tmp_path / "cache") as store:
+        reconcile(vault, store)
+        shed, new = store.catalog.get("shed.md"), store.catalog.get("new.md")
+        assert shed is not None and new is not None
+        assert (shed.captured, shed.captured_source) == ("2023-03-14T12:00:00Z", "mtime")
+        assert (new.captured, new.captured_source) == ("2026-12-05T09:00:00Z", "git")
