@@ -85,8 +85,13 @@ def chunk_text(text: str, budget: int = DEFAULT_BUDGET) -> list[Chunk]:
 # with `Title > heading path`, so a window deep in a section still says what it is about.
 # How `embedding_chunks` cuts a note, counted up when that changes, so a vector store cut the older way is
 # cut again once (its vectors kept for every chunk whose text is the same): 2 added the summary chunk and
-# Dendron's frontmatter variables.
-EMBED_CUT = 2
+# Dendron's frontmatter variables, 3 the cap below.
+EMBED_CUT = 3
+# At most this many chunks of one note are embedded, spread evenly over it (the first and the last kept): a
+# note of 20 MB (a long log, an exported chat) is some 226,000 chunks, hours of embedding that would hold the
+# rest of the vault back and some 350 MB of vectors in memory, while its words still find every part of it.
+# 512 chunks are about half a megabyte of text; the most any note of the shared vaults has is 215.
+MAX_EMBED_CHUNKS = 512
 WINDOW_TOKENS = 200
 OVERLAP_TOKENS = 50
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -189,4 +194,7 @@ def embedding_chunks(
             chunks.append(EmbedChunk(len(chunks), heading_path, f"{head}\n{piece}" if head else piece))
     if not chunks and title:
         chunks.append(EmbedChunk(0, (), title))
+    if len(chunks) > MAX_EMBED_CHUNKS:
+        last = len(chunks) - 1
+        chunks = [chunks[round(i * last / (MAX_EMBED_CHUNKS - 1))] for i in range(MAX_EMBED_CHUNKS)]
     return chunks

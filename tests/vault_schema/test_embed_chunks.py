@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -120,3 +121,21 @@ class _Counting:
         out = np.zeros((len(texts), 4), dtype=np.float32)
         out[:, 0] = 1.0
         return out
+
+
+def test_a_huge_note_embeds_a_bounded_spread_of_its_chunks() -> None:
+    """A note of thousands of sections (a long log) gives at most MAX_EMBED_CHUNKS chunks, spread from its first
+    section to its last, each as it would be cut anyway."""
+    from agentmd.vault_schema.chunks import MAX_EMBED_CHUNKS
+
+    body = "".join(f"## Entry {i}\n\nthe gauge read {i} at dawn\n\n" for i in range(5000))
+    chunks = embedding_chunks(body, "Station log")
+    whole = embedding_chunks(
+        "".join(f"## Entry {i}\n\nthe gauge read {i} at dawn\n\n" for i in range(400)), "Station log"
+    )
+    assert len(chunks) == MAX_EMBED_CHUNKS and len(whole) == 400  # a note under the cap keeps every chunk
+    assert chunks[0].text.startswith("Station log > Entry 0\n") and chunks[-1].text.startswith(
+        "Station log > Entry 4999\n"
+    )
+    steps = [b.ordinal - a.ordinal for a, b in itertools.pairwise(chunks)]
+    assert min(steps) >= 9 and max(steps) <= 10  # evenly spread, never two of one place
