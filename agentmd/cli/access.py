@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 7821  # engine/settings.py's, written out so that building the parser loads no engine module
 SERVER_NAME = "agentmd"
+XDG_PLACES = ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")  # variables never written into a client's set-up
 REDIRECT_KEPT_S = 600  # an opening's redirect file is removed at a later opening after this (its ticket lasts 120 s)
 
 
@@ -96,7 +98,19 @@ def cmd_mcp_config(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     headers = {"Authorization": f"Bearer {token}"}
     http_entry = {"type": "http", "url": url, "headers": headers}
     agentmd = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "agentmd" else "agentmd"
-    stdio_entry = {"command": agentmd, "args": ["mcp", "--vault", str(settings.vault)]}
+    stdio_args = ["mcp", "--vault", str(settings.vault)]
+    if getattr(args, "config", None):
+        stdio_args += ["--config", str(Path(args.config).resolve())]
+    stdio_entry: dict[str, object] = {"command": agentmd, "args": stdio_args}
+    # MCP clients start a stdio server with a few variables of their own (HOME, PATH): the ones that place
+    # agentmd's folders or set it up here go along, so `agentmd mcp` reads the same index, state and config
+    passed = {
+        name: value
+        for name, value in sorted(os.environ.items())
+        if (name in XDG_PLACES or name.startswith("AGENTMD_")) and not any(w in name for w in SECRET_WORDS)
+    }
+    if passed:
+        stdio_entry["env"] = passed
     claude = (
         f"claude mcp add --transport http {shlex.quote(args.name)} {url} "
         f"--header {shlex.quote('Authorization: Bearer ' + token)}"

@@ -223,3 +223,28 @@ def test_cli_commands_forward_to_the_daemon(settings: Settings, daemon: Daemon) 
     status = json.loads(out)
     assert status["daemon"]["running"] is True and status["daemon"]["port"] == daemon.port
     wait_until(lambda: is_clean(settings.vault), 10, "captures committed")
+
+
+def test_the_stdio_set_up_mcp_config_prints_reads_this_environments_folders(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MCP clients start a stdio server with few variables of their own (the SDK: HOME, PATH, ...): the entry
+    `mcp-config` prints carries the ones that place agentmd's folders, and no secret, so `agentmd mcp` reads
+    the index and state this environment uses, not a second set under HOME."""
+    monkeypatch.setenv("AGENTMD_EMBED_API_KEY", "sk-not-for-the-config")
+    code, out, err = cli("mcp-config", "--vault", str(settings.vault), "--json")
+    assert code == 0, err
+    entry = json.loads(out)["stdio"]["mcpServers"]["agentmd"]
+    assert entry["env"]["XDG_CACHE_HOME"] == os.environ["XDG_CACHE_HOME"]
+    assert entry["env"]["XDG_STATE_HOME"] == os.environ["XDG_STATE_HOME"]
+    assert "AGENTMD_EMBED_API_KEY" not in entry["env"] and "sk-not-for-the-config" not in out
+    params = StdioServerParameters(command=AGENTMD, args=entry["args"], env=entry["env"])  # the SDK adds HOME, PATH
+
+    async def go() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("memory_search", {"query": "otters"})
+
+    assert payload(anyio.run(go))["results"]
+    home = Path(os.environ["HOME"])
+    assert not (home / ".cache" / "agentmd").exists() and not (home / ".local" / "state" / "agentmd").exists()
+    assert any(settings.cache_dir.iterdir())  # the index it read is this environment's
