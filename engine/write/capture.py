@@ -267,6 +267,11 @@ class Capturer:
                 "the card budget could not be read",
                 warnings,
             )
+        if path != rel:  # the name was taken by a note with other text: say so, so an update is not a silent twin
+            warnings.append(
+                f"{rel} already holds a note of this name with other text, so this one was written beside it as "
+                f"{path}; to change that note, edit it (a capture of the same text reinforces it instead)"
+            )
         before = self.before_write
         if path != rel and before is not None:
             self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)

@@ -188,12 +188,18 @@ def test_space_projects_and_unknown_space(capturer: Capturer, repo: Path) -> Non
 
 
 def test_collisions_get_suffixes_and_never_overwrite(capturer: Capturer, repo: Path) -> None:
-    paths = []
+    paths, said = [], []
     for body in ("first body", "second body", "third body"):
-        paths.append(capturer.capture(CaptureRequest(title="Same title", body=body, type="lesson")).path)
+        result = capturer.capture(CaptureRequest(title="Same title", body=body, type="lesson"))
+        paths.append(result.path)
+        said.append(result.warnings)
         if len(paths) == 1:
             original = (repo / paths[0]).read_bytes()
     assert paths == ["memory/lessons/same-title.md", "memory/lessons/same-title-2.md", "memory/lessons/same-title-3.md"]
+    assert said[0] == []  # a twin is never silent: each later one names the note whose name it could not take
+    assert all(
+        "memory/lessons/same-title.md already holds" in " ".join(w) and "edit it" in " ".join(w) for w in said[1:]
+    )
     assert (repo / paths[0]).read_bytes() == original
     for path, body in zip(paths, ("first body", "second body", "third body"), strict=True):
         assert parse_note(path, (repo / path).read_bytes(), 0).text.strip() == body
