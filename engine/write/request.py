@@ -147,9 +147,14 @@ class CaptureResult:
 
 
 def slugify(title: str, limit: int = 80) -> str:
-    """A file-name slug: lower case, letters and digits of any script, words joined by hyphens."""
+    """A file-name slug: lower case, letters and digits of any script (with the marks that belong to them: an
+    Indic vowel sign, a combining accent), words joined by hyphens."""
     text = unicodedata.normalize("NFKC", title).lower()
-    words = re.findall(r"[^\W_]+", text)
+    kept = "".join(
+        ch if ch.isalnum() or (unicodedata.category(ch) in ("Mn", "Mc") and i and text[i - 1] != " ") else " "
+        for i, ch in enumerate(text)
+    )
+    words = re.findall(r"[^\W_][^\s_]*", kept)
     slug = "-".join(words)
     if len(slug.encode("utf-8")) > limit:
         cut = slug.encode("utf-8")[:limit].decode("utf-8", "ignore")

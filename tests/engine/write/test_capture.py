@@ -629,3 +629,23 @@ def test_a_source_url_that_runs_code_is_refused(capturer: Capturer, repo: Path, 
     with pytest.raises(CaptureRefused, match="not where the note came from"):
         capturer.capture(CaptureRequest(title="Link check", body="b", source_url=url))
     assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*.md")) == before
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("മലയാളം 🧠 note", "മലയാളം-note"),  # Malayalam's vowel signs are marks, part of the word
+        ("हिन्दी नोट", "हिन्दी-नोट"),
+        ("Ñandú — 2024", "ñandú-2024"),
+        ("日本語のメモ", "日本語のメモ"),
+        ("C++ & Rust!!", "c-rust"),
+    ],
+)
+def test_a_title_in_any_script_keeps_its_letters_and_their_marks_in_the_file_name(
+    capturer: Capturer, repo: Path, title: str, name: str
+) -> None:
+    result = capturer.capture(
+        CaptureRequest(title=title, body="A note whose title is not in plain ASCII.", type="lesson")
+    )
+    assert result.path == f"memory/lessons/{name}.md" and (repo / result.path).is_file()
+    assert parse_note(result.path, (repo / result.path).read_bytes(), 0).title == title
