@@ -215,25 +215,17 @@ def cmd_search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
-_AGE = re.compile(r"(\d{1,5})([hdw])")
 
 
 def _day(text: str | None, bound: str) -> str | None:
     """`--after`/`--before` as the search request takes it (YYYY[-MM[-DD]]): a date as given; an age (`3d`,
-    `2w`) as the day that long ago; words a query may hold (`last week`, `yesterday`, `since March`) as the
-    first or last day of the span they name."""
+    `2w`) or words a query may hold (`last week`, `yesterday`, `since March`) as the day they name
+    (engine/search/when.py's `bound_day`, which the daemon also applies to what other clients send)."""
     if text is None or _DATE.fullmatch(text.strip()):
         return text
-    import datetime as dt
-
     from agentmd.engine.search import when  # the standard library only: a search through the daemon stays light
 
-    age = _AGE.fullmatch(text.strip().lower())
-    if age:
-        days = int(age.group(1)) * {"h": 1 / 24, "d": 1, "w": 7}[age.group(2)]
-        return (dt.datetime.now() - dt.timedelta(days=days)).date().isoformat()
-    span = when.read(text)
-    day = None if span is None else (span.first if bound == "after" else span.last)
+    day = when.bound_day(text, bound)
     if day is None:
         raise UsageError(
             f"--{bound} {text!r} is not a date: give one (2026-11-30), an age (3d, 2w) or a time in words "

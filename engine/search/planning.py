@@ -27,7 +27,7 @@ HYBRID = "hybrid"  # the lexical default fused with the dense arm (engine/search
 REQUEST_MODES = (HYBRID, *MODES)
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 2000
-DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+MAX_BOUND_CHARS = 60  # an `after`/`before` bound: a date, an age or a few words
 PAIR_TERMS = 7  # the rarest words that form pairs in fusion mode (7 words -> 21 pairs)
 FULL_WEIGHT = 2.0  # the full conjunction counts double in the fusion
 MAX_PROJECT_CHARS = 100  # a project slug's length a search may give
@@ -80,13 +80,17 @@ class SearchRequest:
     after: str | None = field(  # captured on or after this date
         default=None,
         metadata=described(
-            "Only notes captured on or after this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
+            "Only notes captured on or after this day: a date (YYYY-MM-DD, YYYY-MM or YYYY), an age (3d, 2w) or "
+            "words ('last week', 'yesterday', 'March 2026').",
+            maxLength=MAX_BOUND_CHARS,
         ),
     )
     before: str | None = field(  # captured on or before this date
         default=None,
         metadata=described(
-            "Only notes captured on or before this date: YYYY-MM-DD, YYYY-MM or YYYY.", pattern=DATE_PATTERN
+            "Only notes captured on or before this day: a date (YYYY-MM-DD, YYYY-MM or YYYY), an age (3d, 2w) "
+            "or words ('last week', 'yesterday', 'March 2026').",
+            maxLength=MAX_BOUND_CHARS,
         ),
     )
     project: str | None = field(
@@ -157,9 +161,20 @@ def judged_query(request: SearchRequest) -> str:
     return kept if query_terms(kept) else query
 
 
-def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
+_BOUND_DATE = re.compile(r"[\d-]+")  # what is read as YYYY[-MM[-DD]] (and refused when it is no such date)
+
+
+def _day_bound(text: str | None, *, upper: bool, name: str, now: str | None = None) -> int | None:
     if text is None or not text.strip():
         return None
+    if not _BOUND_DATE.fullmatch(text.strip()):  # an age (`3d`) or words (`last week`), as every client may send
+        day = when.bound_day(text, name, now)
+        if day is None:
+            raise UsageError(
+                f"{name} {text!r} is not a date: give one (YYYY-MM-DD, YYYY-MM or YYYY), an age (3d, 2w) or a time "
+                "in words ('last week', 'yesterday', 'March 2026')"
+            )
+        return day.year * 10000 + day.month * 100 + day.day
     parts = text.strip().split("-")
     try:
         nums = [int(p) for p in parts]
@@ -182,9 +197,10 @@ def _day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
     return y * 10000 + m * 100 + d
 
 
-def day_bound(text: str | None, *, upper: bool, name: str) -> int | None:
-    """A date bound (YYYY-MM-DD, YYYY-MM or YYYY) as yyyymmdd, or None; raises UsageError on a bad date."""
-    return _day_bound(text, upper=upper, name=name)
+def day_bound(text: str | None, *, upper: bool, name: str, now: str | None = None) -> int | None:
+    """A date bound (YYYY-MM-DD, YYYY-MM or YYYY; or an age or words, read against `now`) as yyyymmdd, or None;
+    raises UsageError on a bad date."""
+    return _day_bound(text, upper=upper, name=name, now=now)
 
 
 def split_words(terms: list[str]) -> list[str]:

@@ -78,8 +78,8 @@ def check(request: SearchRequest) -> None:
         raise UsageError(f"limit {request.limit} is out of range; use 1 to {MAX_LIMIT}")
     if not 1 <= request.per_note <= MAX_PER_NOTE:
         raise UsageError(f"per_note {request.per_note} is out of range; use 1 to {MAX_PER_NOTE}")
-    lo = day_bound(request.after, upper=False, name="after")
-    hi = day_bound(request.before, upper=True, name="before")
+    lo = day_bound(request.after, upper=False, name="after", now=request.now)
+    hi = day_bound(request.before, upper=True, name="before", now=request.now)
     if lo is not None and hi is not None and lo > hi:
         raise UsageError(f"after ({request.after}) is later than before ({request.before}); swap them")
     time_span(request)  # a `now` that is not a date is refused before any work
@@ -106,8 +106,8 @@ class QueryPlan:
         lexical = replace(request, mode=DEFAULT_MODE)
         check(lexical)
         days = (
-            day_bound(lexical.after, upper=False, name="after"),
-            day_bound(lexical.before, upper=True, name="before"),
+            day_bound(lexical.after, upper=False, name="after", now=lexical.now),
+            day_bound(lexical.before, upper=True, name="before", now=lexical.now),
         )
         return cls(lexical, days, content_query(lexical))
 
@@ -187,8 +187,8 @@ def search(
     if cut_later and request.per_note != 1:
         raise UsageError("cut_later needs per_note 1: each deferred row cuts one section")
     check(request)
-    lo = day_bound(request.after, upper=False, name="after")
-    hi = day_bound(request.before, upper=True, name="before")
+    lo = day_bound(request.after, upper=False, name="after", now=request.now)
+    hi = day_bound(request.before, upper=True, name="before", now=request.now)
     words = (request.query if request.mode == "and" else content_query(request)).split()
     named = index.name_hits(request.query, include_walled=request.include_archived, day_range=(lo, hi))
     runs = (

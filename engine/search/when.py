@@ -114,6 +114,21 @@ class Span:
         }
 
 
+_AGE = re.compile(r"(\d{1,5})\s*([hdw])")
+
+
+def bound_day(text: str, bound: str, now: str | dt.date | None = None) -> dt.date | None:
+    """A search's `after` or `before` bound given as an age (`3d`, `2w`, `12h`: the day that long before the
+    search's day) or in words (`last week`, `yesterday`, `March 2026`: the first day of the span they name for
+    `after`, its last for `before`); None when it is neither."""
+    day = today(now)
+    age = _AGE.fullmatch(text.strip().lower())
+    if age:
+        return day - dt.timedelta(days=int(age.group(1)) * {"h": 1 / 24, "d": 1, "w": 7}[age.group(2)])
+    span = read(text, day)
+    return None if span is None else (span.first if bound == "after" else span.last)
+
+
 def today(now: str | dt.date | None) -> dt.date:
     """The search's day: `now` (an ISO date or date and time, or a date), else the real clock's."""
     if now is None or now == "":

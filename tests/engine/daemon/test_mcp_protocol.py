@@ -197,7 +197,7 @@ def test_an_unknown_tool_is_a_json_rpc_error(daemon: Daemon) -> None:
         ("memory_search", {"query": "x", "mode": "fuzzy"}, "`mode` is 'fuzzy'; allowed: hybrid, fusion, and"),
         ("memory_search", {"query": 5}, "`query` must be a string, not a number"),
         ("memory_search", {}, "`query` is required"),
-        ("memory_search", {"query": "x", "after": "last week"}, "write it as YYYY-MM-DD"),
+        ("memory_search", {"query": "x", "after": "when pigs fly"}, "is not a date: give one (YYYY-MM-DD"),
         ("memory_search", {"query": "x", "colour": "red"}, "unknown argument `colour`; memory_search takes: query"),
         ("memory_capture", {"title": "t", "importance": 9}, "`importance` is 9; allowed: 1 to 5"),
         ("memory_capture", {"title": "t", "tags": "a,b"}, "`tags` must be a list of strings"),
@@ -210,6 +210,21 @@ def test_a_bad_argument_is_one_plain_line(daemon: Daemon, tool: str, arguments: 
     text = result.content[0].text
     assert says in text, text
     assert "\n" not in text and "pydantic" not in text and "http" not in text
+
+
+def test_date_bounds_take_ages_and_words_as_the_command_line_does(daemon: Daemon) -> None:
+    """`after`/`before` over MCP read `3d`, `yesterday` or `last week` as `agentmd search` does (the note here
+    was made today, while these tests run)."""
+
+    def notes(arguments: dict[str, Any]) -> list[str]:
+        result = with_mcp(daemon.port, lambda c: c.call_tool("memory_search", {"query": "otters", **arguments}))
+        assert result.is_error is False, result.content[0].text
+        return [r["note"] for r in result.structured_content["results"]]
+
+    assert notes({"after": "3d"}) == ["notes/first.md"]
+    assert notes({"after": "yesterday"}) == ["notes/first.md"]
+    assert notes({"before": "2d"}) == []
+    assert notes({"before": "last week"}) == []
 
 
 def test_an_oversized_call_reaches_the_sdk_client_as_the_reason(daemon: Daemon) -> None:

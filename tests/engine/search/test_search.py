@@ -136,10 +136,19 @@ def test_date_bounds_use_captured(store: Store) -> None:
     assert by_path["later.md"]["captured_source"] == "date"
 
 
-@pytest.mark.parametrize("bad", ["yesterday", "2025-13-01", "2025-02-30", "1-2-3-4"])
+@pytest.mark.parametrize("bad", ["when pigs fly", "2025-13-01", "2025-02-30", "1-2-3-4"])
 def test_bad_dates_are_usage_errors(store: Store, bad: str) -> None:
     with pytest.raises(UsageError, match="YYYY-MM-DD"):
         run(store, "budget", after=bad)
+
+
+def test_date_bounds_read_ages_and_words_against_the_search_day(store: Store) -> None:
+    """`yesterday`, `3d` or `last week` as a bound, read against the request's `now`: the same day as its date."""
+    paths = lambda **kw: sorted(r["path"] for r in run(store, "quarterly budget", **kw)["results"])  # noqa: E731
+    assert paths(after="yesterday", now="2026-06-02") == paths(after="2026-06-01") == ["later.md"]
+    assert paths(after="3d", now="2026-06-02") == ["later.md"]
+    assert paths(before="last week", now="2026-06-02") == ["dated.md"]  # the week before holds only March 2025's
+    assert paths(after="March 2025", before="April 2025") == ["dated.md"]
 
 
 def test_and_mode_needs_every_word_and_empty_results_say_what_to_do(store: Store) -> None:
