@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
@@ -396,6 +397,16 @@ class SessionCap:
 
             receive = replay
 
+        if scope.get("method") == "POST":
+            receive, first = await _peeked(receive)
+            if first is None:
+                return  # the client went away
+            start = first.lstrip()[:1]
+            if start and start != b"{":  # a batch or a bare value: the SDK would answer with its parser's dump
+                await _deny_message(
+                    send, "invalid request: send one JSON-RPC message, a JSON object (batches are not supported)"
+                )
+                return
         tracked = self.sessions.get(session) if session is not None else None
         if tracked is not None:
             tracked.last_used = self.clock()
@@ -424,6 +435,33 @@ class SessionCap:
                 ended = status == 404 or (scope.get("method") == "DELETE" and status < 400)
                 if ended and session is not None and self.sessions.get(session) is tracked:
                     del self.sessions[session]  # ended by the client, or gone in the SDK already
+
+
+async def _peeked(receive: Receive) -> tuple[Receive, bytes | None]:
+    """The request's first body bytes (None when the client went away), and a `receive` that hands the very same
+    messages on."""
+    held: list[Message] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return receive, None
+        held.append(message)
+        body = b"".join(m.get("body", b"") for m in held)
+        if body.strip() or not message.get("more_body", False):
+            break
+
+    async def replay() -> Message:
+        return held.pop(0) if held else await receive()
+
+    return replay, body
+
+
+async def _deny_message(send: Send, message: str) -> None:
+    """A 400 whose body is a JSON-RPC error (no request id), as MCP clients show it."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def mount_mcp(
