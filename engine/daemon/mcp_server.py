@@ -370,6 +370,15 @@ class SessionCap:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         session = headers.get("mcp-session-id")
         version = headers.get("mcp-protocol-version")
+        if scope.get("method") == "POST":
+            receive, first = await _peeked(receive)
+            if first is None:
+                return  # the client went away
+            if not _one_object(first):  # a batch or a bare value: the SDK would answer with its parser's dump
+                await _deny_message(
+                    send, "invalid request: send one JSON-RPC message, a JSON object (batches are not supported)"
+                )
+                return
         client: ClientKey | None = None
         if session is None and scope.get("method") == "POST" and version in (None, *HANDSHAKE_PROTOCOL_VERSIONS):
             # Read the body as it comes, then hand the very same messages to the SDK.
@@ -397,16 +406,6 @@ class SessionCap:
 
             receive = replay
 
-        if scope.get("method") == "POST":
-            receive, first = await _peeked(receive)
-            if first is None:
-                return  # the client went away
-            start = first.lstrip()[:1]
-            if start and start != b"{":  # a batch or a bare value: the SDK would answer with its parser's dump
-                await _deny_message(
-                    send, "invalid request: send one JSON-RPC message, a JSON object (batches are not supported)"
-                )
-                return
         tracked = self.sessions.get(session) if session is not None else None
         if tracked is not None:
             tracked.last_used = self.clock()
@@ -454,6 +453,19 @@ async def _peeked(receive: Receive) -> tuple[Receive, bytes | None]:
         return held.pop(0) if held else await receive()
 
     return replay, body
+
+
+def _one_object(body: bytes) -> bool:
+    """False for a body that is JSON but not one object (a batch, a string, a number, null); True otherwise,
+    not JSON at all included (the SDK names the parse error itself)."""
+    start = body.lstrip()[:1]
+    if not start or start == b"{":
+        return True
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return True
+    return isinstance(value, dict)
 
 
 async def _deny_message(send: Send, message: str) -> None:
