@@ -9,8 +9,11 @@ every few seconds took every file descriptor (`agentmd capture` then failed). `L
   that plus one read of the socket);
 - a request is read whole, head and body, within `REQUEST_SECONDS` of its first byte, and a new connection sends
   its first request within the same time (else it is closed);
-- at most `MAX_CONNECTIONS` connections are open at once; one past them is closed at once, so the daemon keeps
-  descriptors for its index, its git and its own clients' next connections.
+- at most `MAX_CONNECTIONS` connections are open at once, so the daemon keeps descriptors for its index, its git
+  and its own clients' next connections. One past them takes the place of the oldest connection whose request
+  head has not arrived whole (a client that trickles headers, or opens and says nothing): the product's
+  clients send a head at once, so a local process holding every slot that way cannot lock them out. When every
+  connection has sent its head, the new one is closed at once.
 
 Loopback clients of the product (the CLI, the hooks, MCP clients, the page) send heads of a few hundred bytes
 and bodies of at most a MiB within milliseconds: none comes near a limit.
@@ -40,23 +43,30 @@ class LimitedHttp(HttpToolsProtocol):
     request_seconds = REQUEST_SECONDS
     max_connections = MAX_CONNECTIONS
     _head: int = 0  # bytes read of the current request's head; -1 once it is whole
+    _began = 0.0  # when the current request's head (or the connection's first) began to be awaited
     _deadline: asyncio.TimerHandle | None = None
     _said_at = 0.0  # when the refusal of connections past the limit was last logged (class-wide)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
+            waiting = [c for c in self.connections if c is not self and isinstance(c, LimitedHttp) and c._head >= 0]
+            victim = min(waiting, key=lambda c: c._began, default=None)
             now = time.monotonic()
             if now - LimitedHttp._said_at > _SAID_EVERY:
                 LimitedHttp._said_at = now
-                log.warning("refused connections past %d open at once (held by a local process?)", self.max_connections)
-            transport.close()
-            return
+                what = "closed the oldest connection still sending its head" if victim else "refused a connection"
+                log.warning("%s, %d being open at once (held by a local process?)", what, self.max_connections)
+            if victim is None:
+                transport.close()
+                return
+            victim._too_slow()
         self._begin()
 
     def _begin(self) -> None:
         """A request's reading starts (or the connection's first request is awaited)."""
         self._head = 0
+        self._began = time.monotonic()
         self._stop_clock()
         self._deadline = self.loop.call_later(self.request_seconds, self._too_slow)
 

@@ -117,18 +117,33 @@ def test_keep_alive_requests_and_bodies_under_the_bounds_pass(tight: int) -> Non
         assert answer_of(s).endswith(b"hello 100000")
 
 
-def test_connections_past_the_bound_are_closed_at_once_and_service_returns(tight: int) -> None:
+def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending_its_head(tight: int) -> None:
+    """Every slot held by a connection trickling its head: a whole request still gets through, and the oldest
+    trickler is closed; with every slot holding a request whose head has arrived, one more is closed at once."""
     held = [connect(tight) for _ in range(Tight.max_connections)]
     try:
         for s in held:
             s.sendall(b"GET / HTTP/1.1\r\n")
+            time.sleep(0.02)  # their order of arrival
+        with connect(tight) as extra:
+            extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert answer_of(extra, 5).endswith(b"hello 0")
+        assert answer_of(held[0], 5) == b""  # the oldest unfinished head made room
+    finally:
+        for s in held:
+            s.close()
+    wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
+    busy = [connect(tight) for _ in range(Tight.max_connections)]
+    try:
+        for s in busy:  # heads whole, bodies still coming: requests being read, not heads
+            s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nx")
         time.sleep(0.2)
         extra = connect(tight)
-        with contextlib.suppress(OSError):  # a whole request past the bound (it may be closed before it is sent)
+        with contextlib.suppress(OSError):
             extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         assert answer_of(extra, 5) == b""
         extra.close()
     finally:
-        for s in held:
+        for s in busy:
             s.close()
     wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
