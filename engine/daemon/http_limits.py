@@ -5,8 +5,8 @@ uvicorn with httptools reads a head of any size for any time. Without limits, th
 header lines took the daemon to 1.2 GB and `/health` to 30 s, and 21,000 connections each sending a header line
 every few seconds took every file descriptor (`agentmd capture` then failed). `LimitedHttp` adds:
 
-- a request's head is at most `MAX_HEAD_BYTES` (431 and the connection closed past it; a head is bounded to
-  that plus one read of the socket);
+- a request's head is at most `MAX_HEAD_BYTES` (431 and the connection closed past it, judged as the bytes
+  arrive, before the parser reads them);
 - a request is read whole, head and body, within `REQUEST_SECONDS` of its first byte, and a new connection sends
   its first request within the same time (else it is closed);
 - at most `MAX_CONNECTIONS` connections are open at once, so the daemon keeps descriptors for its index, its git
@@ -81,12 +81,14 @@ class LimitedHttp(HttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)  # a new request's first bytes start its clock (`on_message_begin`)
         if self._head >= 0 and self.transport is not None and not self.transport.is_closing():
-            self._head += len(data)
-            if self._head > self.max_head_bytes:
+            end = data.find(b"\r\n\r\n")  # the head's end, when it is in this read: the rest is the body
+            self._head += len(data) if end < 0 else end + 4
+            if self._head > self.max_head_bytes:  # judged before the parser reads the head, however large the read
                 self._stop_clock()
                 self.send_head_too_large()
+                return
+        super().data_received(data)  # a new request's first bytes start its clock (`on_message_begin`)
 
     def send_head_too_large(self) -> None:
         message = b"request head too large: agentmd takes at most %d KiB of request line and headers" % (

@@ -77,6 +77,10 @@ def test_a_head_past_the_bound_is_refused_by_the_daemon_and_it_answers_the_next(
             s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 200_000)
             got = answer_of(s)
         assert got.startswith(b"HTTP/1.1 431") and b"at most 64 KiB" in got
+        for size in (66_000, 100_000):  # whole heads a little past the bound, sent at once: refused as well
+            with connect(daemon.port) as s:
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * size + b"\r\n\r\n")
+                assert answer_of(s).startswith(b"HTTP/1.1 431"), size
         with connect(daemon.port) as s:  # a head just under the bound is served as before
             head = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Big: " + b"a" * 60_000
             s.sendall(head + b"\r\n\r\n")
