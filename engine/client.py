@@ -235,6 +235,31 @@ def running(state_dir: Path, vault: Path | None = None) -> Located | None:
 # ----------------------------------------------------------------------------------------- calls
 
 
+def port_taken(port: int, vault: Path) -> str | None:
+    """With no daemon serving `vault`: status's line for what else listens on `port`, where `agentmd serve`
+    would (an MCP client set up over HTTP sends that process the access token with every call, and takes its
+    answers for the vault's), or None when nothing does or it is this vault's own daemon after all."""
+    import socket
+
+    try:
+        socket.create_connection((HOST, port), timeout=0.5).close()
+    except OSError:
+        return None  # nothing listens there
+    try:
+        health = DaemonClient(port, timeout=1.0).get("/health")
+    except DaemonError:
+        health = None
+    served = health.get("vault") if isinstance(health, dict) else None
+    if served == str(vault):
+        return None
+    who = f"agentmd serve for {served}" if served else "a process"
+    return (
+        f"port-taken: {who} listens on 127.0.0.1:{port}, where `agentmd serve` listens by default, and an MCP client "
+        "set up over HTTP would send it this vault's access token: stop it, or serve this vault on another port "
+        "(`agentmd serve --port N`) and run `agentmd mcp-config` again"
+    )
+
+
 class DaemonClient:
     """Calls to the daemon on one loopback port."""
 

@@ -228,6 +228,12 @@ def _status_here(settings: Settings, slow: str | None = None) -> Status:
         daemon["running"], daemon["slow"] = True, slow
     with Store(settings.cache_dir) as store:
         status = compute_status(settings, store, contract, daemon=daemon, commit_state=commit_state)
+    from agentmd.engine.client import port_taken
+
+    taken = None if slow else port_taken(DEFAULT_PORT, settings.vault)
+    if taken:
+        status["yellow"] = [*status.get("yellow", []), taken]
+        status["color"] = "red" if status.get("red") else "yellow"
     return with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load
 
 

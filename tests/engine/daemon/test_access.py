@@ -288,3 +288,29 @@ def test_the_tools_schemas_bound_what_the_server_refuses(daemon: Daemon, http: h
         "/v1/search", json={"query": "otters", "project": "p" * (MAX_PROJECT_CHARS + 1)}, headers=auth(daemon)
     )
     assert response.status_code == 400 and f"at most {MAX_PROJECT_CHARS}" in response.json()["error"]
+
+
+def test_status_names_another_process_on_the_daemons_port(daemon: Daemon, settings: Settings) -> None:
+    """With no daemon for a vault, whatever else listens where `agentmd serve` would is named: an HTTP MCP client
+    would send it the access token. This vault's own daemon, or nothing at all, is no such line."""
+    import http.server
+    import socket
+    import threading
+
+    from agentmd.engine.client import port_taken
+
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    try:
+        said = port_taken(squatter.server_address[1], settings.vault)
+        assert said is not None and said.startswith("port-taken: a process listens on 127.0.0.1:")
+    finally:
+        squatter.shutdown()
+        squatter.server_close()
+    assert port_taken(daemon.port, settings.vault) is None  # this vault's own daemon
+    other = port_taken(daemon.port, settings.vault.parent / "another-vault")
+    assert other is not None and f"agentmd serve for {settings.vault}" in other
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    assert port_taken(port, settings.vault) is None  # nothing listens
