@@ -120,15 +120,22 @@ def check(vault: Path, step: Step, contract: Contract) -> None:
             current = None
         if current != edit.expect:
             changed.append(edit.path)
-        decision = decide(vault, edit.path, contract, actor=CURATION_ACTOR, creating=edit.expect is None)
-        if not decision.allowed:
-            raise StepRefused(f"the door refused {edit.path}: {decision.reason}")
+        refused = curation_refusal(vault, edit.path, contract, creating=edit.expect is None)
+        if refused:
+            raise StepRefused(f"the door refused {edit.path}: {refused}")
     if changed:
         shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
         raise StepRefused(
             f"{len(changed)} note(s) changed since the plan was made ({shown}); nothing was written. "
             "Run the command again to see the current plan"
         )
+
+
+def curation_refusal(vault: Path, path: str, contract: Contract, *, creating: bool = False) -> str | None:
+    """Why the door refuses curation a write of `path` (a `private` folder: nobody writes there through agentmd),
+    or None."""
+    decision = decide(vault, path, contract, actor=CURATION_ACTOR, creating=creating)
+    return None if decision.allowed else decision.reason
 
 
 def _write(vault: Path, edit: Edit) -> None:

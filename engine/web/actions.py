@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmd.engine.curate.actions import plan_edits
-from agentmd.engine.curate.steps import StepRefused, Writer, apply_steps, digest
+from agentmd.engine.curate.steps import StepRefused, Writer, apply_steps, curation_refusal, digest
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.git.conflicts import read_state, still_conflict
 from agentmd.engine.git.resolve import KEEP, resolve_conflict
@@ -78,6 +78,16 @@ def _text(data: dict[str, object], name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"`{name}` must be given")
     return value.strip()
+
+
+def _reason(data: dict[str, object]) -> str | None:
+    """A retirement's reason: text, or none."""
+    value = data.get("reason")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise UsageError("`reason` is text: a few words on why the note is retired")
+    return value.strip() or None
 
 
 def _selection(data: dict[str, object]) -> Selection:
@@ -161,7 +171,7 @@ def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None
         return Outcome(title, _undo_lines(p), bool(p.changes), request, "Undo it" if p.changes else "Apply")
     if action in ("confirm", "retire"):
         path = safe_note_path(host.settings.vault, _text(data, "path"))
-        options = {"reason": data.get("reason")} if action == "retire" else {}
+        options: dict[str, object] = {"reason": _reason(data)} if action == "retire" else {}
         edits = plan_edits(host.settings.vault, action, [path], options=options, now=now)
         lines = []
         for item in edits.items:
@@ -174,9 +184,13 @@ def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None
         if edits.changed:
             lines.append(f"written as one commit (origin: {action}); every other byte of the note is kept")
         request = {"action": action, "path": path, "digest": _note_digest(host, path)}
-        if action == "retire" and data.get("reason"):
-            request["reason"] = data["reason"]
-        return Outcome(f"{action.capitalize()} {path}", lines, bool(edits.changed), request, action.capitalize())
+        if action == "retire" and options.get("reason"):
+            request["reason"] = options["reason"]
+        refused = curation_refusal(host.settings.vault, path, host.contract()) if edits.changed else None
+        if refused:  # shown now, not only once Apply is pressed
+            lines.append(f"refused by the door: {refused}")
+        ready = bool(edits.changed) and not refused
+        return Outcome(f"{action.capitalize()} {path}", lines, ready, request, action.capitalize())
     if action == "resolve":
         keep = _text(data, "keep")
         if keep not in KEEP:
@@ -220,7 +234,7 @@ def apply(host: PageHost, data: dict[str, object], now: dt.datetime | None = Non
         path = safe_note_path(host.settings.vault, _text(data, "path"))
         if _note_digest(host, path) != data.get("digest"):
             raise UsageError(f"{path} changed since the plan was shown: look at the plan again")
-        options = {"reason": data.get("reason")} if action == "retire" else {}
+        options: dict[str, object] = {"reason": _reason(data)} if action == "retire" else {}
         p = plan_edits(host.settings.vault, action, [path], options=options, now=now)
         if not p.changed:
             return Outcome("Nothing was written", [f"skip {i.path}: {i.skipped}" for i in p.items])

@@ -368,6 +368,16 @@ def test_the_page_takes_its_cookie_on_its_session_alone_and_a_write_needs_origin
     good = {**json_type, "Origin": own, "X-Agentmd-CSRF": csrf}
     status, answer = request(port, api, method="POST", headers=good, body=plan)
     assert status == 200 and json.loads(answer)["ready"] is True
+    # a plan the door would refuse says so at once and offers no Apply; a reason that is no text is refused
+    (settings.vault / "private").mkdir(exist_ok=True)
+    (settings.vault / "private/diary.md").write_text("---\ntitle: Diary\n---\ndear diary\n", encoding="utf-8")
+    private = {"action": "retire", "path": "private/diary.md"}
+    status, answer = request(port, api, method="POST", headers=good, body=private)
+    shown = json.loads(answer)
+    assert status == 200 and shown["ready"] is False and "refused by the door" in json.dumps(shown), shown
+    odd = {"action": "retire", "path": "notes/sea.md", "reason": {"a": 1}}
+    status, answer = request(port, api, method="POST", headers=good, body=odd)
+    assert status == 400 and "`reason` is text" in answer
     # another session's cookie opens neither this session's pages nor its writes
     cookie2, csrf2, base2 = session_cookie(daemon)
     assert base2 != base and request(port, base, headers={"Cookie": cookie2})[0] == 401
