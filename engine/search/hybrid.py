@@ -127,6 +127,7 @@ def fuse(
     cosine_of: Mapping[str, float] | None = None,
     hold: float = 1.0,
     sameness: float = 0.0,
+    covered: float = 1.0,
 ) -> Fusion:
     """The candidates of both lists in fused order, best first (ties by path).
 
@@ -134,7 +135,11 @@ def fuse(
     notes outside the dense list (e.g. from `VectorStore.cosines`), so a lexical candidate is scored by
     its real cosine, not by its absence. `hold` is the lexical list's hold on the query (`lexical_hold`),
     which sets the cosine's share under a rule with a `lift`; `sameness` (`VectorStore.sameness`) sets it under
-    a rule with an `alike` share."""
+    a rule with an `alike` share. `covered` is the share of the vault's chunks with vectors so far: the cosine's
+    share is that much of its own while the vault is being embedded, so a note found by its words but not yet
+    embedded is not pushed down by notes the dense arm reached only because they were embedded first (a fifth
+    of a vault embedded: the note that held every word of the question ranked eighth, behind notes whose
+    cosines of 0.3 stood out among the few there were)."""
     lex_rank = {p: r for r, (p, _s) in enumerate(lexical, 1)}
     den_rank = {p: r for r, (p, _s) in enumerate(dense, 1)}
     lex_score = dict(lexical)
@@ -142,7 +147,7 @@ def fuse(
     cos.update(dict(dense))
     paths = list(dict.fromkeys([*lex_rank, *den_rank]))
     scores: dict[str, float]
-    w = rule.weight(hold, sameness) if rule.kind in ("minmax", "zscore") else rule.dense_weight
+    w = (rule.weight(hold, sameness) if rule.kind in ("minmax", "zscore") else rule.dense_weight) * covered
     if rule.kind == "dense":
         scores = {p: cos.get(p, -1.0) for p in paths}
     elif rule.kind == "rrf":
@@ -321,7 +326,7 @@ def hybrid_search(
     held = lambda p: row_terms(index, rows[p])[0]  # noqa: E731  # read from the hits the search found
     hold = lexical_hold(index, terms, idf, paths, held) if rule.lift else 1.0
     sameness = arm.store.sameness() if rule.alike is not None else 0.0
-    fused = fuse(lexical, dense, rule, cosine_of, hold, sameness)
+    fused = fuse(lexical, dense, rule, cosine_of, hold, sameness, coverage.share)
     # A note only the dense arm found is read from the index when it may enter the top: walls, probe and
     # dates leave it out, its multipliers lower its score (never raise it), so once the fused score of the
     # next candidate is below the `limit`-th best lowered score, nothing further down can enter.
@@ -365,7 +370,7 @@ def hybrid_search(
                     "used": True,
                     "rule": rule.name,
                     "sameness": round(sameness, 4),
-                    "share": round(rule.weight(hold, sameness), 4),
+                    "share": round(rule.weight(hold, sameness) * coverage.share, 4),
                     "lexical_rank": f.lexical_rank,
                     "lexical_score": round(f.lexical_score, 6),
                     "dense_rank": f.dense_rank,

@@ -16,7 +16,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.index.vector_refresh import refresh
 from agentmd.engine.index.vectors import VectorStore
 from agentmd.engine.search.dense import dense_candidates
-from agentmd.engine.search.hybrid import ALIKE_AT, ALIKE_FROM, FusionRule, fuse, idf_weights, word_share
+from agentmd.engine.search.hybrid import ALIKE_AT, ALIKE_FROM, CHOSEN, Fusion, FusionRule, fuse, idf_weights, word_share
 from agentmd.vault_schema import EmbedChunk
 
 NOTES = {
@@ -387,3 +387,21 @@ def test_a_name_the_model_does_not_know_finds_its_note(vault: Vault, cache_dir: 
         top = res["results"][0]
         assert top["note"] == "notes/irrigation.md" and top["cosine"] < 0.3  # far in meaning, found by its name
         assert top["score"] >= contract.thresholds.search_floor
+
+
+def test_the_cosines_share_grows_with_the_vectors_made_so_far() -> None:
+    """While a fifth of the vault has vectors, a note that holds the words but has no vectors yet gains on the
+    notes the dense arm reached only because they were embedded first; with every vector made, the share is the
+    rule's own (the same order and scores as without `covered`)."""
+    lexical = [("words.md", 7.0)] + [(f"lex{i}.md", 6.5 - 0.1 * i) for i in range(20)]
+    dense = [(f"near{i}.md", 0.35 - 0.01 * i) for i in range(10)] + [(f"lex{i}.md", 0.1) for i in range(20)]
+
+    def margin(fused: Fusion) -> float:
+        scores = {f.path: f.score for f in fused}
+        return scores["words.md"] - max(v for p, v in scores.items() if p.startswith("near"))
+
+    whole = fuse(lexical, dense, CHOSEN, {}, 1.0, 0.0)
+    same = fuse(lexical, dense, CHOSEN, {}, 1.0, 0.0, covered=1.0)
+    assert [(f.path, f.score) for f in same] == [(f.path, f.score) for f in whole]
+    early = fuse(lexical, dense, CHOSEN, {}, 1.0, 0.0, covered=0.18)
+    assert margin(early) > margin(whole) + 0.5 and early[0].path == "words.md"
