@@ -13,7 +13,7 @@ The points on the commit path: `index-lock-staged` (the lock's marker is written
 `index-publish` (the new index is about to replace `.git/index`),
 `after-index-published` (the index is in place, HEAD has not moved), `before-commit-cycle`, and
 `sync-tree-written`, `sync-index-moved`, `sync-tree-moved` (the steps of a sync round's move of the work tree,
-the index and HEAD).
+the index and HEAD), and `undo-tree-moved` (an undo's files and index are written, HEAD has not moved).
 On the capture path (engine/write/landing.py, `CRASH_POINTS`): `after-temp-write`, `after-link`, `after-index`.
 `reconcile-pass`: a reconcile pass is about to read the vault.
 """

@@ -386,6 +386,17 @@ def _write_journal(git: GitCli, old: str, new: str, message: str) -> None:
         os.close(fd)
 
 
+def record_move(git: GitCli, old: str, new: str, message: str) -> None:
+    """Name a move of the work tree, the index and HEAD from `old` to `new` that another writer (an undo) is
+    about to make its own way: a process killed before `clear_move` leaves it for `finish_unfinished`."""
+    _write_journal(git, old, new, message)
+
+
+def clear_move(git: GitCli) -> None:
+    """The move `record_move` named is over (made, or given up before anything changed)."""
+    _journal(git).unlink(missing_ok=True)
+
+
 def _index_and_head(git: GitCli, old: str, new: str, message: str, env: dict[str, str]) -> None:
     """The index to `new` (keeping what it knows of unchanged files), then HEAD from `old` to `new`."""
     read = git.run("read-tree", "-m", old, new)

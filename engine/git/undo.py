@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
+from agentmd.engine.failpoints import failpoint
 from agentmd.engine.git.branches import checked, commit_at
 from agentmd.engine.git.busy import operation_in_progress
 from agentmd.engine.git.changes import read_status
@@ -64,6 +65,7 @@ from agentmd.engine.git.conflicts import conflict_text, record_conflicts, siblin
 from agentmd.engine.git.lock import private_index_path
 from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, listing, plural
 from agentmd.engine.git.sync_merge import merge_note
+from agentmd.engine.git.tree_move import clear_move, record_move
 from agentmd.engine.settings import host_name
 
 if TYPE_CHECKING:
@@ -610,21 +612,28 @@ def apply_undo(
                 git.run("commit-tree", plan.tree, "-p", plan.head, "--no-gpg-sign", "-F", "-", env=identity,
                         stdin=plan.message.encode("utf-8")),
                 "`git commit-tree` of the undo", UndoRefused)  # fmt: skip
+            reflog = plan.message.splitlines()[0]
+            # Killed from here until HEAD has moved, the next start's first commit cycle finishes this very move
+            # (engine/git/tree_move.py), instead of finding the undone files staged by no one it knows.
+            record_move(git, plan.head, commit, reflog)
             git.run("update-index", "-q", "--refresh")  # stat data only, so a touched file is not taken as edited
             move = git.run("read-tree", "-m", "-u", plan.head, commit)
             if move.code != 0:
+                clear_move(git)
                 raise UndoRefused(
                     f"nothing was undone: git would not write the files without overwriting a change made meanwhile "
                     f"({move.why()}); run the undo again"
                 )
             moved = True
-            reflog = plan.message.splitlines()[0]
+            failpoint("undo-tree-moved")
             ref = git.run("update-ref", "-m", reflog, "HEAD", commit, plan.head)
             if ref.code != 0:
+                clear_move(git)
                 raise UndoRefused(
                     f"the files were undone but HEAD could not move to the undo's commit ({ref.why()}); the next "
                     "commit cycle commits them (origin: revert)"
                 )
+            clear_move(git)
         finally:
             if not moved:
                 committer.origins.consume(paths)

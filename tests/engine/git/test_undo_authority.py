@@ -77,3 +77,42 @@ def test_a_plan_applied_twice_takes_back_one_change(tmp_path: Path) -> None:
         assert again.value.status == 409 and "changed since the plan was shown" in again.value.message
         assert (root / "memory/b.md").exists() and head(root) == first["commit"]
         wait_until(lambda: dirty(root) == "", 10, "nothing left to commit")
+
+
+def test_an_undo_killed_after_its_files_moved_is_finished_by_the_next_cycle(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """`kill -9` between the undo's files (and index) and HEAD: the first commit cycle after it finishes that very
+    undo, its `origin: revert` and `reverts` kept, instead of finding the files staged by no one it knows."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    from daemon_helpers import git
+
+    from agentmd.engine.git.committer import committer_for
+    from agentmd.engine.git.tree_move import JOURNAL
+    from agentmd.rules import ContractCache
+
+    root = make_repo(
+        tmp_path / "vault", {"README.md": "# Vault\n", **{f"memory/n{i}.md": f"# N{i}\n" for i in range(20)}}
+    )
+    settings = resolve(vault=str(root))
+    committer = committer_for(settings, ContractCache(settings.vault, settings.contract_path))
+    for i in range(20):
+        (root / f"memory/n{i}.md").write_text(f"# N{i}\n\nedited by hand\n", encoding="utf-8")
+    edit = committer.commit_cycle().commits[0].sha
+    argv = [sys.executable, "-m", "agentmd", "undo", "--yes", "--vault", str(root)]
+    killed = subprocess.run(
+        argv, cwd=REPO, env={**os.environ, "AGENTMD_FAILPOINTS": "undo-tree-moved=kill"}, capture_output=True
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert head(root) == edit and (root / ".git" / JOURNAL).exists()
+    assert (root / "memory/n3.md").read_text(encoding="utf-8") == "# N3\n"  # the files are undone, HEAD is not
+
+    cycle = committer_for(settings, ContractCache(settings.vault, settings.contract_path)).commit_cycle()
+    assert cycle.error is None and cycle.commits == []  # nothing of its own to commit: the undo was finished
+    assert head(root) != edit and dirty(root) == "" and not (root / ".git" / JOURNAL).exists()
+    said = git(root, "log", "-1", "--format=%(trailers:key=origin,valueonly)%(trailers:key=reverts,valueonly)")
+    assert said.split() == ["revert", edit]
