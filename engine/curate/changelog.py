@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.runner import GitCli, GitMissing
+from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.git.undo import UndoneTracker
 
 MANUAL = "manual"
@@ -94,7 +95,7 @@ def history(
     """Commits newest first (oldest first for one note's biography), narrowed to `origins` when given."""
     args = ["-c", "core.quotePath=false", "log", f"--format={_FORMAT}", "--name-status"]
     if since is not None:
-        args.append(f"--since={since.astimezone(dt.UTC).isoformat(timespec='seconds')}")
+        args.append(git_since(since.astimezone(dt.UTC).isoformat(timespec="seconds")))
     if path is not None:
         args += ["--follow", "--", path]  # (git's --reverse does not combine with --follow: reversed below)
     else:

@@ -12,6 +12,7 @@ file name, not a glob).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -163,6 +164,25 @@ class GitCli:
 
 # --------------------------------------------------------------------------------------------------
 # Paths and wording shared by every message
+
+
+@functools.lru_cache(maxsize=1)
+def _walks_past_old_commits() -> bool:
+    """Whether this git has `--since-as-filter` (2.37 and later)."""
+    try:
+        said = subprocess.run(["git", "version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    found = re.search(r"(\d+)\.(\d+)", said)
+    return found is not None and (int(found.group(1)), int(found.group(2))) >= (2, 37)
+
+
+def since(when: str) -> str:
+    """`git log`'s option for commits made since `when`. Git's `--since` stops walking at the first run of older
+    commits, so one commit from a machine whose clock was behind (a merge dated two days back) hid every commit
+    after it from the history; `--since-as-filter` walks the whole history and keeps each newer commit (the
+    older `--since` with a git before 2.37)."""
+    return f"--since-as-filter={when}" if _walks_past_old_commits() else f"--since={when}"
 
 
 def absolute_path(vault: Path) -> Path:

@@ -64,6 +64,7 @@ from agentmd.engine.git.changes import read_status
 from agentmd.engine.git.conflicts import conflict_text, record_conflicts, sibling_name
 from agentmd.engine.git.lock import private_index_path
 from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, listing, plural
+from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.git.sync_merge import merge_note
 from agentmd.engine.git.tree_move import clear_move, record_move
 from agentmd.engine.settings import host_name
@@ -303,7 +304,7 @@ def _select(git: GitCli, selection: Selection) -> list[Target]:
     if selection.kind == "origin":
         if not selection.origin:
             raise UsageError("name the origin whose commits to revert: --origin enrich, capture, groom, …")
-        args = ["--no-merges"] + ([f"--since={selection.since}"] if selection.since else [])
+        args = ["--no-merges"] + ([git_since(selection.since)] if selection.since else [])
         live = [e for e in _live(_entries(git, *args)) if e.origin == selection.origin and len(e.parents) == 1]
         if not live:
             since = f" since {selection.since}" if selection.since else ""

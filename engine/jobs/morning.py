@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.fsutil import read_json, write_json
 from agentmd.engine.git.runner import GitCli, GitMissing
+from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.write.tallies import refusal_days
 
 if TYPE_CHECKING:  # the session-start hook reads a headline here: it must not load capture and its prefilters
@@ -69,7 +70,7 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
         cancelled = _taken_back(git, since)
         run = git.run(
             "log",
-            f"--since={since.isoformat(timespec='seconds')}",
+            git_since(since.isoformat(timespec="seconds")),
             "--no-renames",
             "--name-status",
             f"--format=%n{_SEP}%H %(trailers:key=origin,valueonly,separator=%x2C)",
@@ -106,7 +107,7 @@ def _taken_back(git: GitCli, since: dt.datetime) -> set[str]:
     """The commits since `since` that a later undo or revert since then took back, and those undos themselves:
     a change made and taken back overnight changed nothing in the memory."""
     run = git.run(
-        "log", f"--since={since.isoformat(timespec='seconds')}",
+        "log", git_since(since.isoformat(timespec='seconds')),
         "--format=%H %(trailers:key=reverts,valueonly,separator=%x2C)",
     )  # fmt: skip
     named = {}
@@ -124,7 +125,7 @@ def _count_archived(git: GitCli, since: dt.datetime, out: Changes, cancelled: se
     """A note kept but archived (`agentmd retire`, a groom's retirement: `lifecycle: archived` set in place) is
     retired too, not edited: the lifecycle lines of the edits since `since` are read (only those hunks)."""
     run = git.run(
-        "log", f"--since={since.isoformat(timespec='seconds')}", "--no-renames", "--diff-filter=M", "-p", "-U0",
+        "log", git_since(since.isoformat(timespec='seconds')), "--no-renames", "--diff-filter=M", "-p", "-U0",
         "-G^lifecycle:", f"--format=%n{_SEP}%H %(trailers:key=origin,valueonly,separator=%x2C)",
     )  # fmt: skip
     if run.code != 0:

@@ -11,6 +11,7 @@ from typing import Any
 from agentmd.engine.errors import UsageError
 from agentmd.engine.fsutil import NotInVault, NotRegularFile, opened_dir, read_regular
 from agentmd.engine.git.runner import HEX_ID, GitCli
+from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.git.undo import UndoneTracker
 from agentmd.engine.web.svg import KINDS, kind_of
 from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter
@@ -69,7 +70,7 @@ def recent_commits(vault: Path, since: dt.datetime, limit: int = 2000) -> list[C
         return []
     run = GitCli(vault).run(
         "log", f"--format={_FORMAT}", f"--max-count={limit}",
-        f"--since={since.astimezone(dt.UTC).isoformat(timespec='seconds')}", "HEAD", optional_locks=False,
+        git_since(since.astimezone(dt.UTC).isoformat(timespec="seconds")), "HEAD", optional_locks=False,
     )  # fmt: skip
     if run.code != 0:
         return []

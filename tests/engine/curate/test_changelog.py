@@ -54,3 +54,33 @@ def test_every_commit_line_names_its_origin_and_its_machine(cli, vault: Path) ->
     assert line.endswith("[desk-7]")
     (change,) = cli("log", *args(vault), "notes.md", "--json").json()["changes"]
     assert (change["origin"], change["host"]) == ("sync", "desk-7")
+
+
+def test_a_commit_from_a_machine_whose_clock_was_behind_hides_nothing_after_it(tmp_path: Path) -> None:
+    """A merge dated two days back (a machine with a slow clock synced it) under an hour of new commits: every
+    commit of the hour is in the history since an hour ago, for the log, the revert of an origin and the page."""
+    import datetime as dt
+    import os
+    import subprocess
+
+    from agentmd.engine.curate.changelog import history
+
+    root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    now = dt.datetime.now(dt.UTC)
+
+    def commit(name: str, when: dt.datetime) -> None:
+        (root / f"{name}.md").write_text(f"# {name}\n", encoding="utf-8")
+        stamp = when.isoformat(timespec="seconds")
+        env = {**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
+        message = f"{name}\n\norigin: capture\n"
+        subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", message], check=True, env=env)
+
+    for i in range(8):
+        commit(f"recent-{i}", now - dt.timedelta(minutes=30 - i))
+    commit("from-the-slow-clock", now - dt.timedelta(days=2))
+    commit("newest", now - dt.timedelta(minutes=1))
+    found = history(root, since=now - dt.timedelta(hours=1))
+    subjects = {c.summary for c in found}
+    assert {f"recent-{i}" for i in range(8)} | {"newest"} <= subjects, subjects
+    assert "from-the-slow-clock" not in subjects
