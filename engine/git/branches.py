@@ -54,6 +54,17 @@ def remote_failure(what: str, run: GitRun, remote: str) -> SyncError:
     return RemoteUnreachable(f"{what} failed (is the remote reachable?): {cause}")
 
 
+# Another push updated the remote's branch at the same moment: the remote's git could not take the branch's lock,
+# or found it moved under it.
+_LOST_RACE = re.compile(r"cannot lock ref|failed to update ref|\[remote rejected\].*\block\b", re.IGNORECASE)
+
+
+def lost_race(pushed: str) -> bool:
+    """Whether a push's output says another push moved the branch at the same moment: as for a rejected push,
+    the round fetches, merges and pushes again (not a remote out of reach, waited for)."""
+    return _LOST_RACE.search(pushed) is not None
+
+
 class SyncWaits(SyncError):
     """The round could not start for a passing reason (the person's git command running, someone else's
     `index.lock`): nothing to fix, the next round tries again."""

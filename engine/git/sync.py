@@ -54,6 +54,7 @@ from agentmd.engine.git.branches import (
     checked,
     commit_at,
     current_branch,
+    lost_race,
     remote_failure,
     remote_heads,
     remote_url,
@@ -521,8 +522,8 @@ class Round:
         if run.code == 0:
             return True
         text = os.fsdecode(run.out) + run.err
-        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
-            return False
+        if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text or lost_race(text):
+            return False  # the remote moved (another machine pushed first, or at the same moment): fetch and again
         raise remote_failure(f"`git push {self.remote}`", run, self.remote)
 
 

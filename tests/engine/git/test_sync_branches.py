@@ -226,3 +226,26 @@ def test_a_remote_that_asks_for_credentials_this_machine_lacks_is_red_at_once(tm
     assert any("credential helper" in line for line in section["red"]), section
     assert section.get("next_attempt_at") is None  # no backing off
     assert "hunter2" not in str(section) and section["remote"].startswith("http://me:***@")  # never shown
+
+
+def test_a_push_that_met_another_at_the_same_moment_is_retried_not_taken_for_an_unreachable_remote(
+    two: tuple[Machine, Path],
+) -> None:
+    """The remote's git could not lock its branch (another push held it): the round fetches, merges and pushes
+    again, as for a rejected push, and never says the remote is out of reach (which the daemon waits out)."""
+    from agentmd.engine.git.branches import RemoteUnreachable
+
+    a, remote = two
+    write(a.vault, "notes/race.md", "# Race\n\nmet another push\n")
+    a.committer.commit_cycle()
+    locks = [ref.with_name(ref.name + ".lock") for ref in (remote / "refs" / "heads").iterdir()]
+    for lock in locks:
+        lock.write_text("held by another push\n", encoding="utf-8")
+    try:
+        with pytest.raises(SyncError) as kept_moving:
+            a.sync()
+        assert not isinstance(kept_moving.value, RemoteUnreachable) and "kept moving" in str(kept_moving.value)
+    finally:
+        for lock in locks:
+            lock.unlink()
+    assert a.sync()["outcome"] == "pushed"
