@@ -224,6 +224,13 @@ class CatalogBase:
         except (OSError, UnicodeDecodeError):
             return self.get_meta(PASS_RECORD_KEY)
 
+    def forget_pass_record(self) -> None:
+        """No full pass recorded any more (the catalog was emptied for a rebuild): until one ends, status says the
+        index was never built rather than showing the last pass of the index that is gone."""
+        Path(str(self.path) + PASS_RECORD_SUFFIX).unlink(missing_ok=True)
+        with self._dbs.writing() as db:
+            db.execute("DELETE FROM meta WHERE key = ?", (PASS_RECORD_KEY,))
+
     def set_pass_record(self, text: str) -> None:
         """Keep the record of a full pass beside the catalog (in the catalog when that file cannot be written)."""
         target = Path(str(self.path) + PASS_RECORD_SUFFIX)

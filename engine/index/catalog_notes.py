@@ -314,6 +314,7 @@ class CatalogNotes(CatalogLinks):
                 if table not in KEPT_ON_REWRITE:
                     db.execute(f"DELETE FROM {table}")
             self._next_stat_token(db)
+        self.forget_pass_record()
 
     def paths_with_title(self, title: str) -> list[str]:
         """The notes with exactly this title (an index look-up: `notes_title`)."""

@@ -356,3 +356,26 @@ def test_a_stopped_pass_keeps_what_it_read_and_the_next_one_finishes(
         second = reconcile(vault.root, store, workers=workers)
         assert not second.interrupted and second.added == 35 and second.unchanged == 25
         assert len(_paths(store)) == 60 and len(_search_paths(store, "herons")) == 50  # the search's own limit
+
+
+def test_a_rebuild_from_scratch_forgets_the_last_pass_until_its_own_ends(tmp_path: Path) -> None:
+    """`reindex --from-scratch` empties the index and catalog: cut short there (a kill), status must not show the
+    last pass of the index that is gone beside 0 notes, but say the index was never built."""
+    import datetime as dt
+
+    from agentmd.engine.daemon.status import index_section
+    from agentmd.engine.index.reconcile import last_pass
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(5):
+        (vault / f"n{i}.md").write_text(f"# N{i}\n", encoding="utf-8")
+    with Store(tmp_path / "cache") as store:
+        reconcile(vault, store)
+        assert (last_pass(store) or {}).get("added") == 5
+    with Store(tmp_path / "cache", from_scratch=True) as emptied:  # the rebuild's first step, and no pass after it
+        assert last_pass(emptied) is None
+        section = index_section(emptied, vault, daemon_running=False, stale=False, now=dt.datetime.now(dt.UTC))
+        assert section["documents"] == 0 and section["red"][0].startswith("index-never-built")
+        reconcile(vault, emptied)
+        assert (last_pass(emptied) or {}).get("added") == 5
