@@ -258,11 +258,11 @@ def name_collisions(git: GitCli) -> list[list[str]]:
     (macOS writes names decomposed, NFD; Linux and Windows keep them as typed), or in other cases (macOS and
     Windows ignore case). Each group sorted, the groups sorted; empty when there are none."""
     listed = git.run("-c", "core.quotepath=off", "ls-files", "-z", optional_locks=False)
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, set[str]] = {}
     for raw in listed.out.split(b"\0") if listed.code == 0 else []:
-        if raw:
+        if raw:  # a path in conflict is listed once per stage of the merge: one name all the same
             path = os.fsdecode(raw)
-            groups.setdefault(unicodedata.normalize("NFC", path).casefold(), []).append(path)
+            groups.setdefault(unicodedata.normalize("NFC", path).casefold(), set()).add(path)
     return sorted(sorted(paths) for paths in groups.values() if len(paths) > 1)
 
 

@@ -423,3 +423,20 @@ def test_a_note_fixed_since_the_last_full_pass_is_no_longer_named_as_holding_mar
     assert line.startswith("merge-conflicts: 1 note holds") and "notes/b.md" in line and "notes/a.md" not in line
     (vault / "notes" / "b.md").unlink()
     assert held_lines(info, vault) == []
+
+
+def test_a_note_in_conflict_during_a_persons_merge_is_one_name_not_three(tmp_path: Path) -> None:
+    """A plain `git pull` stopped on a conflict lists the note once per stage of the merge: one name all the same."""
+    from agentmd.engine.daemon.status import git_section
+
+    vault = make_repo(tmp_path / "vault", {"notes/t2.md": "# T2\n\nbase\n"})
+    run = lambda *a: subprocess.run(["git", "-C", str(vault), *a], check=False, capture_output=True)  # noqa: E731
+    run("checkout", "-q", "-b", "other")
+    (vault / "notes/t2.md").write_text("# T2\n\nother\n", encoding="utf-8")
+    run("commit", "-qam", "other")
+    run("checkout", "-q", "-")
+    (vault / "notes/t2.md").write_text("# T2\n\nmine\n", encoding="utf-8")
+    run("commit", "-qam", "mine")
+    assert run("merge", "-q", "other").returncode != 0  # stopped on the conflict
+    yellow = git_section(vault, None, dt.datetime.now(dt.UTC))["yellow"]
+    assert not [y for y in yellow if y.startswith("names-collide")], yellow
