@@ -24,6 +24,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── DaemonError                   engine/client.py
     │   ├── DaemonUnreachable
     │   │   ├── DaemonTimeout
+    │   │   ├── DaemonNotReached
     │   │   └── DaemonLost
     │   └── DaemonHTTPError
     ├── NotInVault, NotRegularFile, FileTooLarge, StillChanging +OSError   engine/fsutil.py

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from agentmd.engine.client import DaemonError, DaemonHTTPError, Located, running
+from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonNotReached, Located, running
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ class RemoteBackend:
 
                 raise CaptureRefused(exc.code or "refused", exc.message) from None
             raise AgentmdError(exc.message) from None
+        except DaemonNotReached:
+            raise  # nothing was sent: the caller may do the work another way (`agentmd capture` does it here)
         except (DaemonError, TypeError, ValueError) as exc:
             raise AgentmdError(
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"
@@ -190,10 +192,22 @@ class FollowingBackend:
             return self._local
 
     def search(self, request: SearchRequest) -> dict[str, object]:
-        return self.current().search(request)
+        try:
+            return self.current().search(request)
+        except DaemonNotReached:  # it stopped since it was seen, before the request was sent: answered here
+            return self._here().search(request)
 
     def capture(self, request: CaptureRequest) -> CaptureAnswer:
-        return self.current().capture(request)
+        try:
+            return self.current().capture(request)
+        except DaemonNotReached:  # nothing was sent, so writing it here makes no twin
+            return self._here().capture(request)
+
+    def _here(self) -> LocalBackend:
+        with self._lock:
+            if self._local is None:
+                self._local = LocalBackend(self.settings, self.actor)
+            return self._local
 
     def close(self) -> None:
         with self._lock:

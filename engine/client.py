@@ -62,6 +62,11 @@ class DaemonTimeout(DaemonUnreachable):
     """The daemon did not give a whole answer within the timeout."""
 
 
+class DaemonNotReached(DaemonUnreachable):
+    """The connection was refused (or failed) before anything was sent: the daemon has done nothing of the request,
+    so doing it another way (in this process) makes no twin."""
+
+
 class DaemonLost(DaemonUnreachable):
     """The daemon took the request and the connection broke before a whole answer came back: what the request
     asked may have been done, in part or whole."""
@@ -360,7 +365,7 @@ class DaemonClient:
         except OSError as exc:
             if sent:
                 raise DaemonLost(f"the connection to the daemon on port {self.port} broke: {exc}") from None
-            raise DaemonUnreachable(f"could not reach the daemon on port {self.port}: {exc}") from None
+            raise DaemonNotReached(f"could not reach the daemon on port {self.port}: {exc}") from None
         return b"".join(chunks)
 
 

@@ -102,6 +102,7 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if daemon is not None:
             from agentmd.engine.backends import RemoteBackend
+            from agentmd.engine.client import DaemonNotReached
 
             token = None
             if args.operator:  # operator writes carry the vault's operator token (engine/daemon/operator.py)
@@ -109,7 +110,10 @@ def cmd_capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
                 token = ensure_token(settings.state_dir)
             # the daemon reads the fields as `request_from_cli` does here (comma-separated lists included)
-            result = RemoteBackend(daemon, actor, token).capture(values)
+            try:
+                result = RemoteBackend(daemon, actor, token).capture(values)
+            except DaemonNotReached:  # it stopped since it was found, before anything was sent: written here
+                result = _capture_here(settings, values, actor)
         else:
             result = _capture_here(settings, values, actor)
     except AgentmdError as exc:

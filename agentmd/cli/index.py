@@ -240,8 +240,12 @@ def _search(settings: Any, fields: dict[str, Any]) -> dict[str, object]:
     daemon = daemon_of(settings)
     if daemon is not None:
         from agentmd.engine.backends import RemoteBackend
+        from agentmd.engine.client import DaemonNotReached
 
-        return RemoteBackend(daemon).search(fields, count_usage=False)
+        try:
+            return RemoteBackend(daemon).search(fields, count_usage=False)
+        except DaemonNotReached:
+            pass  # it stopped since it was found, before the request was sent: searched here
     from agentmd.engine.index.reconcile import last_pass, reconcile
     from agentmd.engine.index.store import Store
     from agentmd.engine.search.query import search

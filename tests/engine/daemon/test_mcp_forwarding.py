@@ -248,3 +248,28 @@ def test_the_stdio_set_up_mcp_config_prints_reads_this_environments_folders(
     home = Path(os.environ["HOME"])
     assert not (home / ".cache" / "agentmd").exists() and not (home / ".local" / "state" / "agentmd").exists()
     assert any(settings.cache_dir.iterdir())  # the index it read is this environment's
+
+
+def test_a_daemon_found_but_no_longer_listening_is_done_here_instead(settings: Settings, daemon: Daemon) -> None:
+    """The daemon stopped listening between being found and being asked (its lease still held): nothing was sent,
+    so the search and the capture are done in this process instead of failing, and none is written twice."""
+    from agentmd.engine.client import DaemonNotReached
+
+    assert daemon.server is not None
+    daemon.server.stop()  # the port closes; the lease and the lock stay held, as in the moment before it exits
+    found = backend_for(settings)
+    assert isinstance(found, RemoteBackend)
+    with pytest.raises(DaemonNotReached):
+        found.search(SearchRequest(query="otters"))
+    following = FollowingBackend(settings)
+    try:
+        assert notes_of(following.search(SearchRequest(query="otters", mode="fusion"))) == ["notes/first.md"]
+        made = following.capture(CaptureRequest(title="Written here", body="While the daemon was going."))
+        assert (settings.vault / made["path"]).is_file()
+    finally:
+        following.close()
+    code, out, err = cli(
+        "capture", "--vault", str(settings.vault), "--title", "From the shell", "--body", "b", "--json"
+    )
+    assert code == 0, err
+    assert (settings.vault / json.loads(out)["path"]).is_file()
