@@ -398,8 +398,8 @@ def _judge(rel: str, contract: Contract, *, exists: bool, creating: bool) -> _Ve
         return _Verdict(
             contract.default_authority,
             "space:unknown",
-            f"{top}/ is not a space in the storage-rules contract, so it gets the default level "
-            f"{contract.default_authority}",
+            f"{top}/ is not a space in the storage-rules contract (its `spaces`), so it takes the contract's "
+            f"default level, {contract.default_authority} ({_LEVEL_MEANS[contract.default_authority]})",
             elsewhere,
         )
     folder = contract.spaces[space]
@@ -439,6 +439,12 @@ def _refusal(verdict: _Verdict, actor: str) -> str | None:
     return f"only the operator may make this change (the CLI with its explicit operator flag); {verdict.instead}"
 
 
+_LEVEL_MEANS: Final = {  # each level in a few words, for a reader who has not read the contract
+    "standing": "agents write there on their own",
+    "shared": "agents and the owner both write there",
+    "alignment": "only the owner writes there",
+    "private": "nothing writes there through agentmd",
+}
 _ALLOWED_WHY: Final = {
     "standing": "agents may write there on their own",
     "shared": "agents keep it up to date and the operator writes alongside them",
