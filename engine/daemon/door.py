@@ -128,10 +128,25 @@ class Door(DaemonState):
             writer=self.curation_writer,
             identity=self.committer.identity_env,
             request_commit=self.request_commit,
-            token=self.access.current,
+            token=self.page_key,
             operator=lambda headers: is_operator(self.settings.state_dir, headers.get(OPERATOR_HEADER)),
         )
         return Page(host).routes()
+
+    def page_key(self) -> str | None:
+        """What page sessions' cookies and CSRF values are made with: the access token and the operator token
+        together. A page session speaks for the owner (it may undo any change), so one that the access token
+        alone could make (every MCP client's configuration holds it) would give an agent the owner's hand; and a
+        rotation of either token ends every session. None when either cannot be read (every page refused)."""
+        from agentmd.engine.daemon.operator import ensure_token
+        from agentmd.engine.secret import SecretFileError
+
+        access = self.access.current()
+        try:
+            owner = ensure_token(self.settings.state_dir)
+        except (SecretFileError, OSError):
+            return None
+        return f"{access}\0{owner}" if access else None
 
     def _revert_json(self, data: dict[str, object]) -> ResultJson:
         """`POST /v1/revert`: as the operator with the operator token's header (the command line sends it),

@@ -197,11 +197,18 @@ class LoopbackGuard:
     origin, the access token and JSON bodies."""
 
     def __init__(
-        self, app: ASGIApp, max_body: int = MAX_BODY_BYTES, token: Callable[[], str | None] | None = None
+        self,
+        app: ASGIApp,
+        max_body: int = MAX_BODY_BYTES,
+        token: Callable[[], str | None] | None = None,
+        page_key: Callable[[], str | None] | None = None,
     ) -> None:
         self.app = app
         self.max_body = max_body
         self.token = token  # the access token now in force; None: no token is asked (an app built for a test)
+        # what a page session's cookie and CSRF value are made with (the access and operator tokens together);
+        # None: the access token's (an app built for a test)
+        self.page_key = page_key or token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -230,17 +237,17 @@ class LoopbackGuard:
             await _deny(send, 403, "forbidden: websockets are not served")
             return
         if self.token is not None and path not in OPEN_PATHS and not is_open_page_path(path):
-            expected = self.token()
-            presented = _bearer(headers.get("authorization"))
-            from agentmd.engine.secret import matches
+            if is_page_path(path):  # a page session's: its cookie and, for a write, its CSRF value; no bearer token
+                key = self.page_key() if self.page_key is not None else None
+                refused = page_refusal(scope.get("method", "GET"), path, headers, key)
+                if refused is not None:
+                    await _deny(send, refused[0], refused[1], path)
+                    return
+            else:
+                from agentmd.engine.secret import matches
 
-            if not matches(presented, expected):
-                if is_page_path(path) and presented is None:  # the page: its cookie, and for a write its CSRF value
-                    refused = page_refusal(scope.get("method", "GET"), path, headers, expected)
-                    if refused is not None:
-                        await _deny(send, refused[0], refused[1], path)
-                        return
-                else:
+                presented = _bearer(headers.get("authorization"))
+                if not matches(presented, self.token()):
                     await _deny(
                         send, 401, _unauthorized(presented is not None), path, [(b"www-authenticate", b"Bearer")]
                     )
@@ -297,6 +304,7 @@ def build_app(
     extra_routes: Sequence[BaseRoute] = (),
     lifespan: Any = None,
     token: Callable[[], str | None] | None = None,
+    page_key: Callable[[], str | None] | None = None,
 ) -> ASGIApp:
     async def health_route(request: Request) -> Response:
         return JSONResponse(health())
@@ -324,7 +332,7 @@ def build_app(
         lifespan=lifespan,
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error, Exception: server_error},
     )
-    return LoopbackGuard(app, token=token)
+    return LoopbackGuard(app, token=token, page_key=page_key)
 
 
 # Where MCP clients configured for the older HTTP+SSE transport, or for another spelling, knock first.

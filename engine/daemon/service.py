@@ -198,6 +198,7 @@ class Daemon(Loops):
                 extra_routes=[*routes, *mcp_routes],
                 lifespan=lifespan,
                 token=self.access.current,
+                page_key=self.page_key,
             )
             self.app = app
             self.server = HttpServer(app, self.port, sock=self.listener)

@@ -8,7 +8,9 @@ A browser cannot put `Authorization: Bearer` on a navigation, so the page has a 
   enter page's script removes it from the address bar and history and trades it (`POST /ui/session`, JSON,
   same origin) for a page session. A ticket serves once and only for `TICKET_SECONDS`.
 - A session has an id of its own, made at random, and its pages live under `/ui/s/<id>/`. Its cookie is an
-  HMAC of the access token and the id (`session_value`), scoped to that path: `Path=/ui/s/<id>`, `HttpOnly`
+  HMAC of the page key and the id (`session_value`); the page key is the access token and the owner-only
+  operator token together, so the access token alone (which agents' configurations hold) can make no session,
+  and the bearer token opens no page. The cookie is scoped to that path: `Path=/ui/s/<id>`, `HttpOnly`
   (no script reads it), `SameSite=Strict`. Browsers share cookies among the ports of one host, so a cookie
   scoped to `/ui` alone would also be sent to a server on another loopback port whose page asks for a `/ui`
   path; scoped to a path holding an id nobody else knows, it is sent to no other server. It is never offered

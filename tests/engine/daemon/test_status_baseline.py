@@ -14,7 +14,6 @@ import pytest
 from daemon_helpers import http_get, make_repo, wait_until
 
 from agentmd.cli import main
-from agentmd.engine.client import access_token
 from agentmd.engine.curate.baseline import BASELINE_FILE
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.jobs.morning import Changes
@@ -61,7 +60,7 @@ def queue_of(d: Daemon) -> dict:
 
 def page(d: Daemon) -> str:
     session = new_session()
-    cookie = f"{COOKIE}={session_value(access_token(d.settings.state_dir) or '', session)}"
+    cookie = f"{COOKIE}={session_value(d.page_key() or '', session)}"  # made as a ticket's session is
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     request = urllib.request.Request(f"http://127.0.0.1:{d.port}{session_base(session)}", headers={"Cookie": cookie})
     with opener.open(request, timeout=10) as answer:

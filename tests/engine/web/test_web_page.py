@@ -395,6 +395,15 @@ def test_the_page_takes_its_cookie_on_its_session_alone_and_a_write_needs_origin
     token = access_token(daemon.settings.state_dir)
     assert request(port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
                    body={"ticket": token})[0] == 403  # fmt: skip
+    # nor does it open a page session's pages: neither as a bearer token nor by making a session's cookie with it
+    from agentmd.engine.web.session import COOKIE, csrf_value, session_value
+
+    bearer = {"Authorization": f"Bearer {token}", "Origin": own, "Content-Type": "application/json"}
+    assert request(port, "/ui/s/anything/api/plan", method="POST", headers=bearer, body={"action": "undo"})[0] == 401
+    forged = {"Cookie": f"{COOKIE}={session_value(token or '', 'mysession')}", "Origin": own,
+              "Content-Type": "application/json", "X-Agentmd-CSRF": csrf_value(token or "", "mysession")}  # fmt: skip
+    assert request(port, "/ui/s/mysession/", headers=forged)[0] == 401
+    assert request(port, "/ui/s/mysession/api/plan", method="POST", headers=forged, body={"action": "undo"})[0] == 401
     code, _out, err = cli("token", "rotate", "--vault", str(settings.vault))
     assert code == 0, err
     assert request(port, base, headers={"Cookie": cookie})[0] == 401  # a rotation ends every session
