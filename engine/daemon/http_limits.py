@@ -10,10 +10,12 @@ every few seconds took every file descriptor (`agentmd capture` then failed). `L
 - a request is read whole, head and body, within `REQUEST_SECONDS` of its first byte, and a new connection sends
   its first request within the same time (else it is closed);
 - at most `MAX_CONNECTIONS` connections are open at once, so the daemon keeps descriptors for its index, its git
-  and its own clients' next connections. One past them takes the place of the oldest connection whose request
-  head has not arrived whole (a client that trickles headers, or opens and says nothing): the product's
-  clients send a head at once, so a local process holding every slot that way cannot lock them out. When every
-  connection has sent its head, the new one is closed at once.
+  and its own clients' next connections. One past them takes the place of the oldest connection the daemon is
+  doing nothing for: one whose request head has not arrived whole (a client that trickles headers, or opens and
+  says nothing), one idle between requests (keep-alive), or one already answered whose body still trickles in.
+  The product's clients send a request at once and wait for its answer, so a local process holding every slot
+  that way cannot lock them out. When every connection has a request being worked on, the new one is closed at
+  once.
 
 Loopback clients of the product (the CLI, the hooks, MCP clients, the page) send heads of a few hundred bytes
 and bodies of at most a MiB within milliseconds: none comes near a limit.
@@ -50,7 +52,7 @@ class LimitedHttp(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
-            waiting = [c for c in self.connections if c is not self and isinstance(c, LimitedHttp) and c._head >= 0]
+            waiting = [c for c in self.connections if c is not self and isinstance(c, LimitedHttp) and c._idle()]
             victim = min(waiting, key=lambda c: c._began, default=None)
             now = time.monotonic()
             if now - LimitedHttp._said_at > _SAID_EVERY:
@@ -62,6 +64,12 @@ class LimitedHttp(HttpToolsProtocol):
                 return
             victim._too_slow()
         self._begin()
+
+    def _idle(self) -> bool:
+        """Whether closing this connection would cut no request the daemon is working on: it is still sending a
+        request's head, waits between requests (keep-alive), or was answered already while its body still
+        trickles in (a refusal sent before the body)."""
+        return self._head >= 0 or self.cycle is None or self.cycle.response_complete
 
     def _begin(self) -> None:
         """A request's reading starts (or the connection's first request is awaited)."""

@@ -122,8 +122,9 @@ def test_keep_alive_requests_and_bodies_under_the_bounds_pass(tight: int) -> Non
 
 
 def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending_its_head(tight: int) -> None:
-    """Every slot held by a connection trickling its head: a whole request still gets through, and the oldest
-    trickler is closed; with every slot holding a request whose head has arrived, one more is closed at once."""
+    """Every slot held by a connection trickling its head, or idle between requests: a whole request still gets
+    through, and the oldest such is closed; with every slot holding a request being worked on, one more is closed
+    at once."""
     held = [connect(tight) for _ in range(Tight.max_connections)]
     try:
         for s in held:
@@ -137,6 +138,19 @@ def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending
         for s in held:
             s.close()
     wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
+    idle = [connect(tight) for _ in range(Tight.max_connections)]
+    try:
+        for s in idle:  # a request answered, the connection kept open for the next (keep-alive), idle
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            s.settimeout(5)
+            assert s.recv(65536).endswith(b"hello 0")
+        with connect(tight) as extra:
+            extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert answer_of(extra, 5).endswith(b"hello 0")
+    finally:
+        for s in idle:
+            s.close()
+    wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the idle ones are gone")
     busy = [connect(tight) for _ in range(Tight.max_connections)]
     try:
         for s in busy:  # heads whole, bodies still coming: requests being read, not heads
