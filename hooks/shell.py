@@ -37,7 +37,8 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh"})
 LEADING_RESERVED = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}"})
 MAX_DEPTH = 4
 SHELL_SHEBANG = re.compile(r"#![ \t]*\S*/(?:env[ \t]+)?(?:sh|bash|zsh|dash|ksh|mksh)\b")
-MAX_SCRIPT_BYTES = 1 << 20  # a script file larger than this is not read (it is judged as a script not seen)
+MAX_SCRIPT_BYTES = 1 << 20  # a shell script larger than this is not walked (it is judged as a script not seen)
+SHELL_VALUE_OPTIONS = ("-o", "+o", "-O", "+O", "--rcfile", "--init-file")  # a shell's options that take a value
 
 
 @dataclass
@@ -166,14 +167,14 @@ def resolve(word: str, base: Path | None, env: Mapping[str, str]) -> Path | None
     return None if text is None else Path(os.path.realpath(text))
 
 
-def read_script(word: str, base: Path | None, env: Mapping[str, str]) -> str | None:
-    """The text of the script file `word` names (a regular file up to MAX_SCRIPT_BYTES), or None: not there
-    yet (written later on the same line, perhaps), too large, not a file, or not readable."""
+def read_script(word: str, base: Path | None, env: Mapping[str, str], limit: int = MAX_SCRIPT_BYTES) -> str | None:
+    """The text of the script file `word` names (a regular file up to `limit` bytes), or None: not there yet
+    (written later on the same line, perhaps), too large, not a file, or not readable."""
     path = resolve(word, base, env)
     if path is None:
         return None
     try:
-        if not path.is_file() or path.stat().st_size > MAX_SCRIPT_BYTES:
+        if not path.is_file() or path.stat().st_size > limit:
             return None
         return path.read_bytes().decode("utf-8", "replace")
     except OSError:
@@ -312,6 +313,7 @@ class ShellWalker:
         self.env = dict(env)  # the command's own `X=...` assignments are added as it is read
         self.line = ""  # the whole command line, as given
         self.prefix: dict[str, str] = {}  # the `X=value` words before the command being decided
+        self.fed: list[str] = []  # the files the command being decided reads on its input (`< FILE`)
 
     @classmethod
     def check(
@@ -379,6 +381,7 @@ class ShellWalker:
             verdict = self.redirected(cmd.redirects, cwd) if cmd.redirects else ALLOW
             if verdict.deny:
                 return verdict
+            self.fed = [target for op, target in cmd.redirects if op == "<"]
             verdict, cwd = self.simple(cmd.words, cwd, depth)
             if verdict.deny:
                 return verdict
@@ -447,12 +450,18 @@ class ShellWalker:
         if name == "popd":
             return ALLOW, None
         if depth < MAX_DEPTH and name in SHELLS:
+            for start in (self.prefix.get("BASH_ENV"), self.prefix.get("ENV")):  # files the shell runs first
+                text = read_script(start, here, self.env) if start else None
+                verdict = self.walk(text, here, depth + 1) if text is not None else ALLOW
+                if verdict.deny:
+                    return verdict, cwd
             script = self.shell_script(args)
             if script is not None:
                 return self.walk(script, here, depth + 1), cwd
-            operands = [a for a in args if not a.startswith(("-", "+"))]
-            text = read_script(operands[0], here, self.env) if operands else None
-            if text is not None:  # `bash tool.sh`: the file's commands, read as the shell will run them
+            operands = self.shell_operands(args)
+            fed = operands[:1] or self.fed[:1]  # `bash tool.sh`, or `bash < tool.sh`
+            text = read_script(fed[0], here, self.env) if fed else None
+            if text is not None:  # the file's commands, read as the shell will run them
                 return self.walk(text, here, depth + 1), cwd
             return self.shell_without_script(name, args, here), cwd
         text = read_script(words[0], here, self.env) if depth < MAX_DEPTH and "/" in words[0] else None
@@ -465,6 +474,19 @@ class ShellWalker:
         if depth < MAX_DEPTH and name == "eval":
             return self.walk(" ".join(args), here, depth + 1), cwd
         return self.command(name, words, here), cwd
+
+    @staticmethod
+    def shell_operands(args: list[str]) -> list[str]:
+        """A shell's operands (its script file first), past its options and their values (`-o pipefail`)."""
+        out, i = [], 0
+        while i < len(args):
+            if args[i] in SHELL_VALUE_OPTIONS:
+                i += 2
+                continue
+            if not args[i].startswith(("-", "+")):
+                out.append(args[i])
+            i += 1
+        return out
 
     @staticmethod
     def shell_script(args: list[str]) -> str | None:

@@ -167,12 +167,31 @@ def _kept_if_mode(m: re.Match[str]) -> str:
     return m.group(0) if _MODE.fullmatch(m.group(0)) else '""'
 
 
-# programs that run a script file named as their first operand (`python3 tool.py`, `node build.js`)
-INTERPRETERS = frozenset(
-    {"python", "python3", "pypy3", "node", "nodejs", "ruby", "perl", "php", "lua", "Rscript", "julia", "tclsh", "pwsh"}
-)
-# their options that give the program on the command line or name a module: then no script file is run
-INLINE_PROGRAM = frozenset({"-c", "-e", "-E", "-m", "-r", "--eval", "--command", "-p", "--print"})
+# programs that run a script file named as an operand (`python3 tool.py`, `node build.js`), each with its options
+# that give the program on the command line or name a module instead (then no script file runs); a short option
+# ending a bundle counts too (`python -Sc`, `perl -ne`)
+INLINE_PROGRAM: Mapping[str, frozenset[str]] = {
+    "python": frozenset({"-c", "-m"}),
+    "node": frozenset({"-e", "--eval", "-p", "--print"}),
+    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
+    "perl": frozenset({"-e", "-E"}),
+    "ruby": frozenset({"-e"}),
+    "php": frozenset({"-r"}),
+    "lua": frozenset({"-e"}),
+    "Rscript": frozenset({"-e"}),
+    "julia": frozenset({"-e", "-E", "--eval", "--print"}),
+    "pwsh": frozenset({"-c", "-Command", "-command"}),
+    "tclsh": frozenset(),
+    **dict.fromkeys(("sh", "bash", "zsh", "dash", "ksh", "mksh"), frozenset({"-c"})),  # a shell met through a relay
+}
+INTERPRETERS = frozenset(INLINE_PROGRAM)
+
+
+def inline_program(interpreter: str, arg: str) -> bool:
+    """Whether `arg`, given to `interpreter` (`python` for every python), hands it its program inline."""
+    flags = INLINE_PROGRAM.get(interpreter, frozenset())
+    bundle = arg.startswith("-") and not arg.startswith("--") and len(arg) > 2
+    return arg in flags or (bundle and "-" + arg[-1] in flags)
 
 
 _CURL_VALUE_LETTERS = "AbCcDdEeFHhKmoQrTtuwXYyz"  # curl's short options that take a value

@@ -68,7 +68,6 @@ from .shell_commands import (
     DELETES,
     FILTERS,
     FUNCTION,
-    INLINE_PROGRAM,
     INTERPRETERS,
     READERS,
     RUNS_OPTIONS,
@@ -77,6 +76,7 @@ from .shell_commands import (
     download_targets,
     find_deletes,
     git_reads,
+    inline_program,
     inplace,
     paths_within,
     program_writes,
@@ -86,6 +86,8 @@ from .shell_commands import (
 
 # commands that act on the names they are given (not copy them elsewhere): fed by `xargs` from a line that names
 # the vault, those names may be its files
+MAX_PROGRAM_FILES = 4  # the operands of one interpreter read as its possible program files
+MAX_PROGRAM_BYTES = 16 << 20  # a program file read for the vault's name (a padded one is read whole up to this)
 _ACTS_ON_NAMES = DELETES | {
     "mv", "sed", "perl", "truncate", "touch", "tee", "chmod", "chown", "chgrp", "chattr", "sponge", "ed", "ex", "dd",
     "gawk", "awk", "python", "python3", "node", "bash", "sh",
@@ -138,28 +140,29 @@ class _WriteWalker(ShellWalker):
         return judge(self, name, args, cwd)
 
     def script_run(self, name: str, words: list[str], cwd: Path | None) -> Verdict:
-        """A program file this command runs (`./tool.py`, `python3 tool.py`, `node build.js`): what it does is
-        not on the line, so it is refused when its text names the vault (its path, or `~/…` / `$HOME/…` for
-        it), or, when it is not on disk yet (written earlier on this line, perhaps), when the line does."""
-        script = words[0] if "/" in words[0] else None
-        if script is None and (name in INTERPRETERS or name.startswith("python")):
+        """Program files this command runs (`./tool.py`, `python3 -W ignore tool.py`, `python3 < tool.py`,
+        `BASH_ENV=setup.sh bash -c …`): what they do is not on the line, so the command is refused when one's text
+        names the vault (its path, or `~/…` / `$HOME/…` for it), or, when it is not on disk yet (written earlier
+        on this line, perhaps), when the line does. An interpreter given its program inline is judged as before."""
+        files = [words[0]] if "/" in words[0] else []
+        files += [v for k, v in self.prefix.items() if k in ("BASH_ENV", "ENV")]
+        interpreter = "python" if name.startswith("python") else name
+        if interpreter in INTERPRETERS:
             for arg in words[1:]:
-                bundle = arg.startswith("-") and not arg.startswith("--") and bool(set(arg[1:]) & set("cemE"))
-                if arg in INLINE_PROGRAM or bundle:  # `-c`, `-ne`, `-m module`: no script file runs
+                if inline_program(interpreter, arg):
                     return ALLOW
                 if not arg.startswith("-"):
-                    script = arg
-                    break
-        if script is None:
-            return ALLOW
-        text = read_script(script, cwd, self.env)
-        where = self.spelled_in(text if text is not None else self.line)
-        if where is None:
-            return ALLOW
-        what = f"the program `{script}`" + (
-            " (its text names the vault)" if text is not None else " (not on disk yet, on a line that names the vault)"
-        )
-        return Verdict(True, _reason(what, "may write", where, self.vault))
+                    files.append(arg)
+            files += self.fed
+        for script in files[:MAX_PROGRAM_FILES]:
+            text = read_script(script, cwd, self.env, limit=MAX_PROGRAM_BYTES)
+            where = self.spelled_in(text if text is not None else self.line)
+            if where is not None:
+                said = (
+                    " (its text names the vault)" if text is not None else " (not on disk yet, on a line that names it)"
+                )
+                return Verdict(True, _reason(f"the program `{script}`{said}", "may write", where, self.vault))
+        return ALLOW
 
     def spelled_in(self, text: str) -> Path | None:
         """The vault's path (or a path in it) as `text` spells it: whole, or from the home folder."""

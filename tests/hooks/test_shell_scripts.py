@@ -70,3 +70,39 @@ def test_a_program_written_on_the_same_line_is_judged_by_the_line(places: dict[s
     assert deny and "not on disk yet" in reason
     other = "cat > /tmp/agentmd-t.py <<'EOF'\nprint('hello')\nEOF\npython3 /tmp/agentmd-t.py"
     assert decide(other, places) == (False, "")
+
+
+def test_options_before_a_script_stdin_and_start_up_files_do_not_hide_it(places: dict[str, Path]) -> None:
+    """An interpreter's options (with or without values), a script fed on stdin, a shell's start-up file set
+    through the environment, and a shell met through busybox: the script is still read."""
+    v = places["vault"]
+    script(places, "tool.py", f'open("{v}/memory/pwn.md", "w")\n')
+    script(places, "x.js", f"require('fs').writeFileSync('{v}/memory/pwn.md', 'x')\n")
+    script(places, "s.sh", f'echo x > "{v}/memory/pwn.md"\n')
+    for run in (
+        "python3 -E tool.py",
+        "python3 -W ignore tool.py",
+        "python3 -Wignore tool.py",
+        "python3 -X dev tool.py",
+        "python3 < tool.py",
+        "python3 - < tool.py",
+        "node -r /dev/null x.js",
+        "node --import /dev/null x.js",
+        "bash -o errexit s.sh",
+        "bash -O extglob s.sh",
+        "bash < s.sh",
+        "bash -s < s.sh",
+        "BASH_ENV=s.sh bash -c true",
+        "busybox sh s.sh",
+    ):
+        deny, reason = decide(run, places)
+        assert deny and str(v) in reason, run
+    for run in ("python3 -c 'print(1)'", "python3 -m pytest -q", "python3 -Sc 'print(2)'", "node -e 'console.log(1)'"):
+        assert decide(run, places) == (False, ""), run  # inline programs, judged as before (nothing of the vault)
+
+
+def test_a_program_padded_past_a_megabyte_is_still_read(places: dict[str, Path]) -> None:
+    v = places["vault"]
+    script(places, "big.py", "#" + "x" * (2 << 20) + f'\nopen("{v}/memory/pwn.md", "w")\n')
+    deny, reason = decide("python3 big.py", places)
+    assert deny and "its text names the vault" in reason
