@@ -12,8 +12,9 @@ else.
 The points on the commit path: `index-lock-staged` (the lock's marker is written, the lock not yet taken),
 `index-publish` (the new index is about to replace `.git/index`),
 `after-index-published` (the index is in place, HEAD has not moved), `before-commit-cycle`, and
-`sync-tree-written`, `sync-index-moved`, `sync-tree-moved` (the steps of a sync round's move of the work tree,
-the index and HEAD), and `undo-tree-moved` (an undo's files and index are written, HEAD has not moved).
+`sync-tree-written`, `sync-index-moved`, `sync-tree-moved` (the steps of a move of the work tree, the index and
+HEAD, a sync round's or an undo's), and `tree-moved-by-git` (the same move made by git's `read-tree -u`, where
+files cannot be swapped in one step: the files and index written, HEAD not moved).
 On the capture path (engine/write/landing.py, `CRASH_POINTS`): `after-temp-write`, `after-link`, `after-index`.
 `reconcile-pass`: a reconcile pass is about to read the vault.
 """

@@ -397,6 +397,25 @@ def clear_move(git: GitCli) -> None:
     _journal(git).unlink(missing_ok=True)
 
 
+def move_with_git(git: GitCli, old: str, new: str, message: str) -> str | None:
+    """The move where files cannot be swapped in one step (`exchange_available` is false): git writes them
+    (`read-tree -m -u`), journalled as `move_tree` is, so a kill before HEAD moves is finished by
+    `finish_unfinished`. None when moved; why nothing was moved when git would overwrite a change made meanwhile.
+    Raises OSError when the files moved but HEAD could not."""
+    record_move(git, old, new, message)
+    git.run("update-index", "-q", "--refresh")  # stat data only, so a touched file is not taken as edited
+    move = git.run("read-tree", "-m", "-u", old, new)
+    if move.code != 0:
+        clear_move(git)
+        return f"git would not write the files without overwriting a change made meanwhile ({move.why()})"
+    failpoint("tree-moved-by-git")
+    ref = git.run("update-ref", "-m", message, "HEAD", new, old)
+    clear_move(git)
+    if ref.code != 0:
+        raise OSError(errno.EIO, f"HEAD could not move to {new[:10]}: {ref.why()}")
+    return None
+
+
 def _index_and_head(git: GitCli, old: str, new: str, message: str, env: dict[str, str]) -> None:
     """The index to `new` (keeping what it knows of unchanged files), then HEAD from `old` to `new`."""
     read = git.run("read-tree", "-m", old, new)
@@ -483,11 +502,12 @@ def finish_unfinished(git: GitCli, env: dict[str, str] | None = None) -> MoveRes
         paths = mover.apply()
         _index_and_head(git, old, new, message, env or {})
     except (OSError, _Fallback) as exc:
-        # Left as it is, the files already written read as edits of the old commit and are committed as such:
-        # nothing is lost, and the next round merges them with the remote's version (the same text).
-        log.error("sync: the move of the work tree to %s that a stopped round left could not finish: %s", new[:10], exc)
+        # The journal stays, so the next cycle tries again (a git lock a killed process left is gone by then, once
+        # someone removes it; until then no cycle commits, as the lock stops them too). Should a cycle commit the
+        # files all the same, HEAD moves and the journal is dropped: nothing is lost either way.
+        log.error("the move of the work tree to %s (%s) that a stopped process left could not finish yet: %s",
+                  new[:10], message, exc)  # fmt: skip
         return None
-    finally:
-        path.unlink(missing_ok=True)
-    log.warning("sync: finished the move of the work tree to %s that a stopped round left", new[:10])
+    path.unlink(missing_ok=True)
+    log.warning("finished the move of the work tree to %s (%s) that a stopped process left", new[:10], message)
     return MoveResult(paths, mover.kept)

@@ -57,7 +57,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.failpoints import failpoint
 from agentmd.engine.git.branches import checked, commit_at
 from agentmd.engine.git.busy import operation_in_progress
 from agentmd.engine.git.changes import read_status
@@ -66,7 +65,7 @@ from agentmd.engine.git.lock import private_index_path
 from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, listing, plural
 from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.git.sync_merge import merge_note
-from agentmd.engine.git.tree_move import clear_move, record_move
+from agentmd.engine.git.tree_move import move_tree, move_with_git
 from agentmd.engine.settings import host_name
 
 if TYPE_CHECKING:
@@ -578,6 +577,9 @@ def _refuse_dirty(git: GitCli, paths: list[str]) -> None:
         )
 
 
+ORIGIN_HOST = "undo"  # how a version set beside a note by an undo's move is named (`<name>.conflict-undo-<date>.md`)
+
+
 def apply_undo(
     committer: Committer,
     selection: Selection,
@@ -614,27 +616,19 @@ def apply_undo(
                         stdin=plan.message.encode("utf-8")),
                 "`git commit-tree` of the undo", UndoRefused)  # fmt: skip
             reflog = plan.message.splitlines()[0]
-            # Killed from here until HEAD has moved, the next start's first commit cycle finishes this very move
-            # (engine/git/tree_move.py), instead of finding the undone files staged by no one it knows.
-            record_move(git, plan.head, commit, reflog)
-            git.run("update-index", "-q", "--refresh")  # stat data only, so a touched file is not taken as edited
-            move = git.run("read-tree", "-m", "-u", plan.head, commit)
-            if move.code != 0:
-                clear_move(git)
-                raise UndoRefused(
-                    f"nothing was undone: git would not write the files without overwriting a change made meanwhile "
-                    f"({move.why()}); run the undo again"
-                )
+            # The files, the index and HEAD move as a sync round moves them (engine/git/tree_move.py): each file
+            # written whole and swapped in, a save made meanwhile kept, and the move journalled, so that a kill
+            # before HEAD has moved is finished by the next commit cycle with this very commit
+            try:
+                swapped = move_tree(git, plan.head, commit, message=reflog, env=identity,
+                                    their_host=lambda _path: ORIGIN_HOST, now=now)  # fmt: skip
+                refused = move_with_git(git, plan.head, commit, reflog) if swapped is None else None
+            except OSError as exc:
+                raise UndoRefused(f"the undo's files were written but the index or HEAD could not follow ({exc}); "
+                                  "the next commit cycle finishes it") from None  # fmt: skip
+            if refused:
+                raise UndoRefused(f"nothing was undone: {refused}; run the undo again")
             moved = True
-            failpoint("undo-tree-moved")
-            ref = git.run("update-ref", "-m", reflog, "HEAD", commit, plan.head)
-            if ref.code != 0:
-                clear_move(git)
-                raise UndoRefused(
-                    f"the files were undone but HEAD could not move to the undo's commit ({ref.why()}); the next "
-                    "commit cycle commits them (origin: revert)"
-                )
-            clear_move(git)
         finally:
             if not moved:
                 committer.origins.consume(paths)

@@ -105,12 +105,17 @@ def test_an_undo_killed_after_its_files_moved_is_finished_by_the_next_cycle(
     edit = committer.commit_cycle().commits[0].sha
     argv = [sys.executable, "-m", "agentmd", "undo", "--yes", "--vault", str(root)]
     killed = subprocess.run(
-        argv, cwd=REPO, env={**os.environ, "AGENTMD_FAILPOINTS": "undo-tree-moved=kill"}, capture_output=True
+        argv, cwd=REPO, env={**os.environ, "AGENTMD_FAILPOINTS": "sync-tree-written=kill"}, capture_output=True
     )
     assert killed.returncode == -9, killed.stderr
     assert head(root) == edit and (root / ".git" / JOURNAL).exists()
     assert (root / "memory/n3.md").read_text(encoding="utf-8") == "# N3\n"  # the files are undone, HEAD is not
 
+    lock = root / ".git" / "index.lock"  # as a git process killed with it (its whole process group) leaves it
+    lock.write_bytes(b"")
+    held = committer_for(settings, ContractCache(settings.vault, settings.contract_path)).commit_cycle()
+    assert held.commits == [] and head(root) == edit and (root / ".git" / JOURNAL).exists()  # kept for later
+    lock.unlink()
     cycle = committer_for(settings, ContractCache(settings.vault, settings.contract_path)).commit_cycle()
     assert cycle.error is None and cycle.commits == []  # nothing of its own to commit: the undo was finished
     assert head(root) != edit and dirty(root) == "" and not (root / ".git" / JOURNAL).exists()
