@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonNotReached, Located, running
+from agentmd.engine.client import DaemonError, DaemonHTTPError, DaemonNotReached, DaemonUnreachable, Located, running
 from agentmd.engine.errors import AgentmdError, UsageError
 
 if TYPE_CHECKING:
@@ -67,6 +67,15 @@ class RemoteBackend:
             raise AgentmdError(exc.message) from None
         except DaemonNotReached:
             raise  # nothing was sent: the caller may do the work another way (`agentmd capture` does it here)
+        except DaemonUnreachable as exc:  # sent, then no whole answer: the daemon may have done it
+            done = (
+                "the note may have been written: the same capture again comes back as that note, not a twin"
+                if route == "capture"
+                else "what was asked may be done"
+            )
+            raise AgentmdError(
+                f"agentmd serve on port {self.port} gave no answer ({exc}); {done}; is it still running?"
+            ) from None
         except (DaemonError, TypeError, ValueError) as exc:
             raise AgentmdError(
                 f"could not reach agentmd serve on port {self.port} ({exc}); is it still running?"

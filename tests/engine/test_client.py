@@ -166,6 +166,13 @@ def test_a_daemon_that_stops_after_taking_a_request_says_the_request_may_be_done
     free.close()
     with pytest.raises(AgentmdError, match="is it still running"):  # nothing took it: nothing was done
         Located(port, tmp_path).ask("/v1/curate", {}, what="confirm", timeout=2)
+    from agentmd.engine.backends import RemoteBackend
+
+    taken = Listener(b"")  # a capture taken, then no answer: it may be written, and the same one again is no twin
+    listen.append(taken)
+    with pytest.raises(AgentmdError) as lost:
+        RemoteBackend(Located(taken.port, tmp_path)).capture({"title": "Taken", "body": "then no answer"})
+    assert "may have been written" in str(lost.value) and "not a twin" in str(lost.value)
 
 
 def test_port_discovery_follows_the_instance_lock(tmp_path: Path) -> None:
