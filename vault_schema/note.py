@@ -47,7 +47,7 @@ class Note:
     decode_error: bool  # the bytes were not valid UTF-8 and were decoded with replacement characters
     truncated: bool  # a progress log cut to its head
     captured: str  # ISO 8601 date or date-time
-    captured_source: str  # "captured", "date" or "mtime" (the index may set "git": engine/index/git_dates.py)
+    captured_source: str  # "captured", "date", "created" or "mtime" (the index may set "git": index/git_dates.py)
     status: str | None = None
     lifecycle: str | None = None
     type: str | None = None
@@ -256,7 +256,7 @@ def parse_note(path: str, data: bytes, mtime_ns: int, *, link_convention: str = 
     )  # code already blanked in the prose: the scan inside finds none to blank
 
     captured, source = None, "mtime"
-    for key in ("captured", "date"):
+    for key in ("captured", "date", "created"):  # `created`: what many Obsidian templates write
         captured = parse_date(fm.get(key))
         if captured:
             source = key

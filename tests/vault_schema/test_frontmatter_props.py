@@ -28,7 +28,7 @@ def check_note(note: Note, path: str) -> None:
     assert isinstance(note, Note)
     assert note.path == path
     assert note.title
-    assert note.captured_source in ("captured", "date", "mtime")
+    assert note.captured_source in ("captured", "date", "created", "mtime")
     assert note.captured_day > 0
     assert note.wall in (None, "archived", "superseded", "staged")
     assert all(isinstance(t, str) and t for t in note.tags)

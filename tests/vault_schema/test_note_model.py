@@ -262,6 +262,9 @@ def test_body_is_frontmatter_text_then_body() -> None:
         ("captured: [2024-03-05]\ndate: 2023-01-01", "2023-01-01", "date"),
         ("captured:\ndate: 2023-01-01", "2023-01-01", "date"),
         ("captured: '2024-03-05T25:00'", MTIME_ISO, "mtime"),
+        ("created: 2022-01-10", "2022-01-10", "created"),  # as Obsidian templates write it
+        ("date: 2023-01-01\ncreated: 2022-01-10", "2023-01-01", "date"),
+        ("created: 1642564062835", MTIME_ISO, "mtime"),  # Dendron's milliseconds are no date here
     ],
 )
 def test_captured_precedence(yaml_text: str, captured: str, source: str) -> None:
