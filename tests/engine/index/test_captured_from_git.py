@@ -117,3 +117,28 @@ def test_a_folder_of_old_notes_put_in_git_today_keeps_its_files_times(tmp_path: 
         assert shed is not None and new is not None
         assert (shed.captured, shed.captured_source) == ("2023-03-14T12:00:00Z", "mtime")
         assert (new.captured, new.captured_source) == ("2026-12-05T09:00:00Z", "git")
+
+
+def test_init_git_keeps_old_notes_ages_in_the_history_a_clone_and_a_rebuild_read(tmp_path: Path) -> None:
+    """`agentmd init-git` on a folder of old notes commits them a day at a time, dated as their files: a clone
+    (whose files are all new) and an index rebuilt from nothing date them as the first machine did."""
+    from agentmd.engine.git.repo_init import init_git
+
+    vault = tmp_path / "vault"
+    write(vault, "kafka.md", "# Kafka\nnotes from March\n")
+    write(vault, "kafka-2.md", "# Kafka two\nmore from March\n")
+    write(vault, "old.md", "# Old\nfrom 2021\n")
+    write(vault, "today.md", "# Today\nwritten now\n")
+    for rel, stamp in (("kafka.md", 1678881600), ("kafka-2.md", 1678885200), ("old.md", 1625227200)):
+        os.utime(vault / rel, (stamp, stamp))  # 2023-03-15 12:00 and 13:00, 2021-07-02 12:00 (UTC)
+    said = init_git(vault)
+    assert "3 older notes first, in 2 commits" in said
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(vault), str(clone)], check=True, capture_output=True)
+    for where, cache in ((clone, tmp_path / "clone-cache"), (vault, tmp_path / "rebuilt")):
+        with Store(cache) as store:
+            reconcile(where, store)
+            dated = {
+                p: (store.catalog.get(p).captured, store.catalog.get(p).captured_source) for p in ("kafka.md", "old.md")
+            }
+        assert dated["kafka.md"][0].startswith("2023-03-15") and dated["old.md"][0].startswith("2021-07-02"), dated
