@@ -111,6 +111,17 @@ def _check_can_serve(settings: Settings, port: int) -> socket.socket:
             return sock
         except PortInUse:
             if time.monotonic() >= deadline:  # the daemon that went down may close its socket a moment late
+                raced = None
+                for _ in range(40):  # another start for this vault may hold the port before its lock: 2 s
+                    raced = running_daemon(settings.state_dir, settings.vault)
+                    if raced is not None:
+                        break
+                    time.sleep(0.05)
+                if raced is not None:  # another start for this vault took the port a moment before this one
+                    raise AgentmdError(
+                        f"agentmd serve is already running for this vault ({lease.describe(raced)}); this one did "
+                        "not start, and that one keeps running"
+                    ) from None
                 raise
             time.sleep(0.05)
 
