@@ -290,17 +290,20 @@ def test_resolve_through_the_page_writes_what_agentmd_resolve_writes(
     page_commit = wait_until(lambda: head(vault) != before and head(vault), 20, "the page's resolve commit")
     code, _out, err = cli("resolve", pairs[1]["sibling"], "--keep", "theirs", "--vault", str(vault))
     assert code == 0, err
-    cli_commit = wait_until(lambda: head(vault) != page_commit and head(vault), 20, "the command's resolve commit")
+    # the command writes the note and removes the sibling, and the daemon commits both (on a loaded machine its
+    # debounce may fall between the two writes: then two commits, both `origin: resolve`)
+    settled = lambda: head(vault) != page_commit and not git(vault, "status", "--porcelain") and head(vault)  # noqa: E731
+    cli_commit = wait_until(settled, 20, "the command's resolve committed")
     assert trailers(vault, page_commit)["origin"] == trailers(vault, cli_commit)["origin"] == ["resolve"]
     for pair in pairs:
         assert not (vault / pair["sibling"]).exists()
         assert "The laptop's version." in (vault / pair["path"]).read_text(encoding="utf-8")
 
-    def changed(rev: str, name: str) -> str:
-        return git(vault, "show", "--name-status", "--format=", rev).replace(name, "NAME")
+    def changed(old: str, new: str, name: str) -> str:
+        return git(vault, "diff", "--name-status", old, new).replace(name, "NAME")
 
-    assert changed(page_commit, "rivers") == changed(cli_commit, "kelp")
-    assert sorted(changed(page_commit, "rivers").split()) == [
+    assert changed(page_commit + "~1", page_commit, "rivers") == changed(page_commit, cli_commit, "kelp")
+    assert sorted(changed(page_commit + "~1", page_commit, "rivers").split()) == [
         "D",
         "M",
         "notes/NAME.conflict-laptop-20261201-100000.md",
