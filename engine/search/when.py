@@ -276,11 +276,17 @@ def _widen(
 
 def _between_words(query: str, m: re.Match[str]) -> bool:
     """Whether a lone year stands among plain words (`what happened in 2023`, `my 2023 goals`), not in a
-    version, a path, an address or a list of numbers."""
+    version, a path, an address or a list of numbers, nor in the name of a standard or a product, whose word
+    before it is written with a capital (`IDNA 2008`, `under Windows 2000`, `Visual Studio 2022`; a query's first
+    word only in capitals throughout, as any sentence's first word has one)."""
     before = query[: m.start()].split()
     after = query[m.end() :].split()
-    near = (before[-1:] or [""])[0].lower(), (after[:1] or [""])[0].lower()
-    return not any(any(ch.isdigit() for ch in w) for w in near)
+    near = (before[-1:] or [""])[0], (after[:1] or [""])[0]
+    if any(any(ch.isdigit() for ch in w) for w in near):
+        return False
+    word = near[0]
+    capital = (word.isupper() and len(word) > 1) or (word[:1].isupper() and len(before) > 1)  # not a query's first
+    return not (capital and word.lower() not in _INTRO_WORDS and not _MAYBE.match(word))
 
 
 _MAYBE = re.compile(
