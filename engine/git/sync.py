@@ -438,7 +438,9 @@ class Round:
                         oid = self._blob_at(ours if mine else theirs, path) or oid
                         lines.append(f"{mode} {oid}\t{path}")
                         if common is None:  # a name one side gave (a note renamed on both, a file in a renamed folder)
-                            decided.append({"path": path, "kept": "this name"})
+                            decided.append(
+                                {"path": path, "kept": "this name", "at": self.now.isoformat(timespec="seconds")}
+                            )
                         else:  # their deletion lost when the edit is ours
                             decided.append({"path": path, "kept": "the edit", **({"theirs": theirs} if mine else {})})
             feed = "".join(f"{line}\0" for line in lines).encode()

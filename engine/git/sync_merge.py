@@ -381,3 +381,27 @@ def kept_ours_line(kept: list[dict[str, str]]) -> str:
         f"kept-ours: {len(kept)} file(s) that are not notes were changed on two machines and this machine's "
         f"version was kept: {shown}{more}; to take the other machine's version, write that output over the file"
     )
+
+
+def names_apart(conflicts: Iterable[dict[str, str]], now: dt.datetime, vault: Path) -> list[str]:
+    """The recent names a merge kept side by side where one note was renamed on two machines, each its own way
+    (or renamed on one while its folder was renamed on the other): each holds one machine's edits. Only those
+    still in the vault, so the line ends once the person has merged them into one."""
+    names: dict[str, None] = {}
+    for c in conflicts:
+        try:
+            at = dt.datetime.fromisoformat(c.get("at", ""))
+        except ValueError:
+            continue
+        if c.get("kept") == "this name" and now - at <= KEPT_SHOWN and (vault / c["path"]).exists():
+            names[c["path"]] = None
+    return list(names)
+
+
+def names_apart_line(names: list[str]) -> str:
+    """The yellow status line naming them and what to do."""
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return (
+        f"renamed-apart: a note renamed on two machines, each its own way, is now {len(names)} notes: {shown}; "
+        "each holds one machine's edits: merge them into one note and delete the other"
+    )

@@ -11,7 +11,14 @@ from agentmd.engine.git.branches import DEFAULT_REMOTE, remote_url, shown_url
 from agentmd.engine.git.conflicts import open_conflicts, read_state
 from agentmd.engine.git.rewrite import holds, last_synced
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync_merge import kept_ours, kept_ours_line, set_aside_here, set_aside_line
+from agentmd.engine.git.sync_merge import (
+    kept_ours,
+    kept_ours_line,
+    names_apart,
+    names_apart_line,
+    set_aside_here,
+    set_aside_line,
+)
 from agentmd.engine.times import parse_utc
 
 
@@ -108,6 +115,9 @@ def sync_section(
     if kept:
         out["kept_ours"] = kept
         out["yellow"].append(kept_ours_line(kept))
+    apart = names_apart(state.get("conflicts", []), now, vault)
+    if len(apart) > 1:
+        out["yellow"].append(names_apart_line(apart))
     aside = set_aside_here(state.get("conflicts", []), now)
     if aside:
         out["set_aside_here"] = aside

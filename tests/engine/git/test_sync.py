@@ -3,6 +3,7 @@ its own committer, as two machines sharing one memory would be. Real git through
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,11 @@ def test_a_note_renamed_on_both_machines_each_its_own_way_keeps_both_names_and_n
         assert m.read("notes/alpha-there.md") == base + "B line\n"
         assert not (m.vault / "notes/alpha.md").exists()
     converged(a, b, remote)
+    # status says the one note is now two, each with one machine's edits, until the person merges them
+    from agentmd.engine.git.sync_status import sync_section
+
+    now = dt.datetime.now(dt.UTC)
+    (said,) = [y for y in sync_section(b.vault, b.state, now)["yellow"] if y.startswith("renamed-apart")]
+    assert "notes/alpha-here.md" in said and "notes/alpha-there.md" in said
+    (b.vault / "notes/alpha-there.md").unlink()  # merged into the other by hand
+    assert not [y for y in sync_section(b.vault, b.state, now)["yellow"] if y.startswith("renamed-apart")]
