@@ -255,6 +255,14 @@ def git_section(vault: Path, commit_state: CommitState | None, now: dt.datetime)
             f"them: {', '.join(staged[:5])}{' …' if len(staged) > 5 else ''}; their changes wait for it: commit "
             "them (`agentmd git commit`), or unstage them (`git restore --staged PATH`) and agentmd commits them"
         )
+    dotted = state.untracked_dot_files
+    if dotted:  # an Obsidian setting made on this machine reaches no other, and the corpus-write gate waits on it
+        yellow.append(
+            f"dot-files-untracked: {len(dotted)} new file(s) in dot folders, which agentmd never commits on its "
+            f"own: {', '.join(dotted[:5])}{' …' if len(dotted) > 5 else ''}; for them to reach your other "
+            "machines, commit them once yourself (`agentmd git add PATH`, `agentmd git commit`: agentmd keeps a "
+            "file git tracks committed from then on), or add them to .gitignore"
+        )
     worktrees = worktrees_inside(vault) if health.ok else []
     return {
         "state": "ok" if health.ok else "degraded",

@@ -567,6 +567,7 @@ class Committer:
                     continue
             chosen.append(e.path)
         self.state.large_files_held, self.state.staged_by_others = held_large, staged_by_user
+        self.state.untracked_dot_files = sorted(self._untracked_dot_files)
         persistent = set()
         if staged_by_user:
             persistent.add(

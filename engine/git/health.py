@@ -64,6 +64,7 @@ class CommitState:
     large_files_held: dict[str, int] = field(default_factory=dict)  # new files over the size limit, by bytes
     large_file_limit: int | None = None  # that limit, in bytes
     staged_by_others: list[str] = field(default_factory=list)  # paths someone else staged, left for them to commit
+    untracked_dot_files: list[str] = field(default_factory=list)  # new files in dot folders, never committed alone
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -440,3 +440,23 @@ def test_a_note_in_conflict_during_a_persons_merge_is_one_name_not_three(tmp_pat
     assert run("merge", "-q", "other").returncode != 0  # stopped on the conflict
     yellow = git_section(vault, None, dt.datetime.now(dt.UTC))["yellow"]
     assert not [y for y in yellow if y.startswith("names-collide")], yellow
+
+
+def test_new_files_in_dot_folders_are_named_until_someone_commits_them(tmp_path: Path) -> None:
+    """A new Obsidian setting (`.obsidian/hotkeys.json`) is never committed by agentmd on its own, so it reaches
+    no other machine: status names it, and stops once it is committed (from then on agentmd keeps it)."""
+    from agentmd.engine.daemon.status import git_section
+    from agentmd.engine.git.committer import Committer
+
+    vault = make_repo(tmp_path / "vault", {"notes/a.md": "# A\n"})
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian/hotkeys.json").write_text('{"editor:toggle-bold": []}\n', encoding="utf-8")
+    committer = Committer(vault, phone_paths=tuple)
+    committer.commit_cycle()
+    now = dt.datetime.now(dt.UTC)
+    (said,) = [y for y in git_section(vault, committer.state, now)["yellow"] if y.startswith("dot-files-untracked")]
+    assert ".obsidian/hotkeys.json" in said and "agentmd git add" in said
+    subprocess.run(["git", "-C", str(vault), "add", ".obsidian/hotkeys.json"], check=True)
+    subprocess.run(["git", "-C", str(vault), "commit", "-qm", "hotkeys"], check=True, capture_output=True)
+    committer.commit_cycle()
+    assert not [y for y in git_section(vault, committer.state, now)["yellow"] if y.startswith("dot-files-untracked")]
