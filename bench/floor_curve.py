@@ -91,7 +91,7 @@ def ask(
     for r in rows:
         name = rename(str(r["note"])) if rename else str(r["note"])
         if name is not None:
-            ranked.append((name, float(r.get("score") or 0.0)))
+            ranked.append((name, float(r.get("confidence") or 0.0)))
     return ranked, len(words.words), missing, first
 
 

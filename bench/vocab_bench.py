@@ -207,7 +207,7 @@ def _one(vault: Vault, contract: Any, arm: hybrid.DenseArm, case: FixtureCase) -
     row: dict[str, Any] = {"id": case.id, "kind": case.category, "answerable": case.expected is not None}
     for floor in FLOORS:
         f = confidence.search_floor(vault.store.index, floor)
-        kept = [r for r in results if float(r.get("score") or 0.0) >= f][:DEPTH]
+        kept = [r for r in results if float(r.get("confidence") or 0.0) >= f][:DEPTH]
         if case.expected is None:
             row[str(floor)] = not kept
         else:
@@ -216,9 +216,9 @@ def _one(vault: Vault, contract: Any, arm: hybrid.DenseArm, case: FixtureCase) -
         notes = [r["note"] for r in results]
         hit = next((i for i, n in enumerate(notes) if n in case.targets), None)
         row["rank"] = None if hit is None else hit + 1
-        row["confidence"] = None if hit is None else results[hit].get("score")
+        row["confidence"] = None if hit is None else results[hit].get("confidence")
     else:
-        row["top_confidence"] = max((float(r.get("score") or 0.0) for r in results), default=0.0)
+        row["top_confidence"] = max((float(r.get("confidence") or 0.0) for r in results), default=0.0)
     return row
 
 

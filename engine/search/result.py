@@ -106,9 +106,9 @@ class Result:
     def to_json(self) -> dict[str, object]:
         """The row as its JSON object. Its `score` is the calibrated confidence (0 to 1, the same scale in every
         mode and vault; None only for a row that never went through the confidence step, inside the engine), also
-        given as `confidence` for callers written before `score` meant it. The ranking's own numbers (the arms'
-        fused score and the score before the multipliers), which order the rows but mean nothing across modes,
-        are in `explain` as `rank_score` and `raw_score` when the search was asked to explain."""
+        given as `confidence`; in an answer's list, `score` is capped by the rows above (`shown_scores`). The
+        ranking's own numbers (the arms' fused score and the score before the multipliers), which order the rows
+        but mean nothing across modes, are in `explain` as `rank_score` and `raw_score` when asked to explain."""
         out: dict[str, object] = {
             "path": self.path,
             "note": self.note,
@@ -139,8 +139,25 @@ class Result:
         if self.arms is not None:
             out["arms"] = list(self.arms)
         if self.confidence is not None:
-            out["confidence"] = self.confidence  # the same as `score`, kept for one release
+            out["confidence"] = self.confidence  # the row's own; `score` is capped by the rows above (shown_scores)
         return out
+
+
+def shown_scores(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The rows with each `score` no higher than the score of the row above it, so the scores a person reads
+    fall as the rows do. The rows are ranked by the fused score, which puts the answer first more often than the
+    confidence alone would (re-ranking by confidence cost MRR: bench/RESULTS.md), so a lower row can be the more
+    confident one; its `confidence` keeps its own value, which the recall hook and the floors read."""
+    ceiling: float | None = None
+    for row in rows:
+        sure = row.get("score")
+        if not isinstance(sure, float | int):
+            continue
+        if ceiling is not None and sure > ceiling:
+            row["score"] = ceiling
+        else:
+            ceiling = float(sure)
+    return rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +212,7 @@ class SearchResponse:
         out: dict[str, object] = {
             "query": self.query,
             "mode": self.mode,
-            "results": [r.to_json() for r in self.results],
+            "results": shown_scores([r.to_json() for r in self.results]),
             "note": self.note,
             "matched": self.matched,
             "archived_hidden": self.archived_hidden,

@@ -203,7 +203,7 @@ def _below_floor(
     rank = rank_of(paths, targets)
     if rank is None:
         return None
-    sure = results[rank - 1].get("score")
+    sure = results[rank - 1].get("confidence")
     return rank, None if sure is None else float(sure)
 
 

@@ -98,7 +98,9 @@ def run_prompt(
         "paths": injected,
         "tokens": tokens,
         "kept": case.expected is not None and case.expected in injected,
-        "top": [{"note": r.get("note"), "title": r.get("title"), "confidence": r.get("score")} for r in results[:3]],
+        "top": [
+            {"note": r.get("note"), "title": r.get("title"), "confidence": r.get("confidence")} for r in results[:3]
+        ],
     }
 
 
