@@ -58,7 +58,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── EmbedderUnavailable           engine/index/embedder.py
     │   └── _Slow                     engine/index/endpoint_embedder.py
     ├── ManifestError +ValueError     engine/jobs/manifest.py
-    ├── JobFailed, JobInterrupted, JobDeferred, BudgetExceeded       engine/jobs/runner.py
+    ├── JobFailed, JobSkipped, JobInterrupted, JobDeferred, BudgetExceeded   engine/jobs/runner.py
     ├── CaptureRefused                engine/write/request.py
     ├── CapReached                    engine/write/gate.py
     ├── StoreSwapping                 engine/write/store_swap.py

@@ -22,7 +22,16 @@ from agentmd.engine.jobs import morning
 from agentmd.engine.jobs.manifest import Loaded, jobs_dir, load_jobs
 from agentmd.engine.jobs.notify import Alerter, AlertTracker, notifiers_from_config
 from agentmd.engine.jobs.report import BUILT_IN_ACTIONS, read_config, token_ceiling
-from agentmd.engine.jobs.runner import Clock, JobDeferred, JobFailed, JobInterrupted, Meter, Scheduler, system_clock
+from agentmd.engine.jobs.runner import (
+    Clock,
+    JobDeferred,
+    JobFailed,
+    JobInterrupted,
+    JobSkipped,
+    Meter,
+    Scheduler,
+    system_clock,
+)
 from agentmd.engine.settings import RECONCILE_INTERVAL
 
 log = logging.getLogger("agentmd.daemon.jobs")
@@ -175,24 +184,25 @@ class DaemonJobs:
         return backing_off(self.daemon.settings.state_dir, self.scheduler.clock())
 
     def _sync(self, meter: Meter) -> Mapping[str, Any]:
-        """A sync round when the vault has a remote. An unreachable remote is no job failure: the round's state
-        (engine/git/sync.py) turns status yellow after an hour of failures and red after a day, and the rounds
-        back off (1, 2, 4 ... 30 minutes) until one reaches the remote."""
+        """A sync round when the vault has a remote. A failed round is recorded as failed, but its streak is the
+        sync state's to judge (engine/git/sync.py): status turns yellow after an hour of failures and red after a
+        day, not after three rounds, and the rounds back off (1, 2, 4 ... 30 minutes, recorded as skipped) until
+        one reaches the remote."""
         from agentmd.engine.git.branches import SyncError, remote_url
         from agentmd.engine.git.runner import GitCli
 
         if not (self.daemon.settings.vault / ".git").exists() or remote_url(GitCli(self.daemon.settings.vault)) is None:
-            return {"skipped": "the vault has no git remote (`agentmd remote add URL` adds one)"}
+            raise JobSkipped("the vault has no git remote (`agentmd remote add URL` adds one)")
         retry = self._backing_off()
         if retry is not None:
-            return {
-                "skipped": f"backing off: the remote was unreachable; the next round runs from "
+            raise JobSkipped(
+                f"backing off: the remote was unreachable; the next round runs from "
                 f"{retry.isoformat(timespec='seconds')} (`agentmd sync` tries now)"
-            }
+            )
         try:
             return self.daemon.sync(clock=self.scheduler.clock).to_dict()
         except SyncError as exc:
-            return {"failed": str(exc)}
+            raise JobFailed(str(exc), streak=False) from exc
 
     def _repack(self, meter: Meter) -> Mapping[str, Any]:
         if not (self.daemon.settings.vault / ".git").exists():

@@ -150,7 +150,7 @@ def _count_archived(git: GitCli, since: dt.datetime, out: Changes, cancelled: se
 
 
 def _job_lines(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
-    """One line per job of what ran, and one per failed or stopped run."""
+    """One line per job of what ran, and one per failed or stopped run (runs that failed alike share one)."""
     by_job: dict[str, list[Mapping[str, Any]]] = {}
     for rec in records:
         by_job.setdefault(str(rec.get("job")), []).append(rec)
@@ -168,12 +168,22 @@ def _job_lines(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[st
             ran += _enrich_line(last.get("changed") or {})
         if name == "lessons":
             ran += _lessons_lines(recs)
-        for r in recs:
-            if r.get("outcome") in ("failed", "stopped"):
-                failed.append(
-                    f"- job {name} {r.get('outcome')} at {str(r.get('start'))[11:16]}: {r.get('stop_reason')}"
-                )
+        failed += _failure_lines(name, recs)
     return ran, failed
+
+
+def _failure_lines(name: str, recs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per failed or stopped run; runs that failed alike (a remote unreachable all night) share one."""
+    alike: dict[tuple[str, str], list[str]] = {}
+    for r in recs:
+        if r.get("outcome") in ("failed", "stopped"):
+            alike.setdefault((str(r.get("outcome")), str(r.get("stop_reason"))), []).append(str(r.get("start")))
+    lines = []
+    for (outcome, reason), starts in alike.items():
+        first, last = starts[0][11:16], starts[-1][11:16]
+        when = f"at {first}" if len(starts) == 1 else f"{len(starts)} times from {first} to {last}"
+        lines.append(f"- job {name} {outcome} {when}: {reason}")
+    return lines
 
 
 def _lessons_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -261,8 +271,9 @@ def render(
     color = str(status.get("color") or "unknown").upper()
     head = [color + (" — " + ", ".join(r.split(":", 1)[0] for r in red) if red else "")]
     head.append(f"{added} added, {edited} edited, {retired} retired" + (f", {deleted} deleted" if deleted else ""))
-    if failed:
-        head.append(f"{len(failed)} failed job run{'s' if len(failed) != 1 else ''}")
+    runs = sum(1 for r in records if r.get("outcome") in ("failed", "stopped"))
+    if runs:
+        head.append(f"{runs} failed job run{'s' if runs != 1 else ''}")
     headline = f"Morning {day.isoformat()}: " + " · ".join(head)
 
     lines = [f"**{headline}**", ""]

@@ -59,7 +59,20 @@ def parse_iso(text: object) -> dt.datetime | None:
 
 
 class JobFailed(AgentmdError):
-    """A job ended in failure for a reason it states itself (recorded as the stop reason, word for word)."""
+    """A job ended in failure for a reason it states itself (recorded as the stop reason, word for word).
+
+    `streak=False`: the job's own status section judges how long such failures may last (a sync round that
+    cannot reach its remote turns status yellow after an hour and red after a day), so the run is recorded as
+    failed but does not count toward the `job-failing` line's streak."""
+
+    def __init__(self, reason: str, *, streak: bool = True) -> None:
+        super().__init__(reason)
+        self.streak = streak
+
+
+class JobSkipped(AgentmdError):
+    """A job had nothing it could do now (a vault without a remote, a remote being backed off from): recorded as
+    `skipped` with the reason, which leaves the failure streak alone."""
 
 
 class JobInterrupted(AgentmdError):
@@ -131,6 +144,7 @@ class JobRecord(TypedDict, total=False):
     changed: dict[str, object]  # what the job says it changed
     budget_used: dict[str, float]  # wall_s, tokens, calls
     budget: BudgetJson  # the budget it ran under
+    streak: bool  # False: a failure the job's own status section judges, left out of the failure streak
 
 
 class JobSummary(TypedDict):
@@ -209,7 +223,7 @@ def summarize(records: Sequence[JobRecord], start: Mapping[str, JobSummary] | No
         outcome = rec.get("outcome")
         if outcome == "ok":
             entry["failed_in_a_row"] = 0
-        elif outcome in ("failed", "stopped"):
+        elif outcome in ("failed", "stopped") and rec.get("streak", True):
             entry["failed_in_a_row"] = int(entry.get("failed_in_a_row", 0)) + 1
     return out
 
@@ -327,7 +341,7 @@ class Scheduler:
                     return self._skip(spec, reason, slot)
                 ceiling_left = self.daily_token_ceiling - spent
             meter = Meter(spec, self.clock, self.clock(), ceiling_left=ceiling_left)
-            outcome, reason = "ok", "finished"
+            outcome, reason, counted = "ok", "finished", True
             changed: Mapping[str, Any] | None = None
             try:
                 if spec.command:
@@ -343,8 +357,11 @@ class Scheduler:
                 return {"job": spec.name, "outcome": "deferred", "stop_reason": str(exc), "trigger": trigger}
             except BudgetExceeded as exc:
                 outcome, reason = "stopped", exc.reason
+            except JobSkipped as exc:
+                outcome, reason = "skipped", str(exc)
             except JobFailed as exc:
                 outcome, reason = "failed", str(exc)
+                counted = exc.streak
             except JobInterrupted as exc:
                 outcome, reason = "interrupted", str(exc)
             except Exception as exc:
@@ -363,8 +380,11 @@ class Scheduler:
             }
             if slot is not None:
                 rec["slot"] = iso(slot)
+            if not counted:
+                rec["streak"] = False
             self._write(rec)
-            log.log(logging.INFO if outcome == "ok" else logging.WARNING, "job %s: %s (%s)", spec.name, outcome, reason)
+            level = logging.INFO if outcome in ("ok", "skipped") else logging.WARNING
+            log.log(level, "job %s: %s (%s)", spec.name, outcome, reason)
             return rec
 
     def _write(self, rec: JobRecord) -> None:

@@ -23,6 +23,7 @@ from agentmd.engine.git.sync import (
 )
 from agentmd.engine.git.sync_status import sync_section
 from agentmd.engine.index.store import Store
+from agentmd.engine.jobs.report import jobs_status
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.rules import ContractCache
@@ -96,25 +97,31 @@ def test_the_daemons_rounds_back_off_while_the_remote_is_unreachable_and_start_a
     start = clock.now
 
     first = jobs.scheduler.run_named("sync")
-    assert "is the remote reachable?" in first["changed"]["failed"], first
+    assert first["outcome"] == "failed" and "is the remote reachable?" in first["stop_reason"], first
+    assert first["streak"] is False  # the sync state, not the job streak, turns status yellow and red
     state = _state(daemon.settings)
     assert state["failures"] == 1 and state["failing_since"] == start.isoformat()
     assert state["next_attempt_at"] == (start + dt.timedelta(minutes=1)).isoformat()
 
     waited = jobs.scheduler.run_named("sync")  # the same minute: the round is skipped, git is not asked
-    assert "backing off" in waited["changed"]["skipped"], waited
+    assert waited["outcome"] == "skipped" and "backing off" in waited["stop_reason"], waited
     assert _state(daemon.settings)["failures"] == 1
 
     # each failed round doubles the wait: 1, 2, 4 minutes
     for failures, wait in ((2, 2), (3, 4)):
         clock.now = dt.datetime.fromisoformat(str(_state(daemon.settings)["next_attempt_at"]))
         ran = jobs.scheduler.run_named("sync")
-        assert "failed" in ran["changed"], ran
+        assert ran["outcome"] == "failed", ran
         state = _state(daemon.settings)
         assert state["failures"] == failures
         assert state["next_attempt_at"] == (clock.now + dt.timedelta(minutes=wait)).isoformat()
         clock.now += dt.timedelta(minutes=wait) - dt.timedelta(seconds=1)
-        assert "backing off" in jobs.scheduler.run_named("sync")["changed"]["skipped"]
+        assert "backing off" in jobs.scheduler.run_named("sync")["stop_reason"]
+
+    # three failed rounds in a row are no `job-failing` line: the sync state judges them (below)
+    jobs_section = jobs_status(daemon.settings)
+    assert jobs_section["red"] == [] and jobs_section["jobs"]["sync"]["failed_in_a_row"] == 0
+    assert jobs_section["jobs"]["sync"]["last"]["outcome"] == "skipped"  # type: ignore[index]
 
     # status names the next attempt; the yellow line comes only after an hour of failures
     section = sync_section(vault, daemon.settings.state_dir, clock.now)

@@ -87,7 +87,7 @@ def test_the_daemon_timers_run_as_jobs_at_their_times(
     clock.now += dt.timedelta(minutes=3)
     records = jobs.scheduler.tick()
     assert [r["job"] for r in records] == ["reconcile", "sync"] and records[0]["outcome"] == "ok"
-    assert "no git remote" in records[1]["changed"]["skipped"]  # a vault without a remote has nothing to sync
+    assert records[1]["outcome"] == "skipped" and "no git remote" in records[1]["stop_reason"]  # nothing to sync
     wait_until(lambda: is_clean(settings.vault), 10, "the pass's commit")
 
     clock.at(2, 10)

@@ -17,7 +17,7 @@ from daemon_helpers import git, is_clean, make_repo, origins, wait_until
 
 from agentmd.cli import main
 from agentmd.engine.daemon.service import Daemon
-from agentmd.engine.jobs.morning import changes_since, headline_for, render
+from agentmd.engine.jobs.morning import Changes, changes_since, headline_for, render
 from agentmd.engine.settings import Settings, resolve
 from agentmd.engine.write.capture import CaptureRefused, CaptureRequest
 from agentmd.hooks.session_start import morning_line
@@ -119,6 +119,16 @@ def test_the_note_lists_each_part_of_a_scripted_day(repo: Path) -> None:
     assert "- queue: 4 awaiting review, 4 since the baseline (the oldest 1.5 days old)" in body
     assert "- job backup failed at 03:00: exited 2: disk full" in body
     assert "- reconcile: 1 ok; last ok at 03:00" in body
+
+
+def test_runs_that_failed_alike_all_night_share_one_line(repo: Path) -> None:
+    unreachable = {**failed_record(), "job": "sync", "stop_reason": "fetch failed: is the remote reachable?"}
+    night = [{**unreachable, "start": f"2026-03-02T0{h}:{m}:00+00:00"} for h in range(1, 7) for m in ("00", "30")]
+    headline, body = render(dt.date(2026, 3, 2), {"color": "green"}, [*night, failed_record()], Changes())
+    assert headline.endswith("13 failed job runs")
+    assert "- job sync failed 12 times from 01:00 to 06:30: fetch failed: is the remote reachable?" in body
+    assert body.count("- job sync failed") == 1
+    assert "- job backup failed at 03:00: exited 2: disk full" in body
 
 
 def test_a_quiet_night_says_so(repo: Path) -> None:
