@@ -283,9 +283,9 @@ class Round:
             if self.git.run("merge-base", "--is-ancestor", sha, ours).code == 0:  # the version set aside was ours
                 at = self.now.isoformat(timespec="seconds")
                 deleted = self.git.run("cat-file", "-e", f"{sha}:{path}").code != 0
-                out.append(
-                    {"path": path, "kept": "theirs", "ours": sha, "at": at, "here": "deleted" if deleted else "changed"}
-                )
+                kept = self.git.run("rev-parse", "--verify", "-q", f"{theirs}:{path}").text  # the version left
+                here = "deleted" if deleted else "changed"
+                out.append({"path": path, "kept": "theirs", "ours": sha, "at": at, "here": here, "blob": kept})
         return out
 
     # -- the work tree ---------------------------------------------------------------------------
@@ -429,7 +429,7 @@ class Round:
                 elif mine is not None and other is not None:  # not a note: ours wins, theirs stays in history
                     lines.append(f"{mine[0]} {mine[1]}\t{path}")
                     at = self.now.isoformat(timespec="seconds")
-                    decided.append({"path": path, "kept": "ours", "theirs": theirs, "at": at})
+                    decided.append({"path": path, "kept": "ours", "theirs": theirs, "at": at, "blob": mine[1]})
                 else:  # deleted on one side, edited on the other: the edit survives
                     mode, oid = mine or other or ("", "")
                     if oid:

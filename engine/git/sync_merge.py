@@ -324,16 +324,16 @@ def free_name(path: str, taken: set[str]) -> str:
 KEPT_SHOWN = dt.timedelta(days=7)  # status names such a file this long after the round that kept ours
 
 
-def kept_ours(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
+def kept_ours(git: GitCli, conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
     """The recent `kept: ours` entries of the sync state's conflicts, the latest per path: files that are not
     notes, changed on two machines, where this machine's version was kept and theirs stays in history."""
-    return _recent(conflicts, now, "ours", "theirs")
+    return _untouched(git, _recent(conflicts, now, "ours", "theirs"))
 
 
-def set_aside_here(conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
+def set_aside_here(git: GitCli, conflicts: Iterable[dict[str, str]], now: dt.datetime) -> list[dict[str, str]]:
     """The recent `kept: theirs` entries, the latest per path: changes made on this machine that another
     machine's merge set aside (a file that is not a note changed on both, a deletion against an edit)."""
-    return _recent(conflicts, now, "theirs", "ours")
+    return _untouched(git, _recent(conflicts, now, "theirs", "ours"))
 
 
 def _recent(conflicts: Iterable[dict[str, str]], now: dt.datetime, kept: str, other: str) -> list[dict[str, str]]:
@@ -350,6 +350,22 @@ def _recent(conflicts: Iterable[dict[str, str]], now: dt.datetime, kept: str, ot
         if now - at <= KEPT_SHOWN:
             latest[c["path"]] = c
     return list(latest.values())
+
+
+def _untouched(git: GitCli, entries: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The entries whose file still holds the version the merge left (`blob`): once the person has written the
+    other version over it, edited it or deleted it, they have acted on the line. An entry recorded before the
+    blob was kept stays for KEPT_SHOWN, as does every entry when git cannot hash the files."""
+    judged = [c["path"] for c in entries if c.get("blob") and "\n" not in c["path"]]
+    present = [p for p in judged if (git.vault / p).is_file() and not (git.vault / p).is_symlink()]
+    blobs: dict[str, str] = {}
+    if present:
+        listed = "".join(f"{p}\n" for p in present).encode()
+        hashed = git.run("hash-object", "--stdin-paths", stdin=listed)  # with the repository's filters, as `add`
+        if hashed.code != 0:
+            return entries
+        blobs = dict(zip(present, hashed.text.split(), strict=False))
+    return [c for c in entries if c["path"] not in judged or blobs.get(c["path"]) == c["blob"]]
 
 
 def set_aside_line(entries: list[dict[str, str]]) -> str:

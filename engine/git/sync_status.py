@@ -111,14 +111,14 @@ def sync_section(
             f"conflicts-to-resolve: {len(siblings)} note(s) kept side by side after a sync: {shown}: compare "
             "each with its note and end it with `agentmd resolve PATH --keep mine|theirs|both`"
         )
-    kept = kept_ours(state.get("conflicts", []), now)
+    kept = kept_ours(git, state.get("conflicts", []), now)
     if kept:
         out["kept_ours"] = kept
         out["yellow"].append(kept_ours_line(kept))
     apart = names_apart(state.get("conflicts", []), now, vault)
     if len(apart) > 1:
         out["yellow"].append(names_apart_line(apart))
-    aside = set_aside_here(state.get("conflicts", []), now)
+    aside = set_aside_here(git, state.get("conflicts", []), now)
     if aside:
         out["set_aside_here"] = aside
         out["yellow"].append(set_aside_line(aside))

@@ -188,6 +188,11 @@ def test_a_file_that_is_not_a_note_keeps_ours_and_status_tells_how_to_get_theirs
     assert "write the output of its `git show` over it" in here
     assert mine.endswith(":.obsidian/app.json") and '"dark"' in git(a.vault, "show", mine).stdout
     assert not [y for y in sync_section(a.vault, a.state, now)["yellow"] if y.startswith("kept-ours")]
+    # each line ends once its person has acted: theirs written over the file, the set-aside version written back
+    write(b.vault, ".obsidian/app.json", git(b.vault, *command.split()[1:]).stdout)
+    assert not [y for y in sync_section(b.vault, b.state, now)["yellow"] if y.startswith("kept-ours")]
+    write(a.vault, ".obsidian/app.json", git(a.vault, "show", mine).stdout)
+    assert not [y for y in sync_section(a.vault, a.state, now)["yellow"] if y.startswith("set-aside-here")]
 
 
 def test_a_deletion_undone_by_an_edit_elsewhere_is_told_where_it_was_made(pair) -> None:
@@ -204,6 +209,8 @@ def test_a_deletion_undone_by_an_edit_elsewhere_is_told_where_it_was_made(pair) 
     (here,) = [y for y in sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
     assert "notes/plain.md (deleted here, edited on the other machine: the edit was kept; delete it again)" in here
     assert "git show" not in here  # a deletion has no version to write back
+    (a.vault / "notes/plain.md").write_text("# P\n\nedited on the desktop\nand read here\n")
+    assert not [y for y in sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
     assert not [y for y in sync_section(b.vault, b.state, dt.datetime.now(dt.UTC))["yellow"] if "set-aside" in y]
 
 
