@@ -56,3 +56,7 @@ TIME_QUESTION_WORDS: Final = frozenset(
     """capture captured captures saved save added add happen happened happening done work worked working
     learn learned learnt read change changed new decide decided""".split()  # noqa: SIM905
 )
+
+# The months by name, in order: dates in queries (engine/search/when.py) and in note titles (vault_schema/note.py).
+MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                 "november", "december")  # fmt: skip

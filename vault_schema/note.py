@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from agentmd.vocabulary import MONTHS
+
 from .entities import EntityRef, entity_uri, extract_entities
 from .errors import YamlRefused
 from .frontmatter import load_yaml, split_frontmatter
@@ -20,6 +22,18 @@ PROGRESS_HEAD_BYTES = 88_192
 _PROGRESS = re.compile(r"^progress(?:-[a-z0-9][a-z0-9-]*)?\.md$", re.IGNORECASE)
 _STEM_SPACERS = str.maketrans({"-": " ", "_": " ", ".": " "})
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$")
+
+# A whole date in a note's file name or title: 2024-11-04 (or with _ or .), "29th Jan, 2025", "January 29, 2025"
+_MONTH_NAME = "|".join(f"{m[:3]}(?:{m[3:]})?" if len(m) > 3 else m for m in MONTHS) + "|sept"
+_TITLE_DATES = (
+    re.compile(r"(?<![A-Za-z0-9])(?<!\d\.)(?P<y>(?:19|20)\d\d)([-_.])(?P<m>[01]\d)\2(?P<d>[0-3]\d)(?![\d])"),
+    re.compile(
+        rf"(?i)(?<![\w])(?P<d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_NAME})\.?,?\s+(?P<y>(?:19|20)\d\d)(?!\d)"
+    ),
+    re.compile(
+        rf"(?i)(?<![\w])(?P<mon>{_MONTH_NAME})\.?\s+(?P<d>[0-3]?\d)(?:st|nd|rd|th)?,?\s+(?P<y>(?:19|20)\d\d)(?!\d)"
+    ),
+)
 
 # A type, project or space as a note's frontmatter names it: a kebab-case slug (`billing-api`)
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -47,7 +61,7 @@ class Note:
     decode_error: bool  # the bytes were not valid UTF-8 and were decoded with replacement characters
     truncated: bool  # a progress log cut to its head
     captured: str  # ISO 8601 date or date-time
-    captured_source: str  # "captured", "date", "created" or "mtime" (the index may set "git": index/git_dates.py)
+    captured_source: str  # "captured", "date", "created", "title" or "mtime" (the index may set "git")
     status: str | None = None
     lifecycle: str | None = None
     type: str | None = None
@@ -153,6 +167,29 @@ def parse_date(value: Any) -> str | None:
     if tz:
         iso += "Z" if tz == "Z" else (tz if ":" in tz else tz[:3] + ":" + tz[3:])
     return iso
+
+
+def title_date(title: str, written: str) -> str | None:
+    """The one whole date a note's file name or title gives (`2024-11-04.md`, "Entry of 29th Jan, 2025"), as
+    `YYYY-MM-DD`, or None. Not when the title gives two different dates, nor a date after the day the file was
+    last written (`written`, an ISO date): such a date is a plan or a deadline, not when the note was written."""
+    found: set[str] = set()
+    for pattern in _TITLE_DATES:
+        for m in pattern.finditer(title):
+            month = int(m["m"]) if "m" in pattern.groupindex else _month_number(m["mon"])
+            try:
+                found.add(dt.date(int(m["y"]), month, int(m["d"])).isoformat())
+            except ValueError:
+                continue
+    if len(found) != 1:
+        return None
+    (day,) = found
+    return day if day <= written[:10] else None
+
+
+def _month_number(name: str) -> int:
+    low = name.lower()
+    return 9 if low == "sept" else next(i for i, m in enumerate(MONTHS, 1) if m.startswith(low[:3]))
 
 
 def mtime_iso(mtime_ns: int) -> str:
@@ -263,6 +300,9 @@ def parse_note(path: str, data: bytes, mtime_ns: int, *, link_convention: str = 
             break
     if not captured:
         captured = mtime_iso(mtime_ns)
+        named = title_date(f"{path.rsplit('/', 1)[-1]}\n{fm_title or ''}", captured)
+        if named:  # a daily note or a journal entry: the day it names, not the day it was last saved
+            captured, source = named, "title"
 
     links, entities = structure.links, structure.entities
     yaml_text = split.yaml_text or ""

@@ -274,6 +274,29 @@ def test_captured_precedence(yaml_text: str, captured: str, source: str) -> None
     assert note.captured_day == int(captured[:10].replace("-", ""))
 
 
+@pytest.mark.parametrize(
+    ("path", "yaml_text", "captured", "source"),
+    [
+        ("daily/2023-11-04.md", "", "2023-11-04", "title"),  # a daily note: the day it names
+        ("journal/Entry of 29th Jan, 2023.md", "", "2023-01-29", "title"),
+        ("notes/note.md", "title: January 29, 2023 standup", "2023-01-29", "title"),
+        ("notes/Meeting 3 May 2023.md", "", "2023-05-03", "title"),
+        ("notes/daily.journal.2023.02.01.md", "", "2023-02-01", "title"),  # Dendron's journal names
+        ("daily/2023-11-04.md", "created: 2022-01-10", "2022-01-10", "created"),  # a date property comes first
+        ("notes/Plans for 2024-06-01.md", "", MTIME_ISO, "mtime"),  # after the last save: a plan, not a date
+        ("notes/2023-11-04 to 2023-11-05.md", "", MTIME_ISO, "mtime"),  # two days: neither
+        ("notes/release v2023.11.04.md", "", MTIME_ISO, "mtime"),  # a version
+        ("notes/2023-02-30.md", "", MTIME_ISO, "mtime"),  # no such day
+        ("notes/May 2023 goals.md", "", MTIME_ISO, "mtime"),  # a month is no day
+    ],
+)
+def test_a_whole_date_in_the_file_name_or_title_dates_a_note_without_a_date_property(
+    path: str, yaml_text: str, captured: str, source: str
+) -> None:
+    note = parse(fm(yaml_text) if yaml_text else "# Body\n", path=path)
+    assert (note.captured, note.captured_source) == (captured, source)
+
+
 def test_impossible_unquoted_date_keeps_the_rest_of_the_frontmatter() -> None:
     note = parse(fm("title: Kept\ntags: [kept]\ndate: 2024-02-30"))
     assert note.frontmatter_error is None

@@ -142,3 +142,17 @@ def test_init_git_keeps_old_notes_ages_in_the_history_a_clone_and_a_rebuild_read
                 p: (store.catalog.get(p).captured, store.catalog.get(p).captured_source) for p in ("kafka.md", "old.md")
             }
         assert dated["kafka.md"][0].startswith("2023-03-15") and dated["old.md"][0].startswith("2021-07-02"), dated
+
+
+def test_a_daily_note_put_in_git_today_is_dated_by_the_day_its_name_gives(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, "daily/2021-03-04.md", "# Thursday\nshipped the importer\n")
+    write(vault, "daily/notes.md", "# Notes\nundated\n")
+    git(vault, "init", "-q")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "today")
+    with Store(tmp_path / "cache") as store:
+        reconcile(vault, store)
+        daily, plain = store.catalog.get("daily/2021-03-04.md"), store.catalog.get("daily/notes.md")
+    assert daily is not None and (daily.captured[:10], daily.captured_source) == ("2021-03-04", "title")
+    assert plain is not None and plain.captured_source in ("git", "mtime") and plain.captured[:4] != "2021"
