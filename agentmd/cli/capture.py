@@ -32,6 +32,9 @@ def add_capture(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="where this came from (a source tag from the contract)")
     p.add_argument("--source-url", help="the URL it came from (always untrusted)")
     p.add_argument("--space", help="a contract space other than memory, e.g. projects")
+    p.add_argument(
+        "--supersedes", help="the path or exact title of an earlier note this one corrects (it is marked superseded)"
+    )
     p.add_argument("--instructions", help="your own filing instructions, kept on the note")
     p.add_argument("--operator", action="store_true", help="write as the vault's owner (alignment-level folders)")
     p.set_defaults(func=cmd_capture)
@@ -80,6 +83,7 @@ OPTION_FIELDS = (
     "source",
     "source_url",
     "space",
+    "supersedes",
     "instructions",
 )
 

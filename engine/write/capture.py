@@ -47,6 +47,7 @@ from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import NotInVault
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
+from agentmd.engine.write import supersede
 from agentmd.engine.write.folders import FolderCase
 from agentmd.engine.write.gate import Admission, CapReached
 from agentmd.engine.write.gate import VolumeGate as VolumeGate  # re-exported
@@ -233,6 +234,11 @@ class Capturer:
         clock.mark("door")
         if not decision.allowed:
             raise CaptureRefused(decision.rule, f"the door refused {rel}: {decision.reason}")
+        replaced = None
+        if req.supersedes:  # the note it replaces: one note the actor may edit, or nothing is written
+            with self._root() as root_fd:
+                replaced = supersede.resolve(root_fd, self.vault, self.store, req.supersedes, state.contract, actor)
+            fields["supersedes"] = replaced.path
         warnings = list(folder_warnings) + retired
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
@@ -257,7 +263,10 @@ class Capturer:
                     landed = self._write(root_fd, folder, stem, text, rel, origin, day, warnings, clock, title)
         if landed is None:
             assert twin is not None
-            return self._reinforced(twin, twin_inode, title, warnings)
+            answer = self._reinforced(twin, twin_inode, title, warnings)
+            if replaced is not None:
+                self._supersede(replaced, answer.path, origin, now, warnings)
+            return answer
         path = landed.path
         # From here on the note is on disk: nothing may turn the answer into an error, or the caller would
         # retry and write a twin. Every later failure becomes a warning on a successful reply.
@@ -282,6 +291,8 @@ class Capturer:
             warnings,
         )
         clock.mark("after-landing")
+        if replaced is not None:
+            self._supersede(replaced, path, origin, now, warnings)
         result.indexed = self.group.wait(landed)
         clock.mark_until("index-queue", landed.batch_started_ns)
         clock.mark("index-batch")
@@ -294,6 +305,29 @@ class Capturer:
             self._after_landing(lambda: after(path, origin), "its commit could not be scheduled", warnings)
         clock.mark("schedule-commit")
         return result
+
+    def _supersede(
+        self, replaced: supersede.Replaced, by: str, origin: str, now: dt.datetime, warnings: list[str]
+    ) -> None:
+        """Mark the note the capture replaces as superseded by `by` (engine/write/supersede.py) with the capture's
+        origin, queued for the capture's own index update (and waited for); a failure is a warning."""
+        if replaced.path == by:
+            warnings.append(f"{by} cannot supersede itself; it was left as it is")
+            return
+        try:
+            if self.before_write:
+                self.before_write(replaced.path, origin)
+            with self._root() as root_fd:
+                left = supersede.mark(root_fd, replaced, by, now)
+            ticket = None if left else self.group.submit(replaced.path, replaced.title)
+        except (OSError, CaptureRefused) as exc:
+            left = f"{replaced.path} could not be marked superseded ({getattr(exc, 'strerror', None) or exc})"
+            ticket = None
+        if left:
+            warnings.append(f"{left}; mark it with `agentmd retire {replaced.path}` if it no longer holds")
+            return
+        if ticket is not None:
+            self.group.wait(ticket)
 
     def _linked(self, req: CaptureRequest, convention: str) -> CaptureRequest:
         """`related` as links Obsidian follows: a name that is one note's title but not its file name (a

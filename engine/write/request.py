@@ -91,6 +91,11 @@ class CaptureRequest:
     source: str | None = _about("Where this came from, as one of the contract's source tags (e.g. conversation).")
     source_url: str | None = _about("The URL it came from; notes with one are marked untrusted.")
     space: str | None = _about("A contract space other than memory (e.g. projects); the default is memory.")
+    supersedes: str | None = _about(
+        "The path or exact title of an earlier note this one corrects or replaces: that note is marked superseded "
+        "and leaves search and recall (it stays in the vault and in git).",
+        maxLength=MAX_TITLE_CHARS * 4,
+    )
     instructions: str | None = None  # CLI only: the operator's own instructions, kept on the note
 
     @classmethod
@@ -207,7 +212,7 @@ def validate(req: CaptureRequest) -> None:
             raise CaptureRefused("too-many-items", f"{name} has {len(items)} entries; keep it to {MAX_LIST}")
         if any(not isinstance(x, str) or "\n" in x for x in items):
             raise CaptureRefused("invalid-list", f"each entry of {name} must be one line of text")
-    for name in ("summary", "why", "project", "task", "source", "source_url", "space", "instructions"):
+    for name in ("summary", "why", "project", "task", "source", "source_url", "space", "instructions", "supersedes"):
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
             raise CaptureRefused("invalid-field", f"{name} must be text")

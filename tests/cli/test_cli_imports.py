@@ -385,7 +385,7 @@ def test_search_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int, 
     run = cli("search", "queue", "--after", "not-a-date")
     assert run.code == 2
     assert "is not a date" in run.err
-    assert_light(run, CLIENT | {"agentmd.engine.search", "agentmd.engine.search.when"})  # dates in words
+    assert_light(run, CLIENT | {"agentmd.engine.search", "agentmd.engine.search.when", "agentmd.vocabulary"})  # dates
 
 
 def test_capture_through_the_daemon_loads_only_the_client(cli: Cli, daemon: int) -> None:

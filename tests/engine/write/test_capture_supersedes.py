@@ -1,0 +1,177 @@
+"""A capture that corrects an earlier note (`supersedes`): the earlier note is walled, searched past, committed
+with the capture, or the capture is refused with nothing written."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from daemon_helpers import git, is_clean, make_repo, running_daemon, vault_settings, wait_until
+from mcp import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+from agentmd.engine.client import access_token
+from agentmd.engine.daemon.service import Daemon
+from agentmd.engine.index.reconcile import reconcile
+from agentmd.engine.index.store import Store
+from agentmd.engine.request_fields import input_schema
+from agentmd.engine.search.query import search
+from agentmd.engine.search.searcher import SearchRequest
+from agentmd.engine.settings import Settings
+from agentmd.engine.write.capture import Capturer, CaptureRefused, CaptureRequest
+from agentmd.rules import ContractCache
+from agentmd.vault_schema import parse_note
+
+NOW = dt.datetime(2026, 3, 5, 10, 20, 30, tzinfo=dt.UTC)
+OLD = "memory/lessons/deploys-go-through-jenkins.md"
+OLD_TEXT = (
+    "---\ntitle: Deploys go through Jenkins\ntype: lesson\nstatus: active\n---\n"
+    "Production deploys are started from the Jenkins job `deploy-prod`.\n"
+)
+
+
+def fm(vault: Path, rel: str) -> dict[str, Any]:
+    return dict(parse_note(rel, (vault / rel).read_bytes(), 0).frontmatter)
+
+
+def notes(vault: Path) -> set[str]:
+    return {p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".git" not in p.parts}
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    files = {
+        OLD: OLD_TEXT,
+        "memory/facts/twin-a.md": "---\ntitle: Staging host\n---\nstaging is on box a\n",
+        "memory/facts/twin-b.md": "---\ntitle: Staging host\n---\nstaging is on box b\n",
+        "private/diary.md": "---\ntitle: Diary\n---\nmine alone\n",
+    }
+    return make_repo(tmp_path / "vault", files).resolve()
+
+
+@pytest.fixture
+def capturer(tmp_path: Path, vault: Path) -> Iterator[Capturer]:
+    store = Store(tmp_path / "cache")
+    reconcile(vault, store)
+    yield Capturer(vault, tmp_path / "state", ContractCache(vault), store, now=lambda: NOW)
+    store.close()
+
+
+def correction(supersedes: str, title: str = "Deploys go through GitHub Actions") -> CaptureRequest:
+    return CaptureRequest(
+        title=title,
+        body="Jenkins is gone: production deploys run from the `deploy` workflow in GitHub Actions.",
+        type="lesson",
+        why="the old lesson sends people to a job that no longer exists",
+        supersedes=supersedes,
+    )
+
+
+@pytest.mark.parametrize("name", [OLD, "Deploys go through Jenkins", "[[Deploys go through Jenkins]]"])
+def test_the_earlier_note_is_walled_and_named_by_the_correction(capturer: Capturer, vault: Path, name: str) -> None:
+    result = capturer.capture(correction(name))
+    assert result.indexed and not result.warnings, result.warnings
+    assert fm(vault, result.path)["supersedes"] == OLD
+    old = fm(vault, OLD)
+    assert old["lifecycle"] == "superseded" and old["superseded_by"] == result.path
+    assert old["retired_at"] == NOW.isoformat(timespec="seconds") and old["title"] == "Deploys go through Jenkins"
+    assert "Jenkins job `deploy-prod`" in (vault / OLD).read_text()  # the body is kept, never deleted
+    store = capturer.store
+    assert store is not None
+    found = search(store.index, ContractCache(vault).get().contract, SearchRequest(query="production deploys"))
+    assert [r.note for r in found.results] == [result.path] and found.superseded_hidden == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "said"),
+    [
+        ("memory/lessons/no-such-note.md", "supersedes-unknown", "names no note of the vault"),
+        ("Deploys go through Travis", "supersedes-unknown", "give the path or the exact title"),
+        ("Staging host", "supersedes-ambiguous", "2 notes are titled 'Staging host'"),
+        ("../outside.md", "supersedes-unknown", "names no note"),
+        ("private/diary.md", "level:private", "the door refused marking private/diary.md superseded"),
+    ],
+)
+def test_a_name_that_is_no_one_note_the_agent_may_edit_refuses_with_nothing_written(
+    capturer: Capturer, vault: Path, name: str, code: str, said: str
+) -> None:
+    before = {p: (vault / p).read_bytes() for p in notes(vault)}
+    with pytest.raises(CaptureRefused) as refused:
+        capturer.capture(correction(name))
+    assert refused.value.code == code and said in str(refused.value), str(refused.value)
+    assert "nothing was written" in str(refused.value)
+    assert {p: (vault / p).read_bytes() for p in notes(vault)} == before
+
+
+def test_a_retried_correction_reinforces_its_note_and_still_walls_the_earlier_one(
+    capturer: Capturer, vault: Path
+) -> None:
+    first = capturer.capture(correction(OLD))
+    (vault / OLD).write_text(OLD_TEXT)  # someone put the earlier note back as it was
+    again = capturer.capture(correction(OLD))
+    assert again.reinforced and again.path == first.path
+    assert fm(vault, OLD)["superseded_by"] == first.path
+
+
+def test_a_note_cannot_supersede_itself(capturer: Capturer, vault: Path) -> None:
+    first = capturer.capture(correction(OLD))
+    again = capturer.capture(correction(first.path))  # the same text: its own twin
+    assert again.reinforced and any("cannot supersede itself" in w for w in again.warnings), again.warnings
+    assert "superseded_by" not in fm(vault, first.path)
+
+
+# ---------------------------------------------------------------------------------------------- the daemon
+
+
+@pytest.fixture
+def settings(tmp_path: Path, env: dict[str, str]) -> Settings:
+    return vault_settings(tmp_path / "vault", {"README.md": "# Vault\n", OLD: OLD_TEXT})
+
+
+@pytest.fixture
+def daemon(settings: Settings) -> Iterator[Daemon]:
+    with running_daemon(settings, commit_debounce=0.1) as d:
+        yield d
+
+
+@pytest.mark.slow
+def test_an_agent_corrects_a_note_over_mcp_and_the_pair_is_committed_as_its_capture(
+    daemon: Daemon, settings: Settings
+) -> None:
+    vault = settings.vault
+    headers = {"Authorization": f"Bearer {access_token(settings.state_dir)}"}
+    url = f"http://127.0.0.1:{daemon.port}/mcp"
+
+    async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        async with Client(streamable_http_client(url, http_client=create_mcp_http_client(headers))) as client:
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error, result.content
+            assert result.structured_content is not None
+            return dict(result.structured_content)
+
+    asked = {"title": "Deploys go through GitHub Actions", "body": "Production deploys run from the deploy workflow."}
+    answer = anyio.run(call, "memory_capture", {**asked, "supersedes": "Deploys go through Jenkins"})
+    new = answer["path"]
+    assert fm(vault, OLD)["superseded_by"] == new and fm(vault, new)["supersedes"] == OLD
+    found = anyio.run(call, "memory_search", {"query": "production deploys"})
+    shown = [r["note"] for r in found["results"]]
+    assert shown[0] == new and OLD not in shown and found["superseded_hidden"] == 1
+
+    wait_until(lambda: is_clean(vault), what="the capture and the walled note committed")
+    for rel in (OLD, new):  # each committed with the capture's origin
+        last = git(vault, "log", "-n", "1", "--format=%(trailers:key=origin,valueonly)", "--", rel).strip()
+        assert last == "capture", (rel, last)
+
+
+def test_the_tool_and_the_command_line_offer_supersedes(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentmd.cli import main
+
+    assert "supersedes" in input_schema(CaptureRequest)["properties"]  # so the MCP tool and /v1/capture take it
+    out, err = io.StringIO(), io.StringIO()
+    main(["capture", "--help"], out=out, err=err)
+    assert "--supersedes" in out.getvalue() + err.getvalue() + capsys.readouterr().out
