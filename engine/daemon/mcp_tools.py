@@ -39,7 +39,8 @@ SEARCH_DESCRIPTION = (
 CAPTURE_DESCRIPTION = (
     "Save a note to long-term memory. Give a type (decision, convention, lesson, fact, procedure, reference...) "
     "and a why to file it directly; without them it lands in the unfiled queue for review. Returns the note's "
-    "path, status, stamps and whether it is already searchable. Secrets, executable content and instructions "
+    "path, status, stamps and whether it is already searchable. When the note corrects an earlier one, name that "
+    "note in `supersedes` so the outdated one leaves search. Secrets, executable content and instructions "
     "aimed at agents are refused."
 )
 
