@@ -99,7 +99,7 @@ def run_prompt(
         "tokens": tokens,
         "kept": case.expected is not None and case.expected in injected,
         "top": [
-            {"note": r.get("note"), "title": r.get("title"), "confidence": r.get("confidence")} for r in results[:3]
+            {k: r.get(k) for k in ("note", "title", "confidence", "cosine", "word_share")} for r in results[:3]
         ],
     }
 
