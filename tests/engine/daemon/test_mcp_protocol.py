@@ -19,7 +19,7 @@ from daemon_helpers import auth, make_repo, mcp_transport, wait_until
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from agentmd.engine.daemon import mcp_server
+from agentmd.engine.daemon import mcp_server, mcp_sessions
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.settings import Settings, resolve
 
@@ -314,7 +314,7 @@ def test_a_clients_open_sessions_are_capped_and_its_longest_idle_is_ended_first(
     first = open_session(http)
     second = open_session(http)
     assert http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=first).status_code == 200
-    for _ in range(mcp_server.MAX_SESSIONS_PER_CLIENT - 1):
+    for _ in range(mcp_sessions.MAX_SESSIONS_PER_CLIENT - 1):
         assert http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code == 200
     # one more than this client's cap: its session idle longest (the second; the first was used since) was ended
     gone = http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=second)

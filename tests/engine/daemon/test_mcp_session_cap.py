@@ -29,7 +29,7 @@ from mcp.types import Implementation
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from agentmd.engine.daemon import mcp_server
+from agentmd.engine.daemon import mcp_server, mcp_sessions
 from agentmd.engine.daemon.mcp_server import SessionCap, mount_mcp
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.engine.write.capture import CaptureRequest
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PROTOCOL = "2025-06-18"
-FLOOR = mcp_server.RECENT_SESSION_SECONDS
+FLOOR = mcp_sessions.RECENT_SESSION_SECONDS
 SEARCH_ANSWER = {"query": "otters", "mode": "fusion", "results": [], "matched": 0}
 
 
@@ -182,7 +182,7 @@ def test_an_agents_session_survives_another_client_opening_150_sessions_at_the_r
         for call in calls:
             answered(call)
         assert all(r.status_code == 200 for r in flooded)  # the flooder ends its own sessions, none refused
-        assert held["flooder (flood/1)"] == mcp_server.MAX_SESSIONS_PER_CLIENT
+        assert held["flooder (flood/1)"] == mcp_sessions.MAX_SESSIONS_PER_CLIENT
         assert [n for label, n in held.items() if label.startswith("agent (")] == [1], held
 
 
@@ -261,7 +261,7 @@ def test_a_client_whose_sessions_are_all_busy_is_refused_and_keeps_them() -> Non
         refused = anyio.run(go)
         assert refused.status_code == 503, refused.text
         assert "too many MCP sessions are open" in refused.json()["error"]["message"]
-        assert refused.headers["retry-after"] == str(mcp_server.BUSY_RETRY_SECONDS)
+        assert refused.headers["retry-after"] == str(mcp_sessions.BUSY_RETRY_SECONDS)
         assert "mcp-session-id" not in refused.headers
         assert [ping(http, sid) for sid in busy] == [200] * 3
 
@@ -379,7 +379,7 @@ def test_malformed_or_batched_opening_bodies_get_the_sdks_own_answer() -> None:
 
 def test_an_opening_body_too_big_to_read_is_an_unknown_client_with_its_own_cap() -> None:
     padded = initialize("padded")
-    padded["params"]["capabilities"] = {"experimental": {"pad": {"x": "p" * 2 * mcp_server.OPENING_BODY_BYTES}}}
+    padded["params"]["capabilities"] = {"experimental": {"pad": {"x": "p" * 2 * mcp_sessions.OPENING_BODY_BYTES}}}
     body = json.dumps(padded).encode()
     with serve(Clock(), max_sessions=8, max_per_client=3) as (base, cap), raw_client(base) as http:
         named = open_session(http, "named")
