@@ -8,7 +8,7 @@ schemas and argument checks live in `mcp_tools`. Tools call a `Backend`: the dae
 daemon running) or a remote one (a daemon runs; stdio forwards to it). A refusal or a bad argument reaches the
 client as an error result whose text is one plain line.
 
-Its HTTP sessions are capped in all and per client: see `mcp_sessions`.
+Its HTTP sessions are capped in all and per client, and outlive a restart of the daemon: see `mcp_sessions`.
 """
 
 from __future__ import annotations

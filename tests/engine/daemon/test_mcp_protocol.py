@@ -310,14 +310,18 @@ def test_a_body_that_is_not_one_json_object_is_refused_in_one_line(http: httpx.C
 # ---------------------------------------------------------------------------------------------- sessions
 
 
-def test_a_clients_open_sessions_are_capped_and_its_longest_idle_is_ended_first(http: httpx.Client) -> None:
+def test_a_clients_sessions_past_its_cap_end_its_longest_idle_and_a_call_in_it_is_still_served(
+    http: httpx.Client,
+) -> None:
     first = open_session(http)
     second = open_session(http)
     assert http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=first).status_code == 200
     for _ in range(mcp_sessions.MAX_SESSIONS_PER_CLIENT - 1):
         assert http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code == 200
-    # one more than this client's cap: its session idle longest (the second; the first was used since) was ended
-    gone = http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=second)
-    assert gone.status_code == 404, gone.text
+    # one more than this client's cap: its session idle longest (the second; the first was used since) was ended,
+    # and a call naming it is served in a new session in its place, under the same id
+    carried = http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=second)
+    assert carried.status_code == 200, carried.text
+    assert carried.headers["mcp-session-id"] == second["mcp-session-id"]
     kept = http.post("/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "ping"}, headers=first)
     assert kept.status_code == 200, kept.text

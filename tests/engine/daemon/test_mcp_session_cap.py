@@ -231,7 +231,7 @@ def test_a_client_opening_150_sessions_under_one_name_keeps_its_cap_and_ends_onl
         assert [ping(http, sid) for sid in others] == [200] * 5
         flooded = [r.headers["mcp-session-id"] for r in opened]
         assert [ping(http, sid) for sid in flooded[-3:]] == [200] * 3
-        assert {ping(http, sid) for sid in flooded[:-3]} == {404}  # its own, oldest first
+        assert not set(flooded[:-3]) & set(cap.sessions)  # its own were ended, oldest first
 
 
 def test_a_client_whose_sessions_are_all_busy_is_refused_and_keeps_them() -> None:
@@ -296,10 +296,10 @@ def test_at_the_total_cap_with_every_session_recent_a_new_one_is_503_until_the_f
         opened = http.post("/mcp", json=initialize("d"), headers=MCP_HEADERS)
         assert opened.status_code == 200, opened.text
         # the client holding the most goes first (a and b tie at 3: a's idle longest), though c's idle longer
-        assert ping(http, sessions["a"][0]) == 404
+        assert sessions["a"][0] not in cap.sessions
         again = http.post("/mcp", json=initialize("d"), headers=MCP_HEADERS)
         assert again.status_code == 200, again.text
-        assert ping(http, sessions["b"][0]) == 404  # b now holds the most
+        assert sessions["b"][0] not in cap.sessions  # b now holds the most
         assert [ping(http, sid) for sid in sessions["c"]] == [200, 200]
         assert cap.open_sessions() == 8
         assert held_by(cap, "d") == 2 and held_by(cap, "a") == held_by(cap, "b") == held_by(cap, "c") == 2
@@ -415,3 +415,77 @@ def test_concurrent_openings_from_one_client_never_exceed_the_caps_nor_touch_ano
         assert any(r.status_code == 200 for r in answers)
         assert held_by(cap, "rush") <= 3 and cap.open_sessions() <= 8 and not cap.opening
         assert [ping(http, sid) for sid in others] == [200] * 3
+
+
+# ---------------------------------------------------------------------------------------------- carried over
+
+
+def search_call(http: httpx.Client, sid: str, agent: str = "flood/1") -> httpx.Response:
+    call = {"name": "memory_search", "arguments": {"query": "otters"}}
+    message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call}
+    return http.post("/mcp", json=message, headers={**session_headers(sid), "User-Agent": agent})
+
+
+def test_a_call_naming_a_session_this_server_never_opened_is_served_in_one_new_session_until_deleted() -> None:
+    with serve(Clock(), max_sessions=8, max_per_client=3) as (base, cap), raw_client(base) as http:
+        stale = "a" * 32  # as a client of a daemon since restarted holds it
+        for _ in range(2):
+            answered = search_call(http, stale)
+            assert answered.status_code == 200, answered.text
+            assert answered.headers["mcp-session-id"] == stale
+            assert answered.json()["result"]["structuredContent"] == SEARCH_ANSWER
+        assert cap.client_sessions() == {"unknown client (flood/1)": 1} and list(cap.aliases) == [stale]
+        assert http.delete("/mcp", headers=session_headers(stale)).status_code == 200
+        assert cap.open_sessions() == 0 and not cap.aliases
+        assert ping(http, stale) == 404  # its client ended it: ended for good
+        assert http.delete("/mcp", headers=session_headers("b" * 32)).status_code == 404  # opens nothing
+        assert cap.open_sessions() == 0
+
+
+def test_concurrent_calls_naming_one_unknown_session_share_one_new_session() -> None:
+    with serve(Clock(), max_sessions=8, max_per_client=3) as (base, cap):
+
+        async def rush() -> list[httpx.Response]:
+            async with httpx.AsyncClient(trust_env=False, base_url=base, timeout=60) as client:
+                results: list[httpx.Response] = []
+
+                async def one(n: int) -> None:  # requests of one session: each its own JSON-RPC id
+                    message = {"jsonrpc": "2.0", "id": n, "method": "ping"}
+                    results.append(await client.post("/mcp", json=message, headers=session_headers("c" * 32)))
+
+                async with anyio.create_task_group() as group:
+                    for n in range(20):
+                        group.start_soon(one, n)
+                return results
+
+        assert [r.status_code for r in anyio.run(rush)] == [200] * 20
+        settled(cap)
+        assert cap.open_sessions() == 1 and list(cap.aliases) == ["c" * 32] and not cap.opening
+
+
+def test_a_session_the_cap_ended_is_carried_over_under_its_clients_name_within_its_cap() -> None:
+    with serve(Clock(), max_sessions=8, max_per_client=3) as (base, cap), raw_client(base) as http:
+        first, *rest = [open_session(http, "agent") for _ in range(4)]
+        settled(cap)
+        assert first not in cap.sessions and held_by(cap, "agent") == 3
+        answered = search_call(http, first)
+        assert answered.status_code == 200, answered.text
+        assert held_by(cap, "agent") == 3 and cap.open_sessions() == 3  # it ended the agent's idle longest
+        assert rest[0] not in cap.sessions and first in cap.aliases
+
+
+def test_carrying_a_session_over_at_the_total_cap_is_refused_while_every_session_is_recent() -> None:
+    clock = Clock()
+    with serve(clock, max_sessions=4, max_per_client=2) as (base, cap), raw_client(base) as http:
+        for name in ("a", "a", "b", "b"):
+            open_session(http, name)
+        settled(cap)
+        refused = search_call(http, "d" * 32, agent="restarted/1")
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["message"].startswith("too many MCP sessions are open")
+        assert refused.headers["retry-after"] == str(FLOOR)
+        assert cap.open_sessions() == 4 and not cap.aliases and not cap.opening
+        clock.advance(FLOOR + 1)
+        answered = search_call(http, "d" * 32, agent="restarted/1")
+        assert answered.status_code == 200, answered.text
+        assert cap.open_sessions() == 4 and held_by(cap, "unknown client") == 1
