@@ -60,11 +60,19 @@ def index_doc(note: Note) -> IndexDoc:
         "wall": note.wall,
         "trust": note.trust,
         "probe": note.is_probe,
+        "generated": note.is_generated,
         "meta": meta,  # aliases and tags as words: what a result's confidence reads besides the text
         **digest(note.frontmatter, note.text),  # summary and opening line, for recall
     }
     return IndexDoc(
-        note.path, note.title_terms, meta, note.body, note.text, note.wall, note.captured_day, facts,
+        note.path,
+        note.title_terms,
+        meta,
+        note.body,
+        note.text,
+        note.wall,
+        note.captured_day,
+        facts,
         names=note_names(note),
     )
 

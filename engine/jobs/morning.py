@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the session-start hook reads a headline here: it must not l
 ORIGIN = "morning"
 SYNTHETIC = frozenset({"self-probe", ORIGIN})  # the memory's own bookkeeping: commits counted, notes not
 DEFAULT_SPACE = "daily"
+GENERATED = "agentmd morning"  # its `generated:` value: a page derived from the log, never recalled into a prompt
 _SEP = "@@agentmd-commit "  # opens each commit in the log output; a file line starts with its status letter
 
 
@@ -405,7 +406,7 @@ def write_note(
     result = capturer.capture(
         request,
         origin=ORIGIN,
-        extra_fields={"status": "active", "filing_confidence": "high", "kind": "morning-note"},
+        extra_fields={"status": "active", "filing_confidence": "high", "kind": "morning-note", "generated": GENERATED},
         count=False,
     )
     state.record(now.date(), result.path, headline, now, refusals=days)

@@ -19,6 +19,9 @@ from agentmd.rules import Contract
 # The multiplier of a note dated outside the time the query names. Chosen on LoCoMo's tuning conversations
 # (bench/locomo.py --split train; bench/RESULTS.md).
 OUTSIDE_TIME = 0.25
+# A page agentmd generates from other notes (a map of content, the morning note: `generated: agentmd ...`) names
+# the notes it lists and their words; the notes themselves answer, so the page ranks below them.
+GENERATED_PAGE = 0.5
 PENALTY_MEMO_MAX = 50_000  # notes whose multipliers are remembered for one index state (about 10 MB)
 
 
@@ -39,6 +42,8 @@ def _penalties(facts: dict[str, Any], path: str, request: SearchRequest, contrac
         out.append(("unfiled", contract.multiplier("unfiled")))
     if trust.is_untrusted(facts):
         out.append(("untrusted", contract.multiplier("untrusted")))
+    if facts.get("generated"):
+        out.append(("generated", GENERATED_PAGE))
     lifecycle = (facts.get("lifecycle") or "").lower()
     if "fragment" in ((facts.get("type") or "").lower(), status, lifecycle):
         out.append(("fragment", contract.multiplier("fragment")))

@@ -77,6 +77,32 @@ def test_probe_notes_are_hidden_from_search_unless_asked(store: Store) -> None:
     assert "notes/probe.md" in {r["note"] for r in asked["results"]}  # type: ignore[attr-defined]
 
 
+def test_a_generated_page_ranks_below_the_notes_it_lists_and_is_never_recalled(vault: Vault, cache_dir: Path) -> None:
+    listing = "\n".join(
+        f"- [[{t}]]: {b}"
+        for t, b in [
+            ("Gateway retention window", BODY.format(word="retention_window")),
+            ("Gateway timeouts", "The gateway retention window and timeouts are set in the gateway config."),
+            ("Retention window sizes", "A gateway retention window of a day; a retention window of a week."),
+        ]
+    )
+    vault.note("notes/filed.md", BODY.format(word="retention_window"), title="Gateway retention window")
+    for path, generated in (
+        ("maps/gateway.md", "agentmd maps"),
+        ("daily/morning-note-2026-03-05.md", "agentmd morning"),
+    ):
+        vault.note(path, f"# Gateway\n\n{listing}\n", title="Gateway retention window map", generated=generated)
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        res = _search(s, "retention window before the canary rollout")
+        gathered = gather(s.catalog, s.index, Walls.from_contract(default_contract()), res["results"])  # type: ignore[arg-type]
+    rows = [r["note"] for r in res["results"]]  # type: ignore[attr-defined]
+    print([(r["note"], r["explain"]["rank_score"] if "explain" in r else None, r["score"]) for r in res["results"]])
+    assert rows[0] == "notes/filed.md", rows  # the page holds the note's words and more, yet the note comes first
+    assert all("generated" in r["penalties"] for r in res["results"][1:])  # type: ignore[index]
+    assert [c["path"] for c in gathered["direct"]] == ["notes/filed.md"]
+
+
 def test_recall_never_gathers_unfiled_untrusted_or_probe_notes(store: Store) -> None:
     contract = default_contract()
     with store:
