@@ -32,6 +32,8 @@ DEFAULT_PORT = 7821
 RECONCILE_INTERVAL = 300.0  # seconds between the daemon's full passes
 COMMIT_DEBOUNCE = 1.0  # seconds of quiet before the daemon commits
 COMMIT_MAX_WAIT = 10.0  # seconds at most between a change and its commit, however busy the vault
+COMMIT_SETTLE = 1.0  # seconds a file must be left unchanged before it is committed (engine/git/settle.py)
+COMMIT_MAX_DEFERRAL = 30.0  # ... and at the latest this long after a cycle first left it, however busy its writer
 COMMIT_MAX_MB = 50  # a new file larger than this many MiB is not committed (git history keeps it forever)
 SYNC_YELLOW_AFTER = dt.timedelta(hours=1)  # sync rounds failing this long turn status yellow
 SYNC_RED_AFTER = dt.timedelta(days=1)  # ... and this long, red

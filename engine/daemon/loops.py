@@ -253,11 +253,14 @@ class Loops(Door):
             # vault the owner keeps without git must not turn red as a commit stall
             self.commit_cycles += 1
             return False
-        result = self.committer.commit_cycle()
+        result = self.committer.commit_cycle(final=final)  # the last one at a stop leaves no file waiting
         self.commit_cycles += 1
         self._last_cycle_skipped = bool(result.skipped)
         for w in result.warnings:
             log.warning("%s", w)
+        if result.deferred:  # still being written (engine/git/settle.py): a cycle once they may have settled
+            log.debug("left %d file(s) still being written for a later cycle", len(result.deferred))
+            self.request_commit(result.retry_in or 0.0)
         if result.skipped or result.error:
             if result.skipped:
                 log.warning("commit cycle skipped: %s", result.skipped)

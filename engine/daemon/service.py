@@ -57,7 +57,7 @@ from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.index.reconcile import ReconcileReport
 from agentmd.engine.index.store import Store
 from agentmd.engine.memory import Keeper
-from agentmd.engine.settings import COMMIT_DEBOUNCE, RECONCILE_INTERVAL, Settings
+from agentmd.engine.settings import COMMIT_DEBOUNCE, COMMIT_SETTLE, RECONCILE_INTERVAL, Settings
 from agentmd.engine.write.capture import Capturer
 from agentmd.engine.write.probe import DEFAULT_BUDGET
 from agentmd.rules import ContractCache
@@ -104,7 +104,7 @@ class Daemon(Loops):
         self.contracts = ContractCache(settings.vault, settings.contract_path)
         self.lock = InstanceLock(settings.state_dir, settings.vault)
         self.access = AccessToken(settings.state_dir)
-        self.committer = committer_for(settings, self.contracts)
+        self.committer = committer_for(settings, self.contracts, settle=COMMIT_SETTLE)  # later cycles follow
         self.commit_schedule = CommitSchedule(
             commit_debounce, commit_max_wait, retry=min(30.0, max(1.0, 5 * commit_debounce)), clock=clock
         )

@@ -4,7 +4,9 @@ Each commit carries an `origin:` trailer (capture, phone, self-probe, morning or
 registers the origin of its own writes with `note_origin` (kept across a crash: `agentmd.engine.git.origins`),
 files under the contract's phone paths are `phone`, and everything else is `local-edit`. When to run a cycle
 (the debounce after the last write, bounded by a maximum wait) is the daemon's decision
-(`agentmd.engine.git.schedule`); a cycle commits whatever is dirty at that moment.
+(`agentmd.engine.git.schedule`); a cycle commits whatever is dirty at that moment, except, for the daemon's
+committer, files still being written: those wait until they settle (`agentmd.engine.git.settle`), and the
+commit objects are built in `agentmd.engine.git.staging`.
 
 The lock protocol
 -----------------
@@ -95,20 +97,14 @@ from agentmd.engine.git.lock import (
     remove_own_stale_lock,
     sweep_private_indexes,
 )
-from agentmd.engine.git.origins import JOURNAL_NAME, ORIGINS, OriginBook, commit_message
+from agentmd.engine.git.origins import JOURNAL_NAME, ORIGINS, OriginBook
 from agentmd.engine.git.recovery import INTENT_NAME, clear_intent, index_entries, recover, unstage, write_intent
 from agentmd.engine.git.refs import HeadMoved, RefUpdate
-from agentmd.engine.git.runner import (
-    HEX_ID,
-    CycleFailure,
-    GitCli,
-    GitMissing,
-    absolute_path,
-    listing,
-    plural,
-)
+from agentmd.engine.git.runner import CycleFailure, GitCli, GitMissing, absolute_path, listing, plural
+from agentmd.engine.git.settle import Settling
+from agentmd.engine.git.staging import Commit, Indexes, make_commits, reflog
 from agentmd.engine.git.tree_move import finish_unfinished
-from agentmd.engine.settings import COMMIT_MAX_MB
+from agentmd.engine.settings import COMMIT_MAX_DEFERRAL, COMMIT_MAX_MB
 
 if TYPE_CHECKING:
     from agentmd.engine.settings import Settings
@@ -122,18 +118,13 @@ AGENTMD_EMAIL = "agentmd@localhost"
 
 
 @dataclass(frozen=True)
-class Commit:
-    sha: str
-    origin: str
-    paths: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class CycleResult:
     commits: list[Commit]
     skipped: str | None
     error: str | None
     warnings: list[str]
+    deferred: tuple[str, ...] = ()  # files still being written, left for a later cycle (engine/git/settle.py)
+    retry_in: float | None = None  # seconds from now when that cycle should run
 
 
 class Committer:
@@ -153,12 +144,16 @@ class Committer:
         state_dir: Path | None = None,
         vault_check: Callable[[], str | None] | None = None,
         sync_patterns: Callable[[], SyncToolPatterns] | None = None,
+        settle: float = 0.0,
+        max_defer: float = COMMIT_MAX_DEFERRAL,
     ) -> None:
         """`state_dir` (the daemon's state folder) holds the origin journal and the intent record, so that
         pending origins and a half-finished cycle survive a crash; without it both live in memory only.
         `vault_check` says what is wrong when the folder at the vault's path is no longer the vault that was
         opened (None when it is); a cycle asks it before it starts and again before it locks HEAD, so a vault
-        swapped for an empty folder mid-cycle gets no `.git` written into that folder."""
+        swapped for an empty folder mid-cycle gets no `.git` written into that folder. `settle` (seconds; the
+        daemon's `COMMIT_SETTLE`) leaves files still being written to a later cycle, for at most `max_defer`
+        seconds (`agentmd.engine.git.settle`); 0, for a caller no later cycle follows, commits them as they are."""
         self.vault = absolute_path(vault)
         self.vault_check = vault_check
         self.phone_paths = phone_paths
@@ -181,6 +176,7 @@ class Committer:
         self._last_repack: float | None = None
         self._untracked_dot_files: dict[str, str] = {}  # untracked file -> the dot folder it lies in
         self._deletion_allowed = False
+        self._settling = Settling(settle, max_defer, clock=lambda: self.clock(), wall=lambda: self.wall())
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -275,11 +271,12 @@ class Committer:
 
     # -- the cycle ------------------------------------------------------------------------------
 
-    def commit_cycle(self) -> CycleResult:
-        """One cycle: commit everything dirty, grouped by origin. Never raises."""
+    def commit_cycle(self, *, final: bool = False) -> CycleResult:
+        """One cycle: commit everything dirty, grouped by origin, except files still being written (left in
+        `deferred` for a later cycle; `final`: none is left). Never raises."""
         with self._cycle_mutex:
             try:
-                return self._cycle()
+                return self._cycle(final=final)
             except Exception as exc:  # the committer thread must survive anything
                 return self._failed(f"unexpected error in the commit cycle: {type(exc).__name__}: {exc}", [])
 
@@ -293,19 +290,20 @@ class Committer:
 
     def _succeeded(self, commits: list[Commit], warnings: list[str]) -> CycleResult:
         self._accounting.succeeded(commits[-1].sha if commits else None)
-        return CycleResult(commits, None, None, warnings)
+        waiting = self._settling
+        return CycleResult(commits, None, None, warnings, tuple(waiting.deferred), waiting.retry_in)
 
-    def _cycle(self, *, initial: bool = False) -> CycleResult:
+    def _cycle(self, *, initial: bool = False, final: bool = False) -> CycleResult:
         warnings: list[str] = []
         attempts = 5
         for attempt in range(attempts):
             try:
-                return self._attempt(warnings, initial=initial, last=attempt == attempts - 1)
+                return self._attempt(warnings, initial=initial, final=final, last=attempt == attempts - 1)
             except HeadMoved:
                 self.sleep(0.01 * 2**attempt)
         raise AssertionError("unreachable: the last attempt never raises HeadMoved")
 
-    def _attempt(self, warnings: list[str], *, initial: bool, last: bool) -> CycleResult:
+    def _attempt(self, warnings: list[str], *, initial: bool, final: bool, last: bool) -> CycleResult:
         git = self._git
         replaced = self.vault_check() if self.vault_check is not None else None
         if replaced:
@@ -356,11 +354,13 @@ class Committer:
                     self._accounting.deletion_held(held)
                     return CycleResult([], None, None, warnings)
                 self._accounting.deletion_held(None)
-                groups = self._plan(entries, warnings, initial=initial)
+                groups = self._plan(entries, warnings, initial=initial, final=final)
                 if not groups:
                     return self._succeeded([], warnings)
-                user_staged = any(e.staged for e in entries)
-                commits = self._make_commits(groups, base, tmp_index, tree_index, user_staged, warnings, initial)
+                indexes = Indexes(tmp_index, tree_index, any(e.staged for e in entries))
+                commits = make_commits(
+                    git, groups, base, indexes, settling=self._settling, identity=self.identity_env(), initial=initial
+                )
                 if not commits:
                     return self._succeeded([], warnings)
                 ours = sorted({p for c in commits for p in c.paths})
@@ -368,7 +368,7 @@ class Committer:
                 replaced = self.vault_check() if self.vault_check is not None else None
                 if replaced:  # the folder was swapped during the cycle: lock nothing in the folder now there
                     raise CycleFailure(f"{replaced}; nothing was committed")
-                ref = RefUpdate(git, commits[-1].sha, base, _reflog(commits, base))
+                ref = RefUpdate(git, commits[-1].sha, base, reflog(commits, base))
                 ref.prepare()  # HEAD locked and its old value verified, before anything is published
                 try:
                     if self._intent is not None:
@@ -405,98 +405,6 @@ class Committer:
     def _head(self) -> str | None:
         run = self._git.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
         return run.text if run.code == 0 and run.text else None
-
-    def _make_commits(
-        self,
-        groups: list[tuple[str, list[str]]],
-        base: str | None,
-        tmp_index: Path,
-        tree_index: Path,
-        user_staged: bool,
-        warnings: list[str],
-        initial: bool,
-    ) -> list[Commit]:
-        """Build one commit object per origin group, chained on `base`; no ref moves here.
-
-        `tmp_index` (a copy of the real index) receives our paths with `git add` and becomes the published
-        index. The commit trees hold HEAD plus our paths only: straight from `tmp_index` when nobody had
-        anything staged, otherwise from `tree_index`, rebuilt from the parent commit and given exactly the
-        entries `git add` produced, so the user's staged entries never reach our commits.
-        """
-        git = self._git
-        identity = self.identity_env()
-        parent = base
-        parent_tree = self._tree_of(base) if base else None
-        if user_staged and base:
-            run = git.run("read-tree", base, index=tree_index)
-            if run.code != 0:
-                raise CycleFailure(f"`git read-tree HEAD` into a private index failed: {run.why()}")
-        commits: list[Commit] = []
-        for origin, paths in groups:
-            spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
-            run = git.run("add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec)
-            if run.code != 0 and "did not match any files" in run.why():
-                # A new file vanished between `git status` and `git add` (an editor's temp file, a sync
-                # client's staging copy): leave it out and add the rest; the next cycle sees the new state.
-                present = [p for p in paths if os.path.lexists(os.path.join(self.vault, p))]
-                tracked = git.run("ls-files", "-z", "--", *[p for p in paths if p not in present], index=tmp_index)
-                keep = set(present)
-                if tracked.code == 0:
-                    keep |= {os.fsdecode(x) for x in tracked.out.split(b"\0") if x}
-                paths = [p for p in paths if p in keep]
-                if not paths:
-                    continue
-                spec = b"".join(os.fsencode(p) + b"\0" for p in paths)
-                run = git.run(
-                    "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", index=tmp_index, stdin=spec
-                )
-            if run.code != 0:
-                raise CycleFailure(f"`git add` of {plural(len(paths), 'path')} failed: {run.why()}")
-            if user_staged:
-                self._copy_entries(paths, tmp_index, tree_index, parent)
-            run = git.run("write-tree", index=tree_index if user_staged else tmp_index)
-            if run.code != 0:
-                raise CycleFailure(f"`git write-tree` failed: {run.why()}")
-            tree = run.text
-            if tree == parent_tree:
-                continue  # the files went back to their committed content before we read them
-            args = ["commit-tree", tree, "--no-gpg-sign", "-F", "-"]
-            if parent:
-                args[2:2] = ["-p", parent]
-            message = commit_message(origin, paths, initial=initial)
-            run = git.run(*args, env=identity, stdin=message.encode("utf-8"))
-            if run.code != 0 or not HEX_ID.fullmatch(run.text):
-                raise CycleFailure(f"`git commit-tree` ({origin}, {plural(len(paths), 'path')}) failed: {run.why()}")
-            commits.append(Commit(run.text, origin, tuple(paths)))
-            parent, parent_tree = run.text, tree
-        return commits
-
-    def _tree_of(self, commit: str) -> str:
-        run = self._git.run("rev-parse", "--verify", f"{commit}^{{tree}}")
-        if run.code != 0:
-            raise CycleFailure(f"cannot read the tree of HEAD {commit[:12]}: {run.why()}")
-        return run.text
-
-    def _copy_entries(self, paths: list[str], source: Path, target: Path, parent: str | None) -> None:
-        """Give `target` exactly the entries `source` holds for `paths` (absent there means removed)."""
-        run = self._git.run("ls-files", "--stage", "-z", index=source)
-        if run.code != 0:
-            raise CycleFailure(f"`git ls-files` of the private index failed: {run.why()}")
-        wanted = set(paths)
-        lines: list[bytes] = []
-        for record in run.out.split(b"\0"):
-            raw_path = record.partition(b"\t")[2]
-            if raw_path and os.fsdecode(raw_path) in wanted:
-                wanted.discard(os.fsdecode(raw_path))
-                lines.append(record)
-        if parent:  # mode 0 removes the entry: the path was deleted in the worktree
-            zero = "0" * len(parent)
-            lines.extend(f"0 {zero}\t".encode() + os.fsencode(p) for p in sorted(wanted))
-        if not lines:
-            return
-        run = self._git.run("update-index", "-z", "--index-info", index=target, stdin=b"\0".join(lines) + b"\0")
-        if run.code != 0:
-            raise CycleFailure(f"`git update-index --index-info` failed: {run.why()}")
 
     def _head_not_moved(self, commits: list[Commit], problem: str, warnings: list[str]) -> CycleResult:
         """The index was published but HEAD could not be moved: put our paths back to unstaged."""
@@ -543,7 +451,9 @@ class Committer:
         """The contract's own sync-tool patterns (temp files and placeholders are never committed), if any."""
         return self.sync_patterns() if self.sync_patterns is not None else None
 
-    def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool) -> list[tuple[str, list[str]]]:
+    def _plan(
+        self, entries: list[StatusEntry], warnings: list[str], *, initial: bool, final: bool
+    ) -> list[tuple[str, list[str]]]:
         staged_by_user = sorted({e.path for e in entries if e.staged})
         nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
         chosen: list[str] = []
@@ -584,7 +494,10 @@ class Committer:
         prefixes = self._phone_prefixes(warnings)
         # registrations whose writer is gone and whose path has nothing pending are spent
         registered = self.origins.current(pending={e.path for e in entries})
-        for path in dict.fromkeys(chosen):
+        ready = self._settling.sort(
+            self.vault, list(dict.fromkeys(chosen)), exempt=registered, final=final or initial, warnings=warnings
+        )
+        for path in ready:
             origin = registered.get(path)
             if origin is None:
                 origin = "phone" if any(path.startswith(pre) for pre in prefixes) else "local-edit"
@@ -635,10 +548,3 @@ def _size(path: Path) -> int:
         return os.lstat(path).st_size
     except OSError:
         return 0
-
-
-def _reflog(commits: Sequence[Commit], base: str | None) -> str:
-    kind = "commit (initial)" if base is None else "commit"
-    if len(commits) == 1:
-        return f"{kind}: {commit_message(commits[0].origin, commits[0].paths).splitlines()[0]}"
-    return f"{kind}: agentmd, {len(commits)} commits ({', '.join(c.origin for c in commits)})"

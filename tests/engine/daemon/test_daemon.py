@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -180,6 +181,32 @@ def test_kill_9_before_commit_then_restart_commits_as_local_edit(settings: Setti
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
+
+
+def test_a_file_still_settling_is_committed_with_no_further_change(daemon: Daemon, settings: Settings) -> None:
+    # dated an hour ahead, the note reads as just written until a second passes with it unchanged: the cycle
+    # that leaves it asks for the next one itself, as no further event will (engine/git/settle.py)
+    note = settings.vault / "notes/ahead.md"
+    note.write_text("copied from a machine whose clock runs an hour ahead\n")
+    ahead = time.time() + 3600
+    os.utime(note, (ahead, ahead))
+    wait_until(lambda: is_clean(settings.vault), 20, "the settled note committed")
+    assert "notes/ahead.md" in files_in_commit(settings.vault)
+
+
+def test_stop_commits_a_file_still_settling(settings: Settings) -> None:
+    d = Daemon(settings, port=0, commit_debounce=600)  # no cycle of its own after the start-up one
+    d.start()
+    try:
+        wait_until(lambda: d.commit_cycles >= 1, 20, "start-up cycle")
+        note = settings.vault / "notes/ahead.md"
+        note.write_text("still settling at the stop\n")
+        ahead = time.time() + 3600
+        os.utime(note, (ahead, ahead))
+    finally:
+        d.stop()
+    assert is_clean(settings.vault), "the last cycle at the stop leaves no file waiting"
+    assert "notes/ahead.md" in files_in_commit(settings.vault)
 
 
 def test_sigterm_finishes_the_pending_commit(settings: Settings, env: dict[str, str]) -> None:
