@@ -396,6 +396,7 @@ class Committer:
         if self._intent is not None:
             clear_intent(self._intent)
         for commit in commits:
+            self._settling.committed(commit.paths)
             self.origins.consume(commit.paths)
             warnings.extend(large_files(self.vault, commit.paths, self.large_file_bytes))
         if self.origins.problem:

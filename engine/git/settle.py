@@ -100,14 +100,16 @@ class Settling:
         forced: list[str] = []
         for path in paths:
             look = look_of(vault / path)
-            if look is None:  # deleted: there is nothing to tear
+            if look is None:  # deleted: there is nothing to tear (one written again before `git add` waits)
+                self._looks[path] = None
                 ready.append(path)
                 continue
             before = self._earlier.get(path)
             since = before.since if before is not None else now
-            if now - since >= self.max_defer:
+            if before is not None and now - since >= self.max_defer:
                 forced.append(path)
                 ready.append(path)  # committed as it is; not checked after staging either
+                self._waiting[path] = before  # until its commit lands (`committed`): a retried cycle forces it too
                 continue
             self._looks[path] = look
             age = wall - look.mtime_ns / 1e9
@@ -140,6 +142,11 @@ class Settling:
                 before = self._earlier.get(path)
                 self._defer(path, look, before.since if before is not None else now, now, self.settle)
         return moved
+
+    def committed(self, paths: Collection[str]) -> None:
+        """The paths are in a commit HEAD now points to: a later write to one waits afresh."""
+        for path in paths:
+            self._waiting.pop(path, None)
 
     def _defer(self, path: str, look: Look | None, since: float, seen: float, wait: float) -> None:
         self._waiting[path] = _Waiting(look, since, seen)

@@ -85,3 +85,21 @@ def test_in_a_repository_with_no_commit_yet_the_changed_file_leaves_the_index(tm
     assert [c.paths for c in commits] == [("a.md",)]
     assert s.deferred == ["b.md"]
     assert set(entries(cli, idx.tmp)) == {"a.md"}
+
+
+def test_a_file_deleted_at_the_look_and_written_again_before_git_add_waits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
+    head = git(repo, "rev-parse", "HEAD").stdout.strip()
+    committed_a = git(repo, "rev-parse", "HEAD:notes/a.md").stdout.strip()
+    (repo / "notes/a.md").unlink()
+    s = settling()
+    paths = s.sort(repo, ["notes/a.md"], exempt=(), final=False, warnings=[])
+    assert paths == ["notes/a.md"]  # a deletion has nothing to tear
+    write(repo, "notes/a.md", "an editor's save, first half\n")  # delete-and-write save, caught halfway
+    cli = GitCli(repo)
+    idx = indexes(repo)
+
+    commits = make_commits(cli, [("local-edit", paths)], head, idx, settling=s, identity={}, initial=False)
+
+    assert commits == [] and s.deferred == ["notes/a.md"]
+    assert entries(cli, idx.tmp)["notes/a.md"] == committed_a
