@@ -293,6 +293,14 @@ class Capturer:
         clock.mark("after-landing")
         if replaced is not None:
             self._supersede(replaced, path, origin, now, warnings)
+        elif origin == "capture" and self.store is not None:
+            store, contract = self.store, state.contract
+            self._after_landing(
+                lambda: warnings.extend(_same_subject_line(supersede.same_subject(store, contract, title, path))),
+                "notes on the same subject could not be looked up",
+                warnings,
+            )
+            clock.mark("same-subject")
         result.indexed = self.group.wait(landed)
         clock.mark_until("index-queue", landed.batch_started_ns)
         clock.mark("index-batch")
@@ -509,3 +517,13 @@ class Capturer:
             return set()
         # a note held back (still being written, or holding conflict markers) is not indexed: the next pass takes it
         return paths - {e["path"] for e in report.errors} - {s["path"] for s in report.skipped}
+
+
+def _same_subject_line(paths: list[str]) -> list[str]:
+    if not paths:
+        return []
+    named = " and ".join(paths)
+    return [
+        f"{named} {'is' if len(paths) == 1 else 'are'} on the same subject; if this note corrects or replaces one, "
+        "capture it again with `supersedes` naming that note (the earlier one then leaves search)"
+    ]

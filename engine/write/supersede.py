@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -29,8 +30,13 @@ from agentmd.engine.write.tempfiles import temp_name
 from agentmd.rules.contract import Contract
 from agentmd.rules.door import decide
 from agentmd.vault_schema import update_frontmatter
+from agentmd.vocabulary import STOP_WORDS
 
 MAX_NOTE_BYTES = 16 * 1024 * 1024  # a larger file is no note a capture replaces
+# A note the new one's title finds at this confidence or more (the title's words, weighted by rarity, nearly all in
+# it) is named in the capture's answer as a note on the same subject (bench/RESULTS.md, "notes on the same subject")
+SAME_SUBJECT = 0.9
+SAME_TITLE = 0.5  # ... and whose title shares this share of the smaller title's words (two at least)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +144,32 @@ def _read(dfd: int, name: str) -> str:
     if len(data) > MAX_NOTE_BYTES:
         raise OSError(f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MiB")
     return data.decode("utf-8")
+
+
+def same_subject(store: Store, contract: Contract, title: str, path: str) -> list[str]:
+    """The notes (at most two, besides `path`) that a search for `title` finds at SAME_SUBJECT or more: what a
+    capture's answer names, so an agent restating or correcting one of them can say so (`supersedes`) instead of
+    leaving two live notes that disagree. Walled and self-probe notes are left out, as search leaves them out."""
+    from agentmd.engine.search.query import search
+    from agentmd.engine.search.searcher import SearchRequest
+
+    words = _subject_words(title)
+    if len(words) < 2:  # a one-word subject ("After the contract") is shared by too many notes to name them
+        return []
+    found = search(store.index, contract, SearchRequest(query=title, limit=3), store.catalog, floor=SAME_SUBJECT)
+    out = []
+    for r in found.results:
+        theirs = _subject_words(r.title or PurePosixPath(r.note).stem)
+        shared = len(words & theirs)
+        if (
+            r.note != path
+            and (r.confidence or 0.0) >= SAME_SUBJECT
+            and shared >= 2
+            and shared >= SAME_TITLE * min(len(words), len(theirs))
+        ):
+            out.append(r.note)
+    return out[:2]
+
+
+def _subject_words(title: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", title.casefold()) if len(w) > 2 and w not in STOP_WORDS}

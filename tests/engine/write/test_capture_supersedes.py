@@ -175,3 +175,16 @@ def test_the_tool_and_the_command_line_offer_supersedes(capsys: pytest.CaptureFi
     out, err = io.StringIO(), io.StringIO()
     main(["capture", "--help"], out=out, err=err)
     assert "--supersedes" in out.getvalue() + err.getvalue() + capsys.readouterr().out
+
+
+def test_a_capture_on_the_subject_of_an_earlier_note_names_it_and_how_to_supersede_it(
+    capturer: Capturer, vault: Path
+) -> None:
+    restated = capturer.capture(CaptureRequest(title="Production deploys go through the Jenkins job", body="Still so."))
+    (said,) = [w for w in restated.warnings if "same subject" in w]
+    assert said.startswith(f"{OLD} is on the same subject") and "`supersedes`" in said
+    other = capturer.capture(CaptureRequest(title="Staging database credentials rotate monthly", body="Ask ops."))
+    assert not [w for w in other.warnings if "same subject" in w], other.warnings
+    assert "superseded_by" not in fm(vault, OLD)  # a hint only: nothing is marked without `supersedes`
+    probe = capturer.capture(CaptureRequest(title="Deploys go through Jenkins now", body="x"), origin="self-probe")
+    assert not [w for w in probe.warnings if "same subject" in w]  # the daemon's own notes are not told
