@@ -118,6 +118,7 @@ class LocalBackend:
             self.contracts,
             self.store,
             before_write=lambda path, origin: self.committer.note_origin(path, origin),
+            withdraw=lambda path: self.committer.withdraw_origin(path),
             cap_override=settings.daily_write_cap,
         )
         self.commit_warning: str | None = None

@@ -119,6 +119,7 @@ class Daemon(Loops):
             self.contracts,
             None,  # set once the first pass has built the index
             before_write=lambda path, origin: self.committer.note_origin(path, origin),
+            withdraw=lambda path: self.committer.withdraw_origin(path),
             after_write=lambda path, origin: self.request_commit(self.commit_debounce),
             cap_override=settings.daily_write_cap,
         )

@@ -254,6 +254,10 @@ class Committer:
         With a state folder it is on disk when this returns."""
         self.origins.note(path, origin)
 
+    def withdraw_origin(self, path: str) -> None:
+        """A registered write that did not happen after all: what the path holds is committed as anyone's."""
+        self.origins.consume([path])
+
     def _phone_prefixes(self, warnings: list[str]) -> list[str]:
         try:
             raw = list(self.phone_paths() or ())

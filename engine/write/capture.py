@@ -73,6 +73,7 @@ from agentmd.engine.write.tallies import budget_warning, count_halted_refusal, c
 from agentmd.engine.write.tempfiles import sweep_temp_files as sweep_temp_files  # re-exported
 from agentmd.engine.write.twins import find_twin
 from agentmd.engine.write.vault_guard import VaultIdentity, VaultReplaced
+from agentmd.errors import AgentmdError
 from agentmd.rules import ContractCache, ContractState, default_state
 from agentmd.rules.door import decide
 from agentmd.rules.prefilter import check_fields
@@ -109,6 +110,7 @@ class Capturer:
         *,
         before_write: Callable[[str, str], None] | None = None,
         after_write: Callable[[str, str], None] | None = None,
+        withdraw: Callable[[str], None] | None = None,
         cap_override: int | None = None,
         now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
     ) -> None:
@@ -117,6 +119,7 @@ class Capturer:
         self.store = store
         self.before_write = before_write
         self.after_write = after_write
+        self.withdraw = withdraw  # a registered origin whose write did not happen (`before_write` undone)
         self.now = now
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
         self.identity = VaultIdentity(vault)
@@ -237,8 +240,10 @@ class Capturer:
         replaced = None
         if req.supersedes:  # the note it replaces: one note the actor may edit, or nothing is written
             with self._root() as root_fd:
-                replaced = supersede.resolve(root_fd, self.vault, self.store, req.supersedes, state.contract, actor)
-            fields["supersedes"] = replaced.path
+                replaced = supersede.resolve(
+                    root_fd, self.vault, self.store, req.supersedes, state.contract, actor, req.title
+                )
+            fields["supersedes"] = supersede.link_to(replaced.path)
         warnings = list(folder_warnings) + retired
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
@@ -322,17 +327,24 @@ class Capturer:
         if replaced.path == by:
             warnings.append(f"{by} cannot supersede itself; it was left as it is")
             return
+        if replaced.done:  # a retry of the capture that marked it
+            return
+        registered = False
         try:
             if self.before_write:
                 self.before_write(replaced.path, origin)
+                registered = True
             with self._root() as root_fd:
                 left = supersede.mark(root_fd, replaced, by, now)
             ticket = None if left else self.group.submit(replaced.path, replaced.title)
-        except (OSError, CaptureRefused) as exc:
+        except (OSError, AgentmdError) as exc:
             left = f"{replaced.path} could not be marked superseded ({getattr(exc, 'strerror', None) or exc})"
             ticket = None
         if left:
-            warnings.append(f"{left}; mark it with `agentmd retire {replaced.path}` if it no longer holds")
+            withdraw = self.withdraw
+            if registered and withdraw is not None:  # its own change, if any, is the person's: local-edit
+                self._after_landing(lambda: withdraw(replaced.path), "an origin could not be withdrawn", warnings)
+            warnings.append(f"{left}; `agentmd retire {replaced.path}` walls it if it no longer holds")
             return
         if ticket is not None:
             self.group.wait(ticket)
