@@ -17,6 +17,7 @@ from typing import Any
 
 UNTRUSTED = "untrusted"
 UNFILED = "unfiled"
+CONFLICT = "conflict"  # vault_schema's CONFLICT_STATUS: a version a sync or an undo kept beside its note
 
 
 def is_untrusted(facts: Mapping[str, Any]) -> bool:
@@ -45,9 +46,11 @@ def unconfirmed_reason(
     if unreadable:  # its status and trust cannot be read, so nothing says anyone confirmed it
         return "its frontmatter cannot be read (fix the YAML; `agentmd status` names the line)"
     if generated:
-        return "a generated page (a map of notes), not knowledge of its own"
+        return "a generated page (a map of content, a morning note), not knowledge of its own"
     if (status or "").lower() == UNFILED:
         return "unfiled note"
+    if (status or "").lower() == CONFLICT:
+        return "a conflict copy waiting for a person to end it (`agentmd resolve`), not yet anyone's knowledge"
     if untrusted:
         return "untrusted note"
     return None

@@ -103,6 +103,19 @@ def test_a_generated_page_ranks_below_the_notes_it_lists_and_is_never_recalled(v
     assert [c["path"] for c in gathered["direct"]] == ["notes/filed.md"]
 
 
+def test_recall_leaves_out_a_conflict_copy_until_a_person_ends_it(vault: Vault, cache_dir: Path) -> None:
+    vault.note("notes/rule.md", BODY.format(word="retention_window"), title="Gateway retention window")
+    copy = "notes/rule.conflict-laptop-2026-03-05.md"
+    vault.note(copy, BODY.format(word="retention_window"), title="Gateway retention window", status="conflict")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        res = _search(s, "gateway retention window")
+        gathered = gather(s.catalog, s.index, Walls.from_contract(default_contract()), res["results"])  # type: ignore[arg-type]
+    assert copy in {r["note"] for r in res["results"]}  # type: ignore[attr-defined]  # search shows it, to be ended
+    assert [c["path"] for c in gathered["direct"]] == ["notes/rule.md"]
+    assert any(line.startswith(f"{copy}: a conflict copy") for line in gathered["left_out"])
+
+
 def test_recall_never_gathers_unfiled_untrusted_or_probe_notes(store: Store) -> None:
     contract = default_contract()
     with store:
