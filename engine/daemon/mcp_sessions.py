@@ -14,8 +14,8 @@ initialized notification, as the client itself did. The client's session id then
 until that one ends. The tools keep nothing per session and send nothing unasked, so the client cannot tell;
 without this, an MCP client that does not initialize again on 404 (the Python SDK's) lost its tools until it
 was restarted. The new session counts against both caps like any other: under the client's name when this
-daemon knew it, else as an unknown client of its User-Agent; with no room it is refused with 503 and
-Retry-After, as an initialize would be. Only a session its client ended (DELETE) still answers 404, and a
+daemon knew it, else as an unknown client of its own (its User-Agent and session); with no room it is
+refused with 503 and Retry-After, as an initialize would be. Only a session its client ended (DELETE) still answers 404, and a
 DELETE naming a session the SDK does not know opens nothing.
 """
 
@@ -259,7 +259,11 @@ class SessionCap:
             return None
         carrying = self._carrying[known_as] = _Carrying()
         try:
-            client = self.ended.get(known_as) or (None, headers.get("user-agent", "")[:200])
+            # A session this daemon never opened (it restarted since) is a client of its own: after a restart
+            # every client of one program is unknown and shares its User-Agent, and one bucket for them all
+            # would hold them to one client's cap. The total cap still bounds them.
+            unknown = (None, f"{headers.get('user-agent', '')[:200]}, session {known_as[:8]}")
+            client = self.ended.get(known_as) or unknown
             carrying.refused = await self._admit(client, scope)
             if carrying.refused is not None:
                 return carrying.refused

@@ -434,12 +434,22 @@ def test_a_call_naming_a_session_this_server_never_opened_is_served_in_one_new_s
             assert answered.status_code == 200, answered.text
             assert answered.headers["mcp-session-id"] == stale
             assert answered.json()["result"]["structuredContent"] == SEARCH_ANSWER
-        assert cap.client_sessions() == {"unknown client (flood/1)": 1} and list(cap.aliases) == [stale]
+        assert cap.client_sessions() == {"unknown client (flood/1, session aaaaaaaa)": 1}
+        assert list(cap.aliases) == [stale]
         assert http.delete("/mcp", headers=session_headers(stale)).status_code == 200
         assert cap.open_sessions() == 0 and not cap.aliases
         assert ping(http, stale) == 404  # its client ended it: ended for good
         assert http.delete("/mcp", headers=session_headers("b" * 32)).status_code == 404  # opens nothing
         assert cap.open_sessions() == 0
+
+
+def test_after_a_restart_more_clients_of_one_program_than_its_cap_all_get_back_in() -> None:
+    # 30 SDK clients of one program held sessions of a daemon since restarted: each comes back as a client of its
+    # own, so none is held to another's cap of 3; the total cap (40 here) still bounds them
+    with serve(Clock(), max_sessions=40, max_per_client=3) as (base, cap), raw_client(base) as http:
+        stale = [f"{n:02d}" + "d" * 30 for n in range(30)]
+        assert [search_call(http, sid).status_code for sid in stale] == [200] * 30
+        assert cap.open_sessions() == 30 and sorted(cap.aliases) == sorted(stale)
 
 
 def test_concurrent_calls_naming_one_unknown_session_share_one_new_session() -> None:
