@@ -15,8 +15,8 @@ until that one ends. The tools keep nothing per session and send nothing unasked
 without this, an MCP client that does not initialize again on 404 (the Python SDK's) lost its tools until it
 was restarted. The new session counts against both caps like any other: under the client's name when this
 daemon knew it, else as an unknown client of its own (its User-Agent and session); with no room it is
-refused with 503 and Retry-After, as an initialize would be. Only a session its client ended (DELETE) still answers 404, and a
-DELETE naming a session the SDK does not know opens nothing.
+refused with 503 and Retry-After, as an initialize would be. Only a session its client ended (DELETE) still
+answers 404, and a DELETE naming a session the SDK does not know opens nothing.
 """
 
 from __future__ import annotations
