@@ -47,6 +47,9 @@ log = logging.getLogger("agentmd.daemon")
 MAX_PROBE_BUDGET = 120.0
 
 
+OPENING_WAIT = 10.0  # seconds a search asked while the daemon opens its index waits for it, before saying so
+
+
 class Door(DaemonState):
     access: AccessToken
     jobs: DaemonJobs | None
@@ -207,8 +210,10 @@ class Door(DaemonState):
         the recall hook's own search and previews pass False. With `recall` the answer also carries the
         recall hook's candidates (`recall`: walls applied, facts, one hop of links, summaries), so the
         hook's process needs one HTTP call and none of the engine's imports (engine/search/recall.py)."""
-        if self.store is None:
+        if self.store is None and not self.store_opened.wait(OPENING_WAIT):  # a search asked as the daemon starts
             raise AgentmdError("the index is still opening; try again in a moment")
+        if self.store is None:
+            raise AgentmdError("the index could not be opened; `agentmd status` says why")
         contract = self.contracts.get().contract
         store = self.store
         try:

@@ -62,12 +62,14 @@ class Loops(Door):
         except Exception:
             log.exception("could not open the index at %s", self.settings.cache_dir)
             self._stop.set()
+            self.store_opened.set()
             return
         try:
             self.opened_with = store.index.doc_count()
         except Exception:  # damaged since it was opened: the first pass finds it and asks for the rebuild
             self.opened_with = 0
         self.store = store
+        self.store_opened.set()
         log.info("index open in %.2fs (%d notes); searches answer from it now", self.clock() - began, self.opened_with)
         try:
             self._start_watcher()  # inotify refusing is handled there; anything else must not end this thread

@@ -111,6 +111,7 @@ class Daemon(Loops):
         self.allowance = MassDeleteAllowance(settings.state_dir)
         self.watcher = VaultWatcher(settings.vault, self._on_change, ignore=self._sync_temp) if watch else None
         self.store: Store | None = None
+        self.store_opened = threading.Event()  # set once the index is open (or could not be): searches wait on it
         self.memory = Keeper()  # gives the heap back after a burst of work (engine/memory.py)
         self.dense = DenseWorker(settings, memory=self.memory)
         self.capturer = Capturer(

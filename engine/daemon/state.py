@@ -57,6 +57,7 @@ class DaemonState(Upkeep):
     _status: Status | None
     _status_lock: threading.Lock
     opened_with: int
+    store_opened: threading.Event  # set once the index is open, or could not be
 
     # -- events ----------------------------------------------------------------------------------
 
