@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,7 @@ from agentmd.engine.git.rewrite import (
     rewritten_remote,
 )
 from agentmd.engine.git.runner import HEX_ID, GitCli, listing
+from agentmd.engine.git.settle import COMMIT_SETTLE as SETTLE_WAIT
 from agentmd.engine.git.sync_merge import free_name, is_capture, merge_note
 from agentmd.engine.git.tree_move import finish_unfinished, move_tree
 from agentmd.engine.settings import host_name
@@ -581,6 +583,9 @@ def sync_vault(
 
     def commit_first(first_sync: bool) -> None:
         cycle = committer.commit_cycle()
+        if cycle.deferred and cycle.retry_in is not None and cycle.retry_in <= SETTLE_WAIT:
+            time.sleep(cycle.retry_in)  # a file saved a moment ago settles within the second: this round takes it
+            cycle = committer.commit_cycle()
         if cycle.error:
             raise SyncError(f"what is pending could not be committed first ({cycle.error})")
         if cycle.skipped and not (first_sync and awaits_first_sync(GitCli(vault))):

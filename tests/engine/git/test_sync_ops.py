@@ -80,6 +80,16 @@ def _state(settings: Settings) -> dict[str, object]:
     return read_json(settings.state_dir / STATE_FILE) or {}
 
 
+def test_a_sync_right_after_a_save_takes_the_saved_file(daemon: Daemon, remote: tuple[Path, Path]) -> None:
+    # the daemon's committer leaves a file saved a moment ago to settle (engine/git/settle.py); a round asked for
+    # at once waits that moment, so the person's save is in what it pushes
+    bare, vault = remote
+    (vault / "notes/otters.md").write_text("# Otters\n\nThey float, holding hands.\n")
+    pushed = daemon.sync().to_dict()
+    assert pushed["outcome"] in ("pushed", "merged"), pushed
+    assert "holding hands" in git(bare, "show", "main:notes/otters.md")
+
+
 def test_the_backoff_doubles_from_a_minute_up_to_half_an_hour() -> None:
     minutes = [backoff_delay(n).total_seconds() / 60 for n in range(0, 9)]
     assert minutes == [0, 1, 2, 4, 8, 16, 30, 30, 30]
