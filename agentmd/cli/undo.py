@@ -213,10 +213,11 @@ def _lines(kind: str, payload: UndoAnswer) -> list[str]:
         return lines
     if payload["dry_run"]:
         if kind == "undo" and len(changes) > 1 and len(targets) == 1:  # captures made together commit together
-            first = changes[0]["path"]
+            edited = next((c["path"] for c in changes if c["status"] != "D"), changes[0]["path"])
+            added = next((c["path"] for c in changes if c["status"] == "D"), None)  # the undo deletes what was added
             lines.append(
-                f"that change covers {len(changes)} files; to take back one note alone: `agentmd restore {first} "
-                f"--to {targets[0]['sha'][:10]}~1` (a capture: `agentmd retire {first}`)"
+                f"that change covers {len(changes)} files; to take back one note alone: `agentmd restore {edited} "
+                f"--to {targets[0]['sha'][:10]}~1`" + (f" (a note it added: `agentmd retire {added}`)" if added else "")
             )
         lines.append("dry run: nothing was written; run again with --yes to apply")
         return lines
