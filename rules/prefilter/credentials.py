@@ -72,7 +72,7 @@ def _secret_assignment(parts: list[str], value: str) -> bool:
     if re.fullmatch(r"[\d.:\-TZ+]+", value):
         return False  # numbers, versions, dates
     if parts[-1] in _PASSWORD_PARTS:
-        return (
+        return joined_passphrase(value) or (
             len(value) >= 8
             and not is_placeholder(value)
             and value.lower() not in URL_PASSWORD_PLACEHOLDERS
@@ -290,6 +290,15 @@ def _mixed_case(value: str) -> bool:
     return len(value) >= 8 and inner_upper >= 2 and sum(c.islower() for c in value) >= 2
 
 
+def joined_passphrase(value: str) -> bool:
+    """Words run together into one passphrase ("correcthorsebatterystaple"): letters of one case only, longer
+    than any word a sentence would give as a password's state ("incomprehensible", "internationalization")."""
+    return len(value) >= PASSPHRASE_LETTERS and value.isalpha() and (value.islower() or value.isupper())
+
+
+PASSPHRASE_LETTERS: Final = 21  # longer than the longest everyday English words (20 letters)
+
+
 def _prose_password(value: str) -> bool:
     """A written-out value that looks like a password: letters and something else, not a placeholder or a
     word, a number, a path or a URL."""
@@ -301,7 +310,7 @@ def _prose_password(value: str) -> bool:
     if not any(c.isalpha() for c in value):
         return False
     if all(c.isalpha() for c in value) and not _mixed_case(value):
-        return False  # a word ("the password is forgotten"); "HuahCTCwtIzv" reads as a generated one
+        return joined_passphrase(value)  # a word ("the password is forgotten"), unless words run together
     if re.fullmatch(r"[a-z]+-[a-z]+(?:-[a-z]+)*", value):
         return False  # a hyphenated word ("self-service"), not a passphrase with digits
     return entropy(value) >= 2.5

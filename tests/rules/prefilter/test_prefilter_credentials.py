@@ -342,9 +342,30 @@ def test_passwords_in_prose_after_more_words_are_refused(text: str) -> None:
     assert "secret:password" in codes(value), value
 
 
-@pytest.mark.parametrize("text", ["the password is forgotten again", "Пароль от почты: забыла", "password: iPhone"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is forgotten again",
+        "Пароль от почты: забыла",
+        "password: iPhone",
+        "the password is internationalization, as usual",  # a long word is still a word
+        "password: incomprehensible",
+    ],
+)
 def test_words_after_a_password_word_pass(text: str) -> None:
     assert not {c for c in codes(text) if c.startswith("secret")}, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the wifi password is correcthorsebatterystaple",
+        "password=correcthorsebatterystaple",
+        "PASSPHRASE: CORRECTHORSEBATTERYSTAPLE",
+    ],
+)
+def test_a_passphrase_of_words_run_together_is_a_secret(text: str) -> None:
+    assert {c for c in codes(text) if c.startswith("secret")}, text
 
 
 def test_a_discord_webhook_address_is_refused_and_its_shape_passes() -> None:
