@@ -82,8 +82,8 @@ def test_the_daemon_records_the_line_and_pages_only_on_what_came_after(settings:
 
         # captured an hour after the line, and four days later still waiting
         after = stamp(start + dt.timedelta(hours=1))
+        clock.now = start + dt.timedelta(days=4, hours=2)  # first: a pass the write wakes is dated after it
         (settings.vault / "inbox" / "new.md").write_text(f"---\nstatus: unfiled\ncaptured: {after}\n---\nnew\n")
-        clock.now = start + dt.timedelta(days=4, hours=2)
         d.request_pass()
         status = wait_until(lambda: (s := queue_of(d))["queue"]["count"] == 1 and s, 20, "the new note counted")
         queue = status["queue"]
