@@ -38,6 +38,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -82,6 +83,7 @@ from agentmd.vault_schema import parse_note, render_note
 log = logging.getLogger("agentmd.capture")
 
 SERIAL_STRIPES = 64  # locks that captures take by title (see Capturer._same_title)
+REMEMBERED_WRITES = 256  # notes a capturer remembers writing, so a correction of one is not taken for a person's edit
 
 
 # What a person can do about the usual reasons a note cannot be written (said after the refusal).
@@ -124,6 +126,9 @@ class Capturer:
         self.gate = VolumeGate(state_dir, self._cap, self._contract_file)
         self.identity = VaultIdentity(vault)
         self._serial = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by title: see `_same_title`
+        self._replacing = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by the note superseded; taken first
+        self._written: OrderedDict[str, str] = OrderedDict()  # notes this capturer wrote a moment ago, their text
+        self._written_lock = threading.Lock()
         self.group = GroupIndexer(self._index_batch, self._stat_key)
         self.swap = StoreSwap()  # captures hold the store; a rebuild replaces it only between them
         self.cap_override = cap_override
@@ -179,7 +184,7 @@ class Capturer:
         (`tallies.count_refusal`) before it reaches the caller."""
         clock = StageClock()
         try:
-            with self.swap.using():
+            with self.swap.using(), contextlib.ExitStack() as held:
                 clock.mark("swap")
                 return self._capture(
                     req,
@@ -189,6 +194,7 @@ class Capturer:
                     count=count,
                     twin_exclude=twin_exclude,
                     clock=clock,
+                    held=held,
                 )
         except CaptureRefused as exc:
             try:
@@ -209,7 +215,9 @@ class Capturer:
         count: bool,
         twin_exclude: Callable[[str], bool] | None,
         clock: StageClock,
+        held: contextlib.ExitStack,
     ) -> CaptureResult:
+        """`held` keeps the locks this capture takes until it has answered."""
         validate(req)
         strings = {k: v for k, v in req.__dict__.items() if v not in (None, (), "")}
         verdict = check_fields(strings)
@@ -241,8 +249,17 @@ class Capturer:
         if req.supersedes:  # the note it replaces: one note the actor may edit, or nothing is written
             with self._root() as root_fd:
                 replaced = supersede.resolve(
-                    root_fd, self.vault, self.store, req.supersedes, state.contract, actor, req.title
-                )
+                    root_fd, self.vault, self.store, req.supersedes, state.contract, actor, (req.title, req.body),
+                    self._wrote,
+                )  # fmt: skip
+            # Two captures superseding one note go one at a time from here to the mark, so the second finds it
+            # superseded and is refused with nothing written (or, retried, finds its note).
+            held.enter_context(self._replacing[hash(replaced.path) % len(self._replacing)])
+            with self._root() as root_fd:
+                replaced = supersede.resolve(
+                    root_fd, self.vault, self.store, req.supersedes, state.contract, actor, (req.title, req.body),
+                    self._wrote,
+                )  # fmt: skip
             fields["supersedes"] = supersede.link_to(replaced.path)
         warnings = list(folder_warnings) + retired
         if state.halted:
@@ -273,6 +290,7 @@ class Capturer:
                 self._supersede(replaced, answer.path, origin, now, warnings)
             return answer
         path = landed.path
+        self._remember(path, text)
         # From here on the note is on disk: nothing may turn the answer into an error, or the caller would
         # retry and write a twin. Every later failure becomes a warning on a successful reply.
         if gated and budget > 0:
@@ -319,6 +337,18 @@ class Capturer:
         clock.mark("schedule-commit")
         return result
 
+    def _wrote(self, path: str, text: str) -> bool:
+        """Whether `text` is what this capturer last wrote to `path` (its commit may still be pending)."""
+        with self._written_lock:
+            return self._written.get(path) == text
+
+    def _remember(self, path: str, text: str) -> None:
+        with self._written_lock:
+            self._written[path] = text
+            self._written.move_to_end(path)
+            while len(self._written) > REMEMBERED_WRITES:
+                self._written.popitem(last=False)
+
     def _supersede(
         self, replaced: supersede.Replaced, by: str, origin: str, now: dt.datetime, warnings: list[str]
     ) -> None:
@@ -335,7 +365,9 @@ class Capturer:
                 self.before_write(replaced.path, origin)
                 registered = True
             with self._root() as root_fd:
-                left = supersede.mark(root_fd, replaced, by, now)
+                left, wrote = supersede.mark(root_fd, replaced, by, now)
+            if wrote is not None:
+                self._remember(replaced.path, wrote)
             ticket = None if left else self.group.submit(replaced.path, replaced.title)
         except (OSError, AgentmdError) as exc:
             left = f"{replaced.path} could not be marked superseded ({getattr(exc, 'strerror', None) or exc})"

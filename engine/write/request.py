@@ -216,6 +216,12 @@ def validate(req: CaptureRequest) -> None:
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
             raise CaptureRefused("invalid-field", f"{name} must be text")
+    if isinstance(req.supersedes, str) and len(req.supersedes) > MAX_TITLE_CHARS * 4:
+        raise CaptureRefused(
+            "invalid-field",
+            f"supersedes is {len(req.supersedes)} characters long; give the path or title of one note "
+            f"(at most {MAX_TITLE_CHARS * 4} characters); nothing was written",
+        )
     if req.source_url and _SCRIPT_ADDRESS.match(req.source_url):
         raise CaptureRefused(
             "invalid-source-url",

@@ -29,6 +29,7 @@ import datetime as dt
 import errno
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -69,10 +70,19 @@ def link_to(path: str) -> str:
 
 
 def resolve(
-    root_fd: int, vault: Path, store: Store | None, name: str, contract: Contract, actor: str, title: str
+    root_fd: int,
+    vault: Path,
+    store: Store | None,
+    name: str,
+    contract: Contract,
+    actor: str,
+    capture: tuple[str, str],
+    own: Callable[[str, str], bool] = lambda _path, _text: False,
 ) -> Replaced:
     """The one note `name` names, judged as the module docstring says and read through the vault root's
-    descriptor `root_fd`, for a capture titled `title`; a refusal saying what to give or do instead."""
+    descriptor `root_fd`, for a capture of (title, body); a refusal saying what to give or do instead. `own`
+    tells a note whose uncommitted text this capturer wrote itself (a note it captured a moment ago)."""
+    title, body = capture
     found = _one_note(vault, store, name)
     decision = decide(vault, found, contract, actor=actor, creating=False)
     if not decision.allowed:
@@ -89,22 +99,23 @@ def resolve(
         raise _refused("supersedes-unreadable", f"{found} could not be read ({_reason(exc)})") from None
     row = store.catalog.get(found) if store is not None else None
     known = row.title if row is not None else PurePosixPath(found).stem
-    if _successor_titled(vault, store, text, title):
+    if _successor_is(vault, text, title, body):
         return Replaced(found, known, text, done=True)
     _judge(found, text, actor)
-    _committed(vault, found)
+    if not own(found, text):
+        _committed(vault, found)
     return Replaced(found, known, text)
 
 
-def mark(root_fd: int, replaced: Replaced, by: str, now: dt.datetime) -> str | None:
-    """Wall `replaced` as superseded by the note at `by`; None when done (or already so), else why it was
-    left as it is."""
+def mark(root_fd: int, replaced: Replaced, by: str, now: dt.datetime) -> tuple[str | None, str | None]:
+    """Wall `replaced` as superseded by the note at `by`: (None, the text written) when done, else (why it was
+    left as it is, None)."""
     folder, name = str(PurePosixPath(replaced.path).parent), PurePosixPath(replaced.path).name
     dfd = open_dir_at(root_fd, folder)
     try:
         current = _read(dfd, name)
         if current != replaced.text:
-            return _moved_on(replaced.path, current)
+            return _moved_on(replaced.path, current), None
         text = update_frontmatter(
             current,
             {
@@ -127,13 +138,13 @@ def mark(root_fd: int, replaced: Replaced, by: str, now: dt.datetime) -> str | N
             replaced_now = _read(dfd, kept)  # the version the rename replaced, with any save that beat it
             if replaced_now != replaced.text:
                 os.replace(kept, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-                return _moved_on(replaced.path, replaced_now)
+                return _moved_on(replaced.path, replaced_now), None
         finally:
             for leftover in (tmp, kept):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(leftover, dir_fd=dfd)
         os.fsync(dfd)
-        return None
+        return None, text
     finally:
         os.close(dfd)
 
@@ -154,7 +165,7 @@ def same_subject(store: Store, contract: Contract, title: str, path: str) -> lis
     for r in found.results:
         shared = len(words & (theirs := _subject_words(r.title or PurePosixPath(r.note).stem)))
         alike = shared >= 2 and shared >= SAME_TITLE * min(len(words), len(theirs))
-        if r.note != path and (r.confidence or 0.0) >= SAME_SUBJECT and alike:
+        if r.note != path and (r.confidence or 0.0) >= SAME_SUBJECT and alike and _current(store, r.note):
             out.append(r.note)
     return out[:2]
 
@@ -170,9 +181,10 @@ def _one_note(vault: Path, store: Store | None, name: str) -> str:
     if path is not None and _is_file(vault / path):
         return path
     candidates: list[str] = []
-    if store is not None:
+    if store is not None and "\n" not in wanted:
         candidates = sorted(store.catalog.paths_with_title(wanted))
-        if not candidates and (key := target_key(wanted)):
+        bare = "/" not in wanted and "\\" not in wanted  # a path names its folder: no other folder's note will do
+        if not candidates and bare and (key := target_key(wanted)):
             from agentmd.engine.search.graph import Graph
 
             candidates = sorted(Graph(store.catalog).by_stem.get(key, []))
@@ -191,14 +203,19 @@ def _one_note(vault: Path, store: Store | None, name: str) -> str:
     return candidates[0]
 
 
-def _successor_titled(vault: Path, store: Store | None, text: str, title: str) -> bool:
-    """Whether the note is already superseded by a note titled `title` (a retried capture)."""
+def _successor_is(vault: Path, text: str, title: str, body: str) -> bool:
+    """Whether the note is already superseded by a note of this title and body (the capture retried)."""
     successor = parse_note("x.md", text.encode("utf-8"), 0).frontmatter.get("superseded_by")
-    if not isinstance(successor, str) or store is None:
+    if not isinstance(successor, str):
         return False
     path = _as_path(vault, successor.strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0])
-    row = store.catalog.get(path) if path is not None else None
-    return row is not None and row.title == title.strip()
+    if path is None or not _is_file(vault / path):
+        return False
+    try:
+        note = parse_note(path, (vault / path).read_bytes()[: MAX_NOTE_BYTES + 1], 0)
+    except OSError:
+        return False
+    return note.title == title.strip() and note.text.strip() == body.strip()
 
 
 def _judge(path: str, text: str, actor: str) -> None:
@@ -278,6 +295,14 @@ def _moved_on(path: str, now: str) -> str:
     return f"{path} was saved while this note was written, so it was left as it was saved (not marked superseded)"
 
 
+def _current(store: Store, path: str) -> bool:
+    """A note a capture could supersede (not a conflict copy, a generated page or a pinned note)."""
+    row = store.catalog.get(path, whole=False)
+    if row is None or "generated" in row.flags or "probe" in row.flags:
+        return False
+    return not {(row.status or "").lower(), (row.lifecycle or "").lower()} & {"conflict", "pinned"}
+
+
 def _subject_words(title: str) -> set[str]:
     return {w for w in re.findall(r"\w+", title.casefold()) if len(w) > 2 and w not in STOP_WORDS}
 
@@ -305,5 +330,6 @@ def _read(dfd: int, name: str) -> str:
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(MAX_NOTE_BYTES + 1)
     if len(data) > MAX_NOTE_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MiB")
+        raise OSError(errno.EFBIG, f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MiB, too large for a note a "
+                      "capture replaces; wall it with `agentmd retire`")  # fmt: skip
     return data.decode("utf-8")

@@ -117,6 +117,10 @@ def test_the_earlier_note_is_walled_and_named_by_the_correction(capturer: Captur
         ("memory/facts/copy.md", "supersedes-refused", "is a conflict copy"),
         ("memory/facts/archived.md", "supersedes-refused", "is archived"),
         ("memory/facts/pinned.md", "supersedes-refused", "is pinned by its owner"),
+        ("projects/other/deploys-go-through-jenkins.md", "supersedes-unknown", "names no note"),  # another folder
+        ("/etc/deploys-go-through-jenkins.md", "supersedes-unknown", "names no note"),  # outside the vault
+        ("garbage words\ndeploys-go-through-jenkins", "supersedes-unknown", "names no note"),
+        ("x" * 900, "invalid-field", "supersedes is 900 characters long"),
     ],
 )
 def test_a_name_that_is_no_one_current_note_the_agent_may_edit_refuses_with_nothing_written(
@@ -189,7 +193,7 @@ def test_a_save_racing_the_mark_is_never_lost(capturer: Capturer, vault: Path) -
         (vault / rel).write_text(f"---\ntitle: Race {trial}\n---\nbody\n")
         commit_all(vault)
         with capturer.identity.open_root() as root_fd:
-            replaced = supersede.resolve(root_fd, vault, None, rel, contract, "agent", "Race fixed")
+            replaced = supersede.resolve(root_fd, vault, None, rel, contract, "agent", ("Race fixed", "x"))
         line = f"saved in trial {trial}"
 
         def save(rel: str = rel, line: str = line, delay: float = trial * 0.0002) -> None:
@@ -200,7 +204,7 @@ def test_a_save_racing_the_mark_is_never_lost(capturer: Capturer, vault: Path) -
         saver = threading.Thread(target=save)
         saver.start()
         with capturer.identity.open_root() as root_fd:
-            said = supersede.mark(root_fd, replaced, "memory/facts/fixed.md", NOW)
+            said, _ = supersede.mark(root_fd, replaced, "memory/facts/fixed.md", NOW)
         saver.join()
         text = (vault / rel).read_text()
         if line not in text:
@@ -299,3 +303,46 @@ def test_a_capture_on_the_subject_of_an_earlier_note_names_it_and_how_to_superse
     assert "superseded_by" not in fm(vault, OLD)  # a hint only: nothing is marked without `supersedes`
     probe = capturer.capture(CaptureRequest(title="Deploys go through Jenkins now", body="x"), origin="self-probe")
     assert not [w for w in probe.warnings if "same subject" in w]  # the daemon's own notes are not told
+
+
+def test_an_agent_may_correct_the_note_it_captured_a_moment_ago(capturer: Capturer, vault: Path) -> None:
+    first = capturer.capture(CaptureRequest(title="Cache TTL is five minutes", body="Set in config.", type="fact"))
+    fixed = capturer.capture(  # the first note is not committed yet: its text is this capturer's own
+        CaptureRequest(title="Cache TTL is ten minutes", body="Raised in March.", type="fact", supersedes=first.path)
+    )
+    assert fm(vault, first.path)["superseded_by"] == f"[[{fixed.path.removesuffix('.md')}]]"
+
+
+def test_a_second_correction_with_other_text_is_refused_naming_the_first(capturer: Capturer, vault: Path) -> None:
+    first = capturer.capture(correction(OLD))
+    commit_all(vault)
+    before = {p: (vault / p).read_bytes() for p in notes(vault)}
+    other = CaptureRequest(title="Deploys go through GitHub Actions", body="Another wording.", supersedes=OLD)
+    with pytest.raises(CaptureRefused) as refused:
+        capturer.capture(other)
+    assert f"already superseded by [[{first.path.removesuffix('.md')}]]" in str(refused.value)
+    assert {p: (vault / p).read_bytes() for p in notes(vault)} == before
+
+
+def test_captures_superseding_one_note_at_once_leave_one_successor_and_refuse_the_rest(
+    capturer: Capturer, vault: Path
+) -> None:
+    results: list[object] = []
+
+    def one(n: int) -> None:
+        try:
+            results.append(capturer.capture(correction(OLD, title=f"Deploys go through pipeline {n}")))
+        except CaptureRefused as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    written = [r for r in results if not isinstance(r, CaptureRefused)]
+    assert len(written) == 1 and all(r.code == "supersedes-refused" for r in results if isinstance(r, CaptureRefused))
+    (winner,) = written
+    assert fm(vault, OLD)["superseded_by"] == f"[[{winner.path.removesuffix('.md')}]]"  # type: ignore[attr-defined]
+    claimants = [p for p in notes(vault) if fm(vault, p).get("supersedes") == OLD_LINK]
+    assert claimants == [winner.path]  # type: ignore[attr-defined]
