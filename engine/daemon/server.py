@@ -535,6 +535,9 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+GRACEFUL_STOP_SECONDS = 2.0
+
+
 class HttpServer:
     """uvicorn in a background thread, bound to 127.0.0.1."""
 
@@ -556,6 +559,10 @@ class HttpServer:
             access_log=False,
             lifespan="auto",
             http=protocol or LimitedHttp,  # the limits on heads, request times and connections
+            # A stop waits this long for requests in flight, then ends the rest: an MCP client's event stream
+            # (a GET held open for what the server says unasked) never ends on its own, and waiting on it held
+            # every stop for the whole join timeout while new requests went unanswered.
+            timeout_graceful_shutdown=GRACEFUL_STOP_SECONDS,
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
