@@ -236,7 +236,11 @@ class Door(DaemonState):
             said = "the index is still being built"
             if self.opened_with:
                 said = "the start-up pass is still checking the vault"
-            note = ((note or "") + "; " + said).lstrip("; ")
+            elif not response.results:  # nothing found in an index being built says little about the words
+                said += ", so this may find more in a moment: ask again before rewording"
+                note = (said + "; " + (note or "")).rstrip("; ")
+                said = ""
+            note = ((note or "") + "; " + said).strip("; ") if said else note
         response = replace(response, note=note, index_stale=self._stale)
         if recall:
             from agentmd.engine.search.recall import gather_in_daemon
