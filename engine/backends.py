@@ -117,7 +117,7 @@ class LocalBackend:
             settings.state_dir,
             self.contracts,
             self.store,
-            before_write=lambda path, origin: self.committer.note_origin(path, origin),
+            before_write=self.committer.note_origin,
             withdraw=lambda path: self.committer.withdraw_origin(path),
             cap_override=settings.daily_write_cap,
         )

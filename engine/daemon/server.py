@@ -535,7 +535,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-GRACEFUL_STOP_SECONDS = 2.0
+GRACEFUL_STOP_SECONDS = 2
 
 
 class HttpServer:

@@ -119,7 +119,7 @@ class Daemon(Loops):
             settings.state_dir,
             self.contracts,
             None,  # set once the first pass has built the index
-            before_write=lambda path, origin: self.committer.note_origin(path, origin),
+            before_write=self.committer.note_origin,
             withdraw=lambda path: self.committer.withdraw_origin(path),
             after_write=lambda path, origin: self.request_commit(self.commit_debounce),
             cap_override=settings.daily_write_cap,

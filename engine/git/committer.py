@@ -249,10 +249,11 @@ class Committer:
 
     # -- origins --------------------------------------------------------------------------------
 
-    def note_origin(self, path: str, origin: str) -> None:
-        """Register the origin of a write the daemon is about to make; used when that path is committed.
-        With a state folder it is on disk when this returns."""
-        self.origins.note(path, origin)
+    def note_origin(self, path: str, origin: str, expect: str | None = None) -> None:
+        """Register the origin of a write the daemon is about to make; used when that path is committed, while
+        the file holds the bytes whose `origins.digest` is `expect` (when given). With a state folder it is on
+        disk when this returns."""
+        self.origins.note(path, origin, expect)
 
     def withdraw_origin(self, path: str) -> None:
         """A registered write that did not happen after all: what the path holds is committed as anyone's."""
@@ -499,6 +500,8 @@ class Committer:
         prefixes = self._phone_prefixes(warnings)
         # registrations whose writer is gone and whose path has nothing pending are spent
         registered = self.origins.current(pending={e.path for e in entries})
+        for path in self.origins.unlike(self.vault, registered):  # saved over by someone since: theirs now
+            del registered[path]
         ready = self._settling.sort(
             self.vault, list(dict.fromkeys(chosen)), exempt=registered, final=final or initial, warnings=warnings
         )

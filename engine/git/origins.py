@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import threading
@@ -65,6 +66,12 @@ class _Registration:
     origin: str
     at: float  # wall-clock seconds, for a person reading the journal; it decides nothing
     pid: int | None  # the process that made it; None in a line of an older version (its writer is gone)
+    expect: str | None = None  # the digest (`digest`) of the bytes the writer wrote, when it said them
+
+
+def digest(data: bytes) -> str:
+    """What a registration's `expect` holds: the SHA-256 of the bytes a writer wrote."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def process_alive(pid: int | None) -> bool:
@@ -152,9 +159,10 @@ class OriginBook:
             with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
                 item = json.loads(line)
                 path, origin, at = normalise(str(item["path"])), str(item["origin"]), float(item["at"])
-                pid = item.get("pid")
+                pid, expect = item.get("pid"), item.get("expect")
                 if origin in ORIGINS and path:
-                    found[path] = _Registration(origin, at, pid if isinstance(pid, int) else None)
+                    expected = expect if isinstance(expect, str) else None
+                    found[path] = _Registration(origin, at, pid if isinstance(pid, int) else None, expected)
         return found
 
     def _all(self) -> dict[str, _Registration]:
@@ -168,10 +176,7 @@ class OriginBook:
         """Replace the journal with `items`. Call under `_locked`."""
         if self.journal is None:
             return
-        lines = [
-            json.dumps({"path": p, "origin": r.origin, "at": r.at, "pid": r.pid}, sort_keys=True) + "\n"
-            for p, r in sorted(items.items())
-        ]
+        lines = [json.dumps(_line(p, r), sort_keys=True) + "\n" for p, r in sorted(items.items())]
         try:
             if lines:
                 atomic_write(self.journal, "".join(lines), mode=0o600)
@@ -203,8 +208,9 @@ class OriginBook:
 
     # -- registrations --------------------------------------------------------------------------
 
-    def note(self, path: str, origin: str) -> None:
-        """Register `origin` for `path`, durable on return when there is a journal. Raises ValueError for an
+    def note(self, path: str, origin: str, expect: str | None = None) -> None:
+        """Register `origin` for `path`, durable on return when there is a journal; `expect` is the `digest` of
+        the bytes the writer is about to write, when it knows them (`expected`). Raises ValueError for an
         unknown origin. A journal that cannot be written (a full or read-only state folder) does not fail the
         write: the origin is kept in memory and `problem` says it would not survive a crash."""
         if origin not in ORIGINS:
@@ -213,17 +219,17 @@ class OriginBook:
         with self._mutex:
             at = self.wall()
             if self.journal is None:
-                self._items[rel] = _Registration(origin, at, self.pid)
+                self._items[rel] = _Registration(origin, at, self.pid, expect)
                 return
             self._items.pop(rel, None)
-            line = {"at": at, "origin": origin, "path": rel, "pid": self.pid}
+            line = _line(rel, _Registration(origin, at, self.pid, expect))
             self._queued.append((json.dumps(line, sort_keys=True) + "\n").encode())
             self._queued_upto += 1
             mine = self._queued_upto
         error = self._durable(mine)
         if error is not None:
             with self._mutex:
-                self._items[rel] = _Registration(origin, at, self.pid)
+                self._items[rel] = _Registration(origin, at, self.pid, expect)
             self.problem = (
                 f"could not record the origin of {rel} in {self.journal} ({error.strerror or error}); it is kept "
                 "in memory only and a crash before its commit would commit it as local-edit"
@@ -260,6 +266,25 @@ class OriginBook:
                     self._rewrite({p: r for p, r in items.items() if p not in self._items})
             return {p: r.origin for p, r in items.items()}
 
+    def unlike(self, vault: Path, paths: Iterable[str]) -> set[str]:
+        """Of `paths`, those registered with the bytes their writer wrote (`expect`) whose file now holds
+        other bytes: someone changed it since (a person saving over a note captured a moment ago), so its
+        content is theirs and is committed as theirs, not under the writer's origin."""
+        with self._mutex, self._locked() if self.journal is not None else contextlib.nullcontext():
+            expected = {p: r.expect for p, r in self._all().items() if r.expect is not None}
+        out = set()
+        for path in paths:
+            want = expected.get(path)
+            if want is None:
+                continue
+            try:
+                have = digest((vault / path).read_bytes())
+            except OSError:
+                continue  # deleted since: nothing of anyone's to misname
+            if have != want:
+                out.add(path)
+        return out
+
     def consume(self, paths: Iterable[str]) -> None:
         """The paths were committed: their registrations end."""
         done = set(paths)
@@ -286,3 +311,10 @@ def commit_message(origin: str, paths: Sequence[str], *, initial: bool = False) 
         more = f", and {len(paths) - 3} more" if len(paths) > 3 else ""
         summary = f"{origin}: {plural(len(paths), 'file')} ({shown}{more})"
     return f"{summary}\n\norigin: {origin}\nhost: {host_name()}\n"
+
+
+def _line(path: str, r: _Registration) -> dict[str, object]:
+    line: dict[str, object] = {"at": r.at, "origin": r.origin, "path": path, "pid": r.pid}
+    if r.expect is not None:
+        line["expect"] = r.expect
+    return line

@@ -46,6 +46,7 @@ from typing import Any
 
 from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import NotInVault
+from agentmd.engine.git.origins import digest
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
 from agentmd.engine.write import supersede
@@ -110,7 +111,7 @@ class Capturer:
         contracts: ContractCache,
         store: Store | None,
         *,
-        before_write: Callable[[str, str], None] | None = None,
+        before_write: Callable[[str, str, str | None], None] | None = None,
         after_write: Callable[[str, str], None] | None = None,
         withdraw: Callable[[str], None] | None = None,
         cap_override: int | None = None,
@@ -306,7 +307,8 @@ class Capturer:
             )
         before = self.before_write
         if path != rel and before is not None:
-            self._after_landing(lambda: before(path, origin), "its origin could not be noted", warnings)
+            expect = digest(text.encode("utf-8"))
+            self._after_landing(lambda: before(path, origin, expect), "its origin could not be noted", warnings)
         result = CaptureResult(
             path,
             str(fields["status"]),
@@ -361,11 +363,12 @@ class Capturer:
             return
         registered = False
         try:
-            if self.before_write:
-                self.before_write(replaced.path, origin)
+            wanted = supersede.marked(replaced, by, now)
+            if self.before_write:  # with the bytes it writes: a save over them later is the person's
+                self.before_write(replaced.path, origin, digest(wanted.encode("utf-8")))
                 registered = True
             with self._root() as root_fd:
-                left, wrote = supersede.mark(root_fd, replaced, by, now)
+                left, wrote = supersede.mark(root_fd, replaced, wanted)
             if wrote is not None:
                 self._remember(replaced.path, wrote)
             ticket = None if left else self.group.submit(replaced.path, replaced.title)
@@ -472,8 +475,8 @@ class Capturer:
             with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
                 if clock is not None:
                     clock.mark("gate")
-                if self.before_write:
-                    self.before_write(intended, origin)
+                if self.before_write:  # with the bytes it writes: a save over them later is someone else's
+                    self.before_write(intended, origin, digest(text.encode("utf-8")))
                     if clock is not None:
                         clock.mark("origin")
                 try:

@@ -107,24 +107,28 @@ def resolve(
     return Replaced(found, known, text)
 
 
-def mark(root_fd: int, replaced: Replaced, by: str, now: dt.datetime) -> tuple[str | None, str | None]:
-    """Wall `replaced` as superseded by the note at `by`: (None, the text written) when done, else (why it was
-    left as it is, None)."""
+def marked(replaced: Replaced, by: str, now: dt.datetime) -> str:
+    """The text of `replaced` walled as superseded by the note at `by` (what `mark` writes)."""
+    return update_frontmatter(
+        replaced.text,
+        {
+            "lifecycle": "superseded",
+            "superseded_by": link_to(by),
+            "retired_reason": f"superseded by {by}, captured as its correction",
+            "retired_at": now.isoformat(timespec="seconds"),
+        },
+    )
+
+
+def mark(root_fd: int, replaced: Replaced, text: str) -> tuple[str | None, str | None]:
+    """Write `text` (`marked`) over `replaced`: (None, the text written) when done, else (why it was left as
+    it is, None)."""
     folder, name = str(PurePosixPath(replaced.path).parent), PurePosixPath(replaced.path).name
     dfd = open_dir_at(root_fd, folder)
     try:
         current = _read(dfd, name)
         if current != replaced.text:
             return _moved_on(replaced.path, current), None
-        text = update_frontmatter(
-            current,
-            {
-                "lifecycle": "superseded",
-                "superseded_by": link_to(by),
-                "retired_reason": f"superseded by {by}, captured as its correction",
-                "retired_at": now.isoformat(timespec="seconds"),
-            },
-        )
         tmp, kept = temp_name(name.removesuffix(".md")), temp_name(name.removesuffix(".md"))
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)

@@ -33,6 +33,7 @@ from git_helpers import (
 from agentmd.engine.git.committer import ORIGINS, Committer
 from agentmd.engine.git.gate import corpus_write_gate
 from agentmd.engine.git.health import git_health
+from agentmd.engine.git.origins import digest
 from agentmd.engine.settings import host_name
 from agentmd.engine.write.vault_guard import VaultIdentity
 
@@ -142,6 +143,28 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
         "lifecycle",
         "local-edit",
     )
+
+
+def test_a_save_over_a_registered_write_before_its_commit_is_committed_as_the_persons(tmp_path: Path) -> None:
+    # a capture registers the bytes it writes; a person saving over them before the commit makes the file
+    # theirs: it is committed as local-edit, so taking back the capture never takes back their save
+    repo = make_repo(tmp_path / "v", {"notes/old.md": "# Old\n"})
+    c = committer(repo, state_dir=tmp_path / "state")
+    written = "---\ntitle: Decided\n---\ndecided\n"
+    c.note_origin("memory/decision.md", "capture", digest(written.encode()))
+    write(repo, "memory/decision.md", written)
+    c.note_origin("memory/kept.md", "capture", digest(b"kept\n"))
+    write(repo, "memory/kept.md", "kept\n")
+    write(repo, "memory/decision.md", written + "and a line the person added at once\n")
+
+    result = c.commit_cycle()
+
+    assert {(cm.origin, tuple(cm.paths)) for cm in result.commits} == {
+        ("capture", ("memory/kept.md",)),
+        ("local-edit", ("memory/decision.md",)),
+    }
+    assert "the person added" in show(repo, "HEAD:memory/decision.md")
+    assert c.origins.current() == {}  # both registrations ended with their commits
 
 
 def test_untracked_dot_dirs_and_scratch_files_are_never_committed(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def test_a_save_racing_the_mark_is_never_lost(capturer: Capturer, vault: Path) -
         saver = threading.Thread(target=save)
         saver.start()
         with capturer.identity.open_root() as root_fd:
-            said, _ = supersede.mark(root_fd, replaced, "memory/facts/fixed.md", NOW)
+            said, _ = supersede.mark(root_fd, replaced, supersede.marked(replaced, "memory/facts/fixed.md", NOW))
         saver.join()
         text = (vault / rel).read_text()
         if line not in text:
