@@ -122,7 +122,9 @@ def cmd_undo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     selection = _selection(args, settings, now)
     try:
         if not args.yes:
-            plan = make_plan(settings.vault, selection, _committer(settings).identity_env(), now).to_dict()
+            committer = _committer(settings)
+            _wait_for_pending(settings, committer, selection)
+            plan = make_plan(settings.vault, selection, committer.identity_env(), now).to_dict()
             payload: UndoAnswer = {"dry_run": True, **plan, "commit": None}
         else:
             payload = {"dry_run": False, **_write(settings, selection, now)}
@@ -130,6 +132,16 @@ def cmd_undo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise AgentmdError(str(exc)) from None
     emit(out, args, payload, "\n".join(_lines(args.kind, payload)))
     return EXIT_OK
+
+
+def _wait_for_pending(settings: Settings, committer: Any, selection: Selection) -> None:
+    """Before showing the plan of an undo of "the last" change: let the running daemon commit the writes still
+    pending (a capture made a moment ago), so the plan takes back that capture, as the undo written with --yes
+    does (engine/git/undo.py commits what is pending first)."""
+    from agentmd.engine.git.undo import PENDING_FIRST, PENDING_WAIT
+
+    if selection.kind in PENDING_FIRST and daemon_of(settings) is not None:
+        committer.origins.drained(PENDING_WAIT)
 
 
 def _committer(settings: Settings) -> Any:

@@ -161,7 +161,7 @@ class Door(DaemonState):
         committer, the files it changed indexed at once. The vault's history is its owner's undo: the operator
         (the command line, a page session `agentmd open` opened) may take back any change; an agent (the
         access token alone) only one whose files the door lets an agent write, all or nothing."""
-        from agentmd.engine.git.undo import Selection, UndoRefused, apply_undo
+        from agentmd.engine.git.undo import PENDING_WAIT, Selection, UndoRefused, apply_undo
         from agentmd.rules.door import decide
 
         vault = self.settings.vault
@@ -186,6 +186,7 @@ class Door(DaemonState):
             self.settings.state_dir,
             dt.datetime.now(dt.UTC),
             may_change=None if operator else may_change,
+            pending_wait=PENDING_WAIT,
         )
         if result.commit and self.store is not None:
             contract = self.contracts.get().contract

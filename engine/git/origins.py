@@ -266,6 +266,16 @@ class OriginBook:
                     self._rewrite({p: r for p, r in items.items() if p not in self._items})
             return {p: r.origin for p, r in items.items()}
 
+    def drained(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for every pending registration to end (the daemon's loop committing
+        them); whether none is left."""
+        deadline = time.monotonic() + timeout
+        while self.current():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def unlike(self, vault: Path, paths: Iterable[str]) -> set[str]:
         """Of `paths`, those registered with the bytes their writer wrote (`expect`) whose file now holds
         other bytes: someone changed it since (a person saving over a note captured a moment ago), so its

@@ -580,17 +580,26 @@ def _refuse_dirty(git: GitCli, paths: list[str]) -> None:
 ORIGIN_HOST = "undo"  # how a version set beside a note by an undo's move is named (`<name>.conflict-undo-<date>.md`)
 
 
+PENDING_FIRST = ("undo", "origin")  # what these take back is "the last" change: what is pending comes first
+PENDING_WAIT = 5.0  # seconds the daemon's undo waits for it
+
+
 def apply_undo(
     committer: Committer,
     selection: Selection,
     state_dir: Path | None,
     now: dt.datetime,
     may_change: Callable[[list[str]], None] | None = None,
+    pending_wait: float = 0.0,
 ) -> UndoResult:
     """Plan and write the undo as one new commit, with `committer` paused (see the module docstring). With
     `selection.head`, refused unless HEAD is still that commit (a plan shown, then applied twice at once,
-    takes back one change); `may_change` sees the paths the undo would change and raises to refuse it."""
+    takes back one change); `may_change` sees the paths the undo would change and raises to refuse it.
+    `pending_wait` (the daemon's): how long an undo of "the last" change waits for the writes still pending
+    (registered, not yet committed) to be committed by the daemon's loop, so it takes back those."""
     git = GitCli(committer.vault)
+    if pending_wait and selection.kind in PENDING_FIRST and not selection.head:
+        committer.origins.drained(pending_wait)  # a capture made a moment ago is the last change, once committed
     with committer.paused():
         busy = operation_in_progress(git.gitdir)
         if busy:

@@ -121,3 +121,23 @@ def test_an_undo_killed_after_its_files_moved_is_finished_by_the_next_cycle(
     assert head(root) != edit and dirty(root) == "" and not (root / ".git" / JOURNAL).exists()
     said = git(root, "log", "-1", "--format=%(trailers:key=origin,valueonly)%(trailers:key=reverts,valueonly)")
     assert said.split() == ["revert", edit]
+
+
+def test_an_undo_right_after_a_capture_takes_back_that_capture(cli, tmp_path: Path) -> None:
+    # the capture is still waiting for its commit (the daemon commits a moment later) when the person asks to
+    # undo "the last change": the undo waits for that commit and takes back the capture, not the change before
+    root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n", "notes/mine.md": "# Mine\n"})
+    settings = resolve(vault=str(root))
+    with running_daemon(settings, commit_debounce=2.0) as d:
+        (root / "notes/mine.md").write_text("# Mine\n\nA line of the person's.\n")
+        d.request_commit(0.0)
+        wait_until(lambda: not dirty(root), 15, "the person's edit committed")
+        captured = client_of(d).post("/v1/capture", {"title": "Agent note", "body": "Written by the agent."})
+        assert dirty(root)  # its commit is still to come
+        plan = cli("undo", "--vault", str(root), "--json")
+        assert plan.code == 0, plan.err
+        assert [c["path"] for c in plan.json()["changes"]] == [captured["path"]]
+        done = cli("undo", "--vault", str(root), "--yes", "--json")
+        assert done.code == 0, done.err
+        assert not (root / captured["path"]).exists()
+        assert "A line of the person's." in (root / "notes/mine.md").read_text(encoding="utf-8")
