@@ -225,6 +225,39 @@ def test_cli_commands_forward_to_the_daemon(settings: Settings, daemon: Daemon) 
     wait_until(lambda: is_clean(settings.vault), 10, "captures committed")
 
 
+def superseded_by(vault: Path, rel: str) -> object:
+    from agentmd.vault_schema import parse_note
+
+    return parse_note(rel, (vault / rel).read_bytes(), 0).frontmatter.get("superseded_by")
+
+
+def test_a_correction_forwarded_from_stdio_and_the_command_line_walls_the_earlier_note(
+    settings: Settings, daemon: Daemon
+) -> None:
+    # `supersedes` takes the same road as every capture field: stdio -> daemon, command line -> daemon
+    vault = settings.vault
+    (vault / "memory/facts").mkdir(parents=True)
+    (vault / "memory/facts/otters.md").write_text("---\ntitle: Otters float\n---\nOtters float.\n")
+    wait_until(lambda: is_clean(vault), 10, "the earlier note committed")
+    correction = {"title": "Otters float on their backs", "body": "Corrected.", "supersedes": "Otters float"}
+    fixed = payload(stdio(settings, lambda c: c.call_tool("memory_capture", correction)))
+    assert superseded_by(vault, "memory/facts/otters.md") == f"[[{fixed['path'].removesuffix('.md')}]]"
+    wait_until(lambda: is_clean(vault), 10, "the pair committed")
+    code, out, err = cli(
+        "capture", "--vault", str(vault), "--title", "Otters hold hands when they sleep", "--body", "Corrected again.",
+        "--supersedes", fixed["path"], "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    again = json.loads(out)
+    assert superseded_by(vault, fixed["path"]) == f"[[{again['path'].removesuffix('.md')}]]"
+    found = daemon.search(SearchRequest(query="otters", mode="fusion"))
+    assert again["path"] in [r.note for r in found.results] and found.superseded_hidden == 2
+    code, out, err = cli(
+        "capture", "--vault", str(vault), "--title", "x", "--body", "y", "--supersedes", "memory/none.md"
+    )
+    assert code != 0 and "names no note of the vault" in err and "nothing was written" in err
+
+
 def test_the_stdio_set_up_mcp_config_prints_reads_this_environments_folders(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
