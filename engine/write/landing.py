@@ -54,7 +54,7 @@ def write_new(
             place, in_folder = os.dup(dfd), True
         try:
             while True:
-                tmp = _write_temp(place, stem, data)
+                tmp = write_temp(place, stem, data)
                 try:
                     return _link_new(place, tmp, dfd, folder, stem, on_link, hold)
                 except OSError as exc:
@@ -71,7 +71,7 @@ def write_new(
         os.close(dfd)
 
 
-def _write_temp(place: int, stem: str, data: bytes) -> str:
+def write_temp(place: int, stem: str, data: bytes) -> str:
     """A new hidden temp file in the open folder `place` holding `data`, fsynced; its name."""
     tmp = temp_name(stem)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=place)

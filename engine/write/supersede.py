@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 from agentmd.engine.fsutil import NotInVault, open_dir_at
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.index.store import Store
+from agentmd.engine.write.landing import write_temp
 from agentmd.engine.write.request import CaptureRefused
 from agentmd.engine.write.tempfiles import temp_name
 from agentmd.errors import AgentmdError
@@ -129,14 +130,9 @@ def mark(root_fd: int, replaced: Replaced, text: str) -> tuple[str | None, str |
         current = _read(dfd, name)
         if current != replaced.text:
             return _moved_on(replaced.path, current), None
-        tmp, kept = temp_name(name.removesuffix(".md")), temp_name(name.removesuffix(".md"))
+        kept = temp_name(name.removesuffix(".md"))
+        tmp = write_temp(dfd, name.removesuffix(".md"), text.encode("utf-8"))  # whole and fsynced
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
-            try:
-                os.write(fd, text.encode("utf-8"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             os.link(name, kept, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             replaced_now = _read(dfd, kept)  # the version the rename replaced, with any save that beat it
