@@ -102,7 +102,7 @@ from agentmd.engine.git.recovery import INTENT_NAME, clear_intent, index_entries
 from agentmd.engine.git.refs import HeadMoved, RefUpdate
 from agentmd.engine.git.runner import CycleFailure, GitCli, GitMissing, absolute_path, listing, plural
 from agentmd.engine.git.settle import Settling
-from agentmd.engine.git.staging import Commit, Indexes, make_commits, reflog
+from agentmd.engine.git.staging import Commit, Group, Indexes, make_commits, reflog
 from agentmd.engine.git.tree_move import finish_unfinished
 from agentmd.engine.settings import COMMIT_MAX_DEFERRAL, COMMIT_MAX_MB
 
@@ -249,11 +249,11 @@ class Committer:
 
     # -- origins --------------------------------------------------------------------------------
 
-    def note_origin(self, path: str, origin: str, expect: str | None = None) -> None:
+    def note_origin(self, path: str, origin: str, written: bytes | None = None) -> None:
         """Register the origin of a write the daemon is about to make; used when that path is committed, while
-        the file holds the bytes whose `origins.digest` is `expect` (when given). With a state folder it is on
-        disk when this returns."""
-        self.origins.note(path, origin, expect)
+        the file holds `written` (when given: a save over them is someone else's, `OriginBook.unlike`). With a
+        state folder it is on disk when this returns."""
+        self.origins.note(path, origin, written)
 
     def withdraw_origin(self, path: str) -> None:
         """A registered write that did not happen after all: what the path holds is committed as anyone's."""
@@ -401,7 +401,7 @@ class Committer:
         if self._intent is not None:
             clear_intent(self._intent)
         for commit in commits:
-            self._settling.committed(commit.paths)
+            self._settling.committed([p for p in commit.paths if p not in commit.written])
             self.origins.consume(commit.paths)
             warnings.extend(large_files(self.vault, commit.paths, self.large_file_bytes))
         if self.origins.problem:
@@ -457,9 +457,7 @@ class Committer:
         """The contract's own sync-tool patterns (temp files and placeholders are never committed), if any."""
         return self.sync_patterns() if self.sync_patterns is not None else None
 
-    def _plan(
-        self, entries: list[StatusEntry], warnings: list[str], *, initial: bool, final: bool
-    ) -> list[tuple[str, list[str]]]:
+    def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool, final: bool) -> list[Group]:
         staged_by_user = sorted({e.path for e in entries if e.staged})
         nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
         chosen: list[str] = []
@@ -500,8 +498,13 @@ class Committer:
         prefixes = self._phone_prefixes(warnings)
         # registrations whose writer is gone and whose path has nothing pending are spent
         registered = self.origins.current(pending={e.path for e in entries})
-        for path in self.origins.unlike(self.vault, registered):  # saved over by someone since: theirs now
-            del registered[path]
+        # Saved over by someone since the writer wrote: the file is theirs now. The writer's own bytes, when
+        # this process still holds them, are committed first under the writer's origin.
+        written: dict[str, dict[str, bytes]] = {}
+        for path, own in self.origins.unlike(self.vault, registered).items():
+            writer = registered.pop(path)
+            if own is not None and path in chosen and writer != "local-edit":
+                written.setdefault(writer, {})[path] = own
         ready = self._settling.sort(
             self.vault, list(dict.fromkeys(chosen)), exempt=registered, final=final or initial, warnings=warnings
         )
@@ -510,7 +513,9 @@ class Committer:
             if origin is None:
                 origin = "phone" if any(path.startswith(pre) for pre in prefixes) else "local-edit"
             by_origin.setdefault(origin, []).append(path)
-        return [(o, sorted(by_origin[o])) for o in ORIGINS if o in by_origin]
+        for origin, own_bytes in written.items():
+            by_origin.setdefault(origin, []).extend(own_bytes)
+        return [Group(o, sorted(by_origin[o]), written.get(o, {})) for o in ORIGINS if o in by_origin]
 
     def identity_env(self) -> dict[str, str]:
         run = self._git.run("config", "--get-regexp", r"^user\.(name|email)$")

@@ -15,6 +15,12 @@ lost). Never by age or by the wall clock: a capture held uncommitted for hours (
 an unresolved merge, a clock stepped after a suspend) keeps its origin. Each line names its writer's pid;
 the state folder is this machine's, so a pid is enough to tell whether the writer still runs.
 
+A writer that says the bytes it writes (`note(..., written=)`) has their digest kept in its line. Should someone
+save over the file before the commit (a person editing a note captured a moment ago), the file is theirs: it is
+committed as `local-edit`, and when the process that registered still holds the writer's bytes (the last
+`KEEP_WRITTEN` it registered), they are committed first under the writer's origin, so history and undo see
+both writes apart (`unlike`).
+
 Registrations that arrive together share one append and one fsync: a writer whose line is not yet on disk
 either flushes every line queued so far (the leader) or waits for the leader that took its line. Each
 `note` still returns only once its own line is durable, so many captures at once do not queue behind one
@@ -30,6 +36,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +64,7 @@ ORIGINS = (
     "lifecycle",
     "local-edit",
 )
+KEEP_WRITTEN = 256  # the writers' bytes this process keeps until their commit, newest last
 JOURNAL_NAME = "pending-origins.jsonl"
 LOCK_NAME = "pending-origins.lock"
 
@@ -110,6 +118,7 @@ class OriginBook:
         self.alive = alive
         self.pid = os.getpid()
         self._mutex = threading.Lock()
+        self._written: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # path: (digest, the bytes written)
         self._items: dict[str, _Registration] = {}  # without a journal: every registration; with one: the
         # registrations whose append failed (kept in memory, and `problem` says so)
         self._flush = threading.Lock()  # held by the one writer appending queued lines to the journal
@@ -208,15 +217,21 @@ class OriginBook:
 
     # -- registrations --------------------------------------------------------------------------
 
-    def note(self, path: str, origin: str, expect: str | None = None) -> None:
-        """Register `origin` for `path`, durable on return when there is a journal; `expect` is the `digest` of
-        the bytes the writer is about to write, when it knows them (`expected`). Raises ValueError for an
-        unknown origin. A journal that cannot be written (a full or read-only state folder) does not fail the
-        write: the origin is kept in memory and `problem` says it would not survive a crash."""
+    def note(self, path: str, origin: str, written: bytes | None = None) -> None:
+        """Register `origin` for `path`, durable on return when there is a journal; `written` is the bytes the
+        writer is about to write, when it knows them (`unlike`). Raises ValueError for an unknown origin. A
+        journal that cannot be written (a full or read-only state folder) does not fail the write: the origin
+        is kept in memory and `problem` says it would not survive a crash."""
         if origin not in ORIGINS:
             raise ValueError(f"unknown commit origin {origin!r}; use one of {', '.join(ORIGINS)}")
         rel = normalise(path)
+        expect = digest(written) if written is not None else None
         with self._mutex:
+            self._written.pop(rel, None)
+            if written is not None and expect is not None:
+                self._written[rel] = (expect, written)
+                while len(self._written) > KEEP_WRITTEN:
+                    self._written.popitem(last=False)
             at = self.wall()
             if self.journal is None:
                 self._items[rel] = _Registration(origin, at, self.pid, expect)
@@ -263,6 +278,7 @@ class OriginBook:
                     for p in spent:
                         del items[p]
                         self._items.pop(p, None)
+                        self._written.pop(p, None)
                     self._rewrite({p: r for p, r in items.items() if p not in self._items})
             return {p: r.origin for p, r in items.items()}
 
@@ -276,13 +292,15 @@ class OriginBook:
             time.sleep(0.05)
         return True
 
-    def unlike(self, vault: Path, paths: Iterable[str]) -> set[str]:
+    def unlike(self, vault: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
         """Of `paths`, those registered with the bytes their writer wrote (`expect`) whose file now holds
         other bytes: someone changed it since (a person saving over a note captured a moment ago), so its
-        content is theirs and is committed as theirs, not under the writer's origin."""
+        content is theirs and is committed as theirs, not under the writer's origin. Each with the writer's
+        own bytes when this process still holds them (None when another process wrote, or they were let go)."""
         with self._mutex, self._locked() if self.journal is not None else contextlib.nullcontext():
             expected = {p: r.expect for p, r in self._all().items() if r.expect is not None}
-        out = set()
+            kept = dict(self._written)
+        out: dict[str, bytes | None] = {}
         for path in paths:
             want = expected.get(path)
             if want is None:
@@ -292,13 +310,16 @@ class OriginBook:
             except OSError:
                 continue  # deleted since: nothing of anyone's to misname
             if have != want:
-                out.add(path)
+                own = kept.get(path)
+                out[path] = own[1] if own is not None and own[0] == want else None
         return out
 
     def consume(self, paths: Iterable[str]) -> None:
         """The paths were committed: their registrations end."""
         done = set(paths)
         with self._mutex:
+            for p in done:
+                self._written.pop(p, None)
             if self.journal is None:
                 for p in done:
                     self._items.pop(p, None)

@@ -5,21 +5,33 @@ published index). A file that changed while `git add` read it (`Settling.changed
 committed entry back and waits for a later cycle, so no commit holds a copy torn mid-write. The commit trees
 hold HEAD plus our paths only: straight from `tmp_index` when nobody had anything staged, otherwise from
 `tree_index`, rebuilt from the parent commit and given exactly the entries `git add` produced, so the user's
-staged entries never reach our commits.
+staged entries never reach our commits. A group's `written` paths are staged from the bytes their writer wrote
+(`git hash-object -w`, then `update-index --cacheinfo`) rather than from the file, which someone has saved over
+since: the writer's commit holds the writer's bytes, and the later `local-edit` group commits the file.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmd.engine.git.origins import commit_message
-from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, plural
+from agentmd.engine.git.runner import HEX_ID, CycleFailure, GitCli, plural, printable
 from agentmd.engine.git.settle import Settling
 
-__all__ = ["Commit", "Indexes", "make_commits", "reflog"]
+__all__ = ["Commit", "Group", "Indexes", "make_commits", "reflog"]
+
+
+@dataclass(frozen=True)
+class Group:
+    """The paths one commit takes under one origin; `written` maps some of them to the bytes to commit
+    instead of what their file holds now."""
+
+    origin: str
+    paths: list[str]
+    written: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -27,6 +39,7 @@ class Commit:
     sha: str
     origin: str
     paths: tuple[str, ...]
+    written: frozenset[str] = frozenset()  # the paths committed from their writer's bytes, not from the file
 
 
 @dataclass(frozen=True)
@@ -38,7 +51,7 @@ class Indexes:
 
 def make_commits(
     git: GitCli,
-    groups: list[tuple[str, list[str]]],
+    groups: list[Group],
     base: str | None,
     indexes: Indexes,
     *,
@@ -55,12 +68,17 @@ def make_commits(
         if run.code != 0:
             raise CycleFailure(f"`git read-tree HEAD` into a private index failed: {run.why()}")
     commits: list[Commit] = []
-    for origin, paths in groups:
-        paths = _add(git, paths, indexes.tmp)
+    for group in groups:
+        origin = group.origin
+        from_files = [p for p in group.paths if p not in group.written]
+        paths = _add(git, from_files, indexes.tmp) if from_files else []
         moved = settling.changed_while_staged(vault, paths)
         if moved:
             _put_back(git, moved, indexes.tmp, base)
             paths = [p for p in paths if p not in moved]
+        if group.written:
+            _stage_bytes(git, group.written, indexes.tmp)
+            paths = sorted([*paths, *group.written])
         if not paths:
             continue
         if indexes.user_staged:
@@ -78,7 +96,7 @@ def make_commits(
         run = git.run(*args, env=identity, stdin=message.encode("utf-8"))
         if run.code != 0 or not HEX_ID.fullmatch(run.text):
             raise CycleFailure(f"`git commit-tree` ({origin}, {plural(len(paths), 'path')}) failed: {run.why()}")
-        commits.append(Commit(run.text, origin, tuple(paths)))
+        commits.append(Commit(run.text, origin, tuple(paths), frozenset(group.written)))
         parent, parent_tree = run.text, tree
     return commits
 
@@ -105,6 +123,20 @@ def _add(git: GitCli, paths: list[str], index: Path) -> list[str]:
     if run.code != 0:
         raise CycleFailure(f"`git add` of {plural(len(paths), 'path')} failed: {run.why()}")
     return paths
+
+
+def _stage_bytes(git: GitCli, written: dict[str, bytes], index: Path) -> None:
+    """Stage each path's given bytes into `index`, as `git add` would have staged a file holding them (the
+    path's attributes and filters apply), as a regular file."""
+    lines = []
+    for path, data in sorted(written.items()):
+        run = git.run("hash-object", "-w", "--stdin", f"--path={path}", stdin=data)
+        if run.code != 0 or not HEX_ID.fullmatch(run.text):
+            raise CycleFailure(f"`git hash-object` of the bytes written to {printable(path)} failed: {run.why()}")
+        lines.append(f"100644 {run.text}\t".encode() + os.fsencode(path))
+    run = git.run("update-index", "-z", "--add", "--index-info", index=index, stdin=b"\0".join(lines) + b"\0")
+    if run.code != 0:
+        raise CycleFailure(f"`git update-index --index-info` failed: {run.why()}")
 
 
 def _put_back(git: GitCli, paths: list[str], index: Path, base: str | None) -> None:

@@ -46,7 +46,6 @@ from typing import Any
 
 from agentmd.engine.failpoints import failpoint
 from agentmd.engine.fsutil import NotInVault
-from agentmd.engine.git.origins import digest
 from agentmd.engine.index.reconcile import reconcile, stat_paths
 from agentmd.engine.index.store import Store
 from agentmd.engine.write import supersede
@@ -111,7 +110,7 @@ class Capturer:
         contracts: ContractCache,
         store: Store | None,
         *,
-        before_write: Callable[[str, str, str | None], None] | None = None,
+        before_write: Callable[[str, str, bytes | None], None] | None = None,
         after_write: Callable[[str, str], None] | None = None,
         withdraw: Callable[[str], None] | None = None,
         cap_override: int | None = None,
@@ -307,8 +306,8 @@ class Capturer:
             )
         before = self.before_write
         if path != rel and before is not None:
-            expect = digest(text.encode("utf-8"))
-            self._after_landing(lambda: before(path, origin, expect), "its origin could not be noted", warnings)
+            data = text.encode("utf-8")
+            self._after_landing(lambda: before(path, origin, data), "its origin could not be noted", warnings)
         result = CaptureResult(
             path,
             str(fields["status"]),
@@ -365,7 +364,7 @@ class Capturer:
         try:
             wanted = supersede.marked(replaced, by, now)
             if self.before_write:  # with the bytes it writes: a save over them later is the person's
-                self.before_write(replaced.path, origin, digest(wanted.encode("utf-8")))
+                self.before_write(replaced.path, origin, wanted.encode("utf-8"))
                 registered = True
             with self._root() as root_fd:
                 left, wrote = supersede.mark(root_fd, replaced, wanted)
@@ -476,7 +475,7 @@ class Capturer:
                 if clock is not None:
                     clock.mark("gate")
                 if self.before_write:  # with the bytes it writes: a save over them later is someone else's
-                    self.before_write(intended, origin, digest(text.encode("utf-8")))
+                    self.before_write(intended, origin, text.encode("utf-8"))
                     if clock is not None:
                         clock.mark("origin")
                 try:

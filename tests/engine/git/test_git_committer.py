@@ -33,7 +33,6 @@ from git_helpers import (
 from agentmd.engine.git.committer import ORIGINS, Committer
 from agentmd.engine.git.gate import corpus_write_gate
 from agentmd.engine.git.health import git_health
-from agentmd.engine.git.origins import digest
 from agentmd.engine.settings import host_name
 from agentmd.engine.write.vault_guard import VaultIdentity
 
@@ -147,24 +146,67 @@ def test_note_origin_gives_a_capture_commit_and_is_consumed(tmp_path: Path) -> N
 
 def test_a_save_over_a_registered_write_before_its_commit_is_committed_as_the_persons(tmp_path: Path) -> None:
     # a capture registers the bytes it writes; a person saving over them before the commit makes the file
-    # theirs: it is committed as local-edit, so taking back the capture never takes back their save
+    # theirs: the capture's own bytes are committed first under its origin, then the file as local-edit, so
+    # taking back the capture never takes back their save, and history shows both writes apart
     repo = make_repo(tmp_path / "v", {"notes/old.md": "# Old\n"})
     c = committer(repo, state_dir=tmp_path / "state")
     written = "---\ntitle: Decided\n---\ndecided\n"
-    c.note_origin("memory/decision.md", "capture", digest(written.encode()))
+    c.note_origin("memory/decision.md", "capture", written.encode())
     write(repo, "memory/decision.md", written)
-    c.note_origin("memory/kept.md", "capture", digest(b"kept\n"))
+    c.note_origin("memory/kept.md", "capture", b"kept\n")
     write(repo, "memory/kept.md", "kept\n")
     write(repo, "memory/decision.md", written + "and a line the person added at once\n")
 
     result = c.commit_cycle()
 
-    assert {(cm.origin, tuple(cm.paths)) for cm in result.commits} == {
-        ("capture", ("memory/kept.md",)),
+    assert [(cm.origin, tuple(cm.paths)) for cm in result.commits] == [
+        ("capture", ("memory/decision.md", "memory/kept.md")),
         ("local-edit", ("memory/decision.md",)),
-    }
+    ]
+    assert show(repo, "HEAD~1:memory/decision.md") == written  # the capture's commit: its own bytes
     assert "the person added" in show(repo, "HEAD:memory/decision.md")
+    assert git(repo, "status", "--porcelain").stdout == ""  # the index holds the person's version
     assert c.origins.current() == {}  # both registrations ended with their commits
+
+
+def test_a_saved_over_write_with_the_persons_own_staged_change_beside_it(tmp_path: Path) -> None:
+    # the person has staged a change of their own: the writer's bytes and the person's save are committed,
+    # and the staged change is still theirs alone to commit
+    repo = make_repo(tmp_path / "v", {"notes/old.md": "# Old\n"})
+    c = committer(repo, state_dir=tmp_path / "state")
+    write(repo, "notes/old.md", "# Old, staged by hand\n")
+    git(repo, "add", "notes/old.md")
+    c.note_origin("memory/decision.md", "capture", b"decided\n")
+    write(repo, "memory/decision.md", "decided\n")
+    write(repo, "memory/decision.md", "decided, and then changed\n")
+
+    result = c.commit_cycle()
+
+    assert [(cm.origin, tuple(cm.paths)) for cm in result.commits] == [
+        ("capture", ("memory/decision.md",)),
+        ("local-edit", ("memory/decision.md",)),
+    ]
+    assert show(repo, "HEAD~1:memory/decision.md") == "decided\n"
+    assert show(repo, "HEAD:notes/old.md") == "# Old\n"  # the staged change is not in our commits
+    assert [line for line in status(repo) if line.strip()] == ["M  notes/old.md"]
+
+
+def test_a_save_over_another_process_registered_write_is_committed_as_the_persons(tmp_path: Path) -> None:
+    # a CLI capture registered the write and exited: its bytes are gone with it, so the file, saved over since,
+    # is committed as local-edit alone (never under the capture's origin)
+    repo = make_repo(tmp_path / "v", {"notes/old.md": "# Old\n"})
+    written = "---\ntitle: Decided\n---\ndecided\n"
+    cli = committer(repo, state_dir=tmp_path / "state")
+    cli.note_origin("memory/decision.md", "capture", written.encode())
+    write(repo, "memory/decision.md", written)
+    write(repo, "memory/decision.md", written + "and a line the person added at once\n")
+
+    daemon = committer(repo, state_dir=tmp_path / "state")
+    result = daemon.commit_cycle()
+
+    assert [(cm.origin, tuple(cm.paths)) for cm in result.commits] == [("local-edit", ("memory/decision.md",))]
+    assert "the person added" in show(repo, "HEAD:memory/decision.md")
+    assert daemon.origins.current() == {}
 
 
 def test_untracked_dot_dirs_and_scratch_files_are_never_committed(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from git_helpers import FakeClock, git, make_repo, write
 
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.settle import Settling
-from agentmd.engine.git.staging import Indexes, make_commits
+from agentmd.engine.git.staging import Group, Indexes, make_commits
 
 
 def settling() -> Settling:
@@ -49,7 +49,7 @@ def test_a_file_changed_after_the_look_is_put_back_and_waits(tmp_path: Path) -> 
     cli = GitCli(repo)
     idx = indexes(repo)
 
-    commits = make_commits(cli, [("local-edit", paths)], head, idx, settling=s, identity={}, initial=False)
+    commits = make_commits(cli, [Group("local-edit", paths)], head, idx, settling=s, identity={}, initial=False)
 
     assert [c.paths for c in commits] == [("notes/done.md",)]
     assert s.deferred == ["notes/a.md", "notes/new.md"] and s.retry_in == 1.0
@@ -62,7 +62,9 @@ def test_a_file_changed_after_the_look_is_put_back_and_waits(tmp_path: Path) -> 
 
     # the next cycle's look sees the file as it is now; unchanged through `git add`, it is committed
     later = s.sort(repo, ["notes/a.md", "notes/new.md"], exempt=(), final=False, warnings=[])
-    commits = make_commits(cli, [("local-edit", later)], commits[0].sha, idx, settling=s, identity={}, initial=False)
+    commits = make_commits(
+        cli, [Group("local-edit", later)], commits[0].sha, idx, settling=s, identity={}, initial=False
+    )
     assert [c.paths for c in commits] == [("notes/a.md", "notes/new.md")]
     assert git(repo, "show", f"{commits[0].sha}:notes/new.md").stdout == "new, first half\nsecond half\n"
 
@@ -80,7 +82,7 @@ def test_in_a_repository_with_no_commit_yet_the_changed_file_leaves_the_index(tm
     cli = GitCli(repo)
     idx = indexes(repo)
 
-    commits = make_commits(cli, [("local-edit", paths)], None, idx, settling=s, identity={}, initial=True)
+    commits = make_commits(cli, [Group("local-edit", paths)], None, idx, settling=s, identity={}, initial=True)
 
     assert [c.paths for c in commits] == [("a.md",)]
     assert s.deferred == ["b.md"]
@@ -99,7 +101,7 @@ def test_a_file_deleted_at_the_look_and_written_again_before_git_add_waits(tmp_p
     cli = GitCli(repo)
     idx = indexes(repo)
 
-    commits = make_commits(cli, [("local-edit", paths)], head, idx, settling=s, identity={}, initial=False)
+    commits = make_commits(cli, [Group("local-edit", paths)], head, idx, settling=s, identity={}, initial=False)
 
     assert commits == [] and s.deferred == ["notes/a.md"]
     assert entries(cli, idx.tmp)["notes/a.md"] == committed_a

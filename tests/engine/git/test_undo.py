@@ -16,7 +16,7 @@ from enrich_helpers import Model, answer, config
 from agentmd.engine.client import DaemonHTTPError
 from agentmd.engine.git.committer import committer_for
 from agentmd.engine.settings import resolve
-from agentmd.engine.write.capture import CaptureRequest
+from agentmd.engine.write.capture import Capturer, CaptureRequest
 from agentmd.rules import ContractCache
 
 pytestmark = pytest.mark.slow
@@ -347,6 +347,30 @@ def test_a_capture_edited_since_is_kept_and_a_moved_note_goes_back_with_its_edit
     assert r.code == 0, r.err
     assert (vault / "notes/deploys.md").read_text() == NOTE + "edited after the move\n"
     assert not (vault / "notes/moved.md").exists() and grew_from(vault, tip) and no_markers(vault)
+
+
+def test_a_person_saving_over_a_capture_before_its_commit_gets_a_commit_of_their_own(cli, vault: Path) -> None:
+    # the capture's bytes land under its origin, the person's save on top as local-edit: undoing the capture
+    # keeps the note the person has edited, and undoing the person's save gives back the capture
+    settings = resolve(vault=str(vault), index=str(vault.parent / "idx"))
+    contracts = ContractCache(settings.vault, settings.contract_path)
+    committer = committer_for(settings, contracts)
+    capturer = Capturer(settings.vault, settings.state_dir, contracts, None, before_write=committer.note_origin)
+    result = capturer.capture(CaptureRequest(title="Use Postgres", body="We use Postgres for the ledger."))
+    captured = (vault / result.path).read_text()
+    (vault / result.path).write_text(captured + "\nAnd its replicas, added by hand.\n")  # before any commit
+
+    cycle = committer.commit_cycle()
+
+    assert cycle.error is None and [c.origin for c in cycle.commits] == ["capture", "local-edit"]
+    assert origins(vault)[:2] == ["local-edit", "capture"]
+    assert git(vault, "show", f"HEAD~1:{result.path}") == captured
+    r = cli("revert", *args(vault), "HEAD~1", "--yes")
+    assert r.code == 0, r.err
+    assert f"kept: {result.path}: edited since" in r.out
+    assert "added by hand" in (vault / result.path).read_text()
+    assert cli("undo", *args(vault), "--yes").code == 0
+    assert (vault / result.path).read_text() == captured
 
 
 def test_a_change_kept_whole_is_not_marked_as_undone(cli, vault: Path) -> None:
