@@ -57,6 +57,10 @@ TIME_QUESTION_WORDS: Final = frozenset(
     learn learned learnt read change changed new decide decided""".split()  # noqa: SIM905
 )
 
+# The modal verbs of a question about what to do ("what should I work on today", "what will we ship next week"):
+# such a question asks for advice or a plan, not for the notes of that time, so it is never listed by date.
+MODAL_WORDS: Final = frozenset(["should", "shall", "must", "ought", "will", "would", "could", "might"])
+
 # The months by name, in order: dates in queries (engine/search/when.py) and in note titles (vault_schema/note.py).
 MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                  "november", "december")  # fmt: skip

@@ -19,7 +19,7 @@ from agentmd.engine.index.fulltext import FIELD_BOOSTS, QUESTION_FIELD_BOOSTS, S
 from agentmd.engine.request_fields import described
 from agentmd.engine.search import when
 from agentmd.vault_schema import cjk
-from agentmd.vocabulary import PROMPT_FILLER, REQUEST_WORDS, STOP_WORDS, TIME_QUESTION_WORDS
+from agentmd.vocabulary import MODAL_WORDS, PROMPT_FILLER, REQUEST_WORDS, STOP_WORDS, TIME_QUESTION_WORDS
 
 MODES = ("fusion", "and")
 DEFAULT_MODE = "fusion"
@@ -137,14 +137,17 @@ def time_only(request: SearchRequest) -> when.Span | None:
     """The span of days of a request that asks for a time and nothing else: a query with no word beside its time
     expression but stop words, the words that only ask (`REQUEST_WORDS`, `PROMPT_FILLER`) and the verbs of a
     question about a time (`TIME_QUESTION_WORDS`): "what did I capture yesterday", "notes from last week",
-    "2026-12-04"; or a query of no such word at all with `after` or `before` (an open span, the bounds narrow
-    it). None for any other request."""
+    "2026-12-04"; never one with a modal verb ("what should I work on today", `MODAL_WORDS`); or a query of no
+    such word at all with `after` or `before` (an open span, the bounds narrow it). None for any other request."""
     span = time_span(request)
     if span is None and request.after is None and request.before is None:
         return None
     asking = REQUEST_WORDS | PROMPT_FILLER | TIME_QUESTION_WORDS
     query = span.rest(request.query) if span is not None else request.query
-    rest = [w for w in query.split() if w.strip(".,;:!?\"'()").lower() not in asking]
+    words = [w.strip(".,;:!?\"'()").lower() for w in query.split()]
+    if MODAL_WORDS.intersection(words):  # "what should I work on today" asks what to do, not what was noted
+        return None
+    rest = [w for w in words if w not in asking]
     if query_terms(" ".join(rest)):
         return None
     return span if span is not None else when.Span(None, None)

@@ -140,6 +140,16 @@ def test_a_time_alone_lists_the_notes_of_that_time_newest_first(store: Store, qu
     assert got["matched"] == len(expected) and got["note"] is None
 
 
+@pytest.mark.parametrize(
+    "query", ["what should I work on today", "what will I do tomorrow?", "what must we fix this week"]
+)
+def test_a_question_of_what_to_do_is_not_a_listing_of_that_time(store: Store, query: str) -> None:
+    # a modal verb asks for advice or a plan: the notes captured that day are not its answer
+    assert planning.time_only(SearchRequest(query=query, now=NOW)) is None
+    got = search(store.index, CONTRACT, SearchRequest(query=query, now=NOW, mode="fusion"), store.catalog)
+    assert all(r.get("name") != "date" for r in got["results"])
+
+
 def test_a_time_with_other_words_is_a_word_search_and_an_empty_span_says_so(store: Store) -> None:
     # "parser" is looked for: the time only lowers the notes dated outside it
     got = search(store.index, CONTRACT, SearchRequest(query="parser yesterday", now=NOW, floor=0.0), store.catalog)
