@@ -230,9 +230,9 @@ class Loops(Door):
                     self._cond.wait(self.commit_schedule.wait_seconds())
                 if self._stop.is_set():
                     break
-                self.commit_schedule.take()
+                waited = self.commit_schedule.take()
             try:
-                if self._run_commit():
+                if self._run_commit(waited=waited):
                     with self._cond:  # skipped (a lock, a user's commit in its editor): retry without a new event
                         self.commit_schedule.skipped()
             except Exception:  # the loop outlives any one cycle (a vanished vault, a broken repository)
@@ -242,8 +242,9 @@ class Loops(Door):
         except Exception:
             log.exception("the last commit cycle failed")
 
-    def _run_commit(self, final: bool = False) -> bool:
-        """One commit cycle; True when it was skipped and should be retried."""
+    def _run_commit(self, final: bool = False, waited: float = 0.0) -> bool:
+        """One commit cycle (`waited`: seconds since the first change it takes was seen); True when it was
+        skipped and should be retried."""
         self.committer.hold(self._refused)
         if self._refused:
             log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
@@ -255,7 +256,9 @@ class Loops(Door):
             # vault the owner keeps without git must not turn red as a commit stall
             self.commit_cycles += 1
             return False
-        result = self.committer.commit_cycle(final=final)  # the last one at a stop leaves no file waiting
+        result = self.committer.commit_cycle(
+            final=final, waited=waited
+        )  # the last one at a stop leaves no file waiting
         self.commit_cycles += 1
         self._last_cycle_skipped = bool(result.skipped)
         for w in result.warnings:

@@ -276,12 +276,14 @@ class Committer:
 
     # -- the cycle ------------------------------------------------------------------------------
 
-    def commit_cycle(self, *, final: bool = False) -> CycleResult:
+    def commit_cycle(self, *, final: bool = False, waited: float = 0.0) -> CycleResult:
         """One cycle: commit everything dirty, grouped by origin, except files still being written (left in
-        `deferred` for a later cycle; `final`: none is left). Never raises."""
+        `deferred` for a later cycle; `final`: none is left). `waited` is how many seconds ago the first change
+        this cycle takes was seen (the daemon's schedule): a file still being written counts its time of
+        deferral from then. Never raises."""
         with self._cycle_mutex:
             try:
-                return self._cycle(final=final)
+                return self._cycle(final=final, waited=waited)
             except Exception as exc:  # the committer thread must survive anything
                 return self._failed(f"unexpected error in the commit cycle: {type(exc).__name__}: {exc}", [])
 
@@ -298,17 +300,18 @@ class Committer:
         waiting = self._settling
         return CycleResult(commits, None, None, warnings, tuple(waiting.deferred), waiting.retry_in)
 
-    def _cycle(self, *, initial: bool = False, final: bool = False) -> CycleResult:
+    def _cycle(self, *, initial: bool = False, final: bool = False, waited: float = 0.0) -> CycleResult:
         warnings: list[str] = []
         attempts = 5
         for attempt in range(attempts):
             try:
-                return self._attempt(warnings, initial=initial, final=final, last=attempt == attempts - 1)
+                last = attempt == attempts - 1
+                return self._attempt(warnings, initial=initial, final=final, waited=waited, last=last)
             except HeadMoved:
                 self.sleep(0.01 * 2**attempt)
         raise AssertionError("unreachable: the last attempt never raises HeadMoved")
 
-    def _attempt(self, warnings: list[str], *, initial: bool, final: bool, last: bool) -> CycleResult:
+    def _attempt(self, warnings: list[str], *, initial: bool, final: bool, waited: float, last: bool) -> CycleResult:
         git = self._git
         replaced = self.vault_check() if self.vault_check is not None else None
         if replaced:
@@ -359,7 +362,7 @@ class Committer:
                     self._accounting.deletion_held(held)
                     return CycleResult([], None, None, warnings)
                 self._accounting.deletion_held(None)
-                groups = self._plan(entries, warnings, initial=initial, final=final)
+                groups = self._plan(entries, warnings, initial=initial, final=final, waited=waited)
                 if not groups:
                     return self._succeeded([], warnings)
                 indexes = Indexes(tmp_index, tree_index, any(e.staged for e in entries))
@@ -457,7 +460,9 @@ class Committer:
         """The contract's own sync-tool patterns (temp files and placeholders are never committed), if any."""
         return self.sync_patterns() if self.sync_patterns is not None else None
 
-    def _plan(self, entries: list[StatusEntry], warnings: list[str], *, initial: bool, final: bool) -> list[Group]:
+    def _plan(
+        self, entries: list[StatusEntry], warnings: list[str], *, initial: bool, final: bool, waited: float
+    ) -> list[Group]:
         staged_by_user = sorted({e.path for e in entries if e.staged})
         nested = sorted({e.path for e in entries if e.untracked and e.path.endswith("/")})
         chosen: list[str] = []
@@ -506,7 +511,12 @@ class Committer:
             if own is not None and path in chosen and writer != "local-edit":
                 written.setdefault(writer, {})[path] = own
         ready = self._settling.sort(
-            self.vault, list(dict.fromkeys(chosen)), exempt=registered, final=final or initial, warnings=warnings
+            self.vault,
+            list(dict.fromkeys(chosen)),
+            exempt=registered,
+            final=final or initial,
+            waited=waited,
+            warnings=warnings,
         )
         for path in ready:
             origin = registered.get(path)

@@ -65,7 +65,11 @@ class CommitSchedule:
         """How long until the cycle is due (None: nothing pending)."""
         return None if self.due is None else max(0.0, self.due - self.clock())
 
-    def take(self) -> None:
-        """A cycle starts now and commits everything pending so far."""
+    def take(self) -> float:
+        """A cycle starts now and commits everything pending so far; how many seconds ago the first of it was
+        seen (0 when nothing was pending), at most `max_wait`: beyond that, cycles were held up (a lock, a
+        skipped cycle) and the time says nothing of when a file still being written began."""
+        waited = 0.0 if self._first is None else min(self.max_wait, max(0.0, self.clock() - self._first))
         self.due = None
         self._first = None
+        return waited

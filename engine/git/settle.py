@@ -87,10 +87,19 @@ class Settling:
         self.retry_in: float | None = None  # when the next cycle should run for them (seconds from now)
 
     def sort(
-        self, vault: Path, paths: Sequence[str], *, exempt: Collection[str], final: bool, warnings: list[str]
+        self,
+        vault: Path,
+        paths: Sequence[str],
+        *,
+        exempt: Collection[str],
+        final: bool,
+        warnings: list[str],
+        waited: float = 0.0,
     ) -> list[str]:
         """The paths of `paths` this cycle commits; the rest wait in `deferred`. `exempt` paths (the daemon's
-        own writes) need no quiet time; `final` (or no settle time) commits everything as it is."""
+        own writes) need no quiet time; `final` (or no settle time) commits everything as it is. A path first
+        left now counts as left since `waited` seconds ago (when the first change this cycle takes was seen),
+        so a file written into from then is forced in `max_defer` seconds after it began, not after this cycle."""
         self._earlier, self._waiting, self._looks = self._waiting, {}, {}
         self.deferred, self.retry_in = [], None
         if final or self.settle <= 0:
@@ -105,7 +114,7 @@ class Settling:
                 ready.append(path)
                 continue
             before = self._earlier.get(path)
-            since = before.since if before is not None else now
+            since = before.since if before is not None else now - max(0.0, waited)
             if before is not None and now - since >= self.max_defer:
                 forced.append(path)
                 ready.append(path)  # committed as it is; not checked after staging either

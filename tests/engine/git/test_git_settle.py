@@ -15,6 +15,7 @@ import pytest
 from git_helpers import FakeClock, FakeWall, blob, changed_in, git, make_repo, origins, status, write
 
 from agentmd.engine.git.committer import Committer
+from agentmd.engine.git.schedule import CommitSchedule
 from agentmd.engine.settings import COMMIT_MAX_DEFERRAL, COMMIT_SETTLE
 
 
@@ -123,6 +124,33 @@ def test_a_file_written_into_without_a_pause_is_committed_after_the_longest_defe
     clocks.stamp(log, 0.0)
     again = c.commit_cycle()
     assert again.commits == [] and again.deferred == ("notes/log.md",)
+
+
+def test_the_longest_deferral_counts_from_the_first_change_the_daemon_saw(tmp_path: Path, clocks: Clocks) -> None:
+    # the daemon's first cycle runs up to COMMIT_MAX_WAIT after the change that asked for it; a file written into
+    # since then has been written for that long already, and is forced in COMMIT_MAX_DEFERRAL after it began
+    repo = make_repo(tmp_path / "v")
+    c = settling_committer(repo, clocks)
+    log = repo / "notes/log.md"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    began = clocks.clock.now
+    schedule = CommitSchedule(1.0, clock=clocks.clock)
+    schedule.changed()
+    result = None
+    for i in range(1000):
+        with log.open("a") as f:
+            f.write(f"line {i}\n")
+        clocks.stamp(log, 0.0)
+        if schedule.ready():
+            result = c.commit_cycle(waited=schedule.take())
+            if result.commits:
+                break
+            schedule.changed(result.retry_in)
+        else:
+            schedule.changed()  # each write pushes the cycle back, up to COMMIT_MAX_WAIT after the first
+        clocks.advance(0.5)
+    assert result is not None and [cm.paths for cm in result.commits] == [("notes/log.md",)]
+    assert clocks.clock.now - began == pytest.approx(COMMIT_MAX_DEFERRAL, abs=1.0)
 
 
 def test_a_file_dated_in_the_future_settles_once_unchanged_for_the_settle_time(tmp_path: Path, clocks: Clocks) -> None:
