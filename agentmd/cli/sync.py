@@ -120,7 +120,7 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result = daemon.ask("/v1/sync", {"remote": args.remote, "accept_rewrite": args.accept_rewrite}, what="sync")
     else:
         result = _sync_here(settings, args.remote, args.accept_rewrite)
-    emit(out, args, result, _line(result))
+    emit(out, args, result, describe(result))
     return EXIT_OK if result.get("outcome") and not result.get("held") else EXIT_FAILURE
 
 
@@ -137,7 +137,8 @@ def _sync_here(settings: Any, remote: str, accept_rewrite: bool) -> SyncJson:
         raise AgentmdError(str(exc)) from None
 
 
-def _line(result: SyncJson) -> str:
+def describe(result: SyncJson) -> str:
+    """A round as `agentmd sync` prints it."""
     outcome = result.get("outcome")
     head = (result.get("head") or "")[:10]
     words = {
@@ -163,6 +164,10 @@ def _line(result: SyncJson) -> str:
         line += f"\ncaptured on both machines: {c['path']} kept; the other machine's capture is {c['renamed']}"
     if result.get("held"):
         line += f"\nheld here, so not synced: {result['held']}"
+    writing = result.get("writing") or []
+    if writing:
+        shown = ", ".join(writing[:5]) + (f" and {len(writing) - 5} more" if len(writing) > 5 else "")
+        line += f"\nstill being written, so left for the next round: {shown}"
     return line
 
 

@@ -109,6 +109,7 @@ class SyncJson(TypedDict):
     saves_kept: list[dict[str, str]]
     adopted: str | None
     held: str | None
+    writing: list[str]
 
 
 @dataclass
@@ -125,6 +126,7 @@ class SyncResult:
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
     adopted: str | None = None  # a clone with no commit yet checked out this remote branch first
     held: str | None = None  # why this machine's own changes are not committed, so not synced either
+    writing: list[str] = field(default_factory=list)  # files still being written: committed and synced next round
 
     def to_dict(self) -> SyncJson:
         return {
@@ -140,6 +142,7 @@ class SyncResult:
             "saves_kept": self.saves_kept,
             "adopted": self.adopted,
             "held": self.held,
+            "writing": self.writing,
         }
 
 
@@ -581,11 +584,14 @@ def sync_vault(
         if state_dir is not None:
             record_conflicts(state_dir, conflicts, vault)
 
+    writing: list[str] = []
+
     def commit_first(first_sync: bool) -> None:
         cycle = committer.commit_cycle()
         if cycle.deferred and cycle.retry_in is not None and cycle.retry_in <= SETTLE_WAIT:
             time.sleep(cycle.retry_in)  # a file saved a moment ago settles within the second: this round takes it
             cycle = committer.commit_cycle()
+        writing[:] = list(cycle.deferred)
         if cycle.error:
             raise SyncError(f"what is pending could not be committed first ({cycle.error})")
         if cycle.skipped and not (first_sync and awaits_first_sync(GitCli(vault))):
@@ -610,6 +616,7 @@ def sync_vault(
             with committer.paused():
                 result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
             result.adopted = round_.adopted
+        result.writing = writing
         held = committer.state.commits_held or committer.state.mass_deletion
         if held:  # the round ran, but this machine's own changes wait: said, not passed over as "in step"
             result.held = held if "agentmd" in held else f"{held}: {HELD_HOW}"

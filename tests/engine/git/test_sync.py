@@ -4,15 +4,18 @@ its own committer, as two machines sharing one memory would be. Real git through
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
-from git_helpers import git, make_repo, tree, write
+from git_helpers import FakeClock, FakeWall, git, make_repo, tree, write
 
+from agentmd.cli.sync import describe
 from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import sync_vault
+from agentmd.engine.settings import COMMIT_SETTLE
 
 NOTES = {
     "notes/alpha.md": "---\ntitle: Alpha\ntags: [one]\nsource: web\n---\n# Alpha\n\nline one\nline two\nline three\n",
@@ -186,3 +189,28 @@ def test_a_note_renamed_on_both_machines_each_its_own_way_keeps_both_names_and_n
     assert "notes/alpha-here.md" in said and "notes/alpha-there.md" in said
     (b.vault / "notes/alpha-there.md").unlink()  # merged into the other by hand
     assert not [y for y in sync_section(b.vault, b.state, now)["yellow"] if y.startswith("renamed-apart")]
+
+
+def test_a_file_still_being_written_is_named_and_left_for_the_next_round(machines, remote: Path) -> None:
+    # the daemon's committer waits for a file to settle; a round that finds one still being written syncs the
+    # rest and says which file waits, and the next round takes it
+    a, _ = machines
+    clock, wall = FakeClock(), FakeWall()
+    a.committer = Committer(
+        a.vault, phone_paths=tuple, state_dir=a.state, settle=COMMIT_SETTLE, clock=clock, wall=wall, sleep=clock.sleep
+    )
+    log = write(a.vault, "notes/log.md", "the first lines of a long export\n")
+    stamp = wall.now.timestamp()
+    os.utime(log, (stamp, stamp))  # written just now, by the committer's wall clock
+    write(a.vault, "notes/beta.md", "# Beta\n\nbeta text, edited\n")
+    os.utime(a.vault / "notes/beta.md", (stamp - 60, stamp - 60))
+
+    first = a.sync()
+
+    assert first["outcome"] == "pushed" and first["writing"] == ["notes/log.md"]
+    assert "notes/log.md" not in tree(remote) and "edited" in git(remote, "show", "main:notes/beta.md").stdout
+    assert "still being written, so left for the next round: notes/log.md" in describe(first)
+    clock.now += COMMIT_SETTLE
+    wall.now += dt.timedelta(seconds=COMMIT_SETTLE)
+    second = a.sync()
+    assert second["outcome"] == "pushed" and second["writing"] == [] and "notes/log.md" in tree(remote)
