@@ -126,7 +126,8 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _sync_here(settings: Any, remote: str, accept_rewrite: bool) -> SyncJson:
     from agentmd.engine.git.committer import committer_for
-    from agentmd.engine.git.sync import SyncError, sync_vault
+    from agentmd.engine.git.sync import SyncError
+    from agentmd.engine.git.sync_run import sync_vault
     from agentmd.rules import ContractCache
 
     contracts = ContractCache(settings.vault, settings.contract_path)

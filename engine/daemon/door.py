@@ -26,7 +26,8 @@ from agentmd.engine.daemon.server import AccessToken
 from agentmd.engine.daemon.state import DaemonState
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.fsutil import write_json
-from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult, sync_vault
+from agentmd.engine.git.sync import DEFAULT_REMOTE, SyncError, SyncResult
+from agentmd.engine.git.sync_run import sync_vault
 from agentmd.engine.index.fulltext.schema import is_panic
 from agentmd.engine.index.reconcile import reconcile
 from agentmd.engine.request_fields import json_defaults, missing_fields

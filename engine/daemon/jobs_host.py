@@ -179,7 +179,7 @@ class DaemonJobs:
 
     def _backing_off(self) -> dt.datetime | None:
         """When the daemon's next sync round may run, while it backs off from an unreachable remote."""
-        from agentmd.engine.git.sync import backing_off
+        from agentmd.engine.git.sync_run import backing_off
 
         return backing_off(self.daemon.settings.state_dir, self.scheduler.clock())
 

@@ -23,7 +23,7 @@ class SyncError(AgentmdError):
 
 class RemoteUnreachable(SyncError):
     """`git fetch` or `git push` could not reach the remote (offline, the host down, the path gone): the
-    daemon's rounds back off (see `engine.git.sync.BACKOFF_FIRST`)."""
+    daemon's rounds back off (see `engine.git.sync_run.BACKOFF_FIRST`)."""
 
 
 class RemoteRefused(SyncError):

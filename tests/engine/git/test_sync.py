@@ -14,7 +14,7 @@ from agentmd.cli.sync import describe
 from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import sync_vault
+from agentmd.engine.git.sync_run import sync_vault
 from agentmd.engine.settings import COMMIT_SETTLE
 
 NOTES = {

@@ -13,7 +13,7 @@ from git_helpers import git, make_repo, tree, write
 from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.sync import sync_vault
+from agentmd.engine.git.sync_run import sync_vault
 
 
 class Machine:

@@ -15,12 +15,8 @@ from daemon_helpers import client_of, git, make_repo, wait_until
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.fsutil import read_json, write_json
-from agentmd.engine.git.sync import (
-    BACKOFF_MOST,
-    STATE_FILE,
-    backing_off,
-    backoff_delay,
-)
+from agentmd.engine.git.conflicts import STATE_FILE
+from agentmd.engine.git.sync_run import BACKOFF_MOST, backing_off, backoff_delay
 from agentmd.engine.git.sync_status import sync_section
 from agentmd.engine.index.store import Store
 from agentmd.engine.jobs.report import jobs_status
@@ -209,7 +205,7 @@ def test_a_person_s_sync_from_the_command_line_ignores_the_backoff(cli_remote: t
 
 def test_the_status_thresholds_come_from_the_config_file(cli_remote: tuple[Path, Path], tmp_path: Path, cli) -> None:
     from agentmd.engine.git.committer import committer_for
-    from agentmd.engine.git.sync import sync_vault
+    from agentmd.engine.git.sync_run import sync_vault
     from agentmd.rules import ContractCache
 
     bare, vault = cli_remote

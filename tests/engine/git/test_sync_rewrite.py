@@ -13,7 +13,7 @@ from git_helpers import git, tree, write
 from test_sync import Machine, machines, no_markers, remote  # noqa: F401 - the fixtures
 
 from agentmd.engine.git.rewrite import HistoryRewritten
-from agentmd.engine.git.sync import sync_vault
+from agentmd.engine.git.sync_run import sync_vault
 from agentmd.engine.git.sync_status import sync_section
 
 
