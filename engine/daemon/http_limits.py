@@ -11,11 +11,11 @@ every few seconds took every file descriptor (`agentmd capture` then failed). `L
   its first request within the same time (else it is closed);
 - at most `MAX_CONNECTIONS` connections are open at once, so the daemon keeps descriptors for its index, its git
   and its own clients' next connections. One past them takes the place of the oldest connection the daemon is
-  doing nothing for: one whose request head has not arrived whole (a client that trickles headers, or opens and
-  says nothing), one idle between requests (keep-alive), or one already answered whose body still trickles in.
-  The product's clients send a request at once and wait for its answer, so a local process holding every slot
-  that way cannot lock them out. When every connection has a request being worked on, the new one is closed at
-  once.
+  doing nothing for: one whose request has not arrived whole (a client that trickles headers or a body, or
+  opens and says nothing), one idle between requests (keep-alive), or one already answered whose body still
+  trickles in. The product's clients send a request at once and wait for its answer, so a local process holding
+  every slot that way, even on a path that needs no token, cannot lock them out. When every connection has a
+  whole request being worked on, the new one is closed at once.
 
 Loopback clients of the product (the CLI, the hooks, MCP clients, the page) send heads of a few hundred bytes
 and bodies of at most a MiB within milliseconds: none comes near a limit.
@@ -45,6 +45,7 @@ class LimitedHttp(HttpToolsProtocol):
     request_seconds = REQUEST_SECONDS
     max_connections = MAX_CONNECTIONS
     _head: int = 0  # bytes read of the current request's head; -1 once it is whole
+    _whole = True  # False from a request's first byte until its body has arrived
     _began = 0.0  # when the current request's head (or the connection's first) began to be awaited
     _deadline: asyncio.TimerHandle | None = None
     _said_at = 0.0  # when the refusal of connections past the limit was last logged (class-wide)
@@ -67,9 +68,9 @@ class LimitedHttp(HttpToolsProtocol):
 
     def _idle(self) -> bool:
         """Whether closing this connection would cut no request the daemon is working on: it is still sending a
-        request's head, waits between requests (keep-alive), or was answered already while its body still
-        trickles in (a refusal sent before the body)."""
-        return self._head >= 0 or self.cycle is None or self.cycle.response_complete
+        request's head or body, waits between requests (keep-alive), or was answered already while its body
+        still trickles in (a refusal sent before the body)."""
+        return self._head >= 0 or not self._whole or self.cycle is None or self.cycle.response_complete
 
     def _begin(self) -> None:
         """A request's reading starts (or the connection's first request is awaited)."""
@@ -109,6 +110,7 @@ class LimitedHttp(HttpToolsProtocol):
         self.transport.close()
 
     def on_message_begin(self) -> None:
+        self._whole = False
         super().on_message_begin()
         if self._deadline is None:
             self._begin()
@@ -118,6 +120,7 @@ class LimitedHttp(HttpToolsProtocol):
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
+        self._whole = True
         self._stop_clock()
         super().on_message_complete()
 

@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -318,6 +318,11 @@ def build_app(
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": f"{request.method} is not allowed on {request.url.path}"}, status_code=405)
 
+    async def client_gone(request: Request, exc: Exception) -> Response:
+        # the client hung up before its request arrived whole: no error of ours, and nobody to answer
+        log.debug("the client of a request to %s hung up before its body arrived", request.url.path)
+        return Response(status_code=400)
+
     async def server_error(request: Request, exc: Exception) -> Response:
         log.exception("request to %s failed", request.url.path)
         return JSONResponse({"error": "internal error; see the agentmd log"}, status_code=500)
@@ -330,7 +335,13 @@ def build_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error, Exception: server_error},
+        exception_handlers={
+            404: not_found,
+            405: method_not_allowed,
+            ClientDisconnect: client_gone,
+            500: server_error,
+            Exception: server_error,
+        },
     )
     return LoopbackGuard(app, token=token, page_key=page_key)
 

@@ -5,7 +5,9 @@ listener for the head bound, and the same server class over a small app with tig
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import socket
 import time
 from collections.abc import Iterator
@@ -55,7 +57,12 @@ def tight() -> Iterator[int]:
     async def hello(request: Request) -> PlainTextResponse:
         return PlainTextResponse(f"hello {len(await request.body())}")
 
-    server = HttpServer(Starlette(routes=[Route("/", hello, methods=["GET", "POST"])]), 0, protocol=Tight)
+    async def slow(request: Request) -> PlainTextResponse:
+        await asyncio.sleep(2.0)
+        return PlainTextResponse("slow")
+
+    app = Starlette(routes=[Route("/", hello, methods=["GET", "POST"]), Route("/slow", slow)])
+    server = HttpServer(app, 0, protocol=Tight)
     server.start()
     try:
         yield server.port
@@ -151,10 +158,23 @@ def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending
         for s in idle:
             s.close()
     wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the idle ones are gone")
+    trickling = [connect(tight) for _ in range(Tight.max_connections)]
+    try:
+        for s in trickling:  # heads whole, bodies still coming (on a path that reads its body): the daemon waits
+            s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nx")
+            time.sleep(0.02)
+        with connect(tight) as extra:
+            extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert answer_of(extra, 5).endswith(b"hello 0")
+        assert answer_of(trickling[0], 5) == b""  # the oldest unfinished body made room
+    finally:
+        for s in trickling:
+            s.close()
+    wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the tricklers are gone")
     busy = [connect(tight) for _ in range(Tight.max_connections)]
     try:
-        for s in busy:  # heads whole, bodies still coming: requests being read, not heads
-            s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nx")
+        for s in busy:  # whole requests the daemon is working on (a slow answer)
+            s.sendall(b"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         time.sleep(0.2)
         extra = connect(tight)
         with contextlib.suppress(OSError):
@@ -165,3 +185,22 @@ def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending
         for s in busy:
             s.close()
     wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
+
+
+def test_a_client_hanging_up_mid_body_is_no_error_of_the_daemons(
+    tmp_path: Path, env: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # a path open to any local process (the page's session) reads its body; a client that hangs up before the
+    # body arrives is logged in one debug line, never as an internal error with its traceback
+    caplog.set_level(logging.DEBUG, logger="agentmd")
+    with running_daemon(vault_settings(tmp_path / "vault", {"a.md": "# A\n"})) as daemon:
+        for _ in range(5):
+            with connect(daemon.port) as s:
+                s.sendall(
+                    b"POST /ui/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 100000\r\n\r\n{"
+                )
+        wait_until(lambda: sum("hung up before its body" in r.getMessage() for r in caplog.records) >= 5, 10, "5")
+        assert http_get(daemon.port, "/health")[0] == 200
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
