@@ -92,7 +92,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise AgentmdError("jobs run in the daemon; start `agentmd serve` (or `agentmd service install`) first")
     try:
         client = (daemon or Located(port, settings.state_dir)).client(timeout=args.timeout)
-        rec = cast("JobRecord", client.post("/v1/jobs_run", {"name": args.name}))  # the run's record
+        from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
+
+        operator = {OPERATOR_HEADER: ensure_token(settings.state_dir)}  # the owner's command: only it starts jobs
+        rec = cast("JobRecord", client.post("/v1/jobs_run", {"name": args.name}, headers=operator))  # its record
     except DaemonHTTPError as exc:
         raise UsageError(exc.message) from None
     except DaemonUnreachable as exc:

@@ -133,8 +133,16 @@ class DaemonJobs:
         return json_routes(jobs_run=self._run_json)
 
     def _run_json(self, data: dict[str, object]) -> dict[str, object]:
+        """Only the owner starts a job by hand: a job may be one they switched off, or a paid one (`enrich`), and
+        the access token alone is in every agent's configuration."""
+        from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
         from agentmd.engine.errors import UsageError
 
+        if not is_operator(self.daemon.settings.state_dir, data.pop(OPERATOR_FIELD, None)):
+            raise UsageError(
+                f"running a job needs the vault's operator token in the {OPERATOR_HEADER} header, which "
+                "`agentmd jobs run NAME` sends; the access token alone does not start jobs"
+            )
         try:
             return dict(self.scheduler.run_named(str(data.get("name", ""))))
         except KeyError as exc:

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_helpers import is_clean, make_repo, origins, wait_until
+from daemon_helpers import client_of, is_clean, make_repo, origins, wait_until
 
+from agentmd.engine.client import DaemonHTTPError
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.jobs.manifest import load_jobs
@@ -151,3 +152,22 @@ def test_ingest_sweep_and_groom_propose_run_as_jobs(daemon: Daemon, settings: Se
     plan = Path(proposed["changed"]["plan"])
     assert plan.is_file() and plan.is_relative_to(settings.state_dir)
     assert sorted(p.read_bytes() for p in settings.vault.rglob("*.md")) == head and is_clean(settings.vault)
+
+
+def test_only_the_owner_starts_a_job_by_hand(daemon: Daemon, settings: Settings) -> None:
+    # the access token is in every agent's configuration; starting a job (one switched off, a paid one) takes
+    # the operator token, which `agentmd jobs run` sends
+    from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
+
+    client = client_of(daemon)
+    before = len(RunLog(settings.state_dir).records(job="repack"))
+    with pytest.raises(DaemonHTTPError) as refused:
+        client.post("/v1/jobs_run", {"name": "repack"})
+    assert refused.value.status == 400 and "operator token" in refused.value.message
+    with pytest.raises(DaemonHTTPError):  # a body's own claim is not the header
+        client.post("/v1/jobs_run", {"name": "repack", "_operator_token": ensure_token(settings.state_dir)})
+    assert len(RunLog(settings.state_dir).records(job="repack")) == before  # nothing ran
+    record = client.post(
+        "/v1/jobs_run", {"name": "repack"}, headers={OPERATOR_HEADER: ensure_token(settings.state_dir)}
+    )
+    assert record["job"] == "repack" and len(RunLog(settings.state_dir).records(job="repack")) == before + 1
