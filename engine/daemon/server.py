@@ -31,6 +31,7 @@ import json
 import logging
 import math
 import os
+import re
 import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -59,7 +60,13 @@ __all__ = ["DEFAULT_PORT", "MAX_BODY_BYTES", "AccessToken", "HttpServer", "Loopb
 MAX_BODY_BYTES = MAX_REQUEST_BYTES  # one owner: what the client refuses to send is what this refuses to take
 
 
+_HOST_FORM = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?")  # a Host header's whole form
+SINGLE_HEADERS = ("host", "origin", "content-type", "content-length", "authorization", "x-agentmd-operator")
+
+
 def _is_loopback_host(hostport: str) -> bool:
+    if not _HOST_FORM.fullmatch(hostport):  # no user info (`evil@127.0.0.1`), path or second name in a Host
+        return False
     try:
         host = urlsplit("//" + hostport).hostname
     except ValueError:
@@ -214,7 +221,15 @@ class LoopbackGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        headers = dict(pairs)
+        names = [k for k, _ in pairs]
+        repeated = [name for name in SINGLE_HEADERS if names.count(name) > 1]
+        if repeated:  # which copy counts differs between readers: a request that says two things is refused
+            await _deny(
+                send, 400, f"bad request: the {repeated[0]} header appears more than once", scope.get("path", "")
+            )
+            return
         client = scope.get("client")
         try:
             peer_ok = client is not None and ipaddress.ip_address(client[0]).is_loopback

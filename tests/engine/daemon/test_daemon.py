@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -125,6 +126,33 @@ def test_health_status_and_loopback_guard(daemon: Daemon) -> None:
     assert code == 404 and "no such endpoint: /nope" in body["error"] and "/mcp" in body["error"]
     code, body = http_get(daemon.port, "/sse")  # an MCP client set up for the older HTTP+SSE transport
     assert code == 404 and "MCP is served at /mcp" in body["error"] and "streamable" in body["error"]
+
+
+def raw(port: int, head: str) -> bytes:
+    """The answer to a request written byte for byte (headers repeated as given)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
+        got = b""
+        while part := s.recv(65536):
+            got += part
+        return got
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        "Host: evil.example\nHost: 127.0.0.1",
+        "Host: 127.0.0.1\nOrigin: http://evil.example\nOrigin: http://127.0.0.1",
+        "Host: 127.0.0.1\nAuthorization: Bearer x\nAuthorization: Bearer y",
+        "Host: evil.example@127.0.0.1",
+        "Host: 127.0.0.1/evil.example",
+    ],
+)
+def test_a_request_that_says_two_things_or_hides_a_name_in_its_host_is_refused(daemon: Daemon, headers: str) -> None:
+    # a browser never sends these; which copy of a repeated header counts differs between readers, so none does
+    got = raw(daemon.port, f"GET /status HTTP/1.1\n{headers}\nConnection: close\n")
+    assert got.startswith((b"HTTP/1.1 400", b"HTTP/1.1 403")), got[:200]
+    assert raw(daemon.port, "GET /health HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n").startswith(b"HTTP/1.1 200")
 
 
 def test_reconcile_converges_without_the_watcher(settings: Settings) -> None:
