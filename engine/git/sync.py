@@ -48,6 +48,7 @@ from agentmd.engine.failpoints import failpoint
 from agentmd.engine.git.branches import DEFAULT_REMOTE as DEFAULT_REMOTE
 from agentmd.engine.git.branches import (
     SyncError,
+    SyncWaits,
     adopt_remote_branch,
     checked,
     commit_at,
@@ -287,9 +288,18 @@ class Round:
 
     def _move_tree(self, old: str, new: str) -> list[str]:
         """Move HEAD, the index and the work tree from `old` to `new`; the paths that changed. Refused (nothing
-        moved) when a file changed since `old` would be overwritten."""
+        moved) when a file changed since `old` would be overwritten, and waits (nothing moved) while the person has
+        staged a change of a path the move changes: moving it would drop their staging unseen."""
         changed = self.git.run("diff", "--name-only", "-z", old, new)
         paths = [os.fsdecode(p) for p in changed.out.split(b"\0") if p] if changed.code == 0 else []
+        staged = self.git.run("diff", "--cached", "--name-only", "--no-renames", "-z", old)
+        both = sorted({os.fsdecode(p) for p in staged.out.split(b"\0") if p} & set(paths)) if staged.code == 0 else []
+        if both:
+            raise SyncWaits(
+                f"nothing was brought in: you staged changes to {listing(both, 5)}, which the incoming commits change "
+                "too; commit them (`git commit`) or unstage them (`git restore --staged -- PATH`), and the next round "
+                "syncs"
+            )
         try:
             guard_move(self.git, old, new, self.host, self.now)
         except RescueError as exc:

@@ -214,3 +214,31 @@ def test_a_file_still_being_written_is_named_and_left_for_the_next_round(machine
     wall.now += dt.timedelta(seconds=COMMIT_SETTLE)
     second = a.sync()
     assert second["outcome"] == "pushed" and second["writing"] == [] and "notes/log.md" in tree(remote)
+
+
+def test_a_round_never_moves_a_path_the_person_has_staged_a_change_of(machines, remote: Path) -> None:
+    # A staged a deletion (`git rm`) and a rename (`git mv`) of its own; B's commits change both notes: the round
+    # brings in nothing, keeps A's staging and says why; once A commits, the next round merges as usual
+    a, b = machines
+    git(a.vault, "rm", "-q", "notes/beta.md")
+    git(a.vault, "mv", "notes/gamma.md", "notes/gamma-renamed.md")
+    write(b.vault, "notes/beta.md", "# Beta\n\nbeta text, edited on B\n")
+    write(b.vault, "notes/gamma.md", "# Gamma\n\ngamma text, edited on B\n")
+    assert b.sync()["outcome"] == "pushed"
+    head = git(a.vault, "rev-parse", "HEAD").stdout
+
+    with pytest.raises(SyncError, match=r"you staged changes to notes/beta.md, notes/gamma.md") as waits:
+        a.sync()
+
+    assert "git restore --staged" in str(waits.value)
+    assert git(a.vault, "rev-parse", "HEAD").stdout == head
+    assert sorted(git(a.vault, "diff", "--cached", "--no-renames", "--name-status").stdout.splitlines()) == [
+        "A\tnotes/gamma-renamed.md",
+        "D\tnotes/beta.md",
+        "D\tnotes/gamma.md",
+    ]
+    assert not (a.vault / "notes/beta.md").exists()
+    git(a.vault, "commit", "-q", "-m", "tidy up by hand")
+    assert a.sync()["outcome"] == "merged"
+    assert "edited on B" in a.read("notes/beta.md")  # the edit survives the deletion, as it does unstaged
+    no_markers(a)
