@@ -10,6 +10,7 @@ from agentmd.engine.git.conflicts import conflict_pairs, holds_own_version, stil
 from agentmd.engine.git.rescue import RescueError, keep_rescue
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync import SyncError
+from agentmd.engine.git.sync_merge import merge_favouring
 from agentmd.engine.settings import host_name
 
 KEEP = ("mine", "theirs", "both")
@@ -17,8 +18,10 @@ KEEP = ("mine", "theirs", "both")
 
 def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tuple[str, str, list[str]]:
     """End one conflict a sync left: `path` names the sibling (or the note, when it has one sibling).
-    `mine` deletes the sibling; `theirs` puts the sibling's text in the note and deletes the sibling; `both`
-    keeps the sibling as a note of its own. Where the sibling holds this machine's own version (another
+    `mine` keeps the note's text where the two versions conflict, `theirs` the sibling's, and either keeps what
+    only the other version changed (a three-way merge from the versions' common ancestor, read from the merge
+    that set the sibling aside; without one, the chosen version whole), then deletes the sibling; `both` keeps
+    the sibling as a note of its own. Where the sibling holds this machine's own version (another
     machine's merge set it aside), `mine` and `theirs` name it the other way round: mine is this machine's
     text. `path` may also name a file-sync tool's conflict copy
     (`Note.sync-conflict-….md`, `Note (1).md` … beside `Note.md`, engine/synctools.py): `mine` deletes the
@@ -63,12 +66,46 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
         book.note(sibling, "resolve")
         atomic_write(vault / sibling, plain)
         return note, sibling, [sibling]
+    current = (vault / note).read_text(encoding="utf-8") if (vault / note).is_file() else None
+    if current is None and keep == "theirs":  # a second note at the old name would be a duplicate
+        raise SyncError(
+            f"{note} is no longer there (renamed or deleted since the sync); nothing was resolved. Keep the sibling "
+            f"as a note of its own (`--keep both`), or copy what you want from it into the note and drop it "
+            f"(`--keep mine` deletes {sibling})"
+        )
     book.note(sibling, "resolve")
-    if keep == "theirs":
+    base = _base_text(git, note, sibling)
+    chosen = plain if keep == "theirs" else current
+    if current is not None and base is not None:
+        merged = merge_favouring(git, base, current, plain, favour="ours" if keep == "mine" else "theirs")
+        chosen = merged if merged is not None else chosen
+    changed = [sibling]
+    if chosen is not None and chosen != current:
         book.note(note, "resolve")
-        atomic_write(vault / note, plain)
+        atomic_write(vault / note, chosen)
+        changed.insert(0, note)
     (vault / sibling).unlink()
-    return note, sibling, [note, sibling] if keep == "theirs" else [sibling]
+    return note, sibling, changed
+
+
+def _base_text(git: GitCli, note: str, sibling: str) -> str | None:
+    """The note as it was where the two versions of a conflict parted: in the merge base of the two parents of
+    the merge commit that added the sibling. "" when the note did not exist there; None when no such merge is
+    found (a sibling not committed yet, a history rewritten since)."""
+    added = git.run("log", "-m", "--diff-filter=A", "--format=%P", "-1", "--", sibling)
+    parents = added.text.splitlines()[0].split() if added.code == 0 and added.text else []  # once per parent
+    if len(parents) != 2:
+        return None
+    base = git.run("merge-base", *parents)
+    if base.code != 0 or not base.text:
+        return None
+    shown = git.run("show", f"{base.text}:{note}")
+    if shown.code != 0:
+        return ""
+    try:
+        return shown.out.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _sync_tool_copy(vault: Path, path: str) -> tuple[str, str] | None:

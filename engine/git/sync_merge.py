@@ -292,6 +292,28 @@ def merge_note(git: GitCli, base: bytes, ours: bytes, theirs: bytes) -> bytes | 
     return fields.encode("utf-8") if fields is not None else None
 
 
+def merge_favouring(git: GitCli, base: str, ours: str, theirs: str, *, favour: str) -> str | None:
+    """The three versions of a note merged, each conflict settled for one side (`favour`: "ours" or "theirs"),
+    as a person's choice of a version ends a conflict: what only the other side changed is kept. The note merge
+    when the versions no longer conflict, else `git merge-file --ours|--theirs` line by line (frontmatter
+    included); None when git cannot merge them."""
+    merged = merge_note(git, *(t.encode("utf-8", "surrogateescape") for t in (base, ours, theirs)))
+    if merged is not None:
+        return merged.decode("utf-8", "surrogateescape")
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="agentmd-merge-") as tmp:
+        names = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_bytes(text.encode("utf-8", "surrogateescape"))
+            names.append(str(path))
+        run = git.run("merge-file", "-p", "--quiet", f"--{favour}", *names)
+    if run.code != 0:
+        return None
+    return run.out.decode("utf-8", "surrogateescape")
+
+
 def is_capture(data: bytes) -> bool:
     """Whether a note was made by agent capture (or ingest): its frontmatter has the `captured` date-time
     and the `filing_confidence` those stamp. A person's note rarely has both."""

@@ -13,7 +13,7 @@ from git_helpers import git, make_repo, write
 from test_sync import Machine, converged, no_markers
 from test_sync_daemon import cli, environment
 
-from agentmd.engine.git.branches import add_remote
+from agentmd.engine.git.branches import SyncError, add_remote
 from agentmd.engine.git.rescue import RESCUE_DAYS, guard_move, keep_rescue, prune_rescues, rescues
 from agentmd.engine.git.resolve import resolve_conflict
 from agentmd.engine.git.runner import GitCli
@@ -250,6 +250,38 @@ def test_resolve_keeps_the_tip_before_the_choice_as_a_rescue_ref(pair) -> None:
     assert not (b.vault / conflict["sibling"]).exists()
     shown = git(b.vault, "show", f"{rescues(GitCli(b.vault))[0][0]}:{conflict['sibling']}").stdout
     assert "laptop" in shown
+
+
+def test_keeping_one_version_of_a_conflict_keeps_what_only_the_other_changed(pair) -> None:
+    # the same key set two ways is the conflict; the desk also added a line and the laptop reworded another.
+    # The desk merged, so its version is at the path and the laptop's is the sibling (both machines have one
+    # name here, so "theirs" names the sibling): taking the sibling's value keeps its rewording, and the desk's
+    # added line too
+    a, b, remote = pair
+    laptop = CARD.replace("status: draft", "status: active").replace("first paragraph", "first, reworded on the laptop")
+    write(a.vault, "notes/card.md", laptop)
+    write(b.vault, "notes/card.md", CARD.replace("status: draft", "status: retired") + "\nadded on the desk\n")
+    (conflict,) = round_trip(a, b, remote)["conflicts"]
+    assert "status: retired" in a.read("notes/card.md")  # the desk merged: its version at the path
+
+    note, _sibling, changed = resolve_conflict(a.vault, a.state, conflict["sibling"], "theirs")
+
+    text = a.read(note)
+    assert "status: active" in text and "status: retired" not in text and "status: conflict" not in text
+    assert "first, reworded on the laptop" in text and "added on the desk" in text
+    assert changed == [note, conflict["sibling"]] and not (a.vault / conflict["sibling"]).exists()
+    no_markers(a)
+
+
+def test_taking_the_siblings_text_into_a_note_renamed_since_is_refused(pair) -> None:
+    a, b, remote = pair
+    write(a.vault, "notes/plain.md", "# P\n\nlaptop\n")
+    write(b.vault, "notes/plain.md", "# P\n\ndesk\n")
+    (conflict,) = round_trip(a, b, remote)["conflicts"]
+    (b.vault / "notes/plain.md").rename(b.vault / "notes/renamed.md")
+    with pytest.raises(SyncError, match="no longer there"):
+        resolve_conflict(b.vault, b.state, conflict["sibling"], "theirs")
+    assert not (b.vault / "notes/plain.md").exists() and (b.vault / conflict["sibling"]).exists()
 
 
 # -- the frontmatter rules on their own -------------------------------------------------------------------
