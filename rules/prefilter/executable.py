@@ -32,7 +32,7 @@ _ROOT_PROMPT = re.compile(r"^#[ \t]+")
 _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
 _COMMAND_START = re.compile(
-    r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|"
+    r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
     r":\s*\(\s*\))(?:\s|$)",
     re.IGNORECASE,
 )
@@ -53,6 +53,8 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:destructive-shell", "overwrites a disk device",
      re.compile(r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d)")),
     ("executable:destructive-shell", "shreds a disk device", re.compile(r"\bshred\b[^\n]*\s/dev/(?:sd|nvme|hd|vd)")),
+    ("executable:destructive-shell", "deletes everything under the root or home folder (find -delete)",
+     re.compile(r"(?<![\w.\-])find\s+(?:/|~/?|\$HOME/?|\$\{HOME\}/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)")),
     ("executable:destructive-shell", "formats a Windows drive",
      re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s|$)")),
     ("executable:destructive-shell", "deletes a whole drive or home folder recursively",
@@ -65,6 +67,11 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
      re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node|php)\b(?!\s+-m\s+json)")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b")),
+    ("executable:remote-script", "downloads a script and runs it",
+     re.compile(r"(?i)\b(?:curl|wget)\b[^\n]*(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|python[23]?|perl|"
+                r"ruby|node)\s+(?:-\S+\s+)*[\w./~$-]+\.(?:sh|py|pl|rb|js)\b")),
+    ("executable:remote-script", "downloads code and runs it",
+     re.compile(r"(?i)\b(?:exec|eval)\s*\([^\n]*\b(?:urlopen|urllib\.request|requests\.get|httpx\.get)\b")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|"
                 r"invoke-restmethod)|(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod)[^\n]*\|"
@@ -86,8 +93,8 @@ def _rm_is_destructive(command: str) -> bool:
 
 def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock]) -> Iterator[tuple[int, str]]:
     """(1-based line, command) for every line meant to run: lines of shell-script and terminal-session fences,
-    prompt lines of unlabeled fences, and prose lines that start with a prompt or a command. Comments are
-    dropped; inline code is not a command (it is a mention)."""
+    and lines of unlabeled fences and of prose that start with a prompt or a command. Comments are dropped;
+    inline code is not a command (it is a mention)."""
     for b in blocks:
         info = (b.info.split() or [""])[0].lower().strip("{}.")
         if info not in _SCRIPT_INFOS and info not in _SESSION_INFOS and info != "":
@@ -97,8 +104,8 @@ def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock]) -> Iterato
             pm = _PROMPT.match(line) or (_ROOT_PROMPT.match(line) if info in _SESSION_INFOS else None)
             if pm:
                 line = line[pm.end() :]
-            elif info == "" or (info in _SESSION_INFOS and not _COMMAND_START.match(line)):
-                continue  # unlabeled blocks run only their prompt lines; session output does not run
+            elif info in ("", *_SESSION_INFOS) and not _COMMAND_START.match(line):
+                continue  # unlabeled blocks run their prompt and command lines; session output does not run
             line = _TRAILING_COMMENT.sub("", line).strip()
             if line:
                 yield b.start_line + 2 + k, line
