@@ -7,6 +7,7 @@ daemon's own fields, declared below for the type checker.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import math
@@ -22,7 +23,7 @@ from agentmd.engine.curate.host import serve_plan
 from agentmd.engine.curate.steps import Writer
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER, is_operator
-from agentmd.engine.daemon.server import AccessToken
+from agentmd.engine.daemon.server import MAX_PROBE_BUDGET, MIN_PROBE_BUDGET, AccessToken
 from agentmd.engine.daemon.state import DaemonState
 from agentmd.engine.errors import AgentmdError, IndexDamaged, UsageError
 from agentmd.engine.fsutil import write_json
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from agentmd.engine.git.undo import ResultJson
 
 log = logging.getLogger("agentmd.daemon")
-
-MAX_PROBE_BUDGET = 120.0
 
 
 OPENING_WAIT = 10.0  # seconds a search asked while the daemon opens its index waits for it, before saying so
@@ -284,6 +283,13 @@ class Door(DaemonState):
         missing = missing_fields(SearchRequest, data)
         if missing:
             raise UsageError(f"a search needs {' and '.join(f'`{m}`' for m in missing)}: the words to look for")
+        known = {f.name for f in dataclasses.fields(SearchRequest)} | {"count_usage", "recall"}
+        unknown = sorted(k for k in data if k not in known and not k.startswith("_"))
+        if unknown:
+            raise UsageError(
+                f"a search takes no field {', '.join(f'`{k}`' for k in unknown)}; its fields are "
+                f"{', '.join(f'`{k}`' for k in sorted(known))}"
+            )
         try:
             request = SearchRequest(**{**json_defaults(SearchRequest), **data})
         except TypeError as exc:
@@ -393,9 +399,9 @@ class Door(DaemonState):
             isinstance(budget, bool)
             or not isinstance(budget, int | float)
             or not math.isfinite(budget)
-            or not 0.5 <= budget <= MAX_PROBE_BUDGET
+            or not MIN_PROBE_BUDGET <= budget <= MAX_PROBE_BUDGET
         ):
-            raise UsageError(f"`budget` must be a number of seconds from 0.5 to {MAX_PROBE_BUDGET:g}")
+            raise UsageError(f"`budget` must be a number of seconds from {MIN_PROBE_BUDGET:g} to {MAX_PROBE_BUDGET:g}")
         return self.probe(float(budget)).to_dict()
 
     # -- self-probe ------------------------------------------------------------------------------

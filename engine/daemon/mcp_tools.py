@@ -174,7 +174,7 @@ def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
             raise ArgumentError(f"`{name}` must be a whole number from {low} to {high}, not {_kind(value)}")
         number = int(value)
         if (low is not None and number < low) or (high is not None and number > high):
-            raise ArgumentError(f"`{name}` is {number}; allowed: {low} to {high}")
+            raise ArgumentError(f"`{name}` is {_shown(number)}; allowed: {low} to {high}")
         return number
     if kind == "boolean":
         if not isinstance(value, bool):

@@ -81,6 +81,8 @@ def _is_loopback_host(hostport: str) -> bool:
         return False
 
 
+MIN_PROBE_BUDGET, MAX_PROBE_BUDGET = 0.5, 120.0  # seconds a self-probe asked over `/v1/probe` may take
+
 MCP_PATH = "/mcp"
 
 
@@ -118,7 +120,9 @@ async def _deny(
     await send({"type": "http.response.body", "body": body})
 
 
-OPEN_PATHS = frozenset({"/health"})  # liveness, naming nothing of the vault: answered without the token
+# Liveness and which vault the daemon serves, answered without the token: a client tells whose daemon holds a
+# port before it sends that process its token (engine/client.py); nothing of the vault's notes is named.
+OPEN_PATHS = frozenset({"/health"})
 
 
 def own_origins(port: int) -> frozenset[str]:
@@ -498,8 +502,8 @@ def check_field_types(route: str, data: dict[str, Any]) -> None:
             names = [_TYPE_NAMES[t] for t in allowed]
             shown = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
             raise BadField(f"`{name}` must be {shown}, not {json.dumps(value, ensure_ascii=False)[:40]}")
-    if route == "probe" and "budget" in data and not 0 < data["budget"] <= 600:
-        raise BadField("`budget` is seconds, more than 0 and at most 600")
+    if route == "probe" and "budget" in data and not MIN_PROBE_BUDGET <= data["budget"] <= MAX_PROBE_BUDGET:
+        raise BadField(f"`budget` must be a number of seconds from {MIN_PROBE_BUDGET:g} to {MAX_PROBE_BUDGET:g}")
 
 
 def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:

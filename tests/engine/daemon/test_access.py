@@ -252,6 +252,7 @@ def test_a_request_without_its_required_field_is_told_which(
         ("/v1/capture", {}, "`title`"),
         ("/v1/search", {}, "`query`"),
         ("/v1/search", {"limit": 3}, "`query`"),
+        ("/v1/search", {"query": "otters", "bogus": 1}, "`bogus`; its fields are"),
     ):
         response = http.post(path, json=body, headers=headers)
         assert response.status_code == 400, (path, body, response.status_code, response.text)

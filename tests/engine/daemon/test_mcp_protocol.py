@@ -194,6 +194,11 @@ def test_an_unknown_tool_is_a_json_rpc_error(daemon: Daemon) -> None:
     [
         ("memory_search", {"query": "x", "limit": "ten"}, "`limit` must be a whole number from 1 to"),
         ("memory_search", {"query": "x", "limit": 0}, "`limit` is 0; allowed: 1 to"),
+        (
+            "memory_search",
+            {"query": "x", "limit": 1e308},
+            "`limit` is 1000000000000000010979063629440455417...; allowed: 1 to",
+        ),
         ("memory_search", {"query": "x", "mode": "fuzzy"}, "`mode` is 'fuzzy'; allowed: hybrid, fusion, and"),
         ("memory_search", {"query": 5}, "`query` must be a string, not a number"),
         ("memory_search", {}, "`query` is required"),
