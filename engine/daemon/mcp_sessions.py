@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
-from mcp.types import INTERNAL_ERROR, INVALID_REQUEST
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -313,6 +313,10 @@ class SessionCap:
                     send, "invalid request: send one JSON-RPC message, a JSON object (batches are not supported)"
                 )
                 return
+            malformed = _malformed(first)
+            if malformed is not None:  # the SDK would answer with pydantic's many-line dump, or no reason at all
+                await _deny_message(send, malformed[2], code=malformed[0], ident=malformed[1])
+                return
         if session is not None:
             await self._in_session(scope, receive, send, session, headers)
             return
@@ -482,9 +486,47 @@ def _one_object(body: bytes) -> bool:
     return isinstance(value, dict)
 
 
-async def _deny_message(send: Send, message: str) -> None:
-    """A 400 whose body is a JSON-RPC error (no request id), as MCP clients show it."""
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}).encode()
+def _malformed(body: bytes) -> tuple[int, str | int | None, str] | None:
+    """(code, request id, one line) for a JSON object that is no JSON-RPC 2.0 message the tools can take: no
+    `jsonrpc: "2.0"`, no `method` (nor `result` or `error`), an `id` that is not a string or number, `params`
+    that are not an object, or a tools/call whose `name` is not a string or whose `arguments` are not an
+    object. None for a body that is not whole JSON here (the SDK names a parse error itself)."""
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    ident = value.get("id")
+    readable = isinstance(ident, str | int) and not isinstance(ident, bool)
+    shown = ident if readable else None
+    if "id" in value and not readable and ident is not None:
+        return INVALID_REQUEST, None, "invalid request: `id` must be a string or a number"
+    if value.get("jsonrpc") != "2.0":
+        return INVALID_REQUEST, shown, 'invalid request: a JSON-RPC 2.0 message says `"jsonrpc": "2.0"`'
+    if "method" not in value:
+        if "result" in value or "error" in value:
+            return None  # a response to a request of the server's
+        return INVALID_REQUEST, shown, "invalid request: a request names its `method` (initialize, tools/list, ...)"
+    if not isinstance(value["method"], str):
+        return INVALID_REQUEST, shown, "invalid request: `method` must be a string"
+    params = value.get("params")
+    if params is not None and not isinstance(params, dict):
+        return INVALID_PARAMS, shown, "invalid params: `params` must be an object"
+    if value["method"] == "tools/call" and isinstance(params, dict):
+        if not isinstance(params.get("name"), str):
+            return INVALID_PARAMS, shown, "invalid params: tools/call names its tool in `name`, a string"
+        if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
+            return INVALID_PARAMS, shown, "invalid params: the `arguments` of tools/call must be an object"
+    return None
+
+
+async def _deny_message(
+    send: Send, message: str, *, code: int = INVALID_REQUEST, ident: str | int | None = None
+) -> None:
+    """A 400 whose body is a JSON-RPC error (with the request's id when it could be read), as MCP clients
+    show it."""
+    body = json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 400, "headers": headers})
     await send({"type": "http.response.body", "body": body})

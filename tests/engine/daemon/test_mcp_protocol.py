@@ -312,6 +312,40 @@ def test_a_body_that_is_not_one_json_object_is_refused_in_one_line(http: httpx.C
         assert "one JSON-RPC message" in message and "\n" not in message and "pydantic" not in message
 
 
+@pytest.mark.parametrize(
+    ("raw", "code", "ident", "says"),
+    [
+        (b'{"id": 1, "method": "ping"}', -32600, 1, '"jsonrpc": "2.0"'),
+        (b'{"jsonrpc": "2.0", "id": 2}', -32600, 2, "names its `method`"),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600, None, "`id` must be a string or a number"),
+        (b'{"jsonrpc": "2.0", "id": 3, "method": 7}', -32600, 3, "`method` must be a string"),
+        (
+            b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": "x"}',
+            -32602,
+            4,
+            "`params` must be an object",
+        ),
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 5}}', -32602, 5, "`name`, a string"),
+        (
+            b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", '
+            b'"params": {"name": "memory_search", "arguments": "x"}}',
+            -32602,
+            6,
+            "`arguments` of tools/call must be an object",
+        ),
+    ],
+)
+def test_a_message_json_rpc_cannot_take_is_refused_in_one_line_with_its_id(
+    http: httpx.Client, raw: bytes, code: int, ident: object, says: str
+) -> None:
+    for headers in (MCP_HEADERS, open_session(http)):
+        response = http.post("/mcp", content=raw, headers=headers)
+        assert response.status_code == 400, response.text
+        answer = rpc_answer(response)
+        assert answer["error"]["code"] == code and answer["id"] == ident, answer
+        assert says in answer["error"]["message"] and "\n" not in answer["error"]["message"]
+
+
 # ---------------------------------------------------------------------------------------------- sessions
 
 
