@@ -54,6 +54,7 @@ from agentmd.engine.git.branches import (
     commit_at,
     current_branch,
     lost_race,
+    plain_pull_merges,
     remote_failure,
     remote_heads,
     remote_url,
@@ -196,10 +197,12 @@ class Round:
 
     def _track(self, branch: str, there: str) -> None:
         """Make the remote's branch the upstream of the vault's, when the person's git has none, so that their own
-        `git pull` and `git status` know where the vault syncs to."""
+        `git pull` and `git status` know where the vault syncs to, and their plain `git pull` merges as a round
+        does (a clone made with `git clone` has neither)."""
         if not self.git.run("config", "--get", f"branch.{branch}.merge").text:
             self.git.run("config", f"branch.{branch}.remote", self.remote)
             self.git.run("config", f"branch.{branch}.merge", f"refs/heads/{there}")
+        plain_pull_merges(self.git)
 
     def _once(self, branch: str) -> SyncResult:
         finish_unfinished(self.git, self.identity)  # a round killed while it moved the work tree

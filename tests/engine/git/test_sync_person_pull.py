@@ -166,3 +166,20 @@ def test_markers_a_person_committed_are_never_pushed(pair) -> None:  # noqa: F81
     assert b.sync()["outcome"] == "pushed"
     assert a.sync()["outcome"] == "fast-forward"
     no_markers(a, b)
+
+
+def test_a_clone_that_has_synced_takes_a_plain_git_pull_of_diverged_branches(pair) -> None:  # noqa: F811
+    # the README's second machine: `git clone`, then agentmd syncs it; the person's own plain `git pull` later,
+    # with both sides moved on, merges as a round would (git clone sets no pull.rebase)
+    a, b, _remote = pair
+    git(b.vault, "config", "--unset", "pull.rebase", check=False)
+    b.sync()
+    assert git(b.vault, "config", "--local", "--get", "pull.rebase").stdout.strip() == "false"
+    write(a.vault, "notes/from-laptop.md", "# L\n\nwritten on the laptop\n")
+    a.committer.commit_cycle()
+    a.sync()
+    write(b.vault, "notes/from-desk.md", "# D\n\nwritten at the desk\n")
+    b.committer.commit_cycle()
+    pulled = git(b.vault, "pull", "-q", "--no-edit", check=False)
+    assert pulled.returncode == 0, pulled.stderr
+    assert (b.vault / "notes/from-laptop.md").is_file() and (b.vault / "notes/from-desk.md").is_file()
