@@ -163,10 +163,18 @@ class Located:
         return DaemonClient(self.port, timeout=timeout, token=access_token(self.state_dir))
 
     def ask(
-        self, route: str, payload: Any, *, what: str, timeout: float = 600, headers: dict[str, str] | None = None
+        self,
+        route: str,
+        payload: Any,
+        *,
+        what: str,
+        again: str,
+        timeout: float = 600,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         """POST `payload` to `route` for a command a person ran; the daemon's refusal (`what: <its error>`)
-        or a daemon that cannot be reached becomes an `AgentmdError` saying so."""
+        or a daemon that cannot be reached becomes an `AgentmdError` saying so. `again` says what running the
+        command again does, for a daemon that stopped before it answered."""
         try:
             return self.client(timeout=timeout).post(route, payload, headers=headers)
         except DaemonHTTPError as exc:
@@ -175,8 +183,7 @@ class Located:
             raise AgentmdError(
                 f"{what}: agentmd serve on port {self.port} stopped before it answered ({exc}), so what was asked "
                 "may be done in part or in whole; `agentmd log --since 1h` and `git status` in the vault show what "
-                "was written. Run the command again once the daemon is back: a capture already written comes back "
-                "as the same note, a confirm or retire skips the notes already done"
+                f"was written. {again}"
             ) from None
         except DaemonError as exc:
             raise AgentmdError(

@@ -117,7 +117,12 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     daemon = daemon_of(settings)
     result: SyncJson
     if daemon is not None:
-        result = daemon.ask("/v1/sync", {"remote": args.remote, "accept_rewrite": args.accept_rewrite}, what="sync")
+        result = daemon.ask(
+            "/v1/sync",
+            {"remote": args.remote, "accept_rewrite": args.accept_rewrite},
+            what="sync",
+            again="Run `agentmd sync` again once the daemon is back: a round picks up from where the vault is now",
+        )
     else:
         result = _sync_here(settings, args.remote, args.accept_rewrite)
     emit(out, args, result, describe(result))

@@ -159,7 +159,11 @@ def _write(settings: Settings, selection: Selection, now: dt.datetime) -> Writte
 
         # the owner's command: it speaks for the operator, so the undo may change any file of the vault
         operator = {OPERATOR_HEADER: ensure_token(settings.state_dir)}
-        answer: ResultJson = daemon.ask("/v1/revert", selection.to_dict(), what="undo", headers=operator)
+        again = (
+            "Look at `agentmd log` before you run it again once the daemon is back: if the undo was committed, "
+            "a second `agentmd undo` would take back the change before it"
+        )
+        answer: ResultJson = daemon.ask("/v1/revert", selection.to_dict(), what="undo", again=again, headers=operator)
         return {**answer, "applied_by": "daemon"}
     from agentmd.engine.git.undo import apply_undo
 

@@ -80,7 +80,12 @@ def _forward(daemon: Located, steps: Sequence[Step]) -> list[StepResult]:
     tmp.write_text(json.dumps({"steps": [s.to_dict() for s in steps]}), encoding="utf-8")
     os.replace(tmp, plan)
     try:
-        answer = daemon.ask("/v1/curate", {"plan": plan.name}, what="the daemon could not apply the curation")
+        answer = daemon.ask(
+            "/v1/curate",
+            {"plan": plan.name},
+            what="the daemon could not apply the curation",
+            again="Run the command again once the daemon is back: the notes already done are skipped",
+        )
     finally:
         plan.unlink(missing_ok=True)
     results = [_result(r) for r in answer.get("results", [])]

@@ -156,16 +156,17 @@ def test_a_daemon_that_stops_after_taking_a_request_says_the_request_may_be_done
     with pytest.raises(DaemonLost, match="cut short"):
         DaemonClient(dying.port).post("/v1/curate", {"action": "confirm"}, timeout=5)
     with pytest.raises(AgentmdError) as caught:
-        Located(dying.port, tmp_path).ask("/v1/curate", {"action": "confirm"}, what="confirm", timeout=5)
+        again = "Run the command again once the daemon is back: the notes already done are skipped"
+        Located(dying.port, tmp_path).ask("/v1/curate", {"action": "confirm"}, what="confirm", again=again, timeout=5)
     said = str(caught.value)
     assert said.startswith("confirm: agentmd serve on port") and "may be done in part" in said
-    assert "agentmd log" in said and "is it still running" not in said
+    assert "agentmd log" in said and "is it still running" not in said and said.endswith(again)
     free = socket.socket()
     free.bind(("127.0.0.1", 0))
     port = free.getsockname()[1]
     free.close()
     with pytest.raises(AgentmdError, match="is it still running"):  # nothing took it: nothing was done
-        Located(port, tmp_path).ask("/v1/curate", {}, what="confirm", timeout=2)
+        Located(port, tmp_path).ask("/v1/curate", {}, what="confirm", again="", timeout=2)
     from agentmd.engine.backends import RemoteBackend
 
     taken = Listener(b"")  # a capture taken, then no answer: it may be written, and the same one again is no twin
