@@ -69,9 +69,13 @@ class Door(DaemonState):
         """One sync round with the vault's git remote, the committer held while it moves the work tree; the
         files it changed are reconciled at once (the watcher sees them too). `clock`: the jobs' clock, which
         dates the backoff after a round that could not reach the remote."""
-        result = sync_vault(
-            self.committer, self.settings.state_dir, remote=remote, clock=clock, accept_rewrite=accept_rewrite
-        )
+        try:
+            result = sync_vault(
+                self.committer, self.settings.state_dir, remote=remote, clock=clock, accept_rewrite=accept_rewrite
+            )
+        except SyncError:
+            self._refresh_git_status()  # status says the round failed, and since when, at once
+            raise
         if result.changed and self.store is not None:
             # what git brought is history already: a deletion in it passes the mass-deletion breaker, which
             # keeps guarding deletions git has not seen

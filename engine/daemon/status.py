@@ -350,10 +350,11 @@ def with_git(
     state_dir: Path | None = None,
     settings: Settings | None = None,
 ) -> Status:
-    """The status with only its git section computed again (after a commit cycle), and with `state_dir` and
-    `settings` also the probe's and the jobs' (other processes write those: `agentmd probe`, `agentmd jobs
-    run`), their red and yellow lines replaced by the new sections' and the color following; every other part
-    is as the last full status left it. The health pass recomputes everything each time it runs."""
+    """The status with only its git section computed again (after a commit cycle or a sync round), and with
+    `state_dir` and `settings` also the probe's, the jobs' and the sync's (other processes write those: `agentmd
+    probe`, `agentmd jobs run`, `agentmd sync`), their red and yellow lines replaced by the new sections' and the
+    color following; every other part is as the last full status left it. The health pass recomputes everything
+    each time it runs."""
     if not status.get("git"):
         return status
     now = now or dt.datetime.now(dt.UTC)
@@ -365,12 +366,22 @@ def with_git(
         fresh["probe"] = out["probe"] = probe_section(state_dir, now)
     if settings is not None and "jobs" in status:
         fresh["jobs"] = out["jobs"] = jobs_status(settings)
+    if settings is not None and "sync" in status:
+        from agentmd.engine.git.sync_status import sync_section
+
+        section = sync_section(
+            vault, settings.state_dir, now, yellow_after=settings.sync_yellow_after, red_after=settings.sync_red_after
+        )
+        section["capture_names"] = status["sync"].get("capture_names", "<title>.md")
+        fresh["sync"] = out["sync"] = section
     stored: Mapping[str, object] = status
-    gone = set(_all({name: stored.get(name) for name in fresh}, "red"))
+    before = {name: stored.get(name) for name in fresh}
+    gone = set(_all(before, "red"))
     kept = [r for r in status.get("red", []) if r not in gone]
     out["red"] = kept + _all(fresh, "red")
-    stale = _git_yellow(old)
-    out["yellow"] = [y for y in status.get("yellow", []) if y not in stale] + _git_yellow(git)
+    stale = set(_git_yellow(old)) | set(_all({k: v for k, v in before.items() if k != "git"}, "yellow"))
+    others = {k: v for k, v in fresh.items() if k != "git"}
+    out["yellow"] = [y for y in status.get("yellow", []) if y not in stale] + _git_yellow(git) + _all(others, "yellow")
     out["color"] = "red" if out["red"] else ("yellow" if out["yellow"] else "green")
     return out
 

@@ -15,6 +15,7 @@ from daemon_helpers import client_of, git, make_repo, wait_until
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.service import Daemon
 from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.git.branches import SyncError
 from agentmd.engine.git.conflicts import STATE_FILE
 from agentmd.engine.git.sync_run import BACKOFF_MOST, backing_off, backoff_delay
 from agentmd.engine.git.sync_status import sync_section
@@ -404,3 +405,15 @@ def test_the_daemon_never_indexes_or_commits_what_the_contracts_patterns_name(tm
         tracked = git(vault, "ls-files")
         assert "notes/Fresh.md" in tracked and ".Fresh.md.cloudf" not in tracked
         assert "notes/Fresh.md" in store.index.paths()
+
+
+def test_status_tells_of_a_failed_round_at_once(daemon: Daemon, remote: tuple[Path, Path], tmp_path: Path) -> None:
+    # `agentmd sync` through the daemon fails; the `agentmd status` that follows names the failure, without
+    # waiting for the health pass to compute the whole status again
+    bare, _vault = remote
+    assert "reachable" not in json.dumps(daemon.status()["sync"])
+    bare.rename(tmp_path / "away.git")
+    with pytest.raises(SyncError):
+        daemon.sync()
+    section = daemon.status()["sync"]
+    assert "is the remote reachable?" in json.dumps(section), section
