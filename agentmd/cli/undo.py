@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from typing import NotRequired
 
-    from agentmd.engine.git.undo import ResultJson, Selection
+    from agentmd.engine.git.undo_types import ResultJson, Selection
     from agentmd.engine.settings import Settings
 
     class Written(ResultJson):
@@ -84,7 +84,7 @@ def moment(text: str, now: dt.datetime, flag: str) -> dt.datetime:
 
 def _selection(args: argparse.Namespace, settings: Settings, now: dt.datetime) -> Selection:
     from agentmd.cli.curate import _relative
-    from agentmd.engine.git.undo import Selection
+    from agentmd.engine.git.undo_types import Selection
 
     def iso(when: dt.datetime) -> str:
         return when.isoformat(timespec="seconds")
@@ -113,7 +113,8 @@ def _selection(args: argparse.Namespace, settings: Settings, now: dt.datetime) -
 def cmd_undo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import datetime as dt
 
-    from agentmd.engine.git.undo import UndoRefused, make_plan
+    from agentmd.engine.git.undo import make_plan
+    from agentmd.engine.git.undo_types import UndoRefused
 
     settings = settings_of(args)
     if not (settings.vault / ".git").exists():

@@ -42,7 +42,7 @@ from agentmd.engine.write.request import CaptureAnswer
 
 if TYPE_CHECKING:
     from agentmd.engine.git.sync import SyncJson
-    from agentmd.engine.git.undo import ResultJson
+    from agentmd.engine.git.undo_types import ResultJson
 
 log = logging.getLogger("agentmd.daemon")
 
@@ -165,7 +165,8 @@ class Door(DaemonState):
         committer, the files it changed indexed at once. The vault's history is its owner's undo: the operator
         (the command line, a page session `agentmd open` opened) may take back any change; an agent (the
         access token alone) only one whose files the door lets an agent write, all or nothing."""
-        from agentmd.engine.git.undo import PENDING_WAIT, Selection, UndoRefused, apply_undo
+        from agentmd.engine.git.undo import PENDING_WAIT, apply_undo
+        from agentmd.engine.git.undo_types import Selection, UndoRefused
         from agentmd.rules.door import decide
 
         vault = self.settings.vault

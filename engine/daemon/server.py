@@ -513,7 +513,7 @@ def json_routes(**handlers: JsonHandler) -> list[BaseRoute]:
     body's own claim is replaced by what the header says (nothing, without it)."""
     from agentmd.engine.daemon.operator import OPERATOR_FIELD, OPERATOR_HEADER
     from agentmd.engine.errors import AgentmdError, UsageError
-    from agentmd.engine.git.undo import UndoRefused
+    from agentmd.engine.git.undo_types import UndoRefused
     from agentmd.engine.write.capture import CaptureRefused
 
     def make(name: str, handler: JsonHandler) -> Callable[[Request], Any]:

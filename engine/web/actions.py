@@ -29,7 +29,8 @@ from agentmd.engine.git.conflicts import read_state, still_conflict
 from agentmd.engine.git.resolve import KEEP, resolve_conflict
 from agentmd.engine.git.runner import HEX_ID, GitCli
 from agentmd.engine.git.sync import SyncError
-from agentmd.engine.git.undo import ResultJson, Selection, UndoPlan, UndoRefused, make_plan
+from agentmd.engine.git.undo import make_plan
+from agentmd.engine.git.undo_types import ResultJson, Selection, UndoPlan, UndoRefused
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.settings import Settings
 from agentmd.engine.web.facts import safe_note_path

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -371,6 +372,30 @@ def test_a_person_saving_over_a_capture_before_its_commit_gets_a_commit_of_their
     assert "added by hand" in (vault / result.path).read_text()
     assert cli("undo", *args(vault), "--yes").code == 0
     assert (vault / result.path).read_text() == captured
+
+
+def test_undoing_a_deletion_a_merge_has_undone_already_changes_nothing(cli, vault: Path) -> None:
+    # the note deleted here and edited on another machine: the sync's merge kept the edit, so the note is back;
+    # taking back the deletion has nothing to take back, and writes no conflict sibling
+    base = head(vault)
+    (vault / "notes/deploys.md").unlink()
+    deletion = commit_edits(vault)
+    git(vault, "checkout", "-q", "-b", "elsewhere", base)
+    (vault / "notes/deploys.md").write_text(NOTE + "edited on the other machine\n")
+    git(vault, "commit", "-q", "-am", "an edit made elsewhere")
+    git(vault, "checkout", "-q", "main")
+    with pytest.raises(subprocess.CalledProcessError):  # modify/delete: the merge stops, and the edit is kept
+        git(vault, "merge", "-q", "elsewhere", "-m", "merge")
+    git(vault, "add", "notes/deploys.md")
+    git(vault, "commit", "-q", "--no-edit")
+    tip = head(vault)
+
+    r = cli("revert", *args(vault), deletion, "--yes")
+
+    assert r.code == 0, r.err
+    assert "back since the undone deletion" in r.out and "nothing to change" in r.out
+    assert head(vault) == tip and not list(vault.glob("notes/*.conflict-*"))
+    assert (vault / "notes/deploys.md").read_text() == NOTE + "edited on the other machine\n"
 
 
 def test_a_change_kept_whole_is_not_marked_as_undone(cli, vault: Path) -> None:
