@@ -4,6 +4,7 @@ and its result, their JSON forms, and `UndoRefused` (engine/git/undo.py)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TypedDict
@@ -58,7 +59,22 @@ class Selection:
             if value is not None and not isinstance(value, str):
                 raise UsageError(f"`{name}` must be a string")
             texts[name] = value
+        for name in ("since", "at"):  # times handed to git: ISO only, never an option or git's own phrases
+            value = texts[name]
+            if value is not None and not is_iso_time(value):
+                raise UsageError(f"`{name}` must be an ISO date or date-time (2026-11-30 or 2026-11-30T10:00:00Z)")
+        if kind == "restore" and texts["to"] is not None and texts["at"] is None and is_iso_time(texts["to"]):
+            texts["at"] = texts["to"]  # a date given as `to`: the last commit at or before it
         return cls(str(kind), count, tuple(commits), **texts)
+
+
+def is_iso_time(text: str) -> bool:
+    """Whether `text` is an ISO date or date-time (`Z` for UTC accepted)."""
+    try:
+        dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    return True
 
 
 class TargetJson(TypedDict):

@@ -326,6 +326,12 @@ def test_with_a_daemon_running_the_daemon_writes_the_undo(cli, tmp_path: Path, e
         with pytest.raises(DaemonHTTPError) as bad:
             client_of(d).post("/v1/revert", {"kind": "sideways"})
         assert bad.value.status == 400 and "kind" in bad.value.message
+        with pytest.raises(DaemonHTTPError) as bad:  # a time handed to git is ISO, never an option of git's
+            client_of(d).post("/v1/revert", {"kind": "origin", "origin": "capture", "since": "--output=/tmp/x"})
+        assert bad.value.status == 400 and "ISO date" in bad.value.message and "--output" not in bad.value.message
+        with pytest.raises(DaemonHTTPError) as old:  # a date as `to`: the last commit at or before it, if any
+            client_of(d).post("/v1/revert", {"kind": "restore", "path": made["path"], "to": "1970-01-01"})
+        assert "no commit at or before 1970-01-01" in old.value.message
         assert json.loads(json.dumps(r.json()))["conflicts"] == []
 
 
