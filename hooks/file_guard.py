@@ -37,6 +37,7 @@ vault is refused, as is git changing the vault's repository; commands that only 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -75,6 +76,29 @@ def locate(raw: str, cwd: str | None, vaults: Sequence[Path]) -> Target | None:
     for name in (vault, *vaults):
         if inside(lexical, name):
             return Target(real, lexical.relative_to(name).as_posix(), vault)
+    return None
+
+
+def linked_into(raw: str, cwd: str | None, vault: Path) -> Target | None:
+    """A file outside the vault that is another name (a hard link) of a file in it: the vault's name of it,
+    found by walking the vault (only for a file with several names on the vault's device, which is rare), so
+    the write meets the vault's rules. None otherwise."""
+    path = os.path.join(cwd or os.getcwd(), os.path.expanduser(raw))
+    real_vault = Path(os.path.realpath(vault))
+    try:
+        st = os.stat(path)
+        if st.st_nlink < 2 or st.st_dev != os.stat(real_vault).st_dev:
+            return None
+    except OSError:
+        return None
+    for folder, dirs, files in os.walk(real_vault):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            with contextlib.suppress(OSError):
+                found = os.stat(os.path.join(folder, name), follow_symlinks=False)
+                if (found.st_ino, found.st_dev) == (st.st_ino, st.st_dev):
+                    where = Path(folder, name)
+                    return Target(where, where.relative_to(real_vault).as_posix(), real_vault)
     return None
 
 
@@ -140,6 +164,8 @@ def check_file_tool(
         return ALLOW  # no path: the tool itself refuses the call
     names = tuple(vault) if isinstance(vault, Sequence) and not isinstance(vault, str) else (Path(vault),)
     target = locate(raw, cwd, names)
+    if target is None:
+        target = linked_into(raw, cwd, names[0])
     if target is None:
         return ALLOW
     if state_dir is not None:
