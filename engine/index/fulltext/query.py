@@ -367,15 +367,16 @@ class IndexQueries(IndexCore):
         limit: int = 50,
     ) -> list[NameHit]:
         """The notes the query names, best first: a name equal to the query (a title, file name or alias, then
-        a Dendron segment, then a heading), then a title, file name or alias that begins with a query of two
-        words or more, then a title that holds such a query as a phrase, each when at most `prefix_notes`
+        a Dendron segment, then a heading of two words or more: one word that is only a heading, "Fix",
+        "Overview", names a part of many notes, not one), then a title, file name or alias that begins with a
+        query of two words or more, then a title that holds such a query as a phrase, each when at most `prefix_notes`
         notes share that beginning or phrase (one many names share names a topic, not a note). Among equals,
         a note the query names more ways (title and file name) comes first, then the higher BM25 of the
         query's words."""
         key = name_key(query)
         if not key:
             return []
-        tries = [(kind, True) for kind in NAME_KINDS]
+        tries = [(kind, True) for kind in NAME_KINDS if kind != "heading" or " " in key]
         if " " in key:
             tries += [(kind, False) for kind in ("title", "file name", "alias")]
         self.ensure_sound()

@@ -93,6 +93,19 @@ def test_a_heading_points_at_its_section(store: Store) -> None:
     assert "Revert the release tag" in first["snippet"]
 
 
+def test_one_word_that_is_only_a_heading_names_no_note(vault: Vault, cache_dir: Path) -> None:
+    # a prompt of one word ("fix it" reduces to "fix") that some note's section is called names a part of many
+    # notes, not one; two words that a heading is still name its section, and one word that is a title its note
+    vault.note("lessons/tz.md", "# Timezone bug\n\n## Cause\nNaive dates.\n\n## Fix now\nStore UTC.\n")
+    vault.note("tools/fix.md", "A note called fix.\n", title="Fix")
+    vault.note("lessons/other.md", "# Other\n\n## Cause\nA race.\n")
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        assert s.index.name_hits("cause") == []
+        assert [h.hit.path for h in s.index.name_hits("fix now")] == ["lessons/tz.md"]
+        assert [(h.hit.path, h.kind) for h in s.index.name_hits("fix")] == [("tools/fix.md", "title")]
+
+
 def test_a_long_title_is_a_name_not_a_question(store: Store) -> None:
     results = top(store, "how we migrated the billing database to postgres", explain=True)
     assert (results[0]["note"], results[0]["name"]) == ("billing/migration.md", "title")
