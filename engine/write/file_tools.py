@@ -108,7 +108,15 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             f"{decision.reason.rstrip('.')}. Agents' file tools meet the same door as captures; {USE_CAPTURE}, "
             "which files them where agents may write."
         )
-    verdict = check_fields(written_text(tool, tool_input, path))
+    text = written_text(tool, tool_input, path)
+    emptied = all(isinstance(v, str) and not v.strip() for v in text.values())
+    if exists and emptied:  # a deletion by another name, which agents' tools never make
+        return (
+            f"agentmd file guard: {tool} to {where} would leave the note empty, which deletes it in all but name. "
+            "Agents do not delete notes: to retire one use `agentmd retire` (it archives, never deletes), or leave "
+            f"it for the person; {USE_CAPTURE}."
+        )
+    verdict = check_fields(text)
     if not verdict.ok:
         return (
             f"agentmd file guard: {tool} to {where} would leave text the content prefilters refuse; "

@@ -123,6 +123,9 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("write secret in frontmatter", write("{V}/memory/fm.md", f"---\nkey: {SECRET}\n---\nbody\n"), "{P}", "secret:"),
     # Write: allowed
     ("write clean memory", write("{V}/memory/postgres.md"), "{P}", ALLOW),
+    ("write empties a note", write("{V}/memory/existing.md", ""), "{P}", "would leave the note empty"),
+    ("write frontmatter only", write("{V}/memory/existing.md", "---\n---\n\n"), "{P}", "would leave the note empty"),
+    ("write a new empty note", write("{V}/memory/blank.md", ""), "{P}", ALLOW),
     ("write clean shared space", write("{V}/references/postgres.md"), "{P}", ALLOW),
     ("write clean new project root file", write("{V}/projects/demo/tracker.md"), "{P}", ALLOW),
     ("write clean project docs", write("{V}/projects/demo/docs/plan.md"), "{P}", ALLOW),
