@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.jobs.report import render_lines
 from agentmd.engine.times import duration, parse_utc
+from agentmd.vocabulary import VAULT_CONTRACT
 
 if TYPE_CHECKING:
     from agentmd.engine.daemon.embedding import DenseSection
@@ -120,7 +121,10 @@ def render(status: Status) -> str:
     if contract is not None:
         refusals = contract.get("halted_refusals") or 0
         refused = f", {refusals} typed captures refused while halted" if refusals else ""
-        lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({contract['source']}){refused}")
+        source = str(contract["source"])
+        if source.endswith("storage-rules.default.md"):  # the packaged one: the vault has none of its own
+            source = f"the packaged default, {source}; the vault's own would be {VAULT_CONTRACT}"
+        lines.append(f"  contract  {'HALTED' if contract['halted'] else 'ok'} ({source}){refused}")
     if "dense" in status:
         lines.append(f"  dense     {dense_line(status['dense'])}")
     endpoint = (status.get("dense") or {}).get("endpoint")

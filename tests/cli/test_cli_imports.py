@@ -122,6 +122,7 @@ STATUS = CLIENT | {
     "agentmd.engine.recall_pause",  # the recall pause, shown as information (standard library only)
     "agentmd.engine.times",  # the times status reads from state files (standard library only)
     "agentmd.engine.synctools",  # names the conflict copies a file-sync tool left (standard library only)
+    "agentmd.vocabulary",  # where a vault's own contract lives, said beside the packaged one (no imports)
     "agentmd.engine.daemon",
     "agentmd.engine.daemon.status",
     "agentmd.engine.daemon.status_render",
