@@ -99,7 +99,7 @@ class Writer:
 
     vault: Path
     contract: Callable[[], Contract]
-    register: Callable[[str, str], None]  # (path, origin): before the write
+    register: Callable[[str, str], object]  # (path, origin): before the write
     commit: Callable[[], tuple[list[str], str | None]]  # one commit cycle: (commit shas, problem or None)
     index: Callable[[Sequence[str]], None]  # index these notes now
     # held from a step's first registration to its commit: no other commit cycle of the host runs meanwhile

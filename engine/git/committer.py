@@ -249,11 +249,11 @@ class Committer:
 
     # -- origins --------------------------------------------------------------------------------
 
-    def note_origin(self, path: str, origin: str, written: bytes | None = None) -> None:
+    def note_origin(self, path: str, origin: str, written: bytes | None = None) -> str | None:
         """Register the origin of a write the daemon is about to make; used when that path is committed, while
         the file holds `written` (when given: a save over them is someone else's, `OriginBook.unlike`). With a
-        state folder it is on disk when this returns."""
-        self.origins.note(path, origin, written)
+        state folder it is on disk when this returns; else the problem that kept it off the disk."""
+        return self.origins.note(path, origin, written)
 
     def withdraw_origin(self, path: str) -> None:
         """A registered write that did not happen after all: what the path holds is committed as anyone's."""

@@ -217,11 +217,11 @@ class OriginBook:
 
     # -- registrations --------------------------------------------------------------------------
 
-    def note(self, path: str, origin: str, written: bytes | None = None) -> None:
+    def note(self, path: str, origin: str, written: bytes | None = None) -> str | None:
         """Register `origin` for `path`, durable on return when there is a journal; `written` is the bytes the
         writer is about to write, when it knows them (`unlike`). Raises ValueError for an unknown origin. A
         journal that cannot be written (a full or read-only state folder) does not fail the write: the origin
-        is kept in memory and `problem` says it would not survive a crash."""
+        is kept in memory, and `problem` and the return value say it would not survive a crash."""
         if origin not in ORIGINS:
             raise ValueError(f"unknown commit origin {origin!r}; use one of {', '.join(ORIGINS)}")
         rel = normalise(path)
@@ -235,7 +235,7 @@ class OriginBook:
             at = self.wall()
             if self.journal is None:
                 self._items[rel] = _Registration(origin, at, self.pid, expect)
-                return
+                return None
             self._items.pop(rel, None)
             line = _line(rel, _Registration(origin, at, self.pid, expect))
             self._queued.append((json.dumps(line, sort_keys=True) + "\n").encode())
@@ -249,6 +249,8 @@ class OriginBook:
                 f"could not record the origin of {rel} in {self.journal} ({error.strerror or error}); it is kept "
                 "in memory only and a crash before its commit would commit it as local-edit"
             )
+            return self.problem
+        return None
 
     def _durable(self, mine: int) -> OSError | None:
         """Wait until the line numbered `mine` is on disk, appending every queued line when no other writer

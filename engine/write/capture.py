@@ -110,7 +110,7 @@ class Capturer:
         contracts: ContractCache,
         store: Store | None,
         *,
-        before_write: Callable[[str, str, bytes | None], None] | None = None,
+        before_write: Callable[[str, str, bytes | None], str | None] | None = None,
         after_write: Callable[[str, str], None] | None = None,
         withdraw: Callable[[str], None] | None = None,
         cap_override: int | None = None,
@@ -475,7 +475,9 @@ class Capturer:
                 if clock is not None:
                     clock.mark("gate")
                 if self.before_write:  # with the bytes it writes: a save over them later is someone else's
-                    self.before_write(intended, origin, text.encode("utf-8"))
+                    unkept = self.before_write(intended, origin, text.encode("utf-8"))
+                    if unkept is not None:  # the state folder is full or read-only: the answer is a receipt, so say it
+                        warnings.append(f"the note was written, but {unkept}; do not retry")
                     if clock is not None:
                         clock.mark("origin")
                 try:

@@ -361,7 +361,7 @@ def _replace_if_unchanged(vault: Path, rel: str, data: bytes, expected: bytes) -
                 os.unlink(tmp, dir_fd=dfd)
 
 
-def _remove_if_unchanged(vault: Path, rel: str, expected: bytes, before: Callable[[], None]) -> bool:
+def _remove_if_unchanged(vault: Path, rel: str, expected: bytes, before: Callable[[], object]) -> bool:
     """Delete the note `rel` if it still holds `expected` (False when it changed), relative to its folder's
     descriptor opened without following links. `before` runs just before the deletion."""
     folder, _, name = rel.rpartition("/")
@@ -376,7 +376,7 @@ def _remove_if_unchanged(vault: Path, rel: str, expected: bytes, before: Callabl
 
 class _Sweep:
     def __init__(
-        self, vault: Path, contract: Contract, capturer: Capturer, note_origin: Callable[[str, str], None]
+        self, vault: Path, contract: Contract, capturer: Capturer, note_origin: Callable[[str, str], object]
     ) -> None:
         self.vault = vault
         self.contract = contract
@@ -494,7 +494,7 @@ class _Sweep:
 
 
 def sweep_phone_notes(
-    vault: Path, contract: Contract, capturer: Capturer, *, note_origin: Callable[[str, str], None]
+    vault: Path, contract: Contract, capturer: Capturer, *, note_origin: Callable[[str, str], object]
 ) -> list[SweepAction]:
     """Execute the `instructions:` of the notes under `contract.phone_paths`; one action per note acted on.
 

@@ -649,3 +649,21 @@ def test_a_title_in_any_script_keeps_its_letters_and_their_marks_in_the_file_nam
     )
     assert result.path == f"memory/lessons/{name}.md" and (repo / result.path).is_file()
     assert parse_note(result.path, (repo / result.path).read_bytes(), 0).title == title
+
+
+def test_a_capture_whose_origin_cannot_be_kept_on_disk_says_so(
+    make_capturer: Callable[..., Capturer], repo: Path, tmp_path: Path
+) -> None:
+    # the state folder cannot take the origin journal (full, read-only; here its place is a file): the note is
+    # written, and the answer, a receipt, says that a crash before its commit would commit it as local-edit
+    from agentmd.engine.git.origins import OriginBook
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    book = OriginBook(blocked / "pending-origins.jsonl")
+    result = make_capturer(before_write=book.note).capture(CaptureRequest(title="Kept in memory", body="Still here."))
+
+    assert (repo / result.path).is_file()
+    (said,) = [w for w in result.warnings if "could not record the origin" in w]
+    assert "would commit it as local-edit" in said and said.endswith("do not retry")
+    assert book.current() == {result.path: "capture"}  # kept in memory until its commit
