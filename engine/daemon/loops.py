@@ -20,7 +20,7 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.fsutil import write_json
 from agentmd.engine.git.health import AWAITS_FIRST_SYNC, COMMIT_STATE
 from agentmd.engine.index.reconcile import ReconcileReport, reconcile
-from agentmd.engine.index.store import Store
+from agentmd.engine.index.store import CacheUnwritable, Store
 from agentmd.engine.write.phone import sweep_phone_notes
 from agentmd.engine.write.tempfiles import sweep_temp_files
 
@@ -45,6 +45,7 @@ class Loops(Door):
     first_pass_ran: threading.Event
     _last_report: ReconcileReport | None
     _skips: int
+    fatal: str | None  # why the daemon stopped on its own (engine/daemon/service.py's `run_forever` says it)
 
     # -- indexer ---------------------------------------------------------------------------------
 
@@ -59,8 +60,15 @@ class Loops(Door):
             store = Store(self.settings.cache_dir)
             for notice in store.notices:
                 log.warning("%s", notice)
-        except Exception:
+        except CacheUnwritable as exc:  # a full or read-only disk: said in one line, and the daemon exits failing
+            log.error("%s", exc)
+            self.fatal = str(exc)
+            self._stop.set()
+            self.store_opened.set()
+            return
+        except Exception as exc:
             log.exception("could not open the index at %s", self.settings.cache_dir)
+            self.fatal = f"could not open the index at {self.settings.cache_dir} ({type(exc).__name__}: {exc})"
             self._stop.set()
             self.store_opened.set()
             return

@@ -52,6 +52,7 @@ from agentmd.engine.daemon.server import DEFAULT_PORT, AccessToken, HttpServer, 
 from agentmd.engine.daemon.supervisor import SUPERVISOR_ENV
 from agentmd.engine.daemon.upkeep import HEALTH_INTERVAL
 from agentmd.engine.daemon.watcher import VaultWatcher
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.committer import committer_for
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.index.reconcile import ReconcileReport
@@ -112,6 +113,7 @@ class Daemon(Loops):
         self.watcher = VaultWatcher(settings.vault, self._on_change, ignore=self._sync_temp) if watch else None
         self.store: Store | None = None
         self.store_opened = threading.Event()  # set once the index is open (or could not be): searches wait on it
+        self.fatal = None  # why the daemon stopped on its own (the index could not be opened)
         self.memory = Keeper()  # gives the heap back after a burst of work (engine/memory.py)
         self.dense = DenseWorker(settings, memory=self.memory)
         self.capturer = Capturer(
@@ -257,7 +259,8 @@ class Daemon(Loops):
                 handler.close()
 
     def run_forever(self) -> int:
-        """Foreground: start, wait for SIGINT/SIGTERM, stop cleanly."""
+        """Foreground: start, wait for SIGINT/SIGTERM, stop cleanly. A daemon that stopped on its own (its
+        index could not be opened) raises AgentmdError with the reason, so `serve` exits failing and says why."""
         stop = threading.Event()
 
         def on_signal(signum: int, frame: Any) -> None:
@@ -274,6 +277,8 @@ class Daemon(Loops):
             self.stop()
             for s, h in old.items():
                 signal.signal(s, h)
+        if self.fatal is not None:
+            raise AgentmdError(f"agentmd serve stopped: {self.fatal}")
         return 0
 
     def _setup_log_file(self) -> None:

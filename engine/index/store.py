@@ -8,6 +8,7 @@ the same document again (upserts are idempotent). Both carry the index generatio
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -17,6 +18,7 @@ import time
 import uuid
 from pathlib import Path
 
+from agentmd.engine.errors import AgentmdError
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.index.catalog_base import corrupt
 from agentmd.engine.index.fulltext import SearchIndex
@@ -103,8 +105,35 @@ def set_aside_index(cache_dir: Path) -> Path | None:
     return target
 
 
+class CacheUnwritable(AgentmdError):
+    """The index cache's disk is full, read-only or failing: nothing can be indexed until it is fixed."""
+
+
+_NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
+_NO_ROOM_WORDS = ("disk is full", "disk i/o error", "readonly database", "no space left", "read-only file system")
+
+
+def no_room(exc: BaseException) -> bool:
+    """Whether `exc` says the disk under the cache is full, read-only or failing (SQLite, Tantivy or the OS)."""
+    if isinstance(exc, OSError) and exc.errno in _NO_ROOM_ERRNOS:
+        return True
+    return any(word in str(exc).lower() for word in _NO_ROOM_WORDS)
+
+
 class Store:
     def __init__(self, cache_dir: Path, *, from_scratch: bool = False) -> None:
+        try:
+            self._open(cache_dir, from_scratch)
+        except (OSError, sqlite3.OperationalError, ValueError) as exc:
+            if not no_room(exc):
+                raise
+            raise CacheUnwritable(
+                f"the index cache at {cache_dir} cannot be written ({exc}): free some space on its disk, or give the "
+                "cache a folder elsewhere (`--index DIR`, or `cache_dir` in the config file), and run again; the "
+                "vault's notes are untouched"
+            ) from None
+
+    def _open(self, cache_dir: Path, from_scratch: bool) -> None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         self.lock = threading.RLock()  # one writer at a time: reconcile passes and captures

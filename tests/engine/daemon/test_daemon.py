@@ -264,3 +264,30 @@ def test_phone_clip_with_instructions_is_filed_by_the_daemon(daemon: Daemon, set
     wait_until(lambda: searchable(daemon, "pgbouncer") == ["memory/decisions/pgbouncer.md"], 5, "indexed")
     wait_until(lambda: is_clean(vault), 10, "committed")
     assert "phone" in origins(vault)[:3]
+
+
+def test_a_daemon_that_cannot_open_its_index_exits_failing_and_says_why(tmp_path: Path, env: dict[str, str]) -> None:
+    # a cache folder that cannot be made (here a file stands at its path; a full disk alike): `serve` exits with
+    # the reason, failing, so the supervisor tries again later, instead of stopping as if asked to
+    from agentmd.engine.errors import AgentmdError
+
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    blocked = tmp_path / "cache-is-a-file"
+    blocked.write_text("")
+    d = Daemon(resolve(vault=str(vault), index=str(blocked / "idx")), port=0, commit_debounce=0.2)
+    with pytest.raises(AgentmdError, match=r"agentmd serve stopped: could not open the index at .*idx"):
+        d.run_forever()
+
+
+def test_a_full_or_read_only_cache_disk_is_named_as_such() -> None:
+    import errno
+    import sqlite3
+
+    from agentmd.engine.index.store import no_room
+
+    assert no_room(OSError(errno.ENOSPC, "No space left on device"))
+    assert no_room(sqlite3.OperationalError("database or disk is full"))
+    assert no_room(sqlite3.OperationalError("disk I/O error"))
+    assert no_room(ValueError("Failed to open file for write: 'No space left on device (os error 28)'"))
+    assert not no_room(OSError(errno.EEXIST, "File exists"))
+    assert not no_room(sqlite3.OperationalError("no such table: notes"))
