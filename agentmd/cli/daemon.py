@@ -205,8 +205,14 @@ def _daemon_status(settings: Settings, port: int | None, wait: float) -> tuple[S
 
 
 def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    settings = settings_of(args)
+    from agentmd.engine.settings import resolve
+
+    # a vault folder that is gone (an unmounted drive) is a red status, not a usage error: its daemon may say more
+    settings = resolve(vault=args.vault, index=args.index, config=args.config, require_vault=False)
     status, slow = _daemon_status(settings, args.port, max(args.wait, 0.1))
+    if status is None and not settings.vault.is_dir():
+        missing = f"vault-missing: the vault folder {settings.vault} is gone; check the path (is the drive mounted?)"
+        status = {"vault": str(settings.vault), "color": "red", "red": [missing], "yellow": []}
     if status is None:
         status = _status_here(settings, slow)
     import os

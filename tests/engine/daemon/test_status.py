@@ -36,6 +36,15 @@ def test_healthy_vault_is_not_red(cli, repo_vault: Vault, tmp_path: Path) -> Non
     assert "index     2 notes" in text and "daemon    not running" in text
 
 
+def test_a_vault_folder_that_is_gone_is_red_not_a_usage_error(cli, repo_vault: Vault, tmp_path: Path) -> None:
+    assert cli("reindex", *_args(repo_vault, tmp_path)).code == 0
+    repo_vault.root.rename(tmp_path / "unmounted")
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    assert r.code == 3, (r.out, r.err)
+    (red,) = r.json()["red"]
+    assert red.startswith("vault-missing:") and str(repo_vault.root) in red and "mounted" in red
+
+
 def test_notes_not_read_whole_are_named_by_reindex_and_turn_status_yellow_until_fixed(
     cli, repo_vault: Vault, tmp_path: Path
 ) -> None:
