@@ -24,7 +24,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import TypedDict, cast
 
-from agentmd.engine.breaker import is_mass_deletion, is_note
+from agentmd.engine.breaker import DELETION_WINDOW, RecentDeletions, is_mass_deletion, is_note
 from agentmd.engine.failpoints import failpoint
 from agentmd.engine.index.catalog_schema import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
 from agentmd.engine.index.fulltext.schema import IndexDoc
@@ -50,6 +50,8 @@ READ_ERRORS_KEPT = 5  # files that could not be read, kept by path in the pass r
 HELD_KEPT = 50  # conflict copies and notes with conflict markers, kept by path in the pass record for status
 
 Progress = Callable[[int, int], None]
+
+RECENT_DELETIONS_KEY = "recent_deletions"  # catalog meta: the notes gone lately (engine/breaker.RecentDeletions)
 
 
 @dataclass
@@ -448,16 +450,28 @@ def _reconcile(
         indexed = store.catalog.count() if len(known) > len(on_disk) else len(known)
 
     deleted = [p for p in known if p not in on_disk]
-    if deleted and not allow_mass_delete and is_mass_deletion(len(deleted), indexed):
+    # the window counts notes lost, not moved: a note renamed is one gone and one new
+    lost = max(0, len(deleted) - sum(1 for p in on_disk if p not in known)) if deleted else 0
+    recent = RecentDeletions.load(store.catalog.get_meta(RECENT_DELETIONS_KEY), time.time(), indexed)
+    at_once = is_mass_deletion(len(deleted), indexed)
+    if deleted and not allow_mass_delete and (at_once or recent.trips(lost)):
         report.refused = (
-            f"this pass would remove {len(deleted)} of {indexed} indexed notes, which looks like an unmounted "
-            "or emptied vault; nothing was changed. If the deletion is deliberate, run "
-            "`agentmd reindex --allow-mass-delete`"
+            f"this pass would remove {len(deleted)} of {indexed} indexed notes"
+            if at_once
+            else f"this pass would make {recent.removed + lost} of {recent.peak} indexed notes gone within the last "
+            f"{DELETION_WINDOW / 3600:g} hour, a few at a time"
+        ) + (
+            ", which looks like an unmounted or emptied vault (or a sync client deleting it); nothing was changed. "
+            "If the deletion is deliberate, run `agentmd reindex --allow-mass-delete`"
         )
         report.seconds = time.perf_counter() - start
         if only is None:
             record_pass(store, report)
         return report
+    if allow_mass_delete and deleted:  # the window starts afresh from what is left
+        store.catalog.set_meta(RECENT_DELETIONS_KEY, RecentDeletions(time.time(), indexed - lost, 0).dump(0))
+    elif lost:
+        store.catalog.set_meta(RECENT_DELETIONS_KEY, recent.dump(lost))
 
     todo = [p for p, st in on_disk.items() if known.get(p) != st]
     report.unchanged = len(on_disk) - len(todo)
