@@ -70,8 +70,11 @@ def _new_file(path: Path) -> Path:
     try:
         os.write(fd, (secrets.token_hex(TOKEN_BYTES) + "\n").encode("ascii"))
         os.fsync(fd)
-    finally:
+    except OSError:  # a full disk: no empty temp file is left behind
         os.close(fd)
+        _unlink(temp)
+        raise
+    os.close(fd)
     return temp
 
 

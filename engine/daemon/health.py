@@ -143,7 +143,7 @@ class HealthPass:
         elif free is not None and free < self.min_free_bytes:
             red.append(
                 f"disk-full: only {_mb(free)} free on the vault's disk ({self.vault}; red under "
-                f"{_mb(self.min_free_bytes)}): captures and commits fail until some space is freed"
+                f"{_mb(self.min_free_bytes)}): captures and commits will fail once it is full; free some space"
             )
         objects = self.vault / ".git" / "objects"
         if objects.is_dir():

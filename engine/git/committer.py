@@ -388,7 +388,7 @@ class Committer:
             except (CycleFailure, OSError) as exc:
                 if isinstance(exc, HeadMoved) and not last:
                     raise
-                message = str(exc) if isinstance(exc, CycleFailure) else f"file system error in .git: {exc}"
+                message = str(exc) if isinstance(exc, CycleFailure) else f"file system error: {exc}"
                 return self._failed(message, warnings)
         finally:
             lock.release()

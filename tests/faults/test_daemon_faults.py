@@ -454,7 +454,7 @@ def test_a_full_disk_turns_status_red(settings: Settings) -> None:
         line = red_after_one_pass(d, "disk-full")
         assert "free some space" in line
         vault_line = next(r for r in d.status()["red"] if r.startswith("disk-full") and "vault's disk" in r)
-        assert str(settings.vault) in vault_line and "captures and commits fail" in vault_line
+        assert str(settings.vault) in vault_line and "captures and commits will fail once it is full" in vault_line
     finally:
         d.stop()
 
