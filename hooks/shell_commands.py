@@ -252,3 +252,39 @@ def find_deletes(args: list[str]) -> list[str]:
     if "-delete" in args or {os.path.basename(r) for r in runs} & (DELETES | {"mv", "truncate"}):
         return starts or ["."]
     return []
+
+
+# The agentmd commands only the vault's owner runs: a command with no subcommands listed is the owner's whole;
+# with some, only those are (`hooks install`, but not `remote show`).
+OWNER_COMMANDS: dict[str, frozenset[str]] = {
+    "undo": frozenset(),
+    "revert": frozenset(),
+    "restore": frozenset(),
+    "open": frozenset(),
+    "hooks": frozenset(),
+    "service": frozenset({"install", "uninstall", "start", "stop", "restart"}),
+    "token": frozenset({"rotate"}),
+    "remote": frozenset({"add", "remove", "set-url"}),
+    "jobs": frozenset({"run"}),
+}
+
+
+def owner_command(words: list[str], operator: bool) -> str | None:
+    """The agentmd command `words` (its subcommand first) as said in a refusal, when only the vault's owner runs
+    it: one that speaks for the operator (`operator`: `--operator` given), one of `OWNER_COMMANDS`, or a
+    reindex allowed to delete in bulk. None for any other."""
+    sub, rest = (words[0], words[1:]) if words else ("", [])
+    owned = OWNER_COMMANDS.get(sub)
+    if operator or (owned is not None and (not owned or (rest[:1] and rest[0] in owned))):
+        return f"`agentmd {' '.join([sub, *rest[:1]])}`"
+    if sub == "reindex" and "--allow-mass-delete" in rest:
+        return "`agentmd reindex --allow-mass-delete`"
+    return None
+
+
+def owner_reason(command: str, vault: object) -> str:
+    return (
+        f"agentmd file guard: {command} is for the owner of the agentmd vault {vault} to run (it speaks for the "
+        "operator, or changes how the vault is guarded, served or synced), not an agent; ask the person to run it. "
+        "To save a memory use the `memory_capture` MCP tool (or `agentmd capture`, which writes as an agent)."
+    )

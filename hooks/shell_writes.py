@@ -78,6 +78,8 @@ from .shell_commands import (
     git_reads,
     inline_program,
     inplace,
+    owner_command,
+    owner_reason,
     paths_within,
     program_writes,
     script_reads_only,
@@ -219,16 +221,10 @@ class _WriteWalker(ShellWalker):
         i = 0
         while i < len(args) and args[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
             i += 2 if args[i] in ("--vault", "--index", "--config") else 1
-        sub, rest = (args[i], args[i + 1 :]) if i < len(args) else ("", [])
-        if sub == "git":
-            return self.git(rest, cwd, in_vault=True)
-        owner = OWNER_COMMANDS.get(sub)
-        said = f"`agentmd {' '.join([sub, *rest[:1]])}`"
-        if "--operator" in args or (owner is not None and (not owner or (rest[:1] and rest[0] in owner))):
-            return Verdict(True, _owner_reason(said, self.vault))
-        if sub == "reindex" and "--allow-mass-delete" in rest:
-            return Verdict(True, _owner_reason("`agentmd reindex --allow-mass-delete`", self.vault))
-        return ALLOW
+        if args[i : i + 1] == ["git"]:
+            return self.git(args[i + 1 :], cwd, in_vault=True)
+        owned = owner_command(args[i:], "--operator" in args)
+        return ALLOW if owned is None else Verdict(True, owner_reason(owned, self.vault))
 
     def _fd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         return self.unknown(name, args, cwd) if {"-x", "--exec", "-X", "--exec-batch"} & set(args) else ALLOW
@@ -618,29 +614,6 @@ def _spellings(word: str, cwd: Path | None) -> list[str]:
             pattern = w if os.path.isabs(w) or cwd is None else os.path.join(cwd, w)
             out += sorted(glob.glob(os.path.expanduser(pattern)))[:MAX_SPELLINGS]
     return out[:MAX_SPELLINGS]
-
-
-# The agentmd commands only the vault's owner runs: a command with no subcommands listed is the owner's whole;
-# with some, only those are (`hooks install`, but not `remote show`).
-OWNER_COMMANDS: dict[str, frozenset[str]] = {
-    "undo": frozenset(),
-    "revert": frozenset(),
-    "restore": frozenset(),
-    "open": frozenset(),
-    "hooks": frozenset(),
-    "service": frozenset({"install", "uninstall", "start", "stop", "restart"}),
-    "token": frozenset({"rotate"}),
-    "remote": frozenset({"add", "remove", "set-url"}),
-    "jobs": frozenset({"run"}),
-}
-
-
-def _owner_reason(command: str, vault: Path) -> str:
-    return (
-        f"agentmd file guard: {command} is for the owner of the agentmd vault {vault} to run (it speaks for the "
-        "operator, or changes how the vault is guarded, served or synced), not an agent; ask the person to run it. "
-        "To save a memory use the `memory_capture` MCP tool (or `agentmd capture`, which writes as an agent)."
-    )
 
 
 def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
