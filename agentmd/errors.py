@@ -54,7 +54,8 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     │   ├── SyncWaits
     │   └── HistoryRewritten          engine/git/rewrite.py
     ├── _Fallback                     engine/git/tree_move.py
-    ├── UndoRefused                   engine/git/undo.py
+    ├── UndoRefused                   engine/git/undo_types.py
+    ├── CacheUnwritable               engine/index/store.py
     ├── EmbedderUnavailable           engine/index/embedder.py
     │   └── _Slow                     engine/index/endpoint_embedder.py
     ├── ManifestError +ValueError     engine/jobs/manifest.py
