@@ -257,6 +257,15 @@ def _merge_text(git: GitCli, base: str, ours: str, theirs: str) -> str | None:
         return ours
     if ours == base:
         return theirs
+    out = _merge_file(git, base, ours, theirs)
+    try:
+        return out.decode("utf-8") if out is not None else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _merge_file(git: GitCli, base: str, ours: str, theirs: str, *options: str) -> bytes | None:
+    """`git merge-file -p` of three texts (with `options`, such as `--ours`); None when it conflicts or fails."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="agentmd-merge-") as tmp:
@@ -265,13 +274,8 @@ def _merge_text(git: GitCli, base: str, ours: str, theirs: str) -> str | None:
             path = Path(tmp) / name
             path.write_bytes(text.encode("utf-8", "surrogateescape"))
             names.append(str(path))
-        run = git.run("merge-file", "-p", "--quiet", *names)
-    if run.code != 0:
-        return None
-    try:
-        return run.out.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        run = git.run("merge-file", "-p", "--quiet", *options, *names)
+    return run.out if run.code == 0 else None
 
 
 def merge_note(git: GitCli, base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
@@ -300,18 +304,8 @@ def merge_favouring(git: GitCli, base: str, ours: str, theirs: str, *, favour: s
     merged = merge_note(git, *(t.encode("utf-8", "surrogateescape") for t in (base, ours, theirs)))
     if merged is not None:
         return merged.decode("utf-8", "surrogateescape")
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="agentmd-merge-") as tmp:
-        names = []
-        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
-            path = Path(tmp) / name
-            path.write_bytes(text.encode("utf-8", "surrogateescape"))
-            names.append(str(path))
-        run = git.run("merge-file", "-p", "--quiet", f"--{favour}", *names)
-    if run.code != 0:
-        return None
-    return run.out.decode("utf-8", "surrogateescape")
+    out = _merge_file(git, base, ours, theirs, f"--{favour}")
+    return out.decode("utf-8", "surrogateescape") if out is not None else None
 
 
 def is_capture(data: bytes) -> bool:
