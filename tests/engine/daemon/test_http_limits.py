@@ -129,22 +129,26 @@ def test_keep_alive_requests_and_bodies_under_the_bounds_pass(tight: int) -> Non
 
 
 def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending_its_head(tight: int) -> None:
-    """Every slot held by a connection trickling its head, or idle between requests: a whole request still gets
-    through, and the oldest such is closed; with every slot holding a request being worked on, one more is closed
+    """Every slot held by a connection trickling its head or its body, or idle between requests: a whole request
+    still gets through, and the oldest such is closed; with every slot holding a request being worked on, one more is closed
     at once."""
-    held = [connect(tight) for _ in range(Tight.max_connections)]
-    try:
-        for s in held:
-            s.sendall(b"GET / HTTP/1.1\r\n")
-            time.sleep(0.02)  # their order of arrival
-        with connect(tight) as extra:
-            extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            assert answer_of(extra, 5).endswith(b"hello 0")
-        assert answer_of(held[0], 5) == b""  # the oldest unfinished head made room
-    finally:
-        for s in held:
-            s.close()
-    wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
+    for start in (
+        b"GET / HTTP/1.1\r\n",  # heads still coming
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nx",  # bodies still coming, read
+    ):
+        held = [connect(tight) for _ in range(Tight.max_connections)]
+        try:
+            for s in held:
+                s.sendall(start)
+                time.sleep(0.02)  # their order of arrival
+            with connect(tight) as extra:
+                extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                assert answer_of(extra, 5).endswith(b"hello 0")
+            assert answer_of(held[0], 5) == b""  # the oldest unfinished request made room
+        finally:
+            for s in held:
+                s.close()
+        wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the holders are gone")
     idle = [connect(tight) for _ in range(Tight.max_connections)]
     try:
         for s in idle:  # a request answered, the connection kept open for the next (keep-alive), idle
@@ -158,19 +162,6 @@ def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending
         for s in idle:
             s.close()
     wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the idle ones are gone")
-    trickling = [connect(tight) for _ in range(Tight.max_connections)]
-    try:
-        for s in trickling:  # heads whole, bodies still coming (on a path that reads its body): the daemon waits
-            s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nx")
-            time.sleep(0.02)
-        with connect(tight) as extra:
-            extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            assert answer_of(extra, 5).endswith(b"hello 0")
-        assert answer_of(trickling[0], 5) == b""  # the oldest unfinished body made room
-    finally:
-        for s in trickling:
-            s.close()
-    wait_until(lambda: get(tight).endswith(b"hello 0"), 10, "service after the tricklers are gone")
     busy = [connect(tight) for _ in range(Tight.max_connections)]
     try:
         for s in busy:  # whole requests the daemon is working on (a slow answer)
