@@ -130,8 +130,8 @@ def test_keep_alive_requests_and_bodies_under_the_bounds_pass(tight: int) -> Non
 
 def test_a_connection_past_the_bound_takes_the_place_of_the_oldest_still_sending_its_head(tight: int) -> None:
     """Every slot held by a connection trickling its head or its body, or idle between requests: a whole request
-    still gets through, and the oldest such is closed; with every slot holding a request being worked on, one more is closed
-    at once."""
+    still gets through, and the oldest such is closed; with every slot holding a request being worked on, one
+    more is closed at once."""
     for start in (
         b"GET / HTTP/1.1\r\n",  # heads still coming
         b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nx",  # bodies still coming, read
