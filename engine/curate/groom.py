@@ -17,11 +17,12 @@ never proposed. No model is asked anything by these detectors. One more kind of 
 only on request (`agentmd groom --propose --restated`, engine/enrich/restated.py): restated, a rule stated twice
 that the model CLI judged the same rule, merged into the newer note (engine/curate/merge.py).
 
-The plan carries a snapshot hash of every note it read (path and content hash); applying a plan whose notes
-changed since is refused as stale. Applying never rewrites content: retirements are frontmatter edits, and a
-split writes children whose bodies are exact slices of the parent's body, while the parent keeps every byte
-and is walled as superseded (`split_into`). `--split-revert` walls the children and gives the parent back
-exactly the bytes it had.
+The plan carries the content hash of every note it read; applying it is refused as stale when a note one of
+its proposals touches (the note, and the one it keeps or merges into) changed since, and names that note. Notes
+written since that no proposal touches (the morning note, a self-probe, a capture) leave the plan standing.
+Applying never rewrites content: retirements are frontmatter edits, and a split writes children whose bodies are
+exact slices of the parent's body, while the parent keeps every byte and is walled as superseded (`split_into`).
+`--split-revert` walls the children and gives the parent back exactly the bytes it had.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from agentmd.vault_schema import (
     parse_note,
     render_note,
     split_frontmatter,
+    target_key,
     update_frontmatter,
 )
 
@@ -187,7 +189,8 @@ def slices(body: str, points: Sequence[int]) -> list[str]:
 
 
 def read_notes(vault: Path, catalog: Catalog, contract: Contract) -> tuple[list[Read], str]:
-    """Every note no wall hides, read from disk, and the snapshot hash of what was read."""
+    """Every note no wall hides, read from disk (each with its content hash, `Read.digest`), and the snapshot
+    hash of what was read."""
     reads, seen = [], []
     for path, _captured, _status, _hash, _flags in catalog.review_rows():
         try:
@@ -217,6 +220,7 @@ class GroomPlan(TypedDict):
 
     schema_version: int
     snapshot_hash: str
+    read: dict[str, str]  # the content hash of each note read, by path: what applying checks
     created: str
     notes_read: int
     proposals: list[Proposal]
@@ -251,16 +255,21 @@ def propose(
             proposal["offsets"] = offsets
         proposals.append(proposal)
 
-    first_by_text: dict[tuple[str | None, str], Read] = {}
+    same_text: dict[tuple[str | None, str], list[Read]] = {}
     for r in notes:
         text = " ".join(r.note.text.split())
-        if len(text) < 20:
-            continue
-        key = (r.space, hashlib.sha256(text.encode("utf-8")).hexdigest())
-        keep = first_by_text.setdefault(key, r)
-        if keep is not r:
-            reason = f"the same text as {keep.path}, which is older and kept"
-            claim(r, "duplicate", reason, action="retire", keep=keep.path)
+        if len(text) >= 20:
+            same_text.setdefault((r.space, hashlib.sha256(text.encode("utf-8")).hexdigest()), []).append(r)
+    for group in (g for g in same_text.values() if len(g) > 1):
+        # the oldest is kept; of notes as old, the one most linked to (the original others point at, not a copy)
+        inbound = {r.path: len(catalog.links_with_keys([target_key(r.path)])) for r in group}
+        keep = min(group, key=lambda r: (r.note.captured, -inbound[r.path], r.path))
+        for r in group:
+            if r is not keep:
+                why = "older" if keep.note.captured < r.note.captured else "as old and more linked to"
+                claim(
+                    r, "duplicate", f"the same text as {keep.path}, which is {why} and kept", "retire", keep=keep.path
+                )
     by_title: dict[tuple[str | None, str], list[Read]] = {}
     for r in notes:
         if r.path not in claimed:
@@ -300,6 +309,7 @@ def propose(
     return {
         "schema_version": SCHEMA_VERSION,
         "snapshot_hash": snap,
+        "read": {r.path: digest(r.data) for r in reads},
         "created": stamp(now),
         "notes_read": len(reads),
         "proposals": proposals,
@@ -337,9 +347,7 @@ def apply_plan(
     `StalePlan` when its snapshot no longer holds."""
     if plan.get("schema_version") != SCHEMA_VERSION:
         raise StalePlan(f"the plan is of schema {plan.get('schema_version')}; propose a new one")
-    _reads, snap = read_notes(vault, catalog, contract)
-    if snap != plan.get("snapshot_hash"):
-        raise StalePlan("the vault changed since the plan was made; run `agentmd groom --propose` again")
+    _stale_since(vault, catalog, contract, plan)
     when = stamp(now or dt.datetime.now(dt.UTC))
     edits: list[Edit] = []
     done: list[dict[str, object]] = []
@@ -372,6 +380,30 @@ def apply_plan(
             edits += [Edit(path, older, digest(data)), Edit(keep, newer, digest(kept))]
             done.append({"path": path, "action": "merge", "into": keep, "reason": reason})
     return Step("groom", f"groom {len(done)} proposal(s)", tuple(edits)), done
+
+
+def _stale_since(vault: Path, catalog: Catalog, contract: Contract, plan: GroomPlan) -> None:
+    """Refuse (`StalePlan`) a plan a note of whose proposals (the note, and the one it keeps or merges into)
+    changed since it was read, naming the notes; a plan without the hashes of its notes (an older one) is
+    refused when any note of the vault changed."""
+    read = plan.get("read")
+    if not isinstance(read, dict):
+        _reads, snap = read_notes(vault, catalog, contract)
+        if snap != plan.get("snapshot_hash"):
+            raise StalePlan("the vault changed since the plan was made; run `agentmd groom --propose` again")
+        return
+    touched = sorted({str(p[k]) for p in plan.get("proposals", []) for k in ("path", "keep") if p.get(k)})
+    changed = []
+    for path in touched:
+        try:
+            now = digest((vault / path).read_bytes())
+        except OSError:
+            now = None
+        if now is None or read.get(path) != now:
+            changed.append(path)
+    if changed:
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        raise StalePlan(f"{shown} changed since the plan was made; run `agentmd groom --propose` again")
 
 
 def _split(vault: Path, path: str, text: str, data: bytes, offsets: list[int], when: str) -> tuple[list[Edit], Edit]:

@@ -93,6 +93,41 @@ def test_apply_is_a_dry_run_until_yes_then_one_groom_commit_and_a_stale_plan_is_
     assert again["proposals"] == []
 
 
+def test_a_plan_stands_while_no_note_it_touches_changes_and_names_the_one_that_did(
+    cli, vault: Path, tmp_path: Path
+) -> None:
+    # the nightly plan meets the morning note, a self-probe and agents' captures before anyone applies it
+    out = tmp_path / "plan.json"
+    cli("groom", *args(vault), "--propose", "--out", str(out))
+    note(vault, "daily/morning.md", "What happened overnight.", captured="2026-12-07")
+    (vault / "README.md").write_text("# Vault\n\nEdited by hand.\n")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "the morning's own writes")
+    assert cli("groom", *args(vault), "--apply", str(out), "--yes").code == 0
+    out2 = tmp_path / "plan2.json"
+    note(vault, "memory/c.md", "- [x] one\n- [x] two\n- [x] three things done", captured=OLD)
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "a finished list")
+    cli("groom", *args(vault), "--propose", "--out", str(out2))
+    (vault / "memory/c.md").write_text((vault / "memory/c.md").read_text() + "- [ ] and one more\n")
+    stale = cli("groom", *args(vault), "--apply", str(out2), "--yes")
+    assert stale.code == 1 and "memory/c.md changed since the plan was made" in stale.out
+
+
+def test_of_two_copies_as_old_the_one_linked_to_is_kept(cli, tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    text = "Money is stored as integer cents, never as floats."
+    note(root, "memory/money.md", text, captured=OLD)
+    note(root, "memory/money-a-copy.md", text, captured=OLD)  # sorts first, made by `cp`
+    note(root, "memory/blueprint.md", "Amounts: see [[money]] and ![[money]].", captured=OLD)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "notes")
+    plan = cli("groom", *args(root), "--propose", "--json").json()
+    (dup,) = [p for p in plan["proposals"] if p["detector"] == "duplicate"]
+    assert (dup["path"], dup["keep"]) == ("memory/money-a-copy.md", "memory/money.md")
+    assert "as old and more linked to" in dup["reason"]
+
+
 def test_split_then_revert_round_trips_byte_for_byte(cli, vault: Path, tmp_path: Path) -> None:
     original = (vault / "memory/stories.md").read_bytes()
     out = tmp_path / "plan.json"
