@@ -59,7 +59,8 @@ class QueueItem:
 
 
 def _fields(vault: Path, path: str) -> dict[str, object]:
-    """`source` and `filing_confidence` as the note's frontmatter gives them (empty when unreadable)."""
+    """`source` and `filing_confidence` as the note's frontmatter gives them, and the reason of its latest review
+    flag (`flag`: a phone clip's refused instructions); empty when unreadable."""
     try:
         text = (vault / path).read_bytes().decode("utf-8", "replace")
     except OSError:
@@ -78,6 +79,10 @@ def _fields(vault: Path, path: str) -> dict[str, object]:
             out[key] = value
     if fm.get("confirmed"):
         out["confirmed"] = True
+    flags = fm.get("review_flags")
+    last = (flags[-1] if flags else None) if isinstance(flags, list) else flags
+    if isinstance(last, dict) and isinstance(last.get("reason"), str):
+        out["flag"] = last["reason"]
     return out
 
 
@@ -190,6 +195,12 @@ def review_queue(
                 reason, why = "phone-clip", "phone clip marked unfiled; file it or retire it"
             else:
                 reason, why = "unfiled", "unfiled capture (no type, or a type without a why); confirm or retire it"
+        elif phone and not state and fields.get("flag"):
+            reason = "phone-clip"
+            why = (
+                f"phone clip whose instructions were refused: {fields['flag']}; fix them in the note (the next "
+                "sweep files it), or file or retire it by hand"
+            )
         elif phone and not state:
             reason, why = "phone-clip", "phone clip without a status: nobody has judged it yet"
         elif not fields.get("confirmed") and _low_confidence(fields.get("filing_confidence"), threshold):

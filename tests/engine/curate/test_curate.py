@@ -99,6 +99,16 @@ def test_queue_lists_what_awaits_judgment_oldest_first_with_why(cli, vault: Path
     assert cli("queue", *args(vault), "--origin", "nope").code == 2
 
 
+def test_a_phone_clip_whose_instructions_were_refused_says_why_in_the_queue(cli, vault: Path) -> None:
+    flags = [
+        {"flag": "phone-instructions", "code": "grammar", "reason": "project slug `Ledger Line` is not kebab-case"}
+    ]
+    note(vault, "inbox/phone/flagged.md", "A clip.", captured=OLD, review_flags=flags)
+    items = {i["path"]: i for i in cli("queue", *args(vault), "--json").json()["items"]}
+    why = items["inbox/phone/flagged.md"]["why"]
+    assert "instructions were refused: project slug `Ledger Line` is not kebab-case" in why and "fix them" in why
+
+
 def test_status_counts_what_the_queue_lists(cli, vault: Path, tmp_path: Path) -> None:
     assert cli("reindex", *args(vault), "--no-dense").code == 0
     status = cli("status", *args(vault), "--json").json()  # the first look records the inherited backlog
