@@ -221,10 +221,11 @@ def cmd_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = settings_of(args)
     now = dt.datetime.now(dt.UTC)
     options = {k: getattr(args, k, None) for k in ("type", "why", "reason")}
+    contract = load_contract(settings.vault, settings.contract_path).contract
     if args.action == "confirm":
-        check_type(load_contract(settings.vault, settings.contract_path).contract, options["type"])
+        check_type(contract, options["type"])
     paths, bulk = _select(args, settings, now)
-    plan = plan_edits(settings.vault, args.action, paths, options=options, now=now)
+    plan = plan_edits(settings.vault, args.action, paths, options=options, now=now, inbox=contract.is_phone_path)
     payload: dict[str, object] = {"dry_run": not args.yes, **plan.to_dict()}
     lines = [f"{args.action}: {len(plan.changed)} note(s) to change, {len(plan.items) - len(plan.changed)} skipped"]
     for item in plan.items:

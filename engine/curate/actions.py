@@ -15,7 +15,7 @@ the wanted state is skipped, so running a command twice changes nothing the seco
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,12 @@ def _decide(
     raise UsageError(f"unknown curation action {action!r}; use one of {', '.join(ACTIONS)}")
 
 
+INBOX_SKIP = (
+    "a phone clip in the inbox, where recall never reads: give it instructions the sweep files "
+    "(`instructions: file as fact; why ...`), or capture its text as a note and retire the clip"
+)
+
+
 def plan_edits(
     vault: Path,
     action: str,
@@ -137,13 +143,19 @@ def plan_edits(
     *,
     options: dict[str, object] | None = None,
     now: dt.datetime | None = None,
+    inbox: Callable[[str], bool] | None = None,
 ) -> Plan:
-    """The plan for `action` over `paths`: what each note's frontmatter becomes, or why it is skipped."""
+    """The plan for `action` over `paths`: what each note's frontmatter becomes, or why it is skipped. `inbox`
+    names the paths of an inbox recall never reads (the phone clipper's, `Contract.is_phone_path`): a note there
+    is not confirmed or promoted where it lies, since it would stay out of every recall."""
     options = dict(options or {})
     when = stamp(now or dt.datetime.now(dt.UTC))
     items: list[Planned] = []
     edits: list[Edit] = []
     for path in dict.fromkeys(paths):
+        if action in ("confirm", "promote") and inbox is not None and inbox(path):
+            items.append(Planned(path, action, skipped=INBOX_SKIP))
+            continue
         try:
             data = (vault / path).read_bytes()
         except FileNotFoundError:

@@ -173,7 +173,9 @@ def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None
     if action in ("confirm", "retire"):
         path = safe_note_path(host.settings.vault, _text(data, "path"))
         options: dict[str, object] = {"reason": _reason(data)} if action == "retire" else {}
-        edits = plan_edits(host.settings.vault, action, [path], options=options, now=now)
+        edits = plan_edits(
+            host.settings.vault, action, [path], options=options, now=now, inbox=host.contract().is_phone_path
+        )
         lines = []
         for item in edits.items:
             if item.skipped:
@@ -236,7 +238,9 @@ def apply(host: PageHost, data: dict[str, object], now: dt.datetime | None = Non
         if _note_digest(host, path) != data.get("digest"):
             raise UsageError(f"{path} changed since the plan was shown: look at the plan again")
         options: dict[str, object] = {"reason": _reason(data)} if action == "retire" else {}
-        p = plan_edits(host.settings.vault, action, [path], options=options, now=now)
+        p = plan_edits(
+            host.settings.vault, action, [path], options=options, now=now, inbox=host.contract().is_phone_path
+        )
         if not p.changed:
             return Outcome("Nothing was written", [f"skip {i.path}: {i.skipped}" for i in p.items])
         try:

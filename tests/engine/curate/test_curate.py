@@ -297,3 +297,9 @@ def test_a_step_whose_notes_changed_since_the_plan_is_refused_whole(vault: Path,
     with pytest.raises(StepRefused, match="changed since the plan"):
         run_steps(settings, [plan.step])
     assert head(vault) == before and snapshot(vault) == tree
+
+
+def test_a_phone_clip_is_not_confirmed_where_recall_never_reads(cli, vault: Path) -> None:
+    r = cli("confirm", *args(vault), "inbox/phone/clip.md", "--type", "fact", "--why", "a gotcha", "--yes")
+    assert "inbox/phone/clip.md" in r.out and "where recall never reads" in r.out and "instructions" in r.out
+    assert "status" not in fm(vault, "inbox/phone/clip.md") or fm(vault, "inbox/phone/clip.md")["status"] != "active"
