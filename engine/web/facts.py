@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.git.undo import UndoneTracker
 from agentmd.engine.web.svg import KINDS, kind_of
 from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter
+
+SHORT_HEX_ID = re.compile(r"[0-9a-f]{7,64}")
 
 _REC, _SEP = "\x1e", "\x1f"
 _FORMAT = (
@@ -99,8 +102,8 @@ def day_counts(commits: list[Commit], now: dt.datetime, days: int = TIMELINE_DAY
 
 def commit_of(vault: Path, sha: str) -> tuple[Commit, str, bool]:
     """One commit, its patch (at most MAX_DIFF_BYTES) and whether the patch was cut."""
-    if not HEX_ID.fullmatch(sha or ""):
-        raise UsageError("name a commit by its hash")
+    if not SHORT_HEX_ID.fullmatch(sha or ""):  # a hash, whole or cut to 7 or more digits (as the CLI prints it)
+        raise UsageError("name a commit by its hash (at least 7 of its digits)")
     git = GitCli(vault)
     head = git.run("log", "-1", f"--format={_FORMAT}", sha, "--", optional_locks=False)
     found = _parse(head.out.decode("utf-8", "replace")) if head.code == 0 else []

@@ -198,6 +198,8 @@ def test_every_view_renders_in_the_browser_and_is_photographed(
     assert "notes/otters.md" in page.js("document.getElementById('diff').innerText")
     assert page.js("document.baseURI") == at(page)  # the page's own policy lets its `<base>` stand: links resolve
     shoot(page, tmp_path, "change")
+    page.open(at(page, f"change/{sha[:10]}"))  # the short hash the command line prints
+    assert "notes/otters.md" in page.js("document.getElementById('diff').innerText")
 
 
 def test_a_note_holding_script_shows_as_text_and_runs_nothing(daemon: Daemon, page: Browser) -> None:
