@@ -200,6 +200,11 @@ def _select(args: argparse.Namespace, settings: Settings, now: dt.datetime) -> t
     origin = getattr(args, "origin", None)
     if getattr(args, "since", None) and not origin:
         raise UsageError("--since goes with --origin (retire every note that origin wrote since then)")
+    if origin and not getattr(args, "since", None):
+        raise UsageError(
+            f"--origin goes with --since (the notes {origin} wrote since a time: `--since 1d`, `--since 2026-12-01`); "
+            "without it every note that origin ever wrote would be taken"
+        )
     chosen = [bool(paths), bool(prefix), bool(origin)]
     if sum(chosen) != 1:
         raise UsageError("name the notes one way: paths, --source-prefix P, or --origin O --since D")

@@ -198,6 +198,8 @@ def test_retire_by_source_prefix_and_by_origin_since(cli, vault: Path) -> None:
     assert r.code == 0 and origins(vault)[0] == "retire"
     assert git(vault, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
     assert cli("retire", *args(vault), "--since", "1d").code == 2
+    ever = cli("retire", *args(vault), "--origin", "capture")  # every capture ever made: not without a time
+    assert ever.code == 2 and "--origin goes with --since" in ever.err
 
 
 def test_promote_to_shared_takes_the_note_out_of_its_project(cli, vault: Path) -> None:
