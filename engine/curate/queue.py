@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.git.conflicts import sibling_machine
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.times import parse_utc
 from agentmd.rules import Contract
 from agentmd.vault_schema import YamlRefused, load_yaml, split_frontmatter
 
 CACHE_FILE = "queue-fields.json"
-ORIGINS = ("capture", "phone", "ingest", "sync")
+ORIGINS = ("capture", "phone", "ingest", "sync", "revert")
 LESSON_SOURCE = "lessons"  # the `source:` of a lesson proposed by engine/enrich/lessons.py
 
 
@@ -181,8 +182,9 @@ def review_queue(
                     "written over a later edit): compare the two, then `agentmd resolve PATH --keep mine|theirs|both`"
                 ),
             )
-            item = QueueItem(path, captured, reason, why, "sync", source)
-            if (not wanted or "sync" in wanted) and (older_than is None or _older(captured, now, older_than)):
+            made_by = "revert" if sibling_machine(path) == "undo" else "sync"  # an undo's sibling, or a sync's
+            item = QueueItem(path, captured, reason, why, made_by, source)
+            if (not wanted or made_by in wanted) and (older_than is None or _older(captured, now, older_than)):
                 items.append(item)
             continue
         if state == "unfiled":

@@ -258,7 +258,7 @@ def test_a_later_edit_of_the_same_lines_becomes_a_sibling_in_the_queue(cli, vaul
     assert no_markers(vault) and grew_from(vault, second) and dirty(vault) == ""
     assert cli("conflicts", *args(vault)).out.strip() == sibling
     queue = cli("queue", *args(vault), "--json").json()["items"]
-    assert [i["reason"] for i in queue if i["path"] == sibling] == ["conflict"]
+    assert [(i["reason"], i["origin"]) for i in queue if i["path"] == sibling] == [("conflict", "revert")]
 
     resolved = cli("resolve", *args(vault), sibling, "--keep", "theirs")  # the undone version wins
     assert resolved.code == 0, resolved.err
