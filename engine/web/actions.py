@@ -126,6 +126,15 @@ def _head(host: PageHost) -> str:
     return GitCli(host.settings.vault).run("rev-parse", "--verify", "--quiet", "HEAD").text
 
 
+def _shown_value(value: object) -> str:
+    """A frontmatter value as a person reads it on the page: a mapping as `key value` pairs, a list comma-joined."""
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{k} {_shown_value(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, list | tuple):
+        return ", ".join(_shown_value(v) for v in value)
+    return str(value)
+
+
 def _note_digest(host: PageHost, path: str) -> str | None:
     try:
         return digest((host.settings.vault / path).read_bytes())
@@ -181,7 +190,7 @@ def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None
             if item.skipped:
                 lines.append(f"skip {item.path}: {item.skipped}")
             else:
-                what = ", ".join(f"{k}: {v}" for k, v in item.changes.items())
+                what = ", ".join(f"{k}: {_shown_value(v)}" for k, v in item.changes.items())
                 lines.append(f"{action} {item.path}")
                 lines.append(f"  frontmatter becomes: {what}" + "".join(f"; -{k}" for k in item.removed))
         if edits.changed:
