@@ -225,6 +225,7 @@ def test_confirm_and_retire_through_the_page_write_what_the_command_writes(
             tmp_path / "screens" / action,
         )
         assert f"{action} inbox/{by_page}.md" in shown["plan"]
+        assert "{'" not in shown["plan"] and "':" not in shown["plan"]  # values in words, no Python dict
         page_commit = wait_until(lambda: head(vault) != before and head(vault), 20, "the page's commit")  # noqa: B023
         code, _out, err = cli(action, f"inbox/{by_cli}.md", "--yes", "--vault", str(vault))
         assert code == 0, err
