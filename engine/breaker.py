@@ -2,9 +2,9 @@
 and the committer (which will not commit their deletion).
 
 More than half of at least 20 notes gone at once looks like an unmounted, emptied or half-synced vault, not
-an edit. So does more than half gone a few at a time within an hour (`RecentDeletions`: a sync client deleting
-a vault in batches, each pass too small to trip the rule alone). `agentmd reindex --allow-mass-delete` is the
-way through when it was deliberate.
+an edit. So does a vault whose count of notes falls below half of the most it held within the hour
+(`RecentDeletions`: a sync client deleting a vault in batches, each pass too small to trip the rule alone).
+`agentmd reindex --allow-mass-delete` is the way through when it was deliberate.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ def is_note(path: str) -> bool:
 
 @dataclass(frozen=True)
 class RecentDeletions:
-    """The notes removed from the index since `since` (wall-clock seconds), against the most notes the index
-    held meanwhile (`peak`): the passes of the last DELETION_WINDOW seconds counted together."""
+    """The most notes the index held (`peak`) since `since` (wall-clock seconds): a vault whose count falls to
+    half of that within DELETION_WINDOW seconds, however many passes it took, is being emptied. Notes moved
+    leave the count as it was, so moving them is no deletion."""
 
     since: float
     peak: int
-    removed: int
 
     @classmethod
     def load(cls, raw: str | None, now: float, notes: int) -> RecentDeletions:
@@ -49,17 +49,16 @@ class RecentDeletions:
         than DELETION_WINDOW, or the clock went back; `notes` is what the index holds now."""
         try:
             data = json.loads(raw) if raw else None
-            kept = cls(float(data["since"]), int(data["peak"]), int(data["removed"])) if data else None
+            kept = cls(float(data["since"]), int(data["peak"])) if data else None
         except (ValueError, TypeError, KeyError):
             kept = None
         if kept is None or not 0 <= now - kept.since <= DELETION_WINDOW:
-            return cls(now, notes, 0)
-        return cls(kept.since, max(kept.peak, notes), kept.removed)
+            return cls(now, notes)
+        return cls(kept.since, max(kept.peak, notes))
 
-    def trips(self, removing: int) -> bool:
-        """Whether removing `removing` more notes makes more than half of the window's peak gone."""
-        return is_mass_deletion(self.removed + removing, self.peak)
+    def trips(self, after: int) -> bool:
+        """Whether the index holding `after` notes would be more than half of the window's peak gone."""
+        return is_mass_deletion(self.peak - after, self.peak)
 
-    def dump(self, removing: int) -> str:
-        """The window's record once `removing` more notes are removed."""
-        return json.dumps({"since": self.since, "peak": self.peak, "removed": self.removed + removing})
+    def dump(self) -> str:
+        return json.dumps({"since": self.since, "peak": self.peak})

@@ -450,16 +450,18 @@ def _reconcile(
         indexed = store.catalog.count() if len(known) > len(on_disk) else len(known)
 
     deleted = [p for p in known if p not in on_disk]
-    # the window counts notes lost, not moved: a note renamed is one gone and one new
-    lost = max(0, len(deleted) - sum(1 for p in on_disk if p not in known)) if deleted else 0
-    recent = RecentDeletions.load(store.catalog.get_meta(RECENT_DELETIONS_KEY), time.time(), indexed)
+    recent, after = None, 0
+    if deleted:  # the count of notes over the last hour: a note moved (one gone, one new) leaves it as it was
+        total = store.catalog.count()
+        after = total - len(deleted) + sum(1 for p in on_disk if p not in known)
+        recent = RecentDeletions.load(store.catalog.get_meta(RECENT_DELETIONS_KEY), time.time(), total)
     at_once = is_mass_deletion(len(deleted), indexed)
-    if deleted and not allow_mass_delete and (at_once or recent.trips(lost)):
+    if deleted and not allow_mass_delete and (at_once or (recent is not None and recent.trips(after))):
         report.refused = (
             f"this pass would remove {len(deleted)} of {indexed} indexed notes"
-            if at_once
-            else f"this pass would make {recent.removed + lost} of {recent.peak} indexed notes gone within the last "
-            f"{DELETION_WINDOW / 3600:g} hour, a few at a time"
+            if at_once or recent is None
+            else f"this pass would leave {after} notes of the {recent.peak} the index held within the last "
+            f"{DELETION_WINDOW / 3600:g} hour, deleted a few at a time"
         ) + (
             ", which looks like an unmounted or emptied vault (or a sync client deleting it); nothing was changed. "
             "If the deletion is deliberate, run `agentmd reindex --allow-mass-delete`"
@@ -468,10 +470,9 @@ def _reconcile(
         if only is None:
             record_pass(store, report)
         return report
-    if allow_mass_delete and deleted:  # the window starts afresh from what is left
-        store.catalog.set_meta(RECENT_DELETIONS_KEY, RecentDeletions(time.time(), indexed - lost, 0).dump(0))
-    elif lost:
-        store.catalog.set_meta(RECENT_DELETIONS_KEY, recent.dump(lost))
+    if recent is not None:  # the window's peak kept; allowed, it starts afresh from what is left
+        window = RecentDeletions(time.time(), after) if allow_mass_delete else recent
+        store.catalog.set_meta(RECENT_DELETIONS_KEY, window.dump())
 
     todo = [p for p, st in on_disk.items() if known.get(p) != st]
     report.unchanged = len(on_disk) - len(todo)
