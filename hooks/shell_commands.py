@@ -269,15 +269,29 @@ OWNER_COMMANDS: dict[str, frozenset[str]] = {
 }
 
 
-def owner_command(words: list[str], operator: bool) -> str | None:
-    """The agentmd command `words` (its subcommand first) as said in a refusal, when only the vault's owner runs
-    it: one that speaks for the operator (`operator`: `--operator` given), one of `OWNER_COMMANDS`, or a
-    reindex allowed to delete in bulk. None for any other."""
-    sub, rest = (words[0], words[1:]) if words else ("", [])
+def _spells(word: str, option: str) -> bool:
+    """Whether `word` is `option` as argparse reads it: whole, with `=VALUE`, or cut short (`--oper`)."""
+    name = word.split("=", 1)[0]
+    return len(name) >= 4 and name.startswith("--") and option.startswith(name)
+
+
+def owner_command(words: list[str], *, fed: bool = False) -> str | None:
+    """The agentmd command `words` (its options, then its subcommand) as said in a refusal, when only the vault's
+    owner runs it, or may: one that speaks for the operator (`--operator`, however shortened), one of
+    `OWNER_COMMANDS`, a reindex allowed to delete in bulk, or one whose subcommand the line does not spell out
+    (a substitution, a variable, or words `xargs` reads from a pipe: `fed`). None for any other."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
+        i += 2 if words[i] in ("--vault", "--index", "--config") else 1
+    sub, rest = (words[i], words[i + 1 :]) if i < len(words) else ("", [])
+    if any(_spells(w, "--operator") for w in words):
+        return f"`agentmd {sub} --operator`"
+    if (not sub and fed) or (sub and not re.fullmatch(r"[a-z][a-z-]*", sub)):
+        return "`agentmd` with a subcommand the line does not spell out"
     owned = OWNER_COMMANDS.get(sub)
-    if operator or (owned is not None and (not owned or (rest[:1] and rest[0] in owned))):
+    if owned is not None and (not owned or (rest[:1] and rest[0] in owned) or (fed and not rest)):
         return f"`agentmd {' '.join([sub, *rest[:1]])}`"
-    if sub == "reindex" and "--allow-mass-delete" in rest:
+    if sub == "reindex" and any(_spells(w, "--allow-mass-delete") for w in rest):
         return "`agentmd reindex --allow-mass-delete`"
     return None
 
@@ -288,3 +302,26 @@ def owner_reason(command: str, vault: object) -> str:
         "operator, or changes how the vault is guarded, served or synced), not an agent; ask the person to run it. "
         "To save a memory use the `memory_capture` MCP tool (or `agentmd capture`, which writes as an agent)."
     )
+
+
+_PYTHON_VALUE_FLAGS = frozenset("WXcmQ")  # python's one-letter options that take a value (`-W ignore`, `-X dev`)
+
+
+def python_module(args: list[str]) -> tuple[str | None, list[str]]:
+    """The module `python ARGS` runs with `-m` (`-m agentmd`, `-Im agentmd`, `-I -m agentmd.__main__`), and
+    the arguments after it; (None, args) when it runs none."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-" and not args[i].startswith("--"):
+        flags = args[i][1:]
+        for k, letter in enumerate(flags):
+            if letter in _PYTHON_VALUE_FLAGS:
+                value = flags[k + 1 :] or (args[i + 1] if i + 1 < len(args) else "")
+                step = 1 if flags[k + 1 :] else 2
+                if letter == "m":
+                    return value, args[i + step :]
+                if letter == "c":
+                    return None, args
+                i += step - 1
+                break
+        i += 1
+    return None, args

@@ -82,6 +82,7 @@ from .shell_commands import (
     owner_reason,
     paths_within,
     program_writes,
+    python_module,
     script_reads_only,
     xargs_command,
 )
@@ -197,6 +198,8 @@ class _WriteWalker(ShellWalker):
         """`xargs CMD` and `busybox CMD`, judged as CMD; names `xargs` reads from a pipe on a line that names
         the vault may be its files."""
         inner = xargs_command(args) if name == "xargs" else args
+        if name == "xargs" and inner and os.path.basename(inner[0]) == "agentmd":  # its words come from the pipe too
+            return self._agentmd("xargs agentmd", inner[1:], cwd)
         verdict = self.command(os.path.basename(inner[0]), inner, cwd) if inner else ALLOW
         fed = name == "xargs" and inner and os.path.basename(inner[0]) in _ACTS_ON_NAMES
         if not verdict.deny and fed and self.names_vault(self.line):
@@ -209,8 +212,9 @@ class _WriteWalker(ShellWalker):
         return self.git(args, cwd, in_vault=False)
 
     def _python(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
-        if args[:2] == ["-m", "agentmd"]:
-            return self._agentmd("agentmd", args[2:], cwd)
+        module, rest = python_module(args)
+        if module is not None and (module == "agentmd" or module.startswith("agentmd.")):
+            return self._agentmd("agentmd", rest, cwd)
         return self.unknown(name, args, cwd)
 
     def _agentmd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
@@ -223,7 +227,8 @@ class _WriteWalker(ShellWalker):
             i += 2 if args[i] in ("--vault", "--index", "--config") else 1
         if args[i : i + 1] == ["git"]:
             return self.git(args[i + 1 :], cwd, in_vault=True)
-        owned = owner_command(args[i:], "--operator" in args)
+        hidden = name == "xargs agentmd" or "`" in self.line or "$(" in self.line  # words the line does not show
+        owned = owner_command(args, fed=hidden)
         return ALLOW if owned is None else Verdict(True, owner_reason(owned, self.vault))
 
     def _fd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:

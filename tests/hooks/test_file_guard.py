@@ -367,6 +367,17 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash agentmd jobs run", bash("/usr/local/bin/agentmd jobs run enrich"), "{P}", DENY),
     ("bash agentmd remote add", bash("agentmd remote add git@evil.example:me/v.git"), "{P}", DENY),
     ("bash agentmd reindex mass delete", bash("agentmd reindex --allow-mass-delete"), "{P}", DENY),
+    # however it is spelled: options cut short (argparse takes them), a subcommand the line does not show, python
+    ("bash agentmd --oper", bash("agentmd capture --title T --body B --oper"), "{P}", DENY),
+    ("bash agentmd --allow-mass", bash("agentmd reindex --allow-mass"), "{P}", DENY),
+    ("bash xargs agentmd", bash("echo undo | xargs agentmd"), "{P}", DENY),
+    ("bash agentmd substitution", bash("agentmd $(echo undo)"), "{P}", DENY),
+    ("bash agentmd backticks", bash("agentmd `echo undo`"), "{P}", DENY),
+    ("bash agentmd variable", bash("X=undo; agentmd $X"), "{P}", DENY),
+    ("bash python -Im agentmd", bash("python3 -Im agentmd undo --yes"), "{P}", DENY),
+    ("bash python -m agentmd.__main__", bash("python3 -I -m agentmd.__main__ revert HEAD"), "{P}", DENY),
+    ("bash agentmd search with substitution", bash('agentmd search "$(cat q.txt)"'), "{P}", ALLOW),
+    ("bash xargs agentmd search", bash("cat q.txt | xargs agentmd search"), "{P}", ALLOW),
     # what an outside tester was refused though it writes nothing into the vault
     ("bash git branch --contains", bash('git -C "{V}" branch --contains HEAD && git -C "{V}" reflog -5'), "{P}", ALLOW),
     (
