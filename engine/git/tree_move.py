@@ -417,12 +417,24 @@ def move_with_git(git: GitCli, old: str, new: str, message: str) -> str | None:
 
 
 def _index_and_head(git: GitCli, old: str, new: str, message: str, env: dict[str, str]) -> None:
-    """The index to `new` (keeping what it knows of unchanged files), then HEAD from `old` to `new`."""
-    read = git.run("read-tree", "-m", old, new)
-    if read.code != 0:
-        read = git.run("read-tree", new)  # the index held something else: it takes the tree whole
-    if read.code != 0:
-        raise OSError(errno.EIO, f"the index could not take the synced tree: {read.why()}")
+    """The index entries of the paths that differ between `old` and `new` set to `new`'s, every other entry as
+    it was (the person's own staging of paths the move leaves alone stays theirs), then HEAD from `old` to
+    `new`. Setting them is the same whether or not an earlier, killed round set some already."""
+    diff = git.run("diff-tree", "-r", "-z", "--no-renames", old, new)
+    if diff.code != 0:
+        raise OSError(errno.EIO, f"the synced commit's changes could not be read: {diff.why()}")
+    fields = diff.out.split(b"\0")
+    lines = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(b":"):
+            continue
+        _old_mode, mode, _old_oid, oid, status = meta[1:].decode().split()
+        gone = status.startswith("D")
+        lines.append((f"0 {'0' * len(oid)}" if gone else f"{mode} {oid}").encode() + b"\t" + path)
+    if lines:
+        info = git.run("update-index", "-z", "--index-info", stdin=b"\0".join(lines) + b"\0")
+        if info.code != 0:
+            raise OSError(errno.EIO, f"the index could not take the synced tree: {info.why()}")
     git.run("update-index", "-q", "--refresh")  # stat data for the files written (exit 1 lists none: ignored)
     failpoint("sync-index-moved")
     ref = git.run("update-ref", "-m", message, "HEAD", new, old, env=env)

@@ -242,3 +242,22 @@ def test_a_round_never_moves_a_path_the_person_has_staged_a_change_of(machines, 
     assert a.sync()["outcome"] == "merged"
     assert "edited on B" in a.read("notes/beta.md")  # the edit survives the deletion, as it does unstaged
     no_markers(a)
+
+
+def test_a_round_keeps_the_persons_staging_of_paths_the_incoming_commits_leave_alone(machines, remote: Path) -> None:
+    # the person staged a deletion and part of an edit; the other machine changed another note: the round brings
+    # that in and leaves the person's index as they made it, for their own commit
+    a, b = machines
+    git(a.vault, "rm", "-q", "notes/gamma.md")
+    write(a.vault, "notes/alpha.md", NOTES["notes/alpha.md"] + "staged line\n")
+    git(a.vault, "add", "notes/alpha.md")
+    write(a.vault, "notes/alpha.md", NOTES["notes/alpha.md"] + "staged line\nunstaged line\n")
+    write(b.vault, "notes/beta.md", "# Beta\n\nbeta text, edited on B\n")
+    assert b.sync()["outcome"] == "pushed"
+
+    assert a.sync()["outcome"] == "fast-forward"
+
+    assert "edited on B" in a.read("notes/beta.md")
+    staged = sorted(git(a.vault, "diff", "--cached", "--name-status").stdout.splitlines())
+    assert staged == ["D\tnotes/gamma.md", "M\tnotes/alpha.md"] or staged == ["M\tnotes/alpha.md", "D\tnotes/gamma.md"]
+    assert "unstaged line" not in git(a.vault, "diff", "--cached").stdout
