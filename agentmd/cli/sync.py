@@ -217,10 +217,14 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         problem = cycle.error or cycle.skipped
         committed = f"not committed yet ({problem})" if problem else "committed (origin: resolve)"
     whose = whose if named == sibling and whose else _whose(settings.vault, sibling)
-    done = {"mine": f"kept {note}, removed {sibling}", "theirs": f"{note} now holds {whose}, {sibling} removed",
+    merged = "what only the other side changed is kept as well"  # the resolve merges from where the two parted
+    done = {"mine": f"kept {note}, removed {sibling}",
+            "theirs": f"{note} now holds {whose} where the two conflicted ({merged}), {sibling} removed",
             "both": f"kept both: {sibling} is a note of its own now"}[args.keep]  # fmt: skip
-    if args.keep == "mine" and sibling in changed and note in changed:  # this machine's text was the sibling's
-        done = f"{note} now holds {whose}, {sibling} removed"
+    if args.keep == "mine" and note in changed and sibling in changed and whose.startswith("this machine's"):
+        done = f"{note} now holds {whose} where the two conflicted ({merged}), {sibling} removed"
+    elif args.keep == "mine" and note in changed:  # kept where they conflicted, the other side's other lines in
+        done = f"kept {note} where the two conflicted ({merged}), {sibling} removed"
     elif args.keep == "theirs" and note not in changed:  # the other machine's text was the note's already
         done = f"kept {note}, the other machine's version; removed {sibling}, which held {whose}"
     emit(out, args, {"note": note, "sibling": sibling, "keep": args.keep, "changed": changed}, f"{done}; {committed}")

@@ -246,8 +246,9 @@ class OriginBook:
             with self._mutex:
                 self._items[rel] = _Registration(origin, at, self.pid, expect)
             self.problem = (
-                f"could not record the origin of {rel} in {self.journal} ({error.strerror or error}); it is kept "
-                "in memory only and a crash before its commit would commit it as local-edit"
+                f"could not record the origin of {rel} in {self.journal} ({error.strerror or error}); it is kept in "
+                "this process's memory only: should the process end or crash before the commit, the note is "
+                "committed as local-edit"
             )
             return self.problem
         return None

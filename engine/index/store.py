@@ -129,7 +129,7 @@ class Store:
                 raise
             raise CacheUnwritable(
                 f"the index cache at {cache_dir} cannot be written ({exc}): free some space on its disk, or give the "
-                "cache a folder elsewhere (`--index DIR`, or `cache_dir` in the config file), and run again; the "
+                "cache a folder elsewhere (`--index DIR`, or `index = 'DIR'` in the config file), and run again; the "
                 "vault's notes are untouched"
             ) from None
 

@@ -665,5 +665,5 @@ def test_a_capture_whose_origin_cannot_be_kept_on_disk_says_so(
 
     assert (repo / result.path).is_file()
     (said,) = [w for w in result.warnings if "could not record the origin" in w]
-    assert "would commit it as local-edit" in said and said.endswith("do not retry")
+    assert "end or crash before the commit" in said and "local-edit" in said and said.endswith("do not retry")
     assert book.current() == {result.path: "capture"}  # kept in memory until its commit
