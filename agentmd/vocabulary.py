@@ -1,4 +1,5 @@
-"""Names and word lists every layer shares: the floor of the import graph (standard library only, no imports).
+"""Names and word lists every layer shares, and how a value is put into words for a person (`in_words`): the
+floor of the import graph (standard library only, no imports).
 
 `vault_schema`, `rules`, `engine` and `hooks` may all import this module; it imports nothing of theirs, so it
 can be read by the light hook entry point without loading the YAML or Markdown stacks.
@@ -64,3 +65,12 @@ MODAL_WORDS: Final = frozenset(["should", "shall", "must", "ought", "will", "wou
 # The months by name, in order: dates in queries (engine/search/when.py) and in note titles (vault_schema/note.py).
 MONTHS: Final = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                  "november", "december")  # fmt: skip
+
+
+def in_words(value: object) -> str:
+    """A value as a person reads it: a mapping as `(key value, ...)`, a list comma-joined, never Python's repr."""
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{k} {in_words(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, list | tuple):
+        return ", ".join(in_words(v) for v in value)
+    return str(value)

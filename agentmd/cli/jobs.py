@@ -33,22 +33,15 @@ def add_jobs_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=lambda args, out, err: (p.print_help(out), 2)[1])
 
 
-def _shown(value: object) -> str:
-    """A job's result value as words: a mapping as `key value` pairs, a list joined, not Python's repr."""
-    if isinstance(value, dict):
-        return "(" + ", ".join(f"{k} {_shown(v)}" for k, v in value.items()) + ")"
-    if isinstance(value, list | tuple):
-        return ", ".join(_shown(v) for v in value)
-    return str(value)
-
-
 def _record_line(rec: JobRecord) -> str:
+    from agentmd.vocabulary import in_words  # here, not at the parser's build: the command line starts light
+
     used = rec.get("budget_used") or {}
     spend = f"{used.get('wall_s', 0)} s"
     if used.get("tokens") or used.get("calls"):
         spend += f", {used.get('tokens')} tokens, {used.get('calls')} calls"
     changed = rec.get("changed") or {}
-    what = ", ".join(f"{k}={_shown(v)}" for k, v in changed.items() if v not in (None, "", 0))
+    what = ", ".join(f"{k}={in_words(v)}" for k, v in changed.items() if v not in (None, "", 0))
     return (
         f"{str(rec.get('start'))[:19]}  {rec.get('job'):<14} {rec.get('outcome'):<8} {rec.get('stop_reason')}"
         f"  [{spend}]" + (f"  {what}" if what else "")

@@ -34,6 +34,7 @@ from agentmd.engine.git.undo_types import ResultJson, Selection, UndoPlan, UndoR
 from agentmd.engine.search.result import SearchResponse
 from agentmd.engine.settings import Settings
 from agentmd.engine.web.facts import safe_note_path
+from agentmd.vocabulary import in_words
 
 ACTIONS = ("undo", "revert", "confirm", "retire", "resolve")
 MAX_DIFF_LINES = 200
@@ -126,15 +127,6 @@ def _head(host: PageHost) -> str:
     return GitCli(host.settings.vault).run("rev-parse", "--verify", "--quiet", "HEAD").text
 
 
-def _shown_value(value: object) -> str:
-    """A frontmatter value as a person reads it on the page: a mapping as `key value` pairs, a list comma-joined."""
-    if isinstance(value, dict):
-        return "(" + ", ".join(f"{k} {_shown_value(v)}" for k, v in value.items()) + ")"
-    if isinstance(value, list | tuple):
-        return ", ".join(_shown_value(v) for v in value)
-    return str(value)
-
-
 def _note_digest(host: PageHost, path: str) -> str | None:
     try:
         return digest((host.settings.vault / path).read_bytes())
@@ -190,7 +182,7 @@ def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None
             if item.skipped:
                 lines.append(f"skip {item.path}: {item.skipped}")
             else:
-                what = ", ".join(f"{k}: {_shown_value(v)}" for k, v in item.changes.items())
+                what = ", ".join(f"{k}: {in_words(v)}" for k, v in item.changes.items())
                 lines.append(f"{action} {item.path}")
                 lines.append(f"  frontmatter becomes: {what}" + "".join(f"; -{k}" for k in item.removed))
         if edits.changed:
