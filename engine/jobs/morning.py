@@ -61,7 +61,9 @@ class Changes:
 
 def changes_since(vault: Path, since: dt.datetime) -> Changes:
     """Count Markdown notes added, edited, retired and deleted per origin in the commits since `since` (self-probe
-    notes and the morning notes themselves are not the memory changing, so only their commits count)."""
+    notes and the morning notes themselves are not the memory changing, so only their commits count). A file
+    that one writer added and deleted again within the span (a phone clip filed as a note of its own) is neither
+    added nor deleted."""
     out = Changes()
     if not (vault / ".git").exists():
         out.error = "the vault is not a git repository"
@@ -82,6 +84,7 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
     if run.code != 0:
         out.error = run.why()
         return out
+    counted: list[tuple[str, str, str]] = []  # (origin, kind, path), newest commit first as git logs them
     for chunk in ("\n" + run.text).split("\n" + _SEP)[1:]:
         lines = chunk.split("\n")  # the commit and its origin trailer (empty when none), then the changed files
         sha, _, origin = lines[0].strip().partition(" ")
@@ -91,15 +94,24 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
             continue
         for line in lines[1:]:
             status, _, path = line.partition("\t")
-            if not path.endswith(".md"):
-                continue
-            kind = status[:1]
-            if kind == "A":
-                out.added[origin] += 1
-            elif kind == "M":
-                out.edited[origin] += 1
-            elif kind == "D":
-                out.deleted[origin] += 1
+            if path.endswith(".md"):
+                counted.append((origin, status[:1], path))
+    newest: dict[str, tuple[str, str]] = {}
+    oldest: dict[str, tuple[str, str]] = {}
+    for origin, kind, path in counted:
+        newest.setdefault(path, (kind, origin))
+        oldest[path] = (kind, origin)
+    # added and deleted again within the span by one writer (a clip the sweep filed): it came and went
+    passing = {p for p, (kind, origin) in newest.items() if kind == "D" and oldest[p] == ("A", origin)}
+    for origin, kind, path in counted:
+        if path in passing:
+            continue
+        if kind == "A":
+            out.added[origin] += 1
+        elif kind == "M":
+            out.edited[origin] += 1
+        elif kind == "D":
+            out.deleted[origin] += 1
     _count_archived(git, since, out, cancelled)
     return out
 

@@ -83,6 +83,21 @@ def test_a_change_taken_back_overnight_is_not_counted(repo: Path) -> None:
     assert changes.added["capture"] == 1  # the heron stands (the repository's first commit is in the window too)
 
 
+def test_a_phone_clip_filed_overnight_counts_once(repo: Path) -> None:
+    """A clip arrives and is filed as a note of its own (the clip deleted): one note added, not two, and no
+    deletion; a clip left flagged is one note added."""
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    (repo / "inbox").mkdir()
+    for name in ("clip-a.md", "clip-b.md"):
+        (repo / "inbox" / name).write_text("a clip\n", encoding="utf-8")
+    commit(repo, "phone", "phone: 2 files")
+    (repo / "inbox" / "clip-a.md").unlink()
+    (repo / "memory" / "filed-a.md").write_text("a clip, filed\n", encoding="utf-8")
+    commit(repo, "phone", "phone: 2 files")
+    changes = changes_since(repo, since)
+    assert changes.added["phone"] == 2 and changes.deleted == {}
+
+
 def failed_record() -> dict[str, Any]:
     return {
         "job": "backup",
