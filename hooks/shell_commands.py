@@ -275,14 +275,20 @@ def _spells(word: str, option: str) -> bool:
     return len(name) >= 4 and name.startswith("--") and option.startswith(name)
 
 
+def agentmd_subcommand(words: list[str]) -> int:
+    """Where the subcommand stands among agentmd's words, past its common options (`--vault PATH`, `--json`)."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("--vault", "--index", "--config") else 1
+    return i
+
+
 def owner_command(words: list[str], *, fed: bool = False) -> str | None:
     """The agentmd command `words` (its options, then its subcommand) as said in a refusal, when only the vault's
     owner runs it, or may: one that speaks for the operator (`--operator`, however shortened), one of
     `OWNER_COMMANDS`, a reindex allowed to delete in bulk, or one whose subcommand the line does not spell out
     (a substitution, a variable, or words `xargs` reads from a pipe: `fed`). None for any other."""
-    i = 0
-    while i < len(words) and words[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
-        i += 2 if words[i] in ("--vault", "--index", "--config") else 1
+    i = agentmd_subcommand(words)
     sub, rest = (words[i], words[i + 1 :]) if i < len(words) else ("", [])
     if any(_spells(w, "--operator") for w in words):
         return f"`agentmd {sub} --operator`"

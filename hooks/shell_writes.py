@@ -72,6 +72,7 @@ from .shell_commands import (
     READERS,
     RUNS_OPTIONS,
     VALUE_OPTS,
+    agentmd_subcommand,
     copy_destinations,
     download_targets,
     find_deletes,
@@ -222,9 +223,7 @@ class _WriteWalker(ShellWalker):
         vault's owner may do is refused: a command that speaks for the operator (`--operator`, and the ones
         that send the operator token: undo, revert, restore, jobs run, open), and the ones that change how the
         vault is guarded, served or synced (`OWNER_COMMANDS`)."""
-        i = 0
-        while i < len(args) and args[i].startswith("-"):  # its common options (`--vault PATH`, `--json`)
-            i += 2 if args[i] in ("--vault", "--index", "--config") else 1
+        i = agentmd_subcommand(args)
         if args[i : i + 1] == ["git"]:
             return self.git(args[i + 1 :], cwd, in_vault=True)
         hidden = name == "xargs agentmd" or "`" in self.line or "$(" in self.line  # words the line does not show
