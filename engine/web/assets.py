@@ -1,4 +1,4 @@
-"""The page's one style sheet and one script, served from /ui/static/ (no network at run time).
+"""The page's one style sheet, one script and its icon, served from /ui/static/ (no network at run time).
 
 The script does three things: trade the enter page's one-time ticket for the session cookie; for a button
 that names an action (undo, revert, confirm, retire, resolve), ask the daemon for the plan, show it, and only
@@ -69,6 +69,13 @@ form.search input[type=search] { flex: 1 1 14rem; font: inherit; padding: .45rem
 dl.explain { display: grid; grid-template-columns: minmax(6rem, max-content) 1fr; gap: .1rem .8rem; margin: .3rem 0;
   font-size: .9rem; } dl.explain dt { color: var(--muted); } dl.explain dd { margin: 0; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { main { padding: .6rem; } .when { min-width: 0; } }
+"""
+
+# The tab's icon. Named in every page's head, so a browser never asks the listener for `/favicon.ico`, which
+# like every path outside the page would want the access token.
+ICON = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">\
+<rect width="16" height="16" rx="3" fill="#1f5fbf"/>\
+<path d="M4 12V4h2l2 3 2-3h2v8h-2V7.5L8 10 6 7.5V12z" fill="#fff"/></svg>
 """
 
 JS = r"""

@@ -87,6 +87,7 @@ def page(title: str, body: Markup, *, current: str, csrf: str, vault: str, base:
 <meta name="agentmd-csrf" content="{csrf}">
 <title>{title} · agentmd</title>
 <link rel="stylesheet" href="/ui/static/app.css">
+<link rel="icon" href="/ui/static/icon.svg" type="image/svg+xml">
 <script src="/ui/static/app.js" defer></script>
 </head><body data-page="{current}">
 <a class="skip" href="#main">Skip to content</a>
@@ -104,6 +105,7 @@ ENTER_PAGE = """<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Opening · agentmd</title>
 <link rel="stylesheet" href="/ui/static/app.css">
+<link rel="icon" href="/ui/static/icon.svg" type="image/svg+xml">
 <script src="/ui/static/app.js" defer></script>
 </head><body data-page="enter">
 <main id="main"><h1>agentmd</h1>
@@ -116,7 +118,8 @@ def refusal_page(message: str) -> str:
     return fmt(
         """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>agentmd</title>
-<link rel="stylesheet" href="/ui/static/app.css"></head>
+<link rel="stylesheet" href="/ui/static/app.css">
+<link rel="icon" href="/ui/static/icon.svg" type="image/svg+xml"></head>
 <body><main id="main"><h1>agentmd</h1><p role="alert">{}</p></main></body></html>""",
         message,
     )

@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute, Route
 
 from agentmd.engine.errors import AgentmdError, UsageError
 from agentmd.engine.web import actions, facts, views
-from agentmd.engine.web.assets import CSS, JS
+from agentmd.engine.web.assets import CSS, ICON, JS
 from agentmd.engine.web.html import ENTER_PAGE, SECURITY_HEADERS, Markup, page, refusal_page
 from agentmd.engine.web.session import (
     COOKIE,
@@ -243,5 +243,6 @@ class Page:
             Route(f"{s}/api/apply", self.apply_route, methods=["POST"]),
             Route("/ui/static/app.js", static(JS, "text/javascript"), methods=["GET"]),
             Route("/ui/static/app.css", static(CSS, "text/css"), methods=["GET"]),
+            Route("/ui/static/icon.svg", static(ICON, "image/svg+xml"), methods=["GET"]),
             Route("/v1/page-ticket", self.ticket_route, methods=["POST"]),
         ]

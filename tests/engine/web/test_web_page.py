@@ -166,6 +166,11 @@ def test_every_view_renders_in_the_browser_and_is_photographed(
     assert "Health" in page.js("document.getElementById('health').innerText")
     assert page.js("document.querySelectorAll('svg.timeline rect[data-kind]').length") >= 1
     assert page.js("document.querySelectorAll('#changes li[data-sha]').length") >= 1
+    # the tab's icon is named in the head and served without the access token, so the browser never asks the
+    # listener for /favicon.ico (which, like any path outside the page, answers 401)
+    icon = page.js("fetch(document.querySelector('link[rel=icon]').href).then(r => r.status + ' ' + "
+                   "r.headers.get('content-type'))")  # fmt: skip
+    assert icon == "200 image/svg+xml"
     shoot(page, tmp_path, "today")
 
     page.open(at(page, "review"))
