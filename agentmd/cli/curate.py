@@ -317,6 +317,7 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ]
     lines += [f"  error {e['path']}: {e['error']}" for e in report.errors]
     lines += [f"  refused {r['path']}: {r['reason']}" for r in report.refused]
+    lines += [f"  rejected {r['source']} ({r['heading']!r}): {r['reason']}" for r in report.rejected_parts]
     if args.dry_run or not step.edits:
         if args.dry_run and step.edits:
             lines.append("dry run: nothing was written")

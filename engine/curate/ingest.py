@@ -66,6 +66,8 @@ class IngestReport:
     deduped: int = 0
     skipped_retired: list[str] = field(default_factory=list)
     rejected: Counter[str] = field(default_factory=Counter)
+    # each part the content checks turned away: its source file, its heading and what was found there
+    rejected_parts: list[dict[str, str]] = field(default_factory=list)
     refused: list[dict[str, str]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
 
@@ -79,6 +81,7 @@ class IngestReport:
             "skipped_index": len(self.skipped_index),
             "skipped_retired": len(self.skipped_retired),
             "rejected": dict(sorted(self.rejected.items())),
+            "rejected_parts": self.rejected_parts,
             "refused": self.refused,
             "errors": self.errors,
             "paths": {"created": self.created, "updated": self.updated, "retired": self.skipped_retired},
@@ -329,6 +332,8 @@ def _plan_chunk(
     if not verdict.ok:
         for finding in verdict.findings:
             report.rejected[finding.code] += 1
+        reason = verdict.findings[0].message
+        report.rejected_parts.append({"source": rel, "heading": chunk.heading, "reason": reason})
         return
     decision = decide(vault, path, contract, actor="operator", creating=data is None)
     if not decision.allowed:

@@ -101,6 +101,10 @@ def test_prefilters_reject_chunks_and_count_them_by_reason(cli, vault: Path, tmp
     r = cli("ingest", *args(vault), str(src), "--json").json()
     assert r["created"] == 1 and sum(r["rejected"].values()) >= 1
     assert any(k.startswith("directive") for k in r["rejected"]), r["rejected"]
+    (part,) = r["rejected_parts"]  # the report names the file and the part it turned away, and why
+    assert part["source"].endswith("inject.md") and part["heading"] == "Rules" and part["reason"]
+    text = cli("ingest", *args(vault), str(src), "--dry-run")
+    assert "rejected " in text.out and "inject.md ('Rules')" in text.out, text.out
 
 
 def test_ingest_of_a_shared_corpus_copy(cli, vault: Path, tmp_path: Path) -> None:
