@@ -38,7 +38,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── AnswerRefused +ValueError     engine/enrich/prompt.py
     ├── UnclearAnswer +ValueError     engine/enrich/restated.py
     ├── UnreadableLesson +ValueError  engine/enrich/lessons.py
-    ├── AlreadyRunning                engine/daemon/instance.py
+    ├── AlreadyRunning, StateUnwritable   engine/daemon/instance.py
     ├── ArgumentError +ValueError     engine/daemon/mcp_tools.py
     ├── BadRequest +ValueError        engine/daemon/server.py
     │   └── BadField

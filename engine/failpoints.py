@@ -16,7 +16,8 @@ The points on the commit path: `index-lock-staged` (the lock's marker is written
 HEAD, a sync round's or an undo's), and `tree-moved-by-git` (the same move made by git's `read-tree -u`, where
 files cannot be swapped in one step: the files and index written, HEAD not moved).
 On the capture path (engine/write/landing.py, `CRASH_POINTS`): `after-temp-write`, `after-link`, `after-index`.
-`reconcile-pass`: a reconcile pass is about to read the vault.
+`reconcile-pass`: a reconcile pass is about to read the vault. `secret-write`: a token file (engine/secret.py)
+is about to be written.
 """
 
 from __future__ import annotations

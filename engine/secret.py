@@ -64,10 +64,13 @@ def _new_file(path: Path) -> Path:
     """A new secret in a temp file beside `path` (0600, in a 0700 folder, synced)."""
     import secrets  # (with `hmac` below: loaded only where a secret is made or compared, not on the hook's path)
 
+    from agentmd.engine.failpoints import failpoint
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
+        failpoint("secret-write")
         os.write(fd, (secrets.token_hex(TOKEN_BYTES) + "\n").encode("ascii"))
         os.fsync(fd)
     except OSError:  # a full disk: no empty temp file is left behind

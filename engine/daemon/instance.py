@@ -26,6 +26,11 @@ class AlreadyRunning(AgentmdError):
     pass
 
 
+class StateUnwritable(AgentmdError):
+    """The vault's state folder (its tokens, `daemon.json`, the lock) cannot be written: its disk is full,
+    read-only or failing, so the daemon cannot start."""
+
+
 class InstanceLock:
     """An exclusive flock on `<state>/daemon.lock`, `<state>/daemon.json` saying who holds it and where, and,
     when `vault` is given, the vault lease beside them."""

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from agentmd.engine.daemon.allowance import MassDeleteAllowance
 from agentmd.engine.daemon.embedding import DenseWorker
 from agentmd.engine.daemon.health import MIN_FREE_BYTES, HealthPass, HealthReport, Rebuild
-from agentmd.engine.daemon.instance import InstanceLock
+from agentmd.engine.daemon.instance import InstanceLock, StateUnwritable
 from agentmd.engine.daemon.jobs_host import DaemonJobs
 from agentmd.engine.daemon.loops import Loops
 from agentmd.engine.daemon.mcp_server import mount_mcp
@@ -56,7 +56,7 @@ from agentmd.engine.errors import AgentmdError
 from agentmd.engine.git.committer import committer_for
 from agentmd.engine.git.schedule import COMMIT_MAX_WAIT, CommitSchedule
 from agentmd.engine.index.reconcile import ReconcileReport
-from agentmd.engine.index.store import Store
+from agentmd.engine.index.store import Store, no_room
 from agentmd.engine.memory import Keeper
 from agentmd.engine.settings import COMMIT_DEBOUNCE, COMMIT_SETTLE, RECONCILE_INTERVAL, Settings
 from agentmd.engine.write.capture import Capturer
@@ -176,8 +176,17 @@ class Daemon(Loops):
         return info
 
     def start(self) -> None:
-        self.access.ensure()  # before daemon.json names the port: a client that finds the port finds the token
-        self.lock.acquire(self._instance_info())
+        try:
+            self.access.ensure()  # before daemon.json names the port: a client that finds the port finds the token
+            self.lock.acquire(self._instance_info())
+        except OSError as exc:
+            if not no_room(exc):
+                raise
+            raise StateUnwritable(
+                f"the state folder {self.settings.state_dir} cannot be written ({exc.strerror or exc}): free some "
+                "space on its disk (or make it writable), or point $XDG_STATE_HOME at a folder on another disk, "
+                "and start again; the vault's notes are untouched"
+            ) from None
         try:
             self._setup_log_file()
             log.info("starting for %s (index %s)", self.settings.vault, self.settings.cache_dir)

@@ -279,6 +279,22 @@ def test_a_daemon_that_cannot_open_its_index_exits_failing_and_says_why(tmp_path
         d.run_forever()
 
 
+def test_a_daemon_whose_state_folder_is_full_names_the_folder_and_leaves_no_temp_file(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentmd.engine.daemon.instance import StateUnwritable
+
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    settings = resolve(vault=str(vault))
+    monkeypatch.setenv("AGENTMD_FAILPOINTS", "secret-write=enospc")  # the disk fills as the first token is written
+    d = Daemon(settings, port=0, commit_debounce=0.2)
+    with pytest.raises(StateUnwritable) as raised:
+        d.run_forever()
+    message = str(raised.value)
+    assert str(settings.state_dir) in message and "No space left on device" in message and "XDG_STATE_HOME" in message
+    assert not [p.name for p in settings.state_dir.glob(".access.token*")]  # no half-made token stays behind
+
+
 def test_a_full_or_read_only_cache_disk_is_named_as_such() -> None:
     import errno
     import sqlite3
