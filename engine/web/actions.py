@@ -67,11 +67,12 @@ class Outcome:
     apply: dict[str, object] | None = None  # the request that applies it
     apply_label: str = "Apply"
     commits: list[str] = field(default_factory=list)
+    reason_label: str = ""  # the label of an optional line of text the write takes as its `reason`; "" for none
 
     def to_dict(self) -> dict[str, object]:
         return {
             "title": self.title, "lines": self.lines, "ready": self.ready, "apply": self.apply,
-            "apply_label": self.apply_label, "commits": self.commits,
+            "apply_label": self.apply_label, "commits": self.commits, "reason_label": self.reason_label,
         }  # fmt: skip
 
 
@@ -194,7 +195,8 @@ def plan(host: PageHost, data: dict[str, object], now: dt.datetime | None = None
         if refused:  # shown now, not only once Apply is pressed
             lines.append(f"refused by the door: {refused}")
         ready = bool(edits.changed) and not refused
-        return Outcome(f"{action.capitalize()} {path}", lines, ready, request, action.capitalize())
+        asks = "Why it is retired (optional, kept in the note)" if action == "retire" else ""
+        return Outcome(f"{action.capitalize()} {path}", lines, ready, request, action.capitalize(), reason_label=asks)
     if action == "resolve":
         keep = _text(data, "keep")
         if keep not in KEEP:

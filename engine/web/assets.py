@@ -56,6 +56,9 @@ button { font: inherit; min-height: 2.5rem; padding: .35rem .8rem; border-radius
 button.primary { background: var(--accent); color: var(--bg); border-color: var(--accent); }
 .plan { border: 2px solid var(--accent); border-radius: .5rem; padding: .8rem; margin-bottom: 1rem;
   background: var(--panel); }
+.plan-field { display: flex; flex-direction: column; gap: .2rem; margin: .5rem 0; }
+.plan-field input { font: inherit; padding: .3rem .4rem; border: 1px solid var(--line); border-radius: .3rem;
+  max-width: 100%; box-sizing: border-box; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--panel); padding: .6rem; border-radius: .4rem;
   font-size: .88rem; max-width: 100%; overflow-x: auto; }
 pre.diff .add { color: var(--green); } pre.diff .del { color: var(--red); } pre.diff .hunk { color: var(--accent); }
@@ -114,7 +117,7 @@ JS = r"""
   var panel = document.getElementById("plan");
   if (!panel) { return; }
 
-  function show(title, lines, buttons, state) {
+  function show(title, lines, buttons, state, field) {
     panel.textContent = "";
     panel.hidden = false;
     panel.setAttribute("data-state", state);
@@ -122,6 +125,7 @@ JS = r"""
     h.tabIndex = -1;
     panel.appendChild(h);
     if (lines && lines.length) { panel.appendChild(el("pre", lines.join("\n"), "plan-lines")); }
+    if (field) { panel.appendChild(field); }
     var row = el("div", undefined, "actions");
     buttons.forEach(function (b) { row.appendChild(b); });
     panel.appendChild(row);
@@ -141,27 +145,52 @@ JS = r"""
 
   function reload() { location.reload(); }
 
+  function reasonField(label) {  // an optional line of text the write carries (a retirement's reason)
+    var wrap = el("label", undefined, "plan-field");
+    wrap.appendChild(el("span", label));
+    var input = el("input");
+    input.type = "text";
+    input.id = "plan-reason";
+    input.maxLength = 300;
+    wrap.appendChild(input);
+    return wrap;
+  }
+
   function plan(request) {
     show("Planning…", [], [], "planning");
     post("api/plan", request).then(function (p) {
       var buttons = [];
-      if (p.ready) {
-        buttons.push(button(p.apply_label || "Apply", "primary", function () { apply(p.apply); }, "plan-apply"));
+      var field = p.ready && p.reason_label ? reasonField(p.reason_label) : null;
+      function go() {
+        var r = p.apply;
+        var said = field ? field.querySelector("input").value.trim() : "";
+        if (said) { r = Object.assign({}, r, {reason: said}); }
+        apply(r);
+      }
+      if (p.ready) { buttons.push(button(p.apply_label || "Apply", "primary", go, "plan-apply")); }
+      if (field) {
+        field.querySelector("input").addEventListener("keydown", function (ev) {
+          if (ev.key === "Enter") { ev.preventDefault(); go(); }
+        });
       }
       buttons.push(button(p.ready ? "Cancel" : "Close", "", close, "plan-cancel"));
-      show(p.title, p.lines, buttons, p.ready ? "planned" : "nothing");
+      show(p.title, p.lines, buttons, p.ready ? "planned" : "nothing", field);
     }).catch(function (e) {
       show("Refused", [e.message], [button("Close", "", close, "plan-cancel")], "refused");
     });
   }
 
+  var writing = false;  // one write at a time: a second press of Apply while one is on its way does nothing
+
   function apply(request) {
+    if (writing) { return; }
+    writing = true;
     show("Writing…", [], [], "applying");
     post("api/apply", request).then(function (r) {
       show(r.title, r.lines, [button("Reload", "primary", reload, "plan-reload")], "applied");
     }).catch(function (e) {
       show("Refused", [e.message], [button("Close", "", close, "plan-cancel")], "refused");
-    });
+    }).then(function () { writing = false; });
   }
 
   document.addEventListener("click", function (ev) {

@@ -13,6 +13,7 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,9 @@ class Page:
     def __init__(self, host: actions.PageHost) -> None:
         self.host = host
         self.tickets = Tickets()
+        # one page write at a time, so a write's check that the vault is as its plan showed and the write itself
+        # are one step: of two presses of one plan's Apply, the second finds the note changed and writes nothing
+        self._writing = threading.Lock()
 
     def _page(self, title: str, body: Markup, current: str, session: str) -> HTMLResponse:
         token = self.host.token() or ""
@@ -211,7 +215,11 @@ class Page:
         return await self._act(request, actions.plan)
 
     async def apply_route(self, request: Request) -> Response:
-        return await self._act(request, actions.apply)
+        def one_at_a_time(host: actions.PageHost, data: dict[str, object]) -> actions.Outcome:
+            with self._writing:
+                return actions.apply(host, data)
+
+        return await self._act(request, one_at_a_time)
 
     def routes(self) -> list[BaseRoute]:
         def static(text: str, media: str) -> Callable[[Request], Any]:

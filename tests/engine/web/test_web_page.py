@@ -139,18 +139,21 @@ def normalised_diff(vault: Path, rev: str, name: str) -> str:
     return re.sub(re.escape(name), "NAME", patch, flags=re.IGNORECASE)
 
 
-def press(b: Browser, selector: str, shot: Path | None = None) -> dict[str, Any]:
-    """Press a plan button, wait for the plan, check it is shown, apply it, wait for the outcome (with `shot`,
-    a screenshot of the plan and one of the outcome)."""
+def press(b: Browser, selector: str, shot: Path | None = None, reason: str | None = None) -> dict[str, Any]:
+    """Press a plan button, wait for the plan, check it is shown, apply it (`reason` typed into the plan's
+    field first), wait for the outcome (with `shot`, a screenshot of the plan and one of the outcome). Apply is
+    pressed twice, as a double click would: one write goes."""
     b.js(f"document.querySelector({json.dumps(selector)}).click()")
     state = b.wait("['planned','nothing','refused'].includes(document.getElementById('plan').dataset.state) "
                    "&& document.getElementById('plan').dataset.state")  # fmt: skip
     plan = b.js("document.getElementById('plan').innerText")
     assert state == "planned", plan
     assert b.js("document.activeElement.id") == "plan-apply"  # the keyboard lands on Apply
+    if reason is not None:
+        b.js(f"document.getElementById('plan-reason').value = {json.dumps(reason)}")
     if shot is not None:
         b.screenshot(shot.with_name(shot.name + "-plan.png"))
-    b.js("document.getElementById('plan-apply').click()")
+    b.js("var a = document.getElementById('plan-apply'); a.click(); a.click()")
     state = b.wait("['applied','refused'].includes(document.getElementById('plan').dataset.state) "
                    "&& document.getElementById('plan').dataset.state")  # fmt: skip
     done = b.js("document.getElementById('plan').innerText")
@@ -224,15 +227,20 @@ def test_confirm_and_retire_through_the_page_write_what_the_command_writes(
                                     ("retire", "third-capture", "fourth-capture")):  # fmt: skip
         page.open(at(page, "review"))
         before = head(vault)
+        reason = "a duplicate of the heron note" if action == "retire" else None
         shown = press(
             page,
             f'#queue li[data-path="inbox/{by_page}.md"] button[data-name="{action}"]',
             tmp_path / "screens" / action,
+            reason=reason,
         )
         assert f"{action} inbox/{by_page}.md" in shown["plan"]
         assert "{'" not in shown["plan"] and "':" not in shown["plan"]  # values in words, no Python dict
         page_commit = wait_until(lambda: head(vault) != before and head(vault), 20, "the page's commit")  # noqa: B023
-        code, _out, err = cli(action, f"inbox/{by_cli}.md", "--yes", "--vault", str(vault))
+        if reason is not None:  # the reason typed into the plan is the note's, as `--reason` writes it
+            assert reason in (vault / f"inbox/{by_page}.md").read_text()
+        with_reason = ("--reason", reason) if reason is not None else ()
+        code, _out, err = cli(action, f"inbox/{by_cli}.md", "--yes", "--vault", str(vault), *with_reason)
         assert code == 0, err
         cli_commit = wait_until(lambda: head(vault) != page_commit and head(vault), 20, "the command's commit")  # noqa: B023
         assert trailers(vault, page_commit)["origin"] == trailers(vault, cli_commit)["origin"] == [action]
@@ -243,6 +251,26 @@ def test_confirm_and_retire_through_the_page_write_what_the_command_writes(
         assert git(vault, "log", "-1", "--format=%s", page_commit).replace(by_page, "X") == git(
             vault, "log", "-1", "--format=%s", cli_commit
         ).replace(by_cli, "X")
+
+
+def test_two_writes_of_one_plan_sent_at_once_write_once(daemon: Daemon, settings: Settings, page: Browser) -> None:
+    # the same plan's Apply sent twice at once (two tabs, a double click before the page could stop it): the
+    # check that the note is as the plan showed and the write are one step, so the second finds it changed
+    page.open(at(page, "review"))
+    before = head(settings.vault)
+    answers = page.js("""(async () => {
+        const csrf = document.querySelector('meta[name=agentmd-csrf]').content;
+        const send = (url, body) => fetch(url, {method: 'POST', credentials: 'same-origin', body: JSON.stringify(body),
+            headers: {'Content-Type': 'application/json', 'X-Agentmd-CSRF': csrf}});
+        const plan = await (await send('api/plan', {action: 'confirm', path: 'inbox/first-capture.md'})).json();
+        const both = await Promise.all([send('api/apply', plan.apply), send('api/apply', plan.apply)]);
+        return Promise.all(both.map(async r => r.status + ' ' + JSON.stringify(await r.json())));
+    })()""")
+    statuses = sorted(a.split(" ", 1)[0] for a in answers)
+    assert statuses == ["200", "400"], answers
+    assert any("changed since the plan was shown" in a for a in answers), answers
+    wait_until(lambda: head(settings.vault) != before, 20, "the one write's commit")
+    assert len(git(settings.vault, "log", "--format=%H", f"{before}..HEAD").split()) == 1
 
 
 def test_undo_through_the_page_writes_what_agentmd_revert_writes(
