@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentmd.engine.fsutil import read_json, write_json
+from agentmd.engine.git.conflicts import sibling_machine
 from agentmd.engine.git.runner import GitCli, GitMissing
 from agentmd.engine.git.runner import since as git_since
 from agentmd.engine.write.tallies import refusal_days
@@ -118,14 +119,18 @@ def changes_since(vault: Path, since: dt.datetime) -> Changes:
 
 def _taken_back(git: GitCli, since: dt.datetime) -> set[str]:
     """The commits since `since` that a later undo or revert since then took back, and those undos themselves:
-    a change made and taken back overnight changed nothing in the memory."""
+    a change made and taken back overnight changed nothing in the memory. An undo that had to set the undone
+    version aside as a conflict sibling (a later edit stood) took nothing back: it and its target both count."""
     run = git.run(
-        "log", git_since(since.isoformat(timespec='seconds')),
-        "--format=%H %(trailers:key=reverts,valueonly,separator=%x2C)",
+        "log", git_since(since.isoformat(timespec='seconds')), "--no-renames", "--name-status",
+        f"--format={_SEP}%H %(trailers:key=reverts,valueonly,separator=%x2C)",
     )  # fmt: skip
     named = {}
-    for line in run.text.splitlines() if run.code == 0 else []:
-        sha, _, reverts = line.partition(" ")
+    for chunk in (run.text if run.code == 0 else "").split(_SEP)[1:]:
+        head, *files = chunk.strip("\n").split("\n")
+        sha, _, reverts = head.partition(" ")
+        if any(line.startswith("A\t") and sibling_machine(line[2:]) is not None for line in files):
+            continue
         named[sha] = {r.strip() for r in reverts.split(",") if r.strip()}
     undone = {r for rs in named.values() for r in rs if r in named}
     return undone | {sha for sha, rs in named.items() if rs and rs <= undone}

@@ -83,6 +83,22 @@ def test_a_change_taken_back_overnight_is_not_counted(repo: Path) -> None:
     assert changes.added["capture"] == 1  # the heron stands (the repository's first commit is in the window too)
 
 
+def test_an_undo_that_set_its_version_aside_as_a_conflict_sibling_counts_with_its_target(repo: Path) -> None:
+    """An undo of a capture that a later edit overwrote keeps the edit and sets the undone version aside as a
+    conflict sibling: nothing was taken back, so the capture, the edit and the sibling all count."""
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    (repo / "notes" / "first.md").write_text("first note, captured\n", encoding="utf-8")
+    commit(repo, "capture", "capture: 1 file")
+    captured = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "notes" / "first.md").write_text("first note, captured, then edited\n", encoding="utf-8")
+    commit(repo, "local-edit", "local-edit: 1 file")
+    (repo / "notes" / "first.conflict-undo-20260302-030000.md").write_text("first note about otters\n")
+    commit(repo, "revert", f"undo: 1 commit\n\nreverts: {captured}")
+    changes = changes_since(repo, since)
+    assert changes.added["revert"] == 1
+    assert changes.edited == {"capture": 1, "local-edit": 1}
+
+
 def test_a_phone_clip_filed_overnight_counts_once(repo: Path) -> None:
     """A clip arrives and is filed as a note of its own (the clip deleted): one note added, not two, and no
     deletion; a clip left flagged is one note added."""
