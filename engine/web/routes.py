@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio.to_thread
@@ -100,17 +101,18 @@ class Page:
             raise AgentmdError("the index is still opening; reload in a moment")
         return store
 
-    def search(self, query: str, recall: bool, project: str | None) -> tuple[str, Markup, str]:
+    def search(self, query: str, recall: bool, project: str | None, archived: bool = False) -> tuple[str, Markup, str]:
         from agentmd.engine.search.searcher import SearchRequest
 
         if not query.strip():
-            return "Search", views.search("", None, [], None), "search"
-        response = self.host.search(SearchRequest(query, limit=10, explain=True), count_usage=False)
-        everything = self.host.search(SearchRequest(query, limit=10, explain=True, floor=0.0), count_usage=False)
+            return "Search", views.search("", None, [], None, archived), "search"
+        asked = SearchRequest(query, limit=10, explain=True, include_archived=archived)
+        response = self.host.search(asked, count_usage=False)
+        everything = self.host.search(replace(asked, floor=0.0), count_usage=False)
         kept = {r.note for r in response.results}
         hidden = [r.to_json() for r in everything.results if r.note not in kept]
         answer = self.recall_preview(query, project) if recall else None
-        return f"Search: {query}", views.search(query, response.to_json(), hidden, answer), "search"
+        return f"Search: {query}", views.search(query, response.to_json(), hidden, answer, archived), "search"
 
     def recall_preview(self, query: str, project: str | None) -> dict[str, object]:
         """What the recall hook would inject for `query`: `agentmd recall --preview --json`, the hook's own code
@@ -164,7 +166,8 @@ class Page:
         q = request.query_params.get("q", "")[:500]
         recall = request.query_params.get("recall") == "1"
         project = request.query_params.get("project") or None
-        return await self._view(request, lambda: self.search(q, recall, project))
+        archived = request.query_params.get("archived") == "1"
+        return await self._view(request, lambda: self.search(q, recall, project, archived))
 
     async def note_route(self, request: Request) -> Response:
         path = request.query_params.get("path", "")

@@ -153,14 +153,16 @@ def _result(row: Mapping[str, Any], hidden: bool) -> Markup:
 
 
 def search(query: str, response: Mapping[str, Any] | None, hidden: Sequence[Mapping[str, Any]],
-           recall: Mapping[str, Any] | None) -> Markup:  # fmt: skip
+           recall: Mapping[str, Any] | None, archived: bool = False) -> Markup:  # fmt: skip
     form = fmt(
         '<form class="search" method="get" action="search" role="search">'
         '<label for="q" class="muted">Search</label><input type="search" id="q" name="q" value="{}" '
         'autocomplete="off"><button type="submit" class="primary">Search</button>'
-        '<button type="submit" name="recall" value="1">What would the hook inject?</button></form>',
-        query,
-    )
+        '<button type="submit" name="recall" value="1">What would the hook inject?</button>'
+        '<label class="muted"><input type="checkbox" id="archived" name="archived" value="1"{}> '
+        "also archived, superseded and staged notes</label></form>",
+        query, Markup(" checked") if archived else Markup(""),
+    )  # fmt: skip
     if response is None:
         return fmt("<h1>Search</h1>{}", form)
     results = join(_result(r, False) for r in response.get("results", []))
@@ -174,7 +176,8 @@ def search(query: str, response: Mapping[str, Any] | None, hidden: Sequence[Mapp
         floor_text,
         below or Markup('<p class="muted">nothing</p>'),
     )
-    note = response.get("note")
+    note = str(response.get("note") or "").replace("pass include_archived", "tick the box above to see them")
+    note = note.replace("(include_archived)", "(tick the box above to see them)")
     return fmt(
         '<h1>Search</h1>{form}{recall}<h2>Results ({n})</h2><p class="muted">mode {mode}; confidence floor {floor}'
         "{note}</p><div id=\"results\">{results}</div>{hidden}",

@@ -42,6 +42,7 @@ NOTES = {
     "notes/rivers.md": "---\ntitle: Rivers\n---\n\nRivers carry otters to the [[sea]].\n",
     "notes/kelp.md": "---\ntitle: Kelp\n---\n\nKelp forests shelter [[otters]].\n",
     "notes/sea.md": "---\ntitle: Sea\n---\n\nThe sea holds kelp and rivers end in it.\n",
+    "notes/lodge.md": "---\ntitle: Lodge\nlifecycle: archived\n---\n\nBeavers once built a lodge here.\n",
     "inbox/first-capture.md": UNFILED.format(title="First capture", body="Beavers build dams of river wood."),
     "inbox/second-capture.md": UNFILED.format(title="Second capture", body="Beavers build dams of river wood."),
     "inbox/third-capture.md": UNFILED.format(title="Third capture", body="Herons wait by the river."),
@@ -187,6 +188,14 @@ def test_every_view_renders_in_the_browser_and_is_photographed(
     assert "lexical" in page.js("document.querySelector('#results article details').textContent")
     assert "What the floor hid" in page.js("document.body.innerText")
     shoot(page, tmp_path, "search")
+
+    page.open(at(page, "search?q=lodge"))  # an archived note is behind its wall until the box is ticked
+    assert page.js("document.querySelectorAll('#results article').length") == 0
+    assert "tick the box above" in page.js("document.body.innerText")
+    page.js("document.getElementById('archived').click(); document.querySelector('form.search').submit()")
+    page.wait("location.search.includes('archived=1') && document.readyState === 'complete'")
+    assert page.js("document.getElementById('archived').checked")
+    assert "notes/lodge.md" in page.js("document.getElementById('results').innerText")
 
     page.open(at(page, "search?q=otters+kelp&recall=1"))
     page.wait("!!document.getElementById('recall')", 60)
