@@ -29,14 +29,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from agentmd.engine.client import DaemonError, Located, recorded_port, running
+from agentmd.engine.client import DaemonError, Located, running
 from agentmd.engine.fsutil import read_json
 from agentmd.engine.index.catalog import Catalog, CatalogError
-from agentmd.engine.settings import DEFAULT_PORT
 
 from .protocol import read_hook_input, standalone, write_output
 
@@ -53,22 +51,19 @@ _MAX_ITEM = 180
 # Where the status comes from
 
 
-def daemon_status(
-    settings: Any, port: int | None, timeout: float, fallback_ports: Sequence[int] = (DEFAULT_PORT,)
-) -> Status | None:
+def daemon_status(settings: Any, port: int | None, timeout: float) -> Status | None:
     """The daemon's `/status` for this vault, or None when no daemon for this vault answers in time.
 
-    Asked, in turn: `port` when given; else the daemon holding the vault lease (whatever its XDG folders), the
-    port in this caller's state folder, then `fallback_ports` (the default port), since the daemon may run with
-    other XDG folders than the session (a service manager, another shell) on a vault without a lease. Only an
-    answer naming this vault counts."""
+    Asked: `port` when given (the person's own setting); else only a daemon that proves it serves the vault,
+    by holding the vault lease (whatever its XDG folders) or this state folder's instance lock. A port that
+    `daemon.json` names after a crash, or the default port, is never asked: whatever listens there now would be
+    sent the access token, and what it answered would go into the agent's context. Only an answer naming this
+    vault counts."""
     own = settings.state_dir
     found = running(own, settings.vault)
     if port and (found is None or found.port != port):
         found = Located(port, own)  # a port given that the vault lease does not name: this folder's token
     candidates: list[Located | None] = [found]
-    if not port:
-        candidates += [Located(p, own) for p in (recorded_port(own), *fallback_ports) if p]
     daemons = list(dict.fromkeys(d for d in candidates if d is not None))
     deadline = time.monotonic() + max(timeout, 0.05)
     for candidate in daemons:

@@ -43,7 +43,7 @@ def _record_line(rec: JobRecord) -> str:
     changed = rec.get("changed") or {}
     what = ", ".join(f"{k}={in_words(v)}" for k, v in changed.items() if v not in (None, "", 0))
     return (
-        f"{str(rec.get('start'))[:19]}  {rec.get('job'):<14} {rec.get('outcome'):<8} {rec.get('stop_reason')}"
+        f"{str(rec.get('start'))[:19]}  {rec.get('job')!s:<14} {rec.get('outcome')!s:<8} {rec.get('stop_reason')}"
         f"  [{spend}]" + (f"  {what}" if what else "")
     )
 
@@ -76,19 +76,25 @@ def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.client import DaemonHTTPError, DaemonUnreachable, Located, recorded_port, running
+    from agentmd.engine.client import DaemonHTTPError, DaemonUnreachable, running
 
     settings = settings_of(args)
+    # only a daemon that holds the vault lease or the instance lock is sent the tokens: the port daemon.json
+    # names after a crash may be anyone's now, and the operator token carries the owner's authority
     daemon = running(settings.state_dir, settings.vault)
-    port = daemon.port if daemon is not None else recorded_port(settings.state_dir)  # one still starting
-    if not port:
-        raise AgentmdError("jobs run in the daemon; start `agentmd serve` (or `agentmd service install`) first")
+    if daemon is None:
+        raise AgentmdError(
+            "jobs run in the daemon, and none is serving this vault: start `agentmd serve` (or `agentmd service "
+            "install`), or, if one is starting, wait until `agentmd status` answers, and run this again"
+        )
     try:
-        client = (daemon or Located(port, settings.state_dir)).client(timeout=args.timeout)
+        client = daemon.client(timeout=args.timeout)
         from agentmd.engine.daemon.operator import OPERATOR_HEADER, ensure_token
 
         operator = {OPERATOR_HEADER: ensure_token(settings.state_dir)}  # the owner's command: only it starts jobs
         rec = cast("JobRecord", client.post("/v1/jobs_run", {"name": args.name}, headers=operator))  # its record
+        if not isinstance(rec, dict):
+            raise AgentmdError(f"the daemon's answer is not a job's record ({str(rec)[:80]!r}); `agentmd jobs history`")
     except DaemonHTTPError as exc:
         raise UsageError(exc.message) from None
     except DaemonUnreachable as exc:

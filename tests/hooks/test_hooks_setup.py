@@ -53,17 +53,17 @@ def test_session_start_finds_a_daemon_running_with_other_xdg_folders(
 ) -> None:
     settings = elsewhere(vault, tmp_path, monkeypatch)
     assert settings.state_dir != daemon.settings.state_dir
-    status = daemon_status(settings, None, timeout=5, fallback_ports=(daemon.port,))
+    status = daemon_status(settings, None, timeout=5)  # through the vault lease
     assert status is not None and status["vault"] == str(vault)
     assert "index-never-built" not in " ".join(status["red"])
 
 
-def test_session_start_ignores_the_daemon_of_another_vault_on_the_fallback_port(
+def test_session_start_ignores_the_daemon_of_another_vault_on_the_port_it_is_given(
     daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = make_repo(tmp_path / "other")
     settings = elsewhere(other, tmp_path, monkeypatch)
-    assert daemon_status(settings, None, timeout=5, fallback_ports=(daemon.port,)) is None
+    assert daemon_status(settings, daemon.port, timeout=5) is None
 
 
 def test_the_hook_command_reads_the_daemon_over_other_xdg_folders(daemon: Daemon, vault: Path, tmp_path: Path) -> None:
