@@ -247,10 +247,14 @@ def running(state_dir: Path, vault: Path | None = None) -> Located | None:
 # ----------------------------------------------------------------------------------------- calls
 
 
-def port_taken(port: int, vault: Path) -> str | None:
+def port_taken(
+    port: int, vault: Path, where: str = "where `agentmd serve` listens by default", *, unclaimed: bool = False
+) -> str | None:
     """With no daemon serving `vault`: status's line for what else listens on `port`, where `agentmd serve`
-    would (an MCP client set up over HTTP sends that process the access token with every call, and takes its
-    answers for the vault's), or None when nothing does or it is this vault's own daemon after all."""
+    would, or did last (an MCP client set up over HTTP sends that process the access token with every call,
+    and takes its answers for the vault's), or None when nothing does or it is this vault's own daemon after
+    all. `where` says why the port matters. `unclaimed`: no daemon holds the vault's lease or lock, so one that
+    names this vault is not its daemon either."""
     import socket
 
     try:
@@ -262,11 +266,13 @@ def port_taken(port: int, vault: Path) -> str | None:
     except DaemonError:
         health = None
     served = health.get("vault") if isinstance(health, dict) else None
-    if served == str(vault):
+    if served == str(vault) and not unclaimed:
         return None
-    who = f"agentmd serve for {served}" if served else "a process"
+    who = f"agentmd serve for {served}" if served and served != str(vault) else "a process"
+    if served == str(vault):
+        who = "a process that says it serves this vault but holds none of its locks"
     return (
-        f"port-taken: {who} listens on 127.0.0.1:{port}, where `agentmd serve` listens by default, and an MCP client "
+        f"port-taken: {who} listens on 127.0.0.1:{port}, {where}, and an MCP client "
         "set up over HTTP would send it this vault's access token: stop it, or serve this vault on another port "
         "(`agentmd serve --port N`) and run `agentmd mcp-config` again"
     )

@@ -245,11 +245,18 @@ def _status_here(settings: Settings, slow: str | None = None) -> Status:
         daemon["running"], daemon["slow"] = True, slow
     with Store(settings.cache_dir) as store:
         status = compute_status(settings, store, contract, daemon=daemon, commit_state=commit_state)
-    from agentmd.engine.client import port_taken
+    from agentmd.engine.client import port_taken, recorded_port, running
 
-    taken = None if slow else port_taken(DEFAULT_PORT, settings.vault)
+    last = recorded_port(settings.state_dir)  # the port daemon.json still names after a crash
+    places = {DEFAULT_PORT: "where `agentmd serve` listens by default"}
+    if last and last != DEFAULT_PORT:
+        places = {last: "where this vault's daemon listened last", **places}
+    unclaimed = foreign is None and running(settings.state_dir, settings.vault) is None
+    taken = [] if slow else [
+        t for port, where in places.items() if (t := port_taken(port, settings.vault, where, unclaimed=unclaimed))
+    ]  # fmt: skip
     if taken:
-        status["yellow"] = [*status.get("yellow", []), taken]
+        status["yellow"] = [*status.get("yellow", []), *taken]
         status["color"] = "red" if status.get("red") else "yellow"
     return with_dense(status, dense_from_disk(settings), switched_off=True)  # no daemon: nothing failed to load
 

@@ -106,3 +106,14 @@ def test_jobs_run_sends_no_token_to_the_port_a_crashed_daemon_left_behind(
     assert code == 1
     assert "none is serving this vault" in err.getvalue() and "agentmd serve" in err.getvalue()
     assert squatter.seen == []  # neither the access token nor the operator token went out
+
+
+def test_status_names_the_process_on_the_port_a_crashed_daemon_left_behind(
+    settings: Settings, squatter: Squatter
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["status", "--json", "--vault", str(settings.vault)], out=out, err=err)
+    assert code in (1, 2, 3), err.getvalue()  # not green
+    said = [y for y in json.loads(out.getvalue())["yellow"] if y.startswith("port-taken")]
+    assert any(f"127.0.0.1:{squatter.port}, where this vault's daemon listened last" in y for y in said), said
+    assert all("authorization" not in seen for seen in squatter.seen)  # asked for /health only, with no token
