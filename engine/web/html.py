@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import string
 from collections.abc import Iterable
 from typing import Any
@@ -31,10 +32,15 @@ class Markup(str):
     __slots__ = ()
 
 
+# C0 controls but tab, line feed and carriage return (and DEL) are not allowed in HTML text: a note may hold them
+# (a NUL pasted in), and the page shows each as the replacement character
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
+
+
 def esc(value: Any) -> Markup:
     if isinstance(value, Markup):
         return value
-    return Markup(html.escape("" if value is None else str(value), quote=True))
+    return Markup(html.escape(_UNSHOWABLE.sub("\ufffd", "" if value is None else str(value)), quote=True))
 
 
 class _Escaping(string.Formatter):

@@ -59,6 +59,7 @@ CODES: Final = (
     "hidden-unicode:tag-chars",
     "hidden-unicode:zero-width",
     "hidden-unicode:variation-selectors",
+    "hidden-unicode:control",
     "input:too-deep",
 )
 

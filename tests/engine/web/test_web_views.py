@@ -26,3 +26,10 @@ def test_a_note_path_no_file_can_have_is_not_a_note(tmp_path: Path) -> None:
     for bad in ("a\x00b.md", "../etc/passwd", ".git/config", ""):
         with pytest.raises(UsageError, match="is not a note of the vault"):
             read_note(tmp_path, bad)
+
+
+def test_control_characters_a_note_holds_show_as_the_replacement_character() -> None:
+    from agentmd.engine.web.html import esc, fmt
+
+    assert str(esc("a\x00b\x1b[2Jc")) == "a\ufffdb\ufffd[2Jc"  # HTML allows neither; the browser sees no NUL
+    assert str(fmt("<pre>{}</pre>", "line\tone\r\nline two")) == "<pre>line\tone\r\nline two</pre>"

@@ -18,6 +18,9 @@ HIDDEN = [
     ("hidden-unicode:zero-width", "pass\u2060word"),
     ("hidden-unicode:zero-width", "ign\ufeffore"),
     ("hidden-unicode:variation-selectors", "😀" + "".join(chr(0xE0100 + i) for i in (5, 9, 3, 12))),
+    ("hidden-unicode:control", "a NUL\x00 here makes git store the note as binary"),
+    ("hidden-unicode:control", "plain ascii with an escape \x1b[2J that clears a terminal"),
+    ("hidden-unicode:control", "a bell\x07 and a delete\x7f"),
 ]
 
 
@@ -30,6 +33,7 @@ def test_hidden_unicode_is_refused(code: str, text: str) -> None:
     "text",
     [
         "\ufeff# A note that starts with a byte-order mark",
+        "tabs\tand\r\nline ends, a form feed\x0c and a pasted soft break\x0bpass",
         "שלום\u200f world, and עברית with marks \u200e here",
         "abc\u200e def",
         "family 👨\u200d👩\u200d👧 and 🏳️\u200d🌈 emoji",
