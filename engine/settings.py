@@ -214,13 +214,27 @@ CONFIG_KEYS = frozenset({
     "vault", "index", "contract", "dense", "model_file", "commit_max_mb", "sync_yellow_after", "sync_red_after",
     "queue_baseline", "embed_url", "embed_model", "embed_api_key_env",
 })  # fmt: skip
-CONFIG_TABLES = frozenset({"notify", "morning", "jobs", "groom", "enrich"})  # and `[[ingest]]`, a list of tables
+# the keys each table of the config file may hold (read by engine/jobs/notify.py, engine/jobs/morning.py through
+# the daemon's jobs, engine/jobs/report.py, engine/daemon/jobs_host.py, engine/enrich/budget.py and model.py,
+# engine/curate/ingest.py); `[[ingest]]` is a list of tables, each holding these keys
+TABLE_KEYS: dict[str, frozenset[str]] = {
+    "notify": frozenset({"command", "desktop"}),
+    "morning": frozenset({"space"}),
+    "jobs": frozenset({"daily_token_ceiling"}),
+    "groom": frozenset({"restated"}),
+    "enrich": frozenset({
+        "max_calls", "max_tokens", "max_seconds", "fuse", "call_timeout", "judge", "model", "program", "command",
+        "prompt", "answer", "error", "usage", "cost",
+    }),
+    "ingest": frozenset({"path"}),
+}  # fmt: skip
+CONFIG_TABLES = frozenset(TABLE_KEYS) - {"ingest"}
 
 
 def config_problems(data: Mapping[str, Any]) -> tuple[str, ...]:
     """What the config file says that agentmd does not read, each with the likely meant name: a misspelt key or
     table is ignored, and a typo in `[notify]` turns alerts off without a word."""
-    known = CONFIG_KEYS | CONFIG_TABLES | {"ingest"}
+    known = CONFIG_KEYS | frozenset(TABLE_KEYS)
     out = []
     for key, value in data.items():
         if key in CONFIG_TABLES and not isinstance(value, dict):
@@ -228,11 +242,23 @@ def config_problems(data: Mapping[str, Any]) -> tuple[str, ...]:
         elif key == "ingest" and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
             out.append("`ingest` is not a list of tables: write each source as `[[ingest]]` with `path = ...`")
         elif key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-            out.append(f"`{key}` is not a setting" + (f" (did you mean `{close[0]}`?)" if close else ""))
+            out.append(f"`{key}` is not a setting" + _did_you_mean(key, known))
+        else:
+            tables = value if key == "ingest" else [value]
+            names = dict.fromkeys(k for t in tables if isinstance(t, dict) for k in t)
+            out += [
+                f"`{k}` in `[{key}]` is not a setting of that table" + _did_you_mean(k, TABLE_KEYS[key])
+                for k in names
+                if key in TABLE_KEYS and k not in TABLE_KEYS[key]
+            ]
     return tuple(out)
+
+
+def _did_you_mean(key: str, known: frozenset[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
 
 
 def _config_moment(data: Mapping[str, Any], key: str) -> dt.datetime | None:

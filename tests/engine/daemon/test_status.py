@@ -382,7 +382,18 @@ def test_a_config_file_saying_what_agentmd_does_not_read_is_yellow(cli, repo_vau
     assert "`vualt` is not a setting (did you mean `vault`?)" in line
     assert "`notfiy` is not a setting (did you mean `notify`?)" in line and "`notify` is not a table" in line
     assert r.json()["color"] in ("yellow", "red")
-    config.write_text('[notify]\ncommand = ["true"]\n[[ingest]]\npath = "/tmp"\n', encoding="utf-8")
+    # a typo inside a table is ignored the same way: `comand` turns alerts off, `max_call` lifts no budget
+    config.write_text('[notify]\ncomand = ["x"]\n[enrich]\nmax_call = 3\nfuse = 2\n', encoding="utf-8")
+    r = cli("status", *_args(repo_vault, tmp_path), "--config", str(config), "--json")
+    (line,) = [y for y in r.json()["yellow"] if y.startswith("config-unread")]
+    assert "`comand` in `[notify]` is not a setting of that table (did you mean `command`?)" in line
+    assert "`max_call` in `[enrich]`" in line and "fuse" not in line
+    config.write_text(
+        '[notify]\ncommand = ["true"]\ndesktop = true\n[morning]\nspace = "daily"\n[jobs]\n'
+        'daily_token_ceiling = 5\n[groom]\nrestated = true\n[enrich]\nmax_calls = 1\nmodel = "opus"\n'
+        '[[ingest]]\npath = "/tmp"\n',
+        encoding="utf-8",
+    )
     r = cli("status", *_args(repo_vault, tmp_path), "--config", str(config), "--json")
     assert not [y for y in r.json()["yellow"] if y.startswith("config-unread")]
 
