@@ -163,7 +163,8 @@ def _select(git: GitCli, selection: Selection) -> list[Target]:
         here = host_name()
         found: list[Target] = []
         for e in _live(_entries(git, "--no-merges")):
-            if e.origin != ORIGIN and e.host == here and len(e.parents) == 1:
+            # the daemon's self-probe writes and removes a note of its own: it is nobody's change to take back
+            if e.origin not in (ORIGIN, "self-probe") and e.host == here and len(e.parents) == 1:
                 found.append(e.target())
                 if len(found) == selection.count:
                     break

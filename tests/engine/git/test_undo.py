@@ -97,6 +97,20 @@ def test_a_capture_and_a_hand_edit_are_undone_one_command_each(cli, vault: Path)
     assert (vault / "notes/deploys.md").read_text() == NOTE.replace("line two", "line two, edited by hand")
 
 
+def test_undo_passes_over_the_daemons_self_probe(cli, vault: Path) -> None:
+    """The daemon's self-probe commits a note of its own on this machine: it is not the person's last change."""
+    from agentmd.engine.settings import host_name
+
+    (vault / "notes/deploys.md").write_text(NOTE.replace("line two", "line two, edited by hand"))
+    edit = commit_edits(vault)
+    (vault / "probe.md").write_text("---\nprobe: self-probe\n---\nSynthetic.\n")
+    git(vault, "add", "probe.md")
+    git(vault, "commit", "-q", "-m", f"self-probe: 1 file\n\norigin: self-probe\nhost: {host_name()}\n")
+    plan = cli("undo", *args(vault))
+    assert plan.code == 0, plan.err
+    assert edit[:10] in plan.out and "notes/deploys.md" in plan.out and "probe.md" not in plan.out
+
+
 def test_an_undo_of_several_files_says_how_to_take_back_one(cli, vault: Path) -> None:
     """Edits saved together commit together, so the last change may hold several notes: the plan says how to
     take back one of them alone, and that command does."""
