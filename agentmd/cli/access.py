@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -97,11 +96,14 @@ def cmd_mcp_config(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     url = f"http://127.0.0.1:{port}/mcp"
     headers = {"Authorization": f"Bearer {token}"}
     http_entry = {"type": "http", "url": url, "headers": headers}
-    agentmd = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "agentmd" else "agentmd"
-    stdio_args = ["mcp", "--vault", str(settings.vault)]
+    from agentmd.hooks.install import agentmd_argv
+
+    # how the hooks run it too: this `agentmd` by its absolute path, the one on PATH, or `python -m agentmd`
+    program, *stdio_args = agentmd_argv()
+    stdio_args += ["mcp", "--vault", str(settings.vault)]
     if getattr(args, "config", None):
         stdio_args += ["--config", str(Path(args.config).resolve())]
-    stdio_entry: dict[str, object] = {"command": agentmd, "args": stdio_args}
+    stdio_entry: dict[str, object] = {"command": program, "args": stdio_args}
     # MCP clients start a stdio server with a few variables of their own (HOME, PATH): the ones that place
     # agentmd's folders or set it up here go along, so `agentmd mcp` reads the same index, state and config
     passed = {

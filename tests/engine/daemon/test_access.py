@@ -173,7 +173,9 @@ def test_mcp_config_prints_a_set_up_that_the_sdk_client_can_use(daemon: Daemon, 
     assert f"--header 'Authorization: Bearer {token}'" in config["claude"]
     entry = config["http"]["mcpServers"]["agentmd"]
     assert entry["type"] == "http" and entry["url"] == config["url"]
-    assert config["stdio"]["mcpServers"]["agentmd"]["args"] == ["mcp", "--vault", str(settings.vault)]
+    stdio = config["stdio"]["mcpServers"]["agentmd"]
+    assert stdio["args"][-3:] == ["mcp", "--vault", str(settings.vault)]
+    assert os.path.isabs(stdio["command"])  # runs from a client's PATH too (`agentmd`, or `python -m agentmd`)
 
     async def go() -> list[str]:
         client_http = create_mcp_http_client(entry["headers"])

@@ -271,7 +271,8 @@ def test_the_stdio_set_up_mcp_config_prints_reads_this_environments_folders(
     assert entry["env"]["XDG_CACHE_HOME"] == os.environ["XDG_CACHE_HOME"]
     assert entry["env"]["XDG_STATE_HOME"] == os.environ["XDG_STATE_HOME"]
     assert "AGENTMD_EMBED_API_KEY" not in entry["env"] and "sk-not-for-the-config" not in out
-    params = StdioServerParameters(command=AGENTMD, args=entry["args"], env=entry["env"])  # the SDK adds HOME, PATH
+    # the entry as printed (its command too), the SDK adding HOME and PATH
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"])
 
     async def go() -> Any:
         async with Client(params) as client:
