@@ -303,6 +303,14 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     missing = [str(s) for s in sources if not s.exists()]
     if missing:
         raise UsageError(f"nothing to ingest at {', '.join(missing)}")
+    from agentmd.engine.curate.ingest import not_markdown
+
+    other = not_markdown(sources)
+    if other and args.sources != ["sweep"]:
+        raise UsageError(
+            f"{', '.join(other)} {'is' if len(other) == 1 else 'are'} not Markdown: ingest brings Markdown notes in "
+            "(`.md` files, or a folder of them); nothing was written"
+        )
     state = load_contract(settings.vault, settings.contract_path)
     if args.project is not None and not args.project.replace("-", "").isalnum():
         raise UsageError(f"--project {args.project!r} must be the project's kebab-case slug")

@@ -187,17 +187,29 @@ def _front(yaml_text: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def is_markdown(name: str) -> bool:
+    """Whether a file of this name is Markdown that ingest takes: `.md` or `.markdown`, or a named agent file."""
+    return name.lower().endswith((".md", ".markdown")) or name in NAMED_FILES
+
+
+def not_markdown(paths: Sequence[Path]) -> list[str]:
+    """The files among `paths` (named one by one) that are not Markdown: ingest refuses them."""
+    return [str(p) for p in paths if p.is_file() and not is_markdown(p.name)]
+
+
 def walk(paths: Sequence[Path]) -> Iterator[tuple[Path, Path]]:
-    """(file, the folder its relative path is taken from) for every Markdown file under `paths`, sorted."""
+    """(file, the folder its relative path is taken from) for every Markdown file under `paths`, sorted; a file
+    named in `paths` that is not Markdown is left out (`not_markdown` names it)."""
     for root in paths:
         if root.is_file():
-            yield root, root.parent
+            if is_markdown(root.name):
+                yield root, root.parent
             continue
         found = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in filenames:
-                if (name.lower().endswith(".md") or name in NAMED_FILES) and not name.startswith("."):
+                if is_markdown(name) and not name.startswith("."):
                     found.append(Path(dirpath) / name)
         for f in sorted(found):
             yield f, root
@@ -240,6 +252,8 @@ def plan_ingest(
     seen_content: set[str] = set()
     taken: set[str] = set()
     folder = _folder(contract)
+    report.errors += [{"path": p, "error": "not a Markdown file (.md): ingest takes Markdown notes"}
+                      for p in not_markdown(sources)]  # fmt: skip
     files = list(walk(sources))
     read: list[tuple[str, list[Chunk]]] = []
     for n, (file, base) in enumerate(files, 1):

@@ -258,6 +258,7 @@ class DaemonJobs:
             "updated": len(report.updated),
             "unchanged": report.unchanged,
             "rejected": dict(report.rejected),
+            **({"errors": report.errors} if report.errors else {}),
         }
         if not step.edits:
             return outcome

@@ -159,3 +159,13 @@ def test_links_between_ingested_files_still_resolve(cli, vault: Path, tmp_path: 
     stem = Path(first).stem
     assert f"[[{stem}|one]]" in text and f"[[{stem}#Tags|the tags]]" in text  # shown as they were written
     assert cli("ingest", *args(vault), str(src), "--json").json()["unchanged"] == 2  # the same notes again
+
+
+def test_a_named_file_that_is_not_markdown_is_refused_and_nothing_written(cli, vault: Path, tmp_path: Path) -> None:
+    script = tmp_path / "deploy.py"
+    script.write_text("import os\nprint(os.environ)\n")
+    (tmp_path / "fine.md").write_text("# Fine\n\nThe cache lives in ~/.cache.\n")
+    before = git(vault, "rev-parse", "HEAD")
+    r = cli("ingest", *args(vault), str(script), str(tmp_path / "fine.md"))
+    assert r.code == 2 and "deploy.py is not Markdown" in r.err and "nothing was written" in r.err
+    assert git(vault, "rev-parse", "HEAD") == before and not (vault / "memory" / "ingested").exists()
