@@ -1,4 +1,5 @@
-"""`agentmd lifecycle [--dry-run]`: the lifecycle policy now (what the daily `lifecycle` job does), and
+"""`agentmd lifecycle [--yes]`: the lifecycle policy now (what the daily `lifecycle` job does; a plan unless
+`--yes`, as every curation command), and
 `agentmd lifecycle --journal`: every lifecycle change journaled, with its actor."""
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ def add_lifecycle_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         help="sink unused notes to dormant and raise used ones back, now (the daily `lifecycle` job)",
         description="Notes nothing recalled, searched, linked to or edited for the contract's dormant_after_days "
         "sink to `lifecycle: dormant`; dormant notes used again rise back. Rules, pinned notes and lifecycles you "
-        "set by hand never move. Through the running daemon when there is one; one commit, `origin: lifecycle`.",
+        "set by hand never move. Prints the plan and writes nothing unless --yes; then through the running daemon "
+        "when there is one, one commit, `origin: lifecycle`.",
     )
-    p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing")
+    p.add_argument("--yes", action="store_true", help="apply the plan (without it nothing is written)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change; change nothing (the default)")
     p.add_argument("--journal", action="store_true", help="list the lifecycle journal (every change and its actor)")
     p.add_argument("--limit", type=int, default=50, help="with --journal: the newest N lines (50; 0 for all)")
     p.set_defaults(func=cmd_lifecycle)
@@ -43,6 +46,7 @@ def cmd_lifecycle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         emit(out, args, {"journal": shown, "total": len(lines)}, "\n".join(text))
         return EXIT_OK
+    args.dry_run = args.dry_run or not args.yes
     return _run(args, settings, out)
 
 
@@ -102,5 +106,7 @@ def _run(args: argparse.Namespace, settings: Any, out: TextIO) -> int:
     if results:
         shas = ", ".join(sha[:10] for r in results for sha in r.commits) or "not committed yet"
         lines.append(f"  applied by {applied_by[0]}: {shas} (`agentmd log --origin lifecycle`)")
+    elif args.dry_run and (plan.sink or plan.rise):
+        lines.append("dry run: nothing was written; run again with --yes to apply")
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK

@@ -4,7 +4,8 @@ Order of work, each step able to refuse before anything touches disk:
 1. validate the fields; run the content prefilters over every string;
 2. derive status and stamps (status is never taken from the caller; the field checks, the stamps and the
    route are engine/write/request.py's);
-3. route by type through the contract (untyped, unknown type or halted contract: the dated shard), each
+3. route by type through the contract (untyped: the dated shard; an unknown type, or a type while the
+   contract is halted, is refused), each
    folder of the route taken as the vault already spells it, ignoring case (engine/write/folders.py); the
    file named after the title, with this machine's tag when the vault syncs (engine/write/names.py);
 4. ask the door whether this actor may create that path;

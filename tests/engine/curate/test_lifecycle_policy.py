@@ -246,3 +246,18 @@ def test_a_generated_map_linking_a_note_is_no_use_of_it(policy: Policy, settings
     commit(settings.vault, "maps/index.md", page, "maps: 1 page\n\norigin: maps\n", policy.day(100))
     sank = [c.path for c in policy.run(200).sink]
     assert "memory/unused-gizmo.md" in sank and "maps/index.md" not in sank
+
+
+def test_the_command_prints_its_plan_and_writes_only_with_yes(
+    policy: Policy, settings: Settings, cli: Callable[..., Any]
+) -> None:
+    """`agentmd lifecycle` is curation like `confirm` or `retire`: its plan, and nothing written unless --yes."""
+    head = git(settings.vault, "rev-parse", "HEAD")
+    where = ("--vault", str(settings.vault), "--index", str(settings.cache_dir))
+    plan = cli("lifecycle", *where, "--json")
+    assert plan.code == 0, plan.err
+    assert plan.json()["dry_run"] is True and plan.json()["commits"] == []
+    assert git(settings.vault, "rev-parse", "HEAD") == head
+    done = cli("lifecycle", *where, "--yes", "--json")
+    assert done.code == 0, done.err
+    assert done.json()["dry_run"] is False
