@@ -13,7 +13,9 @@ The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks
 `<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m agentmd`),
 so the hooks work outside any virtualenv; the vault is named explicitly (and `--index`/`--config` when they
 were given to `install`). Which file: `--user` (the default) is `~/.claude/settings.json`; `--project DIR` is
-`DIR/.claude/settings.json`.
+`DIR/.claude/settings.local.json`, the project's settings of this person alone: the commands name this
+machine's paths, which the team's shared `DIR/.claude/settings.json` (checked in) must not hold. `uninstall
+--project` takes them out of both, an earlier install having written the shared one.
 
 How an entry is recognised as agentmd's: its command, split as a shell would, is `<...>/agentmd hook <name>
 ...` (or `<python> -m agentmd hook <name>`, or the light entry point `<...>/agentmd-hook <name>` /
@@ -70,12 +72,9 @@ class SettingsRefused(AgentmdError):
 
 
 def settings_path(*, project: str | None = None, user: bool = False, home: str | None = None) -> Path:
-    """`DIR/.claude/settings.json` for `--project DIR`, else the user's `~/.claude/settings.json`."""
+    """`DIR/.claude/settings.local.json` for `--project DIR`, else the user's `~/.claude/settings.json`."""
     if project is not None:
-        root = Path(project).expanduser()
-        if not root.is_dir():
-            raise UsageError(f"--project {project}: not a directory; give the project's root folder")
-        return root.resolve() / ".claude" / "settings.json"
+        return project_root(project) / ".claude" / "settings.local.json"
     base = Path(home) if home else Path(os.environ.get("HOME") or Path.home())
     return base / ".claude" / "settings.json"
 
@@ -397,6 +396,19 @@ def _plan(
 
 def plan_install(path: Path, commands: dict[str, str]) -> Plan:
     return _plan(path, "install", lambda data: merge(data, commands), commands)
+
+
+def project_root(project: str) -> Path:
+    root = Path(project).expanduser()
+    if not root.is_dir():
+        raise UsageError(f"--project {project}: not a directory; give the project's root folder")
+    return root.resolve()
+
+
+def shared_project_settings(project: str) -> Path:
+    """The project's settings file shared with the team (`DIR/.claude/settings.json`), where an earlier install
+    put the hooks."""
+    return project_root(project) / ".claude" / "settings.json"
 
 
 def plan_uninstall(path: Path) -> Plan:

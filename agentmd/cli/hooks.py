@@ -85,7 +85,9 @@ def cmd_hook_file_guard(args: argparse.Namespace, out: TextIO, err: TextIO, stdi
 
 def _where(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="the project's .claude/settings.json (DIR is its root)")
+    where.add_argument(
+        "--project", metavar="DIR", help="the project's .claude/settings.local.json, yours alone (DIR is its root)"
+    )
     where.add_argument("--user", action="store_true", help="your ~/.claude/settings.json (the default)")
     p.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
 
@@ -151,14 +153,31 @@ def cmd_hooks_install(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     note = moved_checkout_note(executable)
     if note and not args.json:
         err.write(note + "\n")
+    project = getattr(args, "project", None)
+    if project is not None and not args.json:
+        from agentmd.hooks.install import plan_uninstall, shared_project_settings
+
+        shared = shared_project_settings(project)
+        if plan_uninstall(shared).changed:
+            err.write(
+                f"note: {shared}, the settings the project shares with its team, still holds agentmd hooks from an "
+                f"earlier install, naming this machine's paths: `agentmd hooks uninstall --project {project}` "
+                "takes them out of both files, then install again\n"
+            )
     return EXIT_OK
 
 
 def cmd_hooks_uninstall(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.hooks.install import apply, plan_uninstall
+    from agentmd.hooks.install import apply, plan_uninstall, shared_project_settings
 
     plan = plan_uninstall(_target(args))
     dry_run = bool(getattr(args, "dry_run", False))
     backup = None if dry_run else apply(plan)
     _report(args, out, plan, backup, dry_run)
+    project = getattr(args, "project", None)
+    if project is not None:  # an earlier install put them into the team's shared file
+        shared = plan_uninstall(shared_project_settings(project))
+        if shared.changed:
+            backup = None if dry_run else apply(shared)
+            _report(args, out, shared, backup, dry_run)
     return EXIT_OK

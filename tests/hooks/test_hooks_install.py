@@ -69,7 +69,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def settings_file(project: Path) -> Path:
-    return project / ".claude" / "settings.json"
+    """Where `--project` installs: the project's settings of one person, not the team's shared file."""
+    return project / ".claude" / "settings.local.json"
 
 
 def backups(path: Path) -> list[Path]:
@@ -300,10 +301,26 @@ def test_uninstall_without_our_hooks_writes_nothing(project: Path) -> None:
     assert uninstall(missing) is None and not missing.exists()
 
 
+def test_project_hooks_go_into_the_local_settings_and_leave_the_shared_file_alone(project: Path, vault: Path) -> None:
+    """The hooks' commands name this machine's paths: a project's shared `.claude/settings.json` (checked in for
+    the team) must not hold them. An earlier install that put them there is named, and uninstall takes them out
+    of both files."""
+    shared = project / ".claude" / "settings.json"
+    shared.write_text(json.dumps(USER_SETTINGS, indent=2), encoding="utf-8")
+    before = shared.read_bytes()
+    code, out = run("hooks", "install", "--vault", str(vault), "--project", str(project))
+    assert code == 0 and str(settings_file(project)) in out
+    assert shared.read_bytes() == before and ours(json.loads(settings_file(project).read_text()))
+    install(shared, vault)  # as an earlier version installed
+    code, out = run("hooks", "uninstall", "--project", str(project))
+    assert code == 0 and str(shared) in out and str(settings_file(project)) in out
+    assert json.loads(shared.read_text()) == USER_SETTINGS and not settings_file(project).exists()
+
+
 def test_install_creates_a_missing_file_and_uninstall_removes_it(tmp_path: Path, vault: Path) -> None:
     root = tmp_path / "fresh"
     root.mkdir()
-    path = root / ".claude" / "settings.json"
+    path = root / ".claude" / "settings.local.json"
     code, _out = run("hooks", "install", "--vault", str(vault), "--project", str(root))
     assert code == 0 and path.exists() and backups(path) == []
     assert path.read_text().endswith("}\n") and '\n  "hooks": {\n' in path.read_text()
