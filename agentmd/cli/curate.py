@@ -512,12 +512,21 @@ def _restated_line(found: dict[str, Any]) -> str:
 
 
 def cmd_clusters(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from agentmd.engine.curate.clusters import clusters, rename, render
+    from agentmd.engine.curate.clusters import cluster_ids, clusters, rename, render
 
     settings = settings_of(args)
-    if args.rename:
-        rename(settings.state_dir, args.rename[0], args.rename[1])
     with fresh_store(settings) as store:
         result = clusters(settings.vault, store, settings.state_dir)
+        if args.rename:
+            cid, name = args.rename
+            if cid not in cluster_ids(result):
+                raise UsageError(
+                    f"no cluster has the id {cid!r} now (ids follow each cluster's medoid, so they change as the "
+                    "notes do): run `agentmd clusters` for the current ids"
+                )
+            if not name.strip():
+                raise UsageError("give the cluster a name: a few words")
+            rename(settings.state_dir, cid, name.strip())
+            result = clusters(settings.vault, store, settings.state_dir)
     emit(out, args, result, render(result))
     return EXIT_OK

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+from agentmd.engine.fsutil import atomic_write
 from agentmd.engine.index.store import Store
 from agentmd.engine.search.graph import resolve, stem_index
 from agentmd.vault_schema import parse_note
@@ -214,11 +215,16 @@ def load_names(state_dir: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
+def cluster_ids(result: Clusters) -> list[str]:
+    """Every cluster's id, the second level's too."""
+    return [c["id"] for top in result["clusters"] for c in (top, *top.get("children", []))]
+
+
 def rename(state_dir: Path, cid: str, name: str) -> None:
     names = load_names(state_dir)
     names[cid] = name
     state_dir.mkdir(parents=True, exist_ok=True)
-    (state_dir / NAMES_FILE).write_text(json.dumps(names, sort_keys=True, ensure_ascii=False), encoding="utf-8")
+    atomic_write(state_dir / NAMES_FILE, json.dumps(names, sort_keys=True, ensure_ascii=False).encode("utf-8"))
 
 
 def clusters(vault: Path, store: Store, state_dir: Path) -> Clusters:
@@ -231,7 +237,7 @@ def clusters(vault: Path, store: Store, state_dir: Path) -> Clusters:
         except OSError:
             continue
         note = parse_note(path, data, 0)
-        if note.is_probe:
+        if note.is_probe or note.is_generated:  # a map of content links every note of a facet: it is no subject
             continue
         paths.append(path)
         texts.append(f"{note.title}\n{note.text}")

@@ -194,6 +194,9 @@ def test_clusters_are_byte_identical_across_runs_and_after_a_rebuild(cli, tmp_pa
     ).json()
     assert renamed["clusters"][0]["label"] == "Notes on X" and renamed["clusters"][0]["renamed"]
     assert cli("clusters", "--vault", str(src), "--index", str(tmp_path / "i"), "--json").json() == renamed
+    bogus = cli("clusters", "--vault", str(src), "--index", str(tmp_path / "i"), "--rename", "c-nothing", "X")
+    assert bogus.code == 2 and "no cluster has the id 'c-nothing'" in bogus.err  # nothing kept under a wrong id
+    assert cli("clusters", "--vault", str(src), "--index", str(tmp_path / "i"), "--json").json() == renamed
 
 
 def test_stale_age_is_measured_from_the_newest_date_in_the_text(cli, vault: Path) -> None:
