@@ -119,7 +119,15 @@ def _when(text: str | None, now: dt.datetime) -> dt.datetime | None:
     try:
         day = dt.date.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"--since {text!r}: give a date (2026-11-30) or an age (3d, 12h)") from None
+        from agentmd.engine.search import when  # `yesterday`, `last week`, `March 2026`, as search's --after reads
+
+        found = when.bound_day(text, "after", now.date())
+        if found is None:
+            raise UsageError(
+                f"--since {text!r}: give a date (2026-11-30), an age (3d, 12h) or a time in words ('yesterday', "
+                "'last week')"
+            ) from None
+        day = found
     return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
 
 
@@ -354,6 +362,8 @@ def cmd_log(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     path = _relative(settings.vault, args.path) if args.path else None
     changes = history(settings.vault, since=since, origins=_origins(args.origin), path=path)
     if path is not None:
+        if not changes and not (settings.vault / path).exists():
+            raise UsageError(f"{path}: no such note in the vault, now or in its history (`agentmd log` lists changes)")
         lines = [f"{path}: {len(changes)} change(s), oldest first"]
         for c in changes:
             where = f" [{c.host}]" if c.host else ""

@@ -30,7 +30,10 @@ def test_log_groups_commits_by_origin_and_filters(cli, vault: Path) -> None:
     only = cli("changelog", *args(vault), "--origin", "retire", "--json").json()
     assert list(only["origins"]) == ["retire"] and only["commits"] == 1
     assert cli("log", *args(vault), "--since", "1d", "--json").json()["commits"] == 5
+    assert cli("log", *args(vault), "--since", "yesterday", "--json").json()["commits"] == 5  # as --after reads
     assert "capture: 3 commit(s)" in cli("log", *args(vault)).out
+    missing = cli("log", *args(vault), "memory/never-there.md")
+    assert missing.code == 2 and "no such note in the vault" in missing.err
 
 
 def test_a_notes_biography_is_oldest_first_and_follows_renames(cli, vault: Path) -> None:
