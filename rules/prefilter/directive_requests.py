@@ -153,7 +153,8 @@ SENTENCE_SPLIT: Final = re.compile(
     r"(?<=[.!?])(?<![Aa]\.[Ii]\.)(?<![Ee]\.[Gg]\.)(?<![Ii]\.[Ee]\.)\s+|[.!?](?=\s*$)|\n+|(?<!\s)\s+[—–]\s+|<!--|-->|%%"
 )
 HIDDEN_BLOCK: Final = re.compile(r"<!--(.*?)(?:-->|$)|%%(.*?)(?:%%|$)", re.DOTALL)
-LINK_PARTS: Final = re.compile(r"\[([^\]\n]{3,})\]\(([^)\s]*)(?:\s+\"([^\"\n]*)\")?\)|\[//\]:\s*#\s*\((.*?)\)")
+# (a link's text holds no `[`: a run of brackets would otherwise be read from each of them to its end)
+LINK_PARTS: Final = re.compile(r"\[([^\[\]\n]{3,})\]\(([^)\s]*)(?:\s+\"([^\"\n]*)\")?\)|\[//\]:\s*#\s*\((.*?)\)")
 PROSE_FENCES: Final = frozenset({"", "text", "txt", "markdown", "md", "prompt", "plain", "plaintext", "none"})
 CODE_COMMENT: Final = re.compile(r"^\s*(?:#+|//+|--|;+|/\*+|\*)\s?(.*)$")
 

@@ -261,11 +261,16 @@ def _rule_hits(
                     continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     yield label, m.start(), m.group(), "folded"
+    judged: dict[int, bool] = {}  # a line's start -> whether it talks about orders (read once a line: a long
+    # line of many hits, in a script without line breaks, would be read again for each)
     for foreign_label, substrings, foreign_rx in foreign_directive_res():
         if any(g in low_plain for g in substrings):
             for hit in foreign_rx.finditer(plain):
-                line = _line_at(plain, hit.start())
-                if not ABOUT.search(line) and not TOLD_OTHERS_FOREIGN.search(line.lower()):
+                start = plain.rfind("\n", 0, hit.start()) + 1
+                if start not in judged:
+                    line = _line_at(plain, hit.start())
+                    judged[start] = bool(ABOUT.search(line) or TOLD_OTHERS_FOREIGN.search(line.lower()))
+                if not judged[start]:
                     yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
         if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):

@@ -74,9 +74,41 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
      re.compile(r"(?i)\b(?:exec|eval)\s*\([^\n]*\b(?:urlopen|urllib\.request|requests\.get|httpx\.get)\b")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:iex|invoke-expression)\b[^\n]*(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|"
-                r"invoke-restmethod)|(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod)[^\n]*\|"
+                r"invoke-restmethod)")),
+    ("executable:remote-script", "downloads a script and runs it",
+     re.compile(r"(?i)(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod)[^\n]*\|"
                 r"\s*(?:iex|invoke-expression)\b")),
 )  # fmt: skip
+
+# Most rules open with a word and then take any run of characters (but line breaks, or but `|`). Such a rule can
+# only match from the first of its opening words in a stretch without `|`: a match from a later one is a match
+# from the first as well. `re.search` tries each of them, each to the line's end, and a line of one word many
+# times over took seconds; `_search` tries the first only. Each rule's opening: its words, and whether `|` ends
+# its run (keyed by the rule's pattern; a rule not listed is searched as it is).
+_OPENINGS: Final[dict[str, tuple[re.Pattern[str], bool]]] = {
+    rx.pattern: (re.compile(head, rx.flags), "[^\\n|]" in rx.pattern)
+    for _code, _what, rx in _DESTRUCTIVE
+    for head in [rx.pattern.split("[^\\n", 1)[0]]
+    if "[^\\n" in rx.pattern and not rx.pattern.startswith(":")
+}
+
+
+def _search(rx: re.Pattern[str], command: str) -> re.Match[str] | None:
+    """`rx.search(command)`, in time linear in the command's length (see `_OPENINGS`)."""
+    opening = _OPENINGS.get(rx.pattern)
+    if opening is None:
+        return rx.search(command)
+    head, bar_ends = opening
+    stretch_end = -1
+    for m in head.finditer(command):
+        if m.start() < stretch_end:
+            continue  # a later opening word in a stretch whose first one was tried
+        found = rx.match(command, m.start())
+        if found:
+            return found
+        bar = command.find("|", m.end()) if bar_ends else -1
+        stretch_end = len(command) if bar < 0 else bar
+    return None
 
 
 def _rm_is_destructive(command: str) -> bool:
@@ -229,6 +261,6 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding("executable:destructive-shell", field, _exec_message(line, what), line)
             continue
         for code, what, rx in _DESTRUCTIVE:
-            if rx.search(command):
+            if _search(rx, command):
                 yield Finding(code, field, _exec_message(line, what), line)
                 break
