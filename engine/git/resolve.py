@@ -90,10 +90,17 @@ def resolve_conflict(vault: Path, state_dir: Path, path: str, keep: str) -> tupl
 
 def _base_text(git: GitCli, note: str, sibling: str) -> str | None:
     """The note as it was where the two versions of a conflict parted: in the merge base of the two parents of
-    the merge commit that added the sibling. "" when the note did not exist there; None when no such merge is
-    found (a sibling not committed yet, a history rewritten since)."""
-    added = git.run("log", "-m", "--diff-filter=A", "--format=%P", "-1", "--", sibling)
-    parents = added.text.splitlines()[0].split() if added.code == 0 and added.text else []  # once per parent
+    the merge commit that made the sibling, the merge neither of whose parents holds it (a later merge of a
+    branch made before it also brings the sibling in, from one parent, and `git log -m` lists that one as adding
+    it as well). "" when the note did not exist there; None when no such merge is found (a sibling not committed
+    yet, a history rewritten since)."""
+    added = git.run("log", "-m", "--diff-filter=A", "--format=%H %P", "--", sibling)
+    parents: list[str] = []
+    for line in dict.fromkeys(added.text.splitlines() if added.code == 0 else []):  # once per parent: one each
+        _sha, *those = line.split()
+        if len(those) == 2 and not any(git.run("cat-file", "-e", f"{p}:{sibling}").code == 0 for p in those):
+            parents = those
+            break
     if len(parents) != 2:
         return None
     base = git.run("merge-base", *parents)

@@ -273,6 +273,22 @@ def test_keeping_one_version_of_a_conflict_keeps_what_only_the_other_changed(pai
     no_markers(a)
 
 
+def test_a_later_merge_that_brings_the_sibling_in_does_not_move_the_versions_base(pair) -> None:
+    # the desk merged (the laptop's version set aside as the sibling); the laptop then committed something else
+    # before taking that merge, so its own merge brings the sibling in from one parent: with `git log -m` that
+    # merge "adds" the sibling too, but the versions parted before the first merge, and "theirs" must win
+    a, b, _remote = pair
+    write(a.vault, "notes/plain.md", "# P\n\nlaptop\n")
+    write(b.vault, "notes/plain.md", "# P\n\ndesk\n")
+    a.sync()
+    (conflict,) = b.sync()["conflicts"]
+    write(a.vault, "notes/card.md", CARD + "\nan unrelated line on the laptop\n")
+    assert a.sync()["outcome"] == "merged"  # the laptop's merge: one parent without the sibling
+    assert a.read("notes/plain.md") == "# P\n\ndesk\n"
+    note, _sibling, _changed = resolve_conflict(a.vault, a.state, conflict["sibling"], "theirs")
+    assert a.read(note) == "# P\n\nlaptop\n" and not (a.vault / conflict["sibling"]).exists()
+
+
 def test_taking_the_siblings_text_into_a_note_renamed_since_is_refused(pair) -> None:
     a, b, remote = pair
     write(a.vault, "notes/plain.md", "# P\n\nlaptop\n")
