@@ -125,6 +125,10 @@ class DaemonJobs:
             spec = self.scheduler.reload().jobs.get("sync")
             if spec is not None and spec.enabled:  # a manifest may switch it off
                 self.scheduler.run(spec, trigger="commits")
+                retry = self._backing_off()
+                if retry is not None:  # the remote was unreachable: the commits still wait, until the backoff ends
+                    left = (retry - self.scheduler.clock()).total_seconds()
+                    self.sync_soon(max(0.0, left))
 
     def routes(self) -> list[Any]:
         """`POST /v1/jobs_run {"name": ...}`: run one job now (`agentmd jobs run NAME`)."""

@@ -188,6 +188,25 @@ def test_commits_wait_for_the_backoff_and_a_person_s_sync_never_does(
     assert backing_off(daemon.settings.state_dir, dt.datetime.now(dt.UTC)) is None
 
 
+def test_a_round_the_commits_asked_for_that_cannot_reach_the_remote_is_asked_for_again_at_the_backoffs_end(
+    daemon: Daemon, remote: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # the commits are still unpushed after the failed round: the next try is at the backoff's end (a minute), not
+    # at the sync job's next slot
+    bare, _vault = remote
+    assert daemon.jobs is not None
+    daemon.jobs.sync_settle = 0.1
+    bare.rename(tmp_path / "away.git")
+    daemon.capture(CaptureRequest(title="Made while the remote is away", body="It waits for the remote."))
+    runs = daemon.jobs.scheduler.log.records
+    failed = lambda: any(  # noqa: E731
+        r["job"] == "sync" and r["trigger"] == "commits" and r["outcome"] == "failed" for r in runs()
+    )
+    wait_until(failed, 60, "the round the commits asked for, failing")
+    assert daemon.jobs.sync_asked  # asked for again
+    assert backing_off(daemon.settings.state_dir, dt.datetime.now(dt.UTC)) is not None
+
+
 def test_a_person_s_sync_from_the_command_line_ignores_the_backoff(cli_remote: tuple[Path, Path], cli) -> None:
     bare, vault = cli_remote
     settings = resolve(vault=str(vault))
