@@ -162,6 +162,8 @@ def describe(result: SyncJson) -> str:
     for c in result.get("conflicts") or []:
         if c.get("sibling"):
             line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"
+        elif c.get("kept") == "the edit" and c.get("theirs"):  # theirs deleted it: there is no version to show
+            line += f"\nconflict: {c['path']}: deleted on the other machine, edited here; the edit was kept"
         elif c.get("theirs"):
             line += f"\nconflict: {c['path']}: ours kept; theirs: `git show {c['theirs'][:12]}:{c['path']}`"
         else:

@@ -261,3 +261,14 @@ def test_a_round_keeps_the_persons_staging_of_paths_the_incoming_commits_leave_a
     staged = sorted(git(a.vault, "diff", "--cached", "--name-status").stdout.splitlines())
     assert staged == ["D\tnotes/gamma.md", "M\tnotes/alpha.md"] or staged == ["M\tnotes/alpha.md", "D\tnotes/gamma.md"]
     assert "unstaged line" not in git(a.vault, "diff", "--cached").stdout
+
+
+def test_an_edit_kept_over_a_deletion_is_said_without_a_version_to_show() -> None:
+    from agentmd.cli.sync import describe
+
+    said = describe(
+        {"outcome": "merged", "remote": "origin", "branch": "main", "head": "abc",
+         "conflicts": [{"path": "notes/tz.md", "kept": "the edit", "theirs": "3d8e50843de0aa"}]}  # type: ignore[typeddict-item]
+    )  # fmt: skip
+    assert "notes/tz.md: deleted on the other machine, edited here; the edit was kept" in said
+    assert "git show" not in said  # the other side has no such file to show
