@@ -363,7 +363,10 @@ def stacked(sig: Signals) -> float:
     sure = confidence(sig.evidence)
     if sig.cosine is not None:
         curve = 1.0 / (1.0 + math.exp(-COSINE_SLOPE * (sig.cosine - COSINE_MIDPOINT)))
-        vetoed = sig.cosine < COSINE_VETO and sig.unknown_share < UNKNOWN_SHARE
+        # a note whose title holds every word of the query is what the query names, however far its passages
+        # sit from a few words in meaning ("money" and "Money as integer cents")
+        titled = sig.evidence.title_share >= 1.0
+        vetoed = sig.cosine < COSINE_VETO and sig.unknown_share < UNKNOWN_SHARE and not titled
         sure = curve if vetoed else max(sure, curve)
     sure = recalibrate(sure, sig.missing)
     if sig.named:

@@ -160,8 +160,12 @@ def test_a_named_note_and_an_entity_page_keep_their_least_score() -> None:
     assert conf.score(conf.Signals(plain, missing=3.0, entity=True)) == conf.ENTITY_CONFIDENCE
     assert conf.score(conf.Signals(plain, missing=3.0)) < conf.score(conf.Signals(plain))
     # a best chunk far from the query in meaning takes the cosine curve's score, whatever the words
-    full = conf.Evidence(1.0, 1.0, 3, 1.0, 1.0)
+    full = conf.Evidence(1.0, 1.0, 3, 0.0, 1.0)
     assert conf.score(conf.Signals(full, cosine=0.1)) < 0.05 < conf.score(conf.Signals(full, cosine=0.6))
+    # ... unless the note's title holds every word of the query: the query names it ("money" and "Money as
+    # integer cents", a short query far from a long passage in meaning)
+    titled = conf.Evidence(1.0, 1.0, 1, 1.0, 1.0)
+    assert conf.score(conf.Signals(titled, cosine=0.1)) == conf.score(conf.Signals(titled, cosine=0.29)) > 0.5
     # ... unless most of the query is words the embedding model does not know, which the note holds: a name
     # or an identifier is cut into word pieces, so the cosine says little of whether a passage is about it
     assert conf.score(conf.Signals(full, cosine=0.1, unknown_share=1.0)) == conf.score(conf.Signals(full, cosine=0.6))
