@@ -53,6 +53,7 @@ CODES: Final = (
     "executable:templater",
     "executable:destructive-shell",
     "executable:remote-script",
+    "executable:reverse-shell",
     "executable:html-script",
     "executable:javascript-url",
     "hidden-unicode:bidi",

@@ -33,7 +33,7 @@ _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
-    r":\s*\(\s*\))(?:\s|$)",
+    r"source|eval|echo|(?:ba|z)?sh|nc|ncat|socat|python[23]?|perl|:\s*\(\s*\))(?:\s|$)",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -61,12 +61,24 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
      re.compile(r"(?i)\b(?:remove-item|rd|rmdir|del)\b[^\n]*(?:-recurse|/s)\b[^\n]*\s(?:[a-z]:\\\*?|~|\$home|"
                 r"\$env:userprofile)[\"']?\s*$")),
     ("executable:remote-script", "downloads a script and runs it",
-     re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]*\|\s*"
+     re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*\|\s*"
                 r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node|php)\b(?!\s+-m\s+json)")),
     ("executable:remote-script", "downloads a script and runs it",
-     re.compile(r"(?i)\b(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b")),
+     re.compile(r"(?i)(?:\b(?:ba|z|k)?sh\s+(?:-c\s+)?|\bsource\s+|(?:^|[;&|]\s*)\.\s+|\beval\s+|"
+                r"\b(?:python[23]?|perl|ruby|node)\s+-[ce]\s+)[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b")),
+    ("executable:remote-script", "decodes hidden code and runs it",
+     re.compile(r"(?i)\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b")),
+    ("executable:remote-script", "downloads a program, makes it executable and runs it",
+     re.compile(r"(?i)\b(?:curl|wget)\b[^\n]*\bchmod\s+(?:[ugoa]*\+x|[0-7]?[1357][0-7]{2})\s[^\n]*(?:&&|;)\s*"
+                r"(?:sudo\s+)?(?:\./|/|~/)\S")),
+    ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
+     re.compile(r"(?i)\b(?:ba|z)?sh\s+-i\b[^\n]*[<>]&?\s*/dev/(?:tcp|udp)/")),
+    ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
+     re.compile(r"(?i)\b(?:nc|ncat|netcat)\b[^\n]*\s-[ec]\s+\S*\b(?:ba|z|k|da)?sh\b")),
+    ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
+     re.compile(r"(?i)\bsocat\b[^\n]*\bexec:[\"']?\S*sh\b")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget)\b[^\n]*(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|python[23]?|perl|"
                 r"ruby|node)\s+(?:-\S+\s+)*[\w./~$-]+\.(?:sh|py|pl|rb|js)\b")),
@@ -84,7 +96,8 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
 # only match from the first of its opening words in a stretch without `|`: a match from a later one is a match
 # from the first as well. `re.search` tries each of them, each to the line's end, and a line of one word many
 # times over took seconds; `_search` tries the first only. Each rule's opening: its words, and whether `|` ends
-# its run (keyed by the rule's pattern; a rule not listed is searched as it is).
+# its run (keyed by the rule's pattern; a rule not listed is searched as it is). A rule is one alternative: its
+# opening is read as what comes before its first run.
 _OPENINGS: Final[dict[str, tuple[re.Pattern[str], bool]]] = {
     rx.pattern: (re.compile(head, rx.flags), "[^\\n|]" in rx.pattern)
     for _code, _what, rx in _DESTRUCTIVE
@@ -111,14 +124,27 @@ def _search(rx: re.Pattern[str], command: str) -> re.Match[str] | None:
     return None
 
 
+# the folders of a home directory that hold its keys and credentials
+_KEY_FOLDERS = re.compile(r"(?:~|\$HOME)/\.(?:ssh|gnupg|aws|kube|docker|azure|gcloud|config|password-store)/?\*?")
+
+
+def _rm_target(token: str) -> str:
+    """An `rm` target as the shell reads it: quotes dropped, `${HOME}` and `${HOME:?}` as `$HOME`."""
+    return re.sub(r"\$\{HOME(?::[?-][^}]*)?\}", "$HOME", token.replace('"', "").replace("'", ""))
+
+
 def _rm_is_destructive(command: str) -> bool:
-    """`rm` with a recursive flag and a root, home, parent, current or wildcard target."""
+    """`rm` with a recursive flag and a root, home, parent, current or wildcard target, a system folder's
+    contents (`/etc/*`), or a folder of the home's keys (`~/.ssh`)."""
     for m in re.finditer(r"(?<![\w.\-/])rm\s+([^\n;&|]*)", command):
         tokens = m.group(1).split()
         flags = [t for t in tokens if t.startswith("-") and t != "--"]
-        targets = [t.strip("\"'") for t in tokens if not t.startswith("-")]
+        targets = [_rm_target(t) for t in tokens if not t.startswith("-")]
         recursive = any(f == "--recursive" or (not f.startswith("--") and ("r" in f or "R" in f)) for f in flags)
-        if recursive and any(t in _DANGEROUS_RM_TARGETS for t in targets):
+        if recursive and any(
+            t in _DANGEROUS_RM_TARGETS or t.removesuffix("/*") in _DANGEROUS_RM_TARGETS or _KEY_FOLDERS.fullmatch(t)
+            for t in targets
+        ):
             return True
     return False
 
@@ -166,6 +192,17 @@ def _exec_message(line: int, what: str) -> str:
 
 
 _SCRIPT_TAG = re.compile(r"<script\b", re.IGNORECASE)
+# an HTML tag that runs code when shown: an event handler attribute with code in it (`<img src=x onerror=...>`;
+# embed snippets carry empty ones, `onmousewheel=""`), or a frame or object whose document is inline (`srcdoc`, a
+# `data:` address)
+_ACTIVE_TAG = re.compile(
+    r"<[a-z][\w-]*\b[^<>\n]*?\son[a-z]{3,}\s*=\s*(?:\"[^\"]+\"|'[^']+'|[^\s\"'>]+)|"
+    r"<(?:iframe|object|embed|frame)\b[^<>\n]*?"
+    r"(?:\bsrcdoc\s*=|\b(?:src|data)\s*=\s*[\"']?\s*data:)",
+    re.IGNORECASE,
+)
+# code blocks that an Obsidian plugin runs as JavaScript when the note is shown
+_RUNNING_BLOCKS: Final = {"dataviewjs": "Dataview", "js-engine": "JS Engine", "meta-bind-js-view": "Meta Bind"}
 _JS_URL = re.compile(r"(?i)(?:\]\(\s*<?|(?:href|src|action|formaction)\s*=\s*[\"']?\s*)javascript:")
 _INLINE_DVJS = re.compile(r"(?<!`)`\$=[^`\n]+`(?!`)")
 _TEMPLATER_OPEN = re.compile(r"<%[-_*+~]?")
@@ -204,13 +241,14 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
     flat = flatten_containers(text)
     blocks = vault_schema.fenced_blocks(flat)
     for b in blocks:
-        if (b.info.split() or [""])[0].lower().strip("{}.") == "dataviewjs":
+        info = (b.info.split() or [""])[0].lower().strip("{}.")
+        if info in _RUNNING_BLOCKS:
             line = b.start_line + 1
             yield Finding(
                 "executable:dataviewjs",
                 field,
-                f"a ```dataviewjs block on line {line}: Dataview runs it as JavaScript inside Obsidian. Describe "
-                "the query in prose, or fence it as plain ```js so it is shown and not run.",
+                f"a ```{info} block on line {line}: {_RUNNING_BLOCKS[info]} runs it as JavaScript inside Obsidian. "
+                "Describe it in prose, or fence it as plain ```js so it is shown and not run.",
                 line,
             )
     if "`$=" in flat:
@@ -226,6 +264,20 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
                     i + 1,
                 )
     low = flat.lower()
+    if "<" in flat and ("on" in low or "data:" in low or "srcdoc" in low):
+        prose = vault_schema.strip_code(flat)
+        lines = Lines(prose)
+        for m in _ACTIVE_TAG.finditer(prose):
+            line = lines.at(m.start())
+            yield Finding(
+                "executable:html-script",
+                field,
+                f"an HTML tag that runs code when shown (an event handler such as onerror=, or an inline frame) "
+                f"outside code on line {line}: memory must not carry code that runs when it is rendered. Put the "
+                "markup in a code block, or remove the attribute.",
+                line,
+            )
+            break
     if "<%" in flat or "<script" in low or "javascript:" in low:
         prose = vault_schema.strip_code(flat)
         lines = Lines(prose)

