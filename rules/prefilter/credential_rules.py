@@ -85,7 +85,64 @@ def _url_password_real(m: re.Match[str], _text: str) -> bool:
     return not password.isdigit()  # "host:8080@" shapes are ports, not passwords
 
 
+def _written_password(m: re.Match[str], _text: str) -> bool:
+    """A password given as an element's text or a command's flag: long enough, not a stand-in, not a variable."""
+    value = m.group("val") if m.group("val") is not None else m.group("val2")
+    return (
+        len(value) >= 6
+        and value.lower() not in URL_PASSWORD_PLACEHOLDERS
+        and not is_placeholder(value)
+        and not value.isdigit()
+        and any(c.isalpha() for c in value)
+    )
+
+
+def _random_value(m: re.Match[str], _text: str) -> bool:
+    return random_looking(m.group("val"))
+
+
 SECRET_RULES: Final[tuple[SecretRule, ...]] = (
+    SecretRule(
+        "secret:password",
+        ("password", "passwd", "secret", "apikey", "api_key", "token"),
+        "password or key in a configuration element",
+        # `<password>…</password>`, `<add key="ApiKey" value="…"/>` (XML configuration files)
+        re.compile(
+            r"(?i)<(?P<tag>password|passwd|pwd|secret|client_?secret|api_?key|apikey|access_?token|token)>"
+            r"\s*(?P<val>[^\s<]{6,200})\s*</(?P=tag)>|<add\s+key\s*=\s*[\"'][\w.\-]*(?:password|passwd|secret|api_?key|"
+            r"apikey|token)[\w.\-]*[\"']\s+value\s*=\s*[\"'](?P<val2>[^\"'\s]{6,200})[\"']"
+        ),
+        lambda m, t: _written_password(m, t),
+        anchored=False,
+    ),
+    SecretRule(
+        "secret:password",
+        ("-p", "--password", "-a "),
+        "password given to a command on its command line",
+        # `docker login -u ci -p …`, `mysql -u root -p…` (no space: with one, -p asks), `redis-cli -a …`,
+        # `sshpass -p …`, a `--password …` of those tools (the flag within 160 characters of the command's name, so
+        # that a line of the name repeated is read in linear time)
+        re.compile(
+            r"(?i)(?:\b(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n]{0,160}?\s(?:-p|--password)(?:=|\s+)|"
+            r"\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,160}?\s(?:-p(?=\S)|--password=)|\bredis-cli\b[^\n]{0,160}?\s-a\s+|"
+            r"\bsshpass\s+-p\s*|\b(?:mongo\w*|psql|smbclient|xfreerdp)\b[^\n]{0,160}?\s--?password[=\s]\s*)"
+            r"[\"']?(?P<val>[^\s\"'|;&]{6,200})(?P<val2>)"
+        ),
+        _written_password,
+        anchored=False,
+    ),
+    SecretRule(
+        "secret:generic-assignment",
+        ("key", "secret", "token"),
+        "key written out in prose",
+        # "the prod api key is u8jzPde0…", "client secret: vJDCTby…" (a value no word reads as, after a name)
+        re.compile(
+            r"(?i)\b(?:api[\s_-]?key|secret(?:[\s_-]key)?|client[\s_-]secret|access[\s_-](?:key|token)|auth[\s_-]token|"
+            r"bearer[\s_-]token|token)\s+(?:is|was|for\s+\S+\s+is|[:=])\s*[\"'`]?(?P<val>[A-Za-z0-9_\-+/=.]{20,200})"
+        ),
+        _random_value,
+        anchored=False,
+    ),
     SecretRule(
         "secret:aws-access-key",
         ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),

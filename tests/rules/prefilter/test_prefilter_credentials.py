@@ -373,3 +373,36 @@ def test_a_discord_webhook_address_is_refused_and_its_shape_passes() -> None:
     assert "secret:discord-token" in codes(f"alerts go to {webhook}")
     shape = "https://discord.com/api/webhooks/" + "1" * 18 + "/" + "x" * 68
     assert not {c for c in codes(f"the address looks like {shape}") if c.startswith("secret")}
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("<password>{pw}</password>", "secret:password"),  # an XML configuration's element
+        ('<add key="ApiKey" value="{tok}" />', "secret:password"),  # a .NET app.config entry
+        ("docker login -u ci -p {pw} registry.example.io", "secret:password"),
+        ("mysql -u root -p{pw} app", "secret:password"),  # no space: with one, mysql asks for it
+        ("redis-cli -h cache -a {pw}", "secret:password"),
+        ("the prod api key is {tok}", "secret:generic-assignment"),
+    ],
+)
+def test_passwords_in_configuration_elements_command_lines_and_prose_are_refused(text: str, code: str) -> None:
+    value = text.format(pw="Hu" + "ahCT" + "Cwt1zv", tok=rand(32))
+    assert code in codes(value), value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<password>${DB_PASSWORD}</password>",
+        "docker login -u ci --password-stdin registry.example.io",
+        "docker login -u ci -p $CI_REGISTRY_PASSWORD",
+        "mysql -u root -p production_db",  # -p with a space asks for the password; the next word is the database
+        "docker compose -p myproject up -d",
+        "docker run -p 8080:80 nginx",
+        "the api key is stored in the team's password manager",
+        "The secret is that nobody reads the docs.",
+    ],
+)
+def test_command_flags_and_sentences_that_hold_no_password_pass(text: str) -> None:
+    assert not {c for c in codes(text) if c.startswith("secret")}, text

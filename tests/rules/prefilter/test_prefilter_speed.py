@@ -86,6 +86,8 @@ REPEATED = [
     "curl x ",
     "del -recurse ",
     "dd ",
+    "mysql -p",  # a command's name before a password flag, far from the flag
+    "docker login -p",
 ]
 
 
