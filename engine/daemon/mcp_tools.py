@@ -181,8 +181,11 @@ def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
             raise ArgumentError(f"`{name}` must be true or false, not {_kind(value)}")
         return value
     if kind == "array":
-        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        if not isinstance(value, list):
             raise ArgumentError(f"`{name}` must be a list of strings, not {_kind(value)}")
+        wrong = next(((i, x) for i, x in enumerate(value) if not isinstance(x, str)), None)
+        if wrong is not None:
+            raise ArgumentError(f"`{name}` must be a list of strings; entry {wrong[0]} is {_kind(wrong[1])}")
         if len(value) > spec.get("maxItems", len(value)):
             raise ArgumentError(f"`{name}` has {len(value)} entries; at most {spec['maxItems']} are allowed")
         return [x for x in value if x.strip()]

@@ -78,6 +78,8 @@ class Outcome:
 
 def _text(data: dict[str, object], name: str) -> str:
     value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise UsageError(f"`{name}` must be text")
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"`{name}` must be given")
     return value.strip()

@@ -206,6 +206,7 @@ def test_an_unknown_tool_is_a_json_rpc_error(daemon: Daemon) -> None:
         ("memory_search", {"query": "x", "colour": "red"}, "unknown argument `colour`; memory_search takes: query"),
         ("memory_capture", {"title": "t", "importance": 9}, "`importance` is 9; allowed: 1 to 5"),
         ("memory_capture", {"title": "t", "tags": "a,b"}, "`tags` must be a list of strings"),
+        ("memory_capture", {"title": "t", "tags": ["a", 1]}, "`tags` must be a list of strings; entry 1 is a number"),
         ("memory_capture", {"title": ""}, "`title` must not be empty"),
     ],
 )
