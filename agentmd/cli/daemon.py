@@ -211,7 +211,10 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     settings = resolve(vault=args.vault, index=args.index, config=args.config, require_vault=False)
     status, slow = _daemon_status(settings, args.port, max(args.wait, 0.1))
     if status is None and not settings.vault.is_dir():
-        missing = f"vault-missing: the vault folder {settings.vault} is gone; check the path (is the drive mounted?)"
+        missing = (
+            f"vault-missing: the vault folder {settings.vault} does not exist: check the path (is the drive "
+            "mounted?), or, for a new vault, `agentmd init-git` makes it"
+        )
         status = {"vault": str(settings.vault), "color": "red", "red": [missing], "yellow": []}
     if status is None:
         status = _status_here(settings, slow)

@@ -36,9 +36,24 @@ def cmd_gate_corpus_write(args: argparse.Namespace, out: TextIO, err: TextIO) ->
 
 
 def cmd_init_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from agentmd.engine.errors import UsageError
     from agentmd.engine.git.repo_init import init_git
+    from agentmd.engine.settings import resolve
 
-    settings = settings_of(args)
+    # a new vault's folder is made here (its parent must exist): the set-up's first step needs no mkdir of its own
+    settings = resolve(vault=args.vault, index=args.index, config=args.config, require_vault=False)
+    made = False
+    if not settings.vault.exists():
+        if not settings.vault.parent.is_dir():
+            raise UsageError(
+                f"vault {settings.vault}: its folder {settings.vault.parent} does not exist either; check the path"
+            )
+        settings.vault.mkdir()
+        made = True
+    elif not settings.vault.is_dir():
+        raise UsageError(f"vault {settings.vault} is a file, not a folder; check the path")
     summary = init_git(settings.vault)
-    emit(out, args, {"vault": str(settings.vault), "summary": summary}, summary)
+    if made:
+        summary = f"made the folder {settings.vault}; {summary}"
+    emit(out, args, {"vault": str(settings.vault), "made_folder": made, "summary": summary}, summary)
     return EXIT_OK

@@ -244,6 +244,18 @@ def test_init_git(cli, vault: Vault) -> None:
     assert r.code != 0 and "already" in r.err
 
 
+def test_init_git_makes_a_new_vaults_folder_and_status_says_how(cli, tmp_path: Path) -> None:
+    fresh = tmp_path / "new-vault"
+    r = cli("status", "--vault", str(fresh), "--json")
+    (red,) = r.json()["red"]
+    assert red.startswith("vault-missing:") and "`agentmd init-git` makes it" in red
+    r = cli("init-git", "--vault", str(fresh))
+    assert r.code == 0, r.err
+    assert "made the folder" in r.out and (fresh / ".git").is_dir()
+    r = cli("init-git", "--vault", str(tmp_path / "no" / "such" / "place"))
+    assert r.code == 2 and "does not exist either" in r.err and not (tmp_path / "no").exists()
+
+
 def test_no_empty_queue_baseline_before_the_first_index(cli, repo_vault: Vault, tmp_path: Path) -> None:
     old = (dt.date.today() - dt.timedelta(days=40)).isoformat()
     repo_vault.note("memory/waiting.md", "waiting since long ago\n", status="unfiled", captured=old)
