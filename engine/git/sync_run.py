@@ -85,6 +85,9 @@ def sync_vault(
 
     try:
         commit_first(first_sync=True)
+        # what keeps this machine's own changes from its commits, read before the round: a deletion the round
+        # brings in from another machine is that machine's change, which this round has synced
+        held = committer.state.commits_held or committer.state.mass_deletion
         with committer.paused():
             round_ = Round(
                 vault,
@@ -100,7 +103,6 @@ def sync_vault(
                 result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
             result.adopted = round_.adopted
         result.writing = writing
-        held = committer.state.commits_held or committer.state.mass_deletion
         if held:  # the round ran, but this machine's own changes wait: said, not passed over as "in step"
             result.held = held if "agentmd" in held else f"{held}: {HELD_HOW}"
     except SyncError as exc:

@@ -127,6 +127,24 @@ def test_a_sync_says_when_this_machines_own_changes_are_held(two: tuple[Machine,
     assert a.sync().get("held") is None and len(tree(a.vault)) == 6
 
 
+def test_a_mass_deletion_another_machine_made_is_synced_not_said_to_be_held(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    a, remote = two
+    for i in range(30):
+        write(a.vault, f"notes/n{i}.md", f"# N{i}\n")
+    assert a.sync()["outcome"] == "pushed"
+    git(tmp_path, "clone", "-q", "-b", "master", str(remote), str(tmp_path / "desk"))
+    b = Machine(tmp_path / "desk", tmp_path / "state-b")
+    for i in range(25):
+        (b.vault / f"notes/n{i}.md").unlink()
+    b.committer.allow_mass_deletion()  # the desk's owner meant it
+    assert b.sync()["outcome"] == "pushed"
+    done = a.sync()  # the laptop takes the deletion: it synced, and nothing of its own waits
+    assert done["outcome"] == "fast-forward" and done.get("held") is None, done
+    assert len(tree(a.vault)) == 6
+
+
 def test_a_failure_no_retry_ends_is_red_at_once_and_an_unreachable_remote_only_later(
     two: tuple[Machine, Path], tmp_path: Path
 ) -> None:
