@@ -97,6 +97,9 @@ def sync_vault(
                 accept_rewrite=accept_rewrite,
             )
             result = round_.run()
+            for kept in result.saves_kept:  # a save found while the tree moved, set aside by the round: its commit
+                if "sibling" in kept:  # (once the committer resumes) is the sync's, not the person's edit
+                    committer.note_origin(kept["sibling"], "sync")
         if round_.adopted is not None:  # a clone's first sync: the notes already here are committed on that branch
             commit_first(first_sync=False)
             with committer.paused():
