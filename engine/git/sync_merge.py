@@ -434,6 +434,7 @@ def names_apart_line(names: list[str]) -> str:
     """The yellow status line naming them and what to do."""
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     return (
-        f"renamed-apart: a note renamed on two machines, each its own way, is now {len(names)} notes: {shown}; "
-        "each holds one machine's edits: merge them into one note and delete the other"
+        f"renamed-apart: a merge kept {len(names)} name(s) that only one machine gave: {shown}; where two of them "
+        "are one note renamed on two machines, each its own way, each holds one machine's edits: merge those two "
+        "into one note (a note added to a folder the other machine renamed is listed too, and is fine as it is)"
     )

@@ -187,6 +187,7 @@ def test_a_note_renamed_on_both_machines_each_its_own_way_keeps_both_names_and_n
     now = dt.datetime.now(dt.UTC)
     (said,) = [y for y in sync_section(b.vault, b.state, now)["yellow"] if y.startswith("renamed-apart")]
     assert "notes/alpha-here.md" in said and "notes/alpha-there.md" in said
+    assert "merge those two into one note" in said and "delete" not in said  # no advice that could lose a note
     (b.vault / "notes/alpha-there.md").unlink()  # merged into the other by hand
     assert not [y for y in sync_section(b.vault, b.state, now)["yellow"] if y.startswith("renamed-apart")]
 
