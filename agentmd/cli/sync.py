@@ -164,6 +164,9 @@ def describe(result: SyncJson) -> str:
             line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"
         elif c.get("kept") == "the edit" and c.get("theirs"):  # theirs deleted it: there is no version to show
             line += f"\nconflict: {c['path']}: deleted on the other machine, edited here; the edit was kept"
+        elif c.get("here") == "deleted":
+            line += (f"\nconflict: {c['path']}: deleted here, edited on the other machine; the edit was kept "
+                     "(delete it again if it should go)")  # fmt: skip
         elif c.get("theirs"):
             line += f"\nconflict: {c['path']}: ours kept; theirs: `git show {c['theirs'][:12]}:{c['path']}`"
         else:

@@ -449,8 +449,12 @@ class Round:
                             decided.append(
                                 {"path": path, "kept": "this name", "at": self.now.isoformat(timespec="seconds")}
                             )
-                        else:  # their deletion lost when the edit is ours
-                            decided.append({"path": path, "kept": "the edit", **({"theirs": theirs} if mine else {})})
+                        elif mine is not None:  # their deletion lost: the edit is ours
+                            decided.append({"path": path, "kept": "the edit", "theirs": theirs})
+                        else:  # our deletion lost to their edit: said here, as a merge elsewhere would say it
+                            at = self.now.isoformat(timespec="seconds")
+                            decided.append({"path": path, "kept": "theirs", "ours": ours, "at": at, "here": "deleted",
+                                            "blob": oid})  # fmt: skip
             feed = "".join(f"{line}\0" for line in lines).encode()
             # drop the conflicted entries first (stages 1-3 and the marker blob), then set the decided ones
             clear = "".join(f"0 {'0' * len(tree)}\t{p}\0" for p in stages).encode()

@@ -129,6 +129,24 @@ def test_deleted_on_one_machine_and_edited_on_the_other_keeps_the_edit(machines,
     assert "still needed" in a.read("notes/gamma.md")
 
 
+def test_a_deletion_made_here_that_a_merge_here_undoes_is_said_here(machines, remote: Path) -> None:
+    # the desktop's edit went first; the laptop deleted the note and merges it: the edit comes back on the laptop,
+    # and the laptop's round and status say that its deletion was undone
+    from agentmd.cli.sync import describe
+    from agentmd.engine.git.sync_status import sync_section
+
+    a, b = machines
+    write(b.vault, "notes/gamma.md", "# Gamma\n\nstill needed: edited on the desktop\n")
+    b.sync()
+    (a.vault / "notes/gamma.md").unlink()
+    merged = a.sync()
+    assert "still needed" in a.read("notes/gamma.md")
+    assert "notes/gamma.md: deleted here, edited on the other machine; the edit was kept" in describe(merged)
+    yellow = sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))["yellow"]
+    (said,) = [y for y in yellow if y.startswith("set-aside-here")]
+    assert "notes/gamma.md (deleted here, edited on the other machine" in said
+
+
 def test_both_adding_a_note_of_the_same_name_keeps_both(machines, remote: Path) -> None:
     a, b = machines
     write(a.vault, "memory/pin-the-toolchain.md", "# Pin the toolchain\n\nuv, from the laptop\n")
