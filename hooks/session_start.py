@@ -198,7 +198,12 @@ def summarize(status: Status, *, from_disk: bool) -> str:
     facts: list[str] = []
     queue = status.get("queue") or {}
     if isinstance(queue.get("count"), int):
-        text = f"queue {queue['count']} unfiled"
+        count = queue["count"]
+        total = queue.get("total") or count + int(queue.get("inherited") or 0)
+        # what `agentmd queue` lists: the backlog from before the baseline too, which never pages
+        text = f"queue {count} unfiled"
+        if total != count:
+            text = f"queue {total} awaiting review ({count} since the baseline)"
         if queue.get("oldest_age_days") is not None:
             text += f", oldest {queue['oldest_age_days']} days"
         facts.append(text)

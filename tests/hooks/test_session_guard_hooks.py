@@ -426,6 +426,11 @@ def test_summarize_shapes() -> None:
         "queue 3 unfiled, oldest 1.5 days · last probe ok 2 h ago (140 ms) · git worktrees inside the vault: "
         ".claude/worktrees/x · from the daemon · vault /v"
     )
+    # a backlog from before the queue's baseline is listed by `agentmd queue` too: the line counts it
+    backlog = {**status, "queue": {"count": 2, "inherited": 25, "total": 27, "oldest_age_days": 0.5}}
+    assert summarize(backlog, from_disk=False).split("\n")[1].startswith(
+        "queue 27 awaiting review (2 since the baseline), oldest 0.5 days"
+    )
     building = {"vault": "/v", "color": "yellow", "red": [], "yellow": ["index-building: first pass"]}
     assert summarize(building, from_disk=False).split("\n")[0] == "agentmd memory: YELLOW (index-building)"
 
