@@ -146,10 +146,29 @@ def spaced_stem(path: str) -> str:
     return " ".join(stem.translate(_STEM_SPACERS).split())
 
 
+# a count of seconds or milliseconds since 1970 reads as a moment only between these years: Dendron writes
+# `created: 1636492098692`; a smaller or larger number is an id, a size or a version
+_EPOCH_YEARS = (2000, 2100)
+
+
+def _epoch(value: int) -> str | None:
+    for seconds in (value / 1000, float(value)) if value >= 10**12 else (float(value),):
+        try:
+            moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            continue
+        if _EPOCH_YEARS[0] <= moment.year < _EPOCH_YEARS[1]:
+            return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return None
+
+
 def parse_date(value: Any) -> str | None:
-    """An ISO date or date-time string from a frontmatter value, or None when it is not a date."""
+    """An ISO date or date-time string from a frontmatter value, or None when it is not a date. A whole number of
+    ten or thirteen digits is read as seconds or milliseconds since 1970 (UTC)."""
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _epoch(value) if len(str(value)) in (10, 13) else None
     if not isinstance(value, str):
         return None
     m = _DATE.match(value.strip())

@@ -13,6 +13,7 @@ from agentmd.vault_schema import (
     inline_tags,
     is_progress_log,
     parse_date,
+    parse_note,
     spaced_stem,
 )
 from agentmd.vault_schema.note import PROGRESS_HEAD_BYTES
@@ -264,7 +265,7 @@ def test_body_is_frontmatter_text_then_body() -> None:
         ("captured: '2024-03-05T25:00'", MTIME_ISO, "mtime"),
         ("created: 2022-01-10", "2022-01-10", "created"),  # as Obsidian templates write it
         ("date: 2023-01-01\ncreated: 2022-01-10", "2023-01-01", "date"),
-        ("created: 1642564062835", MTIME_ISO, "mtime"),  # Dendron's milliseconds are no date here
+        ("created: 1642564062835", "2022-01-19T03:47:42Z", "created"),  # Dendron's milliseconds since 1970
     ],
 )
 def test_captured_precedence(yaml_text: str, captured: str, source: str) -> None:
@@ -319,12 +320,21 @@ def test_impossible_unquoted_date_keeps_the_rest_of_the_frontmatter() -> None:
         ("0000-01-01", None),
         ("2024-01-02T24:00", None),
         (20240102, None),
+        (1636492098692, "2021-11-09T21:08:18Z"),  # milliseconds since 1970, as Dendron writes `created:`
+        (1636492098, "2021-11-09T21:08:18Z"),  # seconds
+        (9999999999999, None),  # 2286: an id, not a moment
+        (True, None),
         (None, None),
         ("", None),
     ],
 )
 def test_parse_date(value: object, expected: str | None) -> None:
     assert parse_date(value) == expected
+
+
+def test_a_dendron_note_is_dated_by_its_created_milliseconds() -> None:
+    note = parse_note("notes.office-hours.md", b"---\nid: abc\ncreated: 1636492098692\n---\n# Office hours\n", 0)
+    assert note.captured == "2021-11-09T21:08:18Z" and note.captured_source == "created"
 
 
 # --- walls -----------------------------------------------------------------------------------------------------
