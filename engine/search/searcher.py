@@ -220,6 +220,9 @@ def search(
     found = lexical_list(None if deferred else max(HEAD, HEAD_TIMES * request.limit))
     if not request.include_probe:
         named = [n for n in named if not trust.is_probe(n.hit.facts)]
+    span = time_span(request) if runs else None  # (a query that is a whole name, a date's title too, stays one)
+    if span is not None:  # "office hours on 2021-11-24": a note named inside it but of another day is not first
+        named = [n for n in named if (day := captured_day(n.hit.facts.get("captured"))) is None or span.holds(day)]
     named_paths = {n.hit.path for n in named[: request.limit]}
     ranked, read_all = rank_hits(found, request, contract, named_paths)
     if not read_all:

@@ -101,6 +101,23 @@ def test_notes_of_the_named_time_come_first_and_the_others_stay(store: Store) ->
     assert notes(earlier["results"])[0] == "trips/b.md"
 
 
+def test_a_note_named_in_the_question_but_of_another_day_is_not_put_first(vault: Vault, cache_dir: Path) -> None:
+    # "office hours" is the title of an undated hub note and of the notes of each meeting: the one of the day
+    # asked for comes first, not the hub that the question names
+    vault.note("Office hours.md", "Office hours: how they run, who comes, the agenda template.\n", date="2024-06-01")
+    vault.note("meetings/oh-1.md", "Office hours: discussed the importer and the release.\n", title="Office hours",
+               date="2024-05-08")  # fmt: skip
+    vault.note("meetings/oh-2.md", "Office hours: discussed the parser and the docs.\n", title="Office hours",
+               date="2024-05-22")  # fmt: skip
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        asked = SearchRequest(query="what was discussed at office hours on 2024-05-22", now=NOW)
+        got = notes(lexical_search(s.index, CONTRACT, asked)["results"])
+        plain = notes(lexical_search(s.index, CONTRACT, SearchRequest(query="office hours", now=NOW))["results"])
+    assert got[0] == "meetings/oh-2.md", got
+    assert sorted(got) == sorted(plain)  # the others are lowered, not hidden
+
+
 def test_the_time_words_are_not_required(store: Store) -> None:
     # no note says "yesterday" or "May": a short query's time words are read as a time, not looked for
     got = lexical_search(store.index, CONTRACT, SearchRequest(query="parser yesterday", now=NOW))["results"]
