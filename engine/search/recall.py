@@ -54,6 +54,10 @@ NO_DAEMON = "no daemon runs, and the prompt hook does not load the embedding mod
 # have a cosine below 0.40. The search's own veto (engine/search/confidence.py COSINE_VETO, 0.30) is lower: a
 # person who asks may still want a note their words name.
 RECALL_COSINE = 0.40
+# A note whose confidence is under this share of the best one's is not pushed for itself: a prompt that names a
+# note (0.99) leaves a tail of notes that only mention it (0.6, over the floor) out (bench/RESULTS.md,
+# "the recall hook's share of the best note").
+RELATIVE_FLOOR = 0.65
 
 
 class Candidate(TypedDict):
@@ -206,6 +210,9 @@ def gather(
     direct: list[Candidate] = []
     shown: set[str] = set()
     below: set[str] = set()  # direct hits under the recall floor: not shown for themselves, but may ride a link
+    results = list(results)
+    scores = [float(c) for r in results if isinstance(c := r.get("confidence", r.get("score")), int | float)]
+    least = max(scores, default=0.0) * RELATIVE_FLOOR
     for r in results:
         path = r.get("note") or str(r.get("path", "")).split("#", 1)[0]
         if not path or path in shown or path in below:
@@ -216,6 +223,10 @@ def gather(
         if confidence is not None and float(confidence) < walls.recall_floor:
             below.add(path)
             left_out.append(f"{path}: confidence {float(confidence):.2f} is below the recall floor")
+            continue
+        if confidence is not None and float(confidence) < least:
+            below.add(path)
+            left_out.append(f"{path}: confidence {float(confidence):.2f} is far below the best note's")
             continue
         cosine = r.get("cosine")
         named = r.get("entity") or (r.get("name") and not r.get("name_within"))  # the whole prompt names it

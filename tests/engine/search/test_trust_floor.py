@@ -16,7 +16,7 @@ from agentmd.engine.index.store import Store
 from agentmd.engine.recall.query import sanitize_query
 from agentmd.engine.search import confidence as conf
 from agentmd.engine.search.query import search as typed_search
-from agentmd.engine.search.recall import RECALL_COSINE, Walls, gather
+from agentmd.engine.search.recall import RECALL_COSINE, RELATIVE_FLOOR, Walls, gather
 from agentmd.engine.search.searcher import SearchRequest
 from agentmd.rules import default_contract, validate
 
@@ -114,6 +114,27 @@ def test_recall_leaves_out_a_conflict_copy_until_a_person_ends_it(vault: Vault, 
     assert copy in {r["note"] for r in res["results"]}  # type: ignore[attr-defined]  # search shows it, to be ended
     assert [c["path"] for c in gathered["direct"]] == ["notes/rule.md"]
     assert any(line.startswith(f"{copy}: a conflict copy") for line in gathered["left_out"])
+
+
+def test_recall_leaves_out_notes_far_below_the_best_one(vault: Vault, cache_dir: Path) -> None:
+    # a prompt that names a note (0.99) finds every note that mentions it over the floor (0.6): those only
+    # mention it, and push the few that answer out of the budget
+    for name in ("seed-bank", "quickstart", "office-hours-1", "office-hours-2"):
+        vault.note(f"notes/{name}.md", BODY.format(word=name), title=name.replace("-", " "))
+    with Store(cache_dir) as s:
+        reconcile(vault.root, s)
+        rows = [
+            {"note": "notes/seed-bank.md", "confidence": 0.99, "name": "title"},
+            {"note": "notes/quickstart.md", "confidence": 0.9},
+            {"note": "notes/office-hours-1.md", "confidence": 0.605},
+            {"note": "notes/office-hours-2.md", "confidence": 0.605},
+        ]
+        gathered = gather(s.catalog, s.index, Walls.from_contract(default_contract()), rows)
+        alone = gather(s.catalog, s.index, Walls.from_contract(default_contract()), rows[2:])
+    assert 0.605 < 0.99 * RELATIVE_FLOOR < 0.9
+    assert [c["path"] for c in gathered["direct"]] == ["notes/seed-bank.md", "notes/quickstart.md"]
+    assert any("far below the best note's" in line for line in gathered["left_out"])
+    assert [c["path"] for c in alone["direct"]] == ["notes/office-hours-1.md", "notes/office-hours-2.md"]
 
 
 def test_recall_never_gathers_unfiled_untrusted_or_probe_notes(store: Store) -> None:
