@@ -108,9 +108,9 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "password or key in a configuration element",
         # `<password>…</password>`, `<add key="ApiKey" value="…"/>` (XML configuration files)
         re.compile(
-            r"(?i)<(?P<tag>password|passwd|pwd|secret|client_?secret|api_?key|apikey|access_?token|token)>"
-            r"\s*(?P<val>[^\s<]{6,200})\s*</(?P=tag)>|<add\s+key\s*=\s*[\"'][\w.\-]*(?:password|passwd|secret|api_?key|"
-            r"apikey|token)[\w.\-]*[\"']\s+value\s*=\s*[\"'](?P<val2>[^\"'\s]{6,200})[\"']"
+            r"(?i)<(?P<tag>(?:[\w.\-]+:)?(?:password|passwd|pwd|secret|client_?secret|api_?key|apikey|access_?token|token))"
+            r"(?:\s[^<>]{0,200})?>\s*(?P<val>[^\s<]{6,200})\s*</(?P=tag)>|<add\s+key\s*=\s*[\"'][\w.\-]*(?:password|"
+            r"passwd|secret|api_?key|apikey|token)[\"']\s+value\s*=\s*[\"'](?P<val2>[^\"'\s]{6,200})[\"']"
         ),
         lambda m, t: _written_password(m, t),
         anchored=False,
@@ -123,9 +123,9 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         # `sshpass -p …`, a `--password …` of those tools (the flag within 160 characters of the command's name, so
         # that a line of the name repeated is read in linear time)
         re.compile(
-            r"(?i)(?:\b(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n]{0,160}?\s(?:-p|--password)(?:=|\s+)|"
+            r"(?i)(?:\b(?:docker|podman|nerdctl|skopeo|buildah|oras|helm\s+registry)\s+login\b[^\n]{0,160}?\s(?:-p|--password)(?:=|\s+)|"
             r"\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,160}?\s(?:-p(?=\S)|--password=)|\bredis-cli\b[^\n]{0,160}?\s-a\s+|"
-            r"\bsshpass\s+-p\s*|\b(?:mongo\w*|psql|smbclient|xfreerdp)\b[^\n]{0,160}?\s--?password[=\s]\s*)"
+            r"\bsshpass\s+-p\s*|\b(?:mongo\w*|psql|smbclient|xfreerdp)\b[^\n]{0,160}?\s--?password=)"
             r"[\"']?(?P<val>[^\s\"'|;&]{6,200})(?P<val2>)"
         ),
         _written_password,

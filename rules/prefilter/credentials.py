@@ -305,8 +305,8 @@ def _prose_password(value: str) -> bool:
     value = _PROSE_WORD_END.sub("", value) if not value.endswith(("!", "?")) or len(value) > 7 else value
     if len(value) < 6 or value.lower() in URL_PASSWORD_PLACEHOLDERS or is_placeholder(value):
         return False
-    if "://" in value or value.startswith(("/", "~", "./")) or value.isdigit():
-        return False
+    if "://" in value or value.startswith(("/", "~", "./", "-")) or value.isdigit():
+        return False  # a path, a URL, a number, or the command line's next option (`--password --db admin`)
     if not any(c.isalpha() for c in value):
         return False
     if all(c.isalpha() for c in value) and not _mixed_case(value):

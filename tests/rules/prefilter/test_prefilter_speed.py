@@ -88,15 +88,20 @@ REPEATED = [
     "dd ",
     "mysql -p",  # a command's name before a password flag, far from the flag
     "docker login -p",
+    "```sh\nrd /s ",  # in a shell block (repeated after its fence): rules with two runs, each bounded
+    "```sh\ncurl chmod 755 ",
+    "wget x chmod +x ",
 ]
 
 
 def test_a_repeated_shape_costs_cpu_in_proportion_to_its_length() -> None:
-    for unit in REPEATED:
+    for shape in REPEATED:
+        head, _, unit = shape.rpartition("\n")
+        head = head + "\n" if head else ""
         n = max(1, 4000 // len(unit))
-        _cpu(unit * n)  # warm
-        small = min(_cpu(unit * n) for _ in range(2))
-        large = min(_cpu(unit * 4 * n) for _ in range(2))
+        _cpu(head + unit * n)  # warm
+        small = min(_cpu(head + unit * n) for _ in range(2))
+        large = min(_cpu(head + unit * 4 * n) for _ in range(2))
         # four times the text: about four times the CPU when the cost is linear, sixteen when it is quadratic
         assert large < 9 * max(small, 0.002), f"{unit!r}: {small * 1000:.1f} ms -> {large * 1000:.1f} ms"
 
