@@ -136,6 +136,22 @@ INBOX_SKIP = (
 )
 
 
+# the options whose text goes into a note's frontmatter as written (`retire --reason`, `confirm --why`)
+WRITTEN_OPTIONS = ("reason", "why")
+
+
+def _check_written(options: dict[str, object]) -> None:
+    """The text an option writes into notes passes the content checks a capture's fields pass: a reason is no
+    place for a secret, an order to an agent or a terminal escape."""
+    from agentmd.rules.prefilter import check_fields
+
+    texts = {k: v for k, v in options.items() if k in WRITTEN_OPTIONS and isinstance(v, str) and v}
+    verdict = check_fields(texts) if texts else None
+    if verdict is not None and not verdict.ok:
+        found = verdict.findings[0]
+        raise UsageError(f"nothing was written: the {found.field} you gave was refused ({found.message})")
+
+
 def plan_edits(
     vault: Path,
     action: str,
@@ -149,6 +165,7 @@ def plan_edits(
     names the paths of an inbox recall never reads (the phone clipper's, `Contract.is_phone_path`): a note there
     is not confirmed or promoted where it lies, since it would stay out of every recall."""
     options = dict(options or {})
+    _check_written(options)
     when = stamp(now or dt.datetime.now(dt.UTC))
     items: list[Planned] = []
     edits: list[Edit] = []
