@@ -103,7 +103,9 @@ def agentmd_argv(argv0: str | None = None, on_path: str | None = None) -> list[s
         return [running]
     if found:
         return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-m", "agentmd"]
+    # -P: the current folder is not put on the import path, so a project holding an `agentmd/` folder of its own
+    # cannot stand in for this one when a hook or an MCP client starts it there
+    return [os.path.abspath(sys.executable), "-P", "-m", "agentmd"]
 
 
 def moved_checkout_note(executable: Sequence[str]) -> str | None:
@@ -160,6 +162,8 @@ def agentmd_hook_name(command: Any) -> str | None:
         return words[2]
     if base == "agentmd-hook" and len(words) >= 2:
         return words[1]
+    if base.startswith("python"):  # the interpreter's own flags first (`-P`, `-I`), then `-m MODULE`
+        words = [words[0], *[w for w in words[1:] if w not in ("-P", "-I", "-s", "-E", "-B")]]
     if base.startswith("python") and len(words) >= 4 and words[1] == "-m":
         # The module names before the agentmd namespace are still recognised, so uninstall finds older entries.
         if words[2] in ("agentmd", "agentmd.cli", "engine.cli") and words[3] == "hook" and len(words) >= 5:

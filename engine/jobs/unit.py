@@ -33,7 +33,7 @@ MARKER = "# Written by `agentmd service install`; `agentmd service uninstall` re
 
 def serve_command(config_file: Path, python: str | None = None) -> list[str]:
     """The command both files run: this interpreter's agentmd, `serve`, reading the given config file."""
-    return [python or sys.executable, "-m", "agentmd", "serve", "--config", str(config_file)]
+    return [python or sys.executable, "-P", "-m", "agentmd", "serve", "--config", str(config_file)]  # -P: see hooks
 
 
 def _quote(arg: str) -> str:

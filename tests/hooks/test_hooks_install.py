@@ -492,3 +492,22 @@ def test_installed_file_guard_runs_from_its_command(project: Path, vault: Path) 
     assert done.returncode == 0, done.stderr
     spec = json.loads(done.stdout)["hookSpecificOutput"]
     assert spec["permissionDecision"] == "deny" and "(vault-root)" in spec["permissionDecisionReason"]
+
+
+def test_the_interpreter_form_never_runs_an_agentmd_folder_of_the_project_it_starts_in(tmp_path: Path) -> None:
+    """With no `agentmd` on PATH the hooks (and `mcp-config`'s stdio entry) run `<python> -P -m agentmd`: a hook
+    starts in the project's folder, and a project holding an `agentmd/` package of its own must not stand in."""
+    import subprocess
+
+    from agentmd.hooks.install import agentmd_argv, agentmd_hook_name
+
+    argv = agentmd_argv(argv0="", on_path="")
+    assert argv[1:] == ["-P", "-m", "agentmd"]
+    project = tmp_path / "project"
+    (project / "agentmd").mkdir(parents=True)
+    (project / "agentmd" / "__init__.py").write_text("")
+    (project / "agentmd" / "__main__.py").write_text("print('HIJACKED')\n")
+    ran = subprocess.run([*argv, "--version"], cwd=project, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and "HIJACKED" not in ran.stdout and ran.stdout.startswith("agentmd "), ran
+    command = hook_commands(argv, tmp_path / "vault")["recall"]
+    assert agentmd_hook_name(command) == "recall"  # uninstall still finds the entry
