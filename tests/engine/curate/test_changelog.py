@@ -47,6 +47,20 @@ def test_a_notes_biography_is_oldest_first_and_follows_renames(cli, vault: Path)
     assert cli("log", *args(vault), "memory/never.md").code == 2
 
 
+def test_a_note_made_from_the_same_template_as_a_deleted_one_has_its_own_biography(cli, vault: Path) -> None:
+    template = "---\ntype: decision\nstatus: active\n---\n# {t}\n\n## Context\n\n## Decision\n\n## Why\n\n{b}\n"
+    (vault / "memory").mkdir(exist_ok=True)
+    (vault / "memory/old-secret.md").write_text(template.format(t="Old", b="the old one"), encoding="utf-8")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "the old note")
+    (vault / "memory/old-secret.md").unlink()
+    (vault / "memory/new-choice.md").write_text(template.format(t="New", b="another one entirely"), encoding="utf-8")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "one note gone, another made")
+    r = cli("log", *args(vault), "memory/new-choice.md", "--json")
+    assert [c["summary"] for c in r.json()["changes"]] == ["one note gone, another made"]
+
+
 def test_every_commit_line_names_its_origin_and_its_machine(cli, vault: Path) -> None:
     (vault / "notes.md").write_text("# Notes\n", encoding="utf-8")
     git(vault, "add", "-A")
