@@ -349,7 +349,7 @@ class _Builder:
 
     def _name_at(self, path: str, rev: str) -> str | None:
         """The name the note now at `path` had in `rev`, following its renames as `agentmd log` does."""
-        run = self.git.run("log", "--follow", "-z", "--name-only", "--format=%x01%H", "HEAD", "--", path)
+        run = self.git.run("log", "--follow", "-M90%", "-z", "--name-only", "--format=%x01%H", "HEAD", "--", path)
         if run.code != 0:
             return None
         for record in os.fsdecode(run.out).split("\x01")[1:]:  # `<hash>\0\n<name>\0` a commit
