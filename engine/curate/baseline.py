@@ -83,8 +83,8 @@ def record(state_dir: Path, now: dt.datetime, waiting: int) -> tuple[dt.datetime
     path = baseline_path(state_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(temp_name(path.name))
-    tmp.write_text(json.dumps({"recorded_at": stamp(now), "count": waiting}, indent=1, sort_keys=True), "utf-8")
-    try:
+    try:  # (the write inside: a full disk fails it after the file is made, and the finally removes it)
+        tmp.write_text(json.dumps({"recorded_at": stamp(now), "count": waiting}, indent=1, sort_keys=True), "utf-8")
         os.link(tmp, path)  # creates the file only where none is: two first runs cannot overwrite each other
         log.info("queue baseline recorded at %s with %d notes waiting (%s)", stamp(now), waiting, path)
     except FileExistsError:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmd.engine.fsutil import atomic_write
 from agentmd.engine.git.conflicts import sibling_machine
 from agentmd.engine.index.catalog import Catalog
 from agentmd.engine.times import parse_utc
@@ -120,11 +120,9 @@ class FieldCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self.entries, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.path)
+            atomic_write(self.path, json.dumps(self.entries, sort_keys=True), durable=False)
         except OSError:
-            pass  # a cache: the next look reads the notes again
+            pass  # a cache: the next look reads the notes again (atomic_write leaves no temp file behind)
 
 
 def _low_confidence(value: Any, threshold: float) -> bool:
