@@ -230,6 +230,9 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         done = f"{note} now holds {whose} where the two conflicted ({merged}), {sibling} removed"
     elif args.keep == "mine" and note in changed:  # kept where they conflicted, the other side's other lines in
         done = f"kept {note} where the two conflicted ({merged}), {sibling} removed"
+    elif args.keep == "theirs" and whose.startswith("this machine's"):  # the sibling held this machine's text
+        done = (f"{note} keeps the other machine's version where the two conflicted ({merged}); removed {sibling}, "
+                f"which held {whose}")  # fmt: skip
     elif args.keep == "theirs" and note not in changed:  # the other machine's text was the note's already
         done = f"kept {note}, the other machine's version; removed {sibling}, which held {whose}"
     emit(out, args, {"note": note, "sibling": sibling, "keep": args.keep, "changed": changed}, f"{done}; {committed}")

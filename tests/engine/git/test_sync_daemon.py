@@ -295,3 +295,22 @@ def test_mine_is_this_machines_text_on_the_machine_whose_version_the_other_merge
     assert code == 0, err
     assert (laptop / "notes/otters.md").read_text() == ours and not (laptop / "notes" / sibling).exists()
     assert "this machine's own version" in out
+
+
+def test_theirs_on_the_machine_whose_version_was_set_aside_keeps_the_other_machines_and_says_so(
+    tmp_path: Path, two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _bare, laptop, desktop = two
+    a = {**environment(tmp_path / "a"), "AGENTMD_HOST": "machine-a"}
+    b = {**environment(tmp_path / "b"), "AGENTMD_HOST": "machine-b"}
+    (laptop / "notes/otters.md").write_text("---\ntitle: Otters\n---\n# Otters\n\nThe laptop's otters.\n")
+    theirs = "---\ntitle: Otters\n---\n# Otters\n\nThe desktop's otters.\n"
+    (desktop / "notes/otters.md").write_text(theirs)
+    cli(a, monkeypatch, "sync", "--vault", str(laptop))
+    cli(b, monkeypatch, "sync", "--vault", str(desktop))
+    code, _out, err = cli(a, monkeypatch, "sync", "--vault", str(laptop), "--json")
+    assert code == 0, err
+    code, out, err = cli(a, monkeypatch, "resolve", "notes/otters.md", "--keep", "theirs", "--vault", str(laptop))
+    assert code == 0, err
+    assert (laptop / "notes/otters.md").read_text() == theirs
+    assert "the other machine's version" in out and "now holds this machine's own version" not in out, out
