@@ -17,7 +17,7 @@ HEAD, a sync round's or an undo's), and `tree-moved-by-git` (the same move made 
 files cannot be swapped in one step: the files and index written, HEAD not moved).
 On the capture path (engine/write/landing.py, `CRASH_POINTS`): `after-temp-write`, `after-link`, `after-index`.
 `reconcile-pass`: a reconcile pass is about to read the vault. `secret-write`: a token file (engine/secret.py)
-is about to be written.
+is about to be written. `lease-write`: the vault lease's record is written, not yet in place.
 """
 
 from __future__ import annotations

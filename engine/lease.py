@@ -197,8 +197,18 @@ class Lease:
         temp = self.folder / f".{LEASE_FILE}.{os.getpid()}"
         import json  # the daemon's side: jsonwire writes compact JSON only
 
-        temp.write_text(json.dumps(self._record, indent=1) + "\n", encoding="utf-8")
-        os.replace(temp, self.folder / LEASE_FILE)
+        from agentmd.engine.failpoints import failpoint  # (the daemon's side only)
+
+        try:
+            temp.write_text(json.dumps(self._record, indent=1) + "\n", encoding="utf-8")
+            failpoint("lease-write")
+            os.replace(temp, self.folder / LEASE_FILE)
+        except OSError:  # a full disk: no empty temp file stays behind, whoever retries
+            try:  # noqa: SIM105 - contextlib is one more import on the prompt hook's path
+                temp.unlink()
+            except OSError:
+                pass
+            raise
 
     def problem(self) -> str | None:
         """While held: why the lease on disk is no longer this daemon's (another machine's record synced over

@@ -170,10 +170,10 @@ class HealthPass:
             free = free_bytes(folder)
             checks[name] = {"folder": str(folder), "writable": problem is None, "free_bytes": free}
             if problem is not None:
-                red.append(
-                    f"{name}-unwritable: cannot write in {folder}: {problem}: make it writable (permissions, "
-                    "a read-only mount) or point agentmd elsewhere"
-                )
+                full = "ENOSPC" in problem or "EDQUOT" in problem or "No space" in problem
+                fix = ("free some space on its disk" if full else
+                       "make it writable (permissions, a read-only mount)")  # fmt: skip
+                red.append(f"{name}-unwritable: cannot write in {folder}: {problem}: {fix}, or point agentmd elsewhere")
             elif free is not None and free < self.min_free_bytes:
                 red.append(
                     f"disk-full: only {_mb(free)} free where the {name} folder {folder} lives (red under "

@@ -9,6 +9,7 @@ port) stay quick to start.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
@@ -59,6 +60,8 @@ class InstanceLock:
                 refused = self.lease.acquire({**info, "state_dir": str(self.state_dir)})
             except OSError as exc:
                 refused = f"the vault lease in {self.lease.folder} could not be taken ({exc.strerror or exc})"
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                    refused += ": the vault's disk is full; free some space on it and start again"
             if refused is not None:
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)

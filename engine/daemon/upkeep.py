@@ -101,7 +101,9 @@ class Upkeep:
                         old.retire()  # searches and the health pass may still be reading its catalog
                 moved = set_aside_index(self.settings.cache_dir)
                 if catalog_problem(self.settings.catalog_path) or (old is not None and old.catalog.damaged):
-                    log.warning("the damaged catalog was kept as %s", set_aside_catalog(self.settings.cache_dir))
+                    kept = set_aside_catalog(self.settings.cache_dir)
+                    if kept is not None:  # (None: the catalog was gone with its folder, nothing to keep)
+                        log.warning("the damaged catalog was kept as %s", kept)
                 store = Store(self.settings.cache_dir)
                 self.capturer.store = store
         except Exception as exc:

@@ -295,6 +295,19 @@ def test_a_daemon_whose_state_folder_is_full_names_the_folder_and_leaves_no_temp
     assert not [p.name for p in settings.state_dir.glob(".access.token*")]  # no half-made token stays behind
 
 
+def test_a_daemon_that_cannot_write_the_vault_lease_on_a_full_disk_says_so_and_leaves_no_temp_file(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentmd.engine.daemon.instance import AlreadyRunning
+
+    vault = make_repo(tmp_path / "vault", {"README.md": "# Vault\n"})
+    monkeypatch.setenv("AGENTMD_FAILPOINTS", "lease-write=enospc")
+    d = Daemon(resolve(vault=str(vault)), port=0, commit_debounce=0.2)
+    with pytest.raises(AlreadyRunning, match="the vault's disk is full; free some space on it"):
+        d.run_forever()
+    assert not [p.name for p in (vault / ".git" / "agentmd").glob(".lease.json.*")]
+
+
 def test_a_full_or_read_only_cache_disk_is_named_as_such() -> None:
     import errno
     import sqlite3
