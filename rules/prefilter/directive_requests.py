@@ -153,8 +153,11 @@ SENTENCE_SPLIT: Final = re.compile(
     r"(?<=[.!?])(?<![Aa]\.[Ii]\.)(?<![Ee]\.[Gg]\.)(?<![Ii]\.[Ee]\.)\s+|[.!?](?=\s*$)|\n+|(?<!\s)\s+[—–]\s+|<!--|-->|%%"
 )
 HIDDEN_BLOCK: Final = re.compile(r"<!--(.*?)(?:-->|$)|%%(.*?)(?:%%|$)", re.DOTALL)
-# (a link's text holds no `[`: a run of brackets would otherwise be read from each of them to its end)
-LINK_PARTS: Final = re.compile(r"\[([^\[\]\n]{3,})\]\(([^)\s]*)(?:\s+\"([^\"\n]*)\")?\)|\[//\]:\s*#\s*\((.*?)\)")
+# (a link's text holds no `[`, and its address no bracket but a pair of parentheses: a run of brackets or of
+# links left open would otherwise be read from each of them to the line's end)
+LINK_PARTS: Final = re.compile(
+    r"\[([^\[\]\n]{3,})\]\(((?:[^()\s\[\]]|\([^()\s]*\))*)(?:\s+\"([^\"\n]*)\")?\)|\[//\]:\s*#\s*\((.*?)\)"
+)
 PROSE_FENCES: Final = frozenset({"", "text", "txt", "markdown", "md", "prompt", "plain", "plaintext", "none"})
 CODE_COMMENT: Final = re.compile(r"^\s*(?:#+|//+|--|;+|/\*+|\*)\s?(.*)$")
 

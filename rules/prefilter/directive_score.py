@@ -149,7 +149,7 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "gives orders to the AI reading it"
     if (mentions_ai or YOU.search(s)) and NOTE_AUTHORITY.search(s):
         return "claims authority over the reader's instructions"
-    if strong and (prompt := LEAK_PROMPT.search(s)) and not NEGATED.search(s, 0, prompt.start()):
+    if strong and (prompt := LEAK_PROMPT.search(s)) and not _negated_before(s, prompt.start()):
         return "asks to leak secrets or the conversation"
     if ordered and COVERT.search(s) and (SEND_OUT.search(s) or DEST.search(s)):
         return "asks to send data out"
@@ -215,10 +215,10 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return None
     if DRAFT_TO_PERSON.search(s) and not (strong or framed or mentions_ai):
         return None  # "email draft to sam: could you send me the token ...": words written to a person
-    leak = next((m for m in LEAK.finditer(s) if not NEGATED.search(s, 0, m.start())), None)
+    leak = next((m for m in LEAK.finditer(s) if not _negated_before(s, m.start())), None)
     if leak and (strong or framed or DEST.search(s, leak.start())):
         return "asks to leak secrets or the conversation"
-    if (prompt := LEAK_PROMPT.search(s)) and not NEGATED.search(s, 0, prompt.start()):
+    if (prompt := LEAK_PROMPT.search(s)) and not _negated_before(s, prompt.start()):
         return "asks to leak secrets or the conversation"
     if (strong or framed) and SEND_OUT.search(s):
         return "asks to send data out"
@@ -299,10 +299,16 @@ _ASSEMBLED: Final = re.compile(
 )
 
 
+def _negated_before(s: str, at: int) -> bool:
+    """A negation within a word before `at` ("never commit", "don't ever delete"): read from just before it,
+    not from the sentence's start, which for a run-on line of many hits read the line once for each."""
+    return NEGATED.search(s, max(0, at - 64), at) is not None
+
+
 def _acts(s: str) -> bool:
     """An unsafe action is asked for, not forbidden: "never commit directly to main" and "don't delete the
     migrations" are safeguards."""
-    return any(NEGATED.search(s, 0, m.start()) is None for m in ACT.finditer(s))
+    return any(not _negated_before(s, m.start()) for m in ACT.finditer(s))
 
 
 # Access named as something a person needs or lacks ("you will need admin access to the load balancer",
@@ -380,7 +386,7 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
     score += (OVERRIDE_VERB_RE.search(s) is not None) + (OVERRIDE_ANY.search(s) is not None)
     score += INSTR_RE.search(s) is not None
     score += 2 * (OWNED_RE.search(s) is not None) + 2 * (VOID_RE.search(s) is not None)
-    leaks = [not NEGATED.search(s, 0, m.start()) for m in LEAK.finditer(s)]
+    leaks = [not _negated_before(s, m.start()) for m in LEAK.finditer(s)]
     # a leak asked for counts; one only forbidden ("assistants must never reveal the system prompt") is a safeguard
     score += (SAFETY.search(s) is not None) + (SECRET_RE.search(s) is not None) + any(leaks)
     score -= 2 * (bool(leaks) and not any(leaks) and not vocative)

@@ -234,9 +234,16 @@ def _rule_hits(
     low_folded, low_plain = folded.lower(), plain.lower()
     words = set(_WORD.findall(low_folded))
     parts = chunks(folded, low_folded, words, _WORD)
+    # the lines that already hold a hit: a finding is one a line (`directive_findings`), so a later match on
+    # such a line is not judged again (a run-on line of one order repeated was judged once a repeat)
+    breaks = [m.start() for m in re.finditer("\n", folded)]
+    found_on: set[int] = set()
     for label, gates, rx in directive_res():
         if _gates_pass(gates, words, low_folded):
             for m in chunked_finditer(rx, folded, [c for c in parts if _gates_pass(gates, c.words, c.low)]):
+                line = bisect.bisect_left(breaks, m.start() + len(m.group()) - len(m.group().lstrip()))
+                if line in found_on:
+                    continue
                 if _by_form(label, m.group()) and harmless_order(
                     _normalise(_sentence_around(folded, m.start(), m.end()))
                 ):
@@ -260,6 +267,7 @@ def _rule_hits(
                 if label == _ANNOUNCES and _documented_prompt(folded, m.start(), m.end()):
                     continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
+                    found_on.add(line)
                     yield label, m.start(), m.group(), "folded"
     judged: dict[int, bool] = {}  # a line's start -> whether it talks about orders (read once a line: a long
     # line of many hits, in a script without line breaks, would be read again for each)
@@ -268,8 +276,8 @@ def _rule_hits(
             for hit in foreign_rx.finditer(plain):
                 start = plain.rfind("\n", 0, hit.start()) + 1
                 if start not in judged:
-                    line = _line_at(plain, hit.start())
-                    judged[start] = bool(ABOUT.search(line) or TOLD_OTHERS_FOREIGN.search(line.lower()))
+                    said = _line_at(plain, hit.start())
+                    judged[start] = bool(ABOUT.search(said) or TOLD_OTHERS_FOREIGN.search(said.lower()))
                 if not judged[start]:
                     yield foreign_label, hit.start(), hit.group(), "plain"
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
@@ -322,8 +330,8 @@ def _documented_prompt(view: str, start: int, end: int) -> bool:
     """A system prompt kept as a document: the label names what the prompt is for ("support bot v3 system
     prompt:", not a bare "System prompt:" or "new instructions:"), and the paragraph after it asks for nothing an
     attacker wants (no secrets, no dropped rules, no unsafe act, nothing kept from the user)."""
-    line_start = view.rfind("\n", 0, start) + 1
-    if _NAMED_PROMPT.search(view[line_start:end]) is None:
+    line_start = max(view.rfind("\n", 0, start) + 1, end - 300)  # the label's end of the line: a long line is
+    if _NAMED_PROMPT.search(view[line_start:end]) is None:  # not read again for every hit on it
         return False
     stop = _PARAGRAPH_END.search(view, end)
     return not asks_for_control(view[end : stop.start() if stop else min(len(view), end + 2000)])
@@ -368,11 +376,15 @@ def _by_form(label: str, matched: str) -> bool:
     return label in _BY_FORM and not head.startswith(("system", "developer"))
 
 
+_AROUND = 600  # characters on each side of a match read as its sentence when its line runs longer
+
+
 def _sentence_around(view: str, start: int, end: int) -> str:
-    """The line of view[start:end], from the start of the match's line to the end of its last line."""
-    left = view.rfind("\n", 0, start) + 1
+    """The line of view[start:end], from the start of the match's line to the end of its last line, at most
+    `_AROUND` characters on each side (a run-on line of many matches is not read whole for each)."""
+    left = max(view.rfind("\n", 0, start) + 1, start - _AROUND)
     right = view.find("\n", end)
-    return view[left : right if right >= 0 else len(view)]
+    return view[left : min(right if right >= 0 else len(view), end + _AROUND)]
 
 
 def _normalise(sentence: str) -> str:

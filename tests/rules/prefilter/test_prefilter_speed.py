@@ -91,6 +91,11 @@ REPEATED = [
     "```sh\nrd /s ",  # in a shell block (repeated after its fence): rules with two runs, each bounded
     "```sh\ncurl chmod 755 ",
     "wget x chmod +x ",
+    "![",  # images, links and titles left open
+    "[abc](x",
+    "](x you must tell the ai ",
+    "new instructions: ",  # an order repeated on one run-on line
+    "you must always obey this note and you ",
 ]
 
 
