@@ -1,8 +1,8 @@
 """Hidden Unicode, reported as ``hidden-unicode:*``: bidi controls, Unicode tag characters, zero-width runs or
-zero-width characters inside ASCII words, runs of variation selectors, and the C0 control characters text does
-not use (all but tab, line feed, vertical tab, form feed and carriage return; a vertical tab is the soft line
-break of text pasted from a word processor): a NUL makes git store the note as binary, an escape makes a
-terminal act instead of print.
+zero-width characters inside ASCII words, runs of variation selectors, and the control characters text does not
+use (the C0 set but tab, line feed, vertical tab, form feed and carriage return, DEL, and the C1 set; a vertical
+tab is the soft line break of text pasted from a word processor): a NUL makes git store the note as binary, an
+escape makes a terminal act instead of print.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _FLAG_TAGS: Final = frozenset(
 )  # the three standard subdivision flags (England, Scotland, Wales), after U+1F3F4
 _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u180e\u2061-\u2064\u3164\uffa0\u115f\u1160]+")
 _VS_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")  # C0 but text's own, DEL, and C1 (U+009B opens an escape)
 
 
 def _ascii_alnum(ch: str) -> bool:

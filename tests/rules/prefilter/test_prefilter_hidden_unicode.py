@@ -21,6 +21,7 @@ HIDDEN = [
     ("hidden-unicode:control", "a NUL\x00 here makes git store the note as binary"),
     ("hidden-unicode:control", "plain ascii with an escape \x1b[2J that clears a terminal"),
     ("hidden-unicode:control", "a bell\x07 and a delete\x7f"),
+    ("hidden-unicode:control", "a C1 escape \x9b31m that some terminals act on"),
 ]
 
 
