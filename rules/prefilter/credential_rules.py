@@ -88,6 +88,8 @@ def _url_password_real(m: re.Match[str], _text: str) -> bool:
 def _written_password(m: re.Match[str], _text: str) -> bool:
     """A password given as an element's text or a command's flag: long enough, not a stand-in, not a variable."""
     value = m.group("val") if m.group("val") is not None else m.group("val2")
+    if "{" in value or "}" in value or re.fullmatch(r"[a-z]+(?:-[a-z]+)*", value):
+        return False  # a reference or an encrypted value (`#{DbPassword}`, `{DESede}…`), or words (`required`)
     return (
         len(value) >= 6
         and value.lower() not in URL_PASSWORD_PLACEHOLDERS

@@ -33,7 +33,7 @@ _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
-    r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|:\s*\(\s*\))(?:\s|$)",
+    r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|rd|rmdir|del|:\s*\(\s*\))(?:\s|$)",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -49,7 +49,8 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:destructive-shell", "is a fork bomb",
      re.compile(r":\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:")),
     ("executable:destructive-shell", "opens the whole file system to everyone",
-     re.compile(r"\bchmod\s+(?:-\w+\s+)*(?:-R|--recursive)\s+(?:-\w+\s+)*(?:0?777|a\+rwx|ugo\+rwx)\s+/\*?(?:\s|$)")),
+     re.compile(r"\bchmod\s+(?:-\w+\s+)*(?:(?:-R|--recursive)\s+(?:-\w+\s+)*(?:0?777|a\+rwx|ugo\+rwx)|"
+                r"(?:0?777|a\+rwx|ugo\+rwx)\s+(?:-\w+\s+)*(?:-R|--recursive))\s+/\*?(?:\s|$)")),
     ("executable:destructive-shell", "overwrites a disk device",
      re.compile(r">\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d)")),
     ("executable:destructive-shell", "shreds a disk device", re.compile(r"\bshred\b[^\n]*\s/dev/(?:sd|nvme|hd|vd)")),
@@ -62,7 +63,8 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
                 r"\$home|\$env:userprofile)[\"']?\s*$")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*\|\s*"
-                r"(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/\S*/)?env\s+(?:\S+=\S+\s+)*)?(?:/\S*/)?(?:ba|z|k|da|fi)?sh\b")),
+                r"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:(?:/\S*/)?env\s+(?:\S+=\S+\s+)*)?(?:(?:/\S*/)?busybox\s+)?"
+                r"(?:/\S*/)?(?:(?:ba|z|k|da|fi)?sh|pwsh|powershell)\b")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:/\S*/)?(?:python[23]?|perl|ruby|node|php)\b"
                 r"(?!\s+-[mce]\b)")),
@@ -130,14 +132,24 @@ _KEY_FOLDERS = re.compile(r"(?:~|\$HOME)/\.(?:ssh|gnupg|aws|kube|docker|azure|gc
 
 
 def _rm_target(token: str) -> str:
-    """An `rm` target as the shell reads it: quotes dropped, `${HOME}` and `${HOME:?}` as `$HOME`."""
-    return re.sub(r"\$\{HOME(?::[?-][^}]*)?\}", "$HOME", token.replace('"', "").replace("'", ""))
+    """An `rm` target as the shell reads it: quotes dropped, `${HOME}` and `${HOME:?}` as `$HOME`, repeated
+    slashes as one and a trailing `/.` dropped (`//` and `/.` are the root, `$HOME/.` the home)."""
+    t = re.sub(r"\$\{HOME(?::[?-][^}]*)?\}", "$HOME", token.replace('"', "").replace("'", ""))
+    t = re.sub(r"/{2,}", "/", t)
+    while t.endswith("/.") and len(t) > 2:
+        t = t[:-2]
+    return "/" if t == "/." else t
+
+
+def _above_home(target: str) -> bool:
+    """`~/..`, `$HOME/../..`: the folder that holds the home, or above it."""
+    return re.fullmatch(r"(?:~|\$HOME)(?:/\.\.)+/?\*?", target) is not None
 
 
 def _rm_is_destructive(command: str) -> bool:
     """`rm` with a recursive flag and a root, home, parent, current or wildcard target, a system folder's
     contents (`/etc/*`), or a folder of the home's keys (`~/.ssh`)."""
-    for m in re.finditer(r"(?<![\w.\-/])rm\s+([^\n;&|]*)", command):
+    for m in re.finditer(r"(?:(?<![\w.\-/])|(?<=/bin/))rm\s+([^\n;&|]*)", command):
         tokens = m.group(1).split()
         flags = [t for t in tokens if t.startswith("-") and t != "--"]
         targets = [_rm_target(t) for t in tokens if not t.startswith("-")]
@@ -147,6 +159,7 @@ def _rm_is_destructive(command: str) -> bool:
             or t.removesuffix("/*") in _DANGEROUS_RM_TARGETS
             or (len(t) > 1 and t.rstrip("/") in _DANGEROUS_RM_TARGETS)
             or _KEY_FOLDERS.fullmatch(t)
+            or _above_home(t)
             for t in targets
         ):
             return True

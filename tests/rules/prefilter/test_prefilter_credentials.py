@@ -407,6 +407,8 @@ def test_passwords_in_configuration_elements_command_lines_and_prose_are_refused
         "psql -U postgres --password inventory_production",  # --password asks for it
         "mongosh --password --authenticationDatabase admin",
         '<add key="PasswordPolicyRegex" value="^(?=.*[A-Z]).{12,}$"/>',
+        "<token>required</token> <secret>enabled</secret> <password>stored-in-keystore</password>",
+        "<password>#{DbPassword}</password> <password>{DESede}aGVsbG8gd29ybGQ=</password>",
     ],
 )
 def test_command_flags_and_sentences_that_hold_no_password_pass(text: str) -> None:

