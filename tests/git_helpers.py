@@ -84,8 +84,13 @@ def status(repo: Path) -> list[str]:
 
 
 def stray_temp_files(repo: Path) -> list[str]:
+    """Leftovers of a commit cycle in `.git`: private indexes, locks, and anything in agentmd's own folder there
+    but the daemon's lease."""
+    own = repo / ".git" / "agentmd"
     return sorted(
-        n for n in os.listdir(repo / ".git") if "agentmd" in n or n.startswith("next-index") or n == "index.lock"
+        [n for n in os.listdir(repo / ".git") if n != "agentmd" and ("agentmd" in n or n.startswith("next-index"))]
+        + [n for n in os.listdir(repo / ".git") if n == "index.lock"]
+        + [f"agentmd/{n}" for n in (os.listdir(own) if own.is_dir() else []) if n not in ("daemon.lock", "lease.json")]
     )
 
 

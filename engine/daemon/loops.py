@@ -45,6 +45,7 @@ class Loops(Door):
     first_pass_ran: threading.Event
     _last_report: ReconcileReport | None
     _skips: int
+    _state_write_problem: str | None
     fatal: str | None  # why the daemon stopped on its own (engine/daemon/service.py's `run_forever` says it)
 
     # -- indexer ---------------------------------------------------------------------------------
@@ -256,7 +257,7 @@ class Loops(Door):
         self.committer.hold(self._refused)
         if self._refused:
             log.warning("commit cycle skipped: the last reconcile refused a mass deletion; nothing is committed")
-            write_json(self.settings.state_dir / COMMIT_STATE, self.committer.state.to_dict())
+            self._save_commit_state()
             self._refresh_git_status()
             return False
         if not (self.settings.vault / ".git").exists():
@@ -292,6 +293,21 @@ class Loops(Door):
             self.jobs.sync_soon()
         elif result.skipped == AWAITS_FIRST_SYNC and self.jobs is not None:  # a clone with no commit: sync now
             self.jobs.sync_soon(0.0)
-        write_json(self.settings.state_dir / COMMIT_STATE, self.committer.state.to_dict())
+        self._save_commit_state()
         self._refresh_git_status()
         return bool(result.skipped)
+
+    def _save_commit_state(self) -> None:
+        """Record the cycles' accounting for `status`. A state disk that cannot take it (full, read-only) is
+        logged once per cause; the commits go on, and status reports the disk from its own check."""
+        try:
+            write_json(self.settings.state_dir / COMMIT_STATE, self.committer.state.to_dict())
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            if why != self._state_write_problem:
+                log.warning(
+                    "could not record the commit cycles' state in %s (%s); commits go on", self.settings.state_dir, why
+                )
+            self._state_write_problem = why
+        else:
+            self._state_write_problem = None

@@ -152,6 +152,7 @@ class Daemon(Loops):
         self.commits = 0
         self.commit_cycles = 0
         self._skips = 0  # commit cycles skipped in a row (each is retried, backing off)
+        self._state_write_problem: str | None = None  # why the commit state could not be recorded, once logged
         self.health_interval = health_interval
         self.health_pass = HealthPass(settings.vault, settings.state_dir, settings.cache_dir, min_free_bytes)
         self._live: HealthReport | None = None

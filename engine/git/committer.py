@@ -147,8 +147,9 @@ class Committer:
         settle: float = 0.0,
         max_defer: float = COMMIT_MAX_DEFERRAL,
     ) -> None:
-        """`state_dir` (the daemon's state folder) holds the origin journal and the intent record, so that
-        pending origins and a half-finished cycle survive a crash; without it both live in memory only.
+        """`state_dir` (the daemon's state folder) holds the origin journal, and with it given the intent record
+        is kept in `.git/agentmd/`, so that pending origins and a half-finished cycle survive a crash; without it
+        both live in memory only.
         `vault_check` says what is wrong when the folder at the vault's path is no longer the vault that was
         opened (None when it is); a cycle asks it before it starts and again before it locks HEAD, so a vault
         swapped for an empty folder mid-cycle gets no `.git` written into that folder. `settle` (seconds; the
@@ -170,7 +171,10 @@ class Committer:
         self.state.large_file_limit = max_file_bytes
         self._git = GitCli(self.vault)
         self.origins = OriginBook(state_dir / JOURNAL_NAME if state_dir is not None else None)
-        self._intent = state_dir / INTENT_NAME if state_dir is not None else None
+        # The intent record lives beside the repository it describes (`.git/agentmd/`), on the disk the commit
+        # itself needs: a full state disk must not stop commits that the vault's disk has room for.
+        self._intent = self._git.gitdir / "agentmd" / INTENT_NAME if state_dir is not None else None
+        self._old_intent = state_dir / INTENT_NAME if state_dir is not None else None  # where earlier versions kept it
         self._cycle_mutex = threading.RLock()  # re-entrant: a thread that paused the cycles may run one itself
         self._reported: set[str] = set()
         self._last_repack: float | None = None
@@ -208,7 +212,12 @@ class Committer:
     def _recover_at_start(self) -> list[str]:
         """Finish a cycle the last run left between publishing the index and moving HEAD (else the first
         cycle does, under its own lock)."""
-        if self._intent is None or not os.path.lexists(self._intent):
+        if self._intent is None:
+            return []
+        if self._old_intent is not None and os.path.lexists(self._old_intent) and not os.path.lexists(self._intent):
+            self._intent.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self._old_intent, self._intent)
+        if not os.path.lexists(self._intent):
             return []
         lock = self._acquire(self.lock_wait)
         if isinstance(lock, str):

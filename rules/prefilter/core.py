@@ -158,10 +158,16 @@ _REPEAT_RUN = re.compile(r"(.)\1{5,}")
 _SEQUENCES: Final = ("0123456789", "123456789", "abcdefghij")
 
 
+# a value of lowercase words only that names itself a secret: `my-secret-pw`, `mysecretpassword` (the examples of
+# database images' documentation); a real password of words has no reason to say that it is one
+_SELF_NAMED = re.compile(r"[a-z]*(?:secret|passw|pwd|(?<![a-z])pw(?![a-z]))[a-z]*(?:[-_][a-z]+)*|(?:[a-z]+[-_])+pw")
+
+
 def is_placeholder(value: str) -> bool:
-    """Obvious stand-ins: `xxxx`, `<your-token>`, `${VAR}`, `changeme`, `example`, runs of one character."""
+    """Obvious stand-ins: `xxxx`, `<your-token>`, `${VAR}`, `changeme`, `example`, runs of one character, lowercase
+    words that call themselves a secret."""
     low = value.lower()
-    if any(mark in low for mark in _PLACEHOLDER_MARKS):
+    if any(mark in low for mark in _PLACEHOLDER_MARKS) or _SELF_NAMED.fullmatch(value):
         return True
     return value[:1] in ("$", "%", "@", "&", "*") or _REPEAT_RUN.search(value) is not None
 

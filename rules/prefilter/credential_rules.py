@@ -108,10 +108,11 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:password",
         ("password", "passwd", "secret", "apikey", "api_key", "token"),
         "password or key in a configuration element",
-        # `<password>…</password>`, `<add key="ApiKey" value="…"/>` (XML configuration files)
+        # `<password>…</password>`, `<add key="ApiKey" value="…"/>`, `<property name="db.password" value="…"/>`
+        # (XML configuration files)
         re.compile(
             r"(?i)<(?P<tag>(?:[\w.\-]+:)?(?:password|passwd|pwd|secret|client_?secret|api_?key|apikey|access_?token|token))"
-            r"(?:\s[^<>]{0,200})?>\s*(?P<val>[^\s<]{6,200})\s*</(?P=tag)>|<add\s+key\s*=\s*[\"'][\w.\-]*(?:password|"
+            r"(?:\s[^<>]{0,200})?>\s*(?P<val>[^\s<]{6,200})\s*</(?P=tag)>|<(?:add|property|param|entry|setting)\s+(?:key|name)\s*=\s*[\"'][\w.\-]*(?:password|"
             r"passwd|secret|api_?key|apikey|token)[\"']\s+value\s*=\s*[\"'](?P<val2>[^\"'\s]{6,200})[\"']"
         ),
         lambda m, t: _written_password(m, t),
@@ -119,15 +120,18 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
     ),
     SecretRule(
         "secret:password",
-        ("-p", "--password", "-a "),
+        ("-p", "--password", "-a ", "pass", "-w "),
         "password given to a command on its command line",
         # `docker login -u ci -p …`, `mysql -u root -p…` (no space: with one, -p asks), `redis-cli -a …`,
-        # `sshpass -p …`, a `--password …` of those tools (the flag within 160 characters of the command's name, so
+        # `sshpass -p …`, `sqlcmd -P …`, `keytool -storepass …`, `ldapsearch -w …`, `openssl … -passin pass:…`,
+        # a `--password …` of those tools (the flag within 160 characters of the command's name, so
         # that a line of the name repeated is read in linear time)
         re.compile(
             r"(?i)(?:\b(?:docker|podman|nerdctl|skopeo|buildah|oras|helm\s+registry)\s+login\b[^\n]{0,160}?\s(?:-p|--password)(?:=|\s+)|"
             r"\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,160}?\s(?:-p(?=\S)|--password=)|\bredis-cli\b[^\n]{0,160}?\s-a\s+|"
-            r"\bsshpass\s+-p\s*|\b(?:mongo\w*|psql|smbclient|xfreerdp)\b[^\n]{0,160}?\s--?password=)"
+            r"\bsshpass\s+-p\s*|\b(?:mongo\w*|psql|smbclient|xfreerdp)\b[^\n]{0,160}?\s--?password=|"
+            r"\b(?:sqlcmd|osql|bcp)\b[^\n]{0,160}?\s(?-i:-P)\s*|\bkeytool\b[^\n]{0,160}?\s-(?:store|key|src|dest)?pass(?:word)?\s+|"
+            r"\bldap\w+\b[^\n]{0,160}?\s-w\s+|\bopenssl\b[^\n]{0,160}?\s-pass(?:in|out)?\s+pass:)"
             r"[\"']?(?P<val>[^\s\"'|;&]{6,200})(?P<val2>)"
         ),
         _written_password,

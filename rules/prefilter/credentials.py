@@ -249,6 +249,9 @@ _PROSE_PASSWORD = re.compile(
     r"\s+(?=\S*\d))|(?:login|creds|credentials)(?:\s+(?:for|to|on|of)(?:\s+(?:the|my|our|this|that))?\s+[\w.\-]+"
     r"(?:\s+[\w.\-]+)?)?\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
     r"\buse\s+(?:the\s+)?password|"
+    # "set the root password to …", "changed my password to …": a password given the value it was set to
+    r"\b(?:set|sets|setting|change[ds]?|changing|reset|resets|update[ds]?)\s+(?:the\s+|my\s+|our\s+|its\s+)?"
+    rf"(?:[\w\-]+\s+)?(?:{_PASSWORD_WORDS})\s+(?:to|as)|"
     # "logged into the portal as ops@acme.io with ...": an account named, then what it was opened with
     r"\b(?:logged|log|signed|sign)\s+in(?:to)?\b[^.\n]{0,60}?\bas\s+[\w.@\-]+\s+(?:with|using|and)\b)"
     r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"

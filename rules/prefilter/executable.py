@@ -13,6 +13,7 @@ other JavaScript.
 from __future__ import annotations
 
 import bisect
+import html
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -41,6 +42,11 @@ _DANGEROUS_RM_TARGETS: Final = frozenset(
      "${HOME}/", "${HOME}/*", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/root",
      "/sbin", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "C:\\", "C:\\*", "c:\\"}
 )  # fmt: skip
+# a drive's root, the Windows or Users folder, or a home folder, as a whole argument of a Windows delete
+_DRIVE_OR_HOME = (
+    r"(?:-(?:literal)?path\s+)?[\"']?(?:[a-z]:\\(?:windows|users|program files)?\\?\*?|~|\$home|"
+    r"\$env:(?:userprofile|systemroot|windir))[\"']?(?=\s|$)"
+)
 _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:destructive-shell", "makes a file system (erases a disk or partition)",
      re.compile(r"(?<![\w.\-])mkfs(?:\.\w+)?\b[^\n]*\s/dev/", re.IGNORECASE)),
@@ -59,8 +65,9 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:destructive-shell", "formats a Windows drive",
      re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s+/|\s*$)")),
     ("executable:destructive-shell", "deletes a whole drive or home folder recursively",
-     re.compile(r"(?i)\b(?:remove-item|rd|rmdir|del)\b[^\n]{0,300}?(?:-recurse|/s)\b[^\n]{0,300}\s(?:[a-z]:\\\*?|~|"
-                r"\$home|\$env:userprofile)[\"']?\s*$")),
+     # the recursion flag and the target in either order: `Remove-Item C:\ -Recurse`, `rd /s /q C:\Windows`
+     re.compile(r"(?i)\b(?:remove-item|ri|rd|rmdir|del)\b[^\n]{0,300}?(?:\s(?:-recurse|/s)\b[^\n]{0,300}?\s"
+                + _DRIVE_OR_HOME + r"|\s" + _DRIVE_OR_HOME + r"[^\n]{0,300}?\s(?:-recurse|/s)\b)")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*\|\s*"
                 r"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:(?:/\S*/)?env\s+(?:\S+=\S+\s+)*)?(?:(?:/\S*/)?busybox\s+)?"
@@ -224,7 +231,12 @@ _ACTIVE_TAG = re.compile(
 )
 # code blocks that an Obsidian plugin runs as JavaScript when the note is shown
 _RUNNING_BLOCKS: Final = {"dataviewjs": "Dataview", "js-engine": "JS Engine", "meta-bind-js-view": "Meta Bind"}
-_JS_URL = re.compile(r"(?i)(?:\]\(\s*<?|(?:href|src|action|formaction)\s*=\s*[\"']?\s*)javascript:")
+# a link whose address is JavaScript: inline, as a reference definition (`[1]: javascript:…`) or an attribute,
+# read after HTML entities are decoded and the tabs and line breaks a browser drops from an address are removed
+_JS_URL = re.compile(
+    r"(?i)(?:\]\(\s*<?|^\s{0,3}\[[^\]\n]+\]:\s*<?|(?:href|src|action|formaction|xlink:href)\s*=\s*"
+    r"[\"']?\s*)javascript:"
+)
 _INLINE_DVJS = re.compile(r"(?<!`)`\$=[^`\n]+`(?!`)")
 _TEMPLATER_OPEN = re.compile(r"<%[-_*+~]?")
 _MAX_TEMPLATER_SPAN: Final = 4000
@@ -256,6 +268,21 @@ def _templater_tags(prose: str) -> Iterator[int]:
             last_end = closes[k] + 2
             if not (m.group() in ("<%", "<%-", "<%_") and _PRINTS_ONLY.fullmatch(prose, m.end(), closes[k])):
                 yield m.start()
+
+
+def _js_link_lines(prose: str) -> Iterator[int]:
+    """Lines (1-based) holding a `javascript:` link, entities decoded (`j&#97;vascript:`) and tabs dropped."""
+    for i, line in enumerate(prose.split("\n")):
+        low = line.lower()
+        if "script" not in low:
+            continue
+        if "&" in line:
+            low = _ADDRESS_DROPS.sub("", html.unescape(low))
+        if "javascript:" in low and _JS_URL.search(low):
+            yield i + 1
+
+
+_ADDRESS_DROPS = re.compile(r"[\t\r\n]")
 
 
 def executable_findings(text: str, field: str) -> Iterator[Finding]:
@@ -299,7 +326,7 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
                 line,
             )
             break
-    if "<%" in flat or "<script" in low or "javascript:" in low:
+    if "<%" in flat or "<script" in low or "javascript:" in low or ("&" in low and "script" in low):
         prose = vault_schema.strip_code(flat)
         lines = Lines(prose)
         for pos in _templater_tags(vault_schema.strip_code(flat, "\0") if "<%" in flat else ""):
@@ -320,8 +347,7 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
                 "is rendered. Link to the page instead, or put the markup in a code block.",
                 line,
             )
-        for m in _JS_URL.finditer(prose):
-            line = lines.at(m.start())
+        for line in _js_link_lines(prose):
             yield Finding(
                 "executable:javascript-url",
                 field,

@@ -129,6 +129,51 @@ def test_crash_between_index_publish_and_head_move_is_finished_at_restart(tmp_pa
     assert stray_temp_files(repo) == []
 
 
+def test_a_crash_record_left_in_the_state_folder_by_an_earlier_version_is_finished(tmp_path: Path) -> None:
+    # the record of a cycle between publishing the index and moving HEAD lives in `.git/agentmd/`; one an
+    # earlier version left in the state folder is moved there and finished the same way
+    repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
+    state = tmp_path / "state"
+    crashed = run_child(
+        f"""
+        from pathlib import Path
+        from agentmd.engine.git.committer import Committer
+        c = Committer(Path({str(repo)!r}), phone_paths=tuple, state_dir=Path({str(state)!r}))
+        Path({str(repo / "notes/a.md")!r}).write_text("a edited\\n")
+        c.commit_cycle()
+        raise SystemExit("the fault point did not fire")
+        """,
+        {CRASH_ENV: "after-index-published"},
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    record = repo / ".git" / "agentmd" / "commit-intent.json"
+    assert record.is_file() and not (state / "commit-intent.json").exists()
+    os.replace(record, state / "commit-intent.json")
+
+    c = committer(repo, state_dir=state)
+    assert any("a crash interrupted a commit" in line for line in c.prepare())
+    assert not (state / "commit-intent.json").exists()
+    result = c.commit_cycle()
+    assert result.error is None and [x.paths for x in result.commits] == [("notes/a.md",)], result
+    assert not record.exists()
+
+
+def test_a_state_folder_that_takes_no_writes_stops_no_commit(tmp_path: Path) -> None:
+    # a full or broken state disk: the origin journal cannot be written (the origin is kept in memory and the
+    # result says so), and the cycle's crash record goes beside the repository, so the commit is made
+    repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
+    state = tmp_path / "state"
+    state.write_text("not a folder\n")
+    c = committer(repo, state_dir=state)
+    c.note_origin("notes/a.md", "capture", b"a captured\n")
+    write(repo, "notes/a.md", "a captured\n")
+    result = c.commit_cycle()
+    assert result.error is None and result.skipped is None, result
+    assert [(x.origin, x.paths) for x in result.commits] == [("capture", ("notes/a.md",))]
+    assert git(repo, "show", "HEAD:notes/a.md").stdout == "a captured\n"
+    assert not (repo / ".git" / "agentmd" / "commit-intent.json").exists()
+
+
 def test_a_crash_while_taking_the_index_lock_never_leaves_an_empty_lock(tmp_path: Path) -> None:
     """Killed after writing the lock's marker and before taking the lock: no `index.lock` is left (an empty
     one would read as a running git command's and hold every later cycle back); the staged marker file is

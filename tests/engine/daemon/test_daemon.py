@@ -295,6 +295,27 @@ def test_a_daemon_whose_state_folder_is_full_names_the_folder_and_leaves_no_temp
     assert not [p.name for p in settings.state_dir.glob(".access.token*")]  # no half-made token stays behind
 
 
+def test_commits_go_on_when_the_state_folder_cannot_take_the_commit_record(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the state disk filled after start: the cycles' record for `status` cannot be written, which is logged
+    # once (no traceback per cycle) while every edit is still committed
+    (settings.state_dir / "commit-state.json").mkdir(parents=True)  # nothing can be renamed onto a folder
+    d = Daemon(settings, port=0, commit_debounce=0.2)
+    d.start()
+    try:
+        wait_until(lambda: not d.health()["index_stale"], what="first pass")
+        for name in ("a", "b"):
+            (settings.vault / f"notes/{name}.md").write_text(f"note {name}\n")
+            wait_until(lambda: is_clean(settings.vault), 10, "commit")
+            assert f"notes/{name}.md" in files_in_commit(settings.vault)
+    finally:
+        d.stop()
+    said = [r for r in caplog.records if "could not record the commit cycles' state" in r.getMessage()]
+    assert len(said) == 1 and said[0].exc_info is None
+    assert not [r for r in caplog.records if r.exc_info is not None]
+
+
 def test_a_daemon_that_cannot_write_the_vault_lease_on_a_full_disk_says_so_and_leaves_no_temp_file(
     tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

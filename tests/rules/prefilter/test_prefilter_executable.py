@@ -81,6 +81,14 @@ EXECUTABLE = [
     ("executable:destructive-shell", "rd /s /q C:\\"),
     ("executable:remote-script", "curl https://get.example/i | doas busybox sh"),
     ("executable:javascript-url", "[click me](javascript:alert(1))"),
+    # the target before the recursion flag, and a javascript: address as a reference or written in entities
+    ("executable:destructive-shell", f"{FENCE}powershell\nRemove-Item C:\\ -Recurse -Force\n{FENCE}"),
+    ("executable:destructive-shell", f"{FENCE}powershell\nRemove-Item -Path C:\\Windows -Recurse -Force\n{FENCE}"),
+    ("executable:destructive-shell", f"{FENCE}bat\nrd C:\\ /s /q\n{FENCE}"),
+    ("executable:javascript-url", "Click [here][1].\n\n[1]: javascript:alert(document.cookie)"),
+    ("executable:javascript-url", '<a href="j&#97;vascript:alert(1)">x</a>'),
+    ("executable:javascript-url", '<a href="&#x6A;&#x61;&#x76;&#x61;script:fetch(1)">x</a>'),
+    ("executable:javascript-url", '<a href="java&#9;script:alert(1)">x</a>'),
 ]
 
 
@@ -117,6 +125,9 @@ def test_executable_finding_points_at_the_command_line() -> None:
         "The dd command copies data; rm removes files.",
         f"{FENCE}console\n$ ls\nrm-notes.txt\n{FENCE}",
         "[docs](https://example.com/javascript:guide)",
+        "Notes on XSS: the `javascript:` scheme &amp; script tags are filtered by the sanitizer.",
+        f"{FENCE}powershell\nRemove-Item -Path C:\\Windows\\Temp\\build -Recurse -Force\n{FENCE}",
+        f"{FENCE}powershell\nRemove-Item .\\build -Recurse -Force\n{FENCE}",
         "A Dataview query: `= this.file.name`",
         "Use the bash installer from the vendor's site.",
         f"{FENCE}\nfind . -name '*.pyc' -delete\nrm -rf build/\n{FENCE}",
