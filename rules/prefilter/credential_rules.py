@@ -120,18 +120,20 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
     ),
     SecretRule(
         "secret:password",
-        ("-p", "--password", "-a ", "pass", "-w "),
+        ("-p", "--password", "-a ", "pass", "-w ", "/u", "%"),
         "password given to a command on its command line",
         # `docker login -u ci -p …`, `mysql -u root -p…` (no space: with one, -p asks), `redis-cli -a …`,
         # `sshpass -p …`, `sqlcmd -P …`, `keytool -storepass …`, `ldapsearch -w …`, `openssl … -passin pass:…`,
+        # `net use \\host\share /user:name …`, `smbclient -U name%…`, `az login -u … -p …`,
         # a `--password …` of those tools (the flag within 160 characters of the command's name, so
         # that a line of the name repeated is read in linear time)
         re.compile(
-            r"(?i)(?:\b(?:docker|podman|nerdctl|skopeo|buildah|oras|helm\s+registry)\s+login\b[^\n]{0,160}?\s(?:-p|--password)(?:=|\s+)|"
+            r"(?i)(?:\b(?:docker|podman|nerdctl|skopeo|buildah|oras|helm\s+registry|az)\s+login\b[^\n]{0,160}?\s(?:-p|--password)(?:=|\s+)|"
             r"\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n]{0,160}?\s(?:-p(?=\S)|--password=)|\bredis-cli\b[^\n]{0,160}?\s-a\s+|"
             r"\bsshpass\s+-p\s*|\b(?:mongo\w*|psql|smbclient|xfreerdp)\b[^\n]{0,160}?\s--?password=|"
             r"\b(?:sqlcmd|osql|bcp)\b[^\n]{0,160}?\s(?-i:-P)\s*|\bkeytool\b[^\n]{0,160}?\s-(?:store|key|src|dest)?pass(?:word)?\s+|"
-            r"\bldap\w+\b[^\n]{0,160}?\s-w\s+|\bopenssl\b[^\n]{0,160}?\s-pass(?:in|out)?\s+pass:)"
+            r"\bldap\w+\b[^\n]{0,160}?\s-w\s+|\bopenssl\b[^\n]{0,160}?\s-pass(?:in|out)?\s+pass:|"
+            r"\bnet\s+use\b[^\n]{0,160}?\s/u(?:ser)?:\S+\s+|\b(?:smbclient|rpcclient|smbmap)\b[^\n]{0,160}?\s(?:-U\s*|--user=)[^\s%]+%)"
             r"[\"']?(?P<val>[^\s\"'|;&]{6,200})(?P<val2>)"
         ),
         _written_password,

@@ -244,7 +244,7 @@ _PROSE_PASSWORD = re.compile(
     r"on|at|in|für|fur|vom|zum|im|am|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do|"
     r"della|dello|delle|degli|dei|al|alla|sul|sulla|dos|das|der)"
     r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+"
-    r"(?:\s+[\w.\-]+)?){0,2}"
+    r"(?:\s+[\w.\-]+){0,2}){0,3}"
     r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
     r"\s+(?=\S*\d))|(?:login|creds|credentials)(?:\s+(?:for|to|on|of)(?:\s+(?:the|my|our|this|that))?\s+[\w.\-]+"
     r"(?:\s+[\w.\-]+)?)?\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
@@ -312,6 +312,8 @@ def _prose_password(value: str) -> bool:
         return False  # a path, a URL, a number, or the command line's next option (`--password --db admin`)
     if not any(c.isalpha() for c in value):
         return False
+    if any(c.isalpha() and not (c.isupper() or c.islower()) for c in value):
+        return False  # words of a script without letter case (`パスワードは毎月変更します`): a sentence goes on
     if all(c.isalpha() for c in value) and not _mixed_case(value):
         return joined_passphrase(value)  # a word ("the password is forgotten"), unless words run together
     if re.fullmatch(r"[a-z]+-[a-z]+(?:-[a-z]+)*", value):

@@ -34,7 +34,8 @@ _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
-    r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|rd|rmdir|del|:\s*\(\s*\))(?:\s|$)",
+    r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|php|ruby|rd|rmdir|del|mkfifo|powershell|pwsh|"
+    r"certutil|bitsadmin|mshta|regsvr32|format-volume|clear-disk|:\s*\(\s*\))(?:\.exe)?(?:\s|$)",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -42,9 +43,11 @@ _DANGEROUS_RM_TARGETS: Final = frozenset(
      "${HOME}/", "${HOME}/*", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/root",
      "/sbin", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "C:\\", "C:\\*", "c:\\"}
 )  # fmt: skip
+# `sudo` or `doas` with up to four options and values before the program it runs (`sudo -E`, `sudo -u root`)
+_SUDO = r"(?:sudo|doas)(?:\s+\S+){0,4}?\s+"
 # a drive's root, the Windows or Users folder, or a home folder, as a whole argument of a Windows delete
 _DRIVE_OR_HOME = (
-    r"(?:-(?:literal)?path\s+)?[\"']?(?:[a-z]:\\(?:windows|users|program files)?\\?\*?|~|\$home|"
+    r"(?:-(?:literal)?path\s+)?[\"']?(?:[a-z]:\\(?:windows(?:\\system32)?|users|program files)?\\?\*?|~|\$home|"
     r"\$env:(?:userprofile|systemroot|windir))[\"']?(?=\s|$)"
 )
 _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
@@ -63,23 +66,25 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:destructive-shell", "deletes everything under the root or home folder (find -delete)",
      re.compile(r"(?<![\w.\-])find\s+(?:/|~/?|\$HOME/?|\$\{HOME\}/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)")),
     ("executable:destructive-shell", "formats a Windows drive",
-     re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s+/|\s*$)")),
+     re.compile(r"(?i)(?:^|[;&|]\s*)format(?:\.com)?\s+[a-z]:(?:\s+/|\s*$)|\b(?:format-volume|clear-disk)\b"
+                r"[^\n]*\s-(?:driveletter|number|removedata)\b")),
     ("executable:destructive-shell", "deletes a whole drive or home folder recursively",
      # the recursion flag and the target in either order: `Remove-Item C:\ -Recurse`, `rd /s /q C:\Windows`
      re.compile(r"(?i)\b(?:remove-item|ri|rd|rmdir|del)\b[^\n]{0,300}?(?:\s(?:-recurse|/s)\b[^\n]{0,300}?\s"
                 + _DRIVE_OR_HOME + r"|\s" + _DRIVE_OR_HOME + r"[^\n]{0,300}?\s(?:-recurse|/s)\b)")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]*\|\s*"
-                r"(?:(?:sudo|doas)\s+(?:-\S+\s+)*)?(?:(?:/\S*/)?env\s+(?:\S+=\S+\s+)*)?(?:(?:/\S*/)?busybox\s+)?"
-                r"(?:/\S*/)?(?:(?:ba|z|k|da|fi)?sh|pwsh|powershell)\b")),
+                r"(?:" + _SUDO + r")?(?:(?:/\S*/)?env\s+(?:\S+=\S+\s+)*)?(?:(?:/\S*/)?busybox\s+)?"
+                r"(?:/\S*/)?(?:(?:ba|z|k|da|fi)?sh|pwsh|powershell)\b(?![.\-])")),
     ("executable:remote-script", "downloads a script and runs it",
-     re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:/\S*/)?(?:python[23]?|perl|ruby|node|php)\b"
+     re.compile(r"(?i)\b(?:curl|wget)\b[^\n|]*\|\s*(?:" + _SUDO + r")?(?:/\S*/)?(?:python[23]?|perl|ruby|node|php)\b"
                 r"(?!\s+-[mce]\b)")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)(?:\b(?:ba|z|k|da)?sh\s+(?:-c\s+)?|\bsource\s+|(?:^|[;&|]\s*)\.\s+|\beval\s+|"
                 r"\b(?:python[23]?|perl|ruby|node)\s+-[ce]\s+)[\"']?(?:\$\(|<\(|`)\s*(?:curl|wget)\b")),
     ("executable:remote-script", "decodes hidden code and runs it",
-     re.compile(r"(?i)\bbase64\s+(?:-[a-z]*d[a-z]*|--decode)\b[^\n]*\|\s*(?:sudo\s+)?(?:/\S*/)?(?:ba|z|k|da)?sh\b")),
+     re.compile(r"(?i)\bbase64\s+(?:-[a-z]*d[a-z]*|--decode)\b[^\n]*\|\s*(?:" + _SUDO
+                + r")?(?:/\S*/)?(?:ba|z|k|da)?sh\b")),
     ("executable:remote-script", "downloads a program, makes it executable and runs it",
      re.compile(r"(?i)\b(?:curl|wget)\b[^\n]{0,300}?\bchmod\s+(?:[ugoa]*\+x|[0-7]?[1357][0-7]{2})\s[^\n]{0,300}?"
                 r"(?:&&|;)\s*(?:sudo\s+)?(?:\./|/|~/)\S")),
@@ -89,6 +94,23 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
      re.compile(r"(?i)\b(?:nc|ncat|netcat)\b[^\n]*\s(?:-[ec]|--exec|--sh-exec)[=\s]+[\"']?\S*\b(?:ba|z|k|da)?sh\b")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
      re.compile(r"(?i)\bsocat\b[^\n]*\bexec:[\"']?\S*sh\b")),
+    ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
+     re.compile(r"(?i)\bmkfifo\b[^\n]*\|\s*(?:/\S*/)?(?:ba|z|k|da)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat|openssl)\b")),
+    # a one-line program that connects out and hands the connection a shell (python -c, php -r, perl -e, ruby -e)
+    ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
+     re.compile(r"(?i)\b(?:python[23]?|php|perl|ruby)\s+-[cre]\s[^\n]*(?:socket|fsockopen|tcpsocket)[^\n]*"
+                r"(?:dup2|pty\.spawn|/bin/(?:ba|z)?sh|cmd\.exe|\bexec\s*\(|\bsystem\s*\(|proc_open|popen|spawn)")),
+    # Windows programs that fetch and run code: encoded PowerShell, certutil and bitsadmin downloads, mshta and
+    # regsvr32 pointed at an address
+    ("executable:remote-script", "runs hidden code (an encoded PowerShell command)",
+     re.compile(r"(?i)\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]*\s[-/]e(?:c|n[a-z]*)?\s+[\"']?[A-Za-z0-9+/]{16,}={0,2}"
+                r"(?=[\s\"']|$)")),
+    ("executable:remote-script", "downloads a program with a Windows tool",
+     re.compile(r"(?i)\b(?:certutil|bitsadmin)(?:\.exe)?\b[^\n]*\s[-/](?:urlcache|transfer)\b[^\n]*\bhttps?://")),
+    ("executable:remote-script", "runs code from an address with a Windows tool",
+     re.compile(r"(?i)\bmshta(?:\.exe)?\s+[\"']?(?:https?://|javascript:|vbscript:)")),
+    ("executable:remote-script", "runs code from an address with a Windows tool",
+     re.compile(r"(?i)\bregsvr32(?:\.exe)?\s[^\n]*/i:[\"']?https?://")),
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)\b(?:curl|wget)\b[^\n]*(?:&&|;)\s*(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|source|python[23]?|perl|"
                 r"ruby|node)\s+(?:-\S+\s+)*[\w./~$-]+\.(?:sh|py|pl|rb|js)\b")),

