@@ -128,6 +128,7 @@ class Capturer:
         self.identity = VaultIdentity(vault)
         self._serial = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by title: see `_same_title`
         self._replacing = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by the note superseded; taken first
+        self._naming = [threading.Lock() for _ in range(SERIAL_STRIPES)]  # by the name a note is written under
         self._written: OrderedDict[str, str] = OrderedDict()  # notes this capturer wrote a moment ago, their text
         self._written_lock = threading.Lock()
         self.group = GroupIndexer(self._index_batch, self._stat_key)
@@ -305,10 +306,6 @@ class Capturer:
                 f"{rel} already holds a note of this name with other text, so this one was written beside it as "
                 f"{path}; to change that note, edit it (a capture of the same text reinforces it instead)"
             )
-        before = self.before_write
-        if path != rel and before is not None:
-            data = text.encode("utf-8")
-            self._after_landing(lambda: before(path, origin, data), "its origin could not be noted", warnings)
         result = CaptureResult(
             path,
             str(fields["status"]),
@@ -475,14 +472,30 @@ class Capturer:
             with self.gate.admit(day) if day is not None else contextlib.nullcontext(None) as admission:
                 if clock is not None:
                     clock.mark("gate")
-                if self.before_write:  # with the bytes it writes: a save over them later is someone else's
-                    unkept = self.before_write(intended, origin, text.encode("utf-8"))
+                before, withdraw = self.before_write, self.withdraw
+
+                def claim(path: str) -> None:
+                    # with the bytes it writes, under the name the note will have: a save over them later is
+                    # someone else's, and a note of that name written a moment before keeps its own registration
+                    assert before is not None
+                    unkept = before(path, origin, text.encode("utf-8"))
                     if unkept is not None:  # the state folder is full or read-only: the answer is a receipt, so say it
                         warnings.append(f"the note was written, but {unkept}; do not retry")
                     if clock is not None:
                         clock.mark("origin")
+
                 try:
-                    write_new(root_fd, folder, stem, text, announce, self.group.landing)
+                    with self._naming[hash(intended) % len(self._naming)]:  # one capture at a time picks this name
+                        write_new(
+                            root_fd,
+                            folder,
+                            stem,
+                            text,
+                            announce,
+                            self.group.landing,
+                            claim if before is not None else None,
+                            withdraw,
+                        )
                     if clock is not None:
                         clock.mark("write")
                 except NotInVault as exc:

@@ -28,10 +28,14 @@ def write_new(
     text: str,
     on_link: Callable[[str], object] | None = None,
     hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+    claim: Callable[[str], object] | None = None,
+    unclaim: Callable[[str], object] | None = None,
 ) -> str:
     """Write `text` to `<folder>/<stem>.md`, or `<stem>-2.md`, `-3`… when taken. Never overwrites. Returns
     the vault-relative path written. `on_link(path)` runs the moment the note has its name, inside `hold()`
     with the link itself, so whoever `hold` keeps out sees the note either not there or already announced.
+    `claim(path)` runs before the link, for a name found free (the writer registers its origin under the name
+    the note will have, never under a taken one); `unclaim(path)` when the name was taken meanwhile.
 
     The folder is opened from the vault root's descriptor one component at a time without following a link
     (`open_dir_at`), and every step after that is relative to the folder's descriptor: a folder swapped for
@@ -56,7 +60,7 @@ def write_new(
             while True:
                 tmp = write_temp(place, stem, data)
                 try:
-                    return _link_new(place, tmp, dfd, folder, stem, on_link, hold)
+                    return _link_new(place, tmp, dfd, folder, stem, on_link, hold, claim, unclaim)
                 except OSError as exc:
                     if exc.errno != errno.EXDEV or in_folder:
                         raise
@@ -98,15 +102,23 @@ def _link_new(
     stem: str,
     on_link: Callable[[str], object] | None,
     hold: Callable[[], contextlib.AbstractContextManager[object]],
+    claim: Callable[[str], object] | None = None,
+    unclaim: Callable[[str], object] | None = None,
 ) -> str:
     """Link the temp file `tmp` (in `place`) to the first free name of the stem in the open folder `dfd`."""
     for n in range(1, 1000):
         name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
         rel = f"{folder.strip('/')}/{name}" if folder.strip("/") else name
+        if claim is not None:
+            if _taken(dfd, name):
+                continue
+            claim(rel)
         with hold():
             try:
                 os.link(tmp, name, src_dir_fd=place, dst_dir_fd=dfd, follow_symlinks=False)
             except FileExistsError:
+                if claim is not None and unclaim is not None:
+                    unclaim(rel)
                 continue
             # before the folder fsync: a crash from here leaves no temp file; and before the note is
             # announced, since dropping the temp name changes the note's ctime, which its stat key holds
@@ -117,3 +129,11 @@ def _link_new(
         failpoint("after-link")
         return rel
     raise CaptureRefused("name-collision", f"{stem}.md and 998 suffixed names exist in {folder}; pick another title")
+
+
+def _taken(dfd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True

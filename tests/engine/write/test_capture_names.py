@@ -187,3 +187,32 @@ def test_a_related_title_links_to_the_file_that_holds_it(
     note = parse_note(decision, (repo / decision).read_bytes(), 0)
     assert note.frontmatter["related"] == [f"[[{stem}|Use ruff for lint]]", "[[Karma]]", "[[A note to write later]]"]
     assert stem in [link.target for link in note.links]
+
+
+def test_captures_that_take_one_name_in_turn_each_commit_their_own_bytes(tmp_path: Path, repo: Path) -> None:
+    # "Delta note" and "delta-note?" both name delta-note.md: the second is written beside it as delta-note-2.md,
+    # and each registers its origin under the name its note has, so one capture commit holds both notes as
+    # they were written (never the second's text under the first's name, nor the first's as a local-edit)
+    from agentmd.engine.git.committer import Committer
+
+    committer = Committer(repo, phone_paths=tuple, state_dir=tmp_path / "state")
+    capturer = Capturer(
+        repo,
+        tmp_path / "state",
+        ContractCache(repo),
+        None,
+        before_write=committer.note_origin,
+        withdraw=committer.withdraw_origin,
+        now=lambda: NOW,
+    )
+    bodies = {"Delta note": "The first delta.", "delta-note?": "The second delta.", "delta note!": "The third."}
+    paths = {title: capturer.capture(CaptureRequest(title=title, body=body)).path for title, body in bodies.items()}
+    names = sorted(p.rsplit("/", 1)[1] for p in paths.values())
+    assert names == ["delta-note-2.md", "delta-note-3.md", "delta-note.md"]
+
+    cycle = committer.commit_cycle()
+
+    assert cycle.error is None and [(c.origin, len(c.paths)) for c in cycle.commits] == [("capture", 3)]
+    for title, path in paths.items():
+        assert bodies[title] in git(repo, "show", f"HEAD:{path}")
+    assert git(repo, "status", "--porcelain") == ""
