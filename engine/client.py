@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 HOST = "127.0.0.1"
 DEFAULT_TIMEOUT = 30.0
 MAX_ANSWER_BYTES = 64 * 2**20
-MAX_REQUEST_BYTES = 2**20  # the largest request body the daemon takes (engine/daemon/server.py answers 413 above)
+# the largest request body the daemon takes (engine/daemon/server.py answers 413 above): room for a capture whose
+# body is at its 512 KiB of UTF-8 even when a client escapes every character as \uXXXX
+MAX_REQUEST_BYTES = 4 * 2**20
 LOCK_FILE = "daemon.lock"
 INFO_FILE = "daemon.json"
 ACCESS_TOKEN_FILE = "access.token"
@@ -327,8 +329,9 @@ class DaemonClient:
             raise DaemonHTTPError(
                 413,
                 {
-                    "error": f"the request is {len(body):,} bytes, over the {MAX_REQUEST_BYTES:,} bytes (1 MiB) the "
-                    "daemon takes in one request: send less (split a long note into smaller ones)",
+                    "error": f"the request is {len(body):,} bytes, over the {MAX_REQUEST_BYTES:,} bytes "
+                    f"({MAX_REQUEST_BYTES >> 20} MiB) the daemon takes in one request: send less (split a long note "
+                    "into smaller ones)",
                     "code": "too-large",
                 },
             )

@@ -117,3 +117,22 @@ def json_types(cls: type[Any]) -> dict[str, tuple[type, ...]]:
                 allowed.append(arm)
         out[f.name] = tuple(dict.fromkeys(allowed))
     return out
+
+
+def over_length(request: object) -> str | None:
+    """What of a request dataclass is longer than its field's schema allows (`maxLength` of a text, or of
+    each entry of a list), as a phrase naming the field; None when all fit. The doors that skip the tool schema
+    (the CLI, `/v1`) apply the same bounds with it."""
+    for f in dataclasses.fields(request):  # type: ignore[arg-type]
+        shape: Mapping[str, Any] = f.metadata.get(SCHEMA, {})
+        value = getattr(request, f.name)
+        longest = shape.get("maxLength")
+        if isinstance(value, str) and isinstance(longest, int) and len(value) > longest:
+            return f"{f.name} is {len(value):,} characters long, over the {longest:,} allowed"
+        items = shape.get("items")
+        longest = items.get("maxLength") if isinstance(items, Mapping) else None
+        if isinstance(value, tuple | list) and isinstance(longest, int):
+            for i, x in enumerate(value):
+                if isinstance(x, str) and len(x) > longest:
+                    return f"entry {i} of {f.name} is {len(x):,} characters long, over the {longest:,} allowed"
+    return None

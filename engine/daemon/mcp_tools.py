@@ -188,6 +188,12 @@ def _check_value(name: str, spec: Mapping[str, Any], value: Any) -> Any:
             raise ArgumentError(f"`{name}` must be a list of strings; entry {wrong[0]} is {_kind(wrong[1])}")
         if len(value) > spec.get("maxItems", len(value)):
             raise ArgumentError(f"`{name}` has {len(value)} entries; at most {spec['maxItems']} are allowed")
+        longest = spec.get("items", {}).get("maxLength")
+        long = next((i for i, x in enumerate(value) if longest is not None and len(x) > longest), None)
+        if long is not None:
+            raise ArgumentError(
+                f"`{name}` entry {long} is {len(value[long])} characters long; at most {longest} are allowed"
+            )
         return [x for x in value if x.strip()]
     raise ArgumentError(f"`{name}` has a type this server cannot check")  # pragma: no cover - schemas above
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentmd.engine.errors import AgentmdError, UsageError
-from agentmd.engine.request_fields import described, missing_fields
+from agentmd.engine.request_fields import described, missing_fields, over_length
 from agentmd.vault_schema import SLUG
 
 if TYPE_CHECKING:
@@ -29,6 +29,12 @@ MAX_TITLE_CHARS = MAX_TITLE  # the bound the capture tool's schema publishes: th
 MAX_BODY_BYTES = 512 * 1024
 MAX_LIST = 50
 MAX_SLUG_CHARS = 100  # a project slug's length a request may give
+# The other text fields' bounds: together, with fifty entries in each list, the frontmatter stays well under the
+# 64 KiB the vault's reader takes (`vault_schema`), so a capture is never written as a note that cannot be read.
+MAX_LINE_CHARS = 1_000  # summary, task
+MAX_WHY_CHARS = 2_000
+MAX_URL_CHARS = 2_048
+MAX_TAG_CHARS = 100
 MEMORY_SPACE = "memory"
 IMPORTANCE_WORDS = {"minimal": 1, "low": 2, "medium": 3, "high": 4, "critical": 5}
 
@@ -54,8 +60,13 @@ def _about(description: str, **schema: object) -> Any:
     return field(default=None, metadata=described(description, **schema))
 
 
-def _words(description: str) -> Any:
-    return field(default=(), metadata=described(description, maxItems=MAX_LIST))
+def _words(description: str, longest: int) -> Any:
+    return field(
+        default=(),
+        metadata=described(
+            description, maxItems=MAX_LIST, items={"type": "string", "minLength": 1, "maxLength": longest}
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -77,20 +88,29 @@ class CaptureRequest:
     )
     type: str | None = _about(
         "The kind of memory, in kebab-case as the vault's contract names it: decision, convention, lesson, "
-        "fact, procedure, reference... With `why`, files the note as active; without, it waits unfiled."
+        "fact, procedure, reference... With `why`, files the note as active; without, it waits unfiled.",
+        maxLength=MAX_SLUG_CHARS,
     )
-    summary: str | None = _about("One sentence summing the note up.")
-    why: str | None = _about("Why this is worth keeping; with `type`, files the note as active.")
+    summary: str | None = _about("One sentence summing the note up.", maxLength=MAX_LINE_CHARS)
+    why: str | None = _about(
+        "Why this is worth keeping; with `type`, files the note as active.", maxLength=MAX_WHY_CHARS
+    )
     # a word (low, high...) is taken from the CLI and the JSON route; the tool publishes the number
     importance: int | str | None = _about("1 (record) to 5 (vital).", type="integer", minimum=1, maximum=5)
-    related: tuple[str, ...] = _words("Names of existing notes to link from this one.")
+    related: tuple[str, ...] = _words("Names of existing notes to link from this one.", MAX_TITLE_CHARS * 2)
     project: str | None = _about("The project slug this belongs to.", maxLength=MAX_SLUG_CHARS)
-    task: str | None = _about("The task this came from.")
-    tags: tuple[str, ...] = _words("Tags, without the leading #.")
-    aliases: tuple[str, ...] = _words("Other names the note should be found by.")
-    source: str | None = _about("Where this came from, as one of the contract's source tags (e.g. conversation).")
-    source_url: str | None = _about("The URL it came from; notes with one are marked untrusted.")
-    space: str | None = _about("A contract space other than memory (e.g. projects); the default is memory.")
+    task: str | None = _about("The task this came from.", maxLength=MAX_LINE_CHARS)
+    tags: tuple[str, ...] = _words("Tags, without the leading #.", MAX_TAG_CHARS)
+    aliases: tuple[str, ...] = _words("Other names the note should be found by.", MAX_TITLE_CHARS)
+    source: str | None = _about(
+        "Where this came from, as one of the contract's source tags (e.g. conversation).", maxLength=MAX_SLUG_CHARS
+    )
+    source_url: str | None = _about(
+        "The URL it came from; notes with one are marked untrusted.", maxLength=MAX_URL_CHARS
+    )
+    space: str | None = _about(
+        "A contract space other than memory (e.g. projects); the default is memory.", maxLength=MAX_SLUG_CHARS
+    )
     supersedes: str | None = _about(
         "The path or exact title of an earlier note this one corrects or replaces: that note is marked superseded "
         "and leaves search and recall (it stays in the vault and in git).",
@@ -222,6 +242,9 @@ def validate(req: CaptureRequest) -> None:
             f"supersedes is {len(req.supersedes)} characters long; give the path or title of one note "
             f"(at most {MAX_TITLE_CHARS * 4} characters); nothing was written",
         )
+    too_long = over_length(req)
+    if too_long:
+        raise CaptureRefused("field-too-long", f"{too_long}; shorten it (nothing was written)")
     if req.source_url and _SCRIPT_ADDRESS.match(req.source_url):
         raise CaptureRefused(
             "invalid-source-url",

@@ -219,11 +219,11 @@ def test_a_token_file_others_can_read_is_not_trusted(daemon: Daemon, http: httpx
 
 def test_a_capture_too_large_to_send_is_told_so_and_writes_nothing(daemon: Daemon, settings: Settings) -> None:
     before = notes(settings.vault)
-    body = "word " * 300_000  # 1.5 MB: over what one request may carry
+    body = "word " * 1_000_000  # 5 MB: over what one request may carry
     code, out, err = cli("capture", "--vault", str(settings.vault), "--title", "Huge", "--body", body, "--json")
     assert code == 1
     assert json.loads(out)["code"] == "body-too-large"
-    assert "over the 1,048,576 bytes (1 MiB)" in err and "nothing was written" in err and "could not reach" not in err
+    assert "over the 4,194,304 bytes (4 MiB)" in err and "nothing was written" in err and "could not reach" not in err
     assert notes(settings.vault) == before
 
 

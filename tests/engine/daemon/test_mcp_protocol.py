@@ -208,6 +208,8 @@ def test_an_unknown_tool_is_a_json_rpc_error(daemon: Daemon) -> None:
         ("memory_capture", {"title": "t", "tags": "a,b"}, "`tags` must be a list of strings"),
         ("memory_capture", {"title": "t", "tags": ["a", 1]}, "`tags` must be a list of strings; entry 1 is a number"),
         ("memory_capture", {"title": ""}, "`title` must not be empty"),
+        ("memory_capture", {"title": "t", "why": "y" * 600_000}, "`why` is 600000 characters long; at most 2000"),
+        ("memory_capture", {"title": "t", "tags": ["ok", "t" * 101]}, "`tags` entry 1 is 101 characters long"),
     ],
 )
 def test_a_bad_argument_is_one_plain_line(daemon: Daemon, tool: str, arguments: dict[str, Any], says: str) -> None:
@@ -234,9 +236,16 @@ def test_date_bounds_take_ages_and_words_as_the_command_line_does(daemon: Daemon
 
 
 def test_an_oversized_call_reaches_the_sdk_client_as_the_reason(daemon: Daemon) -> None:
-    huge = {"title": "Huge", "body": "z" * (2 * 2**20)}
+    huge = {"title": "Huge", "body": "z" * (5 * 2**20)}
     error = mcp_error(daemon.port, lambda c: c.call_tool("memory_capture", huge))
     assert "request body over" in error.message, error.message
+
+
+def test_a_body_within_the_schema_but_over_its_bytes_is_a_tool_error(daemon: Daemon) -> None:
+    # 200,000 characters of CJK are 600 KB of UTF-8: over the body's 512 KiB, which the tool says in its own
+    # answer (the request itself, escaped or not, fits what the server takes)
+    result = with_mcp(daemon.port, lambda c: c.call_tool("memory_capture", {"title": "CJK", "body": "中" * 200_000}))
+    assert result.is_error is True and "over 512 KiB" in result.content[0].text, result.content[0].text
 
 
 # ---------------------------------------------------------------------------------------------- hostile JSON

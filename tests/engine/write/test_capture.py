@@ -284,6 +284,10 @@ REFUSALS = [
     ("importance-6", {"importance": 6}, "invalid-importance"),
     ("importance-word", {"importance": "enormous"}, "invalid-importance"),
     ("door", {"space": "standards"}, "level:alignment"),
+    # bounds the frontmatter's reader can hold: a 600 KB `why` would make a note whose fields are not read
+    ("long-why", {"why": "y" * 600_000}, "field-too-long"),
+    ("long-tag", {"tags": ("ok", "t" * 101)}, "field-too-long"),
+    ("long-source-url", {"source_url": "https://example.com/" + "a" * 3000}, "field-too-long"),
 ]
 
 
