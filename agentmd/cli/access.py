@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, daemon_of, settings_of, subcommands
+from agentmd.cli.base import EXIT_OK, daemon_of, port, settings_of, subcommands
 from agentmd.cli.output import emit
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def add_access_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     config = sub.add_parser(
         "mcp-config", parents=[common], help="print the MCP client set-up for this vault, with its access token"
     )
-    config.add_argument("--port", type=int, help="the daemon's port (default: the running daemon's, else 7821)")
+    config.add_argument("--port", type=port, help="the daemon's port (default: the running daemon's, else 7821)")
     config.add_argument("--name", default=SERVER_NAME, help=f"the server's name in the client ({SERVER_NAME})")
     config.set_defaults(func=cmd_mcp_config)
 

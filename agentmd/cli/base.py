@@ -71,6 +71,17 @@ def positive(text: str) -> int:
     return value
 
 
+def port(text: str) -> int:
+    """A TCP port on the command line: 1 to 65535, or 0 for `serve` to take any free one."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port: use 1 to 65535 (0: any free port)")
+    return value
+
+
 def help_width() -> int:
     """The terminal's columns less two, as argparse takes them from shutil.get_terminal_size: $COLUMNS when it
     is a positive number, else the terminal on standard output, else 80."""

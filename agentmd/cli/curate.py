@@ -116,6 +116,8 @@ def _when(text: str | None, now: dt.datetime) -> dt.datetime | None:
         return now - parse_age(text)
     except ValueError:
         pass
+    except OverflowError:  # an age older than any date (`99999999d`): since the beginning
+        return dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     try:
         day = dt.date.fromisoformat(text)
     except ValueError:

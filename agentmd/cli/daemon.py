@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_of, number, settings_of
+from agentmd.cli.base import EXIT_OK, EXIT_RED, daemon_of, number, port, settings_of
 from agentmd.cli.output import emit
 from agentmd.engine.errors import AgentmdError
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("serve", parents=[common], help="run the daemon: watch, index, commit, serve on loopback")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"loopback port (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"loopback port (default {DEFAULT_PORT})")
     p.add_argument(
         "--reconcile-interval", type=number, default=RECONCILE_INTERVAL, help="seconds between full passes (300)"
     )
@@ -52,7 +52,7 @@ def add_serve(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def add_status(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("status", parents=[common], help="health of the index, git, queue and contract")
-    p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
+    p.add_argument("--port", type=port, help="the daemon's port (default: read from its state file)")
     p.add_argument(
         "--wait", type=number, default=STATUS_WAIT, metavar="SECONDS",
         help=f"how long a busy daemon is waited for before the status is read from disk (default {STATUS_WAIT:g})",

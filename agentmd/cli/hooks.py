@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentmd.cli.base import EXIT_OK, number, settings_of, subcommands
+from agentmd.cli.base import EXIT_OK, number, port, settings_of, subcommands
 from agentmd.cli.output import emit
 
 # The session-start hook's look-up budget (hooks/session_start.py DEFAULT_BUDGET), written out so that building
@@ -37,7 +37,7 @@ def add_hook_parsers(hook_sub: Any, common: argparse.ArgumentParser) -> None:
         description="Prints the vault's status colour, red items, queue and last probe for a new agent "
         "session (with --json, as hookSpecificOutput.additionalContext). Always exits 0.",
     )
-    p.add_argument("--port", type=int, help="the daemon's port (default: read from its state file)")
+    p.add_argument("--port", type=port, help="the daemon's port (default: read from its state file)")
     p.add_argument(
         "--budget",
         type=number,

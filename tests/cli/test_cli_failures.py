@@ -78,6 +78,27 @@ def test_serve_on_a_port_in_use(busy_port: int, vault: Path, env: dict[str, str]
     assert line.endswith("stop the other process or pass --port")
 
 
+@pytest.mark.parametrize("given", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_a_usage_line(given: str, vault: Path, env: dict[str, str], tmp_path: Path) -> None:
+    done = run(agentmd("serve", "--vault", str(vault), "--port", given), env, tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert f"argument --port: {given!r}" in done.stderr or f"argument --port: {given} is not a port" in done.stderr
+
+
+def test_an_age_older_than_any_date_reads_as_the_whole_history(env: dict[str, str], tmp_path: Path) -> None:
+    vault = tmp_path / "repo"
+    vault.mkdir()
+    for argv in (
+        ["init", "-q"],
+        ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x"],
+    ):
+        subprocess.run(["git", "-C", str(vault), *argv], check=True, env=env)
+    done = run(agentmd("log", "--vault", str(vault), "--since", "99999999d"), env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "1 commit(s)" in done.stdout
+
+
 def _closed_pipe() -> int:
     """The write end of a real pipe whose reader has already gone away."""
     read_end, write_end = os.pipe()
