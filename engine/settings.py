@@ -138,6 +138,14 @@ def resolve(
     env = os.environ if env is None else env
     config_file = Path(config).expanduser() if config else default_config_file(env)
     data = _read_config(config_file, explicit=bool(config))
+    for key in ("vault", "index", "contract", "model_file"):  # paths: text, and relative to the config's folder
+        given = data.get(key)
+        if given is not None and (not isinstance(given, str) or not given.strip()):
+            raise ConfigError(
+                f'`{key} = {given!r}` in {config_file} is not a path: write it as text, e.g. {key} = "/path"'
+            )
+        if isinstance(given, str) and not Path(given).expanduser().is_absolute():
+            data = {**data, key: str(config_file.parent / given)}
     vault_text = vault or env.get("AGENTMD_VAULT") or data.get("vault")
     if not vault_text:
         raise ConfigError(

@@ -212,7 +212,9 @@ def cmd_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status, slow = _daemon_status(settings, args.port, max(args.wait, 0.1))
     if status is None and not settings.vault.is_dir():
         missing = (
-            f"vault-missing: the vault folder {settings.vault} does not exist: check the path (is the drive "
+            f"vault-missing: {settings.vault} is a file, not a folder: give the vault's folder (--vault)"
+            if settings.vault.exists()
+            else f"vault-missing: the vault folder {settings.vault} does not exist: check the path (is the drive "
             "mounted?), or, for a new vault, `agentmd init-git` makes it"
         )
         status = {"vault": str(settings.vault), "color": "red", "red": [missing], "yellow": []}

@@ -335,7 +335,10 @@ def build_app(
         return JSONResponse({"error": not_found_message(request.url.path)}, status_code=404)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"error": f"{request.method} is not allowed on {request.url.path}"}, status_code=405)
+        allowed = dict(getattr(exc, "headers", None) or {})  # the route's methods, as the router found them
+        return JSONResponse(
+            {"error": f"{request.method} is not allowed on {request.url.path}"}, status_code=405, headers=allowed
+        )
 
     async def client_gone(request: Request, exc: Exception) -> Response:
         # the client hung up before its request arrived whole: no error of ours, and nobody to answer

@@ -374,3 +374,10 @@ def test_a_clients_sessions_past_its_cap_end_its_longest_idle_and_a_call_in_it_i
     assert carried.headers["mcp-session-id"] == second["mcp-session-id"]
     kept = http.post("/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "ping"}, headers=first)
     assert kept.status_code == 200, kept.text
+
+
+def test_a_method_a_route_does_not_take_is_405_naming_the_ones_it_does(http: httpx.Client) -> None:
+    response = http.put("/v1/search", json={"query": "x"})
+    assert response.status_code == 405
+    assert "POST" in response.headers.get("allow", ""), response.headers
+    assert response.json()["error"] == "PUT is not allowed on /v1/search"

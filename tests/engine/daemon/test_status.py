@@ -492,3 +492,26 @@ def test_new_files_in_dot_folders_are_named_until_someone_commits_them(tmp_path:
     subprocess.run(["git", "-C", str(vault), "commit", "-qm", "hotkeys"], check=True, capture_output=True)
     committer.commit_cycle()
     assert not [y for y in git_section(vault, committer.state, now)["yellow"] if y.startswith("dot-files-untracked")]
+
+
+def test_paths_in_the_config_file_are_text_read_from_its_folder(tmp_path: Path) -> None:
+    from agentmd.engine.errors import ConfigError
+    from agentmd.engine.settings import resolve
+
+    folder = tmp_path / "conf"
+    (folder / "my-vault").mkdir(parents=True)
+    config = folder / "config.toml"
+    config.write_text('vault = "my-vault"\nindex = "../idx"\n', encoding="utf-8")
+    settings = resolve(config=str(config), env={"HOME": str(tmp_path)})
+    assert settings.vault == (folder / "my-vault").resolve() and settings.cache_dir == (tmp_path / "idx").resolve()
+    config.write_text("vault = 5\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"`vault = 5` in .* is not a path: write it as text"):
+        resolve(config=str(config), env={"HOME": str(tmp_path)})
+
+
+def test_status_of_a_vault_path_that_is_a_file_says_so(cli, tmp_path: Path) -> None:
+    afile = tmp_path / "notes.txt"
+    afile.write_text("x\n", encoding="utf-8")
+    r = cli("status", "--vault", str(afile), "--json")
+    (line,) = [x for x in r.json()["red"] if x.startswith("vault-missing")]
+    assert "is a file, not a folder" in line and "init-git" not in line
