@@ -4,9 +4,9 @@
 (milliseconds, while an editor writes into a folder a sync round moves) is overwritten, and nothing keeps it.
 This module moves each changed file itself, so that whatever was at the path is always in hand afterwards:
 
-- the new version is written to a hidden temp file in the vault's scratch folder, then swapped with the file at
-  the path in one step (`renameat2(RENAME_EXCHANGE)`): the file that was there lands at the temp name, whole,
-  whatever moment a save happened;
+- the new version is written to a file in the move's own folder in the git folder (`agentmd-tree-move/`, named
+  by the entry it is for), then swapped with the file at the path in one step (`renameat2(RENAME_EXCHANGE)`):
+  the file that was there lands at that name, whole, whatever moment a save happened;
 - that file is compared with the version the move expected to replace (HEAD's). The same: it is dropped.
   Different: it is a save made meanwhile, and it is kept. A note is merged with the incoming version as a sync
   merges two machines' edits (`sync_merge.merge_note`: frontmatter key by key, body line by line) and the result
@@ -25,7 +25,9 @@ moves (`git update-ref`, checked against the old value). A journal in the git fo
 the first file changes until HEAD has moved: a process killed in between leaves it, and `finish_unfinished`
 (run by the committer before any cycle, and by the next round) completes the same move, so the files written
 never read as the person's own edits of the old commit. Every step is idempotent: a file already holding the
-new version is left alone.
+new version is left alone. A save found at a path stays in the move's folder until the move is over, so a
+process killed while bringing it in leaves it there: `finish_unfinished` brings in every file of that folder
+that holds neither the old nor the new version of its entry, as the round would have.
 
 Where the swap is not available (not Linux, or a file system without it) or the move holds something this
 module does not write (a submodule, a folder where a file goes), `move_tree` returns None and the caller
@@ -42,6 +44,7 @@ import errno
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,7 +52,7 @@ from pathlib import Path
 
 from agentmd.engine.errors import AgentmdError
 from agentmd.engine.failpoints import failpoint
-from agentmd.engine.fsutil import SCRATCH_DIR, temp_name
+from agentmd.engine.fsutil import temp_name
 from agentmd.engine.git.conflicts import conflict_text, sibling_name
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync_merge import merge_note
@@ -57,6 +60,7 @@ from agentmd.engine.git.sync_merge import merge_note
 log = logging.getLogger("agentmd.sync")
 
 JOURNAL = "agentmd-tree-move.json"
+HOLD = "agentmd-tree-move"  # the move's files, in the git folder: the new versions on their way, the saves found
 _AT_FDCWD = -100
 _NOREPLACE = 1
 _EXCHANGE = 2
@@ -188,13 +192,19 @@ class _Mover:
         self.their_host = their_host
         self.now = now
         self.blobs = _blobs(git, {e.old_oid for e in entries} | {e.new_oid for e in entries})
-        self.scratch = self.vault / SCRATCH_DIR
+        self.hold = git.gitdir / HOLD
+        self.number = {e.path: i for i, e in enumerate(entries)}
         self.kept: list[dict[str, str]] = []
         self.parked: list[_Parked] = []
+        self._made = 0
 
-    def _temp(self, data: bytes | None, mode: str, stem: str) -> Path:
-        self.scratch.mkdir(exist_ok=True)
-        tmp = self.scratch / temp_name(stem)
+    def _temp(self, data: bytes | None, mode: str, entry: Entry | None) -> Path:
+        """A new file in the move's folder holding `data` (none made when None), named by `entry`'s number in
+        the move (`s` for a sibling, which is no entry's), so a killed process's leftovers say whose they are."""
+        self.hold.mkdir(exist_ok=True)
+        self._made += 1
+        owner = str(self.number[entry.path]) if entry is not None else "s"
+        tmp = self.hold / f"{owner}.{os.getpid()}.{self._made}"
         if data is None:
             return tmp
         if mode == "120000":
@@ -209,8 +219,9 @@ class _Mover:
         self, target: Path, data: bytes, mode: str, expect: bytes | None, entry: Entry | None = None
     ) -> bytes | None:
         """Put `data` at `target`; what was there, when it was neither absent nor `expect` (a save). What was
-        there and matched stays at its temp name until the round ends (`_late_saves`) when `entry` is given."""
-        tmp = self._temp(data, mode, target.name)
+        there and matched stays at its temp name until the round ends (`_late_saves`) when `entry` is given; a
+        save stays there until the move is over (`finish_unfinished` brings it in should the process die)."""
+        tmp = self._temp(data, mode, entry)
         keep_aside = False
         try:
             try:
@@ -229,6 +240,8 @@ class _Mover:
                     self.parked.append(_Parked(entry, tmp, prior, data))
                     keep_aside = True
                 return None
+            keep_aside = entry is not None
+            failpoint("sync-save-found")  # the save is in the move's folder only, until it is brought in
             return prior
         finally:
             if not keep_aside:
@@ -280,7 +293,7 @@ class _Mover:
         self.parked = []
 
     def _delete(self, e: Entry, target: Path, old: bytes | None) -> None:
-        aside = self._temp(None, e.old_mode, target.name)
+        aside = self._temp(None, e.old_mode, e)
         try:
             os.rename(target, aside)
         except FileNotFoundError:
@@ -352,6 +365,38 @@ class _Mover:
         self._put(self.vault / sibling, conflict_text(data, e.path), "100644", None)
         self.kept.append({"path": e.path, "sibling": sibling})
         return sibling
+
+    def leftovers(self) -> list[tuple[Entry, Path]]:
+        """The files a killed move left in its folder, with the entry each is for (siblings' are not kept)."""
+        out = []
+        for f in sorted(self.hold.iterdir()) if self.hold.is_dir() else []:
+            owner = f.name.split(".", 1)[0]
+            if owner.isdigit() and int(owner) < len(self.entries):
+                out.append((self.entries[int(owner)], f))
+            else:
+                f.unlink(missing_ok=True)
+        return out
+
+    def bring_in(self, e: Entry, aside: Path) -> None:
+        """A file a killed move left: the entry's old or new version is dropped; anything else is a save found
+        at the path, brought in as the round would have (merged, kept beside, or put back over a deletion)."""
+        data = _read(aside)
+        old, new = self.blobs.get(e.old_oid), self.blobs.get(e.new_oid)
+        if data is None or data in (old, new):
+            aside.unlink(missing_ok=True)
+            return
+        target = self.vault / e.path
+        if e.deleted:
+            self._restore(e, target, aside)
+            return
+        current = _read(target)
+        aside.unlink()
+        self._keep(e, target, data, old, new if current is None else current)
+        log.warning("sync: %s: a save a stopped process had set aside is brought in", e.path)
+
+    def done(self) -> None:
+        """The move is over: its folder goes (a save in it was brought in)."""
+        shutil.rmtree(self.hold, ignore_errors=True)
 
     def _prune_folders(self) -> None:
         """Remove the folders the deletions left empty, as git does."""
@@ -443,10 +488,11 @@ def _index_and_head(git: GitCli, old: str, new: str, message: str, env: dict[str
 
 
 def exchange_available(vault: Path) -> bool:
-    """Whether the file system under `vault` swaps two names in one step (tried on two scratch files)."""
+    """Whether the file system under `vault` swaps two names in one step (tried on two files in the move's
+    folder, where the move makes its files)."""
     if _RENAMEAT2 is None:
         return False
-    scratch = vault / SCRATCH_DIR
+    scratch = vault / ".git" / HOLD
     try:
         scratch.mkdir(exist_ok=True)
         a, b = scratch / temp_name("probe-a"), scratch / temp_name("probe-b")
@@ -486,11 +532,13 @@ def move_tree(
     except _Fallback as why:
         log.info("sync: the work tree moves through git (%s)", why)
         return None
+    mover.done()  # files a finished move left (HEAD had moved: every save in them was brought in)
     _write_journal(git, old, new, message)
     paths = mover.apply()
     failpoint("sync-tree-written")
     _index_and_head(git, old, new, message, env)
     _journal(git).unlink(missing_ok=True)
+    mover.done()
     return MoveResult(paths, mover.kept)
 
 
@@ -508,10 +556,14 @@ def finish_unfinished(git: GitCli, env: dict[str, str] | None = None) -> MoveRes
     head = git.run("rev-parse", "--verify", "-q", "HEAD").text
     if head != old:  # HEAD moved: the move was complete but for the journal (or something else moved it)
         path.unlink(missing_ok=True)
+        shutil.rmtree(git.gitdir / HOLD, ignore_errors=True)
         return None
     try:
         mover = _Mover(git, _entries(git, old, new), lambda _p: "remote", dt.datetime.now(dt.UTC))
+        left = mover.leftovers()  # read before the move makes files of its own there
         paths = mover.apply()
+        for entry, aside in left:
+            mover.bring_in(entry, aside)
         _index_and_head(git, old, new, message, env or {})
     except (OSError, _Fallback) as exc:
         # The journal stays, so the next cycle tries again (a git lock a killed process left is gone by then, once
@@ -521,5 +573,6 @@ def finish_unfinished(git: GitCli, env: dict[str, str] | None = None) -> MoveRes
                   new[:10], message, exc)  # fmt: skip
         return None
     path.unlink(missing_ok=True)
+    mover.done()
     log.warning("finished the move of the work tree to %s (%s) that a stopped process left", new[:10], message)
     return MoveResult(paths, mover.kept)

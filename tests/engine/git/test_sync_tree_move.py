@@ -20,7 +20,7 @@ from test_sync import NOTES, Machine
 
 from agentmd.engine.git.branches import add_remote
 from agentmd.engine.git.runner import GitCli
-from agentmd.engine.git.tree_move import JOURNAL, exchange_available, move_tree
+from agentmd.engine.git.tree_move import HOLD, JOURNAL, exchange_available, finish_unfinished, move_tree
 
 NOW = dt.datetime(2026, 12, 6, 3, 0, tzinfo=dt.UTC)
 
@@ -80,7 +80,7 @@ def test_a_move_without_saves_leaves_the_tree_as_git_would(vault: Path) -> None:
     assert (vault / "notes/beta.md").read_text() == "# Beta\n\nnew text\n"
     assert (vault / "sub/dir/made.md").is_file() and not (vault / "deep").exists()  # emptied folders go
     assert os.access(vault / "run.sh", os.X_OK) and os.readlink(vault / "alpha-link.md") == "notes/alpha.md"
-    assert not [p for p in (vault / ".agentmd-scratch").iterdir()]  # no temp file stays
+    assert not (vault / ".git" / HOLD).exists()  # no file of the move stays
 
 
 def test_a_save_on_other_lines_is_merged_with_the_incoming_version(vault: Path) -> None:
@@ -152,7 +152,7 @@ def test_a_save_written_through_a_file_held_open_across_the_swap_is_kept(vault: 
     text = path.read_text()
     assert "first line, saved in place" in text and "incoming line" in text
     assert all("incoming line" in (vault / rel).read_text() for rel in names)
-    assert not list((vault / ".agentmd-scratch").iterdir())  # the files set aside are gone once read
+    assert not (vault / ".git" / HOLD).exists()  # the files set aside are gone once read
 
 
 def test_no_save_made_during_a_move_is_lost(vault: Path) -> None:
@@ -239,6 +239,39 @@ def test_a_round_killed_after_the_files_moved_is_finished_before_anything_is_com
     assert not (desktop.vault / ".git" / JOURNAL).exists()
     done = subprocess.run([*argv, "--json"], env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["outcome"] == "up-to-date"
+
+
+def test_a_save_found_by_a_round_killed_before_it_was_brought_in_is_brought_in_by_the_finish(vault: Path) -> None:
+    # killed the moment the save came out of the path: it is in the move's folder only; the move is finished
+    # with the save merged in, and no later sweep of temp files can take it
+    text = NOTES["notes/alpha.md"]
+    old, new = moved_to(vault, {"notes/alpha.md": text.replace("line one", "line one, from the laptop")})
+    write(vault, "notes/alpha.md", text.replace("line three", "line three, saved here"))
+    script = (
+        "import datetime as dt, sys\n"
+        "from pathlib import Path\n"
+        "from agentmd.engine.git.runner import GitCli\n"
+        "from agentmd.engine.git.tree_move import move_tree\n"
+        f"move_tree(GitCli(Path({str(vault)!r})), {old!r}, {new!r}, message='sync: origin', env={{}},\n"
+        "          their_host=lambda _p: 'laptop', now=dt.datetime.now(dt.UTC))\n"
+        "sys.exit('the fault point did not fire')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "AGENTMD_"))}
+    killed = subprocess.run(
+        [sys.executable, "-c", script], env={**env, "AGENTMD_FAILPOINTS": "sync-save-found=kill"}, capture_output=True
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert rev(vault) == old and (vault / ".git" / JOURNAL).exists()
+    assert "saved here" not in (vault / "notes/alpha.md").read_text()  # the path holds the incoming version ...
+    held = [p.read_text() for p in (vault / ".git" / HOLD).iterdir()]
+    assert any("saved here" in t for t in held)  # ... and the save waits in the move's folder
+
+    finished = finish_unfinished(GitCli(vault))
+
+    assert finished is not None and rev(vault) == new
+    merged = (vault / "notes/alpha.md").read_text()
+    assert "line one, from the laptop" in merged and "line three, saved here" in merged
+    assert not (vault / ".git" / HOLD).exists() and not (vault / ".git" / JOURNAL).exists()
 
 
 def test_lines_appended_all_through_a_move_are_every_one_kept(vault: Path) -> None:
