@@ -38,12 +38,31 @@ _REFUSED = re.compile(
 )
 
 
+# The remote took the push and turned it down: a hook, a protected branch, a read-only repository (a lock lost to
+# another push at the same moment says `[remote rejected] ... lock` and is `lost_race`, tried before this).
+_DECLINED = re.compile(
+    r"\[remote rejected\]|hook declined|protected branch|push declined|GH006|read[- ]only", re.IGNORECASE
+)
+
+
 def remote_failure(what: str, run: GitRun, remote: str) -> SyncError:
     """The error for a fetch, push or ls-remote that failed: refused (credentials, access) or unreachable. Its
     message keeps ssh's own lines (`Permission denied (publickey)`, `Connection refused`), which git does not
     prefix with `fatal:`."""
     lines = [ln.strip() for ln in run.err.splitlines() if ln.strip()]
     cause = " / ".join(lines[-3:])[:500] if lines else run.why()
+    said = os.fsdecode(run.out) + run.err
+    if _DECLINED.search(said):
+        said_by_remote = [
+            ln.strip()[len("remote:") :].strip() for ln in run.err.splitlines() if ln.startswith("remote:")
+        ]
+        reason = " / ".join(x for x in said_by_remote if x)[:300] or cause
+        return RemoteRefused(
+            f"{what} was declined by the remote {remote}, which answered: {reason}. It will not take this branch "
+            "(a hook of the server, a protected branch, a repository made read-only) and no retry changes that: "
+            "ask whoever runs the remote to let this machine push, or point the vault at another remote "
+            "(`agentmd remote add URL`); the commits wait here meanwhile"
+        )
     if _REFUSED.search(run.err):
         return RemoteRefused(
             f"{what} was refused by the remote {remote} ({cause}): this machine has no working credentials "

@@ -246,6 +246,28 @@ def test_a_remote_that_asks_for_credentials_this_machine_lacks_is_red_at_once(tm
     assert "hunter2" not in str(section) and section["remote"].startswith("http://me:***@")  # never shown
 
 
+def test_a_push_the_remote_declines_is_red_at_once_with_its_reason(two: tuple[Machine, Path]) -> None:
+    """A server hook turning the push down answered: the remote is reachable and no retry changes its answer, so
+    it is red at once, quoting the remote, and the rounds do not back off as from an outage."""
+    import datetime as dt
+
+    from agentmd.engine.git.branches import RemoteRefused
+    from agentmd.engine.git.sync_status import sync_section
+
+    a, remote = two
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text('#!/bin/sh\necho "policy: pushes are frozen" >&2\nexit 1\n', encoding="utf-8")
+    hook.chmod(0o755)
+    write(a.vault, "notes/frozen.md", "# Frozen\n\nwaits here\n")
+    a.committer.commit_cycle()
+    with pytest.raises(RemoteRefused, match="declined by the remote .*policy: pushes are frozen"):
+        a.sync()
+    section = sync_section(a.vault, a.state, now=dt.datetime.now(dt.UTC))
+    assert any("pushes are frozen" in line and "no retry" in line for line in section["red"]), section
+    assert section.get("next_attempt_at") is None
+    assert not any("unreachable" in line for line in section["red"] + section["yellow"])
+
+
 def test_a_push_that_met_another_at_the_same_moment_is_retried_not_taken_for_an_unreachable_remote(
     two: tuple[Machine, Path],
 ) -> None:
