@@ -159,6 +159,19 @@ def describe(result: SyncJson) -> str:
         line = f"sync: this clone had no commit yet; checked out {result.get('remote')}/{result['adopted']}\n{line}"
     if result.get("changed"):
         line += f"; {len(result['changed'])} file(s) changed here"
+    for paths, what in (
+        (result.get("removed") or [], "no longer here"),
+        (result.get("rewritten") or [], "changed by the rewrite"),
+    ):
+        if paths:
+            shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+            line += f"\n{what} ({len(paths)}): {shown}"
+    if result.get("rescue") and outcome == "rewrite-taken":
+        ref = result["rescue"]
+        line += (
+            f"\nthe history before it is kept as {ref}: `git show {ref}:PATH` shows a note as it was, "
+            f"`agentmd restore PATH --to {ref}` brings one back"
+        )
     for c in result.get("conflicts") or []:
         if c.get("sibling"):
             line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"

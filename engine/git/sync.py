@@ -102,6 +102,9 @@ class SyncJson(TypedDict):
     adopted: str | None
     held: str | None
     writing: list[str]
+    rescue: str | None
+    removed: list[str]
+    rewritten: list[str]
 
 
 @dataclass
@@ -119,6 +122,9 @@ class SyncResult:
     adopted: str | None = None  # a clone with no commit yet checked out this remote branch first
     held: str | None = None  # why this machine's own changes are not committed, so not synced either
     writing: list[str] = field(default_factory=list)  # files still being written: committed and synced next round
+    rescue: str | None = None  # the ref keeping the old history, when the round's move left it behind
+    removed: list[str] = field(default_factory=list)  # a rewrite taken: the files it took away here
+    rewritten: list[str] = field(default_factory=list)  # ... and those whose text it changed
 
     def to_dict(self) -> SyncJson:
         return {
@@ -135,6 +141,9 @@ class SyncResult:
             "adopted": self.adopted,
             "held": self.held,
             "writing": self.writing,
+            "rescue": self.rescue,
+            "removed": self.removed,
+            "rewritten": self.rewritten,
         }
 
 
@@ -169,6 +178,7 @@ class Round:
         self.host = host_name()
         self.now = dt.datetime.now(dt.UTC)
         self.kept_saves: list[dict[str, str]] = []  # saves found at a path while the work tree moved
+        self.rescue: str | None = None  # the rescue ref a move of this round made (the old history it left)
         self.adopted: str | None = None  # the remote's branch a clone with no commit checked out first
 
     def run(self) -> SyncResult:
@@ -304,7 +314,7 @@ class Round:
                 "syncs"
             )
         try:
-            guard_move(self.git, old, new, self.host, self.now)
+            self.rescue = guard_move(self.git, old, new, self.host, self.now) or self.rescue
         except RescueError as exc:
             raise SyncError(f"the work tree was not moved: {exc}") from None
         moved = move_tree(
@@ -365,7 +375,15 @@ class Round:
             ]
             if conflicts and self.on_conflicts is not None:
                 self.on_conflicts(conflicts)
+        gone = self.git.run("diff", "--name-status", "--no-renames", "-z", ours, new)
+        fields = [os.fsdecode(f) for f in gone.out.split(b"\0")] if gone.code == 0 else []
+        for kind, path in zip(fields[0::2], fields[1::2], strict=False):
+            if kind == "D":
+                result.removed.append(path)
+            elif kind == "M":
+                result.rewritten.append(path)
         result.changed = self._move_tree(ours, new)  # the old tip is kept as a rescue ref first
+        result.rescue = self.rescue
         result.outcome, result.head, result.conflicts = "rewrite-taken", new, conflicts
         if new != theirs and not self._push(result.branch or "", new):
             result.outcome = "retry"

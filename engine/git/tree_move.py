@@ -390,8 +390,12 @@ class _Mover:
             self._restore(e, target, aside)
             return
         current = _read(target)
+        placed = current if current is not None else new
+        if placed is None:  # nothing at the path and no version to put there: the save goes back to the path
+            self._restore(e, target, aside)
+            return
         aside.unlink()
-        self._keep(e, target, data, old, new if current is None else current)
+        self._keep(e, target, data, old, placed)
         log.warning("sync: %s: a save a stopped process had set aside is brought in", e.path)
 
     def done(self) -> None:

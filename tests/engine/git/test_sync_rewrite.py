@@ -48,6 +48,13 @@ def test_a_forced_push_is_not_merged_back_and_is_taken_when_accepted(
     assert not (a.vault / "notes/secret.md").exists() and "notes/secret.md" not in tree(a.vault)
     rescues = git(a.vault, "for-each-ref", "--format=%(objectname)", "refs/agentmd/rescue").stdout.split()
     assert old in rescues  # the old tip kept
+    # the answer names what left and where the old history is kept, and `agentmd sync` prints it
+    assert taken["removed"] == ["notes/secret.md"] and taken["rewritten"] == []
+    assert taken["rescue"] and git(a.vault, "rev-parse", taken["rescue"]).stdout.strip() == old
+    from agentmd.cli.sync import describe
+
+    said = describe(taken)
+    assert "no longer here (1): notes/secret.md" in said and f"kept as {taken['rescue']}" in said
     assert a.sync()["outcome"] == "up-to-date"  # in step with the new history from now on
 
     # the other machine wrote a note since its last sync: kept, replayed on the new history, and pushed
