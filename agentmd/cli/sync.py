@@ -177,6 +177,9 @@ def describe(result: SyncJson) -> str:
             line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"
         elif c.get("kept") == "the edit" and c.get("theirs"):  # theirs deleted it: there is no version to show
             line += f"\nconflict: {c['path']}: deleted on the other machine, edited here; the edit was kept"
+        elif c.get("moved"):
+            line += (f"\nconflict: {c['path']} is a file on one machine and a folder on the other; the folder "
+                     f"keeps the name, the file is now {c['moved']}")  # fmt: skip
         elif c.get("here") == "deleted":
             line += (f"\nconflict: {c['path']}: deleted here, edited on the other machine; the edit was kept "
                      "(delete it again if it should go)")  # fmt: skip

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +153,20 @@ HELD_HOW = (
     "the deletion is deliberate"
 )
 LOST_TRAILER = "set-aside"  # a sync merge's trailer: `<commit> <path>`, the other machine's version it did not keep
+
+
+# what `git merge-tree` names a file that met a folder of the same name on the other side: `<path>~<commit>`
+_FOLDER_CLASH = re.compile(r"(.+)~[0-9a-f]{7,64}")
+
+
+def _clash_name(path: str, who: str, now: dt.datetime) -> str:
+    """A readable name for the file moved out of a folder's way: `<name>.conflict-<who>-<date>[.<ext>]`."""
+    if path.lower().endswith(".md"):
+        return sibling_name(path, who, now)
+    folder, _, name = path.rpartition("/")
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    moved = sibling_name(f"{folder}/{stem}" if folder else stem, who, now)[: -len(".md")]
+    return f"{moved}{dot}{ext}"
 
 
 class Round:
@@ -458,6 +473,21 @@ class Round:
                     decided.append({"path": path, "kept": "ours", "theirs": theirs, "at": at, "blob": mine[1]})
                 else:  # deleted on one side, edited on the other: the edit survives
                     mode, oid = mine or other or ("", "")
+                    clash = _FOLDER_CLASH.fullmatch(path) if common is None else None
+                    if oid and clash:  # a file where the other side made a folder: git named it `<path>~<commit>`
+                        base = clash.group(1)
+                        who = self.host if mine is not None else self._host_of(theirs)(base)
+                        new = _clash_name(base, who, self.now)
+                        beside = {t.lower() for t in taken | self._names_beside(tree, base)}
+                        stem, n = new, 1
+                        while new.lower() in beside:
+                            n += 1
+                            new = f"{stem}-{n}"
+                        taken.add(new)
+                        lines.append(f"{mode} {oid}\t{new}")
+                        decided.append({"path": base, "kept": "the folder", "moved": new,
+                                        "at": self.now.isoformat(timespec="seconds")})  # fmt: skip
+                        continue
                     if oid:
                         # that side's own file: where one note was renamed on both sides, each its own way, git
                         # gives both new names the content merged with conflict markers as their only stage

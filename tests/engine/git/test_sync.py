@@ -291,3 +291,27 @@ def test_an_edit_kept_over_a_deletion_is_said_without_a_version_to_show() -> Non
     )  # fmt: skip
     assert "notes/tz.md: deleted on the other machine, edited here; the edit was kept" in said
     assert "git show" not in said  # the other side has no such file to show
+
+
+def test_a_file_where_the_other_machine_made_a_folder_gets_a_readable_name_and_is_said(
+    machines: tuple[Machine, Machine],
+) -> None:
+    # git's merge names such a file `<path>~<commit>`: the round gives it a name a person reads, keeps the folder
+    # at the path on both machines, and `agentmd sync` says what moved where
+    from agentmd.cli.sync import describe
+
+    a, b = machines
+    write(a.vault, "notes/design", "a plain file of design notes\n")
+    a.committer.commit_cycle()
+    assert a.sync()["outcome"] == "pushed"
+    write(b.vault, "notes/design/inner.md", "# Inner\n")
+    b.committer.commit_cycle()
+    merged = b.sync()
+    (clash,) = [c for c in merged["conflicts"] if c.get("moved")]
+    assert clash["path"] == "notes/design" and clash["moved"].startswith("notes/design.conflict-")
+    assert "~" not in clash["moved"] and not any("~" in p for p in tree(b.vault))
+    assert (b.vault / "notes/design/inner.md").is_file()
+    assert (b.vault / clash["moved"]).read_text() == "a plain file of design notes\n"
+    assert "is a file on one machine and a folder on the other" in describe(merged)
+    a.sync()
+    assert (a.vault / clash["moved"]).is_file() and (a.vault / "notes/design/inner.md").is_file()
