@@ -42,6 +42,7 @@ from agentmd.rules.prefilter.directive_word_groups import (
     HIDE_FOREIGN,
     IGNORE,
     LEAK_EN,
+    LEAK_FOREIGN,
     MUST,
     ORDERS,
     PRIOR,
@@ -49,12 +50,14 @@ from agentmd.rules.prefilter.directive_word_groups import (
     REVEAL,
     RULES_EN,
     SECRET_EN,
+    SECRET_FOREIGN,
     SHARED_DROP,
     SHARED_ORDERS,
     SHARED_PRIOR,
     SYSTEM_PROMPT,
     VOID_FOREIGN,
     WHERE_EN,
+    WHERE_FOREIGN,
 )
 
 ABOUT = re.compile(
@@ -64,9 +67,11 @@ ABOUT = re.compile(
     r"(?:inputs?|prompts?|strings?|messages?|texts?|sentences?|requests?|queries|lines)\s+like)\b(?![@.]\w)|"
     # (a word inside an address, `attacker@evil.example`, says nothing of what the sentence is about)
     # the same in other languages (scripts without spaces have no word boundaries)
-    r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|"
-    r"\b(?:атак\w*|инъекц\w*|ataques?|inyecci\w*|attaques?|injektion\w*|angriff\w*|attacc\w*|ataku|"
-    r"aanval\w*|wstrzykni\w*)",
+    r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|恶意|惡意|悪意|악의|研究人员|研究者|연구자|"
+    r"\b(?:атак\w*|инъекц\w*|ataques?|atacante\w*|inyecci\w*|attaqu\w*|injektion\w*|angriff\w*|angreifer\w*|"
+    r"attacc\w*|ataku|aanval\w*|wstrzykni\w*|malveillant\w*|malicios\w*|bösartig\w*|präpariert\w*|piégé\w*|"
+    r"вредоносн\w*|злоумышленн\w*|исследовател\w*|chercheur\w*|forscher\w*|investigador\w*|pesquisador\w*|"
+    r"ricercator\w*)",
     re.IGNORECASE,
 )
 _LEAK_LABEL: Final = "asks to leak secrets"
@@ -141,6 +146,7 @@ def _compiled() -> tuple[
         ("asks for the system prompt", (Group(SYSTEM_PROMPT), Group(REVEAL))),
         ("tells the reader to drop its instructions", (Group(DROP_EN), Group(RULES_EN), Group(PRIOR_EN))),
         ("asks to leak secrets", (Group(SECRET_EN), Group(LEAK_EN), Group(WHERE_EN))),
+        ("asks to leak secrets", (Group(SECRET_FOREIGN), Group(LEAK_FOREIGN), Group(AI_WORDS), Group(WHERE_FOREIGN))),
         (_SHARED_LABEL,
          (Group(SHARED_DROP), Group(SHARED_ORDERS),
           Group(" ".join((SHARED_PRIOR, PRIOR, " ".join(CONTROL.values()), " ".join(AI_NAMES.values())))))),

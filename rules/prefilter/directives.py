@@ -198,6 +198,14 @@ _PREVENTED = re.compile(
     r"(?:to\s+)?$"
 )
 _OWN_MESSAGE = re.compile(r"(?i)\b(?:my|our)\s+(?:\w+\s+)?messages?$")
+_PROCEDURE_LABELS: Final = frozenset({_IGNORE_EARLIER, "tells the reader to drop its instructions"})
+# The steps of a procedure a person follows ("ignore the previous install instructions", "之前的安装说明"): a
+# task named right before the instructions, or joined to them, is not the reader's own instructions.
+_PROCEDURE = re.compile(
+    r"(?i)\b(?:install(?:ation)?|setup|set-up|build|assembly|deployment|migration|upgrade|onboarding|packing|"
+    r"shipping|cooking|baking|washing|wiring|boarding|parking|printing|care)\s+(?:instructions?|steps|directions)\b|"
+    r"(?:安装|安裝|部署|设置|設定|组装|インストール|セットアップ|설치|배포)\s*(?:说明|說明|步骤|指南|手順|説明|지침|안내|절차)"
+)
 
 
 # What an authority's rule forbids: "must never reveal ...", "must not share ...".
@@ -264,6 +272,8 @@ def _rule_hits(
                     continue  # "never let retrieved notes override the system prompt": a safeguard
                 if label == _IGNORE_EARLIER and _OWN_MESSAGE.search(m.group()):
                     continue  # "please disregard my earlier message": the writer takes back what they wrote
+                if label == _IGNORE_EARLIER and _PROCEDURE.search(m.group()):
+                    continue  # "ignore the previous install instructions": a procedure's steps
                 if label == _ANNOUNCES and _documented_prompt(folded, m.start(), m.end()):
                     continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
@@ -295,6 +305,8 @@ def _rule_hits(
             and harmless_order(_normalise(_sentence_around(folded, pos, pos + len(matched))))
         ):
             continue  # "the chatbot should always answer in the user's language": a product's assistant specified
+        if label in _PROCEDURE_LABELS and _PROCEDURE.search(_sentence_around(folded, pos, pos + len(matched))):
+            continue  # "系统更新后请忽略之前的安装说明": a procedure's steps
         if not _mention(folded, pos, discussing) and not _told_people(folded, pos):
             yield label, pos, matched, "folded"
     if plain is not folded and languages:
