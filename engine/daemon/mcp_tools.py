@@ -80,7 +80,10 @@ SEARCH_OUTPUT: dict[str, object] = {
                     },
                     "trust": {**_NULLABLE_TEXT, "description": "The note's trust tier."},
                     "status": {**_NULLABLE_TEXT, "description": "active, unfiled, archived..."},
-                    "captured": {**_NULLABLE_TEXT, "description": "The captured date (YYYY-MM-DD)."},
+                    "captured": {
+                        **_NULLABLE_TEXT,
+                        "description": "When it was captured: YYYY-MM-DD, or a UTC time YYYY-MM-DDTHH:MM:SSZ.",
+                    },
                     "captured_source": {**_NULLABLE_TEXT, "description": "Where that date came from."},
                     "snippet": {**_NULLABLE_TEXT, "description": "The matching passage."},
                     "arms": {"type": "array", "items": {"type": "string"}, "description": "lexical, dense."},

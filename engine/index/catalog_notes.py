@@ -316,6 +316,16 @@ class CatalogNotes(CatalogLinks):
             self._next_stat_token(db)
         self.forget_pass_record()
 
+    def names_a_note(self, name: str) -> bool:
+        """Whether a link to `name` reaches a note: its title, its file name or its path (Obsidian's way: case
+        aside, `.md` optional)."""
+        low = name.strip().lower().removesuffix(".md")
+        rows = self._q(
+            "SELECT 1 FROM notes WHERE lower(title) = ? OR lower(path) = ? OR lower(path) LIKE ? ESCAPE '\\' LIMIT 1",
+            (low, f"{low}.md", "%/" + low.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".md"),
+        )
+        return any(True for _ in rows)
+
     def paths_with_title(self, title: str) -> list[str]:
         """The notes with exactly this title (an index look-up: `notes_title`)."""
         return [r[0] for r in self._q("SELECT path FROM notes WHERE title = ?", (title,))]

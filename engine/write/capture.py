@@ -230,7 +230,7 @@ class Capturer:
         now = self.now()
         self._check_type(req, state)
         req, retired = retype(req, state)
-        req = self._linked(req, state.contract.link_convention)
+        req, dangling = self._linked(req, state.contract.link_convention)
         fields = stamp_fields(req, state, now, extra_fields or {})
         routed, route_reason = route(req, state, now)
         with self._root() as root_fd:  # `Memory/Lessons/` already there: the note goes in, not in a second one
@@ -264,6 +264,11 @@ class Capturer:
                 )  # fmt: skip
             fields["supersedes"] = supersede.link_to(replaced.path)
         warnings = list(folder_warnings) + retired
+        if dangling:  # linked as given: Obsidian shows such a link as one to a note not yet written
+            warnings.append(
+                f"related {', '.join(repr(d) for d in dangling[:5])} name{'s' if len(dangling) == 1 else ''} no note "
+                "in the vault yet; linked as given (check the spelling, or capture that note too)"
+            )
         if state.halted:
             warnings.append(f"the storage-rules contract is halted ({state.errors[0]}); the note went to the shard")
         budget = int(state.contract.thresholds.daily_card_budget)
@@ -381,13 +386,15 @@ class Capturer:
         if ticket is not None:
             self.group.wait(ticket)
 
-    def _linked(self, req: CaptureRequest, convention: str) -> CaptureRequest:
+    def _linked(self, req: CaptureRequest, convention: str) -> tuple[CaptureRequest, list[str]]:
         """`related` as links Obsidian follows: a name that is one note's title but not its file name (a
         capture's file is its title's slug, perhaps with the machine's tag) becomes `[[file name|name]]`
-        (`[[name|file name]]` under Dendron's convention); any other name is linked as written."""
+        (`[[name|file name]]` under Dendron's convention); any other name is linked as written. With it, the
+        names no note of the vault answers to."""
         if self.store is None or not req.related:
-            return req
+            return req, []
         out: list[str] = []
+        dangling: list[str] = []
         for name in req.related:
             paths: list[str] = []
             if not name.startswith("[["):
@@ -395,13 +402,26 @@ class Capturer:
                     paths = self.store.catalog.paths_with_title(name)
                 except sqlite3.Error:  # a catalog that cannot answer: the name is linked as written
                     log.warning("the titles of related notes could not be looked up", exc_info=True)
+            if not name.startswith("[[") and not paths and not self._names_a_note(name):
+                dangling.append(name)
             stems = {p.rsplit("/", 1)[-1].removesuffix(".md") for p in paths}
             stem = next(iter(stems)) if len(stems) == 1 else None
             if stem is None or stem.casefold() == name.casefold():
                 out.append(name)
             else:
                 out.append(f"[[{name}|{stem}]]" if convention == "dendron" else f"[[{stem}|{name}]]")
-        return replace(req, related=tuple(out))
+        return replace(req, related=tuple(out)), dangling
+
+    def _names_a_note(self, name: str) -> bool:
+        """A note answers to `name` in the catalog, or as a path from the vault's top (not indexed yet)."""
+        assert self.store is not None
+        try:
+            if self.store.catalog.names_a_note(name):
+                return True
+        except sqlite3.Error:
+            return True  # a catalog that cannot answer says nothing is missing
+        path = name.strip().removesuffix(".md") + ".md"
+        return not path.startswith(("/", "..")) and (self.vault / path).is_file()
 
     def _reinforced(self, twin: str, inode: int | None, title: str, warnings: list[str]) -> CaptureResult:
         """The answer for a capture whose note already exists: that note, once it is searchable (a twin still

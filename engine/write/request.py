@@ -232,6 +232,20 @@ def validate(req: CaptureRequest) -> None:
             raise CaptureRefused("too-many-items", f"{name} has {len(items)} entries; keep it to {MAX_LIST}")
         if any(not isinstance(x, str) or "\n" in x for x in items):
             raise CaptureRefused("invalid-list", f"each entry of {name} must be one line of text")
+    bad_tag = next((t for t in req.tags if not _TAG.fullmatch(tag_of(t))), None)
+    if bad_tag is not None:
+        raise CaptureRefused(
+            "invalid-tag",
+            f"tag {bad_tag!r} is not one Obsidian reads: use letters, digits, -, _ and / (not digits alone), "
+            "without the leading #; nothing was written",
+        )
+    bad_link = next((r for r in req.related if not _RELATED.fullmatch(r.strip())), None)
+    if bad_link is not None:
+        raise CaptureRefused(
+            "invalid-related",
+            f"related entry {bad_link!r} is not a note's name: give a title or path (without [, ], | or #), or one "
+            "[[link]]; nothing was written",
+        )
     for name in ("summary", "why", "project", "task", "source", "source_url", "space", "instructions", "supersedes"):
         value = getattr(req, name)
         if value is not None and not isinstance(value, str):
@@ -257,6 +271,17 @@ def validate(req: CaptureRequest) -> None:
         raise CaptureRefused(
             "invalid-project", f"project {req.project!r} must be the project's kebab-case slug, e.g. `billing-api`"
         )
+
+
+# A tag as Obsidian reads one: letters (any script), digits, `_`, `-` and `/`, not digits alone.
+_TAG = re.compile(r"(?=.*[^\d/])[\w\-/]+")
+# A related note: a name or path (no link syntax of its own), or one whole `[[link]]` (an alias or heading kept).
+_RELATED = re.compile(r"[^\[\]|#\n]+|\[\[[^\[\]\n]+\]\]")
+
+
+def tag_of(given: str) -> str:
+    """A tag as written in the frontmatter: without a leading `#`, spaces inside turned into `-`."""
+    return re.sub(r"\s+", "-", given.strip().lstrip("#"))
 
 
 # an address that runs code or carries its content when opened (a link a person may click in a rendered note)
@@ -303,7 +328,7 @@ def stamp_fields(
         "importance": _importance(req.importance),
         "summary": req.summary,
         "why": req.why,
-        "tags": list(req.tags) or None,
+        "tags": [tag_of(t) for t in req.tags] or None,
         "aliases": list(req.aliases) or None,
         "related": [r if r.startswith("[[") else f"[[{r}]]" for r in req.related] or None,
         "instructions": req.instructions,

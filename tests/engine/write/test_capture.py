@@ -288,6 +288,10 @@ REFUSALS = [
     ("long-why", {"why": "y" * 600_000}, "field-too-long"),
     ("long-tag", {"tags": ("ok", "t" * 101)}, "field-too-long"),
     ("long-source-url", {"source_url": "https://example.com/" + "a" * 3000}, "field-too-long"),
+    # tags and links Obsidian would not read as such
+    ("tag-of-brackets", {"tags": ("ok", "]]")}, "invalid-tag"),
+    ("tag-of-digits", {"tags": ("2024",)}, "invalid-tag"),
+    ("link-syntax-in-related", {"related": ("]]|x[[",)}, "invalid-related"),
 ]
 
 
@@ -671,3 +675,9 @@ def test_a_capture_whose_origin_cannot_be_kept_on_disk_says_so(
     (said,) = [w for w in result.warnings if "could not record the origin" in w]
     assert "end or crash before the commit" in said and "local-edit" in said and said.endswith("do not retry")
     assert book.current() == {result.path: "capture"}  # kept in memory until its commit
+
+
+def test_tags_are_written_as_obsidian_reads_them(capturer: Capturer, repo: Path) -> None:
+    result = capturer.capture(CaptureRequest(title="Tagged", body="x", tags=("#infra", "on call", "team/ops")))
+    text = (repo / result.path).read_text(encoding="utf-8")
+    assert "- infra\n" in text and "- on-call\n" in text and "- team/ops\n" in text and "#infra" not in text

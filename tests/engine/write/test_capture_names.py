@@ -175,7 +175,7 @@ def test_a_related_title_links_to_the_file_that_holds_it(
     lesson = capture(capturer, "Use ruff for lint")
     stem = lesson.rsplit("/", 1)[-1].removesuffix(".md")
     (repo / "Karma.md").write_text("# Karma\n", encoding="utf-8")  # a note whose file name is its title
-    decision = capturer.capture(
+    answer = capturer.capture(
         CaptureRequest(
             title="CI setup",
             body="CI runs ruff.",
@@ -183,7 +183,10 @@ def test_a_related_title_links_to_the_file_that_holds_it(
             why="one place",
             related=("Use ruff for lint", "Karma", "A note to write later"),
         )
-    ).path
+    )
+    decision = answer.path
+    (said,) = [w for w in answer.warnings if w.startswith("related ")]  # a name no note answers to, said
+    assert "'A note to write later' names no note" in said and "Karma" not in said and "ruff" not in said
     note = parse_note(decision, (repo / decision).read_bytes(), 0)
     assert note.frontmatter["related"] == [f"[[{stem}|Use ruff for lint]]", "[[Karma]]", "[[A note to write later]]"]
     assert stem in [link.target for link in note.links]
