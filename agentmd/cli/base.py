@@ -26,10 +26,21 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose read
 class Parser(argparse.ArgumentParser):
     """An argument parser whose mistakes are `UsageError`s (one line and exit 2), never argparse's own exit."""
 
+    _given: tuple[str, ...] = ()  # the words this parser was given (a sub-command's parser, the rest of the line)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given = tuple(str(a) for a in (sys.argv[1:] if args is None else args))
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         _, _, missing = message.partition("the following arguments are required: ")
         words_missing = any(not name.startswith("-") for name in missing.split(", ")) if missing else False
-        if words_missing or "expected one argument" in message:
+        # only when the command line holds such a word that is not one of this command's options
+        dashed = any(
+            a.startswith("-") and a != "--" and a.split("=", 1)[0] not in self._option_string_actions
+            for a in self._given
+        )
+        if (words_missing and dashed) or "expected one argument" in message:
             # a word that starts with a dash (a pasted `-x`, `--no-verify`) was read as an option
             message += "; words that start with `-` go after `--` (e.g. `agentmd search -- --no-verify`)"
         wrong = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)

@@ -49,7 +49,8 @@ def _body(args: argparse.Namespace) -> str:
         try:
             return Path(args.body_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"could not read --body-file {args.body_file}: {exc}") from None
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise UsageError(f"could not read --body-file {args.body_file}: {why}") from None
     if not sys.stdin.isatty():
         return sys.stdin.read()
     return ""

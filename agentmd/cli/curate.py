@@ -134,7 +134,16 @@ def _when(text: str | None, now: dt.datetime) -> dt.datetime | None:
 
 
 def _origins(text: str | None) -> list[str]:
-    return [o.strip() for o in (text or "").split(",") if o.strip()]
+    """The origins named (comma-separated); one that no commit can carry is a usage error naming those that can."""
+    from agentmd.engine.curate.changelog import MANUAL
+    from agentmd.engine.git.origins import ORIGINS
+
+    known = (*ORIGINS, MANUAL)  # `manual`: the owner's own commits, which carry no origin
+    named = [o.strip() for o in (text or "").split(",") if o.strip()]
+    unknown = [o for o in named if o not in known]
+    if unknown:
+        raise UsageError(f"--origin {', '.join(unknown)}: not an origin; one of {', '.join(known)}")
+    return named
 
 
 def _relative(vault: Path, raw: str) -> str:

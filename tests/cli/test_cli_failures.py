@@ -352,3 +352,18 @@ def test_a_mistyped_command_or_a_config_not_in_utf8_says_how_to_fix_it(env: dict
     done = run(agentmd("--config", str(config), "status"), env, tmp_path)
     assert done.returncode != 0
     assert_one_line(done.stderr, str(config), "is not UTF-8", "save it as UTF-8")
+
+
+def test_addresses_and_origins_no_command_can_use_are_said_at_once(env: dict[str, str], tmp_path: Path) -> None:
+    vault = tmp_path / "repo"
+    vault.mkdir()
+    subprocess.run(["git", "-C", str(vault), "init", "-q"], check=True, env=env)
+    added = run(agentmd("remote", "add", "not a url", "--vault", str(vault)), env, tmp_path)
+    assert added.returncode == EXIT_FAILURE
+    assert_one_line(added.stderr, "'not a url' is not a remote's address", "git@host:owner/vault.git")
+    assert subprocess.run(["git", "-C", str(vault), "remote"], capture_output=True, text=True).stdout == ""
+    logged = run(agentmd("log", "--vault", str(vault), "--origin", "captrue"), env, tmp_path)
+    assert logged.returncode == 2
+    assert_one_line(logged.stderr, "--origin captrue: not an origin", "capture", "manual")
+    token = run(agentmd("token"), env, tmp_path)
+    assert token.returncode == 2 and "ACTION" in token.stderr and "`--`" not in token.stderr

@@ -260,7 +260,7 @@ def test_a_push_the_remote_declines_is_red_at_once_with_its_reason(two: tuple[Ma
     hook.chmod(0o755)
     write(a.vault, "notes/frozen.md", "# Frozen\n\nwaits here\n")
     a.committer.commit_cycle()
-    with pytest.raises(RemoteRefused, match="declined by the remote .*policy: pushes are frozen"):
+    with pytest.raises(RemoteRefused, match=r"declined by the remote .*policy: pushes are frozen"):
         a.sync()
     section = sync_section(a.vault, a.state, now=dt.datetime.now(dt.UTC))
     assert any("pushes are frozen" in line and "no retry" in line for line in section["red"]), section
