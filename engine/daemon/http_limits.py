@@ -70,11 +70,13 @@ class LimitedHttp(HttpToolsProtocol):
         """Whether closing this connection would cut no request the daemon is working on: it is still sending a
         request's head or body, waits between requests (keep-alive), or was answered already while its body
         still trickles in (a refusal sent before the body)."""
-        return self._head >= 0 or not self._whole or self.cycle is None or self.cycle.response_complete
+        return not self._whole or self.cycle is None or self.cycle.response_complete
 
-    def _begin(self) -> None:
-        """A request's reading starts (or the connection's first request is awaited)."""
-        self._head = 0
+    def _begin(self, *, counted: bool = False) -> None:
+        """A request's reading starts (or the connection's first request is awaited); `counted`: its head's first
+        bytes are counted already."""
+        if not counted:
+            self._head = 0
         self._began = time.monotonic()
         self._stop_clock()
         self._deadline = self.loop.call_later(self.request_seconds, self._too_slow)
@@ -113,7 +115,7 @@ class LimitedHttp(HttpToolsProtocol):
         self._whole = False
         super().on_message_begin()
         if self._deadline is None:
-            self._begin()
+            self._begin(counted=True)
 
     def on_headers_complete(self) -> None:
         self._head = -1
@@ -121,6 +123,7 @@ class LimitedHttp(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._whole = True
+        self._head = 0  # what comes next on a kept-alive connection is the next request's head, counted as it comes
         self._stop_clock()
         super().on_message_complete()
 

@@ -7,7 +7,9 @@ A browser cannot put `Authorization: Bearer` on a navigation, so the page has a 
   ticket travels in the URL's fragment, which a browser never sends to a server, so it reaches no log; the
   enter page's script removes it from the address bar and history and trades it (`POST /ui/session`, JSON,
   same origin) for a page session. A ticket serves once and only for `TICKET_SECONDS`.
-- A session has an id of its own, made at random, and its pages live under `/ui/s/<id>/`. Its cookie is an
+- A session has an id of its own, made at random after the time it was opened, and its pages live under
+  `/ui/s/<id>/`; it ends `SESSION_SECONDS` after it was opened (the time is in the id the cookie's HMAC covers,
+  so no one can stretch it). Its cookie is an
   HMAC of the page key and the id (`session_value`); the page key is the access token and the owner-only
   operator token together, so the access token alone (which agents' configurations hold) can make no session,
   and the bearer token opens no page. The cookie is scoped to that path: `Path=/ui/s/<id>`, `HttpOnly`
@@ -42,14 +44,25 @@ ENTER_PATH = "/ui/enter"
 SESSION_PATH = "/ui/session"
 STATIC_PREFIX = "/ui/static/"
 TICKET_SECONDS = 120.0
+SESSION_SECONDS = 12 * 3600  # a working day: a cookie that leaked is worth nothing by the next morning
 MAX_TICKETS = 32
 # what a browser's Sec-Fetch-Site says of a request a session's pages answer: their own, or one the person made
 OWN_FETCHES = ("same-origin", "none")
 
 
-def new_session() -> str:
-    """A new page session's id (URL-safe, 144 random bits)."""
-    return secrets.token_urlsafe(18)
+def new_session(now: float | None = None) -> str:
+    """A new page session's id: the time it is opened (whole seconds, hex), `_`, and 144 random bits."""
+    return f"{int(time.time() if now is None else now):x}_{secrets.token_urlsafe(18)}"
+
+
+def session_age(session: str, now: float | None = None) -> float | None:
+    """Seconds since `session` was opened; None for an id that says no time."""
+    stamp, _, rest = session.partition("_")
+    try:
+        opened = int(stamp, 16)
+    except ValueError:
+        return None
+    return (time.time() if now is None else now) - opened if rest else None
 
 
 def session_base(session: str) -> str:
@@ -95,9 +108,11 @@ def cookies_from(header: str | None) -> list[str]:
     return found
 
 
-def page_refusal(method: str, path: str, headers: Mapping[str, str], token: str | None) -> tuple[int, str] | None:
+def page_refusal(
+    method: str, path: str, headers: Mapping[str, str], token: str | None, now: float | None = None
+) -> tuple[int, str] | None:
     """None when a request to a session's pages (not carrying the bearer token) may pass on its cookie; else the
-    status and the reason it is refused."""
+    status and the reason it is refused (`now`: the wall clock, for the session's age)."""
     if token is None:
         return 401, "the vault's access token cannot be read; see the daemon's log"
     fetched = headers.get("sec-fetch-site")
@@ -109,6 +124,9 @@ def page_refusal(method: str, path: str, headers: Mapping[str, str], token: str 
     session = session_of(path)
     if session is None:
         return 401, "this address belongs to no page session: run `agentmd open` to open the page"
+    age = session_age(session, now)
+    if age is None or not -300 <= age <= SESSION_SECONDS:  # a few minutes' clock step back is no reason to refuse
+        return 401, "the page session has ended (a session lasts 12 hours): run `agentmd open` to open the page again"
     wanted = session_value(token, session)
     cookies = cookies_from(headers.get("cookie"))
     if not any(hmac.compare_digest(c, wanted) for c in cookies):

@@ -95,6 +95,25 @@ def test_a_head_past_the_bound_is_refused_by_the_daemon_and_it_answers_the_next(
         assert http_get(daemon.port, "/health")[0] == 200
 
 
+def test_the_head_bound_holds_for_every_request_of_a_kept_alive_connection(tight: int) -> None:
+    # the second request's head is counted from its first byte, in one read or in several
+    for pieces in (1, 3):
+        with connect(tight) as s:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            s.settimeout(5)
+            reply = b""
+            while not reply.endswith(b"hello 0"):
+                part = s.recv(65536)
+                assert part, reply
+                reply += part
+            head = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 6000 + b"\r\n\r\n"
+            step = -(-len(head) // pieces)
+            for at in range(0, len(head), step):
+                s.sendall(head[at : at + step])
+                time.sleep(0.05)
+            assert answer_of(s).startswith(b"HTTP/1.1 431"), pieces
+
+
 def test_a_request_that_never_finishes_arriving_is_cut_off(tight: int) -> None:
     started = time.monotonic()
     with connect(tight) as s:

@@ -384,7 +384,7 @@ def session_cookie(daemon: Daemon) -> tuple[str, str, str]:
     with opener.open(req, timeout=10) as resp:
         cookie = resp.headers["Set-Cookie"]
         base = json.loads(resp.read())["base"]
-    assert re.fullmatch(r"/ui/s/[A-Za-z0-9_-]{24}/", base), base
+    assert re.fullmatch(r"/ui/s/[0-9a-f]+_[A-Za-z0-9_-]{24}/", base), base
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
     assert f"Path={base.rstrip('/')};" in cookie + ";"  # scoped to the session's own path, not to /ui
     assert (access_token(daemon.settings.state_dir) or "") not in cookie
@@ -444,14 +444,15 @@ def test_the_page_takes_its_cookie_on_its_session_alone_and_a_write_needs_origin
     assert request(port, "/ui/session", method="POST", headers={"Content-Type": "application/json"},
                    body={"ticket": token})[0] == 403  # fmt: skip
     # nor does it open a page session's pages: neither as a bearer token nor by making a session's cookie with it
-    from agentmd.engine.web.session import COOKIE, csrf_value, session_value
+    from agentmd.engine.web.session import COOKIE, csrf_value, new_session, session_value
 
     bearer = {"Authorization": f"Bearer {token}", "Origin": own, "Content-Type": "application/json"}
     assert request(port, "/ui/s/anything/api/plan", method="POST", headers=bearer, body={"action": "undo"})[0] == 401
-    forged = {"Cookie": f"{COOKIE}={session_value(token or '', 'mysession')}", "Origin": own,
-              "Content-Type": "application/json", "X-Agentmd-CSRF": csrf_value(token or "", "mysession")}  # fmt: skip
-    assert request(port, "/ui/s/mysession/", headers=forged)[0] == 401
-    assert request(port, "/ui/s/mysession/api/plan", method="POST", headers=forged, body={"action": "undo"})[0] == 401
+    mine = new_session()
+    forged = {"Cookie": f"{COOKIE}={session_value(token or '', mine)}", "Origin": own,
+              "Content-Type": "application/json", "X-Agentmd-CSRF": csrf_value(token or "", mine)}  # fmt: skip
+    assert request(port, f"/ui/s/{mine}/", headers=forged)[0] == 401
+    assert request(port, f"/ui/s/{mine}/api/plan", method="POST", headers=forged, body={"action": "undo"})[0] == 401
     code, _out, err = cli("token", "rotate", "--vault", str(settings.vault))
     assert code == 0, err
     assert request(port, base, headers={"Cookie": cookie})[0] == 401  # a rotation ends every session

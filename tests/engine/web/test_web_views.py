@@ -33,3 +33,28 @@ def test_control_characters_a_note_holds_show_as_the_replacement_character() -> 
 
     assert str(esc("a\x00b\x1b[2Jc")) == "a\ufffdb\ufffd[2Jc"  # HTML allows neither; the browser sees no NUL
     assert str(fmt("<pre>{}</pre>", "line\tone\r\nline two")) == "<pre>line\tone\r\nline two</pre>"
+
+
+def test_a_page_session_ends_twelve_hours_after_it_was_opened() -> None:
+    # the time is in the id the cookie's HMAC covers: a leaked cookie is worth nothing the next day, and no one
+    # can give a session a later time without the page key
+    from agentmd.engine.web.session import (
+        COOKIE,
+        SESSION_SECONDS,
+        new_session,
+        page_refusal,
+        session_base,
+        session_value,
+    )
+
+    key, opened = "page-key", 1_800_000_000.0
+    session = new_session(opened)
+    headers = {"cookie": f"{COOKIE}={session_value(key, session)}", "sec-fetch-site": "same-origin"}
+    path = session_base(session)
+    assert page_refusal("GET", path, headers, key, now=opened + 60) is None
+    assert page_refusal("GET", path, headers, key, now=opened + SESSION_SECONDS - 1) is None
+    ended = page_refusal("GET", path, headers, key, now=opened + SESSION_SECONDS + 1)
+    assert ended is not None and ended[0] == 401 and "agentmd open" in ended[1]
+    untimed = "Zm9vYmFyYmF6cXV1eGNvcmdl"  # an id of the earlier form, with no time in it
+    old = {"cookie": f"{COOKIE}={session_value(key, untimed)}"}
+    assert page_refusal("GET", session_base(untimed), old, key, now=opened) is not None
