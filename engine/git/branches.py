@@ -136,6 +136,7 @@ def shown_url(url: str) -> str:
 
 # what git takes as a remote besides a path: a URL with a scheme, or an scp-like `[user@]host:path`
 _REMOTE_ADDRESS = re.compile(r"[a-zA-Z][\w+.-]*://\S+|(?:[\w.-]+@)?[\w.-]+:(?!//)\S+")
+_PATH_LIKE = re.compile(r"[~./\\]|\S*[/\\]")  # a path, made yet or not (a bare repository to be made there)
 
 
 def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
@@ -143,10 +144,14 @@ def add_remote(git: GitCli, url: str, remote: str = DEFAULT_REMOTE) -> str:
     `git pull` in the vault then merges (`plain_pull_merges`)."""
     if not url.strip():
         raise SyncError("give the remote's URL: a bare repository over ssh, a path, GitHub or Gitea")
-    if not _REMOTE_ADDRESS.match(url.strip()) and not Path(url).expanduser().exists():
+    if (
+        not _REMOTE_ADDRESS.match(url.strip())
+        and not _PATH_LIKE.match(url.strip())
+        and not Path(url).expanduser().exists()
+    ):
         raise SyncError(
             f"{url!r} is not a remote's address: give a URL (ssh://host/path, https://host/owner/vault.git), an "
-            "scp-like address (git@host:owner/vault.git), or the path of a bare repository that exists"
+            "scp-like address (git@host:owner/vault.git), or the path of a bare repository"
         )
     plain_pull_merges(git)
     had = remote_url(git, remote)

@@ -203,7 +203,8 @@ def test_a_round_the_commits_asked_for_that_cannot_reach_the_remote_is_asked_for
         r["job"] == "sync" and r["trigger"] == "commits" and r["outcome"] == "failed" for r in runs()
     )
     wait_until(failed, 60, "the round the commits asked for, failing")
-    assert daemon.jobs.sync_asked  # asked for again
+    jobs = daemon.jobs
+    wait_until(lambda: jobs.sync_asked, 10, "the round asked for again")  # just after the failed run is logged
     assert backing_off(daemon.settings.state_dir, dt.datetime.now(dt.UTC)) is not None
 
 
