@@ -116,6 +116,14 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             "Agents do not delete notes: to retire one use `agentmd retire` (it archives, never deletes), or leave "
             f"it for the person; {USE_CAPTURE}."
         )
+    restamped = _restamped(tool, tool_input, path, exists)
+    if restamped:
+        return (
+            f"agentmd file guard: {tool} to {where} would {restamped}. The stamps (trust, status, "
+            "filing_confidence, lifecycle) say what a note may be used for and who judged it; agents' file tools "
+            "leave them as they are, the person (or `agentmd confirm`/`agentmd retire`) changes them, and "
+            f"{USE_CAPTURE}, which stamps a new note itself."
+        )
     verdict = check_fields(text)
     if not verdict.ok:
         return (
@@ -124,6 +132,46 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             "`agentmd capture`) runs the same checks."
         )
     return None
+
+
+STAMPS = ("trust", "status", "filing_confidence", "lifecycle")
+CLAIMS = {"trust": "trusted", "status": "active", "filing_confidence": "high"}  # what only a judgment stamps
+
+
+def _stamps(text: str) -> dict[str, str]:
+    from agentmd.vault_schema import parse_note
+
+    fields = parse_note("x.md", text.encode("utf-8", "surrogatepass"), 0).frontmatter
+    return {k: str(fields[k]) for k in STAMPS if isinstance(fields, Mapping) and fields.get(k) is not None}
+
+
+def _restamped(tool: str, tool_input: Mapping[str, Any], path: Path, exists: bool) -> str | None:
+    """What a file tool's write would do to a note's stamps (change one, or write one into a new note), if
+    anything. A notebook and an edit that does not apply (the tool itself fails) change none."""
+    if tool == "NotebookEdit":
+        return None
+    before = _read(path) if exists else None
+    after: str | None
+    if tool == "Write":
+        content = tool_input.get("content")
+        after = content if isinstance(content, str) else ""
+    else:
+        edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+        edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
+        after = before
+        for edit in edits:
+            after = None if after is None else _replace(after, edit)
+        if after is None:
+            return None
+    now, then = _stamps(after), _stamps(before) if before is not None else {}
+    if before is None:  # a new note may say it waits for review, not that it was judged
+        claims = sorted(f"{k}: {v}" for k, v in now.items() if CLAIMS.get(k) == v.lower())
+        return f"write {', '.join(claims)} into a new note" if claims else None
+    changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
+    if not changed:
+        return None
+    k = changed[0]
+    return f"change the note's {k} from {then.get(k, '(none)')!r} to {now.get(k, '(none)')!r}"
 
 
 def unchecked(tool: str, vault: Path, rel: str, why: str) -> str:

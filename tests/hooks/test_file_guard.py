@@ -46,6 +46,7 @@ def layout(tmp_path: Path, env: dict[str, str]) -> dict[str, Path]:
         {
             "README.md": "# Vault\n",
             "memory/existing.md": EXISTING,
+            "references/clip.md": "---\ntitle: Clip\ntrust: untrusted\nstatus: unfiled\n---\nA web clip.\n",
             "memory/leaky.md": f"# Leaky\n\naws {SECRET}\n",
             "private/diary.md": "dear diary\n",
             "projects/demo/charter.md": "# Charter\n",
@@ -130,6 +131,38 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("write clean new project root file", write("{V}/projects/demo/tracker.md"), "{P}", ALLOW),
     ("write clean project docs", write("{V}/projects/demo/docs/plan.md"), "{P}", ALLOW),
     ("write with frontmatter", write("{V}/memory/fm-ok.md", FRONTMATTER), "{P}", ALLOW),
+    # the stamps: never changed by an agent's file tool, and a new note claims no judgment
+    (
+        "edit raises trust",
+        edit("{V}/references/clip.md", "trust: untrusted", "trust: trusted"),
+        "{P}",
+        "change the note's trust from 'untrusted' to 'trusted'",
+    ),
+    (
+        "edit files its own capture",
+        edit("{V}/references/clip.md", "status: unfiled", "status: active"),
+        "{P}",
+        "change the note's status",
+    ),
+    (
+        "edit drops the stamp",
+        edit("{V}/references/clip.md", "trust: untrusted\n", ""),
+        "{P}",
+        "change the note's trust",
+    ),
+    ("edit the clip's body", edit("{V}/references/clip.md", "A web clip.", "A web clip, summarised."), "{P}", ALLOW),
+    (
+        "write a new trusted note",
+        write("{V}/memory/judged.md", f"---\ntrust: trusted\nstatus: active\n---\n{CLEAN}"),
+        "{P}",
+        "write status: active, trust: trusted into a new note",
+    ),
+    (
+        "write a new note waiting for review",
+        write("{V}/memory/waits.md", f"---\nstatus: unfiled\n---\n{CLEAN}"),
+        "{P}",
+        ALLOW,
+    ),
     ("write outside", write("{O}/notes.md", f"aws {SECRET}\n"), "{P}", ALLOW),
     ("write project file", write("{P}/README.md", f"{DIRECTIVE}\n"), "{P}", ALLOW),
     # Write: paths relative to cwd, through links, with ..
