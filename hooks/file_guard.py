@@ -49,7 +49,7 @@ from agentmd.engine.write.file_tools import FILE_TOOLS, USE_CAPTURE
 
 from .pretool import ALLOW, Verdict, guard_hook, hook_settings, lone_surrogates_replaced, vault_names
 from .protocol import standalone
-from .shell import inside
+from .shell import inside, under_by_identity
 from .shell_writes import check_shell_writes
 
 DAEMON_WAIT = 5.0  # seconds for the daemon's judgment; a check of a large note is well under a second
@@ -76,7 +76,16 @@ def locate(raw: str, cwd: str | None, vaults: Sequence[Path]) -> Target | None:
     for name in (vault, *vaults):
         if inside(lexical, name):
             return Target(real, lexical.relative_to(name).as_posix(), vault)
-    return None
+    return _same_folder(real, vault)
+
+
+def _same_folder(real: Path, vault: Path) -> Target | None:
+    """`real` in the vault by another name no text comparison sees (`under_by_identity`)."""
+    folder = under_by_identity(real, vault)
+    if folder is None:
+        return None
+    rel = real.relative_to(folder)
+    return Target(vault / rel, rel.as_posix(), vault)
 
 
 def linked_into(raw: str, cwd: str | None, vault: Path) -> Target | None:

@@ -185,6 +185,24 @@ def inside(path: Path, vault: Path) -> bool:
     return path == vault or path.is_relative_to(vault)
 
 
+def under_by_identity(path: Path, vault: Path) -> Path | None:
+    """The folder of `path` (or `path` itself) that is the vault's own folder by device and inode, when one is:
+    the vault by another name that no comparison of text sees (a bind mount of it, a spelling a case- or
+    normalisation-blind file system takes for it). None otherwise."""
+    try:
+        root = os.stat(vault)
+    except OSError:
+        return None
+    for folder in (path, *path.parents):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (root.st_dev, root.st_ino):
+            return folder
+    return None
+
+
 def strip_wrappers(words: list[str]) -> tuple[list[str], list[str]]:
     """Drop `VAR=value` prefixes, the reserved words of compound commands (`then`, `do`, `!`, `{` ...: the body of
     an `if`, a loop or a function is a command too) and wrappers that run their argument as a command; also

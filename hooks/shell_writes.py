@@ -59,6 +59,7 @@ from .shell import (
     resolve,
     short_flag,
     strip_wrappers,
+    under_by_identity,
 )
 from .shell_commands import (
     ALIAS,
@@ -540,7 +541,8 @@ class _WriteWalker(ShellWalker):
         for path in (real, named):
             if inside(path, self.vault) or (holding and path != Path("/") and self.vault.is_relative_to(path)):
                 return path  # in the vault, or (`holding`) a folder holding it (`rm -r ~`, `chmod -R` of its parent)
-        return None
+        folder = under_by_identity(real, self.vault)  # the vault by another name: a bind mount of it
+        return self.vault / real.relative_to(folder) if folder is not None else None
 
     def _folder_in_vault(self, word: str, cwd: Path | None) -> Path | None:
         """For a path whose name the text cannot settle (`memory/$f.md`, `$(date).md`), the folder it is

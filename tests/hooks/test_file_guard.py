@@ -814,3 +814,29 @@ def test_the_guard_never_writes(layout: dict[str, Path]) -> None:
         decide_payload(tool, tool_input, cwd, layout)
     assert sorted(str(p) for p in vault.rglob("*")) == before
     assert (vault / "memory" / "existing.md").read_text(encoding="utf-8") == EXISTING
+
+
+@pytest.fixture
+def bound(layout: dict[str, Path]) -> Iterator[Path]:
+    """The vault mounted a second time at another path (a bind mount), where the system lets this user mount."""
+    where = layout["tmp"] / "bound"
+    where.mkdir()
+    made = subprocess.run(["mount", "--bind", str(layout["vault"]), str(where)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip("this user cannot make a bind mount here")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
+def test_the_vault_reached_through_a_bind_mount_meets_the_same_rules(layout: dict[str, Path], bound: Path) -> None:
+    # no comparison of text sees that the mount is the vault: its folder is the vault's, by device and inode
+    verdict = check_file_tool("Write", {"file_path": f"{bound}/private/x.md", "content": CLEAN}, cwd=None,
+                              vault=layout["vault"])  # fmt: skip
+    assert verdict.deny and "level:private" in verdict.reason
+    assert check_file_tool("Write", {"file_path": f"{bound}/memory/ok.md", "content": CLEAN}, cwd=None,
+                           vault=layout["vault"]).deny is False  # fmt: skip
+    shell = check_shell_writes(f"cp /etc/hostname {bound}/private/a.md", cwd=str(layout["tmp"]), vault=layout["vault"])
+    assert shell.deny
+    assert not check_shell_writes(f"cat {bound}/memory/existing.md", cwd=None, vault=layout["vault"]).deny
