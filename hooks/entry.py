@@ -29,7 +29,7 @@ HOOKS = {
     "recall": "UserPromptSubmit: prior learnings from the vault, as reference, within a token budget",
     "session-start": "SessionStart: the memory's status in a line or two",
     "worktree-guard": "PreToolUse (Bash): refuse a git worktree inside the vault",
-    "file-guard": "PreToolUse (Write, Edit, MultiEdit, NotebookEdit, Bash): the door and prefilters on vault writes",
+    "file-guard": "PreToolUse (file tools, Bash): the door and prefilters on vault writes; agentmd's own files",
 }
 # each hook's module, whose `main(argv)` runs it (hooks/protocol.py builds the others' from their commands)
 MODULES = {

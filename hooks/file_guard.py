@@ -1,5 +1,6 @@
-"""`agentmd hook file-guard`: a Claude Code PreToolUse hook (matcher `Write|Edit|MultiEdit|NotebookEdit|Bash`)
-that holds the agent's own file tools to the rules `memory_capture` follows.
+"""`agentmd hook file-guard`: a Claude Code PreToolUse hook (matcher `Read|Grep|Write|Edit|MultiEdit|NotebookEdit|
+Bash`) that holds the agent's own file tools to the rules `memory_capture` follows, and keeps them from agentmd's
+own files (its tokens, its config, the settings holding its hooks: hooks/own_files.py).
 
 Without it, an agent's Write or Edit on a note in the vault would skip the door (who may write where:
 rules/door.py), the content prefilters (secrets, directives, executable blocks, hidden Unicode:
@@ -47,6 +48,7 @@ from typing import Any, TextIO
 
 from agentmd.engine.write.file_tools import FILE_TOOLS, USE_CAPTURE
 
+from .own_files import READERS, own_file_verdict
 from .pretool import ALLOW, Verdict, guard_hook, hook_settings, lone_surrogates_replaced, vault_names
 from .protocol import standalone
 from .shell import inside, under_by_identity
@@ -196,11 +198,17 @@ def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, object], 
     command = tool_input.get("command")
     if tool == "Bash" and not isinstance(command, str):
         return ALLOW
-    if tool != "Bash" and tool not in FILE_TOOLS:
+    if tool != "Bash" and tool not in FILE_TOOLS and tool not in READERS:
         return ALLOW
     settings = hook_settings(args)
     if settings is None:  # no vault configured: nothing to protect
         return ALLOW
+    from agentmd.engine.settings import default_config_file
+
+    config_dir = Path(args.config).expanduser().parent if args.config else default_config_file().parent
+    own = own_file_verdict(tool, tool_input, cwd, settings.state_dir, config_dir)
+    if own.deny or tool in READERS:
+        return own
     if tool == "Bash":
         return check_shell_writes(str(command), cwd=cwd, vault=settings.vault)
     names = vault_names(settings, args)

@@ -7,7 +7,7 @@ The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks
     UserPromptSubmit             -> <agentmd> hook recall --vault <vault>
     SessionStart                 -> <agentmd> hook session-start --vault <vault>
     PreToolUse, matcher "Bash"   -> <agentmd> hook worktree-guard --vault <vault>
-    PreToolUse, matcher "Write|Edit|MultiEdit|NotebookEdit|Bash"
+    PreToolUse, matcher "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash"
                                  -> <agentmd> hook file-guard --vault <vault>
 
 `<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m agentmd`),
@@ -58,7 +58,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("UserPromptSubmit", None, "recall"),
     ("SessionStart", None, "session-start"),
     ("PreToolUse", "Bash", "worktree-guard"),
-    ("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash", "file-guard"),
+    ("PreToolUse", "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash", "file-guard"),
 )
 BACKUP_INFIX = ".agentmd-backup-"
 

@@ -134,7 +134,7 @@ def test_install_keeps_everything_else(project: Path, vault: Path) -> None:
         "hooks": [{"type": "command", "command": commands(vault)["worktree-guard"]}],
     }
     assert hooks["PreToolUse"][2] == {
-        "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+        "matcher": "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash",
         "hooks": [{"type": "command", "command": commands(vault)["file-guard"]}],
     }
     assert hooks["UserPromptSubmit"][0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]
@@ -454,7 +454,7 @@ def test_install_over_an_older_install_adds_the_file_guard_once(project: Path, v
     install(path, vault)
     once = path.read_bytes()
     pre = json.loads(once)["hooks"]["PreToolUse"]
-    assert [g["matcher"] for g in pre] == ["Bash", "Write|Edit|MultiEdit|NotebookEdit|Bash"]
+    assert [g["matcher"] for g in pre] == ["Bash", "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash"]
     assert install(path, vault) is None and path.read_bytes() == once
     uninstall(path)
     assert not path.exists()  # agentmd's hooks were all it held
@@ -477,7 +477,7 @@ def test_installed_file_guard_runs_from_its_command(project: Path, vault: Path) 
     path = settings_file(project)
     apply(plan_install(path, hook_commands([sys.executable, "-m", "agentmd"], vault)))
     groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
-    command = next(g["hooks"][0]["command"] for g in groups if g["matcher"].startswith("Write"))
+    command = next(g["hooks"][0]["command"] for g in groups if "Write" in g["matcher"])
     payload = {
         "session_id": "s",
         "transcript_path": "/tmp/t.jsonl",

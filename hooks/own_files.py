@@ -1,0 +1,113 @@
+"""agentmd's own files, kept from an agent's tools by the file guard (hooks/file_guard.py).
+
+The door and the prefilters hold the vault; what holds the door is outside it, and an agent's tools must not reach
+it either:
+
+- the vault's state folder (`$XDG_STATE_HOME/agentmd/<vault-id>/`): its `access.token` and `operator.token` may
+  not be read (Read, Grep, or a shell command naming them) and nothing in it may be written: with the operator
+  token an agent could write where only the person may, and with both it could open the page that undoes history;
+- agentmd's config folder (`$XDG_CONFIG_HOME/agentmd/`, or the folder of `--config`): it names the vault and the
+  jobs, and is not written;
+- a Claude Code settings file that holds agentmd's hooks (`.claude/settings.json`, `.claude/settings.local.json`,
+  `~/.claude/settings.json`): an agent that edits it can take the guard out, so it is not written (the person
+  runs `agentmd hooks uninstall`, or edits it themselves).
+
+Tools that only list names (Glob, LS) pass; reading the config or the daemon's log passes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .pretool import ALLOW, Verdict
+from .shell import inside, under_by_identity
+
+TOKENS = ("access.token", "operator.token")
+READERS = {"Read": "file_path", "Grep": "path"}
+WRITERS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+_SETTINGS_NAMES = ("settings.json", "settings.local.json")
+# a shell command that writes to a file or runs code from a variable: any of these beside one of agentmd's own
+# paths refuses the command (reading one, `cat config.toml`, passes)
+_SHELL_WRITES = re.compile(
+    r"(?:^|[\s;&|(])(?:>>?|>\||\d>|tee|sed\s+[^|;&]*-i|perl\s+[^|;&]*-[pi]|cp|mv|rm|ln|install|truncate|dd|chmod|"
+    r"python[23]?|node|ruby|sh|bash|zsh|ed|ex|vi|vim|nano|awk|gawk|jq\s+[^|;&]*>|sponge|rsync|tar|unzip|git)(?=[\s<>]|$)"
+)
+
+
+def own_paths(state_dir: Path, config_dir: Path) -> tuple[Path, Path]:
+    return Path(os.path.realpath(state_dir)), Path(os.path.realpath(config_dir))
+
+
+def _place(raw: str, cwd: str | None) -> Path:
+    return Path(os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(raw))))
+
+
+def _under(path: Path, folder: Path) -> bool:
+    return inside(path, folder) or under_by_identity(path, folder) is not None
+
+
+def _holds_our_hooks(path: Path) -> bool:
+    """A Claude Code settings file that names agentmd's hooks."""
+    if path.name not in _SETTINGS_NAMES or path.parent.name != ".claude":
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 20)
+    except OSError:
+        return False
+    return "agentmd" in text and ("file-guard" in text or "hook recall" in text or "agentmd-hook" in text)
+
+
+def _refusal(what: str, why: str) -> Verdict:
+    return Verdict(
+        True,
+        f"agentmd file guard: {what} is refused: {why}. These files hold what keeps the vault's door (its tokens, "
+        "its settings, the hooks that run this guard); only the person changes them. To save a memory use the "
+        "`memory_capture` MCP tool; to change agentmd's settings, ask the person.",
+    )
+
+
+def own_file_verdict(
+    tool: str, tool_input: Mapping[str, Any], cwd: str | None, state_dir: Path, config_dir: Path
+) -> Verdict:
+    """The guard's decision on a tool call that reaches agentmd's own files (the module docstring); ALLOW for
+    one that does not."""
+    state, config = own_paths(state_dir, config_dir)
+    if tool == "Bash":
+        command = tool_input.get("command")
+        return _shell(command, state, config) if isinstance(command, str) else ALLOW
+    field = READERS.get(tool) or WRITERS.get(tool)
+    raw = tool_input.get(field) if field else None
+    if not isinstance(raw, str) or not raw:
+        return ALLOW
+    path = _place(raw, cwd)
+    if tool in READERS:
+        token = _under(path, state) and (path.name in TOKENS or path == state or tool == "Grep")
+        if token:
+            return _refusal(f"{tool} of {path}", "it would read the vault's access or operator token")
+        return ALLOW
+    if _under(path, state):
+        return _refusal(f"{tool} to {path}", "it is in the vault's agentmd state folder")
+    if _under(path, config):
+        return _refusal(f"{tool} to {path}", "it is agentmd's configuration")
+    if _holds_our_hooks(path):
+        return _refusal(
+            f"{tool} to {path}", "this Claude Code settings file holds agentmd's hooks, this guard among them"
+        )
+    return ALLOW
+
+
+def _shell(command: str, state: Path, config: Path) -> Verdict:
+    """A shell command naming a token file, the state folder, or (writing) the config or a settings file."""
+    if any(t in command for t in TOKENS) or str(state) in command:
+        return _refusal("this command", "it names the vault's agentmd state folder or one of its tokens")
+    writes = _SHELL_WRITES.search(command) is not None
+    if writes and (str(config) in command or "agentmd/config" in command):
+        return _refusal("this command", "it may write agentmd's configuration")
+    if writes and re.search(r"\.claude/settings(?:\.local)?\.json", command):
+        return _refusal("this command", "it may write a Claude Code settings file, where agentmd's hooks are")
+    return ALLOW

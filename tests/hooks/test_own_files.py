@@ -1,0 +1,73 @@
+"""The file guard keeps an agent's tools from agentmd's own files (hooks/own_files.py): the vault's tokens are not
+read, the state and config folders are not written, and a Claude Code settings file holding agentmd's hooks is not
+written; what only reads the config or lists names passes. Real files, the hook's own decision function."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+from git_helpers import make_repo
+
+from agentmd.engine.settings import resolve
+from agentmd.hooks.file_guard import _decide
+
+
+@pytest.fixture
+def own(tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    vault = make_repo(tmp_path / "vault", {"memory/a.md": "# A\n"})
+    settings = resolve(vault=str(vault))
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("access.token", "operator.token"):
+        (settings.state_dir / name).write_text("s3cr3t-token-value\n", encoding="utf-8")
+    config = tmp_path / "config" / "agentmd"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(f'vault = "{vault}"\n', encoding="utf-8")
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    hooks = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+             "command": "/usr/bin/agentmd hook file-guard --vault x"}]}]}}  # fmt: skip
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(hooks), encoding="utf-8")
+    (project / ".claude" / "settings.json").write_text('{"permissions": {}}', encoding="utf-8")
+    return {"vault": vault, "state": settings.state_dir, "config": config, "project": project}
+
+
+def decide(own: dict[str, Path], tool: str, tool_input: dict[str, object]) -> tuple[bool, str]:
+    args = argparse.Namespace(vault=str(own["vault"]), index=None, config=str(own["config"] / "config.toml"))
+    verdict = _decide(args, tool, tool_input, str(own["project"]))
+    return verdict.deny, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "refused"),
+    [
+        ("Read", {"file_path": "{S}/operator.token"}, True),
+        ("Read", {"file_path": "{S}/access.token"}, True),
+        ("Grep", {"pattern": ".", "path": "{S}"}, True),
+        ("Read", {"file_path": "{S}/agentmd.log"}, False),
+        ("Read", {"file_path": "{C}/config.toml"}, False),
+        ("Write", {"file_path": "{S}/operator.token", "content": "mine\n"}, True),
+        ("Edit", {"file_path": "{C}/config.toml", "old_string": "vault", "new_string": "vault"}, True),
+        ("Write", {"file_path": "{P}/.claude/settings.local.json", "content": "{}"}, True),
+        ("Write", {"file_path": "{P}/.claude/settings.json", "content": "{}"}, False),  # holds no hook of ours
+        ("Bash", {"command": "cat {S}/operator.token"}, True),
+        ("Bash", {"command": "cat ~/.local/state/agentmd/*/operator.token"}, True),
+        ("Bash", {"command": "sed -i s/file-guard/nothing/ .claude/settings.local.json"}, True),
+        ("Bash", {"command": "echo 'vault = /tmp' > {C}/config.toml"}, True),
+        ("Bash", {"command": "cat {C}/config.toml"}, False),
+        ("Bash", {"command": "cat .claude/settings.local.json"}, False),
+        ("Read", {"file_path": "{P}/README.md"}, False),
+    ],
+)
+def test_agentmd_s_own_files(own: dict[str, Path], tool: str, tool_input: dict[str, object], refused: bool) -> None:
+    filled = {
+        k: v.replace("{S}", str(own["state"])).replace("{C}", str(own["config"])).replace("{P}", str(own["project"]))
+        if isinstance(v, str) else v
+        for k, v in tool_input.items()
+    }  # fmt: skip
+    deny, reason = decide(own, tool, filled)
+    assert deny is refused, reason
+    if deny:
+        assert reason.startswith("agentmd file guard:") and "s3cr3t" not in reason and "ask the person" in reason
