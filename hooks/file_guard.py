@@ -54,7 +54,7 @@ from .protocol import standalone
 from .shell import inside, under_by_identity
 from .shell_writes import check_shell_writes
 
-DAEMON_WAIT = 5.0  # seconds for the daemon's judgment; a check of a large note is well under a second
+DAEMON_WAIT = 2.0  # seconds for the daemon's judgment (a note past 2 MiB is refused unread); then judged here
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,13 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             f"{decision.reason.rstrip('.')}. Agents' file tools meet the same door as captures; {USE_CAPTURE}, "
             "which files them where agents may write."
         )
+    size = max(_size_of(tool_input), os.path.getsize(path) if exists else 0)
+    if size > MAX_CHECKED_BYTES:  # checked in time or not at all: a hook past its time lets the tool run unchecked
+        return (
+            f"agentmd file guard: {tool} to {where} is refused: the note would be {size:,} bytes, over the "
+            f"{MAX_CHECKED_BYTES:,} an agent's file tool may write (the checks of a larger note take longer than "
+            f"a tool call may wait). Split it into smaller notes; {USE_CAPTURE}."
+        )
     text = written_text(tool, tool_input, path)
     emptied = all(isinstance(v, str) and not v.strip() for v in text.values())
     if exists and emptied:  # a deletion by another name, which agents' tools never make
@@ -132,6 +139,17 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             "`agentmd capture`) runs the same checks."
         )
     return None
+
+
+MAX_CHECKED_BYTES = 2 * 2**20  # measured: the prefilters read 1 MB of prose in about 2 s on a loaded machine
+
+
+def _size_of(tool_input: Mapping[str, Any]) -> int:
+    """The bytes of text a call brings (Write's content, the edits' new strings, a notebook cell's source)."""
+    edits = tool_input.get("edits")
+    parts = [tool_input.get(k) for k in ("content", "new_string", "new_source")]
+    parts += [e.get("new_string") for e in edits if isinstance(e, Mapping)] if isinstance(edits, list) else []
+    return sum(len(p.encode("utf-8", "surrogatepass")) for p in parts if isinstance(p, str))
 
 
 STAMPS = ("trust", "status", "filing_confidence", "lifecycle")

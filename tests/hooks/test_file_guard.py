@@ -151,6 +151,8 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
         "change the note's trust",
     ),
     ("edit the clip's body", edit("{V}/references/clip.md", "A web clip.", "A web clip, summarised."), "{P}", ALLOW),
+    # too large to check in the time a tool call waits: refused unread
+    ("write a huge note", write("{V}/memory/huge.md", "word " * 500_000), "{P}", "over the 2,097,152"),
     (
         "write a new trusted note",
         write("{V}/memory/judged.md", f"---\ntrust: trusted\nstatus: active\n---\n{CLEAN}"),
