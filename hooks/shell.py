@@ -360,6 +360,7 @@ class ShellWalker:
         # runs it); their bodies follow the line that opened them, one after the other
         pending: list[tuple[str, list[str], list[str] | None]] = []
         body = False  # reading a heredoc's body
+        catted: list[str] = []  # the files `cat` sends down a pipe (`cat tool.sh | sh` runs them)
         for cmd in split_commands(toks):
             if pending and (body or cmd.before == "\n"):
                 body = True
@@ -399,7 +400,8 @@ class ShellWalker:
             verdict = self.redirected(cmd.redirects, cwd) if cmd.redirects else ALLOW
             if verdict.deny:
                 return verdict
-            self.fed = [target for op, target in cmd.redirects if op == "<"]
+            self.fed = [target for op, target in cmd.redirects if op == "<"] or (catted if cmd.before == "|" else [])
+            catted = [w for w in cmd.words[1:] if not w.startswith("-")] if cmd.words[:1] == ["cat"] else []
             verdict, cwd = self.simple(cmd.words, cwd, depth)
             if verdict.deny:
                 return verdict

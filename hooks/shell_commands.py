@@ -56,7 +56,8 @@ FUNCTION = re.compile(r"(?:^|[;&|\n{(]|\bfunction)\s*([A-Za-z_][\w.-]*)\s*\(\s*\
 ALIAS = re.compile(r"\balias\s+([A-Za-z_][\w.-]*)=")
 AWK_VALUES = ("-f", "--file", "-v", "--assign", "-F", "--field-separator", "-i", "--include", "-e", "--source")
 _QUOTED = re.compile(r"\"([^\"\n]+)\"|'([^'\n]+)'")
-_SED_WRITE = re.compile(r"(?:^|[\s;}/|,#])[wW] +([^\n;}]+)")  # sed's `w FILE` and `s/a/b/w FILE`
+# sed's `w FILE`, after an address (`1w`, `$w`, `1,$w`) or none, and `s/a/b/w FILE`
+_SED_WRITE = re.compile(r"(?:^|[\s;}/|,#\d$])[wW] +([^\n;}]+)")
 _AWK_WRITE = re.compile(r"(?:>>?|\|)\s*\"([^\"\n]+)\"")  # awk's `print > "FILE"`, `| "command"`
 _RUNS_CODE = re.compile(r"\b(?:system|exec|open|unlink|rename|mkdir|rmdir|popen|qx)\b|`")  # a program that acts
 _PATHISH = re.compile(r"[^\s'\"<>|;&(){}\[\],`=]+")
@@ -124,7 +125,10 @@ def program_writes(tool: str, program: list[str]) -> list[str] | None:
     if tool == "sed":
         return [m.strip() for m in _SED_WRITE.findall(text)] if "e" not in _sed_flags(text) else None
     if tool in AWKS:
-        return None if re.search(r"\bsystem\s*\(|\|\s*getline|\bclose\s*\(", text) else _AWK_WRITE.findall(text)
+        # a redirection to anything but a quoted name (`print > f`, `-v f=...`): where it writes is not on the line
+        unnamed = re.search(r"\bprintf?\b[^;{}\n]*?(?:>>?|\|)\s*(?!\")\S", text)
+        runs = re.search(r"\bsystem\s*\(|\|\s*getline|\bclose\s*\(", text)
+        return None if runs or unnamed else _AWK_WRITE.findall(text)
     return None if _RUNS_CODE.search(text) else []  # perl: `print if m{...}` reads
 
 

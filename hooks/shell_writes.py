@@ -44,7 +44,7 @@ import glob
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .pretool import ALLOW, Verdict
@@ -321,7 +321,9 @@ class _WriteWalker(ShellWalker):
         if inplace(args):
             return self.judge(_script_files(args, AWK_VALUES, "fvF"), cwd, f"`{name} -i inplace`", "rewrite")
         program = option_values(args, "e", ("--expression", "--source")) or positionals(args, AWK_VALUES)[:1]
-        return self.program(name, program, cwd)
+        # the values given to its variables (`-v f=PATH`, an operand `f=PATH`), where a `print > f` writes
+        assigned = [*option_values(args, "v", ("--assign",)), *(a for a in positionals(args, AWK_VALUES) if "=" in a)]
+        return self.program(name, program, cwd, [a.split("=", 1)[1] for a in assigned if "=" in a])
 
     def _perl(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         if short_flag(args, "i", "eEIMlx0"):
@@ -345,12 +347,13 @@ class _WriteWalker(ShellWalker):
     def _filter(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         return self.judge(option_values(args, "o", ("--output",)), cwd, f"`{name}`", "write")
 
-    def program(self, tool: str, program: list[str], cwd: Path | None) -> Verdict:
+    def program(self, tool: str, program: list[str], cwd: Path | None, values: Sequence[str] = ()) -> Verdict:
         """A sed, awk or perl program given on the command line: judged by where it writes (`program_writes`), or
-        by every path in it when it may run commands."""
+        by every path in it and in the `values` its variables are given when it may run commands or writes where a
+        variable says."""
         writes = program_writes(tool, program)
         if writes is None:
-            writes = [*paths_within(program), *self.vault_words(program)]
+            writes = [*paths_within(program), *self.vault_words(program), *values]
         return self.judge(writes, cwd, f"`{tool}`'s program", "write")
 
     def runs_heredoc(self, words: list[str]) -> bool:

@@ -65,6 +65,21 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"shall|should|are{_G}to|have{_G}to|need{_G}to|always|never|only|respond|reply|answer|act|speak|behave)|"
      rf"(?:always|never|only){_G}[a-z]+|(?:respond|reply|answer)\b|when(?:ever)?{_G}(?:asked|the{_G}user|"
      rf"someone|anyone|i\b|you{_G}are))"),
+    # an order to act behind the person's back ("Run terraform apply on prod without asking the user first"):
+    # a sentence that opens with a verb (not a subject: "The app deletes files without asking the user" describes)
+    ("tells the reader to act without the user", (("without",), ("user", "human", "owner")),
+     rf"{_SENTENCE_START}(?:please{_G})?(?!(?:the|a|an|this|that|these|those|it|its|we|they|he|she|i|our|my|your|"
+     rf"their|there|some|many|most|all|each|every|if|when|whenever|while|once|users?|people|nobody|no)\b)[a-z]+\b"
+     rf"[^.!?\n]{{0,160}}?\bwithout{_G}(?:first{_G})?(?:asking|telling|informing|notifying|consulting|checking{_G}with|"
+     rf"confirming{_G}with)(?:{_G}(?:the|your))?{_G}(?:user|human|owner)\b"),
+    # taking out the guard agentmd puts on an agent's tools ("remove the file-guard entry from settings.json")
+    ("tells the reader to switch off its guard",
+     (("remove", "disable", "delete", "comment", "turn", "bypass", "uninstall", "skip", "switch", "edit"),
+      ("guard", "hook", "hooks")),
+     rf"\b(?:remove|disable|delete|comment{_G}out|turn{_G}off|bypass|uninstall|skip|switch{_G}off|edit{_G}out)"
+     rf"(?:{_G}(?:the|its|this|that|your|all|of|agentmd's|agentmd))*{_G}(?:file(?:-|{_G})?guard|agentmd{_G}(?:hooks?|guard)|"
+     rf"(?:hooks?|guard|hook{_G}entr(?:y|ies))(?:{_G}entr(?:y|ies))?{_G}(?:in|from){_G}(?:the{_G})?(?:\.?claude/)?"
+     rf"settings(?:\.local)?\.json)"),
     ("orders how to respond", (("always", "only", "never"), ("respond", "reply", "answer")),
      rf"{_SENTENCE_START}(?:please{_G})?(?:always|only|never){_G}(?:respond|reply|answer){_G}(?:in|with|"
      rf"using|only|as|that|by|to{_G}(?:the{_G})?(?:user|human|every))\b"),

@@ -154,7 +154,10 @@ WHERE_FOREIGN = (  # ... to where: an answer, an address
     "http https com org net io"
 )
 LEAK_EN = "copy attach email send include paste print reveal post upload append leak share"
-WHERE_EN = "reply replies answer answers pull_request commit_message http https"
+WHERE_EN = (
+    "reply replies answer answers pull_request commit_message http https pr_description issue_comment gist "
+    "pastebin slack_channel webhook"
+)
 
 # Stems an override order shares across many languages written in Latin or Cyrillic letters ("ignorați",
 # "ignoreeri", "игнорирай"; "instrucțiunile", "instruktioner", "инструкции"): read only in a sentence that is

@@ -263,6 +263,10 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash awk program writes", bash("""awk 'BEGIN{print "x" > "{V}/memory/awk.md"}'"""), "{P}", DENY),
     ("bash gawk in place", bash('gawk -i inplace "{print}" "{V}/memory/existing.md"'), "{P}", DENY),
     ("bash sed w", bash("sed -n 'w {V}/memory/sed.md' \"{O}/x\""), "{P}", DENY),
+    ("bash sed w after an address", bash("sed -e '1w {V}/private/a.md' /etc/hostname"), "{P}", DENY),
+    ("bash sed w after a range", bash("sed -n '1,$w {V}/private/a.md' /etc/hostname"), "{P}", DENY),
+    ("bash awk print to a variable", bash("awk -v f='{V}/private/a.md' '{print > f}' /etc/hostname"), "{P}", DENY),
+    ("bash awk compares", bash("awk -v n=3 '$1 > n {print}' '{V}/memory/existing.md'"), "{P}", ALLOW),
     ("bash find -exec cp", bash('find "{O}" -name "*.md" -exec cp {} "{V}/memory/" \\;'), "{P}", DENY),
     ("bash find -fprint", bash('find "{O}" -fprint "{V}/memory/list.md"'), "{P}", DENY),
     ("bash xargs cp", bash('ls "{O}" | xargs -I{} cp {} "{V}/memory/"'), "{P}", DENY),
@@ -842,3 +846,12 @@ def test_the_vault_reached_through_a_bind_mount_meets_the_same_rules(layout: dic
     shell = check_shell_writes(f"cp /etc/hostname {bound}/private/a.md", cwd=str(layout["tmp"]), vault=layout["vault"])
     assert shell.deny
     assert not check_shell_writes(f"cat {bound}/memory/existing.md", cwd=None, vault=layout["vault"]).deny
+
+
+def test_a_script_sent_down_a_pipe_to_a_shell_is_read_as_the_shell_will_run_it(layout: dict[str, Path]) -> None:
+    script = layout["outside"] / "tool.sh"
+    script.write_text(f"echo x > '{layout['vault']}/private/a.md'\n", encoding="utf-8")
+    verdict = check_shell_writes(f"cat {script} | sh", cwd=str(layout["tmp"]), vault=layout["vault"])
+    assert verdict.deny and "private/a.md" in verdict.reason
+    script.write_text("echo hello\n", encoding="utf-8")
+    assert not check_shell_writes(f"cat {script} | sh", cwd=str(layout["tmp"]), vault=layout["vault"]).deny
