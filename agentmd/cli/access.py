@@ -137,6 +137,13 @@ def cmd_mcp_config(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ]
     if found is None:
         lines.append(f"\n(no daemon runs for {settings.vault} now: start `agentmd serve` before an HTTP client)")
+        from agentmd.engine.client import port_taken
+
+        squat = port_taken(port, settings.vault, "the port this configuration names", unclaimed=True)
+        if squat:  # an HTTP client set up now would send the token to that process
+            payload["warning"] = squat
+            lines.insert(0, f"# WARNING: {squat}\n")
+            err.write(f"agentmd mcp-config: {squat}\n")
     emit(out, args, payload, "\n".join(lines))
     return EXIT_OK
 

@@ -117,3 +117,16 @@ def test_status_names_the_process_on_the_port_a_crashed_daemon_left_behind(
     said = [y for y in json.loads(out.getvalue())["yellow"] if y.startswith("port-taken")]
     assert any(f"127.0.0.1:{squatter.port}, where this vault's daemon listened last" in y for y in said), said
     assert all("authorization" not in seen for seen in squatter.seen)  # asked for /health only, with no token
+
+
+def test_mcp_config_warns_that_the_port_it_names_is_held_by_another_process(
+    settings: Settings, squatter: Squatter
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["mcp-config", "--json", "--vault", str(settings.vault)], out=out, err=err)
+    assert code == 0, err.getvalue()
+    answer = json.loads(out.getvalue())
+    assert answer["running"] is False and f":{squatter.port}/mcp" in answer["url"]
+    assert "port-taken" in answer["warning"] and "access token" in answer["warning"]
+    assert "port-taken" in err.getvalue()
+    assert all("authorization" not in seen for seen in squatter.seen)  # asked for /health only, with no token
