@@ -104,7 +104,14 @@ def resolve(
         return Replaced(found, known, text, done=True)
     _judge(found, text, actor)
     if not own(found, text):
-        _committed(vault, found)
+        try:
+            _committed(vault, found)
+        except CaptureRefused:
+            # the change git has not committed may be another capture's mark, made since the read: then the
+            # note is superseded already, which is the answer to give
+            with contextlib.suppress(OSError, UnicodeDecodeError, NotInVault):
+                _judge(found, _read_at(root_fd, found), actor)
+            raise
     return Replaced(found, known, text)
 
 
