@@ -91,7 +91,8 @@ def foreign_vocatives(view: str) -> Iterator[tuple[str, int, str]]:
                 continue  # "助手功能说明": a heading about the assistant, not a call to it
         elif not (greeted or name == _HONORIFIC.sub("", label)):
             continue  # "My notes on the assistant, ..." names an assistant without calling it
-        if not greeted and "," in low_rest[:40]:
+        called = m.group()[len(m.group("label")) :].lstrip(" \t")[:1] in ":："  # "Agent: ..." calls; a comma may not
+        if not greeted and not called and "," in low_rest[:40]:
             continue  # "AI-ассистент, по словам разработчиков, ...": a clause put in after a subject
         if any(g.hit(low_rest, set(rest_list)) for g in control):
             yield "addresses an AI and gives it orders", m.start("label"), m.group().strip()
@@ -103,7 +104,9 @@ _HONORIFIC = re.compile(r"(?:さん|様|さま|君|くん|ちゃん|님|씨|ji|�
 
 def _unspaced(word: str) -> bool:
     """A word of a script written without spaces (Chinese, Japanese, Thai...): its label is one long word."""
-    return not spaced_script(word) and not any("\u0600" <= c <= "\u06ff" or "\u0900" <= c <= "\u0dff" for c in word)
+    return not spaced_script(word) and not any(
+        "\u0590" <= c <= "\u06ff" or "\u0900" <= c <= "\u0dff" for c in word  # Hebrew, Arabic, Indic: spaced
+    )
 
 
 @functools.cache
@@ -178,6 +181,6 @@ def _ends_with_ai(label: str, ai: Group) -> bool:
 
 # An unspaced label that addresses an AI: the name at its end (after particles and honorifics), or "to" first.
 _CJK_ADDRESSED = re.compile(
-    r"^(?:致|给|給|对|對|寄|宛)|(?:助手|智能体|模型|アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|ai|llm|"
+    r"^(?:致|给|給|对|對|寄|宛|ถึง)|(?:助手|智能体|模型|アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|เอเจนต์|ผู้ช่วย|ai|llm|"
     r"gpt|claude)(?:さん|様|へ|に|宛て?|에게|한테|께|님|们|們|的?(?:说明|說明|指示|注意|提醒|备注|メモ|지시|메모))?$"
 )

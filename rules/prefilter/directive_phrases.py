@@ -68,10 +68,20 @@ ABOUT = re.compile(
     # (a word inside an address, `attacker@evil.example`, says nothing of what the sentence is about)
     # the same in other languages (scripts without spaces have no word boundaries)
     r"注入|攻击|攻擊|攻撃|例如|比如|举例|インジェクション|例えば|공격|인젝션|예를\s*들어|恶意|惡意|悪意|악의|研究人员|研究者|연구자|"
+    # Arabic, Hebrew, Hindi, Thai (their letters carry marks no word boundary reads): attacker, attack, injection,
+    # example, malicious
+    r"المهاجم|مهاجم|هجوم|حقن|مثال|خبيث|התוקף|תוקף|תקיפה|הזרקה|דוגמה|זדוני|हमलावर|हमला|इंजेक्शन|उदाहरण|दुर्भावनापूर्ण|"
+    r"โจมตี|ผู้โจมตี|ตัวอย่าง|ประสงค์ร้าย|"
     r"\b(?:атак\w*|инъекц\w*|ataques?|atacante\w*|inyecci\w*|attaqu\w*|injektion\w*|angriff\w*|angreifer\w*|"
     r"attacc\w*|ataku|aanval\w*|wstrzykni\w*|malveillant\w*|malicios\w*|bösartig\w*|präpariert\w*|piégé\w*|"
     r"вредоносн\w*|злоумышленн\w*|исследовател\w*|chercheur\w*|forscher\w*|investigador\w*|pesquisador\w*|"
-    r"ricercator\w*)",
+    r"ricercator\w*)|"
+    # Vietnamese, Indonesian, Greek, Turkish, Swedish, Polish, Dutch, Ukrainian, Russian, read with or without
+    # their accents (the folded view drops them), never inside an address (`admin@contoh.com`)
+    r"(?<![@./])\b(?:t[aấ]n\s+c[oô]ng|v[ií]\s+d[uụ]|[dđ][oộ]c\s+h[aạ]i|serangan|penyerang|contoh|berbahaya|"
+    r"επ[ιί]θεσ\w*|επιτ[ιί]θ\w*|κακ[οό]βουλ\w*|παρ[αά]δειγμα|sald[ıi]r\w*|[oö]rne[gğk]\w*|zararl[ıi]|angripare|"
+    r"angrepp\w*|exempel|skadlig\w*|przyk[lł]ad\w*|z[lł]o[sś]liw\w*|voorbeeld\w*|kwaadaardig\w*|зловмисн\w*|"
+    r"шк[iі]длив\w*|приклад\w*|пример\w*)(?![@.]\w)",
     re.IGNORECASE,
 )
 _LEAK_LABEL: Final = "asks to leak secrets"

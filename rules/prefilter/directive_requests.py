@@ -145,7 +145,8 @@ REPORTED: Final = re.compile(
 DISCUSSION: Final = re.compile(
     r"\b(?:injections?|jailbr\w*|attack(?:s|ers?)?|malicious|payloads?|phrasings?|red[\s-]?team\w*|"
     r"adversarial|e\.g\.|such\s+as|for\s+example|for\s+instance|examples?|quoted|quotes?|demo(?:ed|s)?|"
-    r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?|"
+    r"threat|exploit\w*|incident|classic|phishing|social\s+engineering|tried|test\s+strings?|owasp|llm0\d|"
+    r"(?:this|that|the)\s+kind\s+of\s+(?:string|text|prompt|phrase|message|input)|"
     r"(?:inputs?|prompts?|strings?|messages?|sentences?|requests?|queries)\s+like)\b"
 )
 QUOTED: Final = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")

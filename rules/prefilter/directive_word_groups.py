@@ -117,7 +117,7 @@ AI_WORDS = (
     "アシスタント|エージェント|モデル|어시스턴트|에이전트|모델|yapay zeka|asistan|asystent|agencie|model ai|"
     "trợ lý|mô hình|المساعد|النموذج|सहायक|מודל|עוזר|دستیار|ผู้ช่วย|asisten|modèle|modello|asistent|asystencie|"
     "asystent|assistentin|асистенте|ассистент|人工智能|エーアイ|인공지능|yapay zekâ|الوكيل|tác tử|agen|agente|"
-    "एजेंट|एआई"
+    "एजेंट|एआई|πράκτορα|πράκτορας|βοηθέ|βοηθό|βοηθός|סוכן|הסוכן|เอเจนต์|ajan|ajanı"
 )
 REVEAL = (
     "reveal|print|show|display|dump|output|leak|revela|muestra|révèle|affiche|montre|zeige|gib|rivela|mostra|"
@@ -166,6 +166,7 @@ SHARED_DROP = "ignor игнор ігнор ігнар"
 SHARED_ORDERS = "instru инстру інстру"
 SHARED_PRIOR = "anterio previ preced prior предыдущ предиш попередн"
 CONTROL_FOREIGN = (
+    "χρήστη|χρήστης|משתמש|למשתמש|ผู้ใช้|người dùng|उपयोगकर्ता|المستخدم|"
     "usuario|utilisateur|nutzer|benutzer|utente|usuário|пользовател|用户|使用者|ユーザー|사용자|kullanıcı|użytkownik|"
     "gebruiker|användare|pengguna|borra|elimina|supprime|lösche|cancella|cancellare|apaga|удали|删除|刪除|削除|삭제|"
     "usuń|verwijder|radera|hapus|claves|contraseña|mot de passe|mots de passe|passwort|zugangsdaten|chiavi|senha|"

@@ -28,7 +28,7 @@ from agentmd.rules.prefilter.directive_features import (
 from agentmd.rules.prefilter.directive_folding import plain_and_folded, scoring_view
 from agentmd.rules.prefilter.directive_matching import chunked_finditer, chunks
 from agentmd.rules.prefilter.directive_phrases import ABOUT, QUOTE_AS_SUBJECT, TOLD_OTHERS, phrase_hits
-from agentmd.rules.prefilter.directive_requests import QUOTED, REPORTED
+from agentmd.rules.prefilter.directive_requests import CODE_COMMENT, PROSE_FENCES, QUOTED, REPORTED
 from agentmd.rules.prefilter.directive_rules import directive_res, foreign_directive_res
 from agentmd.rules.prefilter.directive_score import asks_for_control, harmless_order, scored_hits, turns_carry_orders
 from agentmd.rules.prefilter.directive_sentences import discusses
@@ -444,6 +444,22 @@ def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
     return "\n".join(kept), where
 
 
+def _fenced_words(text: str) -> str:
+    """The comments of a note's code fences, at their own lines (all else blank). Prose fences (a chat template
+    or a prompt kept for reference) are left to the sentence scorer, which reads them with their context."""
+    if "```" not in text and "~~~" not in text:
+        return ""
+    out = [""] * (text.count("\n") + 1)
+    for b in vault_schema.fenced_blocks(text):
+        if (b.info.split() or [""])[0].lower() in PROSE_FENCES:
+            continue
+        for i, row in enumerate(b.content.split("\n"), start=b.start_line + 1):
+            m = CODE_COMMENT.match(row)
+            if i < len(out) and m:
+                out[i] = m.group(1)
+    return "\n".join(out)
+
+
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
     prose = vault_schema.strip_code(flatten_containers(text))
     plain, folded = plain_and_folded(prose)
@@ -469,6 +485,22 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         return
     scoring = scoring_view(flatten_containers(text))
     scoring_lines = Lines(scoring)
+    # code comments, through the phrase rules of every language too (the prose was read above); a note that
+    # discusses attacks keeps its fences as its quoted examples
+    comments = "" if discussing else _fenced_words(flatten_containers(text))
+    if comments.strip():
+        inner_plain, inner_folded = plain_and_folded(comments)
+        comment_lines = Lines(inner_folded)
+        for label, pos, matched, view in _rule_hits(inner_plain, inner_folded, discussing=discussing):
+            if view == "compact":
+                continue
+            line = comment_lines.at(pos + len(matched) - len(matched.lstrip()))
+            if line not in hit_lines:
+                hit_lines.add(line)
+                what = f'{label}, in a code comment: "{_snippet(matched)}"'
+                yield Finding("directive", field, _directive_message(line, what), line)
+    if hit_lines:
+        return
     for label, pos, sentence in scored_hits(scoring):
         line = scoring_lines.at(pos + len(sentence) - len(sentence.lstrip()))
         if line not in hit_lines:
