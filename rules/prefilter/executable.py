@@ -32,6 +32,15 @@ _PROMPT = re.compile(r"^(?:\$|PS [^>\n]{0,80}>|[A-Za-z]:\\[^>\n]{0,80}>|[\w.\-]+
 _ROOT_PROMPT = re.compile(r"^#[ \t]+")
 _TRAILING_COMMENT = re.compile(r"(?:^|[ \t])#.*$")
 _LIST_MARKER = re.compile(r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)")
+# a line that is a label and one inline code span ("Tunnel: `nc -e /bin/sh …`"), the label not one that warns
+_GIVEN_IN_CODE = re.compile(
+    r"^(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*)?([A-Za-z][\w ()/-]{0,40})(?:\*\*)?:(?:\*\*)?[ \t]+"
+    r"`([^`\n]+)`[ \t.]*$"
+)
+_NOT_TO_RUN = re.compile(
+    r"(?i)\b(?:never|don'?t|do not|avoid|dangerous|danger|warning|bad|wrong|not|example|e\.g|"
+    r"beware|caution|careful|destructive|attack\w*|malicious|payload|exploit)\b"
+)
 _LABEL = re.compile(r"^(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:(?:\*\*)?[ \t]+")  # "Cleanup: ", "**Fix**: "
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
@@ -215,9 +224,14 @@ def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock]) -> Iterato
             if line:
                 yield b.start_line + 2 + k, line
     prose = vault_schema.strip_code(flat).split("\n")
+    flat_rows = flat.split("\n")
     in_fence = fence_lines(blocks, len(prose))
     for i, raw in enumerate(prose):
         if i in in_fence or not raw:
+            continue
+        given = _GIVEN_IN_CODE.match(flat_rows[i].strip()) if i < len(flat_rows) else None
+        if given and not _NOT_TO_RUN.search(given.group(1)) and _COMMAND_START.match(given.group(2)):
+            yield i + 1, given.group(2).strip()  # "Cleanup: `rm -rf ~/`": a step, its command in code
             continue
         line = _LIST_MARKER.sub("", raw.strip())
         pm = _PROMPT.match(line)

