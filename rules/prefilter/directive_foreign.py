@@ -71,7 +71,7 @@ def foreign_vocatives(view: str) -> Iterator[tuple[str, int, str]]:
     and goes on to speak of the user, secrets, deleting, sending, confirmations or the reader's instructions."""
     ai, greeting, control = _vocative_groups()
     for m in _VOCATIVE_OPENING.finditer(view):
-        label = " ".join(m.group("label").lower().split())
+        label = " ".join(m.group("label").lower().split()).rsplit("|", 1)[-1].strip()  # a table's cell: its own
         if not label or len(label.split()) > 4 or label.split()[0] in _ARTICLES:
             continue  # "El asistente, según el equipo, borra ...": an assistant described, not called
         low_rest = fold_accents(" ".join(m.group("rest").lower().split()))

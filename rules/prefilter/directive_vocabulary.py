@@ -38,7 +38,7 @@ _DOING = r"(?:\s+\w+ing\b(?!\s+(?:group|club|list|circle|room|session|team|chann
 VOCATIVE: Final = re.compile(
     rf"(?:^|[\s(\[])(?:suggested\s+|recommended\s+|proposed\s+|next\s+)*(?:actions?|next\s+steps?)\s+for\s+"
     rf"(?:{DET}\s+)?{AI_Q}\s*:|"
-    rf"(?:^|[.!?:;(\[\]\-–—*>]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
+    rf"(?:^|[.!?:;(\[\]\-–—*>|]\s*|\b(?:hi|hey|hello|dear|attention|also|and|ok|okay|so|now|please|greetings|"
     rf"welcome|yo|listen|psst)[\s,]+)"
     rf"(?:(?:there|the|all|any|every)\s+)?{AI_Q}(?:\s+(?:that\s+|who\s+)?{READS}\s+(?:this|these|the\s+\w+))?\s*[,:!—–]|"
     rf"^you\s+there,?\s+(?:the\s+)?{AI_Q}\b|"
