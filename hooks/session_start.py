@@ -39,7 +39,7 @@ from agentmd.engine.index.catalog import Catalog, CatalogError
 from .protocol import read_hook_input, standalone, write_output
 
 if TYPE_CHECKING:
-    from agentmd.engine.daemon.status_types import IndexSection, QueueSection, Sections, Status
+    from agentmd.engine.daemon.status_types import DaemonInfo, IndexSection, QueueSection, Sections, Status
 
 HOOK_EVENT = "SessionStart"
 DEFAULT_BUDGET = 1.0
@@ -158,7 +158,14 @@ def disk_status(settings: Any, now: dt.datetime | None = None) -> Status:
         "contract": contract_section(load_contract(settings.vault, settings.contract_path)),
         "probe": probe_section(settings.state_dir, now),
     }
-    return assemble(parts, settings.vault, {"running": False})
+    daemon: DaemonInfo = {"running": False}
+    found = running(settings.state_dir, settings.vault)
+    if found is not None:  # it holds the vault and did not answer in time: busy, or stopped (SIGSTOP, a debugger)
+        daemon["slow"] = (
+            f"daemon-not-answering: the daemon serving this vault (port {found.port}) did not answer in time; "
+            "it may be busy or stopped (`agentmd status` waits longer)"
+        )
+    return assemble(parts, settings.vault, daemon)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -222,7 +229,10 @@ def summarize(status: Status, *, from_disk: bool) -> str:
     worktrees = (git.get("worktrees_inside_vault") if isinstance(git, dict) else None) or []
     if worktrees:
         facts.append("git worktrees inside the vault: " + ", ".join(str(w) for w in worktrees[:5]))
-    facts.append("daemon not running, read from disk" if from_disk else "from the daemon")
+    daemon = status.get("daemon")
+    answered = not (isinstance(daemon, dict) and daemon.get("slow"))
+    facts.append(("daemon not running" if answered else "daemon not answering") + ", read from disk"
+                 if from_disk else "from the daemon")  # fmt: skip
     if status.get("vault"):
         facts.append(f"vault {status['vault']}")
     return head + "\n" + " · ".join(facts)

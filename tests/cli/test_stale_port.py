@@ -130,3 +130,30 @@ def test_mcp_config_warns_that_the_port_it_names_is_held_by_another_process(
     assert "port-taken" in answer["warning"] and "access token" in answer["warning"]
     assert "port-taken" in err.getvalue()
     assert all("authorization" not in seen for seen in squatter.seen)  # asked for /health only, with no token
+
+
+@pytest.mark.slow
+def test_session_start_says_a_stopped_daemon_does_not_answer(settings: Settings, env: dict[str, str]) -> None:
+    # the daemon holds the vault (a debugger, SIGSTOP, a machine swapping) and answers nothing: the hook reads the
+    # disk within its time and says the daemon does not answer, not that none runs
+    import os
+    import signal
+
+    from daemon_helpers import serve_process, wait_until
+
+    from agentmd.engine.client import running
+    from agentmd.hooks.session_start import session_context
+
+    proc = serve_process(settings.vault, env, "--no-restart")  # the daemon itself, no supervisor above it
+    try:
+        wait_until(lambda: running(settings.state_dir, settings.vault) is not None, 60, "the daemon up")
+        os.kill(proc.pid, signal.SIGSTOP)
+        import argparse
+
+        args = argparse.Namespace(vault=str(settings.vault), index=None, config=None, port=None)
+        text = session_context(args, budget=3.0)
+        assert "daemon not answering" in text and "daemon-not-running" not in text, text
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.terminate()
+        proc.wait(timeout=60)
