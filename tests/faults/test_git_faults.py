@@ -129,12 +129,9 @@ def test_crash_between_index_publish_and_head_move_is_finished_at_restart(tmp_pa
     assert stray_temp_files(repo) == []
 
 
-def test_a_crash_record_left_in_the_state_folder_by_an_earlier_version_is_finished(tmp_path: Path) -> None:
-    # the record of a cycle between publishing the index and moving HEAD lives in `.git/agentmd/`; one an
-    # earlier version left in the state folder is moved there and finished the same way
-    repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
-    state = tmp_path / "state"
-    crashed = run_child(
+def edited_and_killed(repo: Path, state: Path, fault: str) -> subprocess.CompletedProcess[str]:
+    """A process whose commit cycle, taking an edit of notes/a.md, is killed at the fault point `fault`."""
+    return run_child(
         f"""
         from pathlib import Path
         from agentmd.engine.git.committer import Committer
@@ -143,8 +140,16 @@ def test_a_crash_record_left_in_the_state_folder_by_an_earlier_version_is_finish
         c.commit_cycle()
         raise SystemExit("the fault point did not fire")
         """,
-        {CRASH_ENV: "after-index-published"},
+        {CRASH_ENV: fault},
     )
+
+
+def test_a_crash_record_left_in_the_state_folder_by_an_earlier_version_is_finished(tmp_path: Path) -> None:
+    # the record of a cycle between publishing the index and moving HEAD lives in `.git/agentmd/`; one an
+    # earlier version left in the state folder is moved there and finished the same way
+    repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
+    state = tmp_path / "state"
+    crashed = edited_and_killed(repo, state, "after-index-published")
     assert crashed.returncode == -9, crashed.stderr
     record = repo / ".git" / "agentmd" / "commit-intent.json"
     assert record.is_file() and not (state / "commit-intent.json").exists()
@@ -180,17 +185,7 @@ def test_a_crash_while_taking_the_index_lock_never_leaves_an_empty_lock(tmp_path
     swept at the next start and the next cycle commits."""
     repo = make_repo(tmp_path / "v", {"notes/a.md": "a\n"})
     state = tmp_path / "state"
-    crashed = run_child(
-        f"""
-        from pathlib import Path
-        from agentmd.engine.git.committer import Committer
-        c = Committer(Path({str(repo)!r}), phone_paths=tuple, state_dir=Path({str(state)!r}))
-        Path({str(repo / "notes/a.md")!r}).write_text("a edited\\n")
-        c.commit_cycle()
-        raise SystemExit("the fault point did not fire")
-        """,
-        {CRASH_ENV: "index-lock-staged"},
-    )
+    crashed = edited_and_killed(repo, state, "index-lock-staged")
     assert crashed.returncode == -9, crashed.stderr
     assert not (repo / ".git" / "index.lock").exists()
     assert [p.name for p in (repo / ".git").glob("index.agentmd-*.lock")]  # the marker, staged
