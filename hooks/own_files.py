@@ -34,7 +34,7 @@ _SETTINGS_NAMES = ("settings.json", "settings.local.json")
 # paths refuses the command (reading one, `cat config.toml`, passes)
 _SHELL_WRITES = re.compile(
     r"(?:^|[\s;&|(])(?:>>?|>\||\d>|tee|sed\s+[^|;&]*-i|perl\s+[^|;&]*-[pi]|cp|mv|rm|ln|install|truncate|dd|chmod|"
-    r"python[23]?|node|ruby|sh|bash|zsh|ed|ex|vi|vim|nano|awk|gawk|jq\s+[^|;&]*>|sponge|rsync|tar|unzip|git)(?=[\s<>]|$)"
+    r"python[23]?|node|ruby|sh|bash|zsh|ed|ex|vi|vim|nano|awk|gawk|jq\s+[^|;&]*>|sponge|rsync|tar|unzip|mkdir)(?=[\s<>]|$)"
 )
 
 
@@ -82,32 +82,63 @@ def own_file_verdict(
         return _shell(command, state, config) if isinstance(command, str) else ALLOW
     field = READERS.get(tool) or WRITERS.get(tool)
     raw = tool_input.get(field) if field else None
+    if tool == "Grep" and not raw:
+        raw = cwd or os.getcwd()  # a search with no path searches where the session is
     if not isinstance(raw, str) or not raw:
         return ALLOW
     path = _place(raw, cwd)
     if tool in READERS:
         token = _under(path, state) and (path.name in TOKENS or path == state or tool == "Grep")
-        if token:
+        if token or (tool == "Grep" and inside(state, path)) or _another_name_of_a_token(path, state):
             return _refusal(f"{tool} of {path}", "it would read the vault's access or operator token")
         return ALLOW
     if _under(path, state):
         return _refusal(f"{tool} to {path}", "it is in the vault's agentmd state folder")
     if _under(path, config):
         return _refusal(f"{tool} to {path}", "it is agentmd's configuration")
-    if _holds_our_hooks(path):
+    spelled = Path(os.path.abspath(os.path.join(cwd or os.getcwd(), os.path.expanduser(raw))))
+    if _holds_our_hooks(path) or _holds_our_hooks(spelled):
         return _refusal(
             f"{tool} to {path}", "this Claude Code settings file holds agentmd's hooks, this guard among them"
         )
+    if path.name in _SETTINGS_NAMES and "disableAllHooks" in json_text(tool_input):
+        return _refusal(f"{tool} to {path}", "it would switch off every hook of Claude Code, this guard among them")
     return ALLOW
+
+
+def json_text(tool_input: Mapping[str, Any]) -> str:
+    """The text a file tool call brings, joined."""
+    edits = tool_input.get("edits")
+    parts = [tool_input.get(k) for k in ("content", "new_string")]
+    parts += [e.get("new_string") for e in edits if isinstance(e, Mapping)] if isinstance(edits, list) else []
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _another_name_of_a_token(path: Path, state: Path) -> bool:
+    """`path` is a hard link of one of the vault's tokens."""
+    try:
+        st = os.stat(path)
+        if st.st_nlink < 2:
+            return False
+        return any((t.st_dev, t.st_ino) == (st.st_dev, st.st_ino) for t in (os.stat(state / n) for n in TOKENS))
+    except OSError:
+        return False
 
 
 def _shell(command: str, state: Path, config: Path) -> Verdict:
-    """A shell command naming a token file, the state folder, or (writing) the config or a settings file."""
-    if any(t in command for t in TOKENS) or str(state) in command:
-        return _refusal("this command", "it names the vault's agentmd state folder or one of its tokens")
+    """A shell command naming a token file or agentmd's state folders (however spelled: `~/.local/state`,
+    `$XDG_STATE_HOME`, a glob), or, when it may write, agentmd's config or a `.claude` folder."""
+    if _TOKEN_WORDS.search(command) or str(state.parent) in command or _STATE_WORDS.search(command):
+        return _refusal("this command", "it names agentmd's state folders, where the vault's tokens are, or a token")
     writes = _SHELL_WRITES.search(command) is not None
-    if writes and (str(config) in command or "agentmd/config" in command):
+    if writes and (str(config) in command or _CONFIG_WORDS.search(command)):
         return _refusal("this command", "it may write agentmd's configuration")
-    if writes and re.search(r"\.claude/settings(?:\.local)?\.json", command):
-        return _refusal("this command", "it may write a Claude Code settings file, where agentmd's hooks are")
+    if writes and _CLAUDE_FOLDER.search(command):
+        return _refusal("this command", "it may write Claude Code's settings folder, where agentmd's hooks are")
     return ALLOW
+
+
+_TOKEN_WORDS = re.compile(r"\.token\b")
+_STATE_WORDS = re.compile(r"\.local/state\b|\$\{?XDG_STATE_HOME\b")
+_CONFIG_WORDS = re.compile(r"\.config/agentmd\b|agentmd/config\b|\$\{?XDG_CONFIG_HOME\b")
+_CLAUDE_FOLDER = re.compile(r"(?:^|[\s/'\"=])\.claude(?:[\s/'\"]|$)")

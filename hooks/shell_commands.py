@@ -270,6 +270,12 @@ OWNER_COMMANDS: dict[str, frozenset[str]] = {
     "token": frozenset({"rotate"}),
     "remote": frozenset({"add", "remove", "set-url"}),
     "jobs": frozenset({"run"}),
+    # the judgments the review queue holds for the person: filing a note, promoting it, applying groom's plan,
+    # moving notes through their lifecycle
+    "confirm": frozenset(),
+    "promote": frozenset(),
+    "lifecycle": frozenset(),
+    "groom": frozenset({"--apply"}),
 }
 
 
@@ -299,7 +305,8 @@ def owner_command(words: list[str], *, fed: bool = False) -> str | None:
     if (not sub and fed) or (sub and not re.fullmatch(r"[a-z][a-z-]*", sub)):
         return "`agentmd` with a subcommand the line does not spell out"
     owned = OWNER_COMMANDS.get(sub)
-    if owned is not None and (not owned or (rest[:1] and rest[0] in owned) or (fed and not rest)):
+    flagged = any(_spells(w, o) for w in rest for o in owned if o.startswith("--")) if owned else False
+    if owned is not None and (not owned or (rest[:1] and rest[0] in owned) or flagged or (fed and not rest)):
         return f"`agentmd {' '.join([sub, *rest[:1]])}`"
     if sub == "reindex" and any(_spells(w, "--allow-mass-delete") for w in rest):
         return "`agentmd reindex --allow-mass-delete`"

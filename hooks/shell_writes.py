@@ -133,6 +133,8 @@ class _WriteWalker(ShellWalker):
         args = words[1:]
         if name in self.redefined():  # a function or alias of this line: whatever it runs is not the command named
             return self.unknown(name, args, cwd)
+        if name == "git" and any(k.startswith("GIT_CONFIG") for k in self.prefix):  # config given by environment
+            return self.unknown(name, args, cwd)  # (`core.fsmonitor` runs a command): judged as any command
         prefixed = [v for k, v in self.prefix.items() if not k.startswith("GIT_")]
         if any(self.names_vault(v) for v in prefixed):  # `LESSOPEN='|rm V/…' less x`: an environment that runs
             return self.unknown(name, [*prefixed, *args], cwd)

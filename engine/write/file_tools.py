@@ -108,6 +108,12 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             f"{decision.reason.rstrip('.')}. Agents' file tools meet the same door as captures; {USE_CAPTURE}, "
             "which files them where agents may write."
         )
+    if exists and tool in ("Edit", "MultiEdit") and _applied(tool, tool_input, path) is None:
+        return (
+            f"agentmd file guard: {tool} to {where} is refused: its old_string is not in the note as written (a "
+            "curly quote for a straight one, other line ends), so what the edit would leave cannot be checked. "
+            f"Read the note again and give the text exactly; {USE_CAPTURE}."
+        )
     size = max(_size_of(tool_input), os.path.getsize(path) if exists else 0)
     if size > MAX_CHECKED_BYTES:  # checked in time or not at all: a hook past its time lets the tool run unchecked
         return (
@@ -128,8 +134,8 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
         return (
             f"agentmd file guard: {tool} to {where} would {restamped}. The stamps (trust, status, "
             "filing_confidence, lifecycle) say what a note may be used for and who judged it; agents' file tools "
-            "leave them as they are, the person (or `agentmd confirm`/`agentmd retire`) changes them, and "
-            f"{USE_CAPTURE}, which stamps a new note itself."
+            "leave them as they are and the person changes them (to take a note out of use, `agentmd retire` "
+            f"archives it); {USE_CAPTURE}, which stamps a new note itself."
         )
     verdict = check_fields(text)
     if not verdict.ok:
@@ -163,6 +169,16 @@ def _stamps(text: str) -> dict[str, str]:
     return {k: str(fields[k]) for k in STAMPS if isinstance(fields, Mapping) and fields.get(k) is not None}
 
 
+def _applied(tool: str, tool_input: Mapping[str, Any], path: Path) -> str | None:
+    """The note's text after an Edit's or MultiEdit's replacements, None when one does not apply."""
+    edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
+    text = _read(path)
+    for edit in edits:
+        text = None if text is None else _replace(text, edit)
+    return text
+
+
 def _restamped(tool: str, tool_input: Mapping[str, Any], path: Path, exists: bool) -> str | None:
     """What a file tool's write would do to a note's stamps (change one, or write one into a new note), if
     anything. A notebook and an edit that does not apply (the tool itself fails) change none."""
@@ -174,11 +190,7 @@ def _restamped(tool: str, tool_input: Mapping[str, Any], path: Path, exists: boo
         content = tool_input.get("content")
         after = content if isinstance(content, str) else ""
     else:
-        edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-        edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
-        after = before
-        for edit in edits:
-            after = None if after is None else _replace(after, edit)
+        after = _applied(tool, tool_input, path) if exists else None
         if after is None:
             return None
     now, then = _stamps(after), _stamps(before) if before is not None else {}

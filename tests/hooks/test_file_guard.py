@@ -187,8 +187,10 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("edit clean", edit(E, "The old line.", "The new line."), "{P}", ALLOW),
     ("edit introduces directive", edit(E, "Another line.", DIRECTIVE), "{P}", "directive"),
     ("edit introduces dataviewjs", edit(E, "Another line.", DATAVIEWJS), "{P}", "dataviewjs"),
-    ("edit old missing, secret new", edit(E, "nowhere", f"aws {SECRET}"), "{P}", "secret:"),
-    ("edit old missing, clean new", edit(E, "nowhere", "fine"), "{P}", ALLOW),
+    # an edit whose old_string is not in the note as written (Claude Code may match a curly quote for a straight
+    # one): what it would leave cannot be read, so it is refused
+    ("edit old missing, secret new", edit(E, "nowhere", f"aws {SECRET}"), "{P}", "not in the note as written"),
+    ("edit old missing, clean new", edit(E, "nowhere", "fine"), "{P}", "not in the note as written"),
     ("edit replace_all clean", edit(E, "line", "row", True), "{P}", ALLOW),
     ("edit private note", edit("{V}/private/diary.md", "dear", "Dear"), "{P}", "level:private"),
     ("edit project charter", edit("{V}/projects/demo/charter.md", "Charter", "Plan"), "{P}", "project-root:existing"),
@@ -201,7 +203,7 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("multiedit second brings secret", multi(E, ("old", "new"), ("Another", f"aws {SECRET}")), "{P}", "secret:aws"),
     ("multiedit clean", multi(E, ("old", "new"), ("Another", "One more")), "{P}", ALLOW),
     ("multiedit shell block", multi(E, ("Another line.", SHELL)), "{P}", "destructive-shell"),
-    ("multiedit missing old, directive", multi(E, ("nowhere", DIRECTIVE)), "{P}", "directive"),
+    ("multiedit missing old, directive", multi(E, ("nowhere", DIRECTIVE)), "{P}", "not in the note as written"),
     ("multiedit alignment", multi("{V}/standards/storage-rules.md", ("a", "b")), "{P}", "level:alignment"),
     ("multiedit outside", multi("{P}/README.md", ("Project", SHELL)), "{P}", ALLOW),
     # NotebookEdit: the door writes only .md notes, so no notebook in the vault passes
@@ -267,6 +269,12 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash sed w after a range", bash("sed -n '1,$w {V}/private/a.md' /etc/hostname"), "{P}", DENY),
     ("bash awk print to a variable", bash("awk -v f='{V}/private/a.md' '{print > f}' /etc/hostname"), "{P}", DENY),
     ("bash awk compares", bash("awk -v n=3 '$1 > n {print}' '{V}/memory/existing.md'"), "{P}", ALLOW),
+    (
+        "bash git config by environment",
+        bash("cd '{V}' && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch x' git status"),
+        "{P}",
+        DENY,
+    ),
     ("bash find -exec cp", bash('find "{O}" -name "*.md" -exec cp {} "{V}/memory/" \\;'), "{P}", DENY),
     ("bash find -fprint", bash('find "{O}" -fprint "{V}/memory/list.md"'), "{P}", DENY),
     ("bash xargs cp", bash('ls "{O}" | xargs -I{} cp {} "{V}/memory/"'), "{P}", DENY),

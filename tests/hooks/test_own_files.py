@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,43 @@ def test_agentmd_s_own_files(own: dict[str, Path], tool: str, tool_input: dict[s
     assert deny is refused, reason
     if deny:
         assert reason.startswith("agentmd file guard:") and "s3cr3t" not in reason and "ask the person" in reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "refused"),
+    [
+        # tokens by other spellings, a search root above the state folder, a search with no path
+        ("Bash", {"command": "cat ~/.local/state/agentmd/*/a*.token"}, True),
+        ("Bash", {"command": "grep -r . ~/.local/state/agentmd"}, True),
+        ("Bash", {"command": "find $XDG_STATE_HOME -name '*.tok*' -exec cat {} +"}, True),
+        ("Grep", {"pattern": ".", "path": "{H}", "glob": "*.token"}, True),
+        ("Grep", {"pattern": "."}, False),  # from the project: the state folder is not under it
+        # agentmd's config and Claude's settings folder, spelled another way
+        ("Bash", {"command": "cd ~/.config/agentmd && echo 'vault=\"/tmp\"' > config.toml"}, True),
+        ("Bash", {"command": "cd .claude && echo '{}' > settings.local.json"}, True),
+        ("Bash", {"command": "rm -r .claude"}, True),
+        ("Bash", {"command": "git add .claude/settings.json && git commit -m settings"}, False),
+        ("Write", {"file_path": "{P}/.claude/settings.json", "content": '{"disableAllHooks": true}'}, True),
+        # the owner's judgments, from an agent's shell
+        ("Bash", {"command": "agentmd confirm memory/a.md --yes"}, True),
+        ("Bash", {"command": "agentmd groom --apply plan.json --yes"}, True),
+        ("Bash", {"command": "agentmd retire memory/a.md --reason outdated --yes"}, False),
+    ],
+)
+def test_agentmd_s_own_files_by_other_names(
+    own: dict[str, Path], tool: str, tool_input: dict[str, object], refused: bool
+) -> None:
+    home = own["state"].parent.parent  # a folder that holds the state folders
+    filled = {
+        k: v.replace("{H}", str(home)).replace("{P}", str(own["project"])) if isinstance(v, str) else v
+        for k, v in tool_input.items()
+    }
+    deny, reason = decide(own, tool, filled)
+    assert deny is refused, reason
+
+
+def test_a_hard_link_of_a_token_is_not_read(own: dict[str, Path]) -> None:
+    link = own["project"] / "innocent.txt"
+    os.link(own["state"] / "operator.token", link)
+    deny, reason = decide(own, "Read", {"file_path": str(link)})
+    assert deny and "token" in reason
