@@ -451,8 +451,10 @@ class _WriteWalker(ShellWalker):
                 i += 2 if arg in ("-c", "--namespace", "--exec-path", "--config-env") else 1
         sub, rest = (args[i], args[i + 1 :]) if i < len(args) else (None, [])
         named += [v for k, v in {**self.env, **self.prefix}.items() if k in ("GIT_DIR", "GIT_WORK_TREE")]
-        in_vault = in_vault or (here is not None and inside(here, self.vault))
-        in_vault = in_vault or any(self.lands_in_vault(w, cwd) is not None for w in named)
+        if here is not None and any(ch in str(here) for ch in "*?["):  # `git -C /v*`: the folders the glob names
+            here = next((Path(p) for p in _spellings(str(here), cwd)[1:] if os.path.isdir(p)), here)
+        by_name = here is not None and (inside(here, self.vault) or under_by_identity(here, self.vault) is not None)
+        in_vault = in_vault or by_name or any(self.lands_in_vault(w, cwd) is not None for w in named)
         # where any git command writes a file it is told of: an output, a new repository or worktree, a bundle
         outputs = [a.split("=", 1)[1] for a in rest if a.startswith(("--output=", "--output-directory="))]
         outputs += option_values(rest, "o", ("--output", "--output-directory"))

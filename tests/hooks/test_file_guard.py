@@ -269,6 +269,7 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash sed w after a range", bash("sed -n '1,$w {V}/private/a.md' /etc/hostname"), "{P}", DENY),
     ("bash awk print to a variable", bash("awk -v f='{V}/private/a.md' '{print > f}' /etc/hostname"), "{P}", DENY),
     ("bash awk compares", bash("awk -v n=3 '$1 > n {print}' '{V}/memory/existing.md'"), "{P}", ALLOW),
+    ("bash git -C a glob of the vault", bash("git -C {T}/memory?vault reset --hard"), "{P}", DENY),
     (
         "bash git config by environment",
         bash("cd '{V}' && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch x' git status"),
@@ -854,6 +855,8 @@ def test_the_vault_reached_through_a_bind_mount_meets_the_same_rules(layout: dic
     shell = check_shell_writes(f"cp /etc/hostname {bound}/private/a.md", cwd=str(layout["tmp"]), vault=layout["vault"])
     assert shell.deny
     assert not check_shell_writes(f"cat {bound}/memory/existing.md", cwd=None, vault=layout["vault"]).deny
+    assert check_shell_writes(f"git -C {bound} reset --hard", cwd=None, vault=layout["vault"]).deny
+    assert not check_shell_writes(f"git -C {bound} log", cwd=None, vault=layout["vault"]).deny
 
 
 def test_a_script_sent_down_a_pipe_to_a_shell_is_read_as_the_shell_will_run_it(layout: dict[str, Path]) -> None:
