@@ -313,6 +313,19 @@ def owner_command(words: list[str], *, fed: bool = False) -> str | None:
     return None
 
 
+def hidden_owner_command(words: list[str]) -> str | None:
+    """A program the line does not name (`$A`, `$(which agentmd)`, `agentm?`) given one of the owner's agentmd
+    subcommands: said as an owner's command, since it may well be agentmd."""
+    if not words or not any(ch in words[0] for ch in "$`*?["):
+        return None
+    args = words[1:]
+    i = agentmd_subcommand(args)
+    sub = args[i] if i < len(args) else ""
+    if sub not in OWNER_COMMANDS or owner_command(args) is None:
+        return None
+    return f"`{' '.join(words[:2])}` (a program the line does not name, given `{sub}`)"
+
+
 def owner_reason(command: str, vault: object) -> str:
     return (
         f"agentmd file guard: {command} is for the owner of the agentmd vault {vault} to run (it speaks for the "

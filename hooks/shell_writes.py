@@ -21,21 +21,19 @@ may write, move, link or delete a path inside the vault. The rule is read whatev
   inside the vault; so is a name this line makes a function or alias of, a reader given an option that runs
   a command (`rg --pre`, `tar --checkpoint-action`), and a shell reading its program from a pipe on a line
   that names the vault;
-- deleting, moving or changing the permissions of a folder that holds the vault (`rm -r ~`) counts as doing
-  it in the vault, and so does a link into the vault made on the line (`ln -s`); a relative path after the
-  line was in the vault is read there too (a `cd` out may have failed); a word the text cannot settle that
-  spells the vault's path (`"${X:-V/a.md}"`, `$(echo V/a.md)`) counts as that path; a line shlex cannot
-  split is refused when it names the vault;
+- deleting or moving a folder that holds the vault (`rm -r ~`), or a link into it made on the line, counts as
+  doing it in the vault; so does a word that spells the vault's path (`$(echo V/a.md)`), a path on a bind mount
+  of it (by device and inode), a relative path after the line was in it; a line shlex cannot split that names
+  it, and an unnamed program given an owner's agentmd subcommand (`$A undo`), are refused;
 - a program file the command runs: a shell script (`bash FILE`, `source FILE`, `./FILE` with a shell's `#!`) is
   read and its commands judged in turn (hooks/shell.py); any other (`python3 tool.py`, `./tool.py`) is refused
   when its text names the vault, or, not on disk yet (written on the same line), when the line does.
 
-Paths are read as hooks/shell.py reads them: relative to the effective directory (`cwd`, `cd`, `pushd`),
-after `~` and `$VAR` expansion, through `sh -c`, `eval` and the usual wrappers, and with links followed; a
-path counts as in the vault when it resolves there, or when its name does (`rm` deletes a link in the vault
-even when the link points out). A target the text cannot settle (an unset variable, `$(...)`, names read
-from a pipe by `xargs`, a path a script builds at run time) is not positively in the vault, so it passes:
-the guard stops what a command line and the files it runs show, not a determined program.
+Paths are read as hooks/shell.py reads them: relative to the effective directory (`cwd`, `cd`, `pushd`), after
+`~` and `$VAR` expansion, through `sh -c`, `eval` and the usual wrappers, links followed; a path is in the
+vault when it resolves there or its name does (`rm` deletes a link in the vault that points out). A target the
+text cannot settle (an unset variable, `$(...)`, names `xargs` reads, a path a script builds) is not positively
+in the vault, so it passes: the guard stops what a line and the files it runs show, not a determined program.
 """
 
 from __future__ import annotations
@@ -78,6 +76,7 @@ from .shell_commands import (
     download_targets,
     find_deletes,
     git_reads,
+    hidden_owner_command,
     inline_program,
     inplace,
     owner_command,
@@ -133,6 +132,8 @@ class _WriteWalker(ShellWalker):
         args = words[1:]
         if name in self.redefined():  # a function or alias of this line: whatever it runs is not the command named
             return self.unknown(name, args, cwd)
+        if (hidden := hidden_owner_command(words)) is not None:  # `$A undo`, `agentm? undo`
+            return Verdict(True, owner_reason(hidden, self.vault))
         if name == "git" and any(k.startswith("GIT_CONFIG") for k in self.prefix):  # config given by environment
             return self.unknown(name, args, cwd)  # (`core.fsmonitor` runs a command): judged as any command
         prefixed = [v for k, v in self.prefix.items() if not k.startswith("GIT_")]
@@ -638,11 +639,10 @@ def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
     )
     place = "inside the agentmd vault" if inside(where, vault) else "which holds the agentmd vault"
     return (
-        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, {place} "
-        f"{vault}. A shell write "
-        "bypasses the door (who may write where) and the content prefilters (secrets, directives, executable "
-        f"blocks), so it is refused; {instead}. Reading the vault with a command that only reads (cat, grep, rg, "
-        "ls, head, jq) is fine."
+        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, {place} {vault}. "
+        "A shell write bypasses the door (who may write where) and the content prefilters (secrets, directives, "
+        f"executable blocks), so it is refused; {instead}. Reading the vault with a command that only reads (cat, "
+        "grep, rg, ls, head, jq) is fine."
     )
 
 

@@ -270,6 +270,9 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash awk print to a variable", bash("awk -v f='{V}/private/a.md' '{print > f}' /etc/hostname"), "{P}", DENY),
     ("bash awk compares", bash("awk -v n=3 '$1 > n {print}' '{V}/memory/existing.md'"), "{P}", ALLOW),
     ("bash git -C a glob of the vault", bash("git -C {T}/memory?vault reset --hard"), "{P}", DENY),
+    ("bash an unnamed program given undo", bash("A=agentmd; $A undo --yes"), "{P}", DENY),
+    ("bash an unnamed program given a search", bash("A=agentmd; $A search otters"), "{P}", ALLOW),
+    ("bash an editor from a variable", bash("$EDITOR notes.txt"), "{P}", ALLOW),
     (
         "bash git config by environment",
         bash("cd '{V}' && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch x' git status"),
