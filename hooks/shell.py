@@ -18,6 +18,7 @@ expanded like `"$X"`.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 import re
@@ -458,14 +459,21 @@ class ShellWalker:
         name = os.path.basename(words[0])
         args = words[1:]
         if name in ("cd", "pushd", "chdir"):
+            back = self.env.get("OLDPWD")
             if cwd is not None:
                 self.env["OLDPWD"] = str(cwd)
             targets = [a for a in args if not (a.startswith("-") and a != "-")]
             if not targets:
                 home = self.env.get("HOME")
                 return ALLOW, Path(os.path.realpath(home)) if home else None
-            if targets[0] == "-":
-                return ALLOW, None
+            if targets[0] == "-":  # back where the line was, when it said so (`OLDPWD=…; cd -`)
+                return ALLOW, Path(os.path.realpath(back)) if back and os.path.isabs(back) else None
+            cdpath = self.prefix.get("CDPATH", self.env.get("CDPATH", ""))
+            if cdpath and not targets[0].startswith(("/", "./", "../", "~")):  # `CDPATH=/tmp cd vault`
+                for base in cdpath.split(":"):
+                    found = resolve(targets[0], Path(base), self.env) if base else None
+                    if found is not None and found.is_dir():
+                        return ALLOW, found
             return ALLOW, resolve(targets[0], cwd, self.env)
         if name == "popd":
             return ALLOW, None
@@ -534,3 +542,27 @@ class ShellWalker:
     def redirected(self, redirects: list[tuple[str, str]], cwd: Path | None) -> Verdict:
         """The decision on a simple command's redirections, opened in `cwd`."""
         return ALLOW
+
+
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+MAX_SPELLINGS = 64  # words a brace expansion or a glob may stand for that the guard reads
+
+
+def spellings(word: str, cwd: Path | None) -> list[str]:
+    """The words the shell makes of `word`: its brace expansion (`{vault,x}`), and for each, the existing paths
+    a glob in it matches (`vau?t`), beside the word itself; at most MAX_SPELLINGS."""
+    words = [word]
+    for _ in range(8):  # nested or several groups, one at a time
+        grown = []
+        for w in words:
+            m = _BRACES.search(w)
+            grown += [w[: m.start()] + part + w[m.end() :] for part in m.group(1).split(",")] if m else [w]
+        if grown == words:
+            break
+        words = grown[:MAX_SPELLINGS]
+    out = list(words)
+    for w in words:
+        if any(ch in w for ch in "*?[") and "$" not in w and "`" not in w:
+            pattern = w if os.path.isabs(w) or cwd is None else os.path.join(cwd, w)
+            out += sorted(glob.glob(os.path.expanduser(pattern)))[:MAX_SPELLINGS]
+    return out[:MAX_SPELLINGS]

@@ -38,7 +38,6 @@ in the vault, so it passes: the guard stops what a line and the files it runs sh
 
 from __future__ import annotations
 
-import glob
 import itertools
 import os
 import re
@@ -56,6 +55,7 @@ from .shell import (
     read_script,
     resolve,
     short_flag,
+    spellings,
     strip_wrappers,
     under_by_identity,
 )
@@ -190,7 +190,7 @@ class _WriteWalker(ShellWalker):
         """`for X in ITEMS`: the loop's variable stands for its items, one in the vault when one is, so what the
         body does to it is judged there."""
         if len(args) >= 3 and args[1] == "in":
-            items = [spelled for w in args[2:] for spelled in _spellings(w, cwd)]
+            items = [spelled for w in args[2:] for spelled in spellings(w, cwd)]
             there = next((w for w in items if self.lands_in_vault(w, cwd) is not None), None)
             value = absolute(there or (items[0] if items else ""), cwd, self.env)
             if value is None:
@@ -244,8 +244,7 @@ class _WriteWalker(ShellWalker):
         moved = short_flag(args, "m", "bntxiO", ("--move",))
         return verdict if verdict.deny or not moved else self.judge(operands[1:], cwd, "`zip -m`", "delete")
 
-    def _xxd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
-        """`xxd IN OUT` writes OUT."""
+    def _xxd(self, name: str, args: list[str], cwd: Path | None) -> Verdict:  # `xxd IN OUT` writes OUT
         return self.judge(positionals(args, ("-c", "-g", "-l", "-o", "-s", "-n"))[1:2], cwd, "`xxd`", "write")
 
     def _reader(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
@@ -341,7 +340,7 @@ class _WriteWalker(ShellWalker):
 
     def _compress(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """With files named, each is replaced by its (un)compressed form."""
-        if {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"} & set(args):
+        if {"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"} & set(args):  # to its output only
             return ALLOW
         outputs = option_values(args, "o", ("--output",)) if name.endswith("zstd") else []
         operands = positionals(args, ("-o", "--output", "-S", "--suffix"))
@@ -453,7 +452,7 @@ class _WriteWalker(ShellWalker):
         sub, rest = (args[i], args[i + 1 :]) if i < len(args) else (None, [])
         named += [v for k, v in {**self.env, **self.prefix}.items() if k in ("GIT_DIR", "GIT_WORK_TREE")]
         if here is not None and any(ch in str(here) for ch in "*?["):  # `git -C /v*`: the folders the glob names
-            here = next((Path(p) for p in _spellings(str(here), cwd)[1:] if os.path.isdir(p)), here)
+            here = next((Path(p) for p in spellings(str(here), cwd)[1:] if os.path.isdir(p)), here)
         by_name = here is not None and (inside(here, self.vault) or under_by_identity(here, self.vault) is not None)
         in_vault = in_vault or by_name or any(self.lands_in_vault(w, cwd) is not None for w in named)
         # where any git command writes a file it is told of: an output, a new repository or worktree, a bundle
@@ -527,12 +526,14 @@ class _WriteWalker(ShellWalker):
     def judge(self, words: list[str], cwd: Path | None, what: str, verb: str) -> Verdict:
         earlier = getattr(self, "was_inside", None)
         holding = verb in ("delete", "move", "change the permissions of")  # what it does to a folder, it does inside
-        for word in (spelled for w in words for spelled in _spellings(w, cwd)):
+        for word in (spelled for w in words for spelled in spellings(w, cwd)):
             where = self.lands_in_vault(word, cwd, holding=holding)
             if where is None and earlier is not None and earlier != cwd and not os.path.isabs(word):
                 where = self.lands_in_vault(word, earlier)  # the line was in the vault: it may still be
             if where is None and absolute(word, cwd, self.env) is None and self.names_vault(word):
-                where = Path(self.vault_words([word])[0])  # `$(ls V/a.md)`, `${X:-V/a.md}`: unsettled, but there
+                where = Path(self.vault_words([word])[0])  # `$(ls V/a.md)`: unsettled, but there
+            if where is None and cwd is None and not os.path.isabs(word) and self.names_vault(self.line):
+                where = self.vault  # `cd $(echo V) && touch a`: somewhere the line cannot tell, on a line naming V
             if where is not None:
                 return Verdict(True, _reason(what, verb, where, self.vault))
         return ALLOW
@@ -563,10 +564,6 @@ class _WriteWalker(ShellWalker):
             return None
         real = Path(os.path.realpath(folder))
         return real if inside(real, self.vault) else None
-
-
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
-MAX_SPELLINGS = 64  # words a brace expansion or a glob may stand for that the guard reads
 
 
 _Judge = Callable[[_WriteWalker, str, list[str], Path | None], Verdict]
@@ -608,26 +605,6 @@ def _judges() -> dict[str, _Judge]:
 
 
 _JUDGES: Mapping[str, _Judge] = _judges()
-
-
-def _spellings(word: str, cwd: Path | None) -> list[str]:
-    """The words the shell makes of `word`: its brace expansion (`{vault,x}`), and for each, the existing paths
-    a glob in it matches (`vau?t`), beside the word itself; at most MAX_SPELLINGS."""
-    words = [word]
-    for _ in range(8):  # nested or several groups, one at a time
-        grown = []
-        for w in words:
-            m = _BRACES.search(w)
-            grown += [w[: m.start()] + part + w[m.end() :] for part in m.group(1).split(",")] if m else [w]
-        if grown == words:
-            break
-        words = grown[:MAX_SPELLINGS]
-    out = list(words)
-    for w in words:
-        if any(ch in w for ch in "*?[") and "$" not in w and "`" not in w:
-            pattern = w if os.path.isabs(w) or cwd is None else os.path.join(cwd, w)
-            out += sorted(glob.glob(os.path.expanduser(pattern)))[:MAX_SPELLINGS]
-    return out[:MAX_SPELLINGS]
 
 
 def _reason(what: str, verb: str, where: Path, vault: Path) -> str:

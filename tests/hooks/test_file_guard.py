@@ -273,6 +273,11 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
     ("bash an unnamed program given undo", bash("A=agentmd; $A undo --yes"), "{P}", DENY),
     ("bash an unnamed program given a search", bash("A=agentmd; $A search otters"), "{P}", ALLOW),
     ("bash an editor from a variable", bash("$EDITOR notes.txt"), "{P}", ALLOW),
+    # a directory change the text settles another way (CDPATH, cd -) or not at all, on a line naming the vault
+    ("bash cd through CDPATH", bash("CDPATH={T} cd 'memory vault' && touch private/a.md"), "{P}", DENY),
+    ("bash cd back", bash("OLDPWD='{V}'; cd - ; touch private/a.md"), "{P}", DENY),
+    ("bash cd to a substitution", bash("cd \"$(echo '{V}')\" && touch private/a.md"), "{P}", DENY),
+    ("bash cd to a temp folder", bash("cd $(mktemp -d) && touch a.txt"), "{P}", ALLOW),
     (
         "bash git config by environment",
         bash("cd '{V}' && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch x' git status"),
