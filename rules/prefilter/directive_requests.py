@@ -49,6 +49,7 @@ HIDE: Final = re.compile(
     r"(?:\s+(?:this|it|anything|them|about\s+(?:this|it)))?(?:\s+(?:to|with))?\s+(?:the\s+|your\s+)?(?:user|"
     r"human|operator|owner|anyone|anybody|this\s+note|this\s+comment|it|this)\b|"
     r"\bsay\s+nothing\b|\bleave\s+(?:the\s+user|them|the\s+human)\s+out\b|\bleave\s+out\s+any\s+mention\b|"
+    r"\bkeep\s+(?:the\s+user|the\s+human|the\s+owner|them)\s+(?:out\s+of\s+the\s+loop|in\s+the\s+dark)\b|"
     r"\bkeep\s+(?:this|it)\s+(?:\w+\s+)?(?:secret|hidden|quiet)\b|\bhide\s+(?:this|it)\b|"
     r"\b(?:quietly|silently|secretly|covertly)\b|\bwithout\s+(?:the\s+user|anyone)\s+(?:knowing|noticing)\b|"
     r"\btell\s+(?:them|the\s+user)\b[^.!?\n]{0,40}\beven\s+if\b|\btell\s+the\s+user\s+(?:that\s+)?(?:the\s+)?"

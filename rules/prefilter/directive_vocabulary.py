@@ -101,6 +101,8 @@ FRAME: Final = re.compile(
     r"(?:have\s+)?(?:read|reading|see|"
     r"seeing|recall\w*|load\w*|retriev\w*|process\w*|summari[sz]\w*)\s+(?:this|these)\b|"
     r"\b(?:retriev\w*|recall\w*|load\w*)\s+this\s+(?:note|memory|message|text)\b|"
+    # whoever the note reaches next ("Whoever processes this file next: ..."): a call to the next reader
+    r"\bwhoever\s+(?:next\s+)?(?:reads|processes|opens|loads|sees|summari[sz]es|handles|parses)\s+(?:this|these)\b|"
     r"\bin\s+(?:your|the\s+(?:assistant|agent|model)'s)\s+(?:context|prompt|context\s+window|memory)\b|"
     r"\byour\s+(?:next|following)\s+(?:reply|answer|response|session|conversation|run|action|turn|message|"
     r"summary)\b|\b(?:in|on|for)\s+(?:all|every|each)\s+(?:future|later|subsequent)\s+\w+|"
