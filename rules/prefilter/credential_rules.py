@@ -277,6 +277,15 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         _private_key_has_body,
     ),
     SecretRule(
+        "secret:private-key",
+        ("putty-user-key-file",),
+        "PuTTY private key file",
+        # `PuTTY-User-Key-File-3: ssh-ed25519` … `Private-Lines: 1` and the key's lines after it
+        re.compile(r"PuTTY-User-Key-File-\d+:[^\n]*\n(?:[^\n]*\n){0,40}?Private-Lines:\s*\d+\s*\n(?P<val>[A-Za-z0-9+/=]{16,})"),
+        value_not_filler("val"),
+        anchored=False,
+    ),
+    SecretRule(
         "secret:jwt",
         ("eyj",),
         "JSON Web Token",

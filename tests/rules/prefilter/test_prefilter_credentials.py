@@ -149,6 +149,7 @@ def more_samples() -> list[tuple[str, str, str]]:
     cookie = rand(32)
     vault = "hvs" + "." + rand(90, ALNUM + "-_")
     alibaba = "LTAI" + rand(20)
+    putty = "AAAAI" + rand(43, B64)
     return [
         ("secret:password", f"sshpass -p '{password}' ssh deploy@10.0.4.12", password),
         ("secret:password", f"mysql -u root -p{password} -h db.internal", password),
@@ -166,6 +167,12 @@ def more_samples() -> list[tuple[str, str, str]]:
         ("secret:password", f"smbclient //fs01/share -U svc%{password}", password),
         ("secret:password", f"Password of the production database server: {password}", password),
         ("secret:password", f"Contraseña de la base de datos de producción: {password}", password),
+        (
+            "secret:private-key",
+            "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ci\nPublic-Lines: 1\n"
+            f"AAAAC3NzaC1lZDI1NTE5AAAAI{rand(20)}\nPrivate-Lines: 1\n{putty}\nPrivate-MAC: {rand(64, hexs)}",
+            putty,
+        ),
         ("secret:azure-key", f"https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig={sig}%3D", sig),
         ("secret:url-credentials", f"SENTRY_DSN=https://{dsn_key}@o12345.ingest.sentry.io/678", dsn_key),
         ("secret:url-credentials", f"redis://:{password}@cache.internal:6379/0", password),
@@ -310,6 +317,7 @@ def test_split_secret_reports_the_line_it_starts_on() -> None:
         "Remember to change your password to a passphrase of at least 16 characters.",
         "net use Z: \\\\fs01\\share /user:CORP\\alice",
         "smbclient //fs01/share -U alice",
+        "PuTTYgen writes a file that starts with `PuTTY-User-Key-File-3:` and holds `Private-Lines:` then the key.",
         "The password for the shared drive on the third floor: ask Maria.",
         "Password policy for all of our production database servers: 16 characters minimum.",
         # a sentence in a script without letter case goes on after "the password is"
