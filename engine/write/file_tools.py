@@ -64,19 +64,19 @@ def note_fields(text: str) -> dict[str, str]:
     return {"frontmatter": "\n" + split.yaml_text, "body": "\n" * before + split.body}
 
 
-def written_text(tool: str, tool_input: Mapping[str, Any], target: Path) -> dict[str, str] | dict[str, list[str]]:
-    """The fields the prefilters read for one file tool call: the text it would leave in the file."""
+def written_text(
+    tool: str, tool_input: Mapping[str, Any], target: Path, current: str | None = None
+) -> dict[str, str] | dict[str, list[str]]:
+    """The fields the prefilters read for one file tool call: the text it would leave in the file (`current`: the
+    file's text, when the caller has read it already)."""
     if tool == "Write":
         content = tool_input.get("content")
         return note_fields(content if isinstance(content, str) else "")
     if tool == "NotebookEdit":
         source = tool_input.get("new_source")
         return {"new_source": source if isinstance(source, str) else ""}
-    edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-    edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
-    text = _read(target)
-    for edit in edits:
-        text = None if text is None else _replace(text, edit)
+    edits = _edits(tool, tool_input)
+    text = _applied(tool, tool_input, current if current is not None else _read(target))
     if text is not None:
         return note_fields(text)
     return {"new_string": [e["new_string"] for e in edits if isinstance(e.get("new_string"), str)]}
@@ -108,7 +108,8 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             f"{decision.reason.rstrip('.')}. Agents' file tools meet the same door as captures; {USE_CAPTURE}, "
             "which files them where agents may write."
         )
-    if exists and tool in ("Edit", "MultiEdit") and _applied(tool, tool_input, path) is None:
+    current = _read(path) if exists else None  # read once: every check below reads this text
+    if exists and tool in ("Edit", "MultiEdit") and _applied(tool, tool_input, current) is None:
         return (
             f"agentmd file guard: {tool} to {where} is refused: its old_string is not in the note as written (a "
             "curly quote for a straight one, other line ends), so what the edit would leave cannot be checked. "
@@ -121,7 +122,7 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             f"{MAX_CHECKED_BYTES:,} an agent's file tool may write (the checks of a larger note take longer than "
             f"a tool call may wait). Split it into smaller notes; {USE_CAPTURE}."
         )
-    text = written_text(tool, tool_input, path)
+    text = written_text(tool, tool_input, path, current)
     emptied = all(isinstance(v, str) and not v.strip() for v in text.values())
     if exists and emptied:  # a deletion by another name, which agents' tools never make
         return (
@@ -129,7 +130,7 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
             "Agents do not delete notes: to retire one use `agentmd retire` (it archives, never deletes), or leave "
             f"it for the person; {USE_CAPTURE}."
         )
-    restamped = _restamped(tool, tool_input, path, exists)
+    restamped = _restamped(tool, tool_input, current)
     if restamped:
         return (
             f"agentmd file guard: {tool} to {where} would {restamped}. The stamps (trust, status, "
@@ -169,28 +170,29 @@ def _stamps(text: str) -> dict[str, str]:
     return {k: str(fields[k]) for k in STAMPS if isinstance(fields, Mapping) and fields.get(k) is not None}
 
 
-def _applied(tool: str, tool_input: Mapping[str, Any], path: Path) -> str | None:
-    """The note's text after an Edit's or MultiEdit's replacements, None when one does not apply."""
+def _edits(tool: str, tool_input: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     edits_value = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-    edits = [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
-    text = _read(path)
-    for edit in edits:
+    return [e for e in edits_value if isinstance(e, Mapping)] if isinstance(edits_value, list) else []
+
+
+def _applied(tool: str, tool_input: Mapping[str, Any], text: str | None) -> str | None:
+    """`text` (a note's) after an Edit's or MultiEdit's replacements, None when one does not apply."""
+    for edit in _edits(tool, tool_input):
         text = None if text is None else _replace(text, edit)
     return text
 
 
-def _restamped(tool: str, tool_input: Mapping[str, Any], path: Path, exists: bool) -> str | None:
-    """What a file tool's write would do to a note's stamps (change one, or write one into a new note), if
-    anything. A notebook and an edit that does not apply (the tool itself fails) change none."""
+def _restamped(tool: str, tool_input: Mapping[str, Any], before: str | None) -> str | None:
+    """What a file tool's write would do to the stamps of a note holding `before` (None: a new note): change
+    one, or write one into a new note. A notebook and an edit that does not apply (the tool fails) change none."""
     if tool == "NotebookEdit":
         return None
-    before = _read(path) if exists else None
     after: str | None
     if tool == "Write":
         content = tool_input.get("content")
         after = content if isinstance(content, str) else ""
     else:
-        after = _applied(tool, tool_input, path) if exists else None
+        after = _applied(tool, tool_input, before) if before is not None else None
         if after is None:
             return None
     now, then = _stamps(after), _stamps(before) if before is not None else {}
