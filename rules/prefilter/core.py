@@ -49,6 +49,7 @@ CODES: Final = (
     "secret:basic-auth",
     "secret:service-token",
     "secret:password",
+    "secret:seed-phrase",
     "executable:dataviewjs",
     "executable:templater",
     "executable:destructive-shell",

@@ -143,10 +143,12 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:generic-assignment",
         ("key", "secret", "token"),
         "key written out in prose",
-        # "the prod api key is u8jzPde0…", "client secret: vJDCTby…" (a value no word reads as, after a name)
+        # "the prod api key is u8jzPde0…", "client secret: vJDCTby…", "the token for the staging cluster: kq8Z…"
+        # (a value no word reads as, after a name)
         re.compile(
             r"(?i)\b(?:api[\s_-]?key|secret(?:[\s_-]key)?|client[\s_-]secret|access[\s_-](?:key|token)|auth[\s_-]token|"
-            r"bearer[\s_-]token|token)\s+(?:is|was|for\s+\S+\s+is|[:=])\s*[\"'`]?(?P<val>[A-Za-z0-9_\-+/=.]{20,200})"
+            r"bearer[\s_-]token|token)(?:\s+(?:for|of|to|on|at)(?:\s+[\w.\-]+){1,4}?)?(?:\s*[:=]|\s+(?:is|was))"
+            r"\s*[\"'`]?(?P<val>[A-Za-z0-9_\-+/=.]{20,200})"
         ),
         _random_value,
         anchored=False,
@@ -209,7 +211,9 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         "secret:azure-key",
         ("q~",),
         "Azure client secret",
-        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+        # 34 characters after "Q~" as issued; any length near it, in case a character was lost or added in a copy
+        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_\-.]{3}\dQ~[A-Za-z0-9_~.\-]{24,48}(?![A-Za-z0-9_~.\-])"),
+        lambda m, _t: random_looking(m.group(), min_entropy=3.0),
     ),
     SecretRule(
         "secret:azure-key",

@@ -14,6 +14,7 @@ from typing import Final
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_placeholder, random_looking
 from agentmd.rules.prefilter.credential_rules import SECRET_RULES, URL_PASSWORD_PLACEHOLDERS
 from agentmd.rules.prefilter.credential_views import WHITESPACE, views
+from agentmd.rules.prefilter.seed_phrases import SEED_WORDS, seed_phrase_lines
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
 # split at "_", ".", "-" and camelCase humps (api_key, clientSecret, DB_PASS), and test both.
@@ -40,7 +41,12 @@ _NOT_SECRET_KEY_PARTS: Final = frozenset(
 )  # fmt: skip
 _UNBROKEN_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_BEARER = re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?bearer\s+(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)")
+# A credential after an Authorization header's scheme (Bearer, Token, Bot, ApiKey, …; Basic has its own rule), or
+# after the word "Bearer" anywhere
+_BEARER = re.compile(
+    r"(?i)\b(?:authorization[\"']?\s*[:=]\s*[\"']?(?!basic\b)(?:[a-z][\w-]{1,15}\s+)?|bearer\s+)"
+    r"(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)"
+)
 
 
 def _key_before(text: str, op: int) -> str:
@@ -178,10 +184,10 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
         if key and _secret_assignment(_key_parts(key), m.group("quoted") or m.group("val")):
             generic_lines.add(line)
             yield from emit("secret:generic-assignment", "secret-looking value assigned to a secret-named key", line)
-    if "bearer" in low:
+    if "bearer" in low or "authorization" in low:
         for m in _BEARER.finditer(text):
             if random_looking(m.group("val")):
-                yield from emit("secret:generic-assignment", "bearer token in an Authorization header",
+                yield from emit("secret:generic-assignment", "a token in an Authorization header or after Bearer",
                                 lines.at(m.start()))  # fmt: skip
 
     if any(w in low for w in _PROSE_PASSWORD_GATES):
@@ -198,6 +204,10 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
         for m in _PGPASS_LINE.finditer(text):
             if _prose_password(m.group("val")):
                 yield from emit("secret:password", "password in a .pgpass line", lines.at(m.start()))
+
+    for line in seed_phrase_lines(text):
+        label = f"a wallet's recovery phrase ({SEED_WORDS} or more words of a BIP-39 list)"
+        yield from emit("secret:seed-phrase", label, line)
 
     found = {code for code, _ in seen}
     retry = [r for r in SECRET_RULES if r.anchored and r.code not in found]

@@ -49,6 +49,8 @@ def _random_tail(min_entropy: float = 3.2, *, mixed: bool = False) -> Callable[[
 
 
 _BASIC_PLACEHOLDERS: Final = frozenset({"password", "pass", "secret", "user", "username", "pwd", "changeme"})
+# HTTP Basic's documented example pair (RFC 7617 and RFC 2617 before it; MDN's and most tutorials' example)
+_BASIC_DOCUMENTED: Final = frozenset({"aladdin:open sesame"})
 
 
 def _basic_auth_real(m: re.Match[str], _text: str) -> bool:
@@ -58,7 +60,7 @@ def _basic_auth_real(m: re.Match[str], _text: str) -> bool:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
     user, sep, password = raw.partition(":")
-    if not sep or not user or len(password) < 4 or not raw.isprintable():
+    if not sep or not user or len(password) < 4 or not raw.isprintable() or raw.lower() in _BASIC_DOCUMENTED:
         return False
     return password.lower() not in _BASIC_PLACEHOLDERS and not is_placeholder(password)
 

@@ -11,6 +11,7 @@ import json
 import string
 
 import pytest
+from mnemonic import Mnemonic
 from prefilter_helpers import ALNUM, B64, FENCE, RNG, UPPER_DIGITS, assert_no_leak, codes, rand
 
 from agentmd.rules.prefilter import CODES, PrefilterRefused, check_fields, check_text, require_clean
@@ -150,6 +151,9 @@ def more_samples() -> list[tuple[str, str, str]]:
     vault = "hvs" + "." + rand(90, ALNUM + "-_")
     alibaba = "LTAI" + rand(20)
     putty = "AAAAI" + rand(43, B64)
+    bearer = rand(32)
+    azure_secret = rand(3) + "8Q~" + rand(38, ALNUM + "_~.-")
+    seed = " ".join(RNG.choice(Mnemonic("english").wordlist) for _ in range(12))
     return [
         ("secret:password", f"sshpass -p '{password}' ssh deploy@10.0.4.12", password),
         ("secret:password", f"mysql -u root -p{password} -h db.internal", password),
@@ -180,6 +184,11 @@ def more_samples() -> list[tuple[str, str, str]]:
         ("secret:service-token", f"Cookie: sessionid={cookie}; theme=dark", cookie),
         ("secret:service-token", f"VAULT_TOKEN={vault}", vault),
         ("secret:service-token", f"ALIBABA_CLOUD_ACCESS_KEY_ID={alibaba}", alibaba),
+        ("secret:seed-phrase", f"Wallet recovery phrase: {seed}", seed),
+        ("secret:generic-assignment", f"Call the staging API with Bearer {bearer} until Friday.", bearer),
+        ("secret:generic-assignment", f"Authorization: Token {bearer}", bearer),
+        ("secret:generic-assignment", f"The API token for the staging cluster: {bearer}", bearer),
+        ("secret:azure-key", f"app registration, value {azure_secret}", azure_secret),
     ]
 
 
@@ -326,6 +335,11 @@ def test_split_secret_reports_the_line_it_starts_on() -> None:
         "La contraseña debe tener al menos doce caracteres.",
         "Cookie: theme=dark; lang=en",
         "https://example.com/download?sig=abc&v=2",
+        # HTTP Basic's documented example pair (RFC 7617), and header shapes without a value
+        "Per RFC 7617 the client sends `Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==`.",
+        "The header looks like Authorization: Bearer <token>; see RFC 6750, section 2.1.",
+        "Send Authorization: Bearer $GITHUB_TOKEN with every request.",
+        "Authorization: Bearer ${{ secrets.DEPLOY_TOKEN_2024_PRODUCTION }}",
     ],
 )
 def test_secret_shaped_but_harmless_text_passes(text: str) -> None:
@@ -446,3 +460,43 @@ def test_passwords_in_configuration_elements_command_lines_and_prose_are_refused
 )
 def test_command_flags_and_sentences_that_hold_no_password_pass(text: str) -> None:
     assert not {c for c in codes(text) if c.startswith("secret")}, text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A wallet's recovery phrase: twelve or more words of one BIP-39 list, however they are numbered or spaced
+
+
+@pytest.mark.parametrize("language", ["english", "spanish", "french", "italian", "czech", "japanese", "korean"])
+@pytest.mark.parametrize("count", [12, 24])
+def test_a_recovery_phrase_is_refused_in_any_list_and_layout(language: str, count: int) -> None:
+    words = [RNG.choice(Mnemonic(language).wordlist) for _ in range(count)]
+    space = "\u3000" if language == "japanese" else " "
+    layouts = [
+        space.join(words),
+        "\n".join(f"{n}. {w}" for n, w in enumerate(words, 1)),
+        ", ".join(words),
+        "| # | word |\n|---|---|\n" + "\n".join(f"| {n} | {w} |" for n, w in enumerate(words, 1)),
+    ]
+    for layout in layouts:
+        text = f"Backup of the hardware wallet ->\n\n{layout}\n"
+        findings = [f for f in check_text(text) if f.code == "secret:seed-phrase"]
+        assert len(findings) == 1, (language, layout)
+        first = next(n for n, line in enumerate(text.split("\n"), 1) if words[0] in line)
+        assert findings[0].line == first
+        assert_no_leak(space.join(words), findings[0].message)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # eleven words of the list: shorter than any phrase
+        " ".join(Mnemonic("english").wordlist[:11]),
+        # prose made of the list's words but for the short words every sentence has
+        "We found that this year the market was about to absorb the abstract idea of a simple wallet and "
+        "the whole team agreed to buy a useful machine for the office before winter arrives again.",
+        # a glossary of twelve words, one of them not in the list
+        "abandon ability able about above absent absorb abstract absurd abuse access zebras",
+    ],
+)
+def test_words_of_the_list_in_prose_or_short_runs_pass(text: str) -> None:
+    assert "secret:seed-phrase" not in codes(text)
