@@ -4,8 +4,9 @@ merges the old history back in unseen (engine/git/sync.py).
 
 Each round that ends in step with the remote records the remote's commit it synced with as
 `refs/agentmd/synced/<branch>`. The next round compares: when the remote's branch no longer holds that commit,
-the remote was rewritten; when the vault's HEAD no longer holds it while the remote still stands there, the
-vault was rewritten here. Either way the round refuses and says what to do. `agentmd sync --accept-rewrite`
+the remote was rewritten; when the vault's HEAD no longer holds it while the remote still stands there, and
+the vault's branch once held it (its reflog says so), the vault was rewritten here; a branch that never held it
+is only behind, and moves forward. Either way the round refuses and says what to do. `agentmd sync --accept-rewrite`
 takes the remote's new history: this machine's commits made since the last sync are replayed on it as one commit
 (a change both sides made to the same lines kept side by side as a sync merge keeps it), and the old tip is kept
 as a rescue ref (`engine/git/rescue.py`).
@@ -37,6 +38,22 @@ def record_synced(git: GitCli, branch: str, commit: str) -> None:
 def holds(git: GitCli, descendant: str, ancestor: str) -> bool:
     """Whether `descendant`'s history holds `ancestor`."""
     return git.run("merge-base", "--is-ancestor", ancestor, descendant).code == 0
+
+
+def branch_held(git: GitCli, branch: str, commit: str) -> bool:
+    """Whether the vault's `branch` ever stood at `commit` or past it, by the branch's reflog. A branch that is
+    only behind the synced commit (the person switched back to it from another branch whose commits a round
+    pushed) never held it: it moves forward as any branch behind the remote does. One that held it and no longer
+    does was reset or rewritten here. Without a reflog (turned off, or expired) the branch counts as having held
+    it, so that nothing dropped here comes back unseen."""
+    log = git.run("reflog", "show", "--format=%H", f"refs/heads/{branch}", "--")
+    tips = list(dict.fromkeys(log.text.split())) if log.code == 0 else []
+    if not tips:
+        return True
+    # the commits `commit` reaches that no tip of the branch reaches: none when some tip holds it
+    listed = commit + "\n" + "".join(f"^{tip}\n" for tip in tips)
+    run = git.run("rev-list", "--max-count=1", "--stdin", stdin=listed.encode())
+    return run.code != 0 or not run.text
 
 
 def rewritten_remote(remote: str, branch: str, synced: str) -> HistoryRewritten:

@@ -71,6 +71,7 @@ from agentmd.engine.git.conflicts import (
 )
 from agentmd.engine.git.rescue import RescueError, guard_move, prune_rescues
 from agentmd.engine.git.rewrite import (
+    branch_held,
     holds,
     last_synced,
     record_synced,
@@ -258,7 +259,12 @@ class Round:
             if not self.accept_rewrite:
                 raise rewritten_remote(self.remote, there, synced)
             return self._take_rewrite(ours, theirs, synced, result)
-        if synced is not None and synced == theirs and not holds(self.git, ours, synced):
+        if (
+            synced is not None
+            and synced == theirs
+            and not holds(self.git, ours, synced)
+            and (not holds(self.git, synced, ours) or branch_held(self.git, branch, synced))
+        ):
             raise rewritten_here(self.remote, there, synced)
         if theirs is not None:
             base = self.git.run("merge-base", ours, theirs).text or None

@@ -117,3 +117,25 @@ def test_a_rewrite_pushed_from_here_and_built_on_elsewhere_is_only_behind(
     assert b.sync()["outcome"] == "pushed"
     assert a.sync()["outcome"] == "fast-forward"
     assert not (a.vault / "notes/secret.md").exists() and (a.vault / "notes/after.md").exists()
+
+
+def test_switching_back_to_a_branch_the_round_pushed_past_is_only_behind(
+    machines: tuple[Machine, Machine],  # noqa: F811
+    remote: Path,  # noqa: F811
+) -> None:
+    """The person tries an idea on a branch of their own, a round pushes its commit to the remote's one branch,
+    and they switch back: their branch never held that commit, so the next round moves it forward (no refusal, no
+    advice to force a push that would take the commit off the remote)."""
+    a, b = machines
+    git(a.vault, "checkout", "-q", "-b", "try-idea")
+    write(a.vault, "notes/idea.md", "# Idea\n\ntried on a branch\n")
+    a.committer.commit_cycle()
+    assert a.sync()["outcome"] == "pushed"
+    pushed = git(remote, "rev-parse", "main").stdout.strip()
+    assert b.sync()["outcome"] == "fast-forward"
+    git(a.vault, "checkout", "-q", "main")
+    assert not (a.vault / "notes/idea.md").exists()
+    assert a.sync()["outcome"] == "fast-forward"
+    assert git(a.vault, "rev-parse", "HEAD").stdout.strip() == pushed
+    assert (a.vault / "notes/idea.md").read_text() == "# Idea\n\ntried on a branch\n"
+    assert git(remote, "rev-parse", "main").stdout.strip() == pushed
