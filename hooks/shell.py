@@ -18,6 +18,7 @@ expanded like `"$X"`.
 
 from __future__ import annotations
 
+import base64
 import glob
 import itertools
 import os
@@ -78,10 +79,33 @@ def without_comments(command: str) -> str:
     return "".join(out)
 
 
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+_ANSI_C_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+_ANSI_C_LETTERS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
+                   "v": "\v"}  # fmt: skip
+
+
+def _ansi_c(m: re.Match[str]) -> str:
+    """A `$'...'` word as the shell reads it (`$'/v\x61ult'` is `/vault`), quoted again for shlex."""
+
+    def one(e: re.Match[str]) -> str:
+        code = e.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(min(int(code[1:], 16), 0x10FFFF))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1]) & 0x1F)
+        return _ANSI_C_LETTERS.get(code, code)
+
+    return shlex.quote(_ANSI_C_ESCAPE.sub(one, m.group(1)))
+
+
 def tokens(command: str) -> list[str]:
-    """Shell words and operators (`&&`, `;`, `|`, `(`, newline, ...), comments left out; raises ValueError on an
-    unbalanced quote or a trailing backslash."""
+    """Shell words and operators (`&&`, `;`, `|`, `(`, newline, ...), comments left out, `$'...'` words decoded;
+    raises ValueError on an unbalanced quote or a trailing backslash."""
     command = without_comments(command) if "#" in command else command
+    command = _ANSI_C.sub(_ansi_c, command) if "$'" in command else command
     lex = shlex.shlex(command, posix=True, punctuation_chars=PUNCT)
     lex.whitespace = " \t\r"  # a newline separates commands, so it comes back as an operator
     lex.whitespace_split = True  # words run to the next blank or operator, as in the shell
@@ -450,6 +474,11 @@ class ShellWalker:
             return ALLOW, cwd
         leading = itertools.takewhile(lambda w: ASSIGNMENT.match(w) is not None, words)  # before the command only
         self.prefix = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in leading}
+        if "env" in words:  # `env GIT_DIR=… git …`: an environment given through `env` is the command's too
+            given = itertools.takewhile(
+                lambda w: w.startswith("-") or ASSIGNMENT.match(w), words[words.index("env") + 1 :]
+            )
+            self.prefix.update({w.split("=", 1)[0]: w.split("=", 1)[1] for w in given if ASSIGNMENT.match(w)})
         words, chdirs = strip_wrappers(words)
         if not words:
             return ALLOW, cwd
@@ -566,3 +595,26 @@ def spellings(word: str, cwd: Path | None) -> list[str]:
             pattern = w if os.path.isabs(w) or cwd is None else os.path.join(cwd, w)
             out += sorted(glob.glob(os.path.expanduser(pattern)))[:MAX_SPELLINGS]
     return out[:MAX_SPELLINGS]
+
+
+_ENCODED = re.compile(
+    r"(?<![\w+/=])(?:[A-Za-z0-9+/]{4}){3,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![\w+/=])|"
+    r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])"
+)
+
+
+def decoded_literals(text: str) -> list[str]:
+    """The texts that base64 or hex words of `text` decode to, when they decode to printable text: what
+    `echo WORD | base64 -d | sh` runs, read by the guards as the command it is."""
+    out: list[str] = []
+    for m in _ENCODED.finditer(text):
+        word = m.group()
+        try:
+            raw = bytes.fromhex(word) if re.fullmatch(r"[0-9A-Fa-f]+", word) and len(word) % 2 == 0 else b""
+            raw = raw or base64.b64decode(word, validate=True)
+            decoded = raw.decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if decoded.strip() and all(c.isprintable() or c in "\n\t" for c in decoded):
+            out.append(decoded)
+    return out

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
-from .shell import option_values, positionals, short_flag
+from .shell import inside, option_values, positionals, short_flag
 
 # Commands that only read the files they name, or write to standard output alone: the vault may be read freely.
 READERS = frozenset({
@@ -267,7 +268,8 @@ OWNER_COMMANDS: dict[str, frozenset[str]] = {
     "open": frozenset(),
     "hooks": frozenset(),
     "service": frozenset({"install", "uninstall", "start", "stop", "restart"}),
-    "token": frozenset({"rotate"}),
+    "token": frozenset(),  # it shows the token, or where it is kept (`cat $(agentmd token path)`)
+    "mcp-config": frozenset(),  # its output holds the access token
     "remote": frozenset({"add", "remove", "set-url"}),
     "jobs": frozenset({"run"}),
     # the judgments the review queue holds for the person: filing a note, promoting it, applying groom's plan,
@@ -355,3 +357,29 @@ def python_module(args: list[str]) -> tuple[str | None, list[str]]:
                 break
         i += 1
     return None, args
+
+
+_CONCAT = re.compile(r"""(['"])\s*\+?\s*\1""")
+
+
+def joined_literals(words: list[str]) -> list[str]:
+    """Words of a program with its adjacent string literals joined (`'/ho'+'me/v'` or `"/ho" "me/v"` read as
+    `/home/v`), for a path spelled in pieces; only the words that hold such a join."""
+    return [_CONCAT.sub("", w) for w in words if _CONCAT.search(w)]
+
+
+def write_reason(what: str, verb: str, where: Path, vault: Path) -> str:
+    """A shell write's refusal: what would write where, why that is refused, and what to use instead."""
+    instead = (
+        "to retire a note use `agentmd retire` (it archives, never deletes)"
+        if verb == "delete"
+        else "to save a memory use the `memory_capture` MCP tool (or `agentmd capture`); to change a note use "
+        "the Write or Edit tool, which this guard checks"
+    )
+    place = "inside the agentmd vault" if inside(where, vault) else "which holds the agentmd vault"
+    return (
+        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, {place} {vault}. "
+        "A shell write bypasses the door (who may write where) and the content prefilters (secrets, directives, "
+        f"executable blocks), so it is refused; {instead}. Reading the vault with a command that only reads (cat, "
+        "grep, rg, ls, head, jq) is fine."
+    )

@@ -46,9 +46,10 @@ from pathlib import Path
 
 from .pretool import ALLOW, Verdict
 from .shell import (
+    MAX_DEPTH,
     SHELLS,
-    ShellWalker,
     absolute,
+    decoded_literals,
     inside,
     option_values,
     positionals,
@@ -75,18 +76,21 @@ from .shell_commands import (
     copy_destinations,
     download_targets,
     find_deletes,
-    git_reads,
     hidden_owner_command,
     inline_program,
     inplace,
+    joined_literals,
     owner_command,
     owner_reason,
     paths_within,
     program_writes,
     python_module,
     script_reads_only,
+    write_reason,
     xargs_command,
 )
+from .shell_git import GitJudge
+from .shell_trees import copied_into, extracted_into, holds_vault
 
 # commands that act on the names they are given (not copy them elsewhere): fed by `xargs` from a line that names
 # the vault, those names may be its files
@@ -115,7 +119,7 @@ def _script_files(args: list[str], script_opts: tuple[str, ...], value_letters: 
     return operands if scripted else operands[1:]
 
 
-class _WriteWalker(ShellWalker):
+class _WriteWalker(GitJudge):
     def redirected(self, redirects: list[tuple[str, str]], cwd: Path | None) -> Verdict:
         for op, target in redirects:
             if ">" not in op:
@@ -169,7 +173,7 @@ class _WriteWalker(ShellWalker):
                 said = (
                     " (its text names the vault)" if text is not None else " (not on disk yet, on a line that names it)"
                 )
-                return Verdict(True, _reason(f"the program `{script}`{said}", "may write", where, self.vault))
+                return Verdict(True, write_reason(f"the program `{script}`{said}", "may write", where, self.vault))
         return ALLOW
 
     def spelled_in(self, text: str) -> Path | None:
@@ -298,7 +302,21 @@ class _WriteWalker(ShellWalker):
             verdict = self.judge(words, cwd, what, verb)
             if verdict.deny:
                 return verdict
+        if name not in ("cp", "rsync"):
+            return ALLOW
+        for dest in self._holding(copy_destinations(name, args), cwd):  # `cp -r SRC ~/`: by what SRC holds
+            for word in (w for w in operands if w not in copy_destinations(name, args)):
+                source = resolve(word, cwd, self.env)
+                contents = (name == "rsync" and word.endswith("/")) or word.rstrip("/").endswith("/.")
+                where = copied_into(self.vault, dest, source, contents=contents)
+                if where is not None:
+                    return Verdict(True, write_reason(f"`{name}` of {word} into {dest}", "write", where, self.vault))
         return ALLOW
+
+    def _holding(self, words: list[str], cwd: Path | None) -> list[Path]:
+        """The folders among `words` that hold the vault (its parent, the home folder, `/`)."""
+        places = (resolve(w, cwd, self.env) for w in words)
+        return [p for p in places if p is not None and holds_vault(p, self.vault)]
 
     def _rewrites(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         return self.judge(positionals(args, ()), cwd, f"`{name}`", "rewrite")
@@ -373,7 +391,7 @@ class _WriteWalker(ShellWalker):
         what = f"the heredoc given to `{name}` (not a command the guard knows to only read)"
         named = next(iter(self.vault_words(data)), None)
         if named is not None:
-            return Verdict(True, _reason(what, "may write", Path(named), self.vault))
+            return Verdict(True, write_reason(what, "may write", Path(named), self.vault))
         return self.judge([*data, *paths_within(data)], cwd, what, "may write")
 
     def vault_words(self, words: list[str]) -> list[str]:
@@ -411,7 +429,12 @@ class _WriteWalker(ShellWalker):
 
     def shell_without_script(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """A shell running a script file, or what it reads from a pipe (`echo 'rm …' | bash`): refused when the
-        line names the vault, since what runs cannot be read here."""
+        line names the vault, since what runs cannot be read here. Text the line decodes into the pipe
+        (`echo BASE64 | base64 -d | sh`) is read as the commands it is."""
+        for text in decoded_literals(self.line):
+            verdict = self.walk(text, cwd, MAX_DEPTH - 1)
+            if verdict.deny:
+                return verdict
         if self.names_vault(self.line):
             return self.unknown(name, [*args, *self.vault_words([self.line])], cwd)
         return self.unknown(name, args, cwd)
@@ -424,66 +447,15 @@ class _WriteWalker(ShellWalker):
             return ALLOW
         if cwd is not None and inside(cwd, self.vault):
             what = f"`{name}`, run inside the vault and not a command the guard knows to only read,"
-            return Verdict(True, _reason(what, "may write", cwd, self.vault))
-        named = next((path for w in args for path in self.vault_words([w])), None)  # the vault's path within a word
+            return Verdict(True, write_reason(what, "may write", cwd, self.vault))
+        seen = [*args, *decoded_literals(" ".join(args)), *joined_literals(args)]  # within a word, decoded, joined
+        named = next((path for w in seen for path in self.vault_words([w])), None)  # the vault's path within a word
         if named is not None:
             what = f"`{name}` (not a command the guard knows to only read)"
-            return Verdict(True, _reason(what, "may write", Path(named), self.vault))
+            return Verdict(True, write_reason(what, "may write", Path(named), self.vault))
         words = [*args, *(a.split("=", 1)[1] for a in args if a.startswith("-") and "=" in a)]
         what = f"`{name}` (not a command the guard knows to only read)"
         return self.judge([*words, *paths_within(args)], cwd, what, "may write")
-
-    def git(self, args: list[str], cwd: Path | None, *, in_vault: bool) -> Verdict:
-        """git in the vault's repository may only read: its history is the vault's undo."""
-        here, named, i = cwd, [], 0
-        while i < len(args) and args[i].startswith("-"):
-            arg = args[i]
-            if arg == "-C" and i + 1 < len(args):
-                here = resolve(args[i + 1], here, self.env)
-                i += 2
-            elif arg in ("--git-dir", "--work-tree") and i + 1 < len(args):
-                named.append(args[i + 1])
-                i += 2
-            elif arg.startswith(("--git-dir=", "--work-tree=")):
-                named.append(arg.split("=", 1)[1])
-                i += 1
-            else:
-                i += 2 if arg in ("-c", "--namespace", "--exec-path", "--config-env") else 1
-        sub, rest = (args[i], args[i + 1 :]) if i < len(args) else (None, [])
-        named += [v for k, v in {**self.env, **self.prefix}.items() if k in ("GIT_DIR", "GIT_WORK_TREE")]
-        if here is not None and any(ch in str(here) for ch in "*?["):  # `git -C /v*`: the folders the glob names
-            here = next((Path(p) for p in spellings(str(here), cwd)[1:] if os.path.isdir(p)), here)
-        by_name = here is not None and (inside(here, self.vault) or under_by_identity(here, self.vault) is not None)
-        in_vault = in_vault or by_name or any(self.lands_in_vault(w, cwd) is not None for w in named)
-        # where any git command writes a file it is told of: an output, a new repository or worktree, a bundle
-        outputs = [a.split("=", 1)[1] for a in rest if a.startswith(("--output=", "--output-directory="))]
-        outputs += option_values(rest, "o", ("--output", "--output-directory"))
-        made = sub in ("init", "clone") or (sub, rest[:1]) in (("worktree", ["add"]), ("bundle", ["create"]))
-        if made:
-            after = rest if sub in ("init", "clone") else rest[1:]  # past `add`, `create`
-            named_here = positionals(after, ("-b", "--branch", "--template", "--separate-git-dir", "--depth", "-o"))
-            if sub == "clone":  # `git clone SOURCE [DIR]`: the folder it makes, not the repository it reads
-                source = named_here[0].rstrip("/") if named_here else ""
-                named_here = named_here[1:2] or ([os.path.basename(source).removesuffix(".git")] if source else [])
-            outputs += named_here[:3]
-        verdict = self.judge(outputs, here, f"`git {sub}`", "write")
-        if not verdict.deny and sub == "clean" and here is not None and self.vault.is_relative_to(here):
-            return Verdict(
-                True, _reason("`git clean` (it deletes what git does not track)", "delete", here, self.vault)
-            )
-        if verdict.deny or not in_vault or sub is None:
-            return verdict
-        configured = any(a in ("-c", "--config-env") or a.startswith("--config-env=") for a in args[:i])
-        runs = any(a.startswith(("-O", "--open-files-in-pager", "--ext-diff", "--textconv", "--exec")) for a in rest)
-        if git_reads(sub, rest) and not configured and not runs:
-            return ALLOW
-        return Verdict(
-            True,
-            f"agentmd file guard: `git {sub}` would change the git repository of the agentmd vault {self.vault}. Its "
-            "history is the vault's undo, which agentmd keeps (every change committed with its origin), so only "
-            "git's reading commands (log, show, diff, status, blame, grep) run there; to take a change back use "
-            "`agentmd undo` or `agentmd restore PATH --to DATE`, and leave the vault's git to its owner.",
-        )
 
     def _tar(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`tar` writes its archive (`-f FILE`) when it creates one, and the folder it extracts into (`-C DIR`, or
@@ -499,7 +471,26 @@ class _WriteWalker(ShellWalker):
                 archive if "c" in letters or "--create" in longs else [], cwd, "`tar` (its archive)", "write"
             )
         into = option_values(args, "C", ("--directory",)) or ["."]
-        return self.judge(into + archive, cwd, "`tar` (what it extracts or updates)", "write")
+        verdict = self.judge(into + archive, cwd, "`tar` (what it extracts or updates)", "write")
+        return verdict if verdict.deny else self._unpacked(name, archive[:1], into[-1:], cwd)
+
+    def _unpacked(self, name: str, archive: list[str], into: list[str], cwd: Path | None) -> Verdict:
+        """An archive unpacked into a folder that holds the vault: refused when one of its members lands in the
+        vault, or when the archive cannot be read (a pipe, not there yet, too large)."""
+        for dest in self._holding(into, cwd):
+            source = resolve(archive[0], cwd, self.env) if archive and archive[0] != "-" else None
+            where = extracted_into(self.vault, dest, source)
+            if where is not None:
+                what = f"`{name}` of {archive[0] if archive else 'its input'} into {dest}"
+                return Verdict(True, write_reason(what, "write", where, self.vault))
+        return ALLOW
+
+    def _unzip(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
+        """`unzip ARCHIVE [-d DIR]`: what it extracts, into DIR or where it runs."""
+        into = option_values(args, "d", ("--directory",)) or ["."]
+        archive = positionals(args, ("-d", "-x", "-P", "--directory"))[:1]
+        verdict = self.judge(into, cwd, "`unzip` (what it extracts)", "write")
+        return verdict if verdict.deny else self._unpacked(name, archive, into[-1:], cwd)
 
     def _find(self, name: str, args: list[str], cwd: Path | None) -> Verdict:
         """`find` deletes with `-delete` (or `-exec rm`), writes the file of `-fprint FILE`, and runs every
@@ -535,7 +526,7 @@ class _WriteWalker(ShellWalker):
             if where is None and cwd is None and not os.path.isabs(word) and self.names_vault(self.line):
                 where = self.vault  # `cd $(echo V) && touch a`: somewhere the line cannot tell, on a line naming V
             if where is not None:
-                return Verdict(True, _reason(what, verb, where, self.vault))
+                return Verdict(True, write_reason(what, verb, where, self.vault))
         return ALLOW
 
     def lands_in_vault(self, word: str, cwd: Path | None, *, holding: bool = False) -> Path | None:
@@ -563,7 +554,11 @@ class _WriteWalker(ShellWalker):
         if folder is None:
             return None
         real = Path(os.path.realpath(folder))
-        return real if inside(real, self.vault) else None
+        if inside(real, self.vault):
+            return real
+        rest = word[len(known) :]
+        # `/home/me/${v:5:5}/memory/x.md`: an unsettled folder below one that holds the vault may be the vault
+        return self.vault if "/" in rest and holds_vault(real, self.vault) else None
 
 
 _Judge = Callable[[_WriteWalker, str, list[str], Path | None], Verdict]
@@ -593,6 +588,7 @@ def _judges() -> dict[str, _Judge]:
         (("curl", "wget"), w._download),
         (("find",), w._find),
         (("tar", "bsdtar"), w._tar),
+        (("unzip",), w._unzip),
         (AWKS, w._awk),
         (COMPRESSORS, w._compress),
         (FILTERS, w._filter),
@@ -605,22 +601,6 @@ def _judges() -> dict[str, _Judge]:
 
 
 _JUDGES: Mapping[str, _Judge] = _judges()
-
-
-def _reason(what: str, verb: str, where: Path, vault: Path) -> str:
-    instead = (
-        "to retire a note use `agentmd retire` (it archives, never deletes)"
-        if verb == "delete"
-        else "to save a memory use the `memory_capture` MCP tool (or `agentmd capture`); to change a note use "
-        "the Write or Edit tool, which this guard checks"
-    )
-    place = "inside the agentmd vault" if inside(where, vault) else "which holds the agentmd vault"
-    return (
-        f"agentmd file guard: {what} {verb if verb.startswith('may ') else 'would ' + verb} {where}, {place} {vault}. "
-        "A shell write bypasses the door (who may write where) and the content prefilters (secrets, directives, "
-        f"executable blocks), so it is refused; {instead}. Reading the vault with a command that only reads (cat, "
-        "grep, rg, ls, head, jq) is fine."
-    )
 
 
 check_shell_writes = _WriteWalker.check  # check_shell_writes(command, *, cwd, vault, env=None) -> Verdict
