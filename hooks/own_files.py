@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .pretool import ALLOW, Verdict
-from .shell import inside, under_by_identity
+from .shell import decoded_literals, inside, tokens, under_by_identity
 
 TOKENS = ("access.token", "operator.token")
 READERS = {"Read": "file_path", "Grep": "path"}
@@ -79,7 +79,7 @@ def own_file_verdict(
     state, config = own_paths(state_dir, config_dir)
     if tool == "Bash":
         command = tool_input.get("command")
-        return _shell(command, state, config) if isinstance(command, str) else ALLOW
+        return _shell(command, state, config, cwd) if isinstance(command, str) else ALLOW
     field = READERS.get(tool) or WRITERS.get(tool)
     raw = tool_input.get(field) if field else None
     if tool == "Grep" and not raw:
@@ -90,6 +90,8 @@ def own_file_verdict(
     if tool in READERS:
         token = _under(path, state) and (path.name in TOKENS or path == state or tool == "Grep")
         if token or (tool == "Grep" and inside(state, path)) or _another_name_of_a_token(path, state):
+            return _refusal(f"{tool} of {path}", "it would read the vault's access or operator token")
+        if tool == "Grep" and _holds_another_name(path, state):
             return _refusal(f"{tool} of {path}", "it would read the vault's access or operator token")
         return ALLOW
     if _under(path, state):
@@ -114,6 +116,44 @@ def json_text(tool_input: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if isinstance(p, str))
 
 
+def _is_token(path: Path, state: Path) -> bool:
+    return (_under(path, state) and (path.name in TOKENS or path == state)) or _another_name_of_a_token(path, state)
+
+
+def _path_words(command: str, cwd: str | None) -> list[str]:
+    """The words of a shell command that name something on disk (a path, or a name where it runs)."""
+    try:
+        words = tokens(command)
+    except ValueError:
+        words = command.split()
+    base = cwd or os.getcwd()
+    return [w for w in words[:MAX_WORDS] if w and ("/" in w or os.path.lexists(os.path.join(base, w)))]
+
+
+def _holds_another_name(root: Path, state: Path) -> bool:
+    """A folder a Grep searches holds a hard link of a token (a token with more than one name, found by walking
+    the folder; one too large to walk is taken to hold it)."""
+    try:
+        stats = [os.stat(state / n) for n in TOKENS if (state / n).exists()]
+    except OSError:
+        return False
+    named = {(t.st_dev, t.st_ino) for t in stats if t.st_nlink > 1}
+    if not named or not root.is_dir():
+        return False
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules")]  # Grep leaves what .gitignore does
+        for name in files:
+            seen += 1
+            try:
+                st = os.stat(os.path.join(folder, name), follow_symlinks=False)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in named or seen > MAX_WALKED:
+                return True
+    return False
+
+
 def _another_name_of_a_token(path: Path, state: Path) -> bool:
     """`path` is a hard link of one of the vault's tokens."""
     try:
@@ -125,11 +165,17 @@ def _another_name_of_a_token(path: Path, state: Path) -> bool:
         return False
 
 
-def _shell(command: str, state: Path, config: Path) -> Verdict:
+def _shell(command: str, state: Path, config: Path, cwd: str | None) -> Verdict:
     """A shell command naming a token file or agentmd's state folders (however spelled: `~/.local/state`,
-    `$XDG_STATE_HOME`, a glob), or, when it may write, agentmd's config or a `.claude` folder."""
-    if _TOKEN_WORDS.search(command) or str(state.parent) in command or _STATE_WORDS.search(command):
+    `$XDG_STATE_HOME`, a glob, base64 or hex decoded by the line, a link or second name of a token), asking
+    agentmd for the token, or, when it may write, agentmd's config or a `.claude` folder."""
+    text = "\n".join([command, *decoded_literals(command)])
+    if _TOKEN_WORDS.search(text) or str(state.parent) in text or _STATE_WORDS.search(text):
         return _refusal("this command", "it names agentmd's state folders, where the vault's tokens are, or a token")
+    if _ASKS_TOKEN.search(text):
+        return _refusal("this command", "it asks agentmd for the vault's token or where it is kept")
+    if any(_is_token(_place(word, cwd), state) for word in _path_words(command, cwd)):
+        return _refusal("this command", "it names a link to, or another name of, one of the vault's tokens")
     writes = _SHELL_WRITES.search(command) is not None
     if writes and (str(config) in command or _CONFIG_WORDS.search(command)):
         return _refusal("this command", "it may write agentmd's configuration")
@@ -139,6 +185,10 @@ def _shell(command: str, state: Path, config: Path) -> Verdict:
 
 
 _TOKEN_WORDS = re.compile(r"\.token\b")
+# `agentmd token …`, `agentmd mcp-config`, however quoted (`['agentmd','token','path']` in a program)
+_ASKS_TOKEN = re.compile(r"\bagentmd\W{1,4}(?:token|mcp-config)\b")
+MAX_WORDS = 200  # the words of one command line looked up on disk
+MAX_WALKED = 50_000  # files of a Grep's folder looked at for a second name of a token
 _STATE_WORDS = re.compile(r"\.local/state\b|\$\{?XDG_STATE_HOME\b")
 _CONFIG_WORDS = re.compile(r"\.config/agentmd\b|agentmd/config\b|\$\{?XDG_CONFIG_HOME\b")
 _CLAUDE_FOLDER = re.compile(r"(?:^|[\s/'\"=])\.claude(?:[\s/'\"]|$)")

@@ -112,3 +112,39 @@ def test_a_hard_link_of_a_token_is_not_read(own: dict[str, Path]) -> None:
     os.link(own["state"] / "operator.token", link)
     deny, reason = decide(own, "Read", {"file_path": str(link)})
     assert deny and "token" in reason
+
+
+def test_a_token_is_not_read_through_links_agentmd_itself_or_a_decoded_line(own: dict[str, Path]) -> None:
+    """Other ways to the token from a shell: a symbolic or hard link to it, asking agentmd for it or for where it is
+    (however quoted, inside a program too), or a command the line decodes from base64 before running it."""
+    import base64
+
+    scratch = own["project"] / "scratch"
+    scratch.mkdir()
+    os.link(own["state"] / "access.token", scratch / "tok.lnk")
+    (scratch / "tok.sym").symlink_to(own["state"] / "access.token")
+    (scratch / "notes.txt").write_text("an error here\n", encoding="utf-8")
+    hidden = base64.b64encode(f"cat {own['state']}/access.token".encode()).decode()
+    refused = [
+        "cat scratch/tok.lnk",
+        f"cat {scratch}/tok.sym",
+        "agentmd token path | xargs cat",
+        "cat $(agentmd token path)",
+        "agentmd mcp-config --port 8537 | grep Bearer",
+        'ln -s "$(agentmd token path)" /tmp/t3',
+        "python3 -c \"import subprocess;print(open(subprocess.check_output(['agentmd','token','path'])"
+        ".strip()).read())\"",
+        f"echo {hidden} | base64 -d | sh",
+    ]
+    for command in refused:
+        deny, reason = decide(own, "Bash", {"command": command})
+        assert deny and "token" in reason, command
+    passing = ["cat scratch/notes.txt", "agentmd search token refresh", "ls -la scratch", "echo aGVsbG8K | base64 -d"]
+    for command in passing:
+        deny, reason = decide(own, "Bash", {"command": command})
+        assert not deny, (command, reason)
+    # a Grep over a folder that holds a second name of a token reads it; the folder without one passes
+    assert decide(own, "Grep", {"pattern": "[a-z0-9]", "path": str(scratch)})[0]
+    (scratch / "tok.lnk").unlink()
+    (scratch / "tok.sym").unlink()
+    assert not decide(own, "Grep", {"pattern": "[a-z0-9]", "path": str(scratch)})[0]
