@@ -489,6 +489,16 @@ def decide(
     except DoorRefused as exc:
         return Decision(False, rel, None, exc.rule, exc.reason)
     refusal = _refusal(verdict, actor)
+    if refusal is None and actor == "agent" and (contract.is_phone_path(rel) or contract.is_phone_path(place.resolved)):
+        return Decision(
+            False,
+            rel,
+            verdict.level,
+            "area:phone",
+            f"{rel} is in the phone clipper's folder (`phone_paths`), whose notes are filed as the person's own clips "
+            "by the instructions they carry; agents write their notes elsewhere (the `memory_capture` MCP tool files "
+            "them)",
+        )
     if refusal is None:
         return Decision(True, rel, verdict.level, verdict.rule, f"{verdict.why}; {_ALLOWED_WHY[verdict.level]}")
     return Decision(False, rel, verdict.level, verdict.rule, f"{verdict.why}; {refusal}")

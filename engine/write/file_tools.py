@@ -124,9 +124,12 @@ def refusal_of(tool: str, tool_input: Mapping[str, Any], vault: Path, rel: str, 
         )
     text = written_text(tool, tool_input, path, current)
     emptied = all(isinstance(v, str) and not v.strip() for v in text.values())
-    if exists and emptied:  # a deletion by another name, which agents' tools never make
+    body = text.get("body")
+    bare = isinstance(body, str) and not body.strip() and bool(current and note_fields(current)["body"].strip())
+    if exists and (emptied or bare):  # a deletion by another name, which agents' tools never make
+        left = "empty" if emptied else "without its text (its frontmatter alone)"
         return (
-            f"agentmd file guard: {tool} to {where} would leave the note empty, which deletes it in all but name. "
+            f"agentmd file guard: {tool} to {where} would leave the note {left}, which deletes it in all but name. "
             "Agents do not delete notes: to retire one use `agentmd retire` (it archives, never deletes), or leave "
             f"it for the person; {USE_CAPTURE}."
         )
@@ -160,7 +163,8 @@ def _size_of(tool_input: Mapping[str, Any]) -> int:
 
 
 STAMPS = ("trust", "status", "filing_confidence", "lifecycle")
-CLAIMS = {"trust": "trusted", "status": "active", "filing_confidence": "high"}  # what only a judgment stamps
+# what only a judgment stamps (a person's, or the review's)
+CLAIMS = {"trust": {"trusted"}, "status": {"active"}, "filing_confidence": {"high"}, "lifecycle": {"pinned"}}
 
 
 def _stamps(text: str) -> dict[str, str]:
@@ -197,7 +201,7 @@ def _restamped(tool: str, tool_input: Mapping[str, Any], before: str | None) -> 
             return None
     now, then = _stamps(after), _stamps(before) if before is not None else {}
     if before is None:  # a new note may say it waits for review, not that it was judged
-        claims = sorted(f"{k}: {v}" for k, v in now.items() if CLAIMS.get(k) == v.lower())
+        claims = sorted(f"{k}: {v}" for k, v in now.items() if v.lower() in CLAIMS.get(k, ()))
         return f"write {', '.join(claims)} into a new note" if claims else None
     changed = sorted(k for k in set(now) | set(then) if now.get(k) != then.get(k))
     if not changed:

@@ -160,6 +160,19 @@ PAYLOADS: list[tuple[str, tuple[str, dict[str, Any]], str | None, str | None]] =
         "write status: active, trust: trusted into a new note",
     ),
     (
+        "write a new pinned note",
+        write("{V}/memory/pinned.md", f"---\nlifecycle: pinned\n---\n{CLEAN}"),
+        "{P}",
+        "write lifecycle: pinned into a new note",
+    ),
+    ("write into the phone clipper's folder", write("{V}/inbox/phone/clip.md"), "{P}", "area:phone"),
+    (
+        "edit away a note's whole text",
+        edit(E, "# Existing\n\nThe old line.\n\nAnother line.\n", ""),
+        "{P}",
+        "without its text",
+    ),
+    (
         "write a new note waiting for review",
         write("{V}/memory/waits.md", f"---\nstatus: unfiled\n---\n{CLEAN}"),
         "{P}",
