@@ -100,6 +100,16 @@ def _only_forbidden_leaks(sentence: str) -> bool:
     )
 
 
+_PAST_LEAK = re.compile(
+    r"\b(?:copied|attached|emailed|sent|included|pasted|printed|revealed|posted|uploaded|appended|leaked|shared)\b"
+)
+
+
+def _only_past_leaks(sentence: str) -> bool:
+    """The (lower-cased) sentence tells of a leak that happened: its leak verbs are all in the past tense."""
+    return _LEAK_WORD.search(sentence) is None and _PAST_LEAK.search(sentence) is not None
+
+
 _NEEDS_ADDRESSEE: Final = frozenset({"declares earlier instructions void"})
 _ADDRESSED = re.compile(
     r"\byou(?:r|rs|rself|'re|'ll|'ve)?\b|\b(?:ai|ais|assistants?|agents?|models?|llms?|bots?|chatbots?|claude|"
@@ -246,8 +256,9 @@ def phrase_hits(view: str, *, languages: bool = True, discussing: bool = False) 
             if all(g.hit(sentence, sentence_words) for g in parts) and not ABOUT.search(sentence):
                 if label == "asks for the system prompt" and _NEGATED_REVEAL.search(sentence):
                     continue  # "assistants must never reveal the system prompt": a safeguard
-                if label == _LEAK_LABEL and _only_forbidden_leaks(sentence):
-                    continue  # "IT will never ask for your password by email": a warning, nothing asked
+                if label == _LEAK_LABEL and (_only_forbidden_leaks(sentence) or _only_past_leaks(sentence)):
+                    continue  # "IT will never ask for your password by email", "a developer pasted a token into
+                    # a public issue": a warning, or what happened, nothing asked
                 if (discussing or QUOTE_AS_SUBJECT.search(sentence)) and not _hits_unquoted(sentence, parts):
                     continue  # "the user types 'forget your instructions'" in a write-up about injection
                 if TOLD_OTHERS.search(sentence) or TOLD_OTHERS_FOREIGN.search(sentence):

@@ -163,3 +163,47 @@ def talks_about_attacks(text: str) -> bool:
 def discusses(text: str) -> bool:
     """The text talks about attacks (see `talks_about_attacks`): for the other readers of segments."""
     return talks_about_attacks(text)
+
+
+# A quotation the sentence names as a phrase ("the phrase '…'", "zdanie „…”", "عبارة «…»", "'…'는 문장", "'…' वाक्य"),
+# calls something ("'…' as a CTF flag"), or reports as what someone typed or asked a third party ("a customer asked
+# the bot to '…'", "tried '…' on the support bot"): the words inside are shown, not said to the reader. Words that
+# could introduce an order quoted for the reader to run (a command, a prompt, a line to add) are not among them.
+_PHRASE_NOUN: Final = (
+    r"(?:phrases?|sentences?|strings?|wording|memes?|slogans?|expressions?|payloads?|satz|zeichenkette|chaîne|"
+    r"frases?|frasa|cadena|oración|zdanie|fraza|фраз[ауы]?|речення|предложение|문장|문구|フレーズ|文言|句子|短语|"
+    r"这句话|عبارة|جملة|جمله|عبارت|वाक्य|वाक्यांश|cümle(?:si)?|ifade(?:si)?|câu|cụm\s+từ|kalimat)"
+)
+_NAMED_BEFORE = re.compile(rf"(?i)(?:^|[\s(])(?:the|a|an|this|that|such)?\s*{_PHRASE_NOUN}\s*[:,]?\s*$")
+_REPORTED_BEFORE = re.compile(
+    r"(?i)(?:\b(?:asked|told|instructed|prompted)\s+(?:the|a|an|its|their|his|her)\s+(?:\w+\s+){1,3}?to|"
+    r"\b(?:typed|entered|pasted|tried|tested|typing|entering|pasting|trying|testing))\b(?:(?!\byou\b|\byour\b)"
+    r"[^.!?\n]){0,50}$"
+)
+_NAMED_AFTER = re.compile(rf"(?i)\S{{0,2}}\s+(?:{_PHRASE_NOUN}|as\s+(?:a|an|the)\s)")
+_QUOTATION = re.compile(
+    r"(?:(?<![\w])'(?P<a>[^'\n]{3,240}?)'(?![\w])|[\"“”](?P<b>[^\"“”\n]{3,240}?)[\"”“]|«(?P<c>[^«»\n]{3,240}?)»|"
+    r"„(?P<d>[^„“”\n]{3,240}?)[“”]|‘(?P<e>[^‘’\n]{3,240}?)’|「(?P<f>[^「」\n]{3,240}?)」|『(?P<g>[^『』\n]{3,240}?)』)"
+)
+
+
+def blank_named_quotes(text: str) -> str:
+    """`text` with the inside of every quotation its sentence names as a phrase, calls something, or reports as
+    typed or asked of a third party turned to spaces (the quotation marks and every offset kept)."""
+    if not any(q in text for q in "\"'“«„‘「『"):
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in _QUOTATION.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        head = text[max(line_start, m.start() - 80) : m.start()]
+        if (
+            _NAMED_BEFORE.search(head) is None
+            and _REPORTED_BEFORE.search(head) is None
+            and _NAMED_AFTER.match(text, m.end()) is None
+        ):
+            continue
+        out.append(text[pos : m.start() + 1] + " " * (m.end() - m.start() - 2))
+        pos = m.end() - 1
+    out.append(text[pos:])
+    return "".join(out)

@@ -31,7 +31,7 @@ from agentmd.rules.prefilter.directive_phrases import ABOUT, QUOTE_AS_SUBJECT, T
 from agentmd.rules.prefilter.directive_requests import CODE_COMMENT, PROSE_FENCES, QUOTED, REPORTED
 from agentmd.rules.prefilter.directive_rules import directive_res, foreign_directive_res
 from agentmd.rules.prefilter.directive_score import asks_for_control, harmless_order, scored_hits, turns_carry_orders
-from agentmd.rules.prefilter.directive_sentences import discusses
+from agentmd.rules.prefilter.directive_sentences import blank_named_quotes, discusses
 from agentmd.rules.prefilter.directive_views import (
     COMPACT_RULES,
     addressed_fields,
@@ -461,6 +461,7 @@ def _fenced_words(text: str) -> str:
 
 
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
+    text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
     prose = vault_schema.strip_code(flatten_containers(text))
     plain, folded = plain_and_folded(prose)
     folded_lines = Lines(folded)
