@@ -157,6 +157,8 @@ _PLACEHOLDER_MARKS: Final = (
 )  # fmt: skip
 _REPEAT_RUN = re.compile(r"(.)\1{5,}")
 _SEQUENCES: Final = ("0123456789", "123456789", "abcdefghij")
+# the sample keys vendors print in their own documentation (Stripe's test keys), after their prefix
+_DOCUMENTED: Final = frozenset({"4eC39HqLyjWDarjtT1zdp7dc", "TYooMQauvdEDq54NiTphI7jx", "BQokikJOvBiI2HlWgH4olfQ2"})
 
 
 # a value of lowercase words only that names itself a secret: `my-secret-pw`, `mysecretpassword` (the examples of
@@ -177,11 +179,13 @@ def is_filler(value: str) -> bool:
     """Stand-ins after a fixed token prefix: few distinct characters (`xxxx…`, `XXXX…0000`), counting runs or
     template punctuation. Narrower than `is_placeholder`, so that no real random token is ever let through
     because a word such as "your" happened to appear in it. A vendor's documented example credential, written
-    with `EXAMPLE` in capitals (AWS's `AKIAIOSFODNN7EXAMPLE`), is a stand-in too: a random token holds those
+    with `EXAMPLE` in capitals (AWS's `AKIAIOSFODNN7EXAMPLE`) or printed in its documentation (Stripe's test
+    keys), is a stand-in too: a random token holds those
     seven letters in a row about once in 10^10."""
     low = value.lower()
     return (
-        "EXAMPLE" in value
+        value in _DOCUMENTED
+        or "EXAMPLE" in value
         or len(set(low)) < 8
         or any(seq in low for seq in _SEQUENCES)
         or any(c in value for c in "<>{}$*…")

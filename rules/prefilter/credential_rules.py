@@ -232,6 +232,21 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         lambda m, _t: not is_filler(m.group()[4:]),
     ),
     SecretRule(
+        "secret:github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        "piece of a GitHub token",  # cut short, or split so that scanners miss it ("part1 = 'ghp_1gbey…'")
+        re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_(?P<val>[A-Za-z0-9]{16,35})(?![A-Za-z0-9_])"),
+        lambda m, _t: random_looking(m.group("val"), min_len=16, min_entropy=3.3) and not is_filler(m.group("val")),
+    ),
+    SecretRule(
+        "secret:private-key",
+        ("0x",),
+        "private key written as hexadecimal (a wallet's or a signing key)",
+        re.compile(r"(?i)\b(?:private|wallet|signing|secret)\b[^\n]{0,60}?(?<![0-9a-z])0x(?P<val>[0-9a-f]{64})(?![0-9a-z])"),
+        value_not_filler("val"),
+        anchored=False,
+    ),
+    SecretRule(
         "secret:gitlab-token",
         ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-"),
         "GitLab token",

@@ -14,7 +14,7 @@ from typing import Final
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_placeholder, random_looking
 from agentmd.rules.prefilter.credential_rules import SECRET_RULES, URL_PASSWORD_PLACEHOLDERS
 from agentmd.rules.prefilter.credential_views import WHITESPACE, views
-from agentmd.rules.prefilter.seed_phrases import SEED_WORDS, seed_phrase_lines
+from agentmd.rules.prefilter.seed_phrases import SEED_WORDS, labelled_phrase_lines, seed_phrase_lines
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
 # split at "_", ".", "-" and camelCase humps (api_key, clientSecret, DB_PASS), and test both.
@@ -196,6 +196,12 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
             if line not in named_lines and line not in generic_lines and _prose_password(m.group("val")):
                 yield from emit("secret:password", "password written in prose", line)
 
+    if any(w in low for w in _PROSE_PASSWORD_GATES) or ("user" in low and "/" in text):
+        for m in _LOOSE_PASSWORD.finditer(text):
+            line = lines.at(m.start())
+            if line not in named_lines and line not in generic_lines and _prose_password(m.group("val")):
+                yield from emit("secret:password", "password written in prose", line)
+
     if "|" in text and any(w in low for w in _PROSE_PASSWORD_GATES):
         for line, value in _table_passwords(text):
             if line not in named_lines and line not in generic_lines and _prose_password(value):
@@ -205,7 +211,7 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
             if _prose_password(m.group("val")):
                 yield from emit("secret:password", "password in a .pgpass line", lines.at(m.start()))
 
-    for line in seed_phrase_lines(text):
+    for line in dict.fromkeys([*seed_phrase_lines(text), *labelled_phrase_lines(text)]):
         label = f"a wallet's recovery phrase ({SEED_WORDS} or more words of a BIP-39 list)"
         yield from emit("secret:seed-phrase", label, line)
 
@@ -267,6 +273,21 @@ _PROSE_PASSWORD = re.compile(
     r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
 )
 _PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
+# The same with any few words between the name and the value, read only up to a colon, an equals sign or a verb
+# "is" ("Mật khẩu wifi văn phòng mới là: …", "كلمة المرور لحساب المدير: …", "Heslo k produkční databázi je …"),
+# and an account written as user / password ("admin user: admin / …"); the value must still read as a password.
+_NOT_A_PASSWORD_OF: Final = (
+    r"(?:manager|managers|policy|policies|length|reset|requirements?|rules?|field|hash|hashes|expiry|rotation|vault|"
+    r"store|strength|prompt|hint|change|changes)"
+)
+# the names of a password less the short ones other words share ("pass the signals", `pwd`)
+_LOOSE_WORDS: Final = "|".join(w for w in _PASSWORD_WORDS.split("|") if w not in ("pass", "pw", "pwd"))
+_LOOSE_PASSWORD = re.compile(
+    rf"(?i)(?:(?:\b|(?<=[\s(]))(?:{_LOOSE_WORDS})(?:\s+(?!{_NOT_A_PASSWORD_OF}\b)[^\s:=.,;!?]+){{0,5}}?"
+    r"(?:\s+(?:is|was|ist|lautet|est|es|é|è|era|är|er|on|jest|je|là|adalah|ialah|है|هي|هو)\s*[:：=]?|\s*[:：=])|"
+    r"\b(?:user(?:name)?|login|account)\s*[:=]\s*[\w.@\-]+\s*/)"
+    r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
+)
 
 
 # A .pgpass line, host:port:database:user:password.

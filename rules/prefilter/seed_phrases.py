@@ -64,3 +64,28 @@ def seed_phrase_lines(text: str) -> Iterator[int]:
                 yield low.count("\n", 0, starts[i]) + 1
                 runs = [-len(low)] * len(lists)  # one finding a run, whichever lists it reads in
                 break
+
+
+_SENTENCE_WORDS: Final = frozenset(
+    ["the", "a", "an", "and", "or", "of", "to", "in", "on", "it", "is", "be", "for", "with", "this", "that", "never",
+     "not", "please", "you", "your", "we", "our", "my"]
+)  # fmt: skip
+_LABEL = re.compile(r"(?i)\b(?:seed|mnemonic|(?:recovery|backup|secret)\s+(?:phrase|words))\b")
+_WORDS_AFTER_LABEL = re.compile(r"(?i)\b(?:seed|mnemonic|phrase|words)\b[^\n:]{0,40}[:=]\s*(?P<words>[^\n]+)")
+
+
+def labelled_phrase_lines(text: str) -> Iterator[int]:
+    """The line of a phrase of twelve to twenty-four words given after a label that names it ("Seed phrase for
+    the treasury Ledger: witch collapse …"), two in three of them words of one list and none of the short words
+    every sentence has: a phrase copied with slips, or one made up to look like one, is still given as a key."""
+    if _LABEL.search(text) is None:
+        return
+    lists, _every = _lists()
+    for m in _WORDS_AFTER_LABEL.finditer(text):
+        words = [w.strip(_EDGES).lower() for w in m.group("words").split()]
+        if not SEED_WORDS <= len(words) <= 24 or not all(w.isalpha() for w in words):
+            continue
+        if not _SENTENCE_WORDS.isdisjoint(words):
+            continue  # a sentence after the label ("Seed phrase: never store it online"), not a phrase
+        if any(3 * sum(w in wordlist for w in words) >= 2 * len(words) for wordlist in lists):
+            yield text.count("\n", 0, m.start("words")) + 1
