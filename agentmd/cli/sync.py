@@ -126,7 +126,7 @@ def cmd_sync(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         result = _sync_here(settings, args.remote, args.accept_rewrite)
     emit(out, args, result, describe(result))
-    return EXIT_OK if result.get("outcome") and not result.get("held") else EXIT_FAILURE
+    return EXIT_OK if result.get("outcome") else EXIT_FAILURE
 
 
 def _sync_here(settings: Any, remote: str, accept_rewrite: bool) -> SyncJson:
@@ -189,8 +189,6 @@ def describe(result: SyncJson) -> str:
             line += f"\nconflict: {c['path']}: {c.get('kept')} kept"
     for c in result.get("renamed") or []:
         line += f"\ncaptured on both machines: {c['path']} kept; the other machine's capture is {c['renamed']}"
-    if result.get("held"):
-        line += f"\nheld here, so not synced: {result['held']}"
     writing = result.get("writing") or []
     if writing:
         shown = ", ".join(writing[:5]) + (f" and {len(writing) - 5} more" if len(writing) > 5 else "")

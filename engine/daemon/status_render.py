@@ -109,7 +109,9 @@ def render(status: Status) -> str:
         last = f"last good sync {sync.get('last_ok_at') or 'never'}; " if sync["remote"] else ""
         named = f"new captures named {sync.get('capture_names')}"
         lines.append(f"  sync      {sync['remote'] or 'no remote'}; {last}{named}")
-        if sync.get("failing_since"):  # said from the first failed round; yellow and red come later (status lines)
+        if sync.get("held"):  # this machine's commits are held back: no round syncs (a red status line says why)
+            lines.append(f"            held since {sync.get('failing_since')}: nothing is committed or pushed")
+        elif sync.get("failing_since"):  # said from the first failed round; yellow and red come later (status lines)
             lines.append(f"            failing since {sync['failing_since']}: {sync.get('last_error')}")
         if sync.get("rewritten"):
             made = f"; {sync.get('ahead', 0)} commit(s) made here since the last sync" if sync.get("ahead") else ""

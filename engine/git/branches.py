@@ -89,6 +89,15 @@ class SyncWaits(SyncError):
     `index.lock`): nothing to fix, the next round tries again."""
 
 
+SYNC_HELD = "sync held:"  # how a held round's message begins (`status` says it as `sync-held`)
+
+
+class SyncHeld(SyncError):
+    """The round did not start: this machine's commits are held back (a mass deletion the reconcile pass or the
+    committer refused), so it neither commits nor pushes; no retry ends it, only the notes back or the deletion
+    allowed."""
+
+
 def checked(run: GitRun, what: str, error: type[AgentmdError] = SyncError) -> str:
     """The output of a git command that must succeed; `error`, naming `what` and git's reason, when it did not."""
     if run.code != 0:

@@ -156,6 +156,7 @@ class SyncState(TypedDict, total=False):
     failures: int  # rounds in a row that could not reach the remote
     lasting: bool  # the last round failed for a reason no retry ends (another history, a branch to pick)
     next_attempt_at: str | None  # while the daemon backs off an unreachable remote
+    held: bool  # the last round was held: this machine's commits are held back (a mass deletion)
 
 
 def read_state(state_dir: Path) -> SyncState:

@@ -102,7 +102,6 @@ class SyncJson(TypedDict):
     attempts: int
     saves_kept: list[dict[str, str]]
     adopted: str | None
-    held: str | None
     writing: list[str]
     rescue: str | None
     removed: list[str]
@@ -122,7 +121,6 @@ class SyncResult:
     attempts: int = 1
     saves_kept: list[dict[str, str]] = field(default_factory=list)  # saves made while the work tree moved
     adopted: str | None = None  # a clone with no commit yet checked out this remote branch first
-    held: str | None = None  # why this machine's own changes are not committed, so not synced either
     writing: list[str] = field(default_factory=list)  # files still being written: committed and synced next round
     rescue: str | None = None  # the ref keeping the old history, when the round's move left it behind
     removed: list[str] = field(default_factory=list)  # a rewrite taken: the files it took away here
@@ -141,7 +139,6 @@ class SyncResult:
             "attempts": self.attempts,
             "saves_kept": self.saves_kept,
             "adopted": self.adopted,
-            "held": self.held,
             "writing": self.writing,
             "rescue": self.rescue,
             "removed": self.removed,
@@ -149,10 +146,7 @@ class SyncResult:
         }
 
 
-HELD_HOW = (
-    "nothing deleted is committed or synced; restore the files, or run `agentmd reindex --allow-mass-delete` if "
-    "the deletion is deliberate"
-)
+HELD_HOW = "put the notes back, or run `agentmd reindex --allow-mass-delete` if the deletion is deliberate"
 LOST_TRAILER = "set-aside"  # a sync merge's trailer: `<commit> <path>`, the other machine's version it did not keep
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentmd.engine.git.branches import RemoteUnreachable, SyncError, SyncWaits
+from agentmd.engine.git.branches import SYNC_HELD, RemoteUnreachable, SyncError, SyncHeld, SyncWaits
 from agentmd.engine.git.busy import git_operation
 from agentmd.engine.git.conflicts import STATE_FILE, read_state, record_conflicts, state_lock
 from agentmd.engine.git.health import awaits_first_sync
@@ -56,7 +56,8 @@ def sync_vault(
     """Commit what is pending, then run one round with the committer held; the outcome (or the failure) is
     recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves.
     A round that cannot reach the remote also records how many have failed in a row and when the daemon's
-    next round may run (`backoff_delay`)."""
+    next round may run (`backoff_delay`). While this machine's commits are held back (a mass deletion), the round
+    commits and pushes nothing: it raises `SyncHeld`, recorded for `status` as held, not as a good sync."""
     from agentmd.engine.fsutil import write_json
 
     moment = (clock or _utc_now)()
@@ -83,11 +84,23 @@ def sync_vault(
                 raise SyncError(f"nothing was synced: {unfinished}; the next round syncs")
             raise SyncWaits(f"what is pending could not be committed first ({cycle.skipped}); the next round tries")
 
+    def stop_if_held(committed: bool) -> None:
+        # what keeps this machine's commits back keeps the round from committing and pushing too: the daemon's
+        # hold after a reconcile refused a mass deletion (before anything is committed), and the committer's own
+        # refusal, which the cycle just run has brought up to date; both read before the round, so that a
+        # deletion the round would bring in from another machine never counts
+        refused, own = committer.state.commits_held, committer.state.mass_deletion if committed else None
+        if refused or own:
+            why = f"a mass deletion is held back ({own})"
+            if refused:
+                why = f"the last reconcile refused a mass deletion: {refused}"
+            how = "" if "agentmd reindex" in why or "git checkout" in why else f"; {HELD_HOW}"
+            raise SyncHeld(f"{SYNC_HELD} nothing is committed or pushed while {why}{how}")
+
     try:
+        stop_if_held(committed=False)
         commit_first(first_sync=True)
-        # what keeps this machine's own changes from its commits, read before the round: a deletion the round
-        # brings in from another machine is that machine's change, which this round has synced
-        held = committer.state.commits_held or committer.state.mass_deletion
+        stop_if_held(committed=True)
         with committer.paused():
             round_ = Round(
                 vault,
@@ -106,8 +119,6 @@ def sync_vault(
                 result = Round(vault, remote=remote, identity=committer.identity_env(), on_conflicts=record).run()
             result.adopted = round_.adopted
         result.writing = writing
-        if held:  # the round ran, but this machine's own changes wait: said, not passed over as "in step"
-            result.held = held if "agentmd" in held else f"{held}: {HELD_HOW}"
     except SyncError as exc:
         if state_dir is not None:
             with state_lock(state_dir):  # read now, not before the round: it may have recorded conflicts meanwhile
@@ -116,6 +127,7 @@ def sync_vault(
                     {"last_error": str(exc), "last_error_at": now, "failing_since": state.get("failing_since") or now}
                 )
                 state["lasting"] = not isinstance(exc, (RemoteUnreachable, SyncWaits))  # no waiting ends it
+                state["held"] = isinstance(exc, SyncHeld)  # not a failure of the round: status says it is held
                 if isinstance(exc, RemoteUnreachable):
                     failures = int(state.get("failures") or 0) + 1
                     retry = (moment + backoff_delay(failures)).astimezone(dt.UTC)
@@ -128,7 +140,7 @@ def sync_vault(
             state.update({
                 "last_ok_at": now, "last_outcome": result.outcome, "head": result.head, "remote": remote,
                 "last_error": None, "last_error_at": None, "failing_since": None, "failures": 0, "lasting": False,
-                "next_attempt_at": None, "renamed": [*state.get("renamed", []), *result.renamed][-50:],
+                "next_attempt_at": None, "held": False, "renamed": [*state.get("renamed", []), *result.renamed][-50:],
             })  # fmt: skip
             write_json(state_dir / STATE_FILE, state)
     return result

@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from agentmd.engine.git.branches import DEFAULT_REMOTE, remote_url, shown_url
+from agentmd.engine.git.branches import DEFAULT_REMOTE, SYNC_HELD, remote_url, shown_url
 from agentmd.engine.git.conflicts import open_conflicts, read_state
 from agentmd.engine.git.rewrite import holds, last_synced
 from agentmd.engine.git.runner import GitCli
@@ -30,6 +30,7 @@ class SyncSection(TypedDict):
     next_attempt_at: NotRequired[str | None]  # while the daemon backs off an unreachable remote
     failing_since: NotRequired[str]  # the first of the rounds in a row that could not reach the remote
     last_error: NotRequired[str | None]  # what the last of them met
+    held: NotRequired[bool]  # the last round was held: this machine's commits are held back (a mass deletion)
     red: list[str]
     yellow: list[str]
     ahead: NotRequired[int]  # commits not yet on the remote (after a rewrite there: those made here since)
@@ -98,7 +99,11 @@ def sync_section(
             again = "the daemon tries again every few minutes"
         out["failing_since"], out["last_error"] = since, state.get("last_error")
         line = f"since {since}: {state.get('last_error')}; {again}"
-        if failing >= red_after or state.get("lasting"):  # a failure no retry ends is red at once: it needs a fix
+        if state.get("held"):  # this machine's commits are held back: no round syncs until that is cleared
+            out["held"] = True
+            why = str(state.get("last_error")).removeprefix(SYNC_HELD).strip()
+            out["red"].append(f"sync-held since {since}: {why}")
+        elif failing >= red_after or state.get("lasting"):  # a failure no retry ends is red at once: it needs a fix
             out["red"].append(f"sync-failing {line}")
         elif failing >= yellow_after:
             out["yellow"].append(f"sync-failing {line}")

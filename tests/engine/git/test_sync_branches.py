@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from git_helpers import git, make_repo, tree, write
 
-from agentmd.engine.git.branches import SyncError, add_remote
+from agentmd.engine.git.branches import SyncError, SyncHeld, add_remote
 from agentmd.engine.git.committer import Committer
 from agentmd.engine.git.runner import GitCli
 from agentmd.engine.git.sync_run import sync_vault
@@ -111,20 +111,64 @@ def test_a_remote_of_another_history_or_of_several_other_branches_is_refused_wit
     assert "no branch 'mine'" in str(caught.value) and "extra, master" in str(caught.value)
 
 
-def test_a_sync_says_when_this_machines_own_changes_are_held(two: tuple[Machine, Path]) -> None:
+def test_a_sync_while_a_mass_deletion_is_held_back_commits_and_pushes_nothing(two: tuple[Machine, Path]) -> None:
     a, remote = two
     for i in range(30):
         write(a.vault, f"notes/n{i}.md", f"# N{i}\n")
-    assert a.sync()["outcome"] == "pushed" and a.sync().get("held") is None
+    assert a.sync()["outcome"] == "pushed"
     for i in range(25):
         (a.vault / f"notes/n{i}.md").unlink()
     write(a.vault, "notes/a.md", "# A\n\nedited while the deletion waits\n")
-    done = a.sync()
-    assert done["held"] and "--allow-mass-delete" in done["held"] and "25 of" in done["held"]
-    assert len(tree(a.vault)) == 31  # nothing deleted was committed, nor pushed
-    assert git(remote, "ls-tree", "-r", "--name-only", "master").stdout.count("\n") == 31
+    head, there = git(a.vault, "rev-parse", "HEAD").stdout, git(remote, "rev-parse", "master").stdout
+    with pytest.raises(SyncHeld) as caught:
+        a.sync()
+    said = str(caught.value)
+    assert said.startswith("sync held:") and "--allow-mass-delete" in said and "25 of" in said
+    assert git(a.vault, "rev-parse", "HEAD").stdout == head and git(remote, "rev-parse", "master").stdout == there
     a.committer.allow_mass_deletion()
-    assert a.sync().get("held") is None and len(tree(a.vault)) == 6
+    assert a.sync()["outcome"] == "pushed" and len(tree(a.vault)) == 6
+
+
+def test_a_round_held_by_the_daemons_refusal_commits_nothing_and_is_no_good_sync(
+    two: tuple[Machine, Path], tmp_path: Path
+) -> None:
+    """The daemon holds every commit back after a reconcile refused a mass deletion that the committer's own
+    check does not see (notes deleted a few at a time): a round then neither commits nor pushes, and status
+    says the sync is held and how to end it, without counting the round as a good sync."""
+    import datetime as dt
+
+    from agentmd.engine.git.sync_status import sync_section
+
+    a, remote = two
+    good = a.sync()
+    before = sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))
+    git(tmp_path, "clone", "-q", "-b", "master", str(remote), str(tmp_path / "desk"))
+    write(tmp_path / "desk", "notes/d.md", "# D\n\nfrom the desk\n")
+    git(tmp_path / "desk", "add", "-A")
+    git(tmp_path / "desk", "commit", "-q", "-m", "desk")
+    git(tmp_path / "desk", "push", "-q", "origin", "master")  # the remote moved too: a round would merge
+    write(a.vault, "notes/a.md", "# A\n\nedited while the hold stands\n")
+    refusal = (
+        "this pass would leave 9 notes of the 30 the index held within the last 1 hour, deleted a few at a time, "
+        "which looks like an unmounted or emptied vault; nothing was changed. If the deletion is deliberate, run "
+        "`agentmd reindex --allow-mass-delete`"
+    )
+    a.committer.hold(refusal)
+    head, there = git(a.vault, "rev-parse", "HEAD").stdout, git(remote, "rev-parse", "master").stdout
+    with pytest.raises(SyncHeld) as caught:
+        a.sync()
+    assert "the last reconcile refused a mass deletion" in str(caught.value) and refusal in str(caught.value)
+    assert git(a.vault, "rev-parse", "HEAD").stdout == head  # no commit here, no merge
+    assert git(remote, "rev-parse", "master").stdout == there  # nothing pushed
+    assert "edited while the hold stands" in (a.vault / "notes/a.md").read_text(encoding="utf-8")
+    section = sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))
+    assert section["last_ok_at"] == before["last_ok_at"] and good["outcome"] == "up-to-date"
+    (held,) = section["red"]
+    assert held.startswith("sync-held since ") and "--allow-mass-delete" in held and "sync held:" not in held
+    a.committer.hold(None)  # a pass saw the notes back
+    assert a.sync()["outcome"] == "merged"
+    after = sync_section(a.vault, a.state, dt.datetime.now(dt.UTC))
+    assert after["red"] == [] and not after.get("held")
 
 
 def test_a_mass_deletion_another_machine_made_is_synced_not_said_to_be_held(
