@@ -182,7 +182,11 @@ class Loops(Door):
                 log.error("reconcile refused: %s", report.refused)
             self._refused = report.refused
         elif only is None:  # only a full pass that goes through clears a refusal
+            if self._refused and self.jobs is not None and self._has_remote():
+                self.jobs.sync_soon(0.0)  # the rounds it held sync now
             self._refused = None
+        elif self._refused:  # a few paths went through (the notes coming back?): a full pass now says if it ends
+            self.request_pass()
         self.committer.hold(self._refused)  # commits wait while a refusal stands; status shows it red
         for err in report.errors:
             log.warning("could not index %s: %s", err["path"], err["error"])

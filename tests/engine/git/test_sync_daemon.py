@@ -177,6 +177,53 @@ def test_a_mass_deletion_that_arrives_through_git_passes_the_breaker(
         wait_until(lambda: any(r.startswith("reconcile-refused") for r in d.status()["red"]), 20, "the refusal")
 
 
+def test_a_refused_deletion_holds_the_sync_until_a_pass_sees_the_notes_back(
+    tmp_path: Path, two: tuple[Path, Path, Path]
+) -> None:
+    """Notes deleted a few at a time: the committer's own check passes each batch, the reconcile pass refuses
+    the second. While that hold stands a sync round commits and pushes nothing; once the notes are back, the
+    hold ends with the passes their return starts, not with the next periodic pass minutes later."""
+    from agentmd.engine.git.branches import SyncHeld
+
+    bare, _laptop, desktop = two
+    for i in range(60):
+        (desktop / f"notes/n{i:02d}.md").write_text(f"# Note {i}\n\nabout herons {i}\n")
+    settings = resolve(vault=str(desktop), env=environment(tmp_path / "b"))
+    with running_daemon(settings) as d:
+        d.sync()
+        wait_until(lambda: git(desktop, "status", "--porcelain") == "", 20, "the sixty notes committed")
+        wait_until(lambda: d.store is not None and d.store.catalog.count() >= 62, 20, "the sixty notes indexed")
+        for i in range(20):  # a third of them: neither the pass nor the committer minds
+            (desktop / f"notes/n{i:02d}.md").unlink()
+        wait_until(lambda: d.store is not None and d.store.catalog.count() == 42, 20, "the first deletions indexed")
+        wait_until(lambda: "n00.md" not in git(desktop, "ls-files"), 20, "the first deletions committed")
+        for i in range(20, 35):  # half of what the index held within the hour is gone now: refused
+            (desktop / f"notes/n{i:02d}.md").unlink()
+        wait_until(lambda: d.committer.state.commits_held, 20, "the refusal")
+        head, there = git(desktop, "rev-parse", "HEAD"), git(bare, "rev-parse", "main")
+        with pytest.raises(SyncHeld) as caught:
+            d.sync()
+        assert "--allow-mass-delete" in str(caught.value)
+        assert git(desktop, "rev-parse", "HEAD") == head and git(bare, "rev-parse", "main") == there
+        d.health_check()
+        assert any(r.startswith("sync-held since") for r in d.status()["red"]), d.status()["red"]
+        git(desktop, "checkout", "--", "notes")  # the notes are back
+
+        def cleared() -> bool:
+            d.health_check()
+            red = d.status()["red"]
+            return d.committer.state.commits_held is None and not [
+                r for r in red if r.startswith(("reconcile-", "commits-"))
+            ]
+
+        wait_until(cleared, 20, "the hold ended by the passes the notes' return starts")
+        assert d.sync().outcome in ("pushed", "up-to-date")  # rounds go through again
+        assert git(bare, "rev-parse", "main") == git(desktop, "rev-parse", "HEAD")
+        assert "notes/n25.md" in git(bare, "ls-tree", "-r", "--name-only", "main")  # the held deletion never left
+        d.health_check()
+        assert not [r for r in d.status()["red"] if "held" in r], d.status()["red"]
+
+
 def test_a_persons_own_git_pull_never_meets_the_daemons_lock_while_agents_capture(
     tmp_path: Path, two: tuple[Path, Path, Path]
 ) -> None:
