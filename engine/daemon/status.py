@@ -118,7 +118,8 @@ def index_section(store: Store, vault: Path, *, daemon_running: bool, stale: boo
         reasons.append("index-never-built: run `agentmd reindex` or start `agentmd serve`")
     elif info.get("refused"):
         refusal = str(info["refused"])
-        fix = "" if "agentmd reindex" in refusal else ": restore the vault's files, then let the next pass run"
+        said = "agentmd reindex" in refusal or "git checkout" in refusal  # the refusal says what ends it
+        fix = "" if said else ": restore the vault's files, then let the next pass run"
         reasons.append(f"reconcile-refused: {refusal}{fix}")
     elif daemon_running and at is not None and now - at > INDEX_RED_AGE:
         reasons.append(

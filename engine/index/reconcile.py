@@ -27,6 +27,7 @@ from typing import TypedDict, cast
 from agentmd.engine.breaker import DELETION_WINDOW, RecentDeletions, is_mass_deletion, is_note
 from agentmd.engine.failpoints import failpoint
 from agentmd.engine.index.catalog_schema import KEPT_ON_REWRITE, PER_DOC_TABLES, NoteRow, StatKey
+from agentmd.engine.index.checkout import checkout_refusal, note_branch
 from agentmd.engine.index.fulltext.schema import IndexDoc
 from agentmd.engine.index.git_dates import added_dates
 from agentmd.engine.index.notes import HELD_CONFLICT, pool_size, prepared_in_order, redate
@@ -457,7 +458,8 @@ def _reconcile(
         recent = RecentDeletions.load(store.catalog.get_meta(RECENT_DELETIONS_KEY), time.time(), total)
     at_once = is_mass_deletion(len(deleted), indexed)
     if deleted and not allow_mass_delete and (at_once or (recent is not None and recent.trips(after))):
-        report.refused = (
+        away = checkout_refusal(vault, store, len(deleted), store.catalog.count())  # on an old commit, another branch
+        report.refused = away or (
             f"this pass would remove {len(deleted)} of {indexed} indexed notes"
             if at_once or recent is None
             else f"this pass would leave {after} notes of the {recent.peak} the index held within the last "
@@ -473,6 +475,7 @@ def _reconcile(
     if recent is not None:  # the window's peak kept; allowed, it starts afresh from what is left
         window = RecentDeletions(time.time(), after) if allow_mass_delete else recent
         store.catalog.set_meta(RECENT_DELETIONS_KEY, window.dump())
+    note_branch(vault, store)
 
     todo = [p for p, st in on_disk.items() if known.get(p) != st]
     report.unchanged = len(on_disk) - len(todo)

@@ -167,6 +167,23 @@ def test_refused_mass_delete_is_red(cli, repo_vault: Vault, tmp_path: Path) -> N
     assert r.code == 3 and any(x.startswith("reconcile-refused") for x in r.json()["red"])
 
 
+def test_a_vault_checked_out_at_an_old_commit_is_red_with_the_way_back_not_a_restore(
+    cli, repo_vault: Vault, tmp_path: Path
+) -> None:
+    old = git(repo_vault.root, "rev-parse", "HEAD").strip()
+    for i in range(30):
+        repo_vault.note(f"bulk/n{i}.md", f"note {i}\n")
+    git(repo_vault.root, "add", "-A")
+    git(repo_vault.root, "commit", "-q", "-m", "bulk")
+    cli("reindex", *_args(repo_vault, tmp_path))
+    git(repo_vault.root, "checkout", "-q", old)
+    assert cli("reindex", *_args(repo_vault, tmp_path)).code == 1
+    r = cli("status", *_args(repo_vault, tmp_path), "--json")
+    (refused,) = [x for x in r.json()["red"] if x.startswith("reconcile-refused")]
+    assert "checked out at commit" in refused and "`git checkout main`" in refused
+    assert "restore the vault's files" not in refused and "unmounted" not in refused
+
+
 def test_queue_baseline_then_age_and_size(cli, repo_vault: Vault, tmp_path: Path) -> None:
     today = dt.datetime.now(dt.UTC)
     old = (today - dt.timedelta(days=10)).date().isoformat()

@@ -236,6 +236,37 @@ def test_a_vault_emptied_a_few_notes_at_a_time_is_refused_once_half_is_gone(vaul
         assert reconcile(vault.root, store).refused is None
 
 
+def test_a_vault_checked_out_at_an_old_commit_or_another_branch_is_said_so_not_called_emptied(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    from git_helpers import git, make_repo
+
+    root = make_repo(tmp_path / "vault", {f"n{i}.md": f"note {i}\n" for i in range(5)})
+    old = git(root, "rev-parse", "HEAD").stdout.strip()
+    for i in range(5, 30):
+        (root / f"n{i}.md").write_text(f"note {i}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "more notes")
+    with Store(cache_dir) as store:
+        assert reconcile(root, store).refused is None  # on main: the branch the index sees the vault on
+        git(root, "checkout", "-q", old)  # the person looks at an old state of the vault
+        r = reconcile(root, store)
+        assert r.refused and r.refused.startswith(f"the vault is checked out at commit {old[:10]} (a detached HEAD)")
+        assert "25 of the 30 indexed notes are not in it" in r.refused and "`git checkout main`" in r.refused
+        assert "nothing is deleted" in r.refused and "unmounted" not in r.refused
+        assert len(_paths(store)) == 30  # the index keeps its notes meanwhile
+        git(root, "checkout", "-q", "-b", "few", old)  # a branch of its own, with far fewer notes
+        r = reconcile(root, store)
+        assert r.refused and "checked out at branch few, not main, the branch the index last saw" in r.refused
+        assert "`git checkout main`" in r.refused and "allow-mass-delete" in r.refused
+        git(root, "checkout", "-q", "main")
+        assert reconcile(root, store).refused is None and len(_paths(store)) == 30
+        for i in range(20):  # on its branch, a deletion is what it looks like
+            (root / f"n{i}.md").unlink()
+        r = reconcile(root, store)
+        assert r.refused and "looks like an unmounted or emptied vault" in r.refused
+
+
 def test_notes_moved_a_few_at_a_time_are_no_deletion(vault: Vault, cache_dir: Path) -> None:
     for i in range(30):
         vault.note(f"old/n{i}.md", f"note {i}\n")
