@@ -172,9 +172,10 @@ def describe(result: SyncJson) -> str:
             f"\nthe history before it is kept as {ref}: `git show {ref}:PATH` shows a note as it was, "
             f"`agentmd restore PATH --to {ref}` brings one back"
         )
+    there = f"{result.get('remote')}/{result.get('branch')}"  # theirs may be this machine's own, from another branch
     for c in result.get("conflicts") or []:
         if c.get("sibling"):
-            line += f"\nconflict: {c['path']} kept; the other machine's version is {c['sibling']} (status: conflict)"
+            line += f"\nconflict: {c['path']} kept; the version from {there} is {c['sibling']} (status: conflict)"
         elif c.get("kept") == "the edit" and c.get("theirs"):  # theirs deleted it: there is no version to show
             line += f"\nconflict: {c['path']}: deleted on the other machine, edited here; the edit was kept"
         elif c.get("moved"):

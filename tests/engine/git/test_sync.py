@@ -282,6 +282,28 @@ def test_a_round_keeps_the_persons_staging_of_paths_the_incoming_commits_leave_a
     assert "unstaged line" not in git(a.vault, "diff", "--cached").stdout
 
 
+def test_a_conflict_with_this_machines_own_commit_from_another_branch_names_the_remotes_version(
+    machines: tuple[Machine, Machine], remote: Path
+) -> None:
+    # an edit made on a branch of its own and pushed by a round, then the branch left for main and the same
+    # line edited there: the version set aside is this machine's own, which came back from the remote
+    a, b = machines
+    git(a.vault, "checkout", "-q", "-b", "try-idea")
+    write(a.vault, "notes/beta.md", "# Beta\n\nbeta text, as tried on the branch\n")
+    assert a.sync()["outcome"] == "pushed"
+    assert b.sync()["outcome"] == "fast-forward"
+    write(b.vault, "notes/gamma.md", "# Gamma\n\ngamma text, edited on the desktop\n")
+    assert b.sync()["outcome"] == "pushed"
+    git(a.vault, "checkout", "-q", "main")
+    write(a.vault, "notes/beta.md", "# Beta\n\nbeta text, as written on main\n")
+    merged = a.sync()
+    (conflict,) = merged["conflicts"]
+    said = describe(merged)
+    assert f"conflict: notes/beta.md kept; the version from origin/main is {conflict['sibling']}" in said
+    assert "other machine" not in said
+    assert "as tried on the branch" in a.read(conflict["sibling"])
+
+
 def test_an_edit_kept_over_a_deletion_is_said_without_a_version_to_show() -> None:
     from agentmd.cli.sync import describe
 
