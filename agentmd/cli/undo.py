@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from typing import NotRequired
 
-    from agentmd.engine.git.undo_types import ResultJson, Selection
+    from agentmd.engine.git.undo_types import FileChangeJson, ResultJson, Selection, TargetJson
     from agentmd.engine.settings import Settings
 
     class Written(ResultJson):
@@ -203,6 +203,25 @@ def _count(n: int | None, sign: str) -> str:
     return f"{sign}{n}" if n else ""
 
 
+ONE_ALONE_SHOWN = 10  # files of a change named each with the command that takes it back alone
+
+
+def _one_alone(target: TargetJson, changes: list[FileChangeJson]) -> list[str]:
+    """How to take back one file of a change that covers several (what was saved or captured together commits
+    together): the command for each, a note the change added retired, another restored to the commit before."""
+    added = all(c["status"] == "D" for c in changes)  # the undo deletes what the change added
+    held = f"{len(changes)} captures" if added and target["origin"] == "capture" else f"{len(changes)} files"
+    lines = [f"that change holds {held}, committed together; to take back one of them alone:"]
+    for c in changes[:ONE_ALONE_SHOWN]:
+        if c["status"] == "D":
+            lines.append(f"  `agentmd retire {c['path']}`" + ("" if added else " (a note it added)"))
+        else:
+            lines.append(f"  `agentmd restore {c['path']} --to {target['sha'][:10]}~1`")
+    if len(changes) > ONE_ALONE_SHOWN:
+        lines.append(f"  and {len(changes) - ONE_ALONE_SHOWN} more (`agentmd undo --json` lists them all)")
+    return lines
+
+
 def _lines(kind: str, payload: UndoAnswer) -> list[str]:
     targets, changes, conflicts = payload["targets"], payload["changes"], payload["conflicts"]
     if kind == "restore":
@@ -230,12 +249,7 @@ def _lines(kind: str, payload: UndoAnswer) -> list[str]:
         return lines
     if payload["dry_run"]:
         if kind == "undo" and len(changes) > 1 and len(targets) == 1:  # captures made together commit together
-            edited = next((c["path"] for c in changes if c["status"] != "D"), changes[0]["path"])
-            added = next((c["path"] for c in changes if c["status"] == "D"), None)  # the undo deletes what was added
-            lines.append(
-                f"that change covers {len(changes)} files; to take back one note alone: `agentmd restore {edited} "
-                f"--to {targets[0]['sha'][:10]}~1`" + (f" (a note it added: `agentmd retire {added}`)" if added else "")
-            )
+            lines += _one_alone(targets[0], changes)
         lines.append("dry run: nothing was written; run again with --yes to apply")
         return lines
     commit = (payload["commit"] or "")[:10]

@@ -111,21 +111,46 @@ def test_undo_passes_over_the_daemons_self_probe(cli, vault: Path) -> None:
     assert edit[:10] in plan.out and "notes/deploys.md" in plan.out and "probe.md" not in plan.out
 
 
-def test_an_undo_of_several_files_says_how_to_take_back_one(cli, vault: Path) -> None:
-    """Edits saved together commit together, so the last change may hold several notes: the plan says how to
-    take back one of them alone, and that command does."""
+def test_an_undo_of_several_files_says_how_to_take_back_each_one(cli, vault: Path) -> None:
+    """Edits saved together commit together, so the last change may hold several notes: the plan names each
+    with the command that takes it back alone, and that command does."""
     (vault / "notes/deploys.md").write_text(NOTE.replace("line two", "line two, edited"))
     (vault / "notes/n0.md").write_text("# N0\n")
     edit = commit_edits(vault)
     plan = cli("undo", *args(vault))
     assert plan.code == 0, plan.err
-    hint = next(line for line in plan.out.splitlines() if line.startswith("that change covers 2 files"))
-    command = hint.split("`")[1].split()
-    assert command[:2] == ["agentmd", "restore"] and command[-1] == f"{edit[:10]}~1"
-    done = cli(*command[1:], *args(vault), "--yes")
+    lines = plan.out.splitlines()
+    at = lines.index("that change holds 2 files, committed together; to take back one of them alone:")
+    assert lines[at + 1 : at + 3] == [
+        f"  `agentmd restore notes/deploys.md --to {edit[:10]}~1`",
+        "  `agentmd retire notes/n0.md` (a note it added)",
+    ]
+    done = cli(*lines[at + 1].split("`")[1].split()[1:], *args(vault), "--yes")
     assert done.code == 0, done.err
-    assert (vault / command[2]).read_text() == (NOTE if command[2] == "notes/deploys.md" else "")
-    assert (vault / "notes/n0.md").exists() or (vault / "notes/deploys.md").read_text() == NOTE
+    assert (vault / "notes/deploys.md").read_text() == NOTE and (vault / "notes/n0.md").exists()
+
+
+def test_an_undo_of_captures_committed_together_says_so_and_names_each(cli, vault: Path) -> None:
+    """Two captures a moment apart commit together: the plan says the change holds two captures and names
+    both, the newer as well as the older, each with the command that takes it back alone."""
+    settings = resolve(vault=str(vault), index=str(vault.parent / "idx"))
+    contracts = ContractCache(settings.vault, settings.contract_path)
+    committer = committer_for(settings, contracts)
+    capturer = Capturer(settings.vault, settings.state_dir, contracts, None, before_write=committer.note_origin)
+    first = capturer.capture(CaptureRequest(title="Agent one fact", body="A fact from agent one.")).path
+    second = capturer.capture(CaptureRequest(title="Agent two fact", body="A fact from agent two.")).path
+    cycle = committer.commit_cycle()
+    assert cycle.error is None and [(c.origin, len(c.paths)) for c in cycle.commits] == [("capture", 2)]
+    plan = cli("undo", *args(vault))
+    assert plan.code == 0, plan.err
+    lines = plan.out.splitlines()
+    at = lines.index("that change holds 2 captures, committed together; to take back one of them alone:")
+    assert sorted(lines[at + 1 : at + 3]) == sorted(f"  `agentmd retire {p}`" for p in (first, second))
+    done = cli("retire", second, *args(vault), "--yes")  # the newer one alone
+    assert done.code == 0, done.err
+    sha = cycle.commits[0].sha
+    assert (vault / first).read_text() == git(vault, "show", f"{sha}:{first}")
+    assert not (vault / second).exists() or (vault / second).read_text() != git(vault, "show", f"{sha}:{second}")
 
 
 def test_undo_n_takes_back_the_last_changes_in_one_commit(cli, vault: Path) -> None:
