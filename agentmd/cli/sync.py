@@ -60,7 +60,7 @@ def add_sync_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     run = sub.add_parser(
         "git", parents=[common], help="run a git command in the vault with agentmd's commits held until it ends"
     )
-    run.add_argument("args", nargs=argparse.REMAINDER, help="the git command's arguments (`pull --rebase`, ...)")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the git command's arguments (`status`, `pull`, ...)")
     run.set_defaults(func=cmd_git)
 
 
@@ -267,7 +267,7 @@ def cmd_git(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise AgentmdError("the vault is not a git repository; run `agentmd init-git` first")
     words = [a for a in args.args if a != "--"] if args.args[:1] == ["--"] else list(args.args)
     if not words:
-        raise AgentmdError("give the git command to run, e.g. `agentmd git pull --rebase`")
+        raise AgentmdError("give the git command to run, e.g. `agentmd git status` or `agentmd git pull`")
     from agentmd.engine.git.runner import GitCli
 
     if words[0] == "pull":

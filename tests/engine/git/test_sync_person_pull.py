@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from git_helpers import git, status, write
+from git_helpers import git, make_repo, status, write
 from test_sync import no_markers
 from test_sync_daemon import cli, environment
 from test_sync_merge import capture_on, pair  # noqa: F401 - the fixture
@@ -183,3 +183,11 @@ def test_a_clone_that_has_synced_takes_a_plain_git_pull_of_diverged_branches(pai
     pulled = git(b.vault, "pull", "-q", "--no-edit", check=False)
     assert pulled.returncode == 0, pulled.stderr
     assert (b.vault / "notes/from-laptop.md").is_file() and (b.vault / "notes/from-desk.md").is_file()
+
+
+def test_agentmd_git_without_a_command_suggests_a_plain_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vault's repository merges on a pull (pull.rebase=false, as a sync round does): the example given is
+    a plain command, never a rebasing pull."""
+    vault = make_repo(tmp_path / "vault", {"notes/a.md": "# A\n"})
+    code, _out, err = cli(environment(tmp_path / "xdg"), monkeypatch, "git", "--vault", str(vault))
+    assert code != 0 and "`agentmd git status` or `agentmd git pull`" in err and "--rebase" not in err
