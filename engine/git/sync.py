@@ -257,7 +257,7 @@ class Round:
             synced is not None
             and synced == theirs
             and not holds(self.git, ours, synced)
-            and (not holds(self.git, synced, ours) or branch_held(self.git, branch, synced))
+            and branch_held(self.git, branch, synced)  # a branch that never held it only lags: it merges it in
         ):
             raise rewritten_here(self.remote, there, synced)
         if theirs is not None:

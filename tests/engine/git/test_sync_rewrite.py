@@ -139,3 +139,22 @@ def test_switching_back_to_a_branch_the_round_pushed_past_is_only_behind(
     assert git(a.vault, "rev-parse", "HEAD").stdout.strip() == pushed
     assert (a.vault / "notes/idea.md").read_text() == "# Idea\n\ntried on a branch\n"
     assert git(remote, "rev-parse", "main").stdout.strip() == pushed
+
+
+def test_a_branch_switched_back_to_and_committed_on_merges_what_the_round_pushed(
+    machines: tuple[Machine, Machine],  # noqa: F811
+    remote: Path,  # noqa: F811
+) -> None:
+    """As above, with a note committed on the branch switched back to before the next round: the branch never held
+    the pushed commit, so the round merges it in rather than calling the history rewritten."""
+    a, _b = machines
+    git(a.vault, "checkout", "-q", "-b", "try-idea")
+    write(a.vault, "notes/idea.md", "# Idea\n\ntried on a branch\n")
+    a.committer.commit_cycle()
+    assert a.sync()["outcome"] == "pushed"
+    git(a.vault, "checkout", "-q", "main")
+    write(a.vault, "notes/later.md", "# Later\n\nwritten back on main\n")
+    a.committer.commit_cycle()
+    assert a.sync()["outcome"] == "merged"
+    assert (a.vault / "notes/idea.md").exists() and (a.vault / "notes/later.md").exists()
+    assert git(remote, "rev-parse", "main").stdout.strip() == git(a.vault, "rev-parse", "HEAD").stdout.strip()
