@@ -138,7 +138,9 @@ LANGUAGES: Final[dict[str, Language]] = {
     "albanian": Language(
         "injoro harro shpërfill", "udhëzim rregull urdhr", "mëparshme gjitha", "nuk janë më të vlefshme"
     ),
-    "azerbaijani": Language("nəzərə_alma unut görməzdən", "təlimat qayda əmrlər", "əvvəlki bütün", "etibarsızdır"),
+    "azerbaijani": Language(
+        "nəzərə_alma unut görməzdən məhəl_qoyma", "təlimat qayda əmrlər", "əvvəlki bütün", "etibarsızdır"
+    ),
     "kazakh": Language("елеме ұмыт", "нұсқаулар ережелер", "алдыңғы барлық", "жарамсыз"),
     "uzbek": Language("e'tiborsiz unut", "ko'rsatma qoidalar", "oldingi barcha", "bekor qilingan"),
     "welsh": Language("anwybyddu anwybydda anghofia", "cyfarwyddiad rheolau", "blaenorol pob", "nid ydynt yn ddilys"),

@@ -28,7 +28,16 @@ from agentmd.rules.prefilter.directive_features import (
 from agentmd.rules.prefilter.directive_folding import plain_and_folded, scoring_view
 from agentmd.rules.prefilter.directive_matching import chunked_finditer, chunks
 from agentmd.rules.prefilter.directive_phrases import ABOUT, QUOTE_AS_SUBJECT, TOLD_OTHERS, phrase_hits
-from agentmd.rules.prefilter.directive_requests import CODE_COMMENT, PROSE_FENCES, QUOTED, REPORTED
+from agentmd.rules.prefilter.directive_requests import (
+    AI_ADDRESS,
+    CODE_COMMENT,
+    EXFIL_LINE,
+    EXFIL_STORES,
+    HIDE_FROM_USER,
+    PROSE_FENCES,
+    QUOTED,
+    REPORTED,
+)
 from agentmd.rules.prefilter.directive_rules import directive_res, foreign_directive_res
 from agentmd.rules.prefilter.directive_score import asks_for_control, harmless_order, scored_hits, turns_carry_orders
 from agentmd.rules.prefilter.directive_sentences import blank_named_quotes, discusses
@@ -41,6 +50,7 @@ from agentmd.rules.prefilter.directive_views import (
 )
 
 _WORD = re.compile(r"[a-z0-9]+")
+_PARAGRAPH = re.compile(r"(?:[ \t]*\S[^\n]*(?:\n|$))+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
 
 
@@ -290,6 +300,20 @@ def _rule_hits(
                     judged[start] = bool(ABOUT.search(said) or TOLD_OTHERS_FOREIGN.search(said.lower()))
                 if not judged[start]:
                     yield foreign_label, hit.start(), hit.group(), "plain"
+    if any(store in low_plain for store in EXFIL_STORES) and ("http" in low_plain or "@" in low_plain):
+        for hit in EXFIL_LINE.finditer(plain):
+            if not ABOUT.search(hit.group()) and not discussing:
+                yield "asks an AI to send a secret to an address", hit.start(), hit.group(), "plain"
+    if not discussing and HIDE_FROM_USER.search(plain) is not None:
+        for paragraph in _PARAGRAPH.finditer(plain):
+            hidden = HIDE_FROM_USER.search(paragraph.group())
+            if hidden and AI_ADDRESS.search(paragraph.group()) and not ABOUT.search(paragraph.group()):
+                yield (
+                    "asks an AI to keep something from its user",
+                    paragraph.start() + hidden.start(),
+                    hidden.group(),
+                    "plain",
+                )
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
         if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):
             continue  # a chat log kept as a note: its turns carry no order
@@ -460,9 +484,34 @@ def _fenced_words(text: str) -> str:
     return "\n".join(out)
 
 
+# Fences that hold text or data, not a program: their words are read as prose (a tool's output pasted in, a JSON
+# event whose description speaks to the assistant), unless the note discusses attacks (its examples are fenced)
+DATA_FENCES: Final = PROSE_FENCES | {"json", "jsonc", "json5", "yaml", "yml", "toml", "xml", "log", "output", "console"}
+
+
+# chat-template markup: a fence holding it keeps a format for reference, which the sentence scorer reads in context
+_TEMPLATE_MARKUP = re.compile(r"<\|[a-z_]+\|>|\[/?INST\]|<(?:start|end)_of_turn>|<\|im_(?:start|end)\|>")
+
+
+def _opened_fences(text: str) -> str:
+    """`text` with the fence lines of its text and data fences blanked, so that their content reads as prose."""
+    if "```" not in text and "~~~" not in text:
+        return text
+    lines = text.split("\n")
+    for b in vault_schema.fenced_blocks(text):
+        if (b.info.split() or [""])[0].lower() in DATA_FENCES and not _TEMPLATE_MARKUP.search(b.content):
+            close = b.start_line + b.content.count("\n") + 2
+            for i in (b.start_line, close):
+                if i < len(lines) and lines[i].lstrip().startswith(("```", "~~~")):
+                    lines[i] = ""
+    return "\n".join(lines)
+
+
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
     text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
     prose = vault_schema.strip_code(flatten_containers(text))
+    if prose != text and not discusses(QUOTED.sub(" ", prose.lower())):
+        prose = vault_schema.strip_code(flatten_containers(_opened_fences(text)))
     plain, folded = plain_and_folded(prose)
     folded_lines = Lines(folded)
     plain_lines = folded_lines if plain is folded else Lines(plain)
