@@ -1,6 +1,7 @@
 """`agentmd hook file-guard`: a Claude Code PreToolUse hook (matcher `Read|Grep|Write|Edit|MultiEdit|NotebookEdit|
-Bash`) that holds the agent's own file tools to the rules `memory_capture` follows, and keeps them from agentmd's
-own files (its tokens, its config, the settings holding its hooks: hooks/own_files.py).
+Bash|mcp__.*`) that holds the agent's own file tools to the rules `memory_capture` follows, and keeps them from
+agentmd's own files (its tokens, its config, the settings holding its hooks: hooks/own_files.py). Other MCP
+servers' tools are judged by the paths they carry and what their names say they do (hooks/mcp_guard.py).
 
 Without it, an agent's Write or Edit on a note in the vault would skip the door (who may write where:
 rules/door.py), the content prefilters (secrets, directives, executable blocks, hidden Unicode:
@@ -48,7 +49,8 @@ from typing import Any, TextIO
 
 from agentmd.engine.write.file_tools import FILE_TOOLS, USE_CAPTURE
 
-from .own_files import READERS, own_file_verdict
+from .mcp_guard import OWN_TOOLS, mcp_verdict
+from .own_files import READERS, own_file_verdict, own_paths
 from .pretool import ALLOW, Verdict, guard_hook, hook_settings, lone_surrogates_replaced, vault_names
 from .protocol import standalone
 from .shell import inside, under_by_identity
@@ -198,14 +200,20 @@ def _decide(args: argparse.Namespace, tool: str, tool_input: dict[str, object], 
     command = tool_input.get("command")
     if tool == "Bash" and not isinstance(command, str):
         return ALLOW
-    if tool != "Bash" and tool not in FILE_TOOLS and tool not in READERS:
+    foreign = tool.startswith("mcp__")  # another MCP server's tool (hooks/mcp_guard.py)
+    if tool != "Bash" and tool not in FILE_TOOLS and tool not in READERS and not foreign:
         return ALLOW
+    if foreign and tool.split("__", 2)[-1] in OWN_TOOLS:
+        return ALLOW  # agentmd's own tools meet the door themselves
     settings = hook_settings(args)
     if settings is None:  # no vault configured: nothing to protect
         return ALLOW
     from agentmd.engine.settings import default_config_file
 
     config_dir = Path(args.config).expanduser().parent if args.config else default_config_file().parent
+    if foreign:
+        state, config = own_paths(settings.state_dir, config_dir)
+        return mcp_verdict(tool, tool_input, cwd, vault_names(settings, args), state, config)
     own = own_file_verdict(tool, tool_input, cwd, settings.state_dir, config_dir)
     if own.deny or tool in READERS:
         return own

@@ -7,7 +7,7 @@ The hooks (Claude Code settings, `{"hooks": {"<Event>": [{"matcher": ..., "hooks
     UserPromptSubmit             -> <agentmd> hook recall --vault <vault>
     SessionStart                 -> <agentmd> hook session-start --vault <vault>
     PreToolUse, matcher "Bash"   -> <agentmd> hook worktree-guard --vault <vault>
-    PreToolUse, matcher "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash"
+    PreToolUse, matcher "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
                                  -> <agentmd> hook file-guard --vault <vault>
 
 `<agentmd>` is the absolute path of the running `agentmd` (or the one on PATH, else `<python> -m agentmd`),
@@ -58,7 +58,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("UserPromptSubmit", None, "recall"),
     ("SessionStart", None, "session-start"),
     ("PreToolUse", "Bash", "worktree-guard"),
-    ("PreToolUse", "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash", "file-guard"),
+    ("PreToolUse", "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*", "file-guard"),
 )
 BACKUP_INFIX = ".agentmd-backup-"
 
@@ -304,6 +304,8 @@ def merge(data: dict[str, object], commands: dict[str, str]) -> dict[str, object
                     if not keep:
                         continue  # a group emptied by dropping a duplicate
                     g["hooks"] = keep
+                    if matcher is not None and all(_is_ours(e, name) for e in keep) and g.get("matcher") != matcher:
+                        g["matcher"] = matcher  # a group of ours alone takes the matcher of this version
                 new_groups.append(g)
             groups[:] = new_groups
         if found:

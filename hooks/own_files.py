@@ -42,15 +42,15 @@ def own_paths(state_dir: Path, config_dir: Path) -> tuple[Path, Path]:
     return Path(os.path.realpath(state_dir)), Path(os.path.realpath(config_dir))
 
 
-def _place(raw: str, cwd: str | None) -> Path:
+def place(raw: str, cwd: str | None) -> Path:
     return Path(os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(raw))))
 
 
-def _under(path: Path, folder: Path) -> bool:
+def under(path: Path, folder: Path) -> bool:
     return inside(path, folder) or under_by_identity(path, folder) is not None
 
 
-def _holds_our_hooks(path: Path) -> bool:
+def holds_our_hooks(path: Path) -> bool:
     """A Claude Code settings file that names agentmd's hooks."""
     if path.name not in _SETTINGS_NAMES or path.parent.name != ".claude":
         return False
@@ -86,20 +86,20 @@ def own_file_verdict(
         raw = cwd or os.getcwd()  # a search with no path searches where the session is
     if not isinstance(raw, str) or not raw:
         return ALLOW
-    path = _place(raw, cwd)
+    path = place(raw, cwd)
     if tool in READERS:
-        token = _under(path, state) and (path.name in TOKENS or path == state or tool == "Grep")
+        token = under(path, state) and (path.name in TOKENS or path == state or tool == "Grep")
         if token or (tool == "Grep" and inside(state, path)) or _another_name_of_a_token(path, state):
             return _refusal(f"{tool} of {path}", "it would read the vault's access or operator token")
         if tool == "Grep" and _holds_another_name(path, state):
             return _refusal(f"{tool} of {path}", "it would read the vault's access or operator token")
         return ALLOW
-    if _under(path, state):
+    if under(path, state):
         return _refusal(f"{tool} to {path}", "it is in the vault's agentmd state folder")
-    if _under(path, config):
+    if under(path, config):
         return _refusal(f"{tool} to {path}", "it is agentmd's configuration")
     spelled = Path(os.path.abspath(os.path.join(cwd or os.getcwd(), os.path.expanduser(raw))))
-    if _holds_our_hooks(path) or _holds_our_hooks(spelled):
+    if holds_our_hooks(path) or holds_our_hooks(spelled):
         return _refusal(
             f"{tool} to {path}", "this Claude Code settings file holds agentmd's hooks, this guard among them"
         )
@@ -116,8 +116,8 @@ def json_text(tool_input: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if isinstance(p, str))
 
 
-def _is_token(path: Path, state: Path) -> bool:
-    return (_under(path, state) and (path.name in TOKENS or path == state)) or _another_name_of_a_token(path, state)
+def is_token(path: Path, state: Path) -> bool:
+    return (under(path, state) and (path.name in TOKENS or path == state)) or _another_name_of_a_token(path, state)
 
 
 def _path_words(command: str, cwd: str | None) -> list[str]:
@@ -174,7 +174,7 @@ def _shell(command: str, state: Path, config: Path, cwd: str | None) -> Verdict:
         return _refusal("this command", "it names agentmd's state folders, where the vault's tokens are, or a token")
     if _ASKS_TOKEN.search(text):
         return _refusal("this command", "it asks agentmd for the vault's token or where it is kept")
-    if any(_is_token(_place(word, cwd), state) for word in _path_words(command, cwd)):
+    if any(is_token(place(word, cwd), state) for word in _path_words(command, cwd)):
         return _refusal("this command", "it names a link to, or another name of, one of the vault's tokens")
     writes = _SHELL_WRITES.search(command) is not None
     if writes and (str(config) in command or _CONFIG_WORDS.search(command)):

@@ -134,7 +134,7 @@ def test_install_keeps_everything_else(project: Path, vault: Path) -> None:
         "hooks": [{"type": "command", "command": commands(vault)["worktree-guard"]}],
     }
     assert hooks["PreToolUse"][2] == {
-        "matcher": "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash",
+        "matcher": "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
         "hooks": [{"type": "command", "command": commands(vault)["file-guard"]}],
     }
     assert hooks["UserPromptSubmit"][0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]
@@ -441,6 +441,23 @@ def test_installed_guard_runs_from_its_command(project: Path, vault: Path, tmp_p
 # The file guard beside the worktree guard
 
 
+def test_install_over_an_older_file_guard_takes_the_new_matcher_for_its_own_group(project: Path, vault: Path) -> None:
+    """An earlier install's file guard, alone in its group, takes this version's matcher (other MCP servers' tools);
+    a group the person shares with a hook of their own keeps the person's matcher."""
+    path = settings_file(project)
+    mine = {"type": "command", "command": "/usr/local/bin/my-audit"}
+    older = {"hooks": {"PreToolUse": [
+        {"matcher": "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash",
+         "hooks": [{"type": "command", "command": commands(vault)["file-guard"]}]},
+        {"matcher": "Bash", "hooks": [mine, {"type": "command", "command": commands(vault)["worktree-guard"]}]},
+    ]}}  # fmt: skip
+    path.write_text(json.dumps(older, indent=2) + "\n", encoding="utf-8")
+    install(path, vault)
+    pre = json.loads(path.read_text(encoding="utf-8"))["hooks"]["PreToolUse"]
+    assert pre[0]["matcher"] == "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
+    assert pre[1]["matcher"] == "Bash" and pre[1]["hooks"][0] == mine
+
+
 def test_install_over_an_older_install_adds_the_file_guard_once(project: Path, vault: Path) -> None:
     """A settings file holding the three hooks of an earlier agentmd gets the file guard added, and only once."""
     path = settings_file(project)
@@ -454,7 +471,7 @@ def test_install_over_an_older_install_adds_the_file_guard_once(project: Path, v
     install(path, vault)
     once = path.read_bytes()
     pre = json.loads(once)["hooks"]["PreToolUse"]
-    assert [g["matcher"] for g in pre] == ["Bash", "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash"]
+    assert [g["matcher"] for g in pre] == ["Bash", "Read|Grep|Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"]
     assert install(path, vault) is None and path.read_bytes() == once
     uninstall(path)
     assert not path.exists()  # agentmd's hooks were all it held
