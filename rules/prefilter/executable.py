@@ -271,11 +271,17 @@ _ACTIVE_TAG = re.compile(
 )
 # code blocks that an Obsidian plugin runs as JavaScript when the note is shown
 _RUNNING_BLOCKS: Final = {"dataviewjs": "Dataview", "js-engine": "JS Engine", "meta-bind-js-view": "Meta Bind"}
-# a link whose address is JavaScript: inline, as a reference definition (`[1]: javascript:…`) or an attribute,
-# read after HTML entities are decoded and the tabs and line breaks a browser drops from an address are removed
+# an address that runs script when opened: JavaScript or VBScript, or an HTML or script document inline (`data:`)
+_SCRIPT_SCHEMES: Final = ("javascript:", "vbscript:", "livescript:", "data:")
+_SCRIPT_ADDRESS = (
+    r"(?:(?:java|vb|live)script:|data:(?:text/html|application/xhtml\+xml|(?:text|application)/(?:x-)?"
+    r"(?:java|ecma)script)[;,])"
+)
+# a link whose address runs script: inline, as a reference definition (`[1]: javascript:…`), an autolink, any
+# attribute's value (`href=`, `data=`, a refresh's `content="0;url=…"`) or a CSS url(), read after HTML entities
+# are decoded and the tabs, line breaks and control characters a browser drops from an address are removed
 _JS_URL = re.compile(
-    r"(?i)(?:\]\(\s*<?|^\s{0,3}\[[^\]\n]+\]:\s*<?|(?:href|src|action|formaction|xlink:href)\s*=\s*"
-    r"[\"']?\s*)javascript:"
+    r"(?i)(?:\]\(\s*<?|^\s{0,3}\[[^\]\n]+\]:\s*<?|<|=\s*[\"']?\s*|\burl\(\s*[\"']?\s*)" + _SCRIPT_ADDRESS
 )
 _INLINE_DVJS = re.compile(r"(?<!`)`\$=[^`\n]+`(?!`)")
 _TEMPLATER_OPEN = re.compile(r"<%[-_*+~]?")
@@ -311,18 +317,18 @@ def _templater_tags(prose: str) -> Iterator[int]:
 
 
 def _js_link_lines(prose: str) -> Iterator[int]:
-    """Lines (1-based) holding a `javascript:` link, entities decoded (`j&#97;vascript:`) and tabs dropped."""
+    """Lines (1-based) holding a link whose address runs script, entities decoded (`j&#97;vascript:`) and the
+    control characters a browser drops from an address (`java<TAB>script:`) removed."""
     for i, line in enumerate(prose.split("\n")):
-        low = line.lower()
-        if "script" not in low:
-            continue
-        if "&" in line:
-            low = _ADDRESS_DROPS.sub("", html.unescape(low))
-        if "javascript:" in low and _JS_URL.search(low):
+        low = html.unescape(line).lower() if "&" in line else line.lower()
+        if _ADDRESS_DROPS.search(low):
+            low = _ADDRESS_DROPS.sub("", low)
+        if ("script:" in low or "data:" in low) and _JS_URL.search(low):
             yield i + 1
 
 
-_ADDRESS_DROPS = re.compile(r"[\t\r\n]")
+_ADDRESS_DROPS = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # but the line break
 
 
 def executable_findings(text: str, field: str) -> Iterator[Finding]:
@@ -366,7 +372,14 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
                 line,
             )
             break
-    if "<%" in flat or "<script" in low or "javascript:" in low or ("&" in low and "script" in low):
+    address = _CONTROLS.sub("", low) if _CONTROLS.search(low) else low
+    if (
+        "<%" in flat
+        or "<script" in low
+        or "script:" in address
+        or "data:" in address
+        or ("&" in low and ("script" in low or "&#" in low or "data" in low))
+    ):
         prose = vault_schema.strip_code(flat)
         lines = Lines(prose)
         for pos in _templater_tags(vault_schema.strip_code(flat, "\0") if "<%" in flat else ""):
