@@ -20,6 +20,14 @@ from typing import Final
 
 from agentmd import vault_schema
 from agentmd.rules.prefilter.core import Finding, Lines, fence_lines, flatten_containers
+from agentmd.rules.prefilter.executable_shapes import (
+    CODE_INFOS,
+    MAKE_INFOS,
+    Verdict,
+    button_commands,
+    code_verdicts,
+    download_then_run,
+)
 
 _SCRIPT_INFOS: Final = frozenset(
     {"sh", "bash", "shell", "zsh", "fish", "ksh", "dash", "powershell", "ps1", "pwsh", "posh", "ps", "cmd", "bat",
@@ -45,7 +53,9 @@ _LABEL = re.compile(r"^(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:(?:\*\*)?[ \t]+
 _COMMAND_START = re.compile(
     r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
     r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|php|ruby|rd|rmdir|del|mkfifo|powershell|pwsh|"
-    r"certutil|bitsadmin|mshta|regsvr32|format-volume|clear-disk|:\s*\(\s*\))(?:\.exe)?(?:\s|$)",
+    r"certutil|bitsadmin|mshta|regsvr32|format-volume|clear-disk|wipefs|sgdisk|blkdiscard|vssadmin|wmic|wbadmin|"
+    r"bcdedit|pip[23]?|pipx|uv|npx|bunx|pnpx|npm|pnpm|yarn|bun|deno|start-(?:process|bitstransfer)|\.{1,2}/\S+|~/\S+|"
+    r":\s*\(\s*\))(?:\.exe)?(?:\s|$)",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -108,8 +118,8 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
      re.compile(r"(?i)\bmkfifo\b[^\n]*\|\s*(?:/\S*/)?(?:ba|z|k|da)?sh\b[^\n]*\|\s*(?:nc|ncat|netcat|openssl)\b")),
     # a one-line program that connects out and hands the connection a shell (python -c, php -r, perl -e, ruby -e)
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
-     re.compile(r"(?i)\b(?:python[23]?|php|perl|ruby)\s+-[cre]\s[^\n]*(?:socket|fsockopen|tcpsocket)[^\n]*"
-                r"(?:dup2|pty\.spawn|/bin/(?:ba|z)?sh|cmd\.exe|\bexec\s*\(|\bsystem\s*\(|proc_open|popen|spawn)")),
+     re.compile(r"(?i)\b(?:python[23]?|php|perl|ruby)(?:\s+-[\w.-]+)*?\s+-[cre]\s[^\n]*"
+                r"(?:socket|fsockopen|tcpsocket)[^\n]*(?:dup2|pty\.spawn|/bin/(?:ba|z)?sh|cmd\.exe|\bexec\s*\(|\bsystem\s*\(|proc_open|popen|spawn)")),
     # Windows programs that fetch and run code: encoded PowerShell, certutil and bitsadmin downloads, mshta and
     # regsvr32 pointed at an address
     ("executable:remote-script", "runs hidden code (an encoded PowerShell command)",
@@ -132,6 +142,38 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
     ("executable:remote-script", "downloads a script and runs it",
      re.compile(r"(?i)(?:downloadstring|\biwr\b|\birm\b|invoke-webrequest|invoke-restmethod)[^\n]*\|"
                 r"\s*(?:iex|invoke-expression)\b")),
+    # disks, the running system and its backups
+    ("executable:destructive-shell", "erases a disk's partition table or file-system signatures",
+     re.compile(r"(?i)(?<![\w.\-])wipefs\b[^\n]*\s(?:-[a-z]*a[a-z]*|--all)\s[^\n]*/dev/")),
+    ("executable:destructive-shell", "erases a disk's partition table or file-system signatures",
+     re.compile(r"(?i)(?<![\w.\-])wipefs\b[^\n]*\s/dev/\S+[^\n]*\s(?:-[a-z]*a[a-z]*|--all)(?:\s|$)")),
+    ("executable:destructive-shell", "erases a disk's partition table or file-system signatures",
+     re.compile(r"(?<![\w.\-])sgdisk\b[^\n]*\s(?:--zap-all|--zap|-Z|-z)(?:\s|$)")),
+    ("executable:destructive-shell", "discards every block of a disk",
+     re.compile(r"(?i)(?<![\w.\-])blkdiscard\b[^\n]*\s/dev/")),
+    ("executable:destructive-shell", "crashes, reboots or powers off the machine at once (sysrq)",
+     re.compile(r"(?i)\b(?:echo|printf)\s+(?:-\w+\s+)*[\"']?[bceio][\"']?\s*(?:>|\|\s*(?:sudo\s+)?tee\b)"
+                r"[^\n]*/proc/sysrq-trigger")),
+    ("executable:destructive-shell", "deletes the system's backups (shadow copies) or its recovery",
+     re.compile(r"(?i)\b(?:vssadmin(?:\.exe)?\s+delete\s+shadows|wmic(?:\.exe)?\s+shadowcopy\s+delete|"
+                r"wbadmin(?:\.exe)?\s+delete\s+(?:catalog|systemstatebackup|backup))\b")),
+    ("executable:destructive-shell", "deletes the system's backups (shadow copies) or its recovery",
+     re.compile(r"(?i)\bwin32_shadowcopy\b[^\n]*\|\s*(?:remove-(?:wmiobject|ciminstance)|%\s*\{\s*\$_\.delete\(\))")),
+    ("executable:destructive-shell", "deletes the system's backups (shadow copies) or its recovery",
+     re.compile(r"(?i)\bbcdedit(?:\.exe)?\b[^\n]*\brecoveryenabled\s+(?:no|off|0)\b")),
+    # code installed or run straight from an address: a package's install code runs as it is installed
+    ("executable:remote-script", "installs a package from an address (its install code runs)",
+     re.compile(r"(?i)\b(?:pip[23]?(?:\.\d+)?|pipx|uv\s+pip)\s+install\b[^\n]*\s[\"']?https?://\S*?"
+                r"\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)(?=[\"'#?\s]|$)")),
+    ("executable:remote-script", "installs a package from an address (its install code runs)",
+     re.compile(r"(?i)\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\b[^\n]*\s[\"']?https?://\S*?"
+                r"\.(?:tgz|tar\.gz)(?=[\"'#?\s]|$)")),
+    ("executable:remote-script", "fetches a program from a repository or an address and runs it",
+     re.compile(r"(?i)\b(?:npx|bunx|pnpx|pnpm\s+dlx|yarn\s+dlx)\s+(?:-\S+\s+)*?(?:--package[= ]|-p\s+)?[\"']?"
+                r"(?:github:|gitlab:|bitbucket:|gist:|git\+|git://|https?://|(?![@.~/-])[\w.-]+/[\w.-]+(?:#\S*)?"
+                r"(?=[\"']?(?:\s|$)))")),
+    ("executable:remote-script", "fetches a program from a repository or an address and runs it",
+     re.compile(r"(?i)\b(?:uv|pipx|deno|bun)\s+run\s+(?:-\S+\s+)*[\"']?https?://")),
 )  # fmt: skip
 
 # Most rules open with a word and then take any run of characters (but line breaks, or but `|`). Such a rule can
@@ -205,24 +247,44 @@ def _rm_is_destructive(command: str) -> bool:
     return False
 
 
-def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock]) -> Iterator[tuple[int, str]]:
-    """(1-based line, command) for every line meant to run: lines of shell-script and terminal-session fences,
-    and lines of unlabeled fences and of prose that start with a prompt or a command. Comments are dropped;
-    inline code is not a command (it is a mention)."""
+def _info(b: vault_schema.FencedBlock) -> str:
+    return (b.info.split() or [""])[0].lower().strip("{}.")
+
+
+def _block_rows(rows: list[str], b: vault_schema.FencedBlock) -> Iterator[tuple[int, str]]:
+    """(1-based line, stripped line) of a fence's content; `rows`: the note's lines before flattening. A fence at
+    the top level keeps a line's leading `>` (`> /dev/sda` is a redirect there, not a quote marker, though the
+    flattened copy drops it)."""
+    opener = rows[b.start_line].lstrip() if b.start_line < len(rows) else ">"
+    for k, line in enumerate(b.content.split("\n")):
+        raw = (
+            rows[b.start_line + 1 + k].strip()
+            if not opener.startswith(">") and b.start_line + 1 + k < len(rows)
+            else ""
+        )
+        yield b.start_line + 2 + k, raw if raw.startswith(">") else line.strip()
+
+
+def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock], rows: list[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line, command) for every line meant to run: lines of shell-script, terminal-session and makefile
+    fences, and lines of unlabeled and program-code fences and of prose that start with a prompt or a command.
+    Comments are dropped; inline code is not a command (it is a mention)."""
     for b in blocks:
-        info = (b.info.split() or [""])[0].lower().strip("{}.")
-        if info not in _SCRIPT_INFOS and info not in _SESSION_INFOS and info != "":
+        info = _info(b)
+        shell = info in _SCRIPT_INFOS or info in MAKE_INFOS
+        if not shell and info not in _SESSION_INFOS and info not in CODE_INFOS and info != "":
             continue
-        for k, raw in enumerate(b.content.split("\n")):
-            line = raw.strip()
+        for lineno, line in _block_rows(rows, b):
             pm = _PROMPT.match(line) or (_ROOT_PROMPT.match(line) if info in _SESSION_INFOS else None)
             if pm:
                 line = line[pm.end() :]
-            elif info in ("", *_SESSION_INFOS) and not _COMMAND_START.match(line):
-                continue  # unlabeled blocks run their prompt and command lines; session output does not run
+            elif info in MAKE_INFOS:
+                line = line.lstrip("@-+").replace("$$", "$")  # a recipe line, its echo and error prefixes dropped
+            elif not shell and not _COMMAND_START.match(line):
+                continue  # unlabeled and code blocks run their prompt and command lines; session output does not run
             line = _TRAILING_COMMENT.sub("", line).strip()
             if line:
-                yield b.start_line + 2 + k, line
+                yield lineno, line
     prose = vault_schema.strip_code(flat).split("\n")
     flat_rows = flat.split("\n")
     in_fence = fence_lines(blocks, len(prose))
@@ -335,7 +397,7 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
     flat = flatten_containers(text)
     blocks = vault_schema.fenced_blocks(flat)
     for b in blocks:
-        info = (b.info.split() or [""])[0].lower().strip("{}.")
+        info = _info(b)
         if info in _RUNNING_BLOCKS:
             line = b.start_line + 1
             yield Finding(
@@ -404,15 +466,67 @@ def executable_findings(text: str, field: str) -> Iterator[Finding]:
             yield Finding(
                 "executable:javascript-url",
                 field,
-                f"a javascript: link on line {line}: it runs code when clicked. Use an ordinary link or remove it.",
+                f"a link whose address runs script (javascript:, vbscript: or an HTML data: address) on line {line}: "
+                "it runs code when clicked or shown. Use an ordinary link or remove it.",
                 line,
             )
-    for line, command in _command_lines(flat, blocks):
-        if _rm_is_destructive(command):
-            what = "deletes a root, home, parent or wildcard directory recursively (rm -r)"
-            yield Finding("executable:destructive-shell", field, _exec_message(line, what), line)
+    rows = text.split("\n")
+    commands = list(_command_lines(flat, blocks, rows))
+    flagged: set[int] = set()
+    for line, command in commands:
+        verdict = _judge(command)
+        if verdict:
+            flagged.add(line)
+            yield Finding(verdict[0], field, _exec_message(line, verdict[1]), line)
+    verdicts = list(_downloads_run(commands, blocks, rows))
+    for b in blocks:
+        info = _info(b)
+        if info in CODE_INFOS or info in _SCRIPT_INFOS or info in _SESSION_INFOS or info in MAKE_INFOS or info == "":
+            verdicts += code_verdicts(list(_block_rows(rows, b)), _judge)
+        elif info == "button":
+            for k, action in button_commands(b.content):
+                plain = _ADDRESS_DROPS.sub("", action.lower()).lstrip()
+                verdict = ("executable:javascript-url", "opens an address that runs script")
+                if not plain.startswith(_SCRIPT_SCHEMES):
+                    verdict = _judge(action)
+                if verdict:
+                    verdicts.append((b.start_line + 2 + k, verdict))
+    for line, (code, what) in verdicts:
+        if line not in flagged:
+            flagged.add(line)
+            yield Finding(code, field, _exec_message(line, what), line)
+
+
+def _downloads_run(
+    commands: list[tuple[int, str]], blocks: list[vault_schema.FencedBlock], rows: list[str]
+) -> Iterator[tuple[int, Verdict]]:
+    """A download run later, read across the lines of a script (a fence whose lines run one after another:
+    a shell, makefile or unlabeled block without prompts) and within each other command line. A terminal
+    transcript (lines behind a prompt) and shell history in prose are steps typed one at a time, where a separate
+    download and run is the download-look-run practice, so across their lines it is not read."""
+    ordered = sorted(commands)
+    starts = [line for line, _command in ordered]
+    in_script: set[int] = set()
+    for b in blocks:
+        info = _info(b)
+        if info not in _SCRIPT_INFOS and info not in MAKE_INFOS and info != "":
             continue
-        for code, what, rx in _DESTRUCTIVE:
-            if _search(rx, command):
-                yield Finding(code, field, _exec_message(line, what), line)
-                break
+        block = list(_block_rows(rows, b))
+        if not block or any(_PROMPT.match(row) for _line, row in block):
+            continue
+        lo, hi = bisect.bisect_left(starts, block[0][0]), bisect.bisect_right(starts, block[-1][0])
+        in_script.update(range(lo, hi))
+        yield from download_then_run(ordered[lo:hi])
+    for k, command in enumerate(ordered):
+        if k not in in_script:
+            yield from download_then_run([command])
+
+
+def _judge(command: str) -> Verdict | None:
+    """(code, what it does) for a command line that destroys data or runs downloaded code, else None."""
+    if _rm_is_destructive(command):
+        return "executable:destructive-shell", "deletes a root, home, parent or wildcard directory recursively (rm -r)"
+    for code, what, rx in _DESTRUCTIVE:
+        if _search(rx, command):
+            return code, what
+    return None

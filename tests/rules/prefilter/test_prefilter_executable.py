@@ -135,7 +135,7 @@ def test_executable_finding_points_at_the_command_line() -> None:
         f"{FENCE}bash\ncurl https://api.example/x | jq .\n{FENCE}",
         f"{FENCE}bash\ncurl -s https://api.example/x | python3 -m json.tool\n{FENCE}",
         f"{FENCE}bash\n# rm -rf / would be a disaster\necho ok\n{FENCE}",
-        f"{FENCE}python\nos.system('rm -rf /')  # a test fixture\n{FENCE}",
+        f"{FENCE}python\n# os.system('rm -rf /') would erase the disk\nos.system('rm -rf ./build')\n{FENCE}",
         f"{FENCE}js\ndv.list()\n{FENCE}",
         f"{FENCE}\n<% tp.file.title %>\n{FENCE}",
         "Insert the title with `<% tp.file.title %>`.",
