@@ -239,6 +239,13 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         lambda m, _t: random_looking(m.group("val"), min_len=16, min_entropy=3.3) and not is_filler(m.group("val")),
     ),
     SecretRule(
+        "secret:digitalocean-token",
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+        "piece of a DigitalOcean token",  # split so that scanners miss it, each piece on a line of its own
+        re.compile(r"(?<![A-Za-z0-9_])do[por]_v1_(?P<val>[a-f0-9]{16,63})(?![a-f0-9])"),
+        lambda m, _t: random_looking(m.group("val"), min_len=16, min_entropy=3.0) and not is_filler(m.group("val")),
+    ),
+    SecretRule(
         "secret:private-key",
         ("0x",),
         "private key written as hexadecimal (a wallet's or a signing key)",

@@ -19,7 +19,7 @@ from typing import Final
 _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});")
 _SPACED_RUN = re.compile(r"(?:[A-Za-z0-9_\-+/=.]{1,16}[ \t]){3,}[A-Za-z0-9_\-+/=.]{1,32}")
 _CONCAT = re.compile(r"[\"']\s*\+\s*[\"']")
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
+B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/=_\-])")
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"
 _FOLD: Final = str.maketrans(
     {"І": "I", "і": "i", "А": "A", "а": "a", "Е": "E", "е": "e", "О": "O", "о": "o", "Р": "P", "р": "p",
@@ -127,7 +127,7 @@ def views(text: str) -> Iterator[tuple[str, str]]:
     if backwards:
         yield " (reversed)", backwards
     blobs = []
-    for m in _B64_RUN.finditer(text):
+    for m in B64_RUN.finditer(text):
         blob = m.group()
         try:
             raw = base64.urlsafe_b64decode(blob.replace("+", "-").replace("/", "_") + "=" * (-len(blob) % 4))

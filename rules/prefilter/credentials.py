@@ -13,7 +13,7 @@ from typing import Final
 
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_placeholder, random_looking
 from agentmd.rules.prefilter.credential_rules import SECRET_RULES, URL_PASSWORD_PLACEHOLDERS
-from agentmd.rules.prefilter.credential_views import WHITESPACE, views
+from agentmd.rules.prefilter.credential_views import B64_RUN, WHITESPACE, views
 from agentmd.rules.prefilter.seed_phrases import SEED_WORDS, labelled_phrase_lines, seed_phrase_lines
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
@@ -152,7 +152,9 @@ def _split_candidates(text: str) -> Iterator[tuple[int, str]]:
             yield i + 1, joined
 
 
-def secret_findings(text: str, field: str) -> Iterator[Finding]:
+def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator[Finding]:
+    """The secrets of `text`. A base64 blob's decoded text is read by every rule, the generic ones too (an
+    assignment encoded to get past a scanner, `QVdTX1NFQ1JFVF9…`), once (`decoded`: the text is such a blob's)."""
     seen: set[tuple[str, int]] = set()
     lines = Lines(text)
 
@@ -232,6 +234,12 @@ def secret_findings(text: str, field: str) -> Iterator[Finding]:
                     if hit and (rule.check is None or rule.check(hit, joined)):
                         yield from emit(rule.code, rule.label, line, " (split across lines)")
     for how, view in views(text):
+        if how == " (base64-encoded)" and not decoded:
+            first = B64_RUN.search(text)
+            line = lines.at(first.start() if first else 0)
+            for inner in secret_findings(view, field, decoded=True):
+                yield from emit(inner.code, "a secret inside base64-encoded text", line)
+            continue
         low_view, view_lines = view.lower(), Lines(view)
         for rule in retry:
             if any(g in low_view for g in rule.gates):

@@ -357,6 +357,8 @@ def addressed_hits(view: str) -> Iterator[tuple[str, int, str]]:
     text, about_attacks = prose_with_code(view)
     if image and not about_attacks:
         for m in _IMAGE_BLANK.finditer(text):
+            if text.count("`", text.rfind("\n", 0, m.start()) + 1, m.start()) % 2:
+                continue  # inside inline code on its line: shown, not rendered
             around = _normalise(text[max(0, m.start() - 200) : m.end() + 100])
             if not (discusses(around) or REPORTED.search(around) or "exfiltrat" in around):
                 yield "renders an image whose address sends data out", m.start(), m.group()

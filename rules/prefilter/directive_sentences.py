@@ -174,16 +174,33 @@ _PHRASE_NOUN: Final = (
     r"frases?|frasa|cadena|oración|zdanie|fraza|фраз[ауы]?|речення|предложение|문장|문구|フレーズ|文言|句子|短语|"
     r"这句话|عبارة|جملة|جمله|عبارت|वाक्य|वाक्यांश|cümle(?:si)?|ifade(?:si)?|câu|cụm\s+từ|kalimat)"
 )
-_NAMED_BEFORE = re.compile(rf"(?i)(?:^|[\s(])(?:the|a|an|this|that|such)?\s*{_PHRASE_NOUN}\s*[:,]?\s*$")
+_LIKE: Final = r"(?:like|such\s+as|вроде|как|типа|como|comme|wie|zoals|come|jak|gibi)"
+_FOR_EXAMPLE: Final = (
+    r"(?:for\s+example|for\s+instance|e\.g\.|such\s+as|like|bijvoorbeeld|zum\s+beispiel|z\.\s?b\.|par\s+exemple|"
+    r"por\s+ejemplo|per\s+esempio|por\s+exemplo|например|na\s+przykład|esimerkiksi|till\s+exempel|for\s+eksempel|"
+    r"örneğin|例えば|例如|比如|예를\s+들어|مثلاً|مثلا)"
+)
+_NAMED_BEFORE = re.compile(
+    rf"(?i)(?:(?:^|[\s(])(?:the|a|an|this|that|such)?\s*{_PHRASE_NOUN}(?:\s+{_LIKE})?|"
+    rf"(?:^|[\s(,]){_FOR_EXAMPLE})\s*[:,]?\s*$"
+)
 _REPORTED_BEFORE = re.compile(
     r"(?i)(?:\b(?:asked|told|instructed|prompted)\s+(?:the|a|an|its|their|his|her)\s+(?:\w+\s+){1,3}?to|"
-    r"\b(?:typed|entered|pasted|tried|tested|typing|entering|pasting|trying|testing))\b(?:(?!\byou\b|\byour\b)"
-    r"[^.!?\n]){0,50}$"
+    r"\b(?:be|been|being|was|were|is|are)\s+(?:told|asked|instructed)\s+to|"
+    r"\b(?:typed|entered|pasted|tried|tested|sent|typing|entering|pasting|trying|testing|sending))\b"
+    r"(?:(?!\byou\b|\byour\b)[^.!?\n]){0,50}$"
 )
-_NAMED_AFTER = re.compile(rf"(?i)\S{{0,2}}\s+(?:{_PHRASE_NOUN}|as\s+(?:a|an|the)\s)")
+_NAMED_AFTER = re.compile(
+    rf"(?i)\S{{0,2}}\s+(?:{_PHRASE_NOUN}|as\s+(?:a|an|the)\s)|"
+    r"(?:などの|等の|という|といった|のような|之类的|这样的|等)?(?:文|文言|フレーズ|言葉|指示文|句子|短语|的话)|"
+    r"\s?(?:라는|이라는|같은)\s*(?:문장|문구|말)"
+)
+_IN: Final = r"(?:[^{q}\n]|\n(?![ \t]*\n))"  # a quotation's characters: its closing marks aside, and no blank line
 _QUOTATION = re.compile(
-    r"(?:(?<![\w])'(?P<a>[^'\n]{3,240}?)'(?![\w])|[\"“”](?P<b>[^\"“”\n]{3,240}?)[\"”“]|«(?P<c>[^«»\n]{3,240}?)»|"
-    r"„(?P<d>[^„“”\n]{3,240}?)[“”]|‘(?P<e>[^‘’\n]{3,240}?)’|「(?P<f>[^「」\n]{3,240}?)」|『(?P<g>[^『』\n]{3,240}?)』)"
+    "(?:(?<![\\w])'(?P<a>" + _IN.format(q="'") + "{3,240}?)'(?![\\w])|[\"“”](?P<b>" + _IN.format(q='\"“”')
+    + "{3,240}?)[\"”“]|«(?P<c>" + _IN.format(q="«»") + "{3,240}?)»|„(?P<d>" + _IN.format(q="„“”")
+    + "{3,240}?)[“”]|‘(?P<e>" + _IN.format(q="‘’") + "{3,240}?)’|「(?P<f>" + _IN.format(q="「」")
+    + "{3,240}?)」|『(?P<g>" + _IN.format(q="『』") + "{3,240}?)』)"
 )
 
 
@@ -195,15 +212,16 @@ def blank_named_quotes(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _QUOTATION.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        head = text[max(line_start, m.start() - 80) : m.start()]
+        head = text[max(0, m.start() - 80) : m.start()]
+        head = re.split(r"\n[ \t]*\n", head)[-1].replace("\n", " ")  # within its paragraph, lines joined
         if (
             _NAMED_BEFORE.search(head) is None
             and _REPORTED_BEFORE.search(head) is None
             and _NAMED_AFTER.match(text, m.end()) is None
         ):
             continue
-        out.append(text[pos : m.start() + 1] + " " * (m.end() - m.start() - 2))
+        inside = text[m.start() + 1 : m.end() - 1]
+        out.append(text[pos : m.start() + 1] + re.sub(r"[^\n]", " ", inside))
         pos = m.end() - 1
     out.append(text[pos:])
     return "".join(out)

@@ -51,11 +51,12 @@ _NOT_TO_RUN = re.compile(
 )
 _LABEL = re.compile(r"^(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:(?:\*\*)?[ \t]+")  # "Cleanup: ", "**Fix**: "
 _COMMAND_START = re.compile(
-    r"^(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|shred|find|"
+    r"^\(?[ \t]*(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|"
+    r"shred|find|"
     r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|php|ruby|rd|rmdir|del|mkfifo|powershell|pwsh|"
     r"certutil|bitsadmin|mshta|regsvr32|format-volume|clear-disk|wipefs|sgdisk|blkdiscard|vssadmin|wmic|wbadmin|"
     r"bcdedit|pip[23]?|pipx|uv|npx|bunx|pnpx|npm|pnpm|yarn|bun|deno|start-(?:process|bitstransfer)|\.{1,2}/\S+|~/\S+|"
-    r":\s*\(\s*\))(?:\.exe)?(?:\s|$)",
+    r"crontab|osascript|launchctl|schtasks)(?:\.exe)?(?:\s|$)|^[\w:]+\s*\(\s*\)\s*\{[^}\n]*\|",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -248,7 +249,8 @@ def _rm_is_destructive(command: str) -> bool:
 
 
 def _info(b: vault_schema.FencedBlock) -> str:
-    return (b.info.split() or [""])[0].lower().strip("{}.")
+    # `run-python`, `run-sh`: the Execute Code plugin runs such a block in the language named after `run-`
+    return (b.info.split() or [""])[0].lower().strip("{}.").removeprefix("run-")
 
 
 def _block_rows(rows: list[str], b: vault_schema.FencedBlock) -> Iterator[tuple[int, str]]:
