@@ -30,7 +30,9 @@ from agentmd.engine.git.runner import CycleFailure, GitCli
 LOCK_MARKER_RE = re.compile(r"held by agentmd \(pid (\d+), host (.+), boot ([^()\s]+)\)\n")
 STRAY_TEMP_AGE_SECONDS = 6 * 3600.0
 _TEMP_INDEX_PREFIX = "index.agentmd-"
-_TEMP_NAME_RE = re.compile(r"index\.agentmd-(\d+)-[0-9a-f]+(?:\.lock)?")
+# private indexes: the committer's (`index.agentmd-<pid>-<hex>`), a sync merge's and a rewrite replay's
+# (`agentmd-sync-index-<pid>`, `agentmd-replay-index-<pid>`)
+_TEMP_NAME_RE = re.compile(r"index\.agentmd-(\d+)-[0-9a-f]+(?:\.lock)?|agentmd-(?:sync|replay)-index-(\d+)(?:\.lock)?")
 
 
 def boot_id() -> str:
@@ -338,10 +340,11 @@ def sweep_private_indexes(gitdir: Path) -> list[str]:
     with contextlib.suppress(OSError):
         for entry in os.scandir(gitdir):
             m = _TEMP_NAME_RE.fullmatch(entry.name)
-            if m is None or int(m.group(1)) == os.getpid():
+            pid = int(m.group(1) or m.group(2)) if m is not None else os.getpid()
+            if pid == os.getpid():
                 continue
             with contextlib.suppress(OSError):
-                if not pid_alive(int(m.group(1))) or now - entry.stat().st_mtime > STRAY_TEMP_AGE_SECONDS:
+                if not pid_alive(pid) or now - entry.stat().st_mtime > STRAY_TEMP_AGE_SECONDS:
                     os.unlink(entry.path)
                     lines.append(f"removed a temporary file left by an earlier agentmd: .git/{entry.name}")
     return lines

@@ -107,7 +107,11 @@ def test_prepare_pins_repo_local_gc_settings_and_sweeps_dead_temp_files(tmp_path
     git(repo, "config", "gc.auto", "6700")
     stray = repo / f".git/index.agentmd-{dead_pid()}-abc123"
     stray.write_bytes(b"DIRC")
+    merges = [repo / f".git/agentmd-sync-index-{dead_pid()}", repo / f".git/agentmd-replay-index-{dead_pid()}"]
+    for index in merges:  # a sync round's or a replay's private index, left by a kill
+        index.write_bytes(b"DIRC")
     lines = Committer(repo, phone_paths=tuple).prepare()
+    assert not any(index.exists() for index in merges)
     assert git(repo, "config", "--local", "gc.auto").stdout.strip() == "0"
     assert git(repo, "config", "--local", "maintenance.auto").stdout.strip() == "false"
     assert any("gc.auto=0" in line and "6700" in line for line in lines)
