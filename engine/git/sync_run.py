@@ -93,7 +93,8 @@ def sync_vault(
         if refused or own:
             why = f"a mass deletion is held back ({own})"
             if refused:
-                why = f"the last reconcile refused a mass deletion: {refused}"
+                checkout = refused.startswith("the vault is checked out")  # not a deletion: a checkout elsewhere
+                why = refused if checkout else f"the last reconcile refused a mass deletion: {refused}"
             how = "" if "agentmd reindex" in why or "git checkout" in why else f"; {HELD_HOW}"
             raise SyncHeld(f"{SYNC_HELD} nothing is committed or pushed while {why}{how}")
 
