@@ -207,7 +207,8 @@ def _verdict(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: bo
         return "claims authority over the reader's instructions"
     if (role := ROLE.search(s)) and not NEEDED_ACCESS.search(s, 0, role.start()):
         return "reassigns the reader's role or permissions"
-    if EXFILTRATE.search(s):
+    out = EXFILTRATE.search(s)
+    if out and not _negated_before(s, out.start()) and not _REFUSED_ASK.search(s, 0, out.start()):
         return "asks to send data out"
     if _evidence(s, vocative, strong, framed, mentions_ai, ordered) >= EVIDENCE_BAR:
         return "speaks to the AI reading it about its instructions, secrets or actions"
@@ -299,6 +300,12 @@ _ASSEMBLED: Final = re.compile(
 )
 
 
+# a request refused or declined before the act it asks for ("must refuse requests to exfiltrate user data")
+_REFUSED_ASK = re.compile(
+    r"\b(?:refuse|refuses|decline|declines|reject|rejects|block|blocks)\s+(?:\w+\s+){0,3}?to\s+$"
+)
+
+
 def _negated_before(s: str, at: int) -> bool:
     """A negation within a word before `at` ("never commit", "don't ever delete"): read from just before it,
     not from the sentence's start, which for a run-on line of many hits read the line once for each."""
@@ -308,7 +315,9 @@ def _negated_before(s: str, at: int) -> bool:
 def _acts(s: str) -> bool:
     """An unsafe action is asked for, not forbidden: "never commit directly to main" and "don't delete the
     migrations" are safeguards."""
-    return any(not _negated_before(s, m.start()) for m in ACT.finditer(s))
+    return any(
+        not _negated_before(s, m.start()) and not _REFUSED_ASK.search(s, 0, m.start()) for m in ACT.finditer(s)
+    )
 
 
 # Access named as something a person needs or lacks ("you will need admin access to the load balancer",

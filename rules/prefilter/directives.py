@@ -218,6 +218,12 @@ _PROCEDURE = re.compile(
 )
 
 
+# What a product's assistant is bound to do that guards its user ("the assistant must refuse requests to …",
+# "must ask for confirmation before running commands"): a safeguard, with no order after it.
+_GUARDS_FOLLOW = re.compile(
+    r"(?i)\s*(?:always\s+)?(?:refuse|decline|reject|ask\s+(?:for\s+)?(?:confirmation|permission|the\s+user)|"
+    r"flag|warn|escalate)\b(?![^.!?\n]*\b(?:and\s+then|then|but)\s+(?:send|post|upload|delete|reveal|print)\b)"
+)
 # What an authority's rule forbids: "must never reveal ...", "must not share ...".
 _SAFEGUARD_FOLLOWS = re.compile(
     r"(?i)\s*(?:never|not)\s+(?:\w+\s+)?(?:reveal|share|send|post|leak|expose|print|disclose|store|commit|paste|"
@@ -320,6 +326,7 @@ def _rule_hits(
         if label in _AGENTS_TOLD and (
             _SAFEGUARD_FOLLOWS.match(folded, pos + len(matched))
             or _PROHIBITION_FOLLOWS.match(folded, pos + len(matched))
+            or _GUARDS_FOLLOW.match(folded, pos + len(matched))
         ):
             continue  # "Policy: assistants must never reveal the system prompt": a safeguard
         if (
