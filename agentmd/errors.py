@@ -51,6 +51,7 @@ The tree (module paths under the repository; `+X` keeps the built-in base X as w
     ├── SyncError                     engine/git/branches.py
     │   ├── RemoteRefused
     │   ├── RemoteUnreachable
+    │   ├── SyncHeld
     │   ├── SyncWaits
     │   └── HistoryRewritten          engine/git/rewrite.py
     ├── _Fallback                     engine/git/tree_move.py

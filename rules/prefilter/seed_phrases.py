@@ -42,6 +42,7 @@ def seed_phrase_lines(text: str) -> Iterator[int]:
     low = unicodedata.normalize("NFC", text.lower())
     runs = [0] * len(lists)
     starts = [0] * len(lists)
+    recent: list[str] = []  # the run's last SEED_WORDS words: a phrase drawn at random hardly repeats one
     for m in _TOKEN.finditer(low):
         word = m.group()
         if word[0] in _DIGITISH:
@@ -52,7 +53,9 @@ def seed_phrase_lines(text: str) -> Iterator[int]:
         if word not in every:
             if any(runs):
                 runs = [0] * len(lists)
+                recent = []
             continue
+        recent = [*recent[-(SEED_WORDS - 1) :], word]
         for i, wordlist in enumerate(lists):
             if word not in wordlist:
                 runs[i] = 0
@@ -60,7 +63,7 @@ def seed_phrase_lines(text: str) -> Iterator[int]:
             if runs[i] == 0:
                 starts[i] = m.start()
             runs[i] += 1
-            if runs[i] == SEED_WORDS:
+            if runs[i] >= SEED_WORDS and len(set(recent)) >= SEED_WORDS - 2:
                 yield low.count("\n", 0, starts[i]) + 1
                 runs = [-len(low)] * len(lists)  # one finding a run, whichever lists it reads in
                 break
@@ -83,7 +86,7 @@ def labelled_phrase_lines(text: str) -> Iterator[int]:
     lists, _every = _lists()
     for m in _WORDS_AFTER_LABEL.finditer(text):
         words = [w.strip(_EDGES).lower() for w in m.group("words").split()]
-        if not SEED_WORDS <= len(words) <= 24 or not all(w.isalpha() for w in words):
+        if not SEED_WORDS <= len(words) <= 24 or not all(w.isalpha() for w in words) or len(set(words)) < 10:
             continue
         if not _SENTENCE_WORDS.isdisjoint(words):
             continue  # a sentence after the label ("Seed phrase: never store it online"), not a phrase

@@ -494,6 +494,8 @@ def test_a_recovery_phrase_is_refused_in_any_list_and_layout(language: str, coun
         # prose made of the list's words but for the short words every sentence has
         "We found that this year the market was about to absorb the abstract idea of a simple wallet and "
         "the whole team agreed to buy a useful machine for the office before winter arrives again.",
+        # one word of the list over and over (a filler body): a phrase drawn at random hardly repeats a word
+        "word " * 400,
         # a glossary of twelve words, one of them not in the list
         "abandon ability able about above absent absorb abstract absurd abuse access zebras",
     ],
