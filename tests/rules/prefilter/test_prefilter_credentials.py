@@ -7,6 +7,7 @@ every sample also checks that no message, reason or exception text echoes any pa
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import string
 
@@ -24,6 +25,18 @@ def _jwt() -> str:
     header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').rstrip(b"=").decode()
     payload = base64.urlsafe_b64encode(b'{"sub":"4711","name":"Test"}').rstrip(b"=").decode()
     return f"{header}.{payload}.{rand(43, ALNUM + '-_')}"
+
+
+def no_echo(value: str, *texts: str) -> None:
+    """No piece of the secret in any text: six characters of a token, or two words in a row of a phrase (the words
+    of a recovery phrase are everyday words, which a refusal's own sentence may hold one at a time)."""
+    words = value.split()
+    if len(words) < 12:
+        assert_no_leak(value, *texts)
+        return
+    for text in texts:
+        for first, second in itertools.pairwise(words):
+            assert f"{first} {second}" not in text, f"phrase words {first!r} {second!r} echoed in {text!r}"
 
 
 def secret_samples() -> list[tuple[str, str, str]]:
@@ -204,13 +217,13 @@ def test_secret_is_found_and_never_echoed(code: str, text: str, value: str) -> N
     for f in findings:
         assert f.line == 1 or code == "secret:private-key"
         assert "secret" in f.message.lower() and "remove" in f.message.lower()
-        assert_no_leak(value, f.message, f.field)
+        no_echo(value, f.message, f.field)
     verdict = check_fields({"title": "deploy notes", "body": text})
     assert not verdict.ok
-    assert_no_leak(value, verdict.reason(), repr(verdict))
+    no_echo(value, verdict.reason(), repr(verdict))
     with pytest.raises(PrefilterRefused) as err:
         require_clean({"body": text})
-    assert_no_leak(value, str(err.value))
+    no_echo(value, str(err.value))
 
 
 def _pem() -> str:
@@ -483,7 +496,7 @@ def test_a_recovery_phrase_is_refused_in_any_list_and_layout(language: str, coun
         assert len(findings) == 1, (language, layout)
         first = next(n for n, line in enumerate(text.split("\n"), 1) if words[0] in line)
         assert findings[0].line == first
-        assert_no_leak(space.join(words), findings[0].message)
+        no_echo(" ".join(words), findings[0].message)
 
 
 @pytest.mark.parametrize(
