@@ -459,14 +459,22 @@ def _reconcile(
     at_once = is_mass_deletion(len(deleted), indexed)
     if deleted and not allow_mass_delete and (at_once or (recent is not None and recent.trips(after))):
         away = checkout_refusal(vault, store, len(deleted), store.catalog.count())  # on an old commit, another branch
+        earlier = 0 if at_once or recent is None else max(0, recent.peak - store.catalog.count())
         report.refused = away or (
             f"this pass would remove {len(deleted)} of {indexed} indexed notes"
             if at_once or recent is None
             else f"this pass would leave {after} notes of the {recent.peak} the index held within the last "
             f"{DELETION_WINDOW / 3600:g} hour, deleted a few at a time"
         ) + (
-            ", which looks like an unmounted or emptied vault (or a sync client deleting it); nothing was changed. "
-            "If the deletion is deliberate, run `agentmd reindex --allow-mass-delete`"
+            ", which looks like an unmounted or emptied vault (or a sync client deleting it); this pass changed "
+            "nothing"
+            + (
+                f", but the {earlier} deletions before it in that hour went through (if they were not meant, "
+                "`agentmd log` shows the commits that hold them and `agentmd undo` takes one back)"
+                if earlier
+                else ""
+            )
+            + ". If the deletion is deliberate, run `agentmd reindex --allow-mass-delete`"
         )
         report.seconds = time.perf_counter() - start
         if only is None:

@@ -230,6 +230,9 @@ def test_a_vault_emptied_a_few_notes_at_a_time_is_refused_once_half_is_gone(vaul
         r = reconcile(vault.root, store)
         assert r.refused and "would leave 10 notes of the 30 the index held within the last 1 hour" in r.refused
         assert "allow-mass-delete" in r.refused and len(_paths(store)) == 15  # the refused pass changed nothing
+        # and it says that the deletions before it went through, with the way to take them back
+        assert "this pass changed nothing, but the 15 deletions before it in that hour went through" in r.refused
+        assert "`agentmd undo`" in r.refused
         r = reconcile(vault.root, store, allow_mass_delete=True)
         assert r.refused is None and len(_paths(store)) == 10
         vault.remove("n20.md")  # the window starts afresh from the 10 left
