@@ -50,13 +50,20 @@ _NOT_TO_RUN = re.compile(
     r"beware|caution|careful|destructive|attack\w*|malicious|payload|exploit)\b"
 )
 _LABEL = re.compile(r"^(?:\*\*)?[A-Za-z][\w ()/-]{0,40}(?:\*\*)?:(?:\*\*)?[ \t]+")  # "Cleanup: ", "**Fix**: "
+# inline code the sentence tells the reader to run ("just run `…`", "by running `…` in any terminal"), and a line
+# that is one inline code span after a line that ends with a colon ("Fix for the alert, just run:" then `…`)
+_RUN_IN_CODE = re.compile(r"(?i)\b(?:run|execute|paste|type|enter|running|executing|pasting)\s+`([^`\n]+)`")
+_CODE_ALONE = re.compile(r"^`([^`\n]+)`[ \t.]*$")
+# a command written as a template, not to run as it stands: a placeholder device or value (`/dev/sdX`, `<disk>`,
+# `$DISK`, `{device}`)
+_TEMPLATE = re.compile(r"/dev/(?:[shv]d[X-Z]|nvme[X-Z]n\d|disk[X-Z])\b|<[\w -]+>|\$\{?[A-Z_]{2,}\}?|\{[\w-]+\}")
 _COMMAND_START = re.compile(
     r"^\(?[ \t]*(?:sudo[ \t]+)?(?:rm|mkfs(?:\.\w+)?|dd|curl|wget|chmod|iwr|irm|iex|invoke-\w+|format|remove-item|"
     r"shred|find|"
     r"source|eval|echo|(?:ba|z|k|da)?sh|nc|ncat|socat|python[23]?|perl|php|ruby|rd|rmdir|del|mkfifo|powershell|pwsh|"
     r"certutil|bitsadmin|mshta|regsvr32|format-volume|clear-disk|wipefs|sgdisk|blkdiscard|vssadmin|wmic|wbadmin|"
     r"bcdedit|pip[23]?|pipx|uv|npx|bunx|pnpx|npm|pnpm|yarn|bun|deno|start-(?:process|bitstransfer)|\.{1,2}/\S+|~/\S+|"
-    r"crontab|osascript|launchctl|schtasks)(?:\.exe)?(?:\s|$)|^[\w:]+\s*\(\s*\)\s*\{[^}\n]*\|",
+    r"crontab|osascript|launchctl|schtasks|printf|cat|tee|[A-Za-z_]\w*=\S*;)(?:\.exe)?(?:\s|$)|^[\w:]+\s*\(\s*\)\s*\{[^}\n]*\|",
     re.IGNORECASE,
 )
 _DANGEROUS_RM_TARGETS: Final = frozenset(
@@ -111,6 +118,8 @@ _DESTRUCTIVE: Final[tuple[tuple[str, str, re.Pattern[str]], ...]] = (
                 r"(?:&&|;)\s*(?:sudo\s+)?(?:\./|/|~/)\S")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
      re.compile(r"(?i)\b(?:ba|z)?sh\s+-i\b[^\n]*[<>]&?\s*/dev/(?:tcp|udp)/")),
+    ("executable:reverse-shell", "adds a key that lets someone log in to this machine (authorized_keys)",
+     re.compile(r"(?i)\bssh-(?:rsa|ed25519|dss|ecdsa\S*)\s+AAAA[^\n]*>>?\s*[\"']?\S*\.ssh/authorized_keys\b")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
      re.compile(r"(?i)\b(?:nc|ncat|netcat)\b[^\n]*\s(?:-[ec]|--exec|--sh-exec)[=\s]+[\"']?\S*\b(?:ba|z|k|da)?sh\b")),
     ("executable:reverse-shell", "opens a shell to another machine over the network (a reverse shell)",
@@ -297,6 +306,11 @@ def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock], rows: list
         if given and not _NOT_TO_RUN.search(given.group(1)) and _COMMAND_START.match(given.group(2)):
             yield i + 1, given.group(2).strip()  # "Cleanup: `rm -rf ~/`": a step, its command in code
             continue
+        told = [c for c in _told_to_run(flat_rows, i) if _COMMAND_START.match(c)]
+        for command in told:
+            yield i + 1, command
+        if told:
+            continue
         line = _LIST_MARKER.sub("", raw.strip())
         pm = _PROMPT.match(line)
         labelled = _LABEL.match(line) if not pm and not _COMMAND_START.match(line) else None
@@ -309,6 +323,25 @@ def _command_lines(flat: str, blocks: list[vault_schema.FencedBlock], rows: list
         line = _TRAILING_COMMENT.sub("", line).strip()
         if line:
             yield i + 1, line
+
+
+def _told_to_run(rows: list[str], i: int) -> list[str]:
+    """The inline code of line `i` that the note tells its reader to run (`_RUN_IN_CODE`, `_CODE_ALONE`), unless
+    the sentence or the line before warns against it ("never run `…`", "Do not paste:")."""
+    row = rows[i].strip() if i < len(rows) else ""
+    if "`" not in row:
+        return []
+    found: list[str] = []
+    for m in _RUN_IN_CODE.finditer(row):
+        sentence = re.split(r"[.!?]\s", row[: m.start()])[-1]
+        if not _NOT_TO_RUN.search(sentence):
+            found.append(m.group(1).strip())
+    alone = _CODE_ALONE.match(row)
+    if alone and not found:
+        before = next((r.strip() for r in reversed(rows[:i]) if r.strip()), "")
+        if before.endswith(":") and not _NOT_TO_RUN.search(before):
+            found.append(alone.group(1).strip())
+    return [command for command in found if not _TEMPLATE.search(command)]
 
 
 def _exec_message(line: int, what: str) -> str:
