@@ -1,6 +1,7 @@
 """The file guard keeps an agent's tools from agentmd's own files (hooks/own_files.py): the vault's tokens are not
 read, the state and config folders are not written, and a Claude Code settings file holding agentmd's hooks is not
-written; what only reads the config or lists names passes. Real files, the hook's own decision function."""
+written; what only reads the config or lists names passes; other MCP servers' tools meet the same rules. Real files,
+the hook's own decision function."""
 
 from __future__ import annotations
 
@@ -148,3 +149,38 @@ def test_a_token_is_not_read_through_links_agentmd_itself_or_a_decoded_line(own:
     (scratch / "tok.lnk").unlink()
     (scratch / "tok.sym").unlink()
     assert not decide(own, "Grep", {"pattern": "[a-z0-9]", "path": str(scratch)})[0]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Other MCP servers' tools (hooks/mcp_guard.py), with Claude Code's tool names (`mcp__<server>__<tool>`): a
+# filesystem server's write into the vault, anything reaching the tokens, writes to agentmd's config or the
+# settings holding its hooks are refused; reading notes, work outside the vault and agentmd's own tools pass.
+
+
+def test_another_servers_tools_are_judged_by_their_paths_and_what_they_do(own: dict[str, Path]) -> None:
+    v, s, c, p = own["vault"], own["state"], own["config"], own["project"]
+    refused = [
+        ("mcp__filesystem__write_file", {"path": f"{v}/memory/b.md", "content": "# B\n"}),
+        ("mcp__filesystem__edit_file", {"path": f"{v}/memory/a.md", "edits": [{"oldText": "A", "newText": "B"}]}),
+        ("mcp__filesystem__move_file", {"source": f"{p}/x.md", "destination": f"{v}/memory/x.md"}),
+        ("mcp__fs__create_directory", {"path": f"file://{v}/memory/new"}),
+        ("mcp__filesystem__write_file", {"path": "../vault/memory/c.md", "content": "x"}),  # relative to the session
+        ("mcp__filesystem__read_file", {"path": f"{s}/access.token"}),
+        ("mcp__filesystem__write_file", {"path": f"{c}/config.toml", "content": "vault = '/tmp'\n"}),
+        ("mcp__filesystem__write_file", {"path": f"{p}/.claude/settings.local.json", "content": "{}"}),
+    ]
+    for tool, tool_input in refused:
+        deny, reason = decide(own, tool, tool_input)
+        assert deny and reason.startswith("agentmd file guard:") and "memory_capture" in reason, (tool, tool_input)
+        assert "s3cr3t" not in reason
+    passing = [
+        ("mcp__filesystem__read_file", {"path": f"{v}/memory/a.md"}),
+        ("mcp__filesystem__list_directory", {"path": f"{v}/memory"}),
+        ("mcp__filesystem__search_files", {"path": str(v), "pattern": "note"}),
+        ("mcp__filesystem__write_file", {"path": f"{p}/notes.md", "content": "# Project notes\n"}),
+        ("mcp__agentmd__memory_capture", {"title": "t", "body": "b", "type": "fact", "why": "w"}),
+        ("mcp__my-vault__memory_search", {"query": "ruff"}),
+        ("mcp__github__create_issue", {"title": "Bug", "body": "steps"}),
+    ]
+    for tool, tool_input in passing:
+        assert decide(own, tool, tool_input) == (False, ""), (tool, tool_input)
