@@ -8,7 +8,9 @@ Four families, each reported with a stable reason code (see `CODES`):
   speaks to (an AI named as the one addressed, "you" in a memory frame) and what it asks (drop its
   instructions, obey the note, leak secrets, hide things from the user, take an unsafe action). Invisible
   characters, look-alike letters and combining marks are normalised first; encoded runs are decoded and read
-  too. An attack quoted inside a discussion of it is kept.
+  too. A note every rule passes is read last by a learned model (`directive_model`: logistic regression over
+  hashed n-grams, weights shipped in `directive_model.npz`), which refuses only a passage it is very sure of.
+  An attack quoted inside a discussion of it is kept.
 - ``secret:*``: credential-shaped values (cloud keys, tokens, private keys, JWTs, high-entropy assignments).
   Read everywhere, code included, and again with line breaks joined and URL escapes decoded.
 - ``executable:*``: content that runs: ``dataviewjs`` fences and inline ``$=`` queries, Templater tags outside
@@ -25,7 +27,8 @@ One module per family, each with its helpers beside it: `directives` (its rules 
 text they read in `directive_folding` and `directive_views`; more phrasings in `directive_phrases`, with
 `directive_phrase_rules`, `directive_word_groups`, `directive_matching`, `directive_foreign` and
 `directive_languages`; the sentence scorer `directive_score`, with `directive_sentences` and its vocabulary
-`directive_vocabulary`, `directive_requests` and `directive_features`; `directive_addressed`), `credentials`
+`directive_vocabulary`, `directive_requests` and `directive_features`; `directive_addressed`; the learned
+model `directive_model`), `credentials`
 (with `credential_rules`, `credential_views` and `vendor_tokens`), `executable` and `hidden_unicode`; `core`
 holds the reason codes, findings, verdicts and shared text helpers, and `checks` the entry points re-exported
 here.

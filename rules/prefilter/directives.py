@@ -17,6 +17,7 @@ from collections.abc import Set as AbstractSet
 from typing import Final
 
 from agentmd import vault_schema
+from agentmd.rules.prefilter import directive_model
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
 from agentmd.rules.prefilter.directive_features import (
@@ -596,6 +597,24 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         for label, _pos, _segment in addressed_hits(scoring_view(decoded)):
             yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
             return
+    if not discussing:  # a note that discusses attacks keeps its quoted examples, as above
+        yield from _learned_findings(text, field)
+
+
+def _learned_findings(text: str, field: str) -> Iterator[Finding]:
+    """What the learned model (`directive_model`) refuses that no rule named: the first passage of each line it
+    scores over its threshold."""
+    view = model_view(text)
+    lines = Lines(view)
+    seen: set[int] = set()
+    for passage, p in directive_model.flagged(view):
+        offset = len(passage.text) - len(passage.text.lstrip())
+        line = lines.at(passage.start + offset)
+        if line in seen:
+            continue
+        seen.add(line)
+        what = f'reads as an order to an AI agent, learned score {p:.2f}: "{_snippet(passage.text)}"'
+        yield Finding("directive", field, _directive_message(line, what), line)
 
 
 def _hidden(label: str, how: str) -> str:
@@ -603,3 +622,9 @@ def _hidden(label: str, how: str) -> str:
     text: decoded, it reads as an order")."""
     label = label.split(" (with its letters", 1)[0]
     return f"{label}, hidden as {how} text that reads as an order once decoded"
+
+
+def model_view(text: str) -> str:
+    """The text the directive model reads: containers flattened, invisible characters dropped, NFKC, look-alike
+    letters folded to Latin."""
+    return scoring_view(flatten_containers(text))

@@ -1,0 +1,170 @@
+"""The learned half of the directive filter: a linear model over hashed character and word n-grams that reads a
+passage and says how much it reads as an order to an AI agent.
+
+A note is cut into passages (blocks between blank lines; a long block into runs of whole lines, then of
+sentences, of at most `PASSAGE_CHARS`). Each passage is folded (lower case, digits read as 0, white space runs
+as one space) and described by the set of its character 3-, 4- and 5-grams and the set of its words and word
+pairs, each hashed into one table of `BUCKETS` weights. The score of a passage is the bias plus the mean weight
+of each set scaled by the square root of its size (each set an L2-normalised binary vector), passed through the
+logistic function. The weights, the bias and the threshold live in `directive_model.npz`, written by
+`bench/train_directive_model.py` from the payload rounds' train rows and the shared vaults' notes; what chose
+them is in `bench/RESULTS.md`.
+
+Everything here is arithmetic over the text: no model file but the weights, no network, no file access after the
+weights are loaded once.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+BUCKETS: Final = 1 << 18
+PASSAGE_CHARS: Final = 600
+_CHAR_NS: Final = (3, 4, 5)
+_MULT: Final = np.uint64(0x100000001B3)
+_MIX: Final = np.uint64(0x9E3779B97F4A7C15)
+_WORD_SALT: Final = 0x5BD1E995
+_PAIR_SALT: Final = 0x27D4EB2F
+_SPACE = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
+_WORD = re.compile(r"\w+")
+_BLOCK = re.compile(r"(?:[^\n]*\S[^\n]*(?:\n|$))+")
+_LINE = re.compile(r"[^\n]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+Index = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A stretch of a note the model reads: where it starts in the text, and its text."""
+
+    start: int
+    text: str
+
+
+def passages(text: str) -> list[Passage]:
+    """The passages of `text`: blocks between blank lines, a long block cut into runs of whole lines, a long line
+    into runs of whole sentences, a long sentence every `PASSAGE_CHARS` characters."""
+    out: list[Passage] = []
+    for block in _BLOCK.finditer(text):
+        _runs(text, [(m.start(), m.end()) for m in _LINE.finditer(text, block.start(), block.end())], out, 0)
+    return out
+
+
+def _runs(text: str, spans: list[tuple[int, int]], out: list[Passage], depth: int) -> None:
+    """Spans joined into runs of at most `PASSAGE_CHARS` characters; a span longer than that is cut finer
+    (lines into sentences, sentences into fixed windows)."""
+    run_start = run_end = -1
+    for start, end in spans:
+        if end - start > PASSAGE_CHARS:
+            if run_start >= 0:
+                _add(text, run_start, run_end, out)
+                run_start = -1
+            if depth == 0:
+                cuts = [start, *(m.end() for m in _SENTENCE_END.finditer(text, start, end)), end]
+                _runs(text, [(a, b) for a, b in itertools.pairwise(cuts) if b > a], out, 1)
+            else:
+                for i in range(start, end, PASSAGE_CHARS):
+                    _add(text, i, min(end, i + PASSAGE_CHARS), out)
+            continue
+        if run_start >= 0 and end - run_start > PASSAGE_CHARS:
+            _add(text, run_start, run_end, out)
+            run_start = -1
+        if run_start < 0:
+            run_start = start
+        run_end = end
+    if run_start >= 0:
+        _add(text, run_start, run_end, out)
+
+
+def _add(text: str, start: int, end: int, out: list[Passage]) -> None:
+    piece = text[start:end]
+    if piece.strip():
+        out.append(Passage(start, piece))
+
+
+def fold(text: str) -> str:
+    """The text as the model reads it: lower case, every digit a 0, white space runs one space, a space at each
+    end so the first and last words have edges."""
+    return " " + _SPACE.sub(" ", _DIGIT.sub("0", text.casefold())).strip() + " "
+
+
+def _char_buckets(folded: str) -> Index:
+    points = np.frombuffer(folded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    found: list[npt.NDArray[np.uint64]] = []
+    for n in _CHAR_NS:
+        if len(points) < n:
+            continue
+        h = points[: len(points) - n + 1].copy()
+        for k in range(1, n):
+            h = h * _MULT + points[k : len(points) - n + 1 + k]
+        found.append((h ^ np.uint64(n)) * _MIX)
+    if not found:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique((np.concatenate(found) >> np.uint64(40)) % np.uint64(BUCKETS)).astype(np.int64)
+
+
+def _word_buckets(folded: str) -> Index:
+    words = [w.encode() for w in _WORD.findall(folded)]
+    keys = {zlib.crc32(w, _WORD_SALT) % BUCKETS for w in words}
+    keys.update(zlib.crc32(a + b" " + b, _PAIR_SALT) % BUCKETS for a, b in itertools.pairwise(words))
+    return np.fromiter(sorted(keys), dtype=np.int64, count=len(keys))
+
+
+def features(text: str) -> tuple[Index, Index]:
+    """The passage's character n-gram buckets and word (and word pair) buckets, each without repeats."""
+    folded = fold(text)
+    return _char_buckets(folded), _word_buckets(folded)
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """Weights of the hashed n-grams, the bias, and the probability above which a passage is refused."""
+
+    weights: npt.NDArray[np.float32]
+    bias: float
+    threshold: float
+
+    def score(self, text: str) -> float:
+        """The probability (0 to 1) that `text` reads as an order to an AI agent."""
+        chars, words = features(text)
+        z = self.bias
+        for idx in (chars, words):
+            if len(idx):
+                z += float(self.weights[idx].sum()) / float(np.sqrt(len(idx)))
+        return float(1.0 / (1.0 + np.exp(-z)))
+
+    def scores(self, texts: Sequence[str]) -> list[float]:
+        return [self.score(t) for t in texts]
+
+
+@functools.cache
+def model() -> Model:
+    """The shipped model, loaded once."""
+    with resources.files("agentmd.rules.prefilter").joinpath("directive_model.npz").open("rb") as fh:
+        data = np.load(fh)
+        return Model(
+            weights=data["weights"].astype(np.float32),
+            bias=float(data["bias"]),
+            threshold=float(data["threshold"]),
+        )
+
+
+def flagged(text: str) -> Iterator[tuple[Passage, float]]:
+    """The passages of `text` the model refuses, with their scores, in text order."""
+    m = model()
+    for passage in passages(text):
+        p = m.score(passage.text)
+        if p >= m.threshold:
+            yield passage, p
