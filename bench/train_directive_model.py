@@ -1,19 +1,23 @@
 """Train the directive model (rules/prefilter/directive_model.npz) and measure it.
 
 Positives: the directive rows of the payload rounds (tests/fixtures/payloads/directives*.jsonl). Negatives: the
-benign and secret rows of the same rounds, every passage of every note of the four shared vaults
-(../shared/corpora) and the first SciFact abstracts. Rows marked `holdout` (and the `*_holdout` files) are never
-trained on. A payload row is one example while it is short; a long one is read as its passages, and after a
-first fit only its highest-scoring passage stays a positive (the rest of a long payload is often an ordinary
-note around the order).
+benign and secret rows of the same rounds, every passage of every note of the four shared vaults (../shared/corpora)
+and the first SciFact abstracts. `directives_tests.jsonl` and `benign_tests.jsonl` are the texts the prefilter and
+hook tests hold (string literals of tests/rules/prefilter and tests/hooks, split by the verdict the rules gave them
+when they were taken, which the tests hold the rules to): the look-alikes written against the rules. Rows marked
+`holdout` (and the `*_holdout` files) are never trained on. A payload row is one example while it is short; a long
+one is read as its passages, and after a first fit only its highest-scoring passage stays a positive (the rest of a
+long payload is often an ordinary note around the order).
 
 The model is logistic regression over the hashed features of `directive_model.features`, fitted with Adam on
-mini-batches, an L2 penalty, negatives weighted so both classes weigh the same. The threshold is the lowest
-probability at which at most `--note-fp` of the vault notes, read out of fold (each vault scored by a model
-trained without it), would be refused, unless `--threshold` gives it (the default: see bench/RESULTS.md).
+mini-batches, an L2 penalty, negatives weighted so both classes weigh the same. Every training example is
+scored out of fold (four folds by a hash of its text); the threshold is the lowest probability at which at most
+`--row-fp` of the benign rows and `--note-fp` of the vault notes would be refused, unless `--threshold` gives
+it. The model runs after the rules (rules/prefilter/directives.py), so what it adds is measured with them by
+bench/prefilter_rounds.py and bench/prefilter_fp.py.
 
     .venv/bin/python bench/train_directive_model.py            # fit on everything but the held-out rows, write
-    .venv/bin/python bench/train_directive_model.py --rounds   # also: leave each round out, report it (JSON)
+    .venv/bin/python bench/train_directive_model.py --rounds fresh10 ...   # also: leave these rounds out in turn
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import json
 import random
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,9 +64,8 @@ def payload_rows() -> list[Example]:
         name = path.stem
         family = name.split("_", 1)[0]
         round_ = name.removesuffix("_holdout").removesuffix("_benign").partition("_")[2] or "first"
-        templated = family == "secrets" or (
-            family == "benign" and round_ not in ("first", "general", "fresh", "fresh3", "fresh4")
-        )
+        numbered = round_.removeprefix("fresh")
+        templated = family == "secrets" or (family == "benign" and numbered.isdigit() and int(numbered) >= 5)
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         for i, line in enumerate(lines):
             row = json.loads(line)
@@ -247,8 +251,9 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--l2", type=float, default=1e-6)
     ap.add_argument("--row-weight", type=float, default=20.0, help="weight of a payload row against a vault passage")
-    ap.add_argument("--note-fp", type=float, default=0.003)
-    ap.add_argument("--threshold", type=float, default=0.995, help="the probability to refuse at (0: from --note-fp)")
+    ap.add_argument("--note-fp", type=float, default=0.001, help="share of vault notes the threshold may refuse")
+    ap.add_argument("--row-fp", type=float, default=0.005, help="share of benign payload rows it may refuse")
+    ap.add_argument("--threshold", type=float, default=0.0, help="the probability to refuse at (0: from the shares)")
     ap.add_argument("--rounds", nargs="*", help="leave these rounds out in turn and report them (none: only fit)")
     ap.add_argument("--misses", action="store_true", help="print the rows the model gets wrong")
     ap.add_argument("--no-write", action="store_true")
@@ -262,22 +267,27 @@ def main() -> None:
     train_set = [e for e in payload if not e.holdout] + notes + ir_train
     feats = featurise(train_set)
     out: dict[str, object] = {"examples": len(train_set), "featurised_s": round(time.perf_counter() - started, 1)}
-    # out-of-fold vault scores: each vault scored by a model trained without it
-    oof = np.zeros(len(notes))
-    note_at = {id(e): i for i, e in enumerate(notes)}
-    for vault in VAULTS:
-        keep = [i for i, e in enumerate(train_set) if e.group != f"vault:{vault}"]
+    # out-of-fold scores: four folds by a hash of the text, each scored by a model trained on the other three
+    fold = np.array([zlib.crc32(e.text.encode()) % 4 for e in train_set])
+    oof = np.zeros(len(train_set))
+    for k in range(4):
+        keep = np.flatnonzero(fold != k)
         w, b = train([train_set[i] for i in keep], [feats[i] for i in keep], args)
-        for i, e in enumerate(train_set):
-            if e.group == f"vault:{vault}":
-                oof[note_at[id(e)]] = note_scores(w, b, [feats[i]])[0]
-    cut = threshold(oof, args.note_fp) if not args.threshold else float(np.log(args.threshold / (1 - args.threshold)))
+        for i in np.flatnonzero(fold == k):
+            oof[i] = note_scores(w, b, [feats[i]])[0]
+    is_note = np.array([e.group.startswith("vault:") for e in train_set])
+    is_row = np.array([not e.group.startswith(("vault:", "ir")) for e in train_set])
+    label = np.array([e.label for e in train_set])
+    if args.threshold:
+        cut = float(np.log(args.threshold / (1 - args.threshold)))
+    else:
+        cut = max(threshold(oof[is_note], args.note_fp), threshold(oof[is_row & (label == 0)], args.row_fp))
     out["threshold_margin"] = round(cut, 4)
     out["threshold_probability"] = round(float(1 / (1 + np.exp(-cut))), 4)
-    out["vault_notes_refused_out_of_fold"] = {
-        v: f"{int(sum(s > cut for e, s in zip(notes, oof, strict=True) if e.group == f'vault:{v}'))}/"
-        f"{sum(e.group == f'vault:{v}' for e in notes)}"
-        for v in VAULTS
+    out["out_of_fold"] = {
+        "orders_refused": f"{int((oof[label == 1] > cut).sum())}/{int((label == 1).sum())}",
+        "benign_rows_refused": f"{int((oof[is_row & (label == 0)] > cut).sum())}/{int((is_row & (label == 0)).sum())}",
+        "vault_notes_refused": f"{int((oof[is_note] > cut).sum())}/{int(is_note.sum())}",
     }
     for held in args.rounds or []:
         keep = [i for i, e in enumerate(train_set) if e.group != held]
