@@ -67,6 +67,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh10", "directive", False),
     ("benign_fresh10", None, True),
     ("secrets_fresh10", "secret", True),
+    # round 11, written blind (118 of its 260 orders and 121 of its 260 benign notes in 71 languages): on the rules
+    # alone it refused 179/260 orders and 14/260 benign notes; with the learned arm of that time 190/260 and
+    # 14/260; then it became training rows for the model (bench/train_directive_model.py)
+    ("directives_fresh11", "directive", False),
+    ("benign_fresh11", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

@@ -39,8 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from prefilter_helpers import expand  # noqa: E402
 
-from agentmd.rules.prefilter.directive_model import BUCKETS, features, passages  # noqa: E402
-from agentmd.rules.prefilter.directives import model_view  # noqa: E402
+from agentmd.rules.prefilter.directive_model import BUCKETS, features, model_view, passages  # noqa: E402
 
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -256,6 +255,8 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, default=0.0, help="the probability to refuse at (0: from the shares)")
     ap.add_argument("--rounds", nargs="*", help="leave these rounds out in turn and report them (none: only fit)")
     ap.add_argument("--misses", action="store_true", help="print the rows the model gets wrong")
+    ap.add_argument("--veto", type=float, default=0.047, help="under this a note's rule refusal is overruled")
+    ap.add_argument("--oof-out", help="write every training example's out-of-fold margin here (JSON lines)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     random.seed(0)
@@ -282,6 +283,15 @@ def main() -> None:
         cut = float(np.log(args.threshold / (1 - args.threshold)))
     else:
         cut = max(threshold(oof[is_note], args.note_fp), threshold(oof[is_row & (label == 0)], args.row_fp))
+    if args.oof_out:
+        rows = [
+            {"source": e.source, "label": e.label, "margin": float(m), "text": e.text}
+            for e, m in zip(train_set, oof, strict=True)
+            if e.group not in ("ir",)
+        ]
+        Path(args.oof_out).write_text(
+            "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8"
+        )
     out["threshold_margin"] = round(cut, 4)
     out["threshold_probability"] = round(float(1 / (1 + np.exp(-cut))), 4)
     out["out_of_fold"] = {
@@ -307,7 +317,13 @@ def main() -> None:
     out["seconds"] = round(time.perf_counter() - started, 1)
     if not args.no_write:
         probability = 1 / (1 + np.exp(-cut))
-        np.savez_compressed(OUT, weights=w.astype(np.float16), bias=np.float64(b), threshold=np.float64(probability))
+        np.savez_compressed(
+            OUT,
+            weights=w.astype(np.float16),
+            bias=np.float64(b),
+            threshold=np.float64(probability),
+            veto=np.float64(args.veto),
+        )
         out["written"] = str(OUT.relative_to(ROOT))
     print(json.dumps(out, indent=1))
     if args.misses:

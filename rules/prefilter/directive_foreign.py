@@ -105,7 +105,8 @@ _HONORIFIC = re.compile(r"(?:さん|様|さま|君|くん|ちゃん|님|씨|ji|�
 def _unspaced(word: str) -> bool:
     """A word of a script written without spaces (Chinese, Japanese, Thai...): its label is one long word."""
     return not spaced_script(word) and not any(
-        "\u0590" <= c <= "\u06ff" or "\u0900" <= c <= "\u0dff" for c in word  # Hebrew, Arabic, Indic: spaced
+        "\u0590" <= c <= "\u06ff" or "\u0900" <= c <= "\u0dff"
+        for c in word  # Hebrew, Arabic, Indic: spaced
     )
 
 

@@ -28,8 +28,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from agentmd.rules.prefilter.core import flatten_containers
+from agentmd.rules.prefilter.directive_folding import scoring_view
+
 BUCKETS: Final = 1 << 18
 PASSAGE_CHARS: Final = 600
+MIN_WORDS: Final = 3  # the fewest words of a passage the model refuses
 _CHAR_NS: Final = (3, 4, 5)
 _MULT: Final = np.uint64(0x100000001B3)
 _MIX: Final = np.uint64(0x9E3779B97F4A7C15)
@@ -130,11 +134,13 @@ def features(text: str) -> tuple[Index, Index]:
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """Weights of the hashed n-grams, the bias, and the probability above which a passage is refused."""
+    """Weights of the hashed n-grams, the bias, the probability from which a passage is refused, and the one
+    under which every passage of a note must score for the model to overrule a phrase rule's refusal."""
 
     weights: npt.NDArray[np.float32]
     bias: float
     threshold: float
+    veto: float
 
     def score(self, text: str) -> float:
         """The probability (0 to 1) that `text` reads as an order to an AI agent."""
@@ -158,6 +164,7 @@ def model() -> Model:
             weights=data["weights"].astype(np.float32),
             bias=float(data["bias"]),
             threshold=float(data["threshold"]),
+            veto=float(data["veto"]),
         )
 
 
@@ -165,6 +172,28 @@ def flagged(text: str) -> Iterator[tuple[Passage, float]]:
     """The passages of `text` the model refuses, with their scores, in text order."""
     m = model()
     for passage in passages(text):
+        if len(_WORD.findall(passage.text)) < MIN_WORDS:
+            continue  # a heading or a label is no order
         p = m.score(passage.text)
         if p >= m.threshold:
             yield passage, p
+
+
+def model_view(text: str) -> str:
+    """The text the model reads: containers flattened, invisible characters dropped, NFKC, look-alike letters
+    folded to Latin."""
+    return scoring_view(flatten_containers(text))
+
+
+def ordinary_at(text: str, line: int) -> bool:
+    """Line `line` (1-based) of `text` scores under the model's `veto` probability, read alone and in its
+    passage: an order in a long block is not hidden by the block around it."""
+    view = model_view(text)
+    starts = [0, *(i + 1 for i, c in enumerate(view) if c == "\n")]
+    if not 1 <= line <= len(starts):
+        return False
+    start = starts[line - 1]
+    end = starts[line] - 1 if line < len(starts) else len(view)
+    texts = [view[start:end]] + [p.text for p in passages(view) if p.start <= start < p.start + len(p.text)]
+    m = model()
+    return all(m.score(t) < m.veto for t in texts if t.strip())

@@ -301,9 +301,7 @@ _ASSEMBLED: Final = re.compile(
 
 
 # a request refused or declined before the act it asks for ("must refuse requests to exfiltrate user data")
-_REFUSED_ASK = re.compile(
-    r"\b(?:refuse|refuses|decline|declines|reject|rejects|block|blocks)\s+(?:\w+\s+){0,3}?to\s+$"
-)
+_REFUSED_ASK = re.compile(r"\b(?:refuse|refuses|decline|declines|reject|rejects|block|blocks)\s+(?:\w+\s+){0,3}?to\s+$")
 
 
 def _negated_before(s: str, at: int) -> bool:
@@ -315,9 +313,7 @@ def _negated_before(s: str, at: int) -> bool:
 def _acts(s: str) -> bool:
     """An unsafe action is asked for, not forbidden: "never commit directly to main" and "don't delete the
     migrations" are safeguards."""
-    return any(
-        not _negated_before(s, m.start()) and not _REFUSED_ASK.search(s, 0, m.start()) for m in ACT.finditer(s)
-    )
+    return any(not _negated_before(s, m.start()) and not _REFUSED_ASK.search(s, 0, m.start()) for m in ACT.finditer(s))
 
 
 # Access named as something a person needs or lacks ("you will need admin access to the load balancer",

@@ -197,10 +197,21 @@ _NAMED_AFTER = re.compile(
 )
 _IN: Final = r"(?:[^{q}\n]|\n(?![ \t]*\n))"  # a quotation's characters: its closing marks aside, and no blank line
 _QUOTATION = re.compile(
-    "(?:(?<![\\w])'(?P<a>" + _IN.format(q="'") + "{3,240}?)'(?![\\w])|[\"“”](?P<b>" + _IN.format(q='\"“”')
-    + "{3,240}?)[\"”“]|«(?P<c>" + _IN.format(q="«»") + "{3,240}?)»|„(?P<d>" + _IN.format(q="„“”")
-    + "{3,240}?)[“”]|‘(?P<e>" + _IN.format(q="‘’") + "{3,240}?)’|「(?P<f>" + _IN.format(q="「」")
-    + "{3,240}?)」|『(?P<g>" + _IN.format(q="『』") + "{3,240}?)』)"
+    "(?:(?<![\\w])'(?P<a>"
+    + _IN.format(q="'")
+    + "{3,240}?)'(?![\\w])|[\"“”](?P<b>"
+    + _IN.format(q='"“”')
+    + '{3,240}?)["”“]|«(?P<c>'
+    + _IN.format(q="«»")
+    + "{3,240}?)»|„(?P<d>"
+    + _IN.format(q="„“”")
+    + "{3,240}?)[“”]|‘(?P<e>"
+    + _IN.format(q="‘’")
+    + "{3,240}?)’|「(?P<f>"
+    + _IN.format(q="「」")
+    + "{3,240}?)」|『(?P<g>"
+    + _IN.format(q="『』")
+    + "{3,240}?)』)"
 )
 
 

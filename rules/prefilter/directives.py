@@ -516,6 +516,17 @@ def _opened_fences(text: str) -> str:
 
 
 def directive_findings(text: str, field: str) -> Iterator[Finding]:
+    """Directives in `text`. The rules are read first; a note they pass is read by the learned model. A rule's
+    refusal of plain text stands unless the model is sure its line is ordinary (under its `veto` probability,
+    alone and in its passage): the phrase rules cannot tell a sentence about an order from the order, the model
+    has read thousands of both. What was decoded from an encoding is not the model's to judge."""
+    for finding, how in _findings(text, field):
+        if how != "plain" or not directive_model.ordinary_at(text, finding.line):
+            yield finding
+
+
+def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
+    """Findings with how each was read: "plain" text, an "encoded" form decoded, or the "learned" model."""
     text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
     prose = vault_schema.strip_code(flatten_containers(text))
     if prose != text and not discusses(QUOTED.sub(" ", prose.lower())):
@@ -534,11 +545,14 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         line = lines.at(pos + len(matched) - len(matched.lstrip()))
         if line not in hit_lines:
             hit_lines.add(line)
-            yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line)
+            yield (
+                Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line),
+                "plain",
+            )
     if compact_hit and not hit_lines:
         compact_label, compact_line = compact_hit
         hit_lines.add(compact_line)
-        yield Finding("directive", field, _directive_message(compact_line, compact_label), compact_line)
+        yield Finding("directive", field, _directive_message(compact_line, compact_label), compact_line), "encoded"
     if hit_lines:
         return
     scoring = scoring_view(flatten_containers(text))
@@ -556,21 +570,27 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
             if line not in hit_lines:
                 hit_lines.add(line)
                 what = f'{label}, in a code comment: "{_snippet(matched)}"'
-                yield Finding("directive", field, _directive_message(line, what), line)
+                yield Finding("directive", field, _directive_message(line, what), line), "plain"
     if hit_lines:
         return
     for label, pos, sentence in scored_hits(scoring):
         line = scoring_lines.at(pos + len(sentence) - len(sentence.lstrip()))
         if line not in hit_lines:
             hit_lines.add(line)
-            yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(sentence)}"'), line)
+            yield (
+                Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(sentence)}"'), line),
+                "plain",
+            )
     if hit_lines:
         return
     for label, pos, segment in addressed_hits(scoring):
         line = scoring_lines.at(pos)
         if line not in hit_lines:
             hit_lines.add(line)
-            yield Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line)
+            yield (
+                Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line),
+                "plain",
+            )
     if hit_lines:
         return
     fields = addressed_fields(scoring)
@@ -579,7 +599,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         for label, pos, sentence in scored_hits(fields):
             line = field_lines.at(pos + len(sentence) - len(sentence.lstrip()))
             what = f'{label}, in a data field written to the AI: "{_snippet(sentence.split(": ", 1)[-1])}"'
-            yield Finding("directive", field, _directive_message(line, what), line)
+            yield Finding("directive", field, _directive_message(line, what), line), "plain"
             return
     for how, decoded in itertools.chain(hidden_views(prose), decoded_views(folded)):
         inner_plain, inner_folded = plain_and_folded(decoded)
@@ -589,22 +609,23 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
         if not languages and _DECODED_CUES.isdisjoint(_WORD.findall(decoded.lower())):
             continue  # ordinary text read backwards or in rot13 holds none of these words
         for label, _pos, _matched, _view in _rule_hits(inner_plain, inner_folded, languages=languages):
-            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
+            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1), "encoded"
             return
         for label, _pos, _sentence in scored_hits(scoring_view(decoded), encoded=True):
-            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
+            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1), "encoded"
             return
         for label, _pos, _segment in addressed_hits(scoring_view(decoded)):
-            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1)
+            yield Finding("directive", field, _directive_message(1, _hidden(label, how)), 1), "encoded"
             return
     if not discussing:  # a note that discusses attacks keeps its quoted examples, as above
-        yield from _learned_findings(text, field)
+        for finding in _learned_findings(text, field):
+            yield finding, "learned"
 
 
 def _learned_findings(text: str, field: str) -> Iterator[Finding]:
     """What the learned model (`directive_model`) refuses that no rule named: the first passage of each line it
     scores over its threshold."""
-    view = model_view(text)
+    view = directive_model.model_view(text)
     lines = Lines(view)
     seen: set[int] = set()
     for passage, p in directive_model.flagged(view):
@@ -622,9 +643,3 @@ def _hidden(label: str, how: str) -> str:
     text: decoded, it reads as an order")."""
     label = label.split(" (with its letters", 1)[0]
     return f"{label}, hidden as {how} text that reads as an order once decoded"
-
-
-def model_view(text: str) -> str:
-    """The text the directive model reads: containers flattened, invisible characters dropped, NFKC, look-alike
-    letters folded to Latin."""
-    return scoring_view(flatten_containers(text))

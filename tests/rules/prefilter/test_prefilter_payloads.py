@@ -30,7 +30,9 @@ sixteen more languages; secret shapes of cloud, CI and SaaS vendors, private key
 passwords in prose in thirteen languages and split or disguised keys (templates); and hard benign notes: write-ups
 quoting jailbreaks, CLAUDE.md / AGENTS.md / .cursorrules notes, runbooks and READMEs that address "you", meeting
 notes for an agent team, docs naming variables and placeholder keys, config samples, data URIs, hashes and ids
-(templates), cheat-sheets, everyday notes in eighteen languages, poems, recipes, legal text and chat logs."""
+(templates), cheat-sheets, everyday notes in eighteen languages, poems, recipes, legal text and chat logs. The
+eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 languages, and look-alikes in the same
+languages; written blind, then training rows of the learned model (bench/train_directive_model.py)."""
 
 from __future__ import annotations
 
@@ -106,6 +108,7 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh3", "directive"),
         ("directives_fresh4", "directive"),
         ("directives_fresh5", "directive"),
+        ("directives_fresh11", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
@@ -117,7 +120,8 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["benign_fresh", "benign_fresh3", "benign_fresh4", "benign_fresh5", "secrets_fresh_benign"]
+    "name",
+    ["benign_fresh", "benign_fresh3", "benign_fresh4", "benign_fresh5", "benign_fresh11", "secrets_fresh_benign"],
 )
 def test_fresh_round_benign_controls_pass(name: str) -> None:
     selected = fresh_rows(name)
