@@ -72,6 +72,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     # 14/260; then it became training rows for the model (bench/train_directive_model.py)
     ("directives_fresh11", "directive", False),
     ("benign_fresh11", None, False),
+    # round 12, written blind by another author as a held-out round (63 of its 150 orders and 58 of its 150
+    # benign notes in 48 languages) and read once: the session's starting filters refused 86/150 orders and
+    # 6/150 benign notes, the filters with the learned arm and its veto 98/150 and 2/150; then a training round
+    ("directives_fresh12", "directive", False),
+    ("benign_fresh12", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

@@ -32,7 +32,8 @@ quoting jailbreaks, CLAUDE.md / AGENTS.md / .cursorrules notes, runbooks and REA
 notes for an agent team, docs naming variables and placeholder keys, config samples, data URIs, hashes and ids
 (templates), cheat-sheets, everyday notes in eighteen languages, poems, recipes, legal text and chat logs. The
 eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 languages, and look-alikes in the same
-languages; written blind, then training rows of the learned model (bench/train_directive_model.py)."""
+languages; written blind, then training rows of the learned model (bench/train_directive_model.py); the twelfth
+(`*_fresh12`), by another author, was read once as held out and then joined them."""
 
 from __future__ import annotations
 
@@ -109,6 +110,7 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh4", "directive"),
         ("directives_fresh5", "directive"),
         ("directives_fresh11", "directive"),
+        ("directives_fresh12", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
@@ -121,7 +123,15 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["benign_fresh", "benign_fresh3", "benign_fresh4", "benign_fresh5", "benign_fresh11", "secrets_fresh_benign"],
+    [
+        "benign_fresh",
+        "benign_fresh3",
+        "benign_fresh4",
+        "benign_fresh5",
+        "benign_fresh11",
+        "benign_fresh12",
+        "secrets_fresh_benign",
+    ],
 )
 def test_fresh_round_benign_controls_pass(name: str) -> None:
     selected = fresh_rows(name)
