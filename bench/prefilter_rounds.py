@@ -77,6 +77,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     # 6/150 benign notes, the filters with the learned arm and its veto 98/150 and 2/150; then a training round
     ("directives_fresh12", "directive", False),
     ("benign_fresh12", None, False),
+    # round 13, written blind to be what keyword rules miss (157 of its 300 orders and 151 of its 300 benign notes
+    # in 60 languages): the session's starting filters refused 76/300 orders and 5/300 benign notes, the rules of
+    # the time alone 76/300 and 3/300, with the learned arm and its veto 109/300 and 3/300; then a training round
+    ("directives_fresh13", "directive", False),
+    ("benign_fresh13", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

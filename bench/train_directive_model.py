@@ -39,7 +39,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from prefilter_helpers import expand  # noqa: E402
 
-from agentmd.rules.prefilter.directive_model import BUCKETS, features, model_view, passages  # noqa: E402
+from agentmd.rules.prefilter.directive_model import (  # noqa: E402
+    BUCKETS,
+    CHAR_FLOOR,
+    WORD_FLOOR,
+    features,
+    model_view,
+    passages,
+    scale,
+)
 
 PAYLOADS = ROOT / "tests" / "fixtures" / "payloads"
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -109,7 +117,7 @@ class Matrix:
         chars, words = features(text)
         idx = np.concatenate([chars, words])
         val = np.concatenate(
-            [np.full(len(chars), 1 / np.sqrt(max(len(chars), 1))), np.full(len(words), 1 / np.sqrt(max(len(words), 1)))]
+            [np.full(len(chars), scale(len(chars), CHAR_FLOOR)), np.full(len(words), scale(len(words), WORD_FLOOR))]
         )
         self.indices.append(idx)
         self.values.append(val.astype(np.float32))

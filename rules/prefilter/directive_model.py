@@ -33,13 +33,17 @@ from agentmd.rules.prefilter.directive_folding import scoring_view
 
 BUCKETS: Final = 1 << 18
 PASSAGE_CHARS: Final = 600
-MIN_WORDS: Final = 3  # the fewest words of a passage the model refuses
+CHAR_FLOOR: Final = 200  # the character n-grams of a sentence of about ten words
+WORD_FLOOR: Final = 20  # its words and word pairs
 _CHAR_NS: Final = (3, 4, 5)
 _MULT: Final = np.uint64(0x100000001B3)
 _MIX: Final = np.uint64(0x9E3779B97F4A7C15)
 _WORD_SALT: Final = 0x5BD1E995
 _PAIR_SALT: Final = 0x27D4EB2F
 _SPACE = re.compile(r"\s+")
+_LINK = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>()\[\]\"'`]+")
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_HOST = re.compile(r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|xyz|info|biz|example|test|invalid|local)\b")
 _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"\w+")
 _BLOCK = re.compile(r"(?:[^\n]*\S[^\n]*(?:\n|$))+")
@@ -99,9 +103,13 @@ def _add(text: str, start: int, end: int, out: list[Passage]) -> None:
 
 
 def fold(text: str) -> str:
-    """The text as the model reads it: lower case, every digit a 0, white space runs one space, a space at each
-    end so the first and last words have edges."""
-    return " " + _SPACE.sub(" ", _DIGIT.sub("0", text.casefold())).strip() + " "
+    """The text as the model reads it: lower case; a link, a mail address or a host name read as the word
+    "link", "address" or "host" (what a note points at says nothing of whether it gives an order, and the
+    training rows' example domains must not come to mean one); every digit a 0; white space runs one space; a
+    space at each end so the first and last words have edges."""
+    folded = _LINK.sub(" link ", text.casefold())
+    folded = _HOST.sub(" host ", _ADDRESS.sub(" address ", folded))
+    return " " + _SPACE.sub(" ", _DIGIT.sub("0", folded)).strip() + " "
 
 
 def _char_buckets(folded: str) -> Index:
@@ -126,6 +134,13 @@ def _word_buckets(folded: str) -> Index:
     return np.fromiter(sorted(keys), dtype=np.int64, count=len(keys))
 
 
+def scale(n: int, floor: int) -> float:
+    """The value of each of a passage's `n` features: one over the square root of `n`, or of `floor` when the
+    passage has fewer, so a short passage is read as if the rest of it were neutral (a heading of four words
+    must not weigh like a paragraph)."""
+    return 1.0 / float(np.sqrt(max(n, floor)))
+
+
 def features(text: str) -> tuple[Index, Index]:
     """The passage's character n-gram buckets and word (and word pair) buckets, each without repeats."""
     folded = fold(text)
@@ -146,9 +161,9 @@ class Model:
         """The probability (0 to 1) that `text` reads as an order to an AI agent."""
         chars, words = features(text)
         z = self.bias
-        for idx in (chars, words):
+        for idx, floor in ((chars, CHAR_FLOOR), (words, WORD_FLOOR)):
             if len(idx):
-                z += float(self.weights[idx].sum()) / float(np.sqrt(len(idx)))
+                z += float(self.weights[idx].sum()) * scale(len(idx), floor)
         return float(1.0 / (1.0 + np.exp(-z)))
 
     def scores(self, texts: Sequence[str]) -> list[float]:
@@ -172,8 +187,6 @@ def flagged(text: str) -> Iterator[tuple[Passage, float]]:
     """The passages of `text` the model refuses, with their scores, in text order."""
     m = model()
     for passage in passages(text):
-        if len(_WORD.findall(passage.text)) < MIN_WORDS:
-            continue  # a heading or a label is no order
         p = m.score(passage.text)
         if p >= m.threshold:
             yield passage, p

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import CORPORA
 
-from agentmd.rules.prefilter import check_text
+from agentmd.rules.prefilter import check_fields, check_text
 from agentmd.rules.prefilter.directive_model import PASSAGE_CHARS, features, fold, model, passages
 
 
@@ -64,6 +64,24 @@ def test_the_model_refuses_what_no_rule_names(text: str) -> None:
     findings = check_text(text)
     assert [f.code for f in findings] == ["directive"], findings
     assert "learned score" in findings[0].message
+
+
+def test_links_addresses_and_hosts_are_read_as_what_they_are() -> None:
+    assert fold("Mail ops@x.example.com, see https://a.example.net/p?q=1 or www.b.org and c.example.com") == (
+        " mail address , see link or link and host "
+    )
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"title": "Sent by every agent", "body": "The same thought, from all of them."},
+        {"title": "What the assistant said", "body": "It answered in French."},
+        {"title": "Clipped", "source_url": "https://example.com/post/1", "body": "A page about bread."},
+    ],
+)
+def test_short_fields_and_links_are_not_orders(fields: dict[str, str]) -> None:
+    assert check_fields(fields).findings == ()
 
 
 @pytest.mark.parametrize(

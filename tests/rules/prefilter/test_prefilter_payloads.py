@@ -30,10 +30,11 @@ sixteen more languages; secret shapes of cloud, CI and SaaS vendors, private key
 passwords in prose in thirteen languages and split or disguised keys (templates); and hard benign notes: write-ups
 quoting jailbreaks, CLAUDE.md / AGENTS.md / .cursorrules notes, runbooks and READMEs that address "you", meeting
 notes for an agent team, docs naming variables and placeholder keys, config samples, data URIs, hashes and ids
-(templates), cheat-sheets, everyday notes in eighteen languages, poems, recipes, legal text and chat logs. The
-eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 languages, and look-alikes in the same
+(templates), cheat-sheets, everyday notes in eighteen languages, poems, recipes, legal text and chat logs.
+The eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 languages, and look-alikes in the same
 languages; written blind, then training rows of the learned model (bench/train_directive_model.py); the twelfth
-(`*_fresh12`), by another author, was read once as held out and then joined them."""
+(`*_fresh12`), by another author, was read once as held out and then joined them, as did the thirteenth
+(`*_fresh13`), written to be what keyword rules miss."""
 
 from __future__ import annotations
 
@@ -111,6 +112,7 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh5", "directive"),
         ("directives_fresh11", "directive"),
         ("directives_fresh12", "directive"),
+        ("directives_fresh13", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
