@@ -82,6 +82,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     # the time alone 76/300 and 3/300, with the learned arm and its veto 109/300 and 3/300; then a training round
     ("directives_fresh13", "directive", False),
     ("benign_fresh13", None, False),
+    # round 14, written blind by another author as a held-out round (70 of its 160 orders and 74 of its 160 benign
+    # notes in 57 languages), read once: the session's starting filters refused 111/160 orders and 8/160 benign
+    # notes, the filters after round 13 131/160 and 7/160; then a training round
+    ("directives_fresh14", "directive", False),
+    ("benign_fresh14", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

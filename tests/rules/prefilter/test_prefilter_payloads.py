@@ -34,7 +34,7 @@ notes for an agent team, docs naming variables and placeholder keys, config samp
 The eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 languages, and look-alikes in the same
 languages; written blind, then training rows of the learned model (bench/train_directive_model.py); the twelfth
 (`*_fresh12`), by another author, was read once as held out and then joined them, as did the thirteenth
-(`*_fresh13`), written to be what keyword rules miss."""
+(`*_fresh13`), written to be what keyword rules miss, and the fourteenth (`*_fresh14`), read once as held out."""
 
 from __future__ import annotations
 
@@ -113,6 +113,7 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh11", "directive"),
         ("directives_fresh12", "directive"),
         ("directives_fresh13", "directive"),
+        ("directives_fresh14", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
