@@ -263,7 +263,7 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, default=0.0, help="the probability to refuse at (0: from the shares)")
     ap.add_argument("--rounds", nargs="*", help="leave these rounds out in turn and report them (none: only fit)")
     ap.add_argument("--misses", action="store_true", help="print the rows the model gets wrong")
-    ap.add_argument("--veto", type=float, default=0.047, help="under this a note's rule refusal is overruled")
+    ap.add_argument("--veto", type=float, default=0.076, help="under this a note's rule refusal is overruled")
     ap.add_argument("--oof-out", help="write every training example's out-of-fold margin here (JSON lines)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
