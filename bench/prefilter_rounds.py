@@ -87,6 +87,16 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     # notes, the filters after round 13 131/160 and 7/160; then a training round
     ("directives_fresh14", "directive", False),
     ("benign_fresh14", None, False),
+    # round 16, written blind, mostly look-alikes (400 benign notes, 215 in 61 languages; 150 orders, each the evil
+    # twin of a kind of benign note): the session's starting filters refused 86/150 orders and 14/400 benign notes,
+    # the filters after round 14 96/150 and 2/400; then a training round
+    ("directives_fresh16", "directive", False),
+    ("benign_fresh16", None, False),
+    # round 15, written blind by another author as a held-out round (55 of its 150 orders in 40 languages, 55 of its
+    # 150 benign notes in 43), read once at the end: the session's starting filters refused 109/150 orders and
+    # 4/150 benign notes, the filters after round 16 127/150 and 3/150; then a training round
+    ("directives_fresh15", "directive", False),
+    ("benign_fresh15", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

@@ -519,14 +519,16 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     """Directives in `text`. The rules are read first; a note they pass is read by the learned model. A rule's
     refusal of plain text stands unless the model is sure its line is ordinary (under its `veto` probability,
     alone and in its passage): the phrase rules cannot tell a sentence about an order from the order, the model
-    has read thousands of both. What was decoded from an encoding is not the model's to judge."""
+    has read thousands of both. A forged chat turn or tool result, and what was decoded from an encoding, are
+    forms, not the model's to judge."""
     for finding, how in _findings(text, field):
         if how != "plain" or not directive_model.ordinary_at(text, finding.line):
             yield finding
 
 
 def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
-    """Findings with how each was read: "plain" text, an "encoded" form decoded, or the "learned" model."""
+    """Findings with how each was read: "plain" text, a "spoof" of a chat turn or tool result, an "encoded" form
+    decoded, or the "learned" model."""
     text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
     prose = vault_schema.strip_code(flatten_containers(text))
     if prose != text and not discusses(QUOTED.sub(" ", prose.lower())):
@@ -547,7 +549,7 @@ def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
             hit_lines.add(line)
             yield (
                 Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line),
-                "plain",
+                "spoof" if label.startswith("spoofs") else "plain",  # a forged turn or tool result is a form
             )
     if compact_hit and not hit_lines:
         compact_label, compact_line = compact_hit

@@ -34,7 +34,9 @@ notes for an agent team, docs naming variables and placeholder keys, config samp
 The eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 languages, and look-alikes in the same
 languages; written blind, then training rows of the learned model (bench/train_directive_model.py); the twelfth
 (`*_fresh12`), by another author, was read once as held out and then joined them, as did the thirteenth
-(`*_fresh13`), written to be what keyword rules miss, and the fourteenth (`*_fresh14`), read once as held out."""
+(`*_fresh13`), written to be what keyword rules miss, the fourteenth (`*_fresh14`), read once as held out, and the
+sixteenth (`*_fresh16`), mostly look-alikes; the fifteenth (`*_fresh15`), read once as held out at the end, last.
+"""
 
 from __future__ import annotations
 
@@ -114,6 +116,8 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh12", "directive"),
         ("directives_fresh13", "directive"),
         ("directives_fresh14", "directive"),
+        ("directives_fresh15", "directive"),
+        ("directives_fresh16", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
