@@ -522,7 +522,7 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     has read thousands of both. A forged chat turn or tool result, and what was decoded from an encoding, are
     forms, not the model's to judge."""
     for finding, how in _findings(text, field):
-        if how != "plain" or not directive_model.ordinary_at(text, finding.line):
+        if how != "plain" or finding.line is None or not directive_model.ordinary_at(text, finding.line):
             yield finding
 
 
