@@ -97,6 +97,11 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     # 4/150 benign notes, the filters after round 16 127/150 and 3/150; then a training round
     ("directives_fresh15", "directive", False),
     ("benign_fresh15", None, False),
+    # round 17, written blind, every row in a language other than English (220 orders and 220 benign notes in 70
+    # languages): the session's starting filters refused 53/220 orders and 4/220 benign notes, the filters after
+    # round 15 79/220 and 5/220; then a training round
+    ("directives_fresh17", "directive", False),
+    ("benign_fresh17", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

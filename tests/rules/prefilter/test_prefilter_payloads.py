@@ -35,8 +35,8 @@ The eleventh round (`*_fresh11`): every kind of order again, 118 of 260 in 71 la
 languages; written blind, then training rows of the learned model (bench/train_directive_model.py); the twelfth
 (`*_fresh12`), by another author, was read once as held out and then joined them, as did the thirteenth
 (`*_fresh13`), written to be what keyword rules miss, the fourteenth (`*_fresh14`), read once as held out, and the
-sixteenth (`*_fresh16`), mostly look-alikes; the fifteenth (`*_fresh15`), read once as held out at the end, last.
-"""
+sixteenth (`*_fresh16`), mostly look-alikes; the fifteenth (`*_fresh15`), read once as held out at the end, last;
+the seventeenth (`*_fresh17`), every row in another language than English, after it."""
 
 from __future__ import annotations
 
@@ -118,6 +118,7 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh14", "directive"),
         ("directives_fresh15", "directive"),
         ("directives_fresh16", "directive"),
+        ("directives_fresh17", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
