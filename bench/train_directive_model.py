@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 import zlib
@@ -122,11 +121,6 @@ class Matrix:
         self.indices.append(idx)
         self.values.append(val.astype(np.float32))
         self.owner.append(owner)
-
-    def freeze(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        lengths = np.array([len(i) for i in self.indices])
-        indptr = np.concatenate([[0], np.cumsum(lengths)])
-        return indptr, np.concatenate(self.indices), np.concatenate(self.values), np.array(self.owner)
 
 
 def margins(w: np.ndarray, b: float, indptr: np.ndarray, idx: np.ndarray, val: np.ndarray) -> np.ndarray:
@@ -267,7 +261,6 @@ def main() -> None:
     ap.add_argument("--oof-out", help="write every training example's out-of-fold margin here (JSON lines)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    random.seed(0)
     started = time.perf_counter()
     payload = payload_rows()
     notes = vault_notes()

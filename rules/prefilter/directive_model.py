@@ -20,7 +20,7 @@ import functools
 import itertools
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Final
@@ -165,9 +165,6 @@ class Model:
             if len(idx):
                 z += float(self.weights[idx].sum()) * scale(len(idx), floor)
         return float(1.0 / (1.0 + np.exp(-z)))
-
-    def scores(self, texts: Sequence[str]) -> list[float]:
-        return [self.score(t) for t in texts]
 
 
 @functools.cache
