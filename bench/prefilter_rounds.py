@@ -102,6 +102,21 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     # round 15 79/220 and 5/220; then a training round
     ("directives_fresh17", "directive", False),
     ("benign_fresh17", None, False),
+    # rounds 18 to 22, written blind by five other authors (18: English orders in ordinary words; 19: 30 European
+    # languages; 20: 32 languages of Asia, Africa and the Middle East; 21: hidden, split and conditional orders in
+    # long English notes beside 200 look-alikes; 22: long notes, half in 25 other languages); the session's
+    # starting filters refused 112/150, 63/150, 44/150, 96/120 and 87/150 orders and 6/150, 6/150, 6/150, 15/200
+    # and 12/150 benign notes; then training rounds
+    ("directives_fresh18", "directive", False),
+    ("benign_fresh18", None, False),
+    ("directives_fresh19", "directive", False),
+    ("benign_fresh19", None, False),
+    ("directives_fresh20", "directive", False),
+    ("benign_fresh20", None, False),
+    ("directives_fresh21", "directive", False),
+    ("benign_fresh21", None, False),
+    ("directives_fresh22", "directive", False),
+    ("benign_fresh22", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

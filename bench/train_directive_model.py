@@ -44,7 +44,7 @@ from agentmd.rules.prefilter.directive_model import (  # noqa: E402
     WORD_FLOOR,
     features,
     model_view,
-    passages,
+    readings,
     scale,
 )
 
@@ -170,7 +170,7 @@ def fit(
 
 def example_passages(ex: Example) -> list[str]:
     view = model_view(ex.text)
-    found = [p.text for p in passages(view)]
+    found = [p.text for p in readings(view)]
     if ex.label and len(view) <= SHORT and len(found) > 1:
         found.append(view.strip())
     return found or [view]

@@ -2,7 +2,8 @@
 passage and says how much it reads as an order to an AI agent.
 
 A note is cut into passages (blocks between blank lines; a long block into runs of whole lines, then of
-sentences, of at most `PASSAGE_CHARS`). Each passage is folded (lower case, digits read as 0, white space runs
+sentences, of at most `PASSAGE_CHARS`), and a passage of several lines is read line by line as well. Each passage
+is folded (lower case, digits read as 0, white space runs
 as one space) and described by the set of its character 3-, 4- and 5-grams and the set of its words and word
 pairs, each hashed into one table of `BUCKETS` weights. The score of a passage is the bias plus the mean weight
 of each set scaled by the square root of its size (each set an L2-normalised binary vector), passed through the
@@ -35,6 +36,7 @@ BUCKETS: Final = 1 << 18
 PASSAGE_CHARS: Final = 600
 CHAR_FLOOR: Final = 200  # the character n-grams of a sentence of about ten words
 WORD_FLOOR: Final = 20  # its words and word pairs
+LINE_WORDS: Final = 4
 _CHAR_NS: Final = (3, 4, 5)
 _MULT: Final = np.uint64(0x100000001B3)
 _MIX: Final = np.uint64(0x9E3779B97F4A7C15)
@@ -63,11 +65,26 @@ class Passage:
 
 def passages(text: str) -> list[Passage]:
     """The passages of `text`: blocks between blank lines, a long block cut into runs of whole lines, a long line
-    into runs of whole sentences, a long sentence every `PASSAGE_CHARS` characters."""
+    into runs of whole sentences, a long sentence every `PASSAGE_CHARS` characters. They cover the text once."""
     out: list[Passage] = []
     for block in _BLOCK.finditer(text):
         _runs(text, [(m.start(), m.end()) for m in _LINE.finditer(text, block.start(), block.end())], out, 0)
     return out
+
+
+def readings(text: str) -> list[Passage]:
+    """What the model scores in `text`: its passages, and each line of `LINE_WORDS` words or more of a passage of
+    several lines read alone too (an order that is one line of a long note is not diluted by the lines around
+    it), in text order."""
+    found = passages(text)
+    lines = [
+        Passage(p.start + m.start(), m.group())
+        for p in found
+        if "\n" in p.text.strip()
+        for m in _LINE.finditer(p.text)
+        if len(m.group().split()) >= LINE_WORDS
+    ]
+    return sorted(found + lines, key=lambda p: (p.start, len(p.text)))
 
 
 def _runs(text: str, spans: list[tuple[int, int]], out: list[Passage], depth: int) -> None:
@@ -183,7 +200,7 @@ def model() -> Model:
 def flagged(text: str) -> Iterator[tuple[Passage, float]]:
     """The passages of `text` the model refuses, with their scores, in text order."""
     m = model()
-    for passage in passages(text):
+    for passage in readings(text):
         p = m.score(passage.text)
         if p >= m.threshold:
             yield passage, p

@@ -36,7 +36,9 @@ languages; written blind, then training rows of the learned model (bench/train_d
 (`*_fresh12`), by another author, was read once as held out and then joined them, as did the thirteenth
 (`*_fresh13`), written to be what keyword rules miss, the fourteenth (`*_fresh14`), read once as held out, and the
 sixteenth (`*_fresh16`), mostly look-alikes; the fifteenth (`*_fresh15`), read once as held out at the end, last;
-the seventeenth (`*_fresh17`), every row in another language than English, after it."""
+the seventeenth (`*_fresh17`), every row in another language than English, after it; and five more rounds by other
+authors (`*_fresh18` to `*_fresh22`: English orders in ordinary words, 30 European languages, 32 languages of Asia,
+Africa and the Middle East, hidden and split orders in long notes, long notes in 25 languages)."""
 
 from __future__ import annotations
 
@@ -119,6 +121,11 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh15", "directive"),
         ("directives_fresh16", "directive"),
         ("directives_fresh17", "directive"),
+        ("directives_fresh18", "directive"),
+        ("directives_fresh19", "directive"),
+        ("directives_fresh20", "directive"),
+        ("directives_fresh21", "directive"),
+        ("directives_fresh22", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
@@ -138,6 +145,11 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
         "benign_fresh5",
         "benign_fresh11",
         "benign_fresh12",
+        "benign_fresh18",
+        "benign_fresh19",
+        "benign_fresh20",
+        "benign_fresh21",
+        "benign_fresh22",
         "secrets_fresh_benign",
     ],
 )
