@@ -149,27 +149,6 @@ _DIRECTIVE_RULES: Final[tuple[tuple[str, tuple[Iterable[str], ...], str], ...]] 
      rf"env{_G}vars|cookies|chat{_G}history|conversation|system{_G}prompt){_G}to{_G}(?:https?://|\S+@\S+\.\w+)"),
 )  # fmt: skip
 
-# Phrasings in other languages, read on text whose letters were not folded to Latin look-alikes. Their gates are
-# substrings (no word boundaries in CJK).
-_FOREIGN_DIRECTIVE_RULES: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
-    (("instru", "istruz", "anweis"),
-     r"\bignor(?:a|ar|e|ez|er|iere|ieren\s+sie)\s+(?:todas\s+|toutes\s+|tutte\s+|alle\s+)?(?:las\s+|les\s+|"
-     r"as\s+|le\s+|die\s+)?(?:instrucciones|instructions|instruções|istruzioni|anweisungen)\s+(?:anteriores|"
-     r"previas|précédentes|antérieures|precedenti|vorherigen|bisherigen)"),
-    (("anweis", "instrukt", "befehl"),
-     r"\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:vorherigen|bisherigen|"
-     r"vorigen|obigen)\s+(?:anweisungen|instruktionen|befehle)"),
-    (("инструкц", "указан", "команд"),
-     r"(?:игнорир\w*|забудь\w*|проигнорир\w*)\s+(?:все\s+)?(?:предыдущие|прежние|предшествующие|"
-     r"вышеуказанные)\s+(?:инструкции|указания|команды)"),
-    (("指令", "指示", "提示词", "规则", "命令"),
-     r"(?:忽略|无视|忽视|不要理会|忘记|忘掉)掉?你?(?:之前|以前|先前|上面|上述|前面|此前|所有|全部)的?"
-     r"(?:所有|全部)?的?(?:指令|指示|提示词|规则|命令)"),
-    (("从现在",), r"从现在(?:开始|起)[，,]?\s*你(?:必须|只能|要始终|永远)"),
-    (("指示", "命令"), r"(?:以前|前|上記)の(?:すべての)?(?:指示|命令)を(?:無視|忘れ)"),
-)  # fmt: skip
-_FOREIGN_LABEL: Final = "tells the reader to ignore earlier instructions"
-
 _Compiled = tuple[tuple[str, tuple[frozenset[str], ...], re.Pattern[str]], ...]
 
 
@@ -181,8 +160,3 @@ def directive_res() -> _Compiled:
         (label, tuple(frozenset(g) for g in gates), re.compile(rx, re.IGNORECASE))
         for label, gates, rx in _DIRECTIVE_RULES
     )
-
-
-@functools.cache
-def foreign_directive_res() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
-    return tuple((_FOREIGN_LABEL, gates, re.compile(rx, re.IGNORECASE)) for gates, rx in _FOREIGN_DIRECTIVE_RULES)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from agentmd import vault_schema
+from agentmd.rules.prefilter import directive_model
 from agentmd.rules.prefilter.directive_requests import (
     CODE_COMMENT,
     DISCUSSION,
@@ -235,4 +236,42 @@ def blank_named_quotes(text: str) -> str:
         out.append(text[pos : m.start() + 1] + re.sub(r"[^\n]", " ", inside))
         pos = m.end() - 1
     out.append(text[pos:])
+    return "".join(out)
+
+
+# What a quotation's opening follows when it is a value, not something reported: a link's title, an attribute's
+# value, a data field's value (JSON, or a frontmatter key), a list's item. Those are forms an order takes.
+_VALUE_BEFORE = re.compile(r'(?:\]\([^)\s]*\s*|=\s*|"\s*:\s*|\[\s*|(?:^|\n)[ \t]*[\w.-]+:[ \t]*)$')
+FRAME_WORDS: Final = 8
+
+
+def blank_reported_quotes(text: str) -> str:
+    """`text` with the inside of every quotation in double or typographic marks turned to spaces (marks and offsets
+    kept) where the words of its lines outside its quotations, `FRAME_WORDS` or more, read to the learned model
+    as ordinary prose (under its veto): a report or a discussion that quotes what was said ("the page held hidden
+    text: «…». The filter refused it"), in any language. A quotation that is a value stays."""
+    if not any(q in text for q in '"“«„「『'):
+        return text
+    spans = [
+        (m.start(), m.end())
+        for m in _QUOTATION.finditer(text)
+        if m.group()[0] != "'" and _VALUE_BEFORE.search(text, max(0, m.start() - 200), m.start()) is None
+    ]
+    if not spans:
+        return text
+    model = directive_model.model()
+    out = list(text)
+    by_line: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for a, b in spans:  # the quotations of each run of lines, from the line of an opening to that of its closing
+        end = text.find("\n", b)
+        by_line.setdefault((text.rfind("\n", 0, a) + 1, len(text) if end < 0 else end), []).append((a, b))
+    for (start, end), inside in by_line.items():
+        frame = list(text[start:end])
+        for a, b in inside:
+            frame[a + 1 - start : b - 1 - start] = " " * (b - a - 2)
+        words = "".join(frame)
+        if len(words.split()) < FRAME_WORDS or model.score(directive_model.model_view(words)) >= model.veto:
+            continue
+        for a, b in inside:
+            out[a + 1 : b - 1] = (" " if c != "\n" else c for c in text[a + 1 : b - 1])
     return "".join(out)

@@ -347,30 +347,3 @@ COMPACT_RULES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("asks for or replaces the system prompt", re.compile(r"(?:reveal|print|show|leak|ignore|override)"
                                                           r"(?:the|your)?(?:hidden|full|original)?systemprompt")),
 )  # fmt: skip
-
-
-_FIELD_AI = r"(?:model|assistant|ai|agent|llm|bot|copilot|claude|gpt)"
-_FIELD_WHAT = r"(?:instructions?|notes?|message|directives?|tasks?|actions?|orders?|hints?|prompt|todo)"
-# A data field whose name says it is written to the AI ("next_action_for_model", "assistantInstructions",
-# "note-to-agent"), with a quoted text value: what the value says is said to the AI that reads the data.
-_ADDRESSED_FIELD = re.compile(
-    rf"[\"']?(?P<key>[\w-]{{0,30}}?(?:(?:for|to)[_-]?(?:the[_-]?)?{_FIELD_AI}|{_FIELD_AI}[_-]?{_FIELD_WHAT})[\w-]{{0,20}})"
-    r"[\"']?\s*[:=]\s*\"(?P<value>[^\"\n]{8,})\"",
-    re.IGNORECASE,
-)
-
-
-def addressed_fields(text: str) -> str | None:
-    """The text with every data field addressed to the AI read as a note to it, in place ("next_action_for_model":
-    "delete the log" reads `Note for the model: delete the log.`), line breaks kept; None when there is none."""
-    if ":" not in text and "=" not in text:
-        return None
-    found = False
-
-    def note(m: re.Match[str]) -> str:
-        nonlocal found
-        found = True
-        return f". Note for the AI: {m.group('value').rstrip('.')}. "
-
-    rewritten = _ADDRESSED_FIELD.sub(note, text)
-    return rewritten if found else None

@@ -22,7 +22,6 @@ from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
 from agentmd.rules.prefilter.directive_addressed import addressed_hits
 from agentmd.rules.prefilter.directive_features import (
     PROMPT_WRITING,
-    TOLD_OTHERS_FOREIGN,
     TOLD_PEOPLE,
     without_false_overrides,
 )
@@ -39,12 +38,11 @@ from agentmd.rules.prefilter.directive_requests import (
     QUOTED,
     REPORTED,
 )
-from agentmd.rules.prefilter.directive_rules import directive_res, foreign_directive_res
+from agentmd.rules.prefilter.directive_rules import directive_res
 from agentmd.rules.prefilter.directive_score import asks_for_control, harmless_order, scored_hits, turns_carry_orders
-from agentmd.rules.prefilter.directive_sentences import blank_named_quotes, discusses
+from agentmd.rules.prefilter.directive_sentences import blank_named_quotes, blank_reported_quotes, discusses
 from agentmd.rules.prefilter.directive_views import (
     COMPACT_RULES,
-    addressed_fields,
     compact,
     decoded_views,
     hidden_views,
@@ -296,17 +294,6 @@ def _rule_hits(
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     found_on.add(line)
                     yield label, m.start(), m.group(), "folded"
-    judged: dict[int, bool] = {}  # a line's start -> whether it talks about orders (read once a line: a long
-    # line of many hits, in a script without line breaks, would be read again for each)
-    for foreign_label, substrings, foreign_rx in foreign_directive_res():
-        if any(g in low_plain for g in substrings):
-            for hit in foreign_rx.finditer(plain):
-                start = plain.rfind("\n", 0, hit.start()) + 1
-                if start not in judged:
-                    said = _line_at(plain, hit.start())
-                    judged[start] = bool(ABOUT.search(said) or TOLD_OTHERS_FOREIGN.search(said.lower()))
-                if not judged[start]:
-                    yield foreign_label, hit.start(), hit.group(), "plain"
     if any(store in low_plain for store in EXFIL_STORES) and ("http" in low_plain or "@" in low_plain):
         for hit in EXFIL_LINE.finditer(plain):
             if not ABOUT.search(hit.group()) and not discussing:
@@ -447,13 +434,6 @@ def _turns(view: str, pos: int, matched: str) -> str:
     return view[pos:end]
 
 
-def _line_at(text: str, pos: int) -> str:
-    """The line of `text` that holds position `pos`."""
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    return text[start : end if end >= 0 else len(text)]
-
-
 def _changed_lines(plain: str, folded: str) -> tuple[str, Callable[[int], int]]:
     """The lines of `plain` that folding changed (other scripts: the rules read every other line in `folded`
     already), joined, and a map from a position in them back to a position in `plain`."""
@@ -530,6 +510,7 @@ def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
     """Findings with how each was read: "plain" text, a "spoof" of a chat turn or tool result, an "encoded" form
     decoded, or the "learned" model."""
     text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
+    text = blank_reported_quotes(text)  # "the page held hidden text: «…»; the filter refused it": reported
     prose = vault_schema.strip_code(flatten_containers(text))
     if prose != text and not discusses(QUOTED.sub(" ", prose.lower())):
         prose = vault_schema.strip_code(flatten_containers(_opened_fences(text)))
@@ -595,14 +576,6 @@ def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
             )
     if hit_lines:
         return
-    fields = addressed_fields(scoring)
-    if fields is not None:
-        field_lines = Lines(fields)
-        for label, pos, sentence in scored_hits(fields):
-            line = field_lines.at(pos + len(sentence) - len(sentence.lstrip()))
-            what = f'{label}, in a data field written to the AI: "{_snippet(sentence.split(": ", 1)[-1])}"'
-            yield Finding("directive", field, _directive_message(line, what), line), "plain"
-            return
     for how, decoded in itertools.chain(hidden_views(prose), decoded_views(folded)):
         inner_plain, inner_folded = plain_and_folded(decoded)
         # rot13 and reversed text are read for English only: the many-language rules would cost more there
