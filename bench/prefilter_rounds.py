@@ -117,6 +117,20 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh21", None, False),
     ("directives_fresh22", "directive", False),
     ("benign_fresh22", None, False),
+    # rounds 25 to 28, written blind (25: 30 European languages, 26: 30 languages of Asia, Africa and the Middle
+    # East, both in notes of several lines; 27: English orders as questions, statements, conditionals and passives;
+    # 28: 240 benign notes in about 40 languages that use an attack's words, and 60 orders): the session's starting
+    # filters refused 29/150, 42/150, 78/150 and 46/60 orders and 8/150, 0/150, 3/150 and 27/240 benign notes, the
+    # filters after rounds 18-22 and the reported-quotation rule 62/150, 60/150, 90/150 and 49/60, and 6/150, 0/150,
+    # 4/150 and 14/240; then training rounds
+    ("directives_fresh25", "directive", False),
+    ("benign_fresh25", None, False),
+    ("directives_fresh26", "directive", False),
+    ("benign_fresh26", None, False),
+    ("directives_fresh27", "directive", False),
+    ("benign_fresh27", None, False),
+    ("directives_fresh28", "directive", False),
+    ("benign_fresh28", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),

@@ -198,12 +198,14 @@ def model() -> Model:
 
 
 def flagged(text: str) -> Iterator[tuple[Passage, float]]:
-    """The passages of `text` the model refuses, with their scores, in text order."""
+    """The readings of `text` the model refuses, with their scores, in text order; a passage that holds a refused
+    line is left to that line, which says where the order is."""
     m = model()
-    for passage in readings(text):
-        p = m.score(passage.text)
-        if p >= m.threshold:
-            yield passage, p
+    found = [(r, p) for r in readings(text) if (p := m.score(r.text)) >= m.threshold]
+    for reading, p in found:
+        end = reading.start + len(reading.text)
+        if not any(o is not reading and reading.start <= o.start and o.start + len(o.text) <= end for o, _ in found):
+            yield reading, p
 
 
 def model_view(text: str) -> str:

@@ -38,7 +38,9 @@ languages; written blind, then training rows of the learned model (bench/train_d
 sixteenth (`*_fresh16`), mostly look-alikes; the fifteenth (`*_fresh15`), read once as held out at the end, last;
 the seventeenth (`*_fresh17`), every row in another language than English, after it; and five more rounds by other
 authors (`*_fresh18` to `*_fresh22`: English orders in ordinary words, 30 European languages, 32 languages of Asia,
-Africa and the Middle East, hidden and split orders in long notes, long notes in 25 languages)."""
+Africa and the Middle East, hidden and split orders in long notes, long notes in 25 languages) and four after them (`*_fresh25` to `*_fresh28`:
+notes in 60 languages, English orders as questions, statements and conditionals, and benign notes in about 40
+languages that use an attack's words)."""
 
 from __future__ import annotations
 
@@ -126,6 +128,10 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh20", "directive"),
         ("directives_fresh21", "directive"),
         ("directives_fresh22", "directive"),
+        ("directives_fresh25", "directive"),
+        ("directives_fresh26", "directive"),
+        ("directives_fresh27", "directive"),
+        ("directives_fresh28", "directive"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
@@ -150,6 +156,10 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
         "benign_fresh20",
         "benign_fresh21",
         "benign_fresh22",
+        "benign_fresh25",
+        "benign_fresh26",
+        "benign_fresh27",
+        "benign_fresh28",
         "secrets_fresh_benign",
     ],
 )
