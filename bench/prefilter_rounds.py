@@ -156,6 +156,12 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh10_holdout", "directive", False),
     ("benign_fresh10_holdout", None, True),
     ("secrets_fresh10_holdout", "secret", True),
+    # rounds 23 and 24, written blind at the start of the session that trained on rounds 18 to 28 and read once at
+    # its end (orders 109 -> 115 and 107 -> 119 of 150, benign 8 -> 3 and 2 -> 1 of 150); never trained on
+    ("directives_fresh23_holdout", "directive", False),
+    ("benign_fresh23_holdout", None, False),
+    ("directives_fresh24_holdout", "directive", False),
+    ("benign_fresh24_holdout", None, False),
 )
 
 
