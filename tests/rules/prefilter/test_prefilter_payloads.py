@@ -38,9 +38,9 @@ languages; written blind, then training rows of the learned model (bench/train_d
 sixteenth (`*_fresh16`), mostly look-alikes; the fifteenth (`*_fresh15`), read once as held out at the end, last;
 the seventeenth (`*_fresh17`), every row in another language than English, after it; and five more rounds by other
 authors (`*_fresh18` to `*_fresh22`: English orders in ordinary words, 30 European languages, 32 languages of Asia,
-Africa and the Middle East, hidden and split orders in long notes, long notes in 25 languages) and four after them (`*_fresh25` to `*_fresh28`:
-notes in 60 languages, English orders as questions, statements and conditionals, and benign notes in about 40
-languages that use an attack's words)."""
+Africa and the Middle East, hidden and split orders in long notes, long notes in 25 languages) and four after
+them (`*_fresh25` to `*_fresh28`: notes in 60 languages, English orders as questions, statements and
+conditionals, and benign notes in about 40 languages that use an attack's words)."""
 
 from __future__ import annotations
 
