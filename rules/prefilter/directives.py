@@ -309,8 +309,8 @@ def _rule_hits(
                     "plain",
                 )
     for label, pos, matched in phrase_hits(folded, languages=languages, discussing=discussing):
-        if label == "spoofs a chat turn" and not turns_carry_orders(_turns(folded, pos, matched)):
-            continue  # a chat log kept as a note: its turns carry no order
+        if label in _FORGED and not turns_carry_orders(_turns(folded, pos, matched)):
+            continue  # a chat log, a status line or a tool's output kept as a note: its turns carry no order
         if label in _AGENTS_TOLD and (
             _SAFEGUARD_FOLLOWS.match(folded, pos + len(matched))
             or _PROHIBITION_FOLLOWS.match(folded, pos + len(matched))
@@ -353,6 +353,7 @@ def _rule_hits(
 
 
 _ANNOUNCES: Final = "announces replacement instructions"
+_FORGED: Final = frozenset({"spoofs a chat turn", "spoofs a tool call or result"})
 _NAMED_PROMPT: Final = re.compile(r"(?i)\S[^\n]*\s(?:system[\s*_]+prompt)[\s*_]*:$")
 _PARAGRAPH_END: Final = re.compile(r"\n[ \t>]*\n")
 
