@@ -243,6 +243,14 @@ def blank_named_quotes(text: str) -> str:
 # value, a data field's value (JSON, or a frontmatter key), a list's item. Those are forms an order takes.
 _VALUE_BEFORE = re.compile(r'(?:\]\([^)\s]*\s*|=\s*|"\s*:\s*|\[\s*|(?:^|\n)[ \t]*[\w.-]+:[ \t]*)$')
 FRAME_WORDS: Final = 8
+_UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _size(text: str) -> int:
+    """Words in `text`, a script written without spaces (Thai, Lao, Burmese, Khmer, kana, CJK, Hangul) counted
+    as one word every two characters."""
+    unspaced = len(_UNSPACED.findall(text))
+    return len(_UNSPACED.sub(" ", text).split()) + unspaced // 2
 
 
 def blank_reported_quotes(text: str) -> str:
@@ -270,7 +278,7 @@ def blank_reported_quotes(text: str) -> str:
         for a, b in inside:
             frame[a + 1 - start : b - 1 - start] = " " * (b - a - 2)
         words = "".join(frame)
-        if len(words.split()) < FRAME_WORDS or model.score(directive_model.model_view(words)) >= model.veto:
+        if _size(words) < FRAME_WORDS or model.score(directive_model.model_view(words)) >= model.veto:
             continue
         for a, b in inside:
             out[a + 1 : b - 1] = (" " if c != "\n" else c for c in text[a + 1 : b - 1])
