@@ -163,6 +163,16 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh24_holdout", "directive", False),
     ("benign_fresh24_holdout", None, False),
 )
+# rounds 29 and 30 (`*_fresh29_holdout`, `*_fresh30_holdout`: 300 orders and 300 benign notes, about half in other
+# languages), written blind at the end of the session that trained on rounds 18 to 28 and not yet read by anyone:
+# the next change to the filters reads them once with `--unread`, against the filters before it, then lists them
+# in HOLDOUT
+UNREAD: tuple[tuple[str, str | None, bool], ...] = (
+    ("directives_fresh29_holdout", "directive", False),
+    ("benign_fresh29_holdout", None, False),
+    ("directives_fresh30_holdout", "directive", False),
+    ("benign_fresh30_holdout", None, False),
+)
 
 
 def load(name: str, templated: bool) -> list[dict[str, Any]]:
@@ -245,8 +255,9 @@ def main() -> int:
     ap.add_argument("--misses", action="store_true", help="list the rows judged wrongly (not for the holdout)")
     ap.add_argument("--json-only", action="store_true")
     ap.add_argument("--no-latency", action="store_true")
+    ap.add_argument("--unread", action="store_true", help="read only the rounds no one has read yet (read them once)")
     args = ap.parse_args()
-    files = FILES + (HOLDOUT if args.holdout else ())
+    files = UNREAD if args.unread else FILES + (HOLDOUT if args.holdout else ())
     report: dict[str, Any] = {name: measure(name, family, templated) for name, family, templated in files}
     if not args.no_latency:
         report["latency"] = latency()

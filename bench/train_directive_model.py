@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from prefilter_helpers import expand  # noqa: E402
+from prefilter_rounds import UNREAD  # noqa: E402
 
 from agentmd.rules.prefilter.directive_model import (  # noqa: E402
     BUCKETS,
@@ -66,8 +67,11 @@ class Example:
 
 def payload_rows() -> list[Example]:
     out: list[Example] = []
+    unread = {name for name, _family, _templated in UNREAD}  # neither trained on nor read, not even in sum
     for path in sorted(PAYLOADS.glob("*.jsonl")):
         name = path.stem
+        if name in unread:
+            continue
         family = name.split("_", 1)[0]
         round_ = name.removesuffix("_holdout").removesuffix("_benign").partition("_")[2] or "first"
         numbered = round_.removeprefix("fresh")
