@@ -3,9 +3,9 @@ passage and says how much it reads as an order to an AI agent.
 
 A note is cut into passages (blocks between blank lines; a long block into runs of whole lines, then of
 sentences, of at most `PASSAGE_CHARS`), and a passage of several lines is read line by line as well. Each passage
-is folded (lower case, digits read as 0, white space runs
-as one space) and described by the set of its character 3-, 4- and 5-grams and the set of its words and word
-pairs, each hashed into one table of `BUCKETS` weights. The score of a passage is the bias plus the mean weight
+is folded (lower case, digits read as 0, white space runs as one space) and described by the set of its
+character 3-, 4- and 5-grams and the set of its words and word pairs, each hashed into one table of `BUCKETS`
+weights. The score of a passage is the bias plus the mean weight
 of each set scaled by the square root of its size (each set an L2-normalised binary vector), passed through the
 logistic function. The weights, the bias and the threshold live in `directive_model.npz`, written by
 `bench/train_directive_model.py` from the payload rounds' train rows and the shared vaults' notes; what chose
@@ -36,7 +36,7 @@ BUCKETS: Final = 1 << 18
 PASSAGE_CHARS: Final = 600
 CHAR_FLOOR: Final = 200  # the character n-grams of a sentence of about ten words
 WORD_FLOOR: Final = 20  # its words and word pairs
-LINE_WORDS: Final = 4
+LINE_WORDS: Final = 4  # a line read alone: shorter ones are headings and list items
 _CHAR_NS: Final = (3, 4, 5)
 _MULT: Final = np.uint64(0x100000001B3)
 _MIX: Final = np.uint64(0x9E3779B97F4A7C15)
