@@ -5,11 +5,10 @@ A note is cut into passages (blocks between blank lines; a long block into runs 
 sentences, of at most `PASSAGE_CHARS`), and a passage of several lines is read line by line as well. Each passage
 is folded (lower case, digits read as 0, white space runs as one space) and described by the set of its
 character 3-, 4- and 5-grams and the set of its words and word pairs, each hashed into one table of `BUCKETS`
-weights. The score of a passage is the bias plus the mean weight
-of each set scaled by the square root of its size (each set an L2-normalised binary vector), passed through the
-logistic function. The weights, the bias and the threshold live in `directive_model.npz`, written by
-`bench/train_directive_model.py` from the payload rounds' train rows and the shared vaults' notes; what chose
-them is in `bench/RESULTS.md`.
+weights. The score of a passage is the bias plus the mean weight of each set scaled by the square root of its
+size (each set an L2-normalised binary vector), passed through the logistic function. The weights, the bias
+and the threshold live in `directive_model.npz`, written by `bench/train_directive_model.py` from the payload
+rounds' train rows and the shared vaults' notes; what chose them is in `bench/RESULTS.md`.
 
 Everything here is arithmetic over the text: no model file but the weights, no network, no file access after the
 weights are loaded once.
