@@ -162,17 +162,17 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh23_holdout", None, False),
     ("directives_fresh24_holdout", "directive", False),
     ("benign_fresh24_holdout", None, False),
-)
-# rounds 29 and 30 (`*_fresh29_holdout`, `*_fresh30_holdout`: 300 orders and 300 benign notes, about half in other
-# languages), written blind at the end of the session that trained on rounds 18 to 28 and not yet read by anyone:
-# the next change to the filters reads them once with `--unread`, against the filters before it, then lists them
-# in HOLDOUT
-UNREAD: tuple[tuple[str, str | None, bool], ...] = (
+    # rounds 29 and 30 (about half in other languages), written blind at the end of the session that trained on
+    # rounds 18 to 28 and read once at the start of the next, on those filters: orders 113/150 and 122/150, benign
+    # 1/150 and 3/150; never trained on
     ("directives_fresh29_holdout", "directive", False),
     ("benign_fresh29_holdout", None, False),
     ("directives_fresh30_holdout", "directive", False),
     ("benign_fresh30_holdout", None, False),
 )
+# rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
+# against the filters before it, then lists them in HOLDOUT
+UNREAD: tuple[tuple[str, str | None, bool], ...] = ()
 
 
 def load(name: str, templated: bool) -> list[dict[str, Any]]:
@@ -259,6 +259,10 @@ def main() -> int:
     args = ap.parse_args()
     files = UNREAD if args.unread else FILES + (HOLDOUT if args.holdout else ())
     report: dict[str, Any] = {name: measure(name, family, templated) for name, family, templated in files}
+    if not args.misses:  # a held-out read is a count: its rows stay unseen
+        for splits in report.values():
+            for s in splits.values():
+                s.pop("wrong")
     if not args.no_latency:
         report["latency"] = latency()
     report["loadavg"] = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None
