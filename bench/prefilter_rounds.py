@@ -131,6 +131,26 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh27", None, False),
     ("directives_fresh28", "directive", False),
     ("benign_fresh28", None, False),
+    # rounds 31 to 36, written blind at the start of the next session (31: whole agent rule files with one or two
+    # sneaky rules; 32: long English notes with one order in ordinary words; 33: split, conditional, standing and
+    # role-play orders; 34: 45+ languages, no English; 35: orders hidden in markup, configs and transcripts; 36:
+    # concrete harmful acts without the stock words), and a secrets round (38; its fourth rows held out): the
+    # filters they were written against refused 40/150, 99/150, 116/150, 79/150, 129/150 and 99/150 orders, 8, 2,
+    # 4, 3, 1 and 1 of 150 benign notes, and 101/120 secrets with 1/90 look-alikes; then training rounds
+    ("directives_fresh31", "directive", False),
+    ("benign_fresh31", None, False),
+    ("directives_fresh32", "directive", False),
+    ("benign_fresh32", None, False),
+    ("directives_fresh33", "directive", False),
+    ("benign_fresh33", None, False),
+    ("directives_fresh34", "directive", False),
+    ("benign_fresh34", None, False),
+    ("directives_fresh35", "directive", False),
+    ("benign_fresh35", None, False),
+    ("directives_fresh36", "directive", False),
+    ("benign_fresh36", None, False),
+    ("secrets_fresh38", "secret", True),
+    ("secrets_fresh38_benign", None, True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -172,7 +192,12 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
 )
 # rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
 # against the filters before it, then lists them in HOLDOUT
-UNREAD: tuple[tuple[str, str | None, bool], ...] = ()
+UNREAD: tuple[tuple[str, str | None, bool], ...] = (
+    ("directives_fresh37_holdout", "directive", False),
+    ("benign_fresh37_holdout", None, False),
+    ("secrets_fresh38_holdout", "secret", True),
+    ("secrets_fresh38_benign_holdout", None, True),
+)
 
 
 def load(name: str, templated: bool) -> list[dict[str, Any]]:

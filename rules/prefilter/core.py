@@ -157,8 +157,10 @@ _PLACEHOLDER_MARKS: Final = (
 )  # fmt: skip
 _REPEAT_RUN = re.compile(r"(.)\1{5,}")
 _SEQUENCES: Final = ("0123456789", "123456789", "abcdefghij")
-# the sample keys vendors print in their own documentation (Stripe's test keys), after their prefix
-_DOCUMENTED: Final = frozenset({"4eC39HqLyjWDarjtT1zdp7dc", "TYooMQauvdEDq54NiTphI7jx", "BQokikJOvBiI2HlWgH4olfQ2"})
+# the sample keys vendors print in their own documentation (Stripe's test keys, after their prefix; the signature
+# of jwt.io's sample token)
+_DOCUMENTED: Final = ("4eC39HqLyjWDarjtT1zdp7dc", "TYooMQauvdEDq54NiTphI7jx", "BQokikJOvBiI2HlWgH4olfQ2",
+                      "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")  # fmt: skip
 
 
 # a value of lowercase words only that names itself a secret: `my-secret-pw`, `mysecretpassword` (the examples of
@@ -184,7 +186,7 @@ def is_filler(value: str) -> bool:
     seven letters in a row about once in 10^10."""
     low = value.lower()
     return (
-        value in _DOCUMENTED
+        value.startswith(_DOCUMENTED)
         or "EXAMPLE" in value
         or len(set(low)) < 8
         or any(seq in low for seq in _SEQUENCES)

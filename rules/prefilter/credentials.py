@@ -112,19 +112,72 @@ def _dense(value: str) -> bool:
 
 _STAND_INS: Final = ("xxx", "your", "example", "changeme", "placeholder", "redacted", "dummy", "sample", "replace",
                      "insert", "fake", "...", "<", ">", "${", "{{")  # fmt: skip
-_HEX = re.compile(r"[0-9a-f]{32,128}|[0-9A-F]{32,128}")
+_HEX = re.compile(r"[0-9a-f]{24,128}|[0-9A-F]{24,128}")
 
 
-def _hex_secret(value: str) -> bool:
-    """32 or more hex digits, letters and digits mixed, not a run or a sequence (Twilio, Datadog, Mailchimp and
-    many other services issue such tokens; their entropy is below what `random_looking` asks of mixed text)."""
+def _hex_secret(value: str, min_len: int = 32) -> bool:
+    """`min_len` or more hex digits, letters and digits mixed, not a run or a sequence (Twilio, Datadog, Mailchimp
+    and many other services issue such tokens; their entropy is below what `random_looking` asks of mixed text)."""
     return (
-        _HEX.fullmatch(value) is not None
+        len(value) >= min_len
+        and _HEX.fullmatch(value) is not None
         and any(c.isdigit() for c in value)
         and any(c.isalpha() for c in value)
         and entropy(value) >= 3.0
         and not is_placeholder(value)
     )
+
+
+# A random-looking value that the words before it name a credential, in prose and in any language: "Page access
+# token (never expires) for the Acme page:" and the token on the next line, "Azure DevOps PAT für die
+# Pipeline-Agenten: …", "sentry-cli releases new … --auth-token …", "wandb login …". Words that name a credential
+# whatever comes with them (token, secret, PAT, an API or private key) may stand anywhere in the 80 characters
+# before the value on its line, or on the line before when the value opens its line; words that name one only
+# next to a value (key, auth, login, session, cookie) must stand just before one of 32 characters or more, not a
+# UUID. Words that name something public or an identifier (public, fingerprint, id, hash, commit, digest) anywhere
+# in that stretch let the value be.
+_STRONG_NOUN = re.compile(
+    r"(?i)(?<![^\W_])(?:tokens?|secrets?|pat|credentials?|creds|passphrase|bearer|(?:api|access|private|secret|"
+    r"sdk|server|signing|master|deploy|account|service|client|license|licence|live|app|admin|encryption|storage|"
+    r"webhook|integration|auth|personal|recovery)[\s_-]?keys?|apikey|xprv|schlüssel|schluessel|clé|clave|chave|"
+    r"sleutel|nyckel|nøgle|nøkkel|avain|klucz|klíč|ključ|kulcs|cheie|anahtar\w*|chiave|ключ\w*|токен\w*|κλειδί|"
+    r"מפתח|مفتاح|कुंजी|टोकन)(?![^\W_])|密钥|密鑰|金鑰|令牌|トークン|キー|秘密鍵|키|토큰"
+)
+_WEAK_NOUN = re.compile(r"(?i)(?<![^\W_])(?:key|auth|login|session|cookie|sid)[\s\"'`:=—–-]*$")
+_NOT_SECRET_LABEL = re.compile(
+    r"(?i)(?<![^\W_])(?:public|pub|fingerprints?|ids?|hash(?:es)?|sha\d*|md5|digests?|checksums?|commits?|uuid|"
+    r"request|trace|kid|example|sample|placeholder|format|prefix|rotat\w*|revoked|expired|url|endpoint|"
+    r"integrity)(?![^\W_])"
+)
+_VALUE_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:%~]{20,}")
+# a name made of words and numbers (`secrets.DEPLOY_TOKEN_2024`, `release-notes-2024-q3`, `ec2-eu-west`), not a
+# value
+_NAME_PARTS = re.compile(r"(?:[A-Za-z]+\d{0,2}|\d+)(?:[._\-:/](?:[A-Za-z]+\d{0,2}|\d+))*")
+_PADDING = re.compile(r"^(.)\1{5,}")  # a run of one character opening a vendor's token (X's bearer tokens)
+_LABEL_CHARS = 80
+
+
+def _labelled_values(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line, value) of every random-looking value whose label names a credential."""
+    lines = text.split("\n")
+    previous = ""
+    for number, line in enumerate(lines, 1):
+        for m in _VALUE_RUN.finditer(line):
+            value = _PADDING.sub("", m.group().rstrip(".:,;"))
+            if "://" in value or value.startswith(("/", "~", ".", "-")) or _NAME_PARTS.fullmatch(value) or not (
+                random_looking(value) or _hex_secret(value, 24)
+            ):
+                continue
+            before = line[max(0, m.start() - _LABEL_CHARS) : m.start()]
+            label = before if any(c.isalpha() for c in before) else previous
+            if _NOT_SECRET_LABEL.search(label):
+                continue
+            if _STRONG_NOUN.search(label) or (
+                label is before and len(value) >= 32 and not _UUID.fullmatch(value) and _WEAK_NOUN.search(before)
+            ):
+                yield number, value
+        if line.strip():
+            previous = line[-_LABEL_CHARS:]
 
 
 _MAX_SPLIT_LINES: Final = 8
@@ -186,6 +239,10 @@ def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator
         if key and _secret_assignment(_key_parts(key), m.group("quoted") or m.group("val")):
             generic_lines.add(line)
             yield from emit("secret:generic-assignment", "secret-looking value assigned to a secret-named key", line)
+    for line, _value in _labelled_values(text):
+        if line not in named_lines and line not in generic_lines:
+            generic_lines.add(line)
+            yield from emit("secret:generic-assignment", "a random-looking value its label names a credential", line)
     if "bearer" in low or "authorization" in low:
         for m in _BEARER.finditer(text):
             if random_looking(m.group("val")):

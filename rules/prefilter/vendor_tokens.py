@@ -142,11 +142,11 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
     _t("secret:service-token",
        ("lin_api_", "hrku-", "dp.", "pul-", "glsa_", "glc_", "pmak-", "nrak-", "eaaa", "sq0", "atatt", "gsk_", "r8_",
         "pplx-", "sbp_", "sntrys_", "figd_", "xai-", "dckr_pat_", "ya29.", "sk.eyj", "fo1_", "tfp_", "hvs.", "hvb.",
-        "gocspx-", "whsec_", "nfp_", "cfpat-", "eaab", "eaag", "1//0", "tskey-", "pscale_"),
+        "gocspx-", "whsec_", "nfp_", "cfpat-", "eaab", "eaag", "1//0", "tskey-", "pscale_", "pat-"),
        "service access token",
        rf"{_START}(?:lin_api_|HRKU-|dp\.(?:pt|st|sa|ct|scim|audit)\.|pul-|glsa_|glc_|PMAK-|NRAK-|EAA[ABG]|"
        rf"sq0(?:atp|csp)-|ATATT3|gsk_|r8_|pplx-|sbp_|sntrys_|figd_|xai-|dckr_pat_|ya29\.|sk\.eyJ|fo1_|tfp_|hv[sb]\.|"
-       rf"GOCSPX-|whsec_|nfp_|CFPAT-|(?<![\w/])1//0|tskey-(?:auth|api|client|scim|webhook)-|pscale_(?:pw|tkn|oauth)_)"
+       rf"GOCSPX-|whsec_|nfp_|CFPAT-|(?<![\w/])1//0|tskey-(?:auth|api|client|scim|webhook)-|pscale_(?:pw|tkn|oauth)_|pat-(?:na|eu|ap)\d-)"
        rf"(?P<val>[A-Za-z0-9_\-=.]{{22,}})", _random_tail(3.3)),
     _t("secret:service-token", ("pat",), "Airtable personal access token",
        rf"{_START}pat(?P<val>[A-Za-z0-9]{{14}}\.[0-9a-f]{{64}}){_END}", _random_tail(3.3)),
@@ -156,6 +156,8 @@ VENDOR_RULES: Final[tuple[SecretRule, ...]] = (
        rf"{_START}[A-Za-z0-9]{{14}}\.atlasv1\.(?P<val>[A-Za-z0-9_\-=]{{60,}})", _random_tail(3.3)),
     _t("secret:service-token", ("access_token$production$",), "Braintree access token",
        r"access_token\$production\$[0-9a-z]{16}\$(?P<val>[0-9a-f]{32})(?![0-9a-f])", _random_tail(3.0)),
+    _t("secret:private-key", ('"kty"',), "JSON web key with its private part",
+       r'"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"(?P<val>[A-Za-z0-9_\-]{20,})"', _random_tail(3.3)),
     # 64 hex digits after 0x are a transaction or block hash as often as a key: only a key when the line calls it
     # one (a wallet's private key, a signer's key)
     _t("secret:private-key", ("0x",), "blockchain wallet private key",

@@ -515,3 +515,69 @@ def test_a_recovery_phrase_is_refused_in_any_list_and_layout(language: str, coun
 )
 def test_words_of_the_list_in_prose_or_short_runs_pass(text: str) -> None:
     assert "secret:seed-phrase" not in codes(text)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A random value that the words before it name a credential, in prose and in any language
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Page access token (never expires) for the shop page:\n{v}",
+        "Azure DevOps PAT für die Pipeline-Agenten: {v} — Ablauf 30 Tage.",
+        'sentry-cli releases new "$VERSION" --auth-token {v}',
+        "Ключ API облака для распознавания речи: {v}",
+        "Mollie betaal-API sleutel (live, webshop): {v}",
+        "wandb login {h}",
+        "plaid:\n  client_id: 6a500ae47345edad4953ea1c\n  secret: {h30}\n  env: production",
+        "X API v2 bearer token for the mentions bot:\nAAAAAAAAAAAAAAAAAAAAA{v}",
+    ],
+)
+def test_a_random_value_its_label_names_a_credential_is_refused(template: str) -> None:
+    value, hex_value, hex30 = rand(40, ALNUM), _hex(40), _hex(28) + "a1"
+    text = template.format(v=value, h=hex_value, h30=hex30)
+    findings = [f for f in check_text(text) if f.code.startswith("secret:")]
+    assert findings, text
+    assert_no_leak(value if "{v}" in template else hex_value if "{h}" in template else hex30,
+                   *(f.message for f in findings))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Key takeaway of the incident review: see {h}",  # "key" that does not stand next to the value
+        "Deploy key fingerprint: {v}",
+        "The token was rotated in commit {h}.",
+        "Public key of the signing service:\n{v}",
+        "Authorization: Bearer ${{{{ secrets.DEPLOY_TOKEN_2024_PRODUCTION }}}}",
+        "Session key: 2f1e6c1a-7b3d-4b8e-9a1c-2d3e4f5a6b7c",  # an identifier, under a word that names one only nearby
+        "CTF write-up: the flag was base64 in the cookie: ZmxhZ3tuMGtfMG5seX0= decodes to a flag.",
+        "API keys are kept in the vault under release-notes-2024-q3-production-keys.",
+    ],
+)
+def test_a_value_its_label_does_not_name_a_secret_passes(template: str) -> None:
+    text = template.format(v=rand(40, ALNUM), h=_hex(40))
+    assert not {c for c in codes(text) if c.startswith("secret:")}, check_text(text)
+
+
+def test_a_json_web_key_with_its_private_part_is_refused_and_a_public_one_passes() -> None:
+    public = {"kty": "EC", "crv": "P-256", "kid": "k1", "x": rand(43, ALNUM + "-_"), "y": rand(43, ALNUM + "-_")}
+    private = {**public, "d": rand(43, ALNUM + "-_")}
+    assert "secret:private-key" in codes(json.dumps(private))
+    assert not {c for c in codes(json.dumps(public)) if c.startswith("secret:")}
+
+
+def test_a_hubspot_private_app_token_is_refused() -> None:
+    token = f"pat-eu1-{_hex(8)}-{_hex(4)}-{_hex(4)}-{_hex(4)}-{_hex(12)}"
+    assert "secret:service-token" in codes(f'HubSpot private app "crm-sync": {token}')
+
+
+def test_the_sample_token_of_jwt_io_passes() -> None:
+    sample = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIy"
+        "fQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    )
+    text = f"The jwt.io sample token:\n{sample}\nSigned with their demo secret."
+    assert not {c for c in codes(text) if c.startswith("secret:")}
+    assert "secret:jwt" in codes(sample.replace("SflKx", "Qm3x9"))
