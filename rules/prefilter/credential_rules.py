@@ -251,6 +251,13 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
     ),
     SecretRule(
         "secret:slack-webhook",
+        ("webhook.office.com",),
+        "Microsoft Teams incoming-webhook URL",
+        re.compile(r"\.webhook\.office\.com/webhookb2/[\w-]+@[\w-]+/IncomingWebhook/(?P<val>[0-9a-f]{32})/"),
+        value_not_filler("val"),
+    ),
+    SecretRule(
+        "secret:slack-webhook",
         ("hooks.slack.com",),
         "Slack incoming-webhook URL",
         re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<val>T[A-Za-z0-9_]{6,}/[A-Za-z0-9_/]{8,})"),

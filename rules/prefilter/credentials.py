@@ -133,17 +133,22 @@ def _hex_secret(value: str, min_len: int = 32) -> bool:
 # Pipeline-Agenten: …", "sentry-cli releases new … --auth-token …", "wandb login …". Words that name a credential
 # whatever comes with them (token, secret, PAT, an API or private key) may stand anywhere in the 80 characters
 # before the value on its line, or on the line before when the value opens its line; words that name one only
-# next to a value (key, auth, login, session, cookie) must stand just before one of 32 characters or more, not a
-# UUID. Words that name something public or an identifier (public, fingerprint, id, hash, commit, digest) anywhere
-# in that stretch let the value be.
+# next to a value (key, auth, login, session, cookie) must stand just before one of 32 characters or more, or be
+# followed by what it is for and a colon, not before a UUID. Words that name something public or an identifier
+# (public, fingerprint, id, hash, commit, digest) anywhere in that stretch let the value be.
 _STRONG_NOUN = re.compile(
-    r"(?i)(?<![^\W_])(?:tokens?|secrets?|pat|credentials?|creds|passphrase|bearer|(?:api|access|private|secret|"
+    r"(?i)(?<![^\W_])(?:tokens?|secrets?|pat|credentials?|creds|passphrase|bearer|wif|(?:api|access|private|secret|"
     r"sdk|server|signing|master|deploy|account|service|client|license|licence|live|app|admin|encryption|storage|"
     r"webhook|integration|auth|personal|recovery)[\s_-]?keys?|apikey|xprv|schlüssel|schluessel|clé|clave|chave|"
     r"sleutel|nyckel|nøgle|nøkkel|avain|klucz|klíč|ključ|kulcs|cheie|anahtar\w*|chiave|ключ\w*|токен\w*|κλειδί|"
     r"מפתח|مفتاح|कुंजी|टोकन)(?![^\W_])|密钥|密鑰|金鑰|令牌|トークン|キー|秘密鍵|키|토큰"
 )
-_WEAK_NOUN = re.compile(r"(?i)(?<![^\W_])(?:key|auth|login|session|cookie|sid)[\s\"'`:=—–-]*$")
+_WEAK_NOUNS: Final = r"(?<![^\W_])(?:key|auth|login|session|cookie|sid)"
+_WEAK_NOUN = re.compile(rf"(?i){_WEAK_NOUNS}[\s\"'`:=—–-]*$")
+# "REST key for the on-call sync script: …": the word, what it is for, and a colon or "is" just before the value
+_WEAK_NOUN_FOR = re.compile(
+    rf"(?i){_WEAK_NOUNS}\s+(?:for|of|to|on|at|für|pour|para|per|voor)(?:\s+\S+){{1,5}}?(?:\s*[:=]|\s+is)\s*$"
+)
 _NOT_SECRET_LABEL = re.compile(
     r"(?i)(?<![^\W_])(?:public|pub|fingerprints?|ids?|hash(?:es)?|sha\d*|md5|digests?|checksums?|commits?|uuid|"
     r"request|trace|kid|example|sample|placeholder|format|prefix|rotat\w*|revoked|expired|url|endpoint|"
@@ -173,7 +178,9 @@ def _labelled_values(text: str) -> Iterator[tuple[int, str]]:
             if _NOT_SECRET_LABEL.search(label):
                 continue
             if _STRONG_NOUN.search(label) or (
-                label is before and len(value) >= 32 and not _UUID.fullmatch(value) and _WEAK_NOUN.search(before)
+                label is before
+                and not _UUID.fullmatch(value)
+                and ((len(value) >= 32 and _WEAK_NOUN.search(before)) or _WEAK_NOUN_FOR.search(before))
             ):
                 yield number, value
         if line.strip():
@@ -205,6 +212,23 @@ def _split_candidates(text: str) -> Iterator[tuple[int, str]]:
             yield i + 1, joined
 
 
+_SEALED_BLOCK = re.compile(r"^([ \t]*)encryptedData:[ \t]*$")
+
+
+def _sealed_lines(text: str) -> set[int]:
+    """The 1-based lines of the mappings under `encryptedData:` (a SealedSecret's values, encrypted for the
+    cluster's key and meant to be committed)."""
+    out: set[int] = set()
+    depth: int | None = None
+    for number, line in enumerate(text.split("\n"), 1):
+        if depth is not None and line.strip() and len(line) - len(line.lstrip()) > depth:
+            out.add(number)
+            continue
+        block = _SEALED_BLOCK.match(line)
+        depth = len(block.group(1)) if block else None
+    return out
+
+
 def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator[Finding]:
     """The secrets of `text`. A base64 blob's decoded text is read by every rule, the generic ones too (an
     assignment encoded to get past a scanner, `QVdTX1NFQ1JFVF9…`), once (`decoded`: the text is such a blob's)."""
@@ -231,16 +255,17 @@ def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator
                     yield from emit(rule.code, rule.label, lines.at(m.start()))
     named_lines = {line for _, line in seen}
     generic_lines: set[int] = set()
+    sealed = _sealed_lines(text) if "encryptedData:" in text else set()
     for m in _ASSIGN_OP.finditer(text):
         line = lines.at(m.start())
-        if line in named_lines or line in generic_lines:
-            continue  # one finding per line; a named rule already spoke for it
+        if line in named_lines or line in generic_lines or line in sealed:
+            continue  # one finding per line; a named rule already spoke for it; ciphertext is no secret
         key = _key_before(text, m.start())
         if key and _secret_assignment(_key_parts(key), m.group("quoted") or m.group("val")):
             generic_lines.add(line)
             yield from emit("secret:generic-assignment", "secret-looking value assigned to a secret-named key", line)
     for line, _value in _labelled_values(text):
-        if line not in named_lines and line not in generic_lines:
+        if line not in named_lines and line not in generic_lines and line not in sealed:
             generic_lines.add(line)
             yield from emit("secret:generic-assignment", "a random-looking value its label names a credential", line)
     if "bearer" in low or "authorization" in low:
@@ -406,6 +431,8 @@ def _prose_password(value: str) -> bool:
         return False
     if "://" in value or value.startswith(("/", "~", "./", "-")) or value.isdigit():
         return False  # a path, a URL, a number, or the command line's next option (`--password --db admin`)
+    if value.count("/") >= 2 and _NAME_PARTS.fullmatch(value):
+        return False  # a path of words: where it is kept (a vault's `secret/prod/db/admin`)
     if not any(c.isalpha() for c in value):
         return False
     if any(c.isalpha() and not (c.isupper() or c.islower()) for c in value):

@@ -73,8 +73,12 @@ _SENTENCE_WORDS: Final = frozenset(
     ["the", "a", "an", "and", "or", "of", "to", "in", "on", "it", "is", "be", "for", "with", "this", "that", "never",
      "not", "please", "you", "your", "we", "our", "my"]
 )  # fmt: skip
-_LABEL = re.compile(r"(?i)\b(?:seed|mnemonic|(?:recovery|backup|secret)\s+(?:phrase|words))\b")
-_WORDS_AFTER_LABEL = re.compile(r"(?i)\b(?:seed|mnemonic|phrase|words)\b[^\n:]{0,40}[:=]\s*(?P<words>[^\n]+)")
+_LABEL = re.compile(
+    r"(?i)\b(?:seed|mnemonic|(?:recovery|backup|secret)\s+(?:phrase|words))\b|助记词|助記詞|ニーモニック"
+)
+_WORDS_AFTER_LABEL = re.compile(
+    r"(?i)(?:\b(?:seed|mnemonic|phrase|words)\b|助记词|助記詞|ニーモニック)[^\n:：]{0,40}[:=：]\s*\n?\s*(?P<words>[^\n]+)"
+)
 
 
 def labelled_phrase_lines(text: str) -> Iterator[int]:

@@ -581,3 +581,37 @@ def test_the_sample_token_of_jwt_io_passes() -> None:
     text = f"The jwt.io sample token:\n{sample}\nSigned with their demo secret."
     assert not {c for c in codes(text) if c.startswith("secret:")}
     assert "secret:jwt" in codes(sample.replace("SflKx", "Qm3x9"))
+
+
+def test_a_key_named_by_what_it_is_for_is_refused() -> None:
+    value = rand(20, ALNUM + "+-")
+    assert "secret:generic-assignment" in codes(f"PagerDuty REST key for the on-call sync script: {value}")
+    assert not {c for c in codes(f"Key takeaway for the on-call rota: {_hex(8)}") if c.startswith("secret:")}
+
+
+def test_a_teams_webhook_address_is_refused() -> None:
+    url = (
+        f"https://acme.webhook.office.com/webhookb2/{_hex(8)}-{_hex(4)}-{_hex(4)}-{_hex(4)}-{_hex(12)}@"
+        f"{_hex(8)}-{_hex(4)}-{_hex(4)}-{_hex(4)}-{_hex(12)}/IncomingWebhook/{_hex(32)}/{_hex(8)}-{_hex(4)}"
+    )
+    assert "secret:slack-webhook" in codes(f"Teams incoming webhook for #deployments:\n{url}")
+
+
+def test_a_sealed_secrets_ciphertext_passes_and_a_plain_secret_beside_it_does_not() -> None:
+    sealed = (
+        "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: api-keys\nspec:\n"
+        f"  encryptedData:\n    STRIPE_SECRET_KEY: Ag{rand(300, B64)}\n    DB_PASSWORD: Ag{rand(200, B64)}\n"
+        "  template:\n    metadata:\n      name: api-keys\n"
+    )
+    assert not {c for c in codes(sealed) if c.startswith("secret:")}
+    assert "secret:generic-assignment" in codes(sealed + f"stringData:\n  STRIPE_SECRET_KEY: {rand(40, ALNUM)}\n")
+
+
+def test_a_secret_managers_path_after_a_password_word_passes() -> None:
+    text = "Das Passwort für den Datenbank-Admin steht im Vault unter secret/prod/db/admin. Bitte nicht kopieren."
+    assert not {c for c in codes(text) if c.startswith("secret:")}
+
+
+def test_a_recovery_phrase_under_a_chinese_label_on_the_next_line_is_refused() -> None:
+    words = " ".join(Mnemonic("english").generate(128).split())
+    assert "secret:seed-phrase" in codes(f"钱包助记词（千万别丢）：\n{words}")
