@@ -151,6 +151,24 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh36", None, False),
     ("secrets_fresh38", "secret", True),
     ("secrets_fresh38_benign", None, True),
+    # rounds 39 to 43 and secrets round 44, written blind while the filters above were being changed (39: agent
+    # rule files in English and 18 other languages; 40: everyday developer texts in English; 41: long notes in 30
+    # languages; 42: what agents read from tools; 43: 250 hard benign notes and 50 orders; 44: secrets in config
+    # formats, split and in chats, a fourth held out): the filters after training on rounds 31 to 36 refused
+    # 33/150, 121/150, 98/150, 124/150 and 44/50 orders, 13, 4, 1, 2 and 15 of 150/150/150/150/250 benign notes,
+    # and 112/120 secrets with 2/90 look-alikes; then training rounds
+    ("directives_fresh39", "directive", False),
+    ("benign_fresh39", None, False),
+    ("directives_fresh40", "directive", False),
+    ("benign_fresh40", None, False),
+    ("directives_fresh41", "directive", False),
+    ("benign_fresh41", None, False),
+    ("directives_fresh42", "directive", False),
+    ("benign_fresh42", None, False),
+    ("directives_fresh43", "directive", False),
+    ("benign_fresh43", None, False),
+    ("secrets_fresh44", "secret", True),
+    ("secrets_fresh44_benign", None, True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -197,6 +215,8 @@ UNREAD: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh37_holdout", None, False),
     ("secrets_fresh38_holdout", "secret", True),
     ("secrets_fresh38_benign_holdout", None, True),
+    ("secrets_fresh44_holdout", "secret", True),
+    ("secrets_fresh44_benign_holdout", None, True),
 )
 
 

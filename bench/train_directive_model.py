@@ -255,13 +255,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--l2", type=float, default=1e-6)
-    ap.add_argument("--row-weight", type=float, default=20.0, help="weight of a payload row against a vault passage")
+    ap.add_argument("--row-weight", type=float, default=10.0, help="weight of a payload row against a vault passage")
     ap.add_argument("--note-fp", type=float, default=0.001, help="share of vault notes the threshold may refuse")
     ap.add_argument("--row-fp", type=float, default=0.005, help="share of benign payload rows it may refuse")
     ap.add_argument("--threshold", type=float, default=0.0, help="the probability to refuse at (0: from the shares)")
     ap.add_argument("--rounds", nargs="*", help="leave these rounds out in turn and report them (none: only fit)")
     ap.add_argument("--misses", action="store_true", help="print the rows the model gets wrong")
-    ap.add_argument("--veto", type=float, default=0.076, help="under this a note's rule refusal is overruled")
+    ap.add_argument("--veto", type=float, default=0.119, help="under this a line's rule refusal is overruled")
+    ap.add_argument("--turns-veto", type=float, default=0.15, help="the same for forged chat turns, note-wide")
     ap.add_argument("--oof-out", help="write every training example's out-of-fold margin here (JSON lines)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
@@ -328,6 +329,7 @@ def main() -> None:
             bias=np.float64(b),
             threshold=np.float64(probability),
             veto=np.float64(args.veto),
+            turns_veto=np.float64(args.turns_veto),
         )
         out["written"] = str(OUT.relative_to(ROOT))
     print(json.dumps(out, indent=1))

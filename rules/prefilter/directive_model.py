@@ -172,6 +172,7 @@ class Model:
     bias: float
     threshold: float
     veto: float
+    turns_veto: float  # the same for forged chat turns, which every reading of the note must score under
 
     def score(self, text: str) -> float:
         """The probability (0 to 1) that `text` reads as an order to an AI agent."""
@@ -193,6 +194,7 @@ def model() -> Model:
             bias=float(data["bias"]),
             threshold=float(data["threshold"]),
             veto=float(data["veto"]),
+            turns_veto=float(data["turns_veto"]),
         )
 
 
@@ -215,13 +217,25 @@ def model_view(text: str) -> str:
 
 def ordinary_at(text: str, line: int) -> bool:
     """Line `line` (1-based) of `text` scores under the model's `veto` probability, read alone and in its
-    passage: an order in a long block is not hidden by the block around it."""
+    passage (an order in a long block is not hidden by the block around it), and is long enough for that score to
+    say so: a line of fewer than `CHAR_FLOOR` character n-grams (about ten words) scores low for want of text, and
+    a short form ("BEGIN SYSTEM PROMPT", an image whose address carries the conversation) is the rules' to judge."""
     view = model_view(text)
     starts = [0, *(i + 1 for i, c in enumerate(view) if c == "\n")]
     if not 1 <= line <= len(starts):
         return False
     start = starts[line - 1]
     end = starts[line] - 1 if line < len(starts) else len(view)
+    if len(_char_buckets(fold(view[start:end]))) < CHAR_FLOOR // 2:
+        return False
     texts = [view[start:end]] + [p.text for p in passages(view) if p.start <= start < p.start + len(p.text)]
     m = model()
     return all(m.score(t) < m.veto for t in texts if t.strip())
+
+
+def ordinary_throughout(text: str) -> bool:
+    """Every reading of `text` (its passages, and the lines of those of several lines) scores under the model's
+    `turns_veto` probability: a transcript whose turns the model reads as ordinary talk."""
+    m = model()
+    return all(m.score(r.text) < m.turns_veto for r in readings(model_view(text)) if r.text.strip())
+

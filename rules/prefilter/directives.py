@@ -289,7 +289,7 @@ def _rule_hits(
                     continue  # "please disregard my earlier message": the writer takes back what they wrote
                 if label == _IGNORE_EARLIER and _PROCEDURE.search(m.group()):
                     continue  # "ignore the previous install instructions": a procedure's steps
-                if label == _ANNOUNCES and _documented_prompt(folded, m.start(), m.end()):
+                if (label == _ANNOUNCES or label in _PROMPT_TITLES) and _documented_prompt(folded, m.start(), m.end()):
                     continue  # "Support bot v3 system prompt: You are a support assistant ...": a prompt kept
                 if not _mention(folded, m.start(), discussing) and not _told_people(folded, m.start()):
                     found_on.add(line)
@@ -353,20 +353,32 @@ def _rule_hits(
 
 
 _ANNOUNCES: Final = "announces replacement instructions"
+# how a rule's hit is read: a forged tool call or result is a form, not the model's to judge; forged chat turns
+# are the model's only when it reads every passage of the note as ordinary (a chat kept as a note)
+_KINDS: Final = {"spoofs a tool call or result": "spoof", "spoofs a chat turn": "turns"}
 _FORGED: Final = frozenset({"spoofs a chat turn", "spoofs a tool call or result"})
 _NAMED_PROMPT: Final = re.compile(r"(?i)\S[^\n]*\s(?:system[\s*_]+prompt)[\s*_]*:$")
-_PARAGRAPH_END: Final = re.compile(r"\n[ \t>]*\n")
+# the name after a label, as a title gives it: "# System prompt: FinOpsAssistant", "System prompt: CodeReviewer
+# (org-wide)"; a capital, at most four words, nothing after it on the line
+_NAME_AFTER: Final = re.compile(r"[ \t*_]*(?P<name>[A-Z][\w.()/&+'-]*(?:[ \t]+[\w.()/&+'-]+){0,3})[ \t*_]*(?=\n|$)")
+_BLANK: Final = re.compile(r"\s*")
+_PROMPT_CHARS: Final = 2000
+_PROMPT_TITLES: Final = ("labels a system prompt", "carries an instruction-tuning header")
 
 
 def _documented_prompt(view: str, start: int, end: int) -> bool:
     """A system prompt kept as a document: the label names what the prompt is for ("support bot v3 system
-    prompt:", not a bare "System prompt:" or "new instructions:"), and the paragraph after it asks for nothing an
-    attacker wants (no secrets, no dropped rules, no unsafe act, nothing kept from the user)."""
+    prompt:" or "System prompt: CookBot", not a bare "System prompt:" or "new instructions:"), and neither that name
+    nor the prompt (its first `_PROMPT_CHARS` characters) asks for anything an attacker wants (no secrets, no
+    dropped rules, no unsafe act, nothing kept from the user)."""
     line_start = max(view.rfind("\n", 0, start) + 1, end - 300)  # the label's end of the line: a long line is
-    if _NAMED_PROMPT.search(view[line_start:end]) is None:  # not read again for every hit on it
+    named_after = _NAME_AFTER.match(view, end)  # not read again for every hit on it
+    if named_after is not None and asks_for_control(named_after.group("name")):
         return False
-    stop = _PARAGRAPH_END.search(view, end)
-    return not asks_for_control(view[end : stop.start() if stop else min(len(view), end + 2000)])
+    if _NAMED_PROMPT.search(view[line_start:end]) is None and named_after is None:
+        return False
+    body = _BLANK.match(view, named_after.end() if named_after else end).end()
+    return not asks_for_control(view[body : body + _PROMPT_CHARS])
 
 
 # Rules that match a form (a greeting, a role label, "always answer ...") rather than what is asked: a hit is
@@ -500,16 +512,22 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
     """Directives in `text`. The rules are read first; a note they pass is read by the learned model. A rule's
     refusal of plain text stands unless the model is sure its line is ordinary (under its `veto` probability,
     alone and in its passage): the phrase rules cannot tell a sentence about an order from the order, the model
-    has read thousands of both. A forged chat turn or tool result, and what was decoded from an encoding, are
-    forms, not the model's to judge."""
+    has read thousands of both. Forged chat turns stand unless it reads the whole note as ordinary; a forged tool
+    result, and what was decoded from an encoding, are forms, not the model's to judge."""
     for finding, how in _findings(text, field):
-        if how != "plain" or finding.line is None or not directive_model.ordinary_at(text, finding.line):
+        if _stands(text, finding, how):
             yield finding
 
 
+def _stands(text: str, finding: Finding, how: str) -> bool:
+    if how == "turns":
+        return not directive_model.ordinary_throughout(text)
+    return how != "plain" or finding.line is None or not directive_model.ordinary_at(text, finding.line)
+
+
 def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
-    """Findings with how each was read: "plain" text, a "spoof" of a chat turn or tool result, an "encoded" form
-    decoded, or the "learned" model."""
+    """Findings with how each was read: "plain" text, forged chat "turns", a "spoof" of a tool result, an
+    "encoded" form decoded, or the "learned" model."""
     text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
     text = blank_reported_quotes(text)  # "the page held hidden text: «…»; the filter refused it": reported
     prose = vault_schema.strip_code(flatten_containers(text))
@@ -531,7 +549,7 @@ def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
             hit_lines.add(line)
             yield (
                 Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(matched)}"'), line),
-                "spoof" if label.startswith("spoofs") else "plain",  # a forged turn or tool result is a form
+                _KINDS.get(label, "plain"),
             )
     if compact_hit and not hit_lines:
         compact_label, compact_line = compact_hit
