@@ -207,10 +207,10 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh29_holdout", None, False),
     ("directives_fresh30_holdout", "directive", False),
     ("benign_fresh30_holdout", None, False),
-)
-# rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
-# against the filters before it, then lists them in HOLDOUT
-UNREAD: tuple[tuple[str, str | None, bool], ...] = (
+    # round 37 (orders and look-alikes, about 40 % in other languages) and the held-out fourths of the secrets
+    # rounds 38 and 44, written blind during the session that trained on rounds 31 to 43 and read on the filters
+    # before it and after: orders 116 -> 125/150, benign 8 -> 8/150; secrets 30 -> 36/40 and 35 -> 37/40, their
+    # look-alikes 2 -> 2/30 each; never trained on
     ("directives_fresh37_holdout", "directive", False),
     ("benign_fresh37_holdout", None, False),
     ("secrets_fresh38_holdout", "secret", True),
@@ -218,6 +218,9 @@ UNREAD: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh44_holdout", "secret", True),
     ("secrets_fresh44_benign_holdout", None, True),
 )
+# rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
+# against the filters before it, then lists them in HOLDOUT
+UNREAD: tuple[tuple[str, str | None, bool], ...] = ()
 
 
 def load(name: str, templated: bool) -> list[dict[str, Any]]:
