@@ -377,7 +377,8 @@ def _documented_prompt(view: str, start: int, end: int) -> bool:
         return False
     if _NAMED_PROMPT.search(view[line_start:end]) is None and named_after is None:
         return False
-    body = _BLANK.match(view, named_after.end() if named_after else end).end()
+    after = named_after.end() if named_after else end
+    body = blank.end() if (blank := _BLANK.match(view, after)) else after
     return not asks_for_control(view[body : body + _PROMPT_CHARS])
 
 
