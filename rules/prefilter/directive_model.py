@@ -215,18 +215,18 @@ def model_view(text: str) -> str:
     return scoring_view(flatten_containers(text))
 
 
-def ordinary_at(text: str, line: int) -> bool:
+def ordinary_at(text: str, line: int, *, short: bool = False) -> bool:
     """Line `line` (1-based) of `text` scores under the model's `veto` probability, read alone and in its
-    passage (an order in a long block is not hidden by the block around it), and is long enough for that score to
-    say so: a line of fewer than `CHAR_FLOOR` character n-grams (about ten words) scores low for want of text, and
-    a short form ("BEGIN SYSTEM PROMPT", an image whose address carries the conversation) is the rules' to judge."""
+    passage (an order in a long block is not hidden by the block around it), and, unless `short`, is long enough
+    for that score to say so: a line of fewer than half `CHAR_FLOOR` character n-grams (about five words) scores
+    low for want of text, and a short known form ("BEGIN SYSTEM PROMPT") is the rules' to judge."""
     view = model_view(text)
     starts = [0, *(i + 1 for i, c in enumerate(view) if c == "\n")]
     if not 1 <= line <= len(starts):
         return False
     start = starts[line - 1]
     end = starts[line] - 1 if line < len(starts) else len(view)
-    if len(_char_buckets(fold(view[start:end]))) < CHAR_FLOOR // 2:
+    if not short and len(_char_buckets(fold(view[start:end]))) < CHAR_FLOOR // 2:
         return False
     texts = [view[start:end]] + [p.text for p in passages(view) if p.start <= start < p.start + len(p.text)]
     m = model()

@@ -19,7 +19,7 @@ from typing import Final
 from agentmd import vault_schema
 from agentmd.rules.prefilter import directive_model
 from agentmd.rules.prefilter.core import Finding, Lines, flatten_containers
-from agentmd.rules.prefilter.directive_addressed import addressed_hits
+from agentmd.rules.prefilter.directive_addressed import IMAGE_SENDS, addressed_hits
 from agentmd.rules.prefilter.directive_features import (
     PROMPT_WRITING,
     TOLD_PEOPLE,
@@ -353,9 +353,11 @@ def _rule_hits(
 
 
 _ANNOUNCES: Final = "announces replacement instructions"
-# how a rule's hit is read: a forged tool call or result is a form, not the model's to judge; forged chat turns
-# are the model's only when it reads every passage of the note as ordinary (a chat kept as a note)
-_KINDS: Final = {"spoofs a tool call or result": "spoof", "spoofs a chat turn": "turns"}
+# how a rule's hit is read: a forged tool call or result and an image whose address sends data out are forms, not
+# the model's to judge; forged chat turns are the model's only when it reads every passage of the note as ordinary
+# (a chat kept as a note); the sentence scorer's and the addressed reader's hits are "scored", which the model may
+# overrule however short their line (a phrase rule's short hit is a known form it has too little text to judge)
+_KINDS: Final = {"spoofs a tool call or result": "spoof", IMAGE_SENDS: "spoof", "spoofs a chat turn": "turns"}
 _FORGED: Final = frozenset({"spoofs a chat turn", "spoofs a tool call or result"})
 _NAMED_PROMPT: Final = re.compile(r"(?i)\S[^\n]*\s(?:system[\s*_]+prompt)[\s*_]*:$")
 # the name after a label, as a title gives it: "# System prompt: FinOpsAssistant", "System prompt: CodeReviewer
@@ -523,12 +525,14 @@ def directive_findings(text: str, field: str) -> Iterator[Finding]:
 def _stands(text: str, finding: Finding, how: str) -> bool:
     if how == "turns":
         return not directive_model.ordinary_throughout(text)
-    return how != "plain" or finding.line is None or not directive_model.ordinary_at(text, finding.line)
+    if how not in ("plain", "scored") or finding.line is None:
+        return True
+    return not directive_model.ordinary_at(text, finding.line, short=how == "scored")
 
 
 def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
-    """Findings with how each was read: "plain" text, forged chat "turns", a "spoof" of a tool result, an
-    "encoded" form decoded, or the "learned" model."""
+    """Findings with how each was read: a phrase rule's hit in "plain" text, a sentence "scored", forged chat
+    "turns", a "spoof" of a tool result, an "encoded" form decoded, or the "learned" model."""
     text = blank_named_quotes(text)  # "the phrase '…' became a meme": shown, not said
     text = blank_reported_quotes(text)  # "the page held hidden text: «…»; the filter refused it": reported
     prose = vault_schema.strip_code(flatten_containers(text))
@@ -582,7 +586,7 @@ def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
             hit_lines.add(line)
             yield (
                 Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(sentence)}"'), line),
-                "plain",
+                "scored",
             )
     if hit_lines:
         return
@@ -592,7 +596,7 @@ def _findings(text: str, field: str) -> Iterator[tuple[Finding, str]]:
             hit_lines.add(line)
             yield (
                 Finding("directive", field, _directive_message(line, f'{label}: "{_snippet(segment)}"'), line),
-                "plain",
+                _KINDS.get(label, "scored"),
             )
     if hit_lines:
         return
