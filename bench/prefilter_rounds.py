@@ -169,6 +169,18 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh43", None, False),
     ("secrets_fresh44", "secret", True),
     ("secrets_fresh44_benign", None, True),
+    # rounds 45 to 48, written blind after that training (45: English agent rule files with one or two harmful
+    # rules in working words; 46: the same in 25+ other languages; 47: 250 look-alikes that quote attacks, saved
+    # chats and prompt guides, 50 orders; 48: anything, half in other languages): the filters of the moment refused
+    # 38/150, 16/150, 49/50 and 108/150 orders and 3, 0, 25 and 2 of 150/150/250/150 benign notes; then training
+    ("directives_fresh45", "directive", False),
+    ("benign_fresh45", None, False),
+    ("directives_fresh46", "directive", False),
+    ("benign_fresh46", None, False),
+    ("directives_fresh47", "directive", False),
+    ("benign_fresh47", None, False),
+    ("directives_fresh48", "directive", False),
+    ("benign_fresh48", None, False),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -217,6 +229,11 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh38_benign_holdout", None, True),
     ("secrets_fresh44_holdout", "secret", True),
     ("secrets_fresh44_benign_holdout", None, True),
+    # round 49 (orders and look-alikes, 40 % in other languages), written blind after rounds 31 to 44 joined
+    # training and read before rounds 45 to 48 did and after: orders 123 -> 123/150 (117 on the filters of the
+    # session's start), benign 7 -> 6/150 (7 at the start); never trained on
+    ("directives_fresh49_holdout", "directive", False),
+    ("benign_fresh49_holdout", None, False),
 )
 # rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
 # against the filters before it, then lists them in HOLDOUT

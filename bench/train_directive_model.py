@@ -262,7 +262,6 @@ def main() -> None:
     ap.add_argument("--rounds", nargs="*", help="leave these rounds out in turn and report them (none: only fit)")
     ap.add_argument("--misses", action="store_true", help="print the rows the model gets wrong")
     ap.add_argument("--veto", type=float, default=0.119, help="under this a line's rule refusal is overruled")
-    ap.add_argument("--turns-veto", type=float, default=0.15, help="the same for forged chat turns, note-wide")
     ap.add_argument("--oof-out", help="write every training example's out-of-fold margin here (JSON lines)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
@@ -329,7 +328,6 @@ def main() -> None:
             bias=np.float64(b),
             threshold=np.float64(probability),
             veto=np.float64(args.veto),
-            turns_veto=np.float64(args.turns_veto),
         )
         out["written"] = str(OUT.relative_to(ROOT))
     print(json.dumps(out, indent=1))

@@ -172,7 +172,6 @@ class Model:
     bias: float
     threshold: float
     veto: float
-    turns_veto: float  # the same for forged chat turns, which every reading of the note must score under
 
     def score(self, text: str) -> float:
         """The probability (0 to 1) that `text` reads as an order to an AI agent."""
@@ -194,7 +193,6 @@ def model() -> Model:
             bias=float(data["bias"]),
             threshold=float(data["threshold"]),
             veto=float(data["veto"]),
-            turns_veto=float(data["turns_veto"]),
         )
 
 
@@ -235,7 +233,7 @@ def ordinary_at(text: str, line: int, *, short: bool = False) -> bool:
 
 def ordinary_throughout(text: str) -> bool:
     """Every reading of `text` (its passages, and the lines of those of several lines) scores under the model's
-    `turns_veto` probability: a transcript whose turns the model reads as ordinary talk."""
+    `veto` probability: a transcript whose turns the model reads as ordinary talk."""
     m = model()
-    return all(m.score(r.text) < m.turns_veto for r in readings(model_view(text)) if r.text.strip())
+    return all(m.score(r.text) < m.veto for r in readings(model_view(text)) if r.text.strip())
 
