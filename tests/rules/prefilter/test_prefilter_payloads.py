@@ -200,9 +200,10 @@ def test_fresh_round_benign_controls_pass(name: str) -> None:
 
 
 # The rounds the filters still read worst, held to what they refuse today: whole agent rule files with one or two
-# harmful rules in plain working words (31 and 45 in English, 39 and 46 in other languages), long English notes with one order in
-# ordinary words (32), and write-ups that quote an attack's words inside their own sentences (21's look-alikes,
-# which the model has scored between its veto and its threshold since rounds 31 to 43 joined its training)
+# harmful rules in plain working words (31 and 45 in English, 39 and 46 in other languages), long English notes
+# with one order in ordinary words (32), and write-ups that quote an attack's words inside their own sentences
+# (21's look-alikes, which the model has scored between its veto and its threshold since rounds 31 to 43 joined
+# its training)
 @pytest.mark.parametrize(
     ("name", "orders", "benign"),
     [
