@@ -373,8 +373,9 @@ def _documented_prompt(view: str, start: int, end: int) -> bool:
     prompt:" or "System prompt: CookBot", not a bare "System prompt:" or "new instructions:"), and neither that name
     nor the prompt (its first `_PROMPT_CHARS` characters) asks for anything an attacker wants (no secrets, no
     dropped rules, no unsafe act, nothing kept from the user)."""
-    line_start = max(view.rfind("\n", 0, start) + 1, end - 300)  # the label's end of the line: a long line is
-    named_after = _NAME_AFTER.match(view, end)  # not read again for every hit on it
+    # the label's end of its line, at most 300 characters: a long line is not read again for every hit on it
+    line_start = max(view.rfind("\n", 0, start) + 1, end - 300)
+    named_after = _NAME_AFTER.match(view, end)
     if named_after is not None and asks_for_control(named_after.group("name")):
         return False
     if _NAMED_PROMPT.search(view[line_start:end]) is None and named_after is None:
