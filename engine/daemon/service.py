@@ -147,6 +147,7 @@ class Daemon(Loops):
         self._last_report: ReconcileReport | None = None
         self._status: Status | None = None
         self._status_lock = threading.Lock()
+        self._git_marks = 0  # git sections refreshed so far: a full status computed across one reads them again
         self._threads: list[threading.Thread] = []
         self.passes = 0
         self.commits = 0

@@ -56,6 +56,7 @@ class DaemonState(Upkeep):
     _pass_due: bool
     _status: Status | None
     _status_lock: threading.Lock
+    _git_marks: int
     opened_with: int
     store_opened: threading.Event  # set once the index is open, or could not be
 
@@ -113,6 +114,8 @@ class DaemonState(Upkeep):
         if self.store is None or (self._stale and not first_pass_done):
             return
         began = self.clock()
+        with self._status_lock:
+            marks = self._git_marks
         try:
             status = compute_status(
                 self.settings,
@@ -130,6 +133,10 @@ class DaemonState(Upkeep):
             log.exception("status could not be computed")
             return
         with self._status_lock:
+            moved = self._git_marks != marks
+        if moved:  # a commit cycle or a sync round ended while it was computed: its sections are read again
+            status = self._with_git_now(status) or status
+        with self._status_lock:
             self._status = status
             self._status_at = self.clock()
             self._status_cost = self._status_at - began
@@ -140,13 +147,21 @@ class DaemonState(Upkeep):
         cycles come every few seconds, and the health pass recomputes it all every `health_interval` anyway.
         With no health pass running (health_interval 0) the full status is computed as before."""
         with self._status_lock:
+            self._git_marks += 1
             cached = self._status
         if not cached or self.health_interval <= 0:
             self._refresh_status()
             return
+        status = self._with_git_now(cached)
+        with self._status_lock:
+            if status is not None and self._status is cached:  # a full status stored meanwhile read them after
+                self._status = status  # this refresh began (see `_refresh_status`): keep it
+
+    def _with_git_now(self, status: Status) -> Status | None:
+        """`status` with its git, probe, jobs and sync sections read now, or None when they could not be."""
         try:
-            status = with_git(
-                cached,
+            return with_git(
+                status,
                 self.settings.vault,
                 self.committer.state,
                 state_dir=self.settings.state_dir,
@@ -154,10 +169,7 @@ class DaemonState(Upkeep):
             )
         except Exception:
             log.exception("the status's git section could not be computed")
-            return
-        with self._status_lock:
-            if self._status is cached:  # a full status computed meanwhile is newer: keep it
-                self._status = status
+            return None
 
     def _refresh_status_if_old(self) -> None:
         if status_old(self.clock(), getattr(self, "_status_at", 0.0), getattr(self, "_status_cost", 0.0)):
