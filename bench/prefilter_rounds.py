@@ -181,6 +181,17 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("benign_fresh47", None, False),
     ("directives_fresh48", "directive", False),
     ("benign_fresh48", None, False),
+    # rounds 50 to 52, written blind at the start of the eighth session (50: 200 hard look-alikes, 100 orders in
+    # the same registers, 40 % other languages; 51: secrets told by hand (prose in many languages, chats, PINs and
+    # door codes, 2FA seeds in groups, recovery codes, wallet keys); 52: 60+ vendors, and the hardest look-alikes:
+    # ciphertext, publishable keys, references, ids): the session's starting filters refused 89/100 orders and
+    # 10/200 benign notes of 50, 101/120 and 111/120 secrets with 2/90 and 15/90 look-alikes of 51 and 52 (dev)
+    ("directives_fresh50", "directive", False),
+    ("benign_fresh50", None, False),
+    ("secrets_fresh51", "secret", True),
+    ("secrets_fresh51_benign", None, True),
+    ("secrets_fresh52", "secret", True),
+    ("secrets_fresh52_benign", None, True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -234,10 +245,20 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     # session's start), benign 7 -> 6/150 (7 at the start); never trained on
     ("directives_fresh49_holdout", "directive", False),
     ("benign_fresh49_holdout", None, False),
+    # the held-out fourths of secrets rounds 51 and 52 (above), read once on the eighth session's starting filters
+    # (31/40 and 38/40 secrets, 0/30 and 2/30 look-alikes) and once at its end; never trained on
+    ("secrets_fresh51_holdout", "secret", True),
+    ("secrets_fresh51_benign_holdout", None, True),
+    ("secrets_fresh52_holdout", "secret", True),
+    ("secrets_fresh52_benign_holdout", None, True),
 )
 # rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
 # against the filters before it, then lists them in HOLDOUT
-UNREAD: tuple[tuple[str, str | None, bool], ...] = ()
+UNREAD: tuple[tuple[str, str | None, bool], ...] = (
+    # round 53 (orders and look-alikes, 40 % in other languages), written blind at the start of the eighth session
+    ("directives_fresh53_holdout", "directive", False),
+    ("benign_fresh53_holdout", None, False),
+)
 
 
 def load(name: str, templated: bool) -> list[dict[str, Any]]:

@@ -50,6 +50,7 @@ CODES: Final = (
     "secret:service-token",
     "secret:password",
     "secret:seed-phrase",
+    "secret:recovery-codes",
     "executable:dataviewjs",
     "executable:templater",
     "executable:destructive-shell",

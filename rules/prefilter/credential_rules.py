@@ -136,6 +136,38 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         anchored=False,
     ),
     SecretRule(
+        "secret:password",
+        ("secret", "password", "passwd", "passphrase", "token", "key", "getconnection", "auth"),
+        "password or key passed to a call in code",
+        # `.apiSecret("…")`, `.password("…")` (builders), `DriverManager.getConnection(url, user, "…")`,
+        # `auth=('user', '…')` (an HTTP client's basic auth), each a quoted literal
+        re.compile(
+            r"(?i)(?:\.(?:api_?secret|client_?secret|secret(?:_?key)?|password|passwd|pass_?phrase|"
+            r"(?:auth|access|api|bearer|refresh)_?token|token|api_?key|private_?key)\s*\(\s*|"
+            r"\bgetConnection\s*\(\s*[\"'][^\"'\n]*[\"']\s*,\s*[\"'][^\"'\n]*[\"']\s*,\s*|"
+            r"\bauth\s*=\s*\(\s*[\"'][^\"'\n]{1,80}[\"']\s*,\s*)"
+            r"[\"'](?P<val>[^\"'\s]{6,200})[\"'](?P<val2>)"
+        ),
+        _written_password,
+        anchored=False,
+    ),
+    SecretRule(
+        "secret:password",
+        ("mc alias", "mc config"),
+        "password given to a command on its command line",
+        # MinIO's client: `mc alias set NAME URL ACCESS_KEY SECRET_KEY`
+        re.compile(r"\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+[\"']?(?P<val>[^\s\"']{6,200})(?P<val2>)"),
+        _written_password,
+        anchored=False,
+    ),
+    SecretRule(
+        "secret:recovery-codes",
+        ("-",),
+        "BitLocker recovery key",
+        re.compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])"),
+        lambda m, _t: len(set(m.group())) > 4,
+    ),
+    SecretRule(
         "secret:aws-access-key",
         ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "a3t"),
         "AWS access key id",  # AWS's own documentation example key is refused too, on purpose

@@ -14,6 +14,13 @@ from typing import Final
 from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_placeholder, random_looking
 from agentmd.rules.prefilter.credential_rules import SECRET_RULES, URL_PASSWORD_PLACEHOLDERS
 from agentmd.rules.prefilter.credential_views import B64_RUN, WHITESPACE, views
+from agentmd.rules.prefilter.prose_passwords import NAME_PARTS, SHAREABLE, joined_passphrase, password_lines
+from agentmd.rules.prefilter.secret_lists import (
+    DIGIT_CODE_GATES,
+    byte_key_lines,
+    digit_code_lines,
+    recovery_code_lines,
+)
 from agentmd.rules.prefilter.seed_phrases import SEED_WORDS, labelled_phrase_lines, seed_phrase_lines
 
 # Generic assignments: find an assignment operator with a value after it, then read back the key name before it,
@@ -37,7 +44,8 @@ _NOT_SECRET_KEY_PARTS: Final = frozenset(
      "count", "id", "ttl", "expiry", "expires", "expiration", "prefix", "field", "header", "format", "kind",
      "limit", "limits", "max", "min", "env", "var", "ref", "hash", "salt", "algorithm", "alg", "policy",
      "provider", "store", "storage", "vault", "manager", "location", "usage", "tokens", "keys", "map", "binding",
-     "bindings", "fingerprint", "board", "word", "required", "enabled", "mode", "http", "https"}
+     "bindings", "fingerprint", "board", "word", "required", "enabled", "mode", "http", "https", "encrypted",
+     "enc", "ciphertext", "cipher", "sealed", "publishable", "accessor"}
 )  # fmt: skip
 _UNBROKEN_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -73,6 +81,8 @@ def _secret_assignment(parts: list[str], value: str) -> bool:
         return False
     if value.startswith(("/", "./", "../", "~/", "file:")) or "://" in value:
         return False  # a path or a URL (URL passwords have their own rule)
+    if SHAREABLE.match(value):
+        return False
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", value):
         return False  # an attribute access such as settings.api_key
     if re.fullmatch(r"[\d.:\-TZ+]+", value):
@@ -141,7 +151,7 @@ _STRONG_NOUN = re.compile(
     r"sdk|server|signing|master|deploy|account|service|client|license|licence|live|app|admin|encryption|storage|"
     r"webhook|integration|auth|personal|recovery)[\s_-]?keys?|apikey|xprv|schlüssel|schluessel|clé|clave|chave|"
     r"sleutel|nyckel|nøgle|nøkkel|avain|klucz|klíč|ključ|kulcs|cheie|anahtar\w*|chiave|ключ\w*|токен\w*|κλειδί|"
-    r"מפתח|مفتاح|कुंजी|टोकन)(?![^\W_])|密钥|密鑰|金鑰|令牌|トークン|キー|秘密鍵|키|토큰"
+    r"מפתח|مفتاح|कुंजी|टोकन|jetons?|رمز|توكن|setup[\s_-]?keys?|[^\W\d_]+(?:schlüssel|schluessel|token))(?![^\W_])|密钥|密鑰|金鑰|令牌|トークン|キー|秘密鍵|키|토큰"
 )
 _WEAK_NOUNS: Final = r"(?<![^\W_])(?:key|auth|login|session|cookie|sid)"
 _WEAK_NOUN = re.compile(rf"(?i){_WEAK_NOUNS}[\s\"'`:=—–-]*$")
@@ -152,12 +162,9 @@ _WEAK_NOUN_FOR = re.compile(
 _NOT_SECRET_LABEL = re.compile(
     r"(?i)(?<![^\W_])(?:public|pub|fingerprints?|ids?|hash(?:es)?|sha\d*|md5|digests?|checksums?|commits?|uuid|"
     r"request|trace|kid|example|sample|placeholder|format|prefix|rotat\w*|revoked|expired|url|endpoint|"
-    r"integrity)(?![^\W_])"
+    r"integrity|accessors?|signatures?|signed|encrypted|ciphertext|verschlüsselt\w*|chiffré\w*|cifrad\w*)(?![^\W_])"
 )
 _VALUE_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:%~]{20,}")
-# a name made of words and numbers (`secrets.DEPLOY_TOKEN_2024`, `release-notes-2024-q3`, `ec2-eu-west`), not a
-# value
-_NAME_PARTS = re.compile(r"(?:[A-Za-z]+\d{0,2}|\d+)(?:[._\-:/](?:[A-Za-z]+\d{0,2}|\d+))*")
 _PADDING = re.compile(r"^(.)\1{5,}")  # a run of one character opening a vendor's token (X's bearer tokens)
 _LABEL_CHARS = 80
 
@@ -167,13 +174,16 @@ def _labelled_values(text: str) -> Iterator[tuple[int, str]]:
     lines = text.split("\n")
     previous = ""
     for number, line in enumerate(lines, 1):
-        for m in _VALUE_RUN.finditer(line):
-            value = _PADDING.sub("", m.group().rstrip(".:,;"))
-            if "://" in value or value.startswith(("/", "~", ".", "-")) or _NAME_PARTS.fullmatch(value) or not (
-                random_looking(value) or _hex_secret(value, 24)
+        for start, value, grouped in _runs(line):
+            if "://" in value or value.startswith(("/", "~", ".", "-")) or NAME_PARTS.fullmatch(value) or not (
+                random_looking(value, min_len=16 if grouped else 20) or _hex_secret(value, 24)
             ):
                 continue
-            before = line[max(0, m.start() - _LABEL_CHARS) : m.start()]
+            if SHAREABLE.match(value) or _TWILIO_SID.fullmatch(value) or _CIPHER_MARK.search(line, 0, start):
+                continue
+            before = line[max(0, start - _LABEL_CHARS) : start]
+            if start > _LABEL_CHARS and line[:start].rstrip().endswith((":", "：")) and start <= 2 * _LABEL_CHARS:
+                before = line[:start]  # a long label and a colon: "Clé secrète 2FA du compte … (…) : …"
             label = before if any(c.isalpha() for c in before) else previous
             if _NOT_SECRET_LABEL.search(label):
                 continue
@@ -184,9 +194,38 @@ def _labelled_values(text: str) -> Iterator[tuple[int, str]]:
             ):
                 yield number, value
         if line.strip():
-            previous = line[-_LABEL_CHARS:]
+            colon = line.rstrip().endswith((":", "："))
+            previous = line[-2 * _LABEL_CHARS :] if colon else line[-_LABEL_CHARS:]
 
 
+_CIPHER_MARK = re.compile(r"ENC\[|\$ANSIBLE_VAULT|U2FsdGVkX1")  # inside sops or Ansible Vault ciphertext
+# a Twilio resource's id (a message, account or service SID): two capitals and 32 hex digits, shown in logs
+_TWILIO_SID = re.compile(r"(?:AC|SM|MM|MG|PN|CA|RE|CH|IS|US|WS|QU|TR|FW|VA|ZS|ZH)[0-9a-f]{32}")
+
+
+def _runs(line: str) -> Iterator[tuple[int, str, bool]]:
+    """(start, value, grouped) of each run of a line that may be a value: unbroken runs, and a code read out in
+    groups of one length and one letter case ("ZJYM FBHH BW5L 3PPE", a 2FA seed as an authenticator app shows
+    it), joined."""
+    for m in _VALUE_RUN.finditer(line):
+        yield m.start(), _PADDING.sub("", m.group().rstrip(".:,;")), False
+    if line.count(" ") >= 3:
+        runs: list[list[re.Match[str]]] = [[]]
+        for m in _WORD.finditer(line):
+            word, run = m.group(), runs[-1]
+            if _GROUP.fullmatch(word) is None or not (word.isupper() or word.islower()):
+                runs.append([])
+            elif run and len(word) == len(run[0].group()) and word.isupper() == run[0].group().isupper():
+                run.append(m)
+            else:
+                runs.append([m])
+        for run in runs:
+            if len(run) >= 4:
+                yield run[0].start(), "".join(g.group() for g in run), True
+
+
+_WORD = re.compile(r"[^\s:=]+")
+_GROUP = re.compile(r"[A-Za-z0-9]{3,8}")
 _MAX_SPLIT_LINES: Final = 8
 _MAX_SPLIT_CHARS: Final = 1000
 _MIN_WRAPPED: Final = 16  # no token the rules know is shorter once its pieces are joined
@@ -253,9 +292,9 @@ def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator
             for m in rule.regex.finditer(text):
                 if rule.check is None or rule.check(m, text):
                     yield from emit(rule.code, rule.label, lines.at(m.start()))
-    named_lines = {line for _, line in seen}
-    generic_lines: set[int] = set()
     sealed = _sealed_lines(text) if "encryptedData:" in text else set()
+    named_lines = {line for _, line in seen} | sealed  # (ciphertext under encryptedData: is no secret)
+    generic_lines: set[int] = set()
     for m in _ASSIGN_OP.finditer(text):
         line = lines.at(m.start())
         if line in named_lines or line in generic_lines or line in sealed:
@@ -274,30 +313,21 @@ def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator
                 yield from emit("secret:generic-assignment", "a token in an Authorization header or after Bearer",
                                 lines.at(m.start()))  # fmt: skip
 
-    if any(w in low for w in _PROSE_PASSWORD_GATES):
-        for m in _PROSE_PASSWORD.finditer(text):
-            line = lines.at(m.start())
-            if line not in named_lines and line not in generic_lines and _prose_password(m.group("val")):
-                yield from emit("secret:password", "password written in prose", line)
-
-    if any(w in low for w in _PROSE_PASSWORD_GATES) or ("user" in low and "/" in text):
-        for m in _LOOSE_PASSWORD.finditer(text):
-            line = lines.at(m.start())
-            if line not in named_lines and line not in generic_lines and _prose_password(m.group("val")):
-                yield from emit("secret:password", "password written in prose", line)
-
-    if "|" in text and any(w in low for w in _PROSE_PASSWORD_GATES):
-        for line, value in _table_passwords(text):
-            if line not in named_lines and line not in generic_lines and _prose_password(value):
-                yield from emit("secret:password", "password in a table's password column", line)
-    if "pgpass" in low:
-        for m in _PGPASS_LINE.finditer(text):
-            if _prose_password(m.group("val")):
-                yield from emit("secret:password", "password in a .pgpass line", lines.at(m.start()))
+    for line, label in password_lines(text, low):
+        if line not in named_lines and line not in generic_lines:
+            yield from emit("secret:password", label, line)
 
     for line in dict.fromkeys([*seed_phrase_lines(text), *labelled_phrase_lines(text)]):
         label = f"a wallet's recovery phrase ({SEED_WORDS} or more words of a BIP-39 list)"
         yield from emit("secret:seed-phrase", label, line)
+    for line in recovery_code_lines(text):
+        yield from emit("secret:recovery-codes", "a list of an account's recovery codes", line)
+    for line in byte_key_lines(text):
+        yield from emit("secret:private-key", "a key written as a list of bytes", line)
+    if any(g in low for g in DIGIT_CODE_GATES):
+        for line in digit_code_lines(text):
+            if line not in named_lines and line not in generic_lines:
+                yield from emit("secret:password", "a PIN or a door, alarm or safe code", line)
 
     found = {code for code, _ in seen}
     retry = [r for r in SECRET_RULES if r.anchored and r.code not in found]
@@ -328,117 +358,3 @@ def secret_findings(text: str, field: str, *, decoded: bool = False) -> Iterator
                 for m in rule.regex.finditer(view):
                     if rule.check is None or rule.check(m, view):
                         yield from emit(rule.code, rule.label, min(view_lines.at(m.start()), lines.at(len(text))), how)
-
-
-# Passwords in prose: "the password is ...", "pw: ...", "passwort ist ...", "login is admin / ...".
-_PASSWORD_WORDS = (
-    r"password|passwort|passwd|passphrase|passcode|pass|pwd|pw|kennwort|mot\s+de\s+passe|contraseña|contrasenya|"
-    r"senha|palavra-passe|wachtwoord|lösenord|adgangskode|passord|salasana|jelszó|jelszava|hasło|heslo|parol[aăe]|"
-    r"şifre(?:si)?|sifre(?:si)?|lozinka|geslo|пароль|парола|密码|密碼|パスワード|비밀번호|kata\s+sandi|mật\s+khẩu|"
-    r"κωδικός|סיסמה|كلمة\s+المرور|पासवर्ड"
-)
-_PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "wifi", "wi-fi",
-                                "kennwort", "mot de passe", "contrase", "senha", "пароль",
-                                "logged in", "signed in", "log in", "sign in",
-                                "login", "creds", "credentials", "wachtwoord", "lösenord", "adgangskode", "passord",
-                                "salasana", "jelsz", "hasło", "heslo", "parol", "şifre", "sifre", "lozinka", "geslo",
-                                "парола", "密码", "密碼", "パスワード", "비밀번호", "kata sandi", "mật khẩu", "κωδικ",
-                                "סיסמה", "كلمة المرور", "पासवर्ड")  # fmt: skip
-_PROSE_PASSWORD = re.compile(
-    rf"(?i)(?:\b|(?<=[\s(])|(?<=[\u3040-\u9fff\uac00-\ud7af]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?"
-    rf"(?:{_PASSWORD_WORDS}|wi-?fi(?:\s+(?:key|code))?)(?:\s+(?:for|of|to|"
-    r"on|at|in|für|fur|vom|zum|im|am|de|del|do|da|du|des|pour|para|per|di|dla|van|voor|för|til|för|na|для|від|за|от|к|у|od|do|"
-    r"della|dello|delle|degli|dei|al|alla|sul|sulla|dos|das|der)"
-    r"(?:\s+(?:the|my|our|this|that|le|la|el|les|der|die|das|den|dem|il|lo|o|a|het|de))?\s+[\w.\-]+"
-    r"(?:\s+[\w.\-]+){0,2}){0,3}"
-    r"(?:\s*(?:is|was|will\s+be|=|:|：|->|ist|lautet|est|es|é|è|era|är|er|on|jest|je|je|это|是|为|は|은|는|—|-)|"
-    r"\s+(?=\S*\d))|(?:login|creds|credentials)(?:\s+(?:for|to|on|of)(?:\s+(?:the|my|our|this|that))?\s+[\w.\-]+"
-    r"(?:\s+[\w.\-]+)?)?\s*(?:is|are|:|=)\s*[\w.@\-]+\s*(?:/|:|,)|"
-    r"\buse\s+(?:the\s+)?password|"
-    # "set the root password to …", "changed my password to …": a password given the value it was set to
-    r"\b(?:set|sets|setting|change[ds]?|changing|reset|resets|update[ds]?)\s+(?:the\s+|my\s+|our\s+|its\s+)?"
-    rf"(?:[\w\-]+\s+)?(?:{_PASSWORD_WORDS})\s+(?:to|as)|"
-    # "logged into the portal as ops@acme.io with ...": an account named, then what it was opened with
-    r"\b(?:logged|log|signed|sign)\s+in(?:to)?\b[^.\n]{0,60}?\bas\s+[\w.@\-]+\s+(?:with|using|and)\b)"
-    r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
-)
-_PROSE_WORD_END = re.compile(r"[.,;:!?)\]]+$")
-# The same with any few words between the name and the value, read only up to a colon, an equals sign or a verb
-# "is" ("Mật khẩu wifi văn phòng mới là: …", "كلمة المرور لحساب المدير: …", "Heslo k produkční databázi je …"),
-# and an account written as user / password ("admin user: admin / …"); the value must still read as a password.
-_NOT_A_PASSWORD_OF: Final = (
-    r"(?:manager|managers|policy|policies|length|reset|requirements?|rules?|field|hash|hashes|expiry|rotation|vault|"
-    r"store|strength|prompt|hint|change|changes)"
-)
-# the names of a password less the short ones other words share ("pass the signals", `pwd`)
-_LOOSE_WORDS: Final = "|".join(w for w in _PASSWORD_WORDS.split("|") if w not in ("pass", "pw", "pwd"))
-_LOOSE_PASSWORD = re.compile(
-    rf"(?i)(?:(?:\b|(?<=[\s(]))(?:{_LOOSE_WORDS})(?:\s+(?!{_NOT_A_PASSWORD_OF}\b)[^\s:=.,;!?]+){{0,5}}?"
-    r"(?:\s+(?:is|was|ist|lautet|est|es|é|è|era|är|er|on|jest|je|là|adalah|ialah|है|هي|هو)\s*[:：=]?|\s*[:：=])|"
-    r"\b(?:user(?:name)?|login|account)\s*[:=]\s*[\w.@\-]+\s*/)"
-    r"\s*[\"'`“]?(?P<val>[^\s\"'`”]{6,64})"
-)
-
-
-# A .pgpass line, host:port:database:user:password.
-_PGPASS_LINE = re.compile(r"(?<!\S)[\w.\-*]+:(?:\d{2,5}|\*):[\w.\-*]+:[\w.\-*@]+:(?P<val>\S{6,128})")
-_TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
-_TABLE_RULE = re.compile(r"^[\s|:\-]+$")
-_PASSWORD_HEADER = re.compile(rf"(?i)^\s*(?:{_PASSWORD_WORDS}|secret|credentials?)\s*$")
-
-
-def _table_passwords(text: str) -> Iterator[tuple[int, str]]:
-    """(line, cell) of every body cell of a Markdown table under a header cell that names a password."""
-    column: int | None = None
-    for number, line in enumerate(text.split("\n"), 1):
-        row = _TABLE_ROW.match(line)
-        if row is None:
-            column = None
-            continue
-        cells = row.group(1).split("|")
-        if _TABLE_RULE.match(row.group(1)):
-            continue
-        if column is None:
-            column = next((i for i, cell in enumerate(cells) if _PASSWORD_HEADER.match(cell)), -1)
-            continue
-        if 0 <= column < len(cells):
-            value = cells[column].strip().strip("`")
-            if value and " " not in value:
-                yield number, value
-
-
-def _mixed_case(value: str) -> bool:
-    """Letters only, with capitals inside the word as well as small letters: at least eight letters, two capitals
-    after the first and two small ones (not "iPhone", "McDonald" or "README")."""
-    inner_upper = sum(c.isupper() for c in value[1:])
-    return len(value) >= 8 and inner_upper >= 2 and sum(c.islower() for c in value) >= 2
-
-
-def joined_passphrase(value: str) -> bool:
-    """Words run together into one passphrase ("correcthorsebatterystaple"): letters of one case only, longer
-    than any word a sentence would give as a password's state ("incomprehensible", "internationalization")."""
-    return len(value) >= PASSPHRASE_LETTERS and value.isalpha() and (value.islower() or value.isupper())
-
-
-PASSPHRASE_LETTERS: Final = 21  # longer than the longest everyday English words (20 letters)
-
-
-def _prose_password(value: str) -> bool:
-    """A written-out value that looks like a password: letters and something else, not a placeholder or a
-    word, a number, a path or a URL."""
-    value = _PROSE_WORD_END.sub("", value) if not value.endswith(("!", "?")) or len(value) > 7 else value
-    if len(value) < 6 or value.lower() in URL_PASSWORD_PLACEHOLDERS or is_placeholder(value):
-        return False
-    if "://" in value or value.startswith(("/", "~", "./", "-")) or value.isdigit():
-        return False  # a path, a URL, a number, or the command line's next option (`--password --db admin`)
-    if value.count("/") >= 2 and _NAME_PARTS.fullmatch(value):
-        return False  # a path of words: where it is kept (a vault's `secret/prod/db/admin`)
-    if not any(c.isalpha() for c in value):
-        return False
-    if any(c.isalpha() and not (c.isupper() or c.islower()) for c in value):
-        return False  # words of a script without letter case (`パスワードは毎月変更します`): a sentence goes on
-    if all(c.isalpha() for c in value) and not _mixed_case(value):
-        return joined_passphrase(value)  # a word ("the password is forgotten"), unless words run together
-    if re.fullmatch(r"[a-z]+-[a-z]+(?:-[a-z]+)*", value):
-        return False  # a hyphenated word ("self-service"), not a passphrase with digits
-    return entropy(value) >= 2.5

@@ -34,6 +34,15 @@ def _lists() -> tuple[tuple[frozenset[str], ...], frozenset[str]]:
     return lists, frozenset().union(*lists)
 
 
+@cache
+def _chinese_lists() -> tuple[frozenset[str], ...]:
+    """The two Chinese lists: one character a word, read only after a label (a run of twelve single characters
+    between spaces is no rarer than a line of spaced-out text)."""
+    from mnemonic import Mnemonic
+
+    return tuple(frozenset(Mnemonic(lang).wordlist) for lang in ("chinese_simplified", "chinese_traditional"))
+
+
 def seed_phrase_lines(text: str) -> Iterator[int]:
     """The line (1-based) where each run of SEED_WORDS or more words of one BIP-39 list begins."""
     if text.count(" ") + text.count("\n") + text.count("\u3000") < SEED_WORDS - 1:
@@ -79,20 +88,42 @@ _LABEL = re.compile(
 _WORDS_AFTER_LABEL = re.compile(
     r"(?i)(?:\b(?:seed|mnemonic|phrase|words)\b|助记词|助記詞|ニーモニック)[^\n:：]{0,40}[:=：]\s*\n?\s*(?P<words>[^\n]+)"
 )
+_PHRASE_LENGTHS: Final = frozenset({12, 15, 18, 21, 24})
+_MAX_PHRASE_LINES: Final = 4
+
+
+def _phrase_after(text: str, start: int) -> list[str]:
+    """The words from `start` on: its line, and when it is short of a phrase, the lines after it until the words
+    are a phrase's length (a phrase copied in rows of six or eight)."""
+    words: list[str] = []
+    for line in text[start:].split("\n")[:_MAX_PHRASE_LINES]:
+        more = [w.strip(_EDGES).lower() for w in line.split() if not _NUMBER.fullmatch(w)]
+        if words and (not more or len(words) + len(more) > 24):
+            break
+        first = not words
+        words.extend(more)
+        if (first and len(words) >= SEED_WORDS) or len(words) in _PHRASE_LENGTHS or len(words) >= 24:
+            break
+    return words
 
 
 def labelled_phrase_lines(text: str) -> Iterator[int]:
     """The line of a phrase of twelve to twenty-four words given after a label that names it ("Seed phrase for
     the treasury Ledger: witch collapse …"), two in three of them words of one list and none of the short words
-    every sentence has: a phrase copied with slips, or one made up to look like one, is still given as a key."""
+    every sentence has: a phrase copied with slips, or one made up to look like one, is still given as a key. A
+    phrase of exactly a BIP-39 length whose words are a third or more letters-and-digits (a generated stand-in
+    for each word, as a test harness writes one) is given as a key too."""
     if _LABEL.search(text) is None:
         return
-    lists, _every = _lists()
+    lists = _lists()[0] + _chinese_lists()
     for m in _WORDS_AFTER_LABEL.finditer(text):
-        words = [w.strip(_EDGES).lower() for w in m.group("words").split()]
-        if not SEED_WORDS <= len(words) <= 24 or not all(w.isalpha() for w in words) or len(set(words)) < 10:
+        words = _phrase_after(text, m.start("words"))
+        if not SEED_WORDS <= len(words) <= 24 or len(set(words)) < 10 or not all(w.isalnum() for w in words):
             continue
         if not _SENTENCE_WORDS.isdisjoint(words):
             continue  # a sentence after the label ("Seed phrase: never store it online"), not a phrase
-        if any(3 * sum(w in wordlist for w in words) >= 2 * len(words) for wordlist in lists):
+        alpha = all(w.isalpha() for w in words)
+        listed = alpha and any(3 * sum(w in wordlist for w in words) >= 2 * len(words) for wordlist in lists)
+        generated = len(words) in _PHRASE_LENGTHS and 3 * sum(any(c.isdigit() for c in w) for w in words) >= len(words)
+        if listed or generated:
             yield text.count("\n", 0, m.start("words")) + 1

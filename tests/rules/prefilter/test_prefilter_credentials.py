@@ -167,6 +167,8 @@ def more_samples() -> list[tuple[str, str, str]]:
     bearer = rand(32)
     azure_secret = rand(3) + "8Q~" + rand(38, ALNUM + "_~.-")
     seed = " ".join(RNG.choice(Mnemonic("english").wordlist) for _ in range(12))
+    lower_digits = string.ascii_lowercase + string.digits
+    codes_list = "\n".join(f"{rand(5, lower_digits)}-{rand(5, string.digits)}" for _ in range(8))
     return [
         ("secret:password", f"sshpass -p '{password}' ssh deploy@10.0.4.12", password),
         ("secret:password", f"mysql -u root -p{password} -h db.internal", password),
@@ -198,6 +200,7 @@ def more_samples() -> list[tuple[str, str, str]]:
         ("secret:service-token", f"VAULT_TOKEN={vault}", vault),
         ("secret:service-token", f"ALIBABA_CLOUD_ACCESS_KEY_ID={alibaba}", alibaba),
         ("secret:seed-phrase", f"Wallet recovery phrase: {seed}", seed),
+        ("secret:recovery-codes", f"Backup codes for the admin account:\n{codes_list}", codes_list.split()[0]),
         ("secret:generic-assignment", f"Call the staging API with Bearer {bearer} until Friday.", bearer),
         ("secret:generic-assignment", f"Authorization: Token {bearer}", bearer),
         ("secret:generic-assignment", f"The API token for the staging cluster: {bearer}", bearer),

@@ -147,6 +147,8 @@ def fresh_rows(name: str) -> list[dict[str, Any]]:
         ("directives_fresh48", "directive"),
         ("secrets_fresh38", "secret"),
         ("secrets_fresh44", "secret"),
+        ("secrets_fresh51", "secret"),
+        ("secrets_fresh52", "secret"),
         ("secrets_fresh", "secret"),
         ("secrets_fresh5", "secret"),
     ],
@@ -191,6 +193,8 @@ def test_fresh_round_payloads_are_refused(name: str, family: str) -> None:
         "secrets_fresh_benign",
         "secrets_fresh38_benign",
         "secrets_fresh44_benign",
+        "secrets_fresh51_benign",
+        "secrets_fresh52_benign",
     ],
 )
 def test_fresh_round_benign_controls_pass(name: str) -> None:
