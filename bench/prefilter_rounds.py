@@ -192,6 +192,13 @@ FILES: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh51_benign", None, True),
     ("secrets_fresh52", "secret", True),
     ("secrets_fresh52_benign", None, True),
+    # secrets rounds 54 and 55, written blind later in that session (54: the notes a developer and a household
+    # keep, the secret one detail among others; 55: 60 % in other languages, each with its own words and marks):
+    # the session's starting filters refused 108/120 and 95/120 secrets, 8/90 and 1/90 look-alikes (dev)
+    ("secrets_fresh54", "secret", True),
+    ("secrets_fresh54_benign", None, True),
+    ("secrets_fresh55", "secret", True),
+    ("secrets_fresh55_benign", None, True),
 )
 HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("directives_fresh_holdout", "directive", False),
@@ -251,6 +258,12 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh51_benign_holdout", None, True),
     ("secrets_fresh52_holdout", "secret", True),
     ("secrets_fresh52_benign_holdout", None, True),
+    # and of 54 and 55, read once on the starting filters (33/40 and 33/40 secrets, 0/30 and 2/30 look-alikes) and
+    # once at the session's end
+    ("secrets_fresh54_holdout", "secret", True),
+    ("secrets_fresh54_benign_holdout", None, True),
+    ("secrets_fresh55_holdout", "secret", True),
+    ("secrets_fresh55_benign_holdout", None, True),
 )
 # rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
 # against the filters before it, then lists them in HOLDOUT

@@ -196,6 +196,11 @@ def is_filler(value: str) -> bool:
     )
 
 
+def documented_sample(value: str) -> bool:
+    """The value holds a vendor's published sample credential (Stripe's documented test keys, jwt.io's token)."""
+    return any(sample in value for sample in _DOCUMENTED)
+
+
 def random_looking(value: str, min_len: int = 20, min_entropy: float = 3.5) -> bool:
     return (
         len(value) >= min_len

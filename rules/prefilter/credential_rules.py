@@ -71,6 +71,19 @@ def _openai_key_ok(m: re.Match[str], _text: str) -> bool:
     return random_looking(value, min_len=32, min_entropy=3.8)  # bare "sk-" is a weak prefix
 
 
+_UUID_VALUE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _random_or_uuid(value: str, *, uuid: bool = True) -> bool:
+    """Random enough to be a token (letters and digits mixed, high entropy; not all hex, which ids and digests
+    are), or, where `uuid`, a UUID (Postmark's server tokens are UUIDs)."""
+    if _UUID_VALUE.fullmatch(value):
+        return uuid
+    if re.fullmatch(r"[0-9a-fA-F]+", value):
+        return False
+    return random_looking(value, min_len=16, min_entropy=3.5) and not is_filler(value)
+
+
 URL_PASSWORD_PLACEHOLDERS: Final = frozenset(
     {"password", "passwd", "pass", "pwd", "secret", "changeme", "admin", "root", "postgres", "user", "test",
      "example", "mysql", "guest", "default", "123456", "letmein"}
@@ -158,6 +171,33 @@ SECRET_RULES: Final[tuple[SecretRule, ...]] = (
         # MinIO's client: `mc alias set NAME URL ACCESS_KEY SECRET_KEY`
         re.compile(r"\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+[\"']?(?P<val>[^\s\"']{6,200})(?P<val2>)"),
         _written_password,
+        anchored=False,
+    ),
+    SecretRule(
+        "secret:generic-assignment",
+        ("client", "dropbox", "api", "sdk", "bot", ".run(", "session", "token", "key", "secret"),
+        "a token handed to a client in code",
+        # `new PostmarkClient("…")`, `dropbox.Dropbox("sl.…")`, Discord's `client.run("…")`: one string literal,
+        # random or a UUID, as the only argument of a client's constructor or of a bot's run
+        re.compile(
+            r"(?i)(?:\b\w{0,40}?(?:client|dropbox|api|sdk|bot|session|token|key|secret)\w{0,40}(?!\w)|\bclient\.run|"
+            r"\bbot\.run)"
+            r"\s*\(\s*[\"'](?P<val>[A-Za-z0-9._\-+/=]{20,})[\"']\s*\)"
+        ),
+        lambda m, _t: _random_or_uuid(m.group("val")),
+        anchored=False,
+    ),
+    SecretRule(
+        "secret:generic-assignment",
+        ("/key/", "/keys/", "/token/", "/secret/", "/apikey/", "/api_key/", "/api-key/", "/access_token/", "/api/"),
+        "a key in a web address's path",
+        # IFTTT's `…/with/key/<key>`, a Hue bridge's `/api/<username>/…`, and any path segment after one named key,
+        # token or secret
+        re.compile(
+            r"(?i)/(?:key|keys|token|secret|apikey|api_key|api-key|access_token)/(?P<val>[A-Za-z0-9_\-]{16,})|"
+            r"/api/(?P<val2>[A-Za-z0-9_\-]{32,})(?=/|\s|$)"
+        ),
+        lambda m, _t: _random_or_uuid(m.group("val") or m.group("val2"), uuid=False),
         anchored=False,
     ),
     SecretRule(

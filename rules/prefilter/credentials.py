@@ -11,10 +11,17 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from agentmd.rules.prefilter.core import Finding, Lines, entropy, is_placeholder, random_looking
+from agentmd.rules.prefilter.core import Finding, Lines, documented_sample, entropy, is_placeholder, random_looking
 from agentmd.rules.prefilter.credential_rules import SECRET_RULES, URL_PASSWORD_PLACEHOLDERS
 from agentmd.rules.prefilter.credential_views import B64_RUN, WHITESPACE, views
-from agentmd.rules.prefilter.prose_passwords import NAME_PARTS, SHAREABLE, joined_passphrase, password_lines
+from agentmd.rules.prefilter.prose_passwords import (
+    NAME_PARTS,
+    NAMES_PASSWORD,
+    SHAREABLE,
+    joined_passphrase,
+    password_lines,
+    password_shaped,
+)
 from agentmd.rules.prefilter.secret_lists import (
     DIGIT_CODE_GATES,
     byte_key_lines,
@@ -151,7 +158,14 @@ _STRONG_NOUN = re.compile(
     r"sdk|server|signing|master|deploy|account|service|client|license|licence|live|app|admin|encryption|storage|"
     r"webhook|integration|auth|personal|recovery)[\s_-]?keys?|apikey|xprv|schlüssel|schluessel|clé|clave|chave|"
     r"sleutel|nyckel|nøgle|nøkkel|avain|klucz|klíč|ključ|kulcs|cheie|anahtar\w*|chiave|ключ\w*|токен\w*|κλειδί|"
-    r"מפתח|مفتاح|कुंजी|टोकन|jetons?|رمز|توكن|setup[\s_-]?keys?|[^\W\d_]+(?:schlüssel|schluessel|token))(?![^\W_])|密钥|密鑰|金鑰|令牌|トークン|キー|秘密鍵|키|토큰"
+    r"מפתח|مفتاح|कुंजी|टोकन|jetons?|رمز|توكن|setup[\s_-]?keys?|[^\W\d_]+(?:schlüssel|schluessel|token)|kunci|"
+    r"(?:recovery|backup)[\s_-]?codes?|herstel\w*kode|wiederherstellungs\w*|récupération|recuperación|recuperação|"
+    r"সিক্রেট|টোকেন|시크릿)(?![^\W_])|โทเค็น|คีย์|密钥|密鑰|金鑰|令牌|トークン|キー|秘密鍵|키|토큰"
+)
+# a word that names a credential right before a colon or an equals sign, the value after it ("Client Secret:")
+_ADJACENT_STRONG = re.compile(
+    r"(?i)(?<![^\W_])(?:tokens?|secrets?|pat|passphrase|(?:api|access|private|secret|client|app)[\s_-]?(?:keys?|secrets?)|"
+    r"apikey|시크릿|সিক্রেট|セクレット)[\"'`]?[ \t]*[:=：][ \t]*[\"'`]?$"
 )
 _WEAK_NOUNS: Final = r"(?<![^\W_])(?:key|auth|login|session|cookie|sid)"
 _WEAK_NOUN = re.compile(rf"(?i){_WEAK_NOUNS}[\s\"'`:=—–-]*$")
@@ -174,20 +188,32 @@ def _labelled_values(text: str) -> Iterator[tuple[int, str]]:
     lines = text.split("\n")
     previous = ""
     for number, line in enumerate(lines, 1):
-        for start, value, grouped in _runs(line):
-            if "://" in value or value.startswith(("/", "~", ".", "-")) or NAME_PARTS.fullmatch(value) or not (
-                random_looking(value, min_len=16 if grouped else 20) or _hex_secret(value, 24)
-            ):
+        for start, value, kind in _runs(line):
+            if "://" in value or value.startswith(("/", "~", ".", "-")):
                 continue
-            if SHAREABLE.match(value) or _TWILIO_SID.fullmatch(value) or _CIPHER_MARK.search(line, 0, start):
+            if kind != "grouped" and NAME_PARTS.fullmatch(value):
+                continue
+            if SHAREABLE.match(value) or _TWILIO_SID.fullmatch(value):
+                continue
+            if _CIPHER_MARK.search(line, max(0, start - 200), start):
+                continue
+            if documented_sample(value):
+                continue  # a vendor's documented sample (jwt.io's token)
+            if kind == "short":
+                if password_shaped(value) and _ADJACENT_STRONG.search(line, max(0, start - 40), start):
+                    yield number, value  # "Client Secret: oND5bgfTFA": a short value right after the word
+                continue
+            if not (random_looking(value, min_len=16 if kind == "grouped" else 20) or _hex_secret(value, 24)):
                 continue
             before = line[max(0, start - _LABEL_CHARS) : start]
-            if start > _LABEL_CHARS and line[:start].rstrip().endswith((":", "：")) and start <= 2 * _LABEL_CHARS:
+            if _LABEL_CHARS < start <= 2 * _LABEL_CHARS and line[:start].rstrip().endswith((":", "：")):
                 before = line[:start]  # a long label and a colon: "Clé secrète 2FA du compte … (…) : …"
             label = before if any(c.isalpha() for c in before) else previous
-            if _NOT_SECRET_LABEL.search(label):
-                continue
-            if _STRONG_NOUN.search(label) or (
+            strong = _last(_STRONG_NOUN, label)  # the words nearest the value
+            public = _last(_NOT_SECRET_LABEL, label)
+            if public and not (strong and public.start() < strong.start() - 24):
+                continue  # a public thing or an id named near the value ("public key", "request id"), not far
+            if strong or (kind == "grouped" and NAMES_PASSWORD.search(label)) or (
                 label is before
                 and not _UUID.fullmatch(value)
                 and ((len(value) >= 32 and _WEAK_NOUN.search(before)) or _WEAK_NOUN_FOR.search(before))
@@ -198,34 +224,47 @@ def _labelled_values(text: str) -> Iterator[tuple[int, str]]:
             previous = line[-2 * _LABEL_CHARS :] if colon else line[-_LABEL_CHARS:]
 
 
+def _last(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    found = None
+    for found in rx.finditer(text):  # noqa: B007 (the last match is what is wanted)
+        pass
+    return found
+
+
 _CIPHER_MARK = re.compile(r"ENC\[|\$ANSIBLE_VAULT|U2FsdGVkX1")  # inside sops or Ansible Vault ciphertext
 # a Twilio resource's id (a message, account or service SID): two capitals and 32 hex digits, shown in logs
 _TWILIO_SID = re.compile(r"(?:AC|SM|MM|MG|PN|CA|RE|CH|IS|US|WS|QU|TR|FW|VA|ZS|ZH)[0-9a-f]{32}")
+_SHORT_VALUE = re.compile(r"(?<=[:=：])[ \t]*[\"'`]?([A-Za-z0-9_\-+/=.~!@#$%^&*?]{8,19})[\"'`]?(?=[\s,;]|$)")
 
 
-def _runs(line: str) -> Iterator[tuple[int, str, bool]]:
-    """(start, value, grouped) of each run of a line that may be a value: unbroken runs, and a code read out in
-    groups of one length and one letter case ("ZJYM FBHH BW5L 3PPE", a 2FA seed as an authenticator app shows
-    it), joined."""
+def _runs(line: str) -> Iterator[tuple[int, str, str]]:
+    """(start, value, kind) of each run of a line that may be a value: unbroken runs ("run"), a code read out in
+    groups of one length and one letter case ("grouped": "ZJYM FBHH BW5L 3PPE", a 2FA seed as an authenticator
+    app shows it, joined), and a value of eight to nineteen characters after a colon or an equals sign
+    ("short")."""
     for m in _VALUE_RUN.finditer(line):
-        yield m.start(), _PADDING.sub("", m.group().rstrip(".:,;")), False
+        yield m.start(), _PADDING.sub("", m.group().rstrip(".:,;")), "run"
+    if ":" in line or "=" in line or "：" in line:
+        for m in _SHORT_VALUE.finditer(line):
+            yield m.start(1), m.group(1), "short"
     if line.count(" ") >= 3:
-        runs: list[list[re.Match[str]]] = [[]]
+        runs: list[list[tuple[int, str]]] = [[]]
         for m in _WORD.finditer(line):
-            word, run = m.group(), runs[-1]
+            word, run = m.group().rstrip(".,;)"), runs[-1]
             if _GROUP.fullmatch(word) is None or not (word.isupper() or word.islower()):
                 runs.append([])
-            elif run and len(word) == len(run[0].group()) and word.isupper() == run[0].group().isupper():
-                run.append(m)
+            elif run and len(word) == len(run[0][1]) and word.isupper() == run[0][1].isupper():
+                run.append((m.start(), word))
             else:
-                runs.append([m])
+                runs.append([(m.start(), word)])
         for run in runs:
             if len(run) >= 4:
-                yield run[0].start(), "".join(g.group() for g in run), True
+                yield run[0][0], "".join(word for _, word in run), "grouped"
 
 
 _WORD = re.compile(r"[^\s:=]+")
 _GROUP = re.compile(r"[A-Za-z0-9]{3,8}")
+_STAND_IN_RUN = re.compile(r"([A-Za-z0-9])\1{5,}$")
 _MAX_SPLIT_LINES: Final = 8
 _MAX_SPLIT_CHARS: Final = 1000
 _MIN_WRAPPED: Final = 16  # no token the rules know is shorter once its pieces are joined
@@ -237,12 +276,12 @@ def _split_candidates(text: str) -> Iterator[tuple[int, str]]:
     lines = text.split("\n")
     for i in range(len(lines) - 1):
         words = lines[i].split()
-        if not words:
-            continue
+        if not words or _STAND_IN_RUN.search(words[-1]):
+            continue  # (a stand-in's run of one character, `sk_live_xxxx…`, is not glued to the next line's word)
         joined = words[-1]
         for j in range(i + 1, min(len(lines), i + _MAX_SPLIT_LINES)):
             following = lines[j].split()
-            if not following or len(joined) > _MAX_SPLIT_CHARS:
+            if not following or len(joined) > _MAX_SPLIT_CHARS or _STAND_IN_RUN.search(joined):
                 break
             joined += following[0]
             if len(following) > 1:

@@ -310,10 +310,23 @@ def _negated_before(s: str, at: int) -> bool:
     return NEGATED.search(s, max(0, at - 64), at) is not None
 
 
+# an action held until someone agrees ("Ask before deleting any file", "confirm with the user before you push"):
+# a safeguard, like a forbidden one
+_ASKED_FIRST = re.compile(
+    r"\b(?:ask|asks|asking|confirm|check\s+with|get\s+(?:approval|permission|sign-off))\b[^.;:!?]{0,40}?"
+    r"\bbefore\s+(?:you\s+|we\s+)?$"
+)
+
+
 def _acts(s: str) -> bool:
-    """An unsafe action is asked for, not forbidden: "never commit directly to main" and "don't delete the
-    migrations" are safeguards."""
-    return any(not _negated_before(s, m.start()) and not _REFUSED_ASK.search(s, 0, m.start()) for m in ACT.finditer(s))
+    """An unsafe action is asked for, not forbidden nor held until someone agrees: "never commit directly to
+    main", "don't delete the migrations" and "ask before deleting any file" are safeguards."""
+    return any(
+        not _negated_before(s, m.start())
+        and not _REFUSED_ASK.search(s, 0, m.start())
+        and not _ASKED_FIRST.search(s, max(0, m.start() - 64), m.start())
+        for m in ACT.finditer(s)
+    )
 
 
 # Access named as something a person needs or lacks ("you will need admin access to the load balancer",
@@ -395,7 +408,7 @@ def _evidence(s: str, vocative: bool, strong: bool, framed: bool, mentions_ai: b
     # a leak asked for counts; one only forbidden ("assistants must never reveal the system prompt") is a safeguard
     score += (SAFETY.search(s) is not None) + (SECRET_RE.search(s) is not None) + any(leaks)
     score -= 2 * (bool(leaks) and not any(leaks) and not vocative)
-    score += (DEST.search(s) is not None) + 2 * (ACT.search(s) is not None) + 2 * (HIDE.search(s) is not None)
+    score += (DEST.search(s) is not None) + 2 * _acts(s) + 2 * (HIDE.search(s) is not None)
     score += 2 * (AUTHORITY.search(s) is not None or NOTE_AUTHORITY.search(s) is not None)
     score += 2 * (PERMISSION.search(s) is not None) + 2 * (ORDERS_YOU.search(s) is not None)
     score += 2 * (WORM.search(s) is not None)

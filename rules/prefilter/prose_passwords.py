@@ -22,7 +22,7 @@ NAME_PARTS = re.compile(r"(?:[A-Za-z]+\d{0,2}|\d+)(?:[._\-:/](?:[A-Za-z]+\d{0,2}
 # blob, sops, Vault transit, Ansible Vault, a sealed secret's encryptedData), a publishable key the vendor puts in
 # web pages (Mapbox `pk.`, Stripe `pk_live_`, PostHog `phc_`), a secret manager's reference
 SHAREABLE = re.compile(
-    r"[\"']?(?:U2FsdGVkX1|AQICAH|AQIBAH|AQIDAH|ENC\[|vault:v\d+:|\$ANSIBLE_VAULT|pk\.ey|pk_(?:live|test)_|phc_|"
+    r"[\"']?(?:U2FsdGVkX1|AQICAH|AQIBAH|AQIDAH|ENC\[|vault:v\d+:|\$ANSIBLE_VAULT|pk\.ey|pk_(?:live|test)_|phc_|[xyzt]pub[A-Za-z0-9]{20}|"
     r"op://|vault:|ref\+|arn:aws:secretsmanager:|projects/[\w-]+/secrets/)"
 )
 
@@ -41,7 +41,7 @@ def password_lines(text: str, low: str) -> Iterator[tuple[int, str]]:
         for m in _PROSE_PASSWORD.finditer(text):
             if _written_out(text, m):
                 yield lines.at(m.start()), "password written in prose"
-    if gated or ("user" in low and "/" in text):
+    if gated or (("user" in low or "account" in low) and "/" in text):
         for m in _LOOSE_PASSWORD.finditer(text):
             if _written_out(text, m):
                 yield lines.at(m.start()), "password written in prose"
@@ -57,6 +57,11 @@ def password_lines(text: str, low: str) -> Iterator[tuple[int, str]]:
         for line, value in _passwords_in_sentence(text):
             if prose_password(value):
                 yield line, "a password-shaped value beside a word for a password"
+    if gated:
+        for m in _PASSWORD_DIGITS.finditer(text):
+            digits = m.group("val")
+            if not (_shown_as_example(text, m.start()) or _not_a_pin(digits)):
+                yield lines.at(m.start()), "a PIN given after a word for a password"
     if "pgpass" in low:
         for m in _PGPASS_LINE.finditer(text):
             if prose_password(m.group("val")):
@@ -70,7 +75,9 @@ _PASSWORD_WORDS = (
     r"passwd|passphrase|passcode|pass|pwd|pw|mot\s+de\s+passe|contraseñas?|contrasenya|senhas?|palavra-passe|"
     r"salasana[nt]?|jelszó|jelszava|hasł(?:o|a|em)|hesl(?:o|a|em)|parol[aăe]|şifre(?:si)?|sifre(?:si)?|lozink[aeu]|gesl[oa]|"
     r"парол(?:ь|я|ем)|парола|密码|密碼|パスワード|비밀번호|kata\s+sandi|mật\s+khẩu|κωδικός|סיסמה|كلمة\s+المرور|"
-    r"पासवर्ड"
+    r"पासवर्ड|lykilorð\w*|pasahitz\w*|fjalëkalim\w*|i?phasiwedi|পাসওয়ার্ড|የይለፍ\s+ቃል|kata\s+laluan|salasõna\w*|"
+    r"slaptažod\w*|гасл[оа]|лозинк[аеу]|პაროლ\w*|գաղտնաբառ\w*|رمز\s+عبور|پاس\s*ورڈ|கடவுச்சொல்\w*|nenosiri|"
+    r"нууц\s+үг|құпия\s+сөз|şifrə\w*|parool\w*|wagwoord\w*|passwuert|pasvorto"
 )
 _PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "wifi", "wi-fi",
                                 "kennwort", "mot de passe", "contrase", "senha", "пароль",
@@ -78,7 +85,10 @@ _PROSE_PASSWORD_GATES: Final = ("pass", "pw", "pwd", "wifi", "wi-fi",
                                 "login", "creds", "credentials", "wachtwoord", "lösenord", "adgangskode", "passord",
                                 "salasana", "jelsz", "hasło", "heslo", "parol", "şifre", "sifre", "lozinka", "geslo",
                                 "парола", "密码", "密碼", "パスワード", "비밀번호", "kata sandi", "mật khẩu", "κωδικ",
-                                "סיסמה", "كلمة المرور", "पासवर्ड")  # fmt: skip
+                                "סיסמה", "كلمة المرور", "पासवर्ड", "lykilorð", "pasahitz", "fjalëkalim", "phasiwedi",
+                                "পাসওয়ার্ড", "የይለፍ", "laluan", "salasõna", "slaptažod", "гасл", "лозинк", "პაროლ",
+                                "գաղտնաբառ", "رمز عبور", "ورڈ", "கடவுச்சொல்", "nenosiri", "нууц", "құпия", "şifrə",
+                                "parool", "wagwoord", "passwuert", "pasvorto")  # fmt: skip
 _PROSE_PASSWORD = re.compile(
     rf"(?i)(?:\b|(?<=[\s(])|(?<=[\u3040-\u9fff\uac00-\ud7af]))(?:(?:wi-?fi\s+|root\s+|admin\s+|db\s+|new\s+)?"
     rf"(?:{_PASSWORD_WORDS}|wi-?fi(?:\s+(?:key|code))?)(?:\s+(?:for|of|to|"
@@ -145,7 +155,7 @@ def _answered_passwords(text: str) -> Iterator[tuple[int, str]]:
 # `9382dffx1#44`) in the same sentence as a word for a password, however the sentence runs in between
 # ("паролем от админки магазина теперь служит …", "Lösenordet till SMTP-kontot noreply@acme.se är …", "root pw for
 # ops-03 until we set up SSO: …"). Dotted names (hosts, files), addresses and an example shown are not it.
-_PASSWORD_IN_SENTENCE = re.compile(
+NAMES_PASSWORD = re.compile(
     rf"(?i)(?:(?:\b|(?<=[\s(])|(?<=[\u0590-\u05ff\u0e00-\u0e7f]))(?:{_LOOSE_WORDS}|סיסמ[הא]|รหัสผ่าน)|"
     r"\b(?:root|admin|db|wifi|wi-fi|sudo|vpn|ssh)[ \t]+(?:pw|pwd|pass)\b)"
 )
@@ -154,7 +164,7 @@ _TOKEN_EDGES: Final = "\"'`“”«»‹›„「」『』()[],.;:"
 _DOTTED_OR_ADDRESS = re.compile(r"[\w-]+(?:\.[\w-]+)+|[^@\s]+@[^@\s]+")
 
 
-def _password_shaped(token: str) -> bool:
+def password_shaped(token: str) -> bool:
     kinds = (
         any(c.islower() for c in token)
         + any(c.isupper() for c in token)
@@ -173,16 +183,38 @@ def _password_shaped(token: str) -> bool:
 
 
 def _passwords_in_sentence(text: str) -> Iterator[tuple[int, str]]:
-    for m in _PASSWORD_IN_SENTENCE.finditer(text):
+    lines, read_to = Lines(text), 0
+    for m in NAMES_PASSWORD.finditer(text):
+        if m.start() < read_to:
+            continue  # inside the stretch of a word just read: its tokens were tried
         end = _SENTENCE_END.search(text, m.end(), m.end() + 100)
+        read_to = end.start() if end else m.end() + 100
         stretch = text[m.end() : end.start() if end else m.end() + 100]
         if _shown_as_example(text, m.start()) or _AN_EXAMPLE.search(stretch):
             continue
         for token in stretch.split():
             token = token.strip(_TOKEN_EDGES)
-            if _password_shaped(token):
-                yield text.count("\n", 0, m.start()) + 1, token
+            if password_shaped(token):
+                yield lines.at(m.start()), token
                 break
+
+
+# Digits given as a password ("Banka kartının şifresi 8528", "Mật khẩu ví MoMo của mẹ là 933303"): four to ten
+# digits right after the word, or after a verb or a colon, not a count of days or characters, a year, a run of one
+# digit or a counting run.
+_PASSWORD_DIGITS = re.compile(
+    rf"(?i)(?:\b|(?<=[\s(]))(?:{_LOOSE_WORDS})(?![^\W_])(?!\s+{_NOT_A_PASSWORD_OF}\b)"
+    r"(?:[ \t]+|[^\n\d.!?]{0,40}?[ \t]*(?:\bis|\bist|\best|\bes|\bè|\bé|\bär|\ber|\bjest|\bje|\blà|\bay|\bni|"
+    r"είναι|это|:|：|=)[ \t]*)[\"'«„“]?(?P<val>\d{4,10})(?![\d.,:/-]?\d)"
+    r"(?!\s*(?:days?|chars?|characters?|times?|attempts?|tries|hours?|minutes?|digits?|bits?|tage|zeichen|jours|"
+    r"caractères|días|caracteres|gün|karakter|dni|znaków)\b)"
+)
+_COUNTING_RUNS: Final = ("0123456789", "9876543210")
+
+
+def _not_a_pin(digits: str) -> bool:
+    year = len(digits) == 4 and digits[:2] in ("19", "20")
+    return year or len(set(digits)) == 1 or any(digits in run for run in _COUNTING_RUNS)
 
 
 # A .pgpass line, host:port:database:user:password.
@@ -253,9 +285,20 @@ _NAMED_ELSEWHERE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[
 PASSPHRASE_LETTERS: Final = 21  # longer than the longest everyday English words (20 letters)
 
 
+_PASSWORD_MANAGERS: Final = frozenset(
+    {"1password", "bitwarden", "vaultwarden", "keepass", "keepassxc", "keepassx", "lastpass", "dashlane", "keeper",
+     "nordpass", "protonpass", "enpass"}
+)  # fmt: skip
+# a particle of a script without spaces glued to the value ("비밀번호는 663YY3JAD?69이고", "… 123abcXYZ です")
+_GLUED_PARTICLE = re.compile(r"(?<=[!-~])[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f]+\W*$")
+
+
 def prose_password(value: str) -> bool:
     """A written-out value that looks like a password: letters and something else, not a placeholder or a
     word, a number, a path or a URL."""
+    if value[:1] in ("[", "<", "{") and value[-1:] in ("]", ">", "}"):
+        return False  # a section header or a tag (`[distutils]`, `<none>`)
+    value = _GLUED_PARTICLE.sub("", value)
     value = _PROSE_WORD_END.sub("", value) if not value.endswith(("!", "?")) or len(value) > 7 else value
     if len(value) < 6 or value.lower() in URL_PASSWORD_PLACEHOLDERS or is_placeholder(value):
         return False
@@ -263,8 +306,12 @@ def prose_password(value: str) -> bool:
         return False  # a path, a URL, a number, or the command line's next option (`--password --db admin`)
     if value.count("/") >= 2 and NAME_PARTS.fullmatch(value):
         return False  # a path of words: where it is kept (a vault's `secret/prod/db/admin`)
+    if value.lower() in _PASSWORD_MANAGERS:
+        return False  # where it is kept ("パスワードは1Passwordで共有しています")
     if SHAREABLE.match(value) or _NAMED_ELSEWHERE.fullmatch(value):
         return False  # a reference to where it is kept, or the name of a variable that holds it
+    if NAME_PARTS.fullmatch(value) and not any(c.isdigit() for c in value) and not value.isalpha():
+        return False  # words joined into a name: a network's or an account's ("Maison_Dupont", "Acme-Staff")
     if not any(c.isalpha() for c in value):
         return False
     if any(c.isalpha() and not (c.isupper() or c.islower()) for c in value):

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from agentmd.rules.prefilter.core import Lines
+
 _CODES_LABEL = re.compile(
     r"(?i)(?:recovery|backup|emergency|one[- ]time|single[- ]use|2fa|mfa|scratch|rescue)[\s-]+codes?\b|"
     r"\bcodes?\s+(?:de\s+)?(?:secours|récupération|recuperación|recuperacion|respaldo|recuperação|recupero|"
@@ -66,15 +68,16 @@ def byte_key_lines(text: str) -> Iterator[int]:
     """The 1-based line where each list of 32 or more byte values that a key name stands beside begins."""
     if text.count(",") < 31:
         return
+    lines = Lines(text)
     for m in _BYTE_LIST.finditer(text):
         values = [int(v) for v in re.findall(r"\d+", m.group())]
         if len(set(values)) < len(values) // 4:
             continue  # mostly one value repeated: zeros, a stand-in
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        before = text[: line_start].split("\n")[-3:]
-        context = "\n".join([*before, text[line_start : m.start()]])
-        if _KEY_NAME.search(context):
-            yield text.count("\n", 0, m.start()) + 1
+        start = m.start()
+        for _ in range(3):  # its own line and the two before it
+            start = text.rfind("\n", 0, max(0, start - 1)) + 1
+        if _KEY_NAME.search(text, start, m.start()):
+            yield lines.at(m.start())
 
 
 # A code of digits that opens something, after a word that names it: a card's or SIM's PIN and PUK, a door, gate,
@@ -87,7 +90,7 @@ _OPENS: Final = (
     r"drzwi|sejfu|alarmu|domofonu|bramy|deur|poort|kluis|dveří|trezoru|двер\w*|сейфа|домофона|сигнализации"
 )
 _DIGIT_CODE = re.compile(
-    rf"(?i)(?:(?-i:\b(?:PIN|PUK)\d?\b)|\bpin[\s-]?(?:code|kode|koodi|kod)\w*|\bpincode\w*|\bcode\s+pin\b|"
+    rf"(?i)(?:(?-i:\b(?:PIN|PUK|MPIN|TPIN|UPI\s+PIN)\d?\b)|\bpin[\s-]?(?:code|kode|koodi|kod)\w*|\bpincode\w*|\bcode\s+pin\b|"
     rf"\b(?:{_OPENS})[\s-]*(?:code|kod|kode|koodi|código|codice|kód)\w*|digicode|"
     r"[^\W\d_]*(?:tür|tor|alarm|tresor|zugangs|schloss|garagen|safe)code\w*|"
     rf"\b(?:code|código|codice|kod|kód|code)\s+(?:(?:de|du|del|da|do|della|dell['’]|d['’]|of|for|to|od|от)\s*)"
@@ -102,9 +105,10 @@ DIGIT_CODE_GATES: Final = ("pin", "puk", "code", "kod", "kód", "şifre", "κω�
 
 def digit_code_lines(text: str) -> Iterator[int]:
     """The 1-based line of each code of digits after a word that names what it opens."""
+    lines = Lines(text)
     for m in _DIGIT_CODE.finditer(text):
         digits = re.sub(r"\D", "", m.group("val"))
         year = len(digits) == 4 and digits[:2] in ("19", "20")
         if year or len(set(digits)) == 1 or any(digits in run for run in _COUNTING):
             continue
-        yield text.count("\n", 0, m.start()) + 1
+        yield lines.at(m.start())

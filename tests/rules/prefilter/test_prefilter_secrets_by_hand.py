@@ -167,3 +167,66 @@ def test_a_password_shaped_value_in_the_sentence_of_a_password_word_is_refused()
     assert "secret:password" in secret_codes(f"- root pw for ops-03 until we set up SSO: {value}")
     assert "secret:password" in secret_codes(f"הסיסמה לרשת האלחוטית בבית: {value}")
     assert not secret_codes("The password server runs on smtp.office365.com port 587 with STARTTLS, v2.4.1-rc3.")
+
+
+def test_a_token_handed_to_a_client_or_in_a_path_is_refused() -> None:
+    token = rand(40, ALNUM)
+    assert refused_without_echo(f'var client = new PostmarkClient("{token}");', token)
+    assert secret_codes(f'client.run("{rand(24, ALNUM)}.{rand(6, ALNUM)}.{rand(38, ALNUM)}")')
+    assert secret_codes(f"ESP32 calls https://maker.ifttt.com/trigger/door/with/key/{rand(22, ALNUM + '_')}")
+    assert secret_codes(f"curl -X PUT http://192.168.1.40/api/{token}/groups/1/action")
+    assert not secret_codes(f"GET https://api.example.com/api/{rand(32, '0123456789abcdef')}/status")
+    assert not secret_codes('client = OpenAI(api_key=os.environ["OPENAI_API_KEY"])\nsession = Session("default")')
+
+
+def test_vendor_prefixed_tokens_of_this_round_are_refused() -> None:
+    for text in (
+        f'dbx = dropbox.Dropbox("sl.{rand(130, ALNUM + "_-")}")',
+        f'export FLY_API_TOKEN="FlyV1 fm2_{rand(80, ALNUM + "+/")}"',
+        f"gitlab-runner register --registration-token GR1348941{rand(20, ALNUM)}",
+        f"Kunci API Xendit (live): xnd_production_{rand(60, ALNUM)}",
+    ):
+        assert secret_codes(text), text
+
+
+def test_a_pin_after_a_word_for_a_password_is_refused_and_counts_pass() -> None:
+    assert "secret:password" in secret_codes("Banka kartının şifresi 8528, annemin kartı; kimseye söyleme.")
+    assert "secret:password" in secret_codes("Mật khẩu ví MoMo của mẹ là 933303, nhớ đừng nói cho ai nhé.")
+    assert "secret:password" in secret_codes("Ang MPIN ng GCash ni Nanay ay 7088, huwag mong ipagsabi.")
+    for text in ("password expires after 3650 days", "Passwort seit 2019 nicht geändert", "Passwort: 2024-05-01",
+                 "password length is 12345 chars", "the password must be 1234 minimum?"):  # fmt: skip
+        assert not secret_codes(text), text
+
+
+def test_words_for_a_password_in_more_languages_and_glued_particles_are_read() -> None:
+    value = rand(9, ALNUM) + "&49"
+    for text in (
+        f"Lykilorðið á þráðlausa netinu í sumarbústaðnum er „{value}“ og netið heitir Bustadur-2G.",
+        f"Datu-basearen pasahitza „{value}“ da; erabiltzailea: admin.",
+        f"Iphasiwedi ye-imeyili yebhizinisi ithi {value}, uyishintshe.",
+        f"আমার জিমেইলের পাসওয়ার্ড {value}, দুই ধাপের যাচাই বন্ধ আছে।",
+        f"Fjalëkalimi i Wi-Fi-së në zyrë: „{value}“",
+        f"공동인증서 비밀번호는 {value}이고, 은행 OTP 일련번호는 따로 적어 둠.",
+    ):
+        assert "secret:password" in refused_without_echo(text, value), text
+
+
+def test_short_secrets_right_after_their_word_and_app_passwords_in_groups_are_refused() -> None:
+    letters, digits = RNG.sample(string.ascii_letters, 8), RNG.sample(string.digits, 2)
+    short = "".join(letters[:3] + digits[:1] + letters[3:6] + digits[1:] + letters[6:])
+    assert secret_codes(f"네이버 검색 API\nClient ID: {rand(20, ALNUM)}\nClient Secret: {short}")
+    chars = RNG.sample(string.ascii_lowercase, 14) + RNG.sample(string.digits, 2)
+    groups = " ".join("".join(chars[i : i + 4]) for i in range(0, 16, 4))
+    assert secret_codes(f"Пароль застосунку Google для поштового клієнта: {groups}. Звичайний пароль не підходить.")
+    assert not secret_codes("Client Secret: stored-in-vault\nAPI key: see 1Password")
+
+
+def test_public_and_stand_in_values_near_secret_words_pass() -> None:
+    xpub = "xpub" + rand(107, ALNUM)
+    assert not secret_codes(f"Watch-only wallet\nElectrum → Use a master key\n{xpub}\nthe seed stays on the device.")
+    placeholder = "README:\nOPENAI_API_KEY=YOUR_API_KEY\nSTRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxxx\nFine."
+    assert not secret_codes(placeholder)
+    assert not secret_codes("~/.pypirc — no password here, keyring\n[distutils]\nindex-servers = pypi testpypi")
+    assert not secret_codes("- Réseau wifi : « Maison_Dupont »\n- Le mot de passe est sur l'étiquette")
+    flag = f"gitlab-runner register --url https://gitlab.example.pl --registration-token {rand(29, ALNUM)}"
+    assert secret_codes(flag)  # an address named far before the token's own word does not clear it
