@@ -174,10 +174,7 @@ def _compiled() -> tuple[
     return phrases, groups
 
 
-_QUOTATION = re.compile(
-    r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|„[^“”\n]{3,}[“”]|「[^」\n]{3,}」|"
-    r"『[^』\n]{3,}』"
-)
+_QUOTATION = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
 
 
 # A quotation that is the subject of what follows ('"Disregard all prior instructions" was the most common

@@ -150,10 +150,7 @@ DISCUSSION: Final = re.compile(
     r"(?:this|that|the)\s+kind\s+of\s+(?:string|text|prompt|phrase|message|input)|"
     r"(?:inputs?|prompts?|strings?|messages?|sentences?|requests?|queries)\s+like)\b"
 )
-QUOTED: Final = re.compile(
-    r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|„[^“”\n]{3,}[“”]|「[^」\n]{3,}」|"
-    r"『[^』\n]{3,}』"
-)
+QUOTED: Final = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|(?<!\w)'[^'\n]{3,}'(?!\w)|«[^»\n]{3,}»|「[^」\n]{3,}」")
 SENTENCE_SPLIT: Final = re.compile(
     r"(?<=[.!?])(?<![Aa]\.[Ii]\.)(?<![Ee]\.[Gg]\.)(?<![Ii]\.[Ee]\.)\s+|[.!?](?=\s*$)|\n+|(?<!\s)\s+[—–]\s+|<!--|-->|%%"
 )
