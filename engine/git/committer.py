@@ -176,6 +176,7 @@ class Committer:
         self._intent = self._git.gitdir / "agentmd" / INTENT_NAME if state_dir is not None else None
         self._old_intent = state_dir / INTENT_NAME if state_dir is not None else None  # where earlier versions kept it
         self._cycle_mutex = threading.RLock()  # re-entrant: a thread that paused the cycles may run one itself
+        self._round_mutex = threading.Lock()  # one sync round at a time, its outcome recorded before the next
         self._reported: set[str] = set()
         self._last_repack: float | None = None
         self._untracked_dot_files: dict[str, str] = {}  # untracked file -> the dot folder it lies in
@@ -228,6 +229,13 @@ class Committer:
             return [str(exc)]
         finally:
             lock.release()
+
+    @contextlib.contextmanager
+    def sync_round(self) -> Iterator[None]:
+        """One sync round of this vault at a time, from its first commit to its recorded outcome: a round that
+        finished its git work first must not write its success over the failure of a round that ran after it."""
+        with self._round_mutex:
+            yield
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -57,7 +57,20 @@ def sync_vault(
     recorded in `<state>/sync-state.json` for `status`, the conflicts of a merge before its work tree moves.
     A round that cannot reach the remote also records how many have failed in a row and when the daemon's
     next round may run (`backoff_delay`). While this machine's commits are held back (a mass deletion), the round
-    commits and pushes nothing: it raises `SyncHeld`, recorded for `status` as held, not as a good sync."""
+    commits and pushes nothing: it raises `SyncHeld`, recorded for `status` as held, not as a good sync. Rounds
+    asked for together (the daemon's job and `agentmd sync`) run one after the other (`Committer.sync_round`)."""
+    with committer.sync_round():
+        return _one_round(committer, state_dir, remote=remote, clock=clock, accept_rewrite=accept_rewrite)
+
+
+def _one_round(
+    committer: Any,
+    state_dir: Path | None,
+    *,
+    remote: str,
+    clock: Clock | None,
+    accept_rewrite: bool,
+) -> SyncResult:
     from agentmd.engine.fsutil import write_json
 
     moment = (clock or _utc_now)()

@@ -437,3 +437,30 @@ def test_status_tells_of_a_failed_round_at_once(daemon: Daemon, remote: tuple[Pa
         daemon.sync()
     section = daemon.status()["sync"]
     assert "is the remote reachable?" in json.dumps(section), section
+
+
+def test_a_round_asked_while_another_runs_waits_and_its_outcome_is_recorded_last(
+    daemon: Daemon, remote: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # the daemon's own sync job and `agentmd sync` may ask at once: the second round waits for the first to record
+    # its outcome, so a success finished first can never be written over the failure that came after it
+    import threading
+
+    bare, _vault = remote
+    outcome: list[object] = []
+
+    def second() -> None:
+        try:
+            outcome.append(daemon.sync())
+        except SyncError as exc:
+            outcome.append(exc)
+
+    with daemon.committer.sync_round():  # a round in progress
+        bare.rename(tmp_path / "away.git")
+        worker = threading.Thread(target=second)
+        worker.start()
+        worker.join(0.5)
+        assert worker.is_alive() and not outcome  # it waits for the round in progress
+    worker.join(30)
+    assert outcome and isinstance(outcome[0], SyncError)
+    assert "is the remote reachable?" in json.dumps(daemon.status()["sync"])
