@@ -264,13 +264,20 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
     ("secrets_fresh54_benign_holdout", None, True),
     ("secrets_fresh55_holdout", "secret", True),
     ("secrets_fresh55_benign_holdout", None, True),
+    # round 53 (orders and look-alikes, 40 % in other languages), written blind at the start of the eighth session
+    # and read once at its end, on its starting filters and its last: 131/150 orders, 6/150 benign on both
+    ("directives_fresh53_holdout", "directive", False),
+    ("benign_fresh53_holdout", None, False),
 )
 # rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
 # against the filters before it, then lists them in HOLDOUT
 UNREAD: tuple[tuple[str, str | None, bool], ...] = (
-    # round 53 (orders and look-alikes, 40 % in other languages), written blind at the start of the eighth session
-    ("directives_fresh53_holdout", "directive", False),
-    ("benign_fresh53_holdout", None, False),
+    # secrets round 56 (everything a vault holds, 35 % in other languages), written blind at the end of the eighth
+    # session; its dev part is the next training round's first reading, its held-out fourth stays aside
+    ("secrets_fresh56", "secret", True),
+    ("secrets_fresh56_benign", None, True),
+    ("secrets_fresh56_holdout", "secret", True),
+    ("secrets_fresh56_benign_holdout", None, True),
 )
 
 
