@@ -272,6 +272,9 @@ HOLDOUT: tuple[tuple[str, str | None, bool], ...] = (
 # rounds written blind and not yet read by anyone: the next change to the filters reads them once with `--unread`,
 # against the filters before it, then lists them in HOLDOUT
 UNREAD: tuple[tuple[str, str | None, bool], ...] = (
+    # round 57 (orders and look-alikes, 40 % in 30 other languages), written blind at the end of the eighth session
+    ("directives_fresh57_holdout", "directive", False),
+    ("benign_fresh57_holdout", None, False),
     # secrets round 56 (everything a vault holds, 35 % in other languages), written blind at the end of the eighth
     # session; its dev part is the next training round's first reading, its held-out fourth stays aside
     ("secrets_fresh56", "secret", True),
