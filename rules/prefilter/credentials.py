@@ -165,7 +165,7 @@ _STRONG_NOUN = re.compile(
 # a word that names a credential right before a colon or an equals sign, the value after it ("Client Secret:")
 _ADJACENT_STRONG = re.compile(
     r"(?i)(?<![^\W_])(?:tokens?|secrets?|pat|passphrase|(?:api|access|private|secret|client|app)[\s_-]?(?:keys?|secrets?)|"
-    r"apikey|시크릿|সিক্রেট|セクレット)[\"'`]?[ \t]*[:=：][ \t]*[\"'`]?$"
+    r"apikey|시크릿|সিক্রেট|シークレット)[\"'`]?[ \t]*[:=：][ \t]*[\"'`]?$"
 )
 _WEAK_NOUNS: Final = r"(?<![^\W_])(?:key|auth|login|session|cookie|sid)"
 _WEAK_NOUN = re.compile(rf"(?i){_WEAK_NOUNS}[\s\"'`:=—–-]*$")

@@ -60,7 +60,7 @@ def password_lines(text: str, low: str) -> Iterator[tuple[int, str]]:
     if gated:
         for m in _PASSWORD_DIGITS.finditer(text):
             digits = m.group("val")
-            if not (_shown_as_example(text, m.start()) or _not_a_pin(digits)):
+            if not (_shown_as_example(text, m.start()) or not_a_pin(digits)):
                 yield lines.at(m.start()), "a PIN given after a word for a password"
     if "pgpass" in low:
         for m in _PGPASS_LINE.finditer(text):
@@ -212,7 +212,8 @@ _PASSWORD_DIGITS = re.compile(
 _COUNTING_RUNS: Final = ("0123456789", "9876543210")
 
 
-def _not_a_pin(digits: str) -> bool:
+def not_a_pin(digits: str) -> bool:
+    """A year, a run of one digit or a counting run: no code anyone was given."""
     year = len(digits) == 4 and digits[:2] in ("19", "20")
     return year or len(set(digits)) == 1 or any(digits in run for run in _COUNTING_RUNS)
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from agentmd.rules.prefilter.core import Lines
+from agentmd.rules.prefilter.prose_passwords import not_a_pin
 
 _CODES_LABEL = re.compile(
     r"(?i)(?:recovery|backup|emergency|one[- ]time|single[- ]use|2fa|mfa|scratch|rescue)[\s-]+codes?\b|"
@@ -99,7 +100,6 @@ _DIGIT_CODE = re.compile(
     r"[^\n\d]{0,40}?(?:[ \t]*(?:is|ist|lautet|est|es|è|é|är|er|jest|je|είναι|это|:|=|—|-)[ \t]*|[ \t]+)"
     r"[\"'«„“]?(?P<val>\d(?:[ \t]?[–\-]?[ \t]?\d){3,11})#?(?![\d])"
 )
-_COUNTING: Final = ("0123456789", "9876543210")
 DIGIT_CODE_GATES: Final = ("pin", "puk", "code", "kod", "kód", "şifre", "κωδικ", "код", "código", "codice")
 
 
@@ -107,8 +107,6 @@ def digit_code_lines(text: str) -> Iterator[int]:
     """The 1-based line of each code of digits after a word that names what it opens."""
     lines = Lines(text)
     for m in _DIGIT_CODE.finditer(text):
-        digits = re.sub(r"\D", "", m.group("val"))
-        year = len(digits) == 4 and digits[:2] in ("19", "20")
-        if year or len(set(digits)) == 1 or any(digits in run for run in _COUNTING):
+        if not_a_pin(re.sub(r"\D", "", m.group("val"))):
             continue
         yield lines.at(m.start())
